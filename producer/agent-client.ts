@@ -1,0 +1,255 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { loadConfig, type Config } from '../shared/config.js';
+import { AgentqError } from '../shared/errors.js';
+import { newRunId, runIdForIdempotencyKey } from '../shared/ids.js';
+import { formatZodError, runJobSchema, stepJobId, type StepJobData, type StoredRunJob } from '../shared/job-schema.js';
+import { INTAKE_QUEUE, STEP_QUEUE } from '../shared/queues.js';
+import { createRedis } from '../shared/redis/create-redis.js';
+import { RedisRunStore, toRunRecord, type ListFilter } from '../shared/redis/redis-run-store.js';
+import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../shared/run-record.js';
+
+/** What a producer asks for. Same fields as job schema v1 (DESIGN §4), without `v`. */
+export const enqueueRequestSchema = runJobSchema.omit({ v: true });
+export type EnqueueRequest = z.input<typeof enqueueRequestSchema>;
+
+export interface AgentClientOptions {
+  /** @default loadConfig() (the environment) */
+  config?: Config;
+  /** Tenant for enqueue and list when a request names none. @default config.tenant */
+  tenant?: string;
+}
+
+const INTAKE_JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: true,
+  removeOnFail: { count: 5000 },
+} as const;
+
+/**
+ * The producer side of agentq, for services that can reach Redis: enqueue runs, read them, wait for
+ * them, cancel and retry them, follow their events. Fails fast when Redis is down (no offline queue,
+ * a command timeout) instead of hanging.
+ *
+ * Reads by run id are not tenant-scoped: this client is for trusted backends; the HTTP API scopes by
+ * the caller's key.
+ */
+export class AgentClient {
+  readonly store: RedisRunStore;
+  private readonly config: Config;
+  private readonly tenant: string;
+  private readonly redis: Redis;
+  private readonly intakeQueue: Queue;
+  private readonly stepQueue: Queue<StepJobData>;
+  private readonly readers = new Set<Redis>();
+
+  constructor(options: AgentClientOptions = {}) {
+    this.config = options.config ?? loadConfig();
+    this.tenant = options.tenant ?? this.config.tenant;
+    this.redis = createRedis(this.config.redisUrl, 'producer', this.config.redisCommandTimeoutMs);
+    this.redis.on('error', () => undefined); // surfaced per command instead
+    this.store = new RedisRunStore(this.redis, {
+      keyPrefix: this.config.keyPrefix,
+      retentionSeconds: this.config.retentionSeconds,
+      eventsMaxLen: this.config.eventsMaxLen,
+    });
+    const connection = {
+      url: this.config.redisUrl ?? 'redis://127.0.0.1:6379',
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: this.config.redisCommandTimeoutMs,
+    };
+    this.intakeQueue = new Queue(INTAKE_QUEUE, { connection, prefix: this.config.queuePrefix });
+    this.stepQueue = new Queue<StepJobData>(STEP_QUEUE, { connection, prefix: this.config.queuePrefix });
+    for (const queue of [this.intakeQueue, this.stepQueue]) queue.on('error', () => undefined);
+  }
+
+  /**
+   * Creates the run (status `queued`) and hands it to the workers. The same idempotency key (per tenant)
+   * returns the same run and adds nothing twice.
+   */
+  async enqueue(request: EnqueueRequest): Promise<RunRecord> {
+    const parsed = enqueueRequestSchema.safeParse(request);
+    if (!parsed.success) throw new AgentqError('INVALID_INPUT', `invalid run request: ${formatZodError(parsed.error)}`, { details: parsed.error.issues });
+    const data = parsed.data;
+    const tenant = data.tenant ?? this.tenant;
+    const runId = data.runId ?? (data.idempotencyKey ? runIdForIdempotencyKey(tenant, data.idempotencyKey) : newRunId());
+    const now = Date.now();
+    const deadlineMs = data.options?.deadlineMs ?? this.config.defaultDeadlineMs;
+    await this.ready();
+    const { meta } = await this.store.create({
+      id: runId,
+      tenant,
+      graph: data.graph,
+      ...(data.graphVersion === undefined ? {} : { graphVersion: data.graphVersion }),
+      input: data.input,
+      maxSteps: data.options?.maxSteps ?? this.config.defaultMaxSteps,
+      ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
+      ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
+      now,
+    });
+    if (meta.tenant !== tenant) {
+      throw new AgentqError('CONFLICT', `run id ${runId} is taken; choose another runId`);
+    }
+    // The job id is the run id: a retried enqueue adds nothing while the first job exists, and the
+    // intake ignores a run it already took in.
+    if (meta.status === 'queued' && meta.tasks === null) {
+      const job: StoredRunJob = { v: 1, stored: true, runId };
+      await this.intakeQueue.add(data.graph, job, { ...INTAKE_JOB_OPTIONS, jobId: runId });
+    }
+    return toRunRecord(meta);
+  }
+
+  /** Waits until Redis answers (the queues connect lazily), failing fast if it does not. */
+  private async ready(): Promise<void> {
+    if (this.redis.status === 'ready') return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new AgentqError('INTERNAL', `Redis at ${this.config.redisUrl ?? 'redis://127.0.0.1:6379'} is not reachable`, { retryable: true })), this.config.redisCommandTimeoutMs + 1000);
+      this.redis.once('ready', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  async get(runId: string): Promise<RunRecord | null> {
+    await this.ready();
+    return this.store.record(runId);
+  }
+
+  private async require(runId: string): Promise<RunRecord> {
+    const record = await this.get(runId);
+    if (!record) throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may never have existed, or it expired or was purged)`);
+    return record;
+  }
+
+  async steps(runId: string): Promise<StepRecord[]> {
+    await this.require(runId);
+    return this.store.steps(runId);
+  }
+
+  async messages(runId: string): Promise<Message[]> {
+    await this.require(runId);
+    return this.store.messages(runId);
+  }
+
+  async list(filter: ListFilter & { tenant?: string } = {}): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
+    await this.ready();
+    return this.store.list(filter.tenant ?? this.tenant, filter);
+  }
+
+  /** Resolves with the run once it is finished (or waiting for input), or rejects after `timeoutMs`. */
+  async wait(runId: string, { timeoutMs = 10 * 60_000 }: { timeoutMs?: number } = {}): Promise<RunRecord> {
+    const deadline = Date.now() + timeoutMs;
+    let after = '0-0';
+    const reader = this.reader();
+    try {
+      for (;;) {
+        const record = await this.require(runId);
+        if (isTerminal(record.status) || record.status === 'waiting') return record;
+        const left = deadline - Date.now();
+        if (left <= 0) throw new AgentqError('TIMEOUT', `run ${runId} is still ${record.status} after ${timeoutMs} ms`, { retryable: true });
+        const events = await this.store.events(runId, { after, blockMs: Math.min(left, 1000), connection: reader });
+        if (events.length > 0) after = events.at(-1)!.id;
+      }
+    } finally {
+      this.release(reader);
+    }
+  }
+
+  /**
+   * Cancels a run. One with no step in flight is cancelled at once; a running one is cancelled at its
+   * step boundary (the running node's AbortSignal fires). Returns the record after the request.
+   */
+  async cancel(runId: string): Promise<RunRecord> {
+    await this.require(runId);
+    const status = await this.store.requestCancel(runId, Date.now());
+    if (status === 'cancelling') await this.cancelIdleSteps(runId);
+    return this.require(runId);
+  }
+
+  /** A running run whose next step waits in the queue (or in a retry delay) has no node to abort: end it here. */
+  private async cancelIdleSteps(runId: string): Promise<void> {
+    const meta = await this.store.get(runId);
+    if (!meta?.tasks || meta.status !== 'cancelling') return;
+    for (let task = 0; task < meta.tasks.length; task += 1) {
+      const job = await this.stepQueue.getJob(stepJobId(runId, meta.superstep, task));
+      if (!job) continue;
+      const state = await job.getState();
+      if (state === 'active') return; // the worker running it ends the run
+      if (state === 'waiting' || state === 'delayed' || state === 'prioritized') {
+        // remove() refuses a job a worker has just locked; that worker then ends the run.
+        if (!(await job.remove().then(() => true, () => false))) return;
+      }
+    }
+    await this.store.finish(runId, 'cancelled', { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false }, Date.now(), {
+      onlyFrom: 'cancelling',
+      superstep: meta.superstep,
+    });
+  }
+
+  /** Retries a failed run from its last commit (the failed step runs again, with fresh attempts). */
+  async retry(runId: string): Promise<RunRecord> {
+    await this.require(runId);
+    const { superstep } = await this.store.retry(runId, Date.now());
+    const job: StoredRunJob = { v: 1, stored: true, runId };
+    // A fresh job id: the run's first intake job may still be kept as completed or failed.
+    await this.intakeQueue.add('retry', job, { ...INTAKE_JOB_OPTIONS, jobId: `${runId}.retry.s${superstep}.${Date.now()}` });
+    return this.require(runId);
+  }
+
+  /** Deletes a finished run now instead of at the end of its retention. */
+  async purge(runId: string): Promise<void> {
+    const record = await this.require(runId);
+    if (!isTerminal(record.status)) throw new AgentqError('CONFLICT', `run ${runId} is ${record.status}; cancel it before purging`);
+    await this.store.purge(runId, record.tenant);
+  }
+
+  /** The run's events from the start (or after `after`), ending after `run-end`. */
+  async *events(runId: string, { after = '0-0' }: { after?: string } = {}): AsyncGenerator<RunEvent> {
+    const reader = this.reader();
+    try {
+      let cursor = after;
+      for (;;) {
+        const events = await this.store.events(runId, { after: cursor, blockMs: 1000, connection: reader });
+        for (const event of events) {
+          cursor = event.id;
+          yield event;
+          if (event.type === 'run-end') return;
+        }
+        if (events.length === 0) {
+          const record = await this.store.record(runId);
+          if (!record) return;
+          if (isTerminal(record.status)) {
+            // run-end may have been trimmed away or already read; drain what is left and stop.
+            const rest = await this.store.events(runId, { after: cursor });
+            for (const event of rest) yield event;
+            return;
+          }
+        }
+      }
+    } finally {
+      this.release(reader);
+    }
+  }
+
+  private reader(): Redis {
+    const reader = createRedis(this.config.redisUrl, 'blocking');
+    reader.on('error', () => undefined);
+    this.readers.add(reader);
+    return reader;
+  }
+
+  private release(reader: Redis): void {
+    this.readers.delete(reader);
+    reader.disconnect();
+  }
+
+  async close(): Promise<void> {
+    for (const reader of this.readers) reader.disconnect();
+    await Promise.all([this.intakeQueue.close(), this.stepQueue.close()]);
+    await this.redis.quit().catch(() => undefined);
+  }
+}

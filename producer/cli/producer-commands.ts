@@ -1,0 +1,222 @@
+import type { Command } from 'commander';
+import { AgentqError } from '../../shared/errors.js';
+import { RUN_STATUSES, isTerminal, type RunRecord, type RunStatus } from '../../shared/run-record.js';
+import type { AgentClient } from '../agent-client.js';
+
+/** Exit codes: 0 ok; 1 the run failed or was cancelled (or the command failed); 2 usage error. */
+export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
+
+export class UsageError extends Error {}
+
+interface Io {
+  /** Results only. */
+  out(text: string): void;
+  /** Progress and diagnostics. */
+  err(text: string): void;
+  setExitCode(code: number): void;
+}
+
+type ClientFactory = () => Promise<AgentClient>;
+
+function exitFor(record: RunRecord): number {
+  return record.status === 'failed' || record.status === 'cancelled' ? EXIT.runFailed : EXIT.ok;
+}
+
+function describe(record: RunRecord): string {
+  const lines = [`${record.id}  ${record.status}  ${record.graph}@${record.graphVersion ?? '?'}  steps=${record.stepCount}`];
+  if (record.output !== null && record.output !== undefined) lines.push(`output: ${JSON.stringify(record.output)}`);
+  if (record.error) lines.push(`error: ${record.error.code}: ${record.error.message}`);
+  return lines.join('\n');
+}
+
+function parseInput(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--input is not valid JSON (${(error as Error).message}); quote it, e.g. --input '{"steps": 3}'`);
+  }
+}
+
+function parseCount(name: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < 1) throw new UsageError(`${name} must be a positive integer, got '${value}'`);
+    return number;
+  };
+}
+
+async function withClient<T>(clientFactory: ClientFactory, action: (client: AgentClient) => Promise<T>): Promise<T> {
+  const client = await clientFactory();
+  try {
+    return await action(client);
+  } finally {
+    await client.close();
+  }
+}
+
+/** The producer's commands: run, status, steps, cancel, retry, runs, events, purge. */
+export function registerProducerCommands(program: Command, clientFactory: ClientFactory, io: Io): void {
+  program
+    .command('run')
+    .description('enqueue a run of <graph>')
+    .argument('<graph>', 'graph name, e.g. chain')
+    .requiredOption('--input <json>', 'the run input as JSON')
+    .option('--graph-version <version>', 'pin a graph version (default: the workers’ latest)')
+    .option('--idempotency-key <key>', 'the same key returns the same run')
+    .option('--run-id <id>', 'choose the run id')
+    .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
+    .option('--max-steps <n>', 'step limit for this run', parseCount('--max-steps'))
+    .option('--deadline-ms <ms>', 'deadline for this run', parseCount('--deadline-ms'))
+    .option('--wait', 'wait for the run to finish')
+    .option('--timeout-ms <ms>', 'with --wait: give up after this long', parseCount('--timeout-ms'))
+    .option('--json', 'print the run record as JSON')
+    .action(async (graph: string, options: Record<string, string | number | boolean | undefined>) => {
+      const input = parseInput(String(options.input));
+      await withClient(clientFactory, async (client) => {
+        const runOptions = {
+          ...(options.maxSteps === undefined ? {} : { maxSteps: Number(options.maxSteps) }),
+          ...(options.deadlineMs === undefined ? {} : { deadlineMs: Number(options.deadlineMs) }),
+        };
+        let record: RunRecord;
+        try {
+          record = await client.enqueue({
+            graph,
+            input,
+            ...(options.graphVersion ? { graphVersion: String(options.graphVersion) } : {}),
+            ...(options.idempotencyKey ? { idempotencyKey: String(options.idempotencyKey) } : {}),
+            ...(options.runId ? { runId: String(options.runId) } : {}),
+            ...(options.tenant ? { tenant: String(options.tenant) } : {}),
+            ...(Object.keys(runOptions).length > 0 ? { options: runOptions } : {}),
+          });
+        } catch (error) {
+          if (AgentqError.isInstance(error) && error.code === 'INVALID_INPUT') throw new UsageError(error.message);
+          throw error;
+        }
+        if (options.wait) {
+          io.err(`enqueued ${record.id}; waiting…`);
+          record = await client.wait(record.id, options.timeoutMs === undefined ? {} : { timeoutMs: Number(options.timeoutMs) });
+          io.setExitCode(exitFor(record));
+        }
+        io.out(options.json ? JSON.stringify(record) : options.wait ? describe(record) : record.id);
+      });
+    });
+
+  program
+    .command('status')
+    .description('show a run record')
+    .argument('<runId>')
+    .option('--json', 'print the run record as JSON')
+    .action(async (runId: string, options: { json?: boolean }) => {
+      await withClient(clientFactory, async (client) => {
+        const record = await client.get(runId);
+        if (!record) throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may have expired or been purged)`);
+        io.out(options.json ? JSON.stringify(record) : describe(record));
+        io.setExitCode(exitFor(record));
+      });
+    });
+
+  program
+    .command('wait')
+    .description('wait for a run to finish and show its record')
+    .argument('<runId>')
+    .option('--timeout-ms <ms>', 'give up after this long', parseCount('--timeout-ms'))
+    .option('--json', 'print the run record as JSON')
+    .action(async (runId: string, options: { json?: boolean; timeoutMs?: number }) => {
+      await withClient(clientFactory, async (client) => {
+        const record = await client.wait(runId, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+        io.out(options.json ? JSON.stringify(record) : describe(record));
+        io.setExitCode(exitFor(record));
+      });
+    });
+
+  program
+    .command('steps')
+    .description('list the committed steps of a run')
+    .argument('<runId>')
+    .option('--json', 'print a JSON array')
+    .action(async (runId: string, options: { json?: boolean }) => {
+      await withClient(clientFactory, async (client) => {
+        const steps = await client.steps(runId);
+        const shown = steps.map(({ index, superstep, node, attempts, startedAt, endedAt }) => ({ index, superstep, node, attempts, startedAt, endedAt }));
+        io.out(
+          options.json
+            ? JSON.stringify(shown)
+            : shown.map((step) => `${step.index}\ts${step.superstep}\t${step.node}\tattempts=${step.attempts}\t${step.startedAt} → ${step.endedAt}`).join('\n'),
+        );
+      });
+    });
+
+  program
+    .command('cancel')
+    .description('cancel a run (at its next step boundary; the running step is aborted)')
+    .argument('<runId>')
+    .option('--json', 'print the run record as JSON')
+    .action(async (runId: string, options: { json?: boolean }) => {
+      await withClient(clientFactory, async (client) => {
+        const record = await client.cancel(runId);
+        io.out(options.json ? JSON.stringify(record) : `${record.id} ${record.status}`);
+      });
+    });
+
+  program
+    .command('retry')
+    .description('retry a failed run from its last commit')
+    .argument('<runId>')
+    .option('--json', 'print the run record as JSON')
+    .action(async (runId: string, options: { json?: boolean }) => {
+      await withClient(clientFactory, async (client) => {
+        const record = await client.retry(runId);
+        io.out(options.json ? JSON.stringify(record) : `${record.id} ${record.status}`);
+      });
+    });
+
+  program
+    .command('purge')
+    .description('delete a finished run now')
+    .argument('<runId>')
+    .action(async (runId: string) => {
+      await withClient(clientFactory, async (client) => {
+        await client.purge(runId);
+        io.out(`${runId} purged`);
+      });
+    });
+
+  program
+    .command('runs')
+    .description("list the tenant's runs, newest first")
+    .option('--status <status>', `one of ${RUN_STATUSES.join(', ')}`)
+    .option('--graph <name>', 'only runs of this graph')
+    .option('--limit <n>', 'at most this many (default 50)', parseCount('--limit'))
+    .option('--cursor <cursor>', 'continue after a previous page')
+    .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
+    .option('--json', 'print {runs, nextCursor} as JSON')
+    .action(async (options: { status?: string; graph?: string; limit?: number; cursor?: string; tenant?: string; json?: boolean }) => {
+      if (options.status && !RUN_STATUSES.includes(options.status as RunStatus)) {
+        throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}, got '${options.status}'`);
+      }
+      await withClient(clientFactory, async (client) => {
+        const page = await client.list({
+          ...(options.status ? { status: options.status as RunStatus } : {}),
+          ...(options.graph ? { graph: options.graph } : {}),
+          ...(options.limit ? { limit: options.limit } : {}),
+          ...(options.cursor ? { cursor: options.cursor } : {}),
+          ...(options.tenant ? { tenant: options.tenant } : {}),
+        });
+        io.out(options.json ? JSON.stringify(page) : page.runs.map((record) => describe(record).split('\n')[0]).join('\n'));
+      });
+    });
+
+  program
+    .command('events')
+    .description("print a run's events as JSON lines, following until run-end")
+    .argument('<runId>')
+    .option('--after <id>', 'start after this event id')
+    .action(async (runId: string, options: { after?: string }) => {
+      await withClient(clientFactory, async (client) => {
+        for await (const event of client.events(runId, options.after ? { after: options.after } : {})) {
+          io.out(JSON.stringify(event));
+          if (event.type === 'run-end' && isTerminal(String(event.data.status) as RunStatus)) break;
+        }
+      });
+    });
+}

@@ -1,0 +1,79 @@
+/**
+ * One error type for the whole product. `code` is stable (never renamed); `retryable` tells the step
+ * processor whether another attempt can help. Only the step processor translates these into BullMQ's
+ * signals (UnrecoverableError, DelayedError).
+ */
+export const ERROR_CODES = [
+  'INVALID_INPUT',
+  'UNKNOWN_GRAPH',
+  'MAX_STEPS',
+  'DEADLINE',
+  'TIMEOUT',
+  'CANCELLED',
+  'BUDGET_EXCEEDED',
+  'PROVIDER_ERROR',
+  'RATE_LIMITED',
+  'TOOL_ERROR',
+  'NOT_FOUND',
+  'CONFLICT',
+  'INVALID_GRAPH',
+  'INTERNAL',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface ErrorRecord {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+  details?: unknown;
+  /** The node that raised it, when it came from a step. */
+  node?: string;
+  /** The attempt (1-based) on which the run was failed. */
+  attempt?: number;
+}
+
+const marker = Symbol.for('agentq.error');
+
+export interface AgentqErrorOptions {
+  retryable?: boolean;
+  details?: unknown;
+  cause?: unknown;
+}
+
+export class AgentqError extends Error {
+  readonly [marker] = true;
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly details?: unknown;
+
+  constructor(code: ErrorCode, message: string, { retryable = false, details, cause }: AgentqErrorOptions = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'AgentqError';
+    this.code = code;
+    this.retryable = retryable;
+    this.details = details;
+  }
+
+  static isInstance(value: unknown): value is AgentqError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true;
+  }
+
+  toRecord(): ErrorRecord {
+    return {
+      code: this.code,
+      message: this.message,
+      retryable: this.retryable,
+      ...(this.details === undefined ? {} : { details: this.details }),
+    };
+  }
+}
+
+/** Any thrown value as an AgentqError; unknown errors are INTERNAL and retryable (a bug or a blip). */
+export function toAgentqError(error: unknown): AgentqError {
+  if (AgentqError.isInstance(error)) return error;
+  if (error instanceof Error) {
+    return new AgentqError('INTERNAL', error.message || error.name, { retryable: true, cause: error });
+  }
+  return new AgentqError('INTERNAL', String(error), { retryable: true });
+}

@@ -1,0 +1,64 @@
+import type { z } from 'zod';
+import type { Message } from '../run-record.js';
+import type { Channels, StateOf, UpdateOf } from './channels.js';
+import type { NodeContext } from './node-context.js';
+import type { RetryPolicy } from './retry-policy.js';
+
+export const START = '__start__';
+export const END = '__end__';
+export type End = typeof END;
+
+/** Schedules `node` with its own payload (`context.arg`): fan-out of one node over many inputs. */
+export class Send {
+  constructor(
+    readonly node: string,
+    readonly arg: unknown,
+  ) {}
+}
+
+/** One task of a superstep. */
+export interface Task {
+  node: string;
+  arg?: unknown;
+}
+
+export type RouteTarget = string | Send;
+export type Router<S> = (state: Readonly<S>) => RouteTarget | End | readonly (RouteTarget | End)[];
+
+/** A node's result: a state update, plus messages to append to the run's history. */
+export type NodeResult<C extends Channels> = UpdateOf<C> & { messages?: Message[] };
+
+export type NodeFunction<C extends Channels> = (
+  state: Readonly<StateOf<C>>,
+  context: NodeContext,
+) => NodeResult<C> | void | Promise<NodeResult<C> | void>;
+
+export interface NodeOptions {
+  retry?: Partial<RetryPolicy>;
+  /** Abort the step after this long (the node's AbortSignal fires; the attempt fails retryably). */
+  timeoutMs?: number;
+}
+
+export interface CompiledNode<C extends Channels = Channels> {
+  readonly name: string;
+  readonly run: NodeFunction<C>;
+  readonly retry: RetryPolicy;
+  readonly timeoutMs?: number;
+}
+
+/** A built graph: immutable, registered by `name@version`. */
+export interface Graph<C extends Channels = Channels, Input = unknown> {
+  readonly name: string;
+  readonly version: string;
+  /** `name@version` */
+  readonly id: string;
+  readonly channels: C;
+  readonly inputSchema: z.ZodType<Input>;
+  readonly nodes: ReadonlyMap<string, CompiledNode<C>>;
+  initialState(input: Input): StateOf<C>;
+  output(state: StateOf<C>): unknown;
+  /** Tasks of the first superstep. */
+  entry(state: StateOf<C>): Task[];
+  /** Tasks after `node` ran; [] means the branch reached END. */
+  next(node: string, state: StateOf<C>): Task[];
+}

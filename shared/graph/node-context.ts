@@ -1,0 +1,33 @@
+import type { Logger } from 'pino';
+import type { Message } from '../run-record.js';
+
+/**
+ * Services a worker hands to every node (language model, embedder, vector store, tools, …). Open so a
+ * library user can add their own; the built-in ports are declared by the modules that own them.
+ */
+export interface Services {
+  [name: string]: unknown;
+}
+
+/** What a node gets besides the state. */
+export interface NodeContext {
+  readonly runId: string;
+  readonly tenant: string;
+  /** The superstep this step belongs to (0, 1, 2, …). */
+  readonly stepIndex: number;
+  /** Task index within the superstep (0 unless branches run in parallel). */
+  readonly task: number;
+  /** Stable id of this step within the run, e.g. `s3.t0`: use it to key memoised work. */
+  readonly stepId: string;
+  readonly node: string;
+  /** 1 on the first attempt. */
+  readonly attempt: number;
+  /** The payload of a `Send` that scheduled this task, if any. */
+  readonly arg: unknown;
+  /** Fires on cancellation, timeout, deadline or worker shutdown; `reason` says which. */
+  readonly abortSignal: AbortSignal;
+  readonly logger: Logger;
+  readonly services: Services;
+  /** The run's message history (loaded on demand: most nodes never need it). */
+  history(): Promise<Message[]>;
+}

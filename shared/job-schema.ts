@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { ID_PATTERN } from './ids.js';
+
+const id = (what: string) =>
+  z.string().regex(ID_PATTERN, `${what} must be 1-128 characters of letters, digits, '_', '.' or '-'`);
+
+/** Per-run guards; both optional, defaults from the config. */
+export const runOptionsSchema = z
+  .object({
+    maxSteps: z.number().int().min(1).max(100_000).optional(),
+    deadlineMs: z.number().int().min(1).max(30 * 24 * 3600 * 1000).optional(),
+  })
+  .strict();
+export type RunOptions = z.infer<typeof runOptionsSchema>;
+
+/**
+ * Job schema v1 (DESIGN §4): what another service adds to the intake queue `agentq-runs` with plain
+ * BullMQ. The worker validates it; an invalid job fails its run at the first attempt.
+ */
+export const runJobSchema = z
+  .object({
+    v: z.literal(1, { error: 'v must be 1 (the only job schema version)' }),
+    graph: z.string().min(1).max(128),
+    graphVersion: z.string().min(1).max(64).optional(),
+    input: z.unknown(),
+    runId: id('runId').optional(),
+    idempotencyKey: id('idempotencyKey').optional(),
+    tenant: id('tenant').optional(),
+    options: runOptionsSchema.optional(),
+  })
+  .strict();
+export type RunJob = z.infer<typeof runJobSchema>;
+
+/**
+ * The intake job a client adds after it has written the run record itself: ids only, so prompts never
+ * sit in job data (the input is in the run store).
+ */
+export const storedRunJobSchema = z.object({ v: z.literal(1), stored: z.literal(true), runId: id('runId') }).strict();
+export type StoredRunJob = z.infer<typeof storedRunJobSchema>;
+
+/** What a step job carries: ids, never user content. */
+export interface StepJobData {
+  runId: string;
+  superstep: number;
+  task: number;
+  node: string;
+  /** `name@version` the run is pinned to. */
+  graph: string;
+}
+
+/** Deterministic step-job id: one per task of a superstep. No `:` (BullMQ forbids it). */
+export function stepJobId(runId: string, superstep: number, task: number): string {
+  return `${runId}.s${superstep}.t${task}`;
+}
+
+/** A zod error as one readable line: `input.steps: expected number, received string`. */
+export function formatZodError(error: z.ZodError, root = ''): string {
+  return error.issues
+    .map((issue) => {
+      const path = [root, ...issue.path.map(String)].filter(Boolean).join('.');
+      return path ? `${path}: ${issue.message}` : issue.message;
+    })
+    .join('; ');
+}

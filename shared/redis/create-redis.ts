@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { DEFAULT_REDIS_URL } from '../config.js';
+
+export type RedisRole = 'worker' | 'producer' | 'blocking';
+
+/**
+ * Connections by role (DESIGN §3). Workers wait out Redis outages (`maxRetriesPerRequest: null`, as
+ * BullMQ requires). Producers fail fast: no offline queue and a command timeout, so "Redis down" is an
+ * error within a second, not a hang (a SIGSTOPped Redis keeps its sockets open). Blocking readers
+ * (XREAD BLOCK) get no command timeout.
+ */
+export function createRedis(url: string | undefined, role: RedisRole, commandTimeoutMs = 1000): Redis {
+  const options: RedisOptions =
+    role === 'worker'
+      ? { maxRetriesPerRequest: null }
+      : role === 'producer'
+        ? { enableOfflineQueue: false, commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 1 }
+        : { maxRetriesPerRequest: null };
+  return new Redis(url ?? DEFAULT_REDIS_URL, { ...options, lazyConnect: false });
+}
+
+interface Script {
+  lua: string;
+  sha: string;
+}
+
+const scripts = new Map<string, Script>();
+
+function script(lua: string): Script {
+  let entry = scripts.get(lua);
+  if (!entry) {
+    entry = { lua, sha: createHash('sha1').update(lua).digest('hex') };
+    scripts.set(lua, entry);
+  }
+  return entry;
+}
+
+/** EVALSHA with a fallback to EVAL when Redis does not have the script yet (fresh or restarted Redis). */
+export async function runScript<T>(redis: Redis, lua: string, keys: string[], args: (string | number)[]): Promise<T> {
+  const { sha } = script(lua);
+  try {
+    return (await redis.evalsha(sha, keys.length, ...keys, ...args)) as T;
+  } catch (error) {
+    if (error instanceof Error && error.message.includes('NOSCRIPT')) {
+      return (await redis.eval(lua, keys.length, ...keys, ...args)) as T;
+    }
+    throw error;
+  }
+}

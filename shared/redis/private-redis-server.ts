@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+
+export interface PrivateRedisOptions {
+  /** @default a free loopback port */
+  port?: number;
+  /** Data directory (AOF files). @default none: nothing persisted */
+  dir?: string;
+  /** @default false */
+  appendonly?: boolean;
+  /** @default 'redis-server' on PATH */
+  binary?: string;
+}
+
+export interface PrivateRedis {
+  readonly url: string;
+  readonly port: number;
+  readonly process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * Starts a redis-server of our own on loopback (tests, benchmarks, `npm start` without REDIS_URL) and
+ * resolves once it answers PING. `stop()` shuts it down (SHUTDOWN NOSAVE, then SIGKILL if it lingers).
+ */
+export async function startPrivateRedis({ port, dir, appendonly = false, binary = 'redis-server' }: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+  const chosen = port ?? (await freePort());
+  const args = ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', appendonly ? 'yes' : 'no', '--maxmemory-policy', 'noeviction'];
+  if (dir) {
+    mkdirSync(dir, { recursive: true });
+    args.push('--dir', dir);
+  }
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const spawnError = new Promise<never>((_resolve, reject) => child.once('error', reject));
+  const url = `redis://127.0.0.1:${chosen}`;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    probe.on('error', () => undefined);
+    try {
+      await Promise.race([probe.connect().then(() => probe.ping()), spawnError]);
+      probe.disconnect();
+      break;
+    } catch (error) {
+      probe.disconnect();
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error;
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start on port ${chosen}: ${stderr.trim() || 'no output'}`, { cause: error });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return {
+    url,
+    port: chosen,
+    process: child,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const client = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+      client.on('error', () => undefined);
+      await client.call('SHUTDOWN', appendonly ? 'SAVE' : 'NOSAVE').catch(() => undefined);
+      client.disconnect();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,434 @@
+import type { Redis } from 'ioredis';
+import { AgentqError, type ErrorRecord } from '../errors.js';
+import type { Task } from '../graph/graph.js';
+import { Keys } from '../keys.js';
+import type { Message, RunEvent, RunEventType, RunRecord, RunStatus, StepRecord } from '../run-record.js';
+import { runScript } from './create-redis.js';
+import { ADMIT_RUN, BEGIN_STEP, COMMIT_STEP, CREATE_RUN, FINISH_RUN, REQUEST_CANCEL, RETRY_RUN } from './run-scripts.js';
+
+/** A run as stored in its meta hash, parsed. */
+export interface RunMeta {
+  id: string;
+  tenant: string;
+  status: RunStatus;
+  graph: string;
+  graphVersion: string | null;
+  superstep: number;
+  /** Tasks of the current superstep; null until the intake admitted the run. */
+  tasks: Task[] | null;
+  stepCount: number;
+  input: unknown;
+  maxSteps: number;
+  deadlineAt: number | null;
+  output: unknown;
+  error: ErrorRecord | null;
+  idempotencyKey: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewRun {
+  id: string;
+  tenant: string;
+  graph: string;
+  graphVersion?: string;
+  input: unknown;
+  maxSteps: number;
+  deadlineAt?: number;
+  idempotencyKey?: string;
+  now: number;
+}
+
+export type BeginResult =
+  | { kind: 'missing' }
+  | { kind: 'skip' | 'stale' | 'written' | 'cancel'; status: RunStatus }
+  | { kind: 'handoff'; status: RunStatus; tasks: Task[]; superstep: number }
+  | { kind: 'run'; meta: RunMeta; state: Record<string, unknown> };
+
+/** What one task of a superstep wrote: its state update and the messages it appends. */
+export interface TaskWrite {
+  node: string;
+  update: Record<string, unknown>;
+  messages: Message[];
+}
+
+export interface CommitRequest {
+  runId: string;
+  superstep: number;
+  task: number;
+  mode: 'single' | 'task' | 'advance';
+  step?: Omit<StepRecord, 'index'>;
+  write?: TaskWrite;
+  totalTasks: number;
+  outcome: { kind: 'next'; tasks: Task[] } | { kind: 'completed'; output: unknown };
+  /** Serialised values of the state keys that changed. */
+  state: Record<string, unknown>;
+  messages: Message[];
+}
+
+export type CommitResult =
+  | { kind: 'fenced' | 'missing' }
+  | { kind: 'stored'; index: number; count: number }
+  | { kind: 'advanced' | 'completed' | 'cancelled'; index: number };
+
+export interface ListFilter {
+  status?: RunStatus;
+  graph?: string;
+  /** @default 50 */
+  limit?: number;
+  cursor?: string;
+}
+
+export interface RunStoreOptions {
+  keyPrefix?: string;
+  /** @default 7 days */
+  retentionSeconds?: number;
+  /** @default 1000 */
+  eventsMaxLen?: number;
+}
+
+const CANCELLED_ERROR: ErrorRecord = { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false };
+
+/**
+ * The run store on Redis (DESIGN §3): meta, state, messages, steps, events and writes of each run under
+ * one hash tag; tenant and active-run indexes beside them. Every change to a run goes through a fenced
+ * Lua script (run-scripts.ts); index updates are separate commands, ordered so a crash leaves at worst
+ * a stale index entry that readers skip and the reconciler removes.
+ */
+export class RedisRunStore {
+  readonly keys: Keys;
+  readonly retentionSeconds: number;
+  readonly eventsMaxLen: number;
+
+  constructor(
+    readonly redis: Redis,
+    { keyPrefix, retentionSeconds = 7 * 24 * 3600, eventsMaxLen = 1000 }: RunStoreOptions = {},
+  ) {
+    this.keys = new Keys(keyPrefix);
+    this.retentionSeconds = retentionSeconds;
+    this.eventsMaxLen = eventsMaxLen;
+  }
+
+  private script<T>(lua: string, runId: string, args: (string | number)[]): Promise<T> {
+    return runScript<T>(this.redis, lua, this.keys.runAll(runId), args);
+  }
+
+  async create(run: NewRun): Promise<{ created: boolean; meta: RunMeta }> {
+    // Index first: a crash after it leaves an index entry without a run, which readers skip.
+    await this.redis.zadd(this.keys.activeRuns(), 'NX', run.now, run.id);
+    const fields: Record<string, string | number> = {
+      id: run.id,
+      tenant: run.tenant,
+      status: 'queued',
+      graph: run.graph,
+      superstep: 0,
+      stepCount: 0,
+      input: JSON.stringify(run.input ?? null),
+      maxSteps: run.maxSteps,
+      createdAt: run.now,
+      updatedAt: run.now,
+    };
+    if (run.graphVersion) fields.graphVersion = run.graphVersion;
+    if (run.deadlineAt) fields.deadlineAt = run.deadlineAt;
+    if (run.idempotencyKey) fields.idempotencyKey = run.idempotencyKey;
+    const created = (await this.script<number>(CREATE_RUN, run.id, Object.entries(fields).flat())) === 1;
+    if (created) await this.redis.zadd(this.keys.tenantRuns(run.tenant), 'NX', run.now, run.id);
+    const meta = await this.get(run.id);
+    if (!meta) throw new AgentqError('INTERNAL', `run ${run.id} vanished right after it was created`, { retryable: true });
+    return { created, meta };
+  }
+
+  /** Initial state and the first tasks; → 'ok', 'admitted' (before), 'missing', or the status it has. */
+  admit(runId: string, graphVersion: string, state: Record<string, unknown>, tasks: Task[], now: number): Promise<string> {
+    const pairs = Object.entries(state).flatMap(([key, value]) => [key, JSON.stringify(value)]);
+    return this.script<string>(ADMIT_RUN, runId, [now, graphVersion, JSON.stringify(tasks), pairs.length / 2, ...pairs]);
+  }
+
+  async get(runId: string): Promise<RunMeta | null> {
+    const fields = await this.redis.hgetall(this.keys.run(runId).meta);
+    return fields.id ? parseMeta(fields) : null;
+  }
+
+  async record(runId: string): Promise<RunRecord | null> {
+    const meta = await this.get(runId);
+    return meta ? toRunRecord(meta) : null;
+  }
+
+  async begin(runId: string, superstep: number, task: number, startData: Record<string, unknown>, now: number): Promise<BeginResult> {
+    const reply = await this.script<unknown[]>(BEGIN_STEP, runId, [superstep, task, now, this.eventsMaxLen, JSON.stringify(startData)]);
+    const kind = reply[0] as string;
+    switch (kind) {
+      case 'missing':
+        return { kind: 'missing' };
+      case 'handoff':
+        return {
+          kind: 'handoff',
+          status: reply[1] as RunStatus,
+          tasks: JSON.parse(reply[2] as string) as Task[],
+          superstep: Number(reply[3]),
+        };
+      case 'run':
+        return { kind: 'run', meta: parseMeta(pairsToObject(reply[2] as string[])), state: parseState(pairsToObject(reply[3] as string[])) };
+      default:
+        return { kind: kind as 'skip' | 'stale' | 'written' | 'cancel', status: reply[1] as RunStatus };
+    }
+  }
+
+  async commit(request: CommitRequest, now: number): Promise<CommitResult> {
+    const { step, outcome } = request;
+    const statePairs = Object.entries(request.state).flatMap(([key, value]) => [key, JSON.stringify(value)]);
+    const endData = step ? { node: step.node, superstep: step.superstep, task: step.task, attempt: step.attempts } : {};
+    const args: (string | number)[] = [
+      request.superstep,
+      request.task,
+      request.mode,
+      now,
+      this.eventsMaxLen,
+      this.retentionSeconds,
+      JSON.stringify(step ?? {}),
+      JSON.stringify(request.write ?? null),
+      request.totalTasks,
+      outcome.kind,
+      outcome.kind === 'next' ? JSON.stringify(outcome.tasks) : JSON.stringify(outcome.output ?? null),
+      JSON.stringify(endData),
+      JSON.stringify({ status: 'cancelled', error: CANCELLED_ERROR }),
+      JSON.stringify(CANCELLED_ERROR),
+      statePairs.length / 2,
+      ...statePairs,
+      request.messages.length,
+      ...request.messages.map((message) => JSON.stringify(message)),
+    ];
+    const reply = await this.script<string[]>(COMMIT_STEP, request.runId, args);
+    const kind = reply[0];
+    if (kind === 'fenced' || kind === 'missing') return { kind };
+    if (kind === 'stored') return { kind, index: Number(reply[1]), count: Number(reply[2]) };
+    if (kind === 'completed' || kind === 'cancelled') await this.redis.zrem(this.keys.activeRuns(), request.runId);
+    return { kind: kind as 'advanced' | 'completed' | 'cancelled', index: Number(reply[1]) };
+  }
+
+  /** Stored writes of the current superstep's tasks, by task index. */
+  async writes(runId: string): Promise<Map<number, TaskWrite>> {
+    const fields = await this.redis.hgetall(this.keys.run(runId).writes);
+    return new Map(Object.entries(fields).map(([task, value]) => [Number(task), JSON.parse(value) as TaskWrite]));
+  }
+
+  /**
+   * Fail or cancel a run that has not finished, keeping its last committed context.
+   * `superstep` fences the change to a step's own superstep; `onlyFrom` to a status.
+   */
+  async finish(
+    runId: string,
+    status: 'failed' | 'cancelled',
+    error: ErrorRecord,
+    now: number,
+    { superstep, onlyFrom }: { superstep?: number; onlyFrom?: RunStatus } = {},
+  ): Promise<'ok' | 'missing' | 'terminal' | 'fenced'> {
+    const result = await this.script<'ok' | 'missing' | 'terminal' | 'fenced'>(FINISH_RUN, runId, [
+      superstep ?? '',
+      status,
+      JSON.stringify(error),
+      now,
+      this.eventsMaxLen,
+      this.retentionSeconds,
+      JSON.stringify({ status, error }),
+      onlyFrom ?? '',
+    ]);
+    if (result === 'ok' || result === 'terminal' || result === 'missing') await this.redis.zrem(this.keys.activeRuns(), runId);
+    return result;
+  }
+
+  /** → the status after the request ('cancelled' at once when no step was in flight), or 'missing'. */
+  async requestCancel(runId: string, now: number): Promise<RunStatus | 'missing'> {
+    const result = await this.script<RunStatus | 'missing'>(REQUEST_CANCEL, runId, [
+      now,
+      this.eventsMaxLen,
+      this.retentionSeconds,
+      JSON.stringify(CANCELLED_ERROR),
+      JSON.stringify({ status: 'cancelled', error: CANCELLED_ERROR }),
+    ]);
+    if (result === 'cancelled') await this.redis.zrem(this.keys.activeRuns(), runId);
+    if (result === 'cancelling') await this.redis.publish(this.keys.cancelChannel(), runId);
+    return result;
+  }
+
+  async retry(runId: string, now: number): Promise<{ superstep: number; tasks: Task[] }> {
+    const meta = await this.get(runId);
+    if (meta) await this.redis.zadd(this.keys.activeRuns(), 'NX', meta.createdAt, runId);
+    const reply = await this.script<string[]>(RETRY_RUN, runId, [now, this.eventsMaxLen]);
+    switch (reply[0]) {
+      case 'ok':
+        return { superstep: Number(reply[1]), tasks: JSON.parse(reply[2]!) as Task[] };
+      case 'missing':
+        throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may have expired)`);
+      case 'no-tasks':
+        await this.redis.zrem(this.keys.activeRuns(), runId);
+        throw new AgentqError('CONFLICT', `run ${runId} failed before its first step (its input was rejected); enqueue a corrected run instead`);
+      default:
+        await this.redis.zrem(this.keys.activeRuns(), runId);
+        throw new AgentqError('CONFLICT', `run ${runId} is ${reply[1]}; only a failed run can be retried`);
+    }
+  }
+
+  /** Deletes a run and its index entries. */
+  async purge(runId: string, tenant: string): Promise<void> {
+    await this.redis
+      .multi()
+      .del(...this.keys.runAll(runId))
+      .zrem(this.keys.tenantRuns(tenant), runId)
+      .zrem(this.keys.activeRuns(), runId)
+      .exec();
+  }
+
+  async state(runId: string): Promise<Record<string, unknown>> {
+    return parseState(await this.redis.hgetall(this.keys.run(runId).state));
+  }
+
+  async steps(runId: string): Promise<StepRecord[]> {
+    const items = await this.redis.lrange(this.keys.run(runId).steps, 0, -1);
+    return items.map((item) => JSON.parse(item) as StepRecord);
+  }
+
+  async messages(runId: string): Promise<Message[]> {
+    const items = await this.redis.lrange(this.keys.run(runId).messages, 0, -1);
+    return items.map((item) => JSON.parse(item) as Message);
+  }
+
+  async addEvent(runId: string, type: RunEventType, data: Record<string, unknown>): Promise<void> {
+    await this.redis.xadd(this.keys.run(runId).events, 'MAXLEN', '~', this.eventsMaxLen, '*', 'type', type, 'data', JSON.stringify(data));
+  }
+
+  /**
+   * Events after `after` (a stream id; '0-0' for all). With `blockMs`, waits that long for new ones —
+   * pass a connection of its own for that (a blocked connection serves nobody else).
+   */
+  async events(runId: string, { after = '0-0', blockMs, count = 500, connection }: EventReadOptions = {}): Promise<RunEvent[]> {
+    const key = this.keys.run(runId).events;
+    const redis = connection ?? this.redis;
+    const reply =
+      blockMs === undefined
+        ? await redis.xread('COUNT', count, 'STREAMS', key, after)
+        : await redis.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, after);
+    if (!reply) return [];
+    return reply[0]![1].map(([id, fields]) => parseEvent(id, fields));
+  }
+
+  /** A tenant's runs, newest first. The cursor is opaque; a full page always carries one. */
+  async list(tenant: string, { status, graph, limit = 50, cursor }: ListFilter = {}): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
+    const key = this.keys.tenantRuns(tenant);
+    const runs: RunRecord[] = [];
+    let [maxScore, afterId] = cursor ? decodeCursor(cursor) : ['+inf', null as string | null];
+    const batch = limit * 2 + 10;
+    for (let round = 0; round < 20 && runs.length < limit; round += 1) {
+      const page = await this.redis.zrevrangebyscore(key, maxScore, '-inf', 'WITHSCORES', 'LIMIT', 0, batch);
+      const entries: [string, string][] = [];
+      for (let i = 0; i < page.length; i += 2) {
+        const id = page[i]!;
+        const score = page[i + 1]!;
+        // Same-score entries come in descending id order; skip those a previous page returned.
+        if (afterId !== null && score === maxScore && id >= afterId) continue;
+        entries.push([id, score]);
+      }
+      if (entries.length === 0) break;
+      const pipeline = this.redis.pipeline();
+      for (const [id] of entries) pipeline.hgetall(this.keys.run(id).meta);
+      const metas = (await pipeline.exec()) ?? [];
+      const expired: string[] = [];
+      for (let i = 0; i < entries.length && runs.length < limit; i += 1) {
+        const [id, score] = entries[i]!;
+        [maxScore, afterId] = [score, id];
+        const fields = metas[i]?.[1] as Record<string, string> | undefined;
+        if (!fields?.id) {
+          expired.push(id);
+          continue;
+        }
+        const meta = parseMeta(fields);
+        if ((status && meta.status !== status) || (graph && meta.graph !== graph)) continue;
+        runs.push(toRunRecord(meta));
+      }
+      if (expired.length > 0) await this.redis.zrem(key, ...expired);
+      if (page.length < batch * 2) break;
+    }
+    return { runs, nextCursor: runs.length >= limit && afterId !== null ? encodeCursor(maxScore, afterId) : null };
+  }
+
+  /** Ids of runs not known to be finished, oldest first. */
+  activeRunIds(limit = 10_000): Promise<string[]> {
+    return this.redis.zrange(this.keys.activeRuns(), '0', String(limit - 1));
+  }
+
+  async forgetActive(runId: string): Promise<void> {
+    await this.redis.zrem(this.keys.activeRuns(), runId);
+  }
+}
+
+export interface EventReadOptions {
+  after?: string;
+  blockMs?: number;
+  count?: number;
+  connection?: Redis;
+}
+
+function pairsToObject(pairs: string[]): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (let i = 0; i < pairs.length; i += 2) result[pairs[i]!] = pairs[i + 1]!;
+  return result;
+}
+
+function parseJson(value: string | undefined): unknown {
+  return value === undefined ? null : JSON.parse(value);
+}
+
+export function parseMeta(fields: Record<string, string>): RunMeta {
+  return {
+    id: fields.id!,
+    tenant: fields.tenant!,
+    status: fields.status as RunStatus,
+    graph: fields.graph!,
+    graphVersion: fields.graphVersion ?? null,
+    superstep: Number(fields.superstep ?? 0),
+    tasks: fields.tasks ? (JSON.parse(fields.tasks) as Task[]) : null,
+    stepCount: Number(fields.stepCount ?? 0),
+    input: parseJson(fields.input),
+    maxSteps: Number(fields.maxSteps),
+    deadlineAt: fields.deadlineAt ? Number(fields.deadlineAt) : null,
+    output: parseJson(fields.output),
+    error: parseJson(fields.error) as ErrorRecord | null,
+    idempotencyKey: fields.idempotencyKey ?? null,
+    createdAt: Number(fields.createdAt),
+    updatedAt: Number(fields.updatedAt),
+  };
+}
+
+function parseState(fields: Record<string, string>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, JSON.parse(value)]));
+}
+
+function parseEvent(id: string, fields: string[]): RunEvent {
+  const object = pairsToObject(fields);
+  return { id, type: object.type as RunEventType, data: JSON.parse(object.data ?? '{}') as Record<string, unknown> };
+}
+
+export function toRunRecord(meta: RunMeta): RunRecord {
+  return {
+    id: meta.id,
+    tenant: meta.tenant,
+    status: meta.status,
+    graph: meta.graph,
+    graphVersion: meta.graphVersion,
+    stepCount: meta.stepCount,
+    output: meta.output,
+    error: meta.error,
+    createdAt: new Date(meta.createdAt).toISOString(),
+    updatedAt: new Date(meta.updatedAt).toISOString(),
+  };
+}
+
+function encodeCursor(score: string, id: string): string {
+  return Buffer.from(`${score}|${id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): [string, string] {
+  const [score, id] = Buffer.from(cursor, 'base64url').toString().split('|');
+  if (!score || !id || Number.isNaN(Number(score))) throw new AgentqError('INVALID_INPUT', `cursor '${cursor}' is not one this API returned`);
+  return [score, id];
+}

@@ -1,0 +1,182 @@
+/**
+ * Lua scripts of the run store. Each touches only one run's keys (one hash tag), so it is atomic in
+ * Redis Cluster too. Every script that changes a run first checks the cursor (`superstep`) and the
+ * status: that fence is what makes a committed step never run twice (invariant I1).
+ *
+ * Run keys, in the order `Keys.runAll` gives them:
+ *   KEYS[1] meta · KEYS[2] state · KEYS[3] messages · KEYS[4] steps · KEYS[5] events · KEYS[6] writes · KEYS[7] memo
+ */
+
+const TERMINAL = `
+local function terminal(status)
+  return status == 'completed' or status == 'failed' or status == 'cancelled'
+end
+local function expire_all(seconds)
+  for i = 1, 7 do redis.call('EXPIRE', KEYS[i], seconds) end
+end
+local function event(maxlen, kind, data)
+  return redis.call('XADD', KEYS[5], 'MAXLEN', '~', maxlen, '*', 'type', kind, 'data', data)
+end
+`;
+
+/** ARGV: field/value pairs of the meta hash. Creates the run unless it exists. → 1 created, 0 existed */
+export const CREATE_RUN = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+`;
+
+/**
+ * The intake's hand-over: initial state and the first superstep's tasks.
+ * ARGV: 1 now · 2 graphVersion · 3 tasks JSON · 4 n · then n state field/value pairs
+ * → 'ok' | 'missing' | 'admitted' (done before) | <status> (no longer queued)
+ */
+export const ADMIT_RUN = `
+local m = redis.call('HMGET', KEYS[1], 'status', 'tasks')
+if not m[1] then return 'missing' end
+if m[2] then return 'admitted' end
+if m[1] ~= 'queued' then return m[1] end
+local n = tonumber(ARGV[4])
+for i = 0, n - 1 do redis.call('HSET', KEYS[2], ARGV[5 + 2 * i], ARGV[6 + 2 * i]) end
+redis.call('HSET', KEYS[1], 'graphVersion', ARGV[2], 'tasks', ARGV[3], 'superstep', 0, 'updatedAt', ARGV[1])
+return 'ok'
+`;
+
+/**
+ * Read the cursor before doing anything (DESIGN §2 step 2). Decides what a step job should do and, when
+ * it should run, marks the run running and emits step-start in the same round trip.
+ * ARGV: 1 superstep · 2 task · 3 now · 4 events maxlen · 5 step-start data JSON
+ * → {'missing'} | {'skip', status} | {'stale', status} | {'handoff', status, tasks, superstep}
+ *   | {'written', status} | {'cancel', status} | {'run', status, meta pairs, state pairs}
+ */
+export const BEGIN_STEP = `${TERMINAL}
+local m = redis.call('HMGET', KEYS[1], 'status', 'superstep', 'tasks')
+local status = m[1]
+if not status then return {'missing'} end
+if terminal(status) or status == 'waiting' then return {'skip', status} end
+local current, k = tonumber(m[2]), tonumber(ARGV[1])
+if current == k + 1 then return {'handoff', status, m[3], tostring(current)} end
+if current ~= k or not m[3] then return {'stale', status} end
+if redis.call('HEXISTS', KEYS[6], ARGV[2]) == 1 then return {'written', status} end
+if status == 'cancelling' then return {'cancel', status} end
+if status == 'queued' then
+  redis.call('HSET', KEYS[1], 'status', 'running', 'startedAt', ARGV[3], 'updatedAt', ARGV[3])
+  event(ARGV[4], 'run-start', '{}')
+end
+event(ARGV[4], 'step-start', ARGV[5])
+return {'run', 'running', redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+`;
+
+/**
+ * Commit a step: state update, history append, step record, step-end event, cursor advance — atomically,
+ * fenced on the superstep. Modes:
+ *  - 'single': the only task of its superstep; record and advance at once.
+ *  - 'task':   one of several parallel tasks; store its write, record it; → {'stored', index, writesSoFar}
+ *  - 'advance': after all tasks stored their writes, apply the merged update and advance.
+ * ARGV: 1 superstep · 2 task · 3 mode · 4 now · 5 events maxlen · 6 retention s · 7 step record JSON (without
+ *   index) · 8 task write JSON · 9 total tasks · 10 outcome ('next'|'completed') · 11 next tasks JSON or output JSON
+ *   · 12 step-end data JSON (without index) · 13 cancelled run-end data JSON · 14 cancel error JSON
+ *   · 15 n · n state field/value pairs · m · m messages
+ * → {'fenced'} | {'missing'} | {'stored', index, count} | {'advanced'|'completed'|'cancelled', index}
+ */
+export const COMMIT_STEP = `${TERMINAL}
+local m = redis.call('HMGET', KEYS[1], 'status', 'superstep')
+local status = m[1]
+if not status then return {'missing'} end
+if tonumber(m[2]) ~= tonumber(ARGV[1]) then return {'fenced'} end
+if status ~= 'running' and status ~= 'cancelling' then return {'fenced'} end
+local mode, now, maxlen = ARGV[3], ARGV[4], ARGV[5]
+local index = -1
+if mode == 'single' or mode == 'task' then
+  if redis.call('HEXISTS', KEYS[6], ARGV[2]) == 1 then return {'fenced'} end
+  index = redis.call('HINCRBY', KEYS[1], 'stepCount', 1) - 1
+  redis.call('RPUSH', KEYS[4], '{"index":' .. index .. ',' .. string.sub(ARGV[7], 2))
+  event(maxlen, 'step-end', '{"index":' .. index .. ',' .. string.sub(ARGV[12], 2))
+  if mode == 'task' then
+    redis.call('HSET', KEYS[6], ARGV[2], ARGV[8])
+    redis.call('HSET', KEYS[1], 'updatedAt', now)
+    return {'stored', tostring(index), tostring(redis.call('HLEN', KEYS[6]))}
+  end
+else
+  if redis.call('HLEN', KEYS[6]) ~= tonumber(ARGV[9]) then return {'fenced'} end
+  redis.call('DEL', KEYS[6])
+end
+local pos = 15
+local n = tonumber(ARGV[pos]); pos = pos + 1
+for i = 1, n do redis.call('HSET', KEYS[2], ARGV[pos], ARGV[pos + 1]); pos = pos + 2 end
+local count = tonumber(ARGV[pos]); pos = pos + 1
+for i = 1, count do redis.call('RPUSH', KEYS[3], ARGV[pos]); pos = pos + 1 end
+local next_superstep = tonumber(ARGV[1]) + 1
+if status == 'cancelling' and ARGV[10] ~= 'completed' then
+  -- The step finished despite the cancellation: keep its commit, then stop at this boundary.
+  redis.call('HSET', KEYS[1], 'status', 'cancelled', 'error', ARGV[14], 'superstep', next_superstep, 'tasks', ARGV[11],
+    'finishedAt', now, 'updatedAt', now)
+  event(maxlen, 'run-end', ARGV[13])
+  expire_all(ARGV[6])
+  return {'cancelled', tostring(index)}
+end
+if ARGV[10] == 'completed' then
+  redis.call('HSET', KEYS[1], 'status', 'completed', 'output', ARGV[11], 'superstep', next_superstep, 'tasks', '[]',
+    'finishedAt', now, 'updatedAt', now)
+  event(maxlen, 'run-end', '{"status":"completed"}')
+  expire_all(ARGV[6])
+  return {'completed', tostring(index)}
+end
+redis.call('HSET', KEYS[1], 'superstep', next_superstep, 'tasks', ARGV[11], 'updatedAt', now)
+return {'advanced', tostring(index)}
+`;
+
+/**
+ * End a run that is not finished: failed or cancelled, the last committed context kept.
+ * ARGV: 1 superstep to fence on ('' = any) · 2 status · 3 error JSON · 4 now · 5 events maxlen · 6 retention s
+ *   · 7 run-end data JSON · 8 only from this status ('' = any non-terminal)
+ * → 'ok' | 'missing' | 'terminal' | 'fenced'
+ */
+export const FINISH_RUN = `${TERMINAL}
+local m = redis.call('HMGET', KEYS[1], 'status', 'superstep')
+if not m[1] then return 'missing' end
+if terminal(m[1]) then return 'terminal' end
+if ARGV[1] ~= '' and tonumber(m[2]) ~= tonumber(ARGV[1]) then return 'fenced' end
+if ARGV[8] ~= '' and m[1] ~= ARGV[8] then return 'fenced' end
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'error', ARGV[3], 'finishedAt', ARGV[4], 'updatedAt', ARGV[4])
+event(ARGV[5], 'run-end', ARGV[7])
+expire_all(ARGV[6])
+return 'ok'
+`;
+
+/**
+ * A cancellation request. A run with no step in flight (queued, waiting) is cancelled at once; a
+ * running one becomes 'cancelling' and the worker ends it at the step boundary.
+ * ARGV: 1 now · 2 events maxlen · 3 retention s · 4 error JSON · 5 run-end data JSON
+ * → the status after the request, or 'missing'
+ */
+export const REQUEST_CANCEL = `${TERMINAL}
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return 'missing' end
+if terminal(status) or status == 'cancelling' then return status end
+if status == 'running' then
+  redis.call('HSET', KEYS[1], 'status', 'cancelling', 'updatedAt', ARGV[1])
+  return 'cancelling'
+end
+redis.call('HSET', KEYS[1], 'status', 'cancelled', 'error', ARGV[4], 'finishedAt', ARGV[1], 'updatedAt', ARGV[1])
+event(ARGV[2], 'run-end', ARGV[5])
+expire_all(ARGV[3])
+return 'cancelled'
+`;
+
+/**
+ * Retry a failed run from its last commit: back to running, expiry removed, same superstep.
+ * ARGV: 1 now · 2 events maxlen
+ * → {'ok', superstep, tasks} | {'missing'} | {'not-failed', status} | {'no-tasks'}
+ */
+export const RETRY_RUN = `${TERMINAL}
+local m = redis.call('HMGET', KEYS[1], 'status', 'superstep', 'tasks')
+if not m[1] then return {'missing'} end
+if m[1] ~= 'failed' then return {'not-failed', m[1]} end
+if not m[3] or m[3] == '[]' then return {'no-tasks'} end
+redis.call('HSET', KEYS[1], 'status', 'running', 'updatedAt', ARGV[1])
+redis.call('HDEL', KEYS[1], 'error', 'finishedAt')
+for i = 1, 7 do redis.call('PERSIST', KEYS[i]) end
+event(ARGV[2], 'run-retry', '{"superstep":' .. m[2] .. '}')
+return {'ok', m[2], m[3]}
+`;

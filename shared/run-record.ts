@@ -1,0 +1,66 @@
+import type { ErrorRecord } from './errors.js';
+
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
+
+export function isTerminal(status: RunStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+/** The run record: what `agentq status --json` prints and `GET /v1/runs/:id` serves. */
+export interface RunRecord {
+  id: string;
+  tenant: string;
+  status: RunStatus;
+  graph: string;
+  graphVersion: string | null;
+  stepCount: number;
+  output: unknown;
+  error: ErrorRecord | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One committed node execution (`agentq steps --json`). */
+export interface StepRecord {
+  /** 0, 1, 2, … over the run, in commit order. */
+  index: number;
+  superstep: number;
+  task: number;
+  node: string;
+  /** The attempt on which it succeeded (1 = first try). */
+  attempts: number;
+  startedAt: string;
+  endedAt: string;
+}
+
+export const EVENT_TYPES = [
+  'run-start',
+  'step-start',
+  'step-end',
+  'step-retry',
+  'step-deferred',
+  'run-retry',
+  'tool-call',
+  'tool-result',
+  'run-waiting',
+  'run-end',
+] as const;
+export type RunEventType = (typeof EVENT_TYPES)[number];
+
+export interface RunEvent {
+  /** The Redis Stream id; pass it back to resume after it. */
+  id: string;
+  type: RunEventType;
+  data: Record<string, unknown>;
+}
+
+/** A chat message in a run's history (OpenAI chat-completions shape). */
+export interface Message {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | null;
+  name?: string;
+  tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}

@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { inject } from 'vitest';
+import { AgentClient } from '../../producer/agent-client.js';
+import { loadConfig, type Config } from '../../shared/config.js';
+import { createLogger } from '../../shared/logger.js';
+import { startWorker, type AgentWorker, type StartWorkerOptions } from '../../worker/start-worker.js';
+
+/**
+ * A config of its own for one test: the shared private redis-server, and key and queue prefixes no
+ * other test uses, so tests never see each other's runs or jobs.
+ */
+export function testConfig(env: Record<string, string> = {}): Config {
+  const id = randomBytes(4).toString('hex');
+  return loadConfig({
+    REDIS_URL: inject('redisUrl'),
+    AGENTQ_KEY_PREFIX: `t${id}`,
+    AGENTQ_QUEUE_PREFIX: `q${id}`,
+    AGENTQ_LOG_LEVEL: process.env.AGENTQ_LOG_LEVEL ?? 'silent',
+    AGENTQ_SHUTDOWN_GRACE_MS: '2000',
+    ...env,
+  });
+}
+
+export interface TestEnv {
+  config: Config;
+  client: AgentClient;
+  worker: AgentWorker;
+  queue(name: string): Queue;
+  close(): Promise<void>;
+}
+
+/** A worker and a client on a fresh test config; `close()` stops both. */
+export async function startTestEnv(options: Omit<StartWorkerOptions, 'config'> & { env?: Record<string, string> } = {}): Promise<TestEnv> {
+  const { env, ...workerOptions } = options;
+  const config = testConfig(env);
+  const worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false, ...workerOptions });
+  const client = new AgentClient({ config });
+  const queues: Queue[] = [];
+  return {
+    config,
+    client,
+    worker,
+    queue(name: string) {
+      const queue = new Queue(name, { connection: { url: config.redisUrl!, maxRetriesPerRequest: null }, prefix: config.queuePrefix });
+      queues.push(queue);
+      return queue;
+    },
+    async close() {
+      await client.close();
+      await worker.close();
+      await Promise.all(queues.map((queue) => queue.close()));
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

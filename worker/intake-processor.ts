@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import type { Config } from '../shared/config.js';
+import { AgentqError, toAgentqError } from '../shared/errors.js';
+import type { GraphRegistry } from '../shared/graph/graph-registry.js';
+import { ID_PATTERN, runIdForIdempotencyKey } from '../shared/ids.js';
+import { formatZodError, runJobSchema, storedRunJobSchema } from '../shared/job-schema.js';
+import type { Logger } from '../shared/logger.js';
+import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
+import type { StepJobs } from './step-jobs.js';
+
+export interface IntakeProcessorOptions {
+  store: RedisRunStore;
+  registry: GraphRegistry;
+  stepJobs: StepJobs;
+  config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'>;
+  logger: Logger;
+}
+
+/**
+ * Takes runs in from the intake queue `agentq-runs`: raw jobs of schema v1 added by other services,
+ * and the id-only jobs our client adds after writing the run record. Validates (envelope, graph,
+ * input), writes the initial state and adds the first step jobs. An invalid job fails its run at the
+ * first attempt, with the reason on the run, and nothing else happens (invariant I5).
+ *
+ * The same job, sent again for a run already admitted, only makes sure the current step jobs exist —
+ * that is how `retry` and the reconciler hand a run back to the workers.
+ */
+export class IntakeProcessor {
+  constructor(private readonly options: IntakeProcessorOptions) {}
+
+  process = async (job: Job, token?: string): Promise<string> => {
+    const meta = await this.runOf(job);
+    return this.admit(meta, job, token);
+  };
+
+  private async runOf(job: Job): Promise<RunMeta> {
+    const { store, config } = this.options;
+    const stored = storedRunJobSchema.safeParse(job.data);
+    if (stored.success) {
+      const meta = await store.get(stored.data.runId);
+      if (!meta) throw new UnrecoverableError(`run ${stored.data.runId} not found: it expired or was purged before a worker took it in`);
+      return meta;
+    }
+    const parsed = runJobSchema.safeParse(job.data);
+    const raw = (typeof job.data === 'object' && job.data !== null ? job.data : {}) as Record<string, unknown>;
+    const tenant = typeof raw.tenant === 'string' && ID_PATTERN.test(raw.tenant) ? raw.tenant : config.tenant;
+    const runId =
+      typeof raw.runId === 'string' && ID_PATTERN.test(raw.runId)
+        ? raw.runId
+        : typeof raw.idempotencyKey === 'string' && ID_PATTERN.test(raw.idempotencyKey)
+          ? runIdForIdempotencyKey(tenant, raw.idempotencyKey)
+          : // Deterministic, so a retried intake job finds the run its first attempt created.
+            `run_j${createHash('sha256').update(`${job.queueName}\0${job.id ?? ''}`).digest('hex').slice(0, 31)}`;
+    const now = Date.now();
+    if (!parsed.success) {
+      const message = `invalid job for queue ${job.queueName} (job schema v1): ${formatZodError(parsed.error)}`;
+      const { meta } = await store.create({
+        id: runId,
+        tenant,
+        graph: typeof raw.graph === 'string' ? raw.graph.slice(0, 128) : '(invalid)',
+        input: null,
+        maxSteps: config.defaultMaxSteps,
+        now,
+      });
+      await store.finish(meta.id, 'failed', { code: 'INVALID_INPUT', message, retryable: false }, now, { onlyFrom: 'queued' });
+      throw new UnrecoverableError(message);
+    }
+    const data = parsed.data;
+    const deadlineMs = data.options?.deadlineMs ?? config.defaultDeadlineMs;
+    const { meta } = await store.create({
+      id: runId,
+      tenant,
+      graph: data.graph,
+      ...(data.graphVersion === undefined ? {} : { graphVersion: data.graphVersion }),
+      input: data.input,
+      maxSteps: data.options?.maxSteps ?? config.defaultMaxSteps,
+      ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
+      ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
+      now,
+    });
+    return meta;
+  }
+
+  private async admit(meta: RunMeta, job: Job, token: string | undefined): Promise<string> {
+    const { store, registry, stepJobs, logger } = this.options;
+    if (meta.tasks !== null) {
+      if (meta.status === 'running' || meta.status === 'queued' || meta.status === 'cancelling') {
+        const done = new Set((await store.writes(meta.id)).keys());
+        await stepJobs.ensure(meta.id, meta.superstep, meta.tasks, `${meta.graph}@${meta.graphVersion}`, done);
+      }
+      return 'kicked';
+    }
+    if (meta.status !== 'queued') return meta.status;
+    const reject = async (error: AgentqError): Promise<never> => {
+      await store.finish(meta.id, 'failed', error.toRecord(), Date.now(), { onlyFrom: 'queued' });
+      throw new UnrecoverableError(`${error.code}: ${error.message}`);
+    };
+    const graph = registry.find(meta.graph, meta.graphVersion);
+    if (!graph) {
+      if (!registry.hasName(meta.graph)) {
+        return reject(new AgentqError('UNKNOWN_GRAPH', `unknown graph '${meta.graph}'; this worker runs: ${registry.names().join(', ') || 'none'}`));
+      }
+      // The name is known but not this version: another worker may have it.
+      await store.addEvent(meta.id, 'step-deferred', { reason: `this worker lacks ${meta.graph}@${meta.graphVersion}; it has ${registry.ids().join(', ')}` });
+      await job.moveToDelayed(Date.now() + 5000, token);
+      throw new DelayedError();
+    }
+    const input = graph.inputSchema.safeParse(meta.input);
+    if (!input.success) {
+      return reject(new AgentqError('INVALID_INPUT', `invalid input for graph ${graph.id}: ${formatZodError(input.error, 'input')}`));
+    }
+    let state: Record<string, unknown>;
+    let tasks;
+    try {
+      state = graph.initialState(input.data);
+      tasks = graph.entry(state as never);
+    } catch (error) {
+      return reject(toAgentqError(error));
+    }
+    if (tasks.length === 0) return reject(new AgentqError('INVALID_GRAPH', `graph ${graph.id} routes from START straight to END for this input`));
+    const admitted = await store.admit(meta.id, graph.version, state, tasks, Date.now());
+    // 'admitted' means a concurrent attempt got there first and added the jobs itself.
+    if (admitted === 'ok') await stepJobs.add(meta.id, 0, tasks, graph.id);
+    logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');
+    return admitted;
+  }
+}

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import type { ErrorRecord } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import type { RedisRunStore } from '../shared/redis/redis-run-store.js';
+import { isTerminal } from '../shared/run-record.js';
+import type { StepJobs } from './step-jobs.js';
+
+export interface ReconcilerOptions {
+  store: RedisRunStore;
+  stepJobs: StepJobs;
+  intakeQueue: Queue;
+  logger: Logger;
+  /** How often one worker sweeps. */
+  intervalMs: number;
+  /** Runs updated more recently than this are left alone. */
+  staleAfterMs: number;
+}
+
+const CANCELLED: ErrorRecord = { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false };
+
+export interface SweepReport {
+  checked: number;
+  requeued: number;
+  cancelled: number;
+  forgotten: number;
+}
+
+/**
+ * Finds runs that are unfinished but have no live job (a lost write, a job failed by the stalled
+ * limit, a crash between enqueue steps) and hands them back to the workers. One worker sweeps at a
+ * time (a Redis lock); the fence in every commit makes a needless re-enqueue harmless.
+ */
+export class Reconciler {
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<unknown> | undefined;
+  private readonly id = randomUUID();
+
+  constructor(private readonly options: ReconcilerOptions) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.sweeping) return;
+      this.sweeping = this.sweepIfLeader()
+        .catch((error: unknown) => this.options.logger.warn({ err: String(error) }, 'reconciler sweep failed'))
+        .finally(() => (this.sweeping = undefined));
+    }, this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  private async sweepIfLeader(): Promise<SweepReport | undefined> {
+    const { store, intervalMs } = this.options;
+    const lock = await store.redis.set(store.keys.reconcilerLock(), this.id, 'PX', Math.max(intervalMs - 50, 50), 'NX');
+    return lock === 'OK' ? this.sweep() : undefined;
+  }
+
+  async sweep(now = Date.now()): Promise<SweepReport> {
+    const { store, stepJobs, intakeQueue, logger, staleAfterMs } = this.options;
+    const report: SweepReport = { checked: 0, requeued: 0, cancelled: 0, forgotten: 0 };
+    for (const runId of await store.activeRunIds()) {
+      report.checked += 1;
+      const meta = await store.get(runId);
+      if (!meta || isTerminal(meta.status)) {
+        await store.forgetActive(runId);
+        report.forgotten += 1;
+        continue;
+      }
+      if (meta.status === 'waiting' || now - meta.updatedAt < staleAfterMs) continue;
+      if (meta.tasks === null) {
+        // Created but never taken in: hand it to the intake again (its job id is the run id).
+        const existing = await intakeQueue.getJob(runId);
+        const state = existing ? await existing.getState() : 'missing';
+        if (state === 'failed' || state === 'completed' || state === 'unknown') await existing?.remove().catch(() => undefined);
+        if (state === 'failed' || state === 'completed' || state === 'unknown' || state === 'missing') {
+          await intakeQueue.add('run', { v: 1, stored: true, runId }, { jobId: runId, attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true });
+          report.requeued += 1;
+          logger.warn({ runId }, 'reconciler: run was never taken in; re-sent to the intake');
+        }
+        continue;
+      }
+      const done = new Set((await store.writes(runId)).keys());
+      if (meta.status === 'cancelling') {
+        // Nothing left to run it: end it here.
+        const live = await stepJobs.liveCount(runId, meta.superstep, meta.tasks.length);
+        if (live === 0 && (await store.finish(runId, 'cancelled', CANCELLED, now, { onlyFrom: 'cancelling', superstep: meta.superstep })) === 'ok') {
+          report.cancelled += 1;
+        }
+        continue;
+      }
+      const added = await stepJobs.ensure(runId, meta.superstep, meta.tasks, `${meta.graph}@${meta.graphVersion}`, done);
+      if (added > 0) {
+        report.requeued += 1;
+        logger.warn({ runId, superstep: meta.superstep, added }, 'reconciler: run had no live step job; re-enqueued');
+      }
+    }
+    return report;
+  }
+}

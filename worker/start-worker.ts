@@ -1,0 +1,133 @@
+import { Queue, Worker, type MinimalJob } from 'bullmq';
+import { StepAbort } from '../shared/abort.js';
+import { loadConfig, type Config } from '../shared/config.js';
+import type { Graph } from '../shared/graph/graph.js';
+import { GraphRegistry } from '../shared/graph/graph-registry.js';
+import type { Services } from '../shared/graph/node-context.js';
+import { backoffDelay, DEFAULT_RETRY_POLICY } from '../shared/graph/retry-policy.js';
+import type { StepJobData } from '../shared/job-schema.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+import { INTAKE_QUEUE, STEP_QUEUE } from '../shared/queues.js';
+import { createRedis } from '../shared/redis/create-redis.js';
+import { RedisRunStore } from '../shared/redis/redis-run-store.js';
+import { ActiveSteps } from './active-steps.js';
+import { builtInGraphs } from './graphs/built-in-graphs.js';
+import { IntakeProcessor } from './intake-processor.js';
+import { Reconciler, type SweepReport } from './reconciler.js';
+import { checkRedisDurability } from './check-redis-durability.js';
+import { splitGraphId, StepJobs } from './step-jobs.js';
+import { StepProcessor } from './step-processor.js';
+
+export interface StartWorkerOptions {
+  /** Your graphs, registered beside the built-in ones. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- graphs of any state shape
+  graphs?: Graph<any, any>[];
+  /** Register the built-in graphs (`chain`, …). @default true */
+  builtInGraphs?: boolean;
+  /** Services every node receives in `context.services`. @default {} */
+  services?: Services;
+  /** @default loadConfig() (the environment) */
+  config?: Config;
+  /** Steps run at once in this process. @default config.concurrency */
+  concurrency?: number;
+  /** @default a pino logger on stderr */
+  logger?: Logger;
+  /** Sweep for runs without a live job. @default true */
+  reconciler?: boolean;
+}
+
+export interface AgentWorker {
+  readonly registry: GraphRegistry;
+  readonly store: RedisRunStore;
+  /** One reconciler sweep now (tests and operators). */
+  sweep(): Promise<SweepReport>;
+  /**
+   * Graceful shutdown: stop taking jobs; let active steps finish within the grace period
+   * (AGENTQ_SHUTDOWN_GRACE_MS); then abort the rest, releasing their jobs to other workers without
+   * spending an attempt.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a worker process's share of agentq: the intake (raw and client jobs), the step processor and
+ * the reconciler. Lock and stall settings (AGENTQ_LOCK_DURATION_MS 5 s, AGENTQ_STALLED_INTERVAL_MS
+ * 2.5 s) put a killed worker's step back in the queue within about lock + interval ≈ 7.5 s.
+ */
+export async function startWorker(options: StartWorkerOptions = {}): Promise<AgentWorker> {
+  const config = options.config ?? loadConfig();
+  const logger = options.logger ?? createLogger(config.logLevel, { role: 'worker' });
+  const registry = new GraphRegistry(options.builtInGraphs === false ? [] : builtInGraphs());
+  for (const graph of options.graphs ?? []) registry.register(graph);
+
+  const redis = createRedis(config.redisUrl, 'worker');
+  await checkRedisDurability(redis, config, logger);
+  const store = new RedisRunStore(redis, {
+    keyPrefix: config.keyPrefix,
+    retentionSeconds: config.retentionSeconds,
+    eventsMaxLen: config.eventsMaxLen,
+  });
+  const connection = { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null };
+  const queueOptions = { connection, prefix: config.queuePrefix };
+  const stepQueue = new Queue<StepJobData>(STEP_QUEUE, queueOptions);
+  const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
+  const stepJobs = new StepJobs(stepQueue, registry, { keepCompleted: config.keepCompletedJobs, keepFailed: config.keepFailedJobs });
+  const activeSteps = new ActiveSteps();
+  await activeSteps.listen(createRedis(config.redisUrl, 'blocking'), store.keys.cancelChannel(), logger);
+
+  const stepProcessor = new StepProcessor({ store, registry, stepJobs, activeSteps, services: options.services ?? {}, logger });
+  const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger });
+  const concurrency = options.concurrency ?? config.concurrency;
+  const workerOptions = {
+    connection,
+    prefix: config.queuePrefix,
+    concurrency,
+    lockDuration: config.lockDurationMs,
+    stalledInterval: config.stalledIntervalMs,
+    maxStalledCount: config.maxStalledCount,
+    settings: {
+      backoffStrategy: (attemptsMade: number, _type?: string, _error?: Error, job?: MinimalJob) => {
+        const data = job?.data as StepJobData | undefined;
+        const [name, version] = splitGraphId(data?.graph ?? '');
+        const policy = registry.find(name, version)?.nodes.get(data?.node ?? '')?.retry ?? DEFAULT_RETRY_POLICY;
+        return backoffDelay(policy, attemptsMade);
+      },
+    },
+  };
+  const stepWorker = new Worker<StepJobData>(STEP_QUEUE, stepProcessor.process, workerOptions);
+  const intakeWorker = new Worker(INTAKE_QUEUE, intakeProcessor.process, { ...workerOptions, concurrency: Math.max(1, Math.ceil(concurrency / 2)) });
+  for (const worker of [stepWorker, intakeWorker]) {
+    worker.on('error', (error) => logger.warn({ err: error.message }, 'queue worker error (will retry)'));
+  }
+  const reconciler = new Reconciler({
+    store,
+    stepJobs,
+    intakeQueue,
+    logger,
+    intervalMs: config.reconcileIntervalMs,
+    staleAfterMs: config.reconcileAfterMs,
+  });
+  if (options.reconciler !== false) reconciler.start();
+  await Promise.all([stepWorker.waitUntilReady(), intakeWorker.waitUntilReady()]);
+  logger.info({ graphs: registry.ids(), concurrency, queuePrefix: config.queuePrefix }, 'agentq worker started');
+
+  let closing: Promise<void> | undefined;
+  return {
+    registry,
+    store,
+    sweep: () => reconciler.sweep(),
+    close() {
+      closing ??= (async () => {
+        logger.info({ active: activeSteps.size }, 'worker shutting down');
+        await reconciler.stop();
+        const grace = setTimeout(() => activeSteps.abortAll(new StepAbort('shutdown', 'the worker is shutting down')), config.shutdownGraceMs);
+        await Promise.all([stepWorker.close(), intakeWorker.close()]);
+        clearTimeout(grace);
+        await Promise.all([activeSteps.close(), stepQueue.close(), intakeQueue.close()]);
+        await redis.quit().catch(() => undefined);
+        logger.info('worker stopped');
+      })();
+      return closing;
+    },
+  };
+}

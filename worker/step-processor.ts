@@ -1,0 +1,262 @@
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { StepAbort } from '../shared/abort.js';
+import { AgentqError, toAgentqError, type ErrorRecord } from '../shared/errors.js';
+import { applyUpdates, stateFrom, type StateOf } from '../shared/graph/channels.js';
+import { mergeNextTasks } from '../shared/graph/define-graph.js';
+import type { CompiledNode, Graph, NodeResult, Task } from '../shared/graph/graph.js';
+import type { GraphRegistry } from '../shared/graph/graph-registry.js';
+import type { NodeContext, Services } from '../shared/graph/node-context.js';
+import type { StepJobData } from '../shared/job-schema.js';
+import type { Logger } from '../shared/logger.js';
+import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
+import type { Message } from '../shared/run-record.js';
+import type { ActiveSteps } from './active-steps.js';
+import type { StepJobs } from './step-jobs.js';
+
+/** How long a step for a graph version this worker lacks waits before another worker may take it. */
+const DEFER_MS = 5000;
+const CANCELLED: ErrorRecord = { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false };
+
+export interface StepProcessorOptions {
+  store: RedisRunStore;
+  registry: GraphRegistry;
+  stepJobs: StepJobs;
+  activeSteps: ActiveSteps;
+  services: Services;
+  logger: Logger;
+}
+
+type Outcome = 'missing' | 'skip' | 'stale' | 'handoff' | 'written' | 'cancelled' | 'committed' | 'fenced' | 'failed';
+
+/**
+ * Runs one step job (DESIGN §2): read the cursor first; run the node with an AbortSignal; commit with
+ * one fenced Lua script; only then add the next superstep's jobs. This is the only place that turns
+ * errors into BullMQ's signals.
+ */
+export class StepProcessor {
+  constructor(private readonly options: StepProcessorOptions) {}
+
+  process = async (job: Job<StepJobData>, token?: string): Promise<Outcome> => {
+    const { store, stepJobs } = this.options;
+    const { runId, superstep, task, node } = job.data;
+    const attempt = job.attemptsMade + 1;
+    const begin = await store.begin(runId, superstep, task, { node, superstep, task, attempt }, Date.now());
+    switch (begin.kind) {
+      case 'missing':
+      case 'skip':
+      case 'stale':
+        return begin.kind;
+      case 'handoff':
+        // Committed before, maybe not handed on (a crash between commit and add): make sure the next jobs exist.
+        if (begin.status === 'running' || begin.status === 'cancelling') {
+          await stepJobs.ensure(runId, begin.superstep, begin.tasks, job.data.graph);
+        }
+        return 'handoff';
+      case 'written': {
+        const meta = await store.get(runId);
+        const graph = meta && this.graphOf(meta);
+        if (meta && graph) await this.advance(meta, graph, job.data.graph);
+        return 'written';
+      }
+      case 'cancel':
+        await store.finish(runId, 'cancelled', CANCELLED, Date.now(), { onlyFrom: 'cancelling' });
+        return 'cancelled';
+      case 'run':
+        return this.run(job, token, begin.meta, begin.state, attempt);
+    }
+  };
+
+  private graphOf(meta: RunMeta): Graph | undefined {
+    return this.options.registry.find(meta.graph, meta.graphVersion);
+  }
+
+  private async run(job: Job<StepJobData>, token: string | undefined, meta: RunMeta, stored: Record<string, unknown>, attempt: number): Promise<Outcome> {
+    const { store, logger: baseLogger } = this.options;
+    const { runId, superstep, task, node: nodeName } = job.data;
+    const graph = this.graphOf(meta);
+    if (!graph) {
+      // Never run a step of a graph version this worker lacks: leave it for a worker that has it.
+      await store.addEvent(runId, 'step-deferred', {
+        node: nodeName,
+        superstep,
+        reason: `this worker lacks graph ${meta.graph}@${meta.graphVersion ?? 'latest'}; it has ${this.options.registry.ids().join(', ') || 'none'}`,
+      });
+      await job.moveToDelayed(Date.now() + DEFER_MS, token);
+      throw new DelayedError();
+    }
+    const node = graph.nodes.get(nodeName);
+    const tasks = meta.tasks ?? [];
+    if (!node || !tasks[task]) {
+      return this.fail(meta, superstep, new AgentqError('INTERNAL', `graph ${graph.id} has no node '${nodeName}' (task ${task} of superstep ${superstep})`), nodeName, attempt);
+    }
+    const now = Date.now();
+    if (meta.stepCount >= meta.maxSteps) {
+      return this.fail(meta, superstep, new AgentqError('MAX_STEPS', `the run reached its limit of ${meta.maxSteps} steps before node '${nodeName}'; raise options.maxSteps if the graph needs more`), nodeName, attempt);
+    }
+    if (meta.deadlineAt !== null && now >= meta.deadlineAt) {
+      return this.fail(meta, superstep, new AgentqError('DEADLINE', `the run passed its deadline (${new Date(meta.deadlineAt).toISOString()}) before node '${nodeName}'`), nodeName, attempt);
+    }
+
+    const state = stateFrom(graph.channels, stored);
+    const logger = baseLogger.child({ runId, stepIndex: superstep, task, node: nodeName, attempt });
+    const startedAt = new Date(now).toISOString();
+    let result: NodeResult<typeof graph.channels> | void;
+    try {
+      result = await this.execute(node, state, meta, job.data, attempt, logger);
+    } catch (error) {
+      return this.onFailure(job, token, meta, node, attempt, error, logger);
+    }
+
+    const { messages = [], ...update } = (result ?? {}) as NodeResult<typeof graph.channels>;
+    const step = { superstep, task, node: nodeName, attempts: attempt, startedAt, endedAt: new Date().toISOString() };
+    if (tasks.length === 1) {
+      let next: Task[];
+      let applied: ReturnType<typeof applyUpdates>;
+      try {
+        applied = applyUpdates(graph.channels, state, [update as never]);
+        next = graph.next(nodeName, applied.state);
+      } catch (error) {
+        return this.fail(meta, superstep, toAgentqError(error), nodeName, attempt);
+      }
+      const outcome = next.length > 0 ? { kind: 'next' as const, tasks: next } : { kind: 'completed' as const, output: graph.output(applied.state) };
+      const committed = await store.commit(
+        { runId, superstep, task, mode: 'single', step, totalTasks: 1, outcome, state: pick(applied.state, applied.changed), messages },
+        Date.now(),
+      );
+      logger.debug({ outcome: committed.kind }, 'step committed');
+      if (committed.kind === 'advanced') await this.options.stepJobs.add(runId, superstep + 1, next, job.data.graph);
+      return committed.kind === 'fenced' || committed.kind === 'missing' ? 'fenced' : 'committed';
+    }
+    const stored_ = await store.commit(
+      {
+        runId,
+        superstep,
+        task,
+        mode: 'task',
+        step,
+        write: { node: nodeName, update, messages },
+        totalTasks: tasks.length,
+        outcome: { kind: 'next', tasks: [] },
+        state: {},
+        messages: [],
+      },
+      Date.now(),
+    );
+    if (stored_.kind !== 'stored') return 'fenced';
+    if (stored_.count === tasks.length) await this.advance(meta, graph, job.data.graph);
+    return 'committed';
+  }
+
+  /** Runs the node, racing it against its AbortSignal so an abort is prompt even if the node ignores it. */
+  private async execute(
+    node: CompiledNode,
+    state: StateOf<Graph['channels']>,
+    meta: RunMeta,
+    data: StepJobData,
+    attempt: number,
+    logger: Logger,
+  ): Promise<NodeResult<Graph['channels']> | void> {
+    const controller = new AbortController();
+    const release = this.options.activeSteps.add(data.runId, controller);
+    const timers: NodeJS.Timeout[] = [];
+    if (node.timeoutMs !== undefined) {
+      timers.push(setTimeout(() => controller.abort(new StepAbort('timeout', `node '${node.name}' exceeded its timeout of ${node.timeoutMs} ms`)), node.timeoutMs));
+    }
+    if (meta.deadlineAt !== null) {
+      timers.push(setTimeout(() => controller.abort(new StepAbort('deadline', `the run passed its deadline (${new Date(meta.deadlineAt!).toISOString()})`)), Math.max(0, meta.deadlineAt - Date.now())));
+    }
+    const { store, services } = this.options;
+    const context: NodeContext = {
+      runId: data.runId,
+      tenant: meta.tenant,
+      stepIndex: data.superstep,
+      task: data.task,
+      stepId: `s${data.superstep}.t${data.task}`,
+      node: node.name,
+      attempt,
+      arg: meta.tasks?.[data.task]?.arg,
+      abortSignal: controller.signal,
+      logger,
+      services,
+      history: () => store.messages(data.runId),
+    };
+    const aborted = new Promise<never>((_resolve, reject) => {
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
+    });
+    try {
+      const running = Promise.resolve().then(() => node.run(state, context));
+      running.catch(() => undefined); // an abandoned node's late failure must not become an unhandled rejection
+      return await Promise.race([running, aborted]);
+    } finally {
+      for (const timer of timers) clearTimeout(timer);
+      release();
+    }
+  }
+
+  private async onFailure(job: Job<StepJobData>, token: string | undefined, meta: RunMeta, node: CompiledNode, attempt: number, thrown: unknown, logger: Logger): Promise<Outcome> {
+    const { store } = this.options;
+    const { runId, superstep } = job.data;
+    const abort = thrown instanceof StepAbort ? thrown : undefined;
+    if (abort?.kind === 'cancel') {
+      await store.finish(runId, 'cancelled', CANCELLED, Date.now(), { superstep });
+      return 'cancelled';
+    }
+    if (abort?.kind === 'shutdown') {
+      // Release the step to another worker without spending an attempt.
+      logger.info('worker shutting down: step released');
+      await job.moveToDelayed(Date.now(), token);
+      throw new DelayedError();
+    }
+    const error =
+      abort?.kind === 'timeout'
+        ? new AgentqError('TIMEOUT', abort.message, { retryable: true })
+        : abort?.kind === 'deadline'
+          ? new AgentqError('DEADLINE', abort.message)
+          : toAgentqError(thrown);
+    if (node.retry.retryOn(error) && attempt < node.retry.maxAttempts) {
+      logger.warn({ err: error.message, code: error.code }, 'step failed; it will be retried');
+      await store.addEvent(runId, 'step-retry', { node: node.name, superstep, attempt, error: error.toRecord() });
+      throw error; // BullMQ retries it with the node's backoff
+    }
+    logger.error({ err: error.message, code: error.code }, 'step failed; the run fails');
+    return this.fail(meta, superstep, error, node.name, attempt);
+  }
+
+  /** Fails the run (context kept), then the job too, so Bull Board shows where it ended. */
+  private async fail(meta: RunMeta, superstep: number, error: AgentqError, node: string, attempt: number): Promise<never> {
+    await this.options.store.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), { superstep });
+    throw new UnrecoverableError(`${error.code}: ${error.message}`);
+  }
+
+  /** The last task of a parallel superstep merges all writes (in task order) and advances. */
+  private async advance(meta: RunMeta, graph: Graph, graphId: string): Promise<void> {
+    const { store, stepJobs } = this.options;
+    const tasks = meta.tasks ?? [];
+    const writes = await store.writes(meta.id);
+    if (writes.size < tasks.length) return;
+    const stored = await store.state(meta.id);
+    const state = stateFrom(graph.channels, stored);
+    const ordered = [...writes.entries()].sort(([a], [b]) => a - b).map(([, write]) => write);
+    let next: Task[];
+    let applied: ReturnType<typeof applyUpdates>;
+    try {
+      applied = applyUpdates(graph.channels, state, ordered.map((write) => write.update as never));
+      next = mergeNextTasks(ordered.map((write) => graph.next(write.node, applied.state)));
+    } catch (error) {
+      await this.fail(meta, meta.superstep, toAgentqError(error), ordered.map((write) => write.node).join(','), 1).catch(() => undefined);
+      return;
+    }
+    const messages: Message[] = ordered.flatMap((write) => write.messages);
+    const outcome = next.length > 0 ? { kind: 'next' as const, tasks: next } : { kind: 'completed' as const, output: graph.output(applied.state) };
+    const committed = await store.commit(
+      { runId: meta.id, superstep: meta.superstep, task: -1, mode: 'advance', totalTasks: tasks.length, outcome, state: pick(applied.state, applied.changed), messages },
+      Date.now(),
+    );
+    if (committed.kind === 'advanced') await stepJobs.add(meta.id, meta.superstep + 1, next, graphId);
+  }
+}
+
+function pick(state: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.map((key) => [key, state[key]]));
+}
+

@@ -1,0 +1,25 @@
+import type { Command } from 'commander';
+import { createLogger } from '../shared/logger.js';
+import { loadConfig } from '../shared/config.js';
+import { startWorker } from './start-worker.js';
+
+/** `agentq worker`: runs until SIGTERM/SIGINT, then shuts down gracefully. */
+export function registerWorkerCommand(program: Command, parseCount: (name: string) => (value: string) => number): void {
+  program
+    .command('worker')
+    .description('run a worker: take runs in and execute their steps')
+    .option('--concurrency <n>', 'steps at once in this process (default AGENTQ_WORKER_CONCURRENCY)', parseCount('--concurrency'))
+    .action(async (options: { concurrency?: number }) => {
+      const config = loadConfig();
+      const logger = createLogger(config.logLevel, { role: 'worker' });
+      const worker = await startWorker({ config, logger, ...(options.concurrency ? { concurrency: options.concurrency } : {}) });
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string) => {
+          logger.info({ signal }, 'signal received');
+          void worker.close().then(resolve);
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
+    });
+}
