@@ -106,7 +106,7 @@ export class AgentClient {
   private async ready(): Promise<void> {
     if (this.redis.status === 'ready') return;
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new AgentqError('INTERNAL', `Redis at ${this.config.redisUrl ?? 'redis://127.0.0.1:6379'} is not reachable`, { retryable: true })), this.config.redisCommandTimeoutMs + 1000);
+      const timer = setTimeout(() => reject(new AgentqError('UNAVAILABLE', `Redis at ${this.config.redisUrl ?? 'redis://127.0.0.1:6379'} is not reachable: start redis-server or set REDIS_URL`, { retryable: true })), this.config.redisCommandTimeoutMs + 1000);
       this.redis.once('ready', () => {
         clearTimeout(timer);
         resolve();
@@ -250,6 +250,8 @@ export class AgentClient {
   async close(): Promise<void> {
     for (const reader of this.readers) reader.disconnect();
     await Promise.all([this.intakeQueue.close(), this.stepQueue.close()]);
-    await this.redis.quit().catch(() => undefined);
+    // quit() needs a ready connection (there is no offline queue); a connection still connecting is dropped.
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
+    else this.redis.disconnect();
   }
 }

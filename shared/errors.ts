@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'NOT_FOUND',
   'CONFLICT',
   'INVALID_GRAPH',
+  'UNAVAILABLE',
   'INTERNAL',
 ] as const;
 
