@@ -7,7 +7,7 @@
  */
 export { defineGraph, GraphBuilder, type GraphDefinition } from './shared/graph/define-graph.js';
 export { channel, type Channel, type Channels, type StateOf, type UpdateOf } from './shared/graph/channels.js';
-export { START, END, Send, type Graph, type NodeFunction, type NodeOptions, type NodeResult, type Router, type Task } from './shared/graph/graph.js';
+export { START, END, Send, type AnyGraph, type Graph, type NodeFunction, type NodeOptions, type NodeResult, type Router, type Task } from './shared/graph/graph.js';
 export { GraphRegistry } from './shared/graph/graph-registry.js';
 export type { NodeContext, Services } from './shared/graph/node-context.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './shared/graph/retry-policy.js';

@@ -200,6 +200,15 @@ export class AgentClient {
     return this.require(runId);
   }
 
+  /** Answers a run waiting on an interrupt: the step that asked runs again and receives `value`. */
+  async resume(runId: string, value: unknown): Promise<RunRecord> {
+    await this.require(runId);
+    const { superstep } = await this.store.resume(runId, value, Date.now());
+    const job: StoredRunJob = { v: 1, stored: true, runId };
+    await this.intakeQueue.add('resume', job, { ...INTAKE_JOB_OPTIONS, jobId: `${runId}.resume.s${superstep}.${Date.now()}` });
+    return this.require(runId);
+  }
+
   /** Deletes a finished run now instead of at the end of its retention. */
   async purge(runId: string): Promise<void> {
     const record = await this.require(runId);

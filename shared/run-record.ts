@@ -18,8 +18,16 @@ export interface RunRecord {
   stepCount: number;
   output: unknown;
   error: ErrorRecord | null;
+  /** While `waiting`: the node that interrupted the run and what it asks for; otherwise null. */
+  interrupt: PendingInterrupt | null;
   createdAt: string;
   updatedAt: string;
+}
+
+export interface PendingInterrupt {
+  node: string;
+  stepId: string;
+  request: unknown;
 }
 
 /** One committed node execution (`agentq steps --json`). */
@@ -42,6 +50,7 @@ export const EVENT_TYPES = [
   'step-retry',
   'step-deferred',
   'run-retry',
+  'run-resume',
   'tool-call',
   'tool-result',
   'run-waiting',

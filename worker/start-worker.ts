@@ -1,7 +1,7 @@
 import { Queue, Worker, type MinimalJob } from 'bullmq';
 import { StepAbort } from '../shared/abort.js';
 import { loadConfig, type Config } from '../shared/config.js';
-import type { Graph } from '../shared/graph/graph.js';
+import type { AnyGraph } from '../shared/graph/graph.js';
 import { GraphRegistry } from '../shared/graph/graph-registry.js';
 import type { Services } from '../shared/graph/node-context.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY } from '../shared/graph/retry-policy.js';
@@ -20,8 +20,7 @@ import { StepProcessor } from './step-processor.js';
 
 export interface StartWorkerOptions {
   /** Your graphs, registered beside the built-in ones. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- graphs of any state shape
-  graphs?: Graph<any, any>[];
+  graphs?: AnyGraph[];
   /** Register the built-in graphs (`chain`, …). @default true */
   builtInGraphs?: boolean;
   /** Services every node receives in `context.services`. @default {} */

@@ -4,6 +4,7 @@ import { AgentqError, toAgentqError, type ErrorRecord } from '../shared/errors.j
 import { applyUpdates, stateFrom, type StateOf } from '../shared/graph/channels.js';
 import { mergeNextTasks } from '../shared/graph/define-graph.js';
 import type { CompiledNode, Graph, NodeResult, Task } from '../shared/graph/graph.js';
+import { InterruptSignal } from '../shared/graph/interrupt-signal.js';
 import type { GraphRegistry } from '../shared/graph/graph-registry.js';
 import type { NodeContext, Services } from '../shared/graph/node-context.js';
 import type { StepJobData } from '../shared/job-schema.js';
@@ -26,7 +27,7 @@ export interface StepProcessorOptions {
   logger: Logger;
 }
 
-type Outcome = 'missing' | 'skip' | 'stale' | 'handoff' | 'written' | 'cancelled' | 'committed' | 'fenced' | 'failed';
+type Outcome = 'missing' | 'skip' | 'stale' | 'handoff' | 'written' | 'cancelled' | 'committed' | 'fenced' | 'failed' | 'waiting';
 
 /**
  * Runs one step job (DESIGN §2): read the cursor first; run the node with an AbortSignal; commit with
@@ -166,12 +167,13 @@ export class StepProcessor {
       timers.push(setTimeout(() => controller.abort(new StepAbort('deadline', `the run passed its deadline (${new Date(meta.deadlineAt!).toISOString()})`)), Math.max(0, meta.deadlineAt - Date.now())));
     }
     const { store, services } = this.options;
+    const stepId = `s${data.superstep}.t${data.task}`;
     const context: NodeContext = {
       runId: data.runId,
       tenant: meta.tenant,
       stepIndex: data.superstep,
       task: data.task,
-      stepId: `s${data.superstep}.t${data.task}`,
+      stepId,
       node: node.name,
       attempt,
       arg: meta.tasks?.[data.task]?.arg,
@@ -179,6 +181,10 @@ export class StepProcessor {
       logger,
       services,
       history: () => store.messages(data.runId),
+      interrupt: <T>(request: unknown): T => {
+        if (meta.resume?.stepId === stepId) return meta.resume.value as T;
+        throw new InterruptSignal(request);
+      },
     };
     const aborted = new Promise<never>((_resolve, reject) => {
       controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
@@ -196,6 +202,11 @@ export class StepProcessor {
   private async onFailure(job: Job<StepJobData>, token: string | undefined, meta: RunMeta, node: CompiledNode, attempt: number, thrown: unknown, logger: Logger): Promise<Outcome> {
     const { store } = this.options;
     const { runId, superstep } = job.data;
+    if (thrown instanceof InterruptSignal) {
+      await store.interrupt(runId, superstep, { node: node.name, stepId: `s${superstep}.t${job.data.task}`, request: thrown.request }, Date.now());
+      logger.info('step interrupted: the run waits for input');
+      return 'waiting';
+    }
     const abort = thrown instanceof StepAbort ? thrown : undefined;
     if (abort?.kind === 'cancel') {
       await store.finish(runId, 'cancelled', CANCELLED, Date.now(), { superstep });

@@ -29,11 +29,11 @@ function describe(record: RunRecord): string {
   return lines.join('\n');
 }
 
-function parseInput(text: string): unknown {
+function parseJson(flag: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`--input is not valid JSON (${(error as Error).message}); quote it, e.g. --input '{"steps": 3}'`);
+    throw new UsageError(`${flag} is not valid JSON (${(error as Error).message}); quote it, e.g. ${flag} '{"steps": 3}'`);
   }
 }
 
@@ -71,7 +71,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .option('--timeout-ms <ms>', 'with --wait: give up after this long', parseCount('--timeout-ms'))
     .option('--json', 'print the run record as JSON')
     .action(async (graph: string, options: Record<string, string | number | boolean | undefined>) => {
-      const input = parseInput(String(options.input));
+      const input = parseJson('--input', String(options.input));
       await withClient(clientFactory, async (client) => {
         const runOptions = {
           ...(options.maxSteps === undefined ? {} : { maxSteps: Number(options.maxSteps) }),
@@ -166,6 +166,20 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .action(async (runId: string, options: { json?: boolean }) => {
       await withClient(clientFactory, async (client) => {
         const record = await client.retry(runId);
+        io.out(options.json ? JSON.stringify(record) : `${record.id} ${record.status}`);
+      });
+    });
+
+  program
+    .command('resume')
+    .description('answer a run waiting on an interrupt')
+    .argument('<runId>')
+    .requiredOption('--value <json>', 'the answer as JSON')
+    .option('--json', 'print the run record as JSON')
+    .action(async (runId: string, options: { value: string; json?: boolean }) => {
+      const value = parseJson('--value', options.value);
+      await withClient(clientFactory, async (client) => {
+        const record = await client.resume(runId, value);
         io.out(options.json ? JSON.stringify(record) : `${record.id} ${record.status}`);
       });
     });

@@ -1,17 +1,16 @@
 import { AgentqError } from '../errors.js';
-import type { Graph } from './graph.js';
+import type { AnyGraph, Graph } from './graph.js';
 
 /** Graphs a worker can run, by `name@version`. A name without a version means its latest registration. */
 export class GraphRegistry {
   private readonly byId = new Map<string, Graph>();
   private readonly latest = new Map<string, Graph>();
 
-  constructor(graphs: Iterable<Graph> = []) {
+  constructor(graphs: Iterable<AnyGraph> = []) {
     for (const graph of graphs) this.register(graph);
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- graphs of any state shape
-  register(graph: Graph<any, any>): this {
+  register(graph: AnyGraph): this {
     if (this.byId.has(graph.id)) throw new AgentqError('INVALID_GRAPH', `graph ${graph.id} is registered twice`);
     this.byId.set(graph.id, graph as Graph);
     this.latest.set(graph.name, graph as Graph);

@@ -62,3 +62,7 @@ export interface Graph<C extends Channels = Channels, Input = unknown> {
   /** Tasks after `node` ran; [] means the branch reached END. */
   next(node: string, state: StateOf<C>): Task[];
 }
+
+/** A graph of any state shape and input (registries and worker options hold many). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- graphs of any state shape
+export type AnyGraph = Graph<any, any>;

@@ -30,4 +30,9 @@ export interface NodeContext {
   readonly services: Services;
   /** The run's message history (loaded on demand: most nodes never need it). */
   history(): Promise<Message[]>;
+  /**
+   * Pauses the run until someone answers `request` (`POST /v1/runs/:id/resume`, `agentq resume`): the
+   * run becomes `waiting`; on resume this step runs again and `interrupt` returns the answer.
+   */
+  interrupt<T = unknown>(request: unknown): T;
 }

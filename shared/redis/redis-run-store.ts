@@ -2,9 +2,9 @@ import type { Redis } from 'ioredis';
 import { AgentqError, type ErrorRecord } from '../errors.js';
 import type { Task } from '../graph/graph.js';
 import { Keys } from '../keys.js';
-import type { Message, RunEvent, RunEventType, RunRecord, RunStatus, StepRecord } from '../run-record.js';
+import type { Message, PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, StepRecord } from '../run-record.js';
 import { runScript } from './create-redis.js';
-import { ADMIT_RUN, BEGIN_STEP, COMMIT_STEP, CREATE_RUN, FINISH_RUN, REQUEST_CANCEL, RETRY_RUN } from './run-scripts.js';
+import { ADMIT_RUN, BEGIN_STEP, COMMIT_STEP, CREATE_RUN, FINISH_RUN, INTERRUPT_RUN, REQUEST_CANCEL, RESUME_RUN, RETRY_RUN } from './run-scripts.js';
 
 /** A run as stored in its meta hash, parsed. */
 export interface RunMeta {
@@ -23,6 +23,10 @@ export interface RunMeta {
   output: unknown;
   error: ErrorRecord | null;
   idempotencyKey: string | null;
+  /** What the run waits for (status `waiting`). */
+  interrupt: PendingInterrupt | null;
+  /** The answer to the last interrupt, for the step that asked. */
+  resume: { stepId: string; value: unknown } | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -269,6 +273,19 @@ export class RedisRunStore {
     }
   }
 
+  /** The step asked for input: the run waits. → 'ok' | 'missing' | 'fenced' */
+  interrupt(runId: string, superstep: number, interrupt: PendingInterrupt, now: number): Promise<'ok' | 'missing' | 'fenced'> {
+    return this.script(INTERRUPT_RUN, runId, [superstep, now, this.eventsMaxLen, JSON.stringify(interrupt), JSON.stringify({ node: interrupt.node, request: interrupt.request })]);
+  }
+
+  /** Answers a waiting run; → the superstep to hand back to the workers. */
+  async resume(runId: string, value: unknown, now: number): Promise<{ superstep: number }> {
+    const reply = await this.script<string[]>(RESUME_RUN, runId, [now, this.eventsMaxLen, JSON.stringify(value ?? null)]);
+    if (reply[0] === 'ok') return { superstep: Number(reply[1]) };
+    if (reply[0] === 'missing') throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may have expired)`);
+    throw new AgentqError('CONFLICT', `run ${runId} is ${reply[1]}; only a waiting run can be resumed`);
+  }
+
   /** Deletes a run and its index entries. */
   async purge(runId: string, tenant: string): Promise<void> {
     await this.redis
@@ -394,6 +411,8 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     output: parseJson(fields.output),
     error: parseJson(fields.error) as ErrorRecord | null,
     idempotencyKey: fields.idempotencyKey ?? null,
+    interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
+    resume: parseJson(fields.resume) as RunMeta['resume'],
     createdAt: Number(fields.createdAt),
     updatedAt: Number(fields.updatedAt),
   };
@@ -418,6 +437,7 @@ export function toRunRecord(meta: RunMeta): RunRecord {
     stepCount: meta.stepCount,
     output: meta.output,
     error: meta.error,
+    interrupt: meta.status === 'waiting' ? meta.interrupt : null,
     createdAt: new Date(meta.createdAt).toISOString(),
     updatedAt: new Date(meta.updatedAt).toISOString(),
   };

@@ -84,8 +84,9 @@ local m = redis.call('HMGET', KEYS[1], 'status', 'superstep')
 local status = m[1]
 if not status then return {'missing'} end
 if tonumber(m[2]) ~= tonumber(ARGV[1]) then return {'fenced'} end
-if status ~= 'running' and status ~= 'cancelling' then return {'fenced'} end
 local mode, now, maxlen = ARGV[3], ARGV[4], ARGV[5]
+-- A parallel sibling may still store its write while another task of the superstep waits for input.
+if status ~= 'running' and status ~= 'cancelling' and not (status == 'waiting' and mode == 'task') then return {'fenced'} end
 local index = -1
 if mode == 'single' or mode == 'task' then
   if redis.call('HEXISTS', KEYS[6], ARGV[2]) == 1 then return {'fenced'} end
@@ -179,4 +180,34 @@ redis.call('HDEL', KEYS[1], 'error', 'finishedAt')
 for i = 1, 7 do redis.call('PERSIST', KEYS[i]) end
 event(ARGV[2], 'run-retry', '{"superstep":' .. m[2] .. '}')
 return {'ok', m[2], m[3]}
+`;
+
+/**
+ * A node asked for input: the run waits (no job in flight) until it is resumed or cancelled.
+ * ARGV: 1 superstep · 2 now · 3 events maxlen · 4 interrupt JSON {node, stepId, request} · 5 run-waiting data JSON
+ * → 'ok' | 'missing' | 'fenced'
+ */
+export const INTERRUPT_RUN = `${TERMINAL}
+local m = redis.call('HMGET', KEYS[1], 'status', 'superstep')
+if not m[1] then return 'missing' end
+if m[1] ~= 'running' or tonumber(m[2]) ~= tonumber(ARGV[1]) then return 'fenced' end
+redis.call('HSET', KEYS[1], 'status', 'waiting', 'interrupt', ARGV[4], 'updatedAt', ARGV[2])
+event(ARGV[3], 'run-waiting', ARGV[5])
+return 'ok'
+`;
+
+/**
+ * Answer a waiting run: the interrupted step runs again and its `interrupt()` returns the value.
+ * ARGV: 1 now · 2 events maxlen · 3 value JSON
+ * → {'ok', superstep} | {'missing'} | {'not-waiting', status}
+ */
+export const RESUME_RUN = `${TERMINAL}
+local m = redis.call('HMGET', KEYS[1], 'status', 'superstep', 'interrupt')
+if not m[1] then return {'missing'} end
+if m[1] ~= 'waiting' then return {'not-waiting', m[1]} end
+local pending = cjson.decode(m[3])
+redis.call('HSET', KEYS[1], 'status', 'running', 'resume', '{"stepId":' .. cjson.encode(pending['stepId']) .. ',"value":' .. ARGV[3] .. '}', 'updatedAt', ARGV[1])
+redis.call('HDEL', KEYS[1], 'interrupt')
+event(ARGV[2], 'run-resume', '{"stepId":' .. cjson.encode(pending['stepId']) .. '}')
+return {'ok', m[2]}
 `;

@@ -71,10 +71,22 @@ const outer = defineGraph({ name: 'outer', state: { log: channel.append<string>(
   .edge('post', END)
   .build();
 
+const approval = defineGraph({ name: 'approval', state: { draft: channel.replace(''), verdict: channel.replace('') }, output: (state) => state })
+  .node('write', () => ({ draft: 'pay 100 EUR' }))
+  .node('ask', (state, context) => {
+    calls.hit(context.runId, 'ask');
+    const answer = context.interrupt<{ approved: boolean }>({ question: `approve "${state.draft}"?` });
+    return { verdict: answer.approved ? 'approved' : 'rejected' };
+  })
+  .edge(START, 'write')
+  .edge('write', 'ask')
+  .edge('ask', END)
+  .build();
+
 describe('graph execution through the queue', () => {
   let env: TestEnv;
   beforeAll(async () => {
-    env = await startTestEnv({ graphs: [fanOut, mapReduce, outer] });
+    env = await startTestEnv({ graphs: [fanOut, mapReduce, outer, approval] });
   });
   afterAll(async () => env.close());
 
@@ -105,5 +117,31 @@ describe('graph execution through the queue', () => {
     const done = await env.client.wait(queued.id);
     expect(done.output).toEqual(['pre', 'x', 'y', 'post']);
     expect((await env.client.steps(queued.id)).map((step) => step.node)).toEqual(['pre', 'sub/x', 'sub/y', 'post']);
+  });
+
+  it('a node can interrupt the run; resume continues from that step with the given value', async () => {
+    const queued = await env.client.enqueue({ graph: 'approval', input: null });
+    const waiting = await env.client.wait(queued.id);
+    expect(waiting.status).toBe('waiting');
+    expect(waiting.interrupt).toEqual({ node: 'ask', stepId: 's1.t0', request: { question: 'approve "pay 100 EUR"?' } });
+    await expect(env.client.retry(queued.id)).rejects.toThrow(/only a failed run can be retried/);
+    const resumed = await env.client.resume(queued.id, { approved: true });
+    expect(resumed.interrupt).toBeNull();
+    const done = await env.client.wait(queued.id);
+    expect(done).toMatchObject({ status: 'completed', output: { draft: 'pay 100 EUR', verdict: 'approved' } });
+    expect((await env.client.steps(queued.id)).map((step) => step.node)).toEqual(['write', 'ask']);
+    expect(calls.of(queued.id, 'ask')).toBe(2);
+    await expect(env.client.resume(queued.id, {})).rejects.toThrow(/only a waiting run can be resumed/);
+    const types: string[] = [];
+    for await (const event of env.client.events(queued.id)) types.push(event.type);
+    expect(types).toContain('run-waiting');
+    expect(types).toContain('run-resume');
+    expect(types.at(-1)).toBe('run-end');
+  });
+
+  it('cancelling a waiting run ends it at once', async () => {
+    const queued = await env.client.enqueue({ graph: 'approval', input: null });
+    expect((await env.client.wait(queued.id)).status).toBe('waiting');
+    expect((await env.client.cancel(queued.id)).status).toBe('cancelled');
   });
 });

@@ -1,7 +1,7 @@
-import type { Graph } from '../../shared/graph/graph.js';
+import type { AnyGraph } from '../../shared/graph/graph.js';
 import { chainGraph } from './chain.js';
 
 /** The graphs every agentq worker runs unless told otherwise. */
-export function builtInGraphs(): Graph[] {
-  return [chainGraph as unknown as Graph];
+export function builtInGraphs(): AnyGraph[] {
+  return [chainGraph];
 }
