@@ -89,6 +89,11 @@ export interface RunStoreOptions {
   retentionSeconds?: number;
   /** @default 1000 */
   eventsMaxLen?: number;
+  /**
+   * Called after this store moved a run to completed, failed or cancelled (webhooks, metrics). Errors
+   * are the hook's own business: they are caught and do not undo the transition.
+   */
+  onFinished?: (runId: string, status: 'completed' | 'failed' | 'cancelled') => Promise<void>;
 }
 
 const CANCELLED_ERROR: ErrorRecord = { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false };
@@ -103,14 +108,21 @@ export class RedisRunStore {
   readonly keys: Keys;
   readonly retentionSeconds: number;
   readonly eventsMaxLen: number;
+  private readonly onFinished: RunStoreOptions['onFinished'];
 
   constructor(
     readonly redis: Redis,
-    { keyPrefix, retentionSeconds = 7 * 24 * 3600, eventsMaxLen = 1000 }: RunStoreOptions = {},
+    { keyPrefix, retentionSeconds = 7 * 24 * 3600, eventsMaxLen = 1000, onFinished }: RunStoreOptions = {},
   ) {
     this.keys = new Keys(keyPrefix);
     this.retentionSeconds = retentionSeconds;
     this.eventsMaxLen = eventsMaxLen;
+    this.onFinished = onFinished;
+  }
+
+  private async finished(runId: string, status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
+    await this.redis.zrem(this.keys.activeRuns(), runId);
+    await this.onFinished?.(runId, status).catch(() => undefined);
   }
 
   private script<T>(lua: string, runId: string, args: (string | number)[]): Promise<T> {
@@ -206,7 +218,7 @@ export class RedisRunStore {
     const kind = reply[0];
     if (kind === 'fenced' || kind === 'missing') return { kind };
     if (kind === 'stored') return { kind, index: Number(reply[1]), count: Number(reply[2]) };
-    if (kind === 'completed' || kind === 'cancelled') await this.redis.zrem(this.keys.activeRuns(), request.runId);
+    if (kind === 'completed' || kind === 'cancelled') await this.finished(request.runId, kind);
     return { kind: kind as 'advanced' | 'completed' | 'cancelled', index: Number(reply[1]) };
   }
 
@@ -237,7 +249,8 @@ export class RedisRunStore {
       JSON.stringify({ status, error }),
       onlyFrom ?? '',
     ]);
-    if (result === 'ok' || result === 'terminal' || result === 'missing') await this.redis.zrem(this.keys.activeRuns(), runId);
+    if (result === 'ok') await this.finished(runId, status);
+    else if (result === 'terminal' || result === 'missing') await this.redis.zrem(this.keys.activeRuns(), runId);
     return result;
   }
 
@@ -250,7 +263,7 @@ export class RedisRunStore {
       JSON.stringify(CANCELLED_ERROR),
       JSON.stringify({ status: 'cancelled', error: CANCELLED_ERROR }),
     ]);
-    if (result === 'cancelled') await this.redis.zrem(this.keys.activeRuns(), runId);
+    if (result === 'cancelled') await this.finished(runId, 'cancelled');
     if (result === 'cancelling') await this.redis.publish(this.keys.cancelChannel(), runId);
     return result;
   }
