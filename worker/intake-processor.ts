@@ -7,6 +7,7 @@ import { ID_PATTERN, runIdForIdempotencyKey } from '../shared/ids.js';
 import { formatZodError, runJobSchema, storedRunJobSchema } from '../shared/job-schema.js';
 import type { Logger } from '../shared/logger.js';
 import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
+import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepJobs } from './step-jobs.js';
 
 export interface IntakeProcessorOptions {
@@ -15,6 +16,7 @@ export interface IntakeProcessorOptions {
   stepJobs: StepJobs;
   config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'>;
   logger: Logger;
+  telemetry: Telemetry;
 }
 
 /**
@@ -119,7 +121,7 @@ export class IntakeProcessor {
       return reject(toAgentqError(error));
     }
     if (tasks.length === 0) return reject(new AgentqError('INVALID_GRAPH', `graph ${graph.id} routes from START straight to END for this input`));
-    const admitted = await store.admit(meta.id, graph.version, state, tasks, Date.now());
+    const admitted = await store.admit(meta.id, graph.version, state, tasks, Date.now(), this.options.telemetry.newRunTrace());
     // 'admitted' means a concurrent attempt got there first and added the jobs itself.
     if (admitted === 'ok') await stepJobs.add(meta.id, 0, tasks, graph.id);
     logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');

@@ -17,6 +17,7 @@ import { Reconciler, type SweepReport } from './reconciler.js';
 import { checkRedisDurability } from './check-redis-durability.js';
 import { splitGraphId, StepJobs } from './step-jobs.js';
 import { StepProcessor } from './step-processor.js';
+import { startTelemetry, type Telemetry } from '../shared/telemetry/telemetry.js';
 
 export interface StartWorkerOptions {
   /** Your graphs, registered beside the built-in ones. */
@@ -33,6 +34,8 @@ export interface StartWorkerOptions {
   logger?: Logger;
   /** Sweep for runs without a live job. @default true */
   reconciler?: boolean;
+  /** @default startTelemetry() (on only when OTEL_* configures an exporter) */
+  telemetry?: Telemetry;
 }
 
 export interface AgentWorker {
@@ -59,27 +62,53 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const registry = new GraphRegistry(options.builtInGraphs === false ? [] : builtInGraphs());
   for (const graph of options.graphs ?? []) registry.register(graph);
 
+  const telemetry = options.telemetry ?? (await startTelemetry());
   const redis = createRedis(config.redisUrl, 'worker');
   await checkRedisDurability(redis, config, logger);
+  // Each runs after a run reached a terminal state, whichever way it got there.
+  const finishedHooks: ((runId: string, status: 'completed' | 'failed' | 'cancelled') => Promise<void>)[] = [];
   const store = new RedisRunStore(redis, {
     keyPrefix: config.keyPrefix,
     retentionSeconds: config.retentionSeconds,
     eventsMaxLen: config.eventsMaxLen,
+    onFinished: async (runId, status) => {
+      for (const hook of finishedHooks) await hook(runId, status).catch((error: unknown) => logger.warn({ runId, err: String(error) }, 'run-finished hook failed'));
+    },
   });
+  if (telemetry.enabled) {
+    finishedHooks.push(async (runId) => {
+      const meta = await store.get(runId);
+      if (!meta) return;
+      telemetry.emitRunSpan({
+        trace: meta.trace,
+        runId,
+        graph: meta.graph,
+        graphVersion: meta.graphVersion,
+        status: meta.status,
+        stepCount: meta.stepCount,
+        errorCode: meta.error?.code,
+        errorMessage: meta.error?.message,
+        startTime: meta.createdAt,
+        endTime: meta.updatedAt,
+      });
+    });
+  }
   const connection = { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null };
-  const queueOptions = { connection, prefix: config.queuePrefix };
+  const bullmqTelemetry = telemetry.bullmq ? { telemetry: telemetry.bullmq } : {};
+  const queueOptions = { connection, prefix: config.queuePrefix, ...bullmqTelemetry };
   const stepQueue = new Queue<StepJobData>(STEP_QUEUE, queueOptions);
   const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
   const stepJobs = new StepJobs(stepQueue, registry, { keepCompleted: config.keepCompletedJobs, keepFailed: config.keepFailedJobs });
   const activeSteps = new ActiveSteps();
   await activeSteps.listen(createRedis(config.redisUrl, 'blocking'), store.keys.cancelChannel(), logger);
 
-  const stepProcessor = new StepProcessor({ store, registry, stepJobs, activeSteps, services: options.services ?? {}, logger });
-  const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger });
+  const stepProcessor = new StepProcessor({ store, registry, stepJobs, activeSteps, services: options.services ?? {}, logger, telemetry });
+  const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry });
   const concurrency = options.concurrency ?? config.concurrency;
   const workerOptions = {
     connection,
     prefix: config.queuePrefix,
+    ...bullmqTelemetry,
     concurrency,
     lockDuration: config.lockDurationMs,
     stalledInterval: config.stalledIntervalMs,
@@ -123,6 +152,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
         await Promise.all([stepWorker.close(), intakeWorker.close()]);
         clearTimeout(grace);
         await Promise.all([activeSteps.close(), stepQueue.close(), intakeQueue.close()]);
+        await telemetry.flush().catch(() => undefined);
         await redis.quit().catch(() => undefined);
         logger.info('worker stopped');
       })();

@@ -1,3 +1,4 @@
+import { context as otelContext, SpanStatusCode, trace } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { StepAbort } from '../shared/abort.js';
 import { AgentqError, toAgentqError, type ErrorRecord } from '../shared/errors.js';
@@ -11,6 +12,7 @@ import type { StepJobData } from '../shared/job-schema.js';
 import type { Logger } from '../shared/logger.js';
 import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
 import type { Message } from '../shared/run-record.js';
+import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { ActiveSteps } from './active-steps.js';
 import type { StepJobs } from './step-jobs.js';
 
@@ -25,6 +27,7 @@ export interface StepProcessorOptions {
   activeSteps: ActiveSteps;
   services: Services;
   logger: Logger;
+  telemetry: Telemetry;
 }
 
 type Outcome = 'missing' | 'skip' | 'stale' | 'handoff' | 'written' | 'cancelled' | 'committed' | 'fenced' | 'failed' | 'waiting';
@@ -71,7 +74,43 @@ export class StepProcessor {
     return this.options.registry.find(meta.graph, meta.graphVersion);
   }
 
+  /** The step inside its span `agent.step <node>`, a child of the run's root span (DESIGN §8). */
   private async run(job: Job<StepJobData>, token: string | undefined, meta: RunMeta, stored: Record<string, unknown>, attempt: number): Promise<Outcome> {
+    const { telemetry } = this.options;
+    if (!telemetry.enabled) return this.runStep(job, token, meta, stored, attempt);
+    const parent = telemetry.runContext(meta.trace);
+    const span = telemetry.tracer.startSpan(
+      `agent.step ${job.data.node}`,
+      {
+        attributes: {
+          'agentq.run.id': meta.id,
+          'agentq.graph': `${meta.graph}@${meta.graphVersion ?? ''}`,
+          'agentq.step.superstep': job.data.superstep,
+          'agentq.step.task': job.data.task,
+          'agentq.step.node': job.data.node,
+          'agentq.step.attempt': attempt,
+        },
+      },
+      parent,
+    );
+    return otelContext.with(trace.setSpan(parent, span), async () => {
+      try {
+        const outcome = await this.runStep(job, token, meta, stored, attempt);
+        span.setAttribute('agentq.step.outcome', outcome);
+        return outcome;
+      } catch (error) {
+        if (!(error instanceof DelayedError)) {
+          span.recordException(error as Error);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+        }
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  private async runStep(job: Job<StepJobData>, token: string | undefined, meta: RunMeta, stored: Record<string, unknown>, attempt: number): Promise<Outcome> {
     const { store, logger: baseLogger } = this.options;
     const { runId, superstep, task, node: nodeName } = job.data;
     const graph = this.graphOf(meta);

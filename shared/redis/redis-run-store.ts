@@ -25,6 +25,8 @@ export interface RunMeta {
   idempotencyKey: string | null;
   /** What the run waits for (status `waiting`). */
   interrupt: PendingInterrupt | null;
+  /** `<traceId>-<rootSpanId>` of the run's trace, when tracing was on as it was taken in. */
+  trace: string | null;
   /** The answer to the last interrupt, for the step that asked. */
   resume: { stepId: string; value: unknown } | null;
   createdAt: number;
@@ -155,9 +157,9 @@ export class RedisRunStore {
   }
 
   /** Initial state and the first tasks; → 'ok', 'admitted' (before), 'missing', or the status it has. */
-  admit(runId: string, graphVersion: string, state: Record<string, unknown>, tasks: Task[], now: number): Promise<string> {
+  admit(runId: string, graphVersion: string, state: Record<string, unknown>, tasks: Task[], now: number, runTrace = ''): Promise<string> {
     const pairs = Object.entries(state).flatMap(([key, value]) => [key, JSON.stringify(value)]);
-    return this.script<string>(ADMIT_RUN, runId, [now, graphVersion, JSON.stringify(tasks), pairs.length / 2, ...pairs]);
+    return this.script<string>(ADMIT_RUN, runId, [now, graphVersion, JSON.stringify(tasks), runTrace, pairs.length / 2, ...pairs]);
   }
 
   async get(runId: string): Promise<RunMeta | null> {
@@ -426,6 +428,7 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     idempotencyKey: fields.idempotencyKey ?? null,
     interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
     resume: parseJson(fields.resume) as RunMeta['resume'],
+    trace: fields.trace ?? null,
     createdAt: Number(fields.createdAt),
     updatedAt: Number(fields.updatedAt),
   };

@@ -28,7 +28,7 @@ return 1
 
 /**
  * The intake's hand-over: initial state and the first superstep's tasks.
- * ARGV: 1 now · 2 graphVersion · 3 tasks JSON · 4 n · then n state field/value pairs
+ * ARGV: 1 now · 2 graphVersion · 3 tasks JSON · 4 trace ('' = none) · 5 n · then n state field/value pairs
  * → 'ok' | 'missing' | 'admitted' (done before) | <status> (no longer queued)
  */
 export const ADMIT_RUN = `
@@ -36,9 +36,10 @@ local m = redis.call('HMGET', KEYS[1], 'status', 'tasks')
 if not m[1] then return 'missing' end
 if m[2] then return 'admitted' end
 if m[1] ~= 'queued' then return m[1] end
-local n = tonumber(ARGV[4])
-for i = 0, n - 1 do redis.call('HSET', KEYS[2], ARGV[5 + 2 * i], ARGV[6 + 2 * i]) end
+local n = tonumber(ARGV[5])
+for i = 0, n - 1 do redis.call('HSET', KEYS[2], ARGV[6 + 2 * i], ARGV[7 + 2 * i]) end
 redis.call('HSET', KEYS[1], 'graphVersion', ARGV[2], 'tasks', ARGV[3], 'superstep', 0, 'updatedAt', ARGV[1])
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'trace', ARGV[4]) end
 return 'ok'
 `;
 
