@@ -87,6 +87,7 @@ export class AgentClient {
       input: data.input,
       maxSteps: data.options?.maxSteps ?? this.config.defaultMaxSteps,
       ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
+      ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
       ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
       now,
     });

@@ -37,6 +37,38 @@ const envSchema = z.object({
   AGENTQ_KEEP_FAILED_JOBS: int(5000),
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: int(1000, 50),
   AGENTQ_ALLOW_UNSAFE_REDIS: bool(false),
+  // HTTP API (producer/api/ENV.md describes each).
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  AGENTQ_API_KEYS: z.string().optional(),
+  AGENTQ_API_KEYS_FILE: z.string().optional(),
+  AGENTQ_BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
+  AGENTQ_RATE_LIMIT_PER_MINUTE: int(600),
+  AGENTQ_TENANT_MAX_INFLIGHT: int(1000),
+  AGENTQ_DASHBOARD_WRITE: bool(false),
+  AGENTQ_DASHBOARD_SESSION_SECONDS: int(12 * 3600, 60),
+  // Webhooks.
+  AGENTQ_WEBHOOK_SECRETS: z
+    .string()
+    .default('')
+    .transform((value, context) => {
+      const secrets: Record<string, string> = {};
+      for (const entry of value.split(',').map((item) => item.trim()).filter(Boolean)) {
+        const colon = entry.indexOf(':');
+        const tenant = colon < 0 ? '' : entry.slice(0, colon);
+        if ((tenant !== '*' && !ID_PATTERN.test(tenant)) || colon === entry.length - 1) {
+          context.addIssue({ code: 'custom', message: `entry '${tenant || entry.slice(0, 12)}…' must be <tenant>:<secret> (tenant '*' = every tenant without its own)` });
+          continue;
+        }
+        secrets[tenant] = entry.slice(colon + 1);
+      }
+      return secrets;
+    }),
+  AGENTQ_WEBHOOK_ALLOW_PRIVATE: bool(false),
+  AGENTQ_WEBHOOK_MAX_ATTEMPTS: int(8, 1),
+  AGENTQ_WEBHOOK_BACKOFF_MS: int(2000, 10),
+  AGENTQ_WEBHOOK_TIMEOUT_MS: int(10_000, 100),
+  AGENTQ_WEBHOOK_CONCURRENCY: int(4, 1),
 });
 
 export interface Config {
@@ -66,6 +98,36 @@ export interface Config {
   keepFailedJobs: number;
   redisCommandTimeoutMs: number;
   allowUnsafeRedis: boolean;
+  /** API listen port. @default 3000 */
+  port: number;
+  /** API listen address; forced to loopback while no API key is configured. @default '127.0.0.1' */
+  host: string;
+  /** `<key>:<tenant>:<role>,…` (raw; the API hashes them at start-up). */
+  apiKeys: string | undefined;
+  /** A file of the same entries, one per line or comma-separated. */
+  apiKeysFile: string | undefined;
+  /** Larger request bodies get 413. @default 1 MiB */
+  bodyLimitBytes: number;
+  /** Requests per API key per minute; 0 = unlimited. @default 600 */
+  rateLimitPerMinute: number;
+  /** Runs not yet finished per tenant; 0 = unlimited. @default 1000 */
+  tenantMaxInflight: number;
+  /** Bull Board may retry, remove and promote jobs. @default false (read-only) */
+  dashboardWrite: boolean;
+  /** Lifetime of a dashboard sign-in cookie. @default 12 h */
+  dashboardSessionSeconds: number;
+  /** Webhook signing secret by tenant; `*` applies to tenants without their own. */
+  webhookSecrets: Record<string, string>;
+  /** Deliver webhooks to private, loopback and link-local addresses (tests, private networks). @default false */
+  webhookAllowPrivate: boolean;
+  /** @default 8 */
+  webhookMaxAttempts: number;
+  /** First retry delay, doubling per attempt. @default 2000 */
+  webhookBackoffMs: number;
+  /** Per delivery attempt. @default 10000 */
+  webhookTimeoutMs: number;
+  /** Deliveries at once per worker process. @default 4 */
+  webhookConcurrency: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -98,6 +160,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keepFailedJobs: e.AGENTQ_KEEP_FAILED_JOBS,
     redisCommandTimeoutMs: e.AGENTQ_REDIS_COMMAND_TIMEOUT_MS,
     allowUnsafeRedis: e.AGENTQ_ALLOW_UNSAFE_REDIS,
+    port: e.PORT,
+    host: e.HOST,
+    apiKeys: e.AGENTQ_API_KEYS,
+    apiKeysFile: e.AGENTQ_API_KEYS_FILE,
+    bodyLimitBytes: e.AGENTQ_BODY_LIMIT_BYTES,
+    rateLimitPerMinute: e.AGENTQ_RATE_LIMIT_PER_MINUTE,
+    tenantMaxInflight: e.AGENTQ_TENANT_MAX_INFLIGHT,
+    dashboardWrite: e.AGENTQ_DASHBOARD_WRITE,
+    dashboardSessionSeconds: e.AGENTQ_DASHBOARD_SESSION_SECONDS,
+    webhookSecrets: e.AGENTQ_WEBHOOK_SECRETS,
+    webhookAllowPrivate: e.AGENTQ_WEBHOOK_ALLOW_PRIVATE,
+    webhookMaxAttempts: e.AGENTQ_WEBHOOK_MAX_ATTEMPTS,
+    webhookBackoffMs: e.AGENTQ_WEBHOOK_BACKOFF_MS,
+    webhookTimeoutMs: e.AGENTQ_WEBHOOK_TIMEOUT_MS,
+    webhookConcurrency: e.AGENTQ_WEBHOOK_CONCURRENCY,
   };
 }
 

@@ -40,6 +40,11 @@ export interface AgentqErrorOptions {
   retryable?: boolean;
   details?: unknown;
   cause?: unknown;
+  /**
+   * Try again after this long without spending an attempt (a provider's 429 with Retry-After): the step
+   * is parked as a delayed job.
+   */
+  retryAfterMs?: number;
 }
 
 export class AgentqError extends Error {
@@ -47,13 +52,15 @@ export class AgentqError extends Error {
   readonly code: ErrorCode;
   readonly retryable: boolean;
   readonly details?: unknown;
+  readonly retryAfterMs?: number;
 
-  constructor(code: ErrorCode, message: string, { retryable = false, details, cause }: AgentqErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, { retryable = false, details, cause, retryAfterMs }: AgentqErrorOptions = {}) {
     super(message, cause === undefined ? undefined : { cause });
     this.name = 'AgentqError';
     this.code = code;
     this.retryable = retryable;
     this.details = details;
+    if (retryAfterMs !== undefined) this.retryAfterMs = retryAfterMs;
   }
 
   static isInstance(value: unknown): value is AgentqError {

@@ -9,6 +9,8 @@ export const runOptionsSchema = z
   .object({
     maxSteps: z.number().int().min(1).max(100_000).optional(),
     deadlineMs: z.number().int().min(1).max(30 * 24 * 3600 * 1000).optional(),
+    /** Input + output tokens the run may spend; the step that would exceed it fails the run (BUDGET_EXCEEDED). */
+    tokenBudget: z.number().int().min(1).optional(),
   })
   .strict();
 export type RunOptions = z.infer<typeof runOptionsSchema>;
@@ -27,6 +29,11 @@ export const runJobSchema = z
     idempotencyKey: id('idempotencyKey').optional(),
     tenant: id('tenant').optional(),
     options: runOptionsSchema.optional(),
+    /** Receives the run record, signed, when the run finishes (completed, failed or cancelled). */
+    webhookUrl: z
+      .url({ protocol: /^https?$/, error: 'webhookUrl must be an absolute http:// or https:// URL' })
+      .max(2048, 'webhookUrl must be at most 2048 characters')
+      .optional(),
   })
   .strict();
 export type RunJob = z.infer<typeof runJobSchema>;

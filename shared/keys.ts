@@ -58,4 +58,24 @@ export class Keys {
   reconcilerLock(): string {
     return `${this.prefix}:reconciler:lock`;
   }
+
+  /** One family of `/metrics` counters (a hash), shared by workers and API processes. */
+  metrics(family: string): string {
+    return `${this.prefix}:metrics:${family}`;
+  }
+
+  /** A tenant's runs not yet finished (the API's per-tenant cap), scored by creation time. */
+  tenantInflight(tenant: string): string {
+    return `${this.prefix}:t:${tenant}:inflight`;
+  }
+
+  /** Requests of one API key (by its hash id) in one rate-limit window. */
+  apiRateLimit(keyId: string, window: number): string {
+    return `${this.prefix}:api:rate:${keyId}:${window}`;
+  }
+
+  /** A dashboard sign-in session, by the sha256 of its cookie token (the token itself is never stored). */
+  dashboardSession(tokenHash: string): string {
+    return `${this.prefix}:api:session:${tokenHash}`;
+  }
 }

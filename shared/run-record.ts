@@ -20,8 +20,16 @@ export interface RunRecord {
   error: ErrorRecord | null;
   /** While `waiting`: the node that interrupted the run and what it asks for; otherwise null. */
   interrupt: PendingInterrupt | null;
+  /** Tokens and estimated cost of the model calls made so far (from each response's usage). */
+  usage: Usage;
   createdAt: string;
   updatedAt: string;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
 }
 
 export interface PendingInterrupt {
@@ -41,6 +49,8 @@ export interface StepRecord {
   attempts: number;
   startedAt: string;
   endedAt: string;
+  /** Model usage of this step, when it called a model. */
+  usage?: Usage;
 }
 
 export const EVENT_TYPES = [

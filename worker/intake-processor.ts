@@ -78,6 +78,7 @@ export class IntakeProcessor {
       input: data.input,
       maxSteps: data.options?.maxSteps ?? config.defaultMaxSteps,
       ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
+      ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
       ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
       now,
     });

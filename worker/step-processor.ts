@@ -11,7 +11,7 @@ import type { NodeContext, Services } from '../shared/graph/node-context.js';
 import type { StepJobData } from '../shared/job-schema.js';
 import type { Logger } from '../shared/logger.js';
 import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
-import type { Message } from '../shared/run-record.js';
+import type { Message, Usage } from '../shared/run-record.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { ActiveSteps } from './active-steps.js';
 import type { StepJobs } from './step-jobs.js';
@@ -133,6 +133,9 @@ export class StepProcessor {
     if (meta.stepCount >= meta.maxSteps) {
       return this.fail(meta, superstep, new AgentqError('MAX_STEPS', `the run reached its limit of ${meta.maxSteps} steps before node '${nodeName}'; raise options.maxSteps if the graph needs more`), nodeName, attempt);
     }
+    if (meta.tokenBudget !== null && meta.usage.inputTokens + meta.usage.outputTokens >= meta.tokenBudget) {
+      return this.fail(meta, superstep, new AgentqError('BUDGET_EXCEEDED', `the run spent ${meta.usage.inputTokens + meta.usage.outputTokens} of its ${meta.tokenBudget}-token budget before node '${nodeName}'; raise options.tokenBudget to let it continue`), nodeName, attempt);
+    }
     if (meta.deadlineAt !== null && now >= meta.deadlineAt) {
       return this.fail(meta, superstep, new AgentqError('DEADLINE', `the run passed its deadline (${new Date(meta.deadlineAt).toISOString()}) before node '${nodeName}'`), nodeName, attempt);
     }
@@ -141,14 +144,16 @@ export class StepProcessor {
     const logger = baseLogger.child({ runId, stepIndex: superstep, task, node: nodeName, attempt });
     const startedAt = new Date(now).toISOString();
     let result: NodeResult<typeof graph.channels> | void;
+    const usage: Usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     try {
-      result = await this.execute(node, state, meta, job.data, attempt, logger);
+      result = await this.execute(node, state, meta, job.data, attempt, logger, usage);
     } catch (error) {
-      return this.onFailure(job, token, meta, node, attempt, error, logger);
+      return this.onFailure(job, token, meta, node, attempt, error, logger, usage);
     }
+    const stepUsage = usage.inputTokens + usage.outputTokens > 0 ? usage : undefined;
 
     const { messages = [], ...update } = (result ?? {}) as NodeResult<typeof graph.channels>;
-    const step = { superstep, task, node: nodeName, attempts: attempt, startedAt, endedAt: new Date().toISOString() };
+    const step = { superstep, task, node: nodeName, attempts: attempt, startedAt, endedAt: new Date().toISOString(), ...(stepUsage ? { usage: stepUsage } : {}) };
     if (tasks.length === 1) {
       let next: Task[];
       let applied: ReturnType<typeof applyUpdates>;
@@ -160,7 +165,7 @@ export class StepProcessor {
       }
       const outcome = next.length > 0 ? { kind: 'next' as const, tasks: next } : { kind: 'completed' as const, output: graph.output(applied.state) };
       const committed = await store.commit(
-        { runId, superstep, task, mode: 'single', step, totalTasks: 1, outcome, state: pick(applied.state, applied.changed), messages },
+        { runId, superstep, task, mode: 'single', step, totalTasks: 1, outcome, state: pick(applied.state, applied.changed), messages, ...(stepUsage ? { usage: stepUsage } : {}) },
         Date.now(),
       );
       logger.debug({ outcome: committed.kind }, 'step committed');
@@ -179,6 +184,7 @@ export class StepProcessor {
         outcome: { kind: 'next', tasks: [] },
         state: {},
         messages: [],
+        ...(stepUsage ? { usage: stepUsage } : {}),
       },
       Date.now(),
     );
@@ -195,6 +201,7 @@ export class StepProcessor {
     data: StepJobData,
     attempt: number,
     logger: Logger,
+    usage: Usage,
   ): Promise<NodeResult<Graph['channels']> | void> {
     const controller = new AbortController();
     const release = this.options.activeSteps.add(data.runId, controller);
@@ -224,6 +231,19 @@ export class StepProcessor {
         if (meta.resume?.stepId === stepId) return meta.resume.value as T;
         throw new InterruptSignal(request);
       },
+      memo: async <T>(key: string, compute: () => Promise<T>): Promise<T> => {
+        const saved = await store.memoGet(data.runId, stepId, key);
+        if (saved !== undefined) return saved as T;
+        const value = await compute();
+        await store.memoSet(data.runId, stepId, key, value);
+        return value;
+      },
+      recordUsage: ({ inputTokens, outputTokens, costUsd }) => {
+        usage.inputTokens += inputTokens;
+        usage.outputTokens += outputTokens;
+        usage.costUsd += costUsd;
+      },
+      tokenBudgetRemaining: meta.tokenBudget === null ? null : Math.max(0, meta.tokenBudget - meta.usage.inputTokens - meta.usage.outputTokens),
     };
     const aborted = new Promise<never>((_resolve, reject) => {
       controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
@@ -238,7 +258,16 @@ export class StepProcessor {
     }
   }
 
-  private async onFailure(job: Job<StepJobData>, token: string | undefined, meta: RunMeta, node: CompiledNode, attempt: number, thrown: unknown, logger: Logger): Promise<Outcome> {
+  private async onFailure(
+    job: Job<StepJobData>,
+    token: string | undefined,
+    meta: RunMeta,
+    node: CompiledNode,
+    attempt: number,
+    thrown: unknown,
+    logger: Logger,
+    usage: Usage,
+  ): Promise<Outcome> {
     const { store } = this.options;
     const { runId, superstep } = job.data;
     if (thrown instanceof InterruptSignal) {
@@ -263,12 +292,22 @@ export class StepProcessor {
         : abort?.kind === 'deadline'
           ? new AgentqError('DEADLINE', abort.message)
           : toAgentqError(thrown);
+    if (error.retryAfterMs !== undefined && error.retryable) {
+      // The provider said when to come back (429 Retry-After): park the step without spending an attempt.
+      logger.warn({ code: error.code, retryAfterMs: error.retryAfterMs }, 'step parked until the provider allows another request');
+      await store.addEvent(runId, 'step-retry', { node: node.name, superstep, attempt, parkedMs: error.retryAfterMs, error: error.toRecord() });
+      await job.moveToDelayed(Date.now() + error.retryAfterMs, token);
+      throw new DelayedError();
+    }
     if (node.retry.retryOn(error) && attempt < node.retry.maxAttempts) {
       logger.warn({ err: error.message, code: error.code }, 'step failed; it will be retried');
       await store.addEvent(runId, 'step-retry', { node: node.name, superstep, attempt, error: error.toRecord() });
       throw error; // BullMQ retries it with the node's backoff
     }
     logger.error({ err: error.message, code: error.code }, 'step failed; the run fails');
+    // A retried attempt re-reads its memoised responses and records their usage again; only a step that
+    // ends the run here has its usage counted outside a commit.
+    if (usage.inputTokens + usage.outputTokens > 0) await store.addUsage(runId, usage);
     return this.fail(meta, superstep, error, node.name, attempt);
   }
 

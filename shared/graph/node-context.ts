@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Message } from '../run-record.js';
+import type { Message, Usage } from '../run-record.js';
 
 /**
  * Services a worker hands to every node (language model, embedder, vector store, tools, …). Open so a
@@ -35,4 +35,17 @@ export interface NodeContext {
    * run becomes `waiting`; on resume this step runs again and `interrupt` returns the answer.
    */
   interrupt<T = unknown>(request: unknown): T;
+  /**
+   * Paid work done at most once (invariant I4): returns the result saved under `key` for this step if
+   * an earlier attempt saved one; otherwise runs `compute`, saves its result, then returns it. Save
+   * before acting on it, so a crash after the save does not pay again.
+   */
+  memo<T>(key: string, compute: () => Promise<T>): Promise<T>;
+  /**
+   * Adds model usage to this step. Record the usage of every response the step uses, memoised or
+   * fresh: the engine counts a step's usage once, with its commit (or when it fails the run).
+   */
+  recordUsage(usage: Usage & { model?: string }): void;
+  /** Tokens the run may still spend under its budget, or null without a budget. */
+  readonly tokenBudgetRemaining: number | null;
 }

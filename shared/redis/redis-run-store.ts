@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { AgentqError, type ErrorRecord } from '../errors.js';
 import type { Task } from '../graph/graph.js';
 import { Keys } from '../keys.js';
-import type { Message, PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, StepRecord } from '../run-record.js';
+import type { Message, PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, StepRecord, Usage } from '../run-record.js';
 import { runScript } from './create-redis.js';
 import { ADMIT_RUN, BEGIN_STEP, COMMIT_STEP, CREATE_RUN, FINISH_RUN, INTERRUPT_RUN, REQUEST_CANCEL, RESUME_RUN, RETRY_RUN } from './run-scripts.js';
 
@@ -20,9 +20,14 @@ export interface RunMeta {
   input: unknown;
   maxSteps: number;
   deadlineAt: number | null;
+  /** Input + output tokens the run may spend; null = no budget. */
+  tokenBudget: number | null;
+  usage: Usage;
   output: unknown;
   error: ErrorRecord | null;
   idempotencyKey: string | null;
+  /** Where the finished run is POSTed (webhooks). */
+  webhookUrl: string | null;
   /** What the run waits for (status `waiting`). */
   interrupt: PendingInterrupt | null;
   /** `<traceId>-<rootSpanId>` of the run's trace, when tracing was on as it was taken in. */
@@ -41,7 +46,9 @@ export interface NewRun {
   input: unknown;
   maxSteps: number;
   deadlineAt?: number;
+  tokenBudget?: number;
   idempotencyKey?: string;
+  webhookUrl?: string;
   now: number;
 }
 
@@ -70,6 +77,8 @@ export interface CommitRequest {
   /** Serialised values of the state keys that changed. */
   state: Record<string, unknown>;
   messages: Message[];
+  /** The step's model usage, added to the run's. */
+  usage?: Usage;
 }
 
 export type CommitResult =
@@ -148,7 +157,9 @@ export class RedisRunStore {
     };
     if (run.graphVersion) fields.graphVersion = run.graphVersion;
     if (run.deadlineAt) fields.deadlineAt = run.deadlineAt;
+    if (run.tokenBudget) fields.tokenBudget = run.tokenBudget;
     if (run.idempotencyKey) fields.idempotencyKey = run.idempotencyKey;
+    if (run.webhookUrl) fields.webhookUrl = run.webhookUrl;
     const created = (await this.script<number>(CREATE_RUN, run.id, Object.entries(fields).flat())) === 1;
     if (created) await this.redis.zadd(this.keys.tenantRuns(run.tenant), 'NX', run.now, run.id);
     const meta = await this.get(run.id);
@@ -211,6 +222,9 @@ export class RedisRunStore {
       JSON.stringify(endData),
       JSON.stringify({ status: 'cancelled', error: CANCELLED_ERROR }),
       JSON.stringify(CANCELLED_ERROR),
+      request.usage?.inputTokens ?? 0,
+      request.usage?.outputTokens ?? 0,
+      request.usage?.costUsd ?? 0,
       statePairs.length / 2,
       ...statePairs,
       request.messages.length,
@@ -309,6 +323,32 @@ export class RedisRunStore {
       .zrem(this.keys.tenantRuns(tenant), runId)
       .zrem(this.keys.activeRuns(), runId)
       .exec();
+  }
+
+  /** Usage of an attempt that failed after paying for a model call (a committed step carries its own). */
+  async addUsage(runId: string, usage: Usage): Promise<void> {
+    const key = this.keys.run(runId).meta;
+    const pipeline = this.redis.pipeline().hincrby(key, 'inputTokens', usage.inputTokens).hincrby(key, 'outputTokens', usage.outputTokens);
+    if (usage.costUsd) pipeline.hincrbyfloat(key, 'costUsd', usage.costUsd);
+    await pipeline.exec();
+  }
+
+  /**
+   * A memoised result of paid work (invariant I4) of one step, or undefined. Memos live in one hash
+   * field per step and are deleted when that step commits: after the commit it never runs again.
+   */
+  async memoGet(runId: string, stepId: string, key: string): Promise<unknown> {
+    const value = await this.redis.hget(this.keys.run(runId).memo, stepId);
+    return value === null ? undefined : (JSON.parse(value) as Record<string, unknown>)[key];
+  }
+
+  /** Only the worker running the step writes its memos, so read-modify-write is safe here. */
+  async memoSet(runId: string, stepId: string, key: string, value: unknown): Promise<void> {
+    const key_ = this.keys.run(runId).memo;
+    const current = await this.redis.hget(key_, stepId);
+    const memos = current === null ? {} : (JSON.parse(current) as Record<string, unknown>);
+    memos[key] = value ?? null;
+    await this.redis.hset(key_, stepId, JSON.stringify(memos));
   }
 
   async state(runId: string): Promise<Record<string, unknown>> {
@@ -423,9 +463,16 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     input: parseJson(fields.input),
     maxSteps: Number(fields.maxSteps),
     deadlineAt: fields.deadlineAt ? Number(fields.deadlineAt) : null,
+    tokenBudget: fields.tokenBudget ? Number(fields.tokenBudget) : null,
+    usage: {
+      inputTokens: Number(fields.inputTokens ?? 0),
+      outputTokens: Number(fields.outputTokens ?? 0),
+      costUsd: Number(fields.costUsd ?? 0),
+    },
     output: parseJson(fields.output),
     error: parseJson(fields.error) as ErrorRecord | null,
     idempotencyKey: fields.idempotencyKey ?? null,
+    webhookUrl: fields.webhookUrl ?? null,
     interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
     resume: parseJson(fields.resume) as RunMeta['resume'],
     trace: fields.trace ?? null,
@@ -454,6 +501,7 @@ export function toRunRecord(meta: RunMeta): RunRecord {
     output: meta.output,
     error: meta.error,
     interrupt: meta.status === 'waiting' ? meta.interrupt : null,
+    usage: meta.usage,
     createdAt: new Date(meta.createdAt).toISOString(),
     updatedAt: new Date(meta.updatedAt).toISOString(),
   };

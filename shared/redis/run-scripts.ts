@@ -77,7 +77,8 @@ return {'run', 'running', redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', 
  * ARGV: 1 superstep · 2 task · 3 mode · 4 now · 5 events maxlen · 6 retention s · 7 step record JSON (without
  *   index) · 8 task write JSON · 9 total tasks · 10 outcome ('next'|'completed') · 11 next tasks JSON or output JSON
  *   · 12 step-end data JSON (without index) · 13 cancelled run-end data JSON · 14 cancel error JSON
- *   · 15 n · n state field/value pairs · m · m messages
+ *   · 15 input tokens · 16 output tokens · 17 cost USD (the step's model usage, added to the run's)
+ *   · 18 n · n state field/value pairs · m · m messages
  * → {'fenced'} | {'missing'} | {'stored', index, count} | {'advanced'|'completed'|'cancelled', index}
  */
 export const COMMIT_STEP = `${TERMINAL}
@@ -93,6 +94,10 @@ if mode == 'single' or mode == 'task' then
   if redis.call('HEXISTS', KEYS[6], ARGV[2]) == 1 then return {'fenced'} end
   index = redis.call('HINCRBY', KEYS[1], 'stepCount', 1) - 1
   redis.call('RPUSH', KEYS[4], '{"index":' .. index .. ',' .. string.sub(ARGV[7], 2))
+  if ARGV[15] ~= '0' then redis.call('HINCRBY', KEYS[1], 'inputTokens', ARGV[15]) end
+  if ARGV[16] ~= '0' then redis.call('HINCRBY', KEYS[1], 'outputTokens', ARGV[16]) end
+  if ARGV[17] ~= '0' then redis.call('HINCRBYFLOAT', KEYS[1], 'costUsd', ARGV[17]) end
+  redis.call('HDEL', KEYS[7], 's' .. ARGV[1] .. '.t' .. ARGV[2])
   event(maxlen, 'step-end', '{"index":' .. index .. ',' .. string.sub(ARGV[12], 2))
   if mode == 'task' then
     redis.call('HSET', KEYS[6], ARGV[2], ARGV[8])
@@ -103,7 +108,7 @@ else
   if redis.call('HLEN', KEYS[6]) ~= tonumber(ARGV[9]) then return {'fenced'} end
   redis.call('DEL', KEYS[6])
 end
-local pos = 15
+local pos = 18
 local n = tonumber(ARGV[pos]); pos = pos + 1
 for i = 1, n do redis.call('HSET', KEYS[2], ARGV[pos], ARGV[pos + 1]); pos = pos + 2 end
 local count = tonumber(ARGV[pos]); pos = pos + 1

@@ -36,7 +36,7 @@ describe('the agentq CLI', () => {
     expect(run.code).toBe(0);
     const record = JSON.parse(run.stdout);
     expect(record).toMatchObject({ status: 'completed', graph: 'chain', graphVersion: '1', stepCount: 3, output: { visited: [0, 1, 2] }, error: null });
-    expect(Object.keys(record).sort()).toEqual(['createdAt', 'error', 'graph', 'graphVersion', 'id', 'interrupt', 'output', 'status', 'stepCount', 'tenant', 'updatedAt']);
+    expect(Object.keys(record).sort()).toEqual(['createdAt', 'error', 'graph', 'graphVersion', 'id', 'interrupt', 'output', 'status', 'stepCount', 'tenant', 'updatedAt', 'usage']);
 
     const status = await cli('status', record.id, '--json');
     expect(status.code).toBe(0);

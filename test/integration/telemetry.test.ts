@@ -3,7 +3,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../shared/logger.js';
 import { startTelemetry, type Telemetry } from '../../shared/telemetry/telemetry.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 describe('tracing and logs in one process', () => {
   const exporter = new InMemorySpanExporter();
@@ -28,7 +28,8 @@ describe('tracing and logs in one process', () => {
   it('gives a run one trace: a root span agent.run and a child agent.step per step', async () => {
     const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 3 } });
     await env.client.wait(queued.id);
-    await telemetry.flush();
+    // The root span is written just after the final commit, which wait() may see first.
+    await eventually(async () => exporter.getFinishedSpans().some((span) => span.name === 'agent.run chain' && span.attributes['agentq.run.id'] === queued.id));
     const spans = exporter.getFinishedSpans();
     const roots = spans.filter((span) => span.name === 'agent.run chain' && span.attributes['agentq.run.id'] === queued.id);
     expect(roots).toHaveLength(1);
@@ -48,9 +49,9 @@ describe('tracing and logs in one process', () => {
   it('log lines of a step carry runId, stepIndex and the trace id', async () => {
     const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 2 } });
     await env.client.wait(queued.id);
-    await telemetry.flush();
-    const root = exporter.getFinishedSpans().find((span) => span.name === 'agent.run chain' && span.attributes['agentq.run.id'] === queued.id)!;
-    const stepLines = lines.filter((line) => line.runId === queued.id && line.msg === 'step committed');
+    const root = await eventually(async () => exporter.getFinishedSpans().find((span) => span.name === 'agent.run chain' && span.attributes['agentq.run.id'] === queued.id));
+    const ofRun = () => lines.filter((line) => line.runId === queued.id && line.msg === 'step committed');
+    const stepLines = await eventually(async () => ofRun().length === 2 && ofRun());
     expect(stepLines.map((line) => line.stepIndex)).toEqual([0, 1]);
     for (const line of stepLines) {
       expect(line.trace_id).toBe(root.spanContext().traceId);
