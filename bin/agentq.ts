@@ -39,6 +39,8 @@ registerProducerCommands(
 );
 const { registerWorkerCommand } = await import('../worker/worker-command.js');
 registerWorkerCommand(program, parseCount);
+const { registerStartCommand } = await import('./start-command.js');
+registerStartCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -37,6 +37,8 @@ const envSchema = z.object({
   AGENTQ_KEEP_FAILED_JOBS: int(5000),
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: int(1000, 50),
   AGENTQ_ALLOW_UNSAFE_REDIS: bool(false),
+  AGENTQ_DATA_DIR: z.string().min(1).default('.agentq'),
+  AGENTQ_LOCAL_REDIS_PORT: z.coerce.number().int().min(1).max(65_535).default(6379),
   // HTTP API (producer/api/ENV.md describes each).
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -98,6 +100,10 @@ export interface Config {
   keepFailedJobs: number;
   redisCommandTimeoutMs: number;
   allowUnsafeRedis: boolean;
+  /** Local data (the private redis-server's AOF, the embedded store). @default '.agentq' */
+  dataDir: string;
+  /** `agentq start` without REDIS_URL: use the Redis on this port, or start a private one on it. @default 6379 */
+  localRedisPort: number;
   /** API listen port. @default 3000 */
   port: number;
   /** API listen address; forced to loopback while no API key is configured. @default '127.0.0.1' */
@@ -160,6 +166,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keepFailedJobs: e.AGENTQ_KEEP_FAILED_JOBS,
     redisCommandTimeoutMs: e.AGENTQ_REDIS_COMMAND_TIMEOUT_MS,
     allowUnsafeRedis: e.AGENTQ_ALLOW_UNSAFE_REDIS,
+    dataDir: e.AGENTQ_DATA_DIR,
+    localRedisPort: e.AGENTQ_LOCAL_REDIS_PORT,
     port: e.PORT,
     host: e.HOST,
     apiKeys: e.AGENTQ_API_KEYS,

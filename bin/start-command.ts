@@ -1,0 +1,64 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { Redis } from 'ioredis';
+import { loadConfig, type Config } from '../shared/config.js';
+import { createLogger } from '../shared/logger.js';
+import { startPrivateRedis, type PrivateRedis } from '../shared/redis/private-redis-server.js';
+import { ensureRedisServer } from './ensure-redis-server.js';
+
+async function answers(url: string): Promise<boolean> {
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, connectTimeout: 500 });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    return (await probe.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/**
+ * `agentq start` (what `npm start` runs): the worker, the API and the dashboard in one process. Without
+ * REDIS_URL it uses the Redis on the local port if one answers, and otherwise starts a private
+ * redis-server there (AOF on, data under AGENTQ_DATA_DIR) that it stops again on exit.
+ */
+export function registerStartCommand(program: Command): void {
+  program
+    .command('start')
+    .description('run worker + API + dashboard; without REDIS_URL, start a private redis-server if none answers locally')
+    .action(async () => {
+      const base = loadConfig();
+      const logger = createLogger(base.logLevel, { role: 'start' });
+      let privateRedis: PrivateRedis | undefined;
+      let config: Config = base;
+      if (!base.redisUrl) {
+        const localUrl = `redis://127.0.0.1:${base.localRedisPort}`;
+        if (await answers(localUrl)) {
+          logger.info({ redis: localUrl }, 'REDIS_URL is unset; using the Redis that answers locally');
+        } else {
+          ensureRedisServer((line) => logger.info(line));
+          const dir = resolve(base.dataDir, 'redis');
+          privateRedis = await startPrivateRedis({ port: base.localRedisPort, dir, appendonly: true });
+          logger.info({ redis: privateRedis.url, dir, pid: privateRedis.process.pid }, 'REDIS_URL is unset; started a private redis-server (AOF on)');
+        }
+        config = { ...base, redisUrl: localUrl };
+      }
+      const { startWorker } = await import('../worker/start-worker.js');
+      const worker = await startWorker({ config, logger });
+      process.stderr.write(`agentq is running\n  redis:  ${config.redisUrl}\n  worker: concurrency ${config.concurrency}\n  stop:   Ctrl-C (or SIGTERM)\n`);
+      await new Promise<void>((done) => {
+        const stop = (signal: string) => {
+          logger.info({ signal }, 'stopping');
+          void (async () => {
+            await worker.close();
+            await privateRedis?.stop();
+            done();
+          })();
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
+    });
+}

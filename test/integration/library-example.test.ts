@@ -1,0 +1,42 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { testConfig } from '../helpers/test-env.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+describe("the README's library example", () => {
+  it('is in the README verbatim', () => {
+    const example = readFileSync(`${root}/examples/library-usage.ts`, 'utf8').trim();
+    expect(readFileSync(`${root}/README.md`, 'utf8')).toContain(example);
+  });
+
+  it("compiles against the package's exports and runs", async () => {
+    // `import … from 'agentq'` resolves through package.json "exports" to dist/ (npm test builds first).
+    expect(existsSync(`${root}/dist/index.js`), 'dist/index.js is missing: run `npm run build` (npm test does it)').toBe(true);
+    const compile = spawnSync(
+      process.execPath,
+      ['node_modules/typescript/bin/tsc', '--ignoreConfig', '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2023', '--skipLibCheck', 'examples/library-usage.ts'],
+      { cwd: root, encoding: 'utf8' },
+    );
+    expect(compile.status, compile.stdout + compile.stderr).toBe(0);
+    const config = testConfig();
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'examples/library-usage.ts'], {
+        cwd: root,
+        env: { ...process.env, REDIS_URL: config.redisUrl, AGENTQ_KEY_PREFIX: config.keyPrefix, AGENTQ_QUEUE_PREFIX: config.queuePrefix, AGENTQ_LOG_LEVEL: 'warn' },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      status: 'completed',
+      output: { orderId: 'A-1001', decision: 'auto-approve', notes: ['looked up A-1001'] },
+    });
+  });
+});
