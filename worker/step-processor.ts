@@ -13,6 +13,7 @@ import type { Logger } from '../shared/logger.js';
 import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
 import type { Message, Usage } from '../shared/run-record.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
+import type { StepObservation, StepObserver } from '../shared/graph/step-observer.js';
 import type { ActiveSteps } from './active-steps.js';
 import type { StepJobs } from './step-jobs.js';
 
@@ -28,6 +29,7 @@ export interface StepProcessorOptions {
   services: Services;
   logger: Logger;
   telemetry: Telemetry;
+  observers?: StepObserver[];
 }
 
 type Outcome = 'missing' | 'skip' | 'stale' | 'handoff' | 'written' | 'cancelled' | 'committed' | 'fenced' | 'failed' | 'waiting';
@@ -249,12 +251,39 @@ export class StepProcessor {
       controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
     });
     try {
+      const observation: StepObservation = {
+        runId: data.runId,
+        graph: data.graph,
+        node: node.name,
+        superstep: data.superstep,
+        task: data.task,
+        attempt,
+        startedAt: performance.now(),
+      };
+      this.observe('onNodeStart', observation);
       const running = Promise.resolve().then(() => node.run(state, context));
       running.catch(() => undefined); // an abandoned node's late failure must not become an unhandled rejection
-      return await Promise.race([running, aborted]);
+      try {
+        const result = await Promise.race([running, aborted]);
+        this.observe('onNodeEnd', { ...observation, endedAt: performance.now(), outcome: 'ok' });
+        return result;
+      } catch (error) {
+        this.observe('onNodeEnd', { ...observation, endedAt: performance.now(), outcome: 'error' });
+        throw error;
+      }
     } finally {
       for (const timer of timers) clearTimeout(timer);
       release();
+    }
+  }
+
+  private observe(event: 'onNodeStart' | 'onNodeEnd', observation: StepObservation): void {
+    for (const observer of this.options.observers ?? []) {
+      try {
+        observer[event]?.(observation);
+      } catch {
+        // An observer must not break a step.
+      }
     }
   }
 

@@ -13,7 +13,8 @@ export type RedisRole = 'worker' | 'producer' | 'blocking';
 export function createRedis(url: string | undefined, role: RedisRole, commandTimeoutMs = 1000): Redis {
   const options: RedisOptions =
     role === 'worker'
-      ? { maxRetriesPerRequest: null }
+      ? // Many steps run at once in a worker: commands issued in the same tick share one write.
+        { maxRetriesPerRequest: null, enableAutoPipelining: true }
       : role === 'producer'
         ? { enableOfflineQueue: false, commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 1 }
         : { maxRetriesPerRequest: null };

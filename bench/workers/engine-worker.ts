@@ -1,0 +1,39 @@
+/**
+ * A benchmark worker process: the built-in graphs, config from the environment. Reports each finished
+ * run to the parent over IPC, and on request the node start/end times it observed (performance.now(),
+ * one clock per process), so transitions can be measured to the microsecond.
+ */
+import { loadConfig } from '../../shared/config.js';
+import type { StepObservation } from '../../shared/graph/step-observer.js';
+import { createLogger } from '../../shared/logger.js';
+import { startWorker } from '../../worker/start-worker.js';
+
+const observations = new Map<string, { superstep: number; startedAt: number; endedAt: number }[]>();
+const record = process.env.BENCH_RECORD_STEPS === 'true';
+const config = loadConfig();
+const worker = await startWorker({
+  config,
+  logger: createLogger('error'),
+  reconciler: false,
+  observers: [
+    {
+      onNodeEnd(observation: StepObservation) {
+        if (!record) return;
+        const list = observations.get(observation.runId) ?? [];
+        list.push({ superstep: observation.superstep, startedAt: observation.startedAt, endedAt: observation.endedAt! });
+        observations.set(observation.runId, list);
+      },
+      onRunFinished(runId, status) {
+        process.send?.({ type: 'finished', runId, status });
+      },
+    },
+  ],
+});
+process.on('message', (message: { type: string; runIds?: string[] }) => {
+  if (message.type === 'observations') {
+    const wanted = Object.fromEntries((message.runIds ?? []).map((runId) => [runId, observations.get(runId) ?? []]));
+    process.send?.({ type: 'observations', observations: wanted });
+  }
+  if (message.type === 'stop') void worker.close().then(() => process.exit(0));
+});
+process.send?.({ type: 'ready' });
