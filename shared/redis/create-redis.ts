@@ -49,3 +49,22 @@ export async function runScript<T>(redis: Redis, lua: string, keys: string[], ar
     throw error;
   }
 }
+
+/** The script's sha1 after making sure Redis has it (for use inside a pipeline, where EVALSHA cannot fall back). */
+export async function runScriptSha(redis: Redis, lua: string): Promise<string> {
+  const entry = script(lua);
+  if (!loaded.has(redis) || !loaded.get(redis)!.has(entry.sha)) {
+    const [exists] = (await redis.script('EXISTS', entry.sha)) as number[];
+    if (!exists) await redis.script('LOAD', lua);
+    if (!loaded.has(redis)) loaded.set(redis, new Set());
+    loaded.get(redis)!.add(entry.sha);
+  }
+  return entry.sha;
+}
+
+const loaded = new WeakMap<Redis, Set<string>>();
+
+/** After NOSCRIPT: Redis lost its script cache (a restart); load again on next use. */
+export function forgetScripts(redis: Redis): void {
+  loaded.delete(redis);
+}

@@ -3,7 +3,7 @@ import { AgentqError, type ErrorRecord } from '../errors.js';
 import type { Task } from '../graph/graph.js';
 import { Keys } from '../keys.js';
 import type { Message, PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, StepRecord, Usage } from '../run-record.js';
-import { runScript } from './create-redis.js';
+import { forgetScripts, runScript, runScriptSha } from './create-redis.js';
 import { ADMIT_RUN, BEGIN_STEP, COMMIT_STEP, CREATE_RUN, FINISH_RUN, INTERRUPT_RUN, REQUEST_CANCEL, RESUME_RUN, RETRY_RUN } from './run-scripts.js';
 
 /** A run as stored in its meta hash, parsed. */
@@ -140,9 +140,7 @@ export class RedisRunStore {
     return runScript<T>(this.redis, lua, this.keys.runAll(runId), args);
   }
 
-  async create(run: NewRun): Promise<{ created: boolean; meta: RunMeta }> {
-    // Index first: a crash after it leaves an index entry without a run, which readers skip.
-    await this.redis.zadd(this.keys.activeRuns(), 'NX', run.now, run.id);
+  async create(run: NewRun, retried = false): Promise<{ created: boolean; meta: RunMeta }> {
     const fields: Record<string, string | number> = {
       id: run.id,
       tenant: run.tenant,
@@ -160,11 +158,28 @@ export class RedisRunStore {
     if (run.tokenBudget) fields.tokenBudget = run.tokenBudget;
     if (run.idempotencyKey) fields.idempotencyKey = run.idempotencyKey;
     if (run.webhookUrl) fields.webhookUrl = run.webhookUrl;
-    const created = (await this.script<number>(CREATE_RUN, run.id, Object.entries(fields).flat())) === 1;
+    // One round trip. The active index comes first: a crash after it leaves an index entry without a
+    // run, which readers skip and the reconciler drops.
+    const script = await runScriptSha(this.redis, CREATE_RUN);
+    const replies = await this.redis
+      .pipeline()
+      .zadd(this.keys.activeRuns(), 'NX', run.now, run.id)
+      .evalsha(script, 7, ...this.keys.runAll(run.id), ...Object.entries(fields).flat())
+      .hgetall(this.keys.run(run.id).meta)
+      .exec();
+    const [, createReply, metaReply] = replies ?? [];
+    if (createReply?.[0] instanceof Error && createReply[0].message.includes('NOSCRIPT') && !retried) {
+      // Redis restarted and lost its script cache since we loaded the script.
+      forgetScripts(this.redis);
+      return this.create(run, true);
+    }
+    if (createReply?.[0] || metaReply?.[0]) throw createReply?.[0] ?? metaReply?.[0];
+    const created = createReply?.[1] === 1;
+    const fieldsAfter = metaReply?.[1] as Record<string, string> | undefined;
+    if (!fieldsAfter?.id) throw new AgentqError('INTERNAL', `run ${run.id} vanished right after it was created`, { retryable: true });
+    // Only the creator indexes the run under its tenant (an existing run may belong to another tenant).
     if (created) await this.redis.zadd(this.keys.tenantRuns(run.tenant), 'NX', run.now, run.id);
-    const meta = await this.get(run.id);
-    if (!meta) throw new AgentqError('INTERNAL', `run ${run.id} vanished right after it was created`, { retryable: true });
-    return { created, meta };
+    return { created, meta: parseMeta(fieldsAfter) };
   }
 
   /** Initial state and the first tasks; → 'ok', 'admitted' (before), 'missing', or the status it has. */
@@ -414,7 +429,7 @@ export class RedisRunStore {
           continue;
         }
         const meta = parseMeta(fields);
-        if ((status && meta.status !== status) || (graph && meta.graph !== graph)) continue;
+        if (meta.tenant !== tenant || (status && meta.status !== status) || (graph && meta.graph !== graph)) continue;
         runs.push(toRunRecord(meta));
       }
       if (expired.length > 0) await this.redis.zrem(key, ...expired);

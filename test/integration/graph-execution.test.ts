@@ -4,7 +4,7 @@ import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START, Send } from '../../shared/graph/graph.js';
 import { STEP_QUEUE } from '../../shared/queues.js';
 import { Calls } from '../helpers/test-graphs.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 const calls = new Calls();
 
@@ -101,8 +101,10 @@ describe('graph execution through the queue', () => {
     expect(steps.map((step) => step.superstep)).toEqual([0, 1, 1, 1, 2]);
     expect(steps.map((step) => step.index)).toEqual([0, 1, 2, 3, 4]);
     expect(await env.client.messages(queued.id)).toEqual([{ role: 'assistant', content: 'from c' }]);
-    const jobs = await env.queue(STEP_QUEUE).getJobs(['completed']);
-    const ids = jobs.map((job) => job.id!).filter((id) => id.startsWith(`${queued.id}.s1.`)).sort();
+    const ids = await eventually(async () => {
+      const found = (await env.queue(STEP_QUEUE).getJobs(['completed'])).map((job) => job.id!).filter((id) => id.startsWith(`${queued.id}.s1.`));
+      return found.length === 3 && found.sort();
+    });
     expect(ids).toEqual([`${queued.id}.s1.t0`, `${queued.id}.s1.t1`, `${queued.id}.s1.t2`]);
   });
 

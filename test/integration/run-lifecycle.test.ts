@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STEP_QUEUE } from '../../shared/queues.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 describe('a chain run through the queue', () => {
   let env: TestEnv;
@@ -27,8 +27,12 @@ describe('a chain run through the queue', () => {
   it('runs every step as its own job on the step queue, with deterministic ids', async () => {
     const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 4 } });
     await env.client.wait(queued.id, { timeoutMs: 20_000 });
-    const jobs = await env.queue(STEP_QUEUE).getJobs(['completed']);
-    const ids = jobs.map((job) => job.id).filter((id) => id?.startsWith(`${queued.id}.`)).sort();
+    // The run completes at its last commit; its job is marked completed just after.
+    const jobs = await eventually(async () => {
+      const completed = (await env.queue(STEP_QUEUE).getJobs(['completed'])).filter((job) => job.id?.startsWith(`${queued.id}.`));
+      return completed.length === 4 && completed;
+    });
+    const ids = jobs.map((job) => job.id).sort();
     expect(ids).toEqual([0, 1, 2, 3].map((superstep) => `${queued.id}.s${superstep}.t0`));
     for (const job of jobs.filter((job) => job.id?.startsWith(`${queued.id}.`))) {
       // Step jobs carry ids, not user content.
