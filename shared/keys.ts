@@ -78,4 +78,9 @@ export class Keys {
   dashboardSession(tokenHash: string): string {
     return `${this.prefix}:api:session:${tokenHash}`;
   }
+
+  /** Sliding-window log of one provider+model's requests (member `<ms>:<id>:<tokens>`), shared by all workers. */
+  providerLimit(provider: string, model: string): string {
+    return `${this.prefix}:limits:{${provider}:${model}}`;
+  }
 }
