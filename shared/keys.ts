@@ -83,4 +83,20 @@ export class Keys {
   providerLimit(provider: string, model: string): string {
     return `${this.prefix}:limits:{${provider}:${model}}`;
   }
+
+  /** One batch's keys, under one hash tag: meta (hash), items (list of JSON), inflight (set of run ids). */
+  batch(batchId: string): { meta: string; items: string; inflight: string; lock: string } {
+    const base = `${this.prefix}:{batch:${batchId}}`;
+    return { meta: `${base}:meta`, items: `${base}:items`, inflight: `${base}:inflight`, lock: `${base}:lock` };
+  }
+
+  /** A tenant's batches, scored by creation time. */
+  tenantBatches(tenant: string): string {
+    return `${this.prefix}:t:${tenant}:batches`;
+  }
+
+  /** Batches still dispatching; the reconciler tops these up. */
+  activeBatches(): string {
+    return `${this.prefix}:batches:active`;
+  }
 }

@@ -4,12 +4,15 @@ import type { ErrorRecord } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { RedisRunStore } from '../shared/redis/redis-run-store.js';
 import { isTerminal } from '../shared/run-record.js';
+import type { BatchDispatcher } from '../shared/batches/batch-dispatcher.js';
 import type { StepJobs } from './step-jobs.js';
 
 export interface ReconcilerOptions {
   store: RedisRunStore;
   stepJobs: StepJobs;
   intakeQueue: Queue;
+  /** Batches are topped up and repaired in each sweep, when given. */
+  batches?: BatchDispatcher;
   logger: Logger;
   /** How often one worker sweeps. */
   intervalMs: number;
@@ -96,6 +99,11 @@ export class Reconciler {
       if (added > 0) {
         report.requeued += 1;
         logger.warn({ runId, superstep: meta.superstep, added }, 'reconciler: run had no live step job; re-enqueued');
+      }
+    }
+    if (this.options.batches) {
+      for (const batchId of await this.options.batches.activeBatchIds()) {
+        await this.options.batches.repair(batchId).catch((error: unknown) => logger.warn({ batchId, err: String(error) }, 'reconciler: batch repair failed'));
       }
     }
     return report;

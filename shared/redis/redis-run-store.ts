@@ -28,6 +28,8 @@ export interface RunMeta {
   idempotencyKey: string | null;
   /** Where the finished run is POSTed (webhooks). */
   webhookUrl: string | null;
+  /** The batch this run answers an item of. */
+  batchId: string | null;
   /** What the run waits for (status `waiting`). */
   interrupt: PendingInterrupt | null;
   /** `<traceId>-<rootSpanId>` of the run's trace, when tracing was on as it was taken in. */
@@ -49,6 +51,7 @@ export interface NewRun {
   tokenBudget?: number;
   idempotencyKey?: string;
   webhookUrl?: string;
+  batchId?: string;
   now: number;
 }
 
@@ -158,6 +161,7 @@ export class RedisRunStore {
     if (run.tokenBudget) fields.tokenBudget = run.tokenBudget;
     if (run.idempotencyKey) fields.idempotencyKey = run.idempotencyKey;
     if (run.webhookUrl) fields.webhookUrl = run.webhookUrl;
+    if (run.batchId) fields.batchId = run.batchId;
     // One round trip. The active index comes first: a crash after it leaves an index entry without a
     // run, which readers skip and the reconciler drops.
     const script = await runScriptSha(this.redis, CREATE_RUN);
@@ -488,6 +492,7 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     error: parseJson(fields.error) as ErrorRecord | null,
     idempotencyKey: fields.idempotencyKey ?? null,
     webhookUrl: fields.webhookUrl ?? null,
+    batchId: fields.batchId ?? null,
     interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
     resume: parseJson(fields.resume) as RunMeta['resume'],
     trace: fields.trace ?? null,

@@ -1,0 +1,100 @@
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BatchDispatcher } from '../../shared/batches/batch-dispatcher.js';
+import { formatBatchResultsCsv } from '../../shared/batches/format-batch-results.js';
+import { channel } from '../../shared/graph/channels.js';
+import { defineGraph } from '../../shared/graph/define-graph.js';
+import { END, START } from '../../shared/graph/graph.js';
+import { sleep } from '../../shared/abort.js';
+import { INTAKE_QUEUE } from '../../shared/queues.js';
+import { RunEnqueuer } from '../../shared/run-enqueuer.js';
+import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
+
+const running = new Set<string>();
+let maxRunning = 0;
+const answered: string[] = [];
+
+/** Stands in for rag-agent: same input shape, answers after a pause. */
+const echo = defineGraph({
+  name: 'echo-rag',
+  state: { query: channel.replace(''), answer: channel.replace('') },
+  initialState: (input: unknown) => ({ query: (input as { query: string }).query }),
+  output: (state) => ({ answer: state.answer, sources: [{ title: 'echo', path: 'echo.md', page: null, score: 1 }] }),
+})
+  .node('answer', async (state, context) => {
+    running.add(context.runId);
+    maxRunning = Math.max(maxRunning, running.size);
+    try {
+      await sleep(state.query.includes('slow') ? 400 : 60, context.abortSignal);
+    } finally {
+      running.delete(context.runId);
+    }
+    answered.push(context.runId);
+    return { answer: `echo: ${state.query}` };
+  })
+  .edge(START, 'answer')
+  .edge('answer', END)
+  .build();
+
+describe('batches through the queue', () => {
+  let env: TestEnv;
+  let batches: BatchDispatcher;
+  let intake: Queue;
+  beforeAll(async () => {
+    env = await startTestEnv({ graphs: [echo] });
+    intake = new Queue(INTAKE_QUEUE, { connection: { url: env.config.redisUrl! }, prefix: env.config.queuePrefix });
+    await env.client.list(); // the producer connection has no offline queue: wait until it is ready
+    const { store } = env.client;
+    batches = new BatchDispatcher({ redis: store.redis, keys: store.keys, store, enqueuer: new RunEnqueuer(store, intake, env.config), retentionSeconds: 3600 });
+  });
+  afterAll(async () => {
+    await intake.close();
+    await env.close();
+  });
+
+  it('answers every question once, never more than the concurrency cap at a time, results in order', async () => {
+    maxRunning = 0;
+    const questions = Array.from({ length: 12 }, (_, index) => ({ question: `question ${index}` }));
+    const { batch } = await batches.submit({ collection: 'docs', questions, options: { concurrency: 3, graph: 'echo-rag' } }, { tenant: 'acme', idempotencyKey: 'nightly-1' });
+    expect(batch.progress.total).toBe(12);
+    const done = await eventually(async () => {
+      const record = await batches.get(batch.id);
+      return record?.status === 'completed' && record;
+    }, 30_000);
+    expect(done.progress).toEqual({ total: 12, queued: 0, running: 0, completed: 12, failed: 0, cancelled: 0 });
+    expect(maxRunning).toBeLessThanOrEqual(3);
+    expect(maxRunning).toBeGreaterThan(1);
+    const results = (await batches.results(batch.id))!;
+    expect(results.map((result) => [result.id, result.answer, result.status])).toEqual(questions.map((question, index) => [String(index + 1), `echo: ${question.question}`, 'completed']));
+    const csv = formatBatchResultsCsv(results);
+    expect(csv.split('\r\n')[0]).toBe('id,question,status,answer,sources,error_code,error_message,run_id');
+    expect(csv).toContain('1,question 0,completed,echo: question 0,');
+
+    // The same batch again (same idempotency key) answers nothing twice.
+    const before = answered.length;
+    const again = await batches.submit({ collection: 'docs', questions, options: { concurrency: 3, graph: 'echo-rag' } }, { tenant: 'acme', idempotencyKey: 'nightly-1' });
+    expect(again.created).toBe(false);
+    expect(again.batch.id).toBe(batch.id);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(answered.length).toBe(before);
+  });
+
+  it('cancelling a batch cancels its runs in flight and dispatches no more', async () => {
+    const questions = Array.from({ length: 10 }, (_, index) => ({ question: `slow question ${index}` }));
+    const { batch } = await batches.submit({ collection: 'docs', questions, options: { concurrency: 2, graph: 'echo-rag' } }, { tenant: 'acme' });
+    await eventually(async () => ((await batches.get(batch.id))?.progress.running ?? 0) > 0);
+    const cancelled = await batches.cancel(batch.id, (runId) => env.client.cancel(runId));
+    expect(cancelled?.status).toBe('cancelled');
+    const settled = await eventually(async () => {
+      const record = await batches.get(batch.id);
+      return record && record.progress.running === 0 && record;
+    });
+    expect(settled.progress.completed + settled.progress.cancelled).toBe(10);
+    expect(settled.progress.cancelled).toBeGreaterThanOrEqual(8);
+  });
+
+  it('rejects an invalid batch with the field named', async () => {
+    await expect(batches.submit({ questions: [] } as never, { tenant: 'acme' })).rejects.toThrow(/questions: a batch needs at least one question/);
+    await expect(batches.submit({ questions: [{ id: 'a', question: 'x' }, { id: 'a', question: 'y' }], options: { graph: 'echo-rag' } }, { tenant: 'acme' })).rejects.toThrow(/questions.1.id 'a' is used twice/);
+  });
+});
