@@ -1,12 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 
 export interface PrivateRedisOptions {
   /** @default a free loopback port */
   port?: number;
-  /** Data directory (AOF files). @default none: nothing persisted */
+  /** Data directory (AOF files). @default a temporary directory, removed by `stop()` */
   dir?: string;
   /** @default false */
   appendonly?: boolean;
@@ -41,10 +43,11 @@ export function freePort(): Promise<number> {
 export async function startPrivateRedis({ port, dir, appendonly = false, binary = 'redis-server' }: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const chosen = port ?? (await freePort());
   const args = ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', appendonly ? 'yes' : 'no', '--maxmemory-policy', 'noeviction'];
-  if (dir) {
-    mkdirSync(dir, { recursive: true });
-    args.push('--dir', dir);
-  }
+  // Never the current directory: an AOF or dump file would land in the caller's tree.
+  const temporary = dir ? undefined : mkdtempSync(join(tmpdir(), 'agentq-redis-'));
+  const dataDir = dir ?? temporary!;
+  mkdirSync(dataDir, { recursive: true });
+  args.push('--dir', dataDir);
   const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -79,6 +82,7 @@ export async function startPrivateRedis({ port, dir, appendonly = false, binary 
       const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
       await exited;
       clearTimeout(timer);
+      if (temporary) rmSync(temporary, { recursive: true, force: true });
     },
   };
 }
