@@ -17,7 +17,10 @@ import { Reconciler, type SweepReport } from './reconciler.js';
 import { checkRedisDurability } from './check-redis-durability.js';
 import { splitGraphId, StepJobs } from './step-jobs.js';
 import { StepProcessor } from './step-processor.js';
+import { BatchDispatcher } from '../shared/batches/batch-dispatcher.js';
+import { RunEnqueuer } from '../shared/run-enqueuer.js';
 import { startTelemetry, type Telemetry } from '../shared/telemetry/telemetry.js';
+import type { StepObserver } from '../shared/graph/step-observer.js';
 
 export interface StartWorkerOptions {
   /** Your graphs, registered beside the built-in ones. */
@@ -36,6 +39,8 @@ export interface StartWorkerOptions {
   reconciler?: boolean;
   /** @default startTelemetry() (on only when OTEL_* configures an exporter) */
   telemetry?: Telemetry;
+  /** Watch node executions (metrics, benchmarks) without touching the nodes. @default [] */
+  observers?: StepObserver[];
 }
 
 export interface AgentWorker {
@@ -64,7 +69,10 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
 
   const telemetry = options.telemetry ?? (await startTelemetry());
   const redis = createRedis(config.redisUrl, 'worker');
-  await checkRedisDurability(redis, config, logger);
+  await checkRedisDurability(redis, config, logger).catch((error: unknown) => {
+    redis.disconnect();
+    throw error;
+  });
   // Each runs after a run reached a terminal state, whichever way it got there.
   const finishedHooks: ((runId: string, status: 'completed' | 'failed' | 'cancelled') => Promise<void>)[] = [];
   const store = new RedisRunStore(redis, {
@@ -75,6 +83,9 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
       for (const hook of finishedHooks) await hook(runId, status).catch((error: unknown) => logger.warn({ runId, err: String(error) }, 'run-finished hook failed'));
     },
   });
+  for (const observer of options.observers ?? []) {
+    if (observer.onRunFinished) finishedHooks.push(async (runId, status) => observer.onRunFinished?.(runId, status));
+  }
   if (telemetry.enabled) {
     finishedHooks.push(async (runId) => {
       const meta = await store.get(runId);
@@ -99,10 +110,22 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const stepQueue = new Queue<StepJobData>(STEP_QUEUE, queueOptions);
   const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
   const stepJobs = new StepJobs(stepQueue, registry, { keepCompleted: config.keepCompletedJobs, keepFailed: config.keepFailedJobs });
+  // Batches: when a run of a batch finishes, its slot goes to the batch's next question.
+  const batches = new BatchDispatcher({
+    redis,
+    keys: store.keys,
+    store,
+    enqueuer: new RunEnqueuer(store, intakeQueue, config),
+    retentionSeconds: config.retentionSeconds,
+  });
+  finishedHooks.push(async (runId) => {
+    const batchId = (await store.get(runId))?.batchId;
+    if (batchId) await batches.onRunFinished(runId, batchId);
+  });
   const activeSteps = new ActiveSteps();
   await activeSteps.listen(createRedis(config.redisUrl, 'blocking'), store.keys.cancelChannel(), logger);
 
-  const stepProcessor = new StepProcessor({ store, registry, stepJobs, activeSteps, services: options.services ?? {}, logger, telemetry });
+  const stepProcessor = new StepProcessor({ store, registry, stepJobs, activeSteps, services: options.services ?? {}, logger, telemetry, observers: options.observers ?? [] });
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry });
   const concurrency = options.concurrency ?? config.concurrency;
   const workerOptions = {
@@ -131,6 +154,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     store,
     stepJobs,
     intakeQueue,
+    batches,
     logger,
     intervalMs: config.reconcileIntervalMs,
     staleAfterMs: config.reconcileAfterMs,

@@ -87,7 +87,7 @@ describe('batches through the queue', () => {
     expect(cancelled?.status).toBe('cancelled');
     const settled = await eventually(async () => {
       const record = await batches.get(batch.id);
-      return record && record.progress.running === 0 && record;
+      return record?.progress.running === 0 ? record : undefined;
     });
     expect(settled.progress.completed + settled.progress.cancelled).toBe(10);
     expect(settled.progress.cancelled).toBeGreaterThanOrEqual(8);

@@ -28,8 +28,9 @@ describe('tracing and logs in one process', () => {
   it('gives a run one trace: a root span agent.run and a child agent.step per step', async () => {
     const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 3 } });
     await env.client.wait(queued.id);
-    // The root span is written just after the final commit, which wait() may see first.
-    await eventually(async () => exporter.getFinishedSpans().some((span) => span.name === 'agent.run chain' && span.attributes['agentq.run.id'] === queued.id));
+    // The root span is written at the final commit, and the last step span just after it: wait for both.
+    const ofRun = (name: string) => exporter.getFinishedSpans().filter((span) => span.name === name && span.attributes['agentq.run.id'] === queued.id);
+    await eventually(async () => ofRun('agent.run chain').length === 1 && ofRun('agent.step step').length === 3);
     const spans = exporter.getFinishedSpans();
     const roots = spans.filter((span) => span.name === 'agent.run chain' && span.attributes['agentq.run.id'] === queued.id);
     expect(roots).toHaveLength(1);
