@@ -1,5 +1,7 @@
 # agentq: one image for the worker and the API (docker-compose.yml picks the command).
 FROM node:20-bookworm-slim AS build
+# better-sqlite3 (the embedded store) compiles from source when no prebuilt binary fits.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund

@@ -6,6 +6,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { EXIT, registerProducerCommands, UsageError } from '../producer/cli/producer-commands.js';
+import { registerBatchCommand } from '../producer/cli/batch-command.js';
 import { AgentqError } from '../shared/errors.js';
 
 const program = new Command();
@@ -29,16 +30,20 @@ const parseCount = (name: string) => (value: string) => {
   return number;
 };
 
-registerProducerCommands(
-  program,
-  async () => {
-    const { AgentClient } = await import('../producer/agent-client.js');
-    return new AgentClient();
-  },
-  io,
-);
+const clientFactory = async () => {
+  const { AgentClient } = await import('../producer/agent-client.js');
+  return new AgentClient();
+};
+registerProducerCommands(program, clientFactory, io);
+registerBatchCommand(program, clientFactory, parseCount, io.setExitCode);
 const { registerWorkerCommand } = await import('../worker/worker-command.js');
 registerWorkerCommand(program, parseCount);
+const { registerApiCommand } = await import('../producer/api/api-command.js');
+registerApiCommand(program);
+const { registerIngestCommands } = await import('../producer/ingest/ingest-commands.js');
+registerIngestCommands(program, io);
+const { registerReindexCommand } = await import('../worker/adapters/qdrant-reindex-command.js');
+registerReindexCommand(program, io);
 const { registerStartCommand } = await import('./start-command.js');
 registerStartCommand(program);
 

@@ -46,12 +46,26 @@ export function registerStartCommand(program: Command): void {
         config = { ...base, redisUrl: localUrl };
       }
       const { startWorker } = await import('../worker/start-worker.js');
+      const { startApi } = await import('../producer/api/start-api.js');
       const worker = await startWorker({ config, logger });
-      process.stderr.write(`agentq is running\n  redis:  ${config.redisUrl}\n  worker: concurrency ${config.concurrency}\n  stop:   Ctrl-C (or SIGTERM)\n`);
+      const api = await startApi({ config, logger });
+      process.stderr.write(
+        [
+          'agentq is running',
+          `  api:       ${api.url}/v1/runs   (OpenAPI: ${api.url}/docs)`,
+          `  dashboard: ${api.url}/admin/queues`,
+          `  metrics:   ${api.url}/metrics`,
+          `  redis:     ${config.redisUrl}${privateRedis ? ` (private, data in ${resolve(base.dataDir, 'redis')})` : ''}`,
+          `  worker:    concurrency ${config.concurrency}`,
+          '  stop:      Ctrl-C (or SIGTERM)',
+          '',
+        ].join('\n'),
+      );
       await new Promise<void>((done) => {
         const stop = (signal: string) => {
           logger.info({ signal }, 'stopping');
           void (async () => {
+            await api.close();
             await worker.close();
             await privateRedis?.stop();
             done();

@@ -1,18 +1,27 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { z } from 'zod';
 import { loadConfig, type Config } from '../shared/config.js';
 import { AgentqError } from '../shared/errors.js';
-import { newRunId, runIdForIdempotencyKey } from '../shared/ids.js';
-import { formatZodError, runJobSchema, stepJobId, type StepJobData, type StoredRunJob } from '../shared/job-schema.js';
+import { formatZodError, stepJobId, type StepJobData, type StoredRunJob } from '../shared/job-schema.js';
 import { INTAKE_QUEUE, STEP_QUEUE } from '../shared/queues.js';
 import { createRedis } from '../shared/redis/create-redis.js';
-import { RedisRunStore, toRunRecord, type ListFilter } from '../shared/redis/redis-run-store.js';
+import { RedisRunStore, type ListFilter } from '../shared/redis/redis-run-store.js';
+import { enqueueRequestSchema, INTAKE_JOB_OPTIONS, RunEnqueuer, type EnqueueRequest } from '../shared/run-enqueuer.js';
+import { BatchDispatcher } from '../shared/batches/batch-dispatcher.js';
+import type { BatchRecord, BatchRequest, BatchResult } from '../shared/batches/batch-schema.js';
 import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../shared/run-record.js';
+// The same hook as the workers' (a queued run cancelled here finishes here): metrics, in-flight cap, webhook job.
+import { createRunFinishedHook, type RunFinishedHook } from '../shared/run-finished-hook.js';
 
-/** What a producer asks for. Same fields as job schema v1 (DESIGN §4), without `v`. */
-export const enqueueRequestSchema = runJobSchema.omit({ v: true });
-export type EnqueueRequest = z.input<typeof enqueueRequestSchema>;
+export { enqueueRequestSchema, type EnqueueRequest };
+
+/** Batch Q&A: one run per question (see `BatchDispatcher`). */
+export interface BatchesApi {
+  submit(request: BatchRequest, options?: { idempotencyKey?: string; tenant?: string }): Promise<{ batch: BatchRecord; created: boolean }>;
+  get(batchId: string): Promise<BatchRecord | null>;
+  results(batchId: string): Promise<BatchResult[] | null>;
+  cancel(batchId: string): Promise<BatchRecord | null>;
+}
 
 export interface AgentClientOptions {
   /** @default loadConfig() (the environment) */
@@ -20,13 +29,6 @@ export interface AgentClientOptions {
   /** Tenant for enqueue and list when a request names none. @default config.tenant */
   tenant?: string;
 }
-
-const INTAKE_JOB_OPTIONS = {
-  attempts: 5,
-  backoff: { type: 'exponential', delay: 1000 },
-  removeOnComplete: true,
-  removeOnFail: { count: 5000 },
-} as const;
 
 /**
  * The producer side of agentq, for services that can reach Redis: enqueue runs, read them, wait for
@@ -44,16 +46,22 @@ export class AgentClient {
   private readonly intakeQueue: Queue;
   private readonly stepQueue: Queue<StepJobData>;
   private readonly readers = new Set<Redis>();
+  private readonly runFinished: RunFinishedHook;
+  private readonly enqueuer: RunEnqueuer;
+  /** Batch Q&A through the queue. */
+  readonly batches: BatchesApi;
 
   constructor(options: AgentClientOptions = {}) {
     this.config = options.config ?? loadConfig();
     this.tenant = options.tenant ?? this.config.tenant;
     this.redis = createRedis(this.config.redisUrl, 'producer', this.config.redisCommandTimeoutMs);
     this.redis.on('error', () => undefined); // surfaced per command instead
+    this.runFinished = createRunFinishedHook({ redis: this.redis, config: this.config });
     this.store = new RedisRunStore(this.redis, {
       keyPrefix: this.config.keyPrefix,
       retentionSeconds: this.config.retentionSeconds,
       eventsMaxLen: this.config.eventsMaxLen,
+      onFinished: this.runFinished,
     });
     const connection = {
       url: this.config.redisUrl ?? 'redis://127.0.0.1:6379',
@@ -64,6 +72,32 @@ export class AgentClient {
     this.intakeQueue = new Queue(INTAKE_QUEUE, { connection, prefix: this.config.queuePrefix });
     this.stepQueue = new Queue<StepJobData>(STEP_QUEUE, { connection, prefix: this.config.queuePrefix });
     for (const queue of [this.intakeQueue, this.stepQueue]) queue.on('error', () => undefined);
+    this.enqueuer = new RunEnqueuer(this.store, this.intakeQueue, this.config);
+    const dispatcher = new BatchDispatcher({
+      redis: this.redis,
+      keys: this.store.keys,
+      store: this.store,
+      enqueuer: this.enqueuer,
+      retentionSeconds: this.config.retentionSeconds,
+    });
+    this.batches = {
+      submit: async (request, { idempotencyKey, tenant = this.tenant } = {}) => {
+        await this.ready();
+        return dispatcher.submit(request, { tenant, ...(idempotencyKey ? { idempotencyKey } : {}) });
+      },
+      get: async (batchId) => {
+        await this.ready();
+        return dispatcher.get(batchId);
+      },
+      results: async (batchId) => {
+        await this.ready();
+        return dispatcher.results(batchId);
+      },
+      cancel: async (batchId) => {
+        await this.ready();
+        return dispatcher.cancel(batchId, (runId) => this.cancel(runId));
+      },
+    };
   }
 
   /**
@@ -71,36 +105,11 @@ export class AgentClient {
    * returns the same run and adds nothing twice.
    */
   async enqueue(request: EnqueueRequest): Promise<RunRecord> {
+    // Validate before touching Redis, so a bad request is an error even when Redis is down.
     const parsed = enqueueRequestSchema.safeParse(request);
     if (!parsed.success) throw new AgentqError('INVALID_INPUT', `invalid run request: ${formatZodError(parsed.error)}`, { details: parsed.error.issues });
-    const data = parsed.data;
-    const tenant = data.tenant ?? this.tenant;
-    const runId = data.runId ?? (data.idempotencyKey ? runIdForIdempotencyKey(tenant, data.idempotencyKey) : newRunId());
-    const now = Date.now();
-    const deadlineMs = data.options?.deadlineMs ?? this.config.defaultDeadlineMs;
     await this.ready();
-    const { meta } = await this.store.create({
-      id: runId,
-      tenant,
-      graph: data.graph,
-      ...(data.graphVersion === undefined ? {} : { graphVersion: data.graphVersion }),
-      input: data.input,
-      maxSteps: data.options?.maxSteps ?? this.config.defaultMaxSteps,
-      ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
-      ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
-      ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
-      now,
-    });
-    if (meta.tenant !== tenant) {
-      throw new AgentqError('CONFLICT', `run id ${runId} is taken; choose another runId`);
-    }
-    // The job id is the run id: a retried enqueue adds nothing while the first job exists, and the
-    // intake ignores a run it already took in.
-    if (meta.status === 'queued' && meta.tasks === null) {
-      const job: StoredRunJob = { v: 1, stored: true, runId };
-      await this.intakeQueue.add(data.graph, job, { ...INTAKE_JOB_OPTIONS, jobId: runId });
-    }
-    return toRunRecord(meta);
+    return (await this.enqueuer.enqueue({ tenant: this.tenant, ...request })).record;
   }
 
   /** Waits until Redis answers (the queues connect lazily), failing fast if it does not. */
@@ -259,7 +268,7 @@ export class AgentClient {
 
   async close(): Promise<void> {
     for (const reader of this.readers) reader.disconnect();
-    await Promise.all([this.intakeQueue.close(), this.stepQueue.close()]);
+    await Promise.all([this.intakeQueue.close(), this.stepQueue.close(), this.runFinished.close()]);
     // quit() needs a ready connection (there is no offline queue); a connection still connecting is dropped.
     if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
     else this.redis.disconnect();

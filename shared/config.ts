@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { AgentqError } from './errors.js';
 import { DEFAULT_TENANT, ID_PATTERN } from './ids.js';
 import { DEFAULT_KEY_PREFIX } from './keys.js';
+import { parseContextWindows, type ContextWindowTable } from './llm/context-window.js';
+import { parsePriceTable, type PriceTable } from './llm/price-table.js';
+import { parseRateLimits, type RateLimitTable } from './llm/rate-limit-table.js';
 import { DEFAULT_QUEUE_PREFIX } from './queues.js';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
@@ -71,6 +74,72 @@ const envSchema = z.object({
   AGENTQ_WEBHOOK_BACKOFF_MS: int(2000, 10),
   AGENTQ_WEBHOOK_TIMEOUT_MS: int(10_000, 100),
   AGENTQ_WEBHOOK_CONCURRENCY: int(4, 1),
+  // Language model and agents (worker/LLM-ENV.md describes each).
+  OPENAI_BASE_URL: z.string().url().optional(),
+  OPENAI_API_KEY: z.string().optional(),
+  LLM_MODEL: z.string().min(1).optional(),
+  AGENTQ_LLM_TIMEOUT_MS: int(60_000, 100),
+  AGENTQ_LLM_MAX_TOKENS: z.coerce.number().int().min(1).optional(),
+  AGENTQ_MAX_TOOL_ROUNDS: int(10, 1),
+  AGENTQ_MAX_TOOL_RESULT_CHARS: int(20_000, 200),
+  AGENTQ_PRICES: z
+    .string()
+    .default('')
+    .transform((value, context) => {
+      const { table, problems } = parsePriceTable(value);
+      for (const message of problems) context.addIssue({ code: 'custom', message });
+      return table;
+    }),
+  AGENTQ_TRACE_CONTENT: bool(false),
+  // Document ingestion and search (worker/INGEST-ENV.md describes each).
+  QDRANT_URL: z.string().url().optional(),
+  AGENTQ_INGEST_CONCURRENCY: int(2, 0),
+  AGENTQ_INGEST_MAX_BYTES: int(50 * 1024 * 1024, 1),
+  AGENTQ_INGEST_PARSE_TIMEOUT_MS: int(120_000, 100),
+  AGENTQ_CHUNK_TOKENS: int(400, 32),
+  AGENTQ_CHUNK_OVERLAP_TOKENS: int(50, 0),
+  // Qdrant vector store, used when QDRANT_URL is set (worker/QDRANT-ENV.md describes each).
+  QDRANT_API_KEY: z.string().min(1).optional(),
+  AGENTQ_QDRANT_COLLECTION_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,48}$/, "must be 1-48 characters of letters, digits, '_' or '-'").default('agentq'),
+  AGENTQ_QDRANT_TIMEOUT_MS: int(30_000, 100),
+  AGENTQ_QDRANT_UPSERT_BATCH: int(256, 1),
+  // More agents: embeddings, provider limits, memory, http_fetch (worker/AGENTS-ENV.md describes each).
+  EMBED_MODEL: z.string().min(1).optional(),
+  AGENTQ_EMBED_BATCH_SIZE: int(128, 1),
+  AGENTQ_RATE_LIMITS: z
+    .string()
+    .default('')
+    .transform((value, context) => {
+      const { table, problems } = parseRateLimits(value);
+      for (const message of problems) context.addIssue({ code: 'custom', message });
+      return table;
+    }),
+  AGENTQ_CONTEXT_WINDOW: int(8192, 256),
+  AGENTQ_CONTEXT_WINDOWS: z
+    .string()
+    .default('')
+    .transform((value, context) => {
+      const { table, problems } = parseContextWindows(value);
+      for (const message of problems) context.addIssue({ code: 'custom', message });
+      return table;
+    }),
+  AGENTQ_SUMMARIZE_AT: z.coerce.number().min(0).max(1).default(0.75),
+  AGENTQ_HTTP_FETCH_ALLOW_HOSTS: z
+    .string()
+    .default('')
+    .transform((value, context) => {
+      const hosts = value.split(',').map((item) => item.trim().toLowerCase()).filter(Boolean);
+      for (const host of hosts) {
+        if (!/^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$|^\[?[0-9a-f:.]+\]?$/.test(host)) {
+          context.addIssue({ code: 'custom', message: `'${host}' is not a host name: use names like docs.example.com or *.example.com (any subdomain), comma-separated` });
+        }
+      }
+      return hosts;
+    }),
+  AGENTQ_HTTP_FETCH_MAX_BYTES: int(1024 * 1024, 1024),
+  AGENTQ_HTTP_FETCH_TIMEOUT_MS: int(10_000, 100),
+  // Agentic RAG chat (worker/RAG-ENV.md describes it).
+  AGENTQ_CHAT_WAIT_MS: int(30_000, 0),
 });
 
 export interface Config {
@@ -134,6 +203,64 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Deliveries at once per worker process. @default 4 */
   webhookConcurrency: number;
+  /** OpenAI-compatible chat endpoint (OpenAI, Ollama, vLLM, llama.cpp server). @default OpenAI's */
+  openaiBaseUrl: string | undefined;
+  /** Bearer key for the endpoint; local servers need none. */
+  openaiApiKey: string | undefined;
+  /** Chat model id; unset: no language model (LLM graphs fail with a message saying to set it). */
+  llmModel: string | undefined;
+  /** Per model request; a slower answer fails the attempt (retryable TIMEOUT). @default 60000 */
+  llmTimeoutMs: number;
+  /** `max_tokens` of each model request. @default unset (the provider's limit) */
+  llmMaxTokens: number | undefined;
+  /** Model responses with tool calls per agent run before a final answer is asked for without tools. @default 10 */
+  maxToolRounds: number;
+  /** Longer tool results are cut with a marker. @default 20000 */
+  maxToolResultChars: number;
+  /** USD per 1M input/output tokens by model (AGENTQ_PRICES); unknown models cost 0. @default {} */
+  prices: PriceTable;
+  /** Record prompts, responses and tool arguments/results in spans. @default false */
+  traceContent: boolean;
+  /** Qdrant server for document search; unset: the embedded SQLite store under `dataDir`. */
+  qdrantUrl: string | undefined;
+  /** Documents parsed at once per worker process (each in its own worker thread); 0 = this process ingests nothing. @default 2 */
+  ingestConcurrency: number;
+  /** Larger documents are refused at ingest. @default 50 MiB */
+  ingestMaxBytes: number;
+  /** A document whose parsing takes longer fails (its thread is stopped). @default 120000 */
+  ingestParseTimeoutMs: number;
+  /** Token budget of one chunk (cl100k_base tokens, overlap included). @default 400 */
+  chunkTokens: number;
+  /** Tokens a chunk repeats from the end of the previous one in the same section. @default 50 */
+  chunkOverlapTokens: number;
+  /** Sent as Qdrant's `api-key` header. @default none */
+  qdrantApiKey: string | undefined;
+  /** agentq's Qdrant collections are `<prefix>_chunks` and `<prefix>_collections`. @default 'agentq' */
+  qdrantCollectionPrefix: string;
+  /** Per Qdrant request. @default 30000 */
+  qdrantTimeoutMs: number;
+  /** Points per Qdrant upsert request. @default 256 */
+  qdrantUpsertBatchSize: number;
+  /** Embedding model on the OPENAI_BASE_URL endpoint; unset: no embedder (multi-agent recalls experts lexically). */
+  embedModel: string | undefined;
+  /** Texts per embeddings request. @default 128 */
+  embedBatchSize: number;
+  /** Requests/min and tokens/min per model (`*` = every model), shared by all workers; empty = unlimited. @default {} */
+  rateLimits: RateLimitTable;
+  /** Context window (tokens) of models without their own entry. @default 8192 */
+  contextWindow: number;
+  /** Context windows by model (AGENTQ_CONTEXT_WINDOWS). @default {} */
+  contextWindows: ContextWindowTable;
+  /** Summarise the history when a prompt would exceed this share of the context window; 0 = never. @default 0.75 */
+  summarizeAt: number;
+  /** Hosts the `http_fetch` tool may fetch (`*.example.com` = any subdomain); empty = the tool is off. @default [] */
+  httpFetchAllowHosts: string[];
+  /** `http_fetch` reads at most this many bytes of a response. @default 1 MiB */
+  httpFetchMaxBytes: number;
+  /** `http_fetch` gives up after this long, redirects included. @default 10000 */
+  httpFetchTimeoutMs: number;
+  /** `POST /v1/agent/chat` waits this long for the answer before answering 202 with the run to poll; 0 = never wait. @default 30000 */
+  chatWaitMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -183,6 +310,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookBackoffMs: e.AGENTQ_WEBHOOK_BACKOFF_MS,
     webhookTimeoutMs: e.AGENTQ_WEBHOOK_TIMEOUT_MS,
     webhookConcurrency: e.AGENTQ_WEBHOOK_CONCURRENCY,
+    openaiBaseUrl: e.OPENAI_BASE_URL,
+    openaiApiKey: e.OPENAI_API_KEY,
+    llmModel: e.LLM_MODEL,
+    llmTimeoutMs: e.AGENTQ_LLM_TIMEOUT_MS,
+    llmMaxTokens: e.AGENTQ_LLM_MAX_TOKENS,
+    maxToolRounds: e.AGENTQ_MAX_TOOL_ROUNDS,
+    maxToolResultChars: e.AGENTQ_MAX_TOOL_RESULT_CHARS,
+    prices: e.AGENTQ_PRICES,
+    traceContent: e.AGENTQ_TRACE_CONTENT,
+    qdrantUrl: e.QDRANT_URL,
+    ingestConcurrency: e.AGENTQ_INGEST_CONCURRENCY,
+    ingestMaxBytes: e.AGENTQ_INGEST_MAX_BYTES,
+    ingestParseTimeoutMs: e.AGENTQ_INGEST_PARSE_TIMEOUT_MS,
+    chunkTokens: e.AGENTQ_CHUNK_TOKENS,
+    // Overlap must leave room for new text in every chunk.
+    chunkOverlapTokens: Math.min(e.AGENTQ_CHUNK_OVERLAP_TOKENS, Math.floor(e.AGENTQ_CHUNK_TOKENS / 2)),
+    qdrantApiKey: e.QDRANT_API_KEY,
+    qdrantCollectionPrefix: e.AGENTQ_QDRANT_COLLECTION_PREFIX,
+    qdrantTimeoutMs: e.AGENTQ_QDRANT_TIMEOUT_MS,
+    qdrantUpsertBatchSize: e.AGENTQ_QDRANT_UPSERT_BATCH,
+    embedModel: e.EMBED_MODEL,
+    embedBatchSize: e.AGENTQ_EMBED_BATCH_SIZE,
+    rateLimits: e.AGENTQ_RATE_LIMITS,
+    contextWindow: e.AGENTQ_CONTEXT_WINDOW,
+    contextWindows: e.AGENTQ_CONTEXT_WINDOWS,
+    summarizeAt: e.AGENTQ_SUMMARIZE_AT,
+    httpFetchAllowHosts: e.AGENTQ_HTTP_FETCH_ALLOW_HOSTS,
+    httpFetchMaxBytes: e.AGENTQ_HTTP_FETCH_MAX_BYTES,
+    httpFetchTimeoutMs: e.AGENTQ_HTTP_FETCH_TIMEOUT_MS,
+    chatWaitMs: e.AGENTQ_CHAT_WAIT_MS,
   };
 }
 

@@ -19,6 +19,10 @@ export const ERROR_CODES = [
   'INVALID_GRAPH',
   'UNAVAILABLE',
   'INTERNAL',
+  // A document whose type is not supported (empty, binary, an unknown ZIP): it fails alone, not retried.
+  'UNSUPPORTED_FORMAT',
+  // A document of a supported type that its parser could not read (corrupt, encrypted, no text).
+  'PARSE_ERROR',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -29,6 +29,11 @@ export const runJobSchema = z
     idempotencyKey: id('idempotencyKey').optional(),
     tenant: id('tenant').optional(),
     options: runOptionsSchema.optional(),
+    /**
+     * Continues a conversation: the run's history starts from the conversation's latest completed run
+     * (same tenant), whichever worker ran it. Same id rules as runId; a new id starts a conversation.
+     */
+    conversationId: id('conversationId').optional(),
     /** Receives the run record, signed, when the run finishes (completed, failed or cancelled). */
     webhookUrl: z
       .url({ protocol: /^https?$/, error: 'webhookUrl must be an absolute http:// or https:// URL' })

@@ -17,6 +17,26 @@ export interface RunKeys {
   memo: string;
 }
 
+/**
+ * A tenant's documents and ingest batches. They share the hash tag `{docs:<tenant>}` (one Redis Cluster
+ * slot per tenant), so a Lua script over a document record and its batch stays atomic; the tenant is
+ * in every one of these keys.
+ */
+export interface DocumentKeys {
+  /** Hash: one document record. */
+  record(docId: string): string;
+  /** Sorted set: the document ids of one collection, scored by last update (ms). */
+  collection(collection: string): string;
+  /** Set: the tenant's collection names. */
+  collections: string;
+  /** String: an uploaded document's bytes until a worker has indexed them. */
+  blob(docId: string, contentHash: string): string;
+  /** Hash: an ingest batch's counters (total, done, failed) and metadata. */
+  batch(batchId: string): string;
+  /** Hash: an ingest batch's per-document results, by item index (each written once). */
+  batchResults(batchId: string): string;
+}
+
 export class Keys {
   constructor(readonly prefix: string = DEFAULT_KEY_PREFIX) {}
 
@@ -64,6 +84,11 @@ export class Keys {
     return `${this.prefix}:metrics:${family}`;
   }
 
+  /** The runs of one conversation of a tenant, scored by creation time (a later run continues the latest completed one). */
+  conversation(tenant: string, conversationId: string): string {
+    return `${this.prefix}:t:${tenant}:conversation:${conversationId}`;
+  }
+
   /** A tenant's runs not yet finished (the API's per-tenant cap), scored by creation time. */
   tenantInflight(tenant: string): string {
     return `${this.prefix}:t:${tenant}:inflight`;
@@ -98,5 +123,18 @@ export class Keys {
   /** Batches still dispatching; the reconciler tops these up. */
   activeBatches(): string {
     return `${this.prefix}:batches:active`;
+  }
+
+  /** Document ingestion keys of one tenant (see DocumentKeys). */
+  documents(tenant: string): DocumentKeys {
+    const base = `${this.prefix}:{docs:${tenant}}`;
+    return {
+      record: (docId) => `${base}:doc:${docId}`,
+      collection: (collection) => `${base}:collection:${collection}`,
+      collections: `${base}:collections`,
+      blob: (docId, contentHash) => `${base}:blob:${docId}:${contentHash}`,
+      batch: (batchId) => `${base}:batch:${batchId}`,
+      batchResults: (batchId) => `${base}:batch:${batchId}:results`,
+    };
   }
 }

@@ -54,6 +54,7 @@ export class RunEnqueuer {
       ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
       ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
       ...(extras.batchId === undefined ? {} : { batchId: extras.batchId }),
+      ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
       now,
     });
     if (meta.tenant !== tenant) throw new AgentqError('CONFLICT', `run id ${runId} is taken; choose another runId`);

@@ -49,8 +49,8 @@ export interface StepRecord {
   attempts: number;
   startedAt: string;
   endedAt: string;
-  /** Model usage of this step, when it called a model. */
-  usage?: Usage;
+  /** Model usage of this step, when it called a model (and which model answered). */
+  usage?: Usage & { model?: string };
 }
 
 export const EVENT_TYPES = [

@@ -6,6 +6,9 @@ import type { GraphRegistry } from '../shared/graph/graph-registry.js';
 import { ID_PATTERN, runIdForIdempotencyKey } from '../shared/ids.js';
 import { formatZodError, runJobSchema, storedRunJobSchema } from '../shared/job-schema.js';
 import type { Logger } from '../shared/logger.js';
+import { ConversationHistory } from '../shared/memory/conversation-history.js';
+import { MEMORY_STATE_KEY } from '../shared/memory/memory-state.js';
+import type { Message } from '../shared/run-record.js';
 import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepJobs } from './step-jobs.js';
@@ -29,7 +32,11 @@ export interface IntakeProcessorOptions {
  * that is how `retry` and the reconciler hand a run back to the workers.
  */
 export class IntakeProcessor {
-  constructor(private readonly options: IntakeProcessorOptions) {}
+  private readonly conversations: ConversationHistory;
+
+  constructor(private readonly options: IntakeProcessorOptions) {
+    this.conversations = new ConversationHistory(options.store);
+  }
 
   process = async (job: Job, token?: string): Promise<string> => {
     const meta = await this.runOf(job);
@@ -80,6 +87,8 @@ export class IntakeProcessor {
       ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
       ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
       ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
+      ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
+      ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
       now,
     });
     return meta;
@@ -122,7 +131,16 @@ export class IntakeProcessor {
       return reject(toAgentqError(error));
     }
     if (tasks.length === 0) return reject(new AgentqError('INVALID_GRAPH', `graph ${graph.id} routes from START straight to END for this input`));
-    const admitted = await store.admit(meta.id, graph.version, state, tasks, Date.now(), this.options.telemetry.newRunTrace());
+    // A conversation's run starts from its latest completed run's history (and memory, when the graph keeps one).
+    let messages: Message[] = [];
+    const seed = await this.conversations.seed(meta);
+    if (seed) {
+      const keepsMemory = MEMORY_STATE_KEY in graph.channels;
+      messages = keepsMemory ? seed.messages : seed.flatMessages;
+      if (keepsMemory) state = { ...state, [MEMORY_STATE_KEY]: seed.memory };
+      logger.debug({ runId: meta.id, conversationId: meta.conversationId, from: seed.fromRunId, messages: messages.length }, 'run continues its conversation');
+    }
+    const admitted = await store.admit(meta.id, graph.version, state, tasks, Date.now(), this.options.telemetry.newRunTrace(), messages);
     // 'admitted' means a concurrent attempt got there first and added the jobs itself.
     if (admitted === 'ok') await stepJobs.add(meta.id, 0, tasks, graph.id);
     logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');

@@ -12,6 +12,8 @@ import { createRedis } from '../shared/redis/create-redis.js';
 import { RedisRunStore } from '../shared/redis/redis-run-store.js';
 import { ActiveSteps } from './active-steps.js';
 import { builtInGraphs } from './graphs/built-in-graphs.js';
+import { createDefaultServices } from './default-services.js';
+import type { AnyTool } from '../shared/tools/define-tool.js';
 import { IntakeProcessor } from './intake-processor.js';
 import { Reconciler, type SweepReport } from './reconciler.js';
 import { checkRedisDurability } from './check-redis-durability.js';
@@ -19,6 +21,9 @@ import { splitGraphId, StepJobs } from './step-jobs.js';
 import { StepProcessor } from './step-processor.js';
 import { BatchDispatcher } from '../shared/batches/batch-dispatcher.js';
 import { RunEnqueuer } from '../shared/run-enqueuer.js';
+import { createRunFinishedHook } from '../shared/run-finished-hook.js';
+import { startWebhookWorker } from './webhooks/start-webhook-worker.js';
+import { startIngestWorker } from './ingest/start-ingest-worker.js';
 import { startTelemetry, type Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepObserver } from '../shared/graph/step-observer.js';
 
@@ -27,8 +32,10 @@ export interface StartWorkerOptions {
   graphs?: AnyGraph[];
   /** Register the built-in graphs (`chain`, …). @default true */
   builtInGraphs?: boolean;
-  /** Services every node receives in `context.services`. @default {} */
+  /** Services every node receives in `context.services`, over the defaults. @default createDefaultServices(config): language model (LLM_MODEL), tools, agent limits */
   services?: Services;
+  /** Your tools, registered beside the built-in ones (`calculator`, `current_time`). @default [] */
+  tools?: AnyTool[];
   /** @default loadConfig() (the environment) */
   config?: Config;
   /** Steps run at once in this process. @default config.concurrency */
@@ -86,6 +93,8 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   for (const observer of options.observers ?? []) {
     if (observer.onRunFinished) finishedHooks.push(async (runId, status) => observer.onRunFinished?.(runId, status));
   }
+  const runFinished = createRunFinishedHook({ redis, config, logger }); // metrics, in-flight cap, webhook job
+  finishedHooks.push(runFinished);
   if (telemetry.enabled) {
     finishedHooks.push(async (runId) => {
       const meta = await store.get(runId);
@@ -125,7 +134,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const activeSteps = new ActiveSteps();
   await activeSteps.listen(createRedis(config.redisUrl, 'blocking'), store.keys.cancelChannel(), logger);
 
-  const stepProcessor = new StepProcessor({ store, registry, stepJobs, activeSteps, services: options.services ?? {}, logger, telemetry, observers: options.observers ?? [] });
+  const stepProcessor = new StepProcessor({ store, registry, stepJobs, activeSteps, services: { ...createDefaultServices(config, { tools: options.tools ?? [], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [] });
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry });
   const concurrency = options.concurrency ?? config.concurrency;
   const workerOptions = {
@@ -161,6 +170,9 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   });
   if (options.reconciler !== false) reconciler.start();
   await Promise.all([stepWorker.waitUntilReady(), intakeWorker.waitUntilReady()]);
+  const webhookWorker = await startWebhookWorker({ config, store, logger });
+  // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
+  const ingestWorker = await startIngestWorker({ config, logger });
   logger.info({ graphs: registry.ids(), concurrency, queuePrefix: config.queuePrefix }, 'agentq worker started');
 
   let closing: Promise<void> | undefined;
@@ -173,9 +185,9 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
         logger.info({ active: activeSteps.size }, 'worker shutting down');
         await reconciler.stop();
         const grace = setTimeout(() => activeSteps.abortAll(new StepAbort('shutdown', 'the worker is shutting down')), config.shutdownGraceMs);
-        await Promise.all([stepWorker.close(), intakeWorker.close()]);
+        await Promise.all([stepWorker.close(), intakeWorker.close(), ingestWorker.close()]);
         clearTimeout(grace);
-        await Promise.all([activeSteps.close(), stepQueue.close(), intakeQueue.close()]);
+        await Promise.all([activeSteps.close(), stepQueue.close(), intakeQueue.close(), webhookWorker.close(), runFinished.close()]);
         await telemetry.flush().catch(() => undefined);
         await redis.quit().catch(() => undefined);
         logger.info('worker stopped');

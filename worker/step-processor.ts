@@ -146,7 +146,7 @@ export class StepProcessor {
     const logger = baseLogger.child({ runId, stepIndex: superstep, task, node: nodeName, attempt });
     const startedAt = new Date(now).toISOString();
     let result: NodeResult<typeof graph.channels> | void;
-    const usage: Usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+    const usage: Usage & { model?: string } = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     try {
       result = await this.execute(node, state, meta, job.data, attempt, logger, usage);
     } catch (error) {
@@ -203,7 +203,7 @@ export class StepProcessor {
     data: StepJobData,
     attempt: number,
     logger: Logger,
-    usage: Usage,
+    usage: Usage & { model?: string },
   ): Promise<NodeResult<Graph['channels']> | void> {
     const controller = new AbortController();
     const release = this.options.activeSteps.add(data.runId, controller);
@@ -228,7 +228,7 @@ export class StepProcessor {
       abortSignal: controller.signal,
       logger,
       services,
-      history: () => store.messages(data.runId),
+      history: (options) => store.messages(data.runId, options?.from ?? 0),
       interrupt: <T>(request: unknown): T => {
         if (meta.resume?.stepId === stepId) return meta.resume.value as T;
         throw new InterruptSignal(request);
@@ -240,11 +240,13 @@ export class StepProcessor {
         await store.memoSet(data.runId, stepId, key, value);
         return value;
       },
-      recordUsage: ({ inputTokens, outputTokens, costUsd }) => {
+      recordUsage: ({ inputTokens, outputTokens, costUsd, model }) => {
         usage.inputTokens += inputTokens;
         usage.outputTokens += outputTokens;
         usage.costUsd += costUsd;
+        if (model) usage.model = model;
       },
+      emit: (type, eventData) => store.addEvent(data.runId, type, { ...eventData, node: node.name, superstep: data.superstep, task: data.task }),
       tokenBudgetRemaining: meta.tokenBudget === null ? null : Math.max(0, meta.tokenBudget - meta.usage.inputTokens - meta.usage.outputTokens),
     };
     const aborted = new Promise<never>((_resolve, reject) => {

@@ -28,8 +28,12 @@ export interface NodeContext {
   readonly abortSignal: AbortSignal;
   readonly logger: Logger;
   readonly services: Services;
-  /** The run's message history (loaded on demand: most nodes never need it). */
-  history(): Promise<Message[]>;
+  /**
+   * The run's message history (loaded on demand: most nodes never need it). `from` skips the messages
+   * before that index, so a node whose older messages were summarised (shared/memory) reads only what
+   * its prompt needs and its cost stays flat as the run grows. @default from 0 (the whole history)
+   */
+  history(options?: { from?: number }): Promise<Message[]>;
   /**
    * Pauses the run until someone answers `request` (`POST /v1/runs/:id/resume`, `agentq resume`): the
    * run becomes `waiting`; on resume this step runs again and `interrupt` returns the answer.
@@ -46,6 +50,11 @@ export interface NodeContext {
    * fresh: the engine counts a step's usage once, with its commit (or when it fails the run).
    */
   recordUsage(usage: Usage & { model?: string }): void;
+  /**
+   * Adds a `tool-call` or `tool-result` event to the run's stream (what producers follow over SSE).
+   * At least once: a re-run step emits again.
+   */
+  emit(type: 'tool-call' | 'tool-result', data: Record<string, unknown>): Promise<void>;
   /** Tokens the run may still spend under its budget, or null without a budget. */
   readonly tokenBudgetRemaining: number | null;
 }

@@ -49,15 +49,21 @@ return {0, member}
 `;
 
 /**
- * Replaces a granted slot's estimated tokens by the tokens the response actually used.
+ * Replaces a granted slot's estimated tokens by the tokens the response actually used, and moves the
+ * entry to the time it was settled: the provider counted the request when it arrived, a little after
+ * the grant (cold starts, a busy event loop), so a window counted from grant times alone could hold a
+ * few more requests than the provider sees in its own window. The response came after the arrival, so
+ * counting from then is never early.
  * KEYS[1] the log · ARGV: 1 member · 2 actual tokens → 1 replaced, 0 gone (left the window)
  */
 const SETTLE = `
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score then return 0 end
+local now_parts = redis.call('TIME')
+local now = tonumber(now_parts[1]) * 1000 + math.floor(tonumber(now_parts[2]) / 1000)
 redis.call('ZREM', KEYS[1], ARGV[1])
 local prefix = string.match(ARGV[1], '^(%d+:[^:]+):')
-redis.call('ZADD', KEYS[1], score, prefix .. ':' .. ARGV[2])
+redis.call('ZADD', KEYS[1], math.max(tonumber(score), now), prefix .. ':' .. ARGV[2])
 return 1
 `;
 

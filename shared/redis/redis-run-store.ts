@@ -30,6 +30,8 @@ export interface RunMeta {
   webhookUrl: string | null;
   /** The batch this run answers an item of. */
   batchId: string | null;
+  /** The conversation this run continues, if any. */
+  conversationId: string | null;
   /** What the run waits for (status `waiting`). */
   interrupt: PendingInterrupt | null;
   /** `<traceId>-<rootSpanId>` of the run's trace, when tracing was on as it was taken in. */
@@ -52,6 +54,8 @@ export interface NewRun {
   idempotencyKey?: string;
   webhookUrl?: string;
   batchId?: string;
+  /** The conversation this run continues (its history starts from the conversation's latest completed run). */
+  conversationId?: string;
   now: number;
 }
 
@@ -162,6 +166,7 @@ export class RedisRunStore {
     if (run.idempotencyKey) fields.idempotencyKey = run.idempotencyKey;
     if (run.webhookUrl) fields.webhookUrl = run.webhookUrl;
     if (run.batchId) fields.batchId = run.batchId;
+    if (run.conversationId) fields.conversationId = run.conversationId;
     // One round trip. The active index comes first: a crash after it leaves an index entry without a
     // run, which readers skip and the reconciler drops.
     const script = await runScriptSha(this.redis, CREATE_RUN);
@@ -186,10 +191,13 @@ export class RedisRunStore {
     return { created, meta: parseMeta(fieldsAfter) };
   }
 
-  /** Initial state and the first tasks; → 'ok', 'admitted' (before), 'missing', or the status it has. */
-  admit(runId: string, graphVersion: string, state: Record<string, unknown>, tasks: Task[], now: number, runTrace = ''): Promise<string> {
+  /**
+   * Initial state, the first tasks and the messages the history starts with (a conversation's earlier
+   * turns), in one script; → 'ok', 'admitted' (before), 'missing', or the status it has.
+   */
+  admit(runId: string, graphVersion: string, state: Record<string, unknown>, tasks: Task[], now: number, runTrace = '', messages: readonly Message[] = []): Promise<string> {
     const pairs = Object.entries(state).flatMap(([key, value]) => [key, JSON.stringify(value)]);
-    return this.script<string>(ADMIT_RUN, runId, [now, graphVersion, JSON.stringify(tasks), runTrace, pairs.length / 2, ...pairs]);
+    return this.script<string>(ADMIT_RUN, runId, [now, graphVersion, JSON.stringify(tasks), runTrace, pairs.length / 2, ...pairs, messages.length, ...messages.map((message) => JSON.stringify(message))]);
   }
 
   async get(runId: string): Promise<RunMeta | null> {
@@ -379,8 +387,9 @@ export class RedisRunStore {
     return items.map((item) => JSON.parse(item) as StepRecord);
   }
 
-  async messages(runId: string): Promise<Message[]> {
-    const items = await this.redis.lrange(this.keys.run(runId).messages, 0, -1);
+  /** The run's history; `from` skips the messages before that index (a summarised history's prompt needs only the rest). */
+  async messages(runId: string, from = 0): Promise<Message[]> {
+    const items = await this.redis.lrange(this.keys.run(runId).messages, Math.max(0, from), -1);
     return items.map((item) => JSON.parse(item) as Message);
   }
 
@@ -493,6 +502,7 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     idempotencyKey: fields.idempotencyKey ?? null,
     webhookUrl: fields.webhookUrl ?? null,
     batchId: fields.batchId ?? null,
+    conversationId: fields.conversationId ?? null,
     interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
     resume: parseJson(fields.resume) as RunMeta['resume'],
     trace: fields.trace ?? null,

@@ -27,8 +27,11 @@ return 1
 `;
 
 /**
- * The intake's hand-over: initial state and the first superstep's tasks.
+ * The intake's hand-over: initial state, the first superstep's tasks, and the messages a conversation's
+ * run starts with — in one script, so a duplicate intake delivery can never seed a history twice or
+ * overwrite one that steps already appended to.
  * ARGV: 1 now · 2 graphVersion · 3 tasks JSON · 4 trace ('' = none) · 5 n · then n state field/value pairs
+ *   · then m · m messages JSON (m may be absent: no messages)
  * → 'ok' | 'missing' | 'admitted' (done before) | <status> (no longer queued)
  */
 export const ADMIT_RUN = `
@@ -38,6 +41,11 @@ if m[2] then return 'admitted' end
 if m[1] ~= 'queued' then return m[1] end
 local n = tonumber(ARGV[5])
 for i = 0, n - 1 do redis.call('HSET', KEYS[2], ARGV[6 + 2 * i], ARGV[7 + 2 * i]) end
+local seeded = tonumber(ARGV[6 + 2 * n] or '0')
+if seeded > 0 then
+  redis.call('DEL', KEYS[3])
+  for i = 1, seeded do redis.call('RPUSH', KEYS[3], ARGV[6 + 2 * n + i]) end
+end
 redis.call('HSET', KEYS[1], 'graphVersion', ARGV[2], 'tasks', ARGV[3], 'superstep', 0, 'updatedAt', ARGV[1])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'trace', ARGV[4]) end
 return 'ok'

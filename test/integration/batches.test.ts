@@ -1,56 +1,31 @@
-import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BatchDispatcher } from '../../shared/batches/batch-dispatcher.js';
 import { formatBatchResultsCsv } from '../../shared/batches/format-batch-results.js';
-import { channel } from '../../shared/graph/channels.js';
-import { defineGraph } from '../../shared/graph/define-graph.js';
-import { END, START } from '../../shared/graph/graph.js';
-import { sleep } from '../../shared/abort.js';
-import { INTAKE_QUEUE } from '../../shared/queues.js';
-import { RunEnqueuer } from '../../shared/run-enqueuer.js';
+import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 const running = new Set<string>();
 let maxRunning = 0;
 const answered: string[] = [];
 
-/** Stands in for rag-agent: same input shape, answers after a pause. */
-const echo = defineGraph({
-  name: 'echo-rag',
-  state: { query: channel.replace(''), answer: channel.replace('') },
-  initialState: (input: unknown) => ({ query: (input as { query: string }).query }),
-  output: (state) => ({ answer: state.answer, sources: [{ title: 'echo', path: 'echo.md', page: null, score: 1 }] }),
-})
-  .node('answer', async (state, context) => {
-    running.add(context.runId);
+const echo = echoRagGraph({
+  onStart(runId) {
+    running.add(runId);
     maxRunning = Math.max(maxRunning, running.size);
-    try {
-      await sleep(state.query.includes('slow') ? 400 : 60, context.abortSignal);
-    } finally {
-      running.delete(context.runId);
-    }
-    answered.push(context.runId);
-    return { answer: `echo: ${state.query}` };
-  })
-  .edge(START, 'answer')
-  .edge('answer', END)
-  .build();
+  },
+  onEnd(runId) {
+    running.delete(runId);
+    answered.push(runId);
+  },
+});
 
 describe('batches through the queue', () => {
   let env: TestEnv;
-  let batches: BatchDispatcher;
-  let intake: Queue;
+  let batches: TestEnv['client']['batches'];
   beforeAll(async () => {
     env = await startTestEnv({ graphs: [echo] });
-    intake = new Queue(INTAKE_QUEUE, { connection: { url: env.config.redisUrl! }, prefix: env.config.queuePrefix });
-    await env.client.list(); // the producer connection has no offline queue: wait until it is ready
-    const { store } = env.client;
-    batches = new BatchDispatcher({ redis: store.redis, keys: store.keys, store, enqueuer: new RunEnqueuer(store, intake, env.config), retentionSeconds: 3600 });
+    batches = env.client.batches;
   });
-  afterAll(async () => {
-    await intake.close();
-    await env.close();
-  });
+  afterAll(async () => env.close());
 
   it('answers every question once, never more than the concurrency cap at a time, results in order', async () => {
     maxRunning = 0;
@@ -83,7 +58,7 @@ describe('batches through the queue', () => {
     const questions = Array.from({ length: 10 }, (_, index) => ({ question: `slow question ${index}` }));
     const { batch } = await batches.submit({ collection: 'docs', questions, options: { concurrency: 2, graph: 'echo-rag' } }, { tenant: 'acme' });
     await eventually(async () => ((await batches.get(batch.id))?.progress.running ?? 0) > 0);
-    const cancelled = await batches.cancel(batch.id, (runId) => env.client.cancel(runId));
+    const cancelled = await batches.cancel(batch.id);
     expect(cancelled?.status).toBe('cancelled');
     const settled = await eventually(async () => {
       const record = await batches.get(batch.id);

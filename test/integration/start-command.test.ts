@@ -20,7 +20,7 @@ describe('agentq start (npm start) without REDIS_URL', () => {
   it('starts a private redis-server with AOF under the data dir, runs runs, and stops it on SIGTERM', async () => {
     const port = await freePort();
     const dataDir = mkdtempSync(join(tmpdir(), 'agentq-start-'));
-    const env: NodeJS.ProcessEnv = { ...process.env, AGENTQ_LOCAL_REDIS_PORT: String(port), AGENTQ_DATA_DIR: dataDir, AGENTQ_LOG_LEVEL: 'warn' };
+    const env: NodeJS.ProcessEnv = { ...process.env, AGENTQ_LOCAL_REDIS_PORT: String(port), AGENTQ_DATA_DIR: dataDir, AGENTQ_LOG_LEVEL: 'error', PORT: '0' };
     delete env.REDIS_URL;
     const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', 'start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
@@ -37,6 +37,11 @@ describe('agentq start (npm start) without REDIS_URL', () => {
         });
       });
       expect(stderr).toContain(`redis://127.0.0.1:${port}`);
+      // The API and the dashboard run in the same process.
+      const apiUrl = /api:\s+(http:\/\/\S+)\/v1\/runs/.exec(stderr)?.[1];
+      expect(apiUrl, stderr).toBeTruthy();
+      expect((await fetch(`${apiUrl}/healthz`)).status).toBe(200);
+      expect(stderr).toContain(`${apiUrl}/admin/queues`);
       const redis = new Redis(`redis://127.0.0.1:${port}`);
       expect(await redis.config('GET', 'appendonly')).toEqual(['appendonly', 'yes']);
       expect(await redis.config('GET', 'dir')).toEqual(['dir', join(dataDir, 'redis')]);

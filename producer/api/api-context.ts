@@ -1,0 +1,31 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../shared/config.js';
+import type { Logger } from '../../shared/logger.js';
+import type { RedisMetrics } from '../../shared/metrics/redis-metrics.js';
+import type { RedisRunStore } from '../../shared/redis/redis-run-store.js';
+import type { AgentClient } from '../agent-client.js';
+import type { ApiKeys } from './auth/api-keys.js';
+import type { DashboardSessions } from './auth/dashboard-sessions.js';
+import type { RateLimiter } from './limits/rate-limiter.js';
+import type { TenantInflight } from './limits/tenant-inflight.js';
+
+/** What the API's routes share: built once by createApi, handed to each route plugin. */
+export interface ApiContext {
+  config: Config;
+  client: AgentClient;
+  /** The client's run store (reads by id are checked against the caller's tenant by the routes). */
+  store: RedisRunStore;
+  /** The client's producer connection: fails fast (no offline queue, command timeout). */
+  redis: Redis;
+  apiKeys: ApiKeys;
+  sessions: DashboardSessions;
+  rateLimiter: RateLimiter;
+  inflight: TenantInflight;
+  metrics: RedisMetrics;
+  /** Every agentq queue (Bull Board, queue depth in /metrics). */
+  queues: Queue[];
+  logger: Logger;
+  /** Aborted when the app starts closing: long-lived answers (event streams) end so close() does not wait on them. */
+  closing: AbortSignal;
+}

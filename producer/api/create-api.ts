@@ -1,0 +1,139 @@
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import { Queue } from 'bullmq';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import { createJsonSchemaTransform, serializerCompiler, validatorCompiler, type FastifyPluginAsyncZod, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { loadConfig, type Config } from '../../shared/config.js';
+import { createLogger, type Logger } from '../../shared/logger.js';
+import { RedisMetrics } from '../../shared/metrics/redis-metrics.js';
+import { AgentClient } from '../agent-client.js';
+import { agentqQueueNames } from './agentq-queue-names.js';
+import type { ApiContext } from './api-context.js';
+import { ApiKeys } from './auth/api-keys.js';
+import { requireRole } from './auth/authenticate.js';
+import { DashboardSessions } from './auth/dashboard-sessions.js';
+import { ApiError, notFound, sendApiError } from './errors.js';
+import { limitRate } from './limits/limit-rate.js';
+import { RateLimiter } from './limits/rate-limiter.js';
+import { TenantInflight } from './limits/tenant-inflight.js';
+import { dashboardRoutes } from './routes/dashboard-routes.js';
+import { healthRoutes } from './routes/health-routes.js';
+import { metricsRoute } from './routes/metrics-route.js';
+import { notImplementedRoutes } from './routes/not-implemented-routes.js';
+import { runsRoutes } from './routes/runs-routes.js';
+import { batchesRoutes } from './routes/batches-routes.js';
+import { documentsRoutes } from './routes/documents-routes.js';
+import { searchRoutes } from './routes/search-routes.js';
+
+/** The API's fastify instance (zod schemas as types). */
+export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+
+/** A capability's routes under /v1 (documents, batches, …): given the API's context, a plugin. */
+export type ApiRoutes = (context: ApiContext) => FastifyPluginAsyncZod;
+
+export interface CreateApiOptions {
+  /** @default loadConfig() (the environment) */
+  config?: Config;
+  /** @default a pino logger on stderr at config.logLevel */
+  logger?: Logger;
+  /** @default new AgentClient({ config }), closed with the app */
+  client?: AgentClient;
+  /** @default ApiKeys.fromConfig(config) (AGENTQ_API_KEYS, AGENTQ_API_KEYS_FILE) */
+  apiKeys?: ApiKeys;
+  /**
+   * More routes under /v1, behind the same key check and rate limit. A route of DESIGN §6 registered here
+   * replaces its 501 stub. @default []
+   */
+  routes?: ApiRoutes[];
+}
+
+/**
+ * The HTTP API (DESIGN §6) as a fastify instance, ready (`app.inject()` in tests; `startApi` listens).
+ * Requests and answers are zod schemas, which also make the OpenAPI document at /docs/json. Every error
+ * answers `{error: {code, message, details?}}`. Closing the app closes what it opened.
+ */
+export async function createApi(options: CreateApiOptions = {}): Promise<ApiInstance> {
+  const config = options.config ?? loadConfig();
+  const logger = options.logger ?? createLogger(config.logLevel, { role: 'api' });
+  const apiKeys = options.apiKeys ?? ApiKeys.fromConfig(config);
+  const client = options.client ?? new AgentClient({ config });
+  const { store } = client;
+  const redis = store.redis;
+  // Bull Board and /metrics read the queues through the client's fail-fast connection.
+  const queues = agentqQueueNames().map((name) => {
+    const queue = new Queue(name, { connection: redis, prefix: config.queuePrefix });
+    queue.on('error', () => undefined);
+    return queue;
+  });
+  const closing = new AbortController();
+  const context: ApiContext = {
+    config,
+    client,
+    store,
+    redis,
+    apiKeys,
+    sessions: new DashboardSessions(redis, store.keys, config.dashboardSessionSeconds),
+    rateLimiter: new RateLimiter(redis, store.keys, config.rateLimitPerMinute),
+    inflight: new TenantInflight(redis, store.keys, config.tenantMaxInflight),
+    metrics: new RedisMetrics(redis, config.keyPrefix),
+    queues,
+    logger,
+    closing: closing.signal,
+  };
+
+  const app = Fastify<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger>({
+    loggerInstance: logger,
+    bodyLimit: config.bodyLimitBytes,
+    // Run ids are up to 128 characters (find-my-way's default stops at 100).
+    routerOptions: { maxParamLength: 256 },
+    return503OnClosing: true,
+    // Errors fastify raises before routing (a malformed URL) get the one error shape too.
+    frameworkErrors: (error, _request, reply) => {
+      sendApiError(reply, error.code === 'FST_ERR_BAD_URL' ? new ApiError(400, 'INVALID_INPUT', `the URL is malformed: ${error.message}; percent-encode the path`) : error);
+    },
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.decorateRequest('principal', null);
+  // JSON only (the sign-in form adds urlencoded for itself): a text body gets 415, not a schema error.
+  app.removeContentTypeParser('text/plain');
+  app.setErrorHandler((error, _request, reply) => sendApiError(reply, error));
+  app.setNotFoundHandler(notFound);
+  // Event streams end first (clients reconnect with Last-Event-ID, to another instance if need be).
+  app.addHook('preClose', async () => closing.abort());
+  app.addHook('onClose', async () => {
+    await Promise.all(queues.map((queue) => queue.close()));
+    if (!options.client) await client.close();
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      info: {
+        title: 'agentq API',
+        version: '1.0.0',
+        description: 'Enqueue agent runs, follow them (poll or Server-Sent Events), cancel, retry and resume them. Errors: {error: {code, message, details?}}.',
+      },
+      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'AGENTQ_API_KEYS entry: <key>:<tenant>:<role>' } } },
+      security: [{ apiKey: [] }],
+    },
+    transform: createJsonSchemaTransform({ skipList: [] }),
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+
+  await app.register(healthRoutes(context));
+  await app.register(metricsRoute(context));
+  await app.register(dashboardRoutes(context));
+  await app.register(async (v1) => {
+    v1.addHook('onRequest', requireRole(apiKeys, config.tenant, 'producer'));
+    v1.addHook('onRequest', limitRate(context.rateLimiter, redis));
+    await v1.register(runsRoutes(context));
+    await v1.register(batchesRoutes(context));
+    await v1.register(documentsRoutes(context));
+    await v1.register(searchRoutes(context));
+    for (const routes of options.routes ?? []) await v1.register(routes(context));
+    await v1.register(notImplementedRoutes());
+  });
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,42 @@
+import type { Redis } from 'ioredis';
+import type { Keys } from '../../../shared/keys.js';
+import { runScript } from '../../../shared/redis/create-redis.js';
+
+/** KEYS: 1 window counter · ARGV: 1 window length (ms) → requests in this window, this one included. */
+const COUNT_REQUEST = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return count
+`;
+
+const WINDOW_MS = 60_000;
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets (the Retry-After of a refusal). */
+  resetSeconds: number;
+}
+
+/**
+ * Requests per API key per minute, counted in Redis so every API process shares one budget. Fixed
+ * one-minute windows: one INCR per request; a key may burst up to twice its limit across a window edge.
+ */
+export class RateLimiter {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    /** Requests per key per minute; 0 = unlimited. */
+    readonly perMinute: number,
+  ) {}
+
+  async consume(keyId: string, now = Date.now()): Promise<RateDecision> {
+    const window = Math.floor(now / WINDOW_MS);
+    const resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
+    if (this.perMinute === 0) return { allowed: true, limit: 0, remaining: 0, resetSeconds };
+    const key = this.keys.apiRateLimit(keyId, window);
+    const count = await runScript<number>(this.redis, COUNT_REQUEST, [key], [WINDOW_MS + 1000]);
+    return { allowed: count <= this.perMinute, limit: this.perMinute, remaining: Math.max(0, this.perMinute - count), resetSeconds };
+  }
+}

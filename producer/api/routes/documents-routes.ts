@@ -1,0 +1,141 @@
+import fastifyMultipart from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { AgentqError } from '../../../shared/errors.js';
+import { ID_PATTERN } from '../../../shared/ids.js';
+import {
+  batchIdParamsSchema,
+  documentIdParamsSchema,
+  documentListSchema,
+  documentRecordSchema,
+  ingestBatchSchema,
+  ingestProgressSchema,
+  listDocumentsQuerySchema,
+} from '../../ingest/document-schemas.js';
+import { ingestClientFor } from '../../ingest/ingest-client-for.js';
+import type { IngestClient } from '../../ingest/ingest-client.js';
+import type { ApiContext } from '../api-context.js';
+import type { Principal } from '../auth/api-keys.js';
+import { ApiError, errorBodySchema } from '../errors.js';
+
+const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
+/** Files per upload request; more in one batch: use the CLI or several requests. */
+const MAX_FILES = 1000;
+
+function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
+  return request.principal;
+}
+
+/** Missing and foreign documents answer alike, so a tenant cannot learn which ids other tenants use. */
+const documentNotFound = (id: string) => new ApiError(404, 'NOT_FOUND', `document ${id} not found (it may never have existed, or it was deleted)`);
+
+export interface DocumentsRoutesOptions {
+  /** @default one IngestClient per API context (ingestClientFor), closed with the app */
+  ingest?: IngestClient;
+}
+
+/**
+ * `POST /v1/documents` (multipart upload: one or more files, optional `collection` field),
+ * `GET /v1/documents` (the caller's documents with their status), `GET /v1/documents/:id`,
+ * `DELETE /v1/documents/:id` (the record and its chunks) and `GET /v1/documents/batches/:batchId`
+ * (ingest progress). Everything is scoped to the caller's tenant: another tenant's id answers 404.
+ */
+export function documentsRoutes(context: Pick<ApiContext, 'config'>, options: DocumentsRoutesOptions = {}): FastifyPluginAsyncZod {
+  return async (app) => {
+    const ingest = options.ingest ?? ingestClientFor(context);
+    if (!options.ingest) app.addHook('onClose', async () => ingest.close());
+    // Only this plugin's routes parse multipart; files up to AGENTQ_INGEST_MAX_BYTES, whatever the JSON body limit.
+    await app.register(fastifyMultipart, { limits: { fileSize: context.config.ingestMaxBytes, files: MAX_FILES, fields: 20, fieldSize: 1024 } });
+
+    app.post('/v1/documents', {
+      schema: {
+        summary: 'Upload documents for indexing',
+        description:
+          'multipart/form-data: one or more file parts (PDF, DOCX, HTML, Markdown, text; the type is detected from the content) and an optional `collection` field (default `default`). Answers 202 with the batch at once; follow it at `GET /v1/documents/batches/:batchId`. A file name identifies its document within the collection: uploading it again replaces the document when its bytes changed and does nothing when they did not. A document that cannot be parsed fails alone (its reason in the batch and in its record).',
+        tags: ['documents'],
+        consumes: ['multipart/form-data'],
+        response: { 202: ingestBatchSchema, ...errors },
+      },
+      handler: async (request, reply) => {
+        const { tenant } = principalOf(request);
+        if (!request.isMultipart()) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with one or more file parts (and optionally a `collection` field)');
+        let collection = 'default';
+        const files: { name: string; content: Uint8Array }[] = [];
+        try {
+          for await (const part of request.parts()) {
+            if (part.type === 'file') {
+              const content = await part.toBuffer();
+              files.push({ name: part.filename || `${part.fieldname}-${files.length + 1}`, content });
+            } else if (part.fieldname === 'collection') {
+              collection = String(part.value);
+            }
+          }
+        } catch (error) {
+          // Limits (413) and our own errors keep their status; a body the multipart parser cannot read is the caller's.
+          const status = (error as { statusCode?: number }).statusCode;
+          if (error instanceof ApiError || (status !== undefined && status < 500)) throw error;
+          throw new ApiError(400, 'INVALID_INPUT', `the multipart body cannot be read (${(error as Error).message}); send multipart/form-data with file parts and matching boundaries`);
+        }
+        if (!ID_PATTERN.test(collection)) throw new ApiError(400, 'INVALID_INPUT', `collection '${collection}' must be 1-128 characters of letters, digits, '_', '.' or '-'`);
+        if (files.length === 0) throw new ApiError(400, 'INVALID_INPUT', 'no file in the request: add one or more file parts to the multipart body');
+        const batch = await ingest.ingest(files, { collection, tenant });
+        return reply.code(202).header('location', `/v1/documents/batches/${batch.batchId}`).send(batch);
+      },
+    });
+
+    app.get('/v1/documents', {
+      schema: {
+        summary: "List the caller's documents",
+        description: 'Most recently updated first, with status (queued, indexing, indexed, failed), chunk count and error.',
+        tags: ['documents'],
+        querystring: listDocumentsQuerySchema,
+        response: { 200: documentListSchema, ...errors },
+      },
+      handler: async (request) => {
+        const { tenant } = principalOf(request);
+        const { collection, status } = request.query;
+        const documents = await ingest.listDocuments({ tenant, ...(collection === undefined ? {} : { collection }) });
+        return { documents: status === undefined ? documents : documents.filter((document) => document.status === status) };
+      },
+    });
+
+    app.get('/v1/documents/:id', {
+      schema: { summary: 'Get a document record', tags: ['documents'], params: documentIdParamsSchema, response: { 200: documentRecordSchema, ...errors } },
+      handler: async (request) => {
+        const record = await ingest.getDocument(request.params.id, { tenant: principalOf(request).tenant });
+        if (!record) throw documentNotFound(request.params.id);
+        return record;
+      },
+    });
+
+    app.delete('/v1/documents/:id', {
+      schema: {
+        summary: 'Delete a document and its chunks',
+        tags: ['documents'],
+        params: documentIdParamsSchema,
+        response: { 204: z.null().describe('deleted'), ...errors },
+      },
+      handler: async (request, reply) => {
+        if (!(await ingest.deleteDocument(request.params.id, { tenant: principalOf(request).tenant }))) throw documentNotFound(request.params.id);
+        return reply.code(204).send(null);
+      },
+    });
+
+    app.get('/v1/documents/batches/:batchId', {
+      schema: {
+        summary: 'Progress of an upload batch',
+        description: '`done` counts documents indexed (or unchanged), `failed` the others that finished; `finished` when both add up to `total`.',
+        tags: ['documents'],
+        params: batchIdParamsSchema,
+        response: { 200: ingestProgressSchema, ...errors },
+      },
+      handler: async (request) => {
+        const progress = await ingest.progress(request.params.batchId, { tenant: principalOf(request).tenant });
+        if (!progress) throw new ApiError(404, 'NOT_FOUND', `ingest batch ${request.params.batchId} not found (batches expire after AGENTQ_RETENTION_SECONDS)`);
+        return progress;
+      },
+    });
+  };
+}

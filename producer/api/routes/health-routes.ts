@@ -1,0 +1,32 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ApiContext } from '../api-context.js';
+import { ApiError, errorBodySchema } from '../errors.js';
+
+/** `/healthz` (the process answers) and `/readyz` (Redis answers too): no key needed, for probes. */
+export function healthRoutes({ redis, config }: ApiContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get('/healthz', {
+      schema: { summary: 'Liveness', tags: ['health'], security: [], response: { 200: z.object({ status: z.literal('ok') }) } },
+      handler: async () => ({ status: 'ok' as const }),
+    });
+    app.get('/readyz', {
+      schema: {
+        summary: 'Readiness: Redis is reachable',
+        tags: ['health'],
+        security: [],
+        response: { 200: z.object({ status: z.literal('ready') }), 503: errorBodySchema },
+      },
+      handler: async () => {
+        try {
+          await redis.ping();
+        } catch (error) {
+          throw new ApiError(503, 'UNAVAILABLE', `Redis at ${config.redisUrl ?? 'redis://127.0.0.1:6379'} is not reachable (${(error as Error).message})`, {
+            headers: { 'retry-after': '1' },
+          });
+        }
+        return { status: 'ready' as const };
+      },
+    });
+  };
+}

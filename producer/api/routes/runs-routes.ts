@@ -1,0 +1,227 @@
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { AgentqError } from '../../../shared/errors.js';
+import { newRunId, runIdForIdempotencyKey } from '../../../shared/ids.js';
+import type { RunMeta } from '../../../shared/redis/redis-run-store.js';
+import { toRunRecord } from '../../../shared/redis/redis-run-store.js';
+import { isTerminal } from '../../../shared/run-record.js';
+import type { ApiContext } from '../api-context.js';
+import type { Principal } from '../auth/api-keys.js';
+import { ApiError, errorBodySchema } from '../errors.js';
+import {
+  createRunBodySchema,
+  deleteRunQuerySchema,
+  eventsHeadersSchema,
+  idempotencyHeadersSchema,
+  listRunsQuerySchema,
+  messagesSchema,
+  resumeBodySchema,
+  runIdParamsSchema,
+  runListSchema,
+  runRecordSchema,
+  stepsSchema,
+} from '../schemas/run-schemas.js';
+import { streamRunEvents } from '../sse.js';
+
+const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
+
+function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
+  return request.principal;
+}
+
+/** Missing and foreign runs answer alike, so a tenant cannot learn which ids other tenants use. */
+function notFound(runId: string): ApiError {
+  return new ApiError(404, 'NOT_FOUND', `run ${runId} not found (it may never have existed, or it expired or was purged)`);
+}
+
+function inflightFull(tenant: string, max: number): ApiError {
+  return new ApiError(429, 'RATE_LIMITED', `tenant ${tenant} has ${max} runs in flight, its limit (AGENTQ_TENANT_MAX_INFLIGHT); wait for some to finish`, {
+    headers: { 'retry-after': '2' },
+  });
+}
+
+/** The routes of DESIGN §6 for runs, scoped to the caller's tenant. */
+export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
+  const { client, store, inflight } = context;
+
+  /** The run's meta if it belongs to the caller's tenant; 404 otherwise (the client's reads are not tenant-scoped). */
+  const ownRun = async (request: FastifyRequest, runId: string): Promise<RunMeta> => {
+    const meta = await store.get(runId);
+    if (!meta || meta.tenant !== principalOf(request).tenant) throw notFound(runId);
+    return meta;
+  };
+
+  return async (app) => {
+    app.post('/v1/runs', {
+      schema: {
+        summary: 'Enqueue a run',
+        description:
+          'Creates the run (queued) and hands it to the workers. The same Idempotency-Key (header or body) returns the same run and adds nothing twice; a replay carries `Idempotent-Replayed: true`. 429 when the tenant has AGENTQ_TENANT_MAX_INFLIGHT runs in flight.',
+        tags: ['runs'],
+        headers: idempotencyHeadersSchema,
+        body: createRunBodySchema,
+        response: { 202: runRecordSchema, ...errors },
+      },
+      handler: async (request, reply) => {
+        const { tenant } = principalOf(request);
+        const { tenant: _ignored, ...body } = request.body;
+        const headerKey = request.headers['idempotency-key'];
+        if (headerKey !== undefined && body.idempotencyKey !== undefined && headerKey !== body.idempotencyKey) {
+          throw new ApiError(400, 'INVALID_INPUT', 'the Idempotency-Key header and body.idempotencyKey differ; send only one of them');
+        }
+        const idempotencyKey = headerKey ?? body.idempotencyKey;
+        const runId = body.runId ?? (idempotencyKey ? runIdForIdempotencyKey(tenant, idempotencyKey) : newRunId());
+        const existing = await store.get(runId);
+        if (existing && existing.tenant !== tenant) {
+          throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; choose another runId`);
+        }
+        const reserved = !existing && (await inflight.reserve(tenant, runId));
+        if (!existing && !reserved) throw inflightFull(tenant, inflight.max);
+        let record;
+        try {
+          record = await client.enqueue({ ...body, tenant, runId, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) });
+        } catch (error) {
+          if (reserved) await inflight.release(tenant, runId).catch(() => undefined);
+          throw error;
+        }
+        // A replay of a run that already finished holds no slot.
+        if (isTerminal(record.status)) await inflight.release(tenant, runId);
+        if (existing) reply.header('idempotent-replayed', 'true');
+        return reply.code(202).header('location', `/v1/runs/${record.id}`).send(record);
+      },
+    });
+
+    app.get('/v1/runs', {
+      schema: {
+        summary: "List the caller's runs",
+        description: 'Newest first. A full page carries `nextCursor`; pass it as `cursor` for the next page.',
+        tags: ['runs'],
+        querystring: listRunsQuerySchema,
+        response: { 200: runListSchema, ...errors },
+      },
+      handler: async (request) => {
+        const { tenant } = principalOf(request);
+        const { cursor, ...filter } = request.query;
+        try {
+          return await store.list(tenant, { ...filter, ...(cursor === undefined ? {} : { cursor }) });
+        } catch (error) {
+          // A forged cursor can decode to arguments Redis rejects: that is the caller's cursor, not a fault here.
+          if (cursor !== undefined && error instanceof Error && error.name === 'ReplyError') {
+            throw new ApiError(400, 'INVALID_INPUT', `cursor '${cursor}' is not one this API returned`);
+          }
+          throw error;
+        }
+      },
+    });
+
+    app.get('/v1/runs/:id', {
+      schema: {
+        summary: 'Get a run (poll)',
+        description: 'The same run record as `agentq status --json`.',
+        tags: ['runs'],
+        params: runIdParamsSchema,
+        response: { 200: runRecordSchema, ...errors },
+      },
+      handler: async (request) => toRunRecord(await ownRun(request, request.params.id)),
+    });
+
+    app.get('/v1/runs/:id/messages', {
+      schema: { summary: "A run's message history", tags: ['runs'], params: runIdParamsSchema, response: { 200: messagesSchema, ...errors } },
+      handler: async (request) => {
+        await ownRun(request, request.params.id);
+        return { messages: await store.messages(request.params.id) };
+      },
+    });
+
+    app.get('/v1/runs/:id/steps', {
+      schema: { summary: "A run's committed steps", tags: ['runs'], params: runIdParamsSchema, response: { 200: stepsSchema, ...errors } },
+      handler: async (request) => {
+        await ownRun(request, request.params.id);
+        return { steps: await store.steps(request.params.id) };
+      },
+    });
+
+    app.get('/v1/runs/:id/events', {
+      schema: {
+        summary: "A run's events (Server-Sent Events)",
+        description:
+          'text/event-stream: one SSE event per run event (`id` = stream id, `event` = type, `data` = JSON {id, type, data}); all past events first, then live ones; the stream ends after `run-end`. Reconnect with `Last-Event-ID` to resume after that event.',
+        tags: ['runs'],
+        params: runIdParamsSchema,
+        headers: eventsHeadersSchema,
+        response: { ...errors },
+      },
+      handler: async (request, reply) => {
+        await ownRun(request, request.params.id);
+        await streamRunEvents({
+          request,
+          reply,
+          store,
+          redisUrl: context.config.redisUrl,
+          runId: request.params.id,
+          after: request.headers['last-event-id'] ?? '0-0',
+          signal: context.closing,
+        });
+      },
+    });
+
+    app.delete('/v1/runs/:id', {
+      schema: {
+        summary: 'Cancel a run (or purge a finished one)',
+        description:
+          'Cancels the run: 200 with the record when it is finished now (a queued or waiting run is cancelled at once), 202 while it is `cancelling` (the running step is aborted at its boundary). With `?purge=true` a run that is finished (or just got cancelled) is deleted: 204.',
+        tags: ['runs'],
+        params: runIdParamsSchema,
+        querystring: deleteRunQuerySchema,
+        response: { 200: runRecordSchema, 202: runRecordSchema, 204: z.null().describe('purged'), ...errors },
+      },
+      handler: async (request, reply) => {
+        const meta = await ownRun(request, request.params.id);
+        const record = isTerminal(meta.status) ? toRunRecord(meta) : await client.cancel(meta.id);
+        if (request.query.purge && isTerminal(record.status)) {
+          await client.purge(meta.id);
+          await inflight.release(meta.tenant, meta.id);
+          return reply.code(204).send(null);
+        }
+        return reply.code(isTerminal(record.status) ? 200 : 202).send(record);
+      },
+    });
+
+    app.post('/v1/runs/:id/retry', {
+      schema: {
+        summary: 'Retry a failed run from its last commit',
+        tags: ['runs'],
+        params: runIdParamsSchema,
+        response: { 202: runRecordSchema, ...errors },
+      },
+      handler: async (request, reply) => {
+        const meta = await ownRun(request, request.params.id);
+        if (meta.status !== 'failed') throw new ApiError(409, 'CONFLICT', `run ${meta.id} is ${meta.status}; only a failed run can be retried`);
+        if (!(await inflight.reserve(meta.tenant, meta.id))) throw inflightFull(meta.tenant, inflight.max);
+        try {
+          return reply.code(202).send(await client.retry(meta.id));
+        } catch (error) {
+          await inflight.release(meta.tenant, meta.id).catch(() => undefined);
+          throw error;
+        }
+      },
+    });
+
+    app.post('/v1/runs/:id/resume', {
+      schema: {
+        summary: 'Answer an interrupt',
+        description: 'For a `waiting` run: the step that asked runs again and receives `value`.',
+        tags: ['runs'],
+        params: runIdParamsSchema,
+        body: resumeBodySchema,
+        response: { 202: runRecordSchema, ...errors },
+      },
+      handler: async (request, reply) => {
+        await ownRun(request, request.params.id);
+        return reply.code(202).send(await client.resume(request.params.id, request.body.value));
+      },
+    });
+  };
+}

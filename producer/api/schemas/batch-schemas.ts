@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { ID_PATTERN } from '../../../shared/ids.js';
+import { BATCH_STATUSES, batchRequestSchema } from '../../../shared/batches/batch-schema.js';
+
+export const createBatchBodySchema = batchRequestSchema.describe('CreateBatch');
+
+export const batchIdParamsSchema = z.object({
+  id: z.string().regex(ID_PATTERN, "the batch id must be 1-128 characters of letters, digits, '_', '.' or '-'"),
+});
+
+export const getBatchQuerySchema = z
+  .object({
+    /** `json` (the record, with results once finished), `jsonl` or `csv` (the results so far). */
+    format: z.enum(['json', 'jsonl', 'csv']).default('json'),
+  })
+  .strict();
+
+/** JSONL uploads take the collection and options from the query string. */
+export const jsonlUploadQuerySchema = z
+  .object({
+    collection: z.string().regex(ID_PATTERN).optional(),
+    concurrency: z.coerce.number().int().min(1).max(200).optional(),
+    max_iterations: z.coerce.number().int().min(1).max(10).optional(),
+    citations: z.enum(['true', 'false']).optional(),
+    graph: z.string().min(1).max(128).optional(),
+  })
+  .loose();
+
+const progressSchema = z.object({
+  total: z.number().int(),
+  queued: z.number().int(),
+  running: z.number().int(),
+  completed: z.number().int(),
+  failed: z.number().int(),
+  cancelled: z.number().int(),
+});
+
+export const batchResultSchema = z.object({
+  id: z.string(),
+  question: z.string(),
+  runId: z.string(),
+  status: z.enum(['queued', 'running', 'completed', 'failed', 'cancelled']),
+  answer: z.string().nullable(),
+  sources: z.array(z.unknown()),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  output: z.unknown(),
+});
+
+export const batchRecordSchema = z
+  .object({
+    id: z.string(),
+    tenant: z.string(),
+    status: z.enum(BATCH_STATUSES),
+    graph: z.string(),
+    collection: z.string(),
+    concurrency: z.number().int(),
+    progress: progressSchema,
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    finishedAt: z.string().nullable(),
+    /** Present once the batch finished (completed or cancelled). */
+    results: z.array(batchResultSchema).optional(),
+  })
+  .describe('Batch');

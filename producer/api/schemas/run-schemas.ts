@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { ERROR_CODES } from '../../../shared/errors.js';
+import { ID_PATTERN } from '../../../shared/ids.js';
+import { RUN_STATUSES, type Message, type RunRecord, type StepRecord } from '../../../shared/run-record.js';
+import { enqueueRequestSchema } from '../../agent-client.js';
+
+const idMessage = (what: string) => `${what} must be 1-128 characters of letters, digits, '_', '.' or '-'`;
+
+/** `POST /v1/runs`: job schema v1 without `v`; the tenant comes from the API key, never from the body. */
+export const createRunBodySchema = enqueueRequestSchema
+  .omit({ tenant: true })
+  .extend({
+    tenant: z.never({ error: 'tenant comes from your API key; remove it from the body' }).optional(),
+  })
+  .strict()
+  .describe('CreateRun');
+
+export const runIdParamsSchema = z.object({ id: z.string().regex(ID_PATTERN, idMessage('the run id')) });
+
+export const idempotencyHeadersSchema = z
+  .object({
+    'idempotency-key': z.string().regex(ID_PATTERN, idMessage('the Idempotency-Key header')).optional(),
+  })
+  .loose();
+
+export const eventsHeadersSchema = z
+  .object({
+    'last-event-id': z
+      .string()
+      .regex(/^\d{1,16}-\d{1,16}$/, "the Last-Event-ID header must be an event id this stream sent (like '1700000000000-0')")
+      .optional(),
+  })
+  .loose();
+
+export const listRunsQuerySchema = z
+  .object({
+    status: z.enum(RUN_STATUSES).optional(),
+    graph: z.string().min(1).max(128).optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    cursor: z.string().min(1).max(512).optional(),
+  })
+  .strict();
+
+export const deleteRunQuerySchema = z
+  .object({
+    purge: z
+      .enum(['true', 'false'], { error: "purge must be 'true' or 'false'" })
+      .default('false')
+      .transform((value) => value === 'true'),
+  })
+  .strict();
+
+export const resumeBodySchema = z
+  .object({ value: z.unknown() })
+  .strict()
+  .refine((body) => Object.hasOwn(body, 'value'), { message: 'value is required: the answer to the interrupt (null is allowed)', path: ['value'] });
+
+const errorRecordSchema = z
+  .object({
+    code: z.enum(ERROR_CODES),
+    message: z.string(),
+    retryable: z.boolean(),
+    details: z.unknown().optional(),
+    node: z.string().optional(),
+    attempt: z.number().optional(),
+  })
+  .loose();
+
+// Loose objects: a field added to the record later reaches the caller without touching the API. The
+// annotations check the schemas against the records the store returns.
+export const runRecordSchema: z.ZodType<RunRecord> = z
+  .object({
+    id: z.string(),
+    tenant: z.string(),
+    status: z.enum(RUN_STATUSES),
+    graph: z.string(),
+    graphVersion: z.string().nullable(),
+    stepCount: z.number(),
+    output: z.unknown(),
+    error: errorRecordSchema.nullable(),
+    interrupt: z.object({ node: z.string(), stepId: z.string(), request: z.unknown() }).loose().nullable(),
+    usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }).loose(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .loose()
+  .describe('RunRecord');
+
+export const runListSchema: z.ZodType<{ runs: RunRecord[]; nextCursor: string | null }> = z.object({ runs: z.array(runRecordSchema), nextCursor: z.string().nullable() });
+
+export const stepsSchema: z.ZodType<{ steps: StepRecord[] }> = z.object({
+  steps: z.array(
+    z
+      .object({ index: z.number(), superstep: z.number(), task: z.number(), node: z.string(), attempts: z.number(), startedAt: z.string(), endedAt: z.string() })
+      .loose(),
+  ),
+});
+
+export const messagesSchema: z.ZodType<{ messages: Message[] }> = z.object({
+  messages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']), content: z.string().nullable() }).loose()),
+});

@@ -1,0 +1,104 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RedisRunStore } from '../../shared/redis/redis-run-store.js';
+import { createRedis } from '../../shared/redis/create-redis.js';
+import { isTerminal, type RunEvent } from '../../shared/run-record.js';
+import { toApiError } from './errors.js';
+
+export interface StreamRunEventsOptions {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  store: RedisRunStore;
+  redisUrl: string | undefined;
+  runId: string;
+  /** Stream id to resume after (`Last-Event-ID`); '0-0' for every event. */
+  after: string;
+  /** Ends the stream (the API is closing). */
+  signal: AbortSignal;
+  /** A comment line this often keeps proxies from closing an idle stream. @default 15000 */
+  heartbeatMs?: number;
+  /** How long one blocking read waits for new events. @default 5000 */
+  blockMs?: number;
+}
+
+function frame(event: RunEvent): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+/**
+ * Serves a run's events as Server-Sent Events: what the stream holds after `after`, then new events as
+ * they come (XREAD BLOCK on a connection of its own), ending after `run-end`. A client that connects
+ * after the run ended gets every event and the end at once. When the client goes away the blocking
+ * connection is dropped, so an abandoned stream holds nothing.
+ */
+export async function streamRunEvents({ request, reply, store, redisUrl, runId, after, signal, heartbeatMs = 15_000, blockMs = 5000 }: StreamRunEventsOptions): Promise<void> {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    // nginx buffers responses unless told not to.
+    'x-accel-buffering': 'no',
+  });
+  raw.write('retry: 2000\n\n');
+  const reader = createRedis(redisUrl, 'blocking');
+  reader.on('error', () => undefined);
+  let closed = false;
+  const onClose = () => {
+    closed = true;
+    reader.disconnect();
+  };
+  raw.once('close', onClose);
+  signal.addEventListener('abort', onClose, { once: true });
+  if (signal.aborted) onClose();
+  let cursor = after;
+  let lastWrite = Date.now();
+  const write = (text: string) => {
+    raw.write(text);
+    lastWrite = Date.now();
+  };
+  try {
+    for (;;) {
+      if (closed) return;
+      let events = await store.events(runId, { after: cursor, connection: reader });
+      if (events.length === 0) {
+        const meta = await store.get(runId);
+        if (!meta) return; // purged or expired meanwhile
+        if (isTerminal(meta.status)) {
+          // The status and run-end are written by one script: once finished, the stream is complete.
+          while ((events = await store.events(runId, { after: cursor, connection: reader })).length > 0) {
+            for (const event of events) {
+              write(frame(event));
+              cursor = event.id;
+            }
+          }
+          return;
+        }
+        events = await store.events(runId, { after: cursor, blockMs, connection: reader });
+      }
+      for (const event of events) {
+        write(frame(event));
+        cursor = event.id;
+        if (event.type === 'run-end') return;
+      }
+      if (events.length === 0 && Date.now() - lastWrite >= heartbeatMs) write(': keep-alive\n\n');
+    }
+  } catch (error) {
+    if (!closed) {
+      const apiError = toApiError(error, request);
+      if (apiError.statusCode >= 500) request.log.warn({ runId, err: (error as Error).message }, 'event stream ended by an error');
+      write(`event: error\ndata: ${JSON.stringify(apiError.toBody())}\n\n`);
+    }
+  } finally {
+    raw.off('close', onClose);
+    signal.removeEventListener('abort', onClose);
+    reader.disconnect();
+    if (!raw.writableEnded) raw.end();
+    // Closing: let go of the connection too, or the server's close waits out its keep-alive.
+    if (signal.aborted) {
+      const release = () => request.raw.socket?.end();
+      if (raw.writableFinished) release();
+      else raw.once('finish', release);
+    }
+  }
+}

@@ -1,0 +1,114 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { formatBatchResultsCsv, formatBatchResultsJsonl } from '../../shared/batches/format-batch-results.js';
+import type { AgentClient } from '../agent-client.js';
+import { EXIT, UsageError } from './producer-commands.js';
+import { ProgressBar } from './progress-bar.js';
+
+interface BatchOptions {
+  collection: string;
+  out?: string;
+  format?: string;
+  concurrency?: number;
+  idempotencyKey?: string;
+  graph?: string;
+  maxIterations?: number;
+  citations?: boolean;
+  pollMs: number;
+}
+
+function readQuestions(file: string): { id?: string; question: string }[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line, index) => {
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        throw new UsageError(`${file}:${index + 1} is not JSON; each line must be {"id"?: "…", "question": "…"}`);
+      }
+      const record = value as { id?: unknown; question?: unknown; query?: unknown };
+      const question = typeof record.question === 'string' ? record.question : typeof record.query === 'string' ? record.query : undefined;
+      if (!question) throw new UsageError(`${file}:${index + 1} has no "question" string`);
+      return { ...(record.id === undefined ? {} : { id: String(record.id) }), question };
+    });
+}
+
+/**
+ * `agentq batch questions.jsonl --collection X --out answers.jsonl`: one run per question through the
+ * queue, a progress bar with an ETA on stderr (TTY only), the results in --out (JSON Lines or CSV),
+ * a JSON summary on stdout. Exit 1 when any question failed or was cancelled.
+ */
+export function registerBatchCommand(
+  program: Command,
+  clientFactory: () => Promise<AgentClient>,
+  parseCount: (name: string) => (value: string) => number,
+  setExitCode: (code: number) => void,
+): void {
+  program
+    .command('batch')
+    .description('answer every question of a JSONL file ({"id"?, "question"} per line) as one batch')
+    .argument('<file>', 'questions, one JSON object per line')
+    .option('--collection <name>', 'the document collection to answer from', 'default')
+    .option('--out <file>', 'write the results here (JSON Lines, or CSV for a .csv name); default: stdout')
+    .option('--format <format>', 'jsonl or csv (default: from --out, else jsonl)')
+    .option('--concurrency <n>', 'runs of this batch at once (default 8)', parseCount('--concurrency'))
+    .option('--idempotency-key <key>', 'the same key resumes the same batch and answers nothing twice')
+    .option('--graph <name>', 'the graph that answers each question (default rag-agent)')
+    .option('--max-iterations <n>', 'rag-agent search iterations (1-10)', parseCount('--max-iterations'))
+    .option('--citations', 'ask for citations in the answers')
+    .option('--poll-ms <ms>', 'how often to check progress', parseCount('--poll-ms'), 500)
+    .action(async (file: string, options: BatchOptions) => {
+      const format = options.format ?? (options.out?.endsWith('.csv') ? 'csv' : 'jsonl');
+      if (format !== 'jsonl' && format !== 'csv') throw new UsageError(`--format must be jsonl or csv, got '${format}'`);
+      const questions = readQuestions(file);
+      if (questions.length === 0) throw new UsageError(`${file} has no questions`);
+      const client = await clientFactory();
+      try {
+        const { batch } = await client.batches.submit(
+          {
+            collection: options.collection,
+            questions,
+            options: {
+              ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+              ...(options.graph ? { graph: options.graph } : {}),
+              ...(options.maxIterations ? { max_iterations: options.maxIterations } : {}),
+              ...(options.citations ? { citations: true } : {}),
+            },
+          },
+          options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {},
+        );
+        process.stderr.write(`batch ${batch.id}: ${batch.progress.total} questions\n`);
+        const bar = new ProgressBar(`batch ${batch.id}`);
+        let current = batch;
+        for (;;) {
+          const { progress } = current;
+          const done = progress.completed + progress.failed + progress.cancelled;
+          bar.update(done, progress.total, `(${progress.running} running, ${progress.failed} failed)`);
+          if (current.status !== 'running') break;
+          await new Promise((resolve) => setTimeout(resolve, options.pollMs));
+          current = (await client.batches.get(batch.id)) ?? current;
+        }
+        bar.finish();
+        const results = (await client.batches.results(batch.id)) ?? [];
+        const text = format === 'csv' ? formatBatchResultsCsv(results) : formatBatchResultsJsonl(results);
+        if (options.out) {
+          writeFileSync(options.out, text);
+          process.stdout.write(`${JSON.stringify({ batchId: batch.id, status: current.status, progress: current.progress, out: options.out })}\n`);
+        } else {
+          process.stdout.write(text);
+        }
+        setExitCode(current.progress.failed + current.progress.cancelled > 0 ? EXIT.runFailed : EXIT.ok);
+      } finally {
+        await client.close();
+      }
+    });
+}

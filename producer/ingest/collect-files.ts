@@ -1,0 +1,29 @@
+import { readdir, stat } from 'node:fs/promises';
+import { join, normalize, sep } from 'node:path';
+import { AgentqError } from '../../shared/errors.js';
+
+/**
+ * Files and directories → the files to ingest, in a stable order: directories are walked recursively,
+ * skipping hidden entries (`.git`, `.DS_Store`) and `node_modules`. Paths keep the form they were given
+ * in (relative stays relative, `/` separators), since a document's id derives from its path: ingest
+ * from the same place to update documents rather than add copies.
+ */
+export async function collectFiles(paths: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  const walk = async (directory: string) => {
+    const entries = (await readdir(directory, { withFileTypes: true })).sort((left, right) => left.name.localeCompare(right.name));
+    for (const entry of entries) {
+      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+      const path = join(directory, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else if (entry.isFile()) files.push(path);
+    }
+  };
+  for (const path of paths) {
+    const info = await stat(path).catch(() => null);
+    if (!info) throw new AgentqError('INVALID_INPUT', `${path} does not exist; name files or directories to ingest`);
+    if (info.isDirectory()) await walk(path);
+    else files.push(path);
+  }
+  return [...new Set(files.map((file) => normalize(file).split(sep).join('/')))];
+}

@@ -1,0 +1,76 @@
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AgentqError, toAgentqError } from '../errors.js';
+import type { NodeContext } from '../graph/node-context.js';
+import { agentSettingsOf } from '../ports/agent-services.js';
+import type { Embedder, EmbedResult } from '../ports/embedder.js';
+import { estimateTextTokens } from './estimate-tokens.js';
+import { costOf } from './price-table.js';
+import { takeProviderSlot } from './take-provider-slot.js';
+
+export interface EmbedTextsOptions {
+  /** The memo key of this call within the step; a node embedding several times gives each its own. @default 'embed' */
+  key?: string;
+}
+
+/** Vectors as a node uses them. */
+export interface EmbedCall extends EmbedResult {
+  costUsd: number;
+  /** False when an earlier attempt of this step saved the vectors and they were not requested again. */
+  fresh: boolean;
+}
+
+/**
+ * One embeddings call inside a node, the way `callLanguageModel` does a chat call: saved with
+ * `context.memo` before it is used (I4), within the provider limits (AGENTQ_RATE_LIMITS, an entry for
+ * the embedding model), traced as a GenAI `embeddings` span, usage and cost (AGENTQ_PRICES, input
+ * price) recorded on the step.
+ */
+export async function embedTexts(context: NodeContext, embedder: Embedder, texts: readonly string[], { key = 'embed' }: EmbedTextsOptions = {}): Promise<EmbedCall> {
+  let fresh = false;
+  const saved = await context.memo<EmbedResult>(key, async () => {
+    const slot = await takeProviderSlot(context, {
+      provider: embedder.provider,
+      model: embedder.modelId,
+      tokens: async () => (await Promise.all(texts.map((text) => estimateTextTokens(text)))).reduce((sum, count) => sum + count, 0),
+    });
+    fresh = true;
+    const result = await tracedEmbed(embedder, texts, context.abortSignal);
+    await slot.settle(result.usage.inputTokens);
+    return result;
+  });
+  if (saved.vectors.length !== texts.length) {
+    throw new AgentqError('PROVIDER_ERROR', `the embedder '${embedder.modelId}' returned ${saved.vectors.length} vectors for ${texts.length} texts`, { retryable: true });
+  }
+  const usage = { inputTokens: saved.usage.inputTokens, outputTokens: 0 };
+  const costUsd = costOf(agentSettingsOf(context).prices, usage, saved.model, embedder.modelId);
+  context.recordUsage({ ...usage, costUsd, model: saved.model });
+  return { ...saved, costUsd, fresh };
+}
+
+function tracedEmbed(embedder: Embedder, texts: readonly string[], abortSignal: AbortSignal): Promise<EmbedResult> {
+  const attributes = {
+    'gen_ai.operation.name': 'embeddings',
+    'gen_ai.provider.name': embedder.provider,
+    'gen_ai.system': embedder.provider,
+    'gen_ai.request.model': embedder.modelId,
+  };
+  return trace.getTracer('agentq').startActiveSpan(`embeddings ${embedder.modelId}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    try {
+      const result = await embedder.embed(texts, { abortSignal });
+      span.setAttributes({
+        'gen_ai.response.model': result.model,
+        'gen_ai.usage.input_tokens': result.usage.inputTokens,
+        'gen_ai.embeddings.dimension.count': result.dimensions,
+      });
+      return result;
+    } catch (error) {
+      const agentqError = toAgentqError(error);
+      span.setAttribute('error.type', agentqError.code);
+      span.recordException(error as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: agentqError.message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}

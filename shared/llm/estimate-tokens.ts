@@ -1,0 +1,47 @@
+import type { ToolDescription } from '../ports/language-model.js';
+import type { Message } from '../run-record.js';
+
+type CountTokens = (text: string) => number;
+let loading: Promise<CountTokens> | undefined;
+
+/**
+ * gpt-tokenizer's o200k_base (the GPT-4o family's encoding), loaded on first use: most workers never
+ * need an estimate (providers send usage), and the encoding takes ~0.2 s to load. It ships its ranks,
+ * so it works offline. For other model families the count is an approximation, which is all a budget
+ * check and a missing-usage fallback need.
+ */
+function tokenizer(): Promise<CountTokens> {
+  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((module) => (text: string) => module.countTokens(text));
+  return loading;
+}
+
+/** Tokens each chat message costs beyond its text (role and separators), as OpenAI documents it. */
+const PER_MESSAGE_TOKENS = 4;
+/** The priming of the assistant's reply. */
+const REPLY_PRIMING_TOKENS = 3;
+
+/** Estimated tokens of a text. */
+export async function estimateTextTokens(text: string): Promise<number> {
+  if (text === '') return 0;
+  return (await tokenizer())(text);
+}
+
+/** Estimated prompt tokens of a chat request: its messages and the tool schemas it offers. */
+export async function estimatePromptTokens(messages: readonly Message[], tools: readonly ToolDescription[] = []): Promise<number> {
+  const count = await tokenizer();
+  let total = REPLY_PRIMING_TOKENS;
+  for (const message of messages) total += PER_MESSAGE_TOKENS + count(messageText(message));
+  if (tools.length > 0) total += count(JSON.stringify(tools));
+  return total;
+}
+
+/** Estimated tokens of a response message (its text and tool calls). */
+export async function estimateMessageTokens(message: Message): Promise<number> {
+  return estimateTextTokens(messageText(message));
+}
+
+function messageText(message: Message): string {
+  let text = message.content ?? '';
+  for (const call of message.tool_calls ?? []) text += call.function.name + call.function.arguments;
+  return text;
+}

@@ -1,0 +1,31 @@
+/** Per-call options of `Embedder.embed`. */
+export interface EmbedOptions {
+  /** The step's signal: cancellation, timeout, deadline, shutdown. @default none */
+  abortSignal?: AbortSignal;
+}
+
+/** Vectors for texts, in the order the texts were given. */
+export interface EmbedResult {
+  /** One vector per input text, same order; every vector has `dimensions` numbers. */
+  vectors: number[][];
+  /** Input tokens the provider counted (a local estimate when it sent none). */
+  usage: { inputTokens: number };
+  /** The model that answered, as the provider names it. */
+  model: string;
+  /** Length of every vector (discovered from the provider's answer, not configured). */
+  dimensions: number;
+}
+
+/**
+ * An embedding model (DESIGN §1: vendor SDKs live only behind ports). One method: texts in, vectors
+ * out. Implementations batch as their provider requires, do not retry, and throw an `AgentqError` whose
+ * `retryable` / `retryAfterMs` tell the step processor what to do (DESIGN §7), like `LanguageModel`.
+ */
+export interface Embedder {
+  /** The provider, as the OpenTelemetry GenAI conventions name it, e.g. `openai`. */
+  readonly provider: string;
+  /** The model requested, e.g. `text-embedding-3-small` or `nomic-embed-text`. */
+  readonly modelId: string;
+  /** Embeds `texts` (an empty list answers no vectors without a request). */
+  embed(texts: readonly string[], options?: EmbedOptions): Promise<EmbedResult>;
+}

@@ -1,0 +1,68 @@
+import type { Message } from '../run-record.js';
+
+/** An assistant message as a model returns it: text, tool calls, or both. */
+export type AssistantMessage = Message & { role: 'assistant' };
+
+/** A tool call inside an assistant message (OpenAI chat-completions shape). */
+export type ToolCall = NonNullable<Message['tool_calls']>[number];
+
+/** A tool as the model sees it: a name, what it does, and a JSON Schema of its arguments. */
+export interface ToolDescription {
+  name: string;
+  description: string;
+  /** JSON Schema (an object schema) of the arguments. */
+  parameters: Record<string, unknown>;
+}
+
+/** Ask for plain text, any JSON object, or JSON matching a schema. */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean };
+
+export interface LanguageModelRequest {
+  /** The conversation so far, system prompt first. */
+  messages: Message[];
+  /** Tools the model may call. @default none */
+  tools?: ToolDescription[];
+  /** Upper bound on the response's tokens. @default the provider's own limit */
+  maxTokens?: number;
+  /** @default the provider's default */
+  temperature?: number;
+  /** @default text */
+  responseFormat?: ResponseFormat;
+  /** The step's signal: cancellation, timeout, deadline, shutdown. */
+  abortSignal?: AbortSignal;
+}
+
+/** Tokens a response cost, as the provider counts them. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';
+
+export interface LanguageModelResponse {
+  message: AssistantMessage;
+  /** The provider's own count; undefined when it sent none (the caller may estimate). */
+  usage: TokenUsage | undefined;
+  finishReason: FinishReason;
+  /** The model that answered, as the provider names it (may carry a version suffix). */
+  model: string;
+  /** The provider's response id, when it sends one. */
+  responseId?: string;
+}
+
+/**
+ * A chat model (DESIGN §1: vendor SDKs live only behind ports). One method: a single request and its
+ * response. Implementations do not retry: they throw an `AgentqError` whose `retryable` and
+ * `retryAfterMs` tell the step processor what to do, so retries are counted in one place (DESIGN §7).
+ */
+export interface LanguageModel {
+  /** The provider, as the OpenTelemetry GenAI conventions name it (`gen_ai.provider.name`), e.g. `openai`. */
+  readonly provider: string;
+  /** The model requested, e.g. `gpt-4o-mini` or `llama3.2`. */
+  readonly modelId: string;
+  generate(request: LanguageModelRequest): Promise<LanguageModelResponse>;
+}

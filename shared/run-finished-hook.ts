@@ -1,0 +1,74 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import { Keys } from './keys.js';
+import type { Logger } from './logger.js';
+import { RedisMetrics } from './metrics/redis-metrics.js';
+import { WEBHOOK_QUEUE } from './queues.js';
+import { webhookJobId, type WebhookJobData } from './webhooks/webhook-job.js';
+
+export type FinishedStatus = 'completed' | 'failed' | 'cancelled';
+
+/** The `onFinished` option of RedisRunStore, with a `close()` for the queue it adds to. */
+export interface RunFinishedHook {
+  (runId: string, status: FinishedStatus): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface RunFinishedHookOptions {
+  /**
+   * The run store's own connection: the hook reads the run's meta and adds the webhook job through it,
+   * so it fails fast on a producer's connection and waits out outages on a worker's.
+   */
+  redis: Redis;
+  config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'keepCompletedJobs' | 'keepFailedJobs'>;
+  /** Where the hook's own failures are logged. @default none (dropped) */
+  logger?: Logger;
+}
+
+/**
+ * Builds the run store's `onFinished` hook: after a run reaches completed, failed or cancelled it counts
+ * the run in the shared metrics, releases the run's slot in its tenant's in-flight set (the API's cap)
+ * and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
+ */
+export function createRunFinishedHook({ redis, config, logger }: RunFinishedHookOptions): RunFinishedHook {
+  const keys = new Keys(config.keyPrefix);
+  const metrics = new RedisMetrics(redis, config.keyPrefix);
+  let queue: Queue<WebhookJobData> | undefined;
+
+  const addDelivery = async (runId: string, status: FinishedStatus): Promise<void> => {
+    queue ??= new Queue<WebhookJobData>(WEBHOOK_QUEUE, { connection: redis, prefix: config.queuePrefix });
+    const jobId = webhookJobId(runId);
+    const existing = await queue.getJob(jobId);
+    if (existing) {
+      const state = await existing.getState();
+      // A delivery still pending sends the record as it is when it runs; one already done belongs to an
+      // earlier end of the run (before a retry or resume) and makes way for this one.
+      if (state !== 'completed' && state !== 'failed') return;
+      await existing.remove();
+    }
+    await queue.add('deliver', { runId, status }, {
+      jobId,
+      attempts: config.webhookMaxAttempts,
+      backoff: { type: 'exponential', delay: config.webhookBackoffMs },
+      removeOnComplete: { count: config.keepCompletedJobs },
+      removeOnFail: { count: config.keepFailedJobs },
+    });
+  };
+
+  const hook = async (runId: string, status: FinishedStatus): Promise<void> => {
+    try {
+      const [tenant, webhookUrl] = await redis.hmget(keys.run(runId).meta, 'tenant', 'webhookUrl');
+      await Promise.all([metrics.runFinished(status), tenant ? redis.zrem(keys.tenantInflight(tenant), runId) : undefined]);
+      if (webhookUrl) await addDelivery(runId, status);
+    } catch (error) {
+      // Logged, not thrown: the store would drop it anyway, and the transition stands.
+      logger?.warn({ runId, status, err: (error as Error).message }, 'run-finished hook failed (metrics, in-flight slot or webhook job)');
+    }
+  };
+  return Object.assign(hook, {
+    async close() {
+      await queue?.close();
+    },
+  });
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+
+/** One expert of a `multi-agent` run. */
+export const expertSchema = z
+  .object({
+    /** How the expert is called, also its tool name: 1-64 letters, digits, `_` or `-`. */
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expert names are 1-64 characters of letters, digits, "_" or "-"'),
+    /** What the expert knows: used to recall it for a query, and as its persona. */
+    description: z.string().trim().min(1, 'an expert needs a description').max(4000),
+    /** Its own system prompt; omitted: one built from the name and description. */
+    system: z.string().max(20_000).optional(),
+  })
+  .strict();
+
+/**
+ * Input of the built-in `multi-agent` graph: the `topN` experts most similar to `query` are recalled
+ * (embedding cosine similarity when EMBED_MODEL is set, lexical BM25 otherwise); the best one leads and
+ * may consult the others, which it calls as tools.
+ *
+ * ```json
+ * { "query": "Is it safe to run Redis without AOF for a job queue?",
+ *   "experts": [
+ *     { "name": "redis", "description": "Redis persistence, AOF, RDB snapshots, replication and memory policies" },
+ *     { "name": "queues", "description": "Job queues, BullMQ, retries, idempotency and at-least-once delivery" },
+ *     { "name": "chef", "description": "French cooking, sauces and pastry" } ],
+ *   "topN": 2 }
+ * ```
+ */
+export const multiAgentInputSchema = z
+  .object({
+    /** The user's question or task. */
+    query: z.string().trim().min(1, 'query must not be empty').max(100_000),
+    experts: z
+      .array(expertSchema)
+      .min(1, 'experts must list at least one expert')
+      .max(64, 'experts may list at most 64 experts')
+      .refine((experts) => new Set(experts.map((expert) => expert.name)).size === experts.length, 'expert names must be unique'),
+    /** Experts recalled: the best leads, the others are its tools. @default 3 */
+    topN: z.number().int().min(1).max(8).default(3),
+  })
+  .strict();
+
+export type MultiAgentInput = z.input<typeof multiAgentInputSchema>;
+export type Expert = z.infer<typeof expertSchema>;
+
+/**
+ * Output of the `multi-agent` graph.
+ *
+ * ```json
+ * { "answer": "…", "lead": "redis", "recall": "embedding",
+ *   "experts": [{ "name": "redis", "score": 0.62 }, { "name": "queues", "score": 0.31 }], "consulted": ["queues"] }
+ * ```
+ */
+export interface MultiAgentOutput {
+  answer: string;
+  /** The expert that led (the most similar one). */
+  lead: string;
+  /** How experts were recalled: `embedding` (EMBED_MODEL) or `lexical` (the fallback without one). */
+  recall: 'embedding' | 'lexical';
+  /** The recalled experts, best first, with their similarity scores. */
+  experts: { name: string; score: number }[];
+  /** Experts the lead consulted, in call order. */
+  consulted: string[];
+}

@@ -1,0 +1,130 @@
+import { SpanKind, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
+import { z } from 'zod';
+import { AgentqError } from '../errors.js';
+import type { NodeContext } from '../graph/node-context.js';
+import type { ToolCall } from '../ports/language-model.js';
+import type { AnyTool } from './define-tool.js';
+
+export interface ExecuteToolCallOptions {
+  /** The tools this run may use (what the model was offered). */
+  tools: readonly AnyTool[];
+  /** A longer result is cut, with a marker saying so. */
+  maxResultChars: number;
+  /** Record arguments and results in the span. */
+  traceContent: boolean;
+  /**
+   * Attempts of the tool step in all: a tool's retryable `AgentqError` is rethrown (so the step is
+   * retried) until the last attempt, when the model is told instead.
+   */
+  maxAttempts: number;
+}
+
+/**
+ * Runs one tool call and returns the content of its tool message. Whatever goes wrong with the call
+ * itself — an unknown tool, arguments that are not JSON or fail the tool's schema, a tool that throws —
+ * becomes that content, telling the model what happened and what to do, so the run goes on (and the
+ * history keeps one tool message per call, invariant I3). Only the step's own abort, and a tool's
+ * retryable error while attempts remain, are thrown.
+ */
+export async function executeToolCall(call: ToolCall, context: NodeContext, options: ExecuteToolCallOptions): Promise<string> {
+  const name = call.function.name;
+  const attributes: Attributes = {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': name,
+    'gen_ai.tool.call.id': call.id,
+    'gen_ai.tool.type': 'function',
+  };
+  if (options.traceContent) attributes['gen_ai.tool.call.arguments'] = call.function.arguments;
+  return trace.getTracer('agentq').startActiveSpan(`execute_tool ${name}`, { kind: SpanKind.INTERNAL, attributes }, async (span) => {
+    try {
+      const outcome = await run(call, context, options);
+      if (outcome.failure) {
+        span.setAttribute('error.type', outcome.failure);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.content });
+      }
+      const content = truncate(outcome.content, options.maxResultChars);
+      if (options.traceContent) span.setAttribute('gen_ai.tool.call.result', content);
+      return content;
+    } catch (error) {
+      span.recordException(error as Error);
+      span.setAttribute('error.type', AgentqError.isInstance(error) ? error.code : (error as Error).name);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+interface Outcome {
+  content: string;
+  /** Why the call failed (error.type on the span), if it did. */
+  failure?: string;
+}
+
+async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCallOptions): Promise<Outcome> {
+  const name = call.function.name;
+  const available = options.tools.map((tool) => tool.name).join(', ') || 'none';
+  const tool = options.tools.find((candidate) => candidate.name === name);
+  if (!tool) {
+    return { failure: 'unknown_tool', content: `Error: there is no tool named '${name}'. Available tools: ${available}. Call one of these, or answer without tools.` };
+  }
+  let raw: unknown;
+  try {
+    // Some servers send '' for a call without arguments.
+    raw = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
+  } catch (error) {
+    return {
+      failure: 'invalid_arguments',
+      content: `Error: the arguments of tool '${name}' are not valid JSON (${(error as Error).message}). Send a JSON object matching its parameters: ${JSON.stringify(tool.parameters)}`,
+    };
+  }
+  const parsed = tool.input.safeParse(raw);
+  if (!parsed.success) {
+    return {
+      failure: 'invalid_arguments',
+      content: `Error: invalid arguments for tool '${name}':\n${z.prettifyError(parsed.error)}\nIts parameters: ${JSON.stringify(tool.parameters)}`,
+    };
+  }
+  try {
+    const result: unknown = await tool.execute(parsed.data, {
+      runId: context.runId,
+      toolCallId: call.id,
+      idempotencyKey: `${context.runId}:${context.stepId}:${call.id}`,
+      attempt: context.attempt,
+      abortSignal: context.abortSignal,
+      logger: context.logger,
+    });
+    return { content: stringify(result) };
+  } catch (error) {
+    // The step's own abort (cancel, timeout, shutdown) is the step's business, not the model's.
+    if (context.abortSignal.aborted) throw context.abortSignal.reason instanceof Error ? context.abortSignal.reason : error;
+    if (AgentqError.isInstance(error) && error.retryable && context.attempt < options.maxAttempts) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    context.logger.info({ tool: name, toolCallId: call.id, err: message }, 'tool failed; the model is told');
+    return { failure: AgentqError.isInstance(error) ? error.code : 'tool_error', content: `Error: tool '${name}' failed: ${message}` };
+  }
+}
+
+function stringify(result: unknown): string {
+  if (typeof result === 'string') return result;
+  if (result === undefined) return '';
+  try {
+    return JSON.stringify(result) ?? String(result);
+  } catch {
+    return String(result);
+  }
+}
+
+/** Cuts `text` to `limit` characters, saying how much was left out. */
+export function truncate(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  // The marker counts in the limit, and its own length depends on the count: settle both.
+  let kept = limit;
+  let marker = '';
+  for (let pass = 0; pass < 3; pass += 1) {
+    marker = `\n…[truncated: ${text.length - kept} of ${text.length} characters omitted]`;
+    kept = Math.max(0, limit - marker.length);
+  }
+  return text.slice(0, kept) + marker;
+}

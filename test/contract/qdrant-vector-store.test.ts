@@ -1,0 +1,31 @@
+import { QdrantClient } from '@qdrant/js-client-rest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { qdrantCollectionNames } from '../../worker/adapters/qdrant-layout.js';
+import { QdrantVectorStore } from '../../worker/adapters/qdrant-vector-store.js';
+import { vectorStoreContract } from './vector-store.contract.js';
+
+/**
+ * The shared vector-store contract on a real Qdrant. Qdrant has no binary for these machines, so this
+ * runs only where QDRANT_URL points at a server (e.g. `docker compose up qdrant` and
+ * QDRANT_URL=http://localhost:6333); without it, the test below says so on stderr. The request-level
+ * tests (test/unit/qdrant-vector-store.test.ts) run everywhere.
+ */
+const url = process.env.QDRANT_URL;
+const apiKey = process.env.QDRANT_API_KEY;
+
+if (url) {
+  // A prefix of its own per run: the suite never touches agentq's real collections, and removes its own.
+  const prefix = `agentq_contract_${Date.now().toString(36)}`;
+  afterAll(async () => {
+    const client = new QdrantClient({ url, checkCompatibility: false, ...(apiKey ? { headers: { 'api-key': apiKey } } : {}) });
+    for (const name of Object.values(qdrantCollectionNames(prefix))) await client.deleteCollection(name).catch(() => undefined);
+  });
+  vectorStoreContract(`QdrantVectorStore at ${url}`, async () => new QdrantVectorStore({ url, collectionPrefix: prefix, ...(apiKey ? { apiKey } : {}) }));
+} else {
+  describe('vector-store contract on Qdrant', () => {
+    it('not run, QDRANT_URL unset (the request-level tests in test/unit/qdrant-vector-store.test.ts ran instead)', () => {
+      process.stderr.write('vector-store contract on Qdrant: not run, QDRANT_URL unset\n');
+      expect(url).toBeFalsy();
+    });
+  });
+}

@@ -1,0 +1,38 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteVectorStore } from '../../worker/adapters/sqlite-vector-store.js';
+import { vectorStoreContract } from './vector-store.contract.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'agentq-sqlite-store-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+let files = 0;
+const newFile = () => join(directory, `store-${(files += 1)}.sqlite`);
+
+vectorStoreContract('SqliteVectorStore', async () => new SqliteVectorStore({ path: newFile() }));
+
+describe('SqliteVectorStore (embedded specifics)', () => {
+  it('keeps its records in the file across reopening', async () => {
+    const path = newFile();
+    const first = new SqliteVectorStore({ path });
+    await first.upsert('acme', 'notes', [{ id: 'n1', text: 'durable aardvark', vector: [0.1, 0.2], payload: { docId: 'd' } }]);
+    await first.close();
+    const second = new SqliteVectorStore({ path });
+    expect((await second.query('acme', { text: 'aardvark' })).map((hit) => hit.id)).toEqual(['n1']);
+    expect((await second.query('acme', { vector: [0.1, 0.2] })).map((hit) => hit.id)).toEqual(['n1']);
+    await second.close();
+  });
+
+  it('lets several connections to one file write in turn and see each other’s writes', async () => {
+    const path = newFile();
+    const stores = [new SqliteVectorStore({ path }), new SqliteVectorStore({ path }), new SqliteVectorStore({ path })];
+    await Promise.all(
+      stores.flatMap((store, index) =>
+        Array.from({ length: 20 }, (_, round) => store.upsert('acme', 'shared', [{ id: `s${index}-${round}`, text: `writer ${index} round ${round} pangolin` }])),
+      ),
+    );
+    for (const store of stores) expect(await store.count('acme', { collection: 'shared' })).toBe(60);
+    await Promise.all(stores.map((store) => store.close()));
+  });
+});

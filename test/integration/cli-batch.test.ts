@@ -1,0 +1,61 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { echoRagGraph } from '../helpers/echo-rag-graph.js';
+import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('agentq batch', () => {
+  let env: TestEnv;
+  const dir = mkdtempSync(join(tmpdir(), 'agentq-batch-'));
+  beforeAll(async () => {
+    env = await startTestEnv({ graphs: [echoRagGraph()] });
+  });
+  afterAll(async () => {
+    await env.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const cli = (...args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', ...args], {
+        cwd: root,
+        env: { ...process.env, REDIS_URL: env.config.redisUrl!, AGENTQ_KEY_PREFIX: env.config.keyPrefix, AGENTQ_QUEUE_PREFIX: env.config.queuePrefix },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+
+  it('answers a JSONL file into --out and prints a JSON summary on stdout', async () => {
+    const questions = join(dir, 'questions.jsonl');
+    writeFileSync(questions, '{"id":"q1","question":"one"}\n{"id":"q2","question":"two"}\n{"question":"three"}\n');
+    const out = join(dir, 'answers.jsonl');
+    const result = await cli('batch', questions, '--collection', 'docs', '--graph', 'echo-rag', '--out', out, '--poll-ms', '100');
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ status: 'completed', progress: { total: 3, completed: 3 }, out });
+    const answers = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(answers.map((answer) => [answer.id, answer.answer])).toEqual([
+      ['q1', 'echo: one'],
+      ['q2', 'echo: two'],
+      ['3', 'echo: three'],
+    ]);
+    const csv = await cli('batch', questions, '--graph', 'echo-rag', '--format', 'csv', '--poll-ms', '100');
+    expect(csv.stdout.split('\r\n')[0]).toBe('id,question,status,answer,sources,error_code,error_message,run_id');
+  });
+
+  it('exits 2 on a file that is not JSON Lines', async () => {
+    const bad = join(dir, 'bad.jsonl');
+    writeFileSync(bad, 'what is this\n');
+    const result = await cli('batch', bad);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/bad\.jsonl:1 is not JSON/);
+  });
+});

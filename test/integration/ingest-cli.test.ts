@@ -1,0 +1,93 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { tempDirectory } from '../helpers/ingest-fixtures.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+describe('agentq ingest and agentq search', () => {
+  const data = tempDirectory();
+  const files = tempDirectory('agentq-cli-files-');
+  let env: TestEnv;
+  const cli = (...args: string[]): Promise<CliResult> =>
+    new Promise((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', ...args], {
+        cwd: root,
+        env: {
+          ...process.env,
+          REDIS_URL: env.config.redisUrl!,
+          AGENTQ_KEY_PREFIX: env.config.keyPrefix,
+          AGENTQ_QUEUE_PREFIX: env.config.queuePrefix,
+          AGENTQ_DATA_DIR: data.path,
+          AGENTQ_LOG_LEVEL: 'silent',
+        },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+
+  beforeAll(async () => {
+    env = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path } });
+    mkdirSync(join(files.path, 'docs', 'nested'), { recursive: true });
+    writeFileSync(join(files.path, 'docs', 'lynx.md'), '# Lynx\n\nThe Iberian lynx hunts rabbits at dusk.\n');
+    writeFileSync(join(files.path, 'docs', 'nested', 'heron.txt'), 'Grey herons stand still in shallow water.\n');
+    writeFileSync(join(files.path, 'docs', '.hidden.md'), 'skipped');
+  });
+  afterAll(async () => {
+    await env.close();
+    data.remove();
+    files.remove();
+  });
+
+  it('ingest prints only a JSON summary on stdout (no progress bar off a terminal), and search finds the chunks', async () => {
+    const ingest = await cli('ingest', join(files.path, 'docs'), '--collection', 'wildlife');
+    expect(ingest.code).toBe(0);
+    const summary = JSON.parse(ingest.stdout);
+    expect(summary).toMatchObject({ collection: 'wildlife', total: 2, indexed: 2, unchanged: 0, failed: 0, chunks: 2 });
+    expect(summary.documents.map((document: { path: string; status: string }) => [document.path.split('/').pop(), document.status]).sort()).toEqual([
+      ['heron.txt', 'indexed'],
+      ['lynx.md', 'indexed'],
+    ]);
+    expect(ingest.stderr).toMatch(/queued 2 of 2 documents/);
+    expect(ingest.stderr).not.toContain('\r');
+
+    const again = await cli('ingest', join(files.path, 'docs'), '--collection', 'wildlife');
+    expect(JSON.parse(again.stdout)).toMatchObject({ total: 2, indexed: 0, unchanged: 2 });
+
+    const search = await cli('search', 'lynx rabbits', '--collection', 'wildlife', '--json', '-k', '1');
+    expect(search.code).toBe(0);
+    const hits = JSON.parse(search.stdout);
+    expect(hits).toHaveLength(1);
+    expect(hits[0]).toMatchObject({ title: 'Lynx', page: null, headingPath: ['Lynx'] });
+    expect(Object.keys(hits[0]).sort()).toEqual(['chunkId', 'collection', 'docId', 'headingPath', 'page', 'path', 'score', 'text', 'title']);
+
+    const human = await cli('search', 'herons', '--collection', 'wildlife');
+    expect(human.stdout).toMatch(/^1\. \[\d+\.\d+\] heron — .*heron\.txt\n {3}Grey herons/);
+  });
+
+  it('exits 1 when a document fails (the summary says which), 2 on a usage error', async () => {
+    writeFileSync(join(files.path, 'empty.pdf'), '');
+    const failed = await cli('ingest', join(files.path, 'empty.pdf'), '--collection', 'broken');
+    expect(failed.code).toBe(1);
+    expect(JSON.parse(failed.stdout)).toMatchObject({ total: 1, failed: 1, documents: [{ status: 'failed', error: { code: 'UNSUPPORTED_FORMAT' } }] });
+
+    const missing = await cli('ingest', join(files.path, 'nope.md'));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/does not exist/);
+    expect(missing.stdout).toBe('');
+    const badK = await cli('search', 'x', '-k', '0');
+    expect(badK.code).toBe(2);
+  });
+});

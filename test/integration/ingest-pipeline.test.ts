@@ -1,0 +1,176 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { strToU8, zipSync } from 'fflate';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IngestClient } from '../../producer/ingest/ingest-client.js';
+import { chunkId } from '../../shared/ingest/chunk-records.js';
+import { documentIdFor } from '../../shared/ingest/document-record.js';
+import { INGEST_QUEUE } from '../../shared/queues.js';
+import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { BOILERPLATE_HTML, DOCX_PARAGRAPHS, makeDocx, makePdf, MARKDOWN, PLAIN_TEXT, tempDirectory } from '../helpers/ingest-fixtures.js';
+
+describe('document ingestion through the queue and a real worker', () => {
+  const data = tempDirectory();
+  const files = tempDirectory('agentq-ingest-files-');
+  let env: TestEnv;
+  let ingest: IngestClient;
+
+  beforeAll(async () => {
+    env = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path, AGENTQ_CHUNK_TOKENS: '120', AGENTQ_CHUNK_OVERLAP_TOKENS: '20' } });
+    ingest = new IngestClient({ config: env.config });
+  });
+  afterAll(async () => {
+    await ingest.close();
+    await env.close();
+    data.remove();
+    files.remove();
+  });
+
+  const write = (name: string, content: string | Uint8Array) => {
+    const path = join(files.path, name);
+    mkdirSync(join(path, '..'), { recursive: true });
+    writeFileSync(path, content);
+    return path;
+  };
+
+  it('indexes every format from a directory, type detected from content; chunks carry page and heading path', async () => {
+    const directory = join(files.path, 'formats');
+    write('formats/report.pdf', makePdf());
+    write('formats/memo.docx', makeDocx(DOCX_PARAGRAPHS));
+    write('formats/okapi.html', BOILERPLATE_HTML);
+    write('formats/bees.md', MARKDOWN);
+    write('formats/lichen.txt', PLAIN_TEXT);
+    write('formats/disguised.txt', makeDocx([{ style: 'Heading1', text: 'Hidden Word' }, { text: 'A Word file named like text, about capybaras.' }]));
+    const batch = await ingest.ingest([directory], { collection: 'formats' });
+    expect(batch.total).toBe(6);
+    expect(batch.documents.every((document) => document.status === 'queued')).toBe(true);
+
+    const progress = await ingest.wait(batch.batchId, { timeoutMs: 60_000 });
+    expect(progress).toMatchObject({ total: 6, done: 6, failed: 0, finished: true });
+    expect(Object.fromEntries(progress.documents.map((document) => [document.path.split('/').pop(), document.type]))).toEqual({
+      'report.pdf': 'pdf',
+      'memo.docx': 'docx',
+      'okapi.html': 'html',
+      'bees.md': 'markdown',
+      'lichen.txt': 'text',
+      'disguised.txt': 'docx',
+    });
+
+    const records = await ingest.listDocuments({ collection: 'formats' });
+    expect(records).toHaveLength(6);
+    for (const record of records) expect(record).toMatchObject({ status: 'indexed', collection: 'formats', tenant: env.config.tenant, error: null });
+    expect(records.find((record) => record.path.endsWith('report.pdf'))).toMatchObject({ title: 'Annual Report 2024', pages: 2, type: 'pdf' });
+
+    const [zebra] = await ingest.search({ query: 'zebra crossing outlook', collection: 'formats', k: 1 });
+    expect(zebra).toMatchObject({ title: 'Annual Report 2024', page: 2, headingPath: ['Annual Report 2024', 'Outlook'] });
+    expect(zebra!.path).toMatch(/report\.pdf$/);
+    const [aardvark] = await ingest.search({ query: 'aardvark revenue', collection: 'formats', k: 1 });
+    expect(aardvark).toMatchObject({ page: 1, headingPath: ['Annual Report 2024'] });
+    const [wetland] = await ingest.search({ query: 'wetland corridor roads', collection: 'formats', k: 1 });
+    expect(wetland).toMatchObject({ title: 'Field Memo', page: 2, headingPath: ['Recommendations'] });
+    const [diet] = await ingest.search({ query: 'okapi fungi', collection: 'formats', k: 1 });
+    expect(diet).toMatchObject({ title: 'Okapi Facts', headingPath: ['Okapi Facts', 'Diet'], page: null });
+    expect(await ingest.search({ query: 'NAVWORD FOOTWORD SIDEWORD SCRIPTWORD', collection: 'formats' })).toEqual([]);
+    const [honey] = await ingest.search({ query: 'honey cold', collection: 'formats', k: 1 });
+    expect(honey).toMatchObject({ title: 'Beekeeping Notes', headingPath: ['Beekeeping Notes', 'Winter'] });
+    expect((await ingest.search({ query: 'capybaras', collection: 'formats', k: 1 }))[0]?.headingPath).toEqual(['Hidden Word']);
+    // A question naming the document finds it through its title even where the chunk text does not say it.
+    expect((await ingest.search({ query: 'Field Memo', collection: 'formats', k: 5 })).every((hit) => hit.title === 'Field Memo')).toBe(true);
+  });
+
+  it('keeps every chunk within the token budget, its text the slice its offsets name', async () => {
+    const long = Array.from({ length: 80 }, (_, index) => `Fact ${index}: the wombat burrow number ${index} is ${index * 3} metres deep.`).join(' ');
+    const path = write('budget/wombats.md', `# Wombats\n\n${long}\n`);
+    const batch = await ingest.ingest([path], { collection: 'budget' });
+    await ingest.wait(batch.batchId);
+    const hits = await ingest.search({ query: 'wombat burrow', collection: 'budget', k: 100 });
+    expect(hits.length).toBeGreaterThan(5);
+    const { countTokens } = await import('../../worker/ingest/count-tokens.js');
+    for (const hit of hits) expect(countTokens(hit.text)).toBeLessThanOrEqual(120);
+  });
+
+  it('re-ingesting an unchanged document changes nothing; a changed one replaces its chunks', async () => {
+    const path = write('versions/guide.md', '# Guide\n\nThe marmot whistles at dawn.\n');
+    const first = await ingest.wait((await ingest.ingest([path], { collection: 'versions' })).batchId);
+    expect(first.documents[0]).toMatchObject({ status: 'indexed', chunks: 1 });
+    const [before] = await ingest.listDocuments({ collection: 'versions' });
+
+    const jobsBefore = await env.queue(INGEST_QUEUE).getJobCounts();
+    const again = await ingest.ingest([path], { collection: 'versions' });
+    expect(again.documents[0]).toMatchObject({ status: 'unchanged', docId: before!.id });
+    expect(await ingest.progress(again.batchId)).toMatchObject({ total: 1, done: 1, failed: 0, finished: true });
+    expect(await env.queue(INGEST_QUEUE).getJobCounts()).toEqual(jobsBefore); // no job at all
+    expect((await ingest.listDocuments({ collection: 'versions' }))[0]).toEqual(before);
+
+    write('versions/guide.md', '# Guide\n\nThe ibex climbs the cliff.\n\n## More\n\nIbexes have long horns.\n');
+    const changed = await ingest.wait((await ingest.ingest([path], { collection: 'versions' })).batchId);
+    expect(changed.documents[0]).toMatchObject({ status: 'indexed', chunks: 2, docId: before!.id });
+    expect(await ingest.search({ query: 'marmot whistles', collection: 'versions' })).toEqual([]);
+    const hits = await ingest.search({ query: 'ibex horns', collection: 'versions', k: 10 });
+    expect(hits.map((hit) => hit.chunkId).sort()).toEqual([chunkId(before!.id, 0), chunkId(before!.id, 1)]);
+    const [after] = await ingest.listDocuments({ collection: 'versions' });
+    expect(after).toMatchObject({ id: before!.id, chunkCount: 2, status: 'indexed' });
+    expect(after!.contentHash).not.toBe(before!.contentHash);
+  });
+
+  it('a poison document fails alone, with its reason; the others are indexed', async () => {
+    write('poison/empty.pdf', new Uint8Array(0));
+    write('poison/junk.bin', Uint8Array.from({ length: 20_000 }, (_, index) => (index * 7919 + 17) % 256));
+    write('poison/broken.pdf', '%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer nonsense');
+    write('poison/archive.zip', zipSync({ 'notes.txt': strToU8('not a word document') }));
+    write('poison/good-1.md', '# Good one\n\nThe narwhal has a long tusk.\n');
+    write('poison/good-2.txt', 'Axolotls regrow their limbs.\n');
+    const batch = await ingest.ingest([join(files.path, 'poison')], { collection: 'poison' });
+    const progress = await ingest.wait(batch.batchId, { timeoutMs: 60_000 });
+    expect(progress).toMatchObject({ total: 6, done: 2, failed: 4, finished: true });
+    const outcome = Object.fromEntries(progress.documents.map((document) => [document.path.split('/').pop(), [document.status, document.error?.code]]));
+    expect(outcome).toEqual({
+      'empty.pdf': ['failed', 'UNSUPPORTED_FORMAT'],
+      'junk.bin': ['failed', 'UNSUPPORTED_FORMAT'],
+      'broken.pdf': ['failed', 'PARSE_ERROR'],
+      'archive.zip': ['failed', 'UNSUPPORTED_FORMAT'],
+      'good-1.md': ['indexed', undefined],
+      'good-2.txt': ['indexed', undefined],
+    });
+    const broken = progress.documents.find((document) => document.path.endsWith('broken.pdf'));
+    expect(broken?.error?.message).toMatch(/PDF/);
+    const records = await ingest.listDocuments({ collection: 'poison' });
+    expect(records.find((record) => record.path.endsWith('empty.pdf'))).toMatchObject({ status: 'failed', error: { code: 'UNSUPPORTED_FORMAT' }, chunkCount: 0 });
+    expect((await ingest.search({ query: 'narwhal axolotls', collection: 'poison' })).length).toBe(2);
+  });
+
+  it('two tenants never see each other’s documents or chunks, even under the same path and collection', async () => {
+    const path = write('tenants/shared.md', '# Shared\n\nThe quokka smiles at tourists.\n');
+    const alice = await ingest.wait((await ingest.ingest([path], { collection: 'common', tenant: 'alice' })).batchId, { tenant: 'alice' });
+    write('tenants/bob.md', '# Bob\n\nThe quokka is Bob’s secret.\n');
+    const bob = await ingest.wait((await ingest.ingest([join(files.path, 'tenants/bob.md')], { collection: 'common', tenant: 'bob' })).batchId, { tenant: 'bob' });
+    const aliceDoc = alice.documents[0]!.docId!;
+    expect(aliceDoc).toBe(documentIdFor('alice', 'common', path));
+
+    expect((await ingest.search({ query: 'quokka', tenant: 'alice' })).map((hit) => hit.title)).toEqual(['Shared']);
+    expect((await ingest.search({ query: 'quokka', tenant: 'bob' })).map((hit) => hit.title)).toEqual(['Bob']);
+    expect((await ingest.listDocuments({ tenant: 'bob' })).map((record) => record.id)).toEqual([bob.documents[0]!.docId]);
+    expect(await ingest.getDocument(aliceDoc, { tenant: 'bob' })).toBeNull();
+    expect(await ingest.deleteDocument(aliceDoc, { tenant: 'bob' })).toBe(false);
+    expect(await ingest.progress(alice.batchId, { tenant: 'bob' })).toBeNull();
+    expect((await ingest.search({ query: 'quokka', tenant: 'alice' })).length).toBe(1);
+  });
+
+  it('deleting a document removes its record and its chunks', async () => {
+    const path = write('delete/doomed.md', '# Doomed\n\nThe dodo did not survive.\n');
+    const batch = await ingest.wait((await ingest.ingest([path], { collection: 'delete' })).batchId);
+    const docId = batch.documents[0]!.docId!;
+    expect((await ingest.search({ query: 'dodo', collection: 'delete' })).length).toBe(1);
+    expect(await ingest.deleteDocument(docId)).toBe(true);
+    expect(await ingest.getDocument(docId)).toBeNull();
+    expect(await ingest.search({ query: 'dodo', collection: 'delete' })).toEqual([]);
+    expect(await ingest.deleteDocument(docId)).toBe(false);
+  });
+
+  it('accepts uploaded bytes under a name, and refuses nonexistent paths before queueing anything', async () => {
+    const batch = await ingest.ingest([{ name: 'upload/hello.md', content: strToU8('# Upload\n\nThe tapir swims well.\n') }], { collection: 'uploads' });
+    expect((await ingest.wait(batch.batchId)).documents[0]).toMatchObject({ status: 'indexed', path: 'upload/hello.md' });
+    await expect(ingest.ingest([join(files.path, 'missing.md')], { collection: 'uploads' })).rejects.toThrow(/does not exist/);
+    await expect(ingest.ingest([join(files.path, 'formats')], { collection: 'bad name!' })).rejects.toThrow(/collection/);
+  });
+});

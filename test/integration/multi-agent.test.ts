@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { validateHistory } from '../../shared/history/validate-history.js';
+import type { Message } from '../../shared/run-record.js';
+import { expertSystemPrompt } from '../../worker/graphs/multi-agent.js';
+import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+
+const experts = [
+  { name: 'redis', description: 'Redis persistence, AOF, RDB snapshots, replication and memory eviction policies' },
+  { name: 'queues', description: 'Job queues, BullMQ, retries, backoff, idempotency and at least once delivery' },
+  { name: 'chef', description: 'French cooking, sauces, bread and pastry' },
+  { name: 'gardener', description: 'Vegetable gardens, soil, compost and pruning fruit trees' },
+];
+const queues = experts[1]!;
+
+const systemOf = (request: ScriptedChatRequest) => (request.body.messages[0] as Message).content;
+const toolNames = (request: ScriptedChatRequest) => (request.body.tools ?? []).map((tool) => (tool as { function: { name: string } }).function.name);
+
+/** multi-agent end to end: client → queue → worker → real openai SDK (chat and embeddings) → scripted server. */
+describe('multi-agent', () => {
+  let server: ScriptedOpenAIServer;
+  let withEmbeddings: TestEnv;
+  let lexicalOnly: TestEnv;
+  beforeAll(async () => {
+    server = await startScriptedOpenAIServer();
+    withEmbeddings = await startTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', EMBED_MODEL: 'scripted-embedding' } });
+    lexicalOnly = await startTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' } });
+  });
+  afterAll(async () => {
+    await withEmbeddings.close();
+    await lexicalOnly.close();
+    await server.close();
+  });
+  beforeEach(() => server.reset());
+
+  const run = async (env: TestEnv, input: unknown) => {
+    const queued = await env.client.enqueue({ graph: 'multi-agent', input });
+    return env.client.wait(queued.id, { timeoutMs: 30_000 });
+  };
+
+  it('recalls the top experts by embedding similarity; the best leads and consults the others as tools', async () => {
+    server.setScript((request) => {
+      if (systemOf(request) === expertSystemPrompt(queues)) return { content: 'Retries deliver at least once: make handlers idempotent.' };
+      if (request.body.tools && (request.body.messages.at(-1) as Message).role === 'user') {
+        return {
+          toolCalls: [
+            { name: 'queues', arguments: { question: 'How do retries interact with persistence?' } },
+            { name: 'chef', arguments: { question: 'Any sauce?' } },
+          ],
+        };
+      }
+      return { content: 'Use AOF (everysec) and idempotent handlers.' };
+    });
+    const done = await run(withEmbeddings, { query: 'Should Redis use AOF persistence or RDB snapshots for job retries?', experts, topN: 2 });
+    expect(done).toMatchObject({
+      status: 'completed',
+      output: {
+        answer: 'Use AOF (everysec) and idempotent handlers.',
+        lead: 'redis',
+        recall: 'embedding',
+        experts: [{ name: 'redis' }, { name: 'queues' }],
+        consulted: ['queues'],
+      },
+    });
+    const scores = (done.output as { experts: { score: number }[] }).experts.map((expert) => expert.score);
+    expect(scores[0]).toBeGreaterThan(scores[1]!);
+
+    // One embeddings request: the query and every expert's description.
+    const embeddings = server.embeddingRequests();
+    expect(embeddings).toHaveLength(1);
+    expect((embeddings[0]!.body as { input: string[] }).input).toHaveLength(5);
+
+    const chats = server.chatRequests();
+    const leadFirst = chats[0]!;
+    expect(toolNames(leadFirst)).toEqual(['queues']);
+    expect(systemOf(leadFirst)).toMatch(/You are redis[\s\S]*- queues: Job queues/);
+    const consult = chats.find((request) => systemOf(request) === expertSystemPrompt(queues))!;
+    expect(consult.body.messages[1]).toEqual({ role: 'user', content: 'How do retries interact with persistence?' });
+
+    const history = await withEmbeddings.client.messages(done.id);
+    expect(validateHistory(history)).toEqual([]);
+    const toolMessages = history.filter((message) => message.role === 'tool');
+    expect(toolMessages.map((message) => message.content)).toEqual([
+      'Retries deliver at least once: make handlers idempotent.',
+      "Error: there is no colleague named 'chef'. You can consult: queues.",
+    ]);
+    const steps = await withEmbeddings.client.steps(done.id);
+    expect(steps.map((step) => step.node)).toEqual(['recall', 'lead', 'consult', 'consult', 'lead']);
+    expect(steps[0]!.usage).toMatchObject({ model: 'scripted-embedding', outputTokens: 0 });
+  });
+
+  it('falls back to deterministic lexical recall without EMBED_MODEL, and says so', async () => {
+    server.setScript([{ content: 'Prune in late winter; compost in autumn.' }]);
+    const done = await run(lexicalOnly, { query: 'When should I prune my fruit trees and add compost?', experts, topN: 1 });
+    expect(done).toMatchObject({
+      status: 'completed',
+      output: { answer: 'Prune in late winter; compost in autumn.', lead: 'gardener', recall: 'lexical', experts: [{ name: 'gardener' }], consulted: [] },
+    });
+    expect(server.embeddingRequests()).toHaveLength(0);
+    // A single recalled expert has nobody to consult: no tools.
+    expect(server.chatRequests()[0]!.body.tools).toBeUndefined();
+
+    server.reset();
+    server.setScript([{ content: 'A beurre blanc.' }]);
+    const sauce = await run(lexicalOnly, { query: 'How do I make a sauce for bread?', experts, topN: 2 });
+    expect(sauce.output).toMatchObject({ lead: 'chef', recall: 'lexical' });
+    expect(toolNames(server.chatRequests()[0]!)).toEqual([(sauce.output as { experts: { name: string }[] }).experts[1]!.name]);
+  });
+
+  it('rejects duplicate expert names at the door', async () => {
+    const done = await run(lexicalOnly, { query: 'x', experts: [experts[0], experts[0]] });
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'INVALID_INPUT' } });
+    expect(done.error?.message).toMatch(/expert names must be unique/);
+  });
+});

@@ -1,0 +1,95 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Keys } from '../../shared/keys.js';
+import { createLogger } from '../../shared/logger.js';
+import { ProviderRateLimiter, type AcquireResult, type ProviderLimits } from '../../shared/limits/provider-rate-limiter.js';
+import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+
+/** The limiter itself, recording when it granted each slot (Redis time, from the ticket). */
+class RecordingRateLimiter extends ProviderRateLimiter {
+  readonly granted: number[] = [];
+  override async acquire(provider: string, model: string, limits: ProviderLimits, tokens: number): Promise<AcquireResult> {
+    const result = await super.acquire(provider, model, limits, tokens);
+    if (result.granted) this.granted.push(Number(result.ticket.split(':')[0]));
+    return result;
+  }
+}
+
+/** The most entries of `times` inside any `windowMs`-long span. */
+function maxInAnyWindow(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  let start = 0;
+  for (let end = 0; end < sorted.length; end += 1) {
+    while (sorted[end]! - sorted[start]! >= windowMs) start += 1;
+    best = Math.max(best, end - start + 1);
+  }
+  return best;
+}
+
+/**
+ * Two workers, one provider budget: every model request goes through the real path (model node →
+ * callLanguageModel → limiter → openai SDK → scripted server). A 2-second window stands in for the
+ * minute (the same Lua script, 30× faster); AGENTQ_RATE_LIMITS gives 60 requests per window.
+ */
+describe('provider limits shared by all workers, through callLanguageModel', () => {
+  const WINDOW_MS = 2000;
+  const LIMIT = 60;
+  const RUNS = 150;
+  let server: ScriptedOpenAIServer;
+  let env: TestEnv;
+  let second: AgentWorker;
+  const connections: Redis[] = [];
+  const limiters: RecordingRateLimiter[] = [];
+
+  beforeAll(async () => {
+    server = await startScriptedOpenAIServer({ script: () => ({ content: 'ok' }) });
+    const env_ = { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_RATE_LIMITS: `scripted-chat:${LIMIT}:0` };
+    env = await startTestEnv({ env: env_, concurrency: 16 });
+    const makeLimiter = () => {
+      const connection = new Redis(env.config.redisUrl!, { maxRetriesPerRequest: null });
+      connections.push(connection);
+      const limiter = new RecordingRateLimiter(connection, new Keys(env.config.keyPrefix), WINDOW_MS);
+      limiters.push(limiter);
+      return limiter;
+    };
+    // The first worker (from startTestEnv) is replaced by one with a recording limiter; both share Redis.
+    await env.worker.close();
+    env.worker = await startWorker({ config: env.config, logger: createLogger('silent'), reconciler: false, concurrency: 16, services: { rateLimiter: makeLimiter() } });
+    second = await startWorker({ config: env.config, logger: createLogger('silent'), reconciler: false, concurrency: 16, services: { rateLimiter: makeLimiter() } });
+  });
+  afterAll(async () => {
+    await second?.close();
+    await env?.close();
+    await server?.close();
+    connections.forEach((connection) => connection.disconnect());
+  });
+
+  it(`two workers sharing ${LIMIT} requests per window never exceed it in any window`, async () => {
+    const started = Date.now();
+    const queued = await Promise.all(Array.from({ length: RUNS }, (_, index) => env.client.enqueue({ graph: 'react-agent', input: { query: `question ${index}`, tools: [] } })));
+    const done = await Promise.all(queued.map((run) => env.client.wait(run.id, { timeoutMs: 50_000 })));
+    expect(done.filter((run) => run.status === 'completed')).toHaveLength(RUNS);
+
+    const granted = limiters.flatMap((limiter) => limiter.granted);
+    expect(granted).toHaveLength(RUNS);
+    // Both workers took slots from the one shared budget.
+    expect(limiters.every((limiter) => limiter.granted.length > 0)).toBe(true);
+    expect(maxInAnyWindow(granted, WINDOW_MS)).toBeLessThanOrEqual(LIMIT);
+    // What the provider sees: the requests the server received, in any window of its own clock.
+    expect(server.chatRequests()).toHaveLength(RUNS);
+    expect(maxInAnyWindow(server.chatRequests().map((request) => request.receivedAt), WINDOW_MS)).toBeLessThanOrEqual(LIMIT);
+    // 150 requests at 60 per window need at least two full windows.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2 * WINDOW_MS);
+
+    // Refused steps were parked, not failed: no attempt was spent.
+    const steps = (await Promise.all(done.map((run) => env.client.steps(run.id)))).flat();
+    expect(steps.every((step) => step.attempts === 1)).toBe(true);
+    const events = (await Promise.all(done.map((run) => env.client.store.events(run.id)))).flat();
+    const parked = events.filter((event) => event.type === 'step-retry');
+    expect(parked.length).toBeGreaterThan(0);
+    expect(parked[0]!.data).toMatchObject({ parkedMs: expect.any(Number), error: { code: 'RATE_LIMITED', retryable: true } });
+  });
+});

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { AgentqError } from '../../shared/errors.js';
+import { callLanguageModel } from '../../shared/llm/call-language-model.js';
+import { MockLanguageModel } from '../fakes/mock-language-model.js';
+import { fakeNodeContext as fakeContext } from '../helpers/fake-node-context.js';
+
+const messages = [{ role: 'user' as const, content: 'What is the capital of France?' }];
+
+describe('callLanguageModel', () => {
+  it('saves the response before returning it; a repeated step reuses it and records its usage again', async () => {
+    const languageModel = new MockLanguageModel({
+      modelId: 'gpt-4o-mini',
+      generate: { message: { role: 'assistant', content: 'Paris' }, usage: { inputTokens: 1_000_000, outputTokens: 0 }, finishReason: 'stop', model: 'gpt-4o-mini-2024-07-18' },
+    });
+    const services = { languageModel, agentSettings: { prices: { 'gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 } } } };
+    const first = fakeContext(services);
+    const call = await callLanguageModel(first.context, { messages });
+    expect(call).toMatchObject({ fresh: true, usageEstimated: false, costUsd: 0.15, message: { content: 'Paris' } });
+    expect(first.recorded).toEqual([{ inputTokens: 1_000_000, outputTokens: 0, costUsd: 0.15, model: 'gpt-4o-mini-2024-07-18' }]);
+
+    const again = fakeContext(services, { memo: first.memo });
+    const reused = await callLanguageModel(again.context, { messages });
+    expect(reused).toMatchObject({ fresh: false, message: { content: 'Paris' } });
+    expect(languageModel.calls).toHaveLength(1);
+    expect(again.recorded).toEqual(first.recorded);
+  });
+
+  it('passes the step signal and the configured max tokens', async () => {
+    const languageModel = new MockLanguageModel();
+    const { context } = fakeContext({ languageModel, agentSettings: { maxTokens: 64 } });
+    await callLanguageModel(context, { messages, temperature: 0 });
+    expect(languageModel.calls[0]).toMatchObject({ messages, maxTokens: 64, temperature: 0, abortSignal: context.abortSignal });
+  });
+
+  it('estimates usage with the tokenizer when the provider sends none', async () => {
+    const languageModel = new MockLanguageModel({
+      generate: { message: { role: 'assistant', content: 'The capital of France is Paris.' }, usage: undefined, finishReason: 'stop', model: 'local' },
+    });
+    const { context, recorded } = fakeContext({ languageModel });
+    const call = await callLanguageModel(context, { messages });
+    expect(call.usageEstimated).toBe(true);
+    // o200k_base: 7 tokens of text + 4 per message + 3 reply priming; the answer is 7.
+    expect(call.usage).toEqual({ inputTokens: 14, outputTokens: 7 });
+    expect(recorded[0]).toMatchObject({ inputTokens: 14, outputTokens: 7, costUsd: 0 });
+  });
+
+  it('refuses (BUDGET_EXCEEDED, not retryable) before calling when the budget cannot cover prompt + max tokens', async () => {
+    const languageModel = new MockLanguageModel();
+    const tight = fakeContext({ languageModel, agentSettings: { maxTokens: 100 } }, { tokenBudgetRemaining: 110 });
+    const error = await callLanguageModel(tight.context, { messages }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(AgentqError);
+    expect(error).toMatchObject({ code: 'BUDGET_EXCEEDED', retryable: false, details: { estimatedTokens: 114, remainingTokens: 110 } });
+    expect(languageModel.calls).toHaveLength(0);
+    expect(tight.memo.size).toBe(0);
+
+    const enough = fakeContext({ languageModel, agentSettings: { maxTokens: 100 } }, { tokenBudgetRemaining: 114 });
+    await callLanguageModel(enough.context, { messages });
+    expect(languageModel.calls).toHaveLength(1);
+  });
+
+  it('fails with a configuration message when no model is configured', async () => {
+    const { context } = fakeContext({});
+    await expect(callLanguageModel(context, { messages })).rejects.toMatchObject({ code: 'PROVIDER_ERROR', retryable: false, message: expect.stringMatching(/set LLM_MODEL/) });
+  });
+
+  it('does not save a failed call, so the retry asks again', async () => {
+    const languageModel = new MockLanguageModel({ generate: [new AgentqError('PROVIDER_ERROR', 'HTTP 500', { retryable: true }), 'second time lucky'] });
+    const { context, memo } = fakeContext({ languageModel });
+    await expect(callLanguageModel(context, { messages })).rejects.toThrow('HTTP 500');
+    expect(memo.size).toBe(0);
+    expect((await callLanguageModel(context, { messages })).message.content).toBe('second time lucky');
+  });
+});

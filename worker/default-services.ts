@@ -1,0 +1,67 @@
+import type { Redis } from 'ioredis';
+import type { Config } from '../shared/config.js';
+import { Keys } from '../shared/keys.js';
+import { ProviderRateLimiter } from '../shared/limits/provider-rate-limiter.js';
+import type { AgentServices, RequestRateLimiter } from '../shared/ports/agent-services.js';
+import { createRedis } from '../shared/redis/create-redis.js';
+import type { AnyTool } from '../shared/tools/define-tool.js';
+import { ToolRegistry } from '../shared/tools/tool-registry.js';
+import { OpenAIEmbedder } from './adapters/openai-embedder.js';
+import { OpenAILanguageModel } from './adapters/openai-language-model.js';
+import { builtInTools } from './tools/built-in-tools.js';
+import { createHttpFetchTool } from './tools/http-fetch.js';
+
+export interface DefaultServicesOptions {
+  /** Tools registered beside the built-in ones (`calculator`, `current_time`, `http_fetch` when enabled). @default [] */
+  tools?: readonly AnyTool[];
+  /**
+   * The Redis connection the provider limits (AGENTQ_RATE_LIMITS) are counted on — pass the worker's
+   * own. @default a connection of its own, opened on the first limited request
+   */
+  redis?: Redis;
+}
+
+/**
+ * The services a worker hands its nodes unless told otherwise: the language model when LLM_MODEL is
+ * set and the embedder when EMBED_MODEL is set (both on OPENAI_BASE_URL / OPENAI_API_KEY), the tool
+ * registry with the built-in tools (plus `http_fetch` when AGENTQ_HTTP_FETCH_ALLOW_HOSTS lists hosts)
+ * and yours, the provider limiter when AGENTQ_RATE_LIMITS is set, and the agent limits from the config.
+ */
+export function createDefaultServices(config: Config, { tools = [], redis }: DefaultServicesOptions = {}): Required<Pick<AgentServices, 'tools' | 'agentSettings'>> & AgentServices {
+  const endpoint = {
+    ...(config.openaiBaseUrl === undefined ? {} : { baseURL: config.openaiBaseUrl }),
+    ...(config.openaiApiKey === undefined ? {} : { apiKey: config.openaiApiKey }),
+    timeoutMs: config.llmTimeoutMs,
+  };
+  const httpFetch =
+    config.httpFetchAllowHosts.length > 0
+      ? [createHttpFetchTool({ allowHosts: config.httpFetchAllowHosts, maxBytes: config.httpFetchMaxBytes, timeoutMs: config.httpFetchTimeoutMs })]
+      : [];
+  return {
+    ...(config.llmModel ? { languageModel: new OpenAILanguageModel({ model: config.llmModel, ...endpoint }) } : {}),
+    ...(config.embedModel ? { embedder: new OpenAIEmbedder({ model: config.embedModel, batchSize: config.embedBatchSize, ...endpoint }) } : {}),
+    ...(Object.keys(config.rateLimits).length > 0 ? { rateLimiter: lazyRateLimiter(config, redis) } : {}),
+    tools: new ToolRegistry([...builtInTools(), ...httpFetch, ...tools]),
+    agentSettings: {
+      maxToolRounds: config.maxToolRounds,
+      maxToolResultChars: config.maxToolResultChars,
+      ...(config.llmMaxTokens === undefined ? {} : { maxTokens: config.llmMaxTokens }),
+      traceContent: config.traceContent,
+      prices: config.prices,
+      rateLimits: config.rateLimits,
+      contextWindow: config.contextWindow,
+      contextWindows: config.contextWindows,
+      summarizeAt: config.summarizeAt,
+    },
+  };
+}
+
+/** The Redis limiter, connected on first use (a worker whose graphs never call a model opens nothing). */
+function lazyRateLimiter(config: Config, redis: Redis | undefined): RequestRateLimiter {
+  let limiter: ProviderRateLimiter | undefined;
+  const get = () => (limiter ??= new ProviderRateLimiter(redis ?? createRedis(config.redisUrl, 'worker'), new Keys(config.keyPrefix)));
+  return {
+    acquire: (...args) => get().acquire(...args),
+    settle: (...args) => get().settle(...args),
+  };
+}

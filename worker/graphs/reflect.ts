@@ -1,0 +1,102 @@
+import { channel } from '../../shared/graph/channels.js';
+import { defineGraph } from '../../shared/graph/define-graph.js';
+import { END, START } from '../../shared/graph/graph.js';
+import { callLanguageModel } from '../../shared/llm/call-language-model.js';
+import { generateObject } from '../../shared/llm/generate-object.js';
+import type { Message } from '../../shared/run-record.js';
+import { reflectInputSchema, reflectVerdictSchema, type ReflectOutput, type ReflectVerdict } from '../../shared/schemas/reflect-input.js';
+
+export const DEFAULT_WRITER_SYSTEM_PROMPT =
+  'You are a careful writer. Do the task you are given. When a reviewer sends a critique, revise your answer to address every ' +
+  'point, and reply with the complete revised answer only.';
+
+export const DEFAULT_JUDGE_SYSTEM_PROMPT =
+  'You are a strict reviewer. Judge whether the draft fully accomplishes the task and meets the criteria. Approve only a draft ' +
+  'that needs no change. Otherwise give a specific, actionable critique: what is wrong or missing and how to fix it.';
+
+const DEFAULT_CRITERIA = 'correct, complete, and clear';
+
+const RETRY = { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } } as const;
+
+/** The user message that takes the judge's critique back to the writer. */
+export function critiqueMessage(critique: string): string {
+  return `A reviewer did not approve your answer yet. Their critique:\n${critique}\n\nRevise your answer to address it; reply with the complete revised answer only.`;
+}
+
+/**
+ * The `reflect` graph: `write` (the writer drafts, one model call per step) and `judge` (a structured
+ * verdict `{approved, critique}` through `generateObject`) loop until the judge approves or
+ * `maxIterations` drafts were written. A critique goes back to the writer as a user message, so the
+ * run's history is the writer's conversation; the verdicts are in the state and the output.
+ */
+export const reflectGraph = defineGraph({
+  name: 'reflect',
+  version: '1',
+  input: reflectInputSchema,
+  state: {
+    task: channel.replace(''),
+    criteria: channel.replace(DEFAULT_CRITERIA),
+    writerSystem: channel.replace(DEFAULT_WRITER_SYSTEM_PROMPT),
+    judgeSystem: channel.replace(DEFAULT_JUDGE_SYSTEM_PROMPT),
+    maxIterations: channel.replace(3),
+    /** Drafts written so far. */
+    iteration: channel.replace(0),
+    draft: channel.replace(''),
+    approved: channel.replace(false),
+    reviews: channel.append<ReflectVerdict & { iteration: number }>(),
+  },
+  initialState: (input) => ({
+    task: input.task,
+    maxIterations: input.maxIterations,
+    ...(input.criteria === undefined ? {} : { criteria: input.criteria }),
+    ...(input.writerSystem === undefined ? {} : { writerSystem: input.writerSystem }),
+    ...(input.judgeSystem === undefined ? {} : { judgeSystem: input.judgeSystem }),
+  }),
+  output: (state): ReflectOutput => ({ answer: state.draft, approved: state.approved, iterations: state.iteration, reviews: state.reviews }),
+})
+  .node(
+    'write',
+    async (state, context) => {
+      // At most 2 × maxIterations (≤ 20) messages: reading them all is cheap.
+      const history = await context.history();
+      const added: Message[] =
+        history.length === 0
+          ? [
+              { role: 'system', content: state.writerSystem },
+              { role: 'user', content: state.task },
+            ]
+          : [];
+      const response = await callLanguageModel(context, { messages: [...history, ...added] });
+      const draft = response.message.content ?? '';
+      return { messages: [...added, { role: 'assistant', content: draft }], draft, iteration: state.iteration + 1 };
+    },
+    RETRY,
+  )
+  .node(
+    'judge',
+    async (state, context) => {
+      const { object: verdict } = await generateObject(context, {
+        name: 'verdict',
+        schema: reflectVerdictSchema,
+        messages: [
+          { role: 'system', content: state.judgeSystem },
+          {
+            role: 'user',
+            content: `Task:\n${state.task}\n\nCriteria: ${state.criteria}\n\nDraft ${state.iteration} of at most ${state.maxIterations}:\n${state.draft}\n\nAnswer with your verdict.`,
+          },
+        ],
+      });
+      const review = { iteration: state.iteration, approved: verdict.approved, critique: verdict.approved ? verdict.critique : verdict.critique.trim() || 'Improve the answer.' };
+      const another = !verdict.approved && state.iteration < state.maxIterations;
+      return {
+        approved: verdict.approved,
+        reviews: review,
+        ...(another ? { messages: [{ role: 'user' as const, content: critiqueMessage(review.critique) }] } : {}),
+      };
+    },
+    RETRY,
+  )
+  .edge(START, 'write')
+  .edge('write', 'judge')
+  .route('judge', (state) => (state.approved || state.iteration >= state.maxIterations ? END : 'write'), ['write', END])
+  .build();
