@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { formatBatchResultsCsv, formatBatchResultsJsonl } from '../../shared/batches/format-batch-results.js';
 import type { AgentClient } from '../agent-client.js';
 import { EXIT, UsageError } from './producer-commands.js';
-import { ProgressBar } from './progress-bar.js';
+import { createProgressBar } from './progress-bar.js';
 
 interface BatchOptions {
   collection: string;
@@ -87,12 +87,11 @@ export function registerBatchCommand(
           options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {},
         );
         process.stderr.write(`batch ${batch.id}: ${batch.progress.total} questions\n`);
-        const bar = new ProgressBar(`batch ${batch.id}`);
+        const bar = createProgressBar(process.stderr, `batch ${batch.id}`, 'questions');
         let current = batch;
         for (;;) {
           const { progress } = current;
-          const done = progress.completed + progress.failed + progress.cancelled;
-          bar.update(done, progress.total, `(${progress.running} running, ${progress.failed} failed)`);
+          bar.update({ done: progress.completed, failed: progress.failed + progress.cancelled, total: progress.total });
           if (current.status !== 'running') break;
           await new Promise((resolve) => setTimeout(resolve, options.pollMs));
           current = (await client.batches.get(batch.id)) ?? current;

@@ -3,7 +3,7 @@ import { AgentqError } from '../../shared/errors.js';
 import { UsageError } from '../cli/producer-commands.js';
 import type { IngestProgress } from '../../shared/ingest/ingest-batch.js';
 import type { IngestClient } from './ingest-client.js';
-import { createProgressBar } from './progress-bar.js';
+import { createProgressBar } from '../cli/progress-bar.js';
 
 /** The CLI's output channels (stdout: results only; stderr: progress and diagnostics). */
 interface CommandIo {
@@ -80,7 +80,7 @@ export function registerIngestCommands(program: Command, io: CommandIo, clientFa
           io.out(JSON.stringify(batch));
           return;
         }
-        const bar = createProgressBar(process.stderr);
+        const bar = createProgressBar(process.stderr, 'ingesting', 'docs');
         const progress = await client.wait(batch.batchId, {
           tenant: batch.tenant,
           ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),

@@ -1,11 +1,12 @@
-import { SpanKind, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
-import { AgentqError, toAgentqError } from '../errors.js';
+import { SpanKind, trace, type Attributes } from '@opentelemetry/api';
+import { AgentqError } from '../errors.js';
 import type { NodeContext } from '../graph/node-context.js';
 import { agentSettingsOf, languageModelOf } from '../ports/agent-services.js';
 import type { LanguageModel, LanguageModelRequest, LanguageModelResponse, TokenUsage } from '../ports/language-model.js';
 import { estimateMessageTokens, estimatePromptTokens } from './estimate-tokens.js';
 import { costOf } from './price-table.js';
 import { takeProviderSlot } from './take-provider-slot.js';
+import { recordSpanError } from '../telemetry/record-span-error.js';
 
 export interface CallLanguageModelOptions {
   /** The memo key of this call within the step; a node making several calls gives each its own. @default 'model' */
@@ -116,10 +117,7 @@ async function tracedGenerate(model: LanguageModel, request: LanguageModelReques
       if (traceContent) span.setAttribute('gen_ai.output.messages', JSON.stringify([response.message]));
       return { ...response, usage, usageEstimated };
     } catch (error) {
-      const agentqError = toAgentqError(error);
-      span.setAttribute('error.type', agentqError.code);
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: agentqError.message });
+      recordSpanError(span, error);
       throw error;
     } finally {
       span.end();

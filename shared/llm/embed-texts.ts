@@ -1,11 +1,12 @@
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AgentqError, toAgentqError } from '../errors.js';
+import { SpanKind, trace } from '@opentelemetry/api';
+import { AgentqError } from '../errors.js';
 import type { NodeContext } from '../graph/node-context.js';
 import { agentSettingsOf } from '../ports/agent-services.js';
 import type { Embedder, EmbedResult } from '../ports/embedder.js';
 import { estimateTextTokens } from './estimate-tokens.js';
 import { costOf } from './price-table.js';
 import { takeProviderSlot } from './take-provider-slot.js';
+import { recordSpanError } from '../telemetry/record-span-error.js';
 
 export interface EmbedTextsOptions {
   /** The memo key of this call within the step; a node embedding several times gives each its own. @default 'embed' */
@@ -64,10 +65,7 @@ function tracedEmbed(embedder: Embedder, texts: readonly string[], abortSignal: 
       });
       return result;
     } catch (error) {
-      const agentqError = toAgentqError(error);
-      span.setAttribute('error.type', agentqError.code);
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: agentqError.message });
+      recordSpanError(span, error);
       throw error;
     } finally {
       span.end();

@@ -1,3 +1,4 @@
+import { modelEntry, parseModelTable } from './model-table.js';
 import type { TokenUsage } from '../ports/language-model.js';
 
 /** USD per one million tokens of a model. */
@@ -15,20 +16,17 @@ export type PriceTable = Readonly<Record<string, ModelPrice>>;
  * contain `:` (Ollama's `llama3.2:3b`) work. Returns the table, or the problems found.
  */
 export function parsePriceTable(text: string): { table: PriceTable; problems: string[] } {
-  const table: Record<string, ModelPrice> = {};
-  const problems: string[] = [];
-  for (const entry of text.split(',').map((item) => item.trim()).filter(Boolean)) {
-    const parts = entry.split(':');
-    const output = Number(parts.pop());
-    const input = Number(parts.pop());
-    const model = parts.join(':').trim();
-    if (model === '' || !Number.isFinite(input) || !Number.isFinite(output) || input < 0 || output < 0) {
-      problems.push(`entry '${entry}' must be <model>:<input USD per 1M tokens>:<output USD per 1M tokens>, e.g. gpt-4o-mini:0.15:0.6`);
-      continue;
-    }
-    table[model] = { inputPerMillion: input, outputPerMillion: output };
-  }
-  return { table, problems };
+  return parseModelTable(
+    text,
+    2,
+    ([input, output]) => {
+      const [inputPerMillion, outputPerMillion] = [Number(input), Number(output)];
+      return Number.isFinite(inputPerMillion) && Number.isFinite(outputPerMillion) && inputPerMillion >= 0 && outputPerMillion >= 0 && input !== '' && output !== ''
+        ? { inputPerMillion, outputPerMillion }
+        : undefined;
+    },
+    '<model>:<input USD per 1M tokens>:<output USD per 1M tokens>, e.g. gpt-4o-mini:0.15:0.6',
+  );
 }
 
 /**
@@ -38,10 +36,8 @@ export function parsePriceTable(text: string): { table: PriceTable; problems: st
 export function priceOf(table: PriceTable, ...modelIds: (string | undefined)[]): ModelPrice | undefined {
   for (const id of modelIds) {
     if (!id) continue;
-    const exact = table[id];
-    if (exact) return exact;
-    const undated = table[id.replace(/-\d{4}-\d{2}-\d{2}$|-\d{4}$/, '')];
-    if (undated) return undated;
+    const price = modelEntry(table, id);
+    if (price) return price;
   }
   return undefined;
 }

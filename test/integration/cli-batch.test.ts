@@ -1,13 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoRagGraph } from '../helpers/echo-rag-graph.js';
+import { cliEnv, runCli } from '../helpers/run-cli.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('agentq batch', () => {
   let env: TestEnv;
@@ -20,18 +17,7 @@ describe('agentq batch', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const cli = (...args: string[]) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', ...args], {
-        cwd: root,
-        env: { ...process.env, REDIS_URL: env.config.redisUrl!, AGENTQ_KEY_PREFIX: env.config.keyPrefix, AGENTQ_QUEUE_PREFIX: env.config.queuePrefix },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+  const cli = (...args: string[]) => runCli(args, cliEnv(env.config));
 
   it('answers a JSONL file into --out and prints a JSON summary on stdout', async () => {
     const questions = join(dir, 'questions.jsonl');

@@ -1,30 +1,10 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from '../helpers/run-cli.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe('the agentq CLI', () => {
   let env: TestEnv;
-  const cli = (...args: string[]): Promise<CliResult> =>
-    new Promise((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', ...args], {
-        cwd: root,
-        env: { ...process.env, REDIS_URL: env.config.redisUrl!, AGENTQ_KEY_PREFIX: env.config.keyPrefix, AGENTQ_QUEUE_PREFIX: env.config.queuePrefix },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+  const cli = (...args: string[]) => runCli(args, cliEnv(env.config));
 
   beforeAll(async () => {
     env = await startTestEnv();

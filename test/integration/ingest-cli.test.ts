@@ -1,42 +1,15 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from '../helpers/run-cli.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe('agentq ingest and agentq search', () => {
   const data = tempDirectory();
   const files = tempDirectory('agentq-cli-files-');
   let env: TestEnv;
-  const cli = (...args: string[]): Promise<CliResult> =>
-    new Promise((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', ...args], {
-        cwd: root,
-        env: {
-          ...process.env,
-          REDIS_URL: env.config.redisUrl!,
-          AGENTQ_KEY_PREFIX: env.config.keyPrefix,
-          AGENTQ_QUEUE_PREFIX: env.config.queuePrefix,
-          AGENTQ_DATA_DIR: data.path,
-          AGENTQ_LOG_LEVEL: 'silent',
-        },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+  const cli = (...args: string[]) => runCli(args, cliEnv(env.config, { AGENTQ_DATA_DIR: data.path, AGENTQ_LOG_LEVEL: 'silent' }));
 
   beforeAll(async () => {
     env = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path } });

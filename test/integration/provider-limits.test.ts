@@ -6,6 +6,7 @@ import { ProviderRateLimiter, type AcquireResult, type ProviderLimits } from '..
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { maxInAnyWindow } from '../helpers/max-in-any-window.js';
 
 /** The limiter itself, recording when it granted each slot (Redis time, from the ticket). */
 class RecordingRateLimiter extends ProviderRateLimiter {
@@ -17,17 +18,6 @@ class RecordingRateLimiter extends ProviderRateLimiter {
   }
 }
 
-/** The most entries of `times` inside any `windowMs`-long span. */
-function maxInAnyWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let best = 0;
-  let start = 0;
-  for (let end = 0; end < sorted.length; end += 1) {
-    while (sorted[end]! - sorted[start]! >= windowMs) start += 1;
-    best = Math.max(best, end - start + 1);
-  }
-  return best;
-}
 
 /**
  * Two workers, one provider budget: every model request goes through the real path (model node →

@@ -3,18 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Keys } from '../../shared/keys.js';
 import { ProviderRateLimiter } from '../../shared/limits/provider-rate-limiter.js';
 import { testConfig } from '../helpers/test-env.js';
+import { maxInAnyWindow } from '../helpers/max-in-any-window.js';
 
-/** Every window-long span of `times` holds at most `limit` entries. */
-function maxInAnyWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let best = 0;
-  let start = 0;
-  for (let end = 0; end < sorted.length; end += 1) {
-    while (sorted[end]! - sorted[start]! >= windowMs) start += 1;
-    best = Math.max(best, end - start + 1);
-  }
-  return best;
-}
 
 describe('provider limits shared by workers', () => {
   const config = testConfig();
