@@ -42,7 +42,7 @@ const envSchema = z.object({
   AGENTQ_ALLOW_UNSAFE_REDIS: bool(false),
   AGENTQ_DATA_DIR: z.string().min(1).default('.agentq'),
   AGENTQ_LOCAL_REDIS_PORT: z.coerce.number().int().min(1).max(65_535).default(6379),
-  // HTTP API (producer/api/ENV.md describes each).
+  // HTTP API (the README configuration table describes each).
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   AGENTQ_API_KEYS: z.string().optional(),
@@ -74,7 +74,7 @@ const envSchema = z.object({
   AGENTQ_WEBHOOK_BACKOFF_MS: int(2000, 10),
   AGENTQ_WEBHOOK_TIMEOUT_MS: int(10_000, 100),
   AGENTQ_WEBHOOK_CONCURRENCY: int(4, 1),
-  // Language model and agents (worker/LLM-ENV.md describes each).
+  // Language model and agents (the README configuration table describes each).
   OPENAI_BASE_URL: z.string().url().optional(),
   OPENAI_API_KEY: z.string().optional(),
   LLM_MODEL: z.string().min(1).optional(),
@@ -91,19 +91,19 @@ const envSchema = z.object({
       return table;
     }),
   AGENTQ_TRACE_CONTENT: bool(false),
-  // Document ingestion and search (worker/INGEST-ENV.md describes each).
+  // Document ingestion and search (the README configuration table describes each).
   QDRANT_URL: z.string().url().optional(),
   AGENTQ_INGEST_CONCURRENCY: int(2, 0),
   AGENTQ_INGEST_MAX_BYTES: int(50 * 1024 * 1024, 1),
   AGENTQ_INGEST_PARSE_TIMEOUT_MS: int(120_000, 100),
   AGENTQ_CHUNK_TOKENS: int(400, 32),
   AGENTQ_CHUNK_OVERLAP_TOKENS: int(50, 0),
-  // Qdrant vector store, used when QDRANT_URL is set (worker/QDRANT-ENV.md describes each).
+  // Qdrant vector store, used when QDRANT_URL is set (the README configuration table describes each).
   QDRANT_API_KEY: z.string().min(1).optional(),
   AGENTQ_QDRANT_COLLECTION_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,48}$/, "must be 1-48 characters of letters, digits, '_' or '-'").default('agentq'),
   AGENTQ_QDRANT_TIMEOUT_MS: int(30_000, 100),
   AGENTQ_QDRANT_UPSERT_BATCH: int(256, 1),
-  // More agents: embeddings, provider limits, memory, http_fetch (worker/AGENTS-ENV.md describes each).
+  // More agents: embeddings, provider limits, memory, http_fetch (the README configuration table describes each).
   EMBED_MODEL: z.string().min(1).optional(),
   AGENTQ_EMBED_BATCH_SIZE: int(128, 1),
   AGENTQ_RATE_LIMITS: z
@@ -138,7 +138,7 @@ const envSchema = z.object({
     }),
   AGENTQ_HTTP_FETCH_MAX_BYTES: int(1024 * 1024, 1024),
   AGENTQ_HTTP_FETCH_TIMEOUT_MS: int(10_000, 100),
-  // Agentic RAG chat (worker/RAG-ENV.md describes it).
+  // Agentic RAG chat (the README configuration table describes it).
   AGENTQ_CHAT_WAIT_MS: int(30_000, 0),
 });
 

@@ -8,7 +8,7 @@ import { ToolRegistry } from '../tools/tool-registry.js';
 import type { Embedder } from './embedder.js';
 import type { LanguageModel } from './language-model.js';
 
-/** Limits and switches of agent nodes (from AGENTQ_* in the config; see worker/LLM-ENV.md). */
+/** Limits and switches of agent nodes (from AGENTQ_* in the config; see the README configuration table). */
 export interface AgentSettings {
   /** Model responses with tool calls per run before the model is asked for a final answer without tools. @default 10 */
   maxToolRounds: number;
