@@ -164,10 +164,11 @@ describe('HTTP API v1: runs', () => {
     const response = await fetch(`${url}/v1/runs/${id}/events`, { headers: { authorization: `Bearer ${producer}` } });
     const frames = readSse(response.body!);
     await waitFor(id, 'running');
-    const started = performance.now();
     await second.close();
-    expect(performance.now() - started).toBeLessThan(3000);
-    expect((await frames).map((frame) => frame.event)).toContain('run-start');
+    // close() returned while the run (a 20-second step) still runs: it did not wait for the stream's run.
+    expect(json(await get(`/v1/runs/${id}`)).status).toBe('running');
+    // …and the stream it had open has ended (the client's read completes).
+    expect(Array.isArray(await frames)).toBe(true);
     await env.as(producer, { method: 'DELETE', url: `/v1/runs/${id}` });
   });
 
