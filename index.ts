@@ -68,7 +68,7 @@ export { memoryChannel, type MemoryState } from './shared/memory/memory-state.js
 export { loadPromptHistory, promptView } from './shared/memory/prompt-history.js';
 export { shouldSummarize, summarizeHistory, type SummarizeHistoryOptions } from './shared/memory/summarize-history.js';
 export { createHttpFetchTool, type HttpFetchResult, type HttpFetchToolOptions } from './worker/tools/http-fetch.js';
-// Document ingestion and search (worker/INGEST.md).
+// Document ingestion and search (README: Documents).
 export type { CollectionInfo, DeleteSelector, Payload, PayloadFilter, PayloadMatch, PayloadScalar, PayloadValue, VectorHit, VectorQuery, VectorRecord, VectorStore } from './shared/ports/vector-store.js';
 export { SqliteVectorStore, type SqliteVectorStoreOptions } from './worker/adapters/sqlite-vector-store.js';
 export { QdrantVectorStore, type QdrantVectorStoreOptions } from './worker/adapters/qdrant-vector-store.js';
@@ -78,3 +78,8 @@ export { searchDocuments, type SearchHit, type SearchRequest } from './shared/in
 export type { DocumentRecord, DocumentStatus, DocumentType } from './shared/ingest/document-record.js';
 export type { IngestItemResult, IngestOutcome, IngestProgress } from './shared/ingest/ingest-batch.js';
 export { INGEST_QUEUE } from './shared/queues.js';
+// Agentic RAG with citations (README: Batch document Q&A).
+export { ragAgentGraph } from './worker/graphs/rag-agent.js';
+export { ragInputSchema, type ParsedRagInput, type RagInput } from './shared/schemas/rag-input.js';
+export type { RagOutput, RagSource, RetrievalMode, RetrievedDocument } from './shared/rag/rag-output.js';
+export type { RagServices } from './shared/rag/rag-services.js';

@@ -25,6 +25,7 @@ import { runsRoutes } from './routes/runs-routes.js';
 import { batchesRoutes } from './routes/batches-routes.js';
 import { documentsRoutes } from './routes/documents-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
+import { chatRoutes } from './routes/chat-routes.js';
 
 /** The API's fastify instance (zod schemas as types). */
 export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
@@ -131,6 +132,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     await v1.register(batchesRoutes(context));
     await v1.register(documentsRoutes(context));
     await v1.register(searchRoutes(context));
+    await v1.register(chatRoutes(context));
     for (const routes of options.routes ?? []) await v1.register(routes(context));
     await v1.register(notImplementedRoutes());
   });

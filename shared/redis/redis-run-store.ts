@@ -175,6 +175,9 @@ export class RedisRunStore {
       .zadd(this.keys.activeRuns(), 'NX', run.now, run.id)
       .evalsha(script, 7, ...this.keys.runAll(run.id), ...Object.entries(fields).flat())
       .hgetall(this.keys.run(run.id).meta)
+      // In the same round trip, so no crash can leave a created run out of its tenant's list. When the id
+      // was already taken by another tenant's run, list() skips that foreign entry (it checks meta.tenant).
+      .zadd(this.keys.tenantRuns(run.tenant), 'NX', run.now, run.id)
       .exec();
     const [, createReply, metaReply] = replies ?? [];
     if (createReply?.[0] instanceof Error && createReply[0].message.includes('NOSCRIPT') && !retried) {
@@ -186,8 +189,6 @@ export class RedisRunStore {
     const created = createReply?.[1] === 1;
     const fieldsAfter = metaReply?.[1] as Record<string, string> | undefined;
     if (!fieldsAfter?.id) throw new AgentqError('INTERNAL', `run ${run.id} vanished right after it was created`, { retryable: true });
-    // Only the creator indexes the run under its tenant (an existing run may belong to another tenant).
-    if (created) await this.redis.zadd(this.keys.tenantRuns(run.tenant), 'NX', run.now, run.id);
     return { created, meta: parseMeta(fieldsAfter) };
   }
 

@@ -1,0 +1,160 @@
+/**
+ * `npm run eval -- --set <name-or-path>`: end-to-end evaluation of batch document Q&A, as a user runs
+ * it. The set is a name under ../shared/eval (`squad-v1.1-dev12`, `hotpotqa-dev-distractor`) or the
+ * path of any folder with that layout (`docs/`, `questions.jsonl`); its files are read in place.
+ *
+ * 1. Redis: REDIS_URL, or a private redis-server in a temporary folder.
+ * 2. A worker process of its own (`agentq worker`), configured by the environment (LLM_MODEL unset:
+ *    `rag-agent` answers extractively), on fresh key and queue prefixes and a fresh data folder.
+ * 3. The set's `docs/` ingested into a fresh collection through the real path (IngestClient → ingest
+ *    queue → the worker's parse threads → vector store).
+ * 4. The questions submitted as one batch through the same path as `POST /v1/batches`
+ *    (`client.batches.submit`): every answer is a `rag-agent` run through the queue.
+ * 5. Predictions written as ../shared/eval/README.md says (`cited_doc_ids`: cited documents, then the
+ *    run's other retrieved documents), then scored with its score.py (python3).
+ *
+ * stdout: `runs=<n>`, `steps_per_run=<mean>`, `wall_s=<s>` (submit to last answer), then score.py's
+ * output, last. Progress goes to stderr. Options: `--limit N` (first N questions; scored with
+ * --only-predicted), `--concurrency N` (runs in flight, and the worker's step concurrency; default 16),
+ * `--out preds.jsonl` (default: a file in a temporary folder, named on stderr).
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AgentClient } from '../producer/agent-client.js';
+import { IngestClient } from '../producer/ingest/ingest-client.js';
+import type { BatchResult } from '../shared/batches/batch-schema.js';
+import { loadConfig } from '../shared/config.js';
+import { ID_PATTERN } from '../shared/ids.js';
+import type { RagOutput } from '../shared/rag/rag-output.js';
+import { startPrivateRedis } from '../shared/redis/private-redis-server.js';
+import { predictionOf } from './eval/eval-prediction.js';
+import { readQuestions, resolveEvalSet } from './eval/eval-set.js';
+import { startWorkerProcess, type WorkerProcess } from './eval/start-worker-process.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const sharedEval = resolve(root, '../shared/eval');
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+function option(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  if (index < 0) return undefined;
+  const value = process.argv[index + 1];
+  if (value === undefined || value.startsWith('--')) throw new Error(`${name} needs a value`);
+  return value;
+}
+
+function positiveInteger(name: string, fallback: number | undefined): number | undefined {
+  const value = option(name);
+  if (value === undefined) return fallback;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new Error(`${name} must be a positive integer, got '${value}'`);
+  return number;
+}
+
+async function main(): Promise<void> {
+  const setArgument = option('--set');
+  if (!setArgument) throw new Error('usage: npm run eval -- --set <name-or-path> [--limit N] [--concurrency N] [--out preds.jsonl]');
+  const set = resolveEvalSet(setArgument, sharedEval);
+  const limit = positiveInteger('--limit', undefined);
+  const concurrency = positiveInteger('--concurrency', 16)!;
+  const questions = readQuestions(set.questionsFile, limit);
+  if (questions.length === 0) throw new Error(`${set.questionsFile} holds no questions`);
+
+  const work = mkdtempSync(join(tmpdir(), 'agentq-eval-'));
+  const out = resolve(option('--out') ?? join(work, `${set.name}-preds.jsonl`));
+  const privateRedis = process.env.REDIS_URL ? undefined : await startPrivateRedis({ dir: work });
+  const id = randomBytes(3).toString('hex');
+  const env: Record<string, string> = {
+    REDIS_URL: process.env.REDIS_URL ?? privateRedis!.url,
+    AGENTQ_KEY_PREFIX: `eval${id}`,
+    AGENTQ_QUEUE_PREFIX: `evalq${id}`,
+    AGENTQ_DATA_DIR: join(work, 'data'),
+    AGENTQ_LOG_LEVEL: 'info',
+    AGENTQ_WORKER_CONCURRENCY: process.env.AGENTQ_WORKER_CONCURRENCY ?? String(concurrency),
+    // A private redis-server runs without AOF: fine for a measurement that is thrown away afterwards.
+    ...(privateRedis ? { AGENTQ_ALLOW_UNSAFE_REDIS: 'true' } : {}),
+  };
+  const config = loadConfig({ ...process.env, ...env });
+  log(`eval ${set.name}: ${questions.length} questions, ${config.llmModel ? `model ${config.llmModel}` : 'no LLM_MODEL: extractive answers'}, redis ${env.REDIS_URL}${privateRedis ? ' (private)' : ''}`);
+  const ingest = new IngestClient({ config });
+  const client = new AgentClient({ config });
+  let worker: WorkerProcess | undefined;
+  try {
+    worker = await startWorkerProcess(root, env, log);
+    const collection = `eval-${id}`;
+    const ingestStarted = performance.now();
+    const ingestBatch = await ingest.ingest([set.docsDir], { collection });
+    let lastLog = 0;
+    const ingested = await ingest.wait(ingestBatch.batchId, {
+      timeoutMs: 60 * 60_000,
+      onProgress: (progress) => {
+        if (performance.now() - lastLog < 5000) return;
+        lastLog = performance.now();
+        log(`  ingest ${progress.done + progress.failed}/${progress.total}`);
+      },
+    });
+    log(`  ingested ${ingested.done}/${ingested.total} documents (${ingested.failed} failed) in ${((performance.now() - ingestStarted) / 1000).toFixed(1)} s into collection ${collection}`);
+
+    // Batch question ids must be ids (DESIGN §4); a set's own ids are kept in the predictions.
+    const batchIds = questions.map((question, index) => (ID_PATTERN.test(question.id) ? question.id : `q${index + 1}`));
+    const started = performance.now();
+    const { batch } = await client.batches.submit({
+      collection,
+      questions: questions.map((question, index) => ({ id: batchIds[index]!, question: question.question })),
+      options: { concurrency, graph: 'rag-agent' },
+    });
+    let record = batch;
+    let lastDone = -1;
+    while (record.status === 'running') {
+      await new Promise((resolveSleep) => setTimeout(resolveSleep, 500));
+      record = (await client.batches.get(batch.id)) ?? record;
+      const done = record.progress.completed + record.progress.failed + record.progress.cancelled;
+      if (done !== lastDone && performance.now() - lastLog > 5000) {
+        lastLog = performance.now();
+        lastDone = done;
+        log(`  answered ${done}/${record.progress.total}`);
+      }
+    }
+    const wallSeconds = (performance.now() - started) / 1000;
+    const results: BatchResult[] = (await client.batches.results(batch.id)) ?? [];
+    const failed = results.filter((result) => result.status !== 'completed');
+    for (const result of failed.slice(0, 5)) log(`  question ${result.id} ${result.status}: ${result.error?.code ?? ''} ${result.error?.message ?? ''}`);
+    if (failed.length > 0) log(`  ${failed.length} of ${results.length} questions have no answer`);
+
+    const byBatchId = new Map(results.map((result) => [result.id, result]));
+    const predictions = questions.map((question, index) => predictionOf(question.id, byBatchId.get(batchIds[index]!)?.output as Partial<RagOutput> | null));
+    writeFileSync(out, predictions.map((prediction) => JSON.stringify(prediction)).join('\n') + '\n');
+    log(`  predictions: ${out}`);
+
+    const records = await Promise.all(results.map((result) => client.get(result.runId)));
+    const steps = records.flatMap((run) => (run ? [run.stepCount] : []));
+    const score = execFileSync('python3', [join(sharedEval, 'score.py'), '--gold', set.questionsFile, '--pred', out, ...(limit === undefined ? [] : ['--only-predicted'])], { encoding: 'utf8' });
+    process.stdout.write(`runs=${records.filter((run) => run?.status === 'completed').length}\n`);
+    process.stdout.write(`steps_per_run=${(steps.reduce((sum, count) => sum + count, 0) / Math.max(1, steps.length)).toFixed(2)}\n`);
+    process.stdout.write(`wall_s=${wallSeconds.toFixed(1)}\n`);
+    // The retrieval mode every answer reported (lexical, dense or hybrid), e.g. `retrieval=hybrid` or `retrieval=hybrid:3,lexical:1`.
+    const modes = new Map<string, number>();
+    for (const result of results) {
+      const mode = (result.output as Partial<RagOutput> | null)?.retrieval;
+      if (mode) modes.set(mode, (modes.get(mode) ?? 0) + 1);
+    }
+    process.stdout.write(`retrieval=${modes.size === 1 ? [...modes.keys()][0] : [...modes].map(([mode, count]) => `${mode}:${count}`).join(',')}\n`);
+    process.stdout.write(score.endsWith('\n') ? score : `${score}\n`);
+  } finally {
+    await Promise.all([client.close(), ingest.close()]);
+    await worker?.stop();
+    await privateRedis?.stop();
+    rmSync(join(work, 'data'), { recursive: true, force: true });
+    if (!option('--out')) log(`  (temporary folder ${work} kept for the predictions)`);
+    else rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  log(`eval failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});

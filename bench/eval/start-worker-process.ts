@@ -1,0 +1,46 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface WorkerProcess {
+  readonly child: ChildProcess;
+  /** SIGTERM (graceful: steps in hand finish), then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * `agentq worker` as a user runs it (`bin/agentq.ts worker` through tsx), configured by `env`; resolves
+ * once it logs that it started. Its error-level log lines are passed to `log`; the rest is dropped.
+ */
+export function startWorkerProcess(root: string, env: Record<string, string>, log: (line: string) => void): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', 'worker'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const stop = (graceMs = 10_000) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    let started = false;
+    const timer = setTimeout(() => reject(new Error('the worker did not start within 60 s')), 60_000);
+    child.once('exit', (code) => {
+      if (!started) reject(new Error(`the worker exited with ${code} before it started`));
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const lines = buffer.split('\n');
+      buffer = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!started && line.includes('agentq worker started')) {
+          started = true;
+          clearTimeout(timer);
+          resolve({ child, stop });
+        }
+        if (/"level":(50|60)/.test(line)) log(`worker: ${line}`);
+      }
+    });
+  });
+}

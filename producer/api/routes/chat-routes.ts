@@ -1,0 +1,127 @@
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { AgentqError } from '../../../shared/errors.js';
+import { newRunId, runIdForIdempotencyKey } from '../../../shared/ids.js';
+import type { RagOutput } from '../../../shared/rag/rag-output.js';
+import { isTerminal, type RunRecord } from '../../../shared/run-record.js';
+import { ragInputSchema } from '../../../shared/schemas/rag-input.js';
+import type { ApiContext } from '../api-context.js';
+import { ApiError, errorBodySchema } from '../errors.js';
+import { idempotencyHeadersSchema, runRecordSchema } from '../schemas/run-schemas.js';
+
+const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
+
+/** The graph every chat request runs. */
+export const CHAT_GRAPH = 'rag-agent';
+
+/** The chat contract of DESIGN §6, plus the run that produced it and how it answered. */
+export const chatAnswerSchema = z
+  .object({
+    answer: z.string(),
+    sources: z.array(z.object({ title: z.string(), path: z.string(), page: z.number().nullable(), score: z.number() })),
+    reasoning_steps: z.array(z.string()),
+    search_count: z.number(),
+    iterations: z.number(),
+    model: z.string().describe('the model that answered, or `extractive` (no language model configured: see the README)'),
+    retrieval: z.enum(['lexical', 'dense', 'hybrid']),
+    run_id: z.string().describe('the rag-agent run: GET /v1/runs/<run_id>/steps shows each search'),
+  })
+  .describe('ChatAnswer');
+export type ChatAnswer = z.infer<typeof chatAnswerSchema>;
+
+function tenantOf(request: FastifyRequest): string {
+  if (!request.principal) throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
+  return request.principal.tenant;
+}
+
+/** The answer of a completed run, in the chat contract. */
+export function chatAnswerOf(record: RunRecord): ChatAnswer {
+  const output = record.output as Partial<RagOutput> | null;
+  return {
+    answer: output?.answer ?? '',
+    sources: output?.sources ?? [],
+    reasoning_steps: output?.reasoning_steps ?? [],
+    search_count: output?.search_count ?? 0,
+    iterations: output?.iterations ?? 0,
+    model: output?.model ?? 'unknown',
+    retrieval: output?.retrieval ?? 'lexical',
+    run_id: record.id,
+  };
+}
+
+/**
+ * `POST /v1/agent/chat`: the RAG input of DESIGN §4 → a `rag-agent` run for the caller's tenant. The
+ * request waits for the answer up to AGENTQ_CHAT_WAIT_MS: 200 with the chat contract when it came in
+ * time, else 202 with the run record and `Location: /v1/runs/<id>` to poll (the run's output is the
+ * same contract). The same Idempotency-Key returns the same run and asks nothing twice.
+ */
+export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
+  const { client, store, inflight, config } = context;
+
+  /** The run once finished, or null when `waitMs` passed (or the API is closing) first. */
+  const finished = async (runId: string, waitMs: number): Promise<RunRecord | null> => {
+    if (waitMs <= 0 || context.closing.aborted) return null;
+    let onClose: (() => void) | undefined;
+    const closing = new Promise<null>((resolve) => {
+      onClose = () => resolve(null);
+      context.closing.addEventListener('abort', onClose, { once: true });
+    });
+    try {
+      return await Promise.race([
+        client.wait(runId, { timeoutMs: waitMs }).catch((error: unknown) => {
+          if (AgentqError.isInstance(error) && error.code === 'TIMEOUT') return null;
+          throw error;
+        }),
+        closing,
+      ]);
+    } finally {
+      if (onClose) context.closing.removeEventListener('abort', onClose);
+    }
+  };
+
+  return async (app) => {
+    app.post('/v1/agent/chat', {
+      schema: {
+        summary: 'Ask a question of your documents (agentic RAG)',
+        description:
+          'Runs `rag-agent` on the caller\'s documents: searches (each one a step), a grounded answer, and its sources — every source a passage the run retrieved. Waits up to AGENTQ_CHAT_WAIT_MS: 200 with the answer, or 202 with the run record (and `Location`) to poll `GET /v1/runs/<id>`, whose `output` is this same answer. Without a language model on the workers the answer is extractive (sentences copied from the passages; `model: "extractive"`).',
+        tags: ['agent'],
+        headers: idempotencyHeadersSchema,
+        body: ragInputSchema,
+        response: { 200: chatAnswerSchema, 202: runRecordSchema, ...errors },
+      },
+      handler: async (request, reply) => {
+        const tenant = tenantOf(request);
+        const idempotencyKey = request.headers['idempotency-key'];
+        const runId = idempotencyKey ? runIdForIdempotencyKey(tenant, idempotencyKey) : newRunId();
+        const existing = await store.get(runId);
+        if (existing && existing.tenant !== tenant) throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; use another Idempotency-Key`);
+        const reserved = !existing && (await inflight.reserve(tenant, runId));
+        if (!existing && !reserved) {
+          throw new ApiError(429, 'RATE_LIMITED', `tenant ${tenant} has ${inflight.max} runs in flight, its limit (AGENTQ_TENANT_MAX_INFLIGHT); wait for some to finish`, { headers: { 'retry-after': '2' } });
+        }
+        let record: RunRecord;
+        try {
+          record = await client.enqueue({ graph: CHAT_GRAPH, input: request.body, tenant, runId, ...(idempotencyKey ? { idempotencyKey } : {}) });
+        } catch (error) {
+          if (reserved) await inflight.release(tenant, runId).catch(() => undefined);
+          throw error;
+        }
+        if (existing) reply.header('idempotent-replayed', 'true');
+        const done = isTerminal(record.status) ? record : await finished(record.id, config.chatWaitMs);
+        if (!done || done.status === 'waiting' || done.status === 'cancelling') {
+          const current = done ?? (await client.get(record.id)) ?? record;
+          return reply.code(202).header('location', `/v1/runs/${record.id}`).send(current);
+        }
+        if (done.status === 'completed') return reply.code(200).send(chatAnswerOf(done));
+        const failure = done.error;
+        // A failed model provider is a bad gateway; anything else that failed the run is ours.
+        const status = done.status === 'cancelled' ? 409 : failure?.code === 'INVALID_INPUT' ? 400 : failure?.code === 'PROVIDER_ERROR' ? 502 : 500;
+        throw new ApiError(status, done.status === 'cancelled' ? 'CANCELLED' : (failure?.code ?? 'INTERNAL'), `the rag-agent run ${done.id} ${done.status}: ${failure?.message ?? 'no error recorded'}`, {
+          details: { runId: done.id },
+        });
+      },
+    });
+  };
+}

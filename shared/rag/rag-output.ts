@@ -1,0 +1,47 @@
+/**
+ * What a `rag-agent` run returns: the chat contract of DESIGN §6 (`answer`, `sources`,
+ * `reasoning_steps`, `search_count`, `iterations`) plus what operators and evaluations need.
+ */
+
+/** How passages were found: BM25 only, embeddings only, or both fused. */
+export type RetrievalMode = 'lexical' | 'dense' | 'hybrid';
+
+/** A cited passage's document. */
+export interface RagSource {
+  title: string;
+  /** The path (or upload name) the document was ingested under. */
+  path: string;
+  /** 1-based page for paged formats (PDF, DOCX with page breaks); null otherwise. */
+  page: number | null;
+  /** Relevance in [0, 1] as the run ranked it (1 = the best passage it retrieved). */
+  score: number;
+}
+
+/** A document the run retrieved, cited or not, best first. */
+export interface RetrievedDocument {
+  title: string;
+  path: string;
+  /** The page of its best passage (null for formats without pages). */
+  page: number | null;
+  /** Relevance in [0, 1] of its best passage, as the run ranked it. */
+  score: number;
+}
+
+export interface RagOutput {
+  /** Grounded in retrieved passages only; with `citations: true` it carries `[n]` markers into `sources`. */
+  answer: string;
+  /** The passages the answer cites (each one retrieved in this run), by document and page. */
+  sources: RagSource[];
+  /** What the agent did, in order: searches, refinements, dropped citations. */
+  reasoning_steps: string[];
+  /** Searches run (each one its own step). */
+  search_count: number;
+  /** Search rounds run (parallel searches of one decision are one round); at most `max_iterations`. */
+  iterations: number;
+  /** The model that answered, or `extractive` when the worker has no language model (see the README: Batch document Q&A). */
+  model: string;
+  /** How the searches matched passages. */
+  retrieval: RetrievalMode;
+  /** Every document the run retrieved, best first: cited ones, then the rest. */
+  retrieved: RetrievedDocument[];
+}

@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { IngestClient } from '../../producer/ingest/ingest-client.js';
+import type { VectorStore } from '../../shared/ports/vector-store.js';
+import type { Message } from '../../shared/run-record.js';
+import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
+import { tempDirectory } from '../helpers/ingest-fixtures.js';
+import { embeddedStoreOf, ingestFolder, RAG_DOCS, writeDocs } from '../helpers/rag-fixtures.js';
+import { eventually } from '../helpers/test-env.js';
+
+const WAIT_MS = 1000;
+
+function firstShownId(request: ScriptedChatRequest): string {
+  const messages = request.body.messages as unknown as Message[];
+  return /^\[([0-9a-f]{6})\]/m.exec(messages.filter((message) => message.role === 'tool').at(-1)?.content ?? '')?.[1] ?? 'none00';
+}
+
+/** `POST /v1/agent/chat`: the chat contract over HTTP, with a real worker, store and scripted model. */
+describe('HTTP API: POST /v1/agent/chat', () => {
+  const data = tempDirectory('agentq-chat-');
+  let server: ScriptedOpenAIServer;
+  let env: ApiTestEnv;
+  let store: VectorStore;
+  let ingest: IngestClient;
+
+  beforeAll(async () => {
+    server = await startScriptedOpenAIServer();
+    store = embeddedStoreOf(data.path);
+    env = await startApiTestEnv({
+      env: { AGENTQ_DATA_DIR: data.path, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat', AGENTQ_CHAT_WAIT_MS: String(WAIT_MS) },
+      services: { vectorStore: store },
+    });
+    ingest = new IngestClient({ config: env.config });
+    await ingestFolder(ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'default', tenant: 'acme' });
+  });
+  afterAll(async () => {
+    await ingest.close();
+    await env.close();
+    await store.close();
+    await server.close();
+    data.remove();
+  });
+  beforeEach(() => server.reset());
+
+  /** Search once, then answer citing the first passage shown; the first model response waits `delayMs`. */
+  const scriptAnswer = (delayMs = 0) =>
+    server.setScript((request, index) => {
+      if (index % 2 === 0) return { delayMs, toolCalls: [{ name: 'search', arguments: { query: 'first sketch Eiffel Tower' } }] };
+      const id = firstShownId(request);
+      return { toolCalls: [{ name: 'final_answer', arguments: { answer: `Maurice Koechlin drew it [${id}].`, citations: [id] } }] };
+    });
+
+  it('answers 200 with the chat contract when the run finishes within AGENTQ_CHAT_WAIT_MS', async () => {
+    scriptAnswer();
+    const started = Date.now();
+    const response = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true } });
+    expect(response.statusCode).toBe(200);
+    expect(Date.now() - started).toBeLessThan(WAIT_MS + 2000);
+    const body = json(response);
+    expect(body).toEqual({
+      answer: 'Maurice Koechlin drew it [1].',
+      sources: [{ title: 'Maurice Koechlin', path: expect.stringMatching(/koechlin\.md$/), page: null, score: expect.any(Number) }],
+      reasoning_steps: expect.arrayContaining(['Calling search: {"query":"first sketch Eiffel Tower"}']),
+      search_count: 1,
+      iterations: 1,
+      model: 'scripted-chat',
+      retrieval: 'lexical',
+      run_id: expect.any(String),
+    });
+    // The run is an ordinary rag-agent run of the caller's tenant.
+    const run = json(await env.as(KEYS.acmeProducer, { method: 'GET', url: `/v1/runs/${String(body.run_id)}` }));
+    expect(run).toMatchObject({ graph: 'rag-agent', tenant: 'acme', status: 'completed' });
+    expect((await env.as(KEYS.globexProducer, { method: 'GET', url: `/v1/runs/${String(body.run_id)}` })).statusCode).toBe(404);
+  });
+
+  it('answers 202 with the run id and Location when the wait is exceeded; the run finishes with the same contract', async () => {
+    scriptAnswer(WAIT_MS + 1500);
+    const response = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'Who drew the first sketch of the Eiffel Tower?' } });
+    expect(response.statusCode).toBe(202);
+    const run = json<{ id: string; status: string; graph: string }>(response);
+    expect(response.headers.location).toBe(`/v1/runs/${run.id}`);
+    expect(run.graph).toBe('rag-agent');
+    expect(['queued', 'running']).toContain(run.status);
+    const finished = await eventually(async () => {
+      const record = json<{ status: string; output: Record<string, unknown> }>(await env.as(KEYS.acmeProducer, { method: 'GET', url: `/v1/runs/${run.id}` }));
+      return record.status === 'completed' && record;
+    }, 20_000);
+    expect(finished.output).toMatchObject({ answer: 'Maurice Koechlin drew it.', search_count: 1, iterations: 1, sources: [{ title: 'Maurice Koechlin' }] });
+  });
+
+  it('the same Idempotency-Key returns the same run and asks the model nothing twice', async () => {
+    scriptAnswer();
+    const ask = () =>
+      env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', headers: { 'idempotency-key': 'chat-once' }, payload: { query: 'Who drew the first sketch of the Eiffel Tower?' } });
+    const first = await ask();
+    const second = await ask();
+    expect(first.statusCode).toBe(200);
+    expect(second.statusCode).toBe(200);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(json(second).run_id).toBe(json(first).run_id);
+    expect(server.chatRequests()).toHaveLength(2);
+  });
+
+  it('rejects an invalid RAG input with 400 naming the field, before any run exists', async () => {
+    const cases: [unknown, RegExp][] = [
+      [{ query: 'x', max_iterations: 11 }, /body\.max_iterations/],
+      [{ query: '' }, /body\.query/],
+      [{ collection: 'default' }, /body\.query/],
+      [{ query: 'x', citations: 'yes' }, /body\.citations/],
+      [{ query: 'x', collection: 'a b' }, /body\.collection/],
+      [{ query: 'x', tenant: 'globex' }, /tenant/],
+    ];
+    for (const [payload, field] of cases) {
+      const response = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: payload as Record<string, unknown> });
+      expect(response.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(json<{ error: { code: string; message: string } }>(response).error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(field) });
+    }
+    expect(server.chatRequests()).toHaveLength(0);
+    expect((await env.app.inject({ method: 'POST', url: '/v1/agent/chat', payload: { query: 'x' } })).statusCode).toBe(401);
+  });
+});
