@@ -128,7 +128,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     retentionSeconds: config.retentionSeconds,
   });
   finishedHooks.push(async (runId) => {
-    const batchId = (await store.get(runId))?.batchId;
+    const batchId = await redis.hget(store.keys.run(runId).meta, 'batchId');
     if (batchId) await batches.onRunFinished(runId, batchId);
   });
   const activeSteps = new ActiveSteps();

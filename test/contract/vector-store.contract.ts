@@ -4,6 +4,7 @@ import type { PayloadFilter, VectorRecord, VectorStore } from '../../shared/port
 
 export interface VectorStoreContractOptions {
   /** Skip the dense-vector cases (a backend configured without vectors). @default false */
+  /** For a backend without dense vectors (none today: the embedded store and Qdrant both run them). @default false */
   skipVectors?: boolean;
 }
 
