@@ -6,8 +6,9 @@ import { applyUpdates, stateFrom, type StateOf } from '../shared/graph/channels.
 import { mergeNextTasks } from '../shared/graph/define-graph.js';
 import type { CompiledNode, Graph, NodeResult, Task } from '../shared/graph/graph.js';
 import { InterruptSignal } from '../shared/graph/interrupt-signal.js';
+import { createNodeContext } from './create-node-context.js';
 import type { GraphRegistry } from '../shared/graph/graph-registry.js';
-import type { NodeContext, Services } from '../shared/graph/node-context.js';
+import type { Services } from '../shared/graph/node-context.js';
 import type { StepJobData } from '../shared/job-schema.js';
 import type { Logger } from '../shared/logger.js';
 import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
@@ -215,40 +216,7 @@ export class StepProcessor {
       timers.push(setTimeout(() => controller.abort(new StepAbort('deadline', `the run passed its deadline (${new Date(meta.deadlineAt!).toISOString()})`)), Math.max(0, meta.deadlineAt - Date.now())));
     }
     const { store, services } = this.options;
-    const stepId = `s${data.superstep}.t${data.task}`;
-    const context: NodeContext = {
-      runId: data.runId,
-      tenant: meta.tenant,
-      stepIndex: data.superstep,
-      task: data.task,
-      stepId,
-      node: node.name,
-      attempt,
-      arg: meta.tasks?.[data.task]?.arg,
-      abortSignal: controller.signal,
-      logger,
-      services,
-      history: (options) => store.messages(data.runId, options?.from ?? 0),
-      interrupt: <T>(request: unknown): T => {
-        if (meta.resume?.stepId === stepId) return meta.resume.value as T;
-        throw new InterruptSignal(request);
-      },
-      memo: async <T>(key: string, compute: () => Promise<T>): Promise<T> => {
-        const saved = await store.memoGet(data.runId, stepId, key);
-        if (saved !== undefined) return saved as T;
-        const value = await compute();
-        await store.memoSet(data.runId, stepId, key, value);
-        return value;
-      },
-      recordUsage: ({ inputTokens, outputTokens, costUsd, model }) => {
-        usage.inputTokens += inputTokens;
-        usage.outputTokens += outputTokens;
-        usage.costUsd += costUsd;
-        if (model) usage.model = model;
-      },
-      emit: (type, eventData) => store.addEvent(data.runId, type, { ...eventData, node: node.name, superstep: data.superstep, task: data.task }),
-      tokenBudgetRemaining: meta.tokenBudget === null ? null : Math.max(0, meta.tokenBudget - meta.usage.inputTokens - meta.usage.outputTokens),
-    };
+    const context = createNodeContext({ store, services, meta, data, node: node.name, attempt, abortSignal: controller.signal, logger, usage });
     const aborted = new Promise<never>((_resolve, reject) => {
       controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
     });

@@ -1,0 +1,120 @@
+/** The run's meta hash as the run store parses it, and the other parsers of stored run data. */
+import type { ErrorRecord } from '../errors.js';
+import { AgentqError } from '../errors.js';
+import type { Task } from '../graph/graph.js';
+import type { PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, Usage } from '../run-record.js';
+
+/** A run as stored in its meta hash, parsed. */
+export interface RunMeta {
+  id: string;
+  tenant: string;
+  status: RunStatus;
+  graph: string;
+  graphVersion: string | null;
+  superstep: number;
+  /** Tasks of the current superstep; null until the intake admitted the run. */
+  tasks: Task[] | null;
+  stepCount: number;
+  input: unknown;
+  maxSteps: number;
+  deadlineAt: number | null;
+  /** Input + output tokens the run may spend; null = no budget. */
+  tokenBudget: number | null;
+  usage: Usage;
+  output: unknown;
+  error: ErrorRecord | null;
+  idempotencyKey: string | null;
+  /** Where the finished run is POSTed (webhooks). */
+  webhookUrl: string | null;
+  /** The batch this run answers an item of. */
+  batchId: string | null;
+  /** The conversation this run continues, if any. */
+  conversationId: string | null;
+  /** What the run waits for (status `waiting`). */
+  interrupt: PendingInterrupt | null;
+  /** `<traceId>-<rootSpanId>` of the run's trace, when tracing was on as it was taken in. */
+  trace: string | null;
+  /** The answer to the last interrupt, for the step that asked. */
+  resume: { stepId: string; value: unknown } | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export function pairsToObject(pairs: string[]): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (let i = 0; i < pairs.length; i += 2) result[pairs[i]!] = pairs[i + 1]!;
+  return result;
+}
+
+function parseJson(value: string | undefined): unknown {
+  return value === undefined ? null : JSON.parse(value);
+}
+
+export function parseMeta(fields: Record<string, string>): RunMeta {
+  return {
+    id: fields.id!,
+    tenant: fields.tenant!,
+    status: fields.status as RunStatus,
+    graph: fields.graph!,
+    graphVersion: fields.graphVersion ?? null,
+    superstep: Number(fields.superstep ?? 0),
+    tasks: fields.tasks ? (JSON.parse(fields.tasks) as Task[]) : null,
+    stepCount: Number(fields.stepCount ?? 0),
+    input: parseJson(fields.input),
+    maxSteps: Number(fields.maxSteps),
+    deadlineAt: fields.deadlineAt ? Number(fields.deadlineAt) : null,
+    tokenBudget: fields.tokenBudget ? Number(fields.tokenBudget) : null,
+    usage: {
+      inputTokens: Number(fields.inputTokens ?? 0),
+      outputTokens: Number(fields.outputTokens ?? 0),
+      costUsd: Number(fields.costUsd ?? 0),
+    },
+    output: parseJson(fields.output),
+    error: parseJson(fields.error) as ErrorRecord | null,
+    idempotencyKey: fields.idempotencyKey ?? null,
+    webhookUrl: fields.webhookUrl ?? null,
+    batchId: fields.batchId ?? null,
+    conversationId: fields.conversationId ?? null,
+    interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
+    resume: parseJson(fields.resume) as RunMeta['resume'],
+    trace: fields.trace ?? null,
+    createdAt: Number(fields.createdAt),
+    updatedAt: Number(fields.updatedAt),
+  };
+}
+
+export function parseState(fields: Record<string, string>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, JSON.parse(value)]));
+}
+
+export function parseEvent(id: string, fields: string[]): RunEvent {
+  const object = pairsToObject(fields);
+  return { id, type: object.type as RunEventType, data: JSON.parse(object.data ?? '{}') as Record<string, unknown> };
+}
+
+export function toRunRecord(meta: RunMeta): RunRecord {
+  return {
+    id: meta.id,
+    tenant: meta.tenant,
+    status: meta.status,
+    graph: meta.graph,
+    graphVersion: meta.graphVersion,
+    stepCount: meta.stepCount,
+    output: meta.output,
+    error: meta.error,
+    interrupt: meta.status === 'waiting' ? meta.interrupt : null,
+    usage: meta.usage,
+    createdAt: new Date(meta.createdAt).toISOString(),
+    updatedAt: new Date(meta.updatedAt).toISOString(),
+  };
+}
+
+export function encodeCursor(score: string, id: string): string {
+  return Buffer.from(`${score}|${id}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): [string, string] {
+  const [score, id] = Buffer.from(cursor, 'base64url').toString().split('|');
+  if (!score || !id || Number.isNaN(Number(score))) throw new AgentqError('INVALID_INPUT', `cursor '${cursor}' is not one this API returned`);
+  return [score, id];
+}

@@ -1,0 +1,57 @@
+import { InterruptSignal } from '../shared/graph/interrupt-signal.js';
+import type { NodeContext, Services } from '../shared/graph/node-context.js';
+import type { StepJobData } from '../shared/job-schema.js';
+import type { Logger } from '../shared/logger.js';
+import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
+import type { Usage } from '../shared/run-record.js';
+
+export interface NodeContextInput {
+  store: RedisRunStore;
+  services: Services;
+  meta: RunMeta;
+  data: StepJobData;
+  node: string;
+  attempt: number;
+  abortSignal: AbortSignal;
+  logger: Logger;
+  /** Filled by the node's `recordUsage`; the step commits it. */
+  usage: Usage & { model?: string };
+}
+
+/** What a node gets besides the state (NodeContext), for one attempt of one step. */
+export function createNodeContext({ store, services, meta, data, node, attempt, abortSignal, logger, usage }: NodeContextInput): NodeContext {
+  const stepId = `s${data.superstep}.t${data.task}`;
+  return {
+    runId: data.runId,
+    tenant: meta.tenant,
+    stepIndex: data.superstep,
+    task: data.task,
+    stepId,
+    node,
+    attempt,
+    arg: meta.tasks?.[data.task]?.arg,
+    abortSignal,
+    logger,
+    services,
+    history: (options) => store.messages(data.runId, options?.from ?? 0),
+    interrupt: <T>(request: unknown): T => {
+      if (meta.resume?.stepId === stepId) return meta.resume.value as T;
+      throw new InterruptSignal(request);
+    },
+    memo: async <T>(key: string, compute: () => Promise<T>): Promise<T> => {
+      const saved = await store.memoGet(data.runId, stepId, key);
+      if (saved !== undefined) return saved as T;
+      const value = await compute();
+      await store.memoSet(data.runId, stepId, key, value);
+      return value;
+    },
+    recordUsage: ({ inputTokens, outputTokens, costUsd, model }) => {
+      usage.inputTokens += inputTokens;
+      usage.outputTokens += outputTokens;
+      usage.costUsd += costUsd;
+      if (model) usage.model = model;
+    },
+    emit: (type, eventData) => store.addEvent(data.runId, type, { ...eventData, node, superstep: data.superstep, task: data.task }),
+    tokenBudgetRemaining: meta.tokenBudget === null ? null : Math.max(0, meta.tokenBudget - meta.usage.inputTokens - meta.usage.outputTokens),
+  };
+}
