@@ -39,11 +39,12 @@ describe('step failures, guards and cancellation', () => {
     const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ code: 'INTERNAL', node: 'step', attempt: 5 });
-    // The run fails at its last attempt; BullMQ marks the job failed just after the processor throws.
+    // The run fails at its last attempt; BullMQ marks the job failed (and counts that attempt) just after
+    // the processor throws, so read until both show.
     const job = await eventually(async () => {
       const found = await env.queue(STEP_QUEUE).getJob(stepJobId(queued.id, 0, 0));
-      return (await found?.getState()) === 'failed' && found;
-    });
+      return (await found?.getState()) === 'failed' && found!.attemptsMade === 5 && found;
+    }, 15_000, 'the step job failed after its 5th attempt');
     expect(job.attemptsMade).toBe(5);
   });
 
