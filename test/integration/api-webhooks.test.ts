@@ -60,10 +60,13 @@ describe('webhooks', () => {
       expect(verifyWebhookSignature({ secret: SECRET, body: `${delivery.body} `, timestamp, signature: expected })).toBe(false);
     }
     expect(verifyWebhookSignature({ secret: SECRET, body: first.body, timestamp: String(first.headers['x-agentq-timestamp']), signature: String(first.headers['x-agentq-signature']), now: Date.now() + 3600_000 })).toBe(false);
-    const job = await env.queue(WEBHOOK_QUEUE).getJob(`${runId}.webhook`);
-    expect(job?.data).toEqual({ runId, status: 'completed' });
-    expect(await job?.getState()).toBe('completed');
-    expect(job?.attemptsMade).toBe(2);
+    // The receiver answered before the worker marked the delivery job completed: read until it has.
+    const job = await eventually(async () => {
+      const found = await env.queue(WEBHOOK_QUEUE).getJob(`${runId}.webhook`);
+      return (await found?.getState()) === 'completed' && found;
+    }, 15_000, 'the webhook job to complete');
+    expect(job.data).toEqual({ runId, status: 'completed' });
+    expect(job.attemptsMade).toBe(2);
   });
 
   it('sends one for a run the API cancels itself (the client side of the run-finished hook)', async () => {

@@ -134,9 +134,12 @@ describe('step failures, guards and cancellation', () => {
       const badInput = await eventually(() => env.client.get('raw-bad-2').then((r) => (r?.status === 'failed' ? r : undefined)));
       expect(badInput.error?.message).toMatch(/input\.steps/);
       for (const id of ['raw-bad-1', 'raw-bad-2']) {
-        const job = await intake.getJob(id);
-        expect(await job?.getState()).toBe('failed');
-        expect(job?.attemptsMade).toBe(1);
+        // The run is failed first, then BullMQ fails the job: read until it has.
+        const job = await eventually(async () => {
+          const found = await intake.getJob(id);
+          return (await found?.getState()) === 'failed' && found;
+        }, 15_000, `intake job ${id} to fail`);
+        expect(job.attemptsMade).toBe(1);
       }
       expect(await env.client.steps('raw-bad-2')).toEqual([]);
     } finally {
