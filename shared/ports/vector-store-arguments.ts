@@ -26,6 +26,16 @@ export function checkCollection(collection: unknown): asserts collection is stri
   }
 }
 
+/** The arguments of `ensureCollection`; → the fixed vector length, or null when none is asked for. */
+export function checkEnsureCollection(tenant: unknown, collection: unknown, dimensions: number | undefined): number | null {
+  checkTenant(tenant);
+  checkCollection(collection);
+  if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions < 1)) {
+    throw new AgentqError('INVALID_INPUT', `vector store: dimensions must be a positive integer, got ${dimensions}`);
+  }
+  return dimensions ?? null;
+}
+
 export function checkFilter(filter: PayloadFilter | undefined): void {
   if (filter === undefined) return;
   if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {

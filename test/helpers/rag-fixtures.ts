@@ -1,9 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { IngestClient } from '../../producer/ingest/ingest-client.js';
+import { IngestClient } from '../../producer/ingest/ingest-client.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import { SqliteVectorStore } from '../../worker/adapters/sqlite-vector-store.js';
 import { embeddedVectorStorePath } from '../../worker/adapters/create-vector-store.js';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer, type ScriptedOpenAIServerOptions } from '../fakes/scripted-openai-server.js';
+import type { TestEnv } from './test-env.js';
 
 /** Small Markdown documents about Paris landmarks: one answers "who sketched the tower" and names a town another describes. */
 export const RAG_DOCS: Record<string, string> = {
@@ -36,4 +38,42 @@ export async function ingestFolder(ingest: IngestClient, folder: string, options
 /** The embedded store of a data folder, as the worker's ingest writes it (hand it to rag-agent as services.vectorStore). */
 export function embeddedStoreOf(dataDir: string): VectorStore {
   return new SqliteVectorStore({ path: embeddedVectorStorePath({ dataDir }) });
+}
+
+export interface RagTestEnv<E extends TestEnv> {
+  env: E;
+  /** The scripted model, when the environment has one. */
+  server: ScriptedOpenAIServer | undefined;
+  ingest: IngestClient;
+  store: VectorStore;
+  close(): Promise<void>;
+}
+
+/**
+ * A worker (`startTestEnv`, or `startApiTestEnv` for the HTTP side) whose `rag-agent` searches the
+ * embedded store under `dataDir`, an ingest client for that store, and — with `model` — the scripted
+ * OpenAI-compatible server as its language model. `close()` stops all of them (not `dataDir`).
+ */
+export async function startRagTestEnv<E extends TestEnv>(
+  start: (options: { env: Record<string, string>; services: { vectorStore: VectorStore } }) => Promise<E>,
+  dataDir: string,
+  { model, env = {} }: { model?: ScriptedOpenAIServerOptions; env?: Record<string, string> } = {},
+): Promise<RagTestEnv<E>> {
+  const server = model ? await startScriptedOpenAIServer(model) : undefined;
+  const store = embeddedStoreOf(dataDir);
+  const modelEnv: Record<string, string> = server ? { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat' } : {};
+  const started = await start({ env: { AGENTQ_DATA_DIR: dataDir, ...modelEnv, ...env }, services: { vectorStore: store } });
+  const ingest = new IngestClient({ config: started.config });
+  return {
+    env: started,
+    server,
+    ingest,
+    store,
+    async close() {
+      await ingest.close();
+      await started.close();
+      await store.close();
+      await server?.close();
+    },
+  };
 }

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { IngestClient } from '../../producer/ingest/ingest-client.js';
-import type { VectorStore } from '../../shared/ports/vector-store.js';
 import type { Message } from '../../shared/run-record.js';
-import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import type { ScriptedChatRequest, ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
-import { embeddedStoreOf, ingestFolder, RAG_DOCS, writeDocs } from '../helpers/rag-fixtures.js';
+import { ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
 import { eventually } from '../helpers/test-env.js';
 
 const WAIT_MS = 1000;
@@ -18,26 +16,18 @@ function firstShownId(request: ScriptedChatRequest): string {
 /** `POST /v1/agent/chat`: the chat contract over HTTP, with a real worker, store and scripted model. */
 describe('HTTP API: POST /v1/agent/chat', () => {
   const data = tempDirectory('agentq-chat-');
+  let rag: RagTestEnv<ApiTestEnv>;
   let server: ScriptedOpenAIServer;
   let env: ApiTestEnv;
-  let store: VectorStore;
-  let ingest: IngestClient;
 
   beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    store = embeddedStoreOf(data.path);
-    env = await startApiTestEnv({
-      env: { AGENTQ_DATA_DIR: data.path, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat', AGENTQ_CHAT_WAIT_MS: String(WAIT_MS) },
-      services: { vectorStore: store },
-    });
-    ingest = new IngestClient({ config: env.config });
-    await ingestFolder(ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'default', tenant: 'acme' });
+    rag = await startRagTestEnv(startApiTestEnv, data.path, { model: {}, env: { AGENTQ_CHAT_WAIT_MS: String(WAIT_MS) } });
+    ({ env } = rag);
+    server = rag.server!;
+    await ingestFolder(rag.ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'default', tenant: 'acme' });
   });
   afterAll(async () => {
-    await ingest.close();
-    await env.close();
-    await store.close();
-    await server.close();
+    await rag.close();
     data.remove();
   });
   beforeEach(() => server.reset());

@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { IngestClient } from '../../producer/ingest/ingest-client.js';
 import { validateHistory } from '../../shared/history/validate-history.js';
-import type { VectorStore } from '../../shared/ports/vector-store.js';
 import type { RagOutput } from '../../shared/rag/rag-output.js';
 import type { Message } from '../../shared/run-record.js';
 import { RAG_FINAL_ANSWER_REQUEST } from '../../worker/rag/rag-prompts.js';
-import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import type { ScriptedChatRequest, ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
-import { embeddedStoreOf, FOREIGN_DOC, ingestFolder, RAG_DOCS, writeDocs } from '../helpers/rag-fixtures.js';
+import { FOREIGN_DOC, ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 /** The passage ids the model was shown in the last tool message of a request, in order. */
@@ -24,27 +22,19 @@ function toolNames(request: ScriptedChatRequest): string[] {
 /** rag-agent with a model: client → queue → worker → real openai SDK → scripted server; searches on the real store. */
 describe('rag-agent with a language model', () => {
   const data = tempDirectory('agentq-rag-');
+  let rag: RagTestEnv<TestEnv>;
   let server: ScriptedOpenAIServer;
   let env: TestEnv;
-  let ingest: IngestClient;
-  let store: VectorStore;
 
   beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    store = embeddedStoreOf(data.path);
-    env = await startTestEnv({
-      env: { AGENTQ_DATA_DIR: data.path, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat' },
-      services: { vectorStore: store },
-    });
-    ingest = new IngestClient({ config: env.config });
-    await ingestFolder(ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'paris' });
-    await ingestFolder(ingest, writeDocs(data.path, 'foreign', FOREIGN_DOC), { collection: 'paris', tenant: 'globex' });
+    rag = await startRagTestEnv(startTestEnv, data.path, { model: {} });
+    ({ env } = rag);
+    server = rag.server!;
+    await ingestFolder(rag.ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'paris' });
+    await ingestFolder(rag.ingest, writeDocs(data.path, 'foreign', FOREIGN_DOC), { collection: 'paris', tenant: 'globex' });
   });
   afterAll(async () => {
-    await ingest.close();
-    await env.close();
-    await store.close();
-    await server.close();
+    await rag.close();
     data.remove();
   });
   beforeEach(() => server.reset());

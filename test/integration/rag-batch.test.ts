@@ -1,35 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IngestClient } from '../../producer/ingest/ingest-client.js';
-import type { VectorStore } from '../../shared/ports/vector-store.js';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
-import { embeddedStoreOf, ingestFolder, RAG_DOCS, writeDocs } from '../helpers/rag-fixtures.js';
+import { ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 /** Batches of rag-agent runs: cancelling one stops dispatching and cancels the runs in flight. */
 describe('rag-agent batches', () => {
   const data = tempDirectory('agentq-rag-batch-');
-  let server: ScriptedOpenAIServer;
+  let rag: RagTestEnv<TestEnv>;
   let env: TestEnv;
-  let ingest: IngestClient;
-  let store: VectorStore;
 
   beforeAll(async () => {
     // A slow model: every answer takes 1.5 s, so a batch's runs are in flight when it is cancelled.
-    server = await startScriptedOpenAIServer({ script: () => ({ delayMs: 1500, toolCalls: [{ name: 'search', arguments: { query: 'Eiffel Tower' } }] }) });
-    store = embeddedStoreOf(data.path);
-    env = await startTestEnv({
-      env: { AGENTQ_DATA_DIR: data.path, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat' },
-      services: { vectorStore: store },
-    });
-    ingest = new IngestClient({ config: env.config });
-    await ingestFolder(ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'paris' });
+    rag = await startRagTestEnv(startTestEnv, data.path, { model: { script: () => ({ delayMs: 1500, toolCalls: [{ name: 'search', arguments: { query: 'Eiffel Tower' } }] }) } });
+    ({ env } = rag);
+    await ingestFolder(rag.ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'paris' });
   });
   afterAll(async () => {
-    await ingest.close();
-    await env.close();
-    await store.close();
-    await server.close();
+    await rag.close();
     data.remove();
   });
 
@@ -49,6 +36,6 @@ describe('rag-agent batches', () => {
     // The two runs in flight exist and were cancelled; the other eight were never started.
     expect(dispatched.filter((run) => run !== null).map((run) => run!.status)).toEqual(['cancelled', 'cancelled']);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(server.chatRequests().length).toBeLessThanOrEqual(2);
+    expect(rag.server!.chatRequests().length).toBeLessThanOrEqual(2);
   });
 });

@@ -5,26 +5,23 @@ import type { VectorStore } from '../../shared/ports/vector-store.js';
 import type { RagOutput } from '../../shared/rag/rag-output.js';
 import { embedText, startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
-import { embeddedStoreOf, ingestFolder, RAG_DOCS, writeDocs } from '../helpers/rag-fixtures.js';
+import { embeddedStoreOf, ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 /** rag-agent without a language model (LLM_MODEL unset): the extractive answerer, end to end through the queue. */
 describe('rag-agent offline: the extractive answerer', () => {
   const data = tempDirectory('agentq-rag-extractive-');
+  let rag: RagTestEnv<TestEnv>;
   let env: TestEnv;
   let ingest: IngestClient;
-  let store: VectorStore;
 
   beforeAll(async () => {
-    store = embeddedStoreOf(data.path);
-    env = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path }, services: { vectorStore: store } });
-    ingest = new IngestClient({ config: env.config });
+    rag = await startRagTestEnv(startTestEnv, data.path);
+    ({ env, ingest } = rag);
     await ingestFolder(ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'paris' });
   });
   afterAll(async () => {
-    await ingest.close();
-    await env.close();
-    await store.close();
+    await rag.close();
     data.remove();
   });
 

@@ -1,6 +1,6 @@
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import { AgentqError } from '../../shared/errors.js';
-import { checkCollection, checkFilter, checkQuery, checkRecords, checkTenant, MAX_QUERY_LIMIT } from '../../shared/ports/vector-store-arguments.js';
+import { checkCollection, checkEnsureCollection, checkFilter, checkQuery, checkRecords, checkTenant, MAX_QUERY_LIMIT } from '../../shared/ports/vector-store-arguments.js';
 import type { CollectionInfo, DeleteSelector, Payload, PayloadFilter, VectorHit, VectorQuery, VectorRecord, VectorStore } from '../../shared/ports/vector-store.js';
 import { Bm25SparseEncoder, type Bm25SparseEncoderOptions } from '../../shared/retrieval/bm25-sparse-encoder.js';
 import { reciprocalRankFusion } from '../../shared/retrieval/reciprocal-rank-fusion.js';
@@ -75,15 +75,10 @@ export class QdrantVectorStore implements VectorStore {
   }
 
   async ensureCollection(tenant: string, collection: string, options: { dimensions?: number } = {}): Promise<void> {
-    checkTenant(tenant);
-    checkCollection(collection);
-    const { dimensions } = options;
-    if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions < 1)) {
-      throw new AgentqError('INVALID_INPUT', `vector store: dimensions must be a positive integer, got ${dimensions}`);
-    }
-    await this.layout.ready(dimensions ?? null);
-    await this.register(tenant, collection, dimensions ?? null, 'CONFLICT');
-    if (dimensions !== undefined) await this.layout.ensureDenseVector(dimensions);
+    const dimensions = checkEnsureCollection(tenant, collection, options.dimensions);
+    await this.layout.ready(dimensions);
+    await this.register(tenant, collection, dimensions, 'CONFLICT');
+    if (dimensions !== null) await this.layout.ensureDenseVector(dimensions);
   }
 
   async listCollections(tenant: string): Promise<CollectionInfo[]> {

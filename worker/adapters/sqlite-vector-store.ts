@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import Database, { type Database as Connection, type Statement } from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { AgentqError } from '../../shared/errors.js';
-import { checkCollection, checkFilter, checkQuery, checkRecords, checkTenant } from '../../shared/ports/vector-store-arguments.js';
+import { checkCollection, checkEnsureCollection, checkFilter, checkQuery, checkRecords, checkTenant } from '../../shared/ports/vector-store-arguments.js';
 import type { CollectionInfo, DeleteSelector, Payload, PayloadFilter, VectorHit, VectorQuery, VectorRecord, VectorStore } from '../../shared/ports/vector-store.js';
 import { reciprocalRankFusion } from '../../shared/retrieval/reciprocal-rank-fusion.js';
 import { toFtsQuery } from './sqlite/fts-query.js';
@@ -69,13 +69,8 @@ export class SqliteVectorStore implements VectorStore {
   }
 
   async ensureCollection(tenant: string, collection: string, options: { dimensions?: number } = {}): Promise<void> {
-    checkTenant(tenant);
-    checkCollection(collection);
-    const { dimensions } = options;
-    if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions < 1)) {
-      throw new AgentqError('INVALID_INPUT', `vector store: dimensions must be a positive integer, got ${dimensions}`);
-    }
-    this.write(() => this.collectionDimensions(tenant, collection, dimensions ?? null, 'CONFLICT'));
+    const dimensions = checkEnsureCollection(tenant, collection, options.dimensions);
+    this.write(() => this.collectionDimensions(tenant, collection, dimensions, 'CONFLICT'));
   }
 
   async listCollections(tenant: string): Promise<CollectionInfo[]> {
