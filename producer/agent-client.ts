@@ -4,7 +4,7 @@ import { loadConfig, type Config } from '../shared/config.js';
 import { AgentqError } from '../shared/errors.js';
 import { formatZodError, stepJobId, type StepJobData, type StoredRunJob } from '../shared/job-schema.js';
 import { INTAKE_QUEUE, STEP_QUEUE } from '../shared/queues.js';
-import { createRedis } from '../shared/redis/create-redis.js';
+import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
 import { RedisRunStore, type ListFilter } from '../shared/redis/redis-run-store.js';
 import { enqueueRequestSchema, INTAKE_JOB_OPTIONS, RunEnqueuer, type EnqueueRequest } from '../shared/run-enqueuer.js';
 import { BatchDispatcher } from '../shared/batches/batch-dispatcher.js';
@@ -48,6 +48,7 @@ export class AgentClient {
   private readonly readers = new Set<Redis>();
   private readonly runFinished: RunFinishedHook;
   private readonly enqueuer: RunEnqueuer;
+  private readyWait: Promise<void> | undefined;
   /** Batch Q&A through the queue. */
   readonly batches: BatchesApi;
 
@@ -68,6 +69,7 @@ export class AgentClient {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       commandTimeout: this.config.redisCommandTimeoutMs,
+      retryStrategy: reconnectDelay,
     };
     this.intakeQueue = new Queue(INTAKE_QUEUE, { connection, prefix: this.config.queuePrefix });
     this.stepQueue = new Queue<StepJobData>(STEP_QUEUE, { connection, prefix: this.config.queuePrefix });
@@ -115,13 +117,19 @@ export class AgentClient {
   /** Waits until Redis answers (the queues connect lazily), failing fast if it does not. */
   private async ready(): Promise<void> {
     if (this.redis.status === 'ready') return;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new AgentqError('UNAVAILABLE', `Redis at ${this.config.redisUrl ?? 'redis://127.0.0.1:6379'} is not reachable: start redis-server or set REDIS_URL`, { retryable: true })), this.config.redisCommandTimeoutMs + 1000);
-      this.redis.once('ready', () => {
+    // One wait shared by every call made meanwhile: a listener each would pile up while Redis is down.
+    this.readyWait ??= new Promise<void>((resolve, reject) => {
+      const onReady = () => {
         clearTimeout(timer);
         resolve();
-      });
-    });
+      };
+      const timer = setTimeout(() => {
+        this.redis.off('ready', onReady);
+        reject(new AgentqError('UNAVAILABLE', `Redis at ${this.config.redisUrl ?? 'redis://127.0.0.1:6379'} is not reachable: start redis-server or set REDIS_URL`, { retryable: true }));
+      }, this.config.redisCommandTimeoutMs + 1000);
+      this.redis.once('ready', onReady);
+    }).finally(() => (this.readyWait = undefined));
+    await this.readyWait;
   }
 
   async get(runId: string): Promise<RunRecord | null> {

@@ -38,7 +38,7 @@ const envSchema = z.object({
   AGENTQ_SHUTDOWN_GRACE_MS: int(25_000, 0),
   AGENTQ_KEEP_COMPLETED_JOBS: int(1000),
   AGENTQ_KEEP_FAILED_JOBS: int(5000),
-  AGENTQ_REDIS_COMMAND_TIMEOUT_MS: int(1000, 50),
+  AGENTQ_REDIS_COMMAND_TIMEOUT_MS: int(750, 50),
   AGENTQ_ALLOW_UNSAFE_REDIS: bool(false),
   AGENTQ_DATA_DIR: z.string().min(1).default('.agentq'),
   AGENTQ_LOCAL_REDIS_PORT: z.coerce.number().int().min(1).max(65_535).default(6379),

@@ -37,7 +37,11 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
   let queue: Queue<WebhookJobData> | undefined;
 
   const addDelivery = async (runId: string, status: FinishedStatus): Promise<void> => {
-    queue ??= new Queue<WebhookJobData>(WEBHOOK_QUEUE, { connection: redis, prefix: config.queuePrefix });
+    if (!queue) {
+      queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, { connection: redis, prefix: config.queuePrefix });
+      // Without a listener BullMQ prints connection errors raw on stderr, outside the JSON logs.
+      queue.on('error', (error) => logger?.warn({ err: error.message }, 'webhook queue connection error (will retry)'));
+    }
     const jobId = webhookJobId(runId);
     const existing = await queue.getJob(jobId);
     if (existing) {

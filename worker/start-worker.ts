@@ -8,7 +8,7 @@ import { backoffDelay, DEFAULT_RETRY_POLICY } from '../shared/graph/retry-policy
 import type { StepJobData } from '../shared/job-schema.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { INTAKE_QUEUE, STEP_QUEUE } from '../shared/queues.js';
-import { createRedis } from '../shared/redis/create-redis.js';
+import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
 import { RedisRunStore } from '../shared/redis/redis-run-store.js';
 import { ActiveSteps } from './active-steps.js';
 import { builtInGraphs } from './graphs/built-in-graphs.js';
@@ -113,7 +113,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
       });
     });
   }
-  const connection = { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null };
+  const connection = { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null, retryStrategy: reconnectDelay };
   const bullmqTelemetry = telemetry.bullmq ? { telemetry: telemetry.bullmq } : {};
   const queueOptions = { connection, prefix: config.queuePrefix, ...bullmqTelemetry };
   const stepQueue = new Queue<StepJobData>(STEP_QUEUE, queueOptions);
@@ -158,6 +158,10 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const intakeWorker = new Worker(INTAKE_QUEUE, intakeProcessor.process, { ...workerOptions, concurrency: Math.max(1, Math.ceil(concurrency / 2)) });
   for (const worker of [stepWorker, intakeWorker]) {
     worker.on('error', (error) => logger.warn({ err: error.message }, 'queue worker error (will retry)'));
+  }
+  // Without a listener BullMQ prints a queue's connection errors raw on stderr, outside the JSON logs.
+  for (const queue of [stepQueue, intakeQueue]) {
+    queue.on('error', (error) => logger.warn({ err: error.message }, 'queue connection error (will retry)'));
   }
   const reconciler = new Reconciler({
     store,

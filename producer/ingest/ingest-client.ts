@@ -13,7 +13,7 @@ import { searchDocuments, type SearchHit, type SearchRequest } from '../../share
 import type { Embedder } from '../../shared/ports/embedder.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import { INGEST_QUEUE } from '../../shared/queues.js';
-import { createRedis } from '../../shared/redis/create-redis.js';
+import { createRedis, reconnectDelay } from '../../shared/redis/create-redis.js';
 import { collectFiles } from './collect-files.js';
 
 /** A file or directory path, or a document's bytes under a name (an upload). */
@@ -87,7 +87,7 @@ export class IngestClient {
     this.redis = createRedis(this.config.redisUrl, 'producer', this.config.redisCommandTimeoutMs);
     this.redis.on('error', () => undefined); // surfaced per command instead
     this.documents = new RedisDocumentStore(this.redis, { keyPrefix: this.config.keyPrefix, retentionSeconds: this.config.retentionSeconds });
-    const connection = { url: this.config.redisUrl ?? 'redis://127.0.0.1:6379', enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: this.config.redisCommandTimeoutMs };
+    const connection = { url: this.config.redisUrl ?? 'redis://127.0.0.1:6379', enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: this.config.redisCommandTimeoutMs, retryStrategy: reconnectDelay };
     this.queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix: this.config.queuePrefix });
     this.queue.on('error', () => undefined);
   }

@@ -3,13 +3,17 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Starts a real worker process (TypeScript through tsx) and resolves once it is taking jobs. */
-export function spawnWorker(script: string, env: Record<string, string>): Promise<ChildProcess> {
+/**
+ * Starts a real worker process (TypeScript through tsx) and resolves once it is taking jobs. Its stderr
+ * goes to the test's stderr, or to `onStderr` when given (tests that read what a worker logged).
+ */
+export function spawnWorker(script: string, env: Record<string, string>, { onStderr }: { onStderr?: (text: string) => void } = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: root,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', onStderr ? 'pipe' : 'inherit'],
   });
+  child.stderr?.on('data', (chunk: Buffer) => onStderr?.(chunk.toString()));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker ${script} did not start within 30 s`)), 30_000);
     child.once('exit', (code) => {

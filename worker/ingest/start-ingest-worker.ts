@@ -6,7 +6,7 @@ import { RedisDocumentStore } from '../../shared/ingest/redis-document-store.js'
 import type { Logger } from '../../shared/logger.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import { INGEST_QUEUE } from '../../shared/queues.js';
-import { createRedis } from '../../shared/redis/create-redis.js';
+import { createRedis, reconnectDelay } from '../../shared/redis/create-redis.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import { createVectorStore } from '../adapters/create-vector-store.js';
 import { createDefaultServices } from '../default-services.js';
@@ -54,7 +54,7 @@ export async function startIngestWorker({ config, logger, vectorStore, embedder 
     logger,
   });
   const worker = new Worker<IngestJobData>(INGEST_QUEUE, processor.process, {
-    connection: { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null },
+    connection: { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null, retryStrategy: reconnectDelay },
     prefix: config.queuePrefix,
     // More documents in hand than threads: one document's Redis and SQLite I/O overlaps another's parsing.
     concurrency: config.ingestConcurrency * JOBS_PER_THREAD,

@@ -3,6 +3,7 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { WEBHOOK_QUEUE } from '../../shared/queues.js';
 import type { RedisRunStore } from '../../shared/redis/redis-run-store.js';
+import { reconnectDelay } from '../../shared/redis/create-redis.js';
 import { isTerminal } from '../../shared/run-record.js';
 import { deliverWebhook, WebhookAddressError } from './deliver-webhook.js';
 import type { WebhookJobData } from '../../shared/webhooks/webhook-job.js';
@@ -68,7 +69,7 @@ export async function startWebhookWorker({ config, store, logger }: StartWebhook
   };
 
   const worker = new Worker<WebhookJobData>(WEBHOOK_QUEUE, process, {
-    connection: { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null },
+    connection: { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null, retryStrategy: reconnectDelay },
     prefix: config.queuePrefix,
     concurrency: config.webhookConcurrency,
   });

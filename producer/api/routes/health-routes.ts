@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema } from '../errors.js';
+import { requireRedis } from '../redis-ready.js';
 
 /** `/healthz` (the process answers) and `/readyz` (Redis answers too): no key needed, for probes. */
 export function healthRoutes({ redis, config }: ApiContext): FastifyPluginAsyncZod {
@@ -19,6 +20,7 @@ export function healthRoutes({ redis, config }: ApiContext): FastifyPluginAsyncZ
       },
       handler: async () => {
         try {
+          await requireRedis(redis);
           await redis.ping();
         } catch (error) {
           throw new ApiError(503, 'UNAVAILABLE', `Redis at ${config.redisUrl ?? 'redis://127.0.0.1:6379'} is not reachable (${(error as Error).message})`, {
