@@ -4,6 +4,24 @@ import { ID_PATTERN } from './ids.js';
 const id = (what: string) =>
   z.string().regex(ID_PATTERN, `${what} must be 1-128 characters of letters, digits, '_', '.' or '-'`);
 
+/**
+ * Deepest nesting a run's input may have. Deeper JSON cannot be stored (JSON.stringify recurses and
+ * overflows the stack, a retryable-looking crash on every attempt) and no graph input needs it.
+ */
+export const MAX_INPUT_DEPTH = 100;
+
+/** True when `value` nests at most `max` arrays/objects deep; iterative, so any depth can be checked. */
+export function nestsWithin(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth + 1 > max) return false;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return true;
+}
+
 /** Per-run guards; both optional, defaults from the config. */
 export const runOptionsSchema = z
   .object({
@@ -24,7 +42,7 @@ export const runJobSchema = z
     v: z.literal(1, { error: 'v must be 1 (the only job schema version)' }),
     graph: z.string().min(1).max(128),
     graphVersion: z.string().min(1).max(64).optional(),
-    input: z.unknown(),
+    input: z.unknown().refine((input) => nestsWithin(input, MAX_INPUT_DEPTH), `input must nest at most ${MAX_INPUT_DEPTH} levels deep`),
     runId: id('runId').optional(),
     idempotencyKey: id('idempotencyKey').optional(),
     tenant: id('tenant').optional(),

@@ -8,21 +8,10 @@ import { documentsRoutes } from '../../producer/api/routes/documents-routes.js';
 import { searchRoutes } from '../../producer/api/routes/search-routes.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 import { makeDocx, DOCX_PARAGRAPHS, tempDirectory } from '../helpers/ingest-fixtures.js';
+import { multipart } from '../helpers/multipart-body.js';
 
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdef01';
-
-/** A multipart/form-data body: text fields and files. */
-function multipart(fields: Record<string, string>, files: { name: string; content: string | Buffer }[]): { payload: Buffer; headers: Record<string, string> } {
-  const boundary = `----agentq${Math.random().toString(16).slice(2)}`;
-  const parts: Buffer[] = [];
-  for (const [name, value] of Object.entries(fields)) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
-  for (const file of files) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`), Buffer.from(file.content), Buffer.from('\r\n'));
-  }
-  parts.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
 
 describe('HTTP routes for documents and search (on a fastify instance of their own)', () => {
   const data = tempDirectory();

@@ -3,6 +3,8 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { ApiInstance } from '../../producer/api/create-api.js';
 import { bearer, createTestApi, isErrorShape, json, KEYS } from '../helpers/api-test-env.js';
+import { recordFigure } from '../helpers/suite-figures.js';
+import { atScale, suiteSeed } from '../helpers/suite-scale.js';
 
 /**
  * Fuzzing every route's path, body, query and headers through app.inject against a real Redis: the API
@@ -10,8 +12,10 @@ import { bearer, createTestApi, isErrorShape, json, KEYS } from '../helpers/api-
  * id the fuzzer can create starts with `fz-post-` and no other route is ever asked about one (an event
  * stream of a queued run would wait for it forever).
  */
-const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
-const CASES = Number(process.env.FUZZ_CASES ?? 1000);
+const SEED = suiteSeed();
+const CASES = atScale(1000, 10_000);
+/** 5,000 levels of arrays: JSON a server must refuse with a 4xx, not crash on when it stores it. */
+const DEEP = `${'['.repeat(5000)}1${']'.repeat(5000)}`;
 
 const printable = (maxLength: number) => fc.string({ unit: 'grapheme-ascii', maxLength });
 const idLike = fc.stringMatching(/^[A-Za-z0-9_.-]{1,24}$/);
@@ -120,7 +124,10 @@ function payloadOf(body: fc.Arbitrary<unknown>): fc.Arbitrary<string | undefined
   return fc.oneof(
     { weight: 8, arbitrary: body.map((value) => JSON.stringify(value)) },
     { weight: 1, arbitrary: printable(60) },
-    { weight: 1, arbitrary: fc.constantFrom(undefined, '', '{', 'null', '[]', '"x"', `{"graph":"chain","input":"${'x'.repeat(20_000)}"}`) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(undefined, '', '{', 'null', '[]', '"x"', `{"graph":"chain","input":"${'x'.repeat(20_000)}"}`, `{"graph":"chain","input":${DEEP}}`, `{"query":${DEEP}}`, DEEP),
+    },
   );
 }
 
@@ -138,7 +145,7 @@ describe('fuzzing every route (no 5xx)', () => {
   let foreignId = '';
 
   beforeAll(async () => {
-    console.log(`api fuzz seed=${SEED}, ${CASES} cases per route (FUZZ_SEED=${SEED} reproduces them)`);
+    console.log(`api fuzz seed=${SEED}, ${CASES} cases per route (AGENTQ_SEED=${SEED} reproduces them)`);
     app = await createTestApi({ AGENTQ_RATE_LIMIT_PER_MINUTE: '0', AGENTQ_TENANT_MAX_INFLIGHT: '0', AGENTQ_BODY_LIMIT_BYTES: '16384' });
     // Finished runs the fuzzer may name (cancelled at once: no worker takes them).
     const finishedRun = async (key: string, id: string) => {
@@ -153,7 +160,14 @@ describe('fuzzing every route (no 5xx)', () => {
     foreignId = 'fz-foreign-1';
     await finishedRun(KEYS.globexProducer, foreignId);
   });
-  afterAll(async () => app?.close());
+  const totals = { routes: 0, cases: 0, serverErrors: 0 };
+  afterAll(async () => {
+    await app?.close();
+    recordFigure({ scenario: 'api fuzz', name: 'routes_fuzzed', value: totals.routes });
+    recordFigure({ scenario: 'api fuzz', name: 'cases_run', value: totals.cases, goal: `${CASES} per route` });
+    recordFigure({ scenario: 'api fuzz', name: 'answers_5xx', value: totals.serverErrors, goal: '= 0 (501 stubs excluded)' });
+    recordFigure({ scenario: 'api fuzz', name: 'seed', value: SEED });
+  });
 
   const idParam = () =>
     fc.oneof(
@@ -178,6 +192,8 @@ describe('fuzzing every route (no 5xx)', () => {
           ...(routeCase.payload === undefined ? {} : { payload: routeCase.payload }),
         });
         statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1);
+        totals.cases += 1;
+        if (response.statusCode >= 500 && !allowed.includes(response.statusCode)) totals.serverErrors += 1;
         const label = `${routeCase.method} ${url} ${JSON.stringify(routeCase.headers)} ${String(routeCase.payload).slice(0, 200)}`;
         if (response.statusCode >= 500 && !allowed.includes(response.statusCode)) {
           throw new Error(`${label}\n→ ${response.statusCode} ${response.body.slice(0, 500)}`);
@@ -196,6 +212,7 @@ describe('fuzzing every route (no 5xx)', () => {
       }),
       { seed: SEED, numRuns: CASES },
     );
+    totals.routes += 1;
     if (count < CASES) throw new Error(`${name}: only ${count} cases ran`);
     console.log(`${name}: ${[...statuses].sort(([a], [b]) => a - b).map(([status, times]) => `${status}×${times}`).join(' ')}`);
   }
@@ -225,6 +242,7 @@ describe('fuzzing every route (no 5xx)', () => {
             ['POST', '/v1/documents'],
             ['GET', '/v1/documents'],
             ['GET', '/v1/documents/doc_1'],
+            ['GET', '/v1/documents/batches/bat_1'],
             ['DELETE', '/v1/documents/doc_1'],
             ['DELETE', '/v1/documents'],
             ['POST', '/v1/batches'],
@@ -251,7 +269,7 @@ describe('fuzzing every route (no 5xx)', () => {
           headers: headers.map((values) => ({ ...values, 'content-type': 'application/x-www-form-urlencoded' })),
           payload: fc.array(fc.tuple(fc.constantFrom('key', 'next', 'x'), fc.oneof(printable(60), fc.constantFrom(KEYS.acmeAdmin, KEYS.acmeProducer, '//evil.example', '/admin/queues/../x')))).map((pairs) => new URLSearchParams(pairs).toString()),
         }),
-        routeCase('GET', fc.constantFrom('/admin/login', '/admin/queues/api/queues', '/admin/queues/api/redis/stats', '/admin/logout', '/admin')),
+        routeCase('GET', fc.constantFrom('/admin/login', '/admin/queues/api/queues', '/admin/queues/api/redis/stats', '/admin/logout', '/admin', '/docs/json')),
       ),
     ));
   it('unknown routes', () =>
