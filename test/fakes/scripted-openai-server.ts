@@ -493,7 +493,7 @@ function float32Base64(vector: readonly number[]): string {
 }
 
 /** FNV-1a, 32-bit: a tiny stable string hash (no crypto needed, and the same on every machine). */
-function fnv1a(text: string): number {
+export function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
   for (let position = 0; position < text.length; position++) {
     hash ^= text.charCodeAt(position);
