@@ -25,7 +25,10 @@ export function startWorkerProcess(root: string, env: Record<string, string>, lo
   return new Promise((resolve, reject) => {
     let buffer = '';
     let started = false;
-    const timer = setTimeout(() => reject(new Error('the worker did not start within 60 s')), 60_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // not left running behind a caller that gave up on it
+      reject(new Error('the worker did not start within 60 s'));
+    }, 60_000);
     child.once('exit', (code) => {
       if (!started) reject(new Error(`the worker exited with ${code} before it started`));
     });

@@ -1,5 +1,6 @@
 /**
- * A benchmark worker process: the built-in graphs, config from the environment. Reports each finished
+ * A benchmark worker process: the built-in graphs and `bench-model` (bench/lib/model-graph.ts; it
+ * calls the model at LLM_MODEL / OPENAI_BASE_URL), config from the environment. Reports each finished
  * run to the parent over IPC, and on request the node start/end times it observed (performance.now(),
  * one clock per process), so transitions can be measured to the microsecond.
  */
@@ -7,12 +8,15 @@ import { loadConfig } from '../../shared/config.js';
 import type { StepObservation } from '../../shared/graph/step-observer.js';
 import { createLogger } from '../../shared/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
+import { benchModelGraph } from '../lib/model-graph.js';
+import type { StepTiming } from '../lib/step-timings.js';
 
-const observations = new Map<string, { superstep: number; startedAt: number; endedAt: number }[]>();
+const observations = new Map<string, StepTiming[]>();
 const record = process.env.BENCH_RECORD_STEPS === 'true';
 const config = loadConfig();
 const worker = await startWorker({
   config,
+  graphs: [benchModelGraph],
   logger: createLogger('error'),
   reconciler: false,
   observers: [

@@ -8,6 +8,24 @@ export const MAX_TOKEN_LENGTH = 40;
 const LATIN_LIGATURES: Readonly<Record<string, string>> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', đ: 'd', ł: 'l', þ: 'th', ð: 'd', ı: 'i' };
 
 /**
+ * Porter2 stems of words seen before. Stemming is most of the cost of tokenizing (rag-agent ranks every
+ * retrieved passage sentence by sentence for each answer), and words repeat: a bounded memo makes it a
+ * map lookup. Cleared when full, so memory stays bounded whatever the input.
+ */
+const STEM_CACHE_SIZE = 50_000;
+const stems = new Map<string, string>();
+
+function cachedStem(token: string): string {
+  let term = stems.get(token);
+  if (term === undefined) {
+    if (stems.size >= STEM_CACHE_SIZE) stems.clear();
+    term = stem(token);
+    stems.set(token, term);
+  }
+  return term;
+}
+
+/**
  * The terms BM25 counts in `text`, in order, repeats kept — the pipeline of Qdrant's `qdrant/bm25`
  * with `ascii_folding: true` (and of fastembed's `Qdrant/bm25` plus folding):
  *
@@ -33,7 +51,7 @@ export function bm25Tokens(text: string): string[] {
   for (const token of folded.split(/[^\p{L}\p{M}\p{N}_]+/u)) {
     if (token.length === 0 || ENGLISH_STOPWORDS.has(token)) continue;
     if ([...token].length > MAX_TOKEN_LENGTH) continue;
-    const term = stem(token);
+    const term = cachedStem(token);
     if (term.length > 0) terms.push(term);
   }
   return terms;

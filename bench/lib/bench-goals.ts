@@ -1,0 +1,29 @@
+/** A figure's goal from issue 11 (and the README's earlier targets). */
+export interface Goal {
+  op: '>=' | '<=';
+  value: number;
+}
+
+/**
+ * Goals by figure name. Figures without an entry are context (rates, latencies of one setting) and have
+ * no pass/fail. Booleans are 1/0, so `inflight_10000_ok` must be ≥ 1.
+ */
+export const GOALS: Readonly<Record<string, Goal>> = {
+  engine_vs_bullmq_chain_r100: { op: '>=', value: 0.7 },
+  redis_usec_per_step: { op: '<=', value: 300 },
+  transition_growth_200: { op: '<=', value: 1.2 },
+  engine_vs_langgraph_sqlite_r1: { op: '>=', value: 1 },
+  // "Redis ≤ 5 KB per parked run, history aside", in bytes (5 KiB).
+  redis_bytes_per_inflight_run: { op: '<=', value: 5120 },
+  inflight_10000_ok: { op: '>=', value: 1 },
+  recovery_p95_s: { op: '<=', value: 10 },
+  batch_wall_vs_floor: { op: '<=', value: 1.15 },
+};
+
+export const goalText = (goal: Goal | undefined): string => (goal ? `${goal.op === '>=' ? '≥' : '≤'} ${goal.value}` : '');
+
+/** Whether `value` meets `goal`; undefined when there is no goal. NaN never meets one. */
+export function meetsGoal(value: number, goal: Goal | undefined): boolean | undefined {
+  if (!goal) return undefined;
+  return goal.op === '>=' ? value >= goal.value : value <= goal.value;
+}

@@ -1,0 +1,58 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A benchmark worker process (one of `bench/workers/*`) driven over IPC. */
+export interface ForkedWorker {
+  readonly child: ChildProcess;
+  /** Rejects when the process exits before `stop()` (race a measurement against it). */
+  readonly failed: Promise<never>;
+  /** Called with each `{type: 'finished', runId, status?}` message the worker sends (one listener at a time). */
+  onFinished(listener: (runId: string, status: string | undefined) => void): void;
+  /** Sends `message` and resolves with the next message of type `replyType`. */
+  request<T>(message: object, replyType: string): Promise<T>;
+  /** Asks the worker to close (`{type: 'stop'}`) and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Forks `script` (a path from the repository root) under tsx with `env` over this process's
+ * environment, and resolves once it sends `{type: 'ready'}`. Its stderr is passed through.
+ */
+export async function forkWorker(script: string, env: Record<string, string>): Promise<ForkedWorker> {
+  const child = fork(join(root, script), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  let listener: (runId: string, status: string | undefined) => void = () => undefined;
+  const replies = new Map<string, (value: unknown) => void>();
+  child.on('message', (message: { type: string; runId?: string; status?: string }) => {
+    if (message.type === 'finished') listener(message.runId!, message.status);
+    replies.get(message.type)?.(message);
+  });
+  let stopping = false;
+  // A worker that dies mid-measurement must fail the section, not leave it waiting for ever.
+  const died = new Promise<never>((_resolve, reject) => {
+    child.once('exit', (code, signal) => {
+      if (!stopping) reject(new Error(`BENCH_WORKER_EXIT: ${script} exited (code ${code}, signal ${signal})`));
+    });
+  });
+  died.catch(() => undefined);
+  await Promise.race([new Promise<void>((resolve) => replies.set('ready', () => resolve())), died]);
+  return {
+    child,
+    failed: died,
+    onFinished: (next) => (listener = next),
+    request<T>(message: object, replyType: string) {
+      const reply = new Promise<T>((resolve) => replies.set(replyType, (value) => resolve(value as T)));
+      child.send(message);
+      return Promise.race([reply, died]);
+    },
+    stop() {
+      if (stopping || child.exitCode !== null) return Promise.resolve();
+      stopping = true;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.send({ type: 'stop' });
+      return exited;
+    },
+  };
+}

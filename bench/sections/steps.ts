@@ -1,0 +1,143 @@
+/**
+ * The `steps` section: what a step costs. Runs the `chain` graph (sleepMs 0) on one worker process
+ * beside a plain BullMQ job chain (each job adds the next, no state) and an in-process loop (one Redis
+ * write per step), on one Redis, with telemetry off and on; then the model-calling graph
+ * (bench/lib/model-graph-figures.ts) at 1/10/100 runs in flight with 0 ms and 200 ms model latency.
+ */
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { AgentClient } from '../../producer/agent-client.js';
+import { loadConfig } from '../../shared/config.js';
+import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
+import { closedLoop } from '../lib/closed-loop.js';
+import { engineLoop, stepTimingsOf } from '../lib/engine-loop.js';
+import { figureRecorder } from '../lib/figure-recorder.js';
+import { forkWorker, type ForkedWorker } from '../lib/forked-worker.js';
+import { agentqModelGraphFigures } from '../lib/model-graph-figures.js';
+import { commandTotals } from '../lib/redis-commandstats.js';
+import { percentile } from '../lib/stats.js';
+import { transitions } from '../lib/step-timings.js';
+import { startTraceSink } from '../lib/trace-sink.js';
+
+const STEPS = 10;
+const CONCURRENCY = 100;
+
+async function chainLoop(worker: ForkedWorker, queue: Queue, inFlight: number, total: number): Promise<number> {
+  const tag = randomBytes(3).toString('hex');
+  const loop = closedLoop(inFlight, total, async (index) => {
+    await queue.add('link', { chain: `${tag}-${index}`, index: 0, length: STEPS }, { jobId: `${tag}-${index}.0`, removeOnComplete: { count: 1000 } });
+  });
+  worker.onFinished(() => loop.finished());
+  return Promise.race([loop.done, worker.failed]);
+}
+
+async function runSteps(context: BenchContext): Promise<BenchFigures> {
+  const { redisUrl, quick, log } = context;
+  const totals = { r1: quick ? 10 : 40, r10: quick ? 40 : 200, r100: quick ? 200 : 1000 };
+  const { figures, record } = figureRecorder(log);
+  log(`${STEPS}-step chains, worker concurrency ${CONCURRENCY}`);
+  const redis = new Redis(redisUrl);
+  const id = randomBytes(3).toString('hex');
+  const baseEnv = {
+    REDIS_URL: redisUrl,
+    AGENTQ_KEY_PREFIX: `bench${id}`,
+    AGENTQ_QUEUE_PREFIX: `benchq${id}`,
+    AGENTQ_WORKER_CONCURRENCY: String(CONCURRENCY),
+    AGENTQ_LOG_LEVEL: 'error',
+    AGENTQ_RETENTION_SECONDS: '600',
+    OTEL_TRACES_EXPORTER: 'none',
+  };
+  const client = new AgentClient({ config: loadConfig(baseEnv) });
+  const chainQueue = new Queue('bench-chain', { connection: { url: redisUrl }, prefix: baseEnv.AGENTQ_QUEUE_PREFIX });
+  const chainRun = (worker: ForkedWorker, inFlight: number, total: number, input: object = { steps: STEPS }) =>
+    engineLoop(worker, client, { graph: 'chain', input, inFlight, total });
+  const workers: ForkedWorker[] = [];
+  const start = async (script: string, env: Record<string, string>) => {
+    const worker = await forkWorker(script, env);
+    workers.push(worker);
+    return worker;
+  };
+  try {
+    // --- agentq, telemetry off
+    log('agentq engine (telemetry off)');
+    const engine = await start('bench/workers/engine-worker.ts', { ...baseEnv, BENCH_RECORD_STEPS: 'true' });
+    await chainRun(engine, 10, 20);
+    const r1 = await chainRun(engine, 1, totals.r1);
+    record('engine_steps_per_s_r1', (totals.r1 * STEPS) / (r1.elapsedMs / 1000));
+    const r1Transitions = (await stepTimingsOf(engine, r1.runIds)).flatMap((list) => transitions(list).filter((value) => value !== undefined));
+    record('engine_transition_p50_ms_r1', percentile(r1Transitions, 50));
+    record('engine_transition_p95_ms_r1', percentile(r1Transitions, 95));
+    const r10 = await chainRun(engine, 10, totals.r10);
+    record('engine_steps_per_s_r10', (totals.r10 * STEPS) / (r10.elapsedMs / 1000));
+    const before = await commandTotals(redis);
+    const r100 = await chainRun(engine, 100, totals.r100);
+    const after = await commandTotals(redis);
+    const r100Steps = totals.r100 * STEPS;
+    record('engine_steps_per_s_r100', r100Steps / (r100.elapsedMs / 1000));
+    record('redis_calls_per_step', (after.calls - before.calls) / r100Steps);
+    record('redis_usec_per_step', (after.usec - before.usec) / r100Steps);
+    // A 200-step run whose history grows by one message per step: does a step cost more late than early?
+    const growth = await chainRun(engine, 1, quick ? 1 : 3, { steps: 200, appendMessages: true });
+    const early: number[] = [];
+    const late: number[] = [];
+    for (const list of await stepTimingsOf(engine, growth.runIds)) {
+      const values = transitions(list);
+      early.push(...values.slice(0, 10));
+      late.push(...values.slice(189, 199));
+    }
+    record('transition_growth_200', percentile(late, 50) / percentile(early, 50));
+    await engine.stop();
+
+    // --- plain BullMQ chain, telemetry off
+    log('plain BullMQ job chain (telemetry off)');
+    const chain = await start('bench/workers/bullmq-chain-worker.ts', baseEnv);
+    await chainLoop(chain, chainQueue, 10, 20);
+    const chainMs = await chainLoop(chain, chainQueue, 100, totals.r100);
+    record('bullmq_chain_steps_per_s_r100', (totals.r100 * STEPS) / (chainMs / 1000));
+    await chain.stop();
+
+    // --- the same graph as a plain in-process loop, one Redis write per step
+    log('in-process loop, one Redis write per step');
+    const loopMs = await new Promise<number>((resolve, reject) => {
+      const loop = closedLoop(100, totals.r100, async (index) => {
+        const key = `bench${id}:loop:${index}`;
+        for (let step = 0; step < STEPS; step += 1) await redis.rpush(key, step);
+        await redis.del(key);
+        loop.finished();
+      });
+      loop.done.then(resolve, reject);
+    });
+    record('inprocess_steps_per_s_r100', (totals.r100 * STEPS) / (loopMs / 1000));
+    record('engine_vs_bullmq_chain_r100', figures.engine_steps_per_s_r100! / figures.bullmq_chain_steps_per_s_r100!);
+
+    // --- telemetry on, both sides (spans exported over OTLP/HTTP to a sink on loopback)
+    log('telemetry on: agentq engine and BullMQ chain with bullmq-otel, spans exported to a local OTLP sink');
+    const sink = await startTraceSink();
+    try {
+      const otelEnv = { ...baseEnv, OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: sink.url };
+      const engineOtel = await start('bench/workers/engine-worker.ts', otelEnv);
+      await chainRun(engineOtel, 10, 20);
+      const r100Otel = await chainRun(engineOtel, 100, totals.r100);
+      record('engine_steps_per_s_r100_otel', (totals.r100 * STEPS) / (r100Otel.elapsedMs / 1000));
+      await engineOtel.stop();
+      const chainOtel = await start('bench/workers/bullmq-chain-worker.ts', otelEnv);
+      await chainLoop(chainOtel, chainQueue, 10, 20);
+      const chainOtelMs = await chainLoop(chainOtel, chainQueue, 100, totals.r100);
+      record('bullmq_chain_steps_per_s_r100_otel', (totals.r100 * STEPS) / (chainOtelMs / 1000));
+      await chainOtel.stop();
+    } finally {
+      await sink.close();
+    }
+    record('engine_vs_bullmq_chain_r100_otel', figures.engine_steps_per_s_r100_otel! / figures.bullmq_chain_steps_per_s_r100_otel!);
+  } finally {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    await client.close();
+    await chainQueue.close();
+    redis.disconnect();
+  }
+  // --- the model-calling graph (shared with the langgraph section, which compares against it)
+  return { ...figures, ...(await agentqModelGraphFigures(context)) };
+}
+
+export const stepsSection: BenchSection = { name: 'steps', run: runSteps };

@@ -1,0 +1,64 @@
+/**
+ * The worker process of the capacity, recovery and soak benchmarks: the built-in graphs plus
+ * `parked-call` (one model call, then done), config from the environment. It reports to the parent
+ * over IPC: `ready`, each finished run, and on request its heap, RSS, event-loop delay and the steps
+ * it is running. Start it with `--expose-gc` so `stats` with `gc: true` measures what is retained.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { loadConfig } from '../../shared/config.js';
+import { channel } from '../../shared/graph/channels.js';
+import { defineGraph } from '../../shared/graph/define-graph.js';
+import { END, START } from '../../shared/graph/graph.js';
+import { callLanguageModel } from '../../shared/llm/call-language-model.js';
+import { createLogger } from '../../shared/logger.js';
+import { startWorker } from '../../worker/start-worker.js';
+import type { WorkerReply, WorkerRequest } from '../lib/bench-worker-process.js';
+
+/** A run parked on one model call: the step holds its job (and a socket) until the model answers. */
+const parkedCallGraph = defineGraph({ name: 'parked-call', state: { answer: channel.replace('') }, output: (state) => ({ answer: state.answer }) })
+  .node('ask', async (_state, context) => {
+    const call = await callLanguageModel(context, { messages: [{ role: 'user', content: 'answer after a while' }] });
+    return { answer: call.message.content ?? '' };
+  })
+  .edge(START, 'ask')
+  .edge('ask', END)
+  .build();
+
+const config = loadConfig();
+// Steps running here, by `<runId>/<superstep>`: what a SIGKILL would interrupt.
+const running = new Map<string, { runId: string; superstep: number }>();
+const delay = monitorEventLoopDelay({ resolution: 10 });
+delay.enable();
+
+const worker = await startWorker({
+  config,
+  graphs: [parkedCallGraph],
+  logger: createLogger(config.logLevel, { role: 'bench-worker' }),
+  observers: [
+    {
+      onNodeStart: ({ runId, superstep }) => void running.set(`${runId}/${superstep}`, { runId, superstep }),
+      onNodeEnd: ({ runId, superstep }) => void running.delete(`${runId}/${superstep}`),
+      onRunFinished: (runId, status) => send({ type: 'finished', runId, status }),
+    },
+  ],
+});
+
+function send(message: WorkerReply): void {
+  if (process.connected) process.send?.(message);
+}
+// The benchmark that forked this process is gone (it crashed or was killed): nobody needs it any more.
+process.once('disconnect', () => process.exit(0));
+
+process.on('message', (message: WorkerRequest) => {
+  if (message.type === 'stats') {
+    if (message.gc) (globalThis as { gc?: () => void }).gc?.();
+    const memory = process.memoryUsage();
+    // The delay histogram counts from the previous `stats` request (nanoseconds → ms).
+    const eldP99Ms = delay.count > 0 ? delay.percentile(99) / 1e6 : 0;
+    const eldMaxMs = delay.count > 0 ? delay.max / 1e6 : 0;
+    delay.reset();
+    send({ type: 'stats', heapUsed: memory.heapUsed, rss: memory.rss, eldP99Ms, eldMaxMs, running: [...running.values()] });
+  }
+  if (message.type === 'stop') void worker.close().then(() => process.exit(0));
+});
+send({ type: 'ready' });
