@@ -41,3 +41,23 @@ export function createLogger(level = 'info', bindings: Record<string, unknown> =
 }
 
 export type { Logger };
+
+const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal']);
+
+/**
+ * `parent.child(bindings)`, made on first use. A step's logger is asked for on every step but mostly
+ * never written to: pino's child() serialises and redacts its bindings up front, a few percent of a
+ * worker's CPU per step. Calls at a disabled level return without making the child.
+ */
+export function lazyChild(parent: Logger, bindings: Record<string, unknown>): Logger {
+  let child: Logger | undefined;
+  const noop = () => undefined;
+  return new Proxy(parent, {
+    get(_target, property) {
+      if (typeof property === 'string' && LEVELS.has(property) && !parent.isLevelEnabled(property)) return noop;
+      child ??= parent.child(bindings);
+      const value: unknown = Reflect.get(child, property, child);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(child) : value;
+    },
+  });
+}

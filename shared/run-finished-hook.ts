@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { Keys } from './keys.js';
+import type { FinishedRun } from './redis/redis-run-store.js';
 import type { Logger } from './logger.js';
 import { RedisMetrics } from './metrics/redis-metrics.js';
 import { WEBHOOK_QUEUE } from './queues.js';
@@ -11,7 +12,7 @@ export type FinishedStatus = 'completed' | 'failed' | 'cancelled';
 
 /** The `onFinished` option of RedisRunStore, with a `close()` for the queue it adds to. */
 export interface RunFinishedHook {
-  (runId: string, status: FinishedStatus): Promise<void>;
+  (runId: string, status: FinishedStatus, run: FinishedRun): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -60,9 +61,8 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
     });
   };
 
-  const hook = async (runId: string, status: FinishedStatus): Promise<void> => {
+  const hook = async (runId: string, status: FinishedStatus, { tenant, webhookUrl }: FinishedRun): Promise<void> => {
     try {
-      const [tenant, webhookUrl] = await redis.hmget(keys.run(runId).meta, 'tenant', 'webhookUrl');
       await Promise.all([metrics.runFinished(status), tenant ? redis.zrem(keys.tenantInflight(tenant), runId) : undefined]);
       if (webhookUrl) await addDelivery(runId, status);
     } catch (error) {

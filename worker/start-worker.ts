@@ -9,7 +9,7 @@ import type { StepJobData } from '../shared/job-schema.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { INTAKE_QUEUE, STEP_QUEUE } from '../shared/queues.js';
 import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
-import { RedisRunStore } from '../shared/redis/redis-run-store.js';
+import { RedisRunStore, type FinishedRun } from '../shared/redis/redis-run-store.js';
 import { ActiveSteps } from './active-steps.js';
 import { builtInGraphs } from './graphs/built-in-graphs.js';
 import { createDefaultServices } from './default-services.js';
@@ -81,13 +81,15 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     throw error;
   });
   // Each runs after a run reached a terminal state, whichever way it got there.
-  const finishedHooks: ((runId: string, status: 'completed' | 'failed' | 'cancelled') => Promise<void>)[] = [];
+  const finishedHooks: ((runId: string, status: 'completed' | 'failed' | 'cancelled', run: FinishedRun) => Promise<void>)[] = [];
   const store = new RedisRunStore(redis, {
     keyPrefix: config.keyPrefix,
     retentionSeconds: config.retentionSeconds,
     eventsMaxLen: config.eventsMaxLen,
-    onFinished: async (runId, status) => {
-      for (const hook of finishedHooks) await hook(runId, status).catch((error: unknown) => logger.warn({ runId, err: String(error) }, 'run-finished hook failed'));
+    onFinished: async (runId, status, run) => {
+      // Independent of each other (metrics, webhook, batch slot, trace, observers): all at once, so the
+      // batch's next question does not wait behind the others' round trips.
+      await Promise.all(finishedHooks.map((hook) => hook(runId, status, run).catch((error: unknown) => logger.warn({ runId, err: String(error) }, 'run-finished hook failed'))));
     },
   });
   for (const observer of options.observers ?? []) {
@@ -127,8 +129,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     enqueuer: new RunEnqueuer(store, intakeQueue, config),
     retentionSeconds: config.retentionSeconds,
   });
-  finishedHooks.push(async (runId) => {
-    const batchId = await redis.hget(store.keys.run(runId).meta, 'batchId');
+  finishedHooks.push(async (runId, _status, { batchId }) => {
     if (batchId) await batches.onRunFinished(runId, batchId);
   });
   const activeSteps = new ActiveSteps();

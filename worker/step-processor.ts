@@ -10,7 +10,7 @@ import { createNodeContext } from './create-node-context.js';
 import type { GraphRegistry } from '../shared/graph/graph-registry.js';
 import type { Services } from '../shared/graph/node-context.js';
 import type { StepJobData } from '../shared/job-schema.js';
-import type { Logger } from '../shared/logger.js';
+import { lazyChild, type Logger } from '../shared/logger.js';
 import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
 import type { Message, Usage } from '../shared/run-record.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
@@ -144,7 +144,7 @@ export class StepProcessor {
     }
 
     const state = stateFrom(graph.channels, stored);
-    const logger = baseLogger.child({ runId, stepIndex: superstep, task, node: nodeName, attempt });
+    const logger = lazyChild(baseLogger, { runId, stepIndex: superstep, task, node: nodeName, attempt });
     const startedAt = new Date(now).toISOString();
     let result: NodeResult<typeof graph.channels> | void;
     const usage: Usage & { model?: string } = { inputTokens: 0, outputTokens: 0, costUsd: 0 };

@@ -76,7 +76,14 @@ export interface RunStoreOptions {
    * Called after this store moved a run to completed, failed or cancelled (webhooks, metrics). Errors
    * are the hook's own business: they are caught and do not undo the transition.
    */
-  onFinished?: (runId: string, status: 'completed' | 'failed' | 'cancelled') => Promise<void>;
+  onFinished?: (runId: string, status: 'completed' | 'failed' | 'cancelled', run: FinishedRun) => Promise<void>;
+}
+
+/** What the finish hooks need to know of a finished run, read once for all of them. */
+export interface FinishedRun {
+  tenant: string | null;
+  webhookUrl: string | null;
+  batchId: string | null;
 }
 
 const CANCELLED_ERROR: ErrorRecord = { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false };
@@ -104,8 +111,10 @@ export class RedisRunStore {
   }
 
   private async finished(runId: string, status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
-    await this.redis.zrem(this.keys.activeRuns(), runId);
-    await this.onFinished?.(runId, status).catch(() => undefined);
+    // One round trip for the index and for what every hook needs, instead of one per hook.
+    const replies = await this.redis.pipeline().zrem(this.keys.activeRuns(), runId).hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId').exec();
+    const [tenant = null, webhookUrl = null, batchId = null] = (replies?.[1]?.[1] as (string | null)[] | undefined) ?? [];
+    await this.onFinished?.(runId, status, { tenant, webhookUrl, batchId }).catch(() => undefined);
   }
 
   private script<T>(lua: string, runId: string, args: (string | number)[]): Promise<T> {
