@@ -28,7 +28,6 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { AgentClient } from '../producer/agent-client.js';
 import { loadConfig } from '../shared/config.js';
-import { INTAKE_QUEUE, STEP_QUEUE } from '../shared/queues.js';
 import { startPrivateRedis } from '../shared/redis/private-redis-server.js';
 import { benchEnv, usedMemory, waitFor } from './lib/bench-runs.js';
 import { forkBenchWorker, type BenchWorker, type WorkerStats } from './lib/bench-worker-process.js';
@@ -37,14 +36,6 @@ import { percentile, round } from './lib/stats.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const MB = 1024 * 1024;
-/**
- * BullMQ keeps each queue's event stream at 10,000 events unless told otherwise, and agentq exposes no
- * setting for it: at 1 run/s that stream fills for ~7 min (steps) and ~33 min (intake) before it stops
- * growing. The soak caps it, so Redis memory shows what retention does. BullMQ reads the cap from the
- * queue's meta hash, which every Queue instance overwrites with its own option (default 10,000) when it
- * starts: the soak sets it once everything has started, and again every minute.
- */
-const BULLMQ_EVENTS_MAXLEN = 1000;
 
 interface Sample {
   /** Seconds since the start. */
@@ -98,7 +89,7 @@ async function main(): Promise<number> {
   const redis = new Redis(redisServer.url);
   const client = new AgentClient({ config: loadConfig(env) });
   const workers: BenchWorker[] = [];
-  log(`soak: ${minutes} min, 1 run/s of chain (5 steps × 50 ms), 2 workers × 4, private redis-server with AOF, retention 10 s, BullMQ event streams capped at ${BULLMQ_EVENTS_MAXLEN}; reference minute ${referenceMinute}`);
+  log(`soak: ${minutes} min, 1 run/s of chain (5 steps × 50 ms), 2 workers × 4, private redis-server with AOF, retention 10 s, BullMQ event streams at AGENTQ_QUEUE_EVENTS_MAXLEN's default; reference minute ${referenceMinute}`);
   try {
     workers.push(...(await Promise.all([forkBenchWorker(env), forkBenchWorker(env)])));
     const enqueuedAt = new Map<string, number>();
@@ -128,7 +119,6 @@ async function main(): Promise<number> {
       const before = Date.now();
       const enqueue = client.enqueue({ graph: 'chain', input: { steps: 5, sleepMs: 50 } }).then((run) => void enqueuedAt.set(run.id, before));
       const endOfMinute = second % 60 === 0;
-      if (second === 2 || endOfMinute) await capEventStreams(redis, env.AGENTQ_QUEUE_PREFIX!);
       const stats: WorkerStats[] = await Promise.all(workers.map((worker) => worker.stats({ gc: endOfMinute })));
       await enqueue;
       if (endOfMinute) retained.push(stats.reduce((sum, item) => sum + item.heapUsed, 0));
@@ -187,10 +177,6 @@ async function main(): Promise<number> {
     await redisServer.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-async function capEventStreams(redis: Redis, queuePrefix: string): Promise<void> {
-  for (const name of [INTAKE_QUEUE, STEP_QUEUE]) await redis.hset(`${queuePrefix}:${name}:meta`, 'opts.maxLenEvents', BULLMQ_EVENTS_MAXLEN);
 }
 
 /** What holds Redis memory at the end (a key that keeps growing shows up here). */

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../shared/config.js';
 import { AgentqError } from '../shared/errors.js';
 import { formatZodError, stepJobId, type StepJobData, type StoredRunJob } from '../shared/job-schema.js';
-import { INTAKE_QUEUE, STEP_QUEUE } from '../shared/queues.js';
+import { INTAKE_QUEUE, queueStreamOptions, STEP_QUEUE } from '../shared/queues.js';
 import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
 import { RedisRunStore, type ListFilter } from '../shared/redis/redis-run-store.js';
 import { enqueueRequestSchema, INTAKE_JOB_OPTIONS, RunEnqueuer, type EnqueueRequest } from '../shared/run-enqueuer.js';
@@ -71,8 +71,9 @@ export class AgentClient {
       commandTimeout: this.config.redisCommandTimeoutMs,
       retryStrategy: reconnectDelay,
     };
-    this.intakeQueue = new Queue(INTAKE_QUEUE, { connection, prefix: this.config.queuePrefix });
-    this.stepQueue = new Queue<StepJobData>(STEP_QUEUE, { connection, prefix: this.config.queuePrefix });
+    const queueOptions = { connection, prefix: this.config.queuePrefix, ...queueStreamOptions(this.config.queueEventsMaxLen) };
+    this.intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
+    this.stepQueue = new Queue<StepJobData>(STEP_QUEUE, queueOptions);
     for (const queue of [this.intakeQueue, this.stepQueue]) queue.on('error', () => undefined);
     this.enqueuer = new RunEnqueuer(this.store, this.intakeQueue, this.config);
     const dispatcher = new BatchDispatcher({

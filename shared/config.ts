@@ -38,6 +38,7 @@ const envSchema = z.object({
   AGENTQ_SHUTDOWN_GRACE_MS: int(25_000, 0),
   AGENTQ_KEEP_COMPLETED_JOBS: int(1000),
   AGENTQ_KEEP_FAILED_JOBS: int(5000),
+  AGENTQ_QUEUE_EVENTS_MAXLEN: int(1000, 10),
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: int(750, 50),
   AGENTQ_ALLOW_UNSAFE_REDIS: bool(false),
   AGENTQ_DATA_DIR: z.string().min(1).default('.agentq'),
@@ -167,6 +168,8 @@ export interface Config {
   shutdownGraceMs: number;
   keepCompletedJobs: number;
   keepFailedJobs: number;
+  /** Events kept in each BullMQ queue's event stream (Bull Board, QueueEvents). */
+  queueEventsMaxLen: number;
   redisCommandTimeoutMs: number;
   allowUnsafeRedis: boolean;
   /** Local data (the private redis-server's AOF, the embedded store). @default '.agentq' */
@@ -291,6 +294,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: e.AGENTQ_SHUTDOWN_GRACE_MS,
     keepCompletedJobs: e.AGENTQ_KEEP_COMPLETED_JOBS,
     keepFailedJobs: e.AGENTQ_KEEP_FAILED_JOBS,
+    queueEventsMaxLen: e.AGENTQ_QUEUE_EVENTS_MAXLEN,
     redisCommandTimeoutMs: e.AGENTQ_REDIS_COMMAND_TIMEOUT_MS,
     allowUnsafeRedis: e.AGENTQ_ALLOW_UNSAFE_REDIS,
     dataDir: e.AGENTQ_DATA_DIR,

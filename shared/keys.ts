@@ -64,6 +64,11 @@ export class Keys {
     return `${this.prefix}:t:${tenant}:runs`;
   }
 
+  /** Every tenant that has had a run (a set): the reconciler trims their run lists. */
+  tenants(): string {
+    return `${this.prefix}:tenants`;
+  }
+
   /** Runs not yet finished, scored by creation time; the reconciler sweeps these. */
   activeRuns(): string {
     return `${this.prefix}:runs:active`;

@@ -9,5 +9,13 @@ export const WEBHOOK_QUEUE = 'agentq-webhooks';
  * parsing runs in worker threads, so CPU-heavy documents never delay the lock renewal of step jobs.
  */
 export const INGEST_QUEUE = 'agentq-ingest';
+/**
+ * Options every BullMQ Queue of agentq is made with. BullMQ keeps a per-queue event stream trimmed to
+ * `maxLen` (its default is 10,000 events, about 1 MB per queue) and each Queue instance writes its own
+ * value into the queue's meta when it starts, so all of them must pass the same one.
+ */
+export function queueStreamOptions(eventsMaxLen: number): { streams: { events: { maxLen: number } } } {
+  return { streams: { events: { maxLen: eventsMaxLen } } };
+}
 /** BullMQ's own default key prefix, used unless AGENTQ_QUEUE_PREFIX is set. */
 export const DEFAULT_QUEUE_PREFIX = 'bull';

@@ -5,7 +5,7 @@ import { Keys } from './keys.js';
 import type { FinishedRun } from './redis/redis-run-store.js';
 import type { Logger } from './logger.js';
 import { RedisMetrics } from './metrics/redis-metrics.js';
-import { WEBHOOK_QUEUE } from './queues.js';
+import { queueStreamOptions, WEBHOOK_QUEUE } from './queues.js';
 import { webhookJobId, type WebhookJobData } from './webhooks/webhook-job.js';
 
 export type FinishedStatus = 'completed' | 'failed' | 'cancelled';
@@ -22,7 +22,7 @@ export interface RunFinishedHookOptions {
    * so it fails fast on a producer's connection and waits out outages on a worker's.
    */
   redis: Redis;
-  config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'keepCompletedJobs' | 'keepFailedJobs'>;
+  config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'keepCompletedJobs' | 'keepFailedJobs' | 'queueEventsMaxLen'>;
   /** Where the hook's own failures are logged. @default none (dropped) */
   logger?: Logger;
 }
@@ -39,7 +39,7 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
 
   const addDelivery = async (runId: string, status: FinishedStatus): Promise<void> => {
     if (!queue) {
-      queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, { connection: redis, prefix: config.queuePrefix });
+      queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, { connection: redis, prefix: config.queuePrefix, ...queueStreamOptions(config.queueEventsMaxLen) });
       // Without a listener BullMQ prints connection errors raw on stderr, outside the JSON logs.
       queue.on('error', (error) => logger?.warn({ err: error.message }, 'webhook queue connection error (will retry)'));
     }

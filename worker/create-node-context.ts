@@ -16,10 +16,12 @@ export interface NodeContextInput {
   logger: Logger;
   /** Filled by the node's `recordUsage`; the step commits it. */
   usage: Usage & { model?: string };
+  /** The step's memos saved by earlier attempts (read with the cursor); `memo` adds to it. */
+  memos: Record<string, unknown>;
 }
 
 /** What a node gets besides the state (NodeContext), for one attempt of one step. */
-export function createNodeContext({ store, services, meta, data, node, attempt, abortSignal, logger, usage }: NodeContextInput): NodeContext {
+export function createNodeContext({ store, services, meta, data, node, attempt, abortSignal, logger, usage, memos }: NodeContextInput): NodeContext {
   const stepId = `s${data.superstep}.t${data.task}`;
   return {
     runId: data.runId,
@@ -39,10 +41,10 @@ export function createNodeContext({ store, services, meta, data, node, attempt, 
       throw new InterruptSignal(request);
     },
     memo: async <T>(key: string, compute: () => Promise<T>): Promise<T> => {
-      const saved = await store.memoGet(data.runId, stepId, key);
-      if (saved !== undefined) return saved as T;
+      if (key in memos) return memos[key] as T;
       const value = await compute();
-      await store.memoSet(data.runId, stepId, key, value);
+      memos[key] = value ?? null;
+      await store.memoPut(data.runId, stepId, memos);
       return value;
     },
     recordUsage: ({ inputTokens, outputTokens, costUsd, model }) => {

@@ -27,6 +27,8 @@ export interface SweepReport {
   requeued: number;
   cancelled: number;
   forgotten: number;
+  /** Entries of expired runs dropped from the tenants' run lists. */
+  trimmed: number;
 }
 
 /**
@@ -64,7 +66,9 @@ export class Reconciler {
 
   async sweep(now = Date.now()): Promise<SweepReport> {
     const { store, stepJobs, intakeQueue, logger, staleAfterMs } = this.options;
-    const report: SweepReport = { checked: 0, requeued: 0, cancelled: 0, forgotten: 0 };
+    const report: SweepReport = { checked: 0, requeued: 0, cancelled: 0, forgotten: 0, trimmed: 0 };
+    // Retention expires a run's keys but not its entry in its tenant's list: drop those here.
+    report.trimmed = await store.trimTenantIndexes(now);
     for (const runId of await store.activeRunIds()) {
       report.checked += 1;
       const meta = await store.get(runId);

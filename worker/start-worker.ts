@@ -7,7 +7,7 @@ import type { Services } from '../shared/graph/node-context.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY } from '../shared/graph/retry-policy.js';
 import type { StepJobData } from '../shared/job-schema.js';
 import { createLogger, type Logger } from '../shared/logger.js';
-import { INTAKE_QUEUE, STEP_QUEUE } from '../shared/queues.js';
+import { INTAKE_QUEUE, queueStreamOptions, STEP_QUEUE } from '../shared/queues.js';
 import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
 import { RedisRunStore, type FinishedRun } from '../shared/redis/redis-run-store.js';
 import { ActiveSteps } from './active-steps.js';
@@ -117,7 +117,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   }
   const connection = { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null, retryStrategy: reconnectDelay };
   const bullmqTelemetry = telemetry.bullmq ? { telemetry: telemetry.bullmq } : {};
-  const queueOptions = { connection, prefix: config.queuePrefix, ...bullmqTelemetry };
+  const queueOptions = { connection, prefix: config.queuePrefix, ...bullmqTelemetry, ...queueStreamOptions(config.queueEventsMaxLen) };
   const stepQueue = new Queue<StepJobData>(STEP_QUEUE, queueOptions);
   const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
   const stepJobs = new StepJobs(stepQueue, registry, { keepCompleted: config.keepCompletedJobs, keepFailed: config.keepFailedJobs });

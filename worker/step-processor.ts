@@ -69,7 +69,7 @@ export class StepProcessor {
         await store.finish(runId, 'cancelled', CANCELLED, Date.now(), { onlyFrom: 'cancelling' });
         return 'cancelled';
       case 'run':
-        return this.run(job, token, begin.meta, begin.state, attempt);
+        return this.run(job, token, begin.meta, begin.state, begin.memos, attempt);
     }
   };
 
@@ -78,9 +78,9 @@ export class StepProcessor {
   }
 
   /** The step inside its span `agent.step <node>`, a child of the run's root span (DESIGN §8). */
-  private async run(job: Job<StepJobData>, token: string | undefined, meta: RunMeta, stored: Record<string, unknown>, attempt: number): Promise<Outcome> {
+  private async run(job: Job<StepJobData>, token: string | undefined, meta: RunMeta, stored: Record<string, unknown>, memos: Record<string, unknown>, attempt: number): Promise<Outcome> {
     const { telemetry } = this.options;
-    if (!telemetry.enabled) return this.runStep(job, token, meta, stored, attempt);
+    if (!telemetry.enabled) return this.runStep(job, token, meta, stored, memos, attempt);
     const parent = telemetry.runContext(meta.trace);
     const span = telemetry.tracer.startSpan(
       `agent.step ${job.data.node}`,
@@ -98,7 +98,7 @@ export class StepProcessor {
     );
     return otelContext.with(trace.setSpan(parent, span), async () => {
       try {
-        const outcome = await this.runStep(job, token, meta, stored, attempt);
+        const outcome = await this.runStep(job, token, meta, stored, memos, attempt);
         span.setAttribute('agentq.step.outcome', outcome);
         return outcome;
       } catch (error) {
@@ -113,7 +113,7 @@ export class StepProcessor {
     });
   }
 
-  private async runStep(job: Job<StepJobData>, token: string | undefined, meta: RunMeta, stored: Record<string, unknown>, attempt: number): Promise<Outcome> {
+  private async runStep(job: Job<StepJobData>, token: string | undefined, meta: RunMeta, stored: Record<string, unknown>, memos: Record<string, unknown>, attempt: number): Promise<Outcome> {
     const { store, logger: baseLogger } = this.options;
     const { runId, superstep, task, node: nodeName } = job.data;
     const graph = this.graphOf(meta);
@@ -149,7 +149,7 @@ export class StepProcessor {
     let result: NodeResult<typeof graph.channels> | void;
     const usage: Usage & { model?: string } = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     try {
-      result = await this.execute(node, state, meta, job.data, attempt, logger, usage);
+      result = await this.execute(node, state, meta, job.data, attempt, logger, usage, memos);
     } catch (error) {
       return this.onFailure(job, token, meta, node, attempt, error, logger, usage);
     }
@@ -205,6 +205,7 @@ export class StepProcessor {
     attempt: number,
     logger: Logger,
     usage: Usage & { model?: string },
+    memos: Record<string, unknown>,
   ): Promise<NodeResult<Graph['channels']> | void> {
     const controller = new AbortController();
     const release = this.options.activeSteps.add(data.runId, controller);
@@ -216,7 +217,7 @@ export class StepProcessor {
       timers.push(setTimeout(() => controller.abort(new StepAbort('deadline', `the run passed its deadline (${new Date(meta.deadlineAt!).toISOString()})`)), Math.max(0, meta.deadlineAt - Date.now())));
     }
     const { store, services } = this.options;
-    const context = createNodeContext({ store, services, meta, data, node: node.name, attempt, abortSignal: controller.signal, logger, usage });
+    const context = createNodeContext({ store, services, meta, data, node: node.name, attempt, abortSignal: controller.signal, logger, usage, memos });
     const aborted = new Promise<never>((_resolve, reject) => {
       controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
     });

@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../../shared/logger.js';
 import { RedisMetrics } from '../../shared/metrics/redis-metrics.js';
 import { AgentClient } from '../agent-client.js';
 import { agentqQueueNames } from './agentq-queue-names.js';
+import { queueStreamOptions } from '../../shared/queues.js';
 import type { ApiContext } from './api-context.js';
 import { ApiKeys } from './auth/api-keys.js';
 import { requireRole } from './auth/authenticate.js';
@@ -63,7 +64,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   const redis = store.redis;
   // Bull Board and /metrics read the queues through the client's fail-fast connection.
   const queues = agentqQueueNames().map((name) => {
-    const queue = new Queue(name, { connection: redis, prefix: config.queuePrefix });
+    const queue = new Queue(name, { connection: redis, prefix: config.queuePrefix, ...queueStreamOptions(config.queueEventsMaxLen) });
     queue.on('error', () => undefined);
     return queue;
   });

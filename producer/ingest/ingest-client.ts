@@ -12,7 +12,7 @@ import { RedisDocumentStore, type StagedDocument } from '../../shared/ingest/red
 import { searchDocuments, type SearchHit, type SearchRequest } from '../../shared/ingest/search-documents.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
-import { INGEST_QUEUE } from '../../shared/queues.js';
+import { INGEST_QUEUE, queueStreamOptions } from '../../shared/queues.js';
 import { createRedis, reconnectDelay } from '../../shared/redis/create-redis.js';
 import { collectFiles } from './collect-files.js';
 
@@ -88,7 +88,7 @@ export class IngestClient {
     this.redis.on('error', () => undefined); // surfaced per command instead
     this.documents = new RedisDocumentStore(this.redis, { keyPrefix: this.config.keyPrefix, retentionSeconds: this.config.retentionSeconds });
     const connection = { url: this.config.redisUrl ?? 'redis://127.0.0.1:6379', enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: this.config.redisCommandTimeoutMs, retryStrategy: reconnectDelay };
-    this.queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix: this.config.queuePrefix });
+    this.queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix: this.config.queuePrefix, ...queueStreamOptions(this.config.queueEventsMaxLen) });
     this.queue.on('error', () => undefined);
   }
 

@@ -28,7 +28,7 @@ export type BeginResult =
   | { kind: 'missing' }
   | { kind: 'skip' | 'stale' | 'written' | 'cancel'; status: RunStatus }
   | { kind: 'handoff'; status: RunStatus; tasks: Task[]; superstep: number }
-  | { kind: 'run'; meta: RunMeta; state: Record<string, unknown> };
+  | { kind: 'run'; meta: RunMeta; state: Record<string, unknown>; memos: Record<string, unknown> };
 
 /** What one task of a superstep wrote: its state update and the messages it appends. */
 export interface TaskWrite {
@@ -152,6 +152,7 @@ export class RedisRunStore {
       // In the same round trip, so no crash can leave a created run out of its tenant's list. When the id
       // was already taken by another tenant's run, list() skips that foreign entry (it checks meta.tenant).
       .zadd(this.keys.tenantRuns(run.tenant), 'NX', run.now, run.id)
+      .sadd(this.keys.tenants(), run.tenant)
       .exec();
     const [, createReply, metaReply] = replies ?? [];
     if (createReply?.[0] instanceof Error && createReply[0].message.includes('NOSCRIPT') && !retried) {
@@ -199,7 +200,12 @@ export class RedisRunStore {
           superstep: Number(reply[3]),
         };
       case 'run':
-        return { kind: 'run', meta: parseMeta(pairsToObject(reply[2] as string[])), state: parseState(pairsToObject(reply[3] as string[])) };
+        return {
+          kind: 'run',
+          meta: parseMeta(pairsToObject(reply[2] as string[])),
+          state: parseState(pairsToObject(reply[3] as string[])),
+          memos: typeof reply[4] === 'string' ? (JSON.parse(reply[4]) as Record<string, unknown>) : {},
+        };
       default:
         return { kind: kind as 'skip' | 'stale' | 'written' | 'cancel', status: reply[1] as RunStatus };
     }
@@ -336,21 +342,12 @@ export class RedisRunStore {
   }
 
   /**
-   * A memoised result of paid work (invariant I4) of one step, or undefined. Memos live in one hash
-   * field per step and are deleted when that step commits: after the commit it never runs again.
+   * Saves a step's memoised paid work (invariant I4), all of it: memos live in one hash field per step,
+   * are read by BEGIN when the step starts and deleted when it commits (after which it never runs again).
+   * Only the worker running the step writes them, so it writes what it holds.
    */
-  async memoGet(runId: string, stepId: string, key: string): Promise<unknown> {
-    const value = await this.redis.hget(this.keys.run(runId).memo, stepId);
-    return value === null ? undefined : (JSON.parse(value) as Record<string, unknown>)[key];
-  }
-
-  /** Only the worker running the step writes its memos, so read-modify-write is safe here. */
-  async memoSet(runId: string, stepId: string, key: string, value: unknown): Promise<void> {
-    const key_ = this.keys.run(runId).memo;
-    const current = await this.redis.hget(key_, stepId);
-    const memos = current === null ? {} : (JSON.parse(current) as Record<string, unknown>);
-    memos[key] = value ?? null;
-    await this.redis.hset(key_, stepId, JSON.stringify(memos));
+  async memoPut(runId: string, stepId: string, memos: Record<string, unknown>): Promise<void> {
+    await this.redis.hset(this.keys.run(runId).memo, stepId, JSON.stringify(memos));
   }
 
   async state(runId: string): Promise<Record<string, unknown>> {
@@ -424,6 +421,26 @@ export class RedisRunStore {
       if (page.length < batch * 2) break;
     }
     return { runs, nextCursor: runs.length >= limit && afterId !== null ? encodeCursor(maxScore, afterId) : null };
+  }
+
+  /**
+   * Drops from each tenant's run list the entries whose run has expired (retention) — up to `limit` per
+   * tenant, oldest first, among runs created more than the retention period ago (no younger run can have
+   * expired). Listing drops expired entries too, but only of the pages it reads. → entries dropped.
+   */
+  async trimTenantIndexes(now: number, limit = 500): Promise<number> {
+    let dropped = 0;
+    for (const tenant of await this.redis.smembers(this.keys.tenants())) {
+      const key = this.keys.tenantRuns(tenant);
+      const candidates = await this.redis.zrangebyscore(key, '-inf', now - this.retentionSeconds * 1000, 'LIMIT', 0, limit);
+      if (candidates.length === 0) continue;
+      const pipeline = this.redis.pipeline();
+      for (const id of candidates) pipeline.exists(this.keys.run(id).meta);
+      const exists = (await pipeline.exec()) ?? [];
+      const expired = candidates.filter((_id, i) => exists[i]?.[1] === 0);
+      if (expired.length > 0) dropped += await this.redis.zrem(key, ...expired);
+    }
+    return dropped;
   }
 
   /** Ids of runs not known to be finished, oldest first. */

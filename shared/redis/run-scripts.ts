@@ -56,7 +56,7 @@ return 'ok'
  * it should run, marks the run running and emits step-start in the same round trip.
  * ARGV: 1 superstep · 2 task · 3 now · 4 events maxlen · 5 step-start data JSON
  * → {'missing'} | {'skip', status} | {'stale', status} | {'handoff', status, tasks, superstep}
- *   | {'written', status} | {'cancel', status} | {'run', status, meta pairs, state pairs}
+ *   | {'written', status} | {'cancel', status} | {'run', status, meta pairs, state pairs, memos JSON or nil}
  */
 export const BEGIN_STEP = `${TERMINAL}
 local m = redis.call('HMGET', KEYS[1], 'status', 'superstep', 'tasks')
@@ -73,7 +73,8 @@ if status == 'queued' then
   event(ARGV[4], 'run-start', '{}')
 end
 event(ARGV[4], 'step-start', ARGV[5])
-return {'run', 'running', redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+-- The step's memos (saved paid work of an earlier attempt) come along, so a model call needs no read.
+return {'run', 'running', redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.call('HGET', KEYS[7], 's' .. ARGV[1] .. '.t' .. ARGV[2])}
 `;
 
 /**
