@@ -32,6 +32,12 @@ export class RunEnqueuer {
     private readonly store: RedisRunStore,
     private readonly intakeQueue: Queue,
     private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'>,
+    /**
+     * A worker's own intake, for runs a worker enqueues (a batch's next question): it takes the run in
+     * at once instead of through the intake queue, a hop less. → false when it cannot (this worker
+     * lacks the graph); the run then goes through the queue like any other.
+     */
+    private readonly admitInline?: (meta: RunMeta) => Promise<boolean>,
   ) {}
 
   async enqueue(request: EnqueueRequest, extras: EnqueueExtras = {}): Promise<{ record: RunRecord; created: boolean; meta: RunMeta }> {
@@ -61,6 +67,8 @@ export class RunEnqueuer {
     // The job id is the run id: a retried enqueue adds nothing while the first job exists, and the
     // intake ignores a run it already took in.
     if (meta.status === 'queued' && meta.tasks === null) {
+      // A failed inline intake falls back to the queue; the intake ignores a run already taken in.
+      if (this.admitInline && (await this.admitInline(meta).catch(() => false))) return { record: toRunRecord(meta), created, meta };
       const job: StoredRunJob = { v: 1, stored: true, runId };
       await this.intakeQueue.add(data.graph, job, { ...INTAKE_JOB_OPTIONS, jobId: runId });
     }

@@ -94,7 +94,22 @@ export class IntakeProcessor {
     return meta;
   }
 
-  private async admit(meta: RunMeta, job: Job, token: string | undefined): Promise<string> {
+  /**
+   * Takes a run in without an intake job (the RunEnqueuer's `admitInline`): → true when it is taken in
+   * or failed with its reason, false when this worker lacks the graph (the intake queue decides then).
+   */
+  admitInline = async (meta: RunMeta): Promise<boolean> => {
+    if (!this.options.registry.find(meta.graph, meta.graphVersion)) return false;
+    try {
+      await this.admit(meta);
+    } catch (error) {
+      if (!(error instanceof UnrecoverableError)) throw error;
+      // Rejected: the run is failed with its reason, as the intake job would have left it.
+    }
+    return true;
+  };
+
+  private async admit(meta: RunMeta, job?: Job, token?: string): Promise<string> {
     const { store, registry, stepJobs, logger } = this.options;
     if (meta.tasks !== null) {
       if (meta.status === 'running' || meta.status === 'queued' || meta.status === 'cancelling') {
@@ -114,6 +129,7 @@ export class IntakeProcessor {
         return reject(new AgentqError('UNKNOWN_GRAPH', `unknown graph '${meta.graph}'; this worker runs: ${registry.names().join(', ') || 'none'}`));
       }
       // The name is known but not this version: another worker may have it.
+      if (!job) return 'deferred';
       await store.addEvent(meta.id, 'step-deferred', { reason: `this worker lacks ${meta.graph}@${meta.graphVersion}; it has ${registry.ids().join(', ')}` });
       await job.moveToDelayed(Date.now() + 5000, token);
       throw new DelayedError();

@@ -121,12 +121,14 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const stepQueue = new Queue<StepJobData>(STEP_QUEUE, queueOptions);
   const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
   const stepJobs = new StepJobs(stepQueue, registry, { keepCompleted: config.keepCompletedJobs, keepFailed: config.keepFailedJobs });
+  const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry });
   // Batches: when a run of a batch finishes, its slot goes to the batch's next question.
   const batches = new BatchDispatcher({
     redis,
     keys: store.keys,
     store,
-    enqueuer: new RunEnqueuer(store, intakeQueue, config),
+    // The next question is taken in here at once (no intake job) when this worker has its graph.
+    enqueuer: new RunEnqueuer(store, intakeQueue, config, intakeProcessor.admitInline),
     retentionSeconds: config.retentionSeconds,
   });
   finishedHooks.push(async (runId, _status, { batchId }) => {
@@ -136,7 +138,6 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   await activeSteps.listen(createRedis(config.redisUrl, 'blocking'), store.keys.cancelChannel(), logger);
 
   const stepProcessor = new StepProcessor({ store, registry, stepJobs, activeSteps, services: { ...createDefaultServices(config, { tools: options.tools ?? [], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [] });
-  const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry });
   const concurrency = options.concurrency ?? config.concurrency;
   const workerOptions = {
     connection,

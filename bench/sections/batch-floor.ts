@@ -2,7 +2,7 @@
  * The `batch-floor` section: how close a batch of questions comes to the floor the model's latency
  * sets. 500 questions of ../shared/eval/squad-v1.1-dev12 (100 with --quick) are submitted as one batch
  * (`client.batches.submit`, as `POST /v1/batches` does) with a fixed concurrency of 20; each is a
- * `rag-agent` run in model mode on one `agentq worker` process, against the scripted OpenAI-compatible
+ * `rag-agent` run in model mode on two `agentq worker` processes, against the scripted OpenAI-compatible
  * server answering every chat request after 200 ms (search once, then answer citing the first passage
  * shown). Retrieval is lexical (no EMBED_MODEL), so the model is the only thing that waits.
  *
@@ -31,6 +31,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const SET = 'squad-v1.1-dev12';
 const MODEL_LATENCY_MS = 200;
 const CONCURRENCY = 20;
+/** Worker processes: a question's own work (retrieval, ranking, parsing its state) is CPU, and one process has one core. */
+const WORKERS = 2;
 const QUESTIONS = { quick: 100, full: 500 };
 
 /**
@@ -73,9 +75,9 @@ async function runBatchFloor({ redisUrl, quick, log }: BenchContext): Promise<Be
   const config = loadConfig({ ...process.env, ...env });
   const ingest = new IngestClient({ config });
   const client = new AgentClient({ config });
-  let worker: WorkerProcess | undefined;
+  const workers: WorkerProcess[] = [];
   try {
-    worker = await startWorkerProcess(root, env, log);
+    for (let i = 0; i < WORKERS; i += 1) workers.push(await startWorkerProcess(root, env, log));
     const collection = `squad-${id}`;
     const ingested = await ingest.wait((await ingest.ingest([set.docsDir], { collection })).batchId, { timeoutMs: 10 * 60_000 });
     if (ingested.failed > 0) throw new Error(`BENCH_INGEST_FAILED: ${ingested.failed} of ${ingested.total} documents of ${SET} failed to ingest`);
@@ -112,7 +114,7 @@ async function runBatchFloor({ redisUrl, quick, log }: BenchContext): Promise<Be
     record('batch_wall_vs_floor', wallSeconds / floorSeconds);
   } finally {
     await Promise.all([client.close(), ingest.close()]);
-    await worker?.stop();
+    await Promise.all(workers.map((worker) => worker.stop()));
     await model.close();
     rmSync(work, { recursive: true, force: true });
   }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatBatchResultsCsv } from '../../shared/batches/format-batch-results.js';
+import { INTAKE_QUEUE } from '../../shared/queues.js';
 import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
@@ -39,6 +40,11 @@ describe('batches through the queue', () => {
     expect(done.progress).toEqual({ total: 12, queued: 0, running: 0, completed: 12, failed: 0, cancelled: 0 });
     expect(maxRunning).toBeLessThanOrEqual(3);
     expect(maxRunning).toBeGreaterThan(1);
+    // The producer dispatched the first 3 through the intake queue; the worker took the other 9 in itself.
+    // (Intake jobs are removed once done: read the queue's event stream for the ones added.)
+    const events = await env.client.store.redis.xrange(`${env.config.queuePrefix}:${INTAKE_QUEUE}:events`, '-', '+');
+    const added = events.map(([, fields]) => fields).filter((fields) => fields[1] === 'added').map((fields) => fields[fields.indexOf('jobId') + 1]);
+    expect(added.filter((jobId) => jobId?.startsWith(batch.id)).sort()).toEqual([`${batch.id}.i0`, `${batch.id}.i1`, `${batch.id}.i2`]);
     const results = (await batches.results(batch.id))!;
     expect(results.map((result) => [result.id, result.answer, result.status])).toEqual(questions.map((question, index) => [String(index + 1), `echo: ${question.question}`, 'completed']));
     const csv = formatBatchResultsCsv(results);
