@@ -43,7 +43,7 @@ export function freePort(): Promise<number> {
 export async function startPrivateRedis({ port, dir, appendonly = false, binary = 'redis-server' }: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const chosen = port ?? (await freePort());
   // stream-node-max-bytes: Redis 7.0 reserves a whole node (4 KB by default) for a stream's first entry,
-  // and every run has an event stream; 1 KB nodes take a waiting run from about 6.6 KB to about 3.5 KB.
+  // and every run has an event stream; 1 KB nodes take a waiting run from about 6.6 KB to about 3.4 KB.
   const args = ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', appendonly ? 'yes' : 'no', '--maxmemory-policy', 'noeviction', '--stream-node-max-bytes', '1024'];
   // Never the current directory: an AOF or dump file would land in the caller's tree.
   const temporary = dir ? undefined : mkdtempSync(join(tmpdir(), 'agentq-redis-'));
