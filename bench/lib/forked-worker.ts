@@ -15,14 +15,17 @@ export interface ForkedWorker {
   request<T>(message: object, replyType: string): Promise<T>;
   /** Asks the worker to close (`{type: 'stop'}`) and waits for it to exit. */
   stop(): Promise<void>;
+  /** SIGKILL (a crash, on purpose); resolves when the process is gone. */
+  kill(): Promise<void>;
 }
 
 /**
  * Forks `script` (a path from the repository root) under tsx with `env` over this process's
  * environment, and resolves once it sends `{type: 'ready'}`. Its stderr is passed through.
+ * `execArgv` adds Node options (e.g. `--expose-gc`).
  */
-export async function forkWorker(script: string, env: Record<string, string>): Promise<ForkedWorker> {
-  const child = fork(join(root, script), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+export async function forkWorker(script: string, env: Record<string, string>, { execArgv = [] }: { execArgv?: string[] } = {}): Promise<ForkedWorker> {
+  const child = fork(join(root, script), [], { execArgv: ['--import', 'tsx', ...execArgv], env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   let listener: (runId: string, status: string | undefined) => void = () => undefined;
   const replies = new Map<string, (value: unknown) => void>();
   child.on('message', (message: { type: string; runId?: string; status?: string }) => {
@@ -37,21 +40,28 @@ export async function forkWorker(script: string, env: Record<string, string>): P
     });
   });
   died.catch(() => undefined);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const alive = () => child.exitCode === null && child.signalCode === null;
   await Promise.race([new Promise<void>((resolve) => replies.set('ready', () => resolve())), died]);
   return {
     child,
     failed: died,
     onFinished: (next) => (listener = next),
     request<T>(message: object, replyType: string) {
+      if (!alive()) return Promise.reject(new Error(`BENCH_WORKER_GONE: ${script} is not running`));
       const reply = new Promise<T>((resolve) => replies.set(replyType, (value) => resolve(value as T)));
       child.send(message);
       return Promise.race([reply, died]);
     },
     stop() {
-      if (stopping || child.exitCode !== null) return Promise.resolve();
+      if (stopping || !alive()) return exited;
       stopping = true;
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.send({ type: 'stop' });
+      return exited;
+    },
+    kill() {
+      stopping = true;
+      if (alive()) child.kill('SIGKILL');
       return exited;
     },
   };

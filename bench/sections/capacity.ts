@@ -68,7 +68,7 @@ export const capacitySection: BenchSection = {
     try {
       workers.push(...(await Promise.all([forkBenchWorker(env), forkBenchWorker(env)])));
       const finished = new Map<string, string>();
-      for (const worker of workers) worker.onFinished((runId, status) => finished.set(runId, status));
+      for (const worker of workers) worker.onFinished((runId, status) => finished.set(runId, status ?? 'unknown'));
 
       log(`capacity: warm-up, ${WARMUP_RUNS} runs`);
       const warm = await enqueueAll(client, WARMUP_RUNS, () => ({ graph: 'parked-call', input: {} }));
