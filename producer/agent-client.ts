@@ -75,7 +75,7 @@ export class AgentClient {
     this.intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
     this.stepQueue = new Queue<StepJobData>(STEP_QUEUE, queueOptions);
     for (const queue of [this.intakeQueue, this.stepQueue]) queue.on('error', () => undefined);
-    this.enqueuer = new RunEnqueuer(this.store, this.intakeQueue, this.config);
+    this.enqueuer = new RunEnqueuer(this.store, this.stepQueue, this.config);
     const dispatcher = new BatchDispatcher({
       redis: this.redis,
       keys: this.store.keys,

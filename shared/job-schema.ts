@@ -68,6 +68,14 @@ export type RunJob = z.infer<typeof runJobSchema>;
 export const storedRunJobSchema = z.object({ v: z.literal(1), stored: z.literal(true), runId: id('runId') }).strict();
 export type StoredRunJob = z.infer<typeof storedRunJobSchema>;
 
+/**
+ * The node name of a run's first step job when a producer added it (DESIGN §2.1). A producer does not
+ * know the graph, so the worker that takes this job takes the run in first (validates the input, writes
+ * the initial state, adds the other entry tasks' jobs) and then runs the entry task in the same job: one
+ * job less per run than an intake hop.
+ */
+export const START_NODE = '__start__';
+
 /** What a step job carries: ids, never user content. */
 export interface StepJobData {
   runId: string;

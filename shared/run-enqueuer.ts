@@ -1,9 +1,9 @@
-import type { Queue } from 'bullmq';
+import type { JobsOptions, Queue } from 'bullmq';
 import type { z } from 'zod';
 import type { Config } from './config.js';
 import { AgentqError } from './errors.js';
 import { newRunId, runIdForIdempotencyKey } from './ids.js';
-import { formatZodError, runJobSchema, type StoredRunJob } from './job-schema.js';
+import { formatZodError, runJobSchema, START_NODE, stepJobId, type StepJobData } from './job-schema.js';
 import { toRunRecord, type RedisRunStore, type RunMeta } from './redis/redis-run-store.js';
 import type { RunRecord } from './run-record.js';
 
@@ -18,24 +18,43 @@ export const INTAKE_JOB_OPTIONS = {
   removeOnFail: { count: 5000 },
 } as const;
 
+/**
+ * Attempts of a start job (START_NODE). Its entry node is not known when it is added, so it gets room
+ * for any node's policy; the step processor stops at the entry node's own `maxAttempts`.
+ */
+export const START_JOB_ATTEMPTS = 10;
+
+/** The options of a run's start job: the step job id of superstep 0, task 0. */
+export function startJobOptions(runId: string, config: Pick<Config, 'keepCompletedJobs' | 'keepFailedJobs'>): JobsOptions {
+  return {
+    jobId: stepJobId(runId, 0, 0),
+    attempts: START_JOB_ATTEMPTS,
+    backoff: { type: 'agentq' },
+    removeOnComplete: { count: config.keepCompletedJobs },
+    removeOnFail: { count: config.keepFailedJobs },
+  };
+}
+
 export interface EnqueueExtras {
   /** The batch this run answers an item of. */
   batchId?: string;
 }
 
 /**
- * Creates a run (status `queued`) and hands it to the workers through the intake queue. Used by the
- * client library, the HTTP API and the batch dispatcher alike, so every run starts the same way.
+ * Creates a run (status `queued`) and adds its start job, the first step job (DESIGN §2.1): the worker
+ * that takes it takes the run in and runs the entry task. Used by the client library, the HTTP API and
+ * the batch dispatcher alike, so every run starts the same way. (Raw jobs of other services come in
+ * through the intake queue instead.)
  */
 export class RunEnqueuer {
   constructor(
     private readonly store: RedisRunStore,
-    private readonly intakeQueue: Queue,
-    private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'>,
+    private readonly stepQueue: Queue<StepJobData>,
+    private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'keepCompletedJobs' | 'keepFailedJobs'>,
     /**
      * A worker's own intake, for runs a worker enqueues (a batch's next question): it takes the run in
-     * at once instead of through the intake queue, a hop less. → false when it cannot (this worker
-     * lacks the graph); the run then goes through the queue like any other.
+     * at once and adds the entry tasks' jobs itself. → false when it cannot (this worker lacks the
+     * graph); the run then gets a start job like any other.
      */
     private readonly admitInline?: (meta: RunMeta) => Promise<boolean>,
   ) {}
@@ -64,13 +83,13 @@ export class RunEnqueuer {
       now,
     });
     if (meta.tenant !== tenant) throw new AgentqError('CONFLICT', `run id ${runId} is taken; choose another runId`);
-    // The job id is the run id: a retried enqueue adds nothing while the first job exists, and the
-    // intake ignores a run it already took in.
+    // The start job's id is the first step's (`<runId>.s0.t0`): a retried enqueue adds nothing while it
+    // exists, and a start job for a run already taken in just runs that run's first task.
     if (meta.status === 'queued' && meta.tasks === null) {
-      // A failed inline intake falls back to the queue; the intake ignores a run already taken in.
+      // A failed inline intake falls back to the start job; taking a run in twice is a no-op.
       if (this.admitInline && (await this.admitInline(meta).catch(() => false))) return { record: toRunRecord(meta), created, meta };
-      const job: StoredRunJob = { v: 1, stored: true, runId };
-      await this.intakeQueue.add(data.graph, job, { ...INTAKE_JOB_OPTIONS, jobId: runId });
+      const graph = meta.graphVersion ? `${meta.graph}@${meta.graphVersion}` : meta.graph;
+      await this.stepQueue.add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph }, startJobOptions(runId, this.config));
     }
     return { record: toRunRecord(meta), created, meta };
   }

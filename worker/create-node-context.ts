@@ -2,13 +2,13 @@ import { InterruptSignal } from '../shared/graph/interrupt-signal.js';
 import type { NodeContext, Services } from '../shared/graph/node-context.js';
 import type { StepJobData } from '../shared/job-schema.js';
 import type { Logger } from '../shared/logger.js';
-import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
+import type { RedisRunStore, StepMeta } from '../shared/redis/redis-run-store.js';
 import type { Usage } from '../shared/run-record.js';
 
 export interface NodeContextInput {
   store: RedisRunStore;
   services: Services;
-  meta: RunMeta;
+  meta: StepMeta;
   data: StepJobData;
   node: string;
   attempt: number;

@@ -9,6 +9,7 @@ import type { Logger } from '../shared/logger.js';
 import { ConversationHistory } from '../shared/memory/conversation-history.js';
 import { MEMORY_STATE_KEY } from '../shared/memory/memory-state.js';
 import type { Message } from '../shared/run-record.js';
+import type { Task } from '../shared/graph/graph.js';
 import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepJobs } from './step-jobs.js';
@@ -109,7 +110,21 @@ export class IntakeProcessor {
     return true;
   };
 
-  private async admit(meta: RunMeta, job?: Job, token?: string): Promise<string> {
+  /**
+   * Takes a run in from its start job (a step job, DESIGN §2.1), which then runs the first task itself:
+   * only the other entry tasks get jobs here. Rejections fail the run and throw as for an intake job.
+   * → the run's tasks of superstep 0 when it is taken in (now or before), or null when it is not.
+   */
+  admitStart = async (meta: RunMeta, job: Job, token?: string): Promise<Task[] | null> => {
+    const taken: { tasks?: Task[] } = {};
+    const result = await this.admit(meta, job, token, taken);
+    if (result === 'ok') return taken.tasks ?? null;
+    if (result !== 'admitted' && result !== 'kicked') return null;
+    return (await this.options.store.get(meta.id))?.tasks ?? null;
+  };
+
+  /** `taken`, from a start job: only the other entry tasks get jobs, and the tasks are put there. */
+  private async admit(meta: RunMeta, job?: Job, token?: string, taken?: { tasks?: Task[] }): Promise<string> {
     const { store, registry, stepJobs, logger } = this.options;
     if (meta.tasks !== null) {
       if (meta.status === 'running' || meta.status === 'queued' || meta.status === 'cancelling') {
@@ -157,8 +172,10 @@ export class IntakeProcessor {
       logger.debug({ runId: meta.id, conversationId: meta.conversationId, from: seed.fromRunId, messages: messages.length }, 'run continues its conversation');
     }
     const admitted = await store.admit(meta.id, graph.version, state, tasks, Date.now(), this.options.telemetry.newRunTrace(), messages);
-    // 'admitted' means a concurrent attempt got there first and added the jobs itself.
-    if (admitted === 'ok') await stepJobs.add(meta.id, 0, tasks, graph.id);
+    // 'admitted' means a concurrent attempt got there first and added the jobs itself. A start job is
+    // the first task's job already (same id), so it adds only the others.
+    if (admitted === 'ok') await stepJobs.add(meta.id, 0, tasks, graph.id, taken ? new Set(tasks.map((_task, index) => index).filter((index) => index > 0)) : undefined);
+    if (taken) taken.tasks = tasks;
     logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');
     return admitted;
   }

@@ -128,7 +128,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     keys: store.keys,
     store,
     // The next question is taken in here at once (no intake job) when this worker has its graph.
-    enqueuer: new RunEnqueuer(store, intakeQueue, config, intakeProcessor.admitInline),
+    enqueuer: new RunEnqueuer(store, stepQueue, config, intakeProcessor.admitInline),
     retentionSeconds: config.retentionSeconds,
   });
   finishedHooks.push(async (runId, _status, { batchId }) => {
@@ -137,7 +137,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const activeSteps = new ActiveSteps();
   await activeSteps.listen(createRedis(config.redisUrl, 'blocking'), store.keys.cancelChannel(), logger);
 
-  const stepProcessor = new StepProcessor({ store, registry, stepJobs, activeSteps, services: { ...createDefaultServices(config, { tools: options.tools ?? [], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [] });
+  const stepProcessor = new StepProcessor({ store, registry, stepJobs, activeSteps, services: { ...createDefaultServices(config, { tools: options.tools ?? [], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [], admitStart: intakeProcessor.admitStart });
   const concurrency = options.concurrency ?? config.concurrency;
   const workerOptions = {
     connection,

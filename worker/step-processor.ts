@@ -1,7 +1,7 @@
 import { context as otelContext, SpanStatusCode, trace } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { StepAbort } from '../shared/abort.js';
-import { AgentqError, toAgentqError, type ErrorRecord } from '../shared/errors.js';
+import { AgentqError, toAgentqError } from '../shared/errors.js';
 import { applyUpdates, stateFrom, type StateOf } from '../shared/graph/channels.js';
 import { mergeNextTasks } from '../shared/graph/define-graph.js';
 import type { CompiledNode, Graph, NodeResult, Task } from '../shared/graph/graph.js';
@@ -9,9 +9,10 @@ import { InterruptSignal } from '../shared/graph/interrupt-signal.js';
 import { createNodeContext } from './create-node-context.js';
 import type { GraphRegistry } from '../shared/graph/graph-registry.js';
 import type { Services } from '../shared/graph/node-context.js';
-import type { StepJobData } from '../shared/job-schema.js';
+import { START_NODE, type StepJobData } from '../shared/job-schema.js';
 import { lazyChild, type Logger } from '../shared/logger.js';
-import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
+import type { RedisRunStore, RunMeta, StepMeta } from '../shared/redis/redis-run-store.js';
+import { CANCELLED_ERROR as CANCELLED } from '../shared/redis/run-scripts.js';
 import type { Message, Usage } from '../shared/run-record.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepObservation, StepObserver } from '../shared/graph/step-observer.js';
@@ -20,7 +21,6 @@ import type { StepJobs } from './step-jobs.js';
 
 /** How long a step for a graph version this worker lacks waits before another worker may take it. */
 const DEFER_MS = 5000;
-const CANCELLED: ErrorRecord = { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false };
 
 export interface StepProcessorOptions {
   store: RedisRunStore;
@@ -31,6 +31,8 @@ export interface StepProcessorOptions {
   logger: Logger;
   telemetry: Telemetry;
   observers?: StepObserver[];
+  /** Takes a run in from its start job (IntakeProcessor.admitStart); → superstep 0's tasks, or null. */
+  admitStart: (meta: RunMeta, job: Job, token?: string) => Promise<Task[] | null>;
 }
 
 type Outcome = 'missing' | 'skip' | 'stale' | 'handoff' | 'written' | 'cancelled' | 'committed' | 'fenced' | 'failed' | 'waiting';
@@ -43,9 +45,12 @@ type Outcome = 'missing' | 'skip' | 'stale' | 'handoff' | 'written' | 'cancelled
 export class StepProcessor {
   constructor(private readonly options: StepProcessorOptions) {}
 
-  process = async (job: Job<StepJobData>, token?: string): Promise<Outcome> => {
+  process = (job: Job<StepJobData>, token?: string): Promise<Outcome> => this.step(job, token, job.data.node);
+
+  /** `node`: the task's node, for the step-start event (a start job learns it when it takes the run in). */
+  private async step(job: Job<StepJobData>, token: string | undefined, node: string): Promise<Outcome> {
     const { store, stepJobs } = this.options;
-    const { runId, superstep, task, node } = job.data;
+    const { runId, superstep, task } = job.data;
     const attempt = job.attemptsMade + 1;
     const begin = await store.begin(runId, superstep, task, { node, superstep, task, attempt }, Date.now());
     switch (begin.kind) {
@@ -53,6 +58,12 @@ export class StepProcessor {
       case 'skip':
       case 'stale':
         return begin.kind;
+      case 'admit': {
+        // A start job (DESIGN §2.1): take the run in, then run its first task here. Only a job that has
+        // not taken the run in yet gets here (a second 'admit' would mean the intake was refused).
+        const entry = node === START_NODE ? (await this.options.admitStart(begin.meta, job, token))?.[task]?.node : undefined;
+        return entry ? this.step(job, token, entry) : 'stale';
+      }
       case 'handoff':
         // Committed before, maybe not handed on (a crash between commit and add): make sure the next jobs exist.
         if (begin.status === 'running' || begin.status === 'cancelling') {
@@ -62,35 +73,36 @@ export class StepProcessor {
       case 'written': {
         const meta = await store.get(runId);
         const graph = meta && this.graphOf(meta);
-        if (meta && graph) await this.advance(meta, graph, job.data.graph);
+        if (meta && graph) await this.advance(meta, graph, graphIdOf(meta));
         return 'written';
       }
       case 'cancel':
         await store.finish(runId, 'cancelled', CANCELLED, Date.now(), { onlyFrom: 'cancelling' });
         return 'cancelled';
       case 'run':
-        return this.run(job, token, begin.meta, begin.state, begin.memos, attempt);
+        // The run's cursor names the task's node (a start job's own data says START_NODE).
+        return this.run(job, token, begin.meta.tasks?.[task]?.node ?? node, begin.meta, begin.state, begin.memos, attempt);
     }
-  };
+  }
 
-  private graphOf(meta: RunMeta): Graph | undefined {
+  private graphOf(meta: StepMeta): Graph | undefined {
     return this.options.registry.find(meta.graph, meta.graphVersion);
   }
 
   /** The step inside its span `agent.step <node>`, a child of the run's root span (DESIGN §8). */
-  private async run(job: Job<StepJobData>, token: string | undefined, meta: RunMeta, stored: Record<string, unknown>, memos: Record<string, unknown>, attempt: number): Promise<Outcome> {
+  private async run(job: Job<StepJobData>, token: string | undefined, nodeName: string, meta: StepMeta, stored: Record<string, unknown>, memos: Record<string, unknown>, attempt: number): Promise<Outcome> {
     const { telemetry } = this.options;
-    if (!telemetry.enabled) return this.runStep(job, token, meta, stored, memos, attempt);
+    if (!telemetry.enabled) return this.runStep(job, token, nodeName, meta, stored, memos, attempt);
     const parent = telemetry.runContext(meta.trace);
     const span = telemetry.tracer.startSpan(
-      `agent.step ${job.data.node}`,
+      `agent.step ${nodeName}`,
       {
         attributes: {
           'agentq.run.id': meta.id,
           'agentq.graph': `${meta.graph}@${meta.graphVersion ?? ''}`,
           'agentq.step.superstep': job.data.superstep,
           'agentq.step.task': job.data.task,
-          'agentq.step.node': job.data.node,
+          'agentq.step.node': nodeName,
           'agentq.step.attempt': attempt,
         },
       },
@@ -98,7 +110,7 @@ export class StepProcessor {
     );
     return otelContext.with(trace.setSpan(parent, span), async () => {
       try {
-        const outcome = await this.runStep(job, token, meta, stored, memos, attempt);
+        const outcome = await this.runStep(job, token, nodeName, meta, stored, memos, attempt);
         span.setAttribute('agentq.step.outcome', outcome);
         return outcome;
       } catch (error) {
@@ -113,9 +125,9 @@ export class StepProcessor {
     });
   }
 
-  private async runStep(job: Job<StepJobData>, token: string | undefined, meta: RunMeta, stored: Record<string, unknown>, memos: Record<string, unknown>, attempt: number): Promise<Outcome> {
+  private async runStep(job: Job<StepJobData>, token: string | undefined, nodeName: string, meta: StepMeta, stored: Record<string, unknown>, memos: Record<string, unknown>, attempt: number): Promise<Outcome> {
     const { store, logger: baseLogger } = this.options;
-    const { runId, superstep, task, node: nodeName } = job.data;
+    const { runId, superstep, task } = job.data;
     const graph = this.graphOf(meta);
     if (!graph) {
       // Never run a step of a graph version this worker lacks: leave it for a worker that has it.
@@ -172,7 +184,7 @@ export class StepProcessor {
         Date.now(),
       );
       logger.debug({ outcome: committed.kind }, 'step committed');
-      if (committed.kind === 'advanced') await this.options.stepJobs.add(runId, superstep + 1, next, job.data.graph);
+      if (committed.kind === 'advanced') await this.options.stepJobs.add(runId, superstep + 1, next, graphIdOf(meta));
       return committed.kind === 'fenced' || committed.kind === 'missing' ? 'fenced' : 'committed';
     }
     const stored_ = await store.commit(
@@ -192,7 +204,7 @@ export class StepProcessor {
       Date.now(),
     );
     if (stored_.kind !== 'stored') return 'fenced';
-    if (stored_.count === tasks.length) await this.advance(meta, graph, job.data.graph);
+    if (stored_.count === tasks.length) await this.advance(meta, graph, graphIdOf(meta));
     return 'committed';
   }
 
@@ -200,7 +212,7 @@ export class StepProcessor {
   private async execute(
     node: CompiledNode,
     state: StateOf<Graph['channels']>,
-    meta: RunMeta,
+    meta: StepMeta,
     data: StepJobData,
     attempt: number,
     logger: Logger,
@@ -261,7 +273,7 @@ export class StepProcessor {
   private async onFailure(
     job: Job<StepJobData>,
     token: string | undefined,
-    meta: RunMeta,
+    meta: StepMeta,
     node: CompiledNode,
     attempt: number,
     thrown: unknown,
@@ -299,9 +311,12 @@ export class StepProcessor {
       await job.moveToDelayed(Date.now() + error.retryAfterMs, token);
       throw new DelayedError();
     }
-    if (node.retry.retryOn(error) && attempt < node.retry.maxAttempts) {
+    // A start job's attempts were set before its node was known: the fewer of the two counts.
+    if (node.retry.retryOn(error) && attempt < Math.min(node.retry.maxAttempts, job.opts.attempts ?? node.retry.maxAttempts)) {
       logger.warn({ err: error.message, code: error.code }, 'step failed; it will be retried');
       await store.addEvent(runId, 'step-retry', { node: node.name, superstep, attempt, error: error.toRecord() });
+      // So BullMQ's backoff (worker settings) finds the node's policy for the next attempt.
+      if (job.data.node === START_NODE) await job.updateData({ ...job.data, node: node.name });
       throw error; // BullMQ retries it with the node's backoff
     }
     logger.error({ err: error.message, code: error.code }, 'step failed; the run fails');
@@ -312,13 +327,13 @@ export class StepProcessor {
   }
 
   /** Fails the run (context kept), then the job too, so Bull Board shows where it ended. */
-  private async fail(meta: RunMeta, superstep: number, error: AgentqError, node: string, attempt: number): Promise<never> {
+  private async fail(meta: StepMeta, superstep: number, error: AgentqError, node: string, attempt: number): Promise<never> {
     await this.options.store.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), { superstep });
     throw new UnrecoverableError(`${error.code}: ${error.message}`);
   }
 
   /** The last task of a parallel superstep merges all writes (in task order) and advances. */
-  private async advance(meta: RunMeta, graph: Graph, graphId: string): Promise<void> {
+  private async advance(meta: StepMeta, graph: Graph, graphId: string): Promise<void> {
     const { store, stepJobs } = this.options;
     const tasks = meta.tasks ?? [];
     const writes = await store.writes(meta.id);
@@ -343,6 +358,11 @@ export class StepProcessor {
     );
     if (committed.kind === 'advanced') await stepJobs.add(meta.id, meta.superstep + 1, next, graphId);
   }
+}
+
+/** `name@version`: the graph a run is pinned to (step jobs carry it; a start job may lack the version). */
+function graphIdOf(meta: Pick<StepMeta, 'graph' | 'graphVersion'>): string {
+  return `${meta.graph}@${meta.graphVersion ?? ''}`;
 }
 
 function pick(state: Record<string, unknown>, keys: string[]): Record<string, unknown> {

@@ -4,8 +4,8 @@ import type { Task } from '../graph/graph.js';
 import { Keys } from '../keys.js';
 import type { Message, PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, StepRecord, Usage } from '../run-record.js';
 import { forgetScripts, runScript, runScriptSha } from './create-redis.js';
-import { decodeCursor, encodeCursor, pairsToObject, parseEvent, parseMeta, parseState, toRunRecord, type RunMeta } from './run-meta.js';
-import { ADMIT_RUN, BEGIN_STEP, COMMIT_STEP, CREATE_RUN, FINISH_RUN, INTERRUPT_RUN, REQUEST_CANCEL, RESUME_RUN, RETRY_RUN } from './run-scripts.js';
+import { decodeCursor, encodeCursor, pairsToObject, parseEvent, parseMeta, parseState, parseStepMeta, toRunRecord, type RunMeta, type StepMeta } from './run-meta.js';
+import { ADMIT_RUN, BEGIN_STEP, CANCELLED_ERROR, COMMIT_STEP, CREATE_RUN, FINISH_RUN, INTERRUPT_RUN, REQUEST_CANCEL, RESUME_RUN, RETRY_RUN } from './run-scripts.js';
 
 export interface NewRun {
   id: string;
@@ -27,8 +27,9 @@ export interface NewRun {
 export type BeginResult =
   | { kind: 'missing' }
   | { kind: 'skip' | 'stale' | 'written' | 'cancel'; status: RunStatus }
+  | { kind: 'admit'; meta: RunMeta }
   | { kind: 'handoff'; status: RunStatus; tasks: Task[]; superstep: number }
-  | { kind: 'run'; meta: RunMeta; state: Record<string, unknown>; memos: Record<string, unknown> };
+  | { kind: 'run'; meta: StepMeta; state: Record<string, unknown>; memos: Record<string, unknown> };
 
 /** What one task of a superstep wrote: its state update and the messages it appends. */
 export interface TaskWrite {
@@ -86,7 +87,6 @@ export interface FinishedRun {
   batchId: string | null;
 }
 
-const CANCELLED_ERROR: ErrorRecord = { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false };
 
 /**
  * The run store on Redis (DESIGN §3): meta, state, messages, steps, events and writes of each run under
@@ -148,23 +148,23 @@ export class RedisRunStore {
       .pipeline()
       .zadd(this.keys.activeRuns(), 'NX', run.now, run.id)
       .evalsha(script, 7, ...this.keys.runAll(run.id), ...Object.entries(fields).flat())
-      .hgetall(this.keys.run(run.id).meta)
       // In the same round trip, so no crash can leave a created run out of its tenant's list. When the id
       // was already taken by another tenant's run, list() skips that foreign entry (it checks meta.tenant).
       .zadd(this.keys.tenantRuns(run.tenant), 'NX', run.now, run.id)
       .sadd(this.keys.tenants(), run.tenant)
       .exec();
-    const [, createReply, metaReply] = replies ?? [];
+    const [, createReply] = replies ?? [];
     if (createReply?.[0] instanceof Error && createReply[0].message.includes('NOSCRIPT') && !retried) {
       // Redis restarted and lost its script cache since we loaded the script.
       forgetScripts(this.redis);
       return this.create(run, true);
     }
-    if (createReply?.[0] || metaReply?.[0]) throw createReply?.[0] ?? metaReply?.[0];
-    const created = createReply?.[1] === 1;
-    const fieldsAfter = metaReply?.[1] as Record<string, string> | undefined;
-    if (!fieldsAfter?.id) throw new AgentqError('INTERNAL', `run ${run.id} vanished right after it was created`, { retryable: true });
-    return { created, meta: parseMeta(fieldsAfter) };
+    if (createReply?.[0]) throw createReply[0];
+    // Created: the meta is what was written. Taken: the script returned the existing run's meta.
+    if (createReply?.[1] === 1) return { created: true, meta: parseMeta(Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, String(value)]))) };
+    const existing = pairsToObject((createReply?.[1] as string[] | undefined) ?? []);
+    if (!existing.id) throw new AgentqError('INTERNAL', `run ${run.id} vanished right after it was created`, { retryable: true });
+    return { created: false, meta: parseMeta(existing) };
   }
 
   /**
@@ -199,10 +199,12 @@ export class RedisRunStore {
           tasks: JSON.parse(reply[2] as string) as Task[],
           superstep: Number(reply[3]),
         };
+      case 'admit':
+        return { kind: 'admit', meta: parseMeta(pairsToObject(reply[2] as string[])) };
       case 'run':
         return {
           kind: 'run',
-          meta: parseMeta(pairsToObject(reply[2] as string[])),
+          meta: parseStepMeta(reply[2] as (string | null)[]),
           state: parseState(pairsToObject(reply[3] as string[])),
           memos: typeof reply[4] === 'string' ? (JSON.parse(reply[4]) as Record<string, unknown>) : {},
         };
@@ -228,8 +230,6 @@ export class RedisRunStore {
       outcome.kind,
       outcome.kind === 'next' ? JSON.stringify(outcome.tasks) : JSON.stringify(outcome.output ?? null),
       JSON.stringify(endData),
-      JSON.stringify({ status: 'cancelled', error: CANCELLED_ERROR }),
-      JSON.stringify(CANCELLED_ERROR),
       request.usage?.inputTokens ?? 0,
       request.usage?.outputTokens ?? 0,
       request.usage?.costUsd ?? 0,
@@ -460,4 +460,4 @@ export interface EventReadOptions {
   connection?: Redis;
 }
 
-export { parseMeta, toRunRecord, type RunMeta };
+export { parseMeta, toRunRecord, type RunMeta, type StepMeta };

@@ -40,6 +40,32 @@ export interface RunMeta {
   updatedAt: number;
 }
 
+/**
+ * The meta fields a step reads — what the step processor and NodeContext use. BEGIN returns only these
+ * (status, superstep and tasks first: the script decides on them), not the whole hash with the run's
+ * input: measured, a smaller reply is a worth-while share of a step's cost at 100 runs in flight.
+ */
+export const STEP_META_FIELDS = [
+  'status', 'superstep', 'tasks', 'id', 'tenant', 'graph', 'graphVersion', 'stepCount', 'maxSteps', 'deadlineAt',
+  'tokenBudget', 'inputTokens', 'outputTokens', 'costUsd', 'trace', 'resume',
+] as const;
+
+/** A run as a step sees it (BEGIN's reply). */
+export type StepMeta = Pick<
+  RunMeta,
+  'id' | 'tenant' | 'status' | 'graph' | 'graphVersion' | 'superstep' | 'tasks' | 'stepCount' | 'maxSteps' | 'deadlineAt' | 'tokenBudget' | 'usage' | 'trace' | 'resume'
+>;
+
+/** BEGIN's HMGET of STEP_META_FIELDS, in that order (null for absent fields), parsed. */
+export function parseStepMeta(values: readonly (string | null)[]): StepMeta {
+  const fields: Record<string, string> = {};
+  STEP_META_FIELDS.forEach((field, index) => {
+    const value = values[index];
+    if (value !== null && value !== undefined) fields[field] = value;
+  });
+  return parseMeta(fields);
+}
+
 export function pairsToObject(pairs: string[]): Record<string, string> {
   const result: Record<string, string> = {};
   for (let i = 0; i < pairs.length; i += 2) result[pairs[i]!] = pairs[i + 1]!;

@@ -7,6 +7,15 @@
  *   KEYS[1] meta · KEYS[2] state · KEYS[3] messages · KEYS[4] steps · KEYS[5] events · KEYS[6] writes · KEYS[7] memo
  */
 
+import type { ErrorRecord } from '../errors.js';
+import { STEP_META_FIELDS } from './run-meta.js';
+
+/** The error a cancelled run ends with. */
+export const CANCELLED_ERROR: ErrorRecord = { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false };
+/** As Lua string literals (long brackets: JSON never contains "]]" here). */
+const CANCELLED_ERROR_LUA = `[[${JSON.stringify(CANCELLED_ERROR)}]]`;
+const CANCELLED_END_LUA = `[[${JSON.stringify({ status: 'cancelled', error: CANCELLED_ERROR })}]]`;
+
 const TERMINAL = `
 local function terminal(status)
   return status == 'completed' or status == 'failed' or status == 'cancelled'
@@ -19,9 +28,9 @@ local function event(maxlen, kind, data)
 end
 `;
 
-/** ARGV: field/value pairs of the meta hash. Creates the run unless it exists. → 1 created, 0 existed */
+/** ARGV: field/value pairs of the meta hash. Creates the run unless it exists. → 1 created, or the existing run's meta pairs */
 export const CREATE_RUN = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HGETALL', KEYS[1]) end
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 `;
@@ -55,26 +64,29 @@ return 'ok'
  * Read the cursor before doing anything (DESIGN §2 step 2). Decides what a step job should do and, when
  * it should run, marks the run running and emits step-start in the same round trip.
  * ARGV: 1 superstep · 2 task · 3 now · 4 events maxlen · 5 step-start data JSON
- * → {'missing'} | {'skip', status} | {'stale', status} | {'handoff', status, tasks, superstep}
- *   | {'written', status} | {'cancel', status} | {'run', status, meta pairs, state pairs, memos JSON or nil}
+ * → {'missing'} | {'skip', status} | {'stale', status} | {'admit', status, meta pairs} | {'handoff', status, tasks, superstep}
+ *   | {'written', status} | {'cancel', status} | {'run', status, STEP_META_FIELDS values, state pairs, memos JSON or nil}
  */
 export const BEGIN_STEP = `${TERMINAL}
-local m = redis.call('HMGET', KEYS[1], 'status', 'superstep', 'tasks')
+local m = redis.call('HMGET', KEYS[1], ${STEP_META_FIELDS.map((field) => `'${field}'`).join(', ')})
 local status = m[1]
 if not status then return {'missing'} end
 if terminal(status) or status == 'waiting' then return {'skip', status} end
 local current, k = tonumber(m[2]), tonumber(ARGV[1])
 if current == k + 1 then return {'handoff', status, m[3], tostring(current)} end
+-- Not taken in yet: the run's start job (superstep 0, task 0) takes it in, then runs its first task.
+if not m[3] and status == 'queued' and k == 0 and ARGV[2] == '0' then return {'admit', status, redis.call('HGETALL', KEYS[1])} end
 if current ~= k or not m[3] then return {'stale', status} end
 if redis.call('HEXISTS', KEYS[6], ARGV[2]) == 1 then return {'written', status} end
 if status == 'cancelling' then return {'cancel', status} end
 if status == 'queued' then
   redis.call('HSET', KEYS[1], 'status', 'running', 'startedAt', ARGV[3], 'updatedAt', ARGV[3])
   event(ARGV[4], 'run-start', '{}')
+  m[1] = 'running'
 end
 event(ARGV[4], 'step-start', ARGV[5])
 -- The step's memos (saved paid work of an earlier attempt) come along, so a model call needs no read.
-return {'run', 'running', redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.call('HGET', KEYS[7], 's' .. ARGV[1] .. '.t' .. ARGV[2])}
+return {'run', 'running', m, redis.call('HGETALL', KEYS[2]), redis.call('HGET', KEYS[7], 's' .. ARGV[1] .. '.t' .. ARGV[2])}
 `;
 
 /**
@@ -85,9 +97,8 @@ return {'run', 'running', redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', 
  *  - 'advance': after all tasks stored their writes, apply the merged update and advance.
  * ARGV: 1 superstep · 2 task · 3 mode · 4 now · 5 events maxlen · 6 retention s · 7 step record JSON (without
  *   index) · 8 task write JSON · 9 total tasks · 10 outcome ('next'|'completed') · 11 next tasks JSON or output JSON
- *   · 12 step-end data JSON (without index) · 13 cancelled run-end data JSON · 14 cancel error JSON
- *   · 15 input tokens · 16 output tokens · 17 cost USD (the step's model usage, added to the run's)
- *   · 18 n · n state field/value pairs · m · m messages
+ *   · 12 step-end data JSON (without index) · 13 input tokens · 14 output tokens · 15 cost USD (the step's
+ *   model usage, added to the run's) · 16 n · n state field/value pairs · m · m messages
  * → {'fenced'} | {'missing'} | {'stored', index, count} | {'advanced'|'completed'|'cancelled', index}
  */
 export const COMMIT_STEP = `${TERMINAL}
@@ -103,9 +114,9 @@ if mode == 'single' or mode == 'task' then
   if redis.call('HEXISTS', KEYS[6], ARGV[2]) == 1 then return {'fenced'} end
   index = redis.call('HINCRBY', KEYS[1], 'stepCount', 1) - 1
   redis.call('RPUSH', KEYS[4], '{"index":' .. index .. ',' .. string.sub(ARGV[7], 2))
-  if ARGV[15] ~= '0' then redis.call('HINCRBY', KEYS[1], 'inputTokens', ARGV[15]) end
-  if ARGV[16] ~= '0' then redis.call('HINCRBY', KEYS[1], 'outputTokens', ARGV[16]) end
-  if ARGV[17] ~= '0' then redis.call('HINCRBYFLOAT', KEYS[1], 'costUsd', ARGV[17]) end
+  if ARGV[13] ~= '0' then redis.call('HINCRBY', KEYS[1], 'inputTokens', ARGV[13]) end
+  if ARGV[14] ~= '0' then redis.call('HINCRBY', KEYS[1], 'outputTokens', ARGV[14]) end
+  if ARGV[15] ~= '0' then redis.call('HINCRBYFLOAT', KEYS[1], 'costUsd', ARGV[15]) end
   redis.call('HDEL', KEYS[7], 's' .. ARGV[1] .. '.t' .. ARGV[2])
   event(maxlen, 'step-end', '{"index":' .. index .. ',' .. string.sub(ARGV[12], 2))
   if mode == 'task' then
@@ -117,7 +128,7 @@ else
   if redis.call('HLEN', KEYS[6]) ~= tonumber(ARGV[9]) then return {'fenced'} end
   redis.call('DEL', KEYS[6])
 end
-local pos = 18
+local pos = 16
 local n = tonumber(ARGV[pos]); pos = pos + 1
 for i = 1, n do redis.call('HSET', KEYS[2], ARGV[pos], ARGV[pos + 1]); pos = pos + 2 end
 local count = tonumber(ARGV[pos]); pos = pos + 1
@@ -125,9 +136,9 @@ for i = 1, count do redis.call('RPUSH', KEYS[3], ARGV[pos]); pos = pos + 1 end
 local next_superstep = tonumber(ARGV[1]) + 1
 if status == 'cancelling' and ARGV[10] ~= 'completed' then
   -- The step finished despite the cancellation: keep its commit, then stop at this boundary.
-  redis.call('HSET', KEYS[1], 'status', 'cancelled', 'error', ARGV[14], 'superstep', next_superstep, 'tasks', ARGV[11],
+  redis.call('HSET', KEYS[1], 'status', 'cancelled', 'error', ${CANCELLED_ERROR_LUA}, 'superstep', next_superstep, 'tasks', ARGV[11],
     'finishedAt', now, 'updatedAt', now)
-  event(maxlen, 'run-end', ARGV[13])
+  event(maxlen, 'run-end', ${CANCELLED_END_LUA})
   expire_all(ARGV[6])
   return {'cancelled', tostring(index)}
 end

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatBatchResultsCsv } from '../../shared/batches/format-batch-results.js';
-import { INTAKE_QUEUE } from '../../shared/queues.js';
+import { START_NODE } from '../../shared/job-schema.js';
+import { STEP_QUEUE } from '../../shared/queues.js';
 import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
@@ -40,11 +41,12 @@ describe('batches through the queue', () => {
     expect(done.progress).toEqual({ total: 12, queued: 0, running: 0, completed: 12, failed: 0, cancelled: 0 });
     expect(maxRunning).toBeLessThanOrEqual(3);
     expect(maxRunning).toBeGreaterThan(1);
-    // The producer dispatched the first 3 through the intake queue; the worker took the other 9 in itself.
-    // (Intake jobs are removed once done: read the queue's event stream for the ones added.)
-    const events = await env.client.store.redis.xrange(`${env.config.queuePrefix}:${INTAKE_QUEUE}:events`, '-', '+');
-    const added = events.map(([, fields]) => fields).filter((fields) => fields[1] === 'added').map((fields) => fields[fields.indexOf('jobId') + 1]);
-    expect(added.filter((jobId) => jobId?.startsWith(batch.id)).sort()).toEqual([`${batch.id}.i0`, `${batch.id}.i1`, `${batch.id}.i2`]);
+    // The producer dispatched the first 3 with start jobs (DESIGN §2.1); the worker took the other 9 in
+    // itself, so their first step jobs are named by the entry node. (Read the step queue's event stream.)
+    const events = await env.client.store.redis.xrange(`${env.config.queuePrefix}:${STEP_QUEUE}:events`, '-', '+');
+    const added = events.map(([, fields]) => fields).filter((fields) => fields[1] === 'added' && fields[fields.indexOf('name') + 1] === START_NODE);
+    const startJobs = added.map((fields) => fields[fields.indexOf('jobId') + 1]).filter((jobId) => jobId?.startsWith(batch.id));
+    expect(startJobs.sort()).toEqual([`${batch.id}.i0.s0.t0`, `${batch.id}.i1.s0.t0`, `${batch.id}.i2.s0.t0`]);
     const results = (await batches.results(batch.id))!;
     expect(results.map((result) => [result.id, result.answer, result.status])).toEqual(questions.map((question, index) => [String(index + 1), `echo: ${question.question}`, 'completed']));
     const csv = formatBatchResultsCsv(results);

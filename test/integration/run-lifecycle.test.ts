@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STEP_QUEUE } from '../../shared/queues.js';
+import { START_NODE } from '../../shared/job-schema.js';
+import { INTAKE_QUEUE, STEP_QUEUE } from '../../shared/queues.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 describe('a chain run through the queue', () => {
@@ -40,6 +41,27 @@ describe('a chain run through the queue', () => {
     }
   });
 
+  it('a step that commits after a cancellation request keeps its commit, then the run ends cancelled', async () => {
+    // Straight on the store (no step job exists for this run), so the request lands between BEGIN and COMMIT.
+    const { store } = env.client;
+    const id = `run_latecommit${Date.now()}`;
+    await store.create({ id, tenant: 'default', graph: 'chain', input: { steps: 3 }, maxSteps: 10, now: Date.now() });
+    await store.admit(id, '1', { steps: 3, visited: [] }, [{ node: 'step' }], Date.now());
+    const begun = await store.begin(id, 0, 0, { node: 'step', superstep: 0, task: 0, attempt: 1 }, Date.now());
+    // BEGIN returns the fields a step uses, the status already running.
+    expect(begun).toMatchObject({ kind: 'run', meta: { id, tenant: 'default', status: 'running', graph: 'chain', superstep: 0, tasks: [{ node: 'step' }], stepCount: 0, maxSteps: 10, tokenBudget: null, deadlineAt: null } });
+    expect(await store.requestCancel(id, Date.now())).toBe('cancelling');
+    const at = new Date().toISOString();
+    const committed = await store.commit(
+      { runId: id, superstep: 0, task: 0, mode: 'single', step: { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: at, endedAt: at }, totalTasks: 1, outcome: { kind: 'next', tasks: [{ node: 'step' }] }, state: { visited: [0] }, messages: [] },
+      Date.now(),
+    );
+    expect(committed).toEqual({ kind: 'cancelled', index: 0 });
+    expect(await env.client.get(id)).toMatchObject({ status: 'cancelled', stepCount: 1, error: { code: 'CANCELLED', retryable: false } });
+    const events = await store.events(id);
+    expect(events.at(-1)).toMatchObject({ type: 'run-end', data: { status: 'cancelled', error: { code: 'CANCELLED' } } });
+  });
+
   it('emits run-start, step-start/step-end per step and run-end last', async () => {
     const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 2 } });
     const types: string[] = [];
@@ -72,6 +94,25 @@ describe('a chain run through the queue', () => {
     expect(done.error).toMatchObject({ code: 'INVALID_INPUT' });
     expect(done.error?.message).toMatch(/input\.steps/);
     expect(await env.client.steps(queued.id)).toEqual([]);
+    // Its start job is refused at the first attempt: a rejected input is not retried.
+    const start = await eventually(async () => {
+      const job = await env.queue(STEP_QUEUE).getJob(`${queued.id}.s0.t0`);
+      return (await job?.getState()) === 'failed' && job;
+    });
+    expect(start.attemptsMade).toBe(1);
+  });
+
+  it("starts a producer's run with its first step job, which takes the run in and runs the entry node (no intake job)", async () => {
+    const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 2 } });
+    const done = await env.client.wait(queued.id, { timeoutMs: 20_000 });
+    expect(done).toMatchObject({ status: 'completed', stepCount: 2 });
+    const start = await env.queue(STEP_QUEUE).getJob(`${queued.id}.s0.t0`);
+    expect(start?.name).toBe(START_NODE);
+    expect(await env.queue(INTAKE_QUEUE).getJob(queued.id)).toBeUndefined();
+    // Events and the step log name the entry node, not the start job's placeholder.
+    const events = await env.client.store.events(queued.id);
+    expect(events.filter((event) => event.type === 'step-start').map((event) => event.data.node)).toEqual(['step', 'step']);
+    expect((await env.client.steps(queued.id)).map((step) => step.node)).toEqual(['step', 'step']);
   });
 
   it('fails a run of an unknown graph and says which graphs exist', async () => {
