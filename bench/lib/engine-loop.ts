@@ -45,3 +45,8 @@ export async function stepTimingsOf(worker: ForkedWorker, runIds: readonly strin
   const reply = await worker.request<{ observations: Record<string, StepTiming[]> }>({ type: 'observations', runIds }, 'observations');
   return Object.values(reply.observations);
 }
+
+/** Turns the worker's recording of node timings on or off (off: what it kept is dropped). */
+export function recordStepTimings(worker: ForkedWorker, on: boolean): void {
+  worker.child.send({ type: 'record', on });
+}

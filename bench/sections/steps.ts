@@ -11,7 +11,7 @@ import { AgentClient } from '../../producer/agent-client.js';
 import { loadConfig } from '../../shared/config.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { closedLoop } from '../lib/closed-loop.js';
-import { engineLoop, stepTimingsOf } from '../lib/engine-loop.js';
+import { engineLoop, recordStepTimings, stepTimingsOf } from '../lib/engine-loop.js';
 import { figureRecorder } from '../lib/figure-recorder.js';
 import { forkWorker, type ForkedWorker } from '../lib/forked-worker.js';
 import { agentqModelGraphFigures } from '../lib/model-graph-figures.js';
@@ -83,6 +83,8 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
       late.push(...values.slice(189, 199));
     }
     record('transition_growth_200', percentile(late, 50) / percentile(early, 50));
+    // The throughput rounds below must not pay for keeping every step's timings.
+    recordStepTimings(engine, false);
 
     // --- agentq against a plain BullMQ chain at 100 in flight, telemetry off. This machine's speed drifts
     // by ±20% within a minute, so the two take turns (A B A B A B, both worker processes up, the idle one

@@ -12,7 +12,8 @@ import { benchModelGraph } from '../lib/model-graph.js';
 import type { StepTiming } from '../lib/step-timings.js';
 
 const observations = new Map<string, StepTiming[]>();
-const record = process.env.BENCH_RECORD_STEPS === 'true';
+// Recording costs the worker (objects kept per step): the steps section turns it off for its throughput rounds.
+let record = process.env.BENCH_RECORD_STEPS === 'true';
 const config = loadConfig();
 const worker = await startWorker({
   config,
@@ -33,7 +34,11 @@ const worker = await startWorker({
     },
   ],
 });
-process.on('message', (message: { type: string; runIds?: string[] }) => {
+process.on('message', (message: { type: string; runIds?: string[]; on?: boolean }) => {
+  if (message.type === 'record') {
+    record = message.on === true;
+    if (!record) observations.clear();
+  }
   if (message.type === 'observations') {
     const wanted = Object.fromEntries((message.runIds ?? []).map((runId) => [runId, observations.get(runId) ?? []]));
     process.send?.({ type: 'observations', observations: wanted });
