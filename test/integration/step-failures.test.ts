@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTAKE_QUEUE, STEP_QUEUE } from '../../shared/queues.js';
 import { Calls, slowGraph, threeStepGraph } from '../helpers/test-graphs.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
-import { stepJobId } from '../../shared/job-schema.js';
+import { START_NODE, stepJobId } from '../../shared/job-schema.js';
 
 describe('step failures, guards and cancellation', () => {
   const calls = new Calls();
@@ -46,6 +46,11 @@ describe('step failures, guards and cancellation', () => {
       return (await found?.getState()) === 'failed' && found!.attemptsMade === 5 && found;
     }, 15_000, 'the step job failed after its 5th attempt');
     expect(job.attemptsMade).toBe(5);
+    // It was the run's start job (10 attempts, node unknown when added): it stopped at the node's own
+    // maxAttempts, and names the node in its data so BullMQ's backoff used the node's policy.
+    expect(job.name).toBe(START_NODE);
+    expect(job.opts.attempts).toBe(10);
+    expect(job.data.node).toBe('step');
   });
 
   it('fails the run at attempt 1 on a non-retryable error, keeping what was committed', async () => {
