@@ -118,7 +118,8 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const connection = { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null, retryStrategy: reconnectDelay };
   const bullmqTelemetry = telemetry.bullmq ? { telemetry: telemetry.bullmq } : {};
   const queueOptions = { connection, prefix: config.queuePrefix, ...bullmqTelemetry, ...queueStreamOptions(config.queueEventsMaxLen) };
-  const stepQueue = new Queue<StepJobData>(STEP_QUEUE, queueOptions);
+  // On the run store's connection: a step's next job is added right behind its commit (StepProcessor).
+  const stepQueue = new Queue<StepJobData>(STEP_QUEUE, { ...queueOptions, connection: redis });
   const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
   const stepJobs = new StepJobs(stepQueue, registry, { keepCompleted: config.keepCompletedJobs, keepFailed: config.keepFailedJobs });
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry });

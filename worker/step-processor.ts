@@ -179,12 +179,16 @@ export class StepProcessor {
         return this.fail(meta, superstep, toAgentqError(error), nodeName, attempt);
       }
       const outcome = next.length > 0 ? { kind: 'next' as const, tasks: next } : { kind: 'completed' as const, output: graph.output(applied.state) };
-      const committed = await store.commit(
+      const committing = store.commit(
         { runId, superstep, task, mode: 'single', step, totalTasks: 1, outcome, state: pick(applied.state, applied.changed), messages, ...(stepUsage ? { usage: stepUsage } : {}) },
         Date.now(),
       );
+      // The next job's add goes out right behind the commit, on the same connection (start-worker.ts), so
+      // Redis runs it after the commit without a round trip in between. Should the commit be fenced, the
+      // job finds the cursor past it and is dropped like any stale duplicate (or its id is taken already).
+      const adding = outcome.kind === 'next' ? this.options.stepJobs.add(runId, superstep + 1, next, graphIdOf(meta)) : undefined;
+      const [committed] = await Promise.all([committing, adding]);
       logger.debug({ outcome: committed.kind }, 'step committed');
-      if (committed.kind === 'advanced') await this.options.stepJobs.add(runId, superstep + 1, next, graphIdOf(meta));
       return committed.kind === 'fenced' || committed.kind === 'missing' ? 'fenced' : 'committed';
     }
     const stored_ = await store.commit(
