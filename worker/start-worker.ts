@@ -76,8 +76,11 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
 
   const telemetry = options.telemetry ?? (await startTelemetry());
   const redis = createRedis(config.redisUrl, 'worker');
+  // A step's BEGIN and COMMIT, and the step queue (RunStoreOptions.stepRedis).
+  const stepRedis = createRedis(config.redisUrl, 'worker');
   await checkRedisDurability(redis, config, logger).catch((error: unknown) => {
     redis.disconnect();
+    stepRedis.disconnect();
     throw error;
   });
   // Each runs after a run reached a terminal state, whichever way it got there.
@@ -86,6 +89,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     keyPrefix: config.keyPrefix,
     retentionSeconds: config.retentionSeconds,
     eventsMaxLen: config.eventsMaxLen,
+    stepRedis,
     onFinished: async (runId, status, run) => {
       // Independent of each other (metrics, webhook, batch slot, trace, observers): all at once, so the
       // batch's next question does not wait behind the others' round trips.
@@ -118,8 +122,8 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const connection = { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null, retryStrategy: reconnectDelay };
   const bullmqTelemetry = telemetry.bullmq ? { telemetry: telemetry.bullmq } : {};
   const queueOptions = { connection, prefix: config.queuePrefix, ...bullmqTelemetry, ...queueStreamOptions(config.queueEventsMaxLen) };
-  // On the run store's connection: a step's next job is added right behind its commit (StepProcessor).
-  const stepQueue = new Queue<StepJobData>(STEP_QUEUE, { ...queueOptions, connection: redis });
+  // On the connection of a step's commit: its next job is added right behind it (StepProcessor).
+  const stepQueue = new Queue<StepJobData>(STEP_QUEUE, { ...queueOptions, connection: stepRedis });
   const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
   const stepJobs = new StepJobs(stepQueue, registry, { keepCompleted: config.keepCompletedJobs, keepFailed: config.keepFailedJobs });
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry });
@@ -196,7 +200,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
         clearTimeout(grace);
         await Promise.all([activeSteps.close(), stepQueue.close(), intakeQueue.close(), webhookWorker.close(), runFinished.close()]);
         await telemetry.flush().catch(() => undefined);
-        await redis.quit().catch(() => undefined);
+        await Promise.all([redis.quit().catch(() => undefined), stepRedis.quit().catch(() => undefined)]);
         logger.info('worker stopped');
       })();
       return closing;
