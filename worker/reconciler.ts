@@ -79,7 +79,9 @@ export class Reconciler {
       }
       if (meta.status === 'waiting' || now - meta.updatedAt < staleAfterMs) continue;
       if (meta.tasks === null) {
-        // Created but never taken in: hand it to the intake again (its job id is the run id).
+        // Created but never taken in. A live start job (`{runId}.s0.t0`, e.g. behind a backlog) will take
+        // it in; without one, hand it to the intake again (its job id is the run id).
+        if ((await stepJobs.liveCount(runId, 0, 1)) > 0) continue;
         const existing = await intakeQueue.getJob(runId);
         const state = existing ? await existing.getState() : 'missing';
         if (state === 'failed' || state === 'completed' || state === 'unknown') await existing?.remove().catch(() => undefined);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stepJobId, type StepJobData } from '../../shared/job-schema.js';
-import { STEP_QUEUE } from '../../shared/queues.js';
+import { INTAKE_QUEUE, STEP_QUEUE } from '../../shared/queues.js';
 import { createLogger } from '../../shared/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { Calls, threeStepGraph } from '../helpers/test-graphs.js';
@@ -56,6 +56,21 @@ describe('duplicates, lost jobs, shutdown and retention', () => {
     expect(report.requeued).toBe(1);
     const done = await env.client.wait(queued.id, { timeoutMs: 10_000 });
     expect(done.output).toEqual({ visited: [0, 1, 2, 3] });
+  });
+
+  it('the reconciler leaves a queued run to its live start job, and re-sends one whose start job was lost', async () => {
+    // No worker has chain@9: its start jobs are deferred (delayed, live) and the runs stay queued.
+    const deferred = await env.client.enqueue({ graph: 'chain', graphVersion: '9', input: { steps: 1 } });
+    const lost = await env.client.enqueue({ graph: 'chain', graphVersion: '9', input: { steps: 1 } });
+    const startJob = (runId: string) => env.queue(STEP_QUEUE).getJob(stepJobId(runId, 0, 0));
+    await eventually(async () => (await (await startJob(lost.id))?.getState()) === 'delayed');
+    await (await startJob(lost.id))!.remove();
+    await new Promise((resolve) => setTimeout(resolve, 300)); // older than AGENTQ_RECONCILE_AFTER_MS
+    const report = await env.worker.sweep();
+    expect(report.requeued).toBe(1);
+    expect(await env.queue(INTAKE_QUEUE).getJob(deferred.id)).toBeUndefined();
+    expect(await env.queue(INTAKE_QUEUE).getJob(lost.id)).toBeDefined();
+    for (const run of [deferred, lost]) expect((await env.client.cancel(run.id)).status).toBe('cancelled');
   });
 
   it('graceful shutdown releases a step that outlives the grace period without spending an attempt', async () => {
