@@ -1,3 +1,4 @@
+import type { JobsOptions } from 'bullmq';
 import { z } from 'zod';
 import { ID_PATTERN } from './ids.js';
 
@@ -89,6 +90,16 @@ export interface StepJobData {
 /** Deterministic step-job id: one per task of a superstep. No `:` (BullMQ forbids it). */
 export function stepJobId(runId: string, superstep: number, task: number): string {
   return `${runId}.s${superstep}.t${task}`;
+}
+
+/** `name@version`, the graph a run is pinned to, as step jobs carry it (the name alone before it is taken in). */
+export function graphIdOf(run: { graph: string; graphVersion: string | null }): string {
+  return run.graphVersion ? `${run.graph}@${run.graphVersion}` : run.graph;
+}
+
+/** BullMQ options of a step job: its deterministic id, its attempts, agentq's backoff, retention. */
+export function stepJobOptions(jobId: string, attempts: number, keep: { keepCompleted: number; keepFailed: number }): JobsOptions {
+  return { jobId, attempts, backoff: { type: 'agentq' }, removeOnComplete: { count: keep.keepCompleted }, removeOnFail: { count: keep.keepFailed } };
 }
 
 /** A zod error as one readable line: `input.steps: expected number, received string`. */

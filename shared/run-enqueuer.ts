@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Config } from './config.js';
 import { AgentqError } from './errors.js';
 import { newRunId, runIdForIdempotencyKey } from './ids.js';
-import { formatZodError, runJobSchema, START_NODE, stepJobId, type StepJobData } from './job-schema.js';
+import { formatZodError, graphIdOf, runJobSchema, START_NODE, stepJobId, stepJobOptions, type StepJobData } from './job-schema.js';
 import { toRunRecord, type RedisRunStore, type RunMeta } from './redis/redis-run-store.js';
 import type { RunRecord } from './run-record.js';
 
@@ -26,13 +26,7 @@ export const START_JOB_ATTEMPTS = 10;
 
 /** The options of a run's start job: the step job id of superstep 0, task 0. */
 export function startJobOptions(runId: string, config: Pick<Config, 'keepCompletedJobs' | 'keepFailedJobs'>): JobsOptions {
-  return {
-    jobId: stepJobId(runId, 0, 0),
-    attempts: START_JOB_ATTEMPTS,
-    backoff: { type: 'agentq' },
-    removeOnComplete: { count: config.keepCompletedJobs },
-    removeOnFail: { count: config.keepFailedJobs },
-  };
+  return stepJobOptions(stepJobId(runId, 0, 0), START_JOB_ATTEMPTS, { keepCompleted: config.keepCompletedJobs, keepFailed: config.keepFailedJobs });
 }
 
 export interface EnqueueExtras {
@@ -88,8 +82,7 @@ export class RunEnqueuer {
     if (meta.status === 'queued' && meta.tasks === null) {
       // A failed inline intake falls back to the start job; taking a run in twice is a no-op.
       if (this.admitInline && (await this.admitInline(meta).catch(() => false))) return { record: toRunRecord(meta), created, meta };
-      const graph = meta.graphVersion ? `${meta.graph}@${meta.graphVersion}` : meta.graph;
-      await this.stepQueue.add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph }, startJobOptions(runId, this.config));
+      await this.stepQueue.add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) }, startJobOptions(runId, this.config));
     }
     return { record: toRunRecord(meta), created, meta };
   }

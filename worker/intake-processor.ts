@@ -4,7 +4,7 @@ import type { Config } from '../shared/config.js';
 import { AgentqError, toAgentqError } from '../shared/errors.js';
 import type { GraphRegistry } from '../shared/graph/graph-registry.js';
 import { ID_PATTERN, runIdForIdempotencyKey } from '../shared/ids.js';
-import { formatZodError, runJobSchema, storedRunJobSchema } from '../shared/job-schema.js';
+import { formatZodError, graphIdOf, runJobSchema, storedRunJobSchema } from '../shared/job-schema.js';
 import type { Logger } from '../shared/logger.js';
 import { ConversationHistory } from '../shared/memory/conversation-history.js';
 import { MEMORY_STATE_KEY } from '../shared/memory/memory-state.js';
@@ -129,7 +129,7 @@ export class IntakeProcessor {
     if (meta.tasks !== null) {
       if (meta.status === 'running' || meta.status === 'queued' || meta.status === 'cancelling') {
         const done = new Set((await store.writes(meta.id)).keys());
-        await stepJobs.ensure(meta.id, meta.superstep, meta.tasks, `${meta.graph}@${meta.graphVersion}`, done);
+        await stepJobs.ensure(meta.id, meta.superstep, meta.tasks, graphIdOf(meta), done);
       }
       return 'kicked';
     }

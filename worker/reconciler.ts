@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { ErrorRecord } from '../shared/errors.js';
+import { graphIdOf } from '../shared/job-schema.js';
 import type { Logger } from '../shared/logger.js';
 import type { RedisRunStore } from '../shared/redis/redis-run-store.js';
 import { isTerminal } from '../shared/run-record.js';
@@ -101,7 +102,7 @@ export class Reconciler {
         }
         continue;
       }
-      const added = await stepJobs.ensure(runId, meta.superstep, meta.tasks, `${meta.graph}@${meta.graphVersion}`, done);
+      const added = await stepJobs.ensure(runId, meta.superstep, meta.tasks, graphIdOf(meta), done);
       if (added > 0) {
         report.requeued += 1;
         logger.warn({ runId, superstep: meta.superstep, added }, 'reconciler: run had no live step job; re-enqueued');

@@ -1,7 +1,7 @@
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Task } from '../shared/graph/graph.js';
 import type { GraphRegistry } from '../shared/graph/graph-registry.js';
-import { stepJobId, type StepJobData } from '../shared/job-schema.js';
+import { stepJobId, stepJobOptions, type StepJobData } from '../shared/job-schema.js';
 
 const LIVE_STATES = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
 
@@ -25,13 +25,7 @@ export class StepJobs {
   private jobOptions(graphId: string, node: string, jobId: string): JobsOptions {
     const [name, version] = splitGraphId(graphId);
     const policy = this.registry.find(name, version)?.nodes.get(node)?.retry;
-    return {
-      jobId,
-      attempts: policy?.maxAttempts ?? 3,
-      backoff: { type: 'agentq' },
-      removeOnComplete: { count: this.options.keepCompleted },
-      removeOnFail: { count: this.options.keepFailed },
-    };
+    return stepJobOptions(jobId, policy?.maxAttempts ?? 3, this.options);
   }
 
   async add(runId: string, superstep: number, tasks: Task[], graphId: string, only?: Set<number>): Promise<void> {

@@ -9,7 +9,7 @@ import { InterruptSignal } from '../shared/graph/interrupt-signal.js';
 import { createNodeContext } from './create-node-context.js';
 import type { GraphRegistry } from '../shared/graph/graph-registry.js';
 import type { Services } from '../shared/graph/node-context.js';
-import { START_NODE, type StepJobData } from '../shared/job-schema.js';
+import { graphIdOf, START_NODE, type StepJobData } from '../shared/job-schema.js';
 import { lazyChild, type Logger } from '../shared/logger.js';
 import type { RedisRunStore, RunMeta, StepMeta } from '../shared/redis/redis-run-store.js';
 import { CANCELLED_ERROR as CANCELLED } from '../shared/redis/run-scripts.js';
@@ -362,11 +362,6 @@ export class StepProcessor {
     );
     if (committed.kind === 'advanced') await stepJobs.add(meta.id, meta.superstep + 1, next, graphId);
   }
-}
-
-/** `name@version`: the graph a run is pinned to (step jobs carry it; a start job may lack the version). */
-function graphIdOf(meta: Pick<StepMeta, 'graph' | 'graphVersion'>): string {
-  return `${meta.graph}@${meta.graphVersion ?? ''}`;
 }
 
 function pick(state: Record<string, unknown>, keys: string[]): Record<string, unknown> {

@@ -94,7 +94,6 @@ export interface FinishedRun {
   batchId: string | null;
 }
 
-
 /**
  * The run store on Redis (DESIGN §3): meta, state, messages, steps, events and writes of each run under
  * one hash tag; tenant and active-run indexes beside them. Every change to a run goes through a fenced
