@@ -1,16 +1,17 @@
 import type { Redis } from 'ioredis';
 import { StepAbort } from '../shared/abort.js';
 import type { Logger } from '../shared/logger.js';
+import type { StepAbortHandle } from './step-abort.js';
 
 /**
  * The steps this worker is running, by run, so a cancellation published on Redis reaches the running
  * node's AbortSignal at once, and shutdown can release them all.
  */
 export class ActiveSteps {
-  private readonly byRun = new Map<string, Set<AbortController>>();
+  private readonly byRun = new Map<string, Set<StepAbortHandle>>();
   private subscriber: Redis | undefined;
 
-  add(runId: string, controller: AbortController): () => void {
+  add(runId: string, controller: StepAbortHandle): () => void {
     let set = this.byRun.get(runId);
     if (!set) {
       set = new Set();

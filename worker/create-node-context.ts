@@ -4,6 +4,7 @@ import type { StepJobData } from '../shared/job-schema.js';
 import type { Logger } from '../shared/logger.js';
 import type { RedisRunStore, StepMeta } from '../shared/redis/redis-run-store.js';
 import type { Usage } from '../shared/run-record.js';
+import type { StepAbortHandle } from './step-abort.js';
 
 export interface NodeContextInput {
   store: RedisRunStore;
@@ -12,7 +13,8 @@ export interface NodeContextInput {
   data: StepJobData;
   node: string;
   attempt: number;
-  abortSignal: AbortSignal;
+  /** The step's abort; its signal is made when the node first reads `abortSignal`. */
+  abort: StepAbortHandle;
   logger: Logger;
   /** Filled by the node's `recordUsage`; the step commits it. */
   usage: Usage & { model?: string };
@@ -21,7 +23,7 @@ export interface NodeContextInput {
 }
 
 /** What a node gets besides the state (NodeContext), for one attempt of one step. */
-export function createNodeContext({ store, services, meta, data, node, attempt, abortSignal, logger, usage, memos }: NodeContextInput): NodeContext {
+export function createNodeContext({ store, services, meta, data, node, attempt, abort, logger, usage, memos }: NodeContextInput): NodeContext {
   const stepId = `s${data.superstep}.t${data.task}`;
   return {
     runId: data.runId,
@@ -32,7 +34,9 @@ export function createNodeContext({ store, services, meta, data, node, attempt, 
     node,
     attempt,
     arg: meta.tasks?.[data.task]?.arg,
-    abortSignal,
+    get abortSignal() {
+      return abort.signal;
+    },
     logger,
     services,
     history: (options) => store.messages(data.runId, options?.from ?? 0),

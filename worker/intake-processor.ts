@@ -4,15 +4,30 @@ import type { Config } from '../shared/config.js';
 import { AgentqError, toAgentqError } from '../shared/errors.js';
 import type { GraphRegistry } from '../shared/graph/graph-registry.js';
 import { ID_PATTERN, runIdForIdempotencyKey } from '../shared/ids.js';
-import { formatZodError, graphIdOf, runJobSchema, storedRunJobSchema } from '../shared/job-schema.js';
+import { formatZodError, graphIdOf, runJobSchema, storedRunJobSchema, type StepJobData } from '../shared/job-schema.js';
 import type { Logger } from '../shared/logger.js';
 import { ConversationHistory } from '../shared/memory/conversation-history.js';
 import { MEMORY_STATE_KEY } from '../shared/memory/memory-state.js';
 import type { Message } from '../shared/run-record.js';
 import type { Task } from '../shared/graph/graph.js';
-import type { RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
+import type { BeginResult, RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepJobs } from './step-jobs.js';
+
+/** What a start job learns when it takes its run in (IntakeProcessor.admitStart). */
+export interface StartAdmission {
+  /** The run's tasks of superstep 0. */
+  tasks: Task[];
+  /** The start job's own task, begun by the admission (as BEGIN's 'run'); absent when taken in before. */
+  started?: Extract<BeginResult, { kind: 'run' }>;
+}
+
+interface TakenByStartJob {
+  task: number;
+  attempt: number;
+  tasks?: Task[];
+  started?: StartAdmission['started'];
+}
 
 export interface IntakeProcessorOptions {
   store: RedisRunStore;
@@ -113,18 +128,20 @@ export class IntakeProcessor {
   /**
    * Takes a run in from its start job (a step job, DESIGN §2.1), which then runs the first task itself:
    * only the other entry tasks get jobs here. Rejections fail the run and throw as for an intake job.
-   * → the run's tasks of superstep 0 when it is taken in (now or before), or null when it is not.
+   * → the run's tasks of superstep 0 when it is taken in (now or before), or null when it is not; and
+   * when it was taken in now, the job's task already begun (as BEGIN's 'run': no second BEGIN).
    */
-  admitStart = async (meta: RunMeta, job: Job, token?: string): Promise<Task[] | null> => {
-    const taken: { tasks?: Task[] } = {};
+  admitStart = async (meta: RunMeta, job: Job<StepJobData>, token?: string): Promise<StartAdmission | null> => {
+    const taken: TakenByStartJob = { task: job.data.task, attempt: job.attemptsMade + 1 };
     const result = await this.admit(meta, job, token, taken);
-    if (result === 'ok') return taken.tasks ?? null;
+    if (result === 'ok') return taken.tasks ? { tasks: taken.tasks, started: taken.started } : null;
     if (result !== 'admitted' && result !== 'kicked') return null;
-    return (await this.options.store.get(meta.id))?.tasks ?? null;
+    const tasks = (await this.options.store.get(meta.id))?.tasks;
+    return tasks ? { tasks } : null;
   };
 
-  /** `taken`, from a start job: only the other entry tasks get jobs, and the tasks are put there. */
-  private async admit(meta: RunMeta, job?: Job, token?: string, taken?: { tasks?: Task[] }): Promise<string> {
+  /** `taken`, from a start job: only the other entry tasks get jobs, and its own task is begun. */
+  private async admit(meta: RunMeta, job?: Job, token?: string, taken?: TakenByStartJob): Promise<string> {
     const { store, registry, stepJobs, logger } = this.options;
     if (meta.tasks !== null) {
       if (meta.status === 'running' || meta.status === 'queued' || meta.status === 'cancelling') {
@@ -171,11 +188,16 @@ export class IntakeProcessor {
       if (keepsMemory) state = { ...state, [MEMORY_STATE_KEY]: seed.memory };
       logger.debug({ runId: meta.id, conversationId: meta.conversationId, from: seed.fromRunId, messages: messages.length }, 'run continues its conversation');
     }
-    const admitted = await store.admit(meta.id, graph.version, state, tasks, Date.now(), this.options.telemetry.newRunTrace(), messages);
+    const own = taken && tasks[taken.task];
+    const start = own ? { task: taken.task, data: { node: own.node, superstep: 0, task: taken.task, attempt: taken.attempt } } : undefined;
+    const { admitted, started } = await store.admit(meta.id, graph.version, state, tasks, Date.now(), this.options.telemetry.newRunTrace(), messages, start);
     // 'admitted' means a concurrent attempt got there first and added the jobs itself. A start job is
     // the first task's job already (same id), so it adds only the others.
-    if (admitted === 'ok') await stepJobs.add(meta.id, 0, tasks, graph.id, taken ? new Set(tasks.map((_task, index) => index).filter((index) => index > 0)) : undefined);
-    if (taken) taken.tasks = tasks;
+    if (admitted === 'ok') await stepJobs.add(meta.id, 0, tasks, graph.id, taken ? new Set(tasks.map((_task, index) => index).filter((index) => index !== taken.task)) : undefined);
+    if (taken) {
+      taken.tasks = tasks;
+      taken.started = started;
+    }
     logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');
     return admitted;
   }

@@ -18,6 +18,8 @@ import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepObservation, StepObserver } from '../shared/graph/step-observer.js';
 import type { ActiveSteps } from './active-steps.js';
 import type { StepJobs } from './step-jobs.js';
+import type { StartAdmission } from './intake-processor.js';
+import { StepAbortHandle } from './step-abort.js';
 
 /** How long a step for a graph version this worker lacks waits before another worker may take it. */
 const DEFER_MS = 5000;
@@ -31,8 +33,8 @@ export interface StepProcessorOptions {
   logger: Logger;
   telemetry: Telemetry;
   observers?: StepObserver[];
-  /** Takes a run in from its start job (IntakeProcessor.admitStart); → superstep 0's tasks, or null. */
-  admitStart: (meta: RunMeta, job: Job, token?: string) => Promise<Task[] | null>;
+  /** Takes a run in from its start job (IntakeProcessor.admitStart); → superstep 0's tasks (and its task begun), or null. */
+  admitStart: (meta: RunMeta, job: Job<StepJobData>, token?: string) => Promise<StartAdmission | null>;
 }
 
 type Outcome = 'missing' | 'skip' | 'stale' | 'handoff' | 'written' | 'cancelled' | 'committed' | 'fenced' | 'failed' | 'waiting';
@@ -61,8 +63,12 @@ export class StepProcessor {
       case 'admit': {
         // A start job (DESIGN §2.1): take the run in, then run its first task here. Only a job that has
         // not taken the run in yet gets here (a second 'admit' would mean the intake was refused).
-        const entry = node === START_NODE ? (await this.options.admitStart(begin.meta, job, token))?.[task]?.node : undefined;
-        return entry ? this.step(job, token, entry) : 'stale';
+        const admission = node === START_NODE ? await this.options.admitStart(begin.meta, job, token) : null;
+        const entry = admission?.tasks[task]?.node;
+        if (!entry) return 'stale';
+        // Taken in now: the admission began the task too. Taken in by someone else: BEGIN decides.
+        const { started } = admission;
+        return started ? this.run(job, token, entry, started.meta, started.state, started.memos, attempt) : this.step(job, token, entry);
       }
       case 'handoff':
         // Committed before, maybe not handed on (a crash between commit and add): make sure the next jobs exist.
@@ -212,7 +218,7 @@ export class StepProcessor {
     return 'committed';
   }
 
-  /** Runs the node, racing it against its AbortSignal so an abort is prompt even if the node ignores it. */
+  /** Runs the node, racing it against its abort so an abort is prompt even if the node ignores its signal. */
   private async execute(
     node: CompiledNode,
     state: StateOf<Graph['channels']>,
@@ -223,20 +229,17 @@ export class StepProcessor {
     usage: Usage & { model?: string },
     memos: Record<string, unknown>,
   ): Promise<NodeResult<Graph['channels']> | void> {
-    const controller = new AbortController();
-    const release = this.options.activeSteps.add(data.runId, controller);
+    const abort = new StepAbortHandle();
+    const release = this.options.activeSteps.add(data.runId, abort);
     const timers: NodeJS.Timeout[] = [];
     if (node.timeoutMs !== undefined) {
-      timers.push(setTimeout(() => controller.abort(new StepAbort('timeout', `node '${node.name}' exceeded its timeout of ${node.timeoutMs} ms`)), node.timeoutMs));
+      timers.push(setTimeout(() => abort.abort(new StepAbort('timeout', `node '${node.name}' exceeded its timeout of ${node.timeoutMs} ms`)), node.timeoutMs));
     }
     if (meta.deadlineAt !== null) {
-      timers.push(setTimeout(() => controller.abort(new StepAbort('deadline', `the run passed its deadline (${new Date(meta.deadlineAt!).toISOString()})`)), Math.max(0, meta.deadlineAt - Date.now())));
+      timers.push(setTimeout(() => abort.abort(new StepAbort('deadline', `the run passed its deadline (${new Date(meta.deadlineAt!).toISOString()})`)), Math.max(0, meta.deadlineAt - Date.now())));
     }
     const { store, services } = this.options;
-    const context = createNodeContext({ store, services, meta, data, node: node.name, attempt, abortSignal: controller.signal, logger, usage, memos });
-    const aborted = new Promise<never>((_resolve, reject) => {
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
-    });
+    const context = createNodeContext({ store, services, meta, data, node: node.name, attempt, abort, logger, usage, memos });
     try {
       const observation: StepObservation = {
         runId: data.runId,
@@ -251,7 +254,7 @@ export class StepProcessor {
       const running = Promise.resolve().then(() => node.run(state, context));
       running.catch(() => undefined); // an abandoned node's late failure must not become an unhandled rejection
       try {
-        const result = await Promise.race([running, aborted]);
+        const result = await abort.race(running);
         this.observe('onNodeEnd', { ...observation, endedAt: performance.now(), outcome: 'ok' });
         return result;
       } catch (error) {

@@ -177,11 +177,34 @@ export class RedisRunStore {
 
   /**
    * Initial state, the first tasks and the messages the history starts with (a conversation's earlier
-   * turns), in one script; → 'ok', 'admitted' (before), 'missing', or the status it has.
+   * turns), in one script; → `admitted`: 'ok', 'admitted' (before), 'missing', or the status it has.
+   * `start`: a start job's task, begun in the same script when the run is taken in now (`started`, as BEGIN).
    */
-  admit(runId: string, graphVersion: string, state: Record<string, unknown>, tasks: Task[], now: number, runTrace = '', messages: readonly Message[] = []): Promise<string> {
+  async admit(
+    runId: string,
+    graphVersion: string,
+    state: Record<string, unknown>,
+    tasks: Task[],
+    now: number,
+    runTrace = '',
+    messages: readonly Message[] = [],
+    start?: { task: number; data: Record<string, unknown> },
+  ): Promise<{ admitted: string; started?: Extract<BeginResult, { kind: 'run' }> }> {
     const pairs = Object.entries(state).flatMap(([key, value]) => [key, JSON.stringify(value)]);
-    return this.script<string>(ADMIT_RUN, runId, [now, graphVersion, JSON.stringify(tasks), runTrace, pairs.length / 2, ...pairs, messages.length, ...messages.map((message) => JSON.stringify(message))]);
+    const reply = await this.script<string | unknown[]>(ADMIT_RUN, runId, [
+      now,
+      graphVersion,
+      JSON.stringify(tasks),
+      runTrace,
+      start ? start.task : '',
+      this.eventsMaxLen,
+      start ? JSON.stringify(start.data) : '',
+      pairs.length / 2,
+      ...pairs,
+      messages.length,
+      ...messages.map((message) => JSON.stringify(message)),
+    ]);
+    return typeof reply === 'string' ? { admitted: reply } : { admitted: 'ok', started: parseRun(reply) };
   }
 
   async get(runId: string): Promise<RunMeta | null> {
@@ -210,12 +233,7 @@ export class RedisRunStore {
       case 'admit':
         return { kind: 'admit', meta: parseMeta(pairsToObject(reply[2] as string[])) };
       case 'run':
-        return {
-          kind: 'run',
-          meta: parseStepMeta(reply[2] as (string | null)[]),
-          state: parseState(pairsToObject(reply[3] as string[])),
-          memos: typeof reply[4] === 'string' ? (JSON.parse(reply[4]) as Record<string, unknown>) : {},
-        };
+        return parseRun(reply);
       default:
         return { kind: kind as 'skip' | 'stale' | 'written' | 'cancel', status: reply[1] as RunStatus };
     }
@@ -469,3 +487,13 @@ export interface EventReadOptions {
 }
 
 export { parseMeta, toRunRecord, type RunMeta, type StepMeta };
+
+/** BEGIN's (and a starting ADMIT's) 'run' reply: meta fields as one JSON array, state as one JSON object, memos. */
+function parseRun(reply: unknown[]): Extract<BeginResult, { kind: 'run' }> {
+  return {
+    kind: 'run',
+    meta: parseStepMeta(JSON.parse(reply[2] as string) as (string | false)[]),
+    state: JSON.parse(reply[3] as string) as Record<string, unknown>,
+    memos: typeof reply[4] === 'string' ? (JSON.parse(reply[4]) as Record<string, unknown>) : {},
+  };
+}

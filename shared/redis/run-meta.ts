@@ -56,12 +56,12 @@ export type StepMeta = Pick<
   'id' | 'tenant' | 'status' | 'graph' | 'graphVersion' | 'superstep' | 'tasks' | 'stepCount' | 'maxSteps' | 'deadlineAt' | 'tokenBudget' | 'usage' | 'trace' | 'resume'
 >;
 
-/** BEGIN's HMGET of STEP_META_FIELDS, in that order (null for absent fields), parsed. */
-export function parseStepMeta(values: readonly (string | null)[]): StepMeta {
+/** BEGIN's HMGET of STEP_META_FIELDS, in that order (false or null for absent fields), parsed. */
+export function parseStepMeta(values: readonly (string | false | null)[]): StepMeta {
   const fields: Record<string, string> = {};
   STEP_META_FIELDS.forEach((field, index) => {
     const value = values[index];
-    if (value !== null && value !== undefined) fields[field] = value;
+    if (typeof value === 'string') fields[field] = value;
   });
   return parseMeta(fields);
 }

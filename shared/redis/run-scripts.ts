@@ -26,6 +26,39 @@ end
 local function event(maxlen, kind, data)
   return redis.call('XADD', KEYS[5], 'MAXLEN', '~', maxlen, '*', 'type', kind, 'data', data)
 end
+-- cmd key ARGV[from .. from + count - 1], in as few calls as unpack's stack allows (count even for HSET).
+local function push_all(cmd, key, from, count)
+  local done = 0
+  while done < count do
+    local last = math.min(done + 500, count)
+    redis.call(cmd, key, unpack(ARGV, from + done, from + last - 1))
+    done = last
+  end
+end
+`;
+
+const STEP_FIELDS_LUA = STEP_META_FIELDS.map((field) => `'${field}'`).join(', ');
+
+/**
+ * The start of a step that will run: marks a queued run running (run-start), emits step-start and
+ * replies with what the step reads. m: the run's STEP_META_FIELDS (HMGET), checked by the caller.
+ */
+const START_TASK = `
+local function start_task(m, superstep, task, now, maxlen, start_data)
+  if m[1] == 'queued' then
+    redis.call('HSET', KEYS[1], 'status', 'running', 'startedAt', now, 'updatedAt', now)
+    event(maxlen, 'run-start', '{}')
+    m[1] = 'running'
+  end
+  event(maxlen, 'step-start', start_data)
+  -- The state as one JSON object: its fields hold JSON already, so they go in as they are, and the worker
+  -- decodes one string instead of a reply of 2n bulk strings (measured: a step's largest reply).
+  local s = redis.call('HGETALL', KEYS[2])
+  local fields = {}
+  for i = 1, #s, 2 do fields[#fields + 1] = cjson.encode(s[i]) .. ':' .. s[i + 1] end
+  -- The step's memos (saved paid work of an earlier attempt) come along, so a model call needs no read.
+  return {'run', 'running', cjson.encode(m), '{' .. table.concat(fields, ',') .. '}', redis.call('HGET', KEYS[7], 's' .. superstep .. '.t' .. task)}
+end
 `;
 
 /** ARGV: field/value pairs of the meta hash. Creates the run unless it exists. → 1 created, or the existing run's meta pairs */
@@ -38,26 +71,30 @@ return 1
 /**
  * The intake's hand-over: initial state, the first superstep's tasks, and the messages a conversation's
  * run starts with — in one script, so a duplicate intake delivery can never seed a history twice or
- * overwrite one that steps already appended to.
- * ARGV: 1 now · 2 graphVersion · 3 tasks JSON · 4 trace ('' = none) · 5 n · then n state field/value pairs
- *   · then m · m messages JSON (m may be absent: no messages)
- * → 'ok' | 'missing' | 'admitted' (done before) | <status> (no longer queued)
+ * overwrite one that steps already appended to. A start job (DESIGN §2.1) also starts its task here,
+ * which saves it a second BEGIN.
+ * ARGV: 1 now · 2 graphVersion · 3 tasks JSON · 4 trace ('' = none) · 5 task to start ('' = none)
+ *   · 6 events maxlen · 7 step-start data JSON · 8 n · then n state field/value pairs · then m · m messages
+ *   JSON (m may be absent: no messages)
+ * → 'ok' | 'missing' | 'admitted' (done before) | <status> (no longer queued) | BEGIN's 'run' reply (task started)
  */
-export const ADMIT_RUN = `
+export const ADMIT_RUN = `${TERMINAL}${START_TASK}
 local m = redis.call('HMGET', KEYS[1], 'status', 'tasks')
 if not m[1] then return 'missing' end
 if m[2] then return 'admitted' end
 if m[1] ~= 'queued' then return m[1] end
-local n = tonumber(ARGV[5])
-for i = 0, n - 1 do redis.call('HSET', KEYS[2], ARGV[6 + 2 * i], ARGV[7 + 2 * i]) end
-local seeded = tonumber(ARGV[6 + 2 * n] or '0')
+local n = tonumber(ARGV[8])
+push_all('HSET', KEYS[2], 9, 2 * n)
+local pos = 9 + 2 * n
+local seeded = tonumber(ARGV[pos] or '0')
 if seeded > 0 then
   redis.call('DEL', KEYS[3])
-  for i = 1, seeded do redis.call('RPUSH', KEYS[3], ARGV[6 + 2 * n + i]) end
+  push_all('RPUSH', KEYS[3], pos + 1, seeded)
 end
 redis.call('HSET', KEYS[1], 'graphVersion', ARGV[2], 'tasks', ARGV[3], 'superstep', 0, 'updatedAt', ARGV[1])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'trace', ARGV[4]) end
-return 'ok'
+if ARGV[5] == '' then return 'ok' end
+return start_task(redis.call('HMGET', KEYS[1], ${STEP_FIELDS_LUA}), '0', ARGV[5], ARGV[1], ARGV[6], ARGV[7])
 `;
 
 /**
@@ -65,10 +102,10 @@ return 'ok'
  * it should run, marks the run running and emits step-start in the same round trip.
  * ARGV: 1 superstep · 2 task · 3 now · 4 events maxlen · 5 step-start data JSON
  * → {'missing'} | {'skip', status} | {'stale', status} | {'admit', status, meta pairs} | {'handoff', status, tasks, superstep}
- *   | {'written', status} | {'cancel', status} | {'run', status, STEP_META_FIELDS values, state pairs, memos JSON or nil}
+ *   | {'written', status} | {'cancel', status} | {'run', status, STEP_META_FIELDS values as one JSON array (false: absent), state as one JSON object, memos JSON or nil}
  */
-export const BEGIN_STEP = `${TERMINAL}
-local m = redis.call('HMGET', KEYS[1], ${STEP_META_FIELDS.map((field) => `'${field}'`).join(', ')})
+export const BEGIN_STEP = `${TERMINAL}${START_TASK}
+local m = redis.call('HMGET', KEYS[1], ${STEP_FIELDS_LUA})
 local status = m[1]
 if not status then return {'missing'} end
 if terminal(status) or status == 'waiting' then return {'skip', status} end
@@ -77,16 +114,10 @@ if current == k + 1 then return {'handoff', status, m[3], tostring(current)} end
 -- Not taken in yet: the run's start job (superstep 0, task 0) takes it in, then runs its first task.
 if not m[3] and status == 'queued' and k == 0 and ARGV[2] == '0' then return {'admit', status, redis.call('HGETALL', KEYS[1])} end
 if current ~= k or not m[3] then return {'stale', status} end
-if redis.call('HEXISTS', KEYS[6], ARGV[2]) == 1 then return {'written', status} end
+-- Only a parallel superstep stores writes: its tasks JSON lists more than one object.
+if (ARGV[2] ~= '0' or string.find(m[3], '},{', 1, true)) and redis.call('HEXISTS', KEYS[6], ARGV[2]) == 1 then return {'written', status} end
 if status == 'cancelling' then return {'cancel', status} end
-if status == 'queued' then
-  redis.call('HSET', KEYS[1], 'status', 'running', 'startedAt', ARGV[3], 'updatedAt', ARGV[3])
-  event(ARGV[4], 'run-start', '{}')
-  m[1] = 'running'
-end
-event(ARGV[4], 'step-start', ARGV[5])
--- The step's memos (saved paid work of an earlier attempt) come along, so a model call needs no read.
-return {'run', 'running', m, redis.call('HGETALL', KEYS[2]), redis.call('HGET', KEYS[7], 's' .. ARGV[1] .. '.t' .. ARGV[2])}
+return start_task(m, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 `;
 
 /**
@@ -111,7 +142,8 @@ local mode, now, maxlen = ARGV[3], ARGV[4], ARGV[5]
 if status ~= 'running' and status ~= 'cancelling' and not (status == 'waiting' and mode == 'task') then return {'fenced'} end
 local index = -1
 if mode == 'single' or mode == 'task' then
-  if redis.call('HEXISTS', KEYS[6], ARGV[2]) == 1 then return {'fenced'} end
+  -- A single task's superstep has no stored writes: its commit is fenced by the cursor alone.
+  if mode == 'task' and redis.call('HEXISTS', KEYS[6], ARGV[2]) == 1 then return {'fenced'} end
   index = redis.call('HINCRBY', KEYS[1], 'stepCount', 1) - 1
   redis.call('RPUSH', KEYS[4], '{"index":' .. index .. ',' .. string.sub(ARGV[7], 2))
   if ARGV[13] ~= '0' then redis.call('HINCRBY', KEYS[1], 'inputTokens', ARGV[13]) end
@@ -128,11 +160,10 @@ else
   if redis.call('HLEN', KEYS[6]) ~= tonumber(ARGV[9]) then return {'fenced'} end
   redis.call('DEL', KEYS[6])
 end
-local pos = 16
-local n = tonumber(ARGV[pos]); pos = pos + 1
-for i = 1, n do redis.call('HSET', KEYS[2], ARGV[pos], ARGV[pos + 1]); pos = pos + 2 end
-local count = tonumber(ARGV[pos]); pos = pos + 1
-for i = 1, count do redis.call('RPUSH', KEYS[3], ARGV[pos]); pos = pos + 1 end
+local n = tonumber(ARGV[16])
+push_all('HSET', KEYS[2], 17, 2 * n)
+local pos = 17 + 2 * n
+push_all('RPUSH', KEYS[3], pos + 1, tonumber(ARGV[pos]))
 local next_superstep = tonumber(ARGV[1]) + 1
 if status == 'cancelling' and ARGV[10] ~= 'completed' then
   -- The step finished despite the cancellation: keep its commit, then stop at this boundary.

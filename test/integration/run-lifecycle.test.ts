@@ -62,6 +62,43 @@ describe('a chain run through the queue', () => {
     expect(events.at(-1)).toMatchObject({ type: 'run-end', data: { status: 'cancelled', error: { code: 'CANCELLED' } } });
   });
 
+  it("a start job's admission begins its task in the same script; a second admission begins nothing", async () => {
+    const { store } = env.client;
+    const id = `run_admitstart${Date.now()}`;
+    await store.create({ id, tenant: 'default', graph: 'chain', input: { steps: 2 }, maxSteps: 10, now: Date.now() });
+    const start = { task: 0, data: { node: 'step', superstep: 0, task: 0, attempt: 1 } };
+    const first = await store.admit(id, '1', { steps: 2, visited: [] }, [{ node: 'step' }], Date.now(), '', [], start);
+    expect(first).toEqual({
+      admitted: 'ok',
+      started: { kind: 'run', meta: expect.objectContaining({ id, status: 'running', graphVersion: '1', superstep: 0, tasks: [{ node: 'step' }] }), state: { steps: 2, visited: [] }, memos: {} },
+    });
+    expect((await store.events(id)).map((event) => [event.type, event.data])).toEqual([
+      ['run-start', {}],
+      ['step-start', start.data],
+    ]);
+    expect(await store.admit(id, '1', { steps: 2, visited: [] }, [{ node: 'step' }], Date.now(), '', [], start)).toEqual({ admitted: 'admitted' });
+    expect(await store.events(id)).toHaveLength(2);
+  });
+
+  it('BEGIN answers written for a parallel task whose write is stored, and run for its sibling', async () => {
+    const { store } = env.client;
+    const id = `run_written${Date.now()}`;
+    const tasks = [{ node: 'a' }, { node: 'b' }];
+    await store.create({ id, tenant: 'default', graph: 'chain', input: {}, maxSteps: 10, now: Date.now() });
+    await store.admit(id, '1', { visited: [] }, tasks, Date.now());
+    const begin = (task: number) => store.begin(id, 0, task, { node: tasks[task]!.node, superstep: 0, task, attempt: 1 }, Date.now());
+    expect(await begin(0)).toMatchObject({ kind: 'run' });
+    const at = new Date().toISOString();
+    const stored = await store.commit(
+      { runId: id, superstep: 0, task: 0, mode: 'task', step: { superstep: 0, task: 0, node: 'a', attempts: 1, startedAt: at, endedAt: at }, write: { node: 'a', update: {}, messages: [] }, totalTasks: 2, outcome: { kind: 'next', tasks: [] }, state: {}, messages: [] },
+      Date.now(),
+    );
+    expect(stored).toEqual({ kind: 'stored', index: 0, count: 1 });
+    // Task 0's job delivered again (a stall): its write is there, so it does not run twice.
+    expect(await begin(0)).toEqual({ kind: 'written', status: 'running' });
+    expect(await begin(1)).toMatchObject({ kind: 'run' });
+  });
+
   it('emits run-start, step-start/step-end per step and run-end last', async () => {
     const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 2 } });
     const types: string[] = [];
