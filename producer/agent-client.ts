@@ -2,11 +2,11 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../shared/config.js';
 import { AgentqError } from '../shared/errors.js';
-import { formatZodError, stepJobId, type StepJobData, type StoredRunJob } from '../shared/job-schema.js';
+import { stepJobId, type StepJobData, type StoredRunJob } from '../shared/job-schema.js';
 import { INTAKE_QUEUE, queueStreamOptions, STEP_QUEUE } from '../shared/queues.js';
 import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
 import { RedisRunStore, type ListFilter } from '../shared/redis/redis-run-store.js';
-import { enqueueRequestSchema, INTAKE_JOB_OPTIONS, RunEnqueuer, type EnqueueRequest } from '../shared/run-enqueuer.js';
+import { enqueueRequestSchema, INTAKE_JOB_OPTIONS, parseEnqueueRequest, RunEnqueuer, type EnqueueRequest } from '../shared/run-enqueuer.js';
 import { BatchDispatcher } from '../shared/batches/batch-dispatcher.js';
 import type { BatchRecord, BatchRequest, BatchResult } from '../shared/batches/batch-schema.js';
 import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../shared/run-record.js';
@@ -109,10 +109,9 @@ export class AgentClient {
    */
   async enqueue(request: EnqueueRequest): Promise<RunRecord> {
     // Validate before touching Redis, so a bad request is an error even when Redis is down.
-    const parsed = enqueueRequestSchema.safeParse(request);
-    if (!parsed.success) throw new AgentqError('INVALID_INPUT', `invalid run request: ${formatZodError(parsed.error)}`, { details: parsed.error.issues });
+    const valid = parseEnqueueRequest(request);
     await this.ready();
-    return (await this.enqueuer.enqueue({ tenant: this.tenant, ...request })).record;
+    return (await this.enqueuer.enqueueValid({ tenant: this.tenant, ...valid })).record;
   }
 
   /** Waits until Redis answers (the queues connect lazily), failing fast if it does not. */

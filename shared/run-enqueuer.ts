@@ -11,6 +11,15 @@ import type { RunRecord } from './run-record.js';
 export const enqueueRequestSchema = runJobSchema.omit({ v: true });
 export type EnqueueRequest = z.input<typeof enqueueRequestSchema>;
 
+export type ValidEnqueueRequest = z.output<typeof enqueueRequestSchema>;
+
+/** The request checked against job schema v1; → it parsed, or INVALID_INPUT naming each problem. */
+export function parseEnqueueRequest(request: EnqueueRequest): ValidEnqueueRequest {
+  const parsed = enqueueRequestSchema.safeParse(request);
+  if (!parsed.success) throw new AgentqError('INVALID_INPUT', `invalid run request: ${formatZodError(parsed.error)}`, { details: parsed.error.issues });
+  return parsed.data;
+}
+
 export const INTAKE_JOB_OPTIONS = {
   attempts: 5,
   backoff: { type: 'exponential', delay: 1000 },
@@ -54,9 +63,11 @@ export class RunEnqueuer {
   ) {}
 
   async enqueue(request: EnqueueRequest, extras: EnqueueExtras = {}): Promise<{ record: RunRecord; created: boolean; meta: RunMeta }> {
-    const parsed = enqueueRequestSchema.safeParse(request);
-    if (!parsed.success) throw new AgentqError('INVALID_INPUT', `invalid run request: ${formatZodError(parsed.error)}`, { details: parsed.error.issues });
-    const data = parsed.data;
+    return this.enqueueValid(parseEnqueueRequest(request), extras);
+  }
+
+  /** `enqueue` for a request already through parseEnqueueRequest (the client checks it before waiting for Redis). */
+  async enqueueValid(data: ValidEnqueueRequest, extras: EnqueueExtras = {}): Promise<{ record: RunRecord; created: boolean; meta: RunMeta }> {
     const tenant = data.tenant ?? this.config.tenant;
     const runId = data.runId ?? (data.idempotencyKey ? runIdForIdempotencyKey(tenant, data.idempotencyKey) : newRunId());
     const now = Date.now();
