@@ -97,9 +97,13 @@ export function graphIdOf(run: { graph: string; graphVersion: string | null }): 
   return run.graphVersion ? `${run.graph}@${run.graphVersion}` : run.graph;
 }
 
-/** BullMQ options of a step job: its deterministic id, its attempts, agentq's backoff, retention. */
-export function stepJobOptions(jobId: string, attempts: number, keep: { keepCompleted: number; keepFailed: number }): JobsOptions {
-  return { jobId, attempts, backoff: { type: 'agentq' }, removeOnComplete: { count: keep.keepCompleted }, removeOnFail: { count: keep.keepFailed } };
+/**
+ * BullMQ options of a step job: its deterministic id, its attempts, agentq's backoff. Retention is the
+ * step worker's (AGENTQ_KEEP_COMPLETED_JOBS / _FAILED_JOBS, start-worker.ts), not each job's: BullMQ
+ * packs, stores and parses back a job's options at every add and fetch, and the worker's apply alike.
+ */
+export function stepJobOptions(jobId: string, attempts: number): JobsOptions {
+  return { jobId, attempts, backoff: { type: 'agentq' } };
 }
 
 /** A zod error as one readable line: `input.steps: expected number, received string`. */

@@ -34,8 +34,8 @@ export const INTAKE_JOB_OPTIONS = {
 export const START_JOB_ATTEMPTS = 10;
 
 /** The options of a run's start job: the step job id of superstep 0, task 0. */
-export function startJobOptions(runId: string, config: Pick<Config, 'keepCompletedJobs' | 'keepFailedJobs'>): JobsOptions {
-  return stepJobOptions(stepJobId(runId, 0, 0), START_JOB_ATTEMPTS, { keepCompleted: config.keepCompletedJobs, keepFailed: config.keepFailedJobs });
+export function startJobOptions(runId: string): JobsOptions {
+  return stepJobOptions(stepJobId(runId, 0, 0), START_JOB_ATTEMPTS);
 }
 
 export interface EnqueueExtras {
@@ -53,7 +53,7 @@ export class RunEnqueuer {
   constructor(
     private readonly store: RedisRunStore,
     private readonly stepQueue: Queue<StepJobData>,
-    private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'keepCompletedJobs' | 'keepFailedJobs'>,
+    private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'>,
     /**
      * A worker's own intake, for runs a worker enqueues (a batch's next question): it takes the run in
      * at once and adds the entry tasks' jobs itself. → false when it cannot (this worker lacks the
@@ -93,7 +93,7 @@ export class RunEnqueuer {
     if (meta.status === 'queued' && meta.tasks === null) {
       // A failed inline intake falls back to the start job; taking a run in twice is a no-op.
       if (this.admitInline && (await this.admitInline(meta).catch(() => false))) return { record: toRunRecord(meta), created, meta };
-      await this.stepQueue.add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) }, startJobOptions(runId, this.config));
+      await this.stepQueue.add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) }, startJobOptions(runId));
     }
     return { record: toRunRecord(meta), created, meta };
   }

@@ -125,7 +125,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   // On the connection of a step's commit: its next job is added right behind it (StepProcessor).
   const stepQueue = new Queue<StepJobData>(STEP_QUEUE, { ...queueOptions, connection: stepRedis });
   const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
-  const stepJobs = new StepJobs(stepQueue, registry, { keepCompleted: config.keepCompletedJobs, keepFailed: config.keepFailedJobs });
+  const stepJobs = new StepJobs(stepQueue, registry);
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry });
   // Batches: when a run of a batch finishes, its slot goes to the batch's next question.
   const batches = new BatchDispatcher({
@@ -161,7 +161,12 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
       },
     },
   };
-  const stepWorker = new Worker<StepJobData>(STEP_QUEUE, stepProcessor.process, workerOptions);
+  // Step jobs carry no retention of their own (stepJobOptions): the step worker keeps the last N.
+  const stepWorker = new Worker<StepJobData>(STEP_QUEUE, stepProcessor.process, {
+    ...workerOptions,
+    removeOnComplete: { count: config.keepCompletedJobs },
+    removeOnFail: { count: config.keepFailedJobs },
+  });
   const intakeWorker = new Worker(INTAKE_QUEUE, intakeProcessor.process, { ...workerOptions, concurrency: Math.max(1, Math.ceil(concurrency / 2)) });
   for (const worker of [stepWorker, intakeWorker]) {
     worker.on('error', (error) => logger.warn({ err: error.message }, 'queue worker error (will retry)'));

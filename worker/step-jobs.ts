@@ -5,11 +5,6 @@ import { stepJobId, stepJobOptions, type StepJobData } from '../shared/job-schem
 
 const LIVE_STATES = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
 
-export interface StepJobsOptions {
-  keepCompleted: number;
-  keepFailed: number;
-}
-
 /**
  * Adds step jobs: one per task of a superstep, with deterministic ids (`{runId}.s{k}.t{i}`) and the
  * attempts of the node's retry policy. The id dedupes concurrent adds while the job exists; the run's
@@ -19,13 +14,12 @@ export class StepJobs {
   constructor(
     private readonly queue: Queue<StepJobData>,
     private readonly registry: GraphRegistry,
-    private readonly options: StepJobsOptions,
   ) {}
 
   private jobOptions(graphId: string, node: string, jobId: string): JobsOptions {
     const [name, version] = splitGraphId(graphId);
     const policy = this.registry.find(name, version)?.nodes.get(node)?.retry;
-    return stepJobOptions(jobId, policy?.maxAttempts ?? 3, this.options);
+    return stepJobOptions(jobId, policy?.maxAttempts ?? 3);
   }
 
   async add(runId: string, superstep: number, tasks: Task[], graphId: string, only?: Set<number>): Promise<void> {
