@@ -74,7 +74,9 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
     record('engine_steps_per_s_r10', (totals.r10 * STEPS) / (r10.elapsedMs / 1000));
     const r100Steps = totals.r100 * STEPS;
     // A 200-step run whose history grows by one message per step: does a step cost more late than early?
-    const growth = await chainRun(engine, 1, quick ? 1 : 3, { steps: 200, appendMessages: true });
+    // Nine runs, one at a time: a transition takes 0.3-1 ms, and with three runs (30 samples a side) two
+    // benchmark runs of the same code gave 1.07 and 1.40.
+    const growth = await chainRun(engine, 1, quick ? 1 : 9, { steps: 200, appendMessages: true });
     const early: number[] = [];
     const late: number[] = [];
     for (const list of await stepTimingsOf(engine, growth.runIds)) {
