@@ -22,11 +22,13 @@ export interface StartAdmission {
   started?: Extract<BeginResult, { kind: 'run' }>;
 }
 
-interface TakenByStartJob {
-  task: number;
-  attempt: number;
-  tasks?: Task[];
-  started?: StartAdmission['started'];
+/**
+ * What `admit` did: `result` 'ok' (taken in now), 'admitted' (by a concurrent attempt), 'kicked' (taken
+ * in before), 'deferred' or the run's status. Once the input passed, the entry tasks; and a start job's
+ * task, begun, when the run was taken in now.
+ */
+interface Admitted extends Partial<StartAdmission> {
+  result: string;
 }
 
 export interface IntakeProcessorOptions {
@@ -56,7 +58,7 @@ export class IntakeProcessor {
 
   process = async (job: Job, token?: string): Promise<string> => {
     const meta = await this.runOf(job);
-    return this.admit(meta, job, token);
+    return (await this.admit(meta, job, token)).result;
   };
 
   private async runOf(job: Job): Promise<RunMeta> {
@@ -132,25 +134,24 @@ export class IntakeProcessor {
    * when it was taken in now, the job's task already begun (as BEGIN's 'run': no second BEGIN).
    */
   admitStart = async (meta: RunMeta, job: Job<StepJobData>, token?: string): Promise<StartAdmission | null> => {
-    const taken: TakenByStartJob = { task: job.data.task, attempt: job.attemptsMade + 1 };
-    const result = await this.admit(meta, job, token, taken);
-    if (result === 'ok') return taken.tasks ? { tasks: taken.tasks, started: taken.started } : null;
+    const { result, tasks: taken, started } = await this.admit(meta, job, token, { task: job.data.task, attempt: job.attemptsMade + 1 });
+    if (result === 'ok') return taken ? { tasks: taken, started } : null;
     if (result !== 'admitted' && result !== 'kicked') return null;
     const tasks = (await this.options.store.get(meta.id))?.tasks;
     return tasks ? { tasks } : null;
   };
 
-  /** `taken`, from a start job: only the other entry tasks get jobs, and its own task is begun. */
-  private async admit(meta: RunMeta, job?: Job, token?: string, taken?: TakenByStartJob): Promise<string> {
+  /** `own`, a start job's task: only the other entry tasks get jobs, and that one is begun. */
+  private async admit(meta: RunMeta, job?: Job, token?: string, own?: { task: number; attempt: number }): Promise<Admitted> {
     const { store, registry, stepJobs, logger } = this.options;
     if (meta.tasks !== null) {
       if (meta.status === 'running' || meta.status === 'queued' || meta.status === 'cancelling') {
         const done = new Set((await store.writes(meta.id)).keys());
         await stepJobs.ensure(meta.id, meta.superstep, meta.tasks, graphIdOf(meta), done);
       }
-      return 'kicked';
+      return { result: 'kicked' };
     }
-    if (meta.status !== 'queued') return meta.status;
+    if (meta.status !== 'queued') return { result: meta.status };
     const reject = async (error: AgentqError): Promise<never> => {
       await store.finish(meta.id, 'failed', error.toRecord(), Date.now(), { onlyFrom: 'queued' });
       throw new UnrecoverableError(`${error.code}: ${error.message}`);
@@ -161,7 +162,7 @@ export class IntakeProcessor {
         return reject(new AgentqError('UNKNOWN_GRAPH', `unknown graph '${meta.graph}'; this worker runs: ${registry.names().join(', ') || 'none'}`));
       }
       // The name is known but not this version: another worker may have it.
-      if (!job) return 'deferred';
+      if (!job) return { result: 'deferred' };
       await store.addEvent(meta.id, 'step-deferred', { reason: `this worker lacks ${meta.graph}@${meta.graphVersion}; it has ${registry.ids().join(', ')}` });
       await job.moveToDelayed(Date.now() + 5000, token);
       throw new DelayedError();
@@ -188,17 +189,13 @@ export class IntakeProcessor {
       if (keepsMemory) state = { ...state, [MEMORY_STATE_KEY]: seed.memory };
       logger.debug({ runId: meta.id, conversationId: meta.conversationId, from: seed.fromRunId, messages: messages.length }, 'run continues its conversation');
     }
-    const own = taken && tasks[taken.task];
-    const start = own ? { task: taken.task, data: { node: own.node, superstep: 0, task: taken.task, attempt: taken.attempt } } : undefined;
+    const ownNode = own && tasks[own.task]?.node;
+    const start = own && ownNode ? { task: own.task, data: { node: ownNode, superstep: 0, task: own.task, attempt: own.attempt } } : undefined;
     const { admitted, started } = await store.admit(meta.id, graph.version, state, tasks, Date.now(), this.options.telemetry.newRunTrace(), messages, start);
     // 'admitted' means a concurrent attempt got there first and added the jobs itself. A start job is
     // the first task's job already (same id), so it adds only the others.
-    if (admitted === 'ok') await stepJobs.add(meta.id, 0, tasks, graph.id, taken ? new Set(tasks.map((_task, index) => index).filter((index) => index !== taken.task)) : undefined);
-    if (taken) {
-      taken.tasks = tasks;
-      taken.started = started;
-    }
+    if (admitted === 'ok') await stepJobs.add(meta.id, 0, tasks, graph.id, own ? new Set(tasks.map((_task, index) => index).filter((index) => index !== own.task)) : undefined);
     logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');
-    return admitted;
+    return { result: admitted, tasks, started };
   }
 }
