@@ -11,15 +11,15 @@ export class ActiveSteps {
   private readonly byRun = new Map<string, Set<StepAbortHandle>>();
   private subscriber: Redis | undefined;
 
-  add(runId: string, controller: StepAbortHandle): () => void {
+  add(runId: string, handle: StepAbortHandle): () => void {
     let set = this.byRun.get(runId);
     if (!set) {
       set = new Set();
       this.byRun.set(runId, set);
     }
-    set.add(controller);
+    set.add(handle);
     return () => {
-      set.delete(controller);
+      set.delete(handle);
       if (set.size === 0) this.byRun.delete(runId);
     };
   }
@@ -31,7 +31,7 @@ export class ActiveSteps {
   }
 
   abortRun(runId: string, reason: StepAbort): void {
-    for (const controller of this.byRun.get(runId) ?? []) controller.abort(reason);
+    for (const handle of this.byRun.get(runId) ?? []) handle.abort(reason);
   }
 
   abortAll(reason: StepAbort): void {
