@@ -2,8 +2,9 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../shared/config.js';
 import { AgentqError } from '../shared/errors.js';
-import { stepJobId, type StepJobData, type StoredRunJob } from '../shared/job-schema.js';
-import { INTAKE_QUEUE, queueStreamOptions, STEP_QUEUE } from '../shared/queues.js';
+import { stepJobId, type StoredRunJob } from '../shared/job-schema.js';
+import { INTAKE_QUEUE, queueStreamOptions } from '../shared/queues.js';
+import { StepQueues } from '../shared/step-queues.js';
 import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
 import { RedisRunStore, type ListFilter } from '../shared/redis/redis-run-store.js';
 import { enqueueRequestSchema, INTAKE_JOB_OPTIONS, parseEnqueueRequest, RunEnqueuer, type EnqueueRequest } from '../shared/run-enqueuer.js';
@@ -44,7 +45,7 @@ export class AgentClient {
   private readonly tenant: string;
   private readonly redis: Redis;
   private readonly intakeQueue: Queue;
-  private readonly stepQueue: Queue<StepJobData>;
+  private readonly stepQueues: StepQueues;
   private readonly readers = new Set<Redis>();
   private readonly runFinished: RunFinishedHook;
   private readonly enqueuer: RunEnqueuer;
@@ -60,6 +61,7 @@ export class AgentClient {
     this.runFinished = createRunFinishedHook({ redis: this.redis, config: this.config });
     this.store = new RedisRunStore(this.redis, {
       keyPrefix: this.config.keyPrefix,
+      shards: this.config.shards,
       retentionSeconds: this.config.retentionSeconds,
       eventsMaxLen: this.config.eventsMaxLen,
       onFinished: this.runFinished,
@@ -71,11 +73,11 @@ export class AgentClient {
       commandTimeout: this.config.redisCommandTimeoutMs,
       retryStrategy: reconnectDelay,
     };
-    const queueOptions = { connection, prefix: this.config.queuePrefix, ...queueStreamOptions(this.config.queueEventsMaxLen) };
-    this.intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
-    this.stepQueue = new Queue<StepJobData>(STEP_QUEUE, queueOptions);
-    for (const queue of [this.intakeQueue, this.stepQueue]) queue.on('error', () => undefined);
-    this.enqueuer = new RunEnqueuer(this.store, this.stepQueue, this.config);
+    const streams = queueStreamOptions(this.config.queueEventsMaxLen);
+    this.intakeQueue = new Queue(INTAKE_QUEUE, { connection, prefix: this.config.queuePrefix, ...streams });
+    this.intakeQueue.on('error', () => undefined);
+    this.stepQueues = new StepQueues(this.config.shards, this.config.queuePrefix, { connection, ...streams });
+    this.enqueuer = new RunEnqueuer(this.store, this.stepQueues, this.config);
     const dispatcher = new BatchDispatcher({
       redis: this.redis,
       keys: this.store.keys,
@@ -193,7 +195,7 @@ export class AgentClient {
     const meta = await this.store.get(runId);
     if (!meta?.tasks || meta.status !== 'cancelling') return;
     for (let task = 0; task < meta.tasks.length; task += 1) {
-      const job = await this.stepQueue.getJob(stepJobId(runId, meta.superstep, task));
+      const job = await this.stepQueues.forRun(runId).getJob(stepJobId(runId, meta.superstep, task));
       if (!job) continue;
       const state = await job.getState();
       if (state === 'active') return; // the worker running it ends the run
@@ -276,7 +278,7 @@ export class AgentClient {
 
   async close(): Promise<void> {
     for (const reader of this.readers) reader.disconnect();
-    await Promise.all([this.intakeQueue.close(), this.stepQueue.close(), this.runFinished.close()]);
+    await Promise.all([this.intakeQueue.close(), this.stepQueues.close(), this.runFinished.close()]);
     // quit() needs a ready connection (there is no offline queue); a connection still connecting is dropped.
     if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
     else this.redis.disconnect();

@@ -30,6 +30,14 @@ const envSchema = z.object({
   AGENTQ_DEFAULT_MAX_STEPS: int(100, 1),
   AGENTQ_DEFAULT_DEADLINE_MS: int(0),
   AGENTQ_WORKER_CONCURRENCY: int(8, 1),
+  AGENTQ_SHARDS: z.coerce
+    .number({ error: 'AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)' })
+    .int('AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)')
+    .min(1, 'AGENTQ_SHARDS must be at least 1 (set 1 unless you run Redis Cluster)')
+    .max(1024, 'AGENTQ_SHARDS must be at most 1024')
+    .default(1),
+  AGENTQ_EAGER_HOPS: int(20),
+  AGENTQ_STATE_CACHE_SIZE: int(1000),
   AGENTQ_LOCK_DURATION_MS: int(5000, 1000),
   AGENTQ_STALLED_INTERVAL_MS: int(2500, 500),
   AGENTQ_MAX_STALLED_COUNT: int(10, 1),
@@ -160,6 +168,12 @@ export interface Config {
   /** 0 = no deadline unless a run sets one. */
   defaultDeadlineMs: number;
   concurrency: number;
+  /** Step-queue shards (AGENTQ_SHARDS); the same in every process of a deployment. */
+  shards: number;
+  /** Steps of one run a worker may run in a row by eager dispatch before its next job goes through the queue (0: off). */
+  eagerHops: number;
+  /** Runs whose latest state a worker keeps in memory (LRU; 0: off). */
+  stateCacheSize: number;
   lockDurationMs: number;
   stalledIntervalMs: number;
   maxStalledCount: number;
@@ -286,6 +300,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultMaxSteps: e.AGENTQ_DEFAULT_MAX_STEPS,
     defaultDeadlineMs: e.AGENTQ_DEFAULT_DEADLINE_MS,
     concurrency: e.AGENTQ_WORKER_CONCURRENCY,
+    shards: e.AGENTQ_SHARDS,
+    eagerHops: e.AGENTQ_EAGER_HOPS,
+    stateCacheSize: e.AGENTQ_STATE_CACHE_SIZE,
     lockDurationMs: e.AGENTQ_LOCK_DURATION_MS,
     stalledIntervalMs: e.AGENTQ_STALLED_INTERVAL_MS,
     maxStalledCount: e.AGENTQ_MAX_STALLED_COUNT,

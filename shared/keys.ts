@@ -1,9 +1,15 @@
+import { shardOf, shardTag } from './shards.js';
+
 /**
- * Every Redis key of the run store is built here (DESIGN §3). One run's keys share the hash tag
- * `{run:<id>}` so they live in one Redis Cluster slot and a Lua script over them stays atomic.
+ * Every Redis key of the run store is built here (DESIGN §3). One run's keys carry its shard's hash tag
+ * (`agentq:{s<k>}:run:<id>:meta`), the tag of the shard's step queue too, so the step transition — a
+ * Lua script over the run's keys and that queue's keys — stays in one Redis Cluster slot.
  * BullMQ's keys are BullMQ's business (its own prefix); nothing here touches them.
  */
 export const DEFAULT_KEY_PREFIX = 'agentq';
+
+/** A run's keys in the order the Lua scripts take them (KEYS[1] … KEYS[7]). */
+export const RUN_KEY_SUFFIXES = ['meta', 'state', 'messages', 'steps', 'events', 'writes', 'memo'] as const;
 
 export interface RunKeys {
   meta: string;
@@ -38,10 +44,24 @@ export interface DocumentKeys {
 }
 
 export class Keys {
-  constructor(readonly prefix: string = DEFAULT_KEY_PREFIX) {}
+  /** `shards`: AGENTQ_SHARDS; every process of a deployment must use the same value. */
+  constructor(
+    readonly prefix: string = DEFAULT_KEY_PREFIX,
+    readonly shards = 1,
+  ) {}
+
+  /** The shard a run lives on. */
+  shardOf(runId: string): number {
+    return shardOf(runId, this.shards);
+  }
+
+  /** What a run's keys start with, before `<id>:meta`: Lua builds a fetched job's run keys from it. */
+  runKeyPrefix(shard: number): string {
+    return `${this.prefix}:${shardTag(shard)}:run:`;
+  }
 
   run(runId: string): RunKeys {
-    const base = `${this.prefix}:{run:${runId}}`;
+    const base = `${this.runKeyPrefix(this.shardOf(runId))}${runId}`;
     return {
       meta: `${base}:meta`,
       state: `${base}:state`,
@@ -53,10 +73,20 @@ export class Keys {
     };
   }
 
-  /** All keys of a run, in a fixed order (scripts that expire or delete a run take them all). */
+  /** All keys of a run, in RUN_KEY_SUFFIXES order (scripts that expire or delete a run take them all). */
   runAll(runId: string): string[] {
-    const keys = this.run(runId);
-    return [keys.meta, keys.state, keys.messages, keys.steps, keys.events, keys.writes, keys.memo];
+    const base = `${this.runKeyPrefix(this.shardOf(runId))}${runId}`;
+    return RUN_KEY_SUFFIXES.map((suffix) => `${base}:${suffix}`);
+  }
+
+  /** The first engine's meta key of a run (tag `{run:<id>}`): read only to refuse an undrained upgrade. */
+  legacyRunMeta(runId: string): string {
+    return `${this.prefix}:{run:${runId}}:meta`;
+  }
+
+  /** The AGENTQ_SHARDS the deployment's first worker started with; later processes must match it. */
+  shardCount(): string {
+    return `${this.prefix}:config:shards`;
   }
 
   /** A tenant's runs, scored by creation time (ms). */

@@ -1,11 +1,12 @@
-import type { JobsOptions, Queue } from 'bullmq';
+import type { JobsOptions } from 'bullmq';
 import type { z } from 'zod';
 import type { Config } from './config.js';
 import { AgentqError } from './errors.js';
 import { newRunId, runIdForIdempotencyKey } from './ids.js';
-import { formatZodError, graphIdOf, runJobSchema, START_NODE, stepJobId, stepJobOptions, type StepJobData } from './job-schema.js';
+import { formatZodError, graphIdOf, runJobSchema, START_NODE, stepJobId, stepJobOptions } from './job-schema.js';
 import { toRunRecord, type RedisRunStore, type RunMeta } from './redis/redis-run-store.js';
 import type { RunRecord } from './run-record.js';
+import type { StepQueues } from './step-queues.js';
 
 /** What a producer asks for. Same fields as job schema v1 (DESIGN §4), without `v`. */
 export const enqueueRequestSchema = runJobSchema.omit({ v: true });
@@ -52,7 +53,7 @@ export interface EnqueueExtras {
 export class RunEnqueuer {
   constructor(
     private readonly store: RedisRunStore,
-    private readonly stepQueue: Queue<StepJobData>,
+    private readonly stepQueues: StepQueues,
     private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'>,
     /**
      * A worker's own intake, for runs a worker enqueues (a batch's next question): it takes the run in
@@ -93,7 +94,7 @@ export class RunEnqueuer {
     if (meta.status === 'queued' && meta.tasks === null) {
       // A failed inline intake falls back to the start job; taking a run in twice is a no-op.
       if (this.admitInline && (await this.admitInline(meta).catch(() => false))) return { record: toRunRecord(meta), created, meta };
-      await this.stepQueue.add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) }, startJobOptions(runId));
+      await this.stepQueues.forRun(runId).add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) }, startJobOptions(runId));
     }
     return { record: toRunRecord(meta), created, meta };
   }

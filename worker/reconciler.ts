@@ -102,6 +102,9 @@ export class Reconciler {
         }
         continue;
       }
+      // Every write stored but no advance (a crash between the last task's commit and the advance): one
+      // job of the superstep again, whose BEGIN answers 'written' and advances.
+      if (done.size >= meta.tasks.length) done.delete(0);
       const added = await stepJobs.ensure(runId, meta.superstep, meta.tasks, graphIdOf(meta), done);
       if (added > 0) {
         report.requeued += 1;

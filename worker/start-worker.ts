@@ -7,7 +7,13 @@ import type { Services } from '../shared/graph/node-context.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY } from '../shared/graph/retry-policy.js';
 import type { StepJobData } from '../shared/job-schema.js';
 import { createLogger, type Logger } from '../shared/logger.js';
-import { INTAKE_QUEUE, queueStreamOptions, STEP_QUEUE } from '../shared/queues.js';
+import { INTAKE_QUEUE, queueStreamOptions } from '../shared/queues.js';
+import { StepQueues } from '../shared/step-queues.js';
+import { assertBullmqPinned } from '../shared/redis/bullmq-functions.js';
+import { checkStepLayout } from './check-step-layout.js';
+import { StateCache } from './state-cache.js';
+import { StepTransitions } from './step-transitions.js';
+import { StepWorker } from './step-worker.js';
 import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
 import { RedisRunStore, type FinishedRun } from '../shared/redis/redis-run-store.js';
 import { ActiveSteps } from './active-steps.js';
@@ -74,11 +80,13 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const registry = new GraphRegistry(options.builtInGraphs === false ? [] : builtInGraphs());
   for (const graph of options.graphs ?? []) registry.register(graph);
 
+  // The step scripts run BullMQ's own scripts with the KEYS/ARGV layout of the pinned version.
+  assertBullmqPinned();
   const telemetry = options.telemetry ?? (await startTelemetry());
   const redis = createRedis(config.redisUrl, 'worker');
   // A step's BEGIN and COMMIT, and the step queue (RunStoreOptions.stepRedis).
   const stepRedis = createRedis(config.redisUrl, 'worker');
-  await checkRedisDurability(redis, config, logger).catch((error: unknown) => {
+  await Promise.all([checkRedisDurability(redis, config, logger), checkStepLayout(redis, config)]).catch((error: unknown) => {
     redis.disconnect();
     stepRedis.disconnect();
     throw error;
@@ -87,6 +95,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const finishedHooks: ((runId: string, status: 'completed' | 'failed' | 'cancelled', run: FinishedRun) => Promise<void>)[] = [];
   const store = new RedisRunStore(redis, {
     keyPrefix: config.keyPrefix,
+    shards: config.shards,
     retentionSeconds: config.retentionSeconds,
     eventsMaxLen: config.eventsMaxLen,
     stepRedis,
@@ -122,10 +131,10 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const connection = { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null, retryStrategy: reconnectDelay };
   const bullmqTelemetry = telemetry.bullmq ? { telemetry: telemetry.bullmq } : {};
   const queueOptions = { connection, prefix: config.queuePrefix, ...bullmqTelemetry, ...queueStreamOptions(config.queueEventsMaxLen) };
-  // On the connection of a step's commit: its next job is added right behind it (StepProcessor).
-  const stepQueue = new Queue<StepJobData>(STEP_QUEUE, { ...queueOptions, connection: stepRedis });
+  // One step queue per shard (AGENTQ_SHARDS), under the shard's prefix: a run's keys share its tag.
+  const stepQueues = new StepQueues(config.shards, config.queuePrefix, { ...queueOptions, connection: stepRedis });
   const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
-  const stepJobs = new StepJobs(stepQueue, registry);
+  const stepJobs = new StepJobs(stepQueues, registry);
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry });
   // Batches: when a run of a batch finishes, its slot goes to the batch's next question.
   const batches = new BatchDispatcher({
@@ -133,7 +142,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     keys: store.keys,
     store,
     // The next question is taken in here at once (no intake job) when this worker has its graph.
-    enqueuer: new RunEnqueuer(store, stepQueue, config, intakeProcessor.admitInline),
+    enqueuer: new RunEnqueuer(store, stepQueues, config, intakeProcessor.admitInline),
     retentionSeconds: config.retentionSeconds,
   });
   finishedHooks.push(async (runId, _status, { batchId }) => {
@@ -142,7 +151,16 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const activeSteps = new ActiveSteps();
   await activeSteps.listen(createRedis(config.redisUrl, 'blocking'), store.keys.cancelChannel(), logger);
 
-  const stepProcessor = new StepProcessor({ store, registry, stepJobs, activeSteps, services: { ...createDefaultServices(config, { tools: options.tools ?? [], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [], admitStart: intakeProcessor.admitStart });
+  const transitions = new StepTransitions({
+    store,
+    redis: stepRedis,
+    queuePrefix: config.queuePrefix,
+    shards: config.shards,
+    lockDurationMs: config.lockDurationMs,
+    keepCompletedJobs: config.keepCompletedJobs,
+    attemptsOf: (graphId, node) => stepJobs.attemptsOf(graphId, node),
+  });
+  const stepProcessor = new StepProcessor({ store, registry, transitions, stateCache: new StateCache(config.stateCacheSize), eagerHops: config.eagerHops, activeSteps, services: { ...createDefaultServices(config, { tools: options.tools ?? [], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [], admitStart: intakeProcessor.admitStart });
   const concurrency = options.concurrency ?? config.concurrency;
   const workerOptions = {
     connection,
@@ -161,19 +179,29 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
       },
     },
   };
-  // Step jobs carry no retention of their own (stepJobOptions): the step worker keeps the last N.
-  const stepWorker = new Worker<StepJobData>(STEP_QUEUE, stepProcessor.process, {
-    ...workerOptions,
-    removeOnComplete: { count: config.keepCompletedJobs },
-    removeOnFail: { count: config.keepFailedJobs },
-  });
+  // Step jobs carry no retention of their own (stepJobOptions): the step workers keep the last N. One
+  // StepWorker per shard; the process's concurrency is shared out among them.
+  const perShard = Math.max(1, Math.ceil(concurrency / config.shards));
+  const stepWorkers = stepQueues.all().map(
+    (queue, shard) =>
+      new StepWorker(shard, stepProcessor.process, transitions, config.eventsMaxLen, {
+        ...workerOptions,
+        prefix: queue.opts.prefix!,
+        concurrency: perShard,
+        removeOnComplete: { count: config.keepCompletedJobs },
+        removeOnFail: { count: config.keepFailedJobs },
+      }, telemetry.enabled ? (begin) => (begin?.kind === 'run' ? telemetry.runContext(begin.meta.trace) : undefined) : undefined),
+  );
   const intakeWorker = new Worker(INTAKE_QUEUE, intakeProcessor.process, { ...workerOptions, concurrency: Math.max(1, Math.ceil(concurrency / 2)) });
-  for (const worker of [stepWorker, intakeWorker]) {
+  for (const worker of [...stepWorkers, intakeWorker]) {
     worker.on('error', (error) => logger.warn({ err: error.message }, 'queue worker error (will retry)'));
   }
   // Without a listener BullMQ prints a queue's connection errors raw on stderr, outside the JSON logs.
-  for (const queue of [stepQueue, intakeQueue]) {
+  for (const queue of [...stepQueues.all(), intakeQueue]) {
     queue.on('error', (error) => logger.warn({ err: error.message }, 'queue connection error (will retry)'));
+  }
+  for (const worker of stepWorkers) {
+    worker.run().catch((error: unknown) => logger.error({ err: String(error) }, 'step worker stopped'));
   }
   const reconciler = new Reconciler({
     store,
@@ -185,11 +213,11 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     staleAfterMs: config.reconcileAfterMs,
   });
   if (options.reconciler !== false) reconciler.start();
-  await Promise.all([stepWorker.waitUntilReady(), intakeWorker.waitUntilReady()]);
+  await Promise.all([...stepWorkers.map((worker) => worker.waitUntilReady()), intakeWorker.waitUntilReady()]);
   const webhookWorker = await startWebhookWorker({ config, store, logger });
   // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
   const ingestWorker = await startIngestWorker({ config, logger });
-  logger.info({ graphs: registry.ids(), concurrency, queuePrefix: config.queuePrefix }, 'agentq worker started');
+  logger.info({ graphs: registry.ids(), concurrency, shards: config.shards, queuePrefix: config.queuePrefix }, 'agentq worker started');
 
   let closing: Promise<void> | undefined;
   return {
@@ -201,9 +229,9 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
         logger.info({ active: activeSteps.size }, 'worker shutting down');
         await reconciler.stop();
         const grace = setTimeout(() => activeSteps.abortAll(new StepAbort('shutdown', 'the worker is shutting down')), config.shutdownGraceMs);
-        await Promise.all([stepWorker.close(), intakeWorker.close(), ingestWorker.close()]);
+        await Promise.all([...stepWorkers.map((worker) => worker.close()), intakeWorker.close(), ingestWorker.close()]);
         clearTimeout(grace);
-        await Promise.all([activeSteps.close(), stepQueue.close(), intakeQueue.close(), webhookWorker.close(), runFinished.close()]);
+        await Promise.all([activeSteps.close(), stepQueues.close(), intakeQueue.close(), webhookWorker.close(), runFinished.close()]);
         await telemetry.flush().catch(() => undefined);
         await Promise.all([redis.quit().catch(() => undefined), stepRedis.quit().catch(() => undefined)]);
         logger.info('worker stopped');

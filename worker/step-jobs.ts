@@ -1,7 +1,8 @@
-import type { JobsOptions, Queue } from 'bullmq';
+import type { JobsOptions } from 'bullmq';
 import type { Task } from '../shared/graph/graph.js';
 import type { GraphRegistry } from '../shared/graph/graph-registry.js';
-import { stepJobId, stepJobOptions, type StepJobData } from '../shared/job-schema.js';
+import { stepJobId, stepJobOptions } from '../shared/job-schema.js';
+import type { StepQueues } from '../shared/step-queues.js';
 
 const LIVE_STATES = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
 
@@ -12,14 +13,18 @@ const LIVE_STATES = new Set(['active', 'waiting', 'delayed', 'prioritized', 'wai
  */
 export class StepJobs {
   constructor(
-    private readonly queue: Queue<StepJobData>,
+    readonly queues: StepQueues,
     private readonly registry: GraphRegistry,
   ) {}
 
-  private jobOptions(graphId: string, node: string, jobId: string): JobsOptions {
+  /** Attempts of a node's step job: its retry policy's maxAttempts (3 for a node this worker lacks). */
+  attemptsOf(graphId: string, node: string): number {
     const [name, version] = splitGraphId(graphId);
-    const policy = this.registry.find(name, version)?.nodes.get(node)?.retry;
-    return stepJobOptions(jobId, policy?.maxAttempts ?? 3);
+    return this.registry.find(name, version)?.nodes.get(node)?.retry.maxAttempts ?? 3;
+  }
+
+  private jobOptions(graphId: string, node: string, jobId: string): JobsOptions {
+    return stepJobOptions(jobId, this.attemptsOf(graphId, node));
   }
 
   async add(runId: string, superstep: number, tasks: Task[], graphId: string, only?: Set<number>): Promise<void> {
@@ -34,15 +39,16 @@ export class StepJobs {
           opts: this.jobOptions(graphId, task.node, jobId),
         };
       });
-    if (jobs.length === 1) await this.queue.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
-    else if (jobs.length > 1) await this.queue.addBulk(jobs);
+    const queue = this.queues.forRun(runId);
+    if (jobs.length === 1) await queue.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
+    else if (jobs.length > 1) await queue.addBulk(jobs);
   }
 
   /** How many of the superstep's task jobs are live (waiting, delayed, active, …). */
   async liveCount(runId: string, superstep: number, taskCount: number): Promise<number> {
     let live = 0;
     for (let index = 0; index < taskCount; index += 1) {
-      const job = await this.queue.getJob(stepJobId(runId, superstep, index));
+      const job = await this.queues.forRun(runId).getJob(stepJobId(runId, superstep, index));
       if (job && LIVE_STATES.has(await job.getState())) live += 1;
     }
     return live;
@@ -57,7 +63,7 @@ export class StepJobs {
     const missing = new Set<number>();
     for (let index = 0; index < tasks.length; index += 1) {
       if (done.has(index)) continue;
-      const job = await this.queue.getJob(stepJobId(runId, superstep, index));
+      const job = await this.queues.forRun(runId).getJob(stepJobId(runId, superstep, index));
       if (job) {
         const state = await job.getState();
         if (LIVE_STATES.has(state)) continue;

@@ -11,15 +11,17 @@ import type { GraphRegistry } from '../shared/graph/graph-registry.js';
 import type { Services } from '../shared/graph/node-context.js';
 import { graphIdOf, START_NODE, type StepJobData } from '../shared/job-schema.js';
 import { lazyChild, type Logger } from '../shared/logger.js';
-import type { RedisRunStore, RunMeta, StepMeta } from '../shared/redis/redis-run-store.js';
+import { parseStateText, type RedisRunStore, type RunMeta, type StateText, type StepMeta } from '../shared/redis/redis-run-store.js';
 import { CANCELLED_ERROR as CANCELLED } from '../shared/redis/run-scripts.js';
 import type { Message, Usage } from '../shared/run-record.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepObservation, StepObserver } from '../shared/graph/step-observer.js';
 import type { ActiveSteps } from './active-steps.js';
-import type { StepJobs } from './step-jobs.js';
 import type { StartAdmission } from './intake-processor.js';
 import { StepAbortHandle } from './step-abort.js';
+import type { StateCache } from './state-cache.js';
+import type { StepDelivery, StepResult } from './step-worker.js';
+import type { FinishingJob, StepTransitions } from './step-transitions.js';
 
 /** How long a step for a graph version this worker lacks waits before another worker may take it. */
 const DEFER_MS = 5000;
@@ -27,7 +29,10 @@ const DEFER_MS = 5000;
 export interface StepProcessorOptions {
   store: RedisRunStore;
   registry: GraphRegistry;
-  stepJobs: StepJobs;
+  transitions: StepTransitions;
+  stateCache: StateCache;
+  /** Eager hops in a row a run may take on this worker before its next job goes through the queue (AGENTQ_EAGER_HOPS). */
+  eagerHops: number;
   activeSteps: ActiveSteps;
   services: Services;
   logger: Logger;
@@ -37,24 +42,51 @@ export interface StepProcessorOptions {
   admitStart: (meta: RunMeta, job: Job<StepJobData>, token?: string) => Promise<StartAdmission | null>;
 }
 
-type Outcome = 'missing' | 'skip' | 'stale' | 'handoff' | 'written' | 'cancelled' | 'committed' | 'fenced' | 'failed' | 'waiting';
+type Outcome = 'missing' | 'skip' | 'stale' | 'written' | 'cancelled' | 'committed' | 'fenced' | 'failed' | 'waiting';
+
+/** How the step's job is finished when its step commits: by the transition script, with what this worker wants next. */
+interface StepJob {
+  job: Job<StepJobData>;
+  token: string | undefined;
+  delivery: StepDelivery;
+  fetchNext: () => boolean;
+}
 
 /**
- * Runs one step job (DESIGN §2): read the cursor first; run the node with an AbortSignal; commit with
- * one fenced Lua script; only then add the next superstep's jobs. This is the only place that turns
- * errors into BullMQ's signals.
+ * Runs one step job (DESIGN §2, engine v2): its cursor comes with it (or is read first); run the node with
+ * an AbortSignal; then one script commits, fenced, adds the next superstep's jobs and finishes this job
+ * (handing back the next). This is the only place that turns errors into BullMQ's signals.
  */
 export class StepProcessor {
   constructor(private readonly options: StepProcessorOptions) {}
 
-  process = (job: Job<StepJobData>, token?: string): Promise<Outcome> => this.step(job, token, job.data.node);
+  /** A StepHandler (step-worker.ts). */
+  process = async (job: Job<StepJobData>, token: string | undefined, delivery: StepDelivery = { hops: 0 }, fetchNext: () => boolean = () => false): Promise<StepResult> => {
+    const at: StepJob = { job, token, delivery, fetchNext };
+    let transition: StepResult['transition'];
+    try {
+      const outcome = await this.step(at, job.data.node, delivery.begin, (result) => (transition = result));
+      return transition ? { outcome, transition } : { outcome };
+    } catch (error) {
+      // After its commit finished the job, a failure (a parallel superstep's advance) is no longer the
+      // job's: the run is at a committed boundary, and the reconciler re-drives it if nothing else does.
+      if (!transition) throw error;
+      this.options.logger.warn({ runId: job.data.runId, err: String(error) }, 'step failed after its commit; the reconciler will re-drive the run');
+      return { outcome: 'committed', transition };
+    }
+  };
 
-  /** `node`: the task's node, for the step-start event (a start job learns it when it takes the run in). */
-  private async step(job: Job<StepJobData>, token: string | undefined, node: string): Promise<Outcome> {
-    const { store, stepJobs } = this.options;
+  /**
+   * `node`: the task's node, for the step-start event (a start job learns it when it takes the run in).
+   * `delivered`: BEGIN done by the script that handed the job out. `finished`: receives the transition
+   * that finished the job, when the step's commit did.
+   */
+  private async step(at: StepJob, node: string, delivered: StepDelivery['begin'], finished: (result: NonNullable<StepResult['transition']>) => void): Promise<Outcome> {
+    const { store, stateCache } = this.options;
+    const { job, token } = at;
     const { runId, superstep, task } = job.data;
     const attempt = job.attemptsMade + 1;
-    const begin = await store.begin(runId, superstep, task, { node, superstep, task, attempt }, Date.now());
+    const begin = delivered ?? (await store.begin(runId, superstep, task, { node, superstep, task, attempt }, Date.now(), stateCache.superstepOf(runId)));
     switch (begin.kind) {
       case 'missing':
       case 'skip':
@@ -68,14 +100,8 @@ export class StepProcessor {
         if (!entry) return 'stale';
         // Taken in now: the admission began the task too. Taken in by someone else: BEGIN decides.
         const { started } = admission;
-        return started ? this.run(job, token, entry, started.meta, started.state, started.memos, attempt) : this.step(job, token, entry);
+        return started ? this.run(at, entry, started.meta, await this.stateOf(runId, started.meta.superstep, started.state), started.memos, attempt, finished) : this.step(at, entry, undefined, finished);
       }
-      case 'handoff':
-        // Committed before, maybe not handed on (a crash between commit and add): make sure the next jobs exist.
-        if (begin.status === 'running' || begin.status === 'cancelling') {
-          await stepJobs.ensure(runId, begin.superstep, begin.tasks, job.data.graph);
-        }
-        return 'handoff';
       case 'written': {
         const meta = await store.get(runId);
         const graph = meta && this.graphOf(meta);
@@ -87,8 +113,23 @@ export class StepProcessor {
         return 'cancelled';
       case 'run':
         // The run's cursor names the task's node (a start job's own data says START_NODE).
-        return this.run(job, token, begin.meta.tasks?.[task]?.node ?? node, begin.meta, begin.state, begin.memos, attempt);
+        return this.run(at, begin.meta.tasks?.[task]?.node ?? node, begin.meta, await this.stateOf(runId, begin.meta.superstep, begin.state), begin.memos, attempt, finished);
     }
+  }
+
+  /** The state BEGIN sent, or (when it sent none: the cursor matched this worker's cache) the cached one; a read if neither. */
+  private async stateOf(runId: string, superstep: number, sent: StateText | null): Promise<StateText> {
+    if (sent) {
+      this.options.stateCache.set(runId, superstep, sent);
+      return sent;
+    }
+    const cached = this.options.stateCache.get(runId, superstep);
+    if (cached) return cached;
+    // Evicted between BEGIN and here (a full cache under load): read it.
+    const stored = await this.options.store.state(runId);
+    const text = { base: JSON.stringify(stored), changed: {} };
+    this.options.stateCache.set(runId, superstep, text);
+    return text;
   }
 
   private graphOf(meta: StepMeta): Graph | undefined {
@@ -96,9 +137,18 @@ export class StepProcessor {
   }
 
   /** The step inside its span `agent.step <node>`, a child of the run's root span (DESIGN §8). */
-  private async run(job: Job<StepJobData>, token: string | undefined, nodeName: string, meta: StepMeta, stored: Record<string, unknown>, memos: Record<string, unknown>, attempt: number): Promise<Outcome> {
+  private async run(
+    at: StepJob,
+    nodeName: string,
+    meta: StepMeta,
+    stored: StateText,
+    memos: Record<string, unknown>,
+    attempt: number,
+    finished: (result: NonNullable<StepResult['transition']>) => void,
+  ): Promise<Outcome> {
     const { telemetry } = this.options;
-    if (!telemetry.enabled) return this.runStep(job, token, nodeName, meta, stored, memos, attempt);
+    const { job } = at;
+    if (!telemetry.enabled) return this.runStep(at, nodeName, meta, stored, memos, attempt, finished);
     const parent = telemetry.runContext(meta.trace);
     const span = telemetry.tracer.startSpan(
       `agent.step ${nodeName}`,
@@ -116,7 +166,7 @@ export class StepProcessor {
     );
     return otelContext.with(trace.setSpan(parent, span), async () => {
       try {
-        const outcome = await this.runStep(job, token, nodeName, meta, stored, memos, attempt);
+        const outcome = await this.runStep(at, nodeName, meta, stored, memos, attempt, finished);
         span.setAttribute('agentq.step.outcome', outcome);
         return outcome;
       } catch (error) {
@@ -131,8 +181,17 @@ export class StepProcessor {
     });
   }
 
-  private async runStep(job: Job<StepJobData>, token: string | undefined, nodeName: string, meta: StepMeta, stored: Record<string, unknown>, memos: Record<string, unknown>, attempt: number): Promise<Outcome> {
-    const { store, logger: baseLogger } = this.options;
+  private async runStep(
+    at: StepJob,
+    nodeName: string,
+    meta: StepMeta,
+    stored: StateText,
+    memos: Record<string, unknown>,
+    attempt: number,
+    finished: (result: NonNullable<StepResult['transition']>) => void,
+  ): Promise<Outcome> {
+    const { store, logger: baseLogger, transitions, stateCache } = this.options;
+    const { job, token } = at;
     const { runId, superstep, task } = job.data;
     const graph = this.graphOf(meta);
     if (!graph) {
@@ -161,7 +220,7 @@ export class StepProcessor {
       return this.fail(meta, superstep, new AgentqError('DEADLINE', `the run passed its deadline (${new Date(meta.deadlineAt).toISOString()}) before node '${nodeName}'`), nodeName, attempt);
     }
 
-    const state = stateFrom(graph.channels, stored);
+    const state = stateFrom(graph.channels, parseStateText(stored));
     const logger = lazyChild(baseLogger, { runId, stepIndex: superstep, task, node: nodeName, attempt });
     const startedAt = new Date(now).toISOString();
     let result: NodeResult<typeof graph.channels> | void;
@@ -175,6 +234,7 @@ export class StepProcessor {
 
     const { messages = [], ...update } = (result ?? {}) as NodeResult<typeof graph.channels>;
     const step = { superstep, task, node: nodeName, attempts: attempt, startedAt, endedAt: new Date().toISOString(), ...(stepUsage ? { usage: stepUsage } : {}) };
+    const graphId = graphIdOf(meta);
     if (tasks.length === 1) {
       let next: Task[];
       let applied: ReturnType<typeof applyUpdates>;
@@ -185,19 +245,28 @@ export class StepProcessor {
         return this.fail(meta, superstep, toAgentqError(error), nodeName, attempt);
       }
       const outcome = next.length > 0 ? { kind: 'next' as const, tasks: next } : { kind: 'completed' as const, output: graph.output(applied.state) };
-      const committing = store.commit(
-        { runId, superstep, task, mode: 'single', step, totalTasks: 1, outcome, state: pick(applied.state, applied.changed), messages, ...(stepUsage ? { usage: stepUsage } : {}) },
-        Date.now(),
+      const changed = pick(applied.state, applied.changed);
+      // One script: the fenced commit, the next superstep's job, finishing this job and the next job for
+      // this worker (the run's next step by eager dispatch while under AGENTQ_EAGER_HOPS in a row).
+      const transition = await transitions.commit(
+        { runId, superstep, task, mode: 'single', step, totalTasks: 1, outcome, state: changed, messages, ...(stepUsage ? { usage: stepUsage } : {}) },
+        outcome.kind === 'next' ? next : [],
+        graphId,
+        this.finishing(at, 'committed', next.length === 1),
       );
-      // The next job's add goes out right behind the commit, on the same connection (start-worker.ts), so
-      // Redis runs it after the commit without a round trip in between. Should the commit be fenced, the
-      // job finds the cursor past it and is dropped like any stale duplicate (or its id is taken already).
-      const adding = outcome.kind === 'next' ? this.options.stepJobs.add(runId, superstep + 1, next, graphIdOf(meta)) : undefined;
-      const [committed] = await Promise.all([committing, adding]);
-      logger.debug({ outcome: committed.kind }, 'step committed');
-      return committed.kind === 'fenced' || committed.kind === 'missing' ? 'fenced' : 'committed';
+      finished(transition);
+      if (transition.commit.kind === 'advanced') {
+        // The state at the new cursor, as Redis now holds it: what an eager hop of this run will read.
+        const text: StateText = { base: stored.base, changed: { ...stored.changed } };
+        for (const [key, value] of Object.entries(changed)) text.changed[key] = JSON.stringify(value);
+        stateCache.set(runId, superstep + 1, text);
+      } else {
+        stateCache.delete(runId);
+      }
+      logger.debug({ outcome: transition.commit.kind, eager: transition.handed?.eager ?? false }, 'step committed');
+      return transition.commit.kind === 'fenced' || transition.commit.kind === 'missing' ? 'fenced' : 'committed';
     }
-    const stored_ = await store.commit(
+    const transition = await transitions.commit(
       {
         runId,
         superstep,
@@ -211,11 +280,28 @@ export class StepProcessor {
         messages: [],
         ...(stepUsage ? { usage: stepUsage } : {}),
       },
-      Date.now(),
+      [],
+      graphId,
+      this.finishing(at, 'committed', false),
     );
-    if (stored_.kind !== 'stored') return 'fenced';
-    if (stored_.count === tasks.length) await this.advance(meta, graph, graphIdOf(meta));
+    finished(transition);
+    if (transition.commit.kind !== 'stored') return 'fenced';
+    if (transition.commit.count === tasks.length) await this.advance(meta, graph, graphId);
     return 'committed';
+  }
+
+  /** The job a commit's script finishes, and what this worker asks back: the queue's next job, or this run's next step eagerly. */
+  private finishing(at: StepJob, returnValue: Outcome, singleNext: boolean): FinishingJob {
+    const { job, token, delivery, fetchNext } = at;
+    const more = fetchNext();
+    return {
+      id: job.id!,
+      token: token ?? '',
+      attempts: job.opts.attempts ?? 1,
+      fetchNext: more,
+      eager: more && singleNext && delivery.hops < this.options.eagerHops,
+      returnValue: JSON.stringify(returnValue),
+    };
   }
 
   /** Runs the node, racing it against its abort so an abort is prompt even if the node ignores its signal. */
@@ -339,12 +425,13 @@ export class StepProcessor {
     throw new UnrecoverableError(`${error.code}: ${error.message}`);
   }
 
-  /** The last task of a parallel superstep merges all writes (in task order) and advances. */
+  /** The last task of a parallel superstep merges all writes (in task order) and advances; its script adds the next jobs. */
   private async advance(meta: StepMeta, graph: Graph, graphId: string): Promise<void> {
-    const { store, stepJobs } = this.options;
+    const { store, transitions, stateCache } = this.options;
     const tasks = meta.tasks ?? [];
     const writes = await store.writes(meta.id);
     if (writes.size < tasks.length) return;
+    stateCache.delete(meta.id);
     const stored = await store.state(meta.id);
     const state = stateFrom(graph.channels, stored);
     const ordered = [...writes.entries()].sort(([a], [b]) => a - b).map(([, write]) => write);
@@ -359,11 +446,12 @@ export class StepProcessor {
     }
     const messages: Message[] = ordered.flatMap((write) => write.messages);
     const outcome = next.length > 0 ? { kind: 'next' as const, tasks: next } : { kind: 'completed' as const, output: graph.output(applied.state) };
-    const committed = await store.commit(
+    await transitions.commit(
       { runId: meta.id, superstep: meta.superstep, task: -1, mode: 'advance', totalTasks: tasks.length, outcome, state: pick(applied.state, applied.changed), messages },
-      Date.now(),
+      outcome.kind === 'next' ? next : [],
+      graphId,
+      undefined,
     );
-    if (committed.kind === 'advanced') await stepJobs.add(meta.id, meta.superstep + 1, next, graphId);
   }
 }
 

@@ -27,6 +27,8 @@ import { Redis } from 'ioredis';
 import { startScriptedOpenAIServer, type ScriptedResponse } from '../../test/fakes/scripted-openai-server.js';
 import { AgentClient } from '../../producer/agent-client.js';
 import { loadConfig } from '../../shared/config.js';
+import { Keys } from '../../shared/keys.js';
+import { shardOf, stepQueuePrefix } from '../../shared/shards.js';
 import { startPrivateRedis } from '../../shared/redis/private-redis-server.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { forkBenchWorker, type BenchWorker } from '../lib/bench-worker-process.js';
@@ -140,8 +142,9 @@ function checkFileLimit(runs: number): void {
 
 /** MEMORY USAGE of one parked run's own keys and of its step job (what the per-run figure is made of). */
 async function runFootprint(redis: Redis, env: Record<string, string>, runId: string): Promise<Record<string, number>> {
-  const base = `${env.AGENTQ_KEY_PREFIX}:{run:${runId}}`;
-  const job = `${env.AGENTQ_QUEUE_PREFIX}:agentq-steps:${runId}.s0.t0`;
+  const shards = Number(env.AGENTQ_SHARDS ?? 1);
+  const base = new Keys(env.AGENTQ_KEY_PREFIX, shards).run(runId).meta.replace(/:meta$/, '');
+  const job = `${stepQueuePrefix(env.AGENTQ_QUEUE_PREFIX!, shardOf(runId, shards))}:agentq-steps:${runId}.s0.t0`;
   const keys: Record<string, string> = {
     meta: `${base}:meta`,
     state: `${base}:state`,

@@ -9,7 +9,8 @@ import { createLogger, type Logger } from '../../shared/logger.js';
 import { RedisMetrics } from '../../shared/metrics/redis-metrics.js';
 import { AgentClient } from '../agent-client.js';
 import { agentqQueueNames } from './agentq-queue-names.js';
-import { queueStreamOptions } from '../../shared/queues.js';
+import { queueStreamOptions, STEP_QUEUE } from '../../shared/queues.js';
+import { allShards, stepQueuePrefix } from '../../shared/shards.js';
 import type { ApiContext } from './api-context.js';
 import { ApiKeys } from './auth/api-keys.js';
 import { requireRole } from './auth/authenticate.js';
@@ -63,11 +64,14 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   const { store } = client;
   const redis = store.redis;
   // Bull Board and /metrics read the queues through the client's fail-fast connection.
-  const queues = agentqQueueNames().map((name) => {
-    const queue = new Queue(name, { connection: redis, prefix: config.queuePrefix, ...queueStreamOptions(config.queueEventsMaxLen) });
-    queue.on('error', () => undefined);
-    return queue;
-  });
+  // The step queue is one queue per shard, each under its shard's prefix (shared/shards.ts).
+  const queues = agentqQueueNames().flatMap((name) =>
+    (name === STEP_QUEUE ? allShards(config.shards).map((shard) => stepQueuePrefix(config.queuePrefix, shard)) : [config.queuePrefix]).map((prefix) => {
+      const queue = new Queue(name, { connection: redis, prefix, ...queueStreamOptions(config.queueEventsMaxLen) });
+      queue.on('error', () => undefined);
+      return queue;
+    }),
+  );
   const closing = new AbortController();
   const context: ApiContext = {
     config,

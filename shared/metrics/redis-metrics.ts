@@ -100,8 +100,14 @@ export class RedisMetrics {
     }
     text.family('agentq_llm_cost_usd_total', 'counter', 'Estimated model cost in US dollars, by model.');
     for (const [model, values] of models) text.sample('agentq_llm_cost_usd_total', { model }, Number(values.get('cost') ?? 0));
-    text.family('agentq_queue_jobs', 'gauge', 'Jobs in each agentq queue, by state.');
+    text.family('agentq_queue_jobs', 'gauge', 'Jobs in each agentq queue, by state (the step queue summed over its shards).');
+    const byName = new Map<string, Record<string, number>>();
     for (const [queue, counts] of queueCounts) {
+      const sum = byName.get(queue) ?? {};
+      for (const state of QUEUE_STATES) sum[state] = (sum[state] ?? 0) + (counts[state] ?? 0);
+      byName.set(queue, sum);
+    }
+    for (const [queue, counts] of byName) {
       for (const state of QUEUE_STATES) text.sample('agentq_queue_jobs', { queue, state }, counts[state] ?? 0);
     }
     return text.toString();

@@ -28,8 +28,24 @@ export type BeginResult =
   | { kind: 'missing' }
   | { kind: 'skip' | 'stale' | 'written' | 'cancel'; status: RunStatus }
   | { kind: 'admit'; meta: RunMeta }
-  | { kind: 'handoff'; status: RunStatus; tasks: Task[]; superstep: number }
-  | { kind: 'run'; meta: StepMeta; state: Record<string, unknown>; memos: Record<string, unknown> };
+  | { kind: 'run'; meta: StepMeta; state: StateText | null; memos: Record<string, unknown> };
+
+/**
+ * A run's state as JSON text: `base`, one JSON object as BEGIN sent it, and `changed`, each field a
+ * commit wrote since, as its JSON text. Null in a BEGIN reply: the caller said it holds the state at
+ * this cursor (its StateCache). Text, not objects, so a cached state is exactly what a read would give.
+ */
+export interface StateText {
+  base: string;
+  changed: Record<string, string>;
+}
+
+/** The state a StateText stands for, as fresh objects. */
+export function parseStateText(text: StateText): Record<string, unknown> {
+  const state = JSON.parse(text.base) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(text.changed)) state[key] = JSON.parse(value);
+  return state;
+}
 
 /** What one task of a superstep wrote: its state update and the messages it appends. */
 export interface TaskWrite {
@@ -69,6 +85,8 @@ export interface ListFilter {
 
 export interface RunStoreOptions {
   keyPrefix?: string;
+  /** AGENTQ_SHARDS: which shard's hash tag a run's keys carry. @default 1 */
+  shards?: number;
   /** @default 7 days */
   retentionSeconds?: number;
   /** @default 1000 */
@@ -109,10 +127,10 @@ export class RedisRunStore {
 
   constructor(
     readonly redis: Redis,
-    { keyPrefix, retentionSeconds = 7 * 24 * 3600, eventsMaxLen = 1000, onFinished, stepRedis }: RunStoreOptions = {},
+    { keyPrefix, shards = 1, retentionSeconds = 7 * 24 * 3600, eventsMaxLen = 1000, onFinished, stepRedis }: RunStoreOptions = {},
   ) {
     this.stepRedis = stepRedis ?? redis;
-    this.keys = new Keys(keyPrefix);
+    this.keys = new Keys(keyPrefix, shards);
     this.retentionSeconds = retentionSeconds;
     this.eventsMaxLen = eventsMaxLen;
     this.onFinished = onFinished;
@@ -217,33 +235,25 @@ export class RedisRunStore {
     return meta ? toRunRecord(meta) : null;
   }
 
-  async begin(runId: string, superstep: number, task: number, startData: Record<string, unknown>, now: number): Promise<BeginResult> {
-    const reply = await runScript<unknown[]>(this.stepRedis, BEGIN_STEP, this.keys.runAll(runId), [superstep, task, now, this.eventsMaxLen, JSON.stringify(startData)]);
-    const kind = reply[0] as string;
-    switch (kind) {
-      case 'missing':
-        return { kind: 'missing' };
-      case 'handoff':
-        return {
-          kind: 'handoff',
-          status: reply[1] as RunStatus,
-          tasks: JSON.parse(reply[2] as string) as Task[],
-          superstep: Number(reply[3]),
-        };
-      case 'admit':
-        return { kind: 'admit', meta: parseMeta(pairsToObject(reply[2] as string[])) };
-      case 'run':
-        return parseRun(reply);
-      default:
-        return { kind: kind as 'skip' | 'stale' | 'written' | 'cancel', status: reply[1] as RunStatus };
-    }
+  /** BEGIN on its own; `cachedSuperstep`: the caller holds the state at that cursor, so none is sent if it is current. */
+  async begin(runId: string, superstep: number, task: number, startData: Record<string, unknown>, now: number, cachedSuperstep?: number): Promise<BeginResult> {
+    const reply = await runScript<unknown[]>(this.stepRedis, BEGIN_STEP, this.keys.runAll(runId), [
+      superstep,
+      task,
+      now,
+      this.eventsMaxLen,
+      JSON.stringify(startData),
+      cachedSuperstep ?? '',
+    ]);
+    return parseBeginReply(reply);
   }
 
-  async commit(request: CommitRequest, now: number): Promise<CommitResult> {
+  /** COMMIT's arguments (run-scripts.ts), also the first arguments of engine v2's transition script. */
+  commitArgs(request: CommitRequest, now: number): (string | number)[] {
     const { step, outcome } = request;
     const statePairs = Object.entries(request.state).flatMap(([key, value]) => [key, JSON.stringify(value)]);
     const endData = step ? { node: step.node, superstep: step.superstep, task: step.task, attempt: step.attempts } : {};
-    const args: (string | number)[] = [
+    return [
       request.superstep,
       request.task,
       request.mode,
@@ -264,12 +274,20 @@ export class RedisRunStore {
       request.messages.length,
       ...request.messages.map((message) => JSON.stringify(message)),
     ];
-    const reply = await runScript<string[]>(this.stepRedis, COMMIT_STEP, this.keys.runAll(request.runId), args);
+  }
+
+  /** COMMIT's reply, parsed; a run it finished gets its finish hooks run (webhooks, metrics, batch slot). */
+  async committed(runId: string, reply: string[]): Promise<CommitResult> {
     const kind = reply[0];
     if (kind === 'fenced' || kind === 'missing') return { kind };
     if (kind === 'stored') return { kind, index: Number(reply[1]), count: Number(reply[2]) };
-    if (kind === 'completed' || kind === 'cancelled') await this.finished(request.runId, kind);
+    if (kind === 'completed' || kind === 'cancelled') await this.finished(runId, kind);
     return { kind: kind as 'advanced' | 'completed' | 'cancelled', index: Number(reply[1]) };
+  }
+
+  async commit(request: CommitRequest, now: number): Promise<CommitResult> {
+    const reply = await runScript<string[]>(this.stepRedis, COMMIT_STEP, this.keys.runAll(request.runId), this.commitArgs(request, now));
+    return this.committed(request.runId, reply);
   }
 
   /** Stored writes of the current superstep's tasks, by task index. */
@@ -488,12 +506,27 @@ export interface EventReadOptions {
 
 export { parseMeta, toRunRecord, type RunMeta, type StepMeta };
 
-/** BEGIN's (and a starting ADMIT's) 'run' reply: meta fields as one JSON array, state as one JSON object, memos. */
+/** BEGIN's reply (on its own, or inside engine v2's transition and take scripts), parsed. */
+export function parseBeginReply(reply: unknown[]): BeginResult {
+  const kind = reply[0] as string;
+  switch (kind) {
+    case 'missing':
+      return { kind: 'missing' };
+    case 'admit':
+      return { kind: 'admit', meta: parseMeta(pairsToObject(reply[2] as string[])) };
+    case 'run':
+      return parseRun(reply);
+    default:
+      return { kind: kind as 'skip' | 'stale' | 'written' | 'cancel', status: reply[1] as RunStatus };
+  }
+}
+
+/** BEGIN's (and a starting ADMIT's) 'run' reply: meta fields as one JSON array, state as one JSON object (nil: cached), memos. */
 function parseRun(reply: unknown[]): Extract<BeginResult, { kind: 'run' }> {
   return {
     kind: 'run',
     meta: parseStepMeta(JSON.parse(reply[2] as string) as (string | false)[]),
-    state: JSON.parse(reply[3] as string) as Record<string, unknown>,
+    state: typeof reply[3] === 'string' ? { base: reply[3], changed: {} } : null,
     memos: typeof reply[4] === 'string' ? (JSON.parse(reply[4]) as Record<string, unknown>) : {},
   };
 }

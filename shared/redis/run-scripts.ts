@@ -16,24 +16,37 @@ export const CANCELLED_ERROR: ErrorRecord = { code: 'CANCELLED', message: 'the r
 const CANCELLED_ERROR_LUA = `[[${JSON.stringify(CANCELLED_ERROR)}]]`;
 const CANCELLED_END_LUA = `[[${JSON.stringify({ status: 'cancelled', error: CANCELLED_ERROR })}]]`;
 
+/**
+ * Helpers every script shares. `rk` is a run's seven keys in RUN_KEY_SUFFIXES order: KEYS itself in the
+ * scripts over one run, or a table built in Lua for the run of a job a transition hands out.
+ */
 const TERMINAL = `
 local function terminal(status)
   return status == 'completed' or status == 'failed' or status == 'cancelled'
 end
-local function expire_all(seconds)
-  for i = 1, 7 do redis.call('EXPIRE', KEYS[i], seconds) end
+local function run_event(rk, maxlen, kind, data)
+  return redis.call('XADD', rk[5], 'MAXLEN', '~', maxlen, '*', 'type', kind, 'data', data)
 end
 local function event(maxlen, kind, data)
-  return redis.call('XADD', KEYS[5], 'MAXLEN', '~', maxlen, '*', 'type', kind, 'data', data)
+  return run_event(KEYS, maxlen, kind, data)
 end
--- cmd key ARGV[from .. from + count - 1], in as few calls as unpack's stack allows (count even for HSET).
-local function push_all(cmd, key, from, count)
+local function expire_run(rk, seconds)
+  for i = 1, 7 do redis.call('EXPIRE', rk[i], seconds) end
+end
+local function expire_all(seconds)
+  expire_run(KEYS, seconds)
+end
+-- cmd key args[from .. from + count - 1], in as few calls as unpack's stack allows (count even for HSET).
+local function push_from(cmd, key, args, from, count)
   local done = 0
   while done < count do
     local last = math.min(done + 500, count)
-    redis.call(cmd, key, unpack(ARGV, from + done, from + last - 1))
+    redis.call(cmd, key, unpack(args, from + done, from + last - 1))
     done = last
   end
+end
+local function push_all(cmd, key, from, count)
+  push_from(cmd, key, ARGV, from, count)
 end
 `;
 
@@ -42,22 +55,54 @@ const STEP_FIELDS_LUA = STEP_META_FIELDS.map((field) => `'${field}'`).join(', ')
 /**
  * The start of a step that will run: marks a queued run running (run-start), emits step-start and
  * replies with what the step reads. m: the run's STEP_META_FIELDS (HMGET), checked by the caller.
+ * skip_state: the caller holds the state at this cursor already (its cache), so none is sent.
  */
 const START_TASK = `
-local function start_task(m, superstep, task, now, maxlen, start_data)
+local function start_task(rk, m, superstep, task, now, maxlen, start_data, skip_state)
   if m[1] == 'queued' then
-    redis.call('HSET', KEYS[1], 'status', 'running', 'startedAt', now, 'updatedAt', now)
-    event(maxlen, 'run-start', '{}')
+    redis.call('HSET', rk[1], 'status', 'running', 'startedAt', now, 'updatedAt', now)
+    run_event(rk, maxlen, 'run-start', '{}')
     m[1] = 'running'
   end
-  event(maxlen, 'step-start', start_data)
-  -- The state as one JSON object: its fields hold JSON already, so they go in as they are, and the worker
-  -- decodes one string instead of a reply of 2n bulk strings (measured: a step's largest reply).
-  local s = redis.call('HGETALL', KEYS[2])
-  local fields = {}
-  for i = 1, #s, 2 do fields[#fields + 1] = cjson.encode(s[i]) .. ':' .. s[i + 1] end
+  run_event(rk, maxlen, 'step-start', start_data)
+  local state = false
+  if not skip_state then
+    -- The state as one JSON object: its fields hold JSON already, so they go in as they are, and the
+    -- worker decodes one string instead of a reply of 2n bulk strings (measured: a step's largest reply).
+    local s = redis.call('HGETALL', rk[2])
+    local fields = {}
+    for i = 1, #s, 2 do fields[#fields + 1] = cjson.encode(s[i]) .. ':' .. s[i + 1] end
+    state = '{' .. table.concat(fields, ',') .. '}'
+  end
   -- The step's memos (saved paid work of an earlier attempt) come along, so a model call needs no read.
-  return {'run', 'running', cjson.encode(m), '{' .. table.concat(fields, ',') .. '}', redis.call('HGET', KEYS[7], 's' .. superstep .. '.t' .. task)}
+  return {'run', 'running', cjson.encode(m), state, redis.call('HGET', rk[7], 's' .. superstep .. '.t' .. task)}
+end
+`;
+
+/**
+ * Read the cursor before doing anything (DESIGN §2 step 2): what a step job of (superstep k, task) should
+ * do, and when it should run, mark the run running and emit step-start in the same script.
+ * cached: the superstep whose state the caller holds ('' = none); state is sent only when the cursor differs.
+ * → {'missing'} | {'skip', status} | {'stale', status} | {'admit', status, meta pairs}
+ *   | {'written', status} | {'cancel', status} | {'run', status, STEP_META_FIELDS values as one JSON array
+ *   (false: absent), state as one JSON object or nil (cached), memos JSON or nil}
+ * A cursor one past k means a committed step: engine v2 adds the next jobs in the commit's own script,
+ * so such a job is a stale duplicate (a lost job is the reconciler's business).
+ */
+const BEGIN_FN = `
+local function begin_step(rk, k_arg, task, now, maxlen, start_data, cached)
+  local m = redis.call('HMGET', rk[1], ${STEP_FIELDS_LUA})
+  local status = m[1]
+  if not status then return {'missing'} end
+  if terminal(status) or status == 'waiting' then return {'skip', status} end
+  local current, k = tonumber(m[2]), tonumber(k_arg)
+  -- Not taken in yet: the run's start job (superstep 0, task 0) takes it in, then runs its first task.
+  if not m[3] and status == 'queued' and k == 0 and tostring(task) == '0' then return {'admit', status, redis.call('HGETALL', rk[1])} end
+  if current ~= k or not m[3] then return {'stale', status} end
+  -- Only a parallel superstep stores writes: its tasks JSON lists more than one object.
+  if (tostring(task) ~= '0' or string.find(m[3], '},{', 1, true)) and redis.call('HEXISTS', rk[6], task) == 1 then return {'written', status} end
+  if status == 'cancelling' then return {'cancel', status} end
+  return start_task(rk, m, k_arg, task, now, maxlen, start_data, cached ~= '' and tonumber(cached) == current)
 end
 `;
 
@@ -94,30 +139,12 @@ end
 redis.call('HSET', KEYS[1], 'graphVersion', ARGV[2], 'tasks', ARGV[3], 'superstep', 0, 'updatedAt', ARGV[1])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'trace', ARGV[4]) end
 if ARGV[5] == '' then return 'ok' end
-return start_task(redis.call('HMGET', KEYS[1], ${STEP_FIELDS_LUA}), '0', ARGV[5], ARGV[1], ARGV[6], ARGV[7])
+return start_task(KEYS, redis.call('HMGET', KEYS[1], ${STEP_FIELDS_LUA}), '0', ARGV[5], ARGV[1], ARGV[6], ARGV[7], false)
 `;
 
-/**
- * Read the cursor before doing anything (DESIGN §2 step 2). Decides what a step job should do and, when
- * it should run, marks the run running and emits step-start in the same round trip.
- * ARGV: 1 superstep · 2 task · 3 now · 4 events maxlen · 5 step-start data JSON
- * → {'missing'} | {'skip', status} | {'stale', status} | {'admit', status, meta pairs} | {'handoff', status, tasks, superstep}
- *   | {'written', status} | {'cancel', status} | {'run', status, STEP_META_FIELDS values as one JSON array (false: absent), state as one JSON object, memos JSON or nil}
- */
-export const BEGIN_STEP = `${TERMINAL}${START_TASK}
-local m = redis.call('HMGET', KEYS[1], ${STEP_FIELDS_LUA})
-local status = m[1]
-if not status then return {'missing'} end
-if terminal(status) or status == 'waiting' then return {'skip', status} end
-local current, k = tonumber(m[2]), tonumber(ARGV[1])
-if current == k + 1 then return {'handoff', status, m[3], tostring(current)} end
--- Not taken in yet: the run's start job (superstep 0, task 0) takes it in, then runs its first task.
-if not m[3] and status == 'queued' and k == 0 and ARGV[2] == '0' then return {'admit', status, redis.call('HGETALL', KEYS[1])} end
-if current ~= k or not m[3] then return {'stale', status} end
--- Only a parallel superstep stores writes: its tasks JSON lists more than one object.
-if (ARGV[2] ~= '0' or string.find(m[3], '},{', 1, true)) and redis.call('HEXISTS', KEYS[6], ARGV[2]) == 1 then return {'written', status} end
-if status == 'cancelling' then return {'cancel', status} end
-return start_task(m, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+/** BEGIN on its own (a job fetched without its cursor). ARGV: 1 superstep · 2 task · 3 now · 4 events maxlen · 5 step-start data JSON · 6 cached superstep ('' = none) */
+export const BEGIN_STEP = `${TERMINAL}${START_TASK}${BEGIN_FN}
+return begin_step(KEYS, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 `;
 
 /**
@@ -132,56 +159,63 @@ return start_task(m, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
  *   model usage, added to the run's) · 16 n · n state field/value pairs · m · m messages
  * → {'fenced'} | {'missing'} | {'stored', index, count} | {'advanced'|'completed'|'cancelled', index}
  */
-export const COMMIT_STEP = `${TERMINAL}
-local m = redis.call('HMGET', KEYS[1], 'status', 'superstep')
+const COMMIT_FN = `
+local function commit_step(rk, A)
+local m = redis.call('HMGET', rk[1], 'status', 'superstep')
 local status = m[1]
 if not status then return {'missing'} end
-if tonumber(m[2]) ~= tonumber(ARGV[1]) then return {'fenced'} end
-local mode, now, maxlen = ARGV[3], ARGV[4], ARGV[5]
+if tonumber(m[2]) ~= tonumber(A[1]) then return {'fenced'} end
+local mode, now, maxlen = A[3], A[4], A[5]
 -- A parallel sibling may still store its write while another task of the superstep waits for input.
 if status ~= 'running' and status ~= 'cancelling' and not (status == 'waiting' and mode == 'task') then return {'fenced'} end
 local index = -1
 if mode == 'single' or mode == 'task' then
   -- A single task's superstep has no stored writes: its commit is fenced by the cursor alone.
-  if mode == 'task' and redis.call('HEXISTS', KEYS[6], ARGV[2]) == 1 then return {'fenced'} end
-  index = redis.call('HINCRBY', KEYS[1], 'stepCount', 1) - 1
-  redis.call('RPUSH', KEYS[4], '{"index":' .. index .. ',' .. string.sub(ARGV[7], 2))
-  if ARGV[13] ~= '0' then redis.call('HINCRBY', KEYS[1], 'inputTokens', ARGV[13]) end
-  if ARGV[14] ~= '0' then redis.call('HINCRBY', KEYS[1], 'outputTokens', ARGV[14]) end
-  if ARGV[15] ~= '0' then redis.call('HINCRBYFLOAT', KEYS[1], 'costUsd', ARGV[15]) end
-  redis.call('HDEL', KEYS[7], 's' .. ARGV[1] .. '.t' .. ARGV[2])
-  event(maxlen, 'step-end', '{"index":' .. index .. ',' .. string.sub(ARGV[12], 2))
+  if mode == 'task' and redis.call('HEXISTS', rk[6], A[2]) == 1 then return {'fenced'} end
+  index = redis.call('HINCRBY', rk[1], 'stepCount', 1) - 1
+  redis.call('RPUSH', rk[4], '{"index":' .. index .. ',' .. string.sub(A[7], 2))
+  if A[13] ~= '0' then redis.call('HINCRBY', rk[1], 'inputTokens', A[13]) end
+  if A[14] ~= '0' then redis.call('HINCRBY', rk[1], 'outputTokens', A[14]) end
+  if A[15] ~= '0' then redis.call('HINCRBYFLOAT', rk[1], 'costUsd', A[15]) end
+  redis.call('HDEL', rk[7], 's' .. A[1] .. '.t' .. A[2])
+  run_event(rk, maxlen, 'step-end', '{"index":' .. index .. ',' .. string.sub(A[12], 2))
   if mode == 'task' then
-    redis.call('HSET', KEYS[6], ARGV[2], ARGV[8])
-    redis.call('HSET', KEYS[1], 'updatedAt', now)
-    return {'stored', tostring(index), tostring(redis.call('HLEN', KEYS[6]))}
+    redis.call('HSET', rk[6], A[2], A[8])
+    redis.call('HSET', rk[1], 'updatedAt', now)
+    return {'stored', tostring(index), tostring(redis.call('HLEN', rk[6]))}
   end
 else
-  if redis.call('HLEN', KEYS[6]) ~= tonumber(ARGV[9]) then return {'fenced'} end
-  redis.call('DEL', KEYS[6])
+  if redis.call('HLEN', rk[6]) ~= tonumber(A[9]) then return {'fenced'} end
+  redis.call('DEL', rk[6])
 end
-local n = tonumber(ARGV[16])
-push_all('HSET', KEYS[2], 17, 2 * n)
+local n = tonumber(A[16])
+push_from('HSET', rk[2], A, 17, 2 * n)
 local pos = 17 + 2 * n
-push_all('RPUSH', KEYS[3], pos + 1, tonumber(ARGV[pos]))
-local next_superstep = tonumber(ARGV[1]) + 1
-if status == 'cancelling' and ARGV[10] ~= 'completed' then
+push_from('RPUSH', rk[3], A, pos + 1, tonumber(A[pos]))
+local next_superstep = tonumber(A[1]) + 1
+if status == 'cancelling' and A[10] ~= 'completed' then
   -- The step finished despite the cancellation: keep its commit, then stop at this boundary.
-  redis.call('HSET', KEYS[1], 'status', 'cancelled', 'error', ${CANCELLED_ERROR_LUA}, 'superstep', next_superstep, 'tasks', ARGV[11],
+  redis.call('HSET', rk[1], 'status', 'cancelled', 'error', ${CANCELLED_ERROR_LUA}, 'superstep', next_superstep, 'tasks', A[11],
     'finishedAt', now, 'updatedAt', now)
-  event(maxlen, 'run-end', ${CANCELLED_END_LUA})
-  expire_all(ARGV[6])
+  run_event(rk, maxlen, 'run-end', ${CANCELLED_END_LUA})
+  expire_run(rk, A[6])
   return {'cancelled', tostring(index)}
 end
-if ARGV[10] == 'completed' then
-  redis.call('HSET', KEYS[1], 'status', 'completed', 'output', ARGV[11], 'superstep', next_superstep, 'tasks', '[]',
+if A[10] == 'completed' then
+  redis.call('HSET', rk[1], 'status', 'completed', 'output', A[11], 'superstep', next_superstep, 'tasks', '[]',
     'finishedAt', now, 'updatedAt', now)
-  event(maxlen, 'run-end', '{"status":"completed"}')
-  expire_all(ARGV[6])
+  run_event(rk, maxlen, 'run-end', '{"status":"completed"}')
+  expire_run(rk, A[6])
   return {'completed', tostring(index)}
 end
-redis.call('HSET', KEYS[1], 'superstep', next_superstep, 'tasks', ARGV[11], 'updatedAt', now)
+redis.call('HSET', rk[1], 'superstep', next_superstep, 'tasks', A[11], 'updatedAt', now)
 return {'advanced', tostring(index)}
+end
+`;
+
+/** Commit on its own (a parallel superstep's advance has no job to finish). ARGV as COMMIT_FN's A. */
+export const COMMIT_STEP = `${TERMINAL}${COMMIT_FN}
+return commit_step(KEYS, ARGV)
 `;
 
 /**
@@ -268,3 +302,6 @@ redis.call('HDEL', KEYS[1], 'interrupt')
 event(ARGV[2], 'run-resume', '{"stepId":' .. cjson.encode(pending['stepId']) .. '}')
 return {'ok', m[2]}
 `;
+
+/** The run side of engine v2's transition and take scripts (step-transition-scripts.ts): BEGIN and COMMIT as Lua functions. */
+export const RUN_STEP_FUNCTIONS = `${TERMINAL}${START_TASK}${BEGIN_FN}${COMMIT_FN}`;

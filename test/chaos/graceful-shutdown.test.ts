@@ -5,6 +5,7 @@ import { round } from '../../bench/lib/stats.js';
 import { AgentClient } from '../../producer/agent-client.js';
 import { loadConfig } from '../../shared/config.js';
 import { STEP_QUEUE } from '../../shared/queues.js';
+import { stepQueuePrefix } from '../../shared/shards.js';
 import { auditRun } from '../helpers/run-audit.js';
 import { recordFigure } from '../helpers/suite-figures.js';
 import { atScale, suiteSeed } from '../helpers/suite-scale.js';
@@ -33,7 +34,7 @@ describe('chaos: graceful shutdown with steps mid model call', () => {
   const config = testConfig({ AGENTQ_WORKER_CONCURRENCY: String(CONCURRENCY), AGENTQ_SHUTDOWN_GRACE_MS: String(loadConfig({}).shutdownGraceMs) });
   const client = new AgentClient({ config });
   const starting = startModelStepsServer({ seed, latencyMs: [1500, 3000] });
-  const queueEvents = new QueueEvents(STEP_QUEUE, { connection: { url: config.redisUrl!, maxRetriesPerRequest: null }, prefix: config.queuePrefix });
+  const queueEvents = new QueueEvents(STEP_QUEUE, { connection: { url: config.redisUrl!, maxRetriesPerRequest: null }, prefix: stepQueuePrefix(config.queuePrefix, 0) });
   const workers: ChildProcess[] = [];
   afterAll(async () => {
     await Promise.all(workers.map((worker) => killHard(worker)));

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/agent-client.js';
 import { stepJobId } from '../../shared/job-schema.js';
 import { STEP_QUEUE } from '../../shared/queues.js';
+import { stepQueuePrefix } from '../../shared/shards.js';
 import { auditRun } from '../helpers/run-audit.js';
 import { recordFigure } from '../helpers/suite-figures.js';
 import { suiteSeed } from '../helpers/suite-scale.js';
@@ -38,8 +39,8 @@ describe('chaos: lost step jobs are brought back by the reconciler', () => {
   const held = new Set<string>();
   const starting = startModelStepsServer({ seed, latencyMs: [500, 1000], hold: (caller) => held.has(caller.runId) && caller.step === 0 });
   const connection = { url: config.redisUrl!, maxRetriesPerRequest: null };
-  const stepQueue = new Queue(STEP_QUEUE, { connection, prefix: config.queuePrefix });
-  const queueEvents = new QueueEvents(STEP_QUEUE, { connection, prefix: config.queuePrefix });
+  const stepQueue = new Queue(STEP_QUEUE, { connection, prefix: stepQueuePrefix(config.queuePrefix, 0) });
+  const queueEvents = new QueueEvents(STEP_QUEUE, { connection, prefix: stepQueuePrefix(config.queuePrefix, 0) });
   const workers: ChildProcess[] = [];
   const spawn = async () => {
     const worker = await spawnWorker(MODEL_STEPS_WORKER, modelStepsWorkerEnv(config, (await starting).server.url));

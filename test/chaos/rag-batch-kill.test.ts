@@ -100,11 +100,11 @@ describe('chaos: a rag-agent batch survives a worker killed midway', () => {
     const metaKeys: string[] = [];
     let cursor = '0';
     do {
-      const [next, keys] = await client.store.redis.scan(cursor, 'MATCH', `${config.keyPrefix}:{run:*}:meta`, 'COUNT', 1000);
+      const [next, keys] = await client.store.redis.scan(cursor, 'MATCH', `${config.keyPrefix}:{s*}:run:*:meta`, 'COUNT', 1000);
       cursor = next;
       metaKeys.push(...keys);
     } while (cursor !== '0');
-    expect(metaKeys.map((key) => /\{run:(.*)\}/.exec(key)![1]).sort()).toEqual(results.map((result) => result.runId).sort());
+    expect(metaKeys.map((key) => /:run:(.*):meta$/.exec(key)![1]).sort()).toEqual(results.map((result) => result.runId).sort());
     expect(new Set(results.map((result) => result.runId)).size).toBe(QUESTIONS);
 
     const csv = formatBatchResultsCsv(results).trimEnd().split('\r\n');

@@ -4,6 +4,8 @@ import { inject } from 'vitest';
 import { AgentClient } from '../../producer/agent-client.js';
 import { loadConfig, type Config } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
+import { STEP_QUEUE } from '../../shared/queues.js';
+import { shardOf, stepQueuePrefix } from '../../shared/shards.js';
 import { startWorker, type AgentWorker, type StartWorkerOptions } from '../../worker/start-worker.js';
 
 /**
@@ -26,7 +28,8 @@ export interface TestEnv {
   config: Config;
   client: AgentClient;
   worker: AgentWorker;
-  queue(name: string): Queue;
+  /** A queue of the test's config; the step queue is a shard's: the one `runId` lives on (shard 0 without). */
+  queue(name: string, runId?: string): Queue;
   close(): Promise<void>;
 }
 
@@ -41,8 +44,9 @@ export async function startTestEnv(options: Omit<StartWorkerOptions, 'config'> &
     config,
     client,
     worker,
-    queue(name: string) {
-      const queue = new Queue(name, { connection: { url: config.redisUrl!, maxRetriesPerRequest: null }, prefix: config.queuePrefix });
+    queue(name: string, runId?: string) {
+      const prefix = name === STEP_QUEUE ? stepQueuePrefix(config.queuePrefix, runId ? shardOf(runId, config.shards) : 0) : config.queuePrefix;
+      const queue = new Queue(name, { connection: { url: config.redisUrl!, maxRetriesPerRequest: null }, prefix });
       queues.push(queue);
       return queue;
     },

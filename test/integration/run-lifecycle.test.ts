@@ -70,7 +70,7 @@ describe('a chain run through the queue', () => {
     const first = await store.admit(id, '1', { steps: 2, visited: [] }, [{ node: 'step' }], Date.now(), '', [], start);
     expect(first).toEqual({
       admitted: 'ok',
-      started: { kind: 'run', meta: expect.objectContaining({ id, status: 'running', graphVersion: '1', superstep: 0, tasks: [{ node: 'step' }] }), state: { steps: 2, visited: [] }, memos: {} },
+      started: { kind: 'run', meta: expect.objectContaining({ id, status: 'running', graphVersion: '1', superstep: 0, tasks: [{ node: 'step' }] }), state: { base: JSON.stringify({ steps: 2, visited: [] }), changed: {} }, memos: {} },
     });
     expect((await store.events(id)).map((event) => [event.type, event.data])).toEqual([
       ['run-start', {}],

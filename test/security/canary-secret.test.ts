@@ -20,7 +20,7 @@ import { obedientModel } from './obedient-model.js';
  * logging at debug level into memory. After the document is uploaded, searched and chatted about, and
  * a react-agent run whose prompt makes the model pass the canary to a tool, the canary must appear
  * nowhere in: spans, logs, BullMQ's keys (job data, options, return values, failure reasons, event
- * streams), the run store's keys other than a run's own (`{run:*}`) and the document store
+ * streams), the run store's keys other than a run's own (`{s<k>}:run:*`) and the document store
  * (`{docs:*}`), where content legitimately lives, and Bull Board's API.
  */
 const CANARY = `cnry${randomBytes(10).toString('hex')}`;
@@ -127,7 +127,7 @@ describe('canary secret: never in spans, logs, job data or the dashboard API wit
   it('the canary reached the model and the run store (where content belongs), so the scans below can find it', async () => {
     const chatBodies = rag.server!.chatRequests().map((request) => JSON.stringify(request.body));
     expect(chatBodies.some((body) => body.includes(CANARY))).toBe(true);
-    const runKeys = await dumpKeys(rag.env.client.store.redis, `${rag.env.config.keyPrefix}:{run:*`, () => false);
+    const runKeys = await dumpKeys(rag.env.client.store.redis, `${rag.env.config.keyPrefix}:{s*}:run:*`, () => false);
     expect([...runKeys.values()].some((text) => text.includes(CANARY))).toBe(true);
   });
 
@@ -140,7 +140,7 @@ describe('canary secret: never in spans, logs, job data or the dashboard API wit
     for (const line of logLines) if (line.includes(CANARY)) hits.push(`log ${line.slice(0, 300)}`);
 
     const queueKeys = await dumpKeys(redis, `${env.config.queuePrefix}:*`, () => false);
-    const storeKeys = await dumpKeys(redis, `${env.config.keyPrefix}:*`, (key) => key.includes(':{run:') || key.includes(':{docs:'));
+    const storeKeys = await dumpKeys(redis, `${env.config.keyPrefix}:*`, (key) => /:\{s\d+\}:run:/.test(key) || key.includes(':{docs:'));
     for (const [key, text] of [...queueKeys, ...storeKeys]) if (text.includes(CANARY)) hits.push(`redis ${key}: ${text.slice(text.indexOf(CANARY) - 120, text.indexOf(CANARY) + 60)}`);
 
     const admin = { authorization: `Bearer ${KEYS.acmeAdmin}` };

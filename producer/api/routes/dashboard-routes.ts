@@ -72,7 +72,11 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(DASHBOARD_PATH);
   createBullBoard({
-    queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: !config.dashboardWrite, allowRetries: config.dashboardWrite })),
+    // With several shards, each shard's step queue gets its own name in Bull Board (`s2-agentq-steps`).
+    queues: queues.map((queue) => {
+      const shard = config.shards > 1 ? /\{s(\d+)\}$/.exec(queue.opts.prefix ?? '')?.[1] : undefined;
+      return new BullMQAdapter(queue, { readOnlyMode: !config.dashboardWrite, allowRetries: config.dashboardWrite, ...(shard === undefined ? {} : { prefix: `s${shard}-` }) });
+    }),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'agentq', miscLinks: apiKeys.isOpen ? [] : [{ text: 'Sign out', url: '/admin/logout' }] } },
   });

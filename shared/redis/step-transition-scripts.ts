@@ -1,0 +1,127 @@
+/**
+ * Engine v2's two step scripts (DESIGN §2): a step's whole transition in one round trip, and a cold fetch
+ * that brings the job's cursor along. Both compose BullMQ's own scripts (bullmq-functions.ts) with the
+ * run store's BEGIN and COMMIT (run-scripts.ts). Every key they touch carries the shard's hash tag: the
+ * run's keys and the shard's step queue share one Redis Cluster slot, so each script stays atomic there.
+ *
+ * TRANSITION's queue keys, KEYS[8] … KEYS[22]: wait · active · prioritized · events · stalled · limiter · delayed
+ * · paused · meta · pc · completed · the current job's key · metrics:completed · marker · id. TAKE's are
+ * moveToActive's eleven: wait · active · prioritized · events · stalled · limiter · delayed · paused · meta
+ * · pc · marker.
+ */
+import { bullmqFunctionsLua } from './bullmq-functions.js';
+import { RUN_KEY_SUFFIXES } from '../keys.js';
+import { RUN_STEP_FUNCTIONS } from './run-scripts.js';
+
+const RUN_KEYS_LUA = `{${RUN_KEY_SUFFIXES.map((suffix) => `base .. ':${suffix}'`).join(', ')}}`;
+
+/**
+ * BEGIN for a job a script hands out: its run's keys are built from the job's data (a step job carries
+ * its run id), so the worker gets the cursor, meta, state and memos with the job itself. → BEGIN's reply,
+ * or false for a job that is not a well-formed step job (the worker then reads it the slow way).
+ */
+const DELIVER = `
+local function deliver(fetched, now, maxlen, run_prefix, cached)
+  local fields = fetched[1]
+  if type(fields) ~= 'table' then return false end
+  local data, atm
+  for i = 1, #fields, 2 do
+    if fields[i] == 'data' then data = fields[i + 1] elseif fields[i] == 'atm' then atm = fields[i + 1] end
+  end
+  if not data then return false end
+  local ok, d = pcall(cjson.decode, data)
+  if not ok or type(d) ~= 'table' or type(d.runId) ~= 'string' or type(d.superstep) ~= 'number' or type(d.task) ~= 'number' then return false end
+  local base = run_prefix .. d.runId
+  local rk = ${RUN_KEYS_LUA}
+  local start = cjson.encode({node = d.node, superstep = d.superstep, task = d.task, attempt = (tonumber(atm) or 0) + 1})
+  return begin_step(rk, d.superstep, d.task, now, maxlen, start, cached)
+end
+`;
+
+/**
+ * One step's transition: fence + commit (COMMIT), the next superstep's jobs with their deterministic ids
+ * (BullMQ's addStandardJob), finishing the current job (BullMQ's moveToFinished, which may fetch the next
+ * job of the queue) and BEGIN of the job handed out — in one script, so "committed but not handed on"
+ * cannot happen. Eager dispatch: a single next task may go straight to this worker as an active job (its
+ * own id, attempts, lock and Bull Board row), instead of through the wait list.
+ *
+ * KEYS: 1-7 the committing run's keys · 8-22 the shard queue's keys (see above)
+ * ARGV: COMMIT's arguments (run-scripts.ts), then at t (after COMMIT's messages):
+ *   t current job id ('' = none to finish: a parallel superstep's advance) · t+1 lock token · t+2 fetch next
+ *   ('1'|'0') · t+3 eager ('1'|'0') · t+4 queue key prefix · t+5 lock duration ms · t+6 completed jobs to keep
+ *   (-1 all) · t+7 the current job's attempts · t+8 worker name ('' none) · t+9 run key prefix of the shard
+ *   · t+10 next jobs JSON [[id, name, data JSON, attempts], …] · t+11 the finished job's return value (JSON)
+ * → {COMMIT's reply, moveToFinished's code (0 or < 0; 0 when no job), the job handed out as BullMQ's
+ *   [fields, id, rate-limit delay, delay until] or nil, its BEGIN reply or nil, 1 when it came eagerly}
+ */
+export const STEP_TRANSITION = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['addStandardJob', 'moveToFinished'])}${DELIVER}
+local t = 17 + 2 * tonumber(ARGV[16])
+t = t + tonumber(ARGV[t]) + 1
+local job_id, token, prefix, now, maxlen = ARGV[t], ARGV[t + 1], ARGV[t + 4], ARGV[4], ARGV[5]
+local lock_ms, worker_name = tonumber(ARGV[t + 5]), ARGV[t + 8]
+
+local committed = commit_step(KEYS, ARGV)
+local eager = false
+if committed[1] == 'advanced' then
+  local jobs = cjson.decode(ARGV[t + 10])
+  local add_keys = {KEYS[8], KEYS[15], KEYS[16], KEYS[22], KEYS[18], KEYS[14], KEYS[9], KEYS[11], KEYS[21]}
+  for _, job in ipairs(jobs) do
+    local args = cmsgpack.pack({prefix, job[1], job[2], now})
+    local opts = cmsgpack.pack({jobId = job[1], attempts = job[4], backoff = {type = 'agentq'}})
+    bull_addStandardJob(add_keys, {args, job[3], opts})
+  end
+  -- Eager dispatch: only on an unpaused queue with no global concurrency or rate limit, and only when the
+  -- job just added is the one at the head of the wait list (not a duplicate of a job that existed).
+  if #jobs == 1 and ARGV[t + 3] == '1' and job_id ~= '' then
+    local q = redis.call('HMGET', KEYS[16], 'paused', 'concurrency', 'max')
+    local id = jobs[1][1]
+    if not q[1] and not q[2] and not q[3] and redis.call('LINDEX', KEYS[8], 0) == id then
+      redis.call('LPOP', KEYS[8])
+      redis.call('LPUSH', KEYS[9], id)
+      -- What BullMQ's prepareJobForProcessing does for a queue without a rate limiter (bullmq 6.7.0).
+      local job_key = prefix .. id
+      redis.call('SET', job_key .. ':lock', token, 'PX', lock_ms)
+      redis.call('XADD', KEYS[11], '*', 'event', 'active', 'jobId', id, 'prev', 'waiting')
+      if worker_name ~= '' then redis.call('HSET', job_key, 'processedOn', now, 'pb', worker_name) else redis.call('HSET', job_key, 'processedOn', now) end
+      redis.call('HINCRBY', job_key, 'ats', 1)
+      eager = {redis.call('HGETALL', job_key), id, 0, 0}
+    end
+  end
+end
+
+local code = 0
+local fetched = false
+if job_id ~= '' then
+  local keep = tonumber(ARGV[t + 6])
+  local opts = cmsgpack.pack({token = token, keepJobs = {count = keep}, lockDuration = lock_ms, attempts = tonumber(ARGV[t + 7]),
+    maxMetricsSize = '', name = worker_name ~= '' and worker_name or nil})
+  local fetch = (ARGV[t + 2] == '1' and not eager) and '1' or '0'
+  local finished = bull_moveToFinished({KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16],
+    KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21]}, {job_id, now, 'returnvalue', ARGV[t + 11], 'completed', fetch, prefix, opts})
+  if type(finished) == 'table' then fetched = finished else code = finished end
+end
+
+local handed = eager or fetched
+local begun = false
+if handed and type(handed[1]) == 'table' then
+  -- The eager job's run is this run, whose state the worker has just computed: it needs no copy of it.
+  begun = deliver(handed, now, maxlen, ARGV[t + 9], eager and tostring(tonumber(ARGV[1]) + 1) or '')
+end
+return {committed, code, handed, begun, eager and 1 or 0}
+`;
+
+/**
+ * A cold fetch (no transition handed a job out): BullMQ's moveToActive, then BEGIN of the job it took.
+ * KEYS: moveToActive's eleven queue keys (see above)
+ * ARGV: 1 queue key prefix · 2 now · 3 lock token · 4 lock duration ms · 5 worker name ('' none)
+ *   · 6 run key prefix of the shard · 7 events maxlen
+ * → {moveToActive's [fields, id, rate-limit delay, delay until], BEGIN reply or nil}
+ */
+export const STEP_TAKE = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['moveToActive'])}${DELIVER}
+local opts = cmsgpack.pack({token = ARGV[3], lockDuration = tonumber(ARGV[4]), name = ARGV[5] ~= '' and ARGV[5] or nil})
+local taken = bull_moveToActive({KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]},
+  {ARGV[1], ARGV[2], opts})
+local begun = false
+if type(taken[1]) == 'table' then begun = deliver(taken, ARGV[2], ARGV[7], ARGV[6], '') end
+return {taken, begun}
+`;

@@ -1,0 +1,53 @@
+import type { Redis } from 'ioredis';
+import type { Config } from '../shared/config.js';
+import { AgentqError } from '../shared/errors.js';
+import { Keys } from '../shared/keys.js';
+import { STEP_QUEUE } from '../shared/queues.js';
+import { isTerminal, type RunStatus } from '../shared/run-record.js';
+
+/**
+ * Refuses to start a worker on a Redis it would break (engine v2, DESIGN §3):
+ *  - AGENTQ_SHARDS must be the deployment's: a run's shard comes from its id and the shard count, so a
+ *    process with another count would look for runs and jobs where they are not. The first worker records
+ *    its count; the others must match it.
+ *  - runs of the first engine's layout (`agentq:{run:<id>}`, one `bull:agentq-steps` queue) still in
+ *    flight would never be stepped by this version: drain them with the previous one first.
+ */
+export async function checkStepLayout(redis: Redis, config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'shards'>): Promise<void> {
+  const keys = new Keys(config.keyPrefix, config.shards);
+  await redis.setnx(keys.shardCount(), String(config.shards));
+  const recorded = Number(await redis.get(keys.shardCount()));
+  if (recorded !== config.shards) {
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `AGENTQ_SHARDS is ${config.shards} here, but this deployment runs ${recorded} shards (recorded in Redis key ${keys.shardCount()} by its first worker): set AGENTQ_SHARDS=${recorded} in every worker and producer, or let every run finish and delete that key to change the count`,
+    );
+  }
+  const legacy = `${config.queuePrefix.replace(/[{}]/g, '')}:${STEP_QUEUE}`;
+  const queued = await redis
+    .pipeline()
+    .llen(`${legacy}:wait`)
+    .llen(`${legacy}:active`)
+    .zcard(`${legacy}:delayed`)
+    .zcard(`${legacy}:prioritized`)
+    .zrange(keys.activeRuns(), '0', '199')
+    .exec();
+  const jobs = (queued ?? []).slice(0, 4).reduce((sum, [, count]) => sum + Number(count ?? 0), 0);
+  const active = ((queued?.[4]?.[1] as string[] | undefined) ?? []).slice();
+  let inFlight: string | undefined;
+  if (active.length > 0) {
+    const pipeline = redis.pipeline();
+    for (const runId of active) pipeline.hget(keys.legacyRunMeta(runId), 'status');
+    const statuses = (await pipeline.exec()) ?? [];
+    inFlight = active.find((_runId, index) => {
+      const status = statuses[index]?.[1] as RunStatus | null | undefined;
+      return typeof status === 'string' && !isTerminal(status);
+    });
+  }
+  if (jobs > 0 || inFlight) {
+    throw new AgentqError(
+      'CONFLICT',
+      `this Redis holds runs of agentq's first engine layout still in flight (${inFlight ? `e.g. run ${inFlight}` : `${jobs} jobs in queue ${legacy}`}); engine v2 keeps runs under shard tags and cannot step them. Drain them first: run the previous agentq version until they finish (or cancel them), then start this one (README: Upgrading to engine v2)`,
+    );
+  }
+}

@@ -1,0 +1,114 @@
+import { QueueKeys } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { stepJobId, type StepJobData } from '../shared/job-schema.js';
+import { STEP_QUEUE } from '../shared/queues.js';
+import { runScript } from '../shared/redis/create-redis.js';
+import { parseBeginReply, type BeginResult, type CommitRequest, type CommitResult, type RedisRunStore } from '../shared/redis/redis-run-store.js';
+import { STEP_TAKE, STEP_TRANSITION } from '../shared/redis/step-transition-scripts.js';
+import { allShards, stepQueuePrefix } from '../shared/shards.js';
+import type { Task } from '../shared/graph/graph.js';
+
+/** A job handed to this worker by a script, as BullMQ's moveToActive/moveToFinished return it, with its cursor. */
+export interface HandedJob {
+  /** BullMQ's `[fields, id, rate-limit delay, delay until]` (raw2NextJobData turns it into job data). */
+  raw: unknown[];
+  /** BEGIN of the job, done in the same script; absent for a job that is not a well-formed step job. */
+  begin?: BeginResult;
+  /** It came by eager dispatch (the next step of the run just committed). */
+  eager: boolean;
+}
+
+export interface TransitionResult {
+  commit: CommitResult;
+  /** moveToFinished's code: 0, or BullMQ's negative error (the lock was lost: the job is another worker's now). */
+  finishCode: number;
+  handed?: HandedJob;
+}
+
+/** The job a transition finishes, and what this worker wants back. */
+export interface FinishingJob {
+  id: string;
+  token: string;
+  attempts: number;
+  /** Fetch the queue's next job in the same script (BullMQ's fetch-next). */
+  fetchNext: boolean;
+  /** Hand the next step straight back to this worker if it is a single task (eager dispatch). */
+  eager: boolean;
+  /** The finished job's return value. */
+  returnValue: string;
+}
+
+export interface StepTransitionsOptions {
+  store: RedisRunStore;
+  /** The connection of the step scripts (one of its own: see RunStoreOptions.stepRedis). */
+  redis: Redis;
+  queuePrefix: string;
+  shards: number;
+  lockDurationMs: number;
+  /** Completed step jobs BullMQ keeps (AGENTQ_KEEP_COMPLETED_JOBS). */
+  keepCompletedJobs: number;
+  /** A node's step-job attempts (its retry policy). */
+  attemptsOf: (graphId: string, node: string) => number;
+  workerName?: string;
+}
+
+/**
+ * Engine v2's step scripts from the worker's side (DESIGN §2): `commit` is a step's whole transition in
+ * one round trip — fenced commit, the next superstep's jobs, finishing the current job and the next job
+ * with its cursor; `take` is a cold fetch that brings the cursor along.
+ */
+export class StepTransitions {
+  private readonly queueKeys: Record<string, string>[];
+
+  constructor(private readonly options: StepTransitionsOptions) {
+    this.queueKeys = allShards(options.shards).map((shard) => new QueueKeys(stepQueuePrefix(options.queuePrefix, shard)).getKeys(STEP_QUEUE));
+  }
+
+  async commit(request: CommitRequest, next: Task[], graphId: string, job: FinishingJob | undefined, now = Date.now()): Promise<TransitionResult> {
+    const { store, redis } = this.options;
+    const runId = request.runId;
+    const shard = store.keys.shardOf(runId);
+    const q = this.queueKeys[shard]!;
+    const superstep = request.superstep + 1;
+    const jobs = next.map((task, index) => {
+      const data: StepJobData = { runId, superstep, task: index, node: task.node, graph: graphId };
+      return [stepJobId(runId, superstep, index), task.node, JSON.stringify(data), this.options.attemptsOf(graphId, task.node)];
+    });
+    const keys = [
+      ...store.keys.runAll(runId),
+      q.wait!, q.active!, q.prioritized!, q.events!, q.stalled!, q.limiter!, q.delayed!, q.paused!, q.meta!, q.pc!, q.completed!,
+      `${q['']!}${job?.id ?? ''}`, `${q['']!}metrics:completed`, q.marker!, q.id!,
+    ];
+    const args = [
+      ...store.commitArgs(request, now),
+      job?.id ?? '',
+      job?.token ?? '',
+      job?.fetchNext ? '1' : '0',
+      job?.eager ? '1' : '0',
+      q['']!,
+      this.options.lockDurationMs,
+      this.options.keepCompletedJobs,
+      job?.attempts ?? 1,
+      this.options.workerName ?? '',
+      store.keys.runKeyPrefix(shard),
+      JSON.stringify(jobs),
+      job?.returnValue ?? 'null',
+    ];
+    const [commitReply, finishCode, handed, begun, eager] = await runScript<[string[], number, unknown[] | null, unknown[] | null, number]>(redis, STEP_TRANSITION, keys, args);
+    const commit = await store.committed(runId, commitReply);
+    return { commit, finishCode: Number(finishCode), ...(handed ? { handed: handedJob(handed, begun, eager === 1) } : {}) };
+  }
+
+  /** A cold fetch from shard `shard`'s queue (BullMQ's moveToActive) with the taken job's cursor. */
+  async take(shard: number, token: string, name: string | undefined, eventsMaxLen: number, now = Date.now()): Promise<HandedJob> {
+    const q = this.queueKeys[shard]!;
+    const keys = [q.wait!, q.active!, q.prioritized!, q.events!, q.stalled!, q.limiter!, q.delayed!, q.paused!, q.meta!, q.pc!, q.marker!];
+    const args = [q['']!, now, token, this.options.lockDurationMs, name ?? '', this.options.store.keys.runKeyPrefix(shard), eventsMaxLen];
+    const [taken, begun] = await runScript<[unknown[], unknown[] | null]>(this.options.redis, STEP_TAKE, keys, args);
+    return handedJob(taken, begun, false);
+  }
+}
+
+function handedJob(raw: unknown[], begun: unknown[] | null, eager: boolean): HandedJob {
+  return { raw, eager, ...(Array.isArray(begun) ? { begin: parseBeginReply(begun) } : {}) };
+}

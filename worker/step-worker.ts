@@ -1,0 +1,110 @@
+import { context as otelContext, type Context } from '@opentelemetry/api';
+import { raw2NextJobData, SpanKind, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
+import type { StepJobData } from '../shared/job-schema.js';
+import { STEP_QUEUE } from '../shared/queues.js';
+import type { BeginResult } from '../shared/redis/redis-run-store.js';
+import type { HandedJob, StepTransitions, TransitionResult } from './step-transitions.js';
+
+/** What came with a job: its cursor (BEGIN, done by the script that handed it out) and its eager hops so far. */
+export interface StepDelivery {
+  begin?: BeginResult;
+  /** Eager hops in a row that led to this job (0: it came through the wait list). */
+  hops: number;
+}
+
+/** A step's end: the outcome, and the transition when the step's own script finished its job. */
+export interface StepResult {
+  outcome: string;
+  transition?: TransitionResult;
+}
+
+export type StepHandler = (job: Job<StepJobData>, token: string, delivery: StepDelivery, fetchNext: () => boolean) => Promise<StepResult>;
+
+/** BullMQ's Worker internals this subclass uses and BullMQ's types keep private. */
+interface WorkerInternals {
+  updateDelays(limitDelay?: number, delayUntil?: number): void;
+}
+
+/**
+ * A BullMQ Worker of one shard's step queue whose jobs arrive with their run's cursor (engine v2, DESIGN
+ * §2). BullMQ's main loop, blocking wait, lock renewal and stalled-job checks are kept; two of its steps
+ * change:
+ *  - a cold fetch (`moveToActive`) runs agentq's take script: BullMQ's moveToActive plus BEGIN of the job;
+ *  - a step that commits finishes its job in its own transition script, which hands the next job (and its
+ *    cursor) back the way BullMQ's fetch-next does; every other end (skip, failure, retry, delay) goes
+ *    through BullMQ's own completion and failure paths.
+ */
+export class StepWorker extends Worker<StepJobData> {
+  private readonly deliveries = new WeakMap<Job, StepDelivery>();
+
+  constructor(
+    private readonly shard: number,
+    private readonly handler: StepHandler,
+    private readonly transitions: StepTransitions,
+    private readonly eventsMaxLen: number,
+    options: WorkerOptions,
+    /** The trace context a job's BullMQ span goes under (its run's root span), from its cursor. */
+    private readonly contextOf: (begin: BeginResult | undefined) => Context | undefined = () => undefined,
+  ) {
+    // The processor is never called: processJob below runs the step itself.
+    super(STEP_QUEUE, async () => undefined, { ...options, autorun: false });
+  }
+
+  protected override async moveToActive(token: string, name?: string): Promise<Job<StepJobData>> {
+    const taken = await this.transitions.take(this.shard, token, name, this.eventsMaxLen);
+    return this.handOut(taken, token, 0);
+  }
+
+  override async processJob(job: Job<StepJobData>, token: string, fetchNextCallback = () => true): Promise<void | Job<StepJobData>> {
+    const delivery = this.deliveries.get(job) ?? { hops: 0 };
+    this.deliveries.delete(job);
+    // BullMQ's own 'process' span (bullmq-otel), under the run's trace when the cursor names it.
+    const processing = () => this.trace(SpanKind.CONSUMER, 'process', this.name, () => this.processDelivered(job, token, delivery, fetchNextCallback));
+    const parent = this.contextOf(delivery.begin);
+    return parent ? otelContext.with(parent, processing) : processing();
+  }
+
+  private async processDelivered(job: Job<StepJobData>, token: string, delivery: StepDelivery, fetchNextCallback: () => boolean): Promise<void | Job<StepJobData>> {
+    const fetchNext = () => fetchNextCallback() && !this.closing && !this.isPaused();
+    this.lockManager.trackJob(job.id!, token, job.processedOn ?? Date.now(), false);
+    try {
+      // A job past its stalled limit carries a deferred failure: BullMQ fails it without running it.
+      if (job.deferredFailure) return await this.failed(new UnrecoverableError(job.deferredFailure), job, token, fetchNextCallback);
+      const result = await this.handler(job, token, delivery, fetchNext);
+      this.lockManager.untrackJob(job.id!);
+      if (!result.transition) return await this.handleCompleted(result.outcome, job, token, fetchNextCallback);
+      this.emit('completed', job, result.outcome, 'active');
+      if (result.transition.finishCode < 0) {
+        // The lock was lost (the job stalled and went back to the queue): the commit stands, fenced, and
+        // the job is another worker's now.
+        this.emit('error', new Error(`step job ${job.id} was not finished (BullMQ code ${result.transition.finishCode}): its lock was lost`));
+        return undefined;
+      }
+      return await this.handOut(result.transition.handed, token, delivery.hops + 1);
+    } catch (error) {
+      return this.failed(error as Error, job, token, fetchNextCallback);
+    } finally {
+      this.lockManager.untrackJob(job.id!);
+    }
+  }
+
+  private async failed(error: Error, job: Job<StepJobData>, token: string, fetchNextCallback: () => boolean): Promise<void | Job<StepJobData>> {
+    this.lockManager.untrackJob(job.id!);
+    try {
+      return await this.handleFailed(error, job, token, fetchNextCallback);
+    } catch (failure) {
+      // As BullMQ's own loop does: report, and let the stalled-job check recover the job.
+      this.emit('error', failure as Error);
+      return undefined;
+    }
+  }
+
+  /** A job a script handed to this worker, made a BullMQ Job (as its fetch-next does), its cursor kept for processJob. */
+  private async handOut(handed: HandedJob | undefined, token: string, hops: number): Promise<Job<StepJobData>> {
+    const [jobData, jobId, limitDelay, delayUntil] = raw2NextJobData(handed?.raw ?? []) as [never, string | undefined, number, number];
+    (this as unknown as WorkerInternals).updateDelays(limitDelay, delayUntil);
+    const next = await this.nextJobFromJobData(jobData, jobId, token);
+    if (next && handed) this.deliveries.set(next, { ...(handed.begin ? { begin: handed.begin } : {}), hops: handed.eager ? hops : 0 });
+    return next;
+  }
+}
