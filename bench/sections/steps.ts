@@ -16,6 +16,7 @@ import { figureRecorder } from '../lib/figure-recorder.js';
 import { forkWorker, type ForkedWorker } from '../lib/forked-worker.js';
 import { agentqModelGraphFigures } from '../lib/model-graph-figures.js';
 import { commandTotals } from '../lib/redis-commandstats.js';
+import { installCommandCounter, readMeter, redisCpuUs, type MeterReading } from '../lib/process-meter.js';
 import { percentile } from '../lib/stats.js';
 import { transitions } from '../lib/step-timings.js';
 import { startTraceSink } from '../lib/trace-sink.js';
@@ -34,10 +35,45 @@ async function chainLoop(worker: ForkedWorker, queue: Queue, inFlight: number, t
   return Promise.race([loop.done, worker.failed]);
 }
 
+/** CPU and client commands of one measured stretch: worker process, this (producer) process, Redis. */
+interface Spend {
+  workerCpuUs: number;
+  producerCpuUs: number;
+  redisCpuUs: number;
+  workerCommands: number;
+  producerCommands: number;
+}
+
+/** Runs `work` and reports what the worker, this process and Redis spent on it. */
+async function metered<T>(worker: ForkedWorker, redis: Redis, work: () => Promise<T>): Promise<{ result: T; spend: Spend }> {
+  const workerMeter = () => worker.request<MeterReading>({ type: 'meter' }, 'meter');
+  const [workerBefore, redisBefore] = [await workerMeter(), await redisCpuUs(redis)];
+  const producerBefore = readMeter();
+  const result = await work();
+  const producerAfter = readMeter();
+  const [workerAfter, redisAfter] = [await workerMeter(), await redisCpuUs(redis)];
+  return {
+    result,
+    spend: {
+      workerCpuUs: workerAfter.cpuUs - workerBefore.cpuUs,
+      producerCpuUs: producerAfter.cpuUs - producerBefore.cpuUs,
+      redisCpuUs: redisAfter - redisBefore,
+      workerCommands: workerAfter.commands - workerBefore.commands,
+      // The two meter requests' INFO calls are this process's too.
+      producerCommands: producerAfter.commands - producerBefore.commands,
+    },
+  };
+}
+
+function median(values: number[]): number {
+  return percentile(values, 50);
+}
+
 async function runSteps(context: BenchContext): Promise<BenchFigures> {
   const { redisUrl, quick, log } = context;
   const totals = { r1: quick ? 10 : 40, r10: quick ? 40 : 200, r100: quick ? 200 : 1000 };
   const { figures, record } = figureRecorder(log);
+  installCommandCounter();
   log(`${STEPS}-step chains, worker concurrency ${CONCURRENCY}`);
   const redis = new Redis(redisUrl);
   const id = randomBytes(3).toString('hex');
@@ -94,21 +130,54 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
     const rounds = quick ? 1 : ROUNDS;
     log(`agentq engine and plain BullMQ job chain, ${rounds} rounds each, in turns (telemetry off)`);
     const chain = await start('bench/workers/bullmq-chain-worker.ts', baseEnv);
-    await chainLoop(chain, chainQueue, 10, 20);
+    // The same warm-up for both sides, at the measured load, so neither side's first measured round is
+    // its JIT's (the chain used to get 20 runs and then its slowest round first).
+    await chainRun(engine, CONCURRENCY, totals.r100 / 2);
+    await chainLoop(chain, chainQueue, CONCURRENCY, totals.r100 / 2);
     const engineRates: number[] = [];
     const chainRates: number[] = [];
-    for (let round = 0; round < rounds; round += 1) {
+    const engineSpends: Spend[] = [];
+    const chainSpends: Spend[] = [];
+    const measureEngine = async () => {
       const before = await commandTotals(redis);
-      const r100 = await chainRun(engine, 100, totals.r100);
+      const { result, spend } = await metered(engine, redis, () => chainRun(engine, CONCURRENCY, totals.r100));
       const after = await commandTotals(redis);
-      if (round === 0) {
+      if (engineRates.length === 0) {
         record('redis_calls_per_step', (after.calls - before.calls) / r100Steps);
         record('redis_usec_per_step', (after.usec - before.usec) / r100Steps);
       }
-      engineRates.push(r100Steps / (r100.elapsedMs / 1000));
-      chainRates.push(r100Steps / ((await chainLoop(chain, chainQueue, 100, totals.r100)) / 1000));
+      engineRates.push(r100Steps / (result.elapsedMs / 1000));
+      engineSpends.push(spend);
+    };
+    const measureChain = async () => {
+      const { result, spend } = await metered(chain, redis, () => chainLoop(chain, chainQueue, CONCURRENCY, totals.r100));
+      chainRates.push(r100Steps / (result / 1000));
+      chainSpends.push(spend);
+    };
+    for (let round = 0; round < rounds; round += 1) {
+      // Who goes first alternates: a drift of the machine's speed within a round favours neither side.
+      if (round % 2 === 0) {
+        await measureEngine();
+        await measureChain();
+      } else {
+        await measureChain();
+        await measureEngine();
+      }
       log(`  round ${round + 1}: engine ${engineRates[round]!.toFixed(0)}, chain ${chainRates[round]!.toFixed(0)} steps/s`);
     }
+    const perStep = (spends: Spend[], pick: (spend: Spend) => number) => median(spends.map((spend) => pick(spend) / r100Steps));
+    for (const [side, spends] of [['engine', engineSpends], ['bullmq_chain', chainSpends]] as const) {
+      record(`${side}_cpu_us_per_step`, perStep(spends, (spend) => spend.workerCpuUs + spend.producerCpuUs + spend.redisCpuUs));
+      record(`${side}_cpu_us_per_step_worker`, perStep(spends, (spend) => spend.workerCpuUs));
+      record(`${side}_cpu_us_per_step_redis`, perStep(spends, (spend) => spend.redisCpuUs));
+      record(`${side}_cpu_us_per_step_producer`, perStep(spends, (spend) => spend.producerCpuUs));
+      record(`${side}_worker_cmds_per_step`, perStep(spends, (spend) => spend.workerCommands));
+      record(`${side}_producer_cmds_per_step`, perStep(spends, (spend) => spend.producerCommands));
+    }
+    // What the issue calls redis_cmds_per_step: the client commands a step's worker sends (a script's
+    // own calls inside Redis are not round trips; redis_calls_per_step above counts those).
+    record('redis_cmds_per_step', figures.engine_worker_cmds_per_step!);
+    record('engine_cpu_vs_bullmq_chain_r100', figures.engine_cpu_us_per_step! / figures.bullmq_chain_cpu_us_per_step!);
     record('engine_steps_per_s_r100', percentile(engineRates, 50));
     record('bullmq_chain_steps_per_s_r100', percentile(chainRates, 50));
     const roundRatios = engineRates.map((rate, round) => rate / chainRates[round]!);

@@ -4,6 +4,9 @@
  */
 import { Queue, Worker } from 'bullmq';
 import { startTelemetry } from '../../shared/telemetry/telemetry.js';
+import { answerMeterRequests } from '../lib/process-meter.js';
+
+answerMeterRequests();
 
 const url = process.env.REDIS_URL!;
 const prefix = process.env.AGENTQ_QUEUE_PREFIX ?? 'bull';

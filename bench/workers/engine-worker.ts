@@ -9,8 +9,10 @@ import type { StepObservation } from '../../shared/graph/step-observer.js';
 import { createLogger } from '../../shared/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { benchModelGraph } from '../lib/model-graph.js';
+import { answerMeterRequests } from '../lib/process-meter.js';
 import type { StepTiming } from '../lib/step-timings.js';
 
+answerMeterRequests();
 const observations = new Map<string, StepTiming[]>();
 // Recording costs the worker (objects kept per step): the steps section turns it off for its throughput rounds.
 let record = process.env.BENCH_RECORD_STEPS === 'true';

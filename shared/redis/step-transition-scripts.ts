@@ -81,7 +81,8 @@ if committed[1] == 'advanced' then
       -- What BullMQ's prepareJobForProcessing does for a queue without a rate limiter (bullmq 6.7.0).
       local job_key = prefix .. id
       redis.call('SET', job_key .. ':lock', token, 'PX', lock_ms)
-      redis.call('XADD', KEYS[11], '*', 'event', 'active', 'jobId', id, 'prev', 'waiting')
+      -- 'eager' marks the hand-over in the queue's event stream (QueueEvents passes it on as args.eager).
+      redis.call('XADD', KEYS[11], '*', 'event', 'active', 'jobId', id, 'prev', 'waiting', 'eager', '1')
       if worker_name ~= '' then redis.call('HSET', job_key, 'processedOn', now, 'pb', worker_name) else redis.call('HSET', job_key, 'processedOn', now) end
       redis.call('HINCRBY', job_key, 'ats', 1)
       eager = {redis.call('HGETALL', job_key), id, 0, 0}

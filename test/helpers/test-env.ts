@@ -28,8 +28,8 @@ export interface TestEnv {
   config: Config;
   client: AgentClient;
   worker: AgentWorker;
-  /** A queue of the test's config; the step queue is a shard's: the one `runId` lives on (shard 0 without). */
-  queue(name: string, runId?: string): Queue;
+  /** A queue of the test's config; the step queue is a shard's: the one a run id lives on, or a shard number (shard 0 without). */
+  queue(name: string, runIdOrShard?: string | number): Queue;
   close(): Promise<void>;
 }
 
@@ -44,8 +44,9 @@ export async function startTestEnv(options: Omit<StartWorkerOptions, 'config'> &
     config,
     client,
     worker,
-    queue(name: string, runId?: string) {
-      const prefix = name === STEP_QUEUE ? stepQueuePrefix(config.queuePrefix, runId ? shardOf(runId, config.shards) : 0) : config.queuePrefix;
+    queue(name: string, runIdOrShard?: string | number) {
+      const shard = typeof runIdOrShard === 'string' ? shardOf(runIdOrShard, config.shards) : (runIdOrShard ?? 0);
+      const prefix = name === STEP_QUEUE ? stepQueuePrefix(config.queuePrefix, shard) : config.queuePrefix;
       const queue = new Queue(name, { connection: { url: config.redisUrl!, maxRetriesPerRequest: null }, prefix });
       queues.push(queue);
       return queue;
