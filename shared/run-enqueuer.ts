@@ -73,6 +73,9 @@ export class RunEnqueuer {
     const runId = data.runId ?? (data.idempotencyKey ? runIdForIdempotencyKey(tenant, data.idempotencyKey) : newRunId());
     const now = Date.now();
     const deadlineMs = data.options?.deadlineMs ?? this.config.defaultDeadlineMs;
+    const graphId = graphIdOf({ graph: data.graph, graphVersion: data.graphVersion ?? null });
+    // The start job goes in with the run, in one script — unless this worker takes the run in itself.
+    const start = this.admitInline ? undefined : this.stepQueues.startJob(runId, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphId }, START_JOB_ATTEMPTS);
     const { meta, created } = await this.store.create({
       id: runId,
       tenant,
@@ -87,11 +90,11 @@ export class RunEnqueuer {
       ...(extras.batchId === undefined ? {} : { batchId: extras.batchId }),
       ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
       now,
-    });
+    }, start);
     if (meta.tenant !== tenant) throw new AgentqError('CONFLICT', `run id ${runId} is taken; choose another runId`);
     // The start job's id is the first step's (`<runId>.s0.t0`): a retried enqueue adds nothing while it
     // exists, and a start job for a run already taken in just runs that run's first task.
-    if (meta.status === 'queued' && meta.tasks === null) {
+    if (!start && meta.status === 'queued' && meta.tasks === null) {
       // A failed inline intake falls back to the start job; taking a run in twice is a no-op.
       if (this.admitInline && (await this.admitInline(meta).catch(() => false))) return { record: toRunRecord(meta), created, meta };
       await this.stepQueues.forRun(runId).add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) }, startJobOptions(runId));

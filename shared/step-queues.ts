@@ -1,5 +1,6 @@
 import { Queue, type QueueOptions } from 'bullmq';
-import type { StepJobData } from './job-schema.js';
+import { START_NODE, stepJobId, type StepJobData } from './job-schema.js';
+import type { StartJob } from './redis/redis-run-store.js';
 import { STEP_QUEUE } from './queues.js';
 import { allShards, shardOf, stepQueuePrefix } from './shards.js';
 
@@ -28,6 +29,19 @@ export class StepQueues {
   /** The queue of the shard a run lives on. */
   forRun(runId: string): Queue<StepJobData> {
     return this.queues[shardOf(runId, this.shards)]!;
+  }
+
+  /** The start job of a run (DESIGN §2.1) as the run store adds it in the run's creation script. */
+  startJob(runId: string, data: StepJobData, attempts: number): StartJob {
+    const keys = this.forRun(runId).keys;
+    return {
+      queueKeys: [keys.wait!, keys.paused!, keys.meta!, keys.id!, keys.completed!, keys.delayed!, keys.active!, keys.events!, keys.marker!],
+      queuePrefix: keys['']!,
+      jobId: stepJobId(runId, 0, 0),
+      name: START_NODE,
+      data,
+      attempts,
+    };
   }
 
   all(): readonly Queue<StepJobData>[] {

@@ -5,6 +5,7 @@ import { Keys } from '../keys.js';
 import type { Message, PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, StepRecord, Usage } from '../run-record.js';
 import { forgetScripts, runScript, runScriptSha } from './create-redis.js';
 import { decodeCursor, encodeCursor, pairsToObject, parseEvent, parseMeta, parseState, parseStepMeta, toRunRecord, type RunMeta, type StepMeta } from './run-meta.js';
+import { CREATE_RUN_AND_START } from './step-transition-scripts.js';
 import { ADMIT_RUN, BEGIN_STEP, CANCELLED_ERROR, COMMIT_STEP, CREATE_RUN, FINISH_RUN, INTERRUPT_RUN, REQUEST_CANCEL, RESUME_RUN, RETRY_RUN } from './run-scripts.js';
 
 export interface NewRun {
@@ -45,6 +46,18 @@ export function parseStateText(text: StateText): Record<string, unknown> {
   const state = JSON.parse(text.base) as Record<string, unknown>;
   for (const [key, value] of Object.entries(text.changed)) state[key] = JSON.parse(value);
   return state;
+}
+
+/** A run's start job, added by `create` in the run's own script (the queue keys of the run's shard). */
+export interface StartJob {
+  /** addStandardJob's KEYS: wait, paused, meta, id, completed, delayed, active, events, marker. */
+  queueKeys: string[];
+  /** The queue's key prefix (`bull:{s0}:agentq-steps:`). */
+  queuePrefix: string;
+  jobId: string;
+  name: string;
+  data: object;
+  attempts: number;
 }
 
 /** What one task of a superstep wrote: its state update and the messages it appends. */
@@ -147,7 +160,11 @@ export class RedisRunStore {
     return runScript<T>(this.redis, lua, this.keys.runAll(runId), args);
   }
 
-  async create(run: NewRun, retried = false): Promise<{ created: boolean; meta: RunMeta }> {
+  /**
+   * Creates the run unless its id is taken (→ the existing run). With `start`, the run's start job is
+   * added in the same script (and again for an existing run never taken in): one round trip per enqueue.
+   */
+  async create(run: NewRun, start?: StartJob, retried = false): Promise<{ created: boolean; meta: RunMeta }> {
     const fields: Record<string, string | number> = {
       id: run.id,
       tenant: run.tenant,
@@ -169,11 +186,17 @@ export class RedisRunStore {
     if (run.conversationId) fields.conversationId = run.conversationId;
     // One round trip. The active index comes first: a crash after it leaves an index entry without a
     // run, which readers skip and the reconciler drops.
-    const script = await runScriptSha(this.redis, CREATE_RUN);
+    const script = await runScriptSha(this.redis, start ? CREATE_RUN_AND_START : CREATE_RUN);
+    const pairs = Object.entries(fields).flat();
     const replies = await this.redis
       .pipeline()
       .zadd(this.keys.activeRuns(), 'NX', run.now, run.id)
-      .evalsha(script, 7, ...this.keys.runAll(run.id), ...Object.entries(fields).flat())
+      .evalsha(
+        script,
+        start ? 16 : 7,
+        ...this.keys.runAll(run.id),
+        ...(start ? [...start.queueKeys, start.queuePrefix, start.jobId, start.name, JSON.stringify(start.data), start.attempts, run.now, ...pairs] : pairs),
+      )
       // In the same round trip, so no crash can leave a created run out of its tenant's list. When the id
       // was already taken by another tenant's run, list() skips that foreign entry (it checks meta.tenant).
       .zadd(this.keys.tenantRuns(run.tenant), 'NX', run.now, run.id)
@@ -183,7 +206,7 @@ export class RedisRunStore {
     if (createReply?.[0] instanceof Error && createReply[0].message.includes('NOSCRIPT') && !retried) {
       // Redis restarted and lost its script cache since we loaded the script.
       forgetScripts(this.redis);
-      return this.create(run, true);
+      return this.create(run, start, true);
     }
     if (createReply?.[0]) throw createReply[0];
     // Created: the meta is what was written. Taken: the script returned the existing run's meta.

@@ -126,3 +126,29 @@ local begun = false
 if type(taken[1]) == 'table' then begun = deliver(taken, ARGV[2], ARGV[7], ARGV[6], '') end
 return {taken, begun}
 `;
+
+/**
+ * A producer's enqueue in one script: creates the run (as CREATE_RUN) and adds its start job to the
+ * run's shard queue (BullMQ's addStandardJob); a run that exists but was never taken in gets its start
+ * job again (the deterministic id dedupes it). One round trip, and no BullMQ Job built in the producer.
+ * KEYS: 1-7 the run's keys · 8-16 addStandardJob's queue keys: wait · paused · meta · id · completed · delayed
+ *   · active · events · marker
+ * ARGV: 1 queue key prefix · 2 start job id · 3 job name · 4 job data JSON · 5 attempts · 6 now · then the
+ *   meta hash's field/value pairs
+ * → 1 created, or the existing run's meta pairs
+ */
+export const CREATE_RUN_AND_START = `${bullmqFunctionsLua(['addStandardJob'])}
+local function add_start()
+  local args = cmsgpack.pack({ARGV[1], ARGV[2], ARGV[3], ARGV[6]})
+  local opts = cmsgpack.pack({jobId = ARGV[2], attempts = tonumber(ARGV[5]), backoff = {type = 'agentq'}})
+  bull_addStandardJob({KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16]}, {args, ARGV[4], opts})
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local m = redis.call('HMGET', KEYS[1], 'status', 'tasks')
+  if m[1] == 'queued' and not m[2] then add_start() end
+  return redis.call('HGETALL', KEYS[1])
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+add_start()
+return 1
+`;
