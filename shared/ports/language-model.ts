@@ -33,6 +33,11 @@ export interface LanguageModelRequest {
   responseFormat?: ResponseFormat;
   /** The step's signal: cancellation, timeout, deadline, shutdown. */
   abortSignal?: AbortSignal;
+  /**
+   * Called with each piece of response text as it arrives, when the model streams. Live display only:
+   * the returned message is the complete response and the only one that counts. @default none
+   */
+  onTextDelta?: (text: string) => void;
 }
 
 /** Tokens a response cost, as the provider counts them. */
