@@ -27,6 +27,8 @@ import { batchesRoutes } from './routes/batches-routes.js';
 import { documentsRoutes } from './routes/documents-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
 import { chatRoutes } from './routes/chat-routes.js';
+import { TokenHub } from '../../shared/streaming/token-hub.js';
+import { createRedis } from '../../shared/redis/create-redis.js';
 
 /** The API's fastify instance (zod schemas as types). */
 export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
@@ -35,6 +37,8 @@ export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, Ser
 export type ApiRoutes = (context: ApiContext) => FastifyPluginAsyncZod;
 
 export interface CreateApiOptions {
+  /** The live-token fan-out (tests read its listener count); its owner closes it. @default one of the API's own */
+  tokens?: TokenHub;
   /** @default loadConfig() (the environment) */
   config?: Config;
   /** @default a pino logger on stderr at config.logLevel */
@@ -69,6 +73,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     return queue;
   });
   const closing = new AbortController();
+  const tokens = options.tokens ?? new TokenHub(store.keys, () => createRedis(config.redisUrl, 'blocking'));
   const context: ApiContext = {
     config,
     client,
@@ -82,6 +87,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     queues,
     logger,
     closing: closing.signal,
+    tokens,
   };
 
   const app = Fastify<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger>({
@@ -106,6 +112,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   app.addHook('preClose', async () => closing.abort());
   app.addHook('onClose', async () => {
     await Promise.all(queues.map((queue) => queue.close()));
+    if (!options.tokens) tokens.close();
     if (!options.client) await client.close();
   });
 

@@ -52,7 +52,14 @@ export async function callLanguageModel(
   const model = languageModelOf(context);
   const settings = agentSettingsOf(context);
   const maxTokens = request.maxTokens ?? settings.maxTokens;
-  const fullRequest: LanguageModelRequest = { ...request, ...(maxTokens === undefined ? {} : { maxTokens }), abortSignal: context.abortSignal };
+  const streamText = context.streamText;
+  const fullRequest: LanguageModelRequest = {
+    ...request,
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+    abortSignal: context.abortSignal,
+    // Live text for subscribers; the memo below still saves the complete response (I4).
+    ...(streamText ? { onTextDelta: (text: string) => streamText(text, key) } : {}),
+  };
   let fresh = false;
   const saved = await context.memo<SavedResponse>(key, async () => {
     let prompt = promptTokens;
