@@ -19,6 +19,8 @@ export interface FollowRunOptions {
   blockMs?: number;
   /** Called when the stream ends, to let go of `reader`. @default reader.disconnect() */
   release?: () => void;
+  /** Ends the stream early (the consumer went away). @default none */
+  signal?: AbortSignal;
 }
 
 /**
@@ -26,7 +28,7 @@ export interface FollowRunOptions {
  * backlog first (tokens that arrive meanwhile are held), then both as they come. Tokens are pushed by
  * the hub while a blocking read waits, so they reach the consumer without waiting out the read.
  */
-export async function* followRun({ store, reader, tokens, runId, after = '0-0', blockMs = 1000, release = () => reader.disconnect() }: FollowRunOptions): AsyncGenerator<RunStreamEvent> {
+export async function* followRun({ store, reader, tokens, runId, after = '0-0', blockMs = 1000, release = () => reader.disconnect(), signal }: FollowRunOptions): AsyncGenerator<RunStreamEvent> {
   const queue: RunStreamEvent[] = [];
   let wake: (() => void) | undefined;
   let held: TokenEvent[] | null = [];
@@ -68,6 +70,14 @@ export async function* followRun({ store, reader, tokens, runId, after = '0-0', 
       wake?.();
     }
   };
+  const stop = () => {
+    done = true;
+    // A blocked read ends with its connection.
+    reader.disconnect();
+    wake?.();
+  };
+  signal?.addEventListener('abort', stop, { once: true });
+  if (signal?.aborted) stop();
   const reading = readCommitted();
   try {
     for (;;) {
@@ -78,7 +88,7 @@ export async function* followRun({ store, reader, tokens, runId, after = '0-0', 
         continue;
       }
       if (done) {
-        if (failure) throw failure;
+        if (failure && !signal?.aborted) throw failure;
         return;
       }
       await new Promise<void>((resolve) => (wake = resolve));
@@ -86,6 +96,7 @@ export async function* followRun({ store, reader, tokens, runId, after = '0-0', 
     }
   } finally {
     done = true;
+    signal?.removeEventListener('abort', stop);
     unsubscribe();
     release();
     await reading;

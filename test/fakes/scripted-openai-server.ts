@@ -253,7 +253,7 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
 
   /**
    * A streamed answer as OpenAI sends it: `chat.completion.chunk` objects over SSE, the role first, the
-   * content a word per chunk, tool calls in two pieces each (name, then arguments), the finish reason,
+   * content a word per chunk, each tool call's name, then its arguments a word per chunk, the finish reason,
    * the usage chunk when `stream_options.include_usage` asks for it, then `[DONE]`.
    */
   async function streamChat(record: RecordedRequest, response: ServerResponse, scripted: ScriptedMessage, body: ChatCompletionCreateParams, chatIndex: number, signal: AbortSignal): Promise<void> {
@@ -284,7 +284,12 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
     }
     for (const [position, call] of (choice.message.tool_calls ?? []).entries()) {
       send({ tool_calls: [{ index: position, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] });
-      send({ tool_calls: [{ index: position, function: { arguments: call.function.arguments } }] });
+      // Arguments come in fragments, as real models send them (words, cut anywhere in the JSON).
+      for (const piece of call.function.arguments.match(/\s*\S+\s*|\s+/g) ?? []) {
+        if (delayMs > 0 && !(await waitLatency(delayMs, signal))) return;
+        if (signal.aborted || response.destroyed) return;
+        send({ tool_calls: [{ index: position, function: { arguments: piece } }] });
+      }
     }
     send({}, choice.finish_reason);
     const streamOptions = (body as { stream_options?: { include_usage?: boolean } }).stream_options;

@@ -14,11 +14,15 @@ interface PartialToolCall {
 
 /**
  * Reads a chat-completions stream to its end: content deltas go to `onTextDelta` as they come and are
- * joined; tool calls arrive in pieces keyed by `index` (id and name first, arguments in fragments) and
- * are joined per index; the usage comes in the last chunk (`stream_options.include_usage`). The result
+ * joined; tool calls arrive in pieces keyed by `index` (id and name first, arguments in fragments, each
+ * also handed to `onToolCallDelta`) and are joined per index; the usage comes in the last chunk (`stream_options.include_usage`). The result
  * has the shape of a non-streamed answer, so everything after it (memo, history, I3) is unchanged.
  */
-export async function collectChatStream(stream: AsyncIterable<ChatCompletionChunk>, onTextDelta?: (text: string) => void): Promise<CollectedChatStream> {
+export async function collectChatStream(
+  stream: AsyncIterable<ChatCompletionChunk>,
+  onTextDelta?: (text: string) => void,
+  onToolCallDelta?: (delta: { index: number; name: string; arguments: string }) => void,
+): Promise<CollectedChatStream> {
   let id = '';
   let model = '';
   let created = 0;
@@ -44,7 +48,10 @@ export async function collectChatStream(stream: AsyncIterable<ChatCompletionChun
       const call = toolCalls.get(piece.index) ?? { id: '', name: '', arguments: '' };
       if (piece.id) call.id = piece.id;
       if (piece.function?.name) call.name += piece.function.name;
-      if (piece.function?.arguments) call.arguments += piece.function.arguments;
+      if (piece.function?.arguments) {
+        call.arguments += piece.function.arguments;
+        onToolCallDelta?.({ index: piece.index, name: call.name, arguments: piece.function.arguments });
+      }
       toolCalls.set(piece.index, call);
     }
     if (choice.finish_reason) finishReason = choice.finish_reason;

@@ -112,10 +112,14 @@ export class OpenAILanguageModel implements LanguageModel {
     try {
       if (this.stream) {
         const stream = await this.client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, requestOptions);
-        ({ completion, chunks } = await collectChatStream(stream, (text) => {
-          chunks++;
-          request.onTextDelta?.(text);
-        }));
+        ({ completion, chunks } = await collectChatStream(
+          stream,
+          (text) => {
+            chunks++;
+            request.onTextDelta?.(text);
+          },
+          request.onToolCallDelta,
+        ));
       } else {
         completion = await this.client.chat.completions.create(body, requestOptions);
       }
