@@ -123,7 +123,7 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         let record: RunRecord;
         const wantsStream = request.body.stream === true;
         try {
-          const { stream, ...input } = request.body;
+          const { stream: _stream, ...input } = request.body;
         record = await client.enqueue({ graph: CHAT_GRAPH, input, tenant, runId, ...(idempotencyKey ? { idempotencyKey } : {}) });
         } catch (error) {
           if (reserved) await inflight.release(tenant, runId).catch(() => undefined);
