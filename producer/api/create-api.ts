@@ -19,6 +19,7 @@ import { limitRate } from './limits/limit-rate.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import { TenantInflight } from './limits/tenant-inflight.js';
 import { dashboardRoutes } from './routes/dashboard-routes.js';
+import { inspectorRoutes } from './routes/inspector-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
 import { notImplementedRoutes } from './routes/not-implemented-routes.js';
@@ -133,6 +134,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   await app.register(healthRoutes(context));
   await app.register(metricsRoute(context));
   await app.register(dashboardRoutes(context));
+  await app.register(inspectorRoutes(context));
   await app.register(async (v1) => {
     v1.addHook('onRequest', requireRole(apiKeys, config.tenant, 'producer'));
     v1.addHook('onRequest', limitRate(context.rateLimiter, redis));
