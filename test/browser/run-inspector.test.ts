@@ -34,8 +34,11 @@ describe('the run inspector in a browser', () => {
   let browser: Browser;
   let url: string;
   const shots = mkdtempSync(join(tmpdir(), 'agentq-inspector-'));
-  const start = async (graph: string, input: unknown, key: string = KEYS.acmeProducer) =>
-    json(await env.as(key, { method: 'POST', url: '/v1/runs', payload: { graph, input } })).id as string;
+  const start = async (graph: string, input: unknown, key: string = KEYS.acmeProducer) => {
+    const response = await env.as(key, { method: 'POST', url: '/v1/runs', payload: { graph, input } });
+    expect(response.statusCode, response.body).toBe(202);
+    return json(response).id as string;
+  };
   const signIn = async (key: string): Promise<Page> => {
     const page = await browser.newPage({ viewport: { width: 1300, height: 1000 } });
     await page.goto(`${url}/runs`);
@@ -129,9 +132,15 @@ describe('the run inspector in a browser', () => {
     const response = await other.goto(`${url}/runs/${slow}`);
     expect(response?.status()).toBe(404);
     await other.close();
-    // The admin sees every tenant's runs.
-    const admin = await signIn(KEYS.acmeAdmin);
+    // The admin sees every tenant's runs, signed in through the dashboard's own sign-in.
+    const admin = await browser.newPage();
+    await admin.goto(`${url}/admin/login`);
+    await admin.fill('#key', KEYS.acmeAdmin);
+    await Promise.all([admin.waitForURL(`${url}/admin/queues`), admin.click('button[type=submit]')]);
+    await admin.goto(`${url}/runs`);
+    expect(new URL(admin.url()).pathname).toBe('/runs');
     await admin.locator(`tr[data-run="${slow}"]`).waitFor();
+    await admin.screenshot({ path: join(shots, 'runs-admin.png'), fullPage: true });
     await admin.close();
   }, 60_000);
 });

@@ -6,10 +6,18 @@ import { createRedis } from '../../shared/redis/create-redis.js';
 import type { TokenEvent } from '../../shared/streaming/token-event.js';
 import { TokenHub } from '../../shared/streaming/token-hub.js';
 import type { RunStreamEvent } from '../../shared/streaming/follow-run.js';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
 import { readSse, type SseFrame } from '../helpers/api-sse.js';
 import { API_KEYS_ENV, bearer, KEYS } from '../helpers/api-test-env.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { cliEnv, runCli } from '../helpers/run-cli.js';
+
+/** A promise the test opens when it is ready. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open = () => undefined as void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
 
 const ANSWER = 'Streaming tokens arrive one word at a time until the answer is whole.';
 
@@ -46,11 +54,29 @@ describe('token streaming', () => {
   };
   const events = (runId: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
     fetch(`${url}/v1/runs/${runId}/events`, { headers: { ...bearer(KEYS.acmeProducer), ...headers }, ...(signal ? { signal } : {}) });
+  /** Subscribers of the run's token channel, across every process (PUBSUB NUMSUB). */
+  const subscribers = async (runId: string) => {
+    const reply = (await env.client.store.redis.call('PUBSUB', 'NUMSUB', new Keys(env.config.keyPrefix).tokenChannel(runId))) as [string, number];
+    return Number(reply[1]);
+  };
+  /**
+   * Scripts the model to answer only once someone subscribes to the run's tokens, so a test never
+   * races the stream on a busy machine; call the returned function with the run id.
+   */
+  const gatedScript = (responses: ScriptedResponse[]) => {
+    const ready = gate();
+    server.setScript(async (_request, index) => {
+      await ready.promise;
+      return responses[index] ?? { status: 500, message: 'script exhausted' };
+    });
+    return (runId: string) => void eventually(async () => (await subscribers(runId)) >= 1, 30_000, 'a token subscriber').then(ready.open, ready.open);
+  };
   const tokenData = (frames: SseFrame[]) => frames.filter((frame) => frame.event === 'token' || frame.event === 'token-reset').map((frame) => JSON.parse(frame.data!) as TokenEvent);
 
   it('SSE sends the model text live as token events (step, attempt, text) that add up to the committed message, and stores none of them', async () => {
-    server.setScript([{ content: ANSWER }]);
+    const release = gatedScript([{ content: ANSWER }]);
     const runId = await start();
+    release(runId);
     const frames = await readSse((await events(runId)).body!);
     expect(frames.at(-1)?.event).toBe('run-end');
     const live = tokenData(frames);
@@ -75,8 +101,9 @@ describe('token streaming', () => {
   });
 
   it('a step retried after its stream broke off says token-reset with the new attempt, then streams the whole answer', async () => {
-    server.setScript([{ content: 'half an answer that breaks', failAfterChunks: 3 }, { content: ANSWER }]);
+    const release = gatedScript([{ content: 'half an answer that breaks', failAfterChunks: 3 }, { content: ANSWER }]);
     const runId = await start();
+    release(runId);
     const frames = await readSse((await events(runId)).body!);
     expect(frames.at(-1)?.event).toBe('run-end');
     const live = tokenData(frames);
@@ -113,8 +140,9 @@ describe('token streaming', () => {
   });
 
   it('the client library streams committed events and tokens: for await (const event of client.stream(runId))', async () => {
-    server.setScript([{ content: ANSWER }]);
+    const release = gatedScript([{ content: ANSWER }]);
     const runId = await start();
+    release(runId);
     const seen: RunStreamEvent[] = [];
     for await (const event of env.client.stream(runId)) seen.push(event);
     expect(seen.at(-1)?.type).toBe('run-end');
@@ -123,10 +151,29 @@ describe('token streaming', () => {
     expect(seen[0]?.type).toBe('run-start');
   });
 
+  it('agentq events --follow prints the tokens as JSON lines between the committed events', async () => {
+    // The model answers once the CLI process has subscribed to the run's tokens.
+    const subscribed = gate();
+    server.setScript(async () => {
+      await subscribed.promise;
+      return { content: ANSWER, chunkDelayMs: 10 };
+    });
+    const runId = await start();
+    const printing = runCli(['events', runId, '--follow'], cliEnv(env.config));
+    await eventually(async () => (await subscribers(runId)) >= 1, 30_000, 'the CLI to subscribe');
+    subscribed.open();
+    const printed = await printing;
+    expect(printed.code).toBe(0);
+    const lines = printed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; text?: string });
+    expect(lines.at(-1)?.type).toBe('run-end');
+    expect(lines.filter((line) => line.type === 'token').map((line) => line.text).join('')).toBe(ANSWER);
+  }, 60_000);
+
   it('unknown runs, other tenants and malformed Last-Event-ID get clear 4xx; a client that leaves mid-stream leaves no listener', async () => {
     expect((await events('no-such-run')).status).toBe(404);
-    server.setScript([{ content: ANSWER, chunkDelayMs: 50 }]);
+    const release = gatedScript([{ content: ANSWER, chunkDelayMs: 50 }]);
     const runId = await start();
+    release(runId);
     const foreign = await fetch(`${url}/v1/runs/${runId}/events`, { headers: bearer(KEYS.globexProducer) });
     expect(foreign.status).toBe(404);
     expect((await events(runId, { 'last-event-id': 'not-an-id' })).status).toBe(400);
@@ -142,9 +189,14 @@ describe('token streaming', () => {
   });
 
   it('200 concurrent subscribers to one run: all get the tokens or leave cleanly, no 5xx, and the listener count returns to zero', async () => {
-    // The model starts answering after everyone has connected.
-    server.setScript([{ content: ANSWER, chunkDelayMs: 40, delayMs: 2000 }]);
+    // The model starts answering once all 200 are subscribed.
+    const everyone = gate();
+    server.setScript(async () => {
+      await everyone.promise;
+      return { content: ANSWER, chunkDelayMs: 40 };
+    });
     const runId = await start();
+    void eventually(async () => tokens.listenerCount() >= 200, 60_000, 'all 200 to subscribe').then(everyone.open, everyone.open);
     const quitters = new Set<number>();
     const results = await Promise.all(
       Array.from({ length: 200 }, async (_, index) => {
@@ -168,5 +220,5 @@ describe('token streaming', () => {
     const texts = stayed.map((result) => tokenData(result.frames).map((event) => event.text ?? '').join(''));
     expect(texts.filter((text) => text !== ANSWER)).toEqual([]);
     await eventually(async () => tokens.listenerCount() === 0 && tokens.channelCount() === 0, 5000, 'every listener to go');
-  }, 60_000);
+  }, 120_000);
 });
