@@ -50,7 +50,7 @@ describe('the run inspector in a browser', () => {
 
   beforeAll(async () => {
     server = await startScriptedOpenAIServer({ script });
-    env = await startApiTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_PRICES: 'scripted-chat:1:2' } });
+    env = await startApiTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_PRICES: 'scripted-chat:1:2', AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000' } });
     url = await env.app.listen({ port: 0, host: '127.0.0.1' });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
     console.log(`inspector screenshots in ${shots}`);

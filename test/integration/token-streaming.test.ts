@@ -30,7 +30,7 @@ describe('token streaming', () => {
   let url: string;
   beforeAll(async () => {
     server = await startScriptedOpenAIServer({ streamChunkDelayMs: 20 });
-    env = await startTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_API_KEYS: API_KEYS_ENV } });
+    env = await startTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_API_KEYS: API_KEYS_ENV, AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000' } });
     tokens = new TokenHub(new Keys(env.config.keyPrefix), () => createRedis(env.config.redisUrl, 'blocking'));
     api = await createApi({ config: env.config, client: env.client, logger: createLogger('silent'), tokens });
     url = await api.listen({ port: 0, host: '127.0.0.1' });
