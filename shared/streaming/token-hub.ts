@@ -12,6 +12,8 @@ export type TokenListener = (event: TokenEvent) => void;
  */
 export class TokenHub {
   private readonly listeners = new Map<string, Set<TokenListener>>();
+  /** SUBSCRIBEs in flight: a second listener of a channel waits for the first one's confirmation too. */
+  private readonly pending = new Map<string, Promise<unknown>>();
   private subscriber: Redis | undefined;
   private closed = false;
 
@@ -43,13 +45,20 @@ export class TokenHub {
         this.subscriber?.unsubscribe(channel).catch(() => undefined);
       }
     };
+    let subscribing = this.pending.get(channel);
     if (first) {
-      try {
-        await this.connection().subscribe(channel);
-      } catch (error) {
-        unsubscribe();
-        throw error;
-      }
+      subscribing = this.connection().subscribe(channel);
+      this.pending.set(channel, subscribing);
+      void subscribing.then(
+        () => this.pending.delete(channel),
+        () => this.pending.delete(channel),
+      );
+    }
+    try {
+      await subscribing;
+    } catch (error) {
+      unsubscribe();
+      throw error;
     }
     return unsubscribe;
   }
