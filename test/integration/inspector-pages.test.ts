@@ -2,12 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { eventually } from '../helpers/test-env.js';
+import { Calls, threeStepGraph } from '../helpers/test-graphs.js';
 
 /** The inspector's pages over HTTP (the browser test drives the run page; these pin the rest). */
 describe('run inspector pages', () => {
   let env: ApiTestEnv;
+  const failing = new Set<string>();
   beforeAll(async () => {
-    env = await startApiTestEnv({ graphs: [echoRagGraph()] });
+    env = await startApiTestEnv({ graphs: [echoRagGraph(), threeStepGraph(new Calls(), failing)] });
   });
   afterAll(async () => env.close());
 
@@ -52,6 +54,24 @@ describe('run inspector pages', () => {
     // The pages are not part of the API's OpenAPI document.
     const document = json<{ paths: Record<string, unknown> }>(await env.app.inject({ method: 'GET', url: '/docs/json' }));
     expect(Object.keys(document.paths).some((path) => path.startsWith('/runs') || path.startsWith('/batches/'))).toBe(false);
+  });
+
+  it('the retry button continues a failed run from its last commit; answering a run that is not waiting says so', async () => {
+    const runId = 'inspector-retry-1';
+    failing.add(runId);
+    await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/runs', payload: { graph: 'three', input: {}, runId } });
+    expect((await env.client.wait(runId)).status).toBe('failed');
+    const failedPage = await env.as(KEYS.acmeProducer, { method: 'GET', url: `/runs/${runId}` });
+    expect(failedPage.body).toContain('id="retry"');
+    expect(failedPage.body).toContain('TOOL_ERROR');
+    failing.delete(runId);
+    const retried = await env.as(KEYS.acmeProducer, { method: 'POST', url: `/runs/${runId}/retry` });
+    expect(retried.statusCode).toBe(303);
+    expect(decodeURIComponent(String(retried.headers.location))).toContain('retry: the run continues from its last commit');
+    expect(await env.client.wait(runId)).toMatchObject({ status: 'completed', output: ['a', 'b', 'c'] });
+    const resumed = await env.as(KEYS.acmeProducer, { method: 'POST', url: `/runs/${runId}/resume`, payload: 'value=42', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(decodeURIComponent(String(resumed.headers.location))).toContain('resume: the run is completed, not waiting');
+    expect((await env.as(KEYS.globexProducer, { method: 'POST', url: `/runs/${runId}/retry` })).statusCode).toBe(404);
   });
 
   it('the runs list is newest first, filters by status and graph', async () => {
