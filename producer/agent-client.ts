@@ -13,6 +13,8 @@ import type { BatchRecord, BatchRequest, BatchResult } from '../shared/batches/b
 import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../shared/run-record.js';
 // The same hook as the workers' (a queued run cancelled here finishes here): metrics, in-flight cap, webhook job.
 import { createRunFinishedHook, type RunFinishedHook } from '../shared/run-finished-hook.js';
+import { followRun, type RunStreamEvent } from '../shared/streaming/follow-run.js';
+import { TokenHub } from '../shared/streaming/token-hub.js';
 
 export { enqueueRequestSchema, type EnqueueRequest };
 
@@ -47,6 +49,7 @@ export class AgentClient {
   private readonly intakeQueue: Queue;
   private readonly stepQueues: StepQueues;
   private readonly readers = new Set<Redis>();
+  private tokens: TokenHub | undefined;
   private readonly runFinished: RunFinishedHook;
   private readonly enqueuer: RunEnqueuer;
   private readyWait: Promise<void> | undefined;
@@ -264,6 +267,17 @@ export class AgentClient {
     }
   }
 
+  /**
+   * Follows a run live: its committed events (as `events()`) and the model's text as it streams
+   * (`token` / `token-reset` events, not stored), ending after `run-end`.
+   * `for await (const event of client.stream(runId))`.
+   */
+  stream(runId: string, { after = '0-0' }: { after?: string } = {}): AsyncGenerator<RunStreamEvent> {
+    this.tokens ??= new TokenHub(this.store.keys, () => this.reader());
+    const reader = this.reader();
+    return followRun({ store: this.store, reader, tokens: this.tokens, runId, after, release: () => this.release(reader) });
+  }
+
   private reader(): Redis {
     const reader = createRedis(this.config.redisUrl, 'blocking');
     reader.on('error', () => undefined);
@@ -277,6 +291,7 @@ export class AgentClient {
   }
 
   async close(): Promise<void> {
+    this.tokens?.close();
     for (const reader of this.readers) reader.disconnect();
     await Promise.all([this.intakeQueue.close(), this.stepQueues.close(), this.runFinished.close()]);
     // quit() needs a ready connection (there is no offline queue); a connection still connecting is dropped.

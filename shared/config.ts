@@ -88,6 +88,7 @@ const envSchema = z.object({
   OPENAI_API_KEY: z.string().optional(),
   LLM_MODEL: z.string().min(1).optional(),
   AGENTQ_LLM_TIMEOUT_MS: int(60_000, 100),
+  AGENTQ_LLM_STREAM: bool(true),
   AGENTQ_LLM_MAX_TOKENS: z.coerce.number().int().min(1).optional(),
   AGENTQ_MAX_TOOL_ROUNDS: int(10, 1),
   AGENTQ_MAX_TOOL_RESULT_CHARS: int(20_000, 200),
@@ -228,6 +229,8 @@ export interface Config {
   llmModel: string | undefined;
   /** Per model request; a slower answer fails the attempt (retryable TIMEOUT). @default 60000 */
   llmTimeoutMs: number;
+  /** Model requests stream (`stream: true`), so subscribers see tokens as they come. @default true */
+  llmStream: boolean;
   /** `max_tokens` of each model request. @default unset (the provider's limit) */
   llmMaxTokens: number | undefined;
   /** Model responses with tool calls per agent run before a final answer is asked for without tools. @default 10 */
@@ -335,6 +338,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     openaiApiKey: e.OPENAI_API_KEY,
     llmModel: e.LLM_MODEL,
     llmTimeoutMs: e.AGENTQ_LLM_TIMEOUT_MS,
+    llmStream: e.AGENTQ_LLM_STREAM,
     llmMaxTokens: e.AGENTQ_LLM_MAX_TOKENS,
     maxToolRounds: e.AGENTQ_MAX_TOOL_ROUNDS,
     maxToolResultChars: e.AGENTQ_MAX_TOOL_RESULT_CHARS,

@@ -104,6 +104,11 @@ export class Keys {
     return `${this.prefix}:runs:active`;
   }
 
+  /** Pub/sub channel of a run's live model tokens (issue #22): nothing durable, the committed message is the record. */
+  tokenChannel(runId: string): string {
+    return `${this.prefix}:{run:${runId}}:tokens`;
+  }
+
   /** Pub/sub channel on which cancellations reach the workers running the step. */
   cancelChannel(): string {
     return `${this.prefix}:cancel`;

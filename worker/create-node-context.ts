@@ -5,6 +5,7 @@ import type { Logger } from '../shared/logger.js';
 import type { RedisRunStore, StepMeta } from '../shared/redis/redis-run-store.js';
 import type { Usage } from '../shared/run-record.js';
 import type { StepAbortHandle } from './step-abort.js';
+import { createTokenPublisher } from './token-publisher.js';
 
 export interface NodeContextInput {
   store: RedisRunStore;
@@ -57,6 +58,7 @@ export function createNodeContext({ store, services, meta, data, node, attempt, 
       usage.costUsd += costUsd;
       if (model) usage.model = model;
     },
+    streamText: createTokenPublisher({ redis: store.redis, channel: store.keys.tokenChannel(data.runId), runId: data.runId, step: data.superstep, task: data.task, node, attempt }),
     emit: (type, eventData) => store.addEvent(data.runId, type, { ...eventData, node, superstep: data.superstep, task: data.task }),
     tokenBudgetRemaining: meta.tokenBudget === null ? null : Math.max(0, meta.tokenBudget - meta.usage.inputTokens - meta.usage.outputTokens),
   };

@@ -38,7 +38,7 @@ export function createDefaultServices(config: Config, { tools = [], redis }: Def
       ? [createHttpFetchTool({ allowHosts: config.httpFetchAllowHosts, maxBytes: config.httpFetchMaxBytes, timeoutMs: config.httpFetchTimeoutMs })]
       : [];
   return {
-    ...(config.llmModel ? { languageModel: new OpenAILanguageModel({ model: config.llmModel, ...endpoint }) } : {}),
+    ...(config.llmModel ? { languageModel: new OpenAILanguageModel({ model: config.llmModel, stream: config.llmStream, ...endpoint }) } : {}),
     ...(config.embedModel ? { embedder: new OpenAIEmbedder({ model: config.embedModel, batchSize: config.embedBatchSize, ...endpoint }) } : {}),
     ...(Object.keys(config.rateLimits).length > 0 ? { rateLimiter: lazyRateLimiter(config, redis) } : {}),
     tools: new ToolRegistry([...builtInTools(), ...httpFetch, ...tools]),

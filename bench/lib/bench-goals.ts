@@ -18,6 +18,9 @@ export const GOALS: Readonly<Record<string, Goal>> = {
   inflight_10000_ok: { op: '>=', value: 1 },
   recovery_p95_s: { op: '<=', value: 10 },
   batch_wall_vs_floor: { op: '<=', value: 1.15 },
+  // Issue #22: live tokens add little latency and nothing durable.
+  ttft_overhead_ms_p95: { op: '<=', value: 20 },
+  durable_bytes_per_token: { op: '<=', value: 0 },
 };
 
 export const goalText = (goal: Goal | undefined): string => (goal ? `${goal.op === '>=' ? '≥' : '≤'} ${goal.value}` : '');

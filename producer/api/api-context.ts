@@ -4,6 +4,7 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import type { RedisMetrics } from '../../shared/metrics/redis-metrics.js';
 import type { RedisRunStore } from '../../shared/redis/redis-run-store.js';
+import type { TokenHub } from '../../shared/streaming/token-hub.js';
 import type { AgentClient } from '../agent-client.js';
 import type { ApiKeys } from './auth/api-keys.js';
 import type { DashboardSessions } from './auth/dashboard-sessions.js';
@@ -26,6 +27,8 @@ export interface ApiContext {
   /** Every agentq queue (Bull Board, queue depth in /metrics). */
   queues: Queue[];
   logger: Logger;
+  /** Live model tokens of runs (pub/sub, one connection for every event stream of this API). */
+  tokens: TokenHub;
   /** Aborted when the app starts closing: long-lived answers (event streams) end so close() does not wait on them. */
   closing: AbortSignal;
 }

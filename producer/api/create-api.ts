@@ -20,6 +20,7 @@ import { limitRate } from './limits/limit-rate.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import { TenantInflight } from './limits/tenant-inflight.js';
 import { dashboardRoutes } from './routes/dashboard-routes.js';
+import { inspectorRoutes } from './routes/inspector-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
 import { notImplementedRoutes } from './routes/not-implemented-routes.js';
@@ -28,6 +29,8 @@ import { batchesRoutes } from './routes/batches-routes.js';
 import { documentsRoutes } from './routes/documents-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
 import { chatRoutes } from './routes/chat-routes.js';
+import { TokenHub } from '../../shared/streaming/token-hub.js';
+import { createRedis } from '../../shared/redis/create-redis.js';
 
 /** The API's fastify instance (zod schemas as types). */
 export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
@@ -36,6 +39,8 @@ export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, Ser
 export type ApiRoutes = (context: ApiContext) => FastifyPluginAsyncZod;
 
 export interface CreateApiOptions {
+  /** The live-token fan-out (tests read its listener count); its owner closes it. @default one of the API's own */
+  tokens?: TokenHub;
   /** @default loadConfig() (the environment) */
   config?: Config;
   /** @default a pino logger on stderr at config.logLevel */
@@ -73,6 +78,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     }),
   );
   const closing = new AbortController();
+  const tokens = options.tokens ?? new TokenHub(store.keys, () => createRedis(config.redisUrl, 'blocking'));
   const context: ApiContext = {
     config,
     client,
@@ -86,6 +92,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     queues,
     logger,
     closing: closing.signal,
+    tokens,
   };
 
   const app = Fastify<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger>({
@@ -110,6 +117,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   app.addHook('preClose', async () => closing.abort());
   app.addHook('onClose', async () => {
     await Promise.all(queues.map((queue) => queue.close()));
+    if (!options.tokens) tokens.close();
     if (!options.client) await client.close();
   });
 
@@ -130,6 +138,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   await app.register(healthRoutes(context));
   await app.register(metricsRoute(context));
   await app.register(dashboardRoutes(context));
+  await app.register(inspectorRoutes(context));
   await app.register(async (v1) => {
     v1.addHook('onRequest', requireRole(apiKeys, config.tenant, 'producer'));
     v1.addHook('onRequest', limitRate(context.rateLimiter, redis));

@@ -2,6 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RedisRunStore } from '../../shared/redis/redis-run-store.js';
 import { createRedis } from '../../shared/redis/create-redis.js';
 import { isTerminal, type RunEvent } from '../../shared/run-record.js';
+import type { TokenEvent } from '../../shared/streaming/token-event.js';
+import type { TokenHub } from '../../shared/streaming/token-hub.js';
 import { toApiError } from './errors.js';
 
 export interface StreamRunEventsOptions {
@@ -12,6 +14,8 @@ export interface StreamRunEventsOptions {
   runId: string;
   /** Stream id to resume after (`Last-Event-ID`); '0-0' for every event. */
   after: string;
+  /** Live model tokens: sent as `token` / `token-reset` events (no `id`, so Last-Event-ID stays on committed events). @default none */
+  tokens?: TokenHub;
   /** Ends the stream (the API is closing). */
   signal: AbortSignal;
   /** A comment line this often keeps proxies from closing an idle stream. @default 15000 */
@@ -24,13 +28,22 @@ function frame(event: RunEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
+/** A live token: no `id` line, so a reconnecting client's Last-Event-ID still names a committed event. */
+function tokenFrame(event: TokenEvent): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
 /**
  * Serves a run's events as Server-Sent Events: what the stream holds after `after`, then new events as
  * they come (XREAD BLOCK on a connection of its own), ending after `run-end`. A client that connects
  * after the run ended gets every event and the end at once. When the client goes away the blocking
  * connection is dropped, so an abandoned stream holds nothing.
+ *
+ * With `tokens`, the run's live model text is sent too: subscribed before the first read, held back
+ * until the committed events so far are out (a late subscriber sees what is committed first, then
+ * live text), then written as it comes, between the blocking reads.
  */
-export async function streamRunEvents({ request, reply, store, redisUrl, runId, after, signal, heartbeatMs = 15_000, blockMs = 5000 }: StreamRunEventsOptions): Promise<void> {
+export async function streamRunEvents({ request, reply, store, redisUrl, runId, after, tokens, signal, heartbeatMs = 15_000, blockMs = 5000 }: StreamRunEventsOptions): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -54,13 +67,29 @@ export async function streamRunEvents({ request, reply, store, redisUrl, runId, 
   let cursor = after;
   let lastWrite = Date.now();
   const write = (text: string) => {
+    if (closed || raw.writableEnded) return;
     raw.write(text);
     lastWrite = Date.now();
   };
+  // Tokens that arrive while the committed backlog is still being written wait here.
+  let held: TokenEvent[] | null = [];
+  let unsubscribe: (() => void) | undefined;
   try {
+    if (tokens && !closed) {
+      unsubscribe = await tokens.subscribe(runId, (event) => {
+        if (held) held.push(event);
+        else write(tokenFrame(event));
+      });
+      if (closed) return;
+    }
     for (;;) {
       if (closed) return;
       let events = await store.events(runId, { after: cursor, connection: reader });
+      if (events.length === 0 && held) {
+        // Caught up with what is committed: live text from here on.
+        for (const event of held) write(tokenFrame(event));
+        held = null;
+      }
       if (events.length === 0) {
         const meta = await store.get(runId);
         if (!meta) return; // purged or expired meanwhile
@@ -90,6 +119,7 @@ export async function streamRunEvents({ request, reply, store, redisUrl, runId, 
       write(`event: error\ndata: ${JSON.stringify(apiError.toBody())}\n\n`);
     }
   } finally {
+    unsubscribe?.();
     raw.off('close', onClose);
     signal.removeEventListener('abort', onClose);
     reader.disconnect();

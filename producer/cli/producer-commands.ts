@@ -225,9 +225,11 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .description("print a run's events as JSON lines, following until run-end")
     .argument('<runId>')
     .option('--after <id>', 'start after this event id')
-    .action(async (runId: string, options: { after?: string }) => {
+    .option('--follow', 'also print the model\'s text live, as `token` / `token-reset` lines (not stored; the committed message is the record)')
+    .action(async (runId: string, options: { after?: string; follow?: boolean }) => {
       await withClient(clientFactory, async (client) => {
-        for await (const event of client.events(runId, options.after ? { after: options.after } : {})) {
+        const from = options.after ? { after: options.after } : {};
+        for await (const event of options.follow ? client.stream(runId, from) : client.events(runId, from)) {
           io.out(JSON.stringify(event));
           if (event.type === 'run-end' && isTerminal(String(event.data.status) as RunStatus)) break;
         }

@@ -55,6 +55,12 @@ export interface NodeContext {
    * At least once: a re-run step emits again.
    */
   emit(type: 'tool-call' | 'tool-result', data: Record<string, unknown>): Promise<void>;
+  /**
+   * Sends a piece of streamed model text to the run's live subscribers (SSE `token` events); `call`
+   * names the model call within the step. Nothing durable: the committed message is the record.
+   * Absent where nobody can listen (tests, library contexts). @default none
+   */
+  readonly streamText?: (text: string, call: string) => void;
   /** Tokens the run may still spend under its budget, or null without a budget. */
   readonly tokenBudgetRemaining: number | null;
 }

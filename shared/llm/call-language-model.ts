@@ -5,6 +5,7 @@ import { agentSettingsOf, languageModelOf } from '../ports/agent-services.js';
 import type { LanguageModel, LanguageModelRequest, LanguageModelResponse, TokenUsage } from '../ports/language-model.js';
 import { estimateMessageTokens, estimatePromptTokens } from './estimate-tokens.js';
 import { costOf } from './price-table.js';
+import { createJsonFieldTextStream } from '../streaming/json-field-text-stream.js';
 import { takeProviderSlot } from './take-provider-slot.js';
 import { recordSpanError } from '../telemetry/record-span-error.js';
 
@@ -16,6 +17,11 @@ export interface CallLanguageModelOptions {
    * same messages and tools), so they are not counted twice. @default counted here when needed
    */
   promptTokens?: number;
+  /**
+   * Stream this string field of this tool's arguments to live subscribers as text, for a node whose
+   * answer comes as a tool call (rag-agent's `final_answer`). @default only the message content streams
+   */
+  streamToolField?: { tool: string; field: string };
 }
 
 /** A model response as a node uses it: usage always filled in, with its estimated cost. */
@@ -47,12 +53,20 @@ type SavedResponse = Omit<ModelCall, 'costUsd' | 'fresh'>;
 export async function callLanguageModel(
   context: NodeContext,
   request: Omit<LanguageModelRequest, 'abortSignal'>,
-  { key = 'model', promptTokens }: CallLanguageModelOptions = {},
+  { key = 'model', promptTokens, streamToolField }: CallLanguageModelOptions = {},
 ): Promise<ModelCall> {
   const model = languageModelOf(context);
   const settings = agentSettingsOf(context);
   const maxTokens = request.maxTokens ?? settings.maxTokens;
-  const fullRequest: LanguageModelRequest = { ...request, ...(maxTokens === undefined ? {} : { maxTokens }), abortSignal: context.abortSignal };
+  const streamText = context.streamText;
+  const fullRequest: LanguageModelRequest = {
+    ...request,
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+    abortSignal: context.abortSignal,
+    // Live text for subscribers; the memo below still saves the complete response (I4).
+    ...(streamText ? { onTextDelta: (text: string) => streamText(text, key) } : {}),
+    ...(streamText && streamToolField ? { onToolCallDelta: toolFieldStreamer(streamToolField, (text) => streamText(text, key)) } : {}),
+  };
   let fresh = false;
   const saved = await context.memo<SavedResponse>(key, async () => {
     let prompt = promptTokens;
@@ -67,6 +81,18 @@ export async function callLanguageModel(
   const costUsd = costOf(settings.prices, saved.usage, saved.model, model.modelId);
   context.recordUsage({ ...saved.usage, costUsd, model: saved.model });
   return { ...saved, costUsd, fresh };
+}
+
+/** A tool-call delta handler that sends the text of one string field of one tool's arguments (the first such call). */
+function toolFieldStreamer({ tool, field }: { tool: string; field: string }, send: (text: string) => void): NonNullable<LanguageModelRequest['onToolCallDelta']> {
+  const extractors = new Map<number, (fragment: string) => string>();
+  return ({ index, name, arguments: fragment }) => {
+    if (name !== tool) return;
+    let extract = extractors.get(index);
+    if (!extract) extractors.set(index, (extract = createJsonFieldTextStream(field)));
+    const text = extract(fragment);
+    if (text !== '') send(text);
+  };
 }
 
 async function checkBudget(context: NodeContext, request: LanguageModelRequest, countPrompt: () => Promise<number>): Promise<void> {

@@ -33,6 +33,16 @@ export interface LanguageModelRequest {
   responseFormat?: ResponseFormat;
   /** The step's signal: cancellation, timeout, deadline, shutdown. */
   abortSignal?: AbortSignal;
+  /**
+   * Called with each piece of response text as it arrives, when the model streams. Live display only:
+   * the returned message is the complete response and the only one that counts. @default none
+   */
+  onTextDelta?: (text: string) => void;
+  /**
+   * Called with each piece of a tool call's arguments as it arrives (`name` is the call's function,
+   * known from its first piece), when the model streams. Live display only. @default none
+   */
+  onToolCallDelta?: (delta: { index: number; name: string; arguments: string }) => void;
 }
 
 /** Tokens a response cost, as the provider counts them. */

@@ -44,6 +44,10 @@ export interface ScriptedMessage extends ScriptedTiming {
   usage?: ScriptedUsage;
   /** `finish_reason`; default `'tool_calls'` with tool calls, `'stop'` otherwise (set `'length'` to test truncation). */
   finishReason?: 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
+  /** Streamed answers (`stream: true`): ms between chunks; overrides `streamChunkDelayMs`. */
+  chunkDelayMs?: number;
+  /** Streamed answers: drop the connection after this many content chunks (a provider dying mid-stream). */
+  failAfterChunks?: number;
 }
 
 /**
@@ -96,8 +100,10 @@ export interface RecordedRequest<Body = unknown> {
   scriptIndex?: number;
   /** HTTP status answered; absent while pending and when the request was never answered (hang, client abort). */
   status?: number;
-  /** `Date.now()` when the answer was sent. */
+  /** `Date.now()` when the answer was sent (for a streamed answer: its last chunk). */
   answeredAt?: number;
+  /** Streamed answers: `Date.now()` when each content chunk was written, in order. */
+  chunkTimes?: number[];
   outcome: RequestOutcome;
 }
 
@@ -121,6 +127,8 @@ export interface ScriptedOpenAIServerOptions {
   defaultLatencyMs?: number | readonly [number, number];
   /** Embedding vector length when the request does not ask for `dimensions`. Default 64. */
   embeddingDimensions?: number;
+  /** Streamed answers: ms between chunks (50 tokens/s is 20). Default 0. */
+  streamChunkDelayMs?: number;
   /** Model ids listed by `GET /v1/models`. Default `['scripted-chat', 'scripted-embedding']`. Requests may name any model. */
   models?: readonly string[];
 }
@@ -201,6 +209,7 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
   });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const handleChat = (record: RecordedRequest, rawBody: string, signal: AbortSignal, answer: Answer) => chatWith(record, rawBody, signal, answer, response);
     const receivedAt = Date.now();
     const rawBody = await readBody(request);
     const path = (request.url ?? '/').split('?')[0] ?? '/';
@@ -242,14 +251,58 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
     }
   }
 
-  async function handleChat(record: RecordedRequest, rawBody: string, signal: AbortSignal, answer: Answer): Promise<void> {
+  /**
+   * A streamed answer as OpenAI sends it: `chat.completion.chunk` objects over SSE, the role first, the
+   * content a word per chunk, each tool call's name, then its arguments a word per chunk, the finish reason,
+   * the usage chunk when `stream_options.include_usage` asks for it, then `[DONE]`.
+   */
+  async function streamChat(record: RecordedRequest, response: ServerResponse, scripted: ScriptedMessage, body: ChatCompletionCreateParams, chatIndex: number, signal: AbortSignal): Promise<void> {
+    const completion = chatCompletion(scripted, body, chatIndex) as ChatCompletionBody;
+    const choice = completion.choices[0]!;
+    const delayMs = scripted.chunkDelayMs ?? options.streamChunkDelayMs ?? 0;
+    record.status = 200;
+    record.chunkTimes = [];
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': `req_scripted_${record.index}` });
+    const base = { id: completion.id, object: 'chat.completion.chunk', created: completion.created, model: completion.model };
+    const send = (delta: Record<string, unknown>, finishReason: string | null = null, usage?: unknown) => {
+      response.write(`data: ${JSON.stringify({ ...base, choices: usage ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(usage ? { usage } : {}) })}\n\n`);
+    };
+    send({ role: 'assistant', content: '' });
+    const words = (choice.message.content ?? '').match(/\s*\S+\s*|\s+/g) ?? [];
+    for (const [position, word] of words.entries()) {
+      if (scripted.failAfterChunks !== undefined && position >= scripted.failAfterChunks) {
+        record.outcome = 'aborted';
+        // Destroyed once what was written has reached the socket, so the client sees the chunks, then the cut.
+        await new Promise<void>((resolve) => response.write('', () => resolve()));
+        response.destroy();
+        return;
+      }
+      if (delayMs > 0 && !(await waitLatency(delayMs, signal))) return;
+      if (signal.aborted || response.destroyed) return;
+      send({ content: word });
+      record.chunkTimes.push(Date.now());
+    }
+    for (const [position, call] of (choice.message.tool_calls ?? []).entries()) {
+      send({ tool_calls: [{ index: position, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] });
+      // Arguments come in fragments, as real models send them (words, cut anywhere in the JSON).
+      for (const piece of call.function.arguments.match(/\s*\S+\s*|\s+/g) ?? []) {
+        if (delayMs > 0 && !(await waitLatency(delayMs, signal))) return;
+        if (signal.aborted || response.destroyed) return;
+        send({ tool_calls: [{ index: position, function: { arguments: piece } }] });
+      }
+    }
+    send({}, choice.finish_reason);
+    const streamOptions = (body as { stream_options?: { include_usage?: boolean } }).stream_options;
+    if (streamOptions?.include_usage) send({}, null, completion.usage);
+    response.end('data: [DONE]\n\n');
+    record.answeredAt = Date.now();
+    record.outcome = 'answered';
+  }
+
+  async function chatWith(record: RecordedRequest, rawBody: string, signal: AbortSignal, answer: Answer, response: ServerResponse): Promise<void> {
     const invalid = validateChatBody(record.body, rawBody);
     if (invalid) return answer(400, invalid);
     const body = record.body as ChatCompletionCreateParams;
-    if (body.stream === true) {
-      return answer(400, errorBody('streaming not supported by the scripted server', 'invalid_request_error', 'unsupported_parameter', 'stream'));
-    }
-
     const chatIndex = chatCount++;
     record.scriptIndex = chatIndex;
     const scripted = await nextChatResponse(record as ScriptedChatRequest, chatIndex);
@@ -262,6 +315,7 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
     if (!(await waitLatency(scripted.delayMs, signal))) return;
     if (isHang(scripted)) return waitForAbort(signal);
     if (isFault(scripted)) return answerFault(scripted, body, answer);
+    if (body.stream === true) return streamChat(record, response, scripted, body, chatIndex, signal);
     answer(200, chatCompletion(scripted, body, chatIndex));
   }
 
@@ -358,6 +412,14 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
       return closed;
     },
   };
+}
+
+interface ChatCompletionBody {
+  id: string;
+  created: number;
+  model: string;
+  choices: { message: { content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[] }; finish_reason: string }[];
+  usage: unknown;
 }
 
 type Answer = (status: number, body: unknown, headers?: Record<string, string>) => void;

@@ -5,6 +5,7 @@ import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-tes
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
 import { eventually } from '../helpers/test-env.js';
+import { parseSseFrames } from '../helpers/api-sse.js';
 
 const WAIT_MS = 1000;
 
@@ -39,6 +40,29 @@ describe('HTTP API: POST /v1/agent/chat', () => {
       const id = firstShownId(request);
       return { toolCalls: [{ name: 'final_answer', arguments: { answer: `Maurice Koechlin drew it [${id}].`, citations: [id] } }] };
     });
+
+  it('"stream": true answers with Server-Sent Events: the run id, reasoning steps, the answer\'s tokens, then the answer JSON with sources', async () => {
+    scriptAnswer();
+    const response = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true, stream: true } });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^text\/event-stream/);
+    const frames = parseSseFrames(response.body);
+    const kinds = frames.map((frame) => frame.event);
+    expect(kinds[0]).toBe('run');
+    expect(kinds.at(-1)).toBe('answer');
+    const reasoning = frames.filter((frame) => frame.event === 'reasoning').map((frame) => (JSON.parse(frame.data!) as { step: string }).step);
+    expect(reasoning).toContain('Calling search: {"query":"first sketch Eiffel Tower"}');
+    // The final_answer tool call's answer text streams as tokens, before the answer.
+    const text = frames.filter((frame) => frame.event === 'token').map((frame) => (JSON.parse(frame.data!) as { text: string }).text).join('');
+    expect(text).toMatch(/^Maurice Koechlin drew it \[[0-9a-f]{6}\]\.$/);
+    expect(kinds.indexOf('token')).toBeLessThan(kinds.indexOf('answer'));
+    const answer = JSON.parse(frames.at(-1)!.data!) as Record<string, unknown>;
+    expect(answer).toMatchObject({ answer: 'Maurice Koechlin drew it [1].', sources: [expect.objectContaining({ title: 'Maurice Koechlin' })], search_count: 1 });
+    const runId = (JSON.parse(frames[0]!.data!) as { run_id: string }).run_id;
+    expect(answer.run_id).toBe(runId);
+    const bad = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'x', stream: 'yes' } });
+    expect(bad.statusCode).toBe(400);
+  });
 
   it('answers 200 with the chat contract when the run finishes within AGENTQ_CHAT_WAIT_MS', async () => {
     scriptAnswer();

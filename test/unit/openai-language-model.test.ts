@@ -28,6 +28,31 @@ describe('OpenAILanguageModel', () => {
     return error as AgentqError;
   };
 
+  it('streams by default: text deltas reach onTextDelta as they come, the response is the whole message with the last chunk\'s usage', async () => {
+    server.setScript([{ content: 'The answer is 42.', toolCalls: [{ id: 'c9', name: 'calc', arguments: { x: 1 } }], usage: { prompt_tokens: 9, completion_tokens: 4 } }]);
+    const deltas: string[] = [];
+    const response = await model.generate({ ...request, onTextDelta: (text) => deltas.push(text) });
+    expect(deltas).toEqual(['The ', 'answer ', 'is ', '42.']);
+    expect(response.message).toEqual({ role: 'assistant', content: 'The answer is 42.', tool_calls: [{ id: 'c9', type: 'function', function: { name: 'calc', arguments: '{"x":1}' } }] });
+    expect(response).toMatchObject({ usage: { inputTokens: 9, outputTokens: 4 }, finishReason: 'tool_calls', model: 'scripted-chat', responseId: 'chatcmpl-scripted-0' });
+    expect(server.chatRequests()[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  });
+
+  it('a stream that breaks off mid-answer is a retryable PROVIDER_ERROR', async () => {
+    server.setScript([{ content: 'one two three four', failAfterChunks: 2 }]);
+    const deltas: string[] = [];
+    const error = await failure(model.generate({ ...request, onTextDelta: (text) => deltas.push(text) }));
+    expect(error).toMatchObject({ code: 'PROVIDER_ERROR', retryable: true });
+    expect(deltas).toEqual(['one ', 'two ']);
+  });
+
+  it('stream: false asks for one JSON answer', async () => {
+    server.setScript([{ content: 'whole' }]);
+    const plain = new OpenAILanguageModel({ model: 'scripted-chat', baseURL: server.url, stream: false });
+    expect((await plain.generate({ ...request, onTextDelta: () => expect.fail('no deltas without streaming') })).message.content).toBe('whole');
+    expect(server.chatRequests()[0]?.body).not.toHaveProperty('stream');
+  });
+
   it('sends messages, tools, max_tokens, temperature and response_format in the chat-completions shape', async () => {
     server.setScript([{ content: '{"a":1}', usage: { prompt_tokens: 11, completion_tokens: 3 } }]);
     const response = await model.generate({

@@ -70,9 +70,42 @@ describe('chat completions', () => {
     expect((await ask(client)).choices[0]?.message.content).toBe('more');
   });
 
-  it('rejects streaming and bad bodies with OpenAI-shaped 400s', async () => {
+  it('streams chunks over SSE (a word per chunk, tool calls in pieces, usage last) that the SDK reads back', async () => {
+    const { server, client } = await start({
+      script: [{ content: 'one two three', toolCalls: [{ name: 'lookup', arguments: { q: 'x' } }], usage: { prompt_tokens: 5, completion_tokens: 7 } }],
+      streamChunkDelayMs: 5,
+    });
+    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+    const deltas: string[] = [];
+    let usage: unknown;
+    let finish: string | null = null;
+    const argumentsText: string[] = [];
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices[0];
+      if (choice?.delta.content) deltas.push(choice.delta.content);
+      for (const call of choice?.delta.tool_calls ?? []) if (call.function?.arguments) argumentsText.push(call.function.arguments);
+      finish = choice?.finish_reason ?? finish;
+    }
+    expect(deltas).toEqual(['one ', 'two ', 'three']);
+    expect(argumentsText.join('')).toBe('{"q":"x"}');
+    expect(finish).toBe('tool_calls');
+    expect(usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 });
+    const [request] = server.chatRequests();
+    expect(request?.chunkTimes).toHaveLength(3);
+    expect(request?.outcome).toBe('answered');
+  });
+
+  it('a streamed answer can die mid-stream (failAfterChunks)', async () => {
+    const { client } = await start({ script: [{ content: 'a b c d', failAfterChunks: 2 }] });
+    const stream = await client.chat.completions.create({ model: 'm', messages: [], stream: true });
+    await expect((async () => {
+      for await (const _chunk of stream) void _chunk;
+    })()).rejects.toThrow();
+  });
+
+  it('rejects bad bodies with OpenAI-shaped 400s', async () => {
     const { server, client } = await start({ script: [{ content: 'unused' }] });
-    await expect(client.chat.completions.create({ model: 'm', messages: [], stream: true })).rejects.toThrow(/streaming not supported/);
     for (const body of ['not json', '{"messages": []}', '{"model": "m"}']) {
       const response = await fetch(`${server.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       expect(response.status).toBe(400);

@@ -15,6 +15,7 @@ import type {
   ResponseFormat,
 } from '../../shared/ports/language-model.js';
 import type { Message } from '../../shared/run-record.js';
+import { collectChatStream } from './collect-chat-stream.js';
 import { mapOpenAIError } from './openai-error.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -35,6 +36,11 @@ export interface OpenAILanguageModelOptions {
    * reasoning models (o-series) want `max_completion_tokens`. @default 'max_tokens'
    */
   maxTokensParameter?: 'max_tokens' | 'max_completion_tokens';
+  /**
+   * Ask for a streamed answer (`stream: true`, usage in the last chunk via `stream_options.include_usage`)
+   * so `onTextDelta` sees text as it comes; the response returned is the same. @default true
+   */
+  stream?: boolean;
   /** A provider's Retry-After is obeyed up to this long. @default 600000 (10 min) */
   maxRetryAfterMs?: number;
   /** Your own SDK client (custom fetch, proxy, headers); its retries are ignored (every request sets `maxRetries: 0`). */
@@ -54,6 +60,7 @@ export class OpenAILanguageModel implements LanguageModel {
   private readonly timeoutMs: number;
   private readonly maxTokensParameter: 'max_tokens' | 'max_completion_tokens';
   private readonly maxRetryAfterMs: number;
+  private readonly stream: boolean;
 
   constructor({
     model,
@@ -63,6 +70,7 @@ export class OpenAILanguageModel implements LanguageModel {
     provider = 'openai',
     maxTokensParameter = 'max_tokens',
     maxRetryAfterMs = 600_000,
+    stream = true,
     client,
   }: OpenAILanguageModelOptions) {
     if (model.trim() === '') throw new AgentqError('INVALID_INPUT', 'OpenAILanguageModel needs a model id (LLM_MODEL)');
@@ -72,6 +80,7 @@ export class OpenAILanguageModel implements LanguageModel {
     this.timeoutMs = timeoutMs;
     this.maxTokensParameter = maxTokensParameter;
     this.maxRetryAfterMs = maxRetryAfterMs;
+    this.stream = stream;
     // Every option the SDK would otherwise read from process.env is given: the config is the only env reader.
     this.client =
       client ??
@@ -97,17 +106,40 @@ export class OpenAILanguageModel implements LanguageModel {
       ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
       ...(request.responseFormat ? { response_format: toResponseFormat(request.responseFormat) } : {}),
     };
+    const requestOptions = { signal: request.abortSignal ?? null, timeout: this.timeoutMs, maxRetries: 0 };
     let completion: ChatCompletion;
+    let chunks = 0;
     try {
-      completion = await this.client.chat.completions.create(body, { signal: request.abortSignal ?? null, timeout: this.timeoutMs, maxRetries: 0 });
+      if (this.stream) {
+        const stream = await this.client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, requestOptions);
+        ({ completion, chunks } = await collectChatStream(
+          stream,
+          (text) => {
+            chunks++;
+            request.onTextDelta?.(text);
+          },
+          request.onToolCallDelta,
+        ));
+      } else {
+        completion = await this.client.chat.completions.create(body, requestOptions);
+      }
     } catch (error) {
-      throw mapOpenAIError(error, {
+      const mapped = mapOpenAIError(error, {
         baseURL: this.baseURL,
         model: this.modelId,
         timeoutMs: this.timeoutMs,
         abortSignal: request.abortSignal,
         maxRetryAfterMs: this.maxRetryAfterMs,
       });
+      // A stream that breaks off after its headers throws the fetch body's own error, not an SDK one:
+      // the provider went away mid-answer, which is worth another attempt.
+      if (mapped === error && !(error instanceof AgentqError)) {
+        throw new AgentqError('PROVIDER_ERROR', `the model stream from ${this.baseURL} (model '${this.modelId}') broke off after ${chunks} text chunks: ${(error as Error).message ?? String(error)}`, {
+          retryable: true,
+          cause: error,
+        });
+      }
+      throw mapped;
     }
     return this.toResponse(completion);
   }

@@ -152,7 +152,8 @@ async function modelTurn(current: Readonly<RagState>, context: NodeContext): Pro
   const added: Message[] = history.length === 0 ? [{ role: 'system', content: ragSystemPrompt(current.maxIterations) }, { role: 'user', content: current.query }] : [];
   const searchesLeft = current.rounds < current.maxIterations;
   if (!searchesLeft) added.push({ role: 'user', content: RAG_FINAL_ANSWER_REQUEST });
-  const response = await callLanguageModel(context, { messages: [...history, ...added], tools: ragTools({ searchesLeft }) });
+  // The answer comes as final_answer's arguments: its text streams to live subscribers as it is written.
+  const response = await callLanguageModel(context, { messages: [...history, ...added], tools: ragTools({ searchesLeft }) }, { streamToolField: { tool: 'final_answer', field: 'answer' } });
   const message = response.message;
   const base: RagUpdate = { modelName: response.model || (context.services.languageModel?.modelId ?? 'unknown') };
   const calls = (message.tool_calls ?? []).map(parseRagToolCall);

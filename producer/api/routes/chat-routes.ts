@@ -9,6 +9,7 @@ import { ragInputSchema } from '../../../shared/schemas/rag-input.js';
 import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import { idempotencyHeadersSchema, runRecordSchema } from '../schemas/run-schemas.js';
+import { streamChatAnswer } from '../chat-stream.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 
@@ -50,11 +51,29 @@ export function chatAnswerOf(record: RunRecord): ChatAnswer {
   };
 }
 
+/** The chat body: the RAG input, and whether to answer as Server-Sent Events. */
+const chatBodySchema = ragInputSchema.extend({
+  /** Server-Sent Events: reasoning steps, answer tokens, then the answer JSON. @default false */
+  stream: z.boolean({ error: 'stream must be true or false' }).optional(),
+});
+
+/** A finished run's chat answer; a run that did not complete is the error the caller gets. */
+function answerOrThrow(done: RunRecord): ChatAnswer {
+  if (done.status === 'completed') return chatAnswerOf(done);
+  const failure = done.error;
+  // A failed model provider is a bad gateway; anything else that failed the run is ours.
+  const status = done.status === 'cancelled' ? 409 : failure?.code === 'INVALID_INPUT' ? 400 : failure?.code === 'PROVIDER_ERROR' ? 502 : 500;
+  throw new ApiError(status, done.status === 'cancelled' ? 'CANCELLED' : (failure?.code ?? 'INTERNAL'), `the rag-agent run ${done.id} ${done.status}: ${failure?.message ?? 'no error recorded'}`, {
+    details: { runId: done.id },
+  });
+}
+
 /**
  * `POST /v1/agent/chat`: the RAG input of DESIGN §4 → a `rag-agent` run for the caller's tenant. The
  * request waits for the answer up to AGENTQ_CHAT_WAIT_MS: 200 with the chat contract when it came in
  * time, else 202 with the run record and `Location: /v1/runs/<id>` to poll (the run's output is the
- * same contract). The same Idempotency-Key returns the same run and asks nothing twice.
+ * same contract). The same Idempotency-Key returns the same run and asks nothing twice. With
+ * `"stream": true` the answer comes as Server-Sent Events (streamChatAnswer).
  */
 export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
   const { client, store, inflight, config } = context;
@@ -85,10 +104,10 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
       schema: {
         summary: 'Ask a question of your documents (agentic RAG)',
         description:
-          'Runs `rag-agent` on the caller\'s documents: searches (each one a step), a grounded answer, and its sources — every source a passage the run retrieved. Waits up to AGENTQ_CHAT_WAIT_MS: 200 with the answer, or 202 with the run record (and `Location`) to poll `GET /v1/runs/<id>`, whose `output` is this same answer. Without a language model on the workers the answer is extractive (sentences copied from the passages; `model: "extractive"`).',
+          'Runs `rag-agent` on the caller\'s documents: searches (each one a step), a grounded answer, and its sources — every source a passage the run retrieved. Waits up to AGENTQ_CHAT_WAIT_MS: 200 with the answer, or 202 with the run record (and `Location`) to poll `GET /v1/runs/<id>`, whose `output` is this same answer. Without a language model on the workers the answer is extractive (sentences copied from the passages; `model: "extractive"`). With `"stream": true`: text/event-stream of `run` ({run_id}), `reasoning` ({step}) as each step commits, `token`/`token-reset` (the model\'s text live), then `answer` (this JSON) or `error`.',
         tags: ['agent'],
         headers: idempotencyHeadersSchema,
-        body: ragInputSchema,
+        body: chatBodySchema,
         response: { 200: chatAnswerSchema, 202: runRecordSchema, ...errors },
       },
       handler: async (request, reply) => {
@@ -102,25 +121,30 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
           throw new ApiError(429, 'RATE_LIMITED', `tenant ${tenant} has ${inflight.max} runs in flight, its limit (AGENTQ_TENANT_MAX_INFLIGHT); wait for some to finish`, { headers: { 'retry-after': '2' } });
         }
         let record: RunRecord;
+        const wantsStream = request.body.stream === true;
         try {
-          record = await client.enqueue({ graph: CHAT_GRAPH, input: request.body, tenant, runId, ...(idempotencyKey ? { idempotencyKey } : {}) });
+          const { stream: _stream, ...input } = request.body;
+        record = await client.enqueue({ graph: CHAT_GRAPH, input, tenant, runId, ...(idempotencyKey ? { idempotencyKey } : {}) });
         } catch (error) {
           if (reserved) await inflight.release(tenant, runId).catch(() => undefined);
           throw error;
         }
         if (existing) reply.header('idempotent-replayed', 'true');
+        if (wantsStream) {
+          return streamChatAnswer({
+            request,
+            reply,
+            context,
+            runId: record.id,
+            answerOf: async (id) => answerOrThrow((await client.get(id)) ?? record),
+          });
+        }
         const done = isTerminal(record.status) ? record : await finished(record.id, config.chatWaitMs);
         if (!done || done.status === 'waiting' || done.status === 'cancelling') {
           const current = done ?? (await client.get(record.id)) ?? record;
           return reply.code(202).header('location', `/v1/runs/${record.id}`).send(current);
         }
-        if (done.status === 'completed') return reply.code(200).send(chatAnswerOf(done));
-        const failure = done.error;
-        // A failed model provider is a bad gateway; anything else that failed the run is ours.
-        const status = done.status === 'cancelled' ? 409 : failure?.code === 'INVALID_INPUT' ? 400 : failure?.code === 'PROVIDER_ERROR' ? 502 : 500;
-        throw new ApiError(status, done.status === 'cancelled' ? 'CANCELLED' : (failure?.code ?? 'INTERNAL'), `the rag-agent run ${done.id} ${done.status}: ${failure?.message ?? 'no error recorded'}`, {
-          details: { runId: done.id },
-        });
+        return reply.code(200).send(answerOrThrow(done));
       },
     });
   };

@@ -11,6 +11,7 @@ import { readCookie, SESSION_COOKIE } from '../auth/dashboard-sessions.js';
 import { ApiError, sendApiError } from '../errors.js';
 import { requireRedis } from '../redis-ready.js';
 import { loginPage } from './login-page.js';
+import { INSPECTOR_COOKIE } from './inspector-routes.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
 const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="agentq dashboard", charset="UTF-8"' };
@@ -114,7 +115,11 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
           }
           const token = await sessions.create(principal.keyId);
           const secure = request.protocol === 'https' ? '; Secure' : '';
-          reply.header('set-cookie', `${SESSION_COOKIE}=${token}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=${sessions.ttlSeconds}${secure}`);
+          // The same session also signs the browser in to the run inspector (/runs, /batches), whose cookie is on /.
+          reply.header('set-cookie', [
+            `${SESSION_COOKIE}=${token}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=${sessions.ttlSeconds}${secure}`,
+            `${INSPECTOR_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${sessions.ttlSeconds}${secure}`,
+          ]);
           return reply.redirect(next, 303);
         },
       );
@@ -126,7 +131,7 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
         handler: async (request, reply) => {
           const token = readCookie(request.headers.cookie, SESSION_COOKIE);
           if (token) await sessions.delete(token);
-          reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=0`);
+          reply.header('set-cookie', [`${SESSION_COOKIE}=; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=0`, `${INSPECTOR_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`]);
           return reply.redirect('/admin/login', 303);
         },
       });

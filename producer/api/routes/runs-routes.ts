@@ -147,7 +147,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
       schema: {
         summary: "A run's events (Server-Sent Events)",
         description:
-          'text/event-stream: one SSE event per run event (`id` = stream id, `event` = type, `data` = JSON {id, type, data}); all past events first, then live ones; the stream ends after `run-end`. Reconnect with `Last-Event-ID` to resume after that event.',
+          'text/event-stream: one SSE event per run event (`id` = stream id, `event` = type, `data` = JSON {id, type, data}); all past events first, then live ones; the stream ends after `run-end`. Reconnect with `Last-Event-ID` to resume after that event. Live model text comes as `token` events (no id; data {type, runId, step, task, node, attempt, call, index, text}) after the committed backlog; a `token-reset` opens each attempt, so drop partial text of that step when it comes. Tokens are not stored: the committed message is the record.',
         tags: ['runs'],
         params: runIdParamsSchema,
         headers: eventsHeadersSchema,
@@ -162,6 +162,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
           redisUrl: context.config.redisUrl,
           runId: request.params.id,
           after: request.headers['last-event-id'] ?? '0-0',
+          tokens: context.tokens,
           signal: context.closing,
         });
       },

@@ -1,0 +1,237 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { formatBatchResultsCsv, formatBatchResultsJsonl } from '../../../shared/batches/format-batch-results.js';
+import type { RunMeta } from '../../../shared/redis/redis-run-store.js';
+import { toRunRecord } from '../../../shared/redis/redis-run-store.js';
+import { RUN_STATUSES, type RunRecord, isTerminal } from '../../../shared/run-record.js';
+import type { ApiContext } from '../api-context.js';
+import type { Principal } from '../auth/api-keys.js';
+import { bearerPrincipal, openPrincipal } from '../auth/authenticate.js';
+import { readCookie } from '../auth/dashboard-sessions.js';
+import { ApiError, sendApiError } from '../errors.js';
+import { batchPage } from '../inspector/batch-page.js';
+import { escapeHtml, page } from '../inspector/html.js';
+import { inspectorLoginPage } from '../inspector/inspector-login-page.js';
+import { pathOf, runPage } from '../inspector/run-page.js';
+import { runsListPage } from '../inspector/runs-list-page.js';
+import { streamRunEvents } from '../sse.js';
+
+/** The inspector's session cookie: Path=/ so it reaches /runs and /batches (the dashboard's stops at /admin). */
+export const INSPECTOR_COOKIE = 'agentq_inspect';
+/** Recent runs of the same graph whose paths the diagram adds to this run's. */
+const DIAGRAM_RUNS = 10;
+/** Tenants an admin's "all tenants" list reads at most. */
+const ALL_TENANTS_MAX = 50;
+
+const idParams = z.object({ id: z.string().min(1).max(256) });
+const listQuery = z.object({
+  status: z.enum(RUN_STATUSES).or(z.literal('')).optional(),
+  graph: z.string().max(128).optional(),
+  tenant: z.string().max(128).optional(),
+  cursor: z.string().max(512).optional(),
+  notice: z.string().max(300).optional(),
+});
+
+function notFoundPage(reply: FastifyReply, what: string): FastifyReply {
+  return reply
+    .code(404)
+    .type('text/html; charset=utf-8')
+    .send(page({ title: 'Not found', body: `<h1>Not found</h1><p>${escapeHtml(what)} not found (it may never have existed, belong to another tenant, or have expired).</p><p><a href="/runs">All runs</a></p>` }));
+}
+
+/**
+ * The run inspector (issue #22): server-rendered pages at /runs, /runs/:id and /batches/:id, with a
+ * small inline script for live updates. A caller is its Bearer key or the session from /runs/login
+ * (any valid key; the same session store as the dashboard's); a tenant sees its own runs, an admin
+ * every tenant's; a foreign run is a 404 like a missing one.
+ */
+export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
+  const { apiKeys, config, sessions, store, client, inflight } = context;
+
+  const principalOf = async (request: FastifyRequest): Promise<Principal | null | ApiError> => {
+    if (apiKeys.isOpen) return openPrincipal(config.tenant);
+    const bearer = bearerPrincipal(request, apiKeys);
+    if (bearer !== null) return bearer;
+    const token = readCookie(request.headers.cookie, INSPECTOR_COOKIE);
+    const keyId = token ? await sessions.find(token) : null;
+    return keyId ? apiKeys.byKeyId(keyId) : null;
+  };
+
+  const guard = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    try {
+      const principal = await principalOf(request);
+      if (principal instanceof ApiError) return sendApiError(reply, principal);
+      if (principal === null) {
+        if (request.method === 'GET' && !request.url.includes('/events')) return reply.redirect(`/runs/login?next=${encodeURIComponent(request.url)}`, 303);
+        return sendApiError(reply, new ApiError(401, 'UNAUTHORIZED', 'sign in at /runs/login, or send "Authorization: Bearer <API key>"'));
+      }
+      request.principal = principal;
+      return undefined;
+    } catch (error) {
+      return sendApiError(reply, error);
+    }
+  };
+
+  const caller = (request: FastifyRequest): Principal => request.principal!;
+  const visible = (request: FastifyRequest, tenant: string) => caller(request).role === 'admin' || caller(request).tenant === tenant;
+  const ownRun = async (request: FastifyRequest, runId: string): Promise<RunMeta | null> => {
+    const meta = await store.get(runId);
+    return meta && visible(request, meta.tenant) ? meta : null;
+  };
+  const html = (reply: FastifyReply, body: string, status = 200) => reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
+  const back = (reply: FastifyReply, runId: string, notice: string) => reply.redirect(`/runs/${encodeURIComponent(runId)}?notice=${encodeURIComponent(notice)}`, 303);
+
+  /** Paths of recent runs of the same graph and tenant, for the diagram. */
+  const otherPaths = async (meta: RunMeta) => {
+    const { runs } = await store.list(meta.tenant, { graph: meta.graph, limit: DIAGRAM_RUNS });
+    const others = runs.filter((run) => run.id !== meta.id);
+    return Promise.all(others.map(async (run) => pathOf(await store.steps(run.id))));
+  };
+
+  const listAll = async (filter: { status?: RunRecord['status']; graph?: string }, limit: number) => {
+    const tenants = (await context.redis.smembers(store.keys.tenants())).sort().slice(0, ALL_TENANTS_MAX);
+    const pages = await Promise.all(tenants.map((tenant) => store.list(tenant, { ...filter, limit })));
+    const runs = pages.flatMap((one) => one.runs).sort((left, right) => right.createdAt.localeCompare(left.createdAt)).slice(0, limit);
+    return { runs, tenants };
+  };
+
+  return async (app) => {
+    await app.register(async (plain) => {
+      const scope = plain.withTypeProvider<ZodTypeProvider>();
+      scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+        done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      });
+      const safeNext = (next: unknown) => (typeof next === 'string' && /^\/(runs|batches)(?:[/?#][^\s\\]*)?$/.test(next) ? next : '/runs');
+
+      scope.get('/runs/login', { schema: { hide: true, querystring: z.object({ next: z.string().optional() }).loose() } }, async (request, reply) =>
+        html(reply, inspectorLoginPage({ next: safeNext(request.query.next) })),
+      );
+      scope.post('/runs/login', { schema: { hide: true, body: z.object({ key: z.string().max(4096).default(''), next: z.string().max(2048).optional() }).loose() } }, async (request, reply) => {
+        const next = safeNext(request.body.next);
+        const principal = apiKeys.authenticate(request.body.key);
+        if (!principal) return html(reply, inspectorLoginPage({ next, problem: 'That key is not valid.' }), 401);
+        const token = await sessions.create(principal.keyId);
+        const secure = request.protocol === 'https' ? '; Secure' : '';
+        reply.header('set-cookie', `${INSPECTOR_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${sessions.ttlSeconds}${secure}`);
+        return reply.redirect(next, 303);
+      });
+      scope.route({
+        method: ['GET', 'POST'],
+        url: '/runs/logout',
+        schema: { hide: true },
+        handler: async (request, reply) => {
+          const token = readCookie(request.headers.cookie, INSPECTOR_COOKIE);
+          if (token) await sessions.delete(token);
+          reply.header('set-cookie', `${INSPECTOR_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
+          return reply.redirect('/runs/login', 303);
+        },
+      });
+
+      await scope.register(async (guarded) => {
+        const pages = guarded.withTypeProvider<ZodTypeProvider>();
+        pages.addHook('onRequest', guard);
+
+        pages.get('/runs', { schema: { hide: true, querystring: listQuery } }, async (request, reply) => {
+          const principal = caller(request);
+          const { status, graph, cursor } = request.query;
+          const filter = { ...(status ? { status } : {}), ...(graph ? { graph } : {}) };
+          const admin = principal.role === 'admin';
+          const tenant = admin ? request.query.tenant || undefined : principal.tenant;
+          let result: { runs: RunRecord[]; nextCursor: string | null };
+          let tenants: string[] | null = null;
+          try {
+            if (admin && tenant === undefined) {
+              const all = await listAll(filter, 50);
+              result = { runs: all.runs, nextCursor: null };
+              tenants = all.tenants;
+            } else {
+              result = await store.list(tenant ?? principal.tenant, { ...filter, limit: 50, ...(cursor ? { cursor } : {}) });
+              if (admin) tenants = (await context.redis.smembers(store.keys.tenants())).sort().slice(0, ALL_TENANTS_MAX);
+            }
+          } catch (error) {
+            if (cursor !== undefined && error instanceof Error && error.name === 'ReplyError') throw new ApiError(400, 'INVALID_INPUT', `cursor '${cursor}' is not one this page made`);
+            throw error;
+          }
+          return html(reply, runsListPage({ ...result, filter: { ...filter, ...(tenant ? { tenant } : {}) }, tenants, now: Date.now() }));
+        });
+
+        pages.get('/runs/:id', { schema: { hide: true, params: idParams, querystring: listQuery } }, async (request, reply) => {
+          const meta = await ownRun(request, request.params.id);
+          if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
+          const [steps, events, messages, state, others] = await Promise.all([
+            store.steps(meta.id),
+            store.events(meta.id, { count: 10_000 }),
+            store.messages(meta.id),
+            store.state(meta.id),
+            otherPaths(meta),
+          ]);
+          const record = toRunRecord(meta);
+          return html(reply, runPage({ record, meta, steps, events, messages, state, otherPaths: others, now: Date.now(), ...(request.query.notice ? { notice: request.query.notice } : {}) }));
+        });
+
+        pages.get('/runs/:id/events', { schema: { hide: true, params: idParams, querystring: z.object({ after: z.string().regex(/^\d{1,16}-\d{1,16}$/, "after must be an event id (like '1700000000000-0')").optional() }) } }, async (request, reply) => {
+          const meta = await ownRun(request, request.params.id);
+          if (!meta) throw new ApiError(404, 'NOT_FOUND', `run ${request.params.id} not found`);
+          const lastEventId = request.headers['last-event-id'];
+          const after = typeof lastEventId === 'string' && /^\d{1,16}-\d{1,16}$/.test(lastEventId) ? lastEventId : (request.query.after ?? '0-0');
+          await streamRunEvents({ request, reply, store, redisUrl: config.redisUrl, runId: meta.id, after, tokens: context.tokens, signal: context.closing });
+        });
+
+        pages.post('/runs/:id/cancel', { schema: { hide: true, params: idParams } }, async (request, reply) => {
+          const meta = await ownRun(request, request.params.id);
+          if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
+          const record = isTerminal(meta.status) ? toRunRecord(meta) : await client.cancel(meta.id);
+          return back(reply, meta.id, `cancel: the run is ${record.status}`);
+        });
+
+        pages.post('/runs/:id/retry', { schema: { hide: true, params: idParams } }, async (request, reply) => {
+          const meta = await ownRun(request, request.params.id);
+          if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
+          if (meta.status !== 'failed') return back(reply, meta.id, `retry: the run is ${meta.status}; only a failed run can be retried`);
+          if (!(await inflight.reserve(meta.tenant, meta.id))) return back(reply, meta.id, `retry: tenant ${meta.tenant} has ${inflight.max} runs in flight (AGENTQ_TENANT_MAX_INFLIGHT)`);
+          try {
+            await client.retry(meta.id);
+          } catch (error) {
+            await inflight.release(meta.tenant, meta.id).catch(() => undefined);
+            throw error;
+          }
+          return back(reply, meta.id, 'retry: the run continues from its last commit');
+        });
+
+        pages.post('/runs/:id/resume', { schema: { hide: true, params: idParams, body: z.object({ value: z.string().max(100_000) }).loose() } }, async (request, reply) => {
+          const meta = await ownRun(request, request.params.id);
+          if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
+          let value: unknown = request.body.value;
+          try {
+            value = JSON.parse(request.body.value);
+          } catch {
+            // Plain text is an answer too.
+          }
+          if (meta.status !== 'waiting') return back(reply, meta.id, `resume: the run is ${meta.status}, not waiting`);
+          await client.resume(meta.id, value);
+          return back(reply, meta.id, 'resume: the answer was sent');
+        });
+
+        const ownBatch = async (request: FastifyRequest, batchId: string) => {
+          const batch = await client.batches.get(batchId);
+          return batch && visible(request, batch.tenant) ? batch : null;
+        };
+        pages.get('/batches/:id', { schema: { hide: true, params: idParams } }, async (request, reply) => {
+          const batch = await ownBatch(request, request.params.id);
+          if (!batch) return notFoundPage(reply, `batch ${request.params.id}`);
+          return html(reply, batchPage(batch, (await client.batches.results(batch.id)) ?? []));
+        });
+        pages.get('/batches/:id/results.:format', { schema: { hide: true, params: z.object({ id: z.string().min(1).max(256), format: z.enum(['csv', 'jsonl']) }) } }, async (request, reply) => {
+          const batch = await ownBatch(request, request.params.id);
+          if (!batch) return notFoundPage(reply, `batch ${request.params.id}`);
+          const results = (await client.batches.results(batch.id)) ?? [];
+          reply.header('content-disposition', `attachment; filename="${batch.id}.${request.params.format}"`);
+          return request.params.format === 'csv'
+            ? reply.type('text/csv; charset=utf-8').send(formatBatchResultsCsv(results))
+            : reply.type('application/x-ndjson; charset=utf-8').send(formatBatchResultsJsonl(results));
+        });
+      });
+    });
+  };
+}

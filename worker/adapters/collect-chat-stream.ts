@@ -1,0 +1,81 @@
+import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
+
+/** A streamed response folded back into one `ChatCompletion`, with how many chunks it took. */
+export interface CollectedChatStream {
+  completion: ChatCompletion;
+  chunks: number;
+}
+
+interface PartialToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * Reads a chat-completions stream to its end: content deltas go to `onTextDelta` as they come and are
+ * joined; tool calls arrive in pieces keyed by `index` (id and name first, arguments in fragments, each
+ * also handed to `onToolCallDelta`) and are joined per index; the usage comes in the last chunk (`stream_options.include_usage`). The result
+ * has the shape of a non-streamed answer, so everything after it (memo, history, I3) is unchanged.
+ */
+export async function collectChatStream(
+  stream: AsyncIterable<ChatCompletionChunk>,
+  onTextDelta?: (text: string) => void,
+  onToolCallDelta?: (delta: { index: number; name: string; arguments: string }) => void,
+): Promise<CollectedChatStream> {
+  let id = '';
+  let model = '';
+  let created = 0;
+  let content: string | null = null;
+  let finishReason: string | null = null;
+  let usage: ChatCompletion['usage'];
+  let chunks = 0;
+  const toolCalls = new Map<number, PartialToolCall>();
+  for await (const chunk of stream) {
+    chunks++;
+    id ||= chunk.id ?? '';
+    model ||= chunk.model ?? '';
+    created ||= chunk.created ?? 0;
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices?.[0];
+    if (!choice) continue;
+    const text = choice.delta?.content;
+    if (typeof text === 'string' && text !== '') {
+      content = (content ?? '') + text;
+      onTextDelta?.(text);
+    }
+    for (const piece of choice.delta?.tool_calls ?? []) {
+      const call = toolCalls.get(piece.index) ?? { id: '', name: '', arguments: '' };
+      if (piece.id) call.id = piece.id;
+      if (piece.function?.name) call.name += piece.function.name;
+      if (piece.function?.arguments) {
+        call.arguments += piece.function.arguments;
+        onToolCallDelta?.({ index: piece.index, name: call.name, arguments: piece.function.arguments });
+      }
+      toolCalls.set(piece.index, call);
+    }
+    if (choice.finish_reason) finishReason = choice.finish_reason;
+  }
+  const calls = [...toolCalls.entries()].sort(([left], [right]) => left - right).map(([, call]) => call);
+  const completion = {
+    id,
+    object: 'chat.completion',
+    created,
+    model,
+    choices: [
+      {
+        index: 0,
+        logprobs: null,
+        finish_reason: finishReason,
+        message: {
+          role: 'assistant',
+          content,
+          refusal: null,
+          ...(calls.length > 0 ? { tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) } : {}),
+        },
+      },
+    ],
+    ...(usage ? { usage } : {}),
+  } as ChatCompletion;
+  return { completion, chunks };
+}
