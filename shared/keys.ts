@@ -104,9 +104,9 @@ export class Keys {
     return `${this.prefix}:runs:active`;
   }
 
-  /** Pub/sub channel of a run's live model tokens (issue #22): nothing durable, the committed message is the record. */
+  /** Pub/sub channel of a run's live model tokens: nothing durable, the committed message is the record. */
   tokenChannel(runId: string): string {
-    return `${this.prefix}:{run:${runId}}:tokens`;
+    return `${this.runKeyPrefix(this.shardOf(runId))}${runId}:tokens`;
   }
 
   /** Pub/sub channel on which cancellations reach the workers running the step. */

@@ -34,3 +34,8 @@ export function stepQueuePrefix(queuePrefix: string, shard: number): string {
 export function allShards(shards: number): number[] {
   return Array.from({ length: shards }, (_value, index) => index);
 }
+
+/** Shard k's step queue as Bull Board names it: `agentq-steps` with one shard, `s<k>-agentq-steps` with several. */
+export function stepQueueBoardName(shard: number, shards: number, queueName: string): string {
+  return shards > 1 ? `s${shard}-${queueName}` : queueName;
+}

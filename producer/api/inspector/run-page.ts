@@ -1,5 +1,6 @@
 import { stepJobId } from '../../../shared/job-schema.js';
 import { STEP_QUEUE } from '../../../shared/queues.js';
+import { shardOf, stepQueueBoardName } from '../../../shared/shards.js';
 import type { RunMeta } from '../../../shared/redis/redis-run-store.js';
 import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../../../shared/run-record.js';
 import { escapeHtml, formatCost, formatDuration, page, scriptJson } from './html.js';
@@ -18,6 +19,8 @@ export interface RunPageData {
   /** A notice to show (the result of an action). */
   notice?: string;
   now: number;
+  /** AGENTQ_SHARDS: which shard's step queue (Bull Board name) holds the run's jobs. @default 1 */
+  shards?: number;
 }
 
 /** The supersteps of a run as the nodes each ran (from its committed steps, or its timeline rows). */
@@ -100,8 +103,10 @@ function sections(data: RunPageData): string {
   const path: Path = rows.length > 0 ? pathOf(rows) : pathOf(steps);
   const duration = (isTerminal(record.status) ? Date.parse(record.updatedAt) : now) - created;
   const [traceId] = (meta.trace ?? '').split('-');
+  const shards = data.shards ?? 1;
+  const board = stepQueueBoardName(shardOf(record.id, shards), shards, STEP_QUEUE);
   const stepLinks = steps
-    .map((step) => `<a href="/admin/queues/queue/${STEP_QUEUE}/${encodeURIComponent(stepJobId(record.id, step.superstep, step.task))}">s${step.superstep}.t${step.task}</a>`)
+    .map((step) => `<a href="/admin/queues/queue/${board}/${encodeURIComponent(stepJobId(record.id, step.superstep, step.task))}">s${step.superstep}.t${step.task}</a>`)
     .join(' ');
   return `<div id="sections">
 <div class="card facts">
@@ -114,7 +119,7 @@ function sections(data: RunPageData): string {
   <div><b>tokens</b><span id="tokens">${record.usage.inputTokens + record.usage.outputTokens}</span> (${record.usage.inputTokens} in / ${record.usage.outputTokens} out)</div>
   <div><b>cost</b>${formatCost(record.usage.costUsd)}</div>
   <div><b>trace id</b><code id="trace-id">${escapeHtml(traceId || '–')}</code></div>
-  <div><b>BullMQ jobs</b><a href="/admin/queues/queue/${STEP_QUEUE}?status=completed">${STEP_QUEUE}</a> ${stepLinks}</div>
+  <div><b>BullMQ jobs</b><a href="/admin/queues/queue/${board}?status=completed">${board}</a> ${stepLinks}</div>
 </div>
 ${record.error ? `<div class="card problem" id="error"><b>${escapeHtml(record.error.code)}</b>: ${escapeHtml(record.error.message)}</div>` : ''}
 ${actions(record)}

@@ -1,5 +1,6 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { stepQueueBoardName } from '../../../shared/shards.js';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -75,8 +76,9 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
   createBullBoard({
     // With several shards, each shard's step queue gets its own name in Bull Board (`s2-agentq-steps`).
     queues: queues.map((queue) => {
-      const shard = config.shards > 1 ? /\{s(\d+)\}$/.exec(queue.opts.prefix ?? '')?.[1] : undefined;
-      return new BullMQAdapter(queue, { readOnlyMode: !config.dashboardWrite, allowRetries: config.dashboardWrite, ...(shard === undefined ? {} : { prefix: `s${shard}-` }) });
+      const shard = /\{s(\d+)\}$/.exec(queue.opts.prefix ?? '')?.[1];
+      const name = shard === undefined ? queue.name : stepQueueBoardName(Number(shard), config.shards, queue.name);
+      return new BullMQAdapter(queue, { readOnlyMode: !config.dashboardWrite, allowRetries: config.dashboardWrite, ...(name === queue.name ? {} : { prefix: name.slice(0, -queue.name.length) }) });
     }),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'agentq', miscLinks: apiKeys.isOpen ? [] : [{ text: 'Sign out', url: '/admin/logout' }] } },

@@ -167,7 +167,7 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
             otherPaths(meta),
           ]);
           const record = toRunRecord(meta);
-          return html(reply, runPage({ record, meta, steps, events, messages, state, otherPaths: others, now: Date.now(), ...(request.query.notice ? { notice: request.query.notice } : {}) }));
+          return html(reply, runPage({ record, meta, steps, events, messages, state, otherPaths: others, now: Date.now(), shards: config.shards, ...(request.query.notice ? { notice: request.query.notice } : {}) }));
         });
 
         pages.get('/runs/:id/events', { schema: { hide: true, params: idParams, querystring: z.object({ after: z.string().regex(/^\d{1,16}-\d{1,16}$/, "after must be an event id (like '1700000000000-0')").optional() }) } }, async (request, reply) => {
