@@ -90,7 +90,7 @@ export class OpenAILanguageModel implements LanguageModel {
 
   async generate(request: LanguageModelRequest): Promise<LanguageModelResponse> {
     const body: ChatCompletionCreateParamsNonStreaming = {
-      model: this.modelId,
+      model: request.model ?? this.modelId,
       messages: request.messages.map(toMessageParam),
       ...(request.tools && request.tools.length > 0 ? { tools: request.tools.map(toToolParam) } : {}),
       ...(request.maxTokens === undefined ? {} : { [this.maxTokensParameter]: request.maxTokens }),
@@ -103,7 +103,7 @@ export class OpenAILanguageModel implements LanguageModel {
     } catch (error) {
       throw mapOpenAIError(error, {
         baseURL: this.baseURL,
-        model: this.modelId,
+        model: request.model ?? this.modelId,
         timeoutMs: this.timeoutMs,
         abortSignal: request.abortSignal,
         maxRetryAfterMs: this.maxRetryAfterMs,
