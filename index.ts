@@ -19,7 +19,12 @@ export type { Message, RunEvent, RunRecord, RunStatus, StepRecord } from './shar
 export { sleep } from './shared/abort.js';
 export { startWorker, type AgentWorker, type StartWorkerOptions } from './worker/start-worker.js';
 export { chainGraph } from './worker/graphs/chain.js';
-export { reactAgentGraph } from './worker/graphs/react-agent.js';
+export { createReactAgentGraph, reactAgentGraph, type ReactAgentGraphOptions } from './worker/graphs/react-agent.js';
+export { defineGuardrail, type AnyGuardrail, type Guardrail, type GuardrailDefinition, type GuardrailResult, type GuardrailStage } from './shared/guardrails/define-guardrail.js';
+export { builtInGuardrails } from './shared/guardrails/built-in-guardrails.js';
+export type { GuardrailSpec, GuardrailsInput } from './shared/guardrails/guardrail-spec.js';
+export type { ToolHandling, ToolProblemHandler, UnknownToolProblem, ToolArgumentsProblem, ToolErrorProblem } from './shared/tools/tool-handling.js';
+export type { Moderator, ModerationVerdict } from './shared/ports/moderator.js';
 export { reactAgentInputSchema, type ReactAgentInput, type ReactAgentOutput } from './shared/schemas/react-agent-input.js';
 export type {
   AssistantMessage,

@@ -106,6 +106,7 @@ const envSchema = z.object({
   AGENTQ_QDRANT_UPSERT_BATCH: int(256, 1),
   // More agents: embeddings, provider limits, memory, http_fetch (the README configuration table describes each).
   EMBED_MODEL: z.string().min(1).optional(),
+  MODERATION_MODEL: z.string().min(1).optional(),
   AGENTQ_EMBED_BATCH_SIZE: int(128, 1),
   AGENTQ_RATE_LIMITS: z
     .string()
@@ -246,6 +247,8 @@ export interface Config {
   qdrantUpsertBatchSize: number;
   /** Embedding model on the OPENAI_BASE_URL endpoint; unset: no embedder (multi-agent recalls experts lexically). */
   embedModel: string | undefined;
+  /** Moderation model on the same endpoint (`/v1/moderations`), behind the `moderation` guardrail. */
+  moderationModel: string | undefined;
   /** Texts per embeddings request. @default 128 */
   embedBatchSize: number;
   /** Requests/min and tokens/min per model (`*` = every model), shared by all workers; empty = unlimited. @default {} */
@@ -335,6 +338,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     qdrantTimeoutMs: e.AGENTQ_QDRANT_TIMEOUT_MS,
     qdrantUpsertBatchSize: e.AGENTQ_QDRANT_UPSERT_BATCH,
     embedModel: e.EMBED_MODEL,
+    moderationModel: e.MODERATION_MODEL,
     embedBatchSize: e.AGENTQ_EMBED_BATCH_SIZE,
     rateLimits: e.AGENTQ_RATE_LIMITS,
     contextWindow: e.AGENTQ_CONTEXT_WINDOW,

@@ -44,7 +44,8 @@ export class GuardrailRegistry {
       const name = specName(spec);
       const guardrail = this.guardrails.get(name);
       if (!guardrail) {
-        throw new AgentqError('INVALID_INPUT', `${field}: unknown guardrail '${name}'; this worker has: ${this.names().join(', ') || 'none'}`);
+        const hint = name === 'moderation' ? ' (moderation needs MODERATION_MODEL on the worker)' : '';
+        throw new AgentqError('INVALID_INPUT', `${field}: unknown guardrail '${name}'${hint}; this worker has: ${this.names().join(', ') || 'none'}`);
       }
       if (!guardrail.stages.includes(stage)) {
         throw new AgentqError('INVALID_INPUT', `${field}: guardrail '${name}' runs only at ${guardrail.stages.join(' and ')}, not at ${stage}`);

@@ -6,7 +6,7 @@ export type PiiKind = keyof typeof PII_MARKERS;
 const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
 // 13-19 digits, optionally grouped by spaces or dashes; only a Luhn-valid run is a card number.
 const CARD_CANDIDATE = /\b\d(?:[ -]?\d){12,18}\b/g;
-// An optional +country code, then 7-15 digits with the usual separators; dates and short numbers are not phones.
+// An optional +country code, then digit groups with the usual separators (the digit count is checked after).
 const PHONE = /(?<![\w.])\+?\d{1,3}?[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,4}(?![\w.])/g;
 
 /** The Luhn checksum every payment card number satisfies (and most random digit runs do not). */
@@ -44,7 +44,8 @@ export function redactPii(text: string): { text: string; found: PiiKind[] } {
   });
   result = result.replace(PHONE, (match) => {
     const digits = match.replace(/\D/g, '').length;
-    if (digits < 7 || digits > 15) return match;
+    // Without a +country code, fewer than 10 digits is more often a date, an id or an amount than a phone.
+    if (digits > 15 || digits < (match.trimStart().startsWith('+') ? 7 : 10)) return match;
     found.add('phone');
     return PII_MARKERS.phone;
   });
