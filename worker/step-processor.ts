@@ -165,9 +165,10 @@ export class StepProcessor {
     const logger = lazyChild(baseLogger, { runId, stepIndex: superstep, task, node: nodeName, attempt });
     const startedAt = new Date(now).toISOString();
     let result: NodeResult<typeof graph.channels> | void;
+    let ended: StepObservation; // onNodeEnd's observation, told after the commit (with the state it made)
     const usage: Usage & { model?: string } = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     try {
-      result = await this.execute(node, state, meta, job.data, attempt, logger, usage, memos);
+      ({ result, ended } = await this.execute(node, state, meta, job.data, attempt, logger, usage, memos));
     } catch (error) {
       return this.onFailure(job, token, meta, node, attempt, error, logger, usage);
     }
@@ -180,7 +181,8 @@ export class StepProcessor {
       let applied: ReturnType<typeof applyUpdates>;
       try {
         applied = applyUpdates(graph.channels, state, [update as never]);
-        next = graph.next(nodeName, applied.state);
+        const routed = graph.next(nodeName, applied.state);
+        next = Array.isArray(routed) ? routed : await routed; // a promise only when the router is async
       } catch (error) {
         return this.fail(meta, superstep, toAgentqError(error), nodeName, attempt);
       }
@@ -195,6 +197,7 @@ export class StepProcessor {
       const adding = outcome.kind === 'next' ? this.options.stepJobs.add(runId, superstep + 1, next, graphIdOf(meta)) : undefined;
       const [committed] = await Promise.all([committing, adding]);
       logger.debug({ outcome: committed.kind }, 'step committed');
+      this.observe('onNodeEnd', { ...ended, output: result ?? {}, state: Object.freeze(applied.state) });
       return committed.kind === 'fenced' || committed.kind === 'missing' ? 'fenced' : 'committed';
     }
     const stored_ = await store.commit(
@@ -213,6 +216,8 @@ export class StepProcessor {
       },
       Date.now(),
     );
+    // A parallel task's state: its own write applied (the siblings' writes are merged by the last one to finish).
+    this.observe('onNodeEnd', { ...ended, output: result ?? {}, state: Object.freeze(applyUpdates(graph.channels, state, [update as never]).state) });
     if (stored_.kind !== 'stored') return 'fenced';
     if (stored_.count === tasks.length) await this.advance(meta, graph, graphIdOf(meta));
     return 'committed';
@@ -228,7 +233,7 @@ export class StepProcessor {
     logger: Logger,
     usage: Usage & { model?: string },
     memos: Record<string, unknown>,
-  ): Promise<NodeResult<Graph['channels']> | void> {
+  ): Promise<{ result: NodeResult<Graph['channels']> | void; ended: StepObservation }> {
     const abort = new StepAbortHandle();
     const release = this.options.activeSteps.add(data.runId, abort);
     const timers: NodeJS.Timeout[] = [];
@@ -243,7 +248,7 @@ export class StepProcessor {
     try {
       const observation: StepObservation = {
         runId: data.runId,
-        graph: data.graph,
+        graph: graphIdOf(meta), // name@version on every step (a start job's data names the graph only)
         node: node.name,
         superstep: data.superstep,
         task: data.task,
@@ -255,8 +260,7 @@ export class StepProcessor {
       running.catch(() => undefined); // an abandoned node's late failure must not become an unhandled rejection
       try {
         const result = await abort.race(running);
-        this.observe('onNodeEnd', { ...observation, endedAt: performance.now(), outcome: 'ok' });
-        return result;
+        return { result, ended: { ...observation, endedAt: performance.now(), outcome: 'ok' } };
       } catch (error) {
         this.observe('onNodeEnd', { ...observation, endedAt: performance.now(), outcome: 'error' });
         throw error;
@@ -352,7 +356,7 @@ export class StepProcessor {
     let applied: ReturnType<typeof applyUpdates>;
     try {
       applied = applyUpdates(graph.channels, state, ordered.map((write) => write.update as never));
-      next = mergeNextTasks(ordered.map((write) => graph.next(write.node, applied.state)));
+      next = mergeNextTasks(await Promise.all(ordered.map((write) => graph.next(write.node, applied.state))));
     } catch (error) {
       await this.fail(meta, meta.superstep, toAgentqError(error), ordered.map((write) => write.node).join(','), 1).catch(() => undefined);
       return;
