@@ -127,6 +127,7 @@ const envSchema = z.object({
       return table;
     }),
   AGENTQ_SUMMARIZE_AT: z.coerce.number().min(0).max(1).default(0.75),
+  AGENTQ_RAG_TOP_K: z.coerce.number().int().min(1).max(20).default(6),
   AGENTQ_MCP_SERVERS: z
     .string()
     .default('{}')
@@ -284,6 +285,8 @@ export interface Config {
   contextWindows: ContextWindowTable;
   /** Summarise the history when a prompt would exceed this share of the context window; 0 = never. @default 0.75 */
   summarizeAt: number;
+  /** Passages of each rag-agent search the model reads (AGENTQ_RAG_TOP_K; a request's `top_k` overrides). */
+  ragTopK: number;
   /** Hosts the `http_fetch` tool may fetch (`*.example.com` = any subdomain); empty = the tool is off. @default [] */
   httpFetchAllowHosts: string[];
   /** `http_fetch` reads at most this many bytes of a response. @default 1 MiB */
@@ -372,6 +375,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     contextWindow: e.AGENTQ_CONTEXT_WINDOW,
     contextWindows: e.AGENTQ_CONTEXT_WINDOWS,
     summarizeAt: e.AGENTQ_SUMMARIZE_AT,
+    ragTopK: e.AGENTQ_RAG_TOP_K,
     httpFetchAllowHosts: e.AGENTQ_HTTP_FETCH_ALLOW_HOSTS,
     httpFetchMaxBytes: e.AGENTQ_HTTP_FETCH_MAX_BYTES,
     httpFetchTimeoutMs: e.AGENTQ_HTTP_FETCH_TIMEOUT_MS,

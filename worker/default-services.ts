@@ -54,6 +54,7 @@ export function createDefaultServices(config: Config, { tools = [], redis }: Def
       contextWindow: config.contextWindow,
       contextWindows: config.contextWindows,
       summarizeAt: config.summarizeAt,
+      ragTopK: config.ragTopK,
     },
   };
 }

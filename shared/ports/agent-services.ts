@@ -36,6 +36,8 @@ export interface AgentSettings {
    * window; 0 = never. @default 0.75
    */
   summarizeAt: number;
+  /** Passages of each `rag-agent` search the model reads, best first (a run's `top_k` overrides). @default 6 */
+  ragTopK: number;
 }
 
 export const DEFAULT_AGENT_SETTINGS: Readonly<AgentSettings> = Object.freeze({
@@ -47,6 +49,7 @@ export const DEFAULT_AGENT_SETTINGS: Readonly<AgentSettings> = Object.freeze({
   contextWindow: 8192,
   contextWindows: {},
   summarizeAt: 0.75,
+  ragTopK: 6,
 });
 
 /** What `callLanguageModel` needs of a rate limiter (`ProviderRateLimiter` is the Redis one). */

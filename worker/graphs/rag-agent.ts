@@ -5,6 +5,7 @@ import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, Send, START, type NodeResult } from '../../shared/graph/graph.js';
 import type { NodeContext } from '../../shared/graph/node-context.js';
 import { callLanguageModel } from '../../shared/llm/call-language-model.js';
+import { agentSettingsOf } from '../../shared/ports/agent-services.js';
 import type { RagOutput } from '../../shared/rag/rag-output.js';
 import type { Message } from '../../shared/run-record.js';
 import { ragInputSchema } from '../../shared/schemas/rag-input.js';
@@ -22,7 +23,7 @@ import { searchPassages } from '../rag/search-passages.js';
 
 /** Passages each search fetches: the pool answers are ranked and extracted from. @default 20 */
 export const SEARCH_CANDIDATES = 20;
-/** Passages of each search the model reads (the best ones). @default 6 */
+/** Passages of each search the model reads (the best ones) unless AGENTQ_RAG_TOP_K or a run's `top_k` says otherwise. @default 6 */
 export const PASSAGES_SHOWN = 6;
 /** Searches one model turn may run; further calls in that turn get an error result. @default 4 */
 export const MAX_SEARCHES_PER_ROUND = 4;
@@ -46,6 +47,8 @@ const state = {
   collection: channel.replace('default'),
   maxIterations: channel.replace(3),
   citations: channel.replace(false),
+  /** The run's `top_k`; null: the worker's AGENTQ_RAG_TOP_K. */
+  topK: channel.replace<number | null>(null),
   /** Fixed by the first step, so a run keeps its mode whichever worker runs its later steps. */
   mode: channel.replace<RagMode | null>(null),
   modelName: channel.replace(''),
@@ -80,7 +83,7 @@ export const ragAgentGraph = defineGraph({
   version: '1',
   input: ragInputSchema,
   state,
-  initialState: (input) => ({ query: input.query, collection: input.collection, maxIterations: input.max_iterations, citations: input.citations }),
+  initialState: (input) => ({ query: input.query, collection: input.collection, maxIterations: input.max_iterations, citations: input.citations, topK: input.top_k ?? null }),
   output: (final): RagOutput => ragOutputOf(final),
 })
   .node(
@@ -97,9 +100,10 @@ export const ragAgentGraph = defineGraph({
     async (current, context) => {
       const request = pendingSearchOf(context.arg);
       await context.emit('tool-call', { toolCallId: request.callId, tool: request.tool });
-      const result = await searchPassages(context, ragVectorStoreOf(context), { query: request.query, collection: current.collection, k: SEARCH_CANDIDATES, round: request.round });
+      const topK = current.topK ?? agentSettingsOf(context).ragTopK;
+      const result = await searchPassages(context, ragVectorStoreOf(context), { query: request.query, collection: current.collection, k: Math.max(SEARCH_CANDIDATES, topK), round: request.round });
       await context.emit('tool-result', { toolCallId: request.callId, tool: request.tool, passages: result.passages.length });
-      const shown = result.passages.slice(0, PASSAGES_SHOWN);
+      const shown = result.passages.slice(0, topK);
       const best = result.passages[0];
       const update: RagUpdate = {
         passages: current.passages.length >= MAX_PASSAGES ? shown : result.passages,
