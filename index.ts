@@ -25,6 +25,8 @@ export { builtInGuardrails } from './shared/guardrails/built-in-guardrails.js';
 export type { GuardrailSpec, GuardrailsInput } from './shared/guardrails/guardrail-spec.js';
 export type { ToolHandling, ToolProblemHandler, UnknownToolProblem, ToolArgumentsProblem, ToolErrorProblem } from './shared/tools/tool-handling.js';
 export type { Moderator, ModerationVerdict } from './shared/ports/moderator.js';
+export { formatPassages, retrievalChannel, retrievalNode, retrieve, sourcesOf, type Retrieval } from './worker/retrieval/retrieval-node.js';
+export type { RetrieveOptions, RetrievedSource } from './shared/schemas/retrieve-options.js';
 export { reactAgentInputSchema, type ReactAgentInput, type ReactAgentOutput } from './shared/schemas/react-agent-input.js';
 export type {
   AssistantMessage,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { guardrailsInputSchema } from '../guardrails/guardrail-spec.js';
+import { retrieveOptionsSchema, type RetrievedSource } from './retrieve-options.js';
 import { toolHandlingInputSchema } from '../tools/tool-handling.js';
 
 /**
@@ -32,6 +33,8 @@ export const reactAgentInputSchema = z
     toolHandling: toolHandlingInputSchema.optional(),
     /** Guardrails replacing the graph's, per stage (shared/guardrails). */
     guardrails: guardrailsInputSchema.optional(),
+    /** Search the tenant's documents for the query first and give the model the passages (with ids to cite). */
+    retrieve: retrieveOptionsSchema.optional(),
   })
   .strict();
 
@@ -40,4 +43,6 @@ export type ReactAgentInput = z.infer<typeof reactAgentInputSchema>;
 /** Output of the `react-agent` graph. */
 export interface ReactAgentOutput {
   answer: string;
+  /** With `retrieve`: the passages the model was given. */
+  sources?: RetrievedSource[];
 }

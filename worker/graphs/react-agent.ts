@@ -20,6 +20,8 @@ import type { Message } from '../../shared/run-record.js';
 import { reactAgentInputSchema, type ReactAgentInput, type ReactAgentOutput } from '../../shared/schemas/react-agent-input.js';
 import { executeToolCallOutcome, type ToolCallOutcome } from '../../shared/tools/execute-tool-call.js';
 import { resolveToolHandling, type ToolHandling } from '../../shared/tools/tool-handling.js';
+import type { RetrieveOptions } from '../../shared/schemas/retrieve-options.js';
+import { formatPassages, retrievalChannel, retrievalNode, sourcesOf } from '../retrieval/retrieval-node.js';
 import { approvalOf, toolApprovalRequest } from './tool-approval.js';
 
 export const DEFAULT_REACT_SYSTEM_PROMPT =
@@ -101,6 +103,10 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
       reprompting: channel.replace(false),
       /** The result of a `returnDirect` tool: the run ends with it as its answer. */
       directAnswer: channel.replace<string | null>(null),
+      /** The run's `retrieve` option; null: no retrieval step. */
+      retrieveOptions: channel.replace<RetrieveOptions | null>(null),
+      /** What the `retrieve` step found (shown with the query, listed as the output's `sources`). */
+      retrieval: retrievalChannel(),
     },
     initialState: (input) => ({
       query: input.query,
@@ -109,8 +115,9 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
       turnStarted: false,
       settings: runSettingsOf(input),
       guardrails: planGuardrails(guardrails, input.guardrails),
+      retrieveOptions: input.retrieve ?? null,
     }),
-    output: (state): ReactAgentOutput => ({ answer: state.directAnswer ?? state.answer }),
+    output: (state): ReactAgentOutput => ({ answer: state.directAnswer ?? state.answer, ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}) }),
   })
     .node('input_guard', async (state, context) => {
       // Binding both stages here fails a run naming an unknown output guardrail before any model call too.
@@ -132,7 +139,7 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
         const startTurn = state.turnStarted === false || (state.turnStarted === null && length === 0);
         if (startTurn) {
           if (length === 0) added.push({ role: 'system', content: state.system ?? DEFAULT_REACT_SYSTEM_PROMPT });
-          added.push({ role: 'user', content: state.query });
+          added.push({ role: 'user', content: state.retrieval ? `${state.query}\n\n${formatPassages(state.retrieval)}` : state.query });
         }
         const finalRound = tools.length > 0 && state.toolRounds >= maxToolRounds;
         if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
@@ -235,8 +242,10 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
         reprompting: true,
       };
     })
-    .route(START, (state) => (state.guardrails.input.length > 0 ? 'input_guard' : 'model'), ['input_guard', 'model'])
-    .edge('input_guard', 'model')
+    .node('retrieve', retrievalNode<{ query: string; retrieveOptions: RetrieveOptions | null }>({ query: (state) => state.query, options: (state) => state.retrieveOptions! }))
+    .route(START, (state) => (state.guardrails.input.length > 0 ? 'input_guard' : afterInput(state)), ['input_guard', 'retrieve', 'model'])
+    .route('input_guard', afterInput, ['retrieve', 'model'])
+    .edge('retrieve', 'model')
     .route(
       'model',
       (state) =>
@@ -251,6 +260,11 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
 
 /** The built-in `react-agent@1`. */
 export const reactAgentGraph = createReactAgentGraph();
+
+/** Retrieval (searching the checked query) comes after the input guardrails, before the first model call. */
+function afterInput(state: { retrieveOptions: RetrieveOptions | null }): 'retrieve' | 'model' {
+  return state.retrieveOptions ? 'retrieve' : 'model';
+}
 
 function runSettingsOf(input: ReactAgentInput): RunSettings {
   const { maxToolRounds, model, temperature, maxOutputTokens, toolHandling } = input;
