@@ -35,6 +35,8 @@ export const reactAgentInputSchema = z
     guardrails: guardrailsInputSchema.optional(),
     /** Search the tenant's documents for the query first and give the model the passages (with ids to cite). */
     retrieve: retrieveOptionsSchema.optional(),
+    /** `{ window: N }`: prompts show only the last N messages of the history (no summarising then). @default the graph's, else the token-threshold summariser */
+    memory: z.object({ window: z.number().int().min(1, 'memory.window must be an integer from 1 to 10000').max(10_000, 'memory.window must be an integer from 1 to 10000') }).strict().optional(),
   })
   .strict();
 

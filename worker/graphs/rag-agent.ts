@@ -63,6 +63,8 @@ const state = {
   answer: channel.replace(''),
   cited: channel.replace<string[]>([]),
   done: channel.replace(false),
+  /** The model step added this run's question; false until then (a conversation's run starts with earlier turns); null in runs admitted before this key existed. */
+  turnStarted: channel.replace<boolean | null>(null),
 };
 type RagState = StateOf<typeof state>;
 type RagUpdate = NodeResult<typeof state>;
@@ -83,7 +85,7 @@ export const ragAgentGraph = defineGraph({
   version: '1',
   input: ragInputSchema,
   state,
-  initialState: (input) => ({ query: input.query, collection: input.collection, maxIterations: input.max_iterations, citations: input.citations, topK: input.top_k ?? null }),
+  initialState: (input) => ({ query: input.query, collection: input.collection, maxIterations: input.max_iterations, citations: input.citations, topK: input.top_k ?? null, turnStarted: false }),
   output: (final): RagOutput => ragOutputOf(final),
 })
   .node(
@@ -153,12 +155,14 @@ function extractiveTurn(current: Readonly<RagState>): RagUpdate {
 /** One model call and what follows from it: searches to run, or the final answer (citations checked). */
 async function modelTurn(current: Readonly<RagState>, context: NodeContext): Promise<RagUpdate> {
   const history = await context.history();
-  const added: Message[] = history.length === 0 ? [{ role: 'system', content: ragSystemPrompt(current.maxIterations) }, { role: 'user', content: current.query }] : [];
+  // A run with a conversationId starts from the conversation's earlier turns: its own question is still to add.
+  const startTurn = current.turnStarted === false || (current.turnStarted === null && history.length === 0);
+  const added: Message[] = !startTurn ? [] : [...(history.length === 0 ? [{ role: 'system' as const, content: ragSystemPrompt(current.maxIterations) }] : []), { role: 'user', content: current.query }];
   const searchesLeft = current.rounds < current.maxIterations;
   if (!searchesLeft) added.push({ role: 'user', content: RAG_FINAL_ANSWER_REQUEST });
   const response = await callLanguageModel(context, { messages: [...history, ...added], tools: ragTools({ searchesLeft }) });
   const message = response.message;
-  const base: RagUpdate = { modelName: response.model || (context.services.languageModel?.modelId ?? 'unknown') };
+  const base: RagUpdate = { modelName: response.model || (context.services.languageModel?.modelId ?? 'unknown'), turnStarted: true };
   const calls = (message.tool_calls ?? []).map(parseRagToolCall);
   const searched = current.searches.length > 0;
 

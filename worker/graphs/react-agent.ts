@@ -12,6 +12,7 @@ import { planGuardrails, type GuardrailPlan } from '../../shared/guardrails/guar
 import { guardrailRegistryOf } from '../../shared/guardrails/guardrail-registry-of.js';
 import { blocked, runGuardrails } from '../../shared/guardrails/run-guardrails.js';
 import { memoryChannel } from '../../shared/memory/memory-state.js';
+import { messageWindow } from '../../shared/memory/message-window.js';
 import { loadPromptHistory } from '../../shared/memory/prompt-history.js';
 import { shouldSummarize, summarizeHistory } from '../../shared/memory/summarize-history.js';
 import { agentSettingsOf, languageModelOf, toolRegistryOf, type AgentSettings } from '../../shared/ports/agent-services.js';
@@ -54,6 +55,8 @@ export interface ReactAgentGraphOptions {
   toolHandling?: ToolHandling;
   /** Input and output guardrails (a run's `guardrails` replaces a stage's list). @default none */
   guardrails?: GuardrailsInput;
+  /** `{ window: N }`: prompts show the last N messages (a run's `memory` overrides). @default summarise past AGENTQ_SUMMARIZE_AT */
+  memory?: { window: number };
 }
 
 /**
@@ -70,7 +73,7 @@ export interface ReactAgentGraphOptions {
  * shorter prompt. A run enqueued with a `conversationId` starts from the conversation's earlier
  * history (seeded by the intake) and adds its query as the next user turn.
  */
-export function createReactAgentGraph({ name = 'react-agent', version = '1', toolHandling, guardrails }: ReactAgentGraphOptions = {}) {
+export function createReactAgentGraph({ name = 'react-agent', version = '1', toolHandling, guardrails, memory }: ReactAgentGraphOptions = {}) {
   return defineGraph({
     name,
     version,
@@ -107,6 +110,8 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
       retrieveOptions: channel.replace<RetrieveOptions | null>(null),
       /** What the `retrieve` step found (shown with the query, listed as the output's `sources`). */
       retrieval: retrievalChannel(),
+      /** Message-window memory: prompts show this many of the latest messages; null: the summariser. */
+      messageWindow: channel.replace<number | null>(null),
     },
     initialState: (input) => ({
       query: input.query,
@@ -116,6 +121,7 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
       settings: runSettingsOf(input),
       guardrails: planGuardrails(guardrails, input.guardrails),
       retrieveOptions: input.retrieve ?? null,
+      messageWindow: (input.memory ?? memory)?.window ?? null,
     }),
     output: (state): ReactAgentOutput => ({ answer: state.directAnswer ?? state.answer, ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}) }),
   })
@@ -143,10 +149,10 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
         }
         const finalRound = tools.length > 0 && state.toolRounds >= maxToolRounds;
         if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
-        const messages = [...history, ...added];
+        const messages = [...(state.messageWindow === null ? history : messageWindow(history, state.messageWindow)), ...added];
         const toolDescriptions = tools.length > 0 && !finalRound ? tools.map((tool) => tool.describe()) : undefined;
         let promptTokens: number | undefined;
-        if (settings.summarizeAt > 0) {
+        if (settings.summarizeAt > 0 && state.messageWindow === null) {
           promptTokens = await estimatePromptTokens(messages, toolDescriptions);
           if (shouldSummarize(state.memory, length, promptTokens, { contextWindow: contextWindowFor(context, settings, state.settings), summarizeAt: settings.summarizeAt })) {
             // Nothing is sent or appended: the summary is its own step, then this node runs again.
