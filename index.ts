@@ -74,6 +74,7 @@ export { ProviderRateLimiter, type ProviderLimits } from './shared/limits/provid
 export { memoryChannel, type MemoryState } from './shared/memory/memory-state.js';
 export { loadPromptHistory, promptView } from './shared/memory/prompt-history.js';
 export { messageWindow } from './shared/memory/message-window.js';
+export { checkPromptSize, summarizeStep } from './shared/memory/summarize-step.js';
 export { shouldSummarize, summarizeHistory, type SummarizeHistoryOptions } from './shared/memory/summarize-history.js';
 export { createHttpFetchTool, type HttpFetchResult, type HttpFetchToolOptions } from './worker/tools/http-fetch.js';
 // Document ingestion and search (README: Documents).

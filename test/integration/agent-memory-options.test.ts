@@ -66,3 +66,38 @@ describe('memory options', () => {
     expect(server.chatRequests()).toHaveLength(0);
   });
 });
+
+describe('summarisation in rag-agent', () => {
+  const data = tempDirectory('agentq-rag-summary-');
+  let rag: RagTestEnv<TestEnv>;
+  let server: ScriptedOpenAIServer;
+  beforeAll(async () => {
+    // A tiny window: the second model turn of a run is past AGENTQ_SUMMARIZE_AT.
+    rag = await startRagTestEnv(startTestEnv, data.path, { model: {}, env: { AGENTQ_CONTEXT_WINDOW: '600', AGENTQ_SUMMARIZE_AT: '0.5' } });
+    server = rag.server!;
+    await ingestFolder(rag.ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'paris' });
+  });
+  afterAll(async () => {
+    await rag.close();
+    data.remove();
+  });
+
+  it('a long rag-agent prompt is summarised in its own step, then the run goes on', async () => {
+    server.setScript((request) => {
+      const messages = messagesOf(request);
+      if (messages[0]?.content?.startsWith('You summarise')) return { content: 'The user asked who sketched the tower; a search found Koechlin.' };
+      const tool = messages.filter((message) => message.role === 'tool').at(-1);
+      const id = /^\[([0-9a-f]{6})\]/m.exec(tool?.content ?? '')?.[1];
+      return id && messages.at(-1)?.role === 'tool'
+        ? { toolCalls: [{ name: 'final_answer', arguments: { answer: `Koechlin [${id}].`, citations: [id] } }] }
+        : { toolCalls: [{ name: 'search', arguments: { query: 'Eiffel Tower first sketch Koechlin engineer' } }] };
+    });
+    const queued = await rag.env.client.enqueue({ graph: 'rag-agent', input: { query: 'Who drew the first sketch of the Eiffel Tower?', collection: 'paris', top_k: 5 } });
+    const done = await rag.env.client.wait(queued.id, { timeoutMs: 30_000 });
+    expect(done.status).toBe('completed');
+    const nodes = (await rag.env.client.steps(done.id)).map((step) => step.node);
+    expect(nodes).toContain('summarize');
+    const afterSummary = server.chatRequests().find((request, index) => index > 0 && messagesOf(server.chatRequests()[index - 1]!)[0]?.content?.startsWith('You summarise'));
+    expect(messagesOf(afterSummary!)[0]!.content).toContain('The user asked who sketched the tower');
+  });
+});

@@ -5,7 +5,11 @@ import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, Send, START, type NodeResult } from '../../shared/graph/graph.js';
 import type { NodeContext } from '../../shared/graph/node-context.js';
 import { callLanguageModel } from '../../shared/llm/call-language-model.js';
+import { estimatePromptTokens } from '../../shared/llm/estimate-tokens.js';
 import { agentSettingsOf } from '../../shared/ports/agent-services.js';
+import { memoryChannel } from '../../shared/memory/memory-state.js';
+import { loadPromptHistory } from '../../shared/memory/prompt-history.js';
+import { checkPromptSize, summarizeStep } from '../../shared/memory/summarize-step.js';
 import type { RagOutput } from '../../shared/rag/rag-output.js';
 import type { Message } from '../../shared/run-record.js';
 import { ragInputSchema } from '../../shared/schemas/rag-input.js';
@@ -65,6 +69,10 @@ const state = {
   done: channel.replace(false),
   /** The model step added this run's question; false until then (a conversation's run starts with earlier turns); null in runs admitted before this key existed. */
   turnStarted: channel.replace<boolean | null>(null),
+  /** Which older messages prompts show as a summary (shared/memory); conversations seed it. */
+  memory: memoryChannel(),
+  /** The prompt is too long: the next step summarises the history. */
+  summarize: channel.replace(false),
 };
 type RagState = StateOf<typeof state>;
 type RagUpdate = NodeResult<typeof state>;
@@ -117,9 +125,23 @@ export const ragAgentGraph = defineGraph({
     },
     { retry: { maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 10_000 } },
   )
+  .node(
+    'summarize',
+    async (current, context) => {
+      const reserved = await estimatePromptTokens(current.turnStarted === false ? [{ role: 'user', content: current.query }] : [], ragTools({ searchesLeft: true }));
+      return { memory: await summarizeStep(context, current.memory, { reservedTokens: reserved }), summarize: false };
+    },
+    { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
+  )
   .edge(START, 'model')
-  .route('model', (current) => (current.done ? END : current.pendingSearches.length > 0 ? current.pendingSearches.map((search) => new Send('search', search)) : 'model'), ['search', 'model', END])
+  .route(
+    'model',
+    (current) =>
+      current.summarize ? 'summarize' : current.done ? END : current.pendingSearches.length > 0 ? current.pendingSearches.map((search) => new Send('search', search)) : 'model',
+    ['search', 'model', 'summarize', END],
+  )
   .edge('search', 'model')
+  .edge('summarize', 'model')
   .build();
 
 /** The extractive answerer's decision: search, refine once when the first results are weak, then answer. */
@@ -154,15 +176,20 @@ function extractiveTurn(current: Readonly<RagState>): RagUpdate {
 
 /** One model call and what follows from it: searches to run, or the final answer (citations checked). */
 async function modelTurn(current: Readonly<RagState>, context: NodeContext): Promise<RagUpdate> {
-  const history = await context.history();
+  const { messages: history, length } = await loadPromptHistory(context, current.memory);
   // A run with a conversationId starts from the conversation's earlier turns: its own question is still to add.
-  const startTurn = current.turnStarted === false || (current.turnStarted === null && history.length === 0);
-  const added: Message[] = !startTurn ? [] : [...(history.length === 0 ? [{ role: 'system' as const, content: ragSystemPrompt(current.maxIterations) }] : []), { role: 'user', content: current.query }];
+  const startTurn = current.turnStarted === false || (current.turnStarted === null && length === 0);
+  const added: Message[] = !startTurn ? [] : [...(length === 0 ? [{ role: 'system' as const, content: ragSystemPrompt(current.maxIterations) }] : []), { role: 'user', content: current.query }];
   const searchesLeft = current.rounds < current.maxIterations;
   if (!searchesLeft) added.push({ role: 'user', content: RAG_FINAL_ANSWER_REQUEST });
-  const response = await callLanguageModel(context, { messages: [...history, ...added], tools: ragTools({ searchesLeft }) });
+  const messages = [...history, ...added];
+  const tools = ragTools({ searchesLeft });
+  // Past AGENTQ_SUMMARIZE_AT of the context window: nothing is sent; the summary is its own step, then this one runs again.
+  const size = await checkPromptSize(context, current.memory, length, messages, tools);
+  if (size.summarize) return { summarize: true, pendingSearches: [] };
+  const response = await callLanguageModel(context, { messages, tools }, size.promptTokens === undefined ? {} : { promptTokens: size.promptTokens });
   const message = response.message;
-  const base: RagUpdate = { modelName: response.model || (context.services.languageModel?.modelId ?? 'unknown'), turnStarted: true };
+  const base: RagUpdate = { modelName: response.model || (context.services.languageModel?.modelId ?? 'unknown'), turnStarted: true, summarize: false };
   const calls = (message.tool_calls ?? []).map(parseRagToolCall);
   const searched = current.searches.length > 0;
 
