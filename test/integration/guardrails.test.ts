@@ -112,6 +112,10 @@ describe('guardrails', () => {
     expect(badOptions.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('guardrails.input[0].options') });
     const badShape = await run({ query: 'q', guardrails: { output: [{ name: 'pii_redaction', extra: 1 }] } });
     expect(badShape.error).toMatchObject({ code: 'INVALID_INPUT' });
+    // An unknown tool is refused before a paid input check (moderation) runs.
+    const unknownTool = await run({ query: 'q', tools: ['no_such_tool'], guardrails: { input: ['moderation'] } });
+    expect(unknownTool.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining("'no_such_tool'") });
+    expect(server.requests.filter((request) => request.path === '/v1/moderations')).toHaveLength(0);
     expect(server.chatRequests()).toHaveLength(0);
   });
 });

@@ -126,8 +126,10 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
     output: (state): ReactAgentOutput => ({ answer: state.directAnswer ?? state.answer, ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}) }),
   })
     .node('input_guard', async (state, context) => {
-      // Binding both stages here fails a run naming an unknown output guardrail before any model call too.
+      // Binding both stages (and selecting the tools) here fails a run naming an unknown output guardrail
+      // or tool before any paid check or model call.
       const bound = guardrailRegistryOf(context).bind(state.guardrails);
+      toolRegistryOf(context).select(state.tools ?? undefined);
       const verdict = await runGuardrails(context, 'input', bound.input, state.query);
       return verdict.text === state.query ? {} : { query: verdict.text };
     })
@@ -248,7 +250,12 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
         reprompting: true,
       };
     })
-    .node('retrieve', retrievalNode<{ query: string; retrieveOptions: RetrieveOptions | null }>({ query: (state) => state.query, options: (state) => state.retrieveOptions! }))
+    .node('retrieve', async (state, context) => {
+      // The run's tools and guardrails are checked before the search too, not only at the first model call.
+      toolRegistryOf(context).select(state.tools ?? undefined);
+      guardrailRegistryOf(context).bind(state.guardrails);
+      return retrieveForQuery(state, context);
+    })
     .route(START, (state) => (state.guardrails.input.length > 0 ? 'input_guard' : afterInput(state)), ['input_guard', 'retrieve', 'model'])
     .route('input_guard', afterInput, ['retrieve', 'model'])
     .edge('retrieve', 'model')
@@ -266,6 +273,8 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
 
 /** The built-in `react-agent@1`. */
 export const reactAgentGraph = createReactAgentGraph();
+
+const retrieveForQuery = retrievalNode<{ query: string; retrieveOptions: RetrieveOptions | null }>({ query: (state) => state.query, options: (state) => state.retrieveOptions! });
 
 /** Retrieval (searching the checked query) comes after the input guardrails, before the first model call. */
 function afterInput(state: { retrieveOptions: RetrieveOptions | null }): 'retrieve' | 'model' {
