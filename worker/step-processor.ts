@@ -217,7 +217,7 @@ export class StepProcessor {
       Date.now(),
     );
     // A parallel task's state: its own write applied (the siblings' writes are merged by the last one to finish).
-    this.observe('onNodeEnd', { ...ended, output: result ?? {}, state: Object.freeze(applyUpdates(graph.channels, state, [update as never]).state) });
+    if (this.options.observers?.length) this.observe('onNodeEnd', { ...ended, output: result ?? {}, state: Object.freeze(applyUpdates(graph.channels, state, [update as never]).state) });
     if (stored_.kind !== 'stored') return 'fenced';
     if (stored_.count === tasks.length) await this.advance(meta, graph, graphIdOf(meta));
     return 'committed';
