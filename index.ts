@@ -19,7 +19,14 @@ export type { Message, RunEvent, RunRecord, RunStatus, StepRecord } from './shar
 export { sleep } from './shared/abort.js';
 export { startWorker, type AgentWorker, type StartWorkerOptions } from './worker/start-worker.js';
 export { chainGraph } from './worker/graphs/chain.js';
-export { reactAgentGraph } from './worker/graphs/react-agent.js';
+export { createReactAgentGraph, reactAgentGraph, type ReactAgentGraphOptions } from './worker/graphs/react-agent.js';
+export { defineGuardrail, type AnyGuardrail, type Guardrail, type GuardrailDefinition, type GuardrailResult, type GuardrailStage } from './shared/guardrails/define-guardrail.js';
+export { builtInGuardrails } from './shared/guardrails/built-in-guardrails.js';
+export type { GuardrailSpec, GuardrailsInput } from './shared/guardrails/guardrail-spec.js';
+export type { ToolHandling, ToolProblemHandler, UnknownToolProblem, ToolArgumentsProblem, ToolErrorProblem } from './shared/tools/tool-handling.js';
+export type { Moderator, ModerationVerdict } from './shared/ports/moderator.js';
+export { formatPassages, retrievalChannel, retrievalNode, retrieve, sourcesOf, type Retrieval } from './worker/retrieval/retrieval-node.js';
+export type { RetrieveOptions, RetrievedSource } from './shared/schemas/retrieve-options.js';
 export { reactAgentInputSchema, type ReactAgentInput, type ReactAgentOutput } from './shared/schemas/react-agent-input.js';
 export type {
   AssistantMessage,
@@ -66,6 +73,8 @@ export { generateObject, type GenerateObjectOptions, type GeneratedObject } from
 export { ProviderRateLimiter, type ProviderLimits } from './shared/limits/provider-rate-limiter.js';
 export { memoryChannel, type MemoryState } from './shared/memory/memory-state.js';
 export { loadPromptHistory, promptView } from './shared/memory/prompt-history.js';
+export { messageWindow } from './shared/memory/message-window.js';
+export { checkPromptSize, summarizeStep } from './shared/memory/summarize-step.js';
 export { shouldSummarize, summarizeHistory, type SummarizeHistoryOptions } from './shared/memory/summarize-history.js';
 export { createHttpFetchTool, type HttpFetchResult, type HttpFetchToolOptions } from './worker/tools/http-fetch.js';
 // Document ingestion and search (README: Documents).

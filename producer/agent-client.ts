@@ -10,6 +10,7 @@ import { RedisRunStore, type ListFilter } from '../shared/redis/redis-run-store.
 import { enqueueRequestSchema, INTAKE_JOB_OPTIONS, parseEnqueueRequest, RunEnqueuer, type EnqueueRequest } from '../shared/run-enqueuer.js';
 import { BatchDispatcher } from '../shared/batches/batch-dispatcher.js';
 import type { BatchRecord, BatchRequest, BatchResult } from '../shared/batches/batch-schema.js';
+import { withPartialOutput } from '../shared/partial-output.js';
 import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../shared/run-record.js';
 // The same hook as the workers' (a queued run cancelled here finishes here): metrics, in-flight cap, webhook job.
 import { createRunFinishedHook, type RunFinishedHook } from '../shared/run-finished-hook.js';
@@ -137,9 +138,11 @@ export class AgentClient {
     await this.readyWait;
   }
 
+  /** The run record; a cancelled run's carries its last committed state as `output.partial`. */
   async get(runId: string): Promise<RunRecord | null> {
     await this.ready();
-    return this.store.record(runId);
+    const record = await this.store.record(runId);
+    return record && withPartialOutput(record, (id) => this.store.state(id));
   }
 
   private async require(runId: string): Promise<RunRecord> {

@@ -6,6 +6,7 @@ import { parseContextWindows, type ContextWindowTable } from './llm/context-wind
 import { parsePriceTable, type PriceTable } from './llm/price-table.js';
 import { parseRateLimits, type RateLimitTable } from './llm/rate-limit-table.js';
 import { DEFAULT_QUEUE_PREFIX } from './queues.js';
+import { mcpServersSchema, type McpServers } from './mcp/mcp-servers-schema.js';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 const bool = (fallback: boolean) =>
@@ -115,6 +116,7 @@ const envSchema = z.object({
   AGENTQ_QDRANT_UPSERT_BATCH: int(256, 1),
   // More agents: embeddings, provider limits, memory, http_fetch (the README configuration table describes each).
   EMBED_MODEL: z.string().min(1).optional(),
+  MODERATION_MODEL: z.string().min(1).optional(),
   AGENTQ_EMBED_BATCH_SIZE: int(128, 1),
   AGENTQ_RATE_LIMITS: z
     .string()
@@ -134,6 +136,27 @@ const envSchema = z.object({
       return table;
     }),
   AGENTQ_SUMMARIZE_AT: z.coerce.number().min(0).max(1).default(0.75),
+  AGENTQ_RAG_TOP_K: z.coerce.number().int().min(1).max(20).default(6),
+  AGENTQ_MCP_SERVERS: z
+    .string()
+    .default('{}')
+    .transform((value, context): McpServers => {
+      let json: unknown;
+      try {
+        json = JSON.parse(value.trim() === '' ? '{}' : value);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `not JSON (${(error as Error).message}): give {"<name>": {"command": "…", "args": […]}} or {"<name>": {"url": "http://…/mcp"}}` });
+        return {};
+      }
+      const parsed = mcpServersSchema.safeParse(json);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) context.addIssue({ code: 'custom', message: `${issue.path.join('.')}: ${issue.message}` });
+        return {};
+      }
+      return parsed.data;
+    }),
+  AGENTQ_MCP_CONNECT_TIMEOUT_MS: int(10_000, 100),
+  AGENTQ_MCP_CALL_TIMEOUT_MS: int(60_000, 100),
   AGENTQ_HTTP_FETCH_ALLOW_HOSTS: z
     .string()
     .default('')
@@ -263,6 +286,12 @@ export interface Config {
   qdrantUpsertBatchSize: number;
   /** Embedding model on the OPENAI_BASE_URL endpoint; unset: no embedder (multi-agent recalls experts lexically). */
   embedModel: string | undefined;
+  /** MCP servers whose tools workers offer (AGENTQ_MCP_SERVERS). */
+  mcpServers: McpServers;
+  mcpConnectTimeoutMs: number;
+  mcpCallTimeoutMs: number;
+  /** Moderation model on the same endpoint (`/v1/moderations`), behind the `moderation` guardrail. */
+  moderationModel: string | undefined;
   /** Texts per embeddings request. @default 128 */
   embedBatchSize: number;
   /** Requests/min and tokens/min per model (`*` = every model), shared by all workers; empty = unlimited. @default {} */
@@ -273,6 +302,8 @@ export interface Config {
   contextWindows: ContextWindowTable;
   /** Summarise the history when a prompt would exceed this share of the context window; 0 = never. @default 0.75 */
   summarizeAt: number;
+  /** Passages of each rag-agent search the model reads (AGENTQ_RAG_TOP_K; a request's `top_k` overrides). */
+  ragTopK: number;
   /** Hosts the `http_fetch` tool may fetch (`*.example.com` = any subdomain); empty = the tool is off. @default [] */
   httpFetchAllowHosts: string[];
   /** `http_fetch` reads at most this many bytes of a response. @default 1 MiB */
@@ -356,11 +387,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     qdrantTimeoutMs: e.AGENTQ_QDRANT_TIMEOUT_MS,
     qdrantUpsertBatchSize: e.AGENTQ_QDRANT_UPSERT_BATCH,
     embedModel: e.EMBED_MODEL,
+    moderationModel: e.MODERATION_MODEL,
+    mcpServers: e.AGENTQ_MCP_SERVERS,
+    mcpConnectTimeoutMs: e.AGENTQ_MCP_CONNECT_TIMEOUT_MS,
+    mcpCallTimeoutMs: e.AGENTQ_MCP_CALL_TIMEOUT_MS,
     embedBatchSize: e.AGENTQ_EMBED_BATCH_SIZE,
     rateLimits: e.AGENTQ_RATE_LIMITS,
     contextWindow: e.AGENTQ_CONTEXT_WINDOW,
     contextWindows: e.AGENTQ_CONTEXT_WINDOWS,
     summarizeAt: e.AGENTQ_SUMMARIZE_AT,
+    ragTopK: e.AGENTQ_RAG_TOP_K,
     httpFetchAllowHosts: e.AGENTQ_HTTP_FETCH_ALLOW_HOSTS,
     httpFetchMaxBytes: e.AGENTQ_HTTP_FETCH_MAX_BYTES,
     httpFetchTimeoutMs: e.AGENTQ_HTTP_FETCH_TIMEOUT_MS,

@@ -23,6 +23,8 @@ export const ERROR_CODES = [
   'UNSUPPORTED_FORMAT',
   // A document of a supported type that its parser could not read (corrupt, encrypted, no text).
   'PARSE_ERROR',
+  // A guardrail refused a run's input or a model's answer (details name the guardrail, stage and reason).
+  'GUARDRAIL_BLOCKED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

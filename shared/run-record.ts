@@ -63,6 +63,9 @@ export const EVENT_TYPES = [
   'run-resume',
   'tool-call',
   'tool-result',
+  'guardrail-pass',
+  'guardrail-block',
+  'guardrail-retry',
   'run-waiting',
   'run-end',
 ] as const;

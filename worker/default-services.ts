@@ -8,6 +8,7 @@ import type { AnyTool } from '../shared/tools/define-tool.js';
 import { ToolRegistry } from '../shared/tools/tool-registry.js';
 import { OpenAIEmbedder } from './adapters/openai-embedder.js';
 import { OpenAILanguageModel } from './adapters/openai-language-model.js';
+import { OpenAIModerator } from './adapters/openai-moderator.js';
 import { builtInTools } from './tools/built-in-tools.js';
 import { createHttpFetchTool } from './tools/http-fetch.js';
 
@@ -40,6 +41,7 @@ export function createDefaultServices(config: Config, { tools = [], redis }: Def
   return {
     ...(config.llmModel ? { languageModel: new OpenAILanguageModel({ model: config.llmModel, stream: config.llmStream, ...endpoint }) } : {}),
     ...(config.embedModel ? { embedder: new OpenAIEmbedder({ model: config.embedModel, batchSize: config.embedBatchSize, ...endpoint }) } : {}),
+    ...(config.moderationModel ? { moderator: new OpenAIModerator({ model: config.moderationModel, ...endpoint }) } : {}),
     ...(Object.keys(config.rateLimits).length > 0 ? { rateLimiter: lazyRateLimiter(config, redis) } : {}),
     tools: new ToolRegistry([...builtInTools(), ...httpFetch, ...tools]),
     agentSettings: {
@@ -52,6 +54,7 @@ export function createDefaultServices(config: Config, { tools = [], redis }: Def
       contextWindow: config.contextWindow,
       contextWindows: config.contextWindows,
       summarizeAt: config.summarizeAt,
+      ragTopK: config.ragTopK,
     },
   };
 }

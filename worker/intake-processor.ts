@@ -175,7 +175,7 @@ export class IntakeProcessor {
     let tasks;
     try {
       state = graph.initialState(input.data);
-      tasks = graph.entry(state as never);
+      tasks = await graph.entry(state as never); // a promise only when a START router is async
     } catch (error) {
       return reject(toAgentqError(error));
     }

@@ -32,6 +32,8 @@ import { startWebhookWorker } from './webhooks/start-webhook-worker.js';
 import { startIngestWorker } from './ingest/start-ingest-worker.js';
 import { startTelemetry, type Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepObserver } from '../shared/graph/step-observer.js';
+import type { McpServers } from '../shared/mcp/mcp-servers-schema.js';
+import { connectMcpServers } from './mcp/connect-mcp-servers.js';
 
 export interface StartWorkerOptions {
   /** Your graphs, registered beside the built-in ones. */
@@ -54,6 +56,8 @@ export interface StartWorkerOptions {
   telemetry?: Telemetry;
   /** Watch node executions (metrics, benchmarks) without touching the nodes. @default [] */
   observers?: StepObserver[];
+  /** MCP servers whose tools agents may call, by name (stdio or streamable HTTP). @default config.mcpServers (AGENTQ_MCP_SERVERS) */
+  mcpServers?: McpServers;
 }
 
 export interface AgentWorker {
@@ -79,6 +83,8 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const logger = options.logger ?? createLogger(config.logLevel, { role: 'worker' });
   const registry = new GraphRegistry(options.builtInGraphs === false ? [] : builtInGraphs());
   for (const graph of options.graphs ?? []) registry.register(graph);
+  // Before any connection is opened: a bad MCP server fails the start with nothing to clean up.
+  const mcp = await connectMcpServers(options.mcpServers ?? config.mcpServers, { logger, connectTimeoutMs: config.mcpConnectTimeoutMs, callTimeoutMs: config.mcpCallTimeoutMs });
 
   // The step scripts run BullMQ's own scripts with the KEYS/ARGV layout of the pinned version.
   assertBullmqPinned();
@@ -160,7 +166,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     keepCompletedJobs: config.keepCompletedJobs,
     attemptsOf: (graphId, node) => stepJobs.attemptsOf(graphId, node),
   });
-  const stepProcessor = new StepProcessor({ store, registry, transitions, stateCache: new StateCache(config.stateCacheSize), eagerHops: config.eagerHops, activeSteps, services: { ...createDefaultServices(config, { tools: options.tools ?? [], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [], admitStart: intakeProcessor.admitStart });
+  const stepProcessor = new StepProcessor({ store, registry, transitions, stateCache: new StateCache(config.stateCacheSize), eagerHops: config.eagerHops, activeSteps, services: { ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [], admitStart: intakeProcessor.admitStart });
   const concurrency = options.concurrency ?? config.concurrency;
   const workerOptions = {
     connection,
@@ -233,6 +239,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
         clearTimeout(grace);
         await Promise.all([activeSteps.close(), stepQueues.close(), intakeQueue.close(), webhookWorker.close(), runFinished.close()]);
         await telemetry.flush().catch(() => undefined);
+        await mcp.close();
         await Promise.all([redis.quit().catch(() => undefined), stepRedis.quit().catch(() => undefined)]);
         logger.info('worker stopped');
       })();

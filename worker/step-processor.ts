@@ -224,9 +224,10 @@ export class StepProcessor {
     const logger = lazyChild(baseLogger, { runId, stepIndex: superstep, task, node: nodeName, attempt });
     const startedAt = new Date(now).toISOString();
     let result: NodeResult<typeof graph.channels> | void;
+    let ended: StepObservation; // onNodeEnd's observation, told after the commit (with the state it made)
     const usage: Usage & { model?: string } = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     try {
-      result = await this.execute(node, state, meta, job.data, attempt, logger, usage, memos);
+      ({ result, ended } = await this.execute(node, state, meta, job.data, attempt, logger, usage, memos));
     } catch (error) {
       return this.onFailure(job, token, meta, node, attempt, error, logger, usage);
     }
@@ -240,7 +241,8 @@ export class StepProcessor {
       let applied: ReturnType<typeof applyUpdates>;
       try {
         applied = applyUpdates(graph.channels, state, [update as never]);
-        next = graph.next(nodeName, applied.state);
+        const routed = graph.next(nodeName, applied.state);
+        next = Array.isArray(routed) ? routed : await routed; // a promise only when the router is async
       } catch (error) {
         return this.fail(meta, superstep, toAgentqError(error), nodeName, attempt);
       }
@@ -264,6 +266,7 @@ export class StepProcessor {
         stateCache.delete(runId);
       }
       logger.debug({ outcome: transition.commit.kind, eager: transition.handed?.eager ?? false }, 'step committed');
+      this.observe('onNodeEnd', { ...ended, output: result ?? {}, state: Object.freeze(applied.state) });
       return transition.commit.kind === 'fenced' || transition.commit.kind === 'missing' ? 'fenced' : 'committed';
     }
     const transition = await transitions.commit(
@@ -285,6 +288,8 @@ export class StepProcessor {
       this.finishing(at, 'committed', false),
     );
     finished(transition);
+    // A parallel task's state: its own write applied (the siblings' writes are merged by the last one to finish).
+    if (this.options.observers?.length) this.observe('onNodeEnd', { ...ended, output: result ?? {}, state: Object.freeze(applyUpdates(graph.channels, state, [update as never]).state) });
     if (transition.commit.kind !== 'stored') return 'fenced';
     if (transition.commit.count === tasks.length) await this.advance(meta, graph, graphId);
     return 'committed';
@@ -314,7 +319,7 @@ export class StepProcessor {
     logger: Logger,
     usage: Usage & { model?: string },
     memos: Record<string, unknown>,
-  ): Promise<NodeResult<Graph['channels']> | void> {
+  ): Promise<{ result: NodeResult<Graph['channels']> | void; ended: StepObservation }> {
     const abort = new StepAbortHandle();
     const release = this.options.activeSteps.add(data.runId, abort);
     const timers: NodeJS.Timeout[] = [];
@@ -329,7 +334,7 @@ export class StepProcessor {
     try {
       const observation: StepObservation = {
         runId: data.runId,
-        graph: data.graph,
+        graph: graphIdOf(meta), // name@version on every step (a start job's data names the graph only)
         node: node.name,
         superstep: data.superstep,
         task: data.task,
@@ -341,8 +346,7 @@ export class StepProcessor {
       running.catch(() => undefined); // an abandoned node's late failure must not become an unhandled rejection
       try {
         const result = await abort.race(running);
-        this.observe('onNodeEnd', { ...observation, endedAt: performance.now(), outcome: 'ok' });
-        return result;
+        return { result, ended: { ...observation, endedAt: performance.now(), outcome: 'ok' } };
       } catch (error) {
         this.observe('onNodeEnd', { ...observation, endedAt: performance.now(), outcome: 'error' });
         throw error;
@@ -439,7 +443,7 @@ export class StepProcessor {
     let applied: ReturnType<typeof applyUpdates>;
     try {
       applied = applyUpdates(graph.channels, state, ordered.map((write) => write.update as never));
-      next = mergeNextTasks(ordered.map((write) => graph.next(write.node, applied.state)));
+      next = mergeNextTasks(await Promise.all(ordered.map((write) => graph.next(write.node, applied.state))));
     } catch (error) {
       await this.fail(meta, meta.superstep, toAgentqError(error), ordered.map((write) => write.node).join(','), 1).catch(() => undefined);
       return;

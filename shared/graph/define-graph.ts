@@ -9,6 +9,7 @@ import {
   type Graph,
   type NodeFunction,
   type NodeOptions,
+  type RouteResult,
   type RouteTarget,
   type Router,
   type Task,
@@ -195,7 +196,7 @@ export class GraphBuilder<C extends Channels, Input> {
       }
     }
 
-    const toTasks = (from: string, result: ReturnType<Router<StateOf<C>>>, targets: readonly string[]): Task[] => {
+    const toTasks = (from: string, result: RouteResult, targets: readonly string[]): Task[] => {
       const list = (Array.isArray(result) ? result : [result]) as (RouteTarget | typeof END)[];
       const tasks: Task[] = [];
       for (const target of list) {
@@ -213,18 +214,21 @@ export class GraphBuilder<C extends Channels, Input> {
     };
 
     // Expands tasks that name a subgraph node into that subgraph's entry tasks (prefixed).
-    const expand = (tasks: Task[], state: StateOf<C>): Task[] =>
-      tasks.flatMap((task) => {
+    const expand = (tasks: Task[], state: StateOf<C>): Task[] | Promise<Task[]> => {
+      const lists = tasks.map((task) => {
         const subgraph = subgraphs.get(task.node);
         if (!subgraph) return [task];
-        return subgraph.entry(state).map((inner) => ({ ...inner, node: `${task.node}/${inner.node}` }));
+        return then(subgraph.entry(state), (inner) => inner.map((entry) => ({ ...entry, node: `${task.node}/${entry.node}` })));
       });
+      // Synchronous unless a subgraph's entry router is async: a sync graph's hot path awaits nothing.
+      return lists.some(isPromise) ? Promise.all(lists).then((all) => all.flat()) : (lists as Task[][]).flat();
+    };
 
-    const outgoing = (from: string, state: StateOf<C>): Task[] => {
+    const outgoing = (from: string, state: StateOf<C>): Task[] | Promise<Task[]> => {
       const tasks: Task[] = (this.edges.get(from) ?? []).filter((to) => to !== END).map((to) => ({ node: to }));
       const route = this.routes.get(from);
-      if (route) tasks.push(...toTasks(from, route.router(state), route.targets));
-      return expand(dedupe(tasks), state);
+      if (!route) return expand(dedupe(tasks), state);
+      return then(route.router(state), (result) => expand(dedupe([...tasks, ...toTasks(from, result, route.targets)]), state));
     };
 
     const graph: Graph<C, Input> = {
@@ -242,19 +246,28 @@ export class GraphBuilder<C extends Channels, Input> {
       },
       output: (state) => (output ? output(state) : state),
       entry: (state) => outgoing(START, state),
-      next(node: string, state: StateOf<C>): Task[] {
+      next(node: string, state: StateOf<C>): Task[] | Promise<Task[]> {
         const slash = node.indexOf('/');
         if (slash === -1) return outgoing(node, state);
         const parent = node.slice(0, slash);
         const subgraph = subgraphs.get(parent);
         if (!subgraph) throw new AgentqError('INTERNAL', `graph '${name}' has no node '${node}'`);
-        const inner = subgraph.next(node.slice(slash + 1), state as never);
-        if (inner.length === 0) return outgoing(parent, state);
-        return inner.map((task) => ({ ...task, node: `${parent}/${task.node}` }));
+        return then(subgraph.next(node.slice(slash + 1), state as never), (inner) =>
+          inner.length === 0 ? outgoing(parent, state) : inner.map((task) => ({ ...task, node: `${parent}/${task.node}` })),
+        );
       },
     };
     return Object.freeze(graph);
   }
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as Promise<T> | undefined)?.then === 'function';
+}
+
+/** `f(value)`, awaiting `value` only when it is a promise (so sync routers stay sync). */
+function then<T, U>(value: T | Promise<T>, f: (resolved: T) => U | Promise<U>): U | Promise<U> {
+  return isPromise(value) ? value.then(f) : f(value);
 }
 
 function dedupe(tasks: Task[]): Task[] {

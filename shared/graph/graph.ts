@@ -23,7 +23,9 @@ export interface Task {
 }
 
 export type RouteTarget = string | Send;
-export type Router<S> = (state: Readonly<S>) => RouteTarget | End | readonly (RouteTarget | End)[];
+export type RouteResult = RouteTarget | End | readonly (RouteTarget | End)[];
+/** Picks the next node(s) from the state; may be async (e.g. a classifier call), then `next` returns a promise. */
+export type Router<S> = (state: Readonly<S>) => RouteResult | Promise<RouteResult>;
 
 /** A node's result: a state update, plus messages to append to the run's history. */
 export type NodeResult<C extends Channels> = UpdateOf<C> & { messages?: Message[] };
@@ -57,10 +59,10 @@ export interface Graph<C extends Channels = Channels, Input = unknown> {
   readonly nodes: ReadonlyMap<string, CompiledNode<C>>;
   initialState(input: Input): StateOf<C>;
   output(state: StateOf<C>): unknown;
-  /** Tasks of the first superstep. */
-  entry(state: StateOf<C>): Task[];
-  /** Tasks after `node` ran; [] means the branch reached END. */
-  next(node: string, state: StateOf<C>): Task[];
+  /** Tasks of the first superstep (a promise only when a router on the way is async). */
+  entry(state: StateOf<C>): Task[] | Promise<Task[]>;
+  /** Tasks after `node` ran; [] means the branch reached END (a promise only when its router is async). */
+  next(node: string, state: StateOf<C>): Task[] | Promise<Task[]>;
 }
 
 /** A graph of any state shape and input (registries and worker options hold many). */

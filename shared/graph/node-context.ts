@@ -9,6 +9,9 @@ export interface Services {
   [name: string]: unknown;
 }
 
+/** Events a node may add to its run's stream; the engine adds the rest. */
+export type NodeEventType = 'tool-call' | 'tool-result' | 'guardrail-pass' | 'guardrail-block' | 'guardrail-retry';
+
 /** What a node gets besides the state. */
 export interface NodeContext {
   readonly runId: string;
@@ -51,10 +54,10 @@ export interface NodeContext {
    */
   recordUsage(usage: Usage & { model?: string }): void;
   /**
-   * Adds a `tool-call` or `tool-result` event to the run's stream (what producers follow over SSE).
-   * At least once: a re-run step emits again.
+   * Adds a `tool-call`, `tool-result` or `guardrail-*` event to the run's stream (what producers follow
+   * over SSE). At least once: a re-run step emits again.
    */
-  emit(type: 'tool-call' | 'tool-result', data: Record<string, unknown>): Promise<void>;
+  emit(type: NodeEventType, data: Record<string, unknown>): Promise<void>;
   /**
    * Sends a piece of streamed model text to the run's live subscribers (SSE `token` events); `call`
    * names the model call within the step. Nothing durable: the committed message is the record.

@@ -1,6 +1,7 @@
 /** What an observer learns about one node execution. */
 export interface StepObservation {
   runId: string;
+  /** The graph's `name@version`. */
   graph: string;
   node: string;
   superstep: number;
@@ -11,6 +12,13 @@ export interface StepObservation {
   endedAt?: number;
   /** In `onNodeEnd`: how the node ended. */
   outcome?: 'ok' | 'error';
+  /** In `onNodeEnd` after `ok`: what the node returned (its state update, and `messages` it appended). */
+  output?: unknown;
+  /**
+   * In `onNodeEnd` after `ok`: the run's state once the step's commit is done (read-only). For a task of
+   * a parallel superstep, its own write applied (the siblings' writes are merged when the last finishes).
+   */
+  state?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -19,6 +27,7 @@ export interface StepObservation {
  */
 export interface StepObserver {
   onNodeStart?(observation: StepObservation): void;
+  /** After an `ok` node, once its step is committed (so `state` is what the commit wrote); after an `error` at once. */
   onNodeEnd?(observation: StepObservation): void;
   /** A run this worker moved to completed, failed or cancelled. */
   onRunFinished?(runId: string, status: 'completed' | 'failed' | 'cancelled'): void;

@@ -72,13 +72,13 @@ export async function callLanguageModel(
     let prompt = promptTokens;
     const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
     await checkBudget(context, fullRequest, countPrompt);
-    const slot = await takeProviderSlot(context, { provider: model.provider, model: model.modelId, tokens: async () => (await countPrompt()) + (maxTokens ?? 0) });
+    const slot = await takeProviderSlot(context, { provider: model.provider, model: fullRequest.model ?? model.modelId, tokens: async () => (await countPrompt()) + (maxTokens ?? 0) });
     fresh = true;
     const response = await tracedGenerate(model, fullRequest, settings.traceContent);
     await slot.settle(response.usage.inputTokens + response.usage.outputTokens);
     return response;
   });
-  const costUsd = costOf(settings.prices, saved.usage, saved.model, model.modelId);
+  const costUsd = costOf(settings.prices, saved.usage, saved.model, request.model ?? model.modelId);
   context.recordUsage({ ...saved.usage, costUsd, model: saved.model });
   return { ...saved, costUsd, fresh };
 }
@@ -116,7 +116,7 @@ async function tracedGenerate(model: LanguageModel, request: LanguageModelReques
     'gen_ai.provider.name': model.provider,
     // The older name of the same attribute, still read by many trace viewers.
     'gen_ai.system': model.provider,
-    'gen_ai.request.model': model.modelId,
+    'gen_ai.request.model': request.model ?? model.modelId,
   };
   if (request.maxTokens !== undefined) attributes['gen_ai.request.max_tokens'] = request.maxTokens;
   if (request.temperature !== undefined) attributes['gen_ai.request.temperature'] = request.temperature;
@@ -126,7 +126,7 @@ async function tracedGenerate(model: LanguageModel, request: LanguageModelReques
     if (request.tools?.length) attributes['gen_ai.tool.definitions'] = JSON.stringify(request.tools);
   }
   const tracer = trace.getTracer('agentq');
-  return tracer.startActiveSpan(`chat ${model.modelId}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+  return tracer.startActiveSpan(`chat ${request.model ?? model.modelId}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
     try {
       const response = await model.generate(request);
       let usage = response.usage;

@@ -5,7 +5,9 @@ import type { PriceTable } from '../llm/price-table.js';
 import type { RateLimitTable } from '../llm/rate-limit-table.js';
 import type { ProviderRateLimiter } from '../limits/provider-rate-limiter.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
+import type { AnyGuardrail } from '../guardrails/define-guardrail.js';
 import type { Embedder } from './embedder.js';
+import type { Moderator } from './moderator.js';
 import type { LanguageModel } from './language-model.js';
 
 /** Limits and switches of agent nodes (from AGENTQ_* in the config; see the README configuration table). */
@@ -34,6 +36,8 @@ export interface AgentSettings {
    * window; 0 = never. @default 0.75
    */
   summarizeAt: number;
+  /** Passages of each `rag-agent` search the model reads, best first (a run's `top_k` overrides). @default 6 */
+  ragTopK: number;
 }
 
 export const DEFAULT_AGENT_SETTINGS: Readonly<AgentSettings> = Object.freeze({
@@ -45,6 +49,7 @@ export const DEFAULT_AGENT_SETTINGS: Readonly<AgentSettings> = Object.freeze({
   contextWindow: 8192,
   contextWindows: {},
   summarizeAt: 0.75,
+  ragTopK: 6,
 });
 
 /** What `callLanguageModel` needs of a rate limiter (`ProviderRateLimiter` is the Redis one). */
@@ -64,6 +69,10 @@ export interface AgentServices {
    * enforced. `createDefaultServices` adds the Redis one when AGENTQ_RATE_LIMITS is set.
    */
   rateLimiter?: RequestRateLimiter;
+  /** Your guardrails, offered beside the built-in ones (shared/guardrails). @default [] */
+  guardrails?: readonly AnyGuardrail[];
+  /** The moderation model behind the `moderation` guardrail (MODERATION_MODEL); absent: no such guardrail. */
+  moderator?: Moderator;
 }
 
 declare module '../graph/node-context.js' {

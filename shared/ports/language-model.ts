@@ -29,6 +29,8 @@ export interface LanguageModelRequest {
   maxTokens?: number;
   /** @default the provider's default */
   temperature?: number;
+  /** Another model on the same endpoint for this request (a run's `model` option). @default the adapter's model */
+  model?: string;
   /** @default text */
   responseFormat?: ResponseFormat;
   /** The step's signal: cancellation, timeout, deadline, shutdown. */

@@ -13,7 +13,10 @@ export interface RagSource {
   path: string;
   /** 1-based page for paged formats (PDF, DOCX with page breaks); null otherwise. */
   page: number | null;
-  /** Relevance in [0, 1] as the run ranked it (1 = the best passage it retrieved). */
+  /**
+   * Retrieval score in [0, 1]: the passage's search score relative to that search's best hit (BM25 for
+   * a lexical search, reciprocal-rank fusion for a hybrid one); 1 = the best match of a search.
+   */
   score: number;
 }
 
@@ -23,7 +26,7 @@ export interface RetrievedDocument {
   path: string;
   /** The page of its best passage (null for formats without pages). */
   page: number | null;
-  /** Relevance in [0, 1] of its best passage, as the run ranked it. */
+  /** Retrieval score in [0, 1] of its best-ranked passage (as `RagSource.score`). */
   score: number;
 }
 

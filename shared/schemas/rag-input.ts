@@ -23,6 +23,13 @@ export const ragInputSchema = z
       .default(3),
     /** Put numbered markers (`[1]`, `[2]`, …) in the answer text, each naming an entry of `sources`. @default false */
     citations: z.boolean({ error: 'citations must be true or false' }).default(false),
+    /** Passages of each search the model reads, best first, 1-20. @default AGENTQ_RAG_TOP_K (6) */
+    top_k: z
+      .number({ error: 'top_k must be an integer from 1 to 20' })
+      .int('top_k must be an integer from 1 to 20')
+      .min(1, 'top_k must be an integer from 1 to 20')
+      .max(20, 'top_k must be an integer from 1 to 20')
+      .optional(),
   })
   .strict();
 

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { guardrailsInputSchema } from '../guardrails/guardrail-spec.js';
+import { retrieveOptionsSchema, type RetrievedSource } from './retrieve-options.js';
+import { toolHandlingInputSchema } from '../tools/tool-handling.js';
 
 /**
  * Input of the built-in `react-agent` graph. One schema for the worker and the HTTP API, so a bad
@@ -15,6 +18,25 @@ export const reactAgentInputSchema = z
       .array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'tool names are 1-64 characters of letters, digits, "_" or "-"'))
       .max(128)
       .optional(),
+    /** Model responses with tool calls before the model is asked for a final answer without tools. @default AGENTQ_MAX_TOOL_ROUNDS */
+    maxToolRounds: z.number().int().min(1).max(1000).optional(),
+    /** Another model on the worker's endpoint for this run. @default LLM_MODEL */
+    model: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:/@-]{1,200}$/, 'model must be 1-200 characters of letters, digits, "_", ".", ":", "/", "@" or "-"')
+      .optional(),
+    /** Sampling temperature, 0-2. @default the provider's */
+    temperature: z.number().min(0, 'temperature must be between 0 and 2').max(2, 'temperature must be between 0 and 2').optional(),
+    /** `max_tokens` of each model request. @default AGENTQ_LLM_MAX_TOKENS (else the provider's limit) */
+    maxOutputTokens: z.number().int().min(1).max(1_000_000).optional(),
+    /** How unknown tools, bad arguments and failing tools are handled (overrides the graph's). */
+    toolHandling: toolHandlingInputSchema.optional(),
+    /** Guardrails replacing the graph's, per stage (shared/guardrails). */
+    guardrails: guardrailsInputSchema.optional(),
+    /** Search the tenant's documents for the query first and give the model the passages (with ids to cite). */
+    retrieve: retrieveOptionsSchema.optional(),
+    /** `{ window: N }`: prompts show only the last N messages of the history (no summarising then). @default the graph's, else the token-threshold summariser */
+    memory: z.object({ window: z.number().int().min(1, 'memory.window must be an integer from 1 to 10000').max(10_000, 'memory.window must be an integer from 1 to 10000') }).strict().optional(),
   })
   .strict();
 
@@ -23,4 +45,6 @@ export type ReactAgentInput = z.infer<typeof reactAgentInputSchema>;
 /** Output of the `react-agent` graph. */
 export interface ReactAgentOutput {
   answer: string;
+  /** With `retrieve`: the passages the model was given. */
+  sources?: RetrievedSource[];
 }

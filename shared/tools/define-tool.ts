@@ -34,6 +34,17 @@ export interface ToolDefinition<Input> {
    * `retryable: true` for a transient failure worth another attempt of the step first.
    */
   execute(input: Input, context: ToolExecutionContext): unknown;
+  /**
+   * The tool's result ends the run as its answer: no further model call reads it (a lookup whose result
+   * is what the user wants, a hand-off). A failed call still goes back to the model. @default false
+   */
+  returnDirect?: boolean;
+  /**
+   * A person approves each call first: the run parks (`waiting`, the interrupt names the tool and its
+   * arguments) until `resume` answers `{ approved: true }` or `{ approved: false, reason? }`. A rejected
+   * call reaches the model as a tool message saying so. @default false
+   */
+  requiresApproval?: boolean;
 }
 
 /** A tool ready to register: its definition plus the JSON Schema sent to the model. */

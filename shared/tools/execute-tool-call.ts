@@ -4,6 +4,7 @@ import { AgentqError } from '../errors.js';
 import type { NodeContext } from '../graph/node-context.js';
 import type { ToolCall } from '../ports/language-model.js';
 import type { AnyTool } from './define-tool.js';
+import { resolveToolHandling, type ResolvedToolHandling } from './tool-handling.js';
 
 export interface ExecuteToolCallOptions {
   /** The tools this run may use (what the model was offered). */
@@ -17,6 +18,8 @@ export interface ExecuteToolCallOptions {
    * retried) until the last attempt, when the model is told instead.
    */
   maxAttempts: number;
+  /** What an unknown tool, bad arguments or a failing tool become. @default resolveToolHandling() (tell the model; retry a retryable error first) */
+  handling?: ResolvedToolHandling;
 }
 
 /**
@@ -27,6 +30,18 @@ export interface ExecuteToolCallOptions {
  * retryable error while attempts remain, are thrown.
  */
 export async function executeToolCall(call: ToolCall, context: NodeContext, options: ExecuteToolCallOptions): Promise<string> {
+  return (await executeToolCallOutcome(call, context, options)).content;
+}
+
+/** A tool call's message content, and why it failed if it did (a `returnDirect` tool ends the run only on success). */
+export interface ToolCallOutcome {
+  content: string;
+  /** `unknown_tool`, `invalid_arguments`, or the tool's error code; absent on success. */
+  failure?: string;
+}
+
+/** `executeToolCall`, also saying whether the call failed. */
+export async function executeToolCallOutcome(call: ToolCall, context: NodeContext, options: ExecuteToolCallOptions): Promise<ToolCallOutcome> {
   const name = call.function.name;
   const attributes: Attributes = {
     'gen_ai.operation.name': 'execute_tool',
@@ -44,7 +59,7 @@ export async function executeToolCall(call: ToolCall, context: NodeContext, opti
       }
       const content = truncate(outcome.content, options.maxResultChars);
       if (options.traceContent) span.setAttribute('gen_ai.tool.call.result', content);
-      return content;
+      return outcome.failure ? { content, failure: outcome.failure } : { content };
     } catch (error) {
       span.recordException(error as Error);
       span.setAttribute('error.type', AgentqError.isInstance(error) ? error.code : (error as Error).name);
@@ -56,35 +71,23 @@ export async function executeToolCall(call: ToolCall, context: NodeContext, opti
   });
 }
 
-interface Outcome {
-  content: string;
-  /** Why the call failed (error.type on the span), if it did. */
-  failure?: string;
-}
-
-async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCallOptions): Promise<Outcome> {
+async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCallOptions): Promise<ToolCallOutcome> {
   const name = call.function.name;
-  const available = options.tools.map((tool) => tool.name).join(', ') || 'none';
+  const handling = options.handling ?? resolveToolHandling();
   const tool = options.tools.find((candidate) => candidate.name === name);
   if (!tool) {
-    return { failure: 'unknown_tool', content: `Error: there is no tool named '${name}'. Available tools: ${available}. Call one of these, or answer without tools.` };
+    return { failure: 'unknown_tool', content: await handling.onUnknownTool({ call, available: options.tools.map((candidate) => candidate.name) }, context) };
   }
   let raw: unknown;
   try {
     // Some servers send '' for a call without arguments.
     raw = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
   } catch (error) {
-    return {
-      failure: 'invalid_arguments',
-      content: `Error: the arguments of tool '${name}' are not valid JSON (${(error as Error).message}). Send a JSON object matching its parameters: ${JSON.stringify(tool.parameters)}`,
-    };
+    return { failure: 'invalid_arguments', content: await handling.onToolArgumentsError({ call, tool, kind: 'invalid_json', detail: (error as Error).message }, context) };
   }
   const parsed = tool.input.safeParse(raw);
   if (!parsed.success) {
-    return {
-      failure: 'invalid_arguments',
-      content: `Error: invalid arguments for tool '${name}':\n${z.prettifyError(parsed.error)}\nIts parameters: ${JSON.stringify(tool.parameters)}`,
-    };
+    return { failure: 'invalid_arguments', content: await handling.onToolArgumentsError({ call, tool, kind: 'schema', detail: z.prettifyError(parsed.error) }, context) };
   }
   try {
     const result: unknown = await tool.execute(parsed.data, {
@@ -99,10 +102,9 @@ async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCal
   } catch (error) {
     // The step's own abort (cancel, timeout, shutdown) is the step's business, not the model's.
     if (context.abortSignal.aborted) throw context.abortSignal.reason instanceof Error ? context.abortSignal.reason : error;
-    if (AgentqError.isInstance(error) && error.retryable && context.attempt < options.maxAttempts) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    context.logger.info({ tool: name, toolCallId: call.id, err: message }, 'tool failed; the model is told');
-    return { failure: AgentqError.isInstance(error) ? error.code : 'tool_error', content: `Error: tool '${name}' failed: ${message}` };
+    const content = await handling.onToolError({ call, tool, error, attempt: context.attempt, maxAttempts: options.maxAttempts }, context);
+    context.logger.info({ tool: name, toolCallId: call.id, err: error instanceof Error ? error.message : String(error) }, 'tool failed; the model is told');
+    return { failure: AgentqError.isInstance(error) ? error.code : 'tool_error', content };
   }
 }
 

@@ -131,6 +131,8 @@ export interface ScriptedOpenAIServerOptions {
   streamChunkDelayMs?: number;
   /** Model ids listed by `GET /v1/models`. Default `['scripted-chat', 'scripted-embedding']`. Requests may name any model. */
   models?: readonly string[];
+  /** `/v1/moderations` flags (category `harassment`) an input containing one of these, case-insensitive. Default `['FLAG_ME']`. */
+  flaggedTerms?: readonly string[];
 }
 
 export interface ScriptedOpenAIServer {
@@ -156,6 +158,7 @@ export interface ScriptedOpenAIServer {
 const chatPath = '/v1/chat/completions';
 const embeddingsPath = '/v1/embeddings';
 const modelsPath = '/v1/models';
+const moderationsPath = '/v1/moderations';
 
 /** A deterministic token estimate: characters / 4, rounded up, at least 1 for non-empty text. */
 export function estimateTokens(text: string): number {
@@ -244,6 +247,8 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
       await handleChat(record, rawBody, signal, answer);
     } else if (record.method === 'POST' && path === embeddingsPath) {
       await handleEmbeddings(record, rawBody, signal, answer);
+    } else if (record.method === 'POST' && path === moderationsPath) {
+      answer(200, moderation(record.body, options.flaggedTerms ?? ['FLAG_ME']));
     } else if (record.method === 'GET' && path === modelsPath) {
       answer(200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) });
     } else {
@@ -453,6 +458,17 @@ function defaultFaultMessage(status: number, code: string | null, chatBody: Chat
   if (status === 429) return 'Rate limit reached for requests. Please try again later.';
   if (status >= 500) return 'The server had an error while processing your request. Sorry about that!';
   return `Scripted error (HTTP ${status}).`;
+}
+
+/** A `/v1/moderations` answer: one result per input, flagged when it contains a flagged term. */
+function moderation(body: unknown, flaggedTerms: readonly string[]): unknown {
+  const { input, model } = (body ?? {}) as { input?: string | string[]; model?: string };
+  const inputs = Array.isArray(input) ? input : [input ?? ''];
+  const results = inputs.map((text) => {
+    const flagged = flaggedTerms.some((term) => String(text).toLowerCase().includes(term.toLowerCase()));
+    return { flagged, categories: { harassment: flagged, violence: false }, category_scores: { harassment: flagged ? 0.98 : 0.01, violence: 0.01 } };
+  });
+  return { id: 'modr-scripted', model: model ?? 'omni-moderation-latest', results };
 }
 
 function chatCompletion(message: ScriptedMessage, body: ChatCompletionCreateParams, chatIndex: number): unknown {

@@ -115,6 +115,35 @@ describe('HTTP API: POST /v1/agent/chat', () => {
     expect(server.chatRequests()).toHaveLength(2);
   });
 
+  it('sources only with citations: true; scores are retrieval scores in 0-1; top_k sets the passages the model reads', async () => {
+    scriptAnswer();
+    const plain = json(await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'Who drew the first sketch of the Eiffel Tower?', top_k: 1 } }));
+    expect(plain).toMatchObject({ answer: 'Maurice Koechlin drew it.', sources: [] });
+    const shown = (server.chatRequests()[1]!.body.messages as unknown as Message[]).filter((message) => message.role === 'tool').at(-1)?.content ?? '';
+    expect(shown.match(/^\[[0-9a-f]{6}\]/gm)).toHaveLength(1);
+
+    server.reset();
+    scriptAnswer();
+    const cited = json<{ sources: { score: number }[] }>(
+      await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true } }),
+    );
+    expect(cited.sources).toHaveLength(1);
+    // The first passage shown is the search's best hit: its lexical score relative to the best is 1.
+    expect(cited.sources[0]!.score).toBe(1);
+    const shownDefault = (server.chatRequests()[1]!.body.messages as unknown as Message[]).filter((message) => message.role === 'tool').at(-1)?.content ?? '';
+    expect(shownDefault.match(/^\[[0-9a-f]{6}\]/gm)!.length).toBeGreaterThan(1);
+  });
+
+  it('the OpenAPI document gives both answers of POST /v1/agent/chat: 200 ChatAnswer and 202 RunRecord', async () => {
+    const document = json<{ paths: Record<string, { post: { responses: Record<string, { description: string; content: Record<string, { schema: Record<string, unknown> }> }> } }> }>(
+      await env.app.inject({ method: 'GET', url: '/docs/json' }),
+    );
+    const responses = document.paths['/v1/agent/chat']!.post.responses;
+    expect(JSON.stringify(responses['200'])).toContain('reasoning_steps');
+    expect(JSON.stringify(responses['202'])).toContain('stepCount');
+    expect(responses['202']!.description).toMatch(/AGENTQ_CHAT_WAIT_MS/);
+  });
+
   it('rejects an invalid RAG input with 400 naming the field, before any run exists', async () => {
     const cases: [unknown, RegExp][] = [
       [{ query: 'x', max_iterations: 11 }, /body\.max_iterations/],
@@ -122,6 +151,8 @@ describe('HTTP API: POST /v1/agent/chat', () => {
       [{ collection: 'default' }, /body\.query/],
       [{ query: 'x', citations: 'yes' }, /body\.citations/],
       [{ query: 'x', collection: 'a b' }, /body\.collection/],
+      [{ query: 'x', top_k: 21 }, /body\.top_k/],
+      [{ query: 'x', top_k: 0 }, /body\.top_k/],
       [{ query: 'x', tenant: 'globex' }, /tenant/],
     ];
     for (const [payload, field] of cases) {

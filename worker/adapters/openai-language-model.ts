@@ -99,7 +99,7 @@ export class OpenAILanguageModel implements LanguageModel {
 
   async generate(request: LanguageModelRequest): Promise<LanguageModelResponse> {
     const body: ChatCompletionCreateParamsNonStreaming = {
-      model: this.modelId,
+      model: request.model ?? this.modelId,
       messages: request.messages.map(toMessageParam),
       ...(request.tools && request.tools.length > 0 ? { tools: request.tools.map(toToolParam) } : {}),
       ...(request.maxTokens === undefined ? {} : { [this.maxTokensParameter]: request.maxTokens }),
@@ -126,7 +126,7 @@ export class OpenAILanguageModel implements LanguageModel {
     } catch (error) {
       const mapped = mapOpenAIError(error, {
         baseURL: this.baseURL,
-        model: this.modelId,
+        model: request.model ?? this.modelId,
         timeoutMs: this.timeoutMs,
         abortSignal: request.abortSignal,
         maxRetryAfterMs: this.maxRetryAfterMs,

@@ -5,6 +5,11 @@ import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, Send, START, type NodeResult } from '../../shared/graph/graph.js';
 import type { NodeContext } from '../../shared/graph/node-context.js';
 import { callLanguageModel } from '../../shared/llm/call-language-model.js';
+import { estimatePromptTokens } from '../../shared/llm/estimate-tokens.js';
+import { agentSettingsOf } from '../../shared/ports/agent-services.js';
+import { memoryChannel } from '../../shared/memory/memory-state.js';
+import { loadPromptHistory } from '../../shared/memory/prompt-history.js';
+import { checkPromptSize, summarizeStep } from '../../shared/memory/summarize-step.js';
 import type { RagOutput } from '../../shared/rag/rag-output.js';
 import type { Message } from '../../shared/run-record.js';
 import { ragInputSchema } from '../../shared/schemas/rag-input.js';
@@ -22,7 +27,7 @@ import { searchPassages } from '../rag/search-passages.js';
 
 /** Passages each search fetches: the pool answers are ranked and extracted from. @default 20 */
 export const SEARCH_CANDIDATES = 20;
-/** Passages of each search the model reads (the best ones). @default 6 */
+/** Passages of each search the model reads (the best ones) unless AGENTQ_RAG_TOP_K or a run's `top_k` says otherwise. @default 6 */
 export const PASSAGES_SHOWN = 6;
 /** Searches one model turn may run; further calls in that turn get an error result. @default 4 */
 export const MAX_SEARCHES_PER_ROUND = 4;
@@ -46,6 +51,8 @@ const state = {
   collection: channel.replace('default'),
   maxIterations: channel.replace(3),
   citations: channel.replace(false),
+  /** The run's `top_k`; null: the worker's AGENTQ_RAG_TOP_K. */
+  topK: channel.replace<number | null>(null),
   /** Fixed by the first step, so a run keeps its mode whichever worker runs its later steps. */
   mode: channel.replace<RagMode | null>(null),
   modelName: channel.replace(''),
@@ -60,6 +67,12 @@ const state = {
   answer: channel.replace(''),
   cited: channel.replace<string[]>([]),
   done: channel.replace(false),
+  /** The model step added this run's question; false until then (a conversation's run starts with earlier turns); null in runs admitted before this key existed. */
+  turnStarted: channel.replace<boolean | null>(null),
+  /** Which older messages prompts show as a summary (shared/memory); conversations seed it. */
+  memory: memoryChannel(),
+  /** The prompt is too long: the next step summarises the history. */
+  summarize: channel.replace(false),
 };
 type RagState = StateOf<typeof state>;
 type RagUpdate = NodeResult<typeof state>;
@@ -80,7 +93,7 @@ export const ragAgentGraph = defineGraph({
   version: '1',
   input: ragInputSchema,
   state,
-  initialState: (input) => ({ query: input.query, collection: input.collection, maxIterations: input.max_iterations, citations: input.citations }),
+  initialState: (input) => ({ query: input.query, collection: input.collection, maxIterations: input.max_iterations, citations: input.citations, topK: input.top_k ?? null, turnStarted: false }),
   output: (final): RagOutput => ragOutputOf(final),
 })
   .node(
@@ -97,9 +110,10 @@ export const ragAgentGraph = defineGraph({
     async (current, context) => {
       const request = pendingSearchOf(context.arg);
       await context.emit('tool-call', { toolCallId: request.callId, tool: request.tool });
-      const result = await searchPassages(context, ragVectorStoreOf(context), { query: request.query, collection: current.collection, k: SEARCH_CANDIDATES, round: request.round });
+      const topK = current.topK ?? agentSettingsOf(context).ragTopK;
+      const result = await searchPassages(context, ragVectorStoreOf(context), { query: request.query, collection: current.collection, k: Math.max(SEARCH_CANDIDATES, topK), round: request.round });
       await context.emit('tool-result', { toolCallId: request.callId, tool: request.tool, passages: result.passages.length });
-      const shown = result.passages.slice(0, PASSAGES_SHOWN);
+      const shown = result.passages.slice(0, topK);
       const best = result.passages[0];
       const update: RagUpdate = {
         passages: current.passages.length >= MAX_PASSAGES ? shown : result.passages,
@@ -111,9 +125,23 @@ export const ragAgentGraph = defineGraph({
     },
     { retry: { maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 10_000 } },
   )
+  .node(
+    'summarize',
+    async (current, context) => {
+      const reserved = await estimatePromptTokens(current.turnStarted === false ? [{ role: 'user', content: current.query }] : [], ragTools({ searchesLeft: true }));
+      return { memory: await summarizeStep(context, current.memory, { reservedTokens: reserved }), summarize: false };
+    },
+    { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
+  )
   .edge(START, 'model')
-  .route('model', (current) => (current.done ? END : current.pendingSearches.length > 0 ? current.pendingSearches.map((search) => new Send('search', search)) : 'model'), ['search', 'model', END])
+  .route(
+    'model',
+    (current) =>
+      current.summarize ? 'summarize' : current.done ? END : current.pendingSearches.length > 0 ? current.pendingSearches.map((search) => new Send('search', search)) : 'model',
+    ['search', 'model', 'summarize', END],
+  )
   .edge('search', 'model')
+  .edge('summarize', 'model')
   .build();
 
 /** The extractive answerer's decision: search, refine once when the first results are weak, then answer. */
@@ -148,14 +176,21 @@ function extractiveTurn(current: Readonly<RagState>): RagUpdate {
 
 /** One model call and what follows from it: searches to run, or the final answer (citations checked). */
 async function modelTurn(current: Readonly<RagState>, context: NodeContext): Promise<RagUpdate> {
-  const history = await context.history();
-  const added: Message[] = history.length === 0 ? [{ role: 'system', content: ragSystemPrompt(current.maxIterations) }, { role: 'user', content: current.query }] : [];
+  const { messages: history, length } = await loadPromptHistory(context, current.memory);
+  // A run with a conversationId starts from the conversation's earlier turns: its own question is still to add.
+  const startTurn = current.turnStarted === false || (current.turnStarted === null && length === 0);
+  const added: Message[] = !startTurn ? [] : [...(length === 0 ? [{ role: 'system' as const, content: ragSystemPrompt(current.maxIterations) }] : []), { role: 'user', content: current.query }];
   const searchesLeft = current.rounds < current.maxIterations;
   if (!searchesLeft) added.push({ role: 'user', content: RAG_FINAL_ANSWER_REQUEST });
+  const messages = [...history, ...added];
+  const tools = ragTools({ searchesLeft });
+  // Past AGENTQ_SUMMARIZE_AT of the context window: nothing is sent; the summary is its own step, then this one runs again.
+  const size = await checkPromptSize(context, current.memory, length, messages, tools);
+  if (size.summarize) return { summarize: true, pendingSearches: [] };
   // The answer comes as final_answer's arguments: its text streams to live subscribers as it is written.
-  const response = await callLanguageModel(context, { messages: [...history, ...added], tools: ragTools({ searchesLeft }) }, { streamToolField: { tool: 'final_answer', field: 'answer' } });
+  const response = await callLanguageModel(context, { messages, tools }, { streamToolField: { tool: 'final_answer', field: 'answer' }, ...(size.promptTokens === undefined ? {} : { promptTokens: size.promptTokens }) });
   const message = response.message;
-  const base: RagUpdate = { modelName: response.model || (context.services.languageModel?.modelId ?? 'unknown') };
+  const base: RagUpdate = { modelName: response.model || (context.services.languageModel?.modelId ?? 'unknown'), turnStarted: true, summarize: false };
   const calls = (message.tool_calls ?? []).map(parseRagToolCall);
   const searched = current.searches.length > 0;
 

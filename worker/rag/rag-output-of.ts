@@ -21,13 +21,13 @@ export interface RagOutputState {
 /**
  * The run's output (`RagOutput`): sources are the cited passages by document and page, numbered in
  * the answer when `citations` is on (markers removed otherwise); `retrieved` lists every document the
- * run saw, cited ones first, then by rank. Scores are relevance as the run ranked its passages,
- * relative to its best one.
+ * run saw, cited ones first, then by rank. A score is the passage's retrieval score in 0…1: its
+ * search's score (BM25 for a lexical search, reciprocal-rank fusion for a hybrid one) divided by that
+ * search's best hit, the best over the run's searches — what the store found, not how the answer used it.
  */
 export function ragOutputOf(state: RagOutputState): RagOutput {
   const ranked = rankPassages(state.query, state.passages, { linkBonus: state.rounds >= 2 ? 1 : 0 });
-  const top = Math.max(0, ...ranked.map((passage) => passage.relevance));
-  const relevance = new Map(ranked.map((passage) => [passage.id, round(top > 0 ? passage.relevance / top : 0)]));
+  const relevance = new Map(state.passages.map((passage) => [passage.id, round(Math.min(1, Math.max(0, passage.score)))]));
   const byId = new Map(state.passages.map((passage) => [passage.id, passage]));
   const sources: RagSource[] = [];
   const sourceIndex = new Map<string, number>();

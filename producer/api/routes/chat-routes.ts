@@ -20,7 +20,16 @@ export const CHAT_GRAPH = 'rag-agent';
 export const chatAnswerSchema = z
   .object({
     answer: z.string(),
-    sources: z.array(z.object({ title: z.string(), path: z.string(), page: z.number().nullable(), score: z.number() })),
+    sources: z
+      .array(
+        z.object({
+          title: z.string(),
+          path: z.string(),
+          page: z.number().nullable(),
+          score: z.number().min(0).max(1).describe("retrieval score in 0-1: the passage's BM25 (lexical) or rank-fusion (hybrid) score relative to its search's best hit"),
+        }),
+      )
+      .describe('the cited passages by document and page; empty unless the request sets `citations: true`'),
     reasoning_steps: z.array(z.string()),
     search_count: z.number(),
     iterations: z.number(),
@@ -36,12 +45,12 @@ function tenantOf(request: FastifyRequest): string {
   return request.principal.tenant;
 }
 
-/** The answer of a completed run, in the chat contract. */
-export function chatAnswerOf(record: RunRecord): ChatAnswer {
+/** The answer of a completed run, in the chat contract: `sources` only when the request asked for `citations`. */
+export function chatAnswerOf(record: RunRecord, { citations }: { citations: boolean }): ChatAnswer {
   const output = record.output as Partial<RagOutput> | null;
   return {
     answer: output?.answer ?? '',
-    sources: output?.sources ?? [],
+    sources: citations ? (output?.sources ?? []) : [],
     reasoning_steps: output?.reasoning_steps ?? [],
     search_count: output?.search_count ?? 0,
     iterations: output?.iterations ?? 0,
@@ -58,8 +67,8 @@ const chatBodySchema = ragInputSchema.extend({
 });
 
 /** A finished run's chat answer; a run that did not complete is the error the caller gets. */
-function answerOrThrow(done: RunRecord): ChatAnswer {
-  if (done.status === 'completed') return chatAnswerOf(done);
+function answerOrThrow(done: RunRecord, citations: boolean): ChatAnswer {
+  if (done.status === 'completed') return chatAnswerOf(done, { citations });
   const failure = done.error;
   // A failed model provider is a bad gateway; anything else that failed the run is ours.
   const status = done.status === 'cancelled' ? 409 : failure?.code === 'INVALID_INPUT' ? 400 : failure?.code === 'PROVIDER_ERROR' ? 502 : 500;
@@ -108,7 +117,11 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         tags: ['agent'],
         headers: idempotencyHeadersSchema,
         body: chatBodySchema,
-        response: { 200: chatAnswerSchema, 202: runRecordSchema, ...errors },
+        response: {
+          200: chatAnswerSchema.describe('ChatAnswer: the run finished within AGENTQ_CHAT_WAIT_MS'),
+          202: runRecordSchema.describe('RunRecord: still running after AGENTQ_CHAT_WAIT_MS; poll the `Location` (GET /v1/runs/<id>) — its `output` becomes the answer'),
+          ...errors,
+        },
       },
       handler: async (request, reply) => {
         const tenant = tenantOf(request);
@@ -136,7 +149,7 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
             reply,
             context,
             runId: record.id,
-            answerOf: async (id) => answerOrThrow((await client.get(id)) ?? record),
+            answerOf: async (id) => answerOrThrow((await client.get(id)) ?? record, request.body.citations),
           });
         }
         const done = isTerminal(record.status) ? record : await finished(record.id, config.chatWaitMs);
@@ -144,7 +157,7 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
           const current = done ?? (await client.get(record.id)) ?? record;
           return reply.code(202).header('location', `/v1/runs/${record.id}`).send(current);
         }
-        return reply.code(200).send(answerOrThrow(done));
+        return reply.code(200).send(answerOrThrow(done, request.body.citations));
       },
     });
   };

@@ -5,6 +5,7 @@ import { AgentqError } from '../../../shared/errors.js';
 import { newRunId, runIdForIdempotencyKey } from '../../../shared/ids.js';
 import type { RunMeta } from '../../../shared/redis/redis-run-store.js';
 import { toRunRecord } from '../../../shared/redis/redis-run-store.js';
+import { withPartialOutput } from '../../../shared/partial-output.js';
 import { isTerminal } from '../../../shared/run-record.js';
 import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
@@ -124,7 +125,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
         params: runIdParamsSchema,
         response: { 200: runRecordSchema, ...errors },
       },
-      handler: async (request) => toRunRecord(await ownRun(request, request.params.id)),
+      handler: async (request) => withPartialOutput(toRunRecord(await ownRun(request, request.params.id)), (id) => store.state(id)),
     });
 
     app.get('/v1/runs/:id/messages', {
@@ -180,7 +181,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
       },
       handler: async (request, reply) => {
         const meta = await ownRun(request, request.params.id);
-        const record = isTerminal(meta.status) ? toRunRecord(meta) : await client.cancel(meta.id);
+        const record = isTerminal(meta.status) ? await withPartialOutput(toRunRecord(meta), (id) => store.state(id)) : await client.cancel(meta.id);
         if (request.query.purge && isTerminal(record.status)) {
           await client.purge(meta.id);
           await inflight.release(meta.tenant, meta.id);

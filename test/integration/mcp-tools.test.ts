@@ -1,0 +1,79 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { validateHistory } from '../../shared/history/validate-history.js';
+import { createLogger } from '../../shared/logger.js';
+import { startWorker } from '../../worker/start-worker.js';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
+
+const mcpServer = (env: Record<string, string> = {}) => ({ command: process.execPath, args: ['--import', 'tsx', 'test/fakes/mcp-stdio-server.ts'], env });
+
+/** Tools of an MCP server (stdio, the official SDK on both sides) called by react-agent like local tools. */
+describe('MCP tools', () => {
+  let server: ScriptedOpenAIServer;
+  let env: TestEnv;
+  let dir: string;
+  let callLog: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'agentq-mcp-'));
+    callLog = join(dir, 'calls.log');
+    server = await startScriptedOpenAIServer();
+    env = await startTestEnv({
+      env: { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat', AGENTQ_MCP_CONNECT_TIMEOUT_MS: '20000' },
+      mcpServers: { testing: mcpServer({ MCP_CALL_LOG: callLog }) },
+    });
+  }, 30_000);
+  afterAll(async () => {
+    await env?.close();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  beforeEach(() => server.reset());
+
+  const calls = () => readFileSync(callLog, 'utf8').trim().split('\n');
+
+  it("offers the server's tools with their JSON schemas and runs their calls as tool steps", async () => {
+    server.setScript([
+      {
+        toolCalls: [
+          { name: 'add', arguments: { a: 2, b: 3 } },
+          { name: 'always_fails', arguments: {} },
+          { name: 'add', arguments: { a: 'two' } },
+        ],
+      },
+      { content: '2 + 3 = 5' },
+    ]);
+    const queued = await env.client.enqueue({ graph: 'react-agent', input: { query: 'add 2 and 3', tools: ['add', 'always_fails'] } });
+    const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
+    expect(done).toMatchObject({ status: 'completed', output: { answer: '2 + 3 = 5' } });
+    const offered = (server.chatRequests()[0]!.body.tools ?? []) as { function: { name: string; parameters: Record<string, unknown> } }[];
+    expect(offered.map((tool) => tool.function.name)).toEqual(['add', 'always_fails']);
+    expect(offered[0]!.function.parameters).toMatchObject({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] });
+
+    const history = await env.client.messages(done.id);
+    expect(validateHistory(history)).toEqual([]);
+    const results = history.filter((message) => message.role === 'tool').map((message) => message.content);
+    expect(results[0]).toBe('5');
+    expect(results[1]).toBe("Error: tool 'always_fails' failed: the disk is full");
+    // Arguments are checked against the server's schema before any call reaches it.
+    expect(results[2]).toMatch(/^Error: invalid arguments for tool 'add'/);
+    // The calls are sibling tool steps of one superstep: they reach the server in any order.
+    expect([...calls()].sort()).toEqual(['add 2 3', 'always_fails']);
+    expect((await env.client.steps(done.id)).filter((step) => step.node === 'tool')).toHaveLength(3);
+  });
+
+  it('a server that will not start, or answers garbage, stops the worker start with an error naming it', async () => {
+    const logger = createLogger('silent');
+    await expect(startWorker({ config: testConfig(), logger, reconciler: false, mcpServers: { broken: { command: '/nonexistent/mcp-server' } } })).rejects.toThrow(
+      /MCP server 'broken' \(command \/nonexistent\/mcp-server\) could not be used/,
+    );
+    const garbage = { command: process.execPath, args: ['-e', "process.stdout.write('hello, not json\\n'); setInterval(() => {}, 1000)"] };
+    await expect(
+      startWorker({ config: testConfig({ AGENTQ_MCP_CONNECT_TIMEOUT_MS: '1500' }), logger, reconciler: false, mcpServers: { chatty: garbage } }),
+    ).rejects.toThrow(/MCP server 'chatty' .* could not be used/);
+    await expect(startWorker({ config: testConfig(), logger, reconciler: false, mcpServers: { 'bad name!': { url: 'http://127.0.0.1:1/mcp' } } })).rejects.toThrow(/mcpServers/);
+    expect(() => testConfig({ AGENTQ_MCP_SERVERS: '{"x": {"command": ""}}' })).toThrow(/AGENTQ_MCP_SERVERS/);
+  }, 30_000);
+});
