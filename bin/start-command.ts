@@ -40,7 +40,9 @@ export function registerStartCommand(program: Command): void {
         } else {
           ensureRedisServer((line) => logger.info(line));
           const dir = resolve(base.dataDir, 'redis');
-          privateRedis = await startPrivateRedis({ port: base.localRedisPort, dir, appendonly: true });
+          // Detached: Ctrl-C reaches the whole foreground process group; Redis must outlive the graceful
+          // stop of the worker and the API, so it gets no SIGINT of its own and is stopped last.
+          privateRedis = await startPrivateRedis({ port: base.localRedisPort, dir, appendonly: true, detached: true, logFile: 'redis.log' });
           logger.info({ redis: privateRedis.url, dir, pid: privateRedis.process.pid }, 'REDIS_URL is unset; started a private redis-server (AOF on)');
         }
         config = { ...base, redisUrl: localUrl };
@@ -62,17 +64,25 @@ export function registerStartCommand(program: Command): void {
         ].join('\n'),
       );
       await new Promise<void>((done) => {
+        let stopping = false;
         const stop = (signal: string) => {
-          logger.info({ signal }, 'stopping');
+          if (stopping) {
+            // A second Ctrl-C: the user will not wait for the grace period. The 'exit' hook ends Redis.
+            logger.warn({ signal }, 'stopping now, without waiting for active steps');
+            process.exit(130);
+          }
+          stopping = true;
+          logger.info({ signal, graceMs: config.shutdownGraceMs }, 'stopping: the API, then the worker (active steps get the grace period), then Redis');
           void (async () => {
             await api.close();
             await worker.close();
             await privateRedis?.stop();
+            logger.info('stopped');
             done();
           })();
         };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
+        process.on('SIGTERM', () => stop('SIGTERM'));
+        process.on('SIGINT', () => stop('SIGINT'));
       });
     });
 }
