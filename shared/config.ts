@@ -43,6 +43,8 @@ const envSchema = z.object({
   AGENTQ_ALLOW_UNSAFE_REDIS: bool(false),
   AGENTQ_DATA_DIR: z.string().min(1).default('.agentq'),
   AGENTQ_LOCAL_REDIS_PORT: z.coerce.number().int().min(1).max(65_535).default(6379),
+  AGENTQ_GRAPH_HEARTBEAT_MS: int(5000, 100),
+  AGENTQ_UNSERVED_GRAPH_WAIT_MS: int(60_000),
   // HTTP API (the README configuration table describes each).
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -176,6 +178,10 @@ export interface Config {
   dataDir: string;
   /** `agentq start` without REDIS_URL: use the Redis on this port, or start a private one on it. @default 6379 */
   localRedisPort: number;
+  /** Each worker re-announces the graphs it serves this often; an entry unseen for 3× this has expired. @default 5000 */
+  graphHeartbeatMs: number;
+  /** A run of a graph no live worker serves fails after waiting this long for one. @default 60000 */
+  unservedGraphWaitMs: number;
   /** API listen port. @default 3000 */
   port: number;
   /** API listen address; forced to loopback while no API key is configured. @default '127.0.0.1' */
@@ -299,6 +305,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowUnsafeRedis: e.AGENTQ_ALLOW_UNSAFE_REDIS,
     dataDir: e.AGENTQ_DATA_DIR,
     localRedisPort: e.AGENTQ_LOCAL_REDIS_PORT,
+    graphHeartbeatMs: e.AGENTQ_GRAPH_HEARTBEAT_MS,
+    unservedGraphWaitMs: e.AGENTQ_UNSERVED_GRAPH_WAIT_MS,
     port: e.PORT,
     host: e.HOST,
     apiKeys: e.AGENTQ_API_KEYS,

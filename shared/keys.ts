@@ -40,6 +40,11 @@ export interface DocumentKeys {
 export class Keys {
   constructor(readonly prefix: string = DEFAULT_KEY_PREFIX) {}
 
+  /** ZSET of `<graph id> <worker id>` → last heartbeat (ms): the graphs live workers serve (ServedGraphs). */
+  servedGraphs(): string {
+    return `${this.prefix}:graphs:served`;
+  }
+
   run(runId: string): RunKeys {
     const base = `${this.prefix}:{run:${runId}}`;
     return {

@@ -26,6 +26,9 @@ import { startWebhookWorker } from './webhooks/start-webhook-worker.js';
 import { startIngestWorker } from './ingest/start-ingest-worker.js';
 import { startTelemetry, type Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepObserver } from '../shared/graph/step-observer.js';
+import { ServedGraphs } from '../shared/graph/served-graphs.js';
+import { startServedGraphsHeartbeat } from './served-graphs-heartbeat.js';
+import { assertRedisReachable } from '../shared/redis/assert-redis-reachable.js';
 
 export interface StartWorkerOptions {
   /** Your graphs, registered beside the built-in ones. */
@@ -74,6 +77,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const registry = new GraphRegistry(options.builtInGraphs === false ? [] : builtInGraphs());
   for (const graph of options.graphs ?? []) registry.register(graph);
 
+  await assertRedisReachable(config.redisUrl); // #19: a clear error instead of a silent wait when Redis is down
   const telemetry = options.telemetry ?? (await startTelemetry());
   const redis = createRedis(config.redisUrl, 'worker');
   // A step's BEGIN and COMMIT, and the step queue (RunStoreOptions.stepRedis).
@@ -126,7 +130,8 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const stepQueue = new Queue<StepJobData>(STEP_QUEUE, { ...queueOptions, connection: stepRedis });
   const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
   const stepJobs = new StepJobs(stepQueue, registry);
-  const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry });
+  const served = new ServedGraphs({ redis, keys: store.keys, heartbeatMs: config.graphHeartbeatMs }); // #19
+  const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry, served });
   // Batches: when a run of a batch finishes, its slot goes to the batch's next question.
   const batches = new BatchDispatcher({
     redis,
@@ -189,6 +194,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const webhookWorker = await startWebhookWorker({ config, store, logger });
   // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
   const ingestWorker = await startIngestWorker({ config, logger });
+  const heartbeat = await startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger }); // #19
   logger.info({ graphs: registry.ids(), concurrency, queuePrefix: config.queuePrefix }, 'agentq worker started');
 
   let closing: Promise<void> | undefined;
@@ -199,6 +205,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     close() {
       closing ??= (async () => {
         logger.info({ active: activeSteps.size }, 'worker shutting down');
+        await heartbeat.stop(); // #19
         await reconciler.stop();
         const grace = setTimeout(() => activeSteps.abortAll(new StepAbort('shutdown', 'the worker is shutting down')), config.shutdownGraceMs);
         await Promise.all([stepWorker.close(), intakeWorker.close(), ingestWorker.close()]);

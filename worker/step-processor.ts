@@ -22,7 +22,7 @@ import type { StartAdmission } from './intake-processor.js';
 import { StepAbortHandle } from './step-abort.js';
 
 /** How long a step for a graph version this worker lacks waits before another worker may take it. */
-const DEFER_MS = 5000;
+const DEFER_MS = 1000; // #19: short, so a run left for the worker that has its graph is not held up long
 
 export interface StepProcessorOptions {
   store: RedisRunStore;
