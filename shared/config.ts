@@ -99,6 +99,7 @@ const envSchema = z.object({
   AGENTQ_INGEST_CONCURRENCY: int(2, 0),
   AGENTQ_INGEST_MAX_BYTES: int(50 * 1024 * 1024, 1),
   AGENTQ_INGEST_PARSE_TIMEOUT_MS: int(120_000, 100),
+  AGENTQ_INGEST_WRITE_TIMEOUT_MS: int(60_000, 100),
   AGENTQ_CHUNK_TOKENS: int(400, 32),
   AGENTQ_CHUNK_OVERLAP_TOKENS: int(50, 0),
   // Qdrant vector store, used when QDRANT_URL is set (the README configuration table describes each).
@@ -238,6 +239,8 @@ export interface Config {
   ingestMaxBytes: number;
   /** A document whose parsing takes longer fails (its thread is stopped). @default 120000 */
   ingestParseTimeoutMs: number;
+  /** Each piece of a document's bytes written to Redis at ingest may take this long (not the sub-second command timeout). @default 60000 */
+  ingestWriteTimeoutMs: number;
   /** Token budget of one chunk (cl100k_base tokens, overlap included). @default 400 */
   chunkTokens: number;
   /** Tokens a chunk repeats from the end of the previous one in the same section. @default 50 */
@@ -335,6 +338,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestConcurrency: e.AGENTQ_INGEST_CONCURRENCY,
     ingestMaxBytes: e.AGENTQ_INGEST_MAX_BYTES,
     ingestParseTimeoutMs: e.AGENTQ_INGEST_PARSE_TIMEOUT_MS,
+    ingestWriteTimeoutMs: e.AGENTQ_INGEST_WRITE_TIMEOUT_MS,
     chunkTokens: e.AGENTQ_CHUNK_TOKENS,
     // Overlap must leave room for new text in every chunk.
     chunkOverlapTokens: Math.min(e.AGENTQ_CHUNK_OVERLAP_TOKENS, Math.floor(e.AGENTQ_CHUNK_TOKENS / 2)),
