@@ -26,9 +26,10 @@ import { ingestSection } from './sections/ingest.js';
 import { langgraphSection } from './sections/langgraph.js';
 import { recoverySection } from './sections/recovery.js';
 import { stepsSection } from './sections/steps.js';
+import { cliColdStartSection } from './sections/cli-cold-start.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const SECTIONS: BenchSection[] = [stepsSection, langgraphSection, capacitySection, recoverySection, batchFloorSection, ingestSection()];
+const SECTIONS: BenchSection[] = [stepsSection, langgraphSection, capacitySection, recoverySection, batchFloorSection, ingestSection(), cliColdStartSection];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 function selectedSections(argv: readonly string[]): BenchSection[] {

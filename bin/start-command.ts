@@ -1,12 +1,10 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { Redis } from 'ioredis';
-import { loadConfig, type Config } from '../shared/config.js';
-import { createLogger } from '../shared/logger.js';
-import { startPrivateRedis, type PrivateRedis } from '../shared/redis/private-redis-server.js';
-import { ensureRedisServer } from './ensure-redis-server.js';
+import type { Config } from '../shared/config.js';
+import type { PrivateRedis } from '../shared/redis/private-redis-server.js';
 
 async function answers(url: string): Promise<boolean> {
+  const { Redis } = await import('ioredis');
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, connectTimeout: 500 });
   probe.on('error', () => undefined);
   try {
@@ -29,6 +27,13 @@ export function registerStartCommand(program: Command): void {
     .command('start')
     .description('run worker + API + dashboard; without REDIS_URL, start a private redis-server if none answers locally')
     .action(async () => {
+      // Loaded when the command runs, not when the CLI starts (every other command would pay for them).
+      const [{ loadConfig }, { createLogger }, { startPrivateRedis }, { ensureRedisServer }] = await Promise.all([
+        import('../shared/config.js'),
+        import('../shared/logger.js'),
+        import('../shared/redis/private-redis-server.js'),
+        import('./ensure-redis-server.js'),
+      ]);
       const base = loadConfig();
       const logger = createLogger(base.logLevel, { role: 'start' });
       let privateRedis: PrivateRedis | undefined;

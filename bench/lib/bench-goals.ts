@@ -18,6 +18,9 @@ export const GOALS: Readonly<Record<string, Goal>> = {
   inflight_10000_ok: { op: '>=', value: 1 },
   recovery_p95_s: { op: '<=', value: 10 },
   batch_wall_vs_floor: { op: '<=', value: 1.15 },
+  cli_cold_start_ms_help: { op: '<=', value: 300 },
+  cli_cold_start_ms_search: { op: '<=', value: 300 },
+  cli_cold_start_ms_status: { op: '<=', value: 300 },
 };
 
 export const goalText = (goal: Goal | undefined): string => (goal ? `${goal.op === '>=' ? '≥' : '≤'} ${goal.value}` : '');
