@@ -25,7 +25,16 @@ export async function startServedGraphsHeartbeat({ served, registry, intervalMs,
     workerId,
     async stop() {
       clearInterval(timer);
-      await served.withdraw(workerId, registry.ids()).catch(() => undefined);
+      // Bounded: with Redis down the withdrawal would wait forever on a worker connection, and the
+      // entries expire by themselves after three missed heartbeats anyway.
+      let timeout: NodeJS.Timeout | undefined;
+      await Promise.race([
+        served.withdraw(workerId, registry.ids()).catch(() => undefined),
+        new Promise<void>((resolve) => {
+          timeout = setTimeout(resolve, 1000);
+        }),
+      ]);
+      clearTimeout(timeout);
     },
   };
 }
