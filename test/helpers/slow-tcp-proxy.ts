@@ -17,16 +17,31 @@ export interface SlowTcpProxyOptions {
 export async function startSlowTcpProxy({ targetPort, latencyMs, bytesPerSecond, blackholeAfterBytes }: SlowTcpProxyOptions): Promise<{ port: number; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const pipeSlowly = (from: Socket, to: Socket, limitBytes?: number) => {
+    // One FIFO per direction, drained by one timer at a time: separate timers due in the same
+    // millisecond may fire out of order, and a reordered TCP stream is a corrupted one.
+    const queue: { at: number; chunk: Buffer }[] = [];
     let releaseAt = 0;
     let passed = 0;
+    let timer: NodeJS.Timeout | undefined;
+    let ended = false;
+    const drain = () => {
+      timer = undefined;
+      while (queue.length > 0 && queue[0]!.at <= Date.now()) if (!to.destroyed) to.write(queue.shift()!.chunk);
+      if (queue.length > 0) timer = setTimeout(drain, queue[0]!.at - Date.now());
+      else if (ended) to.destroy();
+    };
     from.on('data', (chunk: Buffer) => {
       if (limitBytes !== undefined && passed >= limitBytes) return;
       passed += chunk.length;
       const transfer = bytesPerSecond ? (chunk.length / bytesPerSecond) * 1000 : 0;
       releaseAt = Math.max(Date.now() + latencyMs, releaseAt) + transfer;
-      setTimeout(() => to.destroyed || to.write(chunk), releaseAt - Date.now());
+      queue.push({ at: releaseAt, chunk });
+      timer ??= setTimeout(drain, Math.max(0, queue[0]!.at - Date.now()));
     });
-    from.on('close', () => setTimeout(() => to.destroy(), Math.max(0, releaseAt - Date.now())));
+    from.on('close', () => {
+      ended = true;
+      timer ??= setTimeout(drain, 0);
+    });
     from.on('error', () => to.destroy());
   };
   const server: Server = createServer((client) => {

@@ -14,7 +14,8 @@ describe("the README's library example", () => {
     expect(readFileSync(`${root}/README.md`, 'utf8')).toContain(example);
   });
 
-  it("compiles against the package's exports and runs", async () => {
+  // Two cold tsx processes and a tsc run: generous on a busy machine.
+  it("compiles against the package's exports and runs", { timeout: 180_000 }, async () => {
     // `import … from 'agentq'` resolves through package.json "exports" to dist/ (npm test builds first).
     expect(existsSync(`${root}/dist/index.js`), 'dist/index.js is missing: run `npm run build` (npm test does it)').toBe(true);
     const compile = spawnSync(
@@ -46,7 +47,8 @@ describe("the README's library example", () => {
     const result = await runExample({ REDIS_URL: 'redis://127.0.0.1:1', AGENTQ_LOG_LEVEL: 'warn' });
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
-    expect(Date.now() - started).toBeLessThan(20_000);
+    // The check itself gives up after 3 s; the rest is starting Node and tsx (slow on a busy machine).
+    expect(Date.now() - started).toBeLessThan(45_000);
   });
 });
 
