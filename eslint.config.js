@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.agentq/**', 'test/artifacts/**', 'bench/results/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.agentq/**', 'test/artifacts/**', 'bench/results/**', '.readme-snippets-*/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

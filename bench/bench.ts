@@ -27,9 +27,10 @@ import { langgraphSection } from './sections/langgraph.js';
 import { recoverySection } from './sections/recovery.js';
 import { stepsSection } from './sections/steps.js';
 import { streamingSection } from './sections/streaming.js';
+import { cliColdStartSection } from './sections/cli-cold-start.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const SECTIONS: BenchSection[] = [stepsSection, langgraphSection, capacitySection, recoverySection, batchFloorSection, ingestSection(), streamingSection];
+const SECTIONS: BenchSection[] = [stepsSection, langgraphSection, capacitySection, recoverySection, batchFloorSection, ingestSection(), streamingSection, cliColdStartSection];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 function selectedSections(argv: readonly string[]): BenchSection[] {

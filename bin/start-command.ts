@@ -1,12 +1,10 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { Redis } from 'ioredis';
-import { loadConfig, type Config } from '../shared/config.js';
-import { createLogger } from '../shared/logger.js';
-import { startPrivateRedis, type PrivateRedis } from '../shared/redis/private-redis-server.js';
-import { ensureRedisServer } from './ensure-redis-server.js';
+import type { Config } from '../shared/config.js';
+import type { PrivateRedis } from '../shared/redis/private-redis-server.js';
 
 async function answers(url: string): Promise<boolean> {
+  const { Redis } = await import('ioredis');
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, connectTimeout: 500 });
   probe.on('error', () => undefined);
   try {
@@ -29,6 +27,13 @@ export function registerStartCommand(program: Command): void {
     .command('start')
     .description('run worker + API + dashboard; without REDIS_URL, start a private redis-server if none answers locally')
     .action(async () => {
+      // Loaded when the command runs, not when the CLI starts (every other command would pay for them).
+      const [{ loadConfig }, { createLogger }, { startPrivateRedis }, { ensureRedisServer }] = await Promise.all([
+        import('../shared/config.js'),
+        import('../shared/logger.js'),
+        import('../shared/redis/private-redis-server.js'),
+        import('./ensure-redis-server.js'),
+      ]);
       const base = loadConfig();
       const logger = createLogger(base.logLevel, { role: 'start' });
       let privateRedis: PrivateRedis | undefined;
@@ -40,7 +45,9 @@ export function registerStartCommand(program: Command): void {
         } else {
           ensureRedisServer((line) => logger.info(line));
           const dir = resolve(base.dataDir, 'redis');
-          privateRedis = await startPrivateRedis({ port: base.localRedisPort, dir, appendonly: true });
+          // Detached: Ctrl-C reaches the whole foreground process group; Redis must outlive the graceful
+          // stop of the worker and the API, so it gets no SIGINT of its own and is stopped last.
+          privateRedis = await startPrivateRedis({ port: base.localRedisPort, dir, appendonly: true, detached: true, logFile: 'redis.log' });
           logger.info({ redis: privateRedis.url, dir, pid: privateRedis.process.pid }, 'REDIS_URL is unset; started a private redis-server (AOF on)');
         }
         config = { ...base, redisUrl: localUrl };
@@ -62,17 +69,25 @@ export function registerStartCommand(program: Command): void {
         ].join('\n'),
       );
       await new Promise<void>((done) => {
+        let stopping = false;
         const stop = (signal: string) => {
-          logger.info({ signal }, 'stopping');
+          if (stopping) {
+            // A second Ctrl-C: the user will not wait for the grace period. The 'exit' hook ends Redis.
+            logger.warn({ signal }, 'stopping now, without waiting for active steps');
+            process.exit(130);
+          }
+          stopping = true;
+          logger.info({ signal, graceMs: config.shutdownGraceMs }, 'stopping: the API, then the worker (active steps get the grace period), then Redis');
           void (async () => {
             await api.close();
             await worker.close();
             await privateRedis?.stop();
+            logger.info('stopped');
             done();
           })();
         };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
+        process.on('SIGTERM', () => stop('SIGTERM'));
+        process.on('SIGINT', () => stop('SIGINT'));
       });
     });
 }

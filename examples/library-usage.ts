@@ -1,4 +1,5 @@
 // A service that defines its own graph and runs agentq inside its own process.
+import { randomUUID } from 'node:crypto';
 import { AgentClient, END, START, channel, defineGraph, startWorker } from 'agentq';
 import { z } from 'zod';
 
@@ -26,9 +27,11 @@ const refundGraph = defineGraph({
 // 2. A worker that runs it (beside the built-in graphs); REDIS_URL comes from the environment.
 const worker = await startWorker({ graphs: [refundGraph] });
 
-// 3. A producer: enqueue a run and wait for its result.
+// 3. A producer: enqueue a run and wait for its result. An idempotency key names one request: sent again
+//    (a retry after a timeout) it returns the same run, so make it per request, not per order.
 const client = new AgentClient();
-const run = await client.enqueue({ graph: 'refund-check', input: { orderId: 'A-1001', amount: 42 }, idempotencyKey: 'refund-A-1001' });
+const requestId = randomUUID();
+const run = await client.enqueue({ graph: 'refund-check', input: { orderId: 'A-1001', amount: 42 }, idempotencyKey: `refund-A-1001-${requestId}` });
 const done = await client.wait(run.id);
 console.log(JSON.stringify({ status: done.status, output: done.output }));
 

@@ -16,6 +16,7 @@ import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecor
 import { createRunFinishedHook, type RunFinishedHook } from '../shared/run-finished-hook.js';
 import { followRun, type RunStreamEvent } from '../shared/streaming/follow-run.js';
 import { TokenHub } from '../shared/streaming/token-hub.js';
+import { ServedGraphs } from '../shared/graph/served-graphs.js';
 
 export { enqueueRequestSchema, type EnqueueRequest };
 
@@ -25,6 +26,14 @@ export interface BatchesApi {
   get(batchId: string): Promise<BatchRecord | null>;
   results(batchId: string): Promise<BatchResult[] | null>;
   cancel(batchId: string): Promise<BatchRecord | null>;
+}
+
+export interface EnqueueOptions {
+  /**
+   * Queue the run even when live workers exist and none serves its graph; it then waits up to
+   * AGENTQ_UNSERVED_GRAPH_WAIT_MS for one before it fails with UNKNOWN_GRAPH. @default false (refused at once)
+   */
+  queueUnserved?: boolean;
 }
 
 export interface AgentClientOptions {
@@ -53,6 +62,7 @@ export class AgentClient {
   private tokens: TokenHub | undefined;
   private readonly runFinished: RunFinishedHook;
   private readonly enqueuer: RunEnqueuer;
+  private readonly served: ServedGraphs;
   private readyWait: Promise<void> | undefined;
   /** Batch Q&A through the queue. */
   readonly batches: BatchesApi;
@@ -82,6 +92,7 @@ export class AgentClient {
     this.intakeQueue.on('error', () => undefined);
     this.stepQueues = new StepQueues(this.config.shards, this.config.queuePrefix, { connection, ...streams });
     this.enqueuer = new RunEnqueuer(this.store, this.stepQueues, this.config);
+    this.served = new ServedGraphs({ redis: this.redis, keys: this.store.keys, heartbeatMs: this.config.graphHeartbeatMs });
     const dispatcher = new BatchDispatcher({
       redis: this.redis,
       keys: this.store.keys,
@@ -113,10 +124,12 @@ export class AgentClient {
    * Creates the run (status `queued`) and hands it to the workers. The same idempotency key (per tenant)
    * returns the same run and adds nothing twice.
    */
-  async enqueue(request: EnqueueRequest): Promise<RunRecord> {
+  async enqueue(request: EnqueueRequest, { queueUnserved = false }: EnqueueOptions = {}): Promise<RunRecord> {
     // Validate before touching Redis, so a bad request is an error even when Redis is down.
     const valid = parseEnqueueRequest(request);
     await this.ready();
+    // A graph that live workers exist for but none serves would only wait, then fail: say so now.
+    if (!queueUnserved) await this.served.requireServed(valid.graph, valid.graphVersion);
     return (await this.enqueuer.enqueueValid({ tenant: this.tenant, ...valid })).record;
   }
 

@@ -52,6 +52,8 @@ const envSchema = z.object({
   AGENTQ_ALLOW_UNSAFE_REDIS: bool(false),
   AGENTQ_DATA_DIR: z.string().min(1).default('.agentq'),
   AGENTQ_LOCAL_REDIS_PORT: z.coerce.number().int().min(1).max(65_535).default(6379),
+  AGENTQ_GRAPH_HEARTBEAT_MS: int(5000, 100),
+  AGENTQ_UNSERVED_GRAPH_WAIT_MS: int(60_000),
   // HTTP API (the README configuration table describes each).
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -107,6 +109,7 @@ const envSchema = z.object({
   AGENTQ_INGEST_CONCURRENCY: int(2, 0),
   AGENTQ_INGEST_MAX_BYTES: int(50 * 1024 * 1024, 1),
   AGENTQ_INGEST_PARSE_TIMEOUT_MS: int(120_000, 100),
+  AGENTQ_INGEST_WRITE_TIMEOUT_MS: int(60_000, 100),
   AGENTQ_CHUNK_TOKENS: int(400, 32),
   AGENTQ_CHUNK_OVERLAP_TOKENS: int(50, 0),
   // Qdrant vector store, used when QDRANT_URL is set (the README configuration table describes each).
@@ -214,6 +217,10 @@ export interface Config {
   dataDir: string;
   /** `agentq start` without REDIS_URL: use the Redis on this port, or start a private one on it. @default 6379 */
   localRedisPort: number;
+  /** Each worker re-announces the graphs it serves this often; an entry unseen for 3× this has expired. @default 5000 */
+  graphHeartbeatMs: number;
+  /** A run of a graph no live worker serves fails after waiting this long for one. @default 60000 */
+  unservedGraphWaitMs: number;
   /** API listen port. @default 3000 */
   port: number;
   /** API listen address; forced to loopback while no API key is configured. @default '127.0.0.1' */
@@ -272,6 +279,8 @@ export interface Config {
   ingestMaxBytes: number;
   /** A document whose parsing takes longer fails (its thread is stopped). @default 120000 */
   ingestParseTimeoutMs: number;
+  /** Each piece of a document's bytes written to Redis at ingest may take this long (not the sub-second command timeout). @default 60000 */
+  ingestWriteTimeoutMs: number;
   /** Token budget of one chunk (cl100k_base tokens, overlap included). @default 400 */
   chunkTokens: number;
   /** Tokens a chunk repeats from the end of the previous one in the same section. @default 50 */
@@ -350,6 +359,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowUnsafeRedis: e.AGENTQ_ALLOW_UNSAFE_REDIS,
     dataDir: e.AGENTQ_DATA_DIR,
     localRedisPort: e.AGENTQ_LOCAL_REDIS_PORT,
+    graphHeartbeatMs: e.AGENTQ_GRAPH_HEARTBEAT_MS,
+    unservedGraphWaitMs: e.AGENTQ_UNSERVED_GRAPH_WAIT_MS,
     port: e.PORT,
     host: e.HOST,
     apiKeys: e.AGENTQ_API_KEYS,
@@ -379,6 +390,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestConcurrency: e.AGENTQ_INGEST_CONCURRENCY,
     ingestMaxBytes: e.AGENTQ_INGEST_MAX_BYTES,
     ingestParseTimeoutMs: e.AGENTQ_INGEST_PARSE_TIMEOUT_MS,
+    ingestWriteTimeoutMs: e.AGENTQ_INGEST_WRITE_TIMEOUT_MS,
     chunkTokens: e.AGENTQ_CHUNK_TOKENS,
     // Overlap must leave room for new text in every chunk.
     chunkOverlapTokens: Math.min(e.AGENTQ_CHUNK_OVERLAP_TOKENS, Math.floor(e.AGENTQ_CHUNK_TOKENS / 2)),

@@ -60,6 +60,11 @@ export class Keys {
     return `${this.prefix}:${shardTag(shard)}:run:`;
   }
 
+  /** ZSET of `<graph id> <worker id>` → last heartbeat (ms): the graphs live workers serve (ServedGraphs). */
+  servedGraphs(): string {
+    return `${this.prefix}:graphs:served`;
+  }
+
   run(runId: string): RunKeys {
     const base = `${this.runKeyPrefix(this.shardOf(runId))}${runId}`;
     return {

@@ -13,6 +13,8 @@ import type { Task } from '../shared/graph/graph.js';
 import type { BeginResult, RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepJobs } from './step-jobs.js';
+import type { ServedGraphs } from '../shared/graph/served-graphs.js';
+import { unservedGraphVerdict } from './unserved-graph-verdict.js';
 
 /** What a start job learns when it takes its run in (IntakeProcessor.admitStart). */
 export interface StartAdmission {
@@ -35,9 +37,11 @@ export interface IntakeProcessorOptions {
   store: RedisRunStore;
   registry: GraphRegistry;
   stepJobs: StepJobs;
-  config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'>;
+  config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'unservedGraphWaitMs'>;
   logger: Logger;
   telemetry: Telemetry;
+  /** The graphs live workers serve (#19): a run this worker cannot serve is left for them, not failed. */
+  served: ServedGraphs;
 }
 
 /**
@@ -159,7 +163,13 @@ export class IntakeProcessor {
     const graph = registry.find(meta.graph, meta.graphVersion);
     if (!graph) {
       if (!registry.hasName(meta.graph)) {
-        return reject(new AgentqError('UNKNOWN_GRAPH', `unknown graph '${meta.graph}'; this worker runs: ${registry.names().join(', ') || 'none'}`));
+        // #19: leave the run for a live worker that serves the graph; fail it only when none appears in time.
+        const verdict = await unservedGraphVerdict({ meta, registry, served: this.options.served, waitMs: this.options.config.unservedGraphWaitMs });
+        if (verdict.kind === 'fail') return reject(verdict.error);
+        if (!job) return { result: 'deferred' };
+        await store.addEvent(meta.id, 'step-deferred', { reason: verdict.reason });
+        await job.moveToDelayed(Date.now() + verdict.delayMs, token);
+        throw new DelayedError();
       }
       // The name is known but not this version: another worker may have it.
       if (!job) return { result: 'deferred' };

@@ -34,6 +34,9 @@ import { startTelemetry, type Telemetry } from '../shared/telemetry/telemetry.js
 import type { StepObserver } from '../shared/graph/step-observer.js';
 import type { McpServers } from '../shared/mcp/mcp-servers-schema.js';
 import { connectMcpServers } from './mcp/connect-mcp-servers.js';
+import { ServedGraphs } from '../shared/graph/served-graphs.js';
+import { startServedGraphsHeartbeat } from './served-graphs-heartbeat.js';
+import { assertRedisReachable } from '../shared/redis/assert-redis-reachable.js';
 
 export interface StartWorkerOptions {
   /** Your graphs, registered beside the built-in ones. */
@@ -88,6 +91,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
 
   // The step scripts run BullMQ's own scripts with the KEYS/ARGV layout of the pinned version.
   assertBullmqPinned();
+  await assertRedisReachable(config.redisUrl); // #19: a clear error instead of a silent wait when Redis is down
   const telemetry = options.telemetry ?? (await startTelemetry());
   const redis = createRedis(config.redisUrl, 'worker');
   // A step's BEGIN and COMMIT, and the step queue (RunStoreOptions.stepRedis).
@@ -141,7 +145,8 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const stepQueues = new StepQueues(config.shards, config.queuePrefix, { ...queueOptions, connection: stepRedis });
   const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
   const stepJobs = new StepJobs(stepQueues, registry);
-  const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry });
+  const served = new ServedGraphs({ redis, keys: store.keys, heartbeatMs: config.graphHeartbeatMs }); // #19
+  const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry, served });
   // Batches: when a run of a batch finishes, its slot goes to the batch's next question.
   const batches = new BatchDispatcher({
     redis,
@@ -223,6 +228,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const webhookWorker = await startWebhookWorker({ config, store, logger });
   // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
   const ingestWorker = await startIngestWorker({ config, logger });
+  const heartbeat = await startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger }); // #19
   logger.info({ graphs: registry.ids(), concurrency, shards: config.shards, queuePrefix: config.queuePrefix }, 'agentq worker started');
 
   let closing: Promise<void> | undefined;
@@ -233,6 +239,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     close() {
       closing ??= (async () => {
         logger.info({ active: activeSteps.size }, 'worker shutting down');
+        await heartbeat.stop(); // #19
         await reconciler.stop();
         const grace = setTimeout(() => activeSteps.abortAll(new StepAbort('shutdown', 'the worker is shutting down')), config.shutdownGraceMs);
         await Promise.all([...stepWorkers.map((worker) => worker.close()), intakeWorker.close(), ingestWorker.close()]);

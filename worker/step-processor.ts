@@ -24,7 +24,7 @@ import type { StepDelivery, StepResult } from './step-worker.js';
 import type { FinishingJob, StepTransitions } from './step-transitions.js';
 
 /** How long a step for a graph version this worker lacks waits before another worker may take it. */
-const DEFER_MS = 5000;
+const DEFER_MS = 1000; // #19: short, so a run left for the worker that has its graph is not held up long
 
 export interface StepProcessorOptions {
   store: RedisRunStore;

@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { createLogger } from '../shared/logger.js';
-import { loadConfig } from '../shared/config.js';
 
 /** `agentq worker`: runs until SIGTERM/SIGINT, then shuts down gracefully. */
 export function registerWorkerCommand(program: Command, parseCount: (name: string) => (value: string) => number): void {
@@ -10,7 +8,7 @@ export function registerWorkerCommand(program: Command, parseCount: (name: strin
     .option('--concurrency <n>', 'steps at once in this process (default AGENTQ_WORKER_CONCURRENCY)', parseCount('--concurrency'))
     .action(async (options: { concurrency?: number }) => {
       // Loaded here, not at the top: other commands should not pay for the worker's modules.
-      const { startWorker } = await import('./start-worker.js');
+      const [{ startWorker }, { loadConfig }, { createLogger }] = await Promise.all([import('./start-worker.js'), import('../shared/config.js'), import('../shared/logger.js')]);
       const config = loadConfig();
       const logger = createLogger(config.logLevel, { role: 'worker' });
       const worker = await startWorker({ config, logger, ...(options.concurrency ? { concurrency: options.concurrency } : {}) });

@@ -21,6 +21,9 @@ export const GOALS: Readonly<Record<string, Goal>> = {
   // Issue #22: live tokens add little latency and nothing durable.
   ttft_overhead_ms_p95: { op: '<=', value: 20 },
   durable_bytes_per_token: { op: '<=', value: 0 },
+  cli_cold_start_ms_help: { op: '<=', value: 300 },
+  cli_cold_start_ms_search: { op: '<=', value: 300 },
+  cli_cold_start_ms_status: { op: '<=', value: 300 },
 };
 
 export const goalText = (goal: Goal | undefined): string => (goal ? `${goal.op === '>=' ? '≥' : '≤'} ${goal.value}` : '');

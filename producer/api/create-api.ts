@@ -23,7 +23,6 @@ import { dashboardRoutes } from './routes/dashboard-routes.js';
 import { inspectorRoutes } from './routes/inspector-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
-import { notImplementedRoutes } from './routes/not-implemented-routes.js';
 import { runsRoutes } from './routes/runs-routes.js';
 import { batchesRoutes } from './routes/batches-routes.js';
 import { documentsRoutes } from './routes/documents-routes.js';
@@ -50,8 +49,7 @@ export interface CreateApiOptions {
   /** @default ApiKeys.fromConfig(config) (AGENTQ_API_KEYS, AGENTQ_API_KEYS_FILE) */
   apiKeys?: ApiKeys;
   /**
-   * More routes under /v1, behind the same key check and rate limit. A route of DESIGN §6 registered here
-   * replaces its 501 stub. @default []
+   * More routes under /v1, behind the same key check and rate limit. @default []
    */
   routes?: ApiRoutes[];
 }
@@ -148,7 +146,6 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     await v1.register(searchRoutes(context));
     await v1.register(chatRoutes(context));
     for (const routes of options.routes ?? []) await v1.register(routes(context));
-    await v1.register(notImplementedRoutes());
   });
   await app.ready();
   return app;

@@ -6,7 +6,7 @@ import { AgentqError, type ErrorCode } from '../../shared/errors.js';
  * Codes of HTTP answers: the product's error codes (shared/errors.ts) plus the few that only HTTP has.
  * Stable like the others: never renamed.
  */
-export type ApiErrorCode = ErrorCode | 'UNAUTHORIZED' | 'FORBIDDEN' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'METHOD_NOT_ALLOWED' | 'NOT_IMPLEMENTED';
+export type ApiErrorCode = ErrorCode | 'UNAUTHORIZED' | 'FORBIDDEN' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'METHOD_NOT_ALLOWED';
 
 /** The one error shape of every HTTP answer (DESIGN §7). */
 export const errorBodySchema = z

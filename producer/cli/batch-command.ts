@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { formatBatchResultsCsv, formatBatchResultsJsonl } from '../../shared/batches/format-batch-results.js';
 import type { AgentClient } from '../agent-client.js';
 import { EXIT, UsageError } from './producer-commands.js';
+import { parseQuestionLines } from '../../shared/batches/parse-question-lines.js';
 import { createProgressBar } from './progress-bar.js';
 
 interface BatchOptions {
@@ -24,22 +25,12 @@ function readQuestions(file: string): { id?: string; question: string }[] {
   } catch (error) {
     throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
   }
-  return text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter(Boolean)
-    .map((line, index) => {
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        throw new UsageError(`${file}:${index + 1} is not JSON; each line must be {"id"?: "…", "question": "…"}`);
-      }
-      const record = value as { id?: unknown; question?: unknown; query?: unknown };
-      const question = typeof record.question === 'string' ? record.question : typeof record.query === 'string' ? record.query : undefined;
-      if (!question) throw new UsageError(`${file}:${index + 1} has no "question" string`);
-      return { ...(record.id === undefined ? {} : { id: String(record.id) }), question };
-    });
+  try {
+    return parseQuestionLines(text);
+  } catch (error) {
+    // `file:line …`, as compilers name a place in a file.
+    throw new UsageError((error as Error).message.replace(/^line (\d+)/, `${file}:$1`));
+  }
 }
 
 /**

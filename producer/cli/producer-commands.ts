@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { AgentqError } from '../../shared/errors.js';
 import { RUN_STATUSES, isTerminal, type RunRecord, type RunStatus } from '../../shared/run-record.js';
 import type { AgentClient } from '../agent-client.js';
+import { readRunInput } from './read-run-input.js';
 
 /** Exit codes: 0 ok; 1 the run failed or was cancelled (or the command failed); 2 usage error. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
@@ -60,7 +61,9 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .command('run')
     .description('enqueue a run of <graph>')
     .argument('<graph>', 'graph name, e.g. chain')
-    .requiredOption('--input <json>', 'the run input as JSON')
+    .option('--input <json>', "the run input as JSON; '-' reads it from stdin")
+    .option('--input-file <file>', 'read the run input (JSON) from a file: for inputs too big for the command line')
+    .option('--queue-unserved', 'queue it even if no live worker serves the graph (it waits AGENTQ_UNSERVED_GRAPH_WAIT_MS for one)')
     .option('--graph-version <version>', 'pin a graph version (default: the workers’ latest)')
     .option('--idempotency-key <key>', 'the same key returns the same run')
     .option('--run-id <id>', 'choose the run id')
@@ -71,7 +74,10 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .option('--timeout-ms <ms>', 'with --wait: give up after this long', parseCount('--timeout-ms'))
     .option('--json', 'print the run record as JSON')
     .action(async (graph: string, options: Record<string, string | number | boolean | undefined>) => {
-      const input = parseJson('--input', String(options.input));
+      const input = await readRunInput({
+        ...(options.input === undefined ? {} : { input: String(options.input) }),
+        ...(options.inputFile === undefined ? {} : { inputFile: String(options.inputFile) }),
+      });
       await withClient(clientFactory, async (client) => {
         const runOptions = {
           ...(options.maxSteps === undefined ? {} : { maxSteps: Number(options.maxSteps) }),
@@ -87,7 +93,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
             ...(options.runId ? { runId: String(options.runId) } : {}),
             ...(options.tenant ? { tenant: String(options.tenant) } : {}),
             ...(Object.keys(runOptions).length > 0 ? { options: runOptions } : {}),
-          });
+          }, { queueUnserved: Boolean(options.queueUnserved) });
         } catch (error) {
           if (AgentqError.isInstance(error) && error.code === 'INVALID_INPUT') throw new UsageError(error.message);
           throw error;

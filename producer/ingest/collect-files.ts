@@ -1,12 +1,12 @@
 import { readdir, stat } from 'node:fs/promises';
-import { join, normalize, sep } from 'node:path';
+import { join, normalize, resolve, sep } from 'node:path';
 import { AgentqError } from '../../shared/errors.js';
 
 /**
  * Files and directories → the files to ingest, in a stable order: directories are walked recursively,
- * skipping hidden entries (`.git`, `.DS_Store`) and `node_modules`. Paths keep the form they were given
- * in (relative stays relative, `/` separators), since a document's id derives from its path: ingest
- * from the same place to update documents rather than add copies.
+ * skipping hidden entries (`.git`, `.DS_Store`) and `node_modules`. Paths are made absolute (with `/`
+ * separators): a document's id and its stored `path` derive from it, so the same file is the same
+ * document whichever directory the command ran in, and a citation's path can be opened from anywhere.
  */
 export async function collectFiles(paths: readonly string[]): Promise<string[]> {
   const files: string[] = [];
@@ -19,9 +19,10 @@ export async function collectFiles(paths: readonly string[]): Promise<string[]> 
       else if (entry.isFile()) files.push(path);
     }
   };
-  for (const path of paths) {
+  for (const given of paths) {
+    const path = resolve(given);
     const info = await stat(path).catch(() => null);
-    if (!info) throw new AgentqError('INVALID_INPUT', `${path} does not exist; name files or directories to ingest`);
+    if (!info) throw new AgentqError('INVALID_INPUT', `${given} does not exist (looked for ${path}); name files or directories to ingest`);
     if (info.isDirectory()) await walk(path);
     else files.push(path);
   }

@@ -94,6 +94,24 @@ export const searchBodySchema = z
   .strict()
   .describe('SearchRequest');
 
+/** `GET /v1/search?query=…&collection=…&k=…`: the same search as the POST body, for links and curl. */
+export const searchQuerySchema = z
+  .object({
+    query: z.string().trim().min(1, 'query must be non-empty text').max(4000),
+    collection: z.string().regex(ID_PATTERN, idMessage('collection')).optional(),
+    k: z.coerce.number().int().min(1).max(MAX_SEARCH_K).default(5),
+  })
+  .strict();
+
+/** `DELETE /v1/documents?collection=…`: a collection is required, so no request empties a tenant by accident. */
+export const deleteDocumentsQuerySchema = z
+  .object({
+    collection: z.string({ error: 'collection is required: name the collection whose documents to delete (?collection=…)' }).regex(ID_PATTERN, idMessage('collection')),
+  })
+  .strict();
+
+export const deleteDocumentsResultSchema = z.object({ collection: z.string(), deleted: z.number().int().describe('documents deleted, with their chunks') });
+
 export const searchResultSchema: z.ZodType<{ hits: SearchHit[] }> = z.object({
   hits: z.array(
     z

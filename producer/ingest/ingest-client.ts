@@ -72,6 +72,8 @@ export class IngestClient {
   private readonly config: Config;
   private readonly tenant: string;
   private readonly redis: Redis;
+  /** Document bytes only: a long command timeout, so big files never race the sub-second one (#19). */
+  private readonly blobRedis: Redis;
   private readonly queue: Queue<IngestJobData>;
   private vectorStore: VectorStore | undefined;
   private readonly ownsVectorStore: boolean;
@@ -86,6 +88,7 @@ export class IngestClient {
     this.embedder = options.embedder === undefined && !this.config.embedModel ? null : options.embedder;
     this.redis = createRedis(this.config.redisUrl, 'producer', this.config.redisCommandTimeoutMs);
     this.redis.on('error', () => undefined); // surfaced per command instead
+    this.blobRedis = createRedis(this.config.redisUrl, 'producer', this.config.ingestWriteTimeoutMs);
     this.documents = new RedisDocumentStore(this.redis, { keyPrefix: this.config.keyPrefix, retentionSeconds: this.config.retentionSeconds });
     const connection = { url: this.config.redisUrl ?? 'redis://127.0.0.1:6379', enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: this.config.redisCommandTimeoutMs, retryStrategy: reconnectDelay };
     this.queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix: this.config.queuePrefix, ...queueStreamOptions(this.config.queueEventsMaxLen) });
@@ -118,24 +121,46 @@ export class IngestClient {
       group = [];
       groupBytes = 0;
     };
-    for (let first = 0; first < names.length; first += PARALLEL_READS) {
-      const items = Array.from({ length: Math.min(PARALLEL_READS, names.length - first) }, (_, offset) => first + offset);
-      const reads = await Promise.all(items.map((item) => (item < paths.length ? this.readFile(names[item]!) : { content: uploads[item - paths.length]!.content })));
-      for (const [offset, read] of reads.entries()) {
-        const item = first + offset;
-        const path = names[item]!;
-        if ('error' in read) {
-          batch.documents.push(await this.failEarly(tenant, collection, batchId, { item, path, error: read.error }));
-          continue;
+    try {
+      for (let first = 0; first < names.length; first += PARALLEL_READS) {
+        const items = Array.from({ length: Math.min(PARALLEL_READS, names.length - first) }, (_, offset) => first + offset);
+        const reads = await Promise.all(items.map((item) => (item < paths.length ? this.readFile(names[item]!) : { content: uploads[item - paths.length]!.content })));
+        for (const [offset, read] of reads.entries()) {
+          const item = first + offset;
+          const path = names[item]!;
+          if ('error' in read) {
+            batch.documents.push(await this.failEarly(tenant, collection, batchId, { item, path, error: read.error }));
+            continue;
+          }
+          group.push({ item, path, content: read.content });
+          groupBytes += read.content.byteLength;
+          if (group.length >= GROUP_FILES || groupBytes >= GROUP_BYTES) await flush();
         }
-        group.push({ item, path, content: read.content });
-        groupBytes += read.content.byteLength;
-        if (group.length >= GROUP_FILES || groupBytes >= GROUP_BYTES) await flush();
       }
+      await flush();
+    } catch (error) {
+      throw await this.handInFailed(batch, names, group, error);
     }
-    await flush();
     batch.documents.sort((left, right) => left.item - right.item);
     return batch;
+  }
+
+  /**
+   * The hand-in broke off (Redis slow or gone): fail the documents not handed in, so the batch ends
+   * failed with the reason instead of waiting forever, and say what happened and what to do.
+   */
+  private async handInFailed(batch: IngestBatch, names: readonly string[], group: readonly Pending[], error: unknown): Promise<AgentqError> {
+    const handedIn = new Set(batch.documents.map((document) => document.item));
+    const missing = names.map((path, item) => ({ item, path })).filter(({ item }) => !handedIn.has(item));
+    const groupBytes = group.reduce((sum, pending) => sum + pending.content.byteLength, 0);
+    const cause = error instanceof Error ? error.message : String(error);
+    const message =
+      `handing documents to Redis failed (${cause}) while writing ${group.length} document(s), ${(groupBytes / 1024 / 1024).toFixed(1)} MB; ` +
+      `${missing.length} of ${batch.total} document(s) were not handed in and are marked failed in batch ${batch.batchId}` +
+      `${handedIn.size > 0 ? `; the ${handedIn.size} handed in before are indexed as usual` : ''}. ` +
+      `Check that Redis is up and not overloaded (each 1 MiB piece may take AGENTQ_INGEST_WRITE_TIMEOUT_MS=${this.config.ingestWriteTimeoutMs} ms), then ingest again: unchanged documents are skipped`;
+    await this.documents.failItems(batch.tenant, batch.batchId, missing, { code: 'UNAVAILABLE', message }).catch(() => undefined);
+    return new AgentqError('UNAVAILABLE', message, { retryable: true, cause: error, details: { batchId: batch.batchId, notHandedIn: missing.length } });
   }
 
   /** A batch's counts and finished documents; null when it does not exist (or expired) for this tenant. */
@@ -186,6 +211,22 @@ export class IngestClient {
     return this.documents.delete(tenant, docId);
   }
 
+  /**
+   * Deletes every document of a collection and its chunks; → how many documents. Chunks first, per
+   * document, as deleteDocument: a failure in between leaves records to delete again, never orphan chunks.
+   */
+  async deleteDocuments({ collection, tenant = this.tenant }: { collection: string; tenant?: string }): Promise<number> {
+    checkId('collection', collection);
+    await this.ready();
+    const records = await this.documents.list(tenant, { collection });
+    let deleted = 0;
+    for (const record of records) {
+      await (await this.store()).delete(tenant, collection, { filter: { docId: record.id } });
+      if (await this.documents.delete(tenant, record.id)) deleted += 1;
+    }
+    return deleted;
+  }
+
   /** Ranked chunks of the tenant's documents (see searchDocuments); with an embedder, the query is embedded too. */
   async search({ tenant = this.tenant, ...request }: Omit<SearchRequest, 'tenant'> & { tenant?: string }): Promise<SearchHit[]> {
     const store = await this.store();
@@ -208,8 +249,10 @@ export class IngestClient {
     this.closing ??= (async () => {
       await this.queue.close();
       if (this.ownsVectorStore) await this.vectorStore?.close();
-      if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
-      else this.redis.disconnect();
+      for (const redis of [this.redis, this.blobRedis]) {
+        if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+        else redis.disconnect();
+      }
     })();
     return this.closing;
   }
@@ -269,7 +312,7 @@ export class IngestClient {
       results.push({ item: entry.item, docId: entry.docId, path: entry.path, status: 'queued' });
     }
     // Records and bytes before jobs: a worker never takes a job whose document is not there yet.
-    await this.documents.stage(tenant, staged);
+    await this.documents.stage(tenant, staged, Date.now(), { blobRedis: this.blobRedis });
     if (jobs.length > 0) await this.queue.addBulk(jobs);
     return results;
   }

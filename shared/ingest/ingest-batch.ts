@@ -28,6 +28,8 @@ export interface IngestProgress {
   failed: number;
   /** done + failed = total. */
   finished: boolean;
+  /** Why the hand-in broke off, when it did (the documents not handed in are failed with it). */
+  error?: string;
   createdAt: string;
   updatedAt: string;
   /** Results of the finished documents, by item. */

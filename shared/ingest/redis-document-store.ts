@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { Keys, type DocumentKeys } from '../keys.js';
 import { runScript } from '../redis/create-redis.js';
+import { writeBlob } from './write-blob.js';
 import { fromDocumentFields, toDocumentFields, type DocumentRecord } from './document-record.js';
 import type { IngestItemResult, IngestProgress } from './ingest-batch.js';
 
@@ -28,6 +29,22 @@ if redis.call('EXISTS', KEYS[2]) == 1 and redis.call('HSETNX', KEYS[3], ARGV[1],
   redis.call('EXPIRE', KEYS[3], ARGV[6])
 end
 return applied
+`;
+
+/**
+ * Fails the items of a hand-in that broke off, each once (HSETNX: an item finished meanwhile keeps its
+ * result and is not counted twice). KEYS: 1 batch, 2 batch results. ARGV: 1 error message, 2 now (ISO),
+ * 3 ttl (s), then item/result-JSON pairs.
+ */
+const FAIL_ITEMS = `
+local failed = 0
+for i = 4, #ARGV, 2 do
+  failed = failed + redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
+end
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'failed', failed)
+redis.call('HSET', KEYS[1], 'error', ARGV[1], 'updatedAt', ARGV[2])
+return failed
 `;
 
 /** KEYS: 1 record. ARGV: 1 content hash, 2 now (ISO). Sets `indexing` while the hash is the latest version's. */
@@ -114,20 +131,32 @@ export class RedisDocumentStore {
    * records `queued` with the new pendingHash. The indexed version (contentHash, chunks) stays as it is
    * until a worker replaces it.
    */
-  async stage(tenant: string, documents: readonly StagedDocument[], now = Date.now()): Promise<void> {
+  async stage(tenant: string, documents: readonly StagedDocument[], now = Date.now(), { blobRedis = this.redis }: { blobRedis?: Redis } = {}): Promise<void> {
     if (documents.length === 0) return;
     const keys = this.tenantKeys(tenant);
     const at = new Date(now).toISOString();
+    // Bytes first, in bounded pieces on their own connection (see writeBlob); the records only after.
+    for (const { record, content } of documents) await writeBlob(blobRedis, keys.blob(record.id, record.pendingHash), content, this.retentionSeconds);
     const pipeline = this.redis.pipeline();
-    for (const { record, content } of documents) {
+    for (const { record } of documents) {
       const key = keys.record(record.id);
-      pipeline.set(keys.blob(record.id, record.pendingHash), Buffer.from(content.buffer, content.byteOffset, content.byteLength), 'EX', this.retentionSeconds);
       pipeline.hset(key, toDocumentFields({ ...record, tenant, status: 'queued', error: null, updatedAt: at }));
       pipeline.hsetnx(key, 'createdAt', at);
       pipeline.zadd(keys.collection(record.collection), now, record.id);
       pipeline.sadd(keys.collections, record.collection);
     }
     for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+  }
+
+  /**
+   * A hand-in that broke off: the items never handed in are failed with `error`, so the batch finishes
+   * (failed, with the reason) instead of waiting at n/total forever.
+   */
+  async failItems(tenant: string, batchId: string, items: readonly { item: number; path: string }[], error: { code: string; message: string }, now = Date.now()): Promise<void> {
+    if (items.length === 0) return;
+    const keys = this.tenantKeys(tenant);
+    const results = items.flatMap(({ item, path }) => [String(item), JSON.stringify({ item, docId: null, path, status: 'failed', error } satisfies IngestItemResult)]);
+    await runScript(this.redis, FAIL_ITEMS, [keys.batch(batchId), keys.batchResults(batchId)], [error.message, new Date(now).toISOString(), this.retentionSeconds, ...results]);
   }
 
   async content(tenant: string, docId: string, contentHash: string): Promise<Buffer | null> {
@@ -178,6 +207,7 @@ export class RedisDocumentStore {
       done,
       failed,
       finished: done + failed >= total,
+      ...(batch.error ? { error: batch.error } : {}),
       createdAt: batch.createdAt ?? '',
       updatedAt: batch.updatedAt ?? '',
       documents: results.map((json) => JSON.parse(json) as IngestItemResult).sort((left, right) => left.item - right.item),

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 
@@ -14,6 +14,14 @@ export interface PrivateRedisOptions {
   appendonly?: boolean;
   /** @default 'redis-server' on PATH */
   binary?: string;
+  /**
+   * Run redis-server in its own process group, so a terminal's Ctrl-C (SIGINT to the whole foreground
+   * group) does not stop Redis before the workers and the API that still need it; `stop()` ends it
+   * last. The process is still killed when ours exits. @default false
+   */
+  detached?: boolean;
+  /** Redis's own log file (startup, shutdown reason); relative paths are under `dir`. @default none */
+  logFile?: string;
 }
 
 export interface PrivateRedis {
@@ -40,7 +48,7 @@ export function freePort(): Promise<number> {
  * Starts a redis-server of our own on loopback (tests, benchmarks, `npm start` without REDIS_URL) and
  * resolves once it answers PING. `stop()` shuts it down (SHUTDOWN NOSAVE, then SIGKILL if it lingers).
  */
-export async function startPrivateRedis({ port, dir, appendonly = false, binary = 'redis-server' }: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+export async function startPrivateRedis({ port, dir, appendonly = false, binary = 'redis-server', detached = false, logFile }: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const chosen = port ?? (await freePort());
   // stream-node-max-bytes: Redis 7.0 reserves a whole node (4 KB by default) for a stream's first entry,
   // and every run has an event stream; 1 KB nodes take a waiting run from about 6.6 KB to about 3.4 KB.
@@ -50,7 +58,11 @@ export async function startPrivateRedis({ port, dir, appendonly = false, binary 
   const dataDir = dir ?? temporary!;
   mkdirSync(dataDir, { recursive: true });
   args.push('--dir', dataDir);
-  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (logFile) args.push('--logfile', isAbsolute(logFile) ? logFile : join(dataDir, logFile));
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], detached });
+  // A detached Redis outlives us unless we end it: never leave one behind, even on process.exit().
+  const killOnExit = () => child.kill('SIGTERM');
+  if (detached) process.once('exit', killOnExit);
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -84,6 +96,7 @@ export async function startPrivateRedis({ port, dir, appendonly = false, binary 
       const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
       await exited;
       clearTimeout(timer);
+      process.removeListener('exit', killOnExit);
       if (temporary) rmSync(temporary, { recursive: true, force: true });
     },
   };

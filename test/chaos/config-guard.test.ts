@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { startPrivateRedis, type PrivateRedis } from '../../shared/redis/private-redis-server.js';
 import { createLogger } from '../../shared/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
@@ -44,8 +44,16 @@ describe('fault suite: production Redis config guard', () => {
       await expect(startWorker({ config: { ...config, production: true }, logger: createLogger('silent') })).rejects.toThrow(
         /maxmemory-policy is allkeys-lru \(set `maxmemory-policy noeviction`\)/,
       );
-      const worker = await startWorker({ config, logger: createLogger('silent'), reconciler: false });
-      await worker.close();
+      // BullMQ prints its own "IMPORTANT! Eviction policy is …" with console.warn once per connection
+      // (about ten): expected here, so caught and checked instead of flooding the test run's stderr.
+      const bullmqWarnings = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+      try {
+        const worker = await startWorker({ config, logger: createLogger('silent'), reconciler: false });
+        await worker.close();
+        expect(bullmqWarnings.mock.calls.map(([line]) => String(line))).toContain('IMPORTANT! Eviction policy is allkeys-lru. It should be "noeviction"');
+      } finally {
+        bullmqWarnings.mockRestore();
+      }
     } finally {
       await redis.stop();
     }

@@ -1,5 +1,5 @@
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { qdrantCollectionNames } from '../../worker/adapters/qdrant-layout.js';
 import { QdrantVectorStore } from '../../worker/adapters/qdrant-vector-store.js';
 import { vectorStoreContract } from './vector-store.contract.js';
@@ -7,7 +7,7 @@ import { vectorStoreContract } from './vector-store.contract.js';
 /**
  * The shared vector-store contract on a real Qdrant. Qdrant has no binary for these machines, so this
  * runs only where QDRANT_URL points at a server (e.g. `docker compose up qdrant` and
- * QDRANT_URL=http://localhost:6333); without it, the test below says so on stderr. The request-level
+ * QDRANT_URL=http://localhost:6333); without it, the test below is reported as skipped, with the reason. The request-level
  * tests (test/unit/qdrant-vector-store.test.ts) run everywhere.
  */
 const url = process.env.QDRANT_URL;
@@ -23,9 +23,8 @@ if (url) {
   vectorStoreContract(`QdrantVectorStore at ${url}`, async () => new QdrantVectorStore({ url, collectionPrefix: prefix, ...(apiKey ? { apiKey } : {}) }));
 } else {
   describe('vector-store contract on Qdrant', () => {
-    it('not run, QDRANT_URL unset (the request-level tests in test/unit/qdrant-vector-store.test.ts ran instead)', () => {
-      process.stderr.write('vector-store contract on Qdrant: not run, QDRANT_URL unset\n');
-      expect(url).toBeFalsy();
-    });
+    // Reported as SKIPPED (never as passed): nothing ran. The request-level tests in
+    // test/unit/qdrant-vector-store.test.ts run everywhere instead.
+    it.skip('SKIPPED: QDRANT_URL is unset, so no Qdrant server to run the contract against (docker compose up qdrant; QDRANT_URL=http://localhost:6333)', () => undefined);
   });
 }

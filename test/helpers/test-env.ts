@@ -20,6 +20,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     AGENTQ_QUEUE_PREFIX: `q${id}`,
     AGENTQ_LOG_LEVEL: process.env.AGENTQ_LOG_LEVEL ?? 'silent',
     AGENTQ_SHUTDOWN_GRACE_MS: '2000',
+    // A graph no live worker serves fails at once, as a raw job's unknown graph should in most tests.
+    AGENTQ_UNSERVED_GRAPH_WAIT_MS: '0',
     ...env,
   });
 }

@@ -66,7 +66,22 @@ describe('HTTP API: batches', () => {
     expect(done.results?.map((result) => result.answer)).toEqual(['echo: alpha', 'echo: beta']);
     const bad = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/batches', headers: { 'content-type': 'application/x-ndjson' }, payload: 'not json\n' });
     expect(bad.statusCode).toBe(400);
-    expect(json<{ error: { message: string } }>(bad).error.message).toMatch(/line 1 of the JSONL upload is not JSON/);
+    expect(json<{ error: { message: string } }>(bad).error.message).toMatch(/the JSONL upload: line 1 is not JSON/);
+  });
+
+  it('a JSONL upload takes the same file as `agentq batch FILE`: `query` for `question`, other keys ignored', async () => {
+    // An eval file's lines carry more than the question (expected answers, tags): the CLI always took them.
+    const file = '{"id":"e1","question":"gamma","expected":"G","tags":["x"]}\n\n{"id":2,"query":"delta","answer":"D"}\n';
+    const created = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/batches?graph=echo-rag', headers: { 'content-type': 'application/jsonl' }, payload: file });
+    expect(created.statusCode, created.body).toBe(202);
+    const done = await finished(json<BatchBody>(created).id);
+    expect(done.results?.map((result) => [result.id, result.answer])).toEqual([
+      ['e1', 'echo: gamma'],
+      ['2', 'echo: delta'],
+    ]);
+    const noQuestion = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/batches', headers: { 'content-type': 'application/x-ndjson' }, payload: '{"id":"x","expected":"y"}\n' });
+    expect(noQuestion.statusCode).toBe(400);
+    expect(json<{ error: { message: string } }>(noQuestion).error.message).toMatch(/line 1 has no "question" string/);
   });
 
   it('another tenant gets 404 for a batch, exactly like a missing one; DELETE cancels', async () => {

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../helpers/run-cli.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
@@ -79,5 +82,34 @@ describe('the agentq CLI', () => {
     expect(status.code).toBe(1);
     expect(status.stdout).toBe('');
     expect(status.stderr).toMatch(/NOT_FOUND: run no-such-run not found/);
+  });
+
+  it('takes a big input from --input-file FILE or from stdin with --input -, past the 128 KB limit of one argument', async () => {
+    // 300 KB of JSON (whitespace is valid JSON): as an argument, spawn fails with "Argument list too long".
+    const big = `{"steps": 2${' '.repeat(300 * 1024)}}`;
+    const directory = mkdtempSync(join(tmpdir(), 'agentq-cli-input-'));
+    try {
+      const file = join(directory, 'input.json');
+      writeFileSync(file, big);
+      const fromFile = await cli('run', 'chain', '--input-file', file, '--wait', '--json');
+      expect(fromFile.code, fromFile.stderr).toBe(0);
+      expect(JSON.parse(fromFile.stdout)).toMatchObject({ status: 'completed', output: { visited: [0, 1] } });
+
+      const fromStdin = await runCli(['run', 'chain', '--input', '-', '--wait', '--json'], cliEnv(env.config), big);
+      expect(fromStdin.code, fromStdin.stderr).toBe(0);
+      expect(JSON.parse(fromStdin.stdout)).toMatchObject({ status: 'completed', output: { visited: [0, 1] } });
+
+      const both = await cli('run', 'chain', '--input', '{}', '--input-file', file);
+      expect(both.code).toBe(2);
+      expect(both.stderr).toMatch(/give the input once/);
+      const none = await cli('run', 'chain');
+      expect(none.code).toBe(2);
+      expect(none.stderr).toMatch(/--input-file <file>/);
+      const missing = await cli('run', 'chain', '--input-file', join(directory, 'nope.json'));
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/--input-file .*nope\.json cannot be read/);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });

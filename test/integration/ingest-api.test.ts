@@ -139,4 +139,43 @@ describe('HTTP routes for documents and search (on a fastify instance of their o
     const hostile = await app.inject({ method: 'POST', url: '/v1/search', headers: as(ALICE), payload: { query: '"NEAR( AND * :' } });
     expect(hostile.statusCode).toBe(200);
   });
+
+  it('GET /v1/search takes the query string, and DELETE /v1/documents?collection= deletes one tenant\'s collection only', async () => {
+    const upload = (key: string, collection: string, name: string, text: string) => {
+      const body = multipart({ collection }, [{ name, content: text }]);
+      return app.inject({ method: 'POST', url: '/v1/documents', headers: { ...as(key), ...body.headers }, payload: body.payload });
+    };
+    const aliceOne = await upload(ALICE, 'bulk', 'one.md', '# One\n\nThe okapi sleeps in the bulk collection.\n');
+    const aliceTwo = await upload(ALICE, 'bulk', 'two.md', '# Two\n\nAnother okapi note in the bulk collection.\n');
+    const aliceKept = await upload(ALICE, 'kept', 'kept.md', '# Kept\n\nAn okapi that stays.\n');
+    const bobSame = await upload(BOB, 'bulk', 'one.md', '# Bob\n\nBob also writes about the okapi.\n');
+    for (const [key, response] of [[ALICE, aliceOne], [ALICE, aliceTwo], [ALICE, aliceKept], [BOB, bobSame]] as const) await waitIndexed(key, response.json().batchId);
+
+    const viaGet = await app.inject({ method: 'GET', url: '/v1/search?query=okapi&collection=bulk&k=5', headers: as(ALICE) });
+    expect(viaGet.statusCode, viaGet.body).toBe(200);
+    const viaPost = await app.inject({ method: 'POST', url: '/v1/search', headers: as(ALICE), payload: { query: 'okapi', collection: 'bulk', k: 5 } });
+    expect(viaGet.json()).toEqual(viaPost.json());
+    expect(viaGet.json().hits.map((hit: { path: string }) => hit.path).sort()).toEqual(['one.md', 'two.md']);
+    const badK = await app.inject({ method: 'GET', url: '/v1/search?query=okapi&k=0', headers: as(ALICE) });
+    expect(badK.statusCode).toBe(400);
+    expect(badK.json().error.message).toMatch(/querystring\.k/);
+    const noQuery = await app.inject({ method: 'GET', url: '/v1/search', headers: as(ALICE) });
+    expect(noQuery.statusCode).toBe(400);
+
+    const noCollection = await app.inject({ method: 'DELETE', url: '/v1/documents', headers: as(ALICE) });
+    expect(noCollection.statusCode).toBe(400);
+    expect(noCollection.json().error.message).toMatch(/collection is required/);
+    const deleted = await app.inject({ method: 'DELETE', url: '/v1/documents?collection=bulk', headers: as(ALICE) });
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect(deleted.json()).toEqual({ collection: 'bulk', deleted: 2 });
+    const aliceLeft = await app.inject({ method: 'GET', url: '/v1/documents', headers: as(ALICE) });
+    const collections = aliceLeft.json().documents.map((document: { collection: string }) => document.collection);
+    expect(collections).toContain('kept');
+    expect(collections).not.toContain('bulk');
+    expect((await app.inject({ method: 'GET', url: '/v1/search?query=okapi&collection=bulk', headers: as(ALICE) })).json().hits).toEqual([]);
+    // Bob's collection of the same name is untouched.
+    const bobLeft = await app.inject({ method: 'GET', url: '/v1/search?query=okapi&collection=bulk', headers: as(BOB) });
+    expect(bobLeft.json().hits).toHaveLength(1);
+    expect((await app.inject({ method: 'DELETE', url: '/v1/documents?collection=bulk', headers: as(ALICE) })).json()).toEqual({ collection: 'bulk', deleted: 0 });
+  });
 });

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../helpers/run-cli.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
@@ -62,5 +63,18 @@ describe('agentq ingest and agentq search', () => {
     expect(missing.stdout).toBe('');
     const badK = await cli('search', 'x', '-k', '0');
     expect(badK.code).toBe(2);
+  });
+
+  it('stores absolute source paths: the same file given relative or absolute is one document, whatever the working directory', async () => {
+    const file = join(files.path, 'docs', 'lynx.md');
+    // runCli runs in the repository root; this relative path reaches the same file from there.
+    const fromRoot = relative(fileURLToPath(new URL('../..', import.meta.url)), file);
+    expect(fromRoot.startsWith('/')).toBe(false);
+    const first = JSON.parse((await cli('ingest', file, '--collection', 'paths')).stdout);
+    const second = JSON.parse((await cli('ingest', fromRoot, '--collection', 'paths')).stdout);
+    expect(first.documents[0]).toMatchObject({ path: file, status: 'indexed' });
+    expect(second.documents[0]).toMatchObject({ path: file, status: 'unchanged', docId: first.documents[0].docId });
+    const hits = JSON.parse((await cli('search', 'lynx', '--collection', 'paths', '--json')).stdout);
+    expect(hits[0].path).toBe(file);
   });
 });

@@ -60,8 +60,8 @@ describe('duplicates, lost jobs, shutdown and retention', () => {
 
   it('the reconciler leaves a queued run to its live start job, and re-sends one whose start job was lost', async () => {
     // No worker has chain@9: its start jobs are deferred (delayed, live) and the runs stay queued.
-    const deferred = await env.client.enqueue({ graph: 'chain', graphVersion: '9', input: { steps: 1 } });
-    const lost = await env.client.enqueue({ graph: 'chain', graphVersion: '9', input: { steps: 1 } });
+    const deferred = await env.client.enqueue({ graph: 'chain', graphVersion: '9', input: { steps: 1 } }, { queueUnserved: true });
+    const lost = await env.client.enqueue({ graph: 'chain', graphVersion: '9', input: { steps: 1 } }, { queueUnserved: true });
     const startJob = (runId: string) => env.queue(STEP_QUEUE).getJob(stepJobId(runId, 0, 0));
     await eventually(async () => (await (await startJob(lost.id))?.getState()) === 'delayed');
     await (await startJob(lost.id))!.remove();

@@ -152,8 +152,14 @@ describe('a chain run through the queue', () => {
     expect((await env.client.steps(queued.id)).map((step) => step.node)).toEqual(['step', 'step']);
   });
 
-  it('fails a run of an unknown graph and says which graphs exist', async () => {
-    const queued = await env.client.enqueue({ graph: 'nope', input: {} });
+  it('refuses a graph no live worker serves, naming the graphs that are served', async () => {
+    const refused = await env.client.enqueue({ graph: 'nope', input: {} }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'UNKNOWN_GRAPH' });
+    expect((refused as Error).message).toMatch(/no live worker serves graph 'nope'; served: .*chain@1/);
+  });
+
+  it('fails a run of an unknown graph queued anyway once no worker served it in time, and says which graphs exist', async () => {
+    const queued = await env.client.enqueue({ graph: 'nope', input: {} }, { queueUnserved: true });
     const done = await env.client.wait(queued.id);
     expect(done.error).toMatchObject({ code: 'UNKNOWN_GRAPH' });
     expect(done.error?.message).toMatch(/unknown graph 'nope'.*chain/);

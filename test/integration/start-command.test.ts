@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +7,8 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/agent-client.js';
 import { loadConfig } from '../../shared/config.js';
-import { freePort } from '../../shared/redis/private-redis-server.js';
+import { freePort, startPrivateRedis } from '../../shared/redis/private-redis-server.js';
+import { startTerminalSession } from '../helpers/terminal-session.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -58,6 +59,60 @@ describe('agentq start (npm start) without REDIS_URL', () => {
       expect(redisProcessesOn(port)).toEqual([]);
     } finally {
       child.kill('SIGKILL');
+      for (const line of redisProcessesOn(port)) process.kill(Number(line.trim().split(' ')[0]), 'SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('one Ctrl-C in a terminal lets the active step finish, then stops the private Redis last, exit code 0, nothing left', async () => {
+    const port = await freePort();
+    const dataDir = mkdtempSync(join(tmpdir(), 'agentq-start-'));
+    const graceMs = 15_000;
+    // A real pseudo-terminal: Ctrl-C sends SIGINT to the whole foreground process group, redis-server included
+    // unless it runs in a group of its own.
+    const session = startTerminalSession({
+      command: [process.execPath, '--import', 'tsx', 'bin/agentq.ts', 'start'],
+      cwd: root,
+      dir: dataDir,
+      env: { AGENTQ_LOCAL_REDIS_PORT: String(port), AGENTQ_DATA_DIR: dataDir, AGENTQ_LOG_LEVEL: 'info', PORT: '0', AGENTQ_SHUTDOWN_GRACE_MS: String(graceMs) },
+    });
+    try {
+      const startedBy = Date.now() + 30_000;
+      while (!session.stderr().includes('agentq is running')) {
+        if (Date.now() > startedBy || session.exitCode() !== undefined) throw new Error(`start did not report running: ${session.stderr()}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const client = new AgentClient({ config: loadConfig({ REDIS_URL: `redis://127.0.0.1:${port}` }) });
+      // One step that is still running when Ctrl-C comes: its commit needs Redis after the signal.
+      const queued = await client.enqueue({ graph: 'chain', input: { steps: 1, sleepMs: 2_000 } });
+      const runningBy = Date.now() + 10_000;
+      while ((await client.get(queued.id))?.status !== 'running' && Date.now() < runningBy) await new Promise((resolve) => setTimeout(resolve, 50));
+      await client.close();
+
+      const pressed = Date.now();
+      session.sendKeys('C-c');
+      while (session.exitCode() === undefined && Date.now() - pressed < graceMs + 10_000) await new Promise((resolve) => setTimeout(resolve, 100));
+      const stoppedAfterMs = Date.now() - pressed;
+      expect(session.exitCode(), session.stderr()).toBe(0);
+      expect(stoppedAfterMs).toBeLessThan(graceMs + 5_000);
+      expect(redisProcessesOn(port)).toEqual([]);
+      expect(session.stderr()).not.toMatch(/ECONNREFUSED|Stream isn't writeable/);
+      // Redis was stopped by us (SHUTDOWN), not by the terminal's SIGINT.
+      const redisLog = readFileSync(join(dataDir, 'redis', 'redis.log'), 'utf8');
+      expect(redisLog).not.toContain('Received SIGINT');
+      expect(redisLog).toContain('User requested shutdown');
+
+      // The step that was running at Ctrl-C committed: the run is completed in the AOF left behind.
+      const reopened = await startPrivateRedis({ dir: join(dataDir, 'redis'), appendonly: true });
+      try {
+        const reader = new AgentClient({ config: loadConfig({ REDIS_URL: reopened.url }) });
+        expect((await reader.get(queued.id))?.status).toBe('completed');
+        await reader.close();
+      } finally {
+        await reopened.stop();
+      }
+    } finally {
+      session.close();
       for (const line of redisProcessesOn(port)) process.kill(Number(line.trim().split(' ')[0]), 'SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config.js';
 import { AgentqError } from '../../shared/errors.js';
 
 interface CommandIo {
@@ -13,14 +13,15 @@ interface CommandIo {
  * Prints `{collections, records, seconds}` on stdout, progress on stderr. Wire it in bin/agentq.ts with
  * `registerReindexCommand(program, io)`.
  */
-export function registerReindexCommand(program: Command, io: CommandIo, readConfig: () => Config = loadConfig): void {
+export function registerReindexCommand(program: Command, io: CommandIo, readConfig?: () => Config): void {
   program
     .command('reindex')
     .description('copy the embedded vector store (<AGENTQ_DATA_DIR>/vectors.sqlite) into Qdrant (QDRANT_URL): collections, texts, payloads and vectors, without re-embedding; prints a JSON summary')
     .option('--collection <name>', 'only this collection (default: all)')
     .option('--tenant <tenant>', 'only this tenant (default: all)')
     .action(async (options: { collection?: string; tenant?: string }) => {
-      const config = readConfig();
+      // zod and the config schema load only when the command runs (CLI cold start).
+      const config = readConfig ? readConfig() : (await import('../../shared/config.js')).loadConfig();
       if (!config.qdrantUrl) {
         throw new AgentqError('INVALID_INPUT', 'reindex copies the embedded store into Qdrant: set QDRANT_URL (e.g. http://localhost:6333) and AGENTQ_DATA_DIR to the folder holding vectors.sqlite');
       }

@@ -6,6 +6,7 @@ import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import { batchIdParamsSchema, batchRecordSchema, createBatchBodySchema, getBatchQuerySchema, jsonlUploadQuerySchema } from '../schemas/batch-schemas.js';
 import { idempotencyHeadersSchema } from '../schemas/run-schemas.js';
+import { parseQuestionLines } from '../../../shared/batches/parse-question-lines.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 const JSONL_TYPES = ['application/x-ndjson', 'application/jsonl', 'application/x-jsonlines'];
@@ -19,19 +20,15 @@ function notFound(batchId: string): ApiError {
   return new ApiError(404, 'NOT_FOUND', `batch ${batchId} not found (it may never have existed, or it expired)`);
 }
 
-/** A JSON Lines upload of `{id?, question}` lines, as the batch body (collection and options from the query). */
+/** A JSON Lines upload of `{id?, question}` lines (other keys ignored, as by the CLI), as the batch body (collection and options from the query). */
 function parseJsonl(text: string, query: Record<string, unknown>): unknown {
-  const questions = text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter(Boolean)
-    .map((line, index) => {
-      try {
-        return JSON.parse(line) as unknown;
-      } catch {
-        throw new ApiError(400, 'INVALID_INPUT', `line ${index + 1} of the JSONL upload is not JSON; each line must be {"id"?: "…", "question": "…"}`);
-      }
-    });
+  let questions;
+  try {
+    // The same reader as `agentq batch FILE`: a file one accepts, the other does.
+    questions = parseQuestionLines(text);
+  } catch (error) {
+    throw new ApiError(400, 'INVALID_INPUT', `the JSONL upload: ${(error as Error).message}`);
+  }
   const parsed = jsonlUploadQuerySchema.safeParse(query);
   if (!parsed.success) throw new ApiError(400, 'INVALID_INPUT', `invalid query for a JSONL upload: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   const { collection, concurrency, max_iterations, citations, graph } = parsed.data;

@@ -6,6 +6,8 @@ import { AgentqError } from '../../../shared/errors.js';
 import { ID_PATTERN } from '../../../shared/ids.js';
 import {
   batchIdParamsSchema,
+  deleteDocumentsQuerySchema,
+  deleteDocumentsResultSchema,
   documentIdParamsSchema,
   documentListSchema,
   documentRecordSchema,
@@ -40,7 +42,7 @@ export interface DocumentsRoutesOptions {
  * `POST /v1/documents` (multipart upload: one or more files, optional `collection` field),
  * `GET /v1/documents` (the caller's documents with their status), `GET /v1/documents/:id`,
  * `DELETE /v1/documents/:id` (the record and its chunks) and `GET /v1/documents/batches/:batchId`
- * (ingest progress). Everything is scoped to the caller's tenant: another tenant's id answers 404.
+ * (ingest progress), `DELETE /v1/documents?collection=…` (a collection's documents). Everything is scoped to the caller's tenant: another tenant's id answers 404.
  */
 export function documentsRoutes(context: Pick<ApiContext, 'config'>, options: DocumentsRoutesOptions = {}): FastifyPluginAsyncZod {
   return async (app) => {
@@ -120,6 +122,20 @@ export function documentsRoutes(context: Pick<ApiContext, 'config'>, options: Do
       handler: async (request, reply) => {
         if (!(await ingest.deleteDocument(request.params.id, { tenant: principalOf(request).tenant }))) throw documentNotFound(request.params.id);
         return reply.code(204).send(null);
+      },
+    });
+
+    app.delete('/v1/documents', {
+      schema: {
+        summary: 'Delete every document of a collection',
+        description: 'Deletes the documents of `collection` (required) and their chunks, for the caller\'s tenant only; answers how many. A collection with no documents answers `deleted: 0`.',
+        tags: ['documents'],
+        querystring: deleteDocumentsQuerySchema,
+        response: { 200: deleteDocumentsResultSchema, ...errors },
+      },
+      handler: async (request) => {
+        const { collection } = request.query;
+        return { collection, deleted: await ingest.deleteDocuments({ collection, tenant: principalOf(request).tenant }) };
       },
     });
 

@@ -11,6 +11,7 @@ import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import {
+  createRunQuerySchema,
   createRunBodySchema,
   deleteRunQuerySchema,
   eventsHeadersSchema,
@@ -62,6 +63,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
           'Creates the run (queued) and hands it to the workers. The same Idempotency-Key (header or body) returns the same run and adds nothing twice; a replay carries `Idempotent-Replayed: true`. 429 when the tenant has AGENTQ_TENANT_MAX_INFLIGHT runs in flight.',
         tags: ['runs'],
         headers: idempotencyHeadersSchema,
+        querystring: createRunQuerySchema,
         body: createRunBodySchema,
         response: { 202: runRecordSchema, ...errors },
       },
@@ -82,7 +84,9 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
         if (!existing && !reserved) throw inflightFull(tenant, inflight.max);
         let record;
         try {
-          record = await client.enqueue({ ...body, tenant, runId, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) });
+          // A replay returns its run whatever the workers serve now.
+          const queueUnserved = request.query.queueUnserved || Boolean(existing);
+          record = await client.enqueue({ ...body, tenant, runId, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }, { queueUnserved });
         } catch (error) {
           if (reserved) await inflight.release(tenant, runId).catch(() => undefined);
           throw error;

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AgentqError } from '../../../shared/errors.js';
-import { searchBodySchema, searchResultSchema } from '../../ingest/document-schemas.js';
+import { searchBodySchema, searchQuerySchema, searchResultSchema } from '../../ingest/document-schemas.js';
 import { ingestClientFor } from '../../ingest/ingest-client-for.js';
 import type { IngestClient } from '../../ingest/ingest-client.js';
 import type { ApiContext } from '../api-context.js';
@@ -18,11 +18,16 @@ export interface SearchRoutesOptions {
   ingest?: IngestClient;
 }
 
-/** `POST /v1/search {query, collection?, k?}`: ranked chunks of the caller's documents, with what a citation needs. */
+/**
+ * `POST /v1/search {query, collection?, k?}` and `GET /v1/search?query=…&collection=…&k=…`: ranked chunks
+ * of the caller's documents, with what a citation needs.
+ */
 export function searchRoutes(context: Pick<ApiContext, 'config'>, options: SearchRoutesOptions = {}): FastifyPluginAsyncZod {
   return async (app) => {
     const ingest = options.ingest ?? ingestClientFor(context);
     if (!options.ingest) app.addHook('onClose', async () => ingest.close());
+    const search = (tenant: string, { query, collection, k }: { query: string; collection?: string | undefined; k: number }) =>
+      ingest.search({ query, k, tenant, ...(collection === undefined ? {} : { collection }) });
 
     app.post('/v1/search', {
       schema: {
@@ -33,11 +38,18 @@ export function searchRoutes(context: Pick<ApiContext, 'config'>, options: Searc
         body: searchBodySchema,
         response: { 200: searchResultSchema, '4xx': errorBodySchema, '5xx': errorBodySchema },
       },
-      handler: async (request) => {
-        const { query, collection, k } = request.body;
-        const hits = await ingest.search({ query, k, tenant: principalOf(request).tenant, ...(collection === undefined ? {} : { collection }) });
-        return { hits };
+      handler: async (request) => ({ hits: await search(principalOf(request).tenant, request.body) }),
+    });
+
+    app.get('/v1/search', {
+      schema: {
+        summary: 'Search ingested documents (query string)',
+        description: 'The same search as `POST /v1/search`, with `query`, `collection` and `k` in the query string.',
+        tags: ['documents'],
+        querystring: searchQuerySchema,
+        response: { 200: searchResultSchema, '4xx': errorBodySchema, '5xx': errorBodySchema },
       },
+      handler: async (request) => ({ hits: await search(principalOf(request).tenant, request.query) }),
     });
   };
 }

@@ -15,6 +15,17 @@ export const createRunBodySchema = enqueueRequestSchema
   .strict()
   .describe('CreateRun');
 
+/** `POST /v1/runs?queueUnserved=true`: queue a run of a graph no live worker serves (it waits, then fails). */
+export const createRunQuerySchema = z
+  .object({
+    queueUnserved: z
+      .enum(['true', 'false'], { error: "queueUnserved must be 'true' or 'false'" })
+      .default('false')
+      .transform((value) => value === 'true')
+      .describe('Queue the run even when no live worker serves its graph (it waits up to AGENTQ_UNSERVED_GRAPH_WAIT_MS for one, then fails with UNKNOWN_GRAPH). Without it such a request gets 400 UNKNOWN_GRAPH naming the graphs served.'),
+  })
+  .strict();
+
 export const runIdParamsSchema = z.object({ id: z.string().regex(ID_PATTERN, idMessage('the run id')) });
 
 export const idempotencyHeadersSchema = z
