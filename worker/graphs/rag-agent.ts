@@ -104,7 +104,10 @@ export const ragAgentGraph = defineGraph({
       const update: RagUpdate = {
         passages: current.passages.length >= MAX_PASSAGES ? shown : result.passages,
         searches: [{ tool: request.tool, query: request.query, round: request.round, found: result.passages.length, retrieval: result.retrieval }],
-        reasoning: [`${request.tool} found ${result.passages.length} passage${result.passages.length === 1 ? '' : 's'}${best ? `, best: "${best.title}"` : ''}`],
+        reasoning: [
+          ...(result.scope ? [`${request.tool}: ${result.scope}`] : []),
+          `${request.tool} found ${result.passages.length} passage${result.passages.length === 1 ? '' : 's'}${best ? `, best: "${best.title}"` : ''}`,
+        ],
       };
       if (current.mode === 'model') update.messages = [{ role: 'tool', tool_call_id: request.callId, content: formatSearchResult(request.query, shown, result.passages.length) }];
       return update;
