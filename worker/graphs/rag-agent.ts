@@ -136,9 +136,9 @@ function extractiveTurn(current: Readonly<RagState>): RagUpdate {
       ],
     };
   }
-  const { sentences, notes } = extractAnswer(ranked, { followLinks: current.rounds >= 2 });
-  const answer =
-    sentences.length > 0 ? sentences.map(({ sentence, passageId }) => `${sentence} [${passageId}]`).join(' ') : `No passage in collection '${current.collection}' matches the question.`;
+  const { sentences, notes, lead } = extractAnswer(ranked, { followLinks: current.rounds >= 2, question: current.query });
+  const body = sentences.map(({ sentence, passageId }) => `${sentence} [${passageId}]`).join(' ');
+  const answer = lead || body ? [lead, body].filter(Boolean).join(' ') : `No passage in collection '${current.collection}' matches the question.`;
   return {
     modelName: 'extractive',
     done: true,

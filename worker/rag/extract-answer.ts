@@ -1,5 +1,15 @@
+import { isTocEntry } from '../parsers/page-furniture.js';
+import { questionShape } from './question-shape.js';
 import type { RankedPassage } from './rank-passages.js';
+import { shapeAnswer } from './shape-answer.js';
 import { splitSentences } from './split-sentences.js';
+
+/**
+ * Below this share of the question's key-term weight in the best sentence of the best passage, no
+ * passage says what the question asks: the answer is "not found" rather than an unrelated sentence.
+ * @default 0.25
+ */
+export const NOT_FOUND_COVERAGE = 0.25;
 
 /** One sentence of an extractive answer and the passage it was copied from. */
 export interface ExtractedSentence {
@@ -13,6 +23,19 @@ export interface ExtractiveAnswer {
   sentences: ExtractedSentence[];
   /** What the answerer did, for `reasoning_steps`. */
   notes: string[];
+  /** Said before the sentences: "Yes.", the option picked, the number asked for, or "Not found in the documents." @default none */
+  lead?: string;
+}
+
+export interface ExtractAnswerOptions {
+  followLinks: boolean;
+  /** The question: fits the answer to its shape (yes/no, comparison, number) and allows "not found". @default none (the best sentences only) */
+  question?: string;
+}
+
+/** A sentence that is page furniture (a contents line, a page number), never an answer. */
+function isFurniture(sentence: string): boolean {
+  return isTocEntry(sentence) || /^\W*\d{1,4}\W*$/.test(sentence) || /^(?:table of )?contents$/i.test(sentence.trim());
 }
 
 /**
@@ -21,9 +44,21 @@ export interface ExtractiveAnswer {
  * passage, the second hop of a multi-hop question), the best sentence of that passage too, since the
  * answer to such a question is usually there.
  */
-export function extractAnswer(ranked: readonly RankedPassage[], { followLinks }: { followLinks: boolean }): ExtractiveAnswer {
+export function extractAnswer(allRanked: readonly RankedPassage[], { followLinks, question }: ExtractAnswerOptions): ExtractiveAnswer {
+  const ranked = allRanked.filter((passage) => !isFurniture(sentenceOf(passage)));
   const best = ranked[0];
   if (!best) return { sentences: [], notes: ['no passage was retrieved, so there is nothing to answer from'] };
+  if (question !== undefined) {
+    if (best.coverage < NOT_FOUND_COVERAGE) {
+      return {
+        sentences: [],
+        lead: 'Not found in the documents.',
+        notes: [`not found: the best sentence ("${best.title}") holds only ${Math.round(best.coverage * 100)}% of the question's key terms (< ${Math.round(NOT_FOUND_COVERAGE * 100)}%)`],
+      };
+    }
+    const shaped = shapeAnswer(question, questionShape(question), ranked);
+    if (shaped) return { lead: shaped.lead, sentences: shaped.support, notes: [`answered as a ${shaped.note}`] };
+  }
   const sentences: ExtractedSentence[] = [{ sentence: sentenceOf(best), passageId: best.id }];
   const notes = [`answered with the best sentence of "${best.title}" (it holds ${Math.round(best.coverage * 100)}% of the question's key terms)`];
   if (followLinks) {
