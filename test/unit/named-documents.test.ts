@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { toChunkRecords } from '../../shared/ingest/chunk-records.js';
 import { SqliteVectorStore } from '../../worker/adapters/sqlite-vector-store.js';
 import { companyNames, findNamedDocuments, mentions } from '../../worker/rag/named-documents.js';
+import { reportForPeriod } from '../../worker/rag/period-of-query.js';
 import { searchPassages } from '../../worker/rag/search-passages.js';
 import type { NodeContext } from '../../shared/graph/node-context.js';
 
@@ -42,5 +43,20 @@ describe('questions that name an entity hit that entity\'s documents', () => {
     const unscoped = await searchPassages(context, store, { query: 'How did research and development expense change?', collection: 'filings', k: 5, round: 1 });
     expect(unscoped.scope).toBeNull();
     expect(unscoped.passages[0]!.docId).toBe('intel-q1');
+  });
+});
+
+describe('a question naming a period picks that report', () => {
+  const reports = [
+    { docId: 'q3-2022', periodEnded: 'September 30, 2022' },
+    { docId: 'q1-2023', periodEnded: 'April 1, 2023' },
+    { docId: 'q2-2023', periodEnded: 'July 1, 2023' },
+  ];
+  it('by the calendar quarter its period ends in, or the latest for "most recent"', () => {
+    expect(reportForPeriod('What was revenue in Q1 2023?', reports)?.report.docId).toBe('q1-2023');
+    expect(reportForPeriod('In the second quarter of 2023, what changed?', reports)?.report.docId).toBe('q2-2023');
+    expect(reportForPeriod('What did the most recent 10-Q report?', reports)?.report.docId).toBe('q2-2023');
+    expect(reportForPeriod('What was revenue in Q4 2021?', reports)).toBeNull();
+    expect(reportForPeriod('How did revenue change?', reports)).toBeNull();
   });
 });

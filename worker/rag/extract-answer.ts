@@ -1,12 +1,14 @@
 import { isTocEntry } from '../parsers/page-furniture.js';
+import { keyTerms } from './key-terms.js';
 import { questionShape } from './question-shape.js';
 import type { RankedPassage } from './rank-passages.js';
 import { shapeAnswer } from './shape-answer.js';
 import { splitSentences } from './split-sentences.js';
 
 /**
- * Below this share of the question's key-term weight in the best sentence of the best passage, no
- * passage says what the question asks: the answer is "not found" rather than an unrelated sentence.
+ * Below this share of the question's key-term weight in the best sentence of the best passage (and
+ * with fewer than two of its key terms), no passage says what the question asks: the answer is "not
+ * found" rather than an unrelated sentence.
  * @default 0.25
  */
 export const NOT_FOUND_COVERAGE = 0.25;
@@ -49,7 +51,10 @@ export function extractAnswer(allRanked: readonly RankedPassage[], { followLinks
   const best = ranked[0];
   if (!best) return { sentences: [], notes: ['no passage was retrieved, so there is nothing to answer from'] };
   if (question !== undefined) {
-    if (best.coverage < NOT_FOUND_COVERAGE) {
+    // Long questions spread their weight over many terms: a sentence matching two of them may still answer; one matching fewer is unrelated.
+    const asked = new Set(keyTerms(question));
+    const shared = keyTerms(best.bestSentence).filter((term) => asked.has(term)).length;
+    if (best.coverage < NOT_FOUND_COVERAGE && shared < 2) {
       return {
         sentences: [],
         lead: 'Not found in the documents.',

@@ -7,6 +7,8 @@ export interface NamedDocument {
   title: string;
   /** The name as the question says it, e.g. "apple". */
   name: string;
+  /** The end of the period the document reports on (its metadata), when it has one. */
+  periodEnded?: string;
   /**
    * `company`: the question names the organisation a filing is by, so only that organisation's
    * documents can answer it (search is filtered to them). `title`: the question names the document's
@@ -53,12 +55,12 @@ export async function findNamedDocuments(store: VectorStore, tenant: string, { q
   const hits = await store.query(tenant, { text: query, collection, filter: { chunkIndex: 0 }, limit: CANDIDATES });
   const named: NamedDocument[] = [];
   for (const hit of hits) {
-    const payload = hit.payload as { docId?: string; title?: string; company?: string };
+    const payload = hit.payload as { docId?: string; title?: string; company?: string; periodEnded?: string };
     if (!payload.docId || named.some((document) => document.docId === payload.docId)) continue;
     const title = payload.title ?? '';
     const company = payload.company ? companyNames(payload.company).find((name) => mentions(query, name, { properNoun: false })) : undefined;
     if (company) {
-      named.push({ docId: payload.docId, title, name: company, kind: 'company' });
+      named.push({ docId: payload.docId, title, name: company, kind: 'company', ...(payload.periodEnded ? { periodEnded: payload.periodEnded } : {}) });
       continue;
     }
     const name = normalizedTitle(title);

@@ -6,6 +6,7 @@ import type { VectorStore } from '../../shared/ports/vector-store.js';
 import type { RetrievalMode } from '../../shared/rag/rag-output.js';
 import { reciprocalRankFusion } from '../../shared/retrieval/reciprocal-rank-fusion.js';
 import { findNamedDocuments, type NamedDocument } from './named-documents.js';
+import { reportForPeriod } from './period-of-query.js';
 import { citationIdOf, type RetrievedPassage } from './retrieved-passage.js';
 
 export interface SearchPassagesRequest {
@@ -69,9 +70,13 @@ async function scopedSearch(store: VectorStore, request: Parameters<typeof searc
   const inScope = await searchDocuments(store, { ...request, filter: { docId: { in: chosen.map((document) => document.docId) } } });
   const names = [...new Set(chosen.map((document) => document.name))].map((name) => `"${name}"`).join(', ');
   if (companies.length > 0) {
-    const seen = new Set(inScope.map((hit) => hit.chunkId));
-    const hits = [...inScope, ...plain.filter((hit) => !seen.has(hit.chunkId))].slice(0, request.k);
-    return { hits, scope: `the query names ${names}: searched only ${chosen.length === 1 ? 'its document' : `its ${chosen.length} documents`} (${titlesOf(chosen)})` };
+    // A period the question names ("Q3 2023", "the latest 10-Q") puts that report's passages first.
+    const period = reportForPeriod(request.query, companies);
+    const first = period ? await searchDocuments(store, { ...request, filter: { docId: period.report.docId } }) : [];
+    const seen = new Set<string>();
+    const hits = [...first, ...inScope, ...plain].filter((hit) => !seen.has(hit.chunkId) && seen.add(hit.chunkId)).slice(0, request.k);
+    const periodNote = period ? `; ${period.why}: "${period.report.title}" first` : '';
+    return { hits, scope: `the query names ${names}: searched only ${chosen.length === 1 ? 'its document' : `its ${chosen.length} documents`} (${titlesOf(chosen)})${periodNote}` };
   }
   const fused = reciprocalRankFusion([plain.map((hit) => ({ ...hit, id: hit.chunkId })), inScope.map((hit) => ({ ...hit, id: hit.chunkId }))]).slice(0, request.k);
   return { hits: fused.map(({ id: _id, ...hit }) => hit), scope: `the query names ${names}: boosted ${chosen.length === 1 ? 'that document' : `those ${chosen.length} documents`} (${titlesOf(chosen)})` };
