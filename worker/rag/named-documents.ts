@@ -18,7 +18,7 @@ export interface NamedDocument {
 }
 
 /** First chunks looked at for names: one per document, the best lexical matches of the question. */
-const CANDIDATES = 100;
+const CANDIDATES = 40;
 const COMPANY_SUFFIX = /[,\s]+(?:inc\.?|incorporated|corporation|corp\.?|company|co\.|ltd\.?|limited|llc|plc|n\.v\.|s\.a\.|ag|se|holdings|group)$/i;
 
 /** "Amazon.com, Inc." → ["amazon.com", "amazon"]: how questions name a company. */

@@ -55,6 +55,9 @@ export async function searchPassages(context: NodeContext, store: VectorStore, {
   return { passages, retrieval: vector ? 'hybrid' : 'lexical', scope };
 }
 
+/** Documents a named title may boost at most. @default 4 */
+const MAX_BOOSTED_TITLES = 4;
+
 /**
  * The search, shaped by the documents the query names. A named company is a hard constraint (a
  * question about Apple's expenses is not answered by Intel's filing): hits come from that company's
@@ -64,7 +67,8 @@ export async function searchPassages(context: NodeContext, store: VectorStore, {
  */
 async function scopedSearch(store: VectorStore, request: Parameters<typeof searchDocuments>[1] & { k: number }, named: readonly NamedDocument[]): Promise<{ hits: SearchHit[]; scope: string | null }> {
   const companies = named.filter((document) => document.kind === 'company');
-  const chosen = companies.length > 0 ? companies : named;
+  // A title shared by many documents (the paragraphs of one article) tells them apart no better than the query itself.
+  const chosen = companies.length > 0 ? companies : named.length <= MAX_BOOSTED_TITLES ? named : [];
   const plain = await searchDocuments(store, request);
   if (chosen.length === 0) return { hits: plain, scope: null };
   const inScope = await searchDocuments(store, { ...request, filter: { docId: { in: chosen.map((document) => document.docId) } } });
