@@ -1,7 +1,7 @@
 import { isTocEntry } from '../parsers/page-furniture.js';
 import { keyTerms } from './key-terms.js';
 import { questionShape } from './question-shape.js';
-import type { RankedPassage } from './rank-passages.js';
+import { normalizedTitle, type RankedPassage } from './rank-passages.js';
 import { shapeAnswer } from './shape-answer.js';
 import { splitSentences } from './split-sentences.js';
 
@@ -67,7 +67,9 @@ export function extractAnswer(allRanked: readonly RankedPassage[], { followLinks
   const sentences: ExtractedSentence[] = [{ sentence: sentenceOf(best), passageId: best.id }];
   const notes = [`answered with the best sentence of "${best.title}" (it holds ${Math.round(best.coverage * 100)}% of the question's key terms)`];
   if (followLinks) {
-    const linked = ranked.find((passage) => passage.linked && passage.docId !== best.docId);
+    // The second hop is a thing the question does not name: a linked passage titled by a name in the question is the first hop again.
+    const asked = question?.toLowerCase() ?? '';
+    const linked = ranked.find((passage) => passage.linked && passage.docId !== best.docId && !(asked && normalizedTitle(passage.title).length >= 4 && asked.includes(normalizedTitle(passage.title))));
     if (linked) {
       sentences.push({ sentence: sentenceOf(linked), passageId: linked.id });
       notes.push(`added the best sentence of "${linked.title}", which "${best.title}" or another top passage names`);

@@ -36,7 +36,8 @@ export async function searchPassages(context: NodeContext, store: VectorStore, {
   const vector = await queryVector(context, store, query, collection);
   const request = { query, collection, k, tenant: context.tenant, ...(vector ? { vector } : {}) };
   const named = await findNamedDocuments(store, context.tenant, { query, collection });
-  const { hits, scope } = await scopedSearch(store, request, named);
+  // A refined query carries names the passages mention (the second hop): boosting their titles again would pull the first hop's documents back over the answer's.
+  const { hits, scope } = await scopedSearch(store, request, round === 1 ? named : named.filter((document) => document.kind === 'company'));
   const best = hits[0]?.score ?? 0;
   const passages = hits.map(
     (hit): RetrievedPassage => ({
