@@ -4,7 +4,6 @@ import { embedTexts } from '../../shared/llm/embed-texts.js';
 import { embedderOf } from '../../shared/ports/agent-services.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import type { RetrievalMode } from '../../shared/rag/rag-output.js';
-import { reciprocalRankFusion } from '../../shared/retrieval/reciprocal-rank-fusion.js';
 import { findNamedDocuments, type NamedDocument } from './named-documents.js';
 import { reportForPeriod } from './period-of-query.js';
 import { citationIdOf, type RetrievedPassage } from './retrieved-passage.js';
@@ -56,6 +55,10 @@ export async function searchPassages(context: NodeContext, store: VectorStore, {
   return { passages, retrieval: vector ? 'hybrid' : 'lexical', scope };
 }
 
+/** The plain search's hits that stay ahead of a named title's passages: the best passage may be about something else the question asks. @default 2 */
+const KEEP_PLAIN_FIRST = 2;
+/** Passages of each named document moved up. @default 2 */
+const BOOSTED_PER_DOCUMENT = 2;
 /** Documents a named title may boost at most. @default 4 */
 const MAX_BOOSTED_TITLES = 4;
 
@@ -63,8 +66,8 @@ const MAX_BOOSTED_TITLES = 4;
  * The search, shaped by the documents the query names. A named company is a hard constraint (a
  * question about Apple's expenses is not answered by Intel's filing): hits come from that company's
  * documents, topped up from the rest only when they run short. A named title is a hint: its
- * documents' hits are fused with the plain search's (reciprocal ranks), so they rise without pushing
- * out a better passage elsewhere — the way both sides of "which is older, A or B?" reach the top.
+ * documents' best passages come right after the plain search's first two, so they rise without pushing
+ * out the best passage elsewhere — the way both sides of "which is older, A or B?" reach the top.
  */
 async function scopedSearch(store: VectorStore, request: Parameters<typeof searchDocuments>[1] & { k: number }, named: readonly NamedDocument[]): Promise<{ hits: SearchHit[]; scope: string | null }> {
   const companies = named.filter((document) => document.kind === 'company');
@@ -83,8 +86,16 @@ async function scopedSearch(store: VectorStore, request: Parameters<typeof searc
     const periodNote = period ? `; ${period.why}: "${period.report.title}" first` : '';
     return { hits, scope: `the query names ${names}: searched only ${chosen.length === 1 ? 'its document' : `its ${chosen.length} documents`} (${titlesOf(chosen)})${periodNote}` };
   }
-  const fused = reciprocalRankFusion([plain.map((hit) => ({ ...hit, id: hit.chunkId })), inScope.map((hit) => ({ ...hit, id: hit.chunkId }))]).slice(0, request.k);
-  return { hits: fused.map(({ id: _id, ...hit }) => hit), scope: `the query names ${names}: boosted ${chosen.length === 1 ? 'that document' : `those ${chosen.length} documents`} (${titlesOf(chosen)})` };
+  // The plain search's best hits keep their places; each named document's best passages come right after them.
+  const perDocument = new Map<string, number>();
+  const boosted = inScope.filter((hit) => {
+    const count = perDocument.get(hit.docId) ?? 0;
+    perDocument.set(hit.docId, count + 1);
+    return count < BOOSTED_PER_DOCUMENT;
+  });
+  const seen = new Set<string>();
+  const merged = [...plain.slice(0, KEEP_PLAIN_FIRST), ...boosted, ...plain, ...inScope].filter((hit) => !seen.has(hit.chunkId) && seen.add(hit.chunkId)).slice(0, request.k);
+  return { hits: merged, scope: `the query names ${names}: boosted ${chosen.length === 1 ? 'that document' : `those ${chosen.length} documents`} (${titlesOf(chosen)})` };
 }
 
 function titlesOf(documents: readonly NamedDocument[]): string {
