@@ -13,8 +13,9 @@
  * 5. Predictions written as ../shared/eval/README.md says (`cited_doc_ids`: cited documents, then the
  *    run's other retrieved documents), then scored with its score.py (python3).
  *
- * stdout: `runs=<n>`, `steps_per_run=<mean>`, `wall_s=<s>` (submit to last answer), then score.py's
- * output, last. Progress goes to stderr. Options: `--limit N` (first N questions; scored with
+ * stdout: `runs=<n>`, `steps_per_run=<mean>`, `wall_s=<s>` (submit to last answer), `retrieval=<mode>`,
+ * then what users feel (bench/eval/user-metrics.ts): `cited_doc_precision`, `answer_contains_gold`,
+ * `answers_citing` and, for the SEC set, `right_company_at_1` (percentages), then score.py's output, last. Progress goes to stderr. Options: `--limit N` (first N questions; scored with
  * --only-predicted), `--concurrency N` (runs in flight, and the worker's step concurrency; default 16),
  * `--out preds.jsonl` (default: a file in a temporary folder, named on stderr).
  */
@@ -31,9 +32,10 @@ import { loadConfig } from '../shared/config.js';
 import { ID_PATTERN } from '../shared/ids.js';
 import type { RagOutput } from '../shared/rag/rag-output.js';
 import { startPrivateRedis } from '../shared/redis/private-redis-server.js';
-import { predictionOf } from './eval/eval-prediction.js';
+import { citedDocIdsOf, predictionOf } from './eval/eval-prediction.js';
 import { readQuestions, resolveEvalSet } from './eval/eval-set.js';
 import { startWorkerProcess, type WorkerProcess } from './eval/start-worker-process.js';
+import { readGold, secCompanyOf, userMetrics } from './eval/user-metrics.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const sharedEval = resolve(root, '../shared/eval');
@@ -126,7 +128,8 @@ async function main(): Promise<void> {
     if (failed.length > 0) log(`  ${failed.length} of ${results.length} questions have no answer`);
 
     const byBatchId = new Map(results.map((result) => [result.id, result]));
-    const predictions = questions.map((question, index) => predictionOf(question.id, byBatchId.get(batchIds[index]!)?.output as Partial<RagOutput> | null));
+    const outputs = questions.map((_question, index) => byBatchId.get(batchIds[index]!)?.output as Partial<RagOutput> | null | undefined);
+    const predictions = questions.map((question, index) => predictionOf(question.id, outputs[index]));
     writeFileSync(out, predictions.map((prediction) => JSON.stringify(prediction)).join('\n') + '\n');
     log(`  predictions: ${out}`);
 
@@ -143,6 +146,12 @@ async function main(): Promise<void> {
       if (mode) modes.set(mode, (modes.get(mode) ?? 0) + 1);
     }
     process.stdout.write(`retrieval=${modes.size === 1 ? [...modes.keys()][0] : [...modes].map(([mode, count]) => `${mode}:${count}`).join(',')}\n`);
+    // What users feel beside recall: do the cited documents answer the question, does the answer hold the gold one, is it the right company.
+    const gold = readGold(set.questionsFile);
+    const shown = predictions.map((prediction, index) => ({ id: prediction.id, answer: prediction.answer, citedDocIds: citedDocIdsOf(outputs[index]), rankedDocIds: prediction.cited_doc_ids }));
+    const isSec = [...gold.values()].every((question) => question.goldDocIds.every((docId) => secCompanyOf(docId) !== undefined));
+    const metrics = userMetrics(gold, shown, isSec ? { companyOf: secCompanyOf } : {});
+    for (const [name, value] of Object.entries(metrics)) process.stdout.write(`${name}=${value.toFixed(1)}\n`);
     process.stdout.write(score.endsWith('\n') ? score : `${score}\n`);
   } finally {
     await Promise.all([client.close(), ingest.close()]);

@@ -23,3 +23,8 @@ export function predictionOf(id: string, output: Partial<RagOutput> | null | und
   const paths = [...(output?.sources ?? []).map((source) => source.path), ...(output?.retrieved ?? []).map((document) => document.path)];
   return { id, answer: output?.answer ?? '', cited_doc_ids: [...new Set(paths.map(docIdOfPath))] };
 }
+
+/** The documents the answer itself cites (its sources), in order, each once. */
+export function citedDocIdsOf(output: Partial<RagOutput> | null | undefined): string[] {
+  return [...new Set((output?.sources ?? []).map((source) => docIdOfPath(source.path)))];
+}

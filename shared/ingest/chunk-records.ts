@@ -17,6 +17,19 @@ export interface ChunkPayload {
   charEnd: number;
   /** sha256 of the document version the chunk comes from: replacing a version deletes the others' chunks. */
   contentHash: string;
+  /** The organisation the document is by (an SEC filing's registrant): questions naming it find this document's chunks first. @default none */
+  company?: string;
+  /** The form of a filing, e.g. "10-Q". @default none */
+  form?: string;
+  /** The end of the period the document reports on, as it writes it. @default none */
+  periodEnded?: string;
+}
+
+/** What a document says it is beyond its title (see worker/parsers DocumentMetadata). */
+export interface ChunkDocumentMetadata {
+  company?: string;
+  form?: string;
+  periodEnded?: string;
 }
 
 export interface ChunkLike {
@@ -39,7 +52,7 @@ export function chunkId(docId: string, index: number): string {
  */
 export function toChunkRecords(
   chunks: readonly ChunkLike[],
-  document: { docId: string; title: string; path: string; type: DocumentType; contentHash: string },
+  document: { docId: string; title: string; path: string; type: DocumentType; contentHash: string; metadata?: ChunkDocumentMetadata },
   vectors?: readonly (readonly number[])[],
 ): VectorRecord[] {
   return chunks.map((chunk) => {
@@ -55,6 +68,7 @@ export function toChunkRecords(
       charStart: chunk.charStart,
       charEnd: chunk.charEnd,
       contentHash: document.contentHash,
+      ...document.metadata,
     };
     const vector = vectors?.[chunk.index];
     return {

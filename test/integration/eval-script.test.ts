@@ -41,7 +41,9 @@ describe('eval script', () => {
     // Last: score.py's output, exactly as it prints it for these predictions.
     const score = execFileSync('python3', [join(root, '../shared/eval/score.py'), '--gold', join(set.path, 'questions.jsonl'), '--pred', out], { encoding: 'utf8' });
     expect(lines[3]).toBe('retrieval=lexical');
-    expect(lines.slice(4).join('\n')).toBe(score.trimEnd());
+    // Then what users feel: every answer cites its gold document and holds its gold answer.
+    expect(lines.slice(4, 7)).toEqual(['cited_doc_precision=100.0', 'answer_contains_gold=100.0', 'answers_citing=100.0']);
+    expect(lines.slice(7).join('\n')).toBe(score.trimEnd());
     expect(score).toMatch(/^questions: 3 {3}predicted: 3/);
     expect(score).toMatch(/recall@1\s+100\.00/);
 

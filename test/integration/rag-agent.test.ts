@@ -57,8 +57,10 @@ describe('rag-agent with a language model', () => {
     expect(output.answer).toBe('Maurice Koechlin drew the first sketch, per the archives.');
     expect(output.sources).toEqual([{ title: 'Maurice Koechlin', path: expect.stringMatching(/koechlin\.md$/), page: null, score: expect.any(Number) }]);
     expect(output.reasoning_steps).toContain('Dropped citation [abc123]: no passage with that id was retrieved in this run');
-    expect(output.reasoning_steps.slice(0, 4)).toEqual([
+    expect(output.reasoning_steps.slice(0, 5)).toEqual([
       'Calling search: {"query":"Eiffel Tower designer"}',
+      // The query names a document's title: the search says it boosted that document.
+      expect.stringMatching(/^search: the query names "eiffel tower": boosted that document \("Eiffel Tower"\)$/),
       expect.stringMatching(/^search found \d+ passages?, best: "Eiffel Tower"$/),
       'Calling refine_and_search: {"refined_query":"Koechlin sketch chief engineer"}',
       expect.stringMatching(/^refine_and_search found \d+ passages?, best: "Maurice Koechlin"$/),

@@ -118,7 +118,10 @@ export const ragAgentGraph = defineGraph({
       const update: RagUpdate = {
         passages: current.passages.length >= MAX_PASSAGES ? shown : result.passages,
         searches: [{ tool: request.tool, query: request.query, round: request.round, found: result.passages.length, retrieval: result.retrieval }],
-        reasoning: [`${request.tool} found ${result.passages.length} passage${result.passages.length === 1 ? '' : 's'}${best ? `, best: "${best.title}"` : ''}`],
+        reasoning: [
+          ...(result.scope ? [`${request.tool}: ${result.scope}`] : []),
+          `${request.tool} found ${result.passages.length} passage${result.passages.length === 1 ? '' : 's'}${best ? `, best: "${best.title}"` : ''}`,
+        ],
       };
       if (current.mode === 'model') update.messages = [{ role: 'tool', tool_call_id: request.callId, content: formatSearchResult(request.query, shown, result.passages.length) }];
       return update;
@@ -161,9 +164,9 @@ function extractiveTurn(current: Readonly<RagState>): RagUpdate {
       ],
     };
   }
-  const { sentences, notes } = extractAnswer(ranked, { followLinks: current.rounds >= 2 });
-  const answer =
-    sentences.length > 0 ? sentences.map(({ sentence, passageId }) => `${sentence} [${passageId}]`).join(' ') : `No passage in collection '${current.collection}' matches the question.`;
+  const { sentences, notes, lead } = extractAnswer(ranked, { followLinks: current.rounds >= 2, question: current.query });
+  const body = sentences.map(({ sentence, passageId }) => `${sentence} [${passageId}]`).join(' ');
+  const answer = lead || body ? [lead, body].filter(Boolean).join(' ') : `No passage in collection '${current.collection}' matches the question.`;
   return {
     modelName: 'extractive',
     done: true,

@@ -100,7 +100,7 @@ export class IngestProcessor {
     const title = result.title ?? titleFromPath(data.path);
     const vectors = this.options.embedder ? await this.embed(this.options.embedder, result.chunks.map((chunk) => chunk.text)) : undefined;
     const store = this.options.vectorStore();
-    const records = toChunkRecords(result.chunks, { docId, title, path: data.path, type: result.type, contentHash }, vectors);
+    const records = toChunkRecords(result.chunks, { docId, title, path: data.path, type: result.type, contentHash, ...(result.metadata ? { metadata: result.metadata } : {}) }, vectors);
     // New chunks first, then the old version's: the document stays searchable throughout.
     await store.upsert(tenant, data.collection, records);
     await store.delete(tenant, data.collection, { filter: { docId, contentHash: { notIn: [contentHash] } } });

@@ -1,5 +1,6 @@
 import type { DocumentType } from '../../shared/ingest/document-record.js';
 import type { ErrorCode } from '../../shared/errors.js';
+import type { DocumentMetadata } from '../parsers/parsed-document.js';
 import type { Chunk } from './chunker.js';
 
 /** ParsePool → thread. */
@@ -14,5 +15,5 @@ export interface ParseRequest {
 
 /** Thread → ParsePool. */
 export type ParseReply =
-  | { id: number; ok: true; type: DocumentType; title: string | null; pages: number | null; chunks: Chunk[] }
+  | { id: number; ok: true; type: DocumentType; title: string | null; pages: number | null; chunks: Chunk[]; metadata?: DocumentMetadata }
   | { id: number; ok: false; code: ErrorCode; message: string };

@@ -1,6 +1,8 @@
 import { extractTextItems, getDocumentProxy, getMeta } from 'unpdf';
 import { parseError } from './document-parse-error.js';
-import { collapseWhitespace, type Block, type ParsedDocument } from './parsed-document.js';
+import { findPageFurniture } from './page-furniture.js';
+import { collapseWhitespace, type Block, type DocumentMetadata, type ParsedDocument } from './parsed-document.js';
+import { readSecCover } from './sec-cover.js';
 
 interface Line {
   page: number;
@@ -59,6 +61,24 @@ function joinLines(previous: string, next: string): string {
   return `${previous} ${next}`;
 }
 
+/** The largest text of the first page with words in it, when it is set larger than the rest of that page. */
+function firstPageHeading(lines: readonly Line[]): string | null {
+  const firstPage = lines[0]?.page;
+  const page = lines.filter((line) => line.page === firstPage && /\p{L}{2}/u.test(line.text) && line.text.length <= 200);
+  const largest = Math.max(0, ...page.map((line) => line.size));
+  const body = bodySize(page);
+  if (largest <= 0 || largest < body * HEADING_RATIO) return null;
+  // A title set on two lines is one title.
+  return collapseWhitespace(page.filter((line) => line.size === largest).slice(0, 2).map((line) => line.text).join(' '));
+}
+
+/** PDF metadata titles are often a file name, an id or "Untitled": only words are a title. */
+function usableMetaTitle(value: unknown): string | null {
+  const title = typeof value === 'string' ? collapseWhitespace(value) : '';
+  if (!title || /^untitled|^microsoft (word|powerpoint)|\.(docx?|pdf|pptx?)$/i.test(title) || !/\p{L}{3}/u.test(title) || /^[\d\s_.-]+$/.test(title)) return null;
+  return title;
+}
+
 /**
  * PDF → text per page (unpdf, i.e. pdf.js, no native code). Lines set clearly larger than the body
  * text become headings (their level from the rank of their size), so PDF chunks get heading paths too;
@@ -78,8 +98,11 @@ export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
   }
   try {
     const [{ info }, { items, totalPages }] = await Promise.all([getMeta(document).catch(() => ({ info: {} as Record<string, unknown> })), extractTextItems(document)]);
-    const lines = items.flatMap((pageItems, index) => linesOf(pageItems, index + 1));
-    if (lines.length === 0) throw parseError(`the PDF has no text layer (${totalPages} pages of images, e.g. a scan); run it through OCR first`);
+    const allLines = items.flatMap((pageItems, index) => linesOf(pageItems, index + 1));
+    // Headers, footers, page numbers and contents entries are not content: kept out of chunks, so out of answers.
+    const { drop } = findPageFurniture(allLines);
+    const lines = allLines.filter((_line, index) => !drop.has(index));
+    if (allLines.length === 0) throw parseError(`the PDF has no text layer (${totalPages} pages of images, e.g. a scan); run it through OCR first`);
     const body = bodySize(lines);
     const isHeading = (line: Line) => body > 0 && line.size >= body * HEADING_RATIO && line.text.length <= 200 && /\p{L}/u.test(line.text);
     const headingSizes = [...new Set(lines.filter(isHeading).map((line) => round(line.size)))].sort((left, right) => right - left);
@@ -115,9 +138,10 @@ export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
       last = line;
     }
     flush();
-    const metaTitle = typeof info.Title === 'string' ? collapseWhitespace(info.Title) : '';
-    const firstHeading = blocks.find((block) => block.kind === 'heading')?.text ?? null;
-    return { type: 'pdf', title: metaTitle && !/^untitled/i.test(metaTitle) ? metaTitle : firstHeading, pages: totalPages, blocks };
+    const cover = readSecCover(allLines.filter((line) => line.page <= 2).map((line) => line.text));
+    const metadata: DocumentMetadata | undefined = cover ? { company: cover.company, form: cover.form, ...(cover.periodEnded ? { periodEnded: cover.periodEnded } : {}) } : undefined;
+    const title = cover?.title ?? firstPageHeading(lines) ?? usableMetaTitle(info.Title) ?? blocks.find((block) => block.kind === 'heading')?.text ?? null;
+    return { type: 'pdf', title, pages: totalPages, blocks, ...(metadata ? { metadata } : {}) };
   } finally {
     await document.destroy().catch(() => undefined);
   }

@@ -20,6 +20,16 @@ export interface ParagraphBlock {
 
 export type Block = HeadingBlock | ParagraphBlock;
 
+/** What a document says it is, beyond its title (an SEC filing's cover page); shown in sources and matched against questions. */
+export interface DocumentMetadata {
+  /** The organisation the document is by or about, e.g. "Amazon.com, Inc.". */
+  readonly company?: string;
+  /** e.g. "10-Q". */
+  readonly form?: string;
+  /** The end of the period it reports on, as the document writes it, e.g. "March 31, 2022". */
+  readonly periodEnded?: string;
+}
+
 /** What every parser returns: the document's text as blocks in reading order. */
 export interface ParsedDocument {
   readonly type: DocumentType;
@@ -28,6 +38,8 @@ export interface ParsedDocument {
   /** Pages of a PDF; null for formats without pages. */
   readonly pages: number | null;
   readonly blocks: readonly Block[];
+  /** @default none */
+  readonly metadata?: DocumentMetadata;
 }
 
 /** Whitespace runs (including newlines and non-breaking spaces) as one space, trimmed. */

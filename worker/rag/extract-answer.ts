@@ -1,5 +1,17 @@
-import type { RankedPassage } from './rank-passages.js';
+import { isTocEntry } from '../parsers/page-furniture.js';
+import { keyTerms } from './key-terms.js';
+import { questionShape } from './question-shape.js';
+import { normalizedTitle, type RankedPassage } from './rank-passages.js';
+import { shapeAnswer } from './shape-answer.js';
 import { splitSentences } from './split-sentences.js';
+
+/**
+ * Below this share of the question's key-term weight in the best sentence of the best passage (and
+ * with fewer than two of its key terms), no passage says what the question asks: the answer is "not
+ * found" rather than an unrelated sentence.
+ * @default 0.25
+ */
+export const NOT_FOUND_COVERAGE = 0.25;
 
 /** One sentence of an extractive answer and the passage it was copied from. */
 export interface ExtractedSentence {
@@ -13,6 +25,19 @@ export interface ExtractiveAnswer {
   sentences: ExtractedSentence[];
   /** What the answerer did, for `reasoning_steps`. */
   notes: string[];
+  /** Said before the sentences: "Yes.", the option picked, the number asked for, or "Not found in the documents." @default none */
+  lead?: string;
+}
+
+export interface ExtractAnswerOptions {
+  followLinks: boolean;
+  /** The question: fits the answer to its shape (yes/no, comparison, number) and allows "not found". @default none (the best sentences only) */
+  question?: string;
+}
+
+/** A sentence that is page furniture (a contents line, a page number), never an answer. */
+function isFurniture(sentence: string): boolean {
+  return isTocEntry(sentence) || /^\W*\d{1,4}\W*$/.test(sentence) || /^(?:table of )?contents$/i.test(sentence.trim());
 }
 
 /**
@@ -21,13 +46,30 @@ export interface ExtractiveAnswer {
  * passage, the second hop of a multi-hop question), the best sentence of that passage too, since the
  * answer to such a question is usually there.
  */
-export function extractAnswer(ranked: readonly RankedPassage[], { followLinks }: { followLinks: boolean }): ExtractiveAnswer {
+export function extractAnswer(allRanked: readonly RankedPassage[], { followLinks, question }: ExtractAnswerOptions): ExtractiveAnswer {
+  const ranked = allRanked.filter((passage) => !isFurniture(sentenceOf(passage)));
   const best = ranked[0];
   if (!best) return { sentences: [], notes: ['no passage was retrieved, so there is nothing to answer from'] };
+  if (question !== undefined) {
+    // Long questions spread their weight over many terms: a sentence matching two of them may still answer; one matching fewer is unrelated.
+    const asked = new Set(keyTerms(question));
+    const shared = keyTerms(best.bestSentence).filter((term) => asked.has(term)).length;
+    if (best.coverage < NOT_FOUND_COVERAGE && shared < 2) {
+      return {
+        sentences: [],
+        lead: 'Not found in the documents.',
+        notes: [`not found: the best sentence ("${best.title}") holds only ${Math.round(best.coverage * 100)}% of the question's key terms (< ${Math.round(NOT_FOUND_COVERAGE * 100)}%)`],
+      };
+    }
+    const shaped = shapeAnswer(question, questionShape(question), ranked);
+    if (shaped) return { lead: shaped.lead, sentences: shaped.support, notes: [`answered as a ${shaped.note}`] };
+  }
   const sentences: ExtractedSentence[] = [{ sentence: sentenceOf(best), passageId: best.id }];
   const notes = [`answered with the best sentence of "${best.title}" (it holds ${Math.round(best.coverage * 100)}% of the question's key terms)`];
   if (followLinks) {
-    const linked = ranked.find((passage) => passage.linked && passage.docId !== best.docId);
+    // The second hop is a thing the question does not name: a linked passage titled by a name in the question is the first hop again.
+    const asked = question?.toLowerCase() ?? '';
+    const linked = ranked.find((passage) => passage.linked && passage.docId !== best.docId && !(asked && normalizedTitle(passage.title).length >= 4 && asked.includes(normalizedTitle(passage.title))));
     if (linked) {
       sentences.push({ sentence: sentenceOf(linked), passageId: linked.id });
       notes.push(`added the best sentence of "${linked.title}", which "${best.title}" or another top passage names`);
