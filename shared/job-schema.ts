@@ -102,8 +102,8 @@ export function graphIdOf(run: { graph: string; graphVersion: string | null }): 
  * step worker's (AGENTQ_KEEP_COMPLETED_JOBS / _FAILED_JOBS, start-worker.ts), not each job's: BullMQ
  * packs, stores and parses back a job's options at every add and fetch, and the worker's apply alike.
  */
-export function stepJobOptions(jobId: string, attempts: number): JobsOptions {
-  return { jobId, attempts, backoff: { type: 'agentq' } };
+export function stepJobOptions(jobId: string, attempts: number, priority = 0): JobsOptions {
+  return { jobId, attempts, backoff: { type: 'agentq' }, ...(priority > 0 ? { priority } : {}) };
 }
 
 /** A zod error as one readable line: `input.steps: expected number, received string`. */

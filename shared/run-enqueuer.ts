@@ -35,13 +35,15 @@ export const INTAKE_JOB_OPTIONS = {
 export const START_JOB_ATTEMPTS = 10;
 
 /** The options of a run's start job: the step job id of superstep 0, task 0. */
-export function startJobOptions(runId: string): JobsOptions {
-  return stepJobOptions(stepJobId(runId, 0, 0), START_JOB_ATTEMPTS);
+export function startJobOptions(runId: string, priority = 0): JobsOptions {
+  return stepJobOptions(stepJobId(runId, 0, 0), START_JOB_ATTEMPTS, priority);
 }
 
 export interface EnqueueExtras {
   /** The batch this run answers an item of. */
   batchId?: string;
+  /** BullMQ priority of the run's step jobs (1 most urgent); absent: none — the wait list, taken first. */
+  priority?: number;
 }
 
 /**
@@ -76,6 +78,7 @@ export class RunEnqueuer {
     const graphId = graphIdOf({ graph: data.graph, graphVersion: data.graphVersion ?? null });
     // The start job goes in with the run, in one script — unless this worker takes the run in itself.
     const start = this.admitInline ? undefined : this.stepQueues.startJob(runId, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphId }, START_JOB_ATTEMPTS);
+    const priority = extras.priority ?? 0;
     const { meta, created } = await this.store.create({
       id: runId,
       tenant,
@@ -88,6 +91,7 @@ export class RunEnqueuer {
       ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
       ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
       ...(extras.batchId === undefined ? {} : { batchId: extras.batchId }),
+      ...(priority > 0 ? { priority } : {}),
       ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
       now,
     }, start);
@@ -97,7 +101,7 @@ export class RunEnqueuer {
     if (!start && meta.status === 'queued' && meta.tasks === null) {
       // A failed inline intake falls back to the start job; taking a run in twice is a no-op.
       if (this.admitInline && (await this.admitInline(meta).catch(() => false))) return { record: toRunRecord(meta), created, meta };
-      await this.stepQueues.forRun(runId).add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) }, startJobOptions(runId));
+      await this.stepQueues.forRun(runId).add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) }, startJobOptions(runId, meta.priority));
     }
     return { record: toRunRecord(meta), created, meta };
   }

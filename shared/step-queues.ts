@@ -35,7 +35,7 @@ export class StepQueues {
   startJob(runId: string, data: StepJobData, attempts: number): StartJob {
     const keys = this.forRun(runId).keys;
     return {
-      queueKeys: [keys.wait!, keys.paused!, keys.meta!, keys.id!, keys.completed!, keys.delayed!, keys.active!, keys.events!, keys.marker!],
+      queueKeys: [keys.wait!, keys.paused!, keys.meta!, keys.id!, keys.completed!, keys.delayed!, keys.active!, keys.events!, keys.marker!, keys.prioritized!, keys.pc!],
       queuePrefix: keys['']!,
       jobId: stepJobId(runId, 0, 0),
       name: START_NODE,

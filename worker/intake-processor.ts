@@ -4,7 +4,7 @@ import type { Config } from '../shared/config.js';
 import { AgentqError, toAgentqError } from '../shared/errors.js';
 import type { GraphRegistry } from '../shared/graph/graph-registry.js';
 import { ID_PATTERN, runIdForIdempotencyKey } from '../shared/ids.js';
-import { formatZodError, graphIdOf, runJobSchema, storedRunJobSchema, type StepJobData } from '../shared/job-schema.js';
+import { formatZodError, runJobSchema, storedRunJobSchema, type StepJobData } from '../shared/job-schema.js';
 import type { Logger } from '../shared/logger.js';
 import { ConversationHistory } from '../shared/memory/conversation-history.js';
 import { MEMORY_STATE_KEY } from '../shared/memory/memory-state.js';
@@ -12,7 +12,7 @@ import type { Message } from '../shared/run-record.js';
 import type { Task } from '../shared/graph/graph.js';
 import type { BeginResult, RedisRunStore, RunMeta } from '../shared/redis/redis-run-store.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
-import type { StepJobs } from './step-jobs.js';
+import { stepJobRun, type StepJobs } from './step-jobs.js';
 import type { ServedGraphs } from '../shared/graph/served-graphs.js';
 import { unservedGraphVerdict } from './unserved-graph-verdict.js';
 
@@ -151,7 +151,7 @@ export class IntakeProcessor {
     if (meta.tasks !== null) {
       if (meta.status === 'running' || meta.status === 'queued' || meta.status === 'cancelling') {
         const done = new Set((await store.writes(meta.id)).keys());
-        await stepJobs.ensure(meta.id, meta.superstep, meta.tasks, graphIdOf(meta), done);
+        await stepJobs.ensure(stepJobRun(meta), meta.superstep, meta.tasks, done);
       }
       return { result: 'kicked' };
     }
@@ -204,7 +204,7 @@ export class IntakeProcessor {
     const { admitted, started } = await store.admit(meta.id, graph.version, state, tasks, Date.now(), this.options.telemetry.newRunTrace(), messages, start);
     // 'admitted' means a concurrent attempt got there first and added the jobs itself. A start job is
     // the first task's job already (same id), so it adds only the others.
-    if (admitted === 'ok') await stepJobs.add(meta.id, 0, tasks, graph.id, own ? new Set(tasks.map((_task, index) => index).filter((index) => index !== own.task)) : undefined);
+    if (admitted === 'ok') await stepJobs.add({ runId: meta.id, graphId: graph.id, priority: meta.priority }, 0, tasks, own ? new Set(tasks.map((_task, index) => index).filter((index) => index !== own.task)) : undefined);
     logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');
     return { result: admitted, tasks, started };
   }

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { ErrorRecord } from '../shared/errors.js';
-import { graphIdOf } from '../shared/job-schema.js';
 import type { Logger } from '../shared/logger.js';
 import type { RedisRunStore } from '../shared/redis/redis-run-store.js';
 import { isTerminal } from '../shared/run-record.js';
 import type { BatchDispatcher } from '../shared/batches/batch-dispatcher.js';
-import type { StepJobs } from './step-jobs.js';
+import { stepJobRun, type StepJobs } from './step-jobs.js';
 
 export interface ReconcilerOptions {
   store: RedisRunStore;
@@ -105,7 +104,7 @@ export class Reconciler {
       // Every write stored but no advance (a crash between the last task's commit and the advance): one
       // job of the superstep again, whose BEGIN answers 'written' and advances.
       if (done.size >= meta.tasks.length) done.delete(0);
-      const added = await stepJobs.ensure(runId, meta.superstep, meta.tasks, graphIdOf(meta), done);
+      const added = await stepJobs.ensure(stepJobRun(meta), meta.superstep, meta.tasks, done);
       if (added > 0) {
         report.requeued += 1;
         logger.warn({ runId, superstep: meta.superstep, added }, 'reconciler: run had no live step job; re-enqueued');

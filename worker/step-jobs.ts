@@ -1,10 +1,22 @@
 import type { JobsOptions } from 'bullmq';
 import type { Task } from '../shared/graph/graph.js';
 import type { GraphRegistry } from '../shared/graph/graph-registry.js';
-import { stepJobId, stepJobOptions } from '../shared/job-schema.js';
+import { graphIdOf, stepJobId, stepJobOptions } from '../shared/job-schema.js';
 import type { StepQueues } from '../shared/step-queues.js';
 
 const LIVE_STATES = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
+
+/** The run whose step jobs are added: its id, its graph (`name@version`) and its BullMQ priority (0 none). */
+export interface StepJobRun {
+  runId: string;
+  graphId: string;
+  priority: number;
+}
+
+/** A run meta as StepJobRun. */
+export function stepJobRun(meta: { id: string; graph: string; graphVersion: string | null; priority: number }): StepJobRun {
+  return { runId: meta.id, graphId: graphIdOf(meta), priority: meta.priority };
+}
 
 /**
  * Adds step jobs: one per task of a superstep, with deterministic ids (`{runId}.s{k}.t{i}`) and the
@@ -23,11 +35,12 @@ export class StepJobs {
     return this.registry.find(name, version)?.nodes.get(node)?.retry.maxAttempts ?? 3;
   }
 
-  private jobOptions(graphId: string, node: string, jobId: string): JobsOptions {
-    return stepJobOptions(jobId, this.attemptsOf(graphId, node));
+  private jobOptions(run: StepJobRun, node: string, jobId: string): JobsOptions {
+    return stepJobOptions(jobId, this.attemptsOf(run.graphId, node), run.priority);
   }
 
-  async add(runId: string, superstep: number, tasks: Task[], graphId: string, only?: Set<number>): Promise<void> {
+  async add(run: StepJobRun, superstep: number, tasks: Task[], only?: Set<number>): Promise<void> {
+    const { runId, graphId } = run;
     const jobs = tasks
       .map((task, index) => ({ task, index }))
       .filter(({ index }) => !only || only.has(index))
@@ -36,7 +49,7 @@ export class StepJobs {
         return {
           name: task.node,
           data: { runId, superstep, task: index, node: task.node, graph: graphId },
-          opts: this.jobOptions(graphId, task.node, jobId),
+          opts: this.jobOptions(run, task.node, jobId),
         };
       });
     const queue = this.queues.forRun(runId);
@@ -59,7 +72,8 @@ export class StepJobs {
    * finished ones (failed by the stall limit, or completed without a commit) are replaced.
    * → how many jobs were (re-)added.
    */
-  async ensure(runId: string, superstep: number, tasks: Task[], graphId: string, done: Set<number> = new Set()): Promise<number> {
+  async ensure(run: StepJobRun, superstep: number, tasks: Task[], done: Set<number> = new Set()): Promise<number> {
+    const { runId } = run;
     const missing = new Set<number>();
     for (let index = 0; index < tasks.length; index += 1) {
       if (done.has(index)) continue;
@@ -71,7 +85,7 @@ export class StepJobs {
       }
       missing.add(index);
     }
-    if (missing.size > 0) await this.add(runId, superstep, tasks, graphId, missing);
+    if (missing.size > 0) await this.add(run, superstep, tasks, missing);
     return missing.size;
   }
 }

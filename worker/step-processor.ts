@@ -255,6 +255,7 @@ export class StepProcessor {
         outcome.kind === 'next' ? next : [],
         graphId,
         this.finishing(at, 'committed', next.length === 1),
+        meta.priority,
       );
       finished(transition);
       if (transition.commit.kind === 'advanced') {
@@ -286,6 +287,7 @@ export class StepProcessor {
       [],
       graphId,
       this.finishing(at, 'committed', false),
+      meta.priority,
     );
     finished(transition);
     // A parallel task's state: its own write applied (the siblings' writes are merged by the last one to finish).
@@ -455,6 +457,7 @@ export class StepProcessor {
       outcome.kind === 'next' ? next : [],
       graphId,
       undefined,
+      meta.priority,
     );
   }
 }

@@ -64,7 +64,8 @@ export class StepTransitions {
     this.queueKeys = allShards(options.shards).map((shard) => new QueueKeys(stepQueuePrefix(options.queuePrefix, shard)).getKeys(STEP_QUEUE));
   }
 
-  async commit(request: CommitRequest, next: Task[], graphId: string, job: FinishingJob | undefined, now = Date.now()): Promise<TransitionResult> {
+  /** `priority`: the run's BullMQ priority, which its next jobs carry (0 none). */
+  async commit(request: CommitRequest, next: Task[], graphId: string, job: FinishingJob | undefined, priority = 0, now = Date.now()): Promise<TransitionResult> {
     const { store, redis } = this.options;
     const runId = request.runId;
     const shard = store.keys.shardOf(runId);
@@ -93,6 +94,7 @@ export class StepTransitions {
       store.keys.runKeyPrefix(shard),
       JSON.stringify(jobs),
       job?.returnValue ?? 'null',
+      priority,
     ];
     const [commitReply, finishCode, handed, begun, eager] = await runScript<[string[], number, unknown[] | null, unknown[] | null, number]>(redis, STEP_TRANSITION, keys, args);
     const commit = await store.committed(runId, commitReply);

@@ -13,11 +13,12 @@ export const BULLMQ_VERSION = '6.7.0';
 /** sha1 of each script's text in BULLMQ_VERSION: the guard test compares them with the installed ones. */
 export const BULLMQ_SCRIPT_SHA1: Record<BullmqScriptName, string> = {
   addStandardJob: '5ab432e88830d573e2fa33392ffbd4ad25a9b100',
+  addPrioritizedJob: '299880da0f75f0b376ee8e87d20eae62f964ac5e',
   moveToActive: 'd96ca626f1ea141b44a856b312fc636d99aa9ea9',
   moveToFinished: '69666e69dd5621df59067a03de685e55a486560d',
 };
 
-export type BullmqScriptName = 'addStandardJob' | 'moveToActive' | 'moveToFinished';
+export type BullmqScriptName = 'addStandardJob' | 'addPrioritizedJob' | 'moveToActive' | 'moveToFinished';
 
 interface BullmqScript {
   name: string;
@@ -34,7 +35,7 @@ export function installedBullmqVersion(): string {
 
 /** The installed bullmq's text of one script, with its KEYS count. */
 export function bullmqScript(name: BullmqScriptName): BullmqScript {
-  const file = { addStandardJob: 'addStandardJob-9', moveToActive: 'moveToActive-11', moveToFinished: 'moveToFinished-14' }[name];
+  const file = { addStandardJob: 'addStandardJob-9', addPrioritizedJob: 'addPrioritizedJob-9', moveToActive: 'moveToActive-11', moveToFinished: 'moveToFinished-14' }[name];
   const module = require(`bullmq/dist/cjs/scripts/${file}.js`) as Record<string, BullmqScript>;
   const script = module[name];
   if (!script) throw new Error(`bullmq ${installedBullmqVersion()} has no script ${file}; agentq's engine is pinned to bullmq ${BULLMQ_VERSION}`);

@@ -22,6 +22,8 @@ export interface NewRun {
   batchId?: string;
   /** The conversation this run continues (its history starts from the conversation's latest completed run). */
   conversationId?: string;
+  /** BullMQ priority of the run's step jobs (1 most urgent; absent or 0: none, the wait list). */
+  priority?: number;
   now: number;
 }
 
@@ -50,7 +52,7 @@ export function parseStateText(text: StateText): Record<string, unknown> {
 
 /** A run's start job, added by `create` in the run's own script (the queue keys of the run's shard). */
 export interface StartJob {
-  /** addStandardJob's KEYS: wait, paused, meta, id, completed, delayed, active, events, marker. */
+  /** addStandardJob's KEYS (wait, paused, meta, id, completed, delayed, active, events, marker), then prioritized, pc. */
   queueKeys: string[];
   /** The queue's key prefix (`bull:{s0}:agentq-steps:`). */
   queuePrefix: string;
@@ -184,6 +186,7 @@ export class RedisRunStore {
     if (run.webhookUrl) fields.webhookUrl = run.webhookUrl;
     if (run.batchId) fields.batchId = run.batchId;
     if (run.conversationId) fields.conversationId = run.conversationId;
+    if (run.priority) fields.priority = run.priority;
     // One round trip. The active index comes first: a crash after it leaves an index entry without a
     // run, which readers skip and the reconciler drops.
     const script = await runScriptSha(this.redis, start ? CREATE_RUN_AND_START : CREATE_RUN);
@@ -193,9 +196,9 @@ export class RedisRunStore {
       .zadd(this.keys.activeRuns(), 'NX', run.now, run.id)
       .evalsha(
         script,
-        start ? 16 : 7,
+        start ? 18 : 7,
         ...this.keys.runAll(run.id),
-        ...(start ? [...start.queueKeys, start.queuePrefix, start.jobId, start.name, JSON.stringify(start.data), start.attempts, run.now, ...pairs] : pairs),
+        ...(start ? [...start.queueKeys, start.queuePrefix, start.jobId, start.name, JSON.stringify(start.data), start.attempts, run.now, run.priority ?? 0, ...pairs] : pairs),
       )
       // In the same round trip, so no crash can leave a created run out of its tenant's list. When the id
       // was already taken by another tenant's run, list() skips that foreign entry (it checks meta.tenant).

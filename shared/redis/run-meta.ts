@@ -32,6 +32,8 @@ export interface RunMeta {
   conversationId: string | null;
   /** What the run waits for (status `waiting`). */
   interrupt: PendingInterrupt | null;
+  /** BullMQ priority of the run's step jobs: 0 none (the wait list, taken first), else 1 most urgent. */
+  priority: number;
   /** `<traceId>-<rootSpanId>` of the run's trace, when tracing was on as it was taken in. */
   trace: string | null;
   /** The answer to the last interrupt, for the step that asked. */
@@ -47,13 +49,13 @@ export interface RunMeta {
  */
 export const STEP_META_FIELDS = [
   'status', 'superstep', 'tasks', 'id', 'tenant', 'graph', 'graphVersion', 'stepCount', 'maxSteps', 'deadlineAt',
-  'tokenBudget', 'inputTokens', 'outputTokens', 'costUsd', 'trace', 'resume',
+  'tokenBudget', 'inputTokens', 'outputTokens', 'costUsd', 'trace', 'resume', 'priority',
 ] as const;
 
 /** A run as a step sees it (BEGIN's reply). */
 export type StepMeta = Pick<
   RunMeta,
-  'id' | 'tenant' | 'status' | 'graph' | 'graphVersion' | 'superstep' | 'tasks' | 'stepCount' | 'maxSteps' | 'deadlineAt' | 'tokenBudget' | 'usage' | 'trace' | 'resume'
+  'id' | 'tenant' | 'status' | 'graph' | 'graphVersion' | 'superstep' | 'tasks' | 'stepCount' | 'maxSteps' | 'deadlineAt' | 'tokenBudget' | 'usage' | 'trace' | 'resume' | 'priority'
 >;
 
 /** BEGIN's HMGET of STEP_META_FIELDS, in that order (false or null for absent fields), parsed. */
@@ -104,6 +106,7 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
     resume: parseJson(fields.resume) as RunMeta['resume'],
     trace: fields.trace ?? null,
+    priority: Number(fields.priority ?? 0),
     createdAt: Number(fields.createdAt),
     updatedAt: Number(fields.updatedAt),
   };

@@ -40,7 +40,7 @@ end
 
 /**
  * One step's transition: fence + commit (COMMIT), the next superstep's jobs with their deterministic ids
- * (BullMQ's addStandardJob), finishing the current job (BullMQ's moveToFinished, which may fetch the next
+ * (BullMQ's addStandardJob, or addPrioritizedJob for a run with a priority), finishing the current job (BullMQ's moveToFinished, which may fetch the next
  * job of the queue) and BEGIN of the job handed out — in one script, so "committed but not handed on"
  * cannot happen. Eager dispatch: a single next task may go straight to this worker as an active job (its
  * own id, attempts, lock and Bull Board row), instead of through the wait list.
@@ -51,10 +51,11 @@ end
  *   ('1'|'0') · t+3 eager ('1'|'0') · t+4 queue key prefix · t+5 lock duration ms · t+6 completed jobs to keep
  *   (-1 all) · t+7 the current job's attempts · t+8 worker name ('' none) · t+9 run key prefix of the shard
  *   · t+10 next jobs JSON [[id, name, data JSON, attempts], …] · t+11 the finished job's return value (JSON)
+ *   · t+12 the run's BullMQ priority (0 none: the wait list; > 0 the prioritized set, 1 most urgent)
  * → {COMMIT's reply, moveToFinished's code (0 or < 0; 0 when no job), the job handed out as BullMQ's
  *   [fields, id, rate-limit delay, delay until] or nil, its BEGIN reply or nil, 1 when it came eagerly}
  */
-export const STEP_TRANSITION = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['addStandardJob', 'moveToFinished'])}${DELIVER}
+export const STEP_TRANSITION = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['addStandardJob', 'addPrioritizedJob', 'moveToFinished'])}${DELIVER}
 local t = 17 + 2 * tonumber(ARGV[16])
 t = t + tonumber(ARGV[t]) + 1
 local job_id, token, prefix, now, maxlen = ARGV[t], ARGV[t + 1], ARGV[t + 4], ARGV[4], ARGV[5]
@@ -64,19 +65,35 @@ local committed = commit_step(KEYS, ARGV)
 local eager = false
 if committed[1] == 'advanced' then
   local jobs = cjson.decode(ARGV[t + 10])
-  local add_keys = {KEYS[8], KEYS[15], KEYS[16], KEYS[22], KEYS[18], KEYS[14], KEYS[9], KEYS[11], KEYS[21]}
+  local priority = tonumber(ARGV[t + 12])
   for _, job in ipairs(jobs) do
     local args = cmsgpack.pack({prefix, job[1], job[2], now})
-    local opts = cmsgpack.pack({jobId = job[1], attempts = job[4], backoff = {type = 'agentq'}})
-    bull_addStandardJob(add_keys, {args, job[3], opts})
+    if priority > 0 then
+      local opts = cmsgpack.pack({jobId = job[1], attempts = job[4], backoff = {type = 'agentq'}, priority = priority})
+      bull_addPrioritizedJob({KEYS[21], KEYS[16], KEYS[22], KEYS[10], KEYS[14], KEYS[18], KEYS[9], KEYS[11], KEYS[17]}, {args, job[3], opts})
+    else
+      local opts = cmsgpack.pack({jobId = job[1], attempts = job[4], backoff = {type = 'agentq'}})
+      bull_addStandardJob({KEYS[8], KEYS[15], KEYS[16], KEYS[22], KEYS[18], KEYS[14], KEYS[9], KEYS[11], KEYS[21]}, {args, job[3], opts})
+    end
   end
   -- Eager dispatch: only on an unpaused queue with no global concurrency or rate limit, and only when the
-  -- job just added is the one at the head of the wait list (not a duplicate of a job that existed).
+  -- job was just added (not a duplicate of a job that existed: it is the newest in the wait list). The
+  -- run's next step may go ahead of jobs of its own urgency (the hop limit bounds that), never of more
+  -- urgent ones: a run with a priority hops only while nothing waits without one (BullMQ takes those
+  -- first) and no prioritized job is more urgent (the set's score is priority * 2^32 + a counter).
   if #jobs == 1 and ARGV[t + 3] == '1' and job_id ~= '' then
     local q = redis.call('HMGET', KEYS[16], 'paused', 'concurrency', 'max')
     local id = jobs[1][1]
-    if not q[1] and not q[2] and not q[3] and redis.call('LINDEX', KEYS[8], 0) == id then
-      redis.call('LPOP', KEYS[8])
+    local next_up
+    if priority > 0 then
+      local head = redis.call('ZRANGE', KEYS[10], 0, 0, 'WITHSCORES')
+      next_up = head[1] ~= nil and math.floor(tonumber(head[2]) / 0x100000000) >= priority and redis.call('LLEN', KEYS[8]) == 0
+        and redis.call('ZSCORE', KEYS[10], id) ~= false
+    else
+      next_up = redis.call('LINDEX', KEYS[8], 0) == id
+    end
+    if not q[1] and not q[2] and not q[3] and next_up then
+      if priority > 0 then redis.call('ZREM', KEYS[10], id) else redis.call('LPOP', KEYS[8]) end
       redis.call('LPUSH', KEYS[9], id)
       -- What BullMQ's prepareJobForProcessing does for a queue without a rate limiter (bullmq 6.7.0).
       local job_key = prefix .. id
@@ -132,23 +149,28 @@ return {taken, begun}
  * run's shard queue (BullMQ's addStandardJob); a run that exists but was never taken in gets its start
  * job again (the deterministic id dedupes it). One round trip, and no BullMQ Job built in the producer.
  * KEYS: 1-7 the run's keys · 8-16 addStandardJob's queue keys: wait · paused · meta · id · completed · delayed
- *   · active · events · marker
- * ARGV: 1 queue key prefix · 2 start job id · 3 job name · 4 job data JSON · 5 attempts · 6 now · then the
- *   meta hash's field/value pairs
+ *   · active · events · marker · 17 prioritized · 18 pc (addPrioritizedJob's, for a run with a priority)
+ * ARGV: 1 queue key prefix · 2 start job id · 3 job name · 4 job data JSON · 5 attempts · 6 now · 7 BullMQ
+ *   priority (0 none) · then the meta hash's field/value pairs
  * → 1 created, or the existing run's meta pairs
  */
-export const CREATE_RUN_AND_START = `${bullmqFunctionsLua(['addStandardJob'])}
-local function add_start()
+export const CREATE_RUN_AND_START = `${bullmqFunctionsLua(['addStandardJob', 'addPrioritizedJob'])}
+local function add_start(priority)
   local args = cmsgpack.pack({ARGV[1], ARGV[2], ARGV[3], ARGV[6]})
-  local opts = cmsgpack.pack({jobId = ARGV[2], attempts = tonumber(ARGV[5]), backoff = {type = 'agentq'}})
-  bull_addStandardJob({KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16]}, {args, ARGV[4], opts})
+  if priority > 0 then
+    local opts = cmsgpack.pack({jobId = ARGV[2], attempts = tonumber(ARGV[5]), backoff = {type = 'agentq'}, priority = priority})
+    bull_addPrioritizedJob({KEYS[16], KEYS[10], KEYS[11], KEYS[17], KEYS[13], KEYS[12], KEYS[14], KEYS[15], KEYS[18]}, {args, ARGV[4], opts})
+  else
+    local opts = cmsgpack.pack({jobId = ARGV[2], attempts = tonumber(ARGV[5]), backoff = {type = 'agentq'}})
+    bull_addStandardJob({KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16]}, {args, ARGV[4], opts})
+  end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  local m = redis.call('HMGET', KEYS[1], 'status', 'tasks')
-  if m[1] == 'queued' and not m[2] then add_start() end
+  local m = redis.call('HMGET', KEYS[1], 'status', 'tasks', 'priority')
+  if m[1] == 'queued' and not m[2] then add_start(tonumber(m[3]) or 0) end
   return redis.call('HGETALL', KEYS[1])
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 7))
-add_start()
+redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+add_start(tonumber(ARGV[7]))
 return 1
 `;

@@ -7,6 +7,9 @@ import { allShards, shardOf, stepQueuePrefix } from '../../shared/shards.js';
 import { createLogger } from '../../shared/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
+import { AgentClient } from '../../producer/agent-client.js';
+import { RunEnqueuer } from '../../shared/run-enqueuer.js';
+import { StepQueues } from '../../shared/step-queues.js';
 
 /** Engine v2 (DESIGN §2): one script per transition, eager dispatch, the state cache, shards. */
 describe('engine v2', () => {
@@ -38,6 +41,37 @@ describe('engine v2', () => {
     const job = await env.queue(STEP_QUEUE, run.id).getJob(`${run.id}.s2.t0`);
     expect(await job?.getState()).toBe('completed');
     expect(job?.attemptsMade).toBe(1);
+  });
+
+  it('runs step jobs in priority order: no priority first (BullMQ takes the wait list first), then 1 before 10, each run eagerly through', async () => {
+    const config = testConfig();
+    const client = new AgentClient({ config });
+    const stepQueues = new StepQueues(config.shards, config.queuePrefix, { connection: { url: config.redisUrl!, maxRetriesPerRequest: null } });
+    const enqueuer = new RunEnqueuer(client.store, stepQueues, config);
+    await client.get('none').catch(() => undefined); // connects the client's Redis (the enqueuer does not wait for it)
+    // All four wait before any worker runs; enqueued least urgent first.
+    const enqueue = async (priority?: number) => (await enqueuer.enqueue({ graph: 'chain', input: { steps: 3 } }, priority === undefined ? {} : { priority })).record.id;
+    const batch1 = await enqueue(10);
+    const urgent = await enqueue(1);
+    const plain = await enqueue();
+    const batch2 = await enqueue(10);
+    const worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false, concurrency: 1 });
+    try {
+      for (const id of [batch1, urgent, plain, batch2]) expect((await client.wait(id)).status).toBe('completed');
+      const key = `${stepQueuePrefix(config.queuePrefix, 0)}:${STEP_QUEUE}:events`;
+      const taken = (await client.store.redis.xrange(key, '-', '+'))
+        .map(([, fields]) => Object.fromEntries(fields.flatMap((_value, index) => (index % 2 === 0 ? [[fields[index], fields[index + 1]]] : []))) as Record<string, string>)
+        .filter((event) => event.event === 'active')
+        .map((event) => event.jobId!.slice(0, event.jobId!.indexOf('.s')));
+      // Concurrency 1: each run's three steps in a row, runs in priority order (FIFO within a priority).
+      expect(taken).toEqual([plain, urgent, batch1, batch2].flatMap((id) => [id, id, id]));
+      const job = await stepQueues.forRun(urgent).getJob(`${urgent}.s2.t0`);
+      expect(job?.priority).toBe(1);
+    } finally {
+      await worker.close();
+      await stepQueues.close();
+      await client.close();
+    }
   });
 
   it('with AGENTQ_EAGER_HOPS=0 every step goes through the queue', async () => {
