@@ -64,6 +64,10 @@ const envSchema = z.object({
   AGENTQ_TENANT_MAX_INFLIGHT: int(1000),
   AGENTQ_DASHBOARD_WRITE: bool(false),
   AGENTQ_DASHBOARD_SESSION_SECONDS: int(12 * 3600, 60),
+  AGENTQ_TRACE_URL: z
+    .string()
+    .refine((value) => value.includes('{traceId}') && /^https?:\/\//.test(value), 'must be an http(s) URL containing {traceId}, e.g. http://localhost:16686/trace/{traceId}')
+    .optional(),
   // Webhooks.
   AGENTQ_WEBHOOK_SECRETS: z
     .string()
@@ -239,6 +243,8 @@ export interface Config {
   dashboardWrite: boolean;
   /** Lifetime of a dashboard sign-in cookie. @default 12 h */
   dashboardSessionSeconds: number;
+  /** A trace viewer's URL with `{traceId}` (AGENTQ_TRACE_URL): the run inspector links a run's trace id to it. */
+  traceUrl: string | null;
   /** Webhook signing secret by tenant; `*` applies to tenants without their own. */
   webhookSecrets: Record<string, string>;
   /** Deliver webhooks to private, loopback and link-local addresses (tests, private networks). @default false */
@@ -370,6 +376,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tenantMaxInflight: e.AGENTQ_TENANT_MAX_INFLIGHT,
     dashboardWrite: e.AGENTQ_DASHBOARD_WRITE,
     dashboardSessionSeconds: e.AGENTQ_DASHBOARD_SESSION_SECONDS,
+    traceUrl: e.AGENTQ_TRACE_URL ?? null,
     webhookSecrets: e.AGENTQ_WEBHOOK_SECRETS,
     webhookAllowPrivate: e.AGENTQ_WEBHOOK_ALLOW_PRIVATE,
     webhookMaxAttempts: e.AGENTQ_WEBHOOK_MAX_ATTEMPTS,

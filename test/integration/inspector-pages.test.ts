@@ -87,4 +87,28 @@ describe('run inspector pages', () => {
     const none = (await env.as(KEYS.acmeProducer, { method: 'GET', url: '/runs?graph=chain&status=failed' })).body;
     expect(none).toContain('No runs.');
   });
+
+  it("an admin's all-tenants list merges every tenant's runs newest first and pages through them without gaps or repeats", async () => {
+    const posted: string[] = [];
+    for (let index = 0; index < 60; index += 1) {
+      const key = index % 2 === 0 ? KEYS.acmeProducer : KEYS.globexProducer;
+      posted.push(json(await env.as(key, { method: 'POST', url: '/v1/runs', payload: { graph: 'chain', input: { steps: 1 } } })).id as string);
+    }
+    const seen: string[] = [];
+    let url: string | null = '/runs?graph=chain';
+    for (let pageNo = 0; url && pageNo < 10; pageNo += 1) {
+      const body: string = (await env.as(KEYS.acmeAdmin, { method: 'GET', url })).body;
+      const rows = [...body.matchAll(/data-run="([^"]+)"/g)].map((match) => match[1]!);
+      expect(rows.length).toBeLessThanOrEqual(50);
+      seen.push(...rows);
+      const next: RegExpMatchArray | null = body.match(/id="next-page" href="([^"]+)"/);
+      url = next ? next[1]!.replaceAll('&amp;', '&') : null;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    for (const id of posted) expect(seen).toContain(id);
+    // Newest first across tenants and pages (runs created in the same millisecond in either order).
+    const created = new Map(await Promise.all(posted.map(async (id) => [id, Date.parse((await env.client.get(id))!.createdAt)] as const)));
+    const times = seen.filter((id) => created.has(id)).map((id) => created.get(id)!);
+    expect([...times].sort((left, right) => right - left)).toEqual(times);
+  });
 });

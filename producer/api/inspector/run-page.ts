@@ -19,6 +19,8 @@ export interface RunPageData {
   /** A notice to show (the result of an action). */
   notice?: string;
   now: number;
+  /** AGENTQ_TRACE_URL: where the trace id links (`{traceId}` replaced); plain text without. */
+  traceUrl?: string | null;
   /** AGENTQ_SHARDS: which shard's step queue (Bull Board name) holds the run's jobs. @default 1 */
   shards?: number;
 }
@@ -118,7 +120,7 @@ function sections(data: RunPageData): string {
   <div><b>steps</b>${record.stepCount}</div>
   <div><b>tokens</b><span id="tokens">${record.usage.inputTokens + record.usage.outputTokens}</span> (${record.usage.inputTokens} in / ${record.usage.outputTokens} out)</div>
   <div><b>cost</b>${formatCost(record.usage.costUsd)}</div>
-  <div><b>trace id</b><code id="trace-id">${escapeHtml(traceId || '–')}</code></div>
+  <div><b>trace id</b>${traceId && data.traceUrl ? `<a id="trace-id" href="${escapeHtml(data.traceUrl.replace('{traceId}', encodeURIComponent(traceId)))}"><code>${escapeHtml(traceId)}</code></a>` : `<code id="trace-id">${escapeHtml(traceId || '–')}</code>`}</div>
   <div><b>BullMQ jobs</b><a href="/admin/queues/queue/${board}?status=completed">${board}</a> ${stepLinks}</div>
 </div>
 ${record.error ? `<div class="card problem" id="error"><b>${escapeHtml(record.error.code)}</b>: ${escapeHtml(record.error.message)}</div>` : ''}

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { formatBatchResultsCsv, formatBatchResultsJsonl } from '../../../shared/batches/format-batch-results.js';
 import type { RunMeta } from '../../../shared/redis/redis-run-store.js';
 import { toRunRecord } from '../../../shared/redis/redis-run-store.js';
+import { encodeCursor } from '../../../shared/redis/run-meta.js';
 import { RUN_STATUSES, type RunRecord, isTerminal } from '../../../shared/run-record.js';
 import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
@@ -89,11 +90,19 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
     return Promise.all(others.map(async (run) => pathOf(await store.steps(run.id))));
   };
 
-  const listAll = async (filter: { status?: RunRecord['status']; graph?: string }, limit: number) => {
+  /**
+   * Every tenant's runs as one list, newest first, paged: each tenant's list from the same cursor (its
+   * runs older than the last one shown, ties by id as store.list orders them), merged, cut at `limit`.
+   */
+  const listAll = async (filter: { status?: RunRecord['status']; graph?: string }, limit: number, cursor?: string) => {
     const tenants = (await context.redis.smembers(store.keys.tenants())).sort().slice(0, ALL_TENANTS_MAX);
-    const pages = await Promise.all(tenants.map((tenant) => store.list(tenant, { ...filter, limit })));
-    const runs = pages.flatMap((one) => one.runs).sort((left, right) => right.createdAt.localeCompare(left.createdAt)).slice(0, limit);
-    return { runs, tenants };
+    const pages = await Promise.all(tenants.map((tenant) => store.list(tenant, { ...filter, limit, ...(cursor ? { cursor } : {}) })));
+    const newestFirst = (left: RunRecord, right: RunRecord) => Date.parse(right.createdAt) - Date.parse(left.createdAt) || (right.id < left.id ? -1 : right.id > left.id ? 1 : 0);
+    const merged = pages.flatMap((one) => one.runs).sort(newestFirst);
+    const runs = merged.slice(0, limit);
+    const more = merged.length > limit || pages.some((one) => one.nextCursor !== null);
+    const last = runs.at(-1);
+    return { runs, tenants, nextCursor: more && last ? encodeCursor(String(Date.parse(last.createdAt)), last.id) : null };
   };
 
   return async (app) => {
@@ -142,8 +151,8 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
           let tenants: string[] | null = null;
           try {
             if (admin && tenant === undefined) {
-              const all = await listAll(filter, 50);
-              result = { runs: all.runs, nextCursor: null };
+              const all = await listAll(filter, 50, cursor);
+              result = { runs: all.runs, nextCursor: all.nextCursor };
               tenants = all.tenants;
             } else {
               result = await store.list(tenant ?? principal.tenant, { ...filter, limit: 50, ...(cursor ? { cursor } : {}) });
@@ -167,7 +176,7 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
             otherPaths(meta),
           ]);
           const record = toRunRecord(meta);
-          return html(reply, runPage({ record, meta, steps, events, messages, state, otherPaths: others, now: Date.now(), shards: config.shards, ...(request.query.notice ? { notice: request.query.notice } : {}) }));
+          return html(reply, runPage({ record, meta, steps, events, messages, state, otherPaths: others, now: Date.now(), shards: config.shards, traceUrl: config.traceUrl, ...(request.query.notice ? { notice: request.query.notice } : {}) }));
         });
 
         pages.get('/runs/:id/events', { schema: { hide: true, params: idParams, querystring: z.object({ after: z.string().regex(/^\d{1,16}-\d{1,16}$/, "after must be an event id (like '1700000000000-0')").optional() }) } }, async (request, reply) => {
