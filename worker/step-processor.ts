@@ -22,6 +22,10 @@ import { StepAbortHandle } from './step-abort.js';
 import type { StateCache } from './state-cache.js';
 import type { StepDelivery, StepResult } from './step-worker.js';
 import type { FinishingJob, StepTransitions } from './step-transitions.js';
+import { runInlineSteps } from './inline-steps.js';
+
+/** Inline steps are short pure functions: nothing aborts them (a shutdown waits for the job as for any). */
+const NEVER = new AbortController().signal;
 
 /** How long a step for a graph version this worker lacks waits before another worker may take it. */
 const DEFER_MS = 1000; // #19: short, so a run left for the worker that has its graph is not held up long
@@ -248,21 +252,30 @@ export class StepProcessor {
       }
       const outcome = next.length > 0 ? { kind: 'next' as const, tasks: next } : { kind: 'completed' as const, output: graph.output(applied.state) };
       const changed = pick(applied.state, applied.changed);
+      // Nodes marked inline that follow run here, each its own commit in the same script (graph.ts).
+      const inline =
+        next.length === 1 && graph.nodes.get(next[0]!.node)?.inline
+          ? await runInlineSteps({ graph, meta, superstep: superstep + 1, state: applied.state, next, services: this.options.services, logger, signal: NEVER })
+          : undefined;
+      const last = inline && inline.commits.length > 0 ? inline : undefined;
+      const after = last ? last.next : next;
       // One script: the fenced commit, the next superstep's job, finishing this job and the next job for
       // this worker (the run's next step by eager dispatch while under AGENTQ_EAGER_HOPS in a row).
       const transition = await transitions.commit(
         { runId, superstep, task, mode: 'single', step, totalTasks: 1, outcome, state: changed, messages, ...(stepUsage ? { usage: stepUsage } : {}) },
-        outcome.kind === 'next' ? next : [],
+        after,
         graphId,
-        this.finishing(at, 'committed', next.length === 1),
+        this.finishing(at, 'committed', after.length === 1),
         meta.priority,
+        last?.commits ?? [],
       );
       finished(transition);
       if (transition.commit.kind === 'advanced') {
         // The state at the new cursor, as Redis now holds it: what an eager hop of this run will read.
         const text: StateText = { base: stored.base, changed: { ...stored.changed } };
         for (const [key, value] of Object.entries(changed)) text.changed[key] = JSON.stringify(value);
-        stateCache.set(runId, superstep + 1, text);
+        if (last) for (const key of last.changed) text.changed[key] = JSON.stringify(last.state[key]);
+        stateCache.set(runId, superstep + 1 + transition.inlined, text);
       } else {
         stateCache.delete(runId);
       }

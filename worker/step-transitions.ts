@@ -18,8 +18,18 @@ export interface HandedJob {
   eager: boolean;
 }
 
+/** A step of a node marked inline, run by the job of the step before it (see StepTransitions.commit). */
+export interface InlineCommit {
+  request: CommitRequest;
+  /** Its step-start event's data (node, superstep, task, attempt), written in the same script. */
+  startData: { node: string; superstep: number; task: number; attempt: number };
+}
+
 export interface TransitionResult {
+  /** The last commit's result: the inline steps' last one when there were any and all committed. */
   commit: CommitResult;
+  /** Inline steps committed after the job's own. */
+  inlined: number;
   /** moveToFinished's code: 0, or BullMQ's negative error (the lock was lost: the job is another worker's now). */
   finishCode: number;
   handed?: HandedJob;
@@ -64,13 +74,25 @@ export class StepTransitions {
     this.queueKeys = allShards(options.shards).map((shard) => new QueueKeys(stepQueuePrefix(options.queuePrefix, shard)).getKeys(STEP_QUEUE));
   }
 
-  /** `priority`: the run's BullMQ priority, which its next jobs carry (0 none). */
-  async commit(request: CommitRequest, next: Task[], graphId: string, job: FinishingJob | undefined, priority = 0, now = Date.now()): Promise<TransitionResult> {
+  /**
+   * `priority`: the run's BullMQ priority, which its next jobs carry (0 none). `inline`: steps of nodes
+   * marked inline that this job ran after its own, committed in the same script after `request`; `next`
+   * is then what follows the last of them.
+   */
+  async commit(
+    request: CommitRequest,
+    next: Task[],
+    graphId: string,
+    job: FinishingJob | undefined,
+    priority = 0,
+    inline: InlineCommit[] = [],
+    now = Date.now(),
+  ): Promise<TransitionResult> {
     const { store, redis } = this.options;
     const runId = request.runId;
     const shard = store.keys.shardOf(runId);
     const q = this.queueKeys[shard]!;
-    const superstep = request.superstep + 1;
+    const superstep = (inline.at(-1)?.request.superstep ?? request.superstep) + 1;
     const jobs = next.map((task, index) => {
       const data: StepJobData = { runId, superstep, task: index, node: task.node, graph: graphId };
       return [stepJobId(runId, superstep, index), task.node, JSON.stringify(data), this.options.attemptsOf(graphId, task.node)];
@@ -95,10 +117,20 @@ export class StepTransitions {
       JSON.stringify(jobs),
       job?.returnValue ?? 'null',
       priority,
+      inline.length,
     ];
-    const [commitReply, finishCode, handed, begun, eager] = await runScript<[string[], number, unknown[] | null, unknown[] | null, number]>(redis, STEP_TRANSITION, keys, args);
+    for (const { request: step, startData } of inline) {
+      const stepArgs = store.commitArgs(step, now);
+      args.push(stepArgs.length + 1, JSON.stringify(startData), ...stepArgs);
+    }
+    const [commitReply, finishCode, handed, begun, eager, inlined] = await runScript<[string[], number, unknown[] | null, unknown[] | null, number, number]>(
+      redis,
+      STEP_TRANSITION,
+      keys,
+      args,
+    );
     const commit = await store.committed(runId, commitReply);
-    return { commit, finishCode: Number(finishCode), ...(handed ? { handed: handedJob(handed, begun, eager === 1) } : {}) };
+    return { commit, finishCode: Number(finishCode), inlined: Number(inlined), ...(handed ? { handed: handedJob(handed, begun, eager === 1) } : {}) };
   }
 
   /** A cold fetch from shard `shard`'s queue (BullMQ's moveToActive) with the taken job's cursor. */

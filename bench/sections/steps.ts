@@ -149,6 +149,15 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
       engineRates.push(r100Steps / (result.elapsedMs / 1000));
       engineSpends.push(spend);
     };
+    // Engine v2 item 6: the same shape with every other node inline (bench/lib/inline-chain-graph.ts).
+    const inlineRates: number[] = [];
+    const inlineSpends: Spend[] = [];
+    const measureInline = async () => {
+      const { result, spend } = await metered(engine, redis, () => engineLoop(engine, client, { graph: 'bench-chain-inline', input: { steps: STEPS }, inFlight: CONCURRENCY, total: totals.r100 }));
+      inlineRates.push(r100Steps / (result.elapsedMs / 1000));
+      inlineSpends.push(spend);
+    };
+    await engineLoop(engine, client, { graph: 'bench-chain-inline', input: { steps: STEPS }, inFlight: CONCURRENCY, total: totals.r100 / 2 });
     const measureChain = async () => {
       const { result, spend } = await metered(chain, redis, () => chainLoop(chain, chainQueue, CONCURRENCY, totals.r100));
       chainRates.push(r100Steps / (result / 1000));
@@ -159,14 +168,16 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
       if (round % 2 === 0) {
         await measureEngine();
         await measureChain();
+        await measureInline();
       } else {
+        await measureInline();
         await measureChain();
         await measureEngine();
       }
-      log(`  round ${round + 1}: engine ${engineRates[round]!.toFixed(0)}, chain ${chainRates[round]!.toFixed(0)} steps/s`);
+      log(`  round ${round + 1}: engine ${engineRates[round]!.toFixed(0)}, chain ${chainRates[round]!.toFixed(0)}, engine with inline nodes ${inlineRates[round]!.toFixed(0)} steps/s`);
     }
     const perStep = (spends: Spend[], pick: (spend: Spend) => number) => median(spends.map((spend) => pick(spend) / r100Steps));
-    for (const [side, spends] of [['engine', engineSpends], ['bullmq_chain', chainSpends]] as const) {
+    for (const [side, spends] of [['engine', engineSpends], ['bullmq_chain', chainSpends], ['engine_inline', inlineSpends]] as const) {
       record(`${side}_cpu_us_per_step`, perStep(spends, (spend) => spend.workerCpuUs + spend.producerCpuUs + spend.redisCpuUs));
       record(`${side}_cpu_us_per_step_worker`, perStep(spends, (spend) => spend.workerCpuUs));
       record(`${side}_cpu_us_per_step_redis`, perStep(spends, (spend) => spend.redisCpuUs));
@@ -180,6 +191,8 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
     record('engine_cpu_vs_bullmq_chain_r100', figures.engine_cpu_us_per_step! / figures.bullmq_chain_cpu_us_per_step!);
     record('engine_steps_per_s_r100', percentile(engineRates, 50));
     record('bullmq_chain_steps_per_s_r100', percentile(chainRates, 50));
+    record('engine_inline_steps_per_s_r100', percentile(inlineRates, 50));
+    record('engine_inline_vs_bullmq_chain_r100', percentile(inlineRates, 50) / percentile(chainRates, 50));
     const roundRatios = engineRates.map((rate, round) => rate / chainRates[round]!);
     record('engine_vs_bullmq_chain_r100_min', Math.min(...roundRatios));
     record('engine_vs_bullmq_chain_r100_max', Math.max(...roundRatios));

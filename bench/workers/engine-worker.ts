@@ -8,6 +8,7 @@ import { loadConfig } from '../../shared/config.js';
 import type { StepObservation } from '../../shared/graph/step-observer.js';
 import { createLogger } from '../../shared/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
+import { inlineChainGraph } from '../lib/inline-chain-graph.js';
 import { benchModelGraph } from '../lib/model-graph.js';
 import { answerMeterRequests } from '../lib/process-meter.js';
 import type { StepTiming } from '../lib/step-timings.js';
@@ -19,7 +20,7 @@ let record = process.env.BENCH_RECORD_STEPS === 'true';
 const config = loadConfig();
 const worker = await startWorker({
   config,
-  graphs: [benchModelGraph],
+  graphs: [benchModelGraph, inlineChainGraph],
   logger: createLogger('error'),
   reconciler: false,
   observers: [

@@ -187,6 +187,7 @@ export class GraphBuilder<C extends Channels, Input> {
           run: entry.run,
           retry: resolveRetryPolicy(entry.options.retry),
           ...(entry.options.timeoutMs === undefined ? {} : { timeoutMs: entry.options.timeoutMs }),
+          ...(entry.options.inline ? { inline: true } : {}),
         });
       } else {
         subgraphs.set(nodeName, entry.graph as Graph);

@@ -39,6 +39,15 @@ export interface NodeOptions {
   retry?: Partial<RetryPolicy>;
   /** Abort the step after this long (the node's AbortSignal fires; the attempt fails retryably). */
   timeoutMs?: number;
+  /**
+   * Run this node in the job of the step before it, when it is that step's only next task — a router,
+   * reducer or pure transform of state. It is still its own step (step record, events, fenced commit,
+   * in the same script as the step before), but it has no BullMQ job of its own: no Bull Board row,
+   * attempts or backoff. It must not call models or tools: its context refuses memo, history, interrupt,
+   * emit and recordUsage, and a node that throws (or uses them) simply runs as its own job instead.
+   * @default false
+   */
+  inline?: boolean;
 }
 
 export interface CompiledNode<C extends Channels = Channels> {
@@ -46,6 +55,8 @@ export interface CompiledNode<C extends Channels = Channels> {
   readonly run: NodeFunction<C>;
   readonly retry: RetryPolicy;
   readonly timeoutMs?: number;
+  /** NodeOptions.inline */
+  readonly inline?: boolean;
 }
 
 /** A built graph: immutable, registered by `name@version`. */

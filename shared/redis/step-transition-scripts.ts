@@ -52,8 +52,10 @@ end
  *   (-1 all) · t+7 the current job's attempts · t+8 worker name ('' none) · t+9 run key prefix of the shard
  *   · t+10 next jobs JSON [[id, name, data JSON, attempts], …] · t+11 the finished job's return value (JSON)
  *   · t+12 the run's BullMQ priority (0 none: the wait list; > 0 the prioritized set, 1 most urgent)
- * → {COMMIT's reply, moveToFinished's code (0 or < 0; 0 when no job), the job handed out as BullMQ's
- *   [fields, id, rate-limit delay, delay until] or nil, its BEGIN reply or nil, 1 when it came eagerly}
+ *   · t+13 inline steps c (0 none) · then c blocks, each: its length L · step-start data JSON · L-1 COMMIT arguments
+ * → {the last COMMIT's reply, moveToFinished's code (0 or < 0; 0 when no job), the job handed out as BullMQ's
+ *   [fields, id, rate-limit delay, delay until] or nil, its BEGIN reply or nil, 1 when it came eagerly,
+ *   inline steps committed}
  */
 export const STEP_TRANSITION = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['addStandardJob', 'addPrioritizedJob', 'moveToFinished'])}${DELIVER}
 local t = 17 + 2 * tonumber(ARGV[16])
@@ -62,6 +64,18 @@ local job_id, token, prefix, now, maxlen = ARGV[t], ARGV[t + 1], ARGV[t + 4], AR
 local lock_ms, worker_name = tonumber(ARGV[t + 5]), ARGV[t + 8]
 
 local committed = commit_step(KEYS, ARGV)
+-- Inline steps (nodes marked inline: true, run by this job after its own): each committed in turn, fenced
+-- like any step, with its step-start event; the run's next jobs are those after the last one.
+local inline_at = t + 13
+local at, inlined = inline_at + 1, 0
+for _ = 1, tonumber(ARGV[inline_at] or '0') do
+  if committed[1] ~= 'advanced' then break end
+  local len = tonumber(ARGV[at])
+  run_event(KEYS, maxlen, 'step-start', ARGV[at + 1])
+  committed = commit_step(KEYS, {unpack(ARGV, at + 2, at + len)})
+  inlined = inlined + 1
+  at = at + len + 1
+end
 local eager = false
 if committed[1] == 'advanced' then
   local jobs = cjson.decode(ARGV[t + 10])
@@ -123,9 +137,9 @@ local handed = eager or fetched
 local begun = false
 if handed and type(handed[1]) == 'table' then
   -- The eager job's run is this run, whose state the worker has just computed: it needs no copy of it.
-  begun = deliver(handed, now, maxlen, ARGV[t + 9], eager and tostring(tonumber(ARGV[1]) + 1) or '')
+  begun = deliver(handed, now, maxlen, ARGV[t + 9], eager and tostring(tonumber(ARGV[1]) + 1 + inlined) or '')
 end
-return {committed, code, handed, begun, eager and 1 or 0}
+return {committed, code, handed, begun, eager and 1 or 0, inlined}
 `;
 
 /**
