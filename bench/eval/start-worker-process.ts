@@ -12,6 +12,9 @@ export interface WorkerProcess {
  */
 export function startWorkerProcess(root: string, env: Record<string, string>, log: (line: string) => void): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', 'worker'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  // A worker must not outlive this script, however it ends (a test's timeout SIGTERMs it).
+  process.once('exit', () => child.kill('SIGKILL'));
+  exitOnSignals();
   const stop = (graceMs = 10_000) =>
     new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -46,4 +49,14 @@ export function startWorkerProcess(root: string, env: Record<string, string>, lo
       }
     });
   });
+}
+
+let signalsHandled = false;
+
+/** SIGTERM/SIGINT end this process through process.exit, so its 'exit' handlers stop the workers. */
+function exitOnSignals(): void {
+  if (signalsHandled) return;
+  signalsHandled = true;
+  process.once('SIGTERM', () => process.exit(143));
+  process.once('SIGINT', () => process.exit(130));
 }
