@@ -41,6 +41,9 @@ const envSchema = z.object({
   AGENTQ_STATE_CACHE_SIZE: int(1000),
   AGENTQ_LOCK_DURATION_MS: int(5000, 1000),
   AGENTQ_STALLED_INTERVAL_MS: int(2500, 500),
+  AGENTQ_LIVENESS_INTERVAL_MS: int(1000, 100),
+  AGENTQ_LIVENESS_TTL_MS: int(3000, 300),
+  AGENTQ_PAID_CLAIM_MS: int(600_000, 1000),
   AGENTQ_MAX_STALLED_COUNT: int(10, 1),
   AGENTQ_RECONCILE_INTERVAL_MS: int(10_000, 100),
   AGENTQ_RECONCILE_AFTER_MS: int(30_000, 100),
@@ -207,6 +210,12 @@ export interface Config {
   stateCacheSize: number;
   lockDurationMs: number;
   stalledIntervalMs: number;
+  /** How often a worker process's heartbeat thread proves it alive (AGENTQ_LIVENESS_INTERVAL_MS). @default 1000 */
+  livenessIntervalMs: number;
+  /** How long a proof of life lasts: a dead process's claims lapse within it (AGENTQ_LIVENESS_TTL_MS). @default 3000 */
+  livenessTtlMs: number;
+  /** The longest a claim on paid work holds when its node has no timeout (AGENTQ_PAID_CLAIM_MS). @default 10 min */
+  paidClaimMs: number;
   maxStalledCount: number;
   reconcileIntervalMs: number;
   reconcileAfterMs: number;
@@ -337,6 +346,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new AgentqError('INVALID_INPUT', `invalid configuration: ${problems} (see the configuration table in README.md)`);
   }
   const e = parsed.data;
+  if (e.AGENTQ_LIVENESS_TTL_MS < 2 * e.AGENTQ_LIVENESS_INTERVAL_MS) {
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `invalid configuration: AGENTQ_LIVENESS_TTL_MS (${e.AGENTQ_LIVENESS_TTL_MS}) must be at least twice AGENTQ_LIVENESS_INTERVAL_MS (${e.AGENTQ_LIVENESS_INTERVAL_MS}), or one late beat would declare a live worker dead`,
+    );
+  }
   return {
     redisUrl: e.REDIS_URL,
     production: e.NODE_ENV === 'production',
@@ -354,6 +369,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stateCacheSize: e.AGENTQ_STATE_CACHE_SIZE,
     lockDurationMs: e.AGENTQ_LOCK_DURATION_MS,
     stalledIntervalMs: e.AGENTQ_STALLED_INTERVAL_MS,
+    livenessIntervalMs: e.AGENTQ_LIVENESS_INTERVAL_MS,
+    livenessTtlMs: e.AGENTQ_LIVENESS_TTL_MS,
+    paidClaimMs: e.AGENTQ_PAID_CLAIM_MS,
     maxStalledCount: e.AGENTQ_MAX_STALLED_COUNT,
     reconcileIntervalMs: e.AGENTQ_RECONCILE_INTERVAL_MS,
     reconcileAfterMs: e.AGENTQ_RECONCILE_AFTER_MS,

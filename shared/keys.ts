@@ -60,6 +60,15 @@ export class Keys {
     return `${this.prefix}:${shardTag(shard)}:run:`;
   }
 
+  /**
+   * What a worker process's liveness keys start with on a shard, before `<process id>`: a string with a
+   * short TTL that the process's heartbeat thread refreshes. Under the shard's tag, so the paid-work claim
+   * script (memo hash of a run of that shard + its claimant's liveness) stays in one Cluster slot.
+   */
+  alivePrefix(shard: number): string {
+    return `${this.prefix}:${shardTag(shard)}:alive:`;
+  }
+
   /** ZSET of `<graph id> <worker id>` → last heartbeat (ms): the graphs live workers serve (ServedGraphs). */
   servedGraphs(): string {
     return `${this.prefix}:graphs:served`;

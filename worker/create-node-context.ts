@@ -6,6 +6,7 @@ import type { RedisRunStore, StepMeta } from '../shared/redis/redis-run-store.js
 import type { Usage } from '../shared/run-record.js';
 import type { StepAbortHandle } from './step-abort.js';
 import { createTokenPublisher } from './token-publisher.js';
+import type { PaidClaims } from './paid-claims.js';
 
 export interface NodeContextInput {
   store: RedisRunStore;
@@ -21,10 +22,14 @@ export interface NodeContextInput {
   usage: Usage & { model?: string };
   /** The step's memos saved by earlier attempts (read with the cursor); `memo` adds to it. */
   memos: Record<string, unknown>;
+  /** Claims on paid work (issue 20): without, `memo` saves without claiming (library contexts, tests). */
+  claims?: PaidClaims;
+  /** How long a claim of this step holds at most (the node's timeout, else AGENTQ_PAID_CLAIM_MS). */
+  claimMs?: number;
 }
 
 /** What a node gets besides the state (NodeContext), for one attempt of one step. */
-export function createNodeContext({ store, services, meta, data, node, attempt, abort, logger, usage, memos }: NodeContextInput): NodeContext {
+export function createNodeContext({ store, services, meta, data, node, attempt, abort, logger, usage, memos, claims, claimMs = 600_000 }: NodeContextInput): NodeContext {
   const stepId = `s${data.superstep}.t${data.task}`;
   return {
     runId: data.runId,
@@ -47,9 +52,27 @@ export function createNodeContext({ store, services, meta, data, node, attempt, 
     },
     memo: async <T>(key: string, compute: () => Promise<T>): Promise<T> => {
       if (key in memos) return memos[key] as T;
-      const value = await compute();
+      if (!claims) {
+        const value = await compute();
+        memos[key] = value ?? null;
+        await store.memoPut(data.runId, stepId, memos);
+        return value;
+      }
+      // Claimed with the read of the saved results: a second delivery of this step waits for this call.
+      const claim = await claims.acquire({ runId: data.runId, stepId, key, attempt, endsAt: Date.now() + claimMs, signal: abort.signal });
+      if (claim.kind === 'memo') {
+        memos[key] = claim.value;
+        return claim.value as T;
+      }
+      let value: T;
+      try {
+        value = await compute();
+      } catch (error) {
+        await claims.release(data.runId, claim).catch(() => undefined);
+        throw error;
+      }
       memos[key] = value ?? null;
-      await store.memoPut(data.runId, stepId, memos);
+      await claims.save(data.runId, stepId, memos, claim);
       return value;
     },
     recordUsage: ({ inputTokens, outputTokens, costUsd, model }) => {

@@ -12,6 +12,8 @@ import { StepQueues } from '../shared/step-queues.js';
 import { assertBullmqPinned } from '../shared/redis/bullmq-functions.js';
 import { checkStepLayout } from './check-step-layout.js';
 import { StateCache } from './state-cache.js';
+import { startLiveness } from './liveness-thread.js';
+import { PaidClaims } from './paid-claims.js';
 import { StepTransitions } from './step-transitions.js';
 import { StepWorker } from './step-worker.js';
 import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
@@ -171,7 +173,19 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     keepCompletedJobs: config.keepCompletedJobs,
     attemptsOf: (graphId, node) => stepJobs.attemptsOf(graphId, node),
   });
-  const stepProcessor = new StepProcessor({ store, registry, transitions, stateCache: new StateCache(config.stateCacheSize), eagerHops: config.eagerHops, activeSteps, services: { ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [], admitStart: intakeProcessor.admitStart });
+  // Liveness from a thread of its own, and claims on paid work that respect it (issue 20).
+  const liveness = startLiveness({
+    redisUrl: config.redisUrl ?? 'redis://127.0.0.1:6379',
+    alivePrefixes: Array.from({ length: config.shards }, (_value, shard) => store.keys.alivePrefix(shard)),
+    intervalMs: config.livenessIntervalMs,
+    ttlMs: config.livenessTtlMs,
+  });
+  // Redis answered the checks above; a thread that still cannot write within 5 s is said, not waited for
+  // (this process's claims then look dead to others, which is how a worker without liveness behaved).
+  const beating = await Promise.race([liveness.ready.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref())]);
+  if (!beating) logger.warn('liveness thread has not written its first beat within 5 s; claims on paid work by this worker may be taken over');
+  const claims = new PaidClaims({ redis: stepRedis, keys: store.keys, processId: liveness.processId, logger });
+  const stepProcessor = new StepProcessor({ claims, paidClaimMs: config.paidClaimMs, store, registry, transitions, stateCache: new StateCache(config.stateCacheSize), eagerHops: config.eagerHops, activeSteps, services: { ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [], admitStart: intakeProcessor.admitStart });
   const concurrency = options.concurrency ?? config.concurrency;
   const workerOptions = {
     connection,
@@ -247,6 +261,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
         await Promise.all([activeSteps.close(), stepQueues.close(), intakeQueue.close(), webhookWorker.close(), runFinished.close()]);
         await telemetry.flush().catch(() => undefined);
         await mcp.close();
+        await liveness.close();
         await Promise.all([redis.quit().catch(() => undefined), stepRedis.quit().catch(() => undefined)]);
         logger.info('worker stopped');
       })();

@@ -23,6 +23,7 @@ import type { StateCache } from './state-cache.js';
 import type { StepDelivery, StepResult } from './step-worker.js';
 import type { FinishingJob, StepTransitions } from './step-transitions.js';
 import { runInlineSteps } from './inline-steps.js';
+import type { PaidClaims } from './paid-claims.js';
 
 /** Inline steps are short pure functions: nothing aborts them (a shutdown waits for the job as for any). */
 const NEVER = new AbortController().signal;
@@ -31,6 +32,10 @@ const NEVER = new AbortController().signal;
 const DEFER_MS = 1000; // #19: short, so a run left for the worker that has its graph is not held up long
 
 export interface StepProcessorOptions {
+  /** Claims on paid work (issue 20): a duplicate delivery waits for the call in flight instead of paying again. */
+  claims?: PaidClaims;
+  /** A claim's longest hold when the node has no timeout (AGENTQ_PAID_CLAIM_MS). */
+  paidClaimMs?: number;
   store: RedisRunStore;
   registry: GraphRegistry;
   transitions: StepTransitions;
@@ -344,8 +349,9 @@ export class StepProcessor {
     if (meta.deadlineAt !== null) {
       timers.push(setTimeout(() => abort.abort(new StepAbort('deadline', `the run passed its deadline (${new Date(meta.deadlineAt!).toISOString()})`)), Math.max(0, meta.deadlineAt - Date.now())));
     }
-    const { store, services } = this.options;
-    const context = createNodeContext({ store, services, meta, data, node: node.name, attempt, abort, logger, usage, memos });
+    const { store, services, claims, paidClaimMs } = this.options;
+    const claimMs = node.timeoutMs ?? paidClaimMs ?? 600_000;
+    const context = createNodeContext({ store, services, meta, data, node: node.name, attempt, abort, logger, usage, memos, ...(claims ? { claims, claimMs } : {}) });
     try {
       const observation: StepObservation = {
         runId: data.runId,

@@ -38,7 +38,7 @@ describe('chaos: worker killed after the model response was saved', () => {
     const queued = await client.enqueue({ graph: 'paid-call', input: null });
     const memoKey = client.store.keys.run(queued.id).memo;
     // The response is saved (memo written) while the node still waits: kill now.
-    await eventually(async () => (await client.store.redis.hlen(memoKey)) > 0, 20_000, 'the saved model response');
+    await eventually(async () => (await client.store.redis.hexists(memoKey, 's0.t0')) === 1, 20_000, 'the saved model response');
     expect(server.chatRequests()).toHaveLength(1);
     await killHard(first);
 

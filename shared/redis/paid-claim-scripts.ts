@@ -1,0 +1,53 @@
+/**
+ * Claims on paid work (issue 20): before a step pays for a model call (or embeddings, moderation, a tool
+ * marked paid — anything behind NodeContext.memo), it claims that call in the run's memo hash, atomically
+ * with reading whether an earlier attempt already saved its result. A duplicate delivery of the step (its
+ * job's lock expired while the owner was merely slow) finds the claim and waits instead of paying again.
+ * Fields of the memo hash: `s<k>.t<i>` the step's saved results (JSON map), `claim:s<k>.t<i>:<key>` a claim.
+ */
+
+/**
+ * KEYS: 1 the run's memo hash
+ * ARGV: 1 step id (`s<k>.t<i>`) · 2 memo key · 3 claimant (`<process id>/<call id>`) · 4 attempt · 5 claim ends at (ms)
+ *   · 6 now (ms) · 7 liveness key prefix of the run's shard
+ * → {'memo', result JSON} (saved by an earlier attempt) | {'claimed'} | {'wait', owner, ends at ms}
+ */
+export const CLAIM_PAID_WORK = `
+local saved = redis.call('HGET', KEYS[1], ARGV[1])
+if saved then
+  local memos = cjson.decode(saved)
+  if memos[ARGV[2]] ~= nil then return {'memo', cjson.encode(memos[ARGV[2]])} end
+end
+local field = 'claim:' .. ARGV[1] .. ':' .. ARGV[2]
+local held = redis.call('HGET', KEYS[1], field)
+if held then
+  local claim = cjson.decode(held)
+  local process_id = string.match(claim.owner, '^(.*)/[^/]*$') or claim.owner
+  -- Another call's claim holds while it has not run out and its process still beats (liveness-thread.ts).
+  if claim.owner ~= ARGV[3] and tonumber(claim.endsAt) > tonumber(ARGV[6]) and redis.call('EXISTS', ARGV[7] .. process_id) == 1 then
+    return {'wait', claim.owner, tostring(claim.endsAt)}
+  end
+end
+redis.call('HSET', KEYS[1], field, cjson.encode({owner = ARGV[3], attempt = tonumber(ARGV[4]), endsAt = tonumber(ARGV[5])}))
+return {'claimed'}
+`;
+
+/**
+ * Save a step's results and end the claim of the call that produced them, in one script.
+ * KEYS: 1 the run's memo hash · ARGV: 1 step id · 2 the step's results JSON · 3 claim field ('' none) · 4 claimant
+ */
+export const SAVE_PAID_WORK = `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if ARGV[3] ~= '' then
+  local held = redis.call('HGET', KEYS[1], ARGV[3])
+  if held and cjson.decode(held).owner == ARGV[4] then redis.call('HDEL', KEYS[1], ARGV[3]) end
+end
+return 1
+`;
+
+/** End a claim without a result (the call failed or was abandoned), if it is still the claimant's. KEYS: 1 memo hash · ARGV: 1 claim field · 2 claimant */
+export const RELEASE_PAID_CLAIM = `
+local held = redis.call('HGET', KEYS[1], ARGV[1])
+if held and cjson.decode(held).owner == ARGV[2] then redis.call('HDEL', KEYS[1], ARGV[1]) return 1 end
+return 0
+`;

@@ -1,0 +1,75 @@
+import type { ChildProcess } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AgentClient } from '../../producer/agent-client.js';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import { recordFigure } from '../helpers/suite-figures.js';
+import { eventually, testConfig } from '../helpers/test-env.js';
+import { killHard, spawnWorker } from '../helpers/worker-processes.js';
+
+/**
+ * Issue 20: paid work at most once at any load. A stalled worker (event loop blocked longer than its job
+ * lock) keeps its claim on the model call it has in flight — its liveness thread still beats — so the
+ * worker that is handed the step meanwhile waits for the saved response instead of paying again. A
+ * killed worker's claim lapses with its liveness key, and the call is made again, once.
+ */
+describe('chaos: claims on paid work', () => {
+  const workers: ChildProcess[] = [];
+  let client: AgentClient | undefined;
+  let server: ScriptedOpenAIServer | undefined;
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((worker) => killHard(worker)));
+    await client?.close();
+    await server?.close();
+  });
+
+  async function setUp(responseDelayMs: number) {
+    const config = testConfig();
+    client = new AgentClient({ config });
+    server = await startScriptedOpenAIServer({ script: () => ({ content: 'paid once', delayMs: responseDelayMs, usage: { prompt_tokens: 50, completion_tokens: 5 } }) });
+    const env: Record<string, string> = {
+      REDIS_URL: config.redisUrl!,
+      AGENTQ_KEY_PREFIX: config.keyPrefix,
+      AGENTQ_QUEUE_PREFIX: config.queuePrefix,
+      AGENTQ_LOCK_DURATION_MS: '2000',
+      AGENTQ_STALLED_INTERVAL_MS: '1000',
+      AGENTQ_LOG_LEVEL: 'error',
+      OPENAI_BASE_URL: server.url,
+      LLM_MODEL: 'scripted-chat',
+    };
+    return { env, server, client };
+  }
+
+  it('a worker whose event loop is blocked past its lock keeps its claim: one model request, the run completes', async () => {
+    const { env, server, client } = await setUp(1500);
+    // The first worker takes the run alone, then stalls for 7 s with its request in flight.
+    workers.push(await spawnWorker('test/chaos/paid-claim-worker.ts', { ...env, BLOCK_EVENT_LOOP_MS: '7000' }));
+    const run = await client.enqueue({ graph: 'paid-claim', input: null });
+    await eventually(async () => server.chatRequests().length > 0, 20_000, 'the first model request');
+    // A second worker, free: it finds the stalled job (lock expired) and runs the step again.
+    workers.push(await spawnWorker('test/chaos/paid-claim-worker.ts', env));
+    const done = await client.wait(run.id, { timeoutMs: 60_000 });
+    expect(done).toMatchObject({ status: 'completed', output: { answer: 'paid once' } });
+    expect(server.chatRequests()).toHaveLength(1);
+    const events = await client.store.events(run.id);
+    // The step was delivered more than once (else this test proves nothing), and committed once.
+    expect(events.filter((event) => event.type === 'step-start').length).toBeGreaterThan(1);
+    expect(events.filter((event) => event.type === 'step-end')).toHaveLength(1);
+    recordFigure({ scenario: 'paid claims', name: 'blocked_loop_model_requests', value: server.chatRequests().length, goal: '= 1' });
+  }, 90_000);
+
+  it('a worker killed with its model call in flight: the call is made again once, by the worker that takes over', async () => {
+    const { env, server, client } = await setUp(3000);
+    const first = await spawnWorker('test/chaos/paid-claim-worker.ts', env);
+    workers.push(first);
+    const run = await client.enqueue({ graph: 'paid-claim', input: null });
+    await eventually(async () => server.chatRequests().length > 0, 20_000, 'the first model request');
+    workers.push(await spawnWorker('test/chaos/paid-claim-worker.ts', env));
+    const killedAt = Date.now();
+    await killHard(first);
+    const done = await client.wait(run.id, { timeoutMs: 60_000 });
+    expect(done).toMatchObject({ status: 'completed', output: { answer: 'paid once' } });
+    expect(server.chatRequests()).toHaveLength(2);
+    recordFigure({ scenario: 'paid claims', name: 'killed_in_call_model_requests', value: server.chatRequests().length, goal: '= 2 (the crash came before the save)' });
+    recordFigure({ scenario: 'paid claims', name: 'killed_in_call_completed_after_s', value: Number(((Date.now() - killedAt) / 1000).toFixed(1)), goal: 'lock 2 s + stall check 1 s + response 3 s' });
+  }, 90_000);
+});
