@@ -1,7 +1,8 @@
 /** Why a step's AbortSignal fired. The step processor decides what each means for the run. */
 export class StepAbort extends Error {
   constructor(
-    readonly kind: 'cancel' | 'timeout' | 'deadline' | 'shutdown',
+    /** 'stale': another delivery of the step committed it while this one ran (a paid call found out). */
+    readonly kind: 'cancel' | 'timeout' | 'deadline' | 'shutdown' | 'stale',
     message: string,
   ) {
     super(message);

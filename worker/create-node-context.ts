@@ -1,3 +1,4 @@
+import { StepAbort } from '../shared/abort.js';
 import { InterruptSignal } from '../shared/graph/interrupt-signal.js';
 import type { NodeContext, Services } from '../shared/graph/node-context.js';
 import type { StepJobData } from '../shared/job-schema.js';
@@ -59,7 +60,8 @@ export function createNodeContext({ store, services, meta, data, node, attempt, 
         return value;
       }
       // Claimed with the read of the saved results: a second delivery of this step waits for this call.
-      const claim = await claims.acquire({ runId: data.runId, stepId, key, attempt, endsAt: Date.now() + claimMs, signal: abort.signal });
+      const claim = await claims.acquire({ runId: data.runId, superstep: data.superstep, task: data.task, key, attempt, endsAt: Date.now() + claimMs, signal: abort.signal });
+      if (claim.kind === 'stale') throw new StepAbort('stale', `step ${stepId} of run ${data.runId} was committed by another delivery`);
       if (claim.kind === 'memo') {
         memos[key] = claim.value;
         return claim.value as T;

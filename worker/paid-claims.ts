@@ -12,7 +12,7 @@ export interface HeldClaim {
   claimant: string;
 }
 
-export type ClaimOutcome = { kind: 'memo'; value: unknown } | ({ kind: 'claimed' } & HeldClaim);
+export type ClaimOutcome = { kind: 'memo'; value: unknown } | ({ kind: 'claimed' } & HeldClaim) | { kind: 'stale' };
 
 export interface PaidClaimsOptions {
   redis: Redis;
@@ -38,15 +38,30 @@ export class PaidClaims {
     this.pollMs = options.pollMs ?? 200;
   }
 
-  async acquire(input: { runId: string; stepId: string; key: string; attempt: number; endsAt: number; signal: AbortSignal }): Promise<ClaimOutcome> {
+  async acquire(input: { runId: string; superstep: number; task: number; key: string; attempt: number; endsAt: number; signal: AbortSignal }): Promise<ClaimOutcome> {
     const { redis, keys, processId, logger } = this.options;
-    const { runId, stepId, key, attempt, endsAt, signal } = input;
+    const { runId, superstep, task, key, attempt, endsAt, signal } = input;
+    const stepId = `s${superstep}.t${task}`;
     const claimant = `${processId}/${randomBytes(4).toString('hex')}`;
-    const memoKey = keys.run(runId).memo;
+    const runKeys = keys.run(runId);
     const alivePrefix = keys.alivePrefix(keys.shardOf(runId));
     let waited = false;
     for (;;) {
-      const reply = await runScript<string[]>(redis, CLAIM_PAID_WORK, [memoKey], [stepId, key, claimant, attempt, endsAt, Date.now(), alivePrefix]);
+      const reply = await runScript<string[]>(redis, CLAIM_PAID_WORK, [runKeys.memo, runKeys.meta, runKeys.writes], [
+        stepId,
+        key,
+        claimant,
+        attempt,
+        endsAt,
+        Date.now(),
+        alivePrefix,
+        superstep,
+        task,
+      ]);
+      if (reply[0] === 'stale') {
+        logger.info({ runId, stepId, key }, 'paid work: the step was committed by another delivery; this one stops before paying');
+        return { kind: 'stale' };
+      }
       if (reply[0] === 'memo') {
         if (waited) logger.info({ runId, stepId, key }, 'paid work: the claimant saved its result; using it (no second call)');
         return { kind: 'memo', value: JSON.parse(reply[1]!) };

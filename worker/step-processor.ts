@@ -406,6 +406,11 @@ export class StepProcessor {
       return 'waiting';
     }
     const abort = thrown instanceof StepAbort ? thrown : undefined;
+    if (abort?.kind === 'stale') {
+      // Another delivery committed this step while this one ran: nothing to do, no attempt spent.
+      logger.info('step committed by another delivery; this one ends without paying again');
+      return 'stale';
+    }
     if (abort?.kind === 'cancel') {
       await store.finish(runId, 'cancelled', CANCELLED, Date.now(), { superstep });
       return 'cancelled';

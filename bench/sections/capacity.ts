@@ -16,6 +16,8 @@
  * - `redis_bytes_per_finished_run`: the same delta after all N completed, before retention expiry
  *   (finished run keys, index entries; BullMQ keeps only the newest AGENTQ_KEEP_COMPLETED_JOBS completed
  *   step jobs, so that part does not grow with N).
+ * - `event_loop_delay_p99_ms` / `event_loop_delay_max_ms`: the workers' event-loop delay (perf_hooks
+ *   monitorEventLoopDelay) from the warm-up until all N were parked, the worse worker's.
  * - `heap_bytes_per_inflight_run`: per worker, heapUsed after a forced full GC with its runs parked minus
  *   before, ÷ the steps it was running; the mean of the two workers.
  */
@@ -108,12 +110,34 @@ export const capacitySection: BenchSection = {
       // A step taken again while its first delivery still waits on the model asks the model twice.
       const duplicateCalls = model.chatRequests().length - WARMUP_RUNS - runs;
       log(`capacity: ${completed} of ${runs} completed in ${round((Date.now() - started) / 1000, 1)} s; ${duplicateCalls} model calls beyond one per run`);
+      if (duplicateCalls > 0) {
+        // Which kind: a call abandoned by its client (the step failed and was retried) or two answered calls.
+        const outcomes = new Map<string, number>();
+        for (const request of model.chatRequests()) outcomes.set(request.outcome, (outcomes.get(request.outcome) ?? 0) + 1);
+        const retried = (await Promise.all(ids.slice(0, 2000).map((id) => client.store.steps(id)))).filter((steps) => steps.some((step) => step.attempts > 1)).length;
+        log(`capacity: model requests by outcome ${JSON.stringify(Object.fromEntries(outcomes))}; of the first 2000 runs, ${retried} had a step attempt > 1`);
+        const byRun = new Map<string, number>();
+        for (const request of model.chatRequests()) {
+          const text = JSON.stringify(request.body);
+          const runId = /\((run_[0-9a-f]+) /.exec(text)?.[1] ?? '?';
+          byRun.set(runId, (byRun.get(runId) ?? 0) + 1);
+        }
+        const twice = [...byRun.entries()].filter(([, count]) => count > 1).slice(0, 3);
+        for (const [runId] of twice) {
+          const events = await client.store.events(runId);
+          log(`capacity: run ${runId} asked ${byRun.get(runId)} times; events ${events.map((event) => event.type).join(',')}`);
+          log(`  requests: ${model.chatRequests().filter((request) => JSON.stringify(request.body).includes(runId)).map((request) => `${request.outcome} ${/attempt.*?\)/.exec(JSON.stringify(request.body))?.[0]} arrived ${request.receivedAt}`).join(' | ')}`);
+        }
+      }
       return {
         [`inflight_${runs}_ok`]: completed === runs ? 1 : 0,
         redis_bytes_per_inflight_run: Math.round((redisParked - redisBefore) / runs),
         redis_bytes_per_finished_run: Math.round((redisFinished - redisBefore) / runs),
         heap_bytes_per_inflight_run: Math.round(perWorker.reduce((sum, worker) => sum + worker.bytesPerRun, 0) / perWorker.length),
         capacity_duplicate_model_calls: duplicateCalls,
+        // The workers' event loops while 10,000 runs arrived and parked (issue 20): the worst of the two.
+        event_loop_delay_p99_ms: Math.round(Math.max(...heapParked.map((stats) => stats.eldP99Ms))),
+        event_loop_delay_max_ms: Math.round(Math.max(...heapParked.map((stats) => stats.eldMaxMs))),
       };
     } finally {
       release();

@@ -17,7 +17,7 @@ import type { WorkerReply, WorkerRequest } from '../lib/bench-worker-process.js'
 /** A run parked on one model call: the step holds its job (and a socket) until the model answers. */
 const parkedCallGraph = defineGraph({ name: 'parked-call', state: { answer: channel.replace('') }, output: (state) => ({ answer: state.answer }) })
   .node('ask', async (_state, context) => {
-    const call = await callLanguageModel(context, { messages: [{ role: 'user', content: 'answer after a while' }] });
+    const call = await callLanguageModel(context, { messages: [{ role: 'user', content: `answer after a while (${context.runId} ${context.stepId} attempt ${context.attempt} pid ${process.pid} at ${Date.now()})` }] });
     return { answer: call.message.content ?? '' };
   })
   .edge(START, 'ask')

@@ -7,12 +7,17 @@
  */
 
 /**
- * KEYS: 1 the run's memo hash
+ * KEYS: 1 the run's memo hash · 2 its meta · 3 its writes (a parallel superstep's stored task writes)
  * ARGV: 1 step id (`s<k>.t<i>`) · 2 memo key · 3 claimant (`<process id>/<call id>`) · 4 attempt · 5 claim ends at (ms)
- *   · 6 now (ms) · 7 liveness key prefix of the run's shard
+ *   · 6 now (ms) · 7 liveness key prefix of the run's shard · 8 superstep · 9 task
  * → {'memo', result JSON} (saved by an earlier attempt) | {'claimed'} | {'wait', owner, ends at ms}
+ *   | {'stale'}: the step is committed already (a delivery that began before the commit and reaches its paid
+ *   call after it: the commit dropped the step's memo, and paying now would be paying twice)
  */
 export const CLAIM_PAID_WORK = `
+local m = redis.call('HMGET', KEYS[2], 'status', 'superstep')
+if not m[1] or m[1] == 'completed' or m[1] == 'failed' or m[1] == 'cancelled' or tonumber(m[2]) ~= tonumber(ARGV[8]) then return {'stale'} end
+if redis.call('HEXISTS', KEYS[3], ARGV[9]) == 1 then return {'stale'} end
 local saved = redis.call('HGET', KEYS[1], ARGV[1])
 if saved then
   local memos = cjson.decode(saved)

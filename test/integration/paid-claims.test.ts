@@ -1,0 +1,73 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { AgentClient } from '../../producer/agent-client.js';
+import { createLogger } from '../../shared/logger.js';
+import { PaidClaims } from '../../worker/paid-claims.js';
+import { testConfig } from '../helpers/test-env.js';
+
+/** The claim script's answers (issue 20), on a real Redis, with liveness keys set by hand. */
+describe('claims on paid work', () => {
+  const config = testConfig();
+  const client = new AgentClient({ config });
+  afterAll(async () => client.close());
+
+  async function runAtSuperstep0(id: string) {
+    await client.get('none'); // connects the client's Redis (the store does not wait for it)
+    const { store } = client;
+    await store.create({ id, tenant: 'default', graph: 'chain', input: {}, maxSteps: 10, now: Date.now() });
+    await store.admit(id, '1', {}, [{ node: 'step' }], Date.now());
+    await store.begin(id, 0, 0, {}, Date.now());
+    return store;
+  }
+  const claimsOf = (processId: string) => new PaidClaims({ redis: client.store.redis, keys: client.store.keys, processId, logger: createLogger('silent'), pollMs: 20 });
+  const alive = (processId: string, ms = 5000) => client.store.redis.set(`${client.store.keys.alivePrefix(0)}${processId}`, '1', 'PX', ms);
+
+  it('a second delivery waits while the owner lives, then uses what the owner saved', async () => {
+    const runId = `claims-wait-${Date.now()}`;
+    await runAtSuperstep0(runId);
+    await alive('proc-a');
+    const a = claimsOf('proc-a');
+    const held = await a.acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 1, endsAt: Date.now() + 60_000, signal: new AbortController().signal });
+    expect(held.kind).toBe('claimed');
+    const waiting = claimsOf('proc-b').acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 1, endsAt: Date.now() + 60_000, signal: new AbortController().signal });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    if (held.kind !== 'claimed') throw new Error('unreachable');
+    await a.save(runId, 's0.t0', { model: { text: 'paid' } }, held);
+    expect(await waiting).toEqual({ kind: 'memo', value: { text: 'paid' } });
+    // The claim ended with the save.
+    expect(await client.store.redis.hkeys(client.store.keys.run(runId).memo)).toEqual(['s0.t0']);
+  });
+
+  it('takes over when the owner stops beating', async () => {
+    const runId = `claims-dead-${Date.now()}`;
+    await runAtSuperstep0(runId);
+    await alive('proc-dead', 300);
+    await claimsOf('proc-dead').acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 1, endsAt: Date.now() + 60_000, signal: new AbortController().signal });
+    const taken = await claimsOf('proc-b').acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 2, endsAt: Date.now() + 60_000, signal: new AbortController().signal });
+    expect(taken.kind).toBe('claimed');
+    // It waited for the owner's liveness key to lapse.
+    expect(await client.store.redis.exists(`${client.store.keys.alivePrefix(0)}proc-dead`)).toBe(0);
+  });
+
+  it('takes over a claim that ran out (a hung call), even from a live owner', async () => {
+    const runId = `claims-hung-${Date.now()}`;
+    await runAtSuperstep0(runId);
+    await alive('proc-hung');
+    await claimsOf('proc-hung').acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 1, endsAt: Date.now() + 100, signal: new AbortController().signal });
+    const taken = await claimsOf('proc-b').acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 1, endsAt: Date.now() + 60_000, signal: new AbortController().signal });
+    expect(taken.kind).toBe('claimed');
+  });
+
+  it('a delivery that reaches its paid call after the step was committed stops: stale, no claim', async () => {
+    const runId = `claims-stale-${Date.now()}`;
+    const store = await runAtSuperstep0(runId);
+    const committed = await store.commit(
+      { runId, superstep: 0, task: 0, mode: 'single', step: { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' }, totalTasks: 1, outcome: { kind: 'next', tasks: [{ node: 'step' }] }, state: {}, messages: [] },
+      Date.now(),
+    );
+    expect(committed.kind).toBe('advanced');
+    await alive('proc-late');
+    const late = await claimsOf('proc-late').acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 1, endsAt: Date.now() + 60_000, signal: new AbortController().signal });
+    expect(late).toEqual({ kind: 'stale' });
+    expect(await client.store.redis.hlen(client.store.keys.run(runId).memo)).toBe(0);
+  });
+});
