@@ -34,6 +34,11 @@ export const runOptionsSchema = z
   .strict();
 export type RunOptions = z.infer<typeof runOptionsSchema>;
 
+/** BullMQ's largest job priority (2^21). */
+export const MAX_PRIORITY = 2_097_152;
+/** The priority of a batch's questions unless the batch sets one: behind every run without a priority. */
+export const BATCH_PRIORITY = 100;
+
 /**
  * Job schema v1 (DESIGN §4): what another service adds to the intake queue `agentq-runs` with plain
  * BullMQ. The worker validates it; an invalid job fails its run at the first attempt.
@@ -53,6 +58,17 @@ export const runJobSchema = z
      * (same tenant), whichever worker ran it. Same id rules as runId; a new id starts a conversation.
      */
     conversationId: id('conversationId').optional(),
+    /**
+     * BullMQ's job priority for the run's step jobs: 1 is the most urgent, larger numbers wait longer.
+     * Runs without one are served before any run with one (BullMQ takes its wait list first); batch
+     * questions default to BATCH_PRIORITY, so interactive runs go ahead of a batch.
+     */
+    priority: z
+      .number({ error: `priority must be a whole number from 1 (most urgent) to ${MAX_PRIORITY}` })
+      .int(`priority must be a whole number from 1 (most urgent) to ${MAX_PRIORITY}`)
+      .min(1, `priority must be a whole number from 1 (most urgent) to ${MAX_PRIORITY}`)
+      .max(MAX_PRIORITY, `priority must be a whole number from 1 (most urgent) to ${MAX_PRIORITY}`)
+      .optional(),
     /** Receives the run record, signed, when the run finishes (completed, failed or cancelled). */
     webhookUrl: z
       .url({ protocol: /^https?$/, error: 'webhookUrl must be an absolute http:// or https:// URL' })

@@ -78,7 +78,7 @@ export class RunEnqueuer {
     const graphId = graphIdOf({ graph: data.graph, graphVersion: data.graphVersion ?? null });
     // The start job goes in with the run, in one script — unless this worker takes the run in itself.
     const start = this.admitInline ? undefined : this.stepQueues.startJob(runId, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphId }, START_JOB_ATTEMPTS);
-    const priority = extras.priority ?? 0;
+    const priority = data.priority ?? extras.priority ?? 0;
     const { meta, created } = await this.store.create({
       id: runId,
       tenant,

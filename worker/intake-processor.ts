@@ -111,6 +111,7 @@ export class IntakeProcessor {
       ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
       ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
       ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
+      ...(data.priority === undefined ? {} : { priority: data.priority }),
       now,
     });
     return meta;

@@ -11,6 +11,7 @@ interface BatchOptions {
   out?: string;
   format?: string;
   concurrency?: number;
+  priority?: number;
   idempotencyKey?: string;
   graph?: string;
   maxIterations?: number;
@@ -52,6 +53,7 @@ export function registerBatchCommand(
     .option('--out <file>', 'write the results here (JSON Lines, or CSV for a .csv name); default: stdout')
     .option('--format <format>', 'jsonl or csv (default: from --out, else jsonl)')
     .option('--concurrency <n>', 'runs of this batch at once (default 8)', parseCount('--concurrency'))
+    .option('--priority <n>', 'BullMQ priority of its runs (default 100: behind runs without a priority)', parseCount('--priority'))
     .option('--idempotency-key <key>', 'the same key resumes the same batch and answers nothing twice')
     .option('--graph <name>', 'the graph that answers each question (default rag-agent)')
     .option('--max-iterations <n>', 'rag-agent search iterations (1-10)', parseCount('--max-iterations'))
@@ -70,6 +72,7 @@ export function registerBatchCommand(
             questions,
             options: {
               ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+              ...(options.priority ? { priority: options.priority } : {}),
               ...(options.graph ? { graph: options.graph } : {}),
               ...(options.maxIterations ? { max_iterations: options.maxIterations } : {}),
               ...(options.citations ? { citations: true } : {}),

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { AgentqError } from '../errors.js';
-import { formatZodError } from '../job-schema.js';
+import { BATCH_PRIORITY, formatZodError } from '../job-schema.js';
 import type { Keys } from '../keys.js';
 import { runScript } from '../redis/create-redis.js';
 import { parseMeta, type RedisRunStore } from '../redis/redis-run-store.js';
@@ -64,6 +64,8 @@ interface BatchMeta {
   graph: string;
   collection: string;
   concurrency: number;
+  /** BullMQ priority of the batch's runs. */
+  priority: number;
   total: number;
   next: number;
   options: { max_iterations?: number; citations?: boolean };
@@ -110,7 +112,7 @@ export class BatchDispatcher {
     const { redis, keys } = this.options;
     const batchKeys = keys.batch(batchId);
     const now = Date.now();
-    const { concurrency, graph, ...runOptions } = batch.options;
+    const { concurrency, graph, priority, ...runOptions } = batch.options;
     const created = await redis.hsetnx(batchKeys.meta, 'id', batchId);
     if (created === 1) {
       await redis
@@ -121,6 +123,7 @@ export class BatchDispatcher {
           graph,
           collection: batch.collection,
           concurrency,
+          priority,
           total: items.length,
           next: 0,
           options: JSON.stringify(runOptions),
@@ -150,6 +153,7 @@ export class BatchDispatcher {
       graph: fields.graph!,
       collection: fields.collection!,
       concurrency: Number(fields.concurrency),
+      priority: Number(fields.priority ?? BATCH_PRIORITY),
       total: Number(fields.total),
       next: Number(fields.next),
       options: JSON.parse(fields.options ?? '{}') as BatchMeta['options'],
@@ -186,7 +190,7 @@ export class BatchDispatcher {
     const runId = this.runId(meta.id, index);
     const { record } = await this.options.enqueuer.enqueue(
       { graph: meta.graph, tenant: meta.tenant, runId, input: { query: question, collection: meta.collection, ...meta.options } },
-      { batchId: meta.id },
+      { batchId: meta.id, priority: meta.priority },
     );
     // Already answered (a repaired or re-sent item): free its slot at once.
     if (isTerminal(record.status)) await this.onRunFinished(runId, meta.id);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ID_PATTERN } from '../ids.js';
+import { BATCH_PRIORITY, MAX_PRIORITY } from '../job-schema.js';
 
 const id = z.string().regex(ID_PATTERN, "must be 1-128 characters of letters, digits, '_', '.' or '-'");
 
@@ -22,9 +23,16 @@ export const batchRequestSchema = z
         citations: z.boolean().optional(),
         /** The graph that answers each question. @default 'rag-agent' */
         graph: z.string().min(1).max(128).default('rag-agent'),
+        /** BullMQ priority of the questions' runs (1 most urgent): behind runs without one by default. @default 100 */
+        priority: z
+          .number()
+          .int(`priority must be a whole number from 1 (most urgent) to ${MAX_PRIORITY}`)
+          .min(1, `priority must be a whole number from 1 (most urgent) to ${MAX_PRIORITY}`)
+          .max(MAX_PRIORITY, `priority must be a whole number from 1 (most urgent) to ${MAX_PRIORITY}`)
+          .default(BATCH_PRIORITY),
       })
       .strict()
-      .default({ concurrency: 8, graph: 'rag-agent' }),
+      .default({ concurrency: 8, graph: 'rag-agent', priority: BATCH_PRIORITY }),
   })
   .strict();
 export type BatchRequest = z.input<typeof batchRequestSchema>;
