@@ -39,8 +39,8 @@ const envSchema = z.object({
     .default(1),
   AGENTQ_EAGER_HOPS: int(20),
   AGENTQ_STATE_CACHE_SIZE: int(1000),
-  AGENTQ_LOCK_DURATION_MS: int(5000, 1000),
-  AGENTQ_STALLED_INTERVAL_MS: int(2500, 500),
+  AGENTQ_LOCK_DURATION_MS: int(3000, 1000),
+  AGENTQ_STALLED_INTERVAL_MS: int(1000, 500),
   AGENTQ_LIVENESS_INTERVAL_MS: int(1000, 100),
   AGENTQ_LIVENESS_TTL_MS: int(3000, 300),
   AGENTQ_PAID_CLAIM_MS: int(600_000, 1000),
@@ -346,6 +346,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new AgentqError('INVALID_INPUT', `invalid configuration: ${problems} (see the configuration table in README.md)`);
   }
   const e = parsed.data;
+  if (e.AGENTQ_LOCK_DURATION_MS < 2 * e.AGENTQ_LIVENESS_INTERVAL_MS) {
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `invalid configuration: AGENTQ_LOCK_DURATION_MS (${e.AGENTQ_LOCK_DURATION_MS}) must be at least twice AGENTQ_LIVENESS_INTERVAL_MS (${e.AGENTQ_LIVENESS_INTERVAL_MS}): the liveness thread renews held jobs' locks at that interval`,
+    );
+  }
   if (e.AGENTQ_LIVENESS_TTL_MS < 2 * e.AGENTQ_LIVENESS_INTERVAL_MS) {
     throw new AgentqError(
       'INVALID_INPUT',

@@ -3,17 +3,24 @@ import { hostname } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
 /**
- * This worker process's liveness, proven from a `worker_threads` thread with its own Redis connection
- * (issue 20): every `intervalMs` it sets the process's liveness key on every shard with a TTL of `ttlMs`.
- * A busy main thread (a burst of intake, a long synchronous parse) cannot stop it, so a claim on paid work
- * (step-claims.ts) is not taken over while its owner is merely slow; it stops when the process dies, so
- * the claim lapses within `ttlMs`.
+ * This worker process's liveness, kept by a `worker_threads` thread with its own Redis connection
+ * (issue 20). Every `intervalMs` it
+ *  - sets the process's liveness key on every shard with a TTL of `ttlMs`, which claims on paid work
+ *    (paid-claims.ts) check: a claim is not taken over while its owner is merely slow;
+ *  - renews the locks of the step jobs this process holds (to `lockMs`), when a lock still holds this
+ *    process's token: a blocked main thread, which cannot run BullMQ's own lock renewal, does not lose
+ *    its jobs to the stalled-job check, while a dead process's locks run out within `lockMs`.
+ * A busy main thread (a burst of intake, a long synchronous parse) cannot stop the thread; the death of
+ * the process stops it.
  */
 export interface Liveness {
   /** `<host>:<pid>:<random>`: names this process in the claims it holds. */
   readonly processId: string;
   /** Resolves once the first beat is written. */
   readonly ready: Promise<void>;
+  /** Renew this job lock (its key and the token it must still hold) until `release`. */
+  holdLock(lockKey: string, token: string): void;
+  releaseLock(lockKey: string): void;
   close(): Promise<void>;
 }
 
@@ -23,20 +30,34 @@ export interface LivenessOptions {
   alivePrefixes: string[];
   intervalMs: number;
   ttlMs: number;
+  /** A job lock's duration (AGENTQ_LOCK_DURATION_MS): what a renewal sets it to. */
+  lockMs: number;
 }
 
-// Plain CommonJS, run with `eval: true`: no build step or loader needed in the thread.
+// Plain CommonJS, run with `eval: true`: no build step or loader needed in the thread. Lock renewals go
+// one script per hash tag, so each stays in one Redis Cluster slot.
 const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { Redis } = require('ioredis');
-const { redisUrl, keys, intervalMs, ttlMs } = workerData;
-const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
+const { redisUrl, keys, intervalMs, ttlMs, lockMs } = workerData;
+const RENEW = "for i = 1, #KEYS do if redis.call('GET', KEYS[i]) == ARGV[i + 1] then redis.call('PEXPIRE', KEYS[i], ARGV[1]) end end return 1";
+const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
 redis.on('error', () => {});
+const locks = new Map();
 let first = true;
+const tagOf = (key) => { const open = key.indexOf('{'); const close = key.indexOf('}', open + 1); return open >= 0 && close > open ? key.slice(open, close + 1) : ''; };
 const beat = async () => {
   try {
     const pipeline = redis.pipeline();
     for (const key of keys) pipeline.set(key, '1', 'PX', ttlMs);
+    const byTag = new Map();
+    for (const [key, token] of locks) {
+      const tag = tagOf(key);
+      if (!byTag.has(tag)) byTag.set(tag, [[], []]);
+      byTag.get(tag)[0].push(key);
+      byTag.get(tag)[1].push(token);
+    }
+    for (const [lockKeys, tokens] of byTag.values()) pipeline.eval(RENEW, lockKeys.length, ...lockKeys, lockMs, ...tokens);
     await pipeline.exec();
     if (first) { first = false; parentPort.postMessage('ready'); }
   } catch {}
@@ -44,17 +65,20 @@ const beat = async () => {
 const timer = setInterval(beat, intervalMs);
 void beat();
 parentPort.on('message', async (message) => {
-  if (message !== 'close') return;
-  clearInterval(timer);
-  try { await redis.del(...keys); } catch {}
-  redis.disconnect();
-  parentPort.postMessage('closed');
+  if (message.hold) locks.set(message.hold[0], message.hold[1]);
+  else if (message.release) locks.delete(message.release);
+  else if (message === 'close') {
+    clearInterval(timer);
+    try { await redis.del(...keys); } catch {}
+    redis.disconnect();
+    parentPort.postMessage('closed');
+  }
 });
 `;
 
-export function startLiveness({ redisUrl, alivePrefixes, intervalMs, ttlMs }: LivenessOptions): Liveness {
+export function startLiveness({ redisUrl, alivePrefixes, intervalMs, ttlMs, lockMs }: LivenessOptions): Liveness {
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const thread = new Worker(THREAD, { eval: true, workerData: { redisUrl, keys: alivePrefixes.map((prefix) => `${prefix}${processId}`), intervalMs, ttlMs } });
+  const thread = new Worker(THREAD, { eval: true, workerData: { redisUrl, keys: alivePrefixes.map((prefix) => `${prefix}${processId}`), intervalMs, ttlMs, lockMs } });
   // The thread must never keep a finished process alive.
   thread.unref();
   const ready = new Promise<void>((resolve, reject) => {
@@ -65,6 +89,12 @@ export function startLiveness({ redisUrl, alivePrefixes, intervalMs, ttlMs }: Li
   return {
     processId,
     ready,
+    holdLock(lockKey, token) {
+      thread.postMessage({ hold: [lockKey, token] });
+    },
+    releaseLock(lockKey) {
+      thread.postMessage({ release: lockKey });
+    },
     async close() {
       const closed = new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 2000);

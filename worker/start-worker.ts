@@ -80,8 +80,9 @@ export interface AgentWorker {
 
 /**
  * Starts a worker process's share of agentq: the intake (raw and client jobs), the step processor and
- * the reconciler. Lock and stall settings (AGENTQ_LOCK_DURATION_MS 5 s, AGENTQ_STALLED_INTERVAL_MS
- * 2.5 s) put a killed worker's step back in the queue within about lock + interval ≈ 7.5 s.
+ * the reconciler. Job locks (AGENTQ_LOCK_DURATION_MS 3 s) are renewed by the liveness thread as well as
+ * BullMQ's timer, so a blocked event loop keeps them and a dead process loses them within 3 s; the
+ * stalled-job check (AGENTQ_STALLED_INTERVAL_MS 1 s) then puts the step back: about 3-5 s in all.
  */
 export async function startWorker(options: StartWorkerOptions = {}): Promise<AgentWorker> {
   const config = options.config ?? loadConfig();
@@ -179,6 +180,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
     alivePrefixes: Array.from({ length: config.shards }, (_value, shard) => store.keys.alivePrefix(shard)),
     intervalMs: config.livenessIntervalMs,
     ttlMs: config.livenessTtlMs,
+    lockMs: config.lockDurationMs,
   });
   // Redis answered the checks above; a thread that still cannot write within 5 s is said, not waited for
   // (this process's claims then look dead to others, which is how a worker without liveness behaved).
@@ -215,7 +217,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
         concurrency: perShard,
         removeOnComplete: { count: config.keepCompletedJobs },
         removeOnFail: { count: config.keepFailedJobs },
-      }, telemetry.enabled ? (begin) => (begin?.kind === 'run' ? telemetry.runContext(begin.meta.trace) : undefined) : undefined),
+      }, telemetry.enabled ? (begin) => (begin?.kind === 'run' ? telemetry.runContext(begin.meta.trace) : undefined) : undefined, liveness),
   );
   const intakeWorker = new Worker(INTAKE_QUEUE, intakeProcessor.process, { ...workerOptions, concurrency: Math.max(1, Math.ceil(concurrency / 2)) });
   for (const worker of [...stepWorkers, intakeWorker]) {

@@ -20,6 +20,12 @@ export interface StepResult {
 
 export type StepHandler = (job: Job<StepJobData>, token: string, delivery: StepDelivery, fetchNext: () => boolean) => Promise<StepResult>;
 
+/** Renews the locks of held jobs from outside the main thread (liveness-thread.ts). */
+export interface LockKeeper {
+  holdLock(lockKey: string, token: string): void;
+  releaseLock(lockKey: string): void;
+}
+
 /** BullMQ's Worker internals this subclass uses and BullMQ's types keep private. */
 interface WorkerInternals {
   updateDelays(limitDelay?: number, delayUntil?: number): void;
@@ -45,6 +51,8 @@ export class StepWorker extends Worker<StepJobData> {
     options: WorkerOptions,
     /** The trace context a job's BullMQ span goes under (its run's root span), from its cursor. */
     private readonly contextOf: (begin: BeginResult | undefined) => Context | undefined = () => undefined,
+    /** Keeps held jobs' locks renewed while the main thread is blocked (issue 20). */
+    private readonly lockKeeper?: LockKeeper,
   ) {
     // The processor is never called: processJob below runs the step itself.
     super(STEP_QUEUE, async () => undefined, { ...options, autorun: false });
@@ -67,6 +75,8 @@ export class StepWorker extends Worker<StepJobData> {
   private async processDelivered(job: Job<StepJobData>, token: string, delivery: StepDelivery, fetchNextCallback: () => boolean): Promise<void | Job<StepJobData>> {
     const fetchNext = () => fetchNextCallback() && !this.closing && !this.isPaused();
     this.lockManager.trackJob(job.id!, token, job.processedOn ?? Date.now(), false);
+    const lockKey = `${this.toKey(job.id!)}:lock`;
+    this.lockKeeper?.holdLock(lockKey, token);
     try {
       // A job past its stalled limit carries a deferred failure: BullMQ fails it without running it.
       if (job.deferredFailure) return await this.failed(new UnrecoverableError(job.deferredFailure), job, token, fetchNextCallback);
@@ -85,6 +95,7 @@ export class StepWorker extends Worker<StepJobData> {
       return this.failed(error as Error, job, token, fetchNextCallback);
     } finally {
       this.lockManager.untrackJob(job.id!);
+      this.lockKeeper?.releaseLock(lockKey);
     }
   }
 

@@ -16,7 +16,7 @@ export const GOALS: Readonly<Record<string, Goal>> = {
   // "Redis ≤ 5 KB per parked run, history aside", in bytes (5 KiB).
   redis_bytes_per_inflight_run: { op: '<=', value: 5120 },
   inflight_10000_ok: { op: '>=', value: 1 },
-  recovery_p95_s: { op: '<=', value: 10 },
+  recovery_p95_s: { op: '<=', value: 5 },
   batch_wall_vs_floor: { op: '<=', value: 1.15 },
   // Issue #22: live tokens add little latency and nothing durable.
   ttft_overhead_ms_p95: { op: '<=', value: 20 },

@@ -6,7 +6,7 @@
  * millisecond time, Redis's clock on this machine) is one sample.
  *
  * "At the tuned settings" means the config's defaults, read from `loadConfig` and printed:
- * AGENTQ_LOCK_DURATION_MS (5 s) and AGENTQ_STALLED_INTERVAL_MS (2.5 s). BullMQ takes a killed job back
+ * AGENTQ_LOCK_DURATION_MS (3 s) and AGENTQ_STALLED_INTERVAL_MS (1 s). BullMQ takes a killed job back
  * after its lock expired and a stall check saw it twice, so a sample lands between about
  * lock + 1 × interval and lock + 2 × interval. The surviving worker has free slots, so it picks the
  * step up (the restarted one may too).

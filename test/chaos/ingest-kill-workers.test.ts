@@ -84,7 +84,9 @@ describe('chaos: ingest workers killed with SIGKILL mid-batch', () => {
     }
 
     const progress = await client.wait(batch.batchId, { timeoutMs: 120_000 });
-    expect(kills).toBeGreaterThanOrEqual(3);
+    // Each kill waits for its worker's restart (~2 s of tsx start-up), and with 3 s locks the batch now
+    // recovers fast enough to finish after two or three: at least two kills mid-batch.
+    expect(kills).toBeGreaterThanOrEqual(2);
     expect(progress).toMatchObject({ total: DOCUMENTS, done: DOCUMENTS, failed: 0, finished: true });
     expect(progress.documents.map((document) => document.item)).toEqual([...Array(DOCUMENTS).keys()]);
 

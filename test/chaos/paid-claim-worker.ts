@@ -26,7 +26,7 @@ const paidClaimGraph = defineGraph({ name: 'paid-claim', state: { answer: channe
         }
       }, 300);
     }
-    const call = await callLanguageModel(context, { messages: [{ role: 'user', content: 'say something worth paying for' }] });
+    const call = await callLanguageModel(context, { messages: [{ role: 'user', content: `say something worth paying for (pid ${process.pid})` }] });
     return { answer: call.message.content ?? '' };
   })
   .edge(START, 'ask')
