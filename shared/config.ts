@@ -42,6 +42,7 @@ const envSchema = z.object({
   AGENTQ_LOCK_DURATION_MS: int(3000, 1000),
   AGENTQ_STALLED_INTERVAL_MS: int(1000, 500),
   AGENTQ_LIVENESS_INTERVAL_MS: int(1000, 100),
+  AGENTQ_STEP_STARTS_PER_TURN: int(32, 1),
   AGENTQ_LIVENESS_TTL_MS: int(3000, 300),
   AGENTQ_PAID_CLAIM_MS: int(600_000, 1000),
   AGENTQ_MAX_STALLED_COUNT: int(10, 1),
@@ -210,6 +211,8 @@ export interface Config {
   stateCacheSize: number;
   lockDurationMs: number;
   stalledIntervalMs: number;
+  /** Step jobs a worker process starts per turn of its event loop (AGENTQ_STEP_STARTS_PER_TURN). @default 32 */
+  stepStartsPerTurn: number;
   /** How often a worker process's heartbeat thread proves it alive (AGENTQ_LIVENESS_INTERVAL_MS). @default 1000 */
   livenessIntervalMs: number;
   /** How long a proof of life lasts: a dead process's claims lapse within it (AGENTQ_LIVENESS_TTL_MS). @default 3000 */
@@ -376,6 +379,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     lockDurationMs: e.AGENTQ_LOCK_DURATION_MS,
     stalledIntervalMs: e.AGENTQ_STALLED_INTERVAL_MS,
     livenessIntervalMs: e.AGENTQ_LIVENESS_INTERVAL_MS,
+    stepStartsPerTurn: e.AGENTQ_STEP_STARTS_PER_TURN,
     livenessTtlMs: e.AGENTQ_LIVENESS_TTL_MS,
     paidClaimMs: e.AGENTQ_PAID_CLAIM_MS,
     maxStalledCount: e.AGENTQ_MAX_STALLED_COUNT,

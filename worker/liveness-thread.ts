@@ -65,9 +65,12 @@ const beat = async () => {
 const timer = setInterval(beat, intervalMs);
 void beat();
 parentPort.on('message', async (message) => {
-  if (message.hold) locks.set(message.hold[0], message.hold[1]);
-  else if (message.release) locks.delete(message.release);
-  else if (message === 'close') {
+  if (message.locks) {
+    for (const [key, token] of message.locks) {
+      if (token === null) locks.delete(key);
+      else locks.set(key, token);
+    }
+  } else if (message === 'close') {
     clearInterval(timer);
     try { await redis.del(...keys); } catch {}
     redis.disconnect();
@@ -86,14 +89,27 @@ export function startLiveness({ redisUrl, alivePrefixes, intervalMs, ttlMs, lock
     thread.once('error', reject);
   });
   ready.catch(() => undefined);
+  // Holds and releases go to the thread in one message per turn: thousands of job starts at once would
+  // otherwise pay a postMessage each (measured: 5 % of a worker's CPU in a 10,000-run burst).
+  let pending: [string, string | null][] = [];
+  const queue = (lockKey: string, token: string | null) => {
+    if (pending.length === 0) {
+      setImmediate(() => {
+        const locks = pending;
+        pending = [];
+        thread.postMessage({ locks });
+      });
+    }
+    pending.push([lockKey, token]);
+  };
   return {
     processId,
     ready,
     holdLock(lockKey, token) {
-      thread.postMessage({ hold: [lockKey, token] });
+      queue(lockKey, token);
     },
     releaseLock(lockKey) {
-      thread.postMessage({ release: lockKey });
+      queue(lockKey, null);
     },
     async close() {
       const closed = new Promise<void>((resolve) => {

@@ -14,6 +14,7 @@ import { checkStepLayout } from './check-step-layout.js';
 import { StateCache } from './state-cache.js';
 import { startLiveness } from './liveness-thread.js';
 import { PaidClaims } from './paid-claims.js';
+import { TurnGate } from './turn-gate.js';
 import { StepTransitions } from './step-transitions.js';
 import { StepWorker } from './step-worker.js';
 import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
@@ -186,8 +187,10 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   // (this process's claims then look dead to others, which is how a worker without liveness behaved).
   const beating = await Promise.race([liveness.ready.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref())]);
   if (!beating) logger.warn('liveness thread has not written its first beat within 5 s; claims on paid work by this worker may be taken over');
+  // One gate for the process: its event loop is what the gate keeps responsive (issue 20).
+  const startsGate = new TurnGate(config.stepStartsPerTurn);
   const claims = new PaidClaims({ redis: stepRedis, keys: store.keys, processId: liveness.processId, logger });
-  const stepProcessor = new StepProcessor({ claims, paidClaimMs: config.paidClaimMs, store, registry, transitions, stateCache: new StateCache(config.stateCacheSize), eagerHops: config.eagerHops, activeSteps, services: { ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [], admitStart: intakeProcessor.admitStart });
+  const stepProcessor = new StepProcessor({ claims, gate: startsGate, paidClaimMs: config.paidClaimMs, store, registry, transitions, stateCache: new StateCache(config.stateCacheSize), eagerHops: config.eagerHops, activeSteps, services: { ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [], admitStart: intakeProcessor.admitStart });
   const concurrency = options.concurrency ?? config.concurrency;
   const workerOptions = {
     connection,
@@ -217,7 +220,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
         concurrency: perShard,
         removeOnComplete: { count: config.keepCompletedJobs },
         removeOnFail: { count: config.keepFailedJobs },
-      }, telemetry.enabled ? (begin) => (begin?.kind === 'run' ? telemetry.runContext(begin.meta.trace) : undefined) : undefined, liveness),
+      }, telemetry.enabled ? (begin) => (begin?.kind === 'run' ? telemetry.runContext(begin.meta.trace) : undefined) : undefined, liveness, startsGate),
   );
   const intakeWorker = new Worker(INTAKE_QUEUE, intakeProcessor.process, { ...workerOptions, concurrency: Math.max(1, Math.ceil(concurrency / 2)) });
   for (const worker of [...stepWorkers, intakeWorker]) {

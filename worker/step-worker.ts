@@ -4,6 +4,7 @@ import type { StepJobData } from '../shared/job-schema.js';
 import { STEP_QUEUE } from '../shared/queues.js';
 import type { BeginResult } from '../shared/redis/redis-run-store.js';
 import type { HandedJob, StepTransitions, TransitionResult } from './step-transitions.js';
+import type { TurnGate } from './turn-gate.js';
 
 /** What came with a job: its cursor (BEGIN, done by the script that handed it out) and its eager hops so far. */
 export interface StepDelivery {
@@ -53,6 +54,8 @@ export class StepWorker extends Worker<StepJobData> {
     private readonly contextOf: (begin: BeginResult | undefined) => Context | undefined = () => undefined,
     /** Keeps held jobs' locks renewed while the main thread is blocked (issue 20). */
     private readonly lockKeeper?: LockKeeper,
+    /** Spreads job starts over event-loop turns (AGENTQ_STEP_STARTS_PER_TURN). */
+    private readonly gate?: TurnGate,
   ) {
     // The processor is never called: processJob below runs the step itself.
     super(STEP_QUEUE, async () => undefined, { ...options, autorun: false });
@@ -78,6 +81,8 @@ export class StepWorker extends Worker<StepJobData> {
     const lockKey = `${this.toKey(job.id!)}:lock`;
     this.lockKeeper?.holdLock(lockKey, token);
     try {
+      const turn = this.gate?.pass();
+      if (turn) await turn;
       // A job past its stalled limit carries a deferred failure: BullMQ fails it without running it.
       if (job.deferredFailure) return await this.failed(new UnrecoverableError(job.deferredFailure), job, token, fetchNextCallback);
       const result = await this.handler(job, token, delivery, fetchNext);
