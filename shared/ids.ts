@@ -17,3 +17,25 @@ export function runIdForIdempotencyKey(tenant: string, key: string): string {
   const digest = createHash('sha256').update(tenant).update('\0').update(key).digest('hex');
   return `run_k${digest.slice(0, 31)}`;
 }
+
+/** The forms of the ids agentq makes (newRunId, runIdForIdempotencyKey, runIdForClientName); a client may not choose one. */
+export const MADE_RUN_ID = /^run_(?:[0-9a-f]{24}|[kc][0-9a-f]{31})$/;
+
+/**
+ * The stored id of a run a non-default tenant named `name` (its client-chosen runId over the HTTP API).
+ * Scoped by tenant so two tenants' equal names never meet: a POST can then never find another tenant's
+ * run, and so can never tell that one exists (issue 20, item 5).
+ */
+export function runIdForClientName(tenant: string, name: string): string {
+  const digest = createHash('sha256').update('runId\0').update(tenant).update('\0').update(name).digest('hex');
+  return `run_c${digest.slice(0, 31)}`;
+}
+
+/**
+ * The stored run id that `id` means for `tenant`: ids agentq made are used as they are; a client-chosen
+ * name is the id itself for the default tenant (single-tenant deployments keep their ids) and scoped
+ * for every other tenant. Depends on the strings only, never on what exists.
+ */
+export function tenantRunId(tenant: string, id: string): string {
+  return tenant === DEFAULT_TENANT || MADE_RUN_ID.test(id) ? id : runIdForClientName(tenant, id);
+}

@@ -6,6 +6,7 @@ import { channel } from '../../shared/graph/channels.js';
 import { createLogger } from '../../shared/logger.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
+import { tenantRunId } from '../../shared/ids.js';
 import type { RunRecord } from '../../shared/run-record.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { parseSseFrames, readSse } from '../helpers/api-sse.js';
@@ -190,16 +191,18 @@ describe('HTTP API v1: runs', () => {
 
   it('POST /v1/runs/:id/retry retries a failed run from its last commit; other states answer 409', async () => {
     const id = 'api-retry-run';
-    failing.add(id);
+    // The graph sees the stored id: acme's client-chosen name scoped by tenant (tenantRunId).
+    const stored = tenantRunId('acme', id);
+    failing.add(stored);
     expect((await post({ graph: 'three', input: null, runId: id })).statusCode).toBe(202);
     const failed = await waitFor(id, 'failed');
     expect(failed.error).toMatchObject({ code: 'TOOL_ERROR' });
-    failing.delete(id);
+    failing.delete(stored);
     const retried = await env.as(producer, { method: 'POST', url: `/v1/runs/${id}/retry` });
     expect(retried.statusCode).toBe(202);
     const done = await waitFor(id, 'completed');
     expect(done.output).toEqual(['a', 'b', 'c']);
-    expect(calls.of(id, 'a')).toBe(1);
+    expect(calls.of(stored, 'a')).toBe(1);
     const conflict = await env.as(producer, { method: 'POST', url: `/v1/runs/${id}/retry` });
     expect(conflict.statusCode).toBe(409);
     expect(json(conflict)).toEqual({ error: { code: 'CONFLICT', message: `run ${id} is completed; only a failed run can be retried` } });

@@ -6,6 +6,7 @@ import type { RunMeta } from '../../../shared/redis/redis-run-store.js';
 import { toRunRecord } from '../../../shared/redis/redis-run-store.js';
 import { encodeCursor } from '../../../shared/redis/run-meta.js';
 import { RUN_STATUSES, type RunRecord, isTerminal } from '../../../shared/run-record.js';
+import { tenantRunId } from '../../../shared/ids.js';
 import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
 import { bearerPrincipal, openPrincipal } from '../auth/authenticate.js';
@@ -77,7 +78,8 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
   const caller = (request: FastifyRequest): Principal => request.principal!;
   const visible = (request: FastifyRequest, tenant: string) => caller(request).role === 'admin' || caller(request).tenant === tenant;
   const ownRun = async (request: FastifyRequest, runId: string): Promise<RunMeta | null> => {
-    const meta = await store.get(runId);
+    // A tenant's own client-chosen name resolves as on /v1/runs (tenantRunId).
+    const meta = await store.get(tenantRunId(caller(request).tenant, runId));
     return meta && visible(request, meta.tenant) ? meta : null;
   };
   const html = (reply: FastifyReply, body: string, status = 200) => reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(body);

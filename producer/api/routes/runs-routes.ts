@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AgentqError } from '../../../shared/errors.js';
-import { newRunId, runIdForIdempotencyKey } from '../../../shared/ids.js';
+import { MADE_RUN_ID, newRunId, runIdForIdempotencyKey, tenantRunId } from '../../../shared/ids.js';
 import type { RunMeta } from '../../../shared/redis/redis-run-store.js';
 import { toRunRecord } from '../../../shared/redis/redis-run-store.js';
 import { withPartialOutput } from '../../../shared/partial-output.js';
@@ -50,8 +50,9 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
   /** The run's meta if it belongs to the caller's tenant; 404 otherwise (the client's reads are not tenant-scoped). */
   const ownRun = async (request: FastifyRequest, runId: string): Promise<RunMeta> => {
-    const meta = await store.get(runId);
-    if (!meta || meta.tenant !== principalOf(request).tenant) throw notFound(runId);
+    const { tenant } = principalOf(request);
+    const meta = await store.get(tenantRunId(tenant, runId));
+    if (!meta || meta.tenant !== tenant) throw notFound(runId);
     return meta;
   };
 
@@ -75,9 +76,15 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
           throw new ApiError(400, 'INVALID_INPUT', 'the Idempotency-Key header and body.idempotencyKey differ; send only one of them');
         }
         const idempotencyKey = headerKey ?? body.idempotencyKey;
-        const runId = body.runId ?? (idempotencyKey ? runIdForIdempotencyKey(tenant, idempotencyKey) : newRunId());
+        if (body.runId !== undefined && MADE_RUN_ID.test(body.runId)) {
+          // Decided on the string alone: an id agentq makes (maybe another tenant's) is never probed.
+          throw new ApiError(400, 'INVALID_INPUT', `runId ${body.runId} has the form of an id agentq makes (run_ and hex); choose another runId, or send an idempotencyKey`);
+        }
+        // A client-chosen runId is scoped by tenant (tenantRunId), so it cannot meet another tenant's run.
+        const runId = body.runId !== undefined ? tenantRunId(tenant, body.runId) : idempotencyKey ? runIdForIdempotencyKey(tenant, idempotencyKey) : newRunId();
         const existing = await store.get(runId);
         if (existing && existing.tenant !== tenant) {
+          // Only reachable for a run a trusted producer enqueued straight onto the intake queue under another tenant.
           throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; choose another runId`);
         }
         const reserved = !existing && (await inflight.reserve(tenant, runId));
@@ -135,16 +142,16 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
     app.get('/v1/runs/:id/messages', {
       schema: { summary: "A run's message history", tags: ['runs'], params: runIdParamsSchema, response: { 200: messagesSchema, ...errors } },
       handler: async (request) => {
-        await ownRun(request, request.params.id);
-        return { messages: await store.messages(request.params.id) };
+        const meta = await ownRun(request, request.params.id);
+        return { messages: await store.messages(meta.id) };
       },
     });
 
     app.get('/v1/runs/:id/steps', {
       schema: { summary: "A run's committed steps", tags: ['runs'], params: runIdParamsSchema, response: { 200: stepsSchema, ...errors } },
       handler: async (request) => {
-        await ownRun(request, request.params.id);
-        return { steps: await store.steps(request.params.id) };
+        const meta = await ownRun(request, request.params.id);
+        return { steps: await store.steps(meta.id) };
       },
     });
 
@@ -159,13 +166,13 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
         response: { ...errors },
       },
       handler: async (request, reply) => {
-        await ownRun(request, request.params.id);
+        const meta = await ownRun(request, request.params.id);
         await streamRunEvents({
           request,
           reply,
           store,
           redisUrl: context.config.redisUrl,
-          runId: request.params.id,
+          runId: meta.id,
           after: request.headers['last-event-id'] ?? '0-0',
           tokens: context.tokens,
           signal: context.closing,
@@ -204,7 +211,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
       },
       handler: async (request, reply) => {
         const meta = await ownRun(request, request.params.id);
-        if (meta.status !== 'failed') throw new ApiError(409, 'CONFLICT', `run ${meta.id} is ${meta.status}; only a failed run can be retried`);
+        if (meta.status !== 'failed') throw new ApiError(409, 'CONFLICT', `run ${request.params.id} is ${meta.status}; only a failed run can be retried`);
         if (!(await inflight.reserve(meta.tenant, meta.id))) throw inflightFull(meta.tenant, inflight.max);
         try {
           return reply.code(202).send(await client.retry(meta.id));
@@ -225,8 +232,8 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
         response: { 202: runRecordSchema, ...errors },
       },
       handler: async (request, reply) => {
-        await ownRun(request, request.params.id);
-        return reply.code(202).send(await client.resume(request.params.id, request.body.value));
+        const meta = await ownRun(request, request.params.id);
+        return reply.code(202).send(await client.resume(meta.id, request.body.value));
       },
     });
   };
