@@ -3,6 +3,7 @@ import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { eventually } from '../helpers/test-env.js';
 import { Calls, threeStepGraph } from '../helpers/test-graphs.js';
+import { tenantRunId } from '../../shared/ids.js';
 
 /** The inspector's pages over HTTP (the browser test drives the run page; these pin the rest). */
 describe('run inspector pages', () => {
@@ -57,18 +58,20 @@ describe('run inspector pages', () => {
   });
 
   it('the retry button continues a failed run from its last commit; answering a run that is not waiting says so', async () => {
+    // acme's name for the run; the run's id is scoped by tenant (tenantRunId), which the graph sees.
     const runId = 'inspector-retry-1';
-    failing.add(runId);
+    const stored = tenantRunId('acme', runId);
+    failing.add(stored);
     await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/runs', payload: { graph: 'three', input: {}, runId } });
-    expect((await env.client.wait(runId)).status).toBe('failed');
+    expect((await env.client.wait(stored)).status).toBe('failed');
     const failedPage = await env.as(KEYS.acmeProducer, { method: 'GET', url: `/runs/${runId}` });
     expect(failedPage.body).toContain('id="retry"');
     expect(failedPage.body).toContain('TOOL_ERROR');
-    failing.delete(runId);
+    failing.delete(stored);
     const retried = await env.as(KEYS.acmeProducer, { method: 'POST', url: `/runs/${runId}/retry` });
     expect(retried.statusCode).toBe(303);
     expect(decodeURIComponent(String(retried.headers.location))).toContain('retry: the run continues from its last commit');
-    expect(await env.client.wait(runId)).toMatchObject({ status: 'completed', output: ['a', 'b', 'c'] });
+    expect(await env.client.wait(stored)).toMatchObject({ status: 'completed', output: ['a', 'b', 'c'] });
     const resumed = await env.as(KEYS.acmeProducer, { method: 'POST', url: `/runs/${runId}/resume`, payload: 'value=42', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     expect(decodeURIComponent(String(resumed.headers.location))).toContain('resume: the run is completed, not waiting');
     expect((await env.as(KEYS.globexProducer, { method: 'POST', url: `/runs/${runId}/retry` })).statusCode).toBe(404);
