@@ -58,7 +58,7 @@ async function waitForPing(port: number): Promise<void> {
       await probe.ping();
       return;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`cluster node on port ${port} did not answer within 10 s: ${(error as Error).message}`);
+      if (Date.now() > deadline) throw new Error(`cluster node on port ${port} did not answer within 10 s: ${(error as Error).message}`, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, 50));
     } finally {
       probe.disconnect();
