@@ -7,7 +7,7 @@ const full = process.env.AGENTQ_SUITE_SCALE === 'full';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: ['**/node_modules/**', ...(full ? [] : ['test/**/*.full.test.ts'])],
+    exclude: ['**/node_modules/**', 'test/cluster/**', ...(full ? [] : ['test/**/*.full.test.ts'])],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: full ? 20 * 60_000 : 60_000,
     hookTimeout: full ? 5 * 60_000 : 60_000,

@@ -17,6 +17,7 @@ import { createRunFinishedHook, type RunFinishedHook } from '../shared/run-finis
 import { followRun, type RunStreamEvent } from '../shared/streaming/follow-run.js';
 import { TokenHub } from '../shared/streaming/token-hub.js';
 import { ServedGraphs } from '../shared/graph/served-graphs.js';
+import { assertSingleRedis } from '../shared/redis/assert-single-redis.js';
 
 export { enqueueRequestSchema, type EnqueueRequest };
 
@@ -69,6 +70,7 @@ export class AgentClient {
 
   constructor(options: AgentClientOptions = {}) {
     this.config = options.config ?? loadConfig();
+    assertSingleRedis(this.config, 'client');
     this.tenant = options.tenant ?? this.config.tenant;
     this.redis = createRedis(this.config.redisUrl, 'producer', this.config.redisCommandTimeoutMs);
     this.redis.on('error', () => undefined); // surfaced per command instead

@@ -7,6 +7,7 @@ import { parsePriceTable, type PriceTable } from './llm/price-table.js';
 import { parseRateLimits, type RateLimitTable } from './llm/rate-limit-table.js';
 import { DEFAULT_QUEUE_PREFIX } from './queues.js';
 import { mcpServersSchema, type McpServers } from './mcp/mcp-servers-schema.js';
+import { checkClusterConfig, parseClusterNodes, type RedisClusterNode } from './redis/redis-cluster-nodes.js';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 const bool = (fallback: boolean) =>
@@ -21,6 +22,8 @@ const bool = (fallback: boolean) =>
  */
 const envSchema = z.object({
   REDIS_URL: z.string().url().optional(),
+  // Redis Cluster seed nodes, `host:port,host:port` (shared/redis/redis-cluster-nodes.ts parses them).
+  REDIS_CLUSTER_NODES: z.string().optional(),
   NODE_ENV: z.string().default('development'),
   AGENTQ_QUEUE_PREFIX: z.string().min(1).regex(/^[^:]+$/, 'must not contain ":"').default(DEFAULT_QUEUE_PREFIX),
   AGENTQ_KEY_PREFIX: z.string().min(1).regex(/^[^:{}]+$/, 'must not contain ":", "{" or "}"').default(DEFAULT_KEY_PREFIX),
@@ -189,6 +192,8 @@ const envSchema = z.object({
 export interface Config {
   /** Unset: `redis://127.0.0.1:6379` for clients; `npm start` starts a private redis-server instead. */
   redisUrl: string | undefined;
+  /** Redis Cluster seed nodes (REDIS_CLUSTER_NODES); set = cluster mode, unset = one Redis at `redisUrl`. */
+  redisClusterNodes: RedisClusterNode[] | undefined;
   production: boolean;
   queuePrefix: string;
   keyPrefix: string;
@@ -361,8 +366,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `invalid configuration: AGENTQ_LIVENESS_TTL_MS (${e.AGENTQ_LIVENESS_TTL_MS}) must be at least twice AGENTQ_LIVENESS_INTERVAL_MS (${e.AGENTQ_LIVENESS_INTERVAL_MS}), or one late beat would declare a live worker dead`,
     );
   }
+  const redisClusterNodes = e.REDIS_CLUSTER_NODES === undefined ? undefined : parseClusterNodes(e.REDIS_CLUSTER_NODES);
+  if (redisClusterNodes) checkClusterConfig(e.REDIS_URL, e.AGENTQ_QUEUE_PREFIX);
   return {
     redisUrl: e.REDIS_URL,
+    redisClusterNodes,
     production: e.NODE_ENV === 'production',
     queuePrefix: e.AGENTQ_QUEUE_PREFIX,
     keyPrefix: e.AGENTQ_KEY_PREFIX,

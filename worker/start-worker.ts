@@ -40,6 +40,7 @@ import { connectMcpServers } from './mcp/connect-mcp-servers.js';
 import { ServedGraphs } from '../shared/graph/served-graphs.js';
 import { startServedGraphsHeartbeat } from './served-graphs-heartbeat.js';
 import { assertRedisReachable } from '../shared/redis/assert-redis-reachable.js';
+import { assertSingleRedis } from '../shared/redis/assert-single-redis.js';
 
 export interface StartWorkerOptions {
   /** Your graphs, registered beside the built-in ones. */
@@ -87,6 +88,7 @@ export interface AgentWorker {
  */
 export async function startWorker(options: StartWorkerOptions = {}): Promise<AgentWorker> {
   const config = options.config ?? loadConfig();
+  assertSingleRedis(config, 'worker');
   const logger = options.logger ?? createLogger(config.logLevel, { role: 'worker' });
   const registry = new GraphRegistry(options.builtInGraphs === false ? [] : builtInGraphs());
   for (const graph of options.graphs ?? []) registry.register(graph);

@@ -30,6 +30,7 @@ import { searchRoutes } from './routes/search-routes.js';
 import { chatRoutes } from './routes/chat-routes.js';
 import { TokenHub } from '../../shared/streaming/token-hub.js';
 import { createRedis } from '../../shared/redis/create-redis.js';
+import { assertSingleRedis } from '../../shared/redis/assert-single-redis.js';
 
 /** The API's fastify instance (zod schemas as types). */
 export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
@@ -61,6 +62,7 @@ export interface CreateApiOptions {
  */
 export async function createApi(options: CreateApiOptions = {}): Promise<ApiInstance> {
   const config = options.config ?? loadConfig();
+  assertSingleRedis(config, 'API');
   const logger = options.logger ?? createLogger(config.logLevel, { role: 'api' });
   const apiKeys = options.apiKeys ?? ApiKeys.fromConfig(config);
   const client = options.client ?? new AgentClient({ config });

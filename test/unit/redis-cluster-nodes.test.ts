@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../shared/config.js';
+import { AgentqError } from '../../shared/errors.js';
+import { assertHashTaggedPrefix, hashTagOf, parseClusterNodes } from '../../shared/redis/redis-cluster-nodes.js';
+
+function refusal(fn: () => unknown): AgentqError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(AgentqError);
+    return error as AgentqError;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('REDIS_CLUSTER_NODES', () => {
+  it('parses seed nodes, IPv6 in brackets included', () => {
+    expect(parseClusterNodes(' 10.0.0.1:7000, redis-b:7001,[::1]:7002 ')).toEqual([
+      { host: '10.0.0.1', port: 7000 },
+      { host: 'redis-b', port: 7001 },
+      { host: '::1', port: 7002 },
+    ]);
+  });
+
+  it('refuses a malformed entry by name', () => {
+    const error = refusal(() => parseClusterNodes('10.0.0.1:7000,10.0.0.2'));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.message).toContain('"10.0.0.2" is not host:port');
+    expect(refusal(() => parseClusterNodes('h:70000')).message).toContain('"h:70000"');
+    expect(refusal(() => parseClusterNodes(' , ')).message).toContain('empty');
+  });
+
+  it('switches the config to cluster mode with a hash-tagged queue prefix', () => {
+    const config = loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001', AGENTQ_QUEUE_PREFIX: '{agentq}' });
+    expect(config.redisClusterNodes).toEqual([
+      { host: '127.0.0.1', port: 7000 },
+      { host: '127.0.0.1', port: 7001 },
+    ]);
+    expect(config.redisUrl).toBeUndefined();
+    expect(loadConfig({}).redisClusterNodes).toBeUndefined();
+  });
+
+  it('refuses REDIS_URL and REDIS_CLUSTER_NODES together', () => {
+    const error = refusal(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: '127.0.0.1:7000', AGENTQ_QUEUE_PREFIX: '{agentq}' }));
+    expect(error.message).toContain('REDIS_URL and REDIS_CLUSTER_NODES are both set');
+    expect(error.message).toContain('unset one of them');
+  });
+
+  it('refuses a queue prefix without a hash tag in cluster mode, naming the fix', () => {
+    const error = refusal(() => loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000' }));
+    expect(error.message).toContain('AGENTQ_QUEUE_PREFIX "bull" has no hash tag');
+    expect(error.message).toContain('"{bull}"');
+    // One Redis needs no tag: the default keeps working there.
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).queuePrefix).toBe('bull');
+  });
+});
+
+describe('hash tags', () => {
+  it('finds the first non-empty {…} as Redis Cluster does', () => {
+    expect(hashTagOf('{agentq}:runs')).toBe('agentq');
+    expect(hashTagOf('agentq:{s3}:run:1')).toBe('s3');
+    expect(hashTagOf('a{}b{c}')).toBeUndefined();
+    expect(hashTagOf('plain')).toBeUndefined();
+    expect(() => assertHashTaggedPrefix('{x}', 'p')).not.toThrow();
+    expect(() => assertHashTaggedPrefix('x', 'p')).toThrow(/has no hash tag/);
+  });
+});
+
+describe('cluster mode while it is in progress', () => {
+  it('the worker, the API and the client refuse REDIS_CLUSTER_NODES instead of using a single Redis', async () => {
+    const { assertSingleRedis } = await import('../../shared/redis/assert-single-redis.js');
+    const config = loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000', AGENTQ_QUEUE_PREFIX: '{agentq}' });
+    expect(() => assertSingleRedis(config, 'worker')).toThrow(/REDIS_CLUSTER_NODES is set, but the worker cannot run on Redis Cluster yet.*REDIS_URL/);
+    const { AgentClient } = await import('../../producer/agent-client.js');
+    expect(() => new AgentClient({ config })).toThrow(/REDIS_CLUSTER_NODES/);
+    expect(() => assertSingleRedis(loadConfig({}), 'worker')).not.toThrow();
+  });
+});

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// `npm run test:cluster`: the suites under test/cluster start their own Redis Cluster (6 redis-servers on
+// loopback) and stay out of `npm test`, which runs on one Redis.
+export default defineConfig({
+  test: {
+    include: ['test/cluster/**/*.test.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    // One cluster at a time: 6 redis-servers per file on two shared cores.
+    maxWorkers: 1,
+  },
+});
