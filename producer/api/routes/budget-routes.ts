@@ -20,7 +20,7 @@ const period = totals.extend({ period: z.string(), calls: z.number(), byGraph: z
 const tenantParam = z.object({ tenant: z.string().min(1).max(128).regex(/^[A-Za-z0-9_.-]+$/, 'a tenant id: letters, digits, _ . -') });
 
 export interface BudgetRoutesOptions {
-  /** @default a TenantBudget on the API's Redis connection, no default limits */
+  /** @default a TenantBudget on the API's Redis connection, AGENTQ_TENANT_BUDGET_DEFAULTS as defaults */
   budget?: TenantBudget;
 }
 
@@ -30,9 +30,9 @@ export interface BudgetRoutesOptions {
  * `GET /v1/usage` shows the caller's own tenant its limits and spend per day, graph and model — never
  * another tenant's.
  */
-export function budgetRoutes(context: Pick<ApiContext, 'redis' | 'store'>, options: BudgetRoutesOptions = {}): FastifyPluginAsyncZod {
+export function budgetRoutes(context: Pick<ApiContext, 'redis' | 'store' | 'config'>, options: BudgetRoutesOptions = {}): FastifyPluginAsyncZod {
   return async (app) => {
-    const budget = options.budget ?? new TenantBudget(context.redis, context.store.keys);
+    const budget = options.budget ?? new TenantBudget(context.redis, context.store.keys, { defaults: context.config.tenantBudgetDefaults });
     const adminOnly = async (request: FastifyRequest) => {
       const refused = checkRole(principalOf(request), 'admin');
       if (refused) throw refused;
