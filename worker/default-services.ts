@@ -3,6 +3,7 @@ import type { Config } from '../shared/config.js';
 import { Keys } from '../shared/keys.js';
 import { ProviderRateLimiter } from '../shared/limits/provider-rate-limiter.js';
 import { TenantBudget } from '../shared/limits/tenant-budget.js';
+import { RedisMetrics } from '../shared/metrics/redis-metrics.js';
 import type { AgentServices, RequestRateLimiter } from '../shared/ports/agent-services.js';
 import { createRedis } from '../shared/redis/create-redis.js';
 import type { AnyTool } from '../shared/tools/define-tool.js';
@@ -74,7 +75,11 @@ function lazyRateLimiter(config: Config, redis: Redis | undefined): RequestRateL
 /** Tenant budgets and usage, connected on first model call (two short scripts per fresh call). */
 function lazyTenantBudget(config: Config, redis: Redis | undefined): NonNullable<AgentServices['tenantBudget']> {
   let budget: TenantBudget | undefined;
-  const get = () => (budget ??= new TenantBudget(redis ?? createRedis(config.redisUrl, 'worker'), new Keys(config.keyPrefix), { defaults: config.tenantBudgetDefaults }));
+  const get = () => {
+    if (budget) return budget;
+    const connection = redis ?? createRedis(config.redisUrl, 'worker');
+    return (budget = new TenantBudget(connection, new Keys(config.keyPrefix), { defaults: config.tenantBudgetDefaults, metrics: new RedisMetrics(connection, config.keyPrefix) }));
+  };
   return {
     reserve: (...args) => get().reserve(...args),
     settle: (...args) => get().settle(...args),

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { AgentqError } from '../errors.js';
 import type { Keys } from '../keys.js';
+import type { RedisMetrics } from '../metrics/redis-metrics.js';
 import { runScript } from '../redis/create-redis.js';
 import { LIMIT_FIELDS, microsToUsd, parseTenantBudgetLimits, usdToMicros, type TenantBudgetLimits } from './tenant-budget-limits.js';
 
@@ -113,6 +114,8 @@ export interface TenantBudgetOptions {
   dayUsageTtlSeconds?: number;
   /** How long per-month usage is kept. @default 400 days */
   monthUsageTtlSeconds?: number;
+  /** Where counted spend also goes as Prometheus counters per tenant. @default none */
+  metrics?: Pick<RedisMetrics, 'tenantUsage'>;
 }
 
 const SETTLED_MEMORY_MS = 2 * 24 * 3600_000;
@@ -133,16 +136,18 @@ export class TenantBudget {
   private readonly reservationTtlMs: number;
   private readonly dayTtl: number;
   private readonly monthTtl: number;
+  private readonly metrics: Pick<RedisMetrics, 'tenantUsage'> | undefined;
 
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
-    { defaults = {}, reservationTtlMs = 600_000, dayUsageTtlSeconds = 35 * 86_400, monthUsageTtlSeconds = 400 * 86_400 }: TenantBudgetOptions = {},
+    { defaults = {}, reservationTtlMs = 600_000, dayUsageTtlSeconds = 35 * 86_400, monthUsageTtlSeconds = 400 * 86_400, metrics }: TenantBudgetOptions = {},
   ) {
     this.defaults = parseTenantBudgetLimits(defaults);
     this.reservationTtlMs = reservationTtlMs;
     this.dayTtl = dayUsageTtlSeconds;
     this.monthTtl = monthUsageTtlSeconds;
+    this.metrics = metrics;
   }
 
   /** Replaces a tenant's limits (validated; INVALID_INPUT names the bad field). `{}` means unlimited. */
@@ -221,6 +226,9 @@ export class TenantBudget {
         SETTLED_MEMORY_MS,
       ],
     );
+    // After the count, not inside it: the metrics hash is another Cluster slot. A crash in between leaves
+    // Prometheus one call short; /v1/usage and the budgets stay exact.
+    if (counted === 1) await this.metrics?.tenantUsage(tenant, spend.tokens, spend.costUsd);
     return counted === 1;
   }
 

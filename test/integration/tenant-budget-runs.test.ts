@@ -2,6 +2,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Keys } from '../../shared/keys.js';
 import { TenantBudget } from '../../shared/limits/tenant-budget.js';
+import { RedisMetrics } from '../../shared/metrics/redis-metrics.js';
+import { parsePrometheusText } from '../helpers/api-prometheus-parser.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
@@ -48,6 +50,12 @@ describe('tenant budgets on real runs', () => {
     expect(usage.days[0]).toMatchObject({ tokens: 320, calls: 1, byGraph: { 'react-agent': { tokens: 320 } }, byModel: { 'scripted-chat': { tokens: 320 } } });
     // 300 input at $1/M + 20 output at $2/M.
     expect(usage.days[0]!.costUsd).toBeCloseTo(0.00034, 8);
+    // The same spend as Prometheus counters, labelled with the tenant.
+    const families = parsePrometheusText(await new RedisMetrics(redis, env.config.keyPrefix).render());
+    const sampleOf = (name: string) => families.get(name)?.samples.find((sample) => sample.labels.tenant === 'counted')?.value;
+    expect(families.get('agentq_tenant_tokens_total')?.type).toBe('counter');
+    expect(sampleOf('agentq_tenant_tokens_total')).toBe(320);
+    expect(sampleOf('agentq_tenant_cost_usd_total')).toBeCloseTo(0.00034, 8);
   });
 
   it('a run whose model call would pass the tenant budget fails before the call with TENANT_BUDGET_EXCEEDED', async () => {
