@@ -23,6 +23,23 @@ export function nestsWithin(value: unknown, max: number): boolean {
   return true;
 }
 
+/** BullMQ's largest job priority (its PRIORITY_LIMIT, 2^21 - 1). */
+export const MAX_RUN_PRIORITY = 2 ** 21 - 1;
+
+/**
+ * A run's BullMQ priority: 1 is the most urgent, larger numbers later. Absent = no priority, and BullMQ
+ * takes jobs without a priority before every prioritized one: interactive runs default to that, batch
+ * runs to BATCH_DEFAULT_PRIORITY, so a run's steps go ahead of a batch's.
+ */
+export const runPrioritySchema = z
+  .number({ error: `priority must be a whole number from 1 (most urgent) to ${MAX_RUN_PRIORITY}; leave it out for no priority` })
+  .int(`priority must be a whole number from 1 (most urgent) to ${MAX_RUN_PRIORITY}; leave it out for no priority`)
+  .min(1, `priority must be a whole number from 1 (most urgent) to ${MAX_RUN_PRIORITY}; leave it out for no priority`)
+  .max(MAX_RUN_PRIORITY, `priority must be a whole number from 1 (most urgent) to ${MAX_RUN_PRIORITY}; leave it out for no priority`);
+
+/** The priority of a batch's runs when the batch names none: behind every run without a priority. */
+export const BATCH_DEFAULT_PRIORITY = 1000;
+
 /** Per-run guards; both optional, defaults from the config. */
 export const runOptionsSchema = z
   .object({
@@ -53,6 +70,8 @@ export const runJobSchema = z
      * (same tenant), whichever worker ran it. Same id rules as runId; a new id starts a conversation.
      */
     conversationId: id('conversationId').optional(),
+    /** BullMQ priority of the run's step jobs (see runPrioritySchema). @default none */
+    priority: runPrioritySchema.optional(),
     /** Receives the run record, signed, when the run finishes (completed, failed or cancelled). */
     webhookUrl: z
       .url({ protocol: /^https?$/, error: 'webhookUrl must be an absolute http:// or https:// URL' })

@@ -34,9 +34,10 @@ export const INTAKE_JOB_OPTIONS = {
  */
 export const START_JOB_ATTEMPTS = 10;
 
-/** The options of a run's start job: the step job id of superstep 0, task 0. */
-export function startJobOptions(runId: string): JobsOptions {
-  return stepJobOptions(stepJobId(runId, 0, 0), START_JOB_ATTEMPTS);
+/** The options of a run's start job: the step job id of superstep 0, task 0, and the run's priority. */
+export function startJobOptions(runId: string, priority: number | null = null): JobsOptions {
+  const options = stepJobOptions(stepJobId(runId, 0, 0), START_JOB_ATTEMPTS);
+  return priority ? { ...options, priority } : options;
 }
 
 export interface EnqueueExtras {
@@ -85,6 +86,7 @@ export class RunEnqueuer {
       maxSteps: data.options?.maxSteps ?? this.config.defaultMaxSteps,
       ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
       ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
+      ...(data.priority === undefined ? {} : { priority: data.priority }),
       ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
       ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
       ...(extras.batchId === undefined ? {} : { batchId: extras.batchId }),
@@ -97,7 +99,7 @@ export class RunEnqueuer {
     if (!start && meta.status === 'queued' && meta.tasks === null) {
       // A failed inline intake falls back to the start job; taking a run in twice is a no-op.
       if (this.admitInline && (await this.admitInline(meta).catch(() => false))) return { record: toRunRecord(meta), created, meta };
-      await this.stepQueues.forRun(runId).add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) }, startJobOptions(runId));
+      await this.stepQueues.forRun(runId).add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) }, startJobOptions(runId, meta.priority));
     }
     return { record: toRunRecord(meta), created, meta };
   }

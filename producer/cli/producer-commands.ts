@@ -70,6 +70,8 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
     .option('--max-steps <n>', 'step limit for this run', parseCount('--max-steps'))
     .option('--deadline-ms <ms>', 'deadline for this run', parseCount('--deadline-ms'))
+    // Checked by the run schema, so the error names `priority` and its range like the API's.
+    .option('--priority <n>', 'BullMQ priority of the run: 1 = most urgent, larger = later (default: none, ahead of every prioritized run; batch runs default to 1000)', Number)
     .option('--wait', 'wait for the run to finish')
     .option('--timeout-ms <ms>', 'with --wait: give up after this long', parseCount('--timeout-ms'))
     .option('--json', 'print the run record as JSON')
@@ -92,6 +94,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
             ...(options.idempotencyKey ? { idempotencyKey: String(options.idempotencyKey) } : {}),
             ...(options.runId ? { runId: String(options.runId) } : {}),
             ...(options.tenant ? { tenant: String(options.tenant) } : {}),
+            ...(options.priority === undefined ? {} : { priority: Number(options.priority) }),
             ...(Object.keys(runOptions).length > 0 ? { options: runOptions } : {}),
           }, { queueUnserved: Boolean(options.queueUnserved) });
         } catch (error) {

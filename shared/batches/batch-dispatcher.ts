@@ -5,6 +5,7 @@ import { formatZodError } from '../job-schema.js';
 import type { Keys } from '../keys.js';
 import { runScript } from '../redis/create-redis.js';
 import { parseMeta, type RedisRunStore } from '../redis/redis-run-store.js';
+import { BATCH_DEFAULT_PRIORITY } from '../job-schema.js';
 import type { RunEnqueuer } from '../run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../run-record.js';
 import {
@@ -185,7 +186,8 @@ export class BatchDispatcher {
     const { question } = JSON.parse(item) as BatchItem;
     const runId = this.runId(meta.id, index);
     const { record } = await this.options.enqueuer.enqueue(
-      { graph: meta.graph, tenant: meta.tenant, runId, input: { query: question, collection: meta.collection, ...meta.options } },
+      // Behind every interactive run (those have no priority unless they ask): see BATCH_DEFAULT_PRIORITY.
+      { graph: meta.graph, tenant: meta.tenant, runId, priority: BATCH_DEFAULT_PRIORITY, input: { query: question, collection: meta.collection, ...meta.options } },
       { batchId: meta.id },
     );
     // Already answered (a repaired or re-sent item): free its slot at once.

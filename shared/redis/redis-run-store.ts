@@ -17,6 +17,8 @@ export interface NewRun {
   maxSteps: number;
   deadlineAt?: number;
   tokenBudget?: number;
+  /** BullMQ priority of the run's step jobs (1 = most urgent). @default none */
+  priority?: number;
   idempotencyKey?: string;
   webhookUrl?: string;
   batchId?: string;
@@ -180,6 +182,8 @@ export class RedisRunStore {
     if (run.graphVersion) fields.graphVersion = run.graphVersion;
     if (run.deadlineAt) fields.deadlineAt = run.deadlineAt;
     if (run.tokenBudget) fields.tokenBudget = run.tokenBudget;
+    // Read by the engine when it adds the run's step jobs (BullMQ's prioritized path).
+    if (run.priority) fields.priority = run.priority;
     if (run.idempotencyKey) fields.idempotencyKey = run.idempotencyKey;
     if (run.webhookUrl) fields.webhookUrl = run.webhookUrl;
     if (run.batchId) fields.batchId = run.batchId;

@@ -20,6 +20,8 @@ export interface RunMeta {
   deadlineAt: number | null;
   /** Input + output tokens the run may spend; null = no budget. */
   tokenBudget: number | null;
+  /** BullMQ priority of the run's step jobs (1 = most urgent); null = none (ahead of every prioritized job). */
+  priority: number | null;
   usage: Usage;
   output: unknown;
   error: ErrorRecord | null;
@@ -90,6 +92,7 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     maxSteps: Number(fields.maxSteps),
     deadlineAt: fields.deadlineAt ? Number(fields.deadlineAt) : null,
     tokenBudget: fields.tokenBudget ? Number(fields.tokenBudget) : null,
+    priority: fields.priority && fields.priority !== '0' ? Number(fields.priority) : null,
     usage: {
       inputTokens: Number(fields.inputTokens ?? 0),
       outputTokens: Number(fields.outputTokens ?? 0),
