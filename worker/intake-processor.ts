@@ -108,6 +108,7 @@ export class IntakeProcessor {
       maxSteps: data.options?.maxSteps ?? config.defaultMaxSteps,
       ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
       ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
+      ...(data.priority === undefined ? {} : { priority: data.priority }),
       ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
       ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
       ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),

@@ -3,6 +3,7 @@ import { createApi, type ApiInstance } from '../../producer/api/create-api.js';
 import { AgentqError } from '../../shared/errors.js';
 import { BATCH_DEFAULT_PRIORITY, MAX_RUN_PRIORITY } from '../../shared/job-schema.js';
 import { createLogger } from '../../shared/logger.js';
+import { INTAKE_QUEUE } from '../../shared/queues.js';
 import { startJobOptions } from '../../shared/run-enqueuer.js';
 import { API_KEYS_ENV, bearer, json, KEYS } from '../helpers/api-test-env.js';
 import { echoRagGraph } from '../helpers/echo-rag-graph.js';
@@ -60,6 +61,12 @@ describe('run priority', () => {
     const ran = await runCli(['run', 'echo-rag', '--input', '{"query":"x"}', '--priority', '9', '--json'], cliEnv(env.config));
     expect(ran.code).toBe(0);
     expect(await metaPriority((JSON.parse(ran.stdout) as { id: string }).id)).toBe('9');
+  });
+
+  it('a raw job (job schema v1) may carry a priority; the run meta keeps it', async () => {
+    await env.queue(INTAKE_QUEUE).add('run', { v: 1, graph: 'echo-rag', input: { query: 'raw' }, runId: 'raw-prio-1', priority: 3 });
+    await eventually(async () => (await env.client.store.get('raw-prio-1'))?.status === 'completed', 30_000);
+    expect(await metaPriority('raw-prio-1')).toBe('3');
   });
 
   it('batch runs default to a priority behind interactive runs', async () => {
