@@ -8,6 +8,7 @@ import { parseRateLimits, type RateLimitTable } from './llm/rate-limit-table.js'
 import { DEFAULT_QUEUE_PREFIX } from './queues.js';
 import { mcpServersSchema, type McpServers } from './mcp/mcp-servers-schema.js';
 import { checkClusterConfig, parseClusterNodes, type RedisClusterNode } from './redis/redis-cluster-nodes.js';
+import { parseTenantBudgetLimits, type TenantBudgetLimits } from './limits/tenant-budget-limits.js';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 const bool = (fallback: boolean) =>
@@ -69,6 +70,17 @@ const envSchema = z.object({
   AGENTQ_BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
   AGENTQ_RATE_LIMIT_PER_MINUTE: int(600),
   AGENTQ_TENANT_MAX_INFLIGHT: int(1000),
+  AGENTQ_TENANT_BUDGET_DEFAULTS: z
+    .string()
+    .default('{}')
+    .transform((value, context): TenantBudgetLimits => {
+      try {
+        return parseTenantBudgetLimits(JSON.parse(value));
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `must be JSON like {"tokensPerDay":1000000,"costUsdPerMonth":50}: ${(error as Error).message}` });
+        return {};
+      }
+    }),
   AGENTQ_DASHBOARD_WRITE: bool(false),
   AGENTQ_DASHBOARD_SESSION_SECONDS: int(12 * 3600, 60),
   AGENTQ_TRACE_URL: z
@@ -256,6 +268,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Runs not yet finished per tenant; 0 = unlimited. @default 1000 */
   tenantMaxInflight: number;
+  /** Token and cost budgets of a tenant an admin has not set limits for. @default {} (unlimited) */
+  tenantBudgetDefaults: TenantBudgetLimits;
   /** Bull Board may retry, remove and promote jobs. @default false (read-only) */
   dashboardWrite: boolean;
   /** Lifetime of a dashboard sign-in cookie. @default 12 h */
@@ -410,6 +424,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: e.AGENTQ_BODY_LIMIT_BYTES,
     rateLimitPerMinute: e.AGENTQ_RATE_LIMIT_PER_MINUTE,
     tenantMaxInflight: e.AGENTQ_TENANT_MAX_INFLIGHT,
+    tenantBudgetDefaults: e.AGENTQ_TENANT_BUDGET_DEFAULTS,
     dashboardWrite: e.AGENTQ_DASHBOARD_WRITE,
     dashboardSessionSeconds: e.AGENTQ_DASHBOARD_SESSION_SECONDS,
     traceUrl: e.AGENTQ_TRACE_URL ?? null,

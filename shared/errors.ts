@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   'PARSE_ERROR',
   // A guardrail refused a run's input or a model's answer (details name the guardrail, stage and reason).
   'GUARDRAIL_BLOCKED',
+  // A tenant's token or cost budget (per day or month) cannot cover the next model call: the run fails before it.
+  'TENANT_BUDGET_EXCEEDED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

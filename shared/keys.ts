@@ -191,4 +191,21 @@ export class Keys {
       batchResults: (batchId) => `${base}:batch:${batchId}:results`,
     };
   }
+
+  /**
+   * A tenant's budget keys under one hash tag `{budget:<tenant>}` (one Cluster slot), so one Lua script
+   * checks the limits and reserves or counts usage atomically: limits (hash), usage of one UTC day
+   * (`YYYY-MM-DD`) or month (`YYYY-MM`) (hashes), live reservations (zset by expiry), settled call ids
+   * (zset by time, so a re-delivered settle counts once).
+   */
+  tenantBudget(tenant: string): { limits: string; day(day: string): string; month(month: string): string; reservations: string; settled: string } {
+    const base = `${this.prefix}:{budget:${tenant}}`;
+    return {
+      limits: `${base}:limits`,
+      day: (day) => `${base}:usage:day:${day}`,
+      month: (month) => `${base}:usage:month:${month}`,
+      reservations: `${base}:reservations`,
+      settled: `${base}:settled`,
+    };
+  }
 }

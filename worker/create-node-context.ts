@@ -38,6 +38,7 @@ export function createNodeContext({ store, services, meta, data, node, attempt, 
   return {
     runId: data.runId,
     tenant: meta.tenant,
+    graph: meta.graph,
     stepIndex: data.superstep,
     task: data.task,
     stepId,

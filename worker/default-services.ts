@@ -2,6 +2,8 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
 import { Keys } from '../shared/keys.js';
 import { ProviderRateLimiter } from '../shared/limits/provider-rate-limiter.js';
+import { TenantBudget } from '../shared/limits/tenant-budget.js';
+import { RedisMetrics } from '../shared/metrics/redis-metrics.js';
 import type { AgentServices, RequestRateLimiter } from '../shared/ports/agent-services.js';
 import { createRedis } from '../shared/redis/create-redis.js';
 import type { AnyTool } from '../shared/tools/define-tool.js';
@@ -43,6 +45,7 @@ export function createDefaultServices(config: Config, { tools = [], redis }: Def
     ...(config.embedModel ? { embedder: new OpenAIEmbedder({ model: config.embedModel, batchSize: config.embedBatchSize, ...endpoint }) } : {}),
     ...(config.moderationModel ? { moderator: new OpenAIModerator({ model: config.moderationModel, ...endpoint }) } : {}),
     ...(Object.keys(config.rateLimits).length > 0 ? { rateLimiter: lazyRateLimiter(config, redis) } : {}),
+    tenantBudget: lazyTenantBudget(config, redis),
     tools: new ToolRegistry([...builtInTools(), ...httpFetch, ...tools]),
     agentSettings: {
       maxToolRounds: config.maxToolRounds,
@@ -66,5 +69,20 @@ function lazyRateLimiter(config: Config, redis: Redis | undefined): RequestRateL
   return {
     acquire: (...args) => get().acquire(...args),
     settle: (...args) => get().settle(...args),
+  };
+}
+
+/** Tenant budgets and usage, connected on first model call (two short scripts per fresh call). */
+function lazyTenantBudget(config: Config, redis: Redis | undefined): NonNullable<AgentServices['tenantBudget']> {
+  let budget: TenantBudget | undefined;
+  const get = () => {
+    if (budget) return budget;
+    const connection = redis ?? createRedis(config.redisUrl, 'worker');
+    return (budget = new TenantBudget(connection, new Keys(config.keyPrefix), { defaults: config.tenantBudgetDefaults, metrics: new RedisMetrics(connection, config.keyPrefix) }));
+  };
+  return {
+    reserve: (...args) => get().reserve(...args),
+    settle: (...args) => get().settle(...args),
+    release: (...args) => get().release(...args),
   };
 }

@@ -16,6 +16,8 @@ export type NodeEventType = 'tool-call' | 'tool-result' | 'guardrail-pass' | 'gu
 export interface NodeContext {
   readonly runId: string;
   readonly tenant: string;
+  /** The run's graph id (tenant usage is counted per graph). @default unset in contexts outside a run */
+  readonly graph?: string;
   /** The superstep this step belongs to (0, 1, 2, …). */
   readonly stepIndex: number;
   /** Task index within the superstep (0 unless branches run in parallel). */

@@ -7,6 +7,7 @@ import { estimateMessageTokens, estimatePromptTokens } from './estimate-tokens.j
 import { costOf } from './price-table.js';
 import { createJsonFieldTextStream } from '../streaming/json-field-text-stream.js';
 import { takeProviderSlot } from './take-provider-slot.js';
+import { reserveTenantBudget } from './reserve-tenant-budget.js';
 import { recordSpanError } from '../telemetry/record-span-error.js';
 
 export interface CallLanguageModelOptions {
@@ -72,10 +73,19 @@ export async function callLanguageModel(
     let prompt = promptTokens;
     const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
     await checkBudget(context, fullRequest, countPrompt);
-    const slot = await takeProviderSlot(context, { provider: model.provider, model: fullRequest.model ?? model.modelId, tokens: async () => (await countPrompt()) + (maxTokens ?? 0) });
+    const modelId = fullRequest.model ?? model.modelId;
+    const spend = await reserveTenantBudget(context, { key, modelId, prices: settings.prices, tokens: async () => (await countPrompt()) + (maxTokens ?? 0) });
+    const slot = await takeProviderSlot(context, { provider: model.provider, model: modelId, tokens: async () => (await countPrompt()) + (maxTokens ?? 0) });
     fresh = true;
-    const response = await tracedGenerate(model, fullRequest, settings.traceContent);
+    let response: SavedResponse;
+    try {
+      response = await tracedGenerate(model, fullRequest, settings.traceContent);
+    } catch (error) {
+      await spend.release();
+      throw error;
+    }
     await slot.settle(response.usage.inputTokens + response.usage.outputTokens);
+    await spend.settle(response.usage, response.model);
     return response;
   });
   const costUsd = costOf(settings.prices, saved.usage, saved.model, request.model ?? model.modelId);

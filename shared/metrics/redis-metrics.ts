@@ -67,9 +67,15 @@ export class RedisMetrics {
       .exec();
   }
 
+  /** A tenant's counted model spend (TenantBudget.settle): `agentq_tenant_*_total{tenant}`. */
+  async tenantUsage(tenant: string, tokens: number, costUsd: number): Promise<void> {
+    const key = this.keys.metrics('tenant-usage');
+    await this.redis.multi().hincrby(key, field(tenant, 'tokens'), Math.round(tokens)).hincrbyfloat(key, field(tenant, 'cost'), costUsd).exec();
+  }
+
   /** Everything above plus active runs by status and each queue's job counts, as Prometheus text. */
   async render(queues: readonly QueueCountsSource[] = []): Promise<string> {
-    const families = ['runs-finished', 'steps-completed', 'steps-failed', 'steps-retried', 'step-duration', 'llm-usage'];
+    const families = ['runs-finished', 'steps-completed', 'steps-failed', 'steps-retried', 'step-duration', 'llm-usage', 'tenant-usage'];
     const pipeline = this.redis.pipeline();
     for (const family of families) pipeline.hgetall(this.keys.metrics(family));
     const replies = (await pipeline.exec()) ?? [];
@@ -77,7 +83,7 @@ export class RedisMetrics {
       if (error) throw error;
       return value as Record<string, string>;
     });
-    const [runsFinished, completed, failed, retried, durations, usage] = hashes as [Record<string, string>, ...Record<string, string>[]];
+    const [runsFinished, completed, failed, retried, durations, usage, tenantUsage] = hashes as [Record<string, string>, ...Record<string, string>[]];
     const [activeStatuses, queueCounts] = await Promise.all([
       this.activeStatuses(),
       Promise.all(queues.map(async (queue) => [queue.name, await queue.getJobCounts(...QUEUE_STATES)] as const)),
@@ -100,6 +106,11 @@ export class RedisMetrics {
     }
     text.family('agentq_llm_cost_usd_total', 'counter', 'Estimated model cost in US dollars, by model.');
     for (const [model, values] of models) text.sample('agentq_llm_cost_usd_total', { model }, Number(values.get('cost') ?? 0));
+    const tenants = groupFields(tenantUsage!);
+    text.family('agentq_tenant_tokens_total', 'counter', 'Model tokens counted against each tenant budget (input + output), by tenant.');
+    for (const [tenant, values] of tenants) text.sample('agentq_tenant_tokens_total', { tenant }, Number(values.get('tokens') ?? 0));
+    text.family('agentq_tenant_cost_usd_total', 'counter', 'Estimated model cost counted against each tenant budget, in US dollars, by tenant.');
+    for (const [tenant, values] of tenants) text.sample('agentq_tenant_cost_usd_total', { tenant }, Number(values.get('cost') ?? 0));
     text.family('agentq_queue_jobs', 'gauge', 'Jobs in each agentq queue, by state (the step queue summed over its shards).');
     const byName = new Map<string, Record<string, number>>();
     for (const [queue, counts] of queueCounts) {

@@ -1,3 +1,4 @@
+import type { TenantBudget } from '../limits/tenant-budget.js';
 import { AgentqError } from '../errors.js';
 import type { NodeContext } from '../graph/node-context.js';
 import type { ContextWindowTable } from '../llm/context-window.js';
@@ -69,6 +70,12 @@ export interface AgentServices {
    * enforced. `createDefaultServices` adds the Redis one when AGENTQ_RATE_LIMITS is set.
    */
   rateLimiter?: RequestRateLimiter;
+  /**
+   * Tenant token and cost budgets shared by every worker (`TenantBudget`): each fresh model call reserves
+   * its estimate first (TENANT_BUDGET_EXCEEDED before the call) and counts its real spend after it.
+   * `createDefaultServices` adds the Redis one; absent: no tenant budgets and no usage counted.
+   */
+  tenantBudget?: Pick<TenantBudget, 'reserve' | 'settle' | 'release'>;
   /** Your guardrails, offered beside the built-in ones (shared/guardrails). @default [] */
   guardrails?: readonly AnyGuardrail[];
   /** The moderation model behind the `moderation` guardrail (MODERATION_MODEL); absent: no such guardrail. */

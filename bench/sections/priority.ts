@@ -1,0 +1,120 @@
+/**
+ * The `priority` section (issue 24): what a big batch does to an interactive run's wall time. Two
+ * `agentq worker` processes run `rag-agent` in model mode against the scripted OpenAI-compatible server
+ * (every chat request answered after 200 ms; search once, then answer), on one small ingested document.
+ *
+ * First, on the idle system, 10 interactive runs at once (`client.enqueue`, no priority: BullMQ
+ * takes jobs without a priority before prioritized ones) → `interactive_idle_p50_ms`. Then a batch of
+ * 1,000 questions (100 with --quick) with a concurrency of 200, more than the workers' 2 × 20 slots, so
+ * step jobs queue up; its runs get the batch default priority (BATCH_PRIORITY, 100). While it runs,
+ * the same 10 interactive runs again → `interactive_during_batch_p50_ms`, and their ratio to idle.
+ * Measures what the engine does with the run meta's `priority` field: once step jobs honour it, the
+ * ratio should stay near 1; without it, interactive steps wait behind the batch's.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AgentClient } from '../../producer/agent-client.js';
+import { IngestClient } from '../../producer/ingest/ingest-client.js';
+import { loadConfig } from '../../shared/config.js';
+import type { Message } from '../../shared/run-record.js';
+import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedResponse } from '../../test/fakes/scripted-openai-server.js';
+import { startWorkerProcess, type WorkerProcess } from '../eval/start-worker-process.js';
+import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
+import { figureRecorder } from '../lib/figure-recorder.js';
+import { percentile } from '../lib/stats.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const MODEL_LATENCY_MS = 200;
+const WORKERS = 2;
+const WORKER_CONCURRENCY = 20;
+const BATCH_CONCURRENCY = 200;
+const QUESTIONS = { quick: 100, full: 1000 };
+const INTERACTIVE_RUNS = 10;
+
+/** Search once, then answer: two model requests per run, each after MODEL_LATENCY_MS. */
+function ragScript(request: ScriptedChatRequest): ScriptedResponse {
+  const messages = request.body.messages as unknown as Message[];
+  if (!messages.some((message) => message.role === 'tool')) {
+    const question = messages.find((message) => message.role === 'user')?.content ?? '';
+    return { delayMs: MODEL_LATENCY_MS, toolCalls: [{ name: 'search', arguments: { query: String(question) } }] };
+  }
+  return { delayMs: MODEL_LATENCY_MS, toolCalls: [{ name: 'final_answer', arguments: { answer: 'The handbook says so.', citations: [] } }] };
+}
+
+async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<BenchFigures> {
+  const { figures, record } = figureRecorder(log);
+  const work = mkdtempSync(join(tmpdir(), 'agentq-bench-priority-'));
+  const model = await startScriptedOpenAIServer({ script: ragScript });
+  const id = randomBytes(3).toString('hex');
+  const env = {
+    REDIS_URL: redisUrl,
+    AGENTQ_KEY_PREFIX: `benchp${id}`,
+    AGENTQ_QUEUE_PREFIX: `benchpq${id}`,
+    AGENTQ_DATA_DIR: join(work, 'data'),
+    AGENTQ_LOG_LEVEL: 'info',
+    AGENTQ_WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
+    OPENAI_BASE_URL: model.url,
+    OPENAI_API_KEY: 'bench',
+    LLM_MODEL: 'scripted-chat',
+    EMBED_MODEL: '',
+  };
+  const config = loadConfig({ ...process.env, ...env });
+  const ingest = new IngestClient({ config });
+  const client = new AgentClient({ config });
+  const workers: WorkerProcess[] = [];
+  const collection = `handbook-${id}`;
+  const interactive = async (): Promise<number[]> => {
+    // All at once, so they all meet the batch at its fullest (one after another, the last ones could miss it).
+    return Promise.all(
+      Array.from({ length: INTERACTIVE_RUNS }, async (_unused, i) => {
+        const started = performance.now();
+        const run = await client.enqueue({ graph: 'rag-agent', input: { query: `how many vacation days, take ${i}?`, collection } });
+        const done = await client.wait(run.id, { timeoutMs: 10 * 60_000 });
+        if (done.status !== 'completed') throw new Error(`BENCH_RUN_FAILED: interactive run ${run.id} ended ${done.status}`);
+        return performance.now() - started;
+      }),
+    );
+  };
+  try {
+    for (let i = 0; i < WORKERS; i += 1) workers.push(await startWorkerProcess(root, env, log));
+    const document = join(work, 'handbook.md');
+    writeFileSync(document, '# Handbook\n\nEvery employee has 30 vacation days a year. Sick days are not counted against them.\n');
+    const ingested = await ingest.wait((await ingest.ingest([document], { collection })).batchId, { timeoutMs: 60_000 });
+    if (ingested.failed > 0) throw new Error('BENCH_INGEST_FAILED: the handbook did not ingest');
+
+    const idle = await interactive();
+    const total = quick ? QUESTIONS.quick : QUESTIONS.full;
+    const { batch } = await client.batches.submit({
+      collection,
+      questions: Array.from({ length: total }, (_unused, index) => ({ id: `q${index + 1}`, question: `question ${index + 1} about vacation days` })),
+      options: { concurrency: BATCH_CONCURRENCY, graph: 'rag-agent' },
+    });
+    // Measure once the batch has filled its slots (its first runs are answered).
+    while (((await client.batches.get(batch.id))?.progress.completed ?? 0) < Math.min(20, total / 5)) await sleep(50);
+    const during = await interactive();
+    const after = await client.batches.get(batch.id);
+    if (after?.status !== 'running') log(`  warning: the batch finished before the interactive runs did (${JSON.stringify(after?.progress)}); use a bigger batch`);
+    await client.batches.cancel(batch.id).catch(() => undefined);
+
+    const idleP50 = percentile(idle, 50);
+    const duringP50 = percentile(during, 50);
+    record('priority_batch_questions', total);
+    record('interactive_idle_p50_ms', idleP50);
+    record('interactive_during_batch_p50_ms', duringP50);
+    record('interactive_during_batch_p95_ms', percentile(during, 95));
+    record('interactive_during_batch_vs_idle', duringP50 / idleP50);
+    record('interactive_during_batch_batch_still_running', after?.status === 'running' ? 1 : 0);
+  } finally {
+    await Promise.all([client.close(), ingest.close()]);
+    await Promise.all(workers.map((worker) => worker.stop()));
+    await model.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+  return figures;
+}
+
+export const prioritySection: BenchSection = { name: 'priority', run: runPriority };
