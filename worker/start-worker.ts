@@ -36,7 +36,7 @@ import { startIngestWorker } from './ingest/start-ingest-worker.js';
 import { startTelemetry, type Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepObserver } from '../shared/graph/step-observer.js';
 import type { McpServers } from '../shared/mcp/mcp-servers-schema.js';
-import { connectMcpServers } from './mcp/connect-mcp-servers.js';
+import { connectMcpServers, type McpConnections } from './mcp/connect-mcp-servers.js';
 import { ServedGraphs } from '../shared/graph/served-graphs.js';
 import { startServedGraphsHeartbeat } from './served-graphs-heartbeat.js';
 import { assertRedisReachable } from '../shared/redis/assert-redis-reachable.js';
@@ -94,7 +94,18 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   for (const graph of options.graphs ?? []) registry.register(graph);
   // Before any connection is opened: a bad MCP server fails the start with nothing to clean up.
   const mcp = await connectMcpServers(options.mcpServers ?? config.mcpServers, { logger, connectTimeoutMs: config.mcpConnectTimeoutMs, callTimeoutMs: config.mcpCallTimeoutMs });
+  try {
+    return await startConnected(options, config, logger, registry, mcp);
+  } catch (error) {
+    // A start that fails after the MCP servers connected (Redis down, a bad layout) leaves no stdio
+    // server process or HTTP session behind.
+    await mcp.close();
+    throw error;
+  }
+}
 
+/** The rest of the start, once the MCP servers are connected. */
+async function startConnected(options: StartWorkerOptions, config: Config, logger: Logger, registry: GraphRegistry, mcp: McpConnections): Promise<AgentWorker> {
   // The step scripts run BullMQ's own scripts with the KEYS/ARGV layout of the pinned version.
   assertBullmqPinned();
   await assertRedisReachable(config.redisUrl); // #19: a clear error instead of a silent wait when Redis is down

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { memoryOptionSchema } from './react-agent-input.js';
 
 /** One expert of a `multi-agent` run. */
 export const expertSchema = z
@@ -37,6 +38,8 @@ export const multiAgentInputSchema = z
       .refine((experts) => new Set(experts.map((expert) => expert.name)).size === experts.length, 'expert names must be unique'),
     /** Experts recalled: the best leads, the others are its tools. @default 3 */
     topN: z.number().int().min(1).max(8).default(3),
+    /** `{ window: N }`: the lead sees its system prompt and the query, then only the last N messages (consultations). @default every message */
+    memory: memoryOptionSchema.optional(),
   })
   .strict();
 

@@ -3,6 +3,11 @@ import { guardrailsInputSchema } from '../guardrails/guardrail-spec.js';
 import { retrieveOptionsSchema, type RetrievedSource } from './retrieve-options.js';
 import { toolHandlingInputSchema } from '../tools/tool-handling.js';
 
+/** A run's `memory` option (react-agent, reflect, multi-agent): `{ window: N }` shows prompts only the last N messages. */
+export const memoryOptionSchema = z
+  .object({ window: z.number().int().min(1, 'memory.window must be an integer from 1 to 10000').max(10_000, 'memory.window must be an integer from 1 to 10000') })
+  .strict();
+
 /**
  * Input of the built-in `react-agent` graph. One schema for the worker and the HTTP API, so a bad
  * request stops at the door (invariant I5).
@@ -36,7 +41,7 @@ export const reactAgentInputSchema = z
     /** Search the tenant's documents for the query first and give the model the passages (with ids to cite). */
     retrieve: retrieveOptionsSchema.optional(),
     /** `{ window: N }`: prompts show only the last N messages of the history (no summarising then). @default the graph's, else the token-threshold summariser */
-    memory: z.object({ window: z.number().int().min(1, 'memory.window must be an integer from 1 to 10000').max(10_000, 'memory.window must be an integer from 1 to 10000') }).strict().optional(),
+    memory: memoryOptionSchema.optional(),
   })
   .strict();
 

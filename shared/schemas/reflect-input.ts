@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { memoryOptionSchema } from './react-agent-input.js';
 
 /**
  * Input of the built-in `reflect` graph: a writer answers `task`, a judge reviews each draft against
@@ -20,6 +21,8 @@ export const reflectInputSchema = z
     writerSystem: z.string().max(100_000).optional(),
     /** A system prompt replacing the judge's default one. */
     judgeSystem: z.string().max(100_000).optional(),
+    /** `{ window: N }`: the writer sees its system prompt and the task, then only the last N messages (drafts and critiques). @default every message */
+    memory: memoryOptionSchema.optional(),
   })
   .strict();
 

@@ -1,9 +1,10 @@
 /**
  * A small MCP server over stdio for tests: `node --import tsx test/fakes/mcp-stdio-server.ts`. Tools:
  * `add` (two numbers), `shout` (a text, upper-cased), `always_fails` (an MCP error result). Each call
- * is appended to the file named by MCP_CALL_LOG, when set, so a test can count executions.
+ * is appended to the file named by MCP_CALL_LOG, when set, so a test can count executions; the
+ * process id is written to MCP_PID_FILE, when set, so a test can see the process end.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
@@ -25,4 +26,5 @@ server.registerTool('always_fails', { description: 'Fails every time', inputSche
   log('always_fails');
   return { isError: true, content: [{ type: 'text', text: 'the disk is full' }] };
 });
+if (process.env.MCP_PID_FILE) writeFileSync(process.env.MCP_PID_FILE, String(process.pid));
 await server.connect(new StdioServerTransport());

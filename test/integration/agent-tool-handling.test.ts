@@ -142,4 +142,35 @@ describe('react-agent tool handling', () => {
     expect(executed).toEqual(['refund A-17 20']);
     expect((await toolMessages(second.id))[0]).toMatch(/^Error: a person rejected this tool call: amount too high\./);
   });
+
+  it('parallel approvals: two requiresApproval calls of one response are asked one at a time; each answer applies to its own call', async () => {
+    server.setScript([
+      { toolCalls: [{ name: 'refund', arguments: { order: 'C-1', amount: 5 } }, { name: 'refund', arguments: { order: 'C-2', amount: 500 } }] },
+      { content: 'Refunded C-1 only.' },
+    ]);
+    const queued = await env.client.enqueue({ graph: 'react-agent', input: { query: 'refund C-1 and C-2', tools: ['refund'] } });
+    // The sibling steps of one superstep ask in either order: each is answered by what it asks about.
+    const asked: string[] = [];
+    for (let round = 0; round < 2; round += 1) {
+      const waiting = await env.client.wait(queued.id, { timeoutMs: 30_000 });
+      expect(waiting).toMatchObject({ status: 'waiting', interrupt: { node: 'tool', request: { type: 'tool-approval', tool: 'refund' } } });
+      const request = waiting.interrupt!.request as { toolCallId: string; arguments: string };
+      asked.push(request.toolCallId);
+      const order = (JSON.parse(request.arguments) as { order: string }).order;
+      // Nothing runs before its approval; the call approved in round one has run by round two.
+      expect(executed).toEqual(round === 0 || order === 'C-1' ? [] : ['refund C-1 5']);
+      await env.client.resume(queued.id, order === 'C-1' ? { approved: true } : { approved: false, reason: 'too much' });
+    }
+    expect([...asked].sort()).toEqual(['call_0_0', 'call_0_1']);
+    const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
+    expect(done).toMatchObject({ status: 'completed', output: { answer: 'Refunded C-1 only.' } });
+    // Approved once, executed once (not again when the sibling's answer resumed the superstep).
+    expect(executed).toEqual(['refund C-1 5']);
+    const messages = await env.client.messages(queued.id);
+    const resultOf = (id: string) => messages.find((message) => message.role === 'tool' && message.tool_call_id === id)?.content;
+    expect(resultOf('call_0_0')).toBe(JSON.stringify({ refunded: 5 }));
+    expect(resultOf('call_0_1')).toMatch(/^Error: a person rejected this tool call: too much\./);
+    expect(validateHistory(messages)).toEqual([]);
+    expect(server.chatRequests()).toHaveLength(2);
+  });
 });

@@ -1,7 +1,9 @@
+import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defineGuardrail } from '../../shared/guardrails/define-guardrail.js';
 import { validateHistory } from '../../shared/history/validate-history.js';
 import type { Message } from '../../shared/run-record.js';
+import { defineTool } from '../../shared/tools/define-tool.js';
 import { createReactAgentGraph } from '../../worker/graphs/react-agent.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
@@ -11,6 +13,14 @@ const noCompetitors = defineGuardrail({
   description: 'Answers never name Acme',
   stages: ['output'],
   check: (text) => (/acme/i.test(text) ? { action: 'reprompt', reason: 'Do not name competitors.' } : { action: 'pass' }),
+});
+
+const customerRecord = defineTool({
+  name: 'customer_record',
+  description: "A customer's contact; its result is the answer",
+  input: z.object({ customer: z.string() }),
+  returnDirect: true,
+  execute: ({ customer }) => (customer === 'rival' ? 'Switch to Acme.' : `${customer} can be reached at ada@example.com.`),
 });
 
 /** Input and output guardrails as checkpointed steps of react-agent, through the real openai SDK. */
@@ -23,6 +33,7 @@ describe('guardrails', () => {
       env: { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat', MODERATION_MODEL: 'omni-moderation-latest' },
       graphs: [createReactAgentGraph({ name: 'guarded-agent', guardrails: { input: ['pii_redaction'], output: ['pii_redaction', 'no_competitors'] } })],
       services: { guardrails: [noCompetitors] },
+      tools: [customerRecord],
     });
   });
   afterAll(async () => {
@@ -117,5 +128,26 @@ describe('guardrails', () => {
     expect(unknownTool.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining("'no_such_tool'") });
     expect(server.requests.filter((request) => request.path === '/v1/moderations')).toHaveLength(0);
     expect(server.chatRequests()).toHaveLength(0);
+  });
+
+  it("a returnDirect tool's result passes the output guardrails: redacted as the answer, a reprompt sends the model back", async () => {
+    server.setScript([{ toolCalls: [{ name: 'customer_record', arguments: { customer: 'Ada' } }] }, { content: 'never asked' }]);
+    const redacted = await run({ query: 'contact for Ada?', tools: ['customer_record'] }, 'guarded-agent');
+    expect(redacted).toMatchObject({ status: 'completed', output: { answer: 'Ada can be reached at [EMAIL].' } });
+    expect(server.chatRequests()).toHaveLength(1);
+    expect((await env.client.steps(redacted.id)).map((step) => step.node)).toEqual(['input_guard', 'model', 'tool', 'output_guard']);
+
+    server.reset();
+    server.setScript([{ toolCalls: [{ name: 'customer_record', arguments: { customer: 'rival' } }] }, { content: 'We can help you ourselves.' }]);
+    const reprompted = await run({ query: 'who else?', tools: ['customer_record'] }, 'guarded-agent');
+    expect(reprompted).toMatchObject({ status: 'completed', output: { answer: 'We can help you ourselves.' } });
+    expect(userMessagesSent(1)).toEqual(['who else?', "The tool's result was rejected as the answer by the guardrail 'no_competitors': Do not name competitors."]);
+    expect(validateHistory(await env.client.messages(reprompted.id))).toEqual([]);
+
+    server.reset();
+    server.setScript([{ toolCalls: [{ name: 'customer_record', arguments: { customer: 'rival' } }] }, { content: 'never asked' }]);
+    const blockedRun = await run({ query: 'who else?', tools: ['customer_record'], guardrails: { output: ['no_competitors'], maxReprompts: 0 } }, 'guarded-agent');
+    expect(blockedRun.error).toMatchObject({ code: 'GUARDRAIL_BLOCKED', details: { guardrail: 'no_competitors', stage: 'output', reason: expect.stringContaining('returnDirect') } });
+    expect(server.chatRequests()).toHaveLength(1);
   });
 });

@@ -76,4 +76,25 @@ describe('MCP tools', () => {
     await expect(startWorker({ config: testConfig(), logger, reconciler: false, mcpServers: { 'bad name!': { url: 'http://127.0.0.1:1/mcp' } } })).rejects.toThrow(/mcpServers/);
     expect(() => testConfig({ AGENTQ_MCP_SERVERS: '{"x": {"command": ""}}' })).toThrow(/AGENTQ_MCP_SERVERS/);
   }, 30_000);
+
+  it('a worker start that fails after its MCP servers connected closes them: the stdio server process ends', async () => {
+    const pidFile = join(dir, 'server.pid');
+    // Connected first, then Redis is found unreachable (nothing listens on port 1).
+    const config = testConfig({ REDIS_URL: 'redis://127.0.0.1:1', AGENTQ_MCP_CONNECT_TIMEOUT_MS: '20000' });
+    await expect(startWorker({ config, logger: createLogger('silent'), reconciler: false, mcpServers: { testing: mcpServer({ MCP_PID_FILE: pidFile }) } })).rejects.toThrow(/redis/i);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    expect(pid).toBeGreaterThan(0);
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // The SDK's close ends the child (stdin closed, then signals): polled, not timed.
+    const deadline = Date.now() + 10_000;
+    while (alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(alive()).toBe(false);
+  }, 40_000);
 });

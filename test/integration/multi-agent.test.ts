@@ -112,4 +112,24 @@ describe('multi-agent', () => {
     expect(done).toMatchObject({ status: 'failed', error: { code: 'INVALID_INPUT' } });
     expect(done.error?.message).toMatch(/expert names must be unique/);
   });
+
+  it('memory.window: the lead sees its system prompt and the query, then only the last N messages', async () => {
+    const pair = [experts[2]!, experts[3]!];
+    server.setScript([
+      { toolCalls: [{ name: 'gardener', arguments: { question: 'first?' } }] },
+      { content: 'answer one' },
+      { toolCalls: [{ name: 'gardener', arguments: { question: 'second?' } }] },
+      { content: 'answer two' },
+      { content: 'A beurre blanc with herbs.' },
+    ]);
+    const done = await run(lexicalOnly, { query: 'How do I make a sauce for bread?', experts: pair, topN: 2, memory: { window: 2 } });
+    expect(done).toMatchObject({ status: 'completed', output: { answer: 'A beurre blanc with herbs.', lead: 'chef', consulted: ['gardener', 'gardener'] } });
+    // The last request is the lead's final answer (consultations come before it).
+    const last = server.chatRequests().at(-1)!.body.messages as Message[];
+    // The first consultation fell out of the window; the query and the latest call with its result did not.
+    expect(last.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(last[1]!.content).toBe('How do I make a sauce for bread?');
+    expect(last[3]!.content).toBe('answer two');
+    expect(validateHistory(await lexicalOnly.client.messages(done.id))).toEqual([]);
+  });
 });

@@ -90,4 +90,29 @@ describe('reflect', () => {
     expect(done.error?.message).toMatch(/maxIterations must be at most 10/);
     expect(server.chatRequests()).toHaveLength(0);
   });
+
+  it('memory.window: the writer sees its system prompt and the task, then only the last N messages; a bad window is refused', async () => {
+    server.setScript([
+      { content: 'draft 1' },
+      verdict(false, 'critique 1'),
+      { content: 'draft 2' },
+      verdict(false, 'critique 2'),
+      { content: 'draft 3' },
+      verdict(true, ''),
+    ]);
+    const done = await run({ task: 'Write a motto.', maxIterations: 3, memory: { window: 2 } });
+    expect(done).toMatchObject({ status: 'completed', output: { answer: 'draft 3', approved: true, iterations: 3 } });
+    const writes = server.chatRequests().filter((request) => !isJudge(request));
+    const contents = (index: number) => (writes[index]!.body.messages as Message[]).map((message) => message.content);
+    expect(contents(1)).toEqual([expect.any(String), 'Write a motto.', 'draft 1', critiqueMessage('critique 1')]);
+    // Draft 1 and its critique fell out of the window; the task did not.
+    expect(contents(2)).toEqual([expect.any(String), 'Write a motto.', 'draft 2', critiqueMessage('critique 2')]);
+    // The history keeps every message: the window is what prompts show.
+    expect(await env.client.messages(done.id)).toHaveLength(7);
+
+    server.reset();
+    const bad = await run({ task: 'Write a motto.', memory: { window: 0 } });
+    expect(bad.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('memory.window must be an integer from 1 to 10000') });
+    expect(server.chatRequests()).toHaveLength(0);
+  });
 });

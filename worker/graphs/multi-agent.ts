@@ -4,6 +4,7 @@ import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, Send, START } from '../../shared/graph/graph.js';
 import type { NodeContext } from '../../shared/graph/node-context.js';
+import { messageWindow } from '../../shared/memory/message-window.js';
 import { callLanguageModel } from '../../shared/llm/call-language-model.js';
 import { embedTexts } from '../../shared/llm/embed-texts.js';
 import { agentSettingsOf, embedderOf } from '../../shared/ports/agent-services.js';
@@ -82,8 +83,10 @@ export const multiAgentGraph = defineGraph({
     toolRounds: channel.replace(0),
     consulted: channel.append<string>(),
     answer: channel.replace(''),
+    /** The run's memory window (messages after the query the lead sees); null: all of them. */
+    messageWindow: channel.replace<number | null>(null),
   },
-  initialState: (input) => ({ query: input.query, experts: input.experts, topN: input.topN }),
+  initialState: (input) => ({ query: input.query, experts: input.experts, topN: input.topN, messageWindow: input.memory?.window ?? null }),
   output: (state): MultiAgentOutput => ({
     answer: state.answer,
     lead: state.selected[0]?.name ?? '',
@@ -124,8 +127,10 @@ export const multiAgentGraph = defineGraph({
           : [];
       const finalRound = colleagues.length > 0 && state.toolRounds >= settings.maxToolRounds;
       if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
+      // A window keeps the lead's system prompt and the query in front; it never starts at a tool result (invariant I3).
+      const shown = state.messageWindow === null ? history : [...history.slice(0, 2), ...messageWindow(history.slice(2), state.messageWindow)];
       const response = await callLanguageModel(context, {
-        messages: [...history, ...added],
+        messages: [...shown, ...added],
         ...(colleagues.length > 0 && !finalRound ? { tools: colleagues.map(consultTool) } : {}),
       });
       const calls = response.message.tool_calls ?? [];

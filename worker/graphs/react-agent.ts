@@ -234,8 +234,9 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
     )
     .node('output_guard', async (state, context) => {
       const draft = state.draft;
-      if (!draft) throw new AgentqError('INTERNAL', 'react-agent: output_guard ran without an answer to check');
       const bound = guardrailRegistryOf(context).bind(state.guardrails);
+      if (!draft && state.directAnswer !== null) return checkDirectAnswer(context, state, bound.output, state.directAnswer);
+      if (!draft) throw new AgentqError('INTERNAL', 'react-agent: output_guard ran without an answer to check');
       const verdict = await runGuardrails(context, 'output', bound.output, draft.content ?? '');
       const checked: AssistantMessage = { ...draft, content: verdict.text };
       if (verdict.action === 'pass') return { messages: [checked], answer: verdict.text, draft: null };
@@ -265,7 +266,8 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
         state.summarize ? 'summarize' : state.pendingToolCalls.length > 0 ? state.pendingToolCalls.map((call) => new Send('tool', call)) : state.draft ? 'output_guard' : END,
       ['summarize', 'tool', 'output_guard', END],
     )
-    .route('tool', (state) => (state.directAnswer === null ? 'model' : END), ['model', END])
+    // A returnDirect tool's result is the answer, so it passes the output guardrails like a model's answer.
+    .route('tool', (state) => (state.directAnswer === null ? 'model' : state.guardrails.output.length > 0 ? 'output_guard' : END), ['model', 'output_guard', END])
     .edge('summarize', 'model')
     .route('output_guard', (state) => (state.reprompting ? 'model' : END), ['model', END])
     .build();
@@ -279,6 +281,31 @@ const retrieveForQuery = retrievalNode<{ query: string; retrieveOptions: Retriev
 /** Retrieval (searching the checked query) comes after the input guardrails, before the first model call. */
 function afterInput(state: { retrieveOptions: RetrieveOptions | null }): 'retrieve' | 'model' {
   return state.retrieveOptions ? 'retrieve' : 'model';
+}
+
+/**
+ * The output guardrails over a returnDirect tool's result: a rewrite (redaction) becomes the answer; a
+ * reprompt cannot ask the tool again, so it sends the model back with the rejection (the tool message
+ * stays in the history: invariant I3), within the same maxReprompts as a model answer.
+ */
+async function checkDirectAnswer(
+  context: NodeContext,
+  state: { reprompts: number; guardrails: GuardrailPlan },
+  guardrails: Parameters<typeof runGuardrails>[2],
+  answer: string,
+): Promise<{ directAnswer: string | null; messages?: Message[]; reprompts?: number; reprompting?: boolean }> {
+  const verdict = await runGuardrails(context, 'output', guardrails, answer);
+  if (verdict.action === 'pass') return { directAnswer: verdict.text };
+  if (state.reprompts >= state.guardrails.maxReprompts) {
+    throw await blocked(context, 'output', verdict.guardrail, `${verdict.reason} (a returnDirect tool's result; still so after ${state.reprompts} reprompt${state.reprompts === 1 ? '' : 's'})`);
+  }
+  await context.emit('guardrail-retry', { guardrail: verdict.guardrail, stage: 'output', reason: verdict.reason, reprompt: state.reprompts + 1 });
+  return {
+    directAnswer: null,
+    messages: [{ role: 'user', content: `The tool's result was rejected as the answer by the guardrail '${verdict.guardrail}': ${verdict.reason}` }],
+    reprompts: state.reprompts + 1,
+    reprompting: true,
+  };
 }
 
 function runSettingsOf(input: ReactAgentInput): RunSettings {

@@ -3,6 +3,7 @@ import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
 import { callLanguageModel } from '../../shared/llm/call-language-model.js';
 import { generateObject } from '../../shared/llm/generate-object.js';
+import { messageWindow } from '../../shared/memory/message-window.js';
 import type { Message } from '../../shared/run-record.js';
 import { reflectInputSchema, reflectVerdictSchema, type ReflectOutput, type ReflectVerdict } from '../../shared/schemas/reflect-input.js';
 
@@ -44,6 +45,8 @@ export const reflectGraph = defineGraph({
     draft: channel.replace(''),
     approved: channel.replace(false),
     reviews: channel.append<ReflectVerdict & { iteration: number }>(),
+    /** The run's memory window (messages after the task the writer sees); null: all of them. */
+    messageWindow: channel.replace<number | null>(null),
   },
   initialState: (input) => ({
     task: input.task,
@@ -51,6 +54,7 @@ export const reflectGraph = defineGraph({
     ...(input.criteria === undefined ? {} : { criteria: input.criteria }),
     ...(input.writerSystem === undefined ? {} : { writerSystem: input.writerSystem }),
     ...(input.judgeSystem === undefined ? {} : { judgeSystem: input.judgeSystem }),
+    messageWindow: input.memory?.window ?? null,
   }),
   output: (state): ReflectOutput => ({ answer: state.draft, approved: state.approved, iterations: state.iteration, reviews: state.reviews }),
 })
@@ -66,7 +70,9 @@ export const reflectGraph = defineGraph({
               { role: 'user', content: state.task },
             ]
           : [];
-      const response = await callLanguageModel(context, { messages: [...history, ...added] });
+      // A window keeps the system prompt and the task in front: a writer that lost the task cannot revise.
+      const shown = state.messageWindow === null ? history : [...history.slice(0, 2), ...messageWindow(history.slice(2), state.messageWindow)];
+      const response = await callLanguageModel(context, { messages: [...shown, ...added] });
       const draft = response.message.content ?? '';
       return { messages: [...added, { role: 'assistant', content: draft }], draft, iteration: state.iteration + 1 };
     },
