@@ -157,8 +157,9 @@ describe('react-agent tool handling', () => {
       const request = waiting.interrupt!.request as { toolCallId: string; arguments: string };
       asked.push(request.toolCallId);
       const order = (JSON.parse(request.arguments) as { order: string }).order;
-      // Nothing runs before its approval; the call approved in round one has run by round two.
-      expect(executed).toEqual(round === 0 || order === 'C-1' ? [] : ['refund C-1 5']);
+      // Nothing runs before its approval. (The call approved in round one may or may not have run by the
+      // time its sibling asks: the two are parallel steps.)
+      expect(executed.filter((call) => call.startsWith(`refund ${order} `))).toEqual([]);
       await env.client.resume(queued.id, order === 'C-1' ? { approved: true } : { approved: false, reason: 'too much' });
     }
     expect([...asked].sort()).toEqual(['call_0_0', 'call_0_1']);
