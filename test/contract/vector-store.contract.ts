@@ -2,12 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentqError } from '../../shared/errors.js';
 import type { PayloadFilter, VectorRecord, VectorStore } from '../../shared/ports/vector-store.js';
 
-export interface VectorStoreContractOptions {
-  /** Skip the dense-vector cases (a backend configured without vectors). @default false */
-  /** For a backend without dense vectors (none today: the embedded store and Qdrant both run them). @default false */
-  skipVectors?: boolean;
-}
-
 /**
  * The behaviour every VectorStore must have. Each implementation's test file calls this with a factory
  * for a fresh, empty store (in the style of LangGraph's checkpoint-validation and Hono's
@@ -19,7 +13,7 @@ export interface VectorStoreContractOptions {
  *
  * Tenants and collections are unique per call, so a shared backend (a Qdrant server) can run it too.
  */
-export function vectorStoreContract(name: string, createStore: () => Promise<VectorStore>, options: VectorStoreContractOptions = {}): void {
+export function vectorStoreContract(name: string, createStore: () => Promise<VectorStore>): void {
   describe(`VectorStore contract: ${name}`, () => {
     let store: VectorStore;
     const run = Math.random().toString(36).slice(2, 8);
@@ -200,7 +194,7 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
       expect(await store.count(owner)).toBe(4);
     });
 
-    describe.skipIf(options.skipVectors === true)('dense vectors', () => {
+    describe('dense vectors', () => {
       const vectors: VectorRecord[] = [
         { id: 'v1', text: 'north', vector: [1, 0, 0], payload: { docId: 'n', side: 'up' } },
         { id: 'v2', text: 'north-east', vector: [0.7, 0.7, 0], payload: { docId: 'ne', side: 'up' } },
