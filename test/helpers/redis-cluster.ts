@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import type { RedisClusterNode } from '../../shared/redis/redis-cluster-nodes.js';
+import { assertRedisReachable } from '../../shared/redis/assert-redis-reachable.js';
 
 const run = promisify(execFile);
 
@@ -48,22 +49,9 @@ async function clusterPorts(count: number): Promise<number[]> {
   return ports;
 }
 
-async function waitForPing(port: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
-    probe.on('error', () => undefined);
-    try {
-      await probe.connect();
-      await probe.ping();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw new Error(`cluster node on port ${port} did not answer within 10 s: ${(error as Error).message}`, { cause: error });
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    } finally {
-      probe.disconnect();
-    }
-  }
+/** A node answers PING (the same probe a worker's start uses), or the start fails naming its port. */
+function waitForPing(port: number): Promise<void> {
+  return assertRedisReachable(`redis://127.0.0.1:${port}`, 10_000);
 }
 
 /**
