@@ -5,7 +5,7 @@ import { STEP_QUEUE } from '../../shared/queues.js';
 import { shardOf, stepQueuePrefix } from '../../shared/shards.js';
 import { auditRun, stepKey } from '../helpers/run-audit.js';
 import { testConfig } from '../helpers/test-env.js';
-import { killHard, spawnWorker } from '../helpers/worker-processes.js';
+import { killHard, spawnWorker, workerEnv } from '../helpers/worker-processes.js';
 
 /**
  * Engine v2's new failure point: a worker dies after a step's transition script committed the step and
@@ -23,14 +23,7 @@ describe('chaos: worker killed between its transition script and the next step',
   });
 
   it('the handed-out job is re-delivered after the lock lapses; the run completes with each step committed once', async () => {
-    const env: Record<string, string> = {
-      REDIS_URL: config.redisUrl!,
-      AGENTQ_KEY_PREFIX: config.keyPrefix,
-      AGENTQ_QUEUE_PREFIX: config.queuePrefix,
-      AGENTQ_LOCK_DURATION_MS: '2000',
-      AGENTQ_STALLED_INTERVAL_MS: '1000',
-      AGENTQ_LOG_LEVEL: 'error',
-    };
+    const env = workerEnv(config, { AGENTQ_LOCK_DURATION_MS: '2000', AGENTQ_STALLED_INTERVAL_MS: '1000' });
     const doomed = await spawnWorker('test/chaos/kill-at-node-worker.ts', { ...env, KILL_AT_SUPERSTEP: '3' });
     workers.push(doomed);
     const exited = new Promise<void>((resolve) => doomed.once('exit', () => resolve()));

@@ -4,7 +4,7 @@ import { AgentClient } from '../../producer/agent-client.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { recordFigure } from '../helpers/suite-figures.js';
 import { eventually, testConfig } from '../helpers/test-env.js';
-import { killHard, spawnWorker } from '../helpers/worker-processes.js';
+import { killHard, spawnWorker, workerEnv } from '../helpers/worker-processes.js';
 
 /**
  * Issue 20: paid work at most once at any load. A stalled worker (event loop blocked longer than its job
@@ -25,16 +25,7 @@ describe('chaos: claims on paid work', () => {
     const config = testConfig();
     client = new AgentClient({ config });
     server = await startScriptedOpenAIServer({ script: () => ({ content: 'paid once', delayMs: responseDelayMs, usage: { prompt_tokens: 50, completion_tokens: 5 } }) });
-    const env: Record<string, string> = {
-      REDIS_URL: config.redisUrl!,
-      AGENTQ_KEY_PREFIX: config.keyPrefix,
-      AGENTQ_QUEUE_PREFIX: config.queuePrefix,
-      AGENTQ_LOCK_DURATION_MS: '2000',
-      AGENTQ_STALLED_INTERVAL_MS: '1000',
-      AGENTQ_LOG_LEVEL: 'error',
-      OPENAI_BASE_URL: server.url,
-      LLM_MODEL: 'scripted-chat',
-    };
+    const env = workerEnv(config, { AGENTQ_LOCK_DURATION_MS: '2000', AGENTQ_STALLED_INTERVAL_MS: '1000', OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' });
     return { env, server, client };
   }
 

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { Config } from '../../shared/config.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -28,6 +29,11 @@ export function spawnWorker(script: string, env: Record<string, string>, { onStd
       }
     });
   });
+}
+
+/** The environment of a worker process on `config`'s Redis and prefixes (logs at error), plus `extra`. */
+export function workerEnv(config: Pick<Config, 'redisUrl' | 'keyPrefix' | 'queuePrefix'>, extra: Record<string, string> = {}): Record<string, string> {
+  return { REDIS_URL: config.redisUrl!, AGENTQ_KEY_PREFIX: config.keyPrefix, AGENTQ_QUEUE_PREFIX: config.queuePrefix, AGENTQ_LOG_LEVEL: 'error', ...extra };
 }
 
 export function killHard(child: ChildProcess): Promise<void> {
