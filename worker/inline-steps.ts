@@ -47,24 +47,24 @@ export async function runInlineSteps(input: {
     const node = graph.nodes.get(task.node);
     if (!node?.inline || signal.aborted || (meta.deadlineAt !== null && Date.now() >= meta.deadlineAt)) break;
     const startedAt = new Date().toISOString();
-    let result: NodeResult<Graph['channels']> | void;
+    let messages: Message[];
     let applied: ReturnType<typeof applyUpdates>;
-    let after: Task[];
+    let outcome: InlineCommit['request']['outcome'];
     try {
       const context = inlineNodeContext({ runId: meta.id, tenant: meta.tenant, superstep, node: task.node, arg: task.arg, services, logger, signal });
-      result = await node.run(Object.freeze(state) as StateOf<Graph['channels']>, context);
-      const { messages: _messages, ...update } = (result ?? {}) as NodeResult<Graph['channels']>;
+      const result = await node.run(Object.freeze(state) as StateOf<Graph['channels']>, context);
+      const { messages: written = [], ...update } = (result ?? {}) as NodeResult<Graph['channels']>;
+      messages = written;
       applied = applyUpdates(graph.channels, state as StateOf<Graph['channels']>, [update as never]);
       const routed = graph.next(task.node, applied.state);
-      after = Array.isArray(routed) ? routed : await routed;
+      const after = Array.isArray(routed) ? routed : await routed;
+      outcome = after.length > 0 ? { kind: 'next', tasks: after } : { kind: 'completed', output: graph.output(applied.state) };
     } catch (error) {
       logger.debug({ node: task.node, err: error }, 'inline node did not complete inline; it runs as its own step job');
       break;
     }
-    const messages: Message[] = (result as { messages?: Message[] } | undefined)?.messages ?? [];
     const changedHere = Object.fromEntries(applied.changed.map((key) => [key, (applied.state as Record<string, unknown>)[key]]));
     for (const key of applied.changed) changed.add(key);
-    const outcome = after.length > 0 ? { kind: 'next' as const, tasks: after } : { kind: 'completed' as const, output: graph.output(applied.state) };
     commits.push({
       request: {
         runId: meta.id,
@@ -80,7 +80,7 @@ export async function runInlineSteps(input: {
       startData: { node: task.node, superstep, task: 0, attempt: 1 },
     });
     state = applied.state as Record<string, unknown>;
-    next = after;
+    next = outcome.kind === 'next' ? outcome.tasks : [];
     superstep += 1;
   }
   return { commits, state, changed, next };
