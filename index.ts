@@ -55,10 +55,12 @@ export { ToolRegistry } from './shared/tools/tool-registry.js';
 export { validateHistory } from './shared/history/validate-history.js';
 export { createDefaultServices } from './worker/default-services.js';
 export { builtInTools } from './worker/tools/built-in-tools.js';
-export { AgentClient, type AgentClientOptions, type EnqueueRequest } from './producer/agent-client.js';
+export { AgentClient, type AgentClientOptions, type EnqueueRequest, type SchedulesApi } from './producer/agent-client.js';
 export { createApi, startApi, ApiKeys, type ApiInstance, type CreateApiOptions, type RunningApi, type StartApiOptions } from './producer/api/index.js';
 export { BatchDispatcher } from './shared/batches/batch-dispatcher.js';
 export { batchRequestSchema, type BatchRecord, type BatchRequest, type BatchResult } from './shared/batches/batch-schema.js';
+export { scheduleSpecSchema, type ScheduleSpec } from './shared/schedules/schedule-schema.js';
+export type { ScheduledRun, ScheduleRecord } from './shared/schedules/schedules.js';
 export type { StepObserver, StepObservation } from './shared/graph/step-observer.js';
 export { startTelemetry, type Telemetry } from './shared/telemetry/telemetry.js';
 // More agents: reflection, multi-agent, memory and conversations, structured output, provider limits, http_fetch.

@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../shared/config.js';
 import { AgentqError } from '../shared/errors.js';
 import { stepJobId, type StoredRunJob } from '../shared/job-schema.js';
-import { INTAKE_QUEUE, queueStreamOptions } from '../shared/queues.js';
+import { INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE } from '../shared/queues.js';
+import { Schedules, type ScheduledRun, type ScheduleRecord } from '../shared/schedules/schedules.js';
 import { StepQueues } from '../shared/step-queues.js';
 import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
 import { RedisRunStore, type ListFilter } from '../shared/redis/redis-run-store.js';
@@ -27,6 +28,24 @@ export interface BatchesApi {
   get(batchId: string): Promise<BatchRecord | null>;
   results(batchId: string): Promise<BatchResult[] | null>;
   cancel(batchId: string): Promise<BatchRecord | null>;
+}
+
+/**
+ * Scheduled runs, per tenant (default: the client's). `create` takes `{graph, input, cron, tz?}` or
+ * `{graph, input, everyMs}` (optional startAt/endAt, options, priority, name, paused); `update` takes any
+ * of those fields (`null` clears an optional one, `paused` pauses or resumes). Another tenant's schedule
+ * reads as null (not found).
+ */
+export interface SchedulesApi {
+  create(spec: unknown, options?: { tenant?: string }): Promise<ScheduleRecord>;
+  list(options?: { tenant?: string }): Promise<ScheduleRecord[]>;
+  get(scheduleId: string, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
+  update(scheduleId: string, patch: unknown, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
+  pause(scheduleId: string, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
+  resume(scheduleId: string, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
+  delete(scheduleId: string, options?: { tenant?: string }): Promise<boolean>;
+  /** The runs its ticks started, newest first (the last 100). */
+  runs(scheduleId: string, options?: { tenant?: string }): Promise<ScheduledRun[] | null>;
 }
 
 export interface EnqueueOptions {
@@ -58,6 +77,7 @@ export class AgentClient {
   private readonly tenant: string;
   private readonly redis: Redis;
   private readonly intakeQueue: Queue;
+  private readonly schedulesQueue: Queue;
   private readonly stepQueues: StepQueues;
   private readonly readers = new Set<Redis>();
   private tokens: TokenHub | undefined;
@@ -67,6 +87,8 @@ export class AgentClient {
   private readyWait: Promise<void> | undefined;
   /** Batch Q&A through the queue. */
   readonly batches: BatchesApi;
+  /** Scheduled runs (BullMQ job schedulers; the workers start each tick's run). */
+  readonly schedules: SchedulesApi;
 
   constructor(options: AgentClientOptions = {}) {
     this.config = options.config ?? loadConfig();
@@ -92,6 +114,8 @@ export class AgentClient {
     const streams = queueStreamOptions(this.config.queueEventsMaxLen);
     this.intakeQueue = new Queue(INTAKE_QUEUE, { connection, prefix: this.config.queuePrefix, ...streams });
     this.intakeQueue.on('error', () => undefined);
+    this.schedulesQueue = new Queue(SCHEDULES_QUEUE, { connection, prefix: this.config.queuePrefix, ...streams });
+    this.schedulesQueue.on('error', () => undefined);
     this.stepQueues = new StepQueues(this.config.shards, this.config.queuePrefix, { connection, ...streams });
     this.enqueuer = new RunEnqueuer(this.store, this.stepQueues, this.config);
     this.served = new ServedGraphs({ redis: this.redis, keys: this.store.keys, heartbeatMs: this.config.graphHeartbeatMs });
@@ -118,6 +142,46 @@ export class AgentClient {
       cancel: async (batchId) => {
         await this.ready();
         return dispatcher.cancel(batchId, (runId) => this.cancel(runId));
+      },
+    };
+    const schedules = new Schedules({
+      redis: this.redis,
+      keys: this.store.keys,
+      queue: this.schedulesQueue,
+      requireGraph: (graph, version) => this.served.requireServed(graph, version),
+    });
+    this.schedules = {
+      create: async (spec, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.create(tenant, spec);
+      },
+      list: async ({ tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.list(tenant);
+      },
+      get: async (scheduleId, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.get(tenant, scheduleId);
+      },
+      update: async (scheduleId, patch, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.update(tenant, scheduleId, patch);
+      },
+      pause: async (scheduleId, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.update(tenant, scheduleId, { paused: true });
+      },
+      resume: async (scheduleId, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.update(tenant, scheduleId, { paused: false });
+      },
+      delete: async (scheduleId, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.delete(tenant, scheduleId);
+      },
+      runs: async (scheduleId, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return (await schedules.definition(tenant, scheduleId)) ? schedules.runs(tenant, scheduleId) : null;
       },
     };
   }
@@ -311,7 +375,7 @@ export class AgentClient {
   async close(): Promise<void> {
     this.tokens?.close();
     for (const reader of this.readers) reader.disconnect();
-    await Promise.all([this.intakeQueue.close(), this.stepQueues.close(), this.runFinished.close()]);
+    await Promise.all([this.intakeQueue.close(), this.schedulesQueue.close(), this.stepQueues.close(), this.runFinished.close()]);
     // quit() needs a ready connection (there is no offline queue); a connection still connecting is dropped.
     if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
     else this.redis.disconnect();

@@ -18,8 +18,8 @@ export function runIdForIdempotencyKey(tenant: string, key: string): string {
   return `run_k${digest.slice(0, 31)}`;
 }
 
-/** The forms of the ids agentq makes (newRunId, runIdForIdempotencyKey, runIdForClientName); a client may not choose one. */
-export const MADE_RUN_ID = /^run_(?:[0-9a-f]{24}|[kc][0-9a-f]{31})$/;
+/** The forms of the ids agentq makes (newRunId, runIdForIdempotencyKey, runIdForClientName, runIdForScheduleTick); a client may not choose one. */
+export const MADE_RUN_ID = /^run_(?:[0-9a-f]{24}|[kcs][0-9a-f]{31})$/;
 
 /**
  * The stored id of a run a non-default tenant named `name` (its client-chosen runId over the HTTP API).
@@ -38,4 +38,17 @@ export function runIdForClientName(tenant: string, name: string): string {
  */
 export function tenantRunId(tenant: string, id: string): string {
   return tenant === DEFAULT_TENANT || MADE_RUN_ID.test(id) ? id : runIdForClientName(tenant, id);
+}
+
+/**
+ * The run a schedule's tick starts: one id per (tenant, schedule, tick time), so a tick job that runs
+ * twice (its worker died mid-way and BullMQ handed it on) finds the run its first attempt created.
+ */
+export function runIdForScheduleTick(tenant: string, scheduleId: string, tickAt: number): string {
+  const digest = createHash('sha256').update('schedule\0').update(tenant).update('\0').update(scheduleId).update('\0').update(String(tickAt)).digest('hex');
+  return `run_s${digest.slice(0, 31)}`;
+}
+
+export function newScheduleId(): string {
+  return `sch_${randomBytes(12).toString('hex')}`;
 }

@@ -193,6 +193,16 @@ export class Keys {
   }
 
   /**
+   * A tenant's schedules under one hash tag `{sched:<tenant>}`: every schedule's definition (a hash, id →
+   * JSON) and, per schedule, the runs its ticks started (a sorted set scored by the tick's time, ms).
+   * The tenant is in every key, so no lookup can reach another tenant's schedule.
+   */
+  schedules(tenant: string): { definitions: string; runs(scheduleId: string): string } {
+    const base = `${this.prefix}:{sched:${tenant}}`;
+    return { definitions: `${base}:schedules`, runs: (scheduleId) => `${base}:schedule:${scheduleId}:runs` };
+  }
+
+  /**
    * A tenant's budget keys under one hash tag `{budget:<tenant>}` (one Cluster slot), so one Lua script
    * checks the limits and reserves or counts usage atomically: limits (hash), usage of one UTC day
    * (`YYYY-MM-DD`) or month (`YYYY-MM`) (hashes), live reservations (zset by expiry), settled call ids

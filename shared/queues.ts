@@ -10,6 +10,11 @@ export const WEBHOOK_QUEUE = 'agentq-webhooks';
  */
 export const INGEST_QUEUE = 'agentq-ingest';
 /**
+ * Schedule ticks: one BullMQ job scheduler per schedule (upsertJobScheduler), so one tick job per tick
+ * however many processes run; a worker turns each into the run it stands for (ids only in the job).
+ */
+export const SCHEDULES_QUEUE = 'agentq-schedules';
+/**
  * Options every BullMQ Queue of agentq is made with. BullMQ keeps a per-queue event stream trimmed to
  * `maxLen` (its default is 10,000 events, about 1 MB per queue) and each Queue instance writes its own
  * value into the queue's meta when it starts, so all of them must pass the same one.

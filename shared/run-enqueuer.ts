@@ -42,6 +42,8 @@ export function startJobOptions(runId: string, priority = 0): JobsOptions {
 export interface EnqueueExtras {
   /** The batch this run answers an item of. */
   batchId?: string;
+  /** The schedule whose tick starts this run. */
+  scheduleId?: string;
   /** BullMQ priority of the run's step jobs (1 most urgent); absent: none — the wait list, taken first. */
   priority?: number;
 }
@@ -91,6 +93,7 @@ export class RunEnqueuer {
       ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
       ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
       ...(extras.batchId === undefined ? {} : { batchId: extras.batchId }),
+      ...(extras.scheduleId === undefined ? {} : { scheduleId: extras.scheduleId }),
       ...(priority > 0 ? { priority } : {}),
       ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
       now,

@@ -22,6 +22,8 @@ export interface RunRecord {
   interrupt: PendingInterrupt | null;
   /** Tokens and estimated cost of the model calls made so far (from each response's usage). */
   usage: Usage;
+  /** The schedule whose tick started the run (absent for runs enqueued directly). */
+  scheduleId?: string;
   createdAt: string;
   updatedAt: string;
 }

@@ -7,7 +7,9 @@ import type { Services } from '../shared/graph/node-context.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY } from '../shared/graph/retry-policy.js';
 import type { StepJobData } from '../shared/job-schema.js';
 import { createLogger, type Logger } from '../shared/logger.js';
-import { INTAKE_QUEUE, queueStreamOptions } from '../shared/queues.js';
+import { INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE } from '../shared/queues.js';
+import { Schedules } from '../shared/schedules/schedules.js';
+import { ScheduleTickProcessor } from './schedule-tick-processor.js';
 import { StepQueues } from '../shared/step-queues.js';
 import { assertBullmqPinned } from '../shared/redis/bullmq-functions.js';
 import { checkStepLayout } from './check-step-layout.js';
@@ -236,11 +238,16 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
       }, telemetry.enabled ? (begin) => (begin?.kind === 'run' ? telemetry.runContext(begin.meta.trace) : undefined) : undefined, liveness, startsGate),
   );
   const intakeWorker = new Worker(INTAKE_QUEUE, intakeProcessor.process, { ...workerOptions, concurrency: Math.max(1, Math.ceil(concurrency / 2)) });
-  for (const worker of [...stepWorkers, intakeWorker]) {
+  // Schedule ticks (issue 24): BullMQ's job schedulers add one job per tick; any worker may take it.
+  const schedulesQueue = new Queue(SCHEDULES_QUEUE, queueOptions);
+  const schedules = new Schedules({ redis, keys: store.keys, queue: schedulesQueue });
+  const tickProcessor = new ScheduleTickProcessor({ schedules, enqueuer: new RunEnqueuer(store, stepQueues, config, intakeProcessor.admitInline), logger });
+  const scheduleWorker = new Worker(SCHEDULES_QUEUE, tickProcessor.process, { ...workerOptions, concurrency: 2 });
+  for (const worker of [...stepWorkers, intakeWorker, scheduleWorker]) {
     worker.on('error', (error) => logger.warn({ err: error.message }, 'queue worker error (will retry)'));
   }
   // Without a listener BullMQ prints a queue's connection errors raw on stderr, outside the JSON logs.
-  for (const queue of [...stepQueues.all(), intakeQueue]) {
+  for (const queue of [...stepQueues.all(), intakeQueue, schedulesQueue]) {
     queue.on('error', (error) => logger.warn({ err: error.message }, 'queue connection error (will retry)'));
   }
   for (const worker of stepWorkers) {
@@ -256,7 +263,7 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
     staleAfterMs: config.reconcileAfterMs,
   });
   if (options.reconciler !== false) reconciler.start();
-  await Promise.all([...stepWorkers.map((worker) => worker.waitUntilReady()), intakeWorker.waitUntilReady()]);
+  await Promise.all([...stepWorkers.map((worker) => worker.waitUntilReady()), intakeWorker.waitUntilReady(), scheduleWorker.waitUntilReady()]);
   const webhookWorker = await startWebhookWorker({ config, store, logger });
   // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
   const ingestWorker = await startIngestWorker({ config, logger });
@@ -274,9 +281,9 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
         await heartbeat.stop(); // #19
         await reconciler.stop();
         const grace = setTimeout(() => activeSteps.abortAll(new StepAbort('shutdown', 'the worker is shutting down')), config.shutdownGraceMs);
-        await Promise.all([...stepWorkers.map((worker) => worker.close()), intakeWorker.close(), ingestWorker.close()]);
+        await Promise.all([...stepWorkers.map((worker) => worker.close()), intakeWorker.close(), scheduleWorker.close(), ingestWorker.close()]);
         clearTimeout(grace);
-        await Promise.all([activeSteps.close(), stepQueues.close(), intakeQueue.close(), webhookWorker.close(), runFinished.close()]);
+        await Promise.all([activeSteps.close(), stepQueues.close(), intakeQueue.close(), schedulesQueue.close(), webhookWorker.close(), runFinished.close()]);
         await telemetry.flush().catch(() => undefined);
         await mcp.close();
         await liveness.close();

@@ -28,6 +28,7 @@ import { batchesRoutes } from './routes/batches-routes.js';
 import { documentsRoutes } from './routes/documents-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
 import { chatRoutes } from './routes/chat-routes.js';
+import { schedulesRoutes } from './routes/schedules-routes.js';
 import { budgetRoutes } from './routes/budget-routes.js';
 import { TokenHub } from '../../shared/streaming/token-hub.js';
 import { createRedis } from '../../shared/redis/create-redis.js';
@@ -149,6 +150,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     await v1.register(searchRoutes(context));
     await v1.register(chatRoutes(context));
     await v1.register(budgetRoutes(context));
+    await v1.register(schedulesRoutes(context));
     for (const routes of options.routes ?? []) await v1.register(routes(context));
   });
   await app.ready();

@@ -20,6 +20,8 @@ export interface NewRun {
   idempotencyKey?: string;
   webhookUrl?: string;
   batchId?: string;
+  /** The schedule whose tick started this run. */
+  scheduleId?: string;
   /** The conversation this run continues (its history starts from the conversation's latest completed run). */
   conversationId?: string;
   /** BullMQ priority of the run's step jobs (1 most urgent; absent or 0: none, the wait list). */
@@ -185,6 +187,7 @@ export class RedisRunStore {
     if (run.idempotencyKey) fields.idempotencyKey = run.idempotencyKey;
     if (run.webhookUrl) fields.webhookUrl = run.webhookUrl;
     if (run.batchId) fields.batchId = run.batchId;
+    if (run.scheduleId) fields.scheduleId = run.scheduleId;
     if (run.conversationId) fields.conversationId = run.conversationId;
     if (run.priority) fields.priority = run.priority;
     // One round trip. The active index comes first: a crash after it leaves an index entry without a

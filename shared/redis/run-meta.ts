@@ -28,6 +28,8 @@ export interface RunMeta {
   webhookUrl: string | null;
   /** The batch this run answers an item of. */
   batchId: string | null;
+  /** The schedule whose tick started this run. */
+  scheduleId: string | null;
   /** The conversation this run continues, if any. */
   conversationId: string | null;
   /** What the run waits for (status `waiting`). */
@@ -102,6 +104,7 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     idempotencyKey: fields.idempotencyKey ?? null,
     webhookUrl: fields.webhookUrl ?? null,
     batchId: fields.batchId ?? null,
+    scheduleId: fields.scheduleId ?? null,
     conversationId: fields.conversationId ?? null,
     interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
     resume: parseJson(fields.resume) as RunMeta['resume'],
@@ -133,6 +136,7 @@ export function toRunRecord(meta: RunMeta): RunRecord {
     error: meta.error,
     interrupt: meta.status === 'waiting' ? meta.interrupt : null,
     usage: meta.usage,
+    ...(meta.scheduleId ? { scheduleId: meta.scheduleId } : {}),
     createdAt: new Date(meta.createdAt).toISOString(),
     updatedAt: new Date(meta.updatedAt).toISOString(),
   };

@@ -91,6 +91,7 @@ export const runRecordSchema: z.ZodType<RunRecord> = z
     error: errorRecordSchema.nullable(),
     interrupt: z.object({ node: z.string(), stepId: z.string(), request: z.unknown() }).loose().nullable(),
     usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }).loose(),
+    scheduleId: z.string().optional().describe('the schedule whose tick started the run'),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
