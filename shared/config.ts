@@ -70,6 +70,7 @@ const envSchema = z.object({
   AGENTQ_BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
   AGENTQ_RATE_LIMIT_PER_MINUTE: int(600),
   AGENTQ_TENANT_MAX_INFLIGHT: int(1000),
+  AGENTQ_TENANT_FAIR_SHARE: int(50),
   AGENTQ_TENANT_BUDGET_DEFAULTS: z
     .string()
     .default('{}')
@@ -268,6 +269,11 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Runs not yet finished per tenant; 0 = unlimited. @default 1000 */
   tenantMaxInflight: number;
+  /**
+   * A tenant's unfinished runs (batch questions aside) beyond which its new runs queue behind other
+   * tenants' (shared/limits/fair-share.ts); 0 = off. @default 50
+   */
+  tenantFairShare: number;
   /** Token and cost budgets of a tenant an admin has not set limits for. @default {} (unlimited) */
   tenantBudgetDefaults: TenantBudgetLimits;
   /** Bull Board may retry, remove and promote jobs. @default false (read-only) */
@@ -424,6 +430,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: e.AGENTQ_BODY_LIMIT_BYTES,
     rateLimitPerMinute: e.AGENTQ_RATE_LIMIT_PER_MINUTE,
     tenantMaxInflight: e.AGENTQ_TENANT_MAX_INFLIGHT,
+    tenantFairShare: e.AGENTQ_TENANT_FAIR_SHARE,
     tenantBudgetDefaults: e.AGENTQ_TENANT_BUDGET_DEFAULTS,
     dashboardWrite: e.AGENTQ_DASHBOARD_WRITE,
     dashboardSessionSeconds: e.AGENTQ_DASHBOARD_SESSION_SECONDS,

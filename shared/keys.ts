@@ -148,6 +148,14 @@ export class Keys {
     return `${this.prefix}:t:${tenant}:inflight`;
   }
 
+  /**
+   * A tenant's unfinished runs that count toward its fair share (every run but batch questions), scored
+   * by creation time (ms): added as a run is created, removed as it finishes (FairShare).
+   */
+  tenantLoad(tenant: string): string {
+    return `${this.prefix}:t:${tenant}:load`;
+  }
+
   /** Requests of one API key (by its hash id) in one rate-limit window. */
   apiRateLimit(keyId: string, window: number): string {
     return `${this.prefix}:api:rate:${keyId}:${window}`;

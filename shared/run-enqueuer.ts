@@ -2,6 +2,7 @@ import type { JobsOptions } from 'bullmq';
 import type { z } from 'zod';
 import type { Config } from './config.js';
 import { AgentqError } from './errors.js';
+import { FairShare } from './limits/fair-share.js';
 import { newRunId, runIdForIdempotencyKey } from './ids.js';
 import { formatZodError, graphIdOf, runJobSchema, START_NODE, stepJobId, stepJobOptions } from './job-schema.js';
 import { toRunRecord, type RedisRunStore, type RunMeta } from './redis/redis-run-store.js';
@@ -55,17 +56,21 @@ export interface EnqueueExtras {
  * through the intake queue instead.)
  */
 export class RunEnqueuer {
+  private readonly fairShare: FairShare;
+
   constructor(
     private readonly store: RedisRunStore,
     private readonly stepQueues: StepQueues,
-    private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'>,
+    private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'> & Partial<Pick<Config, 'tenantFairShare'>>,
     /**
      * A worker's own intake, for runs a worker enqueues (a batch's next question): it takes the run in
      * at once and adds the entry tasks' jobs itself. → false when it cannot (this worker lacks the
      * graph); the run then gets a start job like any other.
      */
     private readonly admitInline?: (meta: RunMeta) => Promise<boolean>,
-  ) {}
+  ) {
+    this.fairShare = new FairShare(store.redis, store.keys, config.tenantFairShare ?? 0);
+  }
 
   async enqueue(request: EnqueueRequest, extras: EnqueueExtras = {}): Promise<{ record: RunRecord; created: boolean; meta: RunMeta }> {
     return this.enqueueValid(parseEnqueueRequest(request), extras);
@@ -80,7 +85,9 @@ export class RunEnqueuer {
     const graphId = graphIdOf({ graph: data.graph, graphVersion: data.graphVersion ?? null });
     // The start job goes in with the run, in one script — unless this worker takes the run in itself.
     const start = this.admitInline ? undefined : this.stepQueues.startJob(runId, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphId }, START_JOB_ATTEMPTS);
-    const priority = data.priority ?? extras.priority ?? 0;
+    const own = data.priority ?? extras.priority ?? 0;
+    // Fairness between tenants (FairShare): a batch's questions are held to its concurrency already.
+    const priority = extras.batchId === undefined ? await this.fairShare.admit(tenant, runId, own, now) : own;
     const { meta, created } = await this.store.create({
       id: runId,
       tenant,

@@ -30,6 +30,7 @@ export interface RunFinishedHookOptions {
 /**
  * Builds the run store's `onFinished` hook: after a run reaches completed, failed or cancelled it counts
  * the run in the shared metrics, releases the run's slot in its tenant's in-flight set (the API's cap)
+ * and its place in the tenant's load (FairShare)
  * and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
  */
 export function createRunFinishedHook({ redis, config, logger }: RunFinishedHookOptions): RunFinishedHook {
@@ -63,7 +64,11 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
 
   const hook = async (runId: string, status: FinishedStatus, { tenant, webhookUrl }: FinishedRun): Promise<void> => {
     try {
-      await Promise.all([metrics.runFinished(status), tenant ? redis.zrem(keys.tenantInflight(tenant), runId) : undefined]);
+      await Promise.all([
+        metrics.runFinished(status),
+        tenant ? redis.zrem(keys.tenantInflight(tenant), runId) : undefined,
+        tenant ? redis.zrem(keys.tenantLoad(tenant), runId) : undefined,
+      ]);
       if (webhookUrl) await addDelivery(runId, status);
     } catch (error) {
       // Logged, not thrown: the store would drop it anyway, and the transition stands.

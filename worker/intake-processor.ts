@@ -1,3 +1,4 @@
+import { FairShare } from '../shared/limits/fair-share.js';
 import { createHash } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Config } from '../shared/config.js';
@@ -37,7 +38,7 @@ export interface IntakeProcessorOptions {
   store: RedisRunStore;
   registry: GraphRegistry;
   stepJobs: StepJobs;
-  config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'unservedGraphWaitMs'>;
+  config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'unservedGraphWaitMs'> & Partial<Pick<Config, 'tenantFairShare'>>;
   logger: Logger;
   telemetry: Telemetry;
   /** The graphs live workers serve (#19): a run this worker cannot serve is left for them, not failed. */
@@ -55,9 +56,11 @@ export interface IntakeProcessorOptions {
  */
 export class IntakeProcessor {
   private readonly conversations: ConversationHistory;
+  private readonly fairShare: FairShare;
 
   constructor(private readonly options: IntakeProcessorOptions) {
     this.conversations = new ConversationHistory(options.store);
+    this.fairShare = new FairShare(options.store.redis, options.store.keys, options.config.tenantFairShare ?? 0);
   }
 
   process = async (job: Job, token?: string): Promise<string> => {
@@ -98,6 +101,8 @@ export class IntakeProcessor {
       throw new UnrecoverableError(message);
     }
     const data = parsed.data;
+    // Fairness between tenants (FairShare), as for runs the client and API enqueue.
+    const priority = await this.fairShare.admit(tenant, runId, data.priority ?? 0, now);
     const deadlineMs = data.options?.deadlineMs ?? config.defaultDeadlineMs;
     const { meta } = await store.create({
       id: runId,
@@ -111,7 +116,7 @@ export class IntakeProcessor {
       ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
       ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
       ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
-      ...(data.priority === undefined ? {} : { priority: data.priority }),
+      ...(priority > 0 ? { priority } : {}),
       now,
     });
     return meta;

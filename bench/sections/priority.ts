@@ -10,6 +10,13 @@
  * the same 10 interactive runs again → `interactive_during_batch_p50_ms`, and their ratio to idle.
  * Measures what the engine does with the run meta's `priority` field: once step jobs honour it, the
  * ratio should stay near 1; without it, interactive steps wait behind the batch's.
+ *
+ * Fairness between tenants (issue 24, item 4): the same 10 runs from another tenant (`beta`), idle and
+ * while the batch runs → `other_tenant_wait_p95_ms` (their wall time from enqueue to completed) and its
+ * ratio to idle. Then the harder case, a flood of direct runs (no batch, no priority: 2,000, 300 with
+ * --quick) from the first tenant, once with AGENTQ_TENANT_FAIR_SHARE off and once at its default, each
+ * with the other tenant's 10 runs in the middle of it → `other_tenant_wait_p95_ms_flood_unfair` and
+ * `other_tenant_wait_p95_ms_flood`.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,7 +39,8 @@ const MODEL_LATENCY_MS = 200;
 const WORKERS = 2;
 const WORKER_CONCURRENCY = 20;
 const BATCH_CONCURRENCY = 200;
-const QUESTIONS = { quick: 100, full: 1000 };
+const QUESTIONS = { quick: 100, full: 10_000 };
+const FLOOD = { quick: 300, full: 2000 };
 const INTERACTIVE_RUNS = 10;
 
 /** Search once, then answer: two model requests per run, each after MODEL_LATENCY_MS. */
@@ -65,15 +73,18 @@ async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<Benc
   const config = loadConfig({ ...process.env, ...env });
   const ingest = new IngestClient({ config });
   const client = new AgentClient({ config });
+  // Another tenant, and the first tenant's flood with fair share off (its own client: the share is applied at enqueue).
+  const other = new AgentClient({ config, tenant: 'beta' });
+  const unfair = new AgentClient({ config: { ...config, tenantFairShare: 0 } });
   const workers: WorkerProcess[] = [];
   const collection = `handbook-${id}`;
-  const interactive = async (): Promise<number[]> => {
+  const interactive = async (by: AgentClient = client): Promise<number[]> => {
     // All at once, so they all meet the batch at its fullest (one after another, the last ones could miss it).
     return Promise.all(
       Array.from({ length: INTERACTIVE_RUNS }, async (_unused, i) => {
         const started = performance.now();
-        const run = await client.enqueue({ graph: 'rag-agent', input: { query: `how many vacation days, take ${i}?`, collection } });
-        const done = await client.wait(run.id, { timeoutMs: 10 * 60_000 });
+        const run = await by.enqueue({ graph: 'rag-agent', input: { query: `how many vacation days, take ${i}?`, collection } });
+        const done = await by.wait(run.id, { timeoutMs: 10 * 60_000 });
         if (done.status !== 'completed') throw new Error(`BENCH_RUN_FAILED: interactive run ${run.id} ended ${done.status}`);
         return performance.now() - started;
       }),
@@ -86,7 +97,9 @@ async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<Benc
     const ingested = await ingest.wait((await ingest.ingest([document], { collection })).batchId, { timeoutMs: 60_000 });
     if (ingested.failed > 0) throw new Error('BENCH_INGEST_FAILED: the handbook did not ingest');
 
+    await interactive(); // warm-up: the workers' first runs pay for loading and connecting, not for queueing
     const idle = await interactive();
+    const otherIdle = await interactive(other);
     const total = quick ? QUESTIONS.quick : QUESTIONS.full;
     const { batch } = await client.batches.submit({
       collection,
@@ -95,10 +108,29 @@ async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<Benc
     });
     // Measure once the batch has filled its slots (its first runs are answered).
     while (((await client.batches.get(batch.id))?.progress.completed ?? 0) < Math.min(20, total / 5)) await sleep(50);
+    // One after the other, each as many runs as on the idle system.
     const during = await interactive();
+    const otherDuring = await interactive(other);
     const after = await client.batches.get(batch.id);
     if (after?.status !== 'running') log(`  warning: the batch finished before the interactive runs did (${JSON.stringify(after?.progress)}); use a bigger batch`);
     await client.batches.cancel(batch.id).catch(() => undefined);
+
+    // A flood of direct runs from the first tenant, the other tenant's runs in the middle of it.
+    const flood = async (by: AgentClient): Promise<number[]> => {
+      const count = quick ? FLOOD.quick : FLOOD.full;
+      const ids: string[] = [];
+      for (let i = 0; i < count; i += 1) ids.push((await by.enqueue({ graph: 'rag-agent', input: { query: `flood ${i}`, collection } })).id);
+      while ((await Promise.all(ids.slice(0, 20).map((runId) => client.get(runId)))).filter((run) => run?.status === 'completed').length < 10) await sleep(50);
+      const waits = await interactive(other);
+      const left = await Promise.all(ids.map((runId) => client.get(runId)));
+      if (left.filter((run) => run?.status === 'queued').length < count / 4) log(`  warning: the flood had mostly drained before the other tenant's runs finished; use a bigger flood`);
+      for (let i = 0; i < ids.length; i += 100) await Promise.all(ids.slice(i, i + 100).map((runId) => client.cancel(runId).catch(() => undefined)));
+      // Let the cancelled runs' queued steps drain (each ends at once) before the next phase.
+      await sleep(3000);
+      return waits;
+    };
+    const floodUnfair = await flood(unfair);
+    const floodFair = await flood(client);
 
     const idleP50 = percentile(idle, 50);
     const duringP50 = percentile(during, 50);
@@ -108,8 +140,17 @@ async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<Benc
     record('interactive_during_batch_p95_ms', percentile(during, 95));
     record('interactive_during_batch_vs_idle', duringP50 / idleP50);
     record('interactive_during_batch_batch_still_running', after?.status === 'running' ? 1 : 0);
+    const otherIdleP95 = percentile(otherIdle, 95);
+    record('other_tenant_idle_p95_ms', otherIdleP95);
+    record('other_tenant_wait_p95_ms', percentile(otherDuring, 95));
+    record('other_tenant_wait_vs_idle', percentile(otherDuring, 95) / otherIdleP95);
+    record('fairness_flood_runs', quick ? FLOOD.quick : FLOOD.full);
+    record('other_tenant_wait_p95_ms_flood_unfair', percentile(floodUnfair, 95));
+    record('other_tenant_wait_p95_ms_flood', percentile(floodFair, 95));
+    record('other_tenant_wait_flood_vs_idle', percentile(floodFair, 95) / otherIdleP95);
+    record('other_tenant_wait_flood_unfair_vs_idle', percentile(floodUnfair, 95) / otherIdleP95);
   } finally {
-    await Promise.all([client.close(), ingest.close()]);
+    await Promise.all([client.close(), other.close(), unfair.close(), ingest.close()]);
     await Promise.all(workers.map((worker) => worker.stop()));
     await model.close();
     rmSync(work, { recursive: true, force: true });
