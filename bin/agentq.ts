@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { EXIT, registerProducerCommands, UsageError } from '../producer/cli/producer-commands.js';
 import { registerBatchCommand } from '../producer/cli/batch-command.js';
 import { registerScheduleCommands } from '../producer/cli/schedule-commands.js';
+import { registerBudgetCommands } from '../producer/cli/budget-commands.js';
 import { AgentqError } from '../shared/errors.js';
 
 const program = new Command();
@@ -38,6 +39,7 @@ const clientFactory = async () => {
 registerProducerCommands(program, clientFactory, io);
 registerBatchCommand(program, clientFactory, parseCount, io.setExitCode);
 registerScheduleCommands(program, clientFactory, io);
+registerBudgetCommands(program, clientFactory, io);
 const { registerWorkerCommand } = await import('../worker/worker-command.js');
 registerWorkerCommand(program, parseCount);
 const { registerApiCommand } = await import('../producer/api/api-command.js');

@@ -5,6 +5,8 @@ import { AgentqError } from '../shared/errors.js';
 import { stepJobId, type StoredRunJob } from '../shared/job-schema.js';
 import { INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE } from '../shared/queues.js';
 import { Schedules, type ScheduledRun, type ScheduleRecord } from '../shared/schedules/schedules.js';
+import { TenantBudget, type UsagePeriod } from '../shared/limits/tenant-budget.js';
+import type { TenantBudgetLimits } from '../shared/limits/tenant-budget-limits.js';
 import { StepQueues } from '../shared/step-queues.js';
 import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
 import { RedisRunStore, type ListFilter } from '../shared/redis/redis-run-store.js';
@@ -48,6 +50,14 @@ export interface SchedulesApi {
   runs(scheduleId: string, options?: { tenant?: string }): Promise<ScheduledRun[] | null>;
 }
 
+/** Tenant budgets (default tenant: the client's): limits per UTC day and month, and the spend against them. */
+export interface BudgetsApi {
+  getLimits(options?: { tenant?: string }): Promise<{ tenant: string; limits: TenantBudgetLimits; source: 'tenant' | 'defaults' }>;
+  /** Replaces the tenant's limits (`tokensPerDay`, `tokensPerMonth`, `costUsdPerDay`, `costUsdPerMonth`); INVALID_INPUT names a bad field. */
+  setLimits(limits: unknown, options?: { tenant?: string }): Promise<{ tenant: string; limits: TenantBudgetLimits }>;
+  usage(options?: { tenant?: string; days?: number }): Promise<{ tenant: string; days: UsagePeriod[]; month: UsagePeriod }>;
+}
+
 export interface EnqueueOptions {
   /**
    * Queue the run even when live workers exist and none serves its graph; it then waits up to
@@ -89,6 +99,8 @@ export class AgentClient {
   readonly batches: BatchesApi;
   /** Scheduled runs (BullMQ job schedulers; the workers start each tick's run). */
   readonly schedules: SchedulesApi;
+  /** Tenant budgets and usage (the same as `/v1/admin/tenants/:tenant/limits` and `/v1/usage`). */
+  readonly budgets: BudgetsApi;
 
   constructor(options: AgentClientOptions = {}) {
     this.config = options.config ?? loadConfig();
@@ -150,6 +162,21 @@ export class AgentClient {
       queue: this.schedulesQueue,
       requireGraph: (graph, version) => this.served.requireServed(graph, version),
     });
+    const budget = new TenantBudget(this.redis, this.store.keys, { defaults: this.config.tenantBudgetDefaults });
+    this.budgets = {
+      getLimits: async ({ tenant = this.tenant } = {}) => {
+        await this.ready();
+        return { tenant, ...(await budget.getLimits(tenant)) };
+      },
+      setLimits: async (limits, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return { tenant, limits: await budget.setLimits(tenant, limits) };
+      },
+      usage: async ({ tenant = this.tenant, days } = {}) => {
+        await this.ready();
+        return { tenant, ...(await budget.usage(tenant, days === undefined ? {} : { days })) };
+      },
+    };
     this.schedules = {
       create: async (spec, { tenant = this.tenant } = {}) => {
         await this.ready();
