@@ -17,6 +17,9 @@ export const GOALS: Readonly<Record<string, Goal>> = {
   redis_bytes_per_inflight_run: { op: '<=', value: 5120 },
   inflight_10000_ok: { op: '>=', value: 1 },
   recovery_p95_s: { op: '<=', value: 5 },
+  // Issue #20: a step re-delivered after a kill never pays again for a call whose answer was saved.
+  recovery_duplicate_model_calls: { op: '<=', value: 0 },
+  capacity_duplicate_model_calls: { op: '<=', value: 0 },
   batch_wall_vs_floor: { op: '<=', value: 1.15 },
   // Issue #22: live tokens add little latency and nothing durable.
   ttft_overhead_ms_p95: { op: '<=', value: 20 },

@@ -1,6 +1,7 @@
 /**
  * `npm run bench` section "recovery" (issue 11): how soon a step interrupted by a killed worker runs
- * again. Two worker processes run `chain` runs whose steps take 3 s each; one of them is SIGKILLed
+ * again. Two worker processes run `model-chain` runs (bench/workers/capacity-worker.ts) whose steps each
+ * make one model call that the scripted server answers after 3 s; one of them is SIGKILLed
  * mid-step, again and again (alternating), and restarted at once. For every step that was running in
  * the killed process, the time from the kill to that step's next `step-start` event (the stream id's
  * millisecond time, Redis's clock on this machine) is one sample.
@@ -12,11 +13,15 @@
  * step up (the restarted one may too).
  *
  * Figures: `recovery_p95_s` (goal ≤ 10), `recovery_p50_s`, `recovery_max_s`, `recovery_samples`,
- * `recovery_lost_steps` (interrupted steps that never started again within 60 s: must be 0), and the
- * settings used, `recovery_lock_duration_s` and `recovery_stalled_interval_s`.
+ * `recovery_lost_steps` (interrupted steps that never started again within 60 s: must be 0), the
+ * settings used, `recovery_lock_duration_s` and `recovery_stalled_interval_s`, and (issue 20)
+ * `recovery_duplicate_model_calls`: model calls answered more than once for the same step. A call cut
+ * off by the kill (its answer never arrived, so never saved) is made again by design (invariant I4) and
+ * counted apart, as `recovery_calls_cut_by_kills` (with the calls cut when the benchmark stops its workers).
  */
 import { AgentClient } from '../../producer/agent-client.js';
 import { loadConfig } from '../../shared/config.js';
+import { startScriptedOpenAIServer } from '../../test/fakes/scripted-openai-server.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { forkBenchWorker, type BenchWorker } from '../lib/bench-worker-process.js';
 import { benchEnv, enqueueAll, waitFor } from '../lib/bench-runs.js';
@@ -31,7 +36,8 @@ export const recoverySection: BenchSection = {
   name: 'recovery',
   async run({ redisUrl, quick, log }: BenchContext): Promise<BenchFigures> {
     const kills = quick ? 3 : 12;
-    const env = benchEnv(redisUrl, { AGENTQ_WORKER_CONCURRENCY: '8' });
+    const model = await startScriptedOpenAIServer({ script: () => ({ content: 'ok', delayMs: STEP_MS }) });
+    const env = benchEnv(redisUrl, { AGENTQ_WORKER_CONCURRENCY: '8', LLM_MODEL: 'scripted-chat', OPENAI_BASE_URL: model.url, OPENAI_API_KEY: 'bench' });
     const config = loadConfig(env);
     log(`recovery: ${kills} kills; lockDuration ${config.lockDurationMs} ms, stalledInterval ${config.stalledIntervalMs} ms, maxStalledCount ${config.maxStalledCount}`);
     const client = new AgentClient({ config });
@@ -66,7 +72,21 @@ export const recoverySection: BenchSection = {
         samples.push(...measured);
         log(`recovery: kill ${kill + 1}/${kills} (worker ${victim}, ${running.length} steps): ${measured.map((ms) => round(ms / 1000, 2)).join(', ')} s`);
       }
+      // Each prompt names `<runId> <stepId>`: answers per step beyond one were paid twice.
+      const answered = new Map<string, number>();
+      let cut = 0;
+      for (const request of model.chatRequests()) {
+        if (request.outcome !== 'answered') {
+          cut += 1;
+          continue;
+        }
+        const step = /\((\S+ \S+) attempt/.exec(JSON.stringify(request.body))?.[1] ?? 'unknown';
+        answered.set(step, (answered.get(step) ?? 0) + 1);
+      }
+      const duplicates = [...answered.values()].reduce((sum, count) => sum + Math.max(0, count - 1), 0);
       return {
+        recovery_duplicate_model_calls: duplicates,
+        recovery_calls_cut_by_kills: cut,
         recovery_p95_s: round(percentile(samples, 95) / 1000, 2),
         recovery_p50_s: round(percentile(samples, 50) / 1000, 2),
         recovery_max_s: round(Math.max(...samples) / 1000, 2),
@@ -80,15 +100,16 @@ export const recoverySection: BenchSection = {
       // Leave nothing running on the shared Redis: cancel what is still in flight (best effort).
       await Promise.all([...unfinished].map((runId) => client.cancel(runId).catch(() => undefined)));
       await client.close();
+      await model.close();
     }
   },
 };
 
-/** Keeps IN_FLIGHT long chain runs going. */
+/** Keeps IN_FLIGHT long model-chain runs going. */
 async function topUp(client: AgentClient, unfinished: Set<string>): Promise<void> {
   const missing = IN_FLIGHT - unfinished.size;
   if (missing <= 0) return;
-  for (const id of await enqueueAll(client, missing, () => ({ graph: 'chain', input: { steps: 40, sleepMs: STEP_MS } }))) unfinished.add(id);
+  for (const id of await enqueueAll(client, missing, () => ({ graph: 'model-chain', input: { steps: 40 } }))) unfinished.add(id);
 }
 
 /**

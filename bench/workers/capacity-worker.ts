@@ -1,10 +1,12 @@
 /**
  * The worker process of the capacity, recovery and soak benchmarks: the built-in graphs plus
- * `parked-call` (one model call, then done), config from the environment. It reports to the parent
+ * `parked-call` (one model call, then done) and `model-chain` (`steps` model calls in a row), config
+ * from the environment. It reports to the parent
  * over IPC: `ready`, each finished run, and on request its heap, RSS, event-loop delay and the steps
  * it is running. Start it with `--expose-gc` so `stats` with `gc: true` measures what is retained.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { z } from 'zod';
 import { loadConfig } from '../../shared/config.js';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
@@ -24,6 +26,22 @@ const parkedCallGraph = defineGraph({ name: 'parked-call', state: { answer: chan
   .edge('ask', END)
   .build();
 
+/** `steps` model calls in a row; each prompt names its run and step, so the benchmark can count calls per step. */
+const modelChainGraph = defineGraph({
+  name: 'model-chain',
+  input: z.object({ steps: z.number().int().min(1).max(10_000) }).strict(),
+  state: { steps: channel.replace(0), next: channel.replace(0) },
+  initialState: (input) => ({ steps: input.steps, next: 0 }),
+  output: (state) => ({ steps: state.next }),
+})
+  .node('ask', async (state, context) => {
+    await callLanguageModel(context, { messages: [{ role: 'user', content: `step ${state.next} (${context.runId} ${context.stepId} attempt ${context.attempt} pid ${process.pid})` }] });
+    return { next: state.next + 1 };
+  })
+  .edge(START, 'ask')
+  .route('ask', (state) => (state.next < state.steps ? 'ask' : END), ['ask', END])
+  .build();
+
 const config = loadConfig();
 // Steps running here, by `<runId>/<superstep>`: what a SIGKILL would interrupt.
 const running = new Map<string, { runId: string; superstep: number }>();
@@ -32,7 +50,7 @@ delay.enable();
 
 const worker = await startWorker({
   config,
-  graphs: [parkedCallGraph],
+  graphs: [parkedCallGraph, modelChainGraph],
   logger: createLogger(config.logLevel, { role: 'bench-worker' }),
   observers: [
     {
