@@ -13,6 +13,9 @@ export interface WorkerStats {
   /** Event-loop delay p99 and max since the previous stats request, ms. */
   eldP99Ms: number;
   eldMaxMs: number;
+  /** The longest garbage-collection pause and their sum since the previous stats request, ms. */
+  gcMaxMs: number;
+  gcTotalMs: number;
   /** The steps running in the process right now. */
   running: { runId: string; superstep: number }[];
 }

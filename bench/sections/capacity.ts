@@ -98,7 +98,8 @@ export const capacitySection: BenchSection = {
       }));
       log(
         `capacity: parked ${perWorker.map((worker) => worker.runs).join(' + ')} steps; heap/run ${perWorker.map((worker) => Math.round(worker.bytesPerRun)).join(', ')} B; ` +
-          `event-loop delay while parking max ${heapParked.map((stats) => Math.round(stats.eldMaxMs)).join(', ')} ms`,
+          `event-loop delay while parking max ${heapParked.map((stats) => Math.round(stats.eldMaxMs)).join(', ')} ms; ` +
+          `GC pauses max ${heapParked.map((stats) => Math.round(stats.gcMaxMs)).join(', ')} ms, total ${heapParked.map((stats) => Math.round(stats.gcTotalMs)).join(', ')} ms`,
       );
       log(`capacity: one parked run's keys: ${JSON.stringify(await runFootprint(redis, env, ids[0]!))}`);
 
@@ -138,6 +139,8 @@ export const capacitySection: BenchSection = {
         // The workers' event loops while 10,000 runs arrived and parked (issue 20): the worst of the two.
         event_loop_delay_p99_ms: Math.round(Math.max(...heapParked.map((stats) => stats.eldP99Ms))),
         event_loop_delay_max_ms: Math.round(Math.max(...heapParked.map((stats) => stats.eldMaxMs))),
+        // The longest garbage-collection pause in that time (a stall of its own, not the application's).
+        gc_pause_max_ms: Math.round(Math.max(...heapParked.map((stats) => stats.gcMaxMs))),
       };
     } finally {
       release();

@@ -5,7 +5,7 @@
  * over IPC: `ready`, each finished run, and on request its heap, RSS, event-loop delay and the steps
  * it is running. Start it with `--expose-gc` so `stats` with `gc: true` measures what is retained.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { z } from 'zod';
 import { loadConfig } from '../../shared/config.js';
 import { channel } from '../../shared/graph/channels.js';
@@ -47,6 +47,15 @@ const config = loadConfig();
 const running = new Map<string, { runId: string; superstep: number }>();
 const delay = monitorEventLoopDelay({ resolution: 10 });
 delay.enable();
+// Garbage-collection pauses since the previous `stats` request: a long one is an event-loop stall too.
+let gcMaxMs = 0;
+let gcTotalMs = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gcMaxMs = Math.max(gcMaxMs, entry.duration);
+    gcTotalMs += entry.duration;
+  }
+}).observe({ entryTypes: ['gc'] });
 
 const worker = await startWorker({
   config,
@@ -75,7 +84,9 @@ process.on('message', (message: WorkerRequest) => {
     const eldP99Ms = delay.count > 0 ? delay.percentile(99) / 1e6 : 0;
     const eldMaxMs = delay.count > 0 ? delay.max / 1e6 : 0;
     delay.reset();
-    send({ type: 'stats', heapUsed: memory.heapUsed, rss: memory.rss, eldP99Ms, eldMaxMs, running: [...running.values()] });
+    send({ type: 'stats', heapUsed: memory.heapUsed, rss: memory.rss, eldP99Ms, eldMaxMs, gcMaxMs, gcTotalMs, running: [...running.values()] });
+    gcMaxMs = 0;
+    gcTotalMs = 0;
   }
   if (message.type === 'stop') void worker.close().then(() => process.exit(0));
 });
