@@ -56,6 +56,7 @@ export { validateHistory } from './shared/history/validate-history.js';
 export { createDefaultServices } from './worker/default-services.js';
 export { builtInTools } from './worker/tools/built-in-tools.js';
 export { AgentClient, type AgentClientOptions, type EnqueueRequest, type SchedulesApi } from './producer/agent-client.js';
+export { RunReader, type RunReaderOptions } from './producer/run-reader.js';
 export { createApi, startApi, ApiKeys, type ApiInstance, type CreateApiOptions, type RunningApi, type StartApiOptions } from './producer/api/index.js';
 export { BatchDispatcher } from './shared/batches/batch-dispatcher.js';
 export { batchRequestSchema, type BatchRecord, type BatchRequest, type BatchResult } from './shared/batches/batch-schema.js';

@@ -36,7 +36,12 @@ const clientFactory = async () => {
   const { AgentClient } = await import('../producer/agent-client.js');
   return new AgentClient();
 };
-registerProducerCommands(program, clientFactory, io);
+// Read commands get the reader: no BullMQ, no enqueue path (cold start, issue 19).
+const readerFactory = async () => {
+  const { RunReader } = await import('../producer/run-reader.js');
+  return new RunReader();
+};
+registerProducerCommands(program, { client: clientFactory, reader: readerFactory }, io);
 registerBatchCommand(program, clientFactory, parseCount, io.setExitCode);
 registerScheduleCommands(program, clientFactory, io);
 registerBudgetCommands(program, clientFactory, io);

@@ -1,26 +1,19 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { loadConfig, type Config } from '../shared/config.js';
-import { AgentqError } from '../shared/errors.js';
 import { stepJobId, type StoredRunJob } from '../shared/job-schema.js';
 import { INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE } from '../shared/queues.js';
 import { Schedules, type ScheduledRun, type ScheduleRecord } from '../shared/schedules/schedules.js';
 import { TenantBudget, type UsagePeriod } from '../shared/limits/tenant-budget.js';
 import type { TenantBudgetLimits } from '../shared/limits/tenant-budget-limits.js';
 import { StepQueues } from '../shared/step-queues.js';
-import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
-import { RedisRunStore, type ListFilter } from '../shared/redis/redis-run-store.js';
+import { reconnectDelay } from '../shared/redis/create-redis.js';
 import { enqueueRequestSchema, INTAKE_JOB_OPTIONS, parseEnqueueRequest, RunEnqueuer, type EnqueueRequest } from '../shared/run-enqueuer.js';
 import { BatchDispatcher } from '../shared/batches/batch-dispatcher.js';
 import type { BatchRecord, BatchRequest, BatchResult } from '../shared/batches/batch-schema.js';
-import { withPartialOutput } from '../shared/partial-output.js';
-import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../shared/run-record.js';
+import type { RunRecord } from '../shared/run-record.js';
 // The same hook as the workers' (a queued run cancelled here finishes here): metrics, in-flight cap, webhook job.
-import { createRunFinishedHook, type RunFinishedHook } from '../shared/run-finished-hook.js';
-import { followRun, type RunStreamEvent } from '../shared/streaming/follow-run.js';
-import { TokenHub } from '../shared/streaming/token-hub.js';
+import { createRunFinishedHook } from '../shared/run-finished-hook.js';
 import { ServedGraphs } from '../shared/graph/served-graphs.js';
-import { assertSingleRedis } from '../shared/redis/assert-single-redis.js';
+import { RunReader, type RunReaderOptions } from './run-reader.js';
 
 export { enqueueRequestSchema, type EnqueueRequest };
 
@@ -66,35 +59,24 @@ export interface EnqueueOptions {
   queueUnserved?: boolean;
 }
 
-export interface AgentClientOptions {
-  /** @default loadConfig() (the environment) */
-  config?: Config;
-  /** Tenant for enqueue and list when a request names none. @default config.tenant */
-  tenant?: string;
-}
+/** Options of `AgentClient`: the same as `RunReader`'s (config, tenant). */
+export type AgentClientOptions = RunReaderOptions;
 
 /**
  * The producer side of agentq, for services that can reach Redis: enqueue runs, read them, wait for
  * them, cancel and retry them, follow their events. Fails fast when Redis is down (no offline queue,
- * a command timeout) instead of hanging.
+ * a command timeout) instead of hanging. The reads are `RunReader`'s; this adds what puts jobs on the
+ * queues (BullMQ).
  *
  * Reads by run id are not tenant-scoped: this client is for trusted backends; the HTTP API scopes by
  * the caller's key.
  */
-export class AgentClient {
-  readonly store: RedisRunStore;
-  private readonly config: Config;
-  private readonly tenant: string;
-  private readonly redis: Redis;
+export class AgentClient extends RunReader {
   private readonly intakeQueue: Queue;
   private readonly schedulesQueue: Queue;
   private readonly stepQueues: StepQueues;
-  private readonly readers = new Set<Redis>();
-  private tokens: TokenHub | undefined;
-  private readonly runFinished: RunFinishedHook;
   private readonly enqueuer: RunEnqueuer;
   private readonly served: ServedGraphs;
-  private readyWait: Promise<void> | undefined;
   /** Batch Q&A through the queue. */
   readonly batches: BatchesApi;
   /** Scheduled runs (BullMQ job schedulers; the workers start each tick's run). */
@@ -103,19 +85,7 @@ export class AgentClient {
   readonly budgets: BudgetsApi;
 
   constructor(options: AgentClientOptions = {}) {
-    this.config = options.config ?? loadConfig();
-    assertSingleRedis(this.config, 'client');
-    this.tenant = options.tenant ?? this.config.tenant;
-    this.redis = createRedis(this.config.redisUrl, 'producer', this.config.redisCommandTimeoutMs);
-    this.redis.on('error', () => undefined); // surfaced per command instead
-    this.runFinished = createRunFinishedHook({ redis: this.redis, config: this.config });
-    this.store = new RedisRunStore(this.redis, {
-      keyPrefix: this.config.keyPrefix,
-      shards: this.config.shards,
-      retentionSeconds: this.config.retentionSeconds,
-      eventsMaxLen: this.config.eventsMaxLen,
-      onFinished: this.runFinished,
-    });
+    super(options, (redis, config) => createRunFinishedHook({ redis, config }));
     const connection = {
       url: this.config.redisUrl ?? 'redis://127.0.0.1:6379',
       enableOfflineQueue: false,
@@ -226,71 +196,6 @@ export class AgentClient {
     return (await this.enqueuer.enqueueValid({ tenant: this.tenant, ...valid })).record;
   }
 
-  /** Waits until Redis answers (the queues connect lazily), failing fast if it does not. */
-  private async ready(): Promise<void> {
-    if (this.redis.status === 'ready') return;
-    // One wait shared by every call made meanwhile: a listener each would pile up while Redis is down.
-    this.readyWait ??= new Promise<void>((resolve, reject) => {
-      const onReady = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.redis.off('ready', onReady);
-        reject(new AgentqError('UNAVAILABLE', `Redis at ${this.config.redisUrl ?? 'redis://127.0.0.1:6379'} is not reachable: start redis-server or set REDIS_URL`, { retryable: true }));
-      }, this.config.redisCommandTimeoutMs + 1000);
-      this.redis.once('ready', onReady);
-    }).finally(() => (this.readyWait = undefined));
-    await this.readyWait;
-  }
-
-  /** The run record; a cancelled run's carries its last committed state as `output.partial`. */
-  async get(runId: string): Promise<RunRecord | null> {
-    await this.ready();
-    const record = await this.store.record(runId);
-    return record && withPartialOutput(record, (id) => this.store.state(id));
-  }
-
-  private async require(runId: string): Promise<RunRecord> {
-    const record = await this.get(runId);
-    if (!record) throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may never have existed, or it expired or was purged)`);
-    return record;
-  }
-
-  async steps(runId: string): Promise<StepRecord[]> {
-    await this.require(runId);
-    return this.store.steps(runId);
-  }
-
-  async messages(runId: string): Promise<Message[]> {
-    await this.require(runId);
-    return this.store.messages(runId);
-  }
-
-  async list(filter: ListFilter & { tenant?: string } = {}): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
-    await this.ready();
-    return this.store.list(filter.tenant ?? this.tenant, filter);
-  }
-
-  /** Resolves with the run once it is finished (or waiting for input), or rejects after `timeoutMs`. */
-  async wait(runId: string, { timeoutMs = 10 * 60_000 }: { timeoutMs?: number } = {}): Promise<RunRecord> {
-    const deadline = Date.now() + timeoutMs;
-    let after = '0-0';
-    const reader = this.reader();
-    try {
-      for (;;) {
-        const record = await this.require(runId);
-        if (isTerminal(record.status) || record.status === 'waiting') return record;
-        const left = deadline - Date.now();
-        if (left <= 0) throw new AgentqError('TIMEOUT', `run ${runId} is still ${record.status} after ${timeoutMs} ms`, { retryable: true });
-        const events = await this.store.events(runId, { after, blockMs: Math.min(left, 1000), connection: reader });
-        if (events.length > 0) after = events.at(-1)!.id;
-      }
-    } finally {
-      this.release(reader);
-    }
-  }
-
   /**
    * Cancels a run. One with no step in flight is cancelled at once; a running one is cancelled at its
    * step boundary (the running node's AbortSignal fires). Returns the record after the request.
@@ -341,70 +246,8 @@ export class AgentClient {
     return this.require(runId);
   }
 
-  /** Deletes a finished run now instead of at the end of its retention. */
-  async purge(runId: string): Promise<void> {
-    const record = await this.require(runId);
-    if (!isTerminal(record.status)) throw new AgentqError('CONFLICT', `run ${runId} is ${record.status}; cancel it before purging`);
-    await this.store.purge(runId, record.tenant);
-  }
-
-  /** The run's events from the start (or after `after`), ending after `run-end`. */
-  async *events(runId: string, { after = '0-0' }: { after?: string } = {}): AsyncGenerator<RunEvent> {
-    const reader = this.reader();
-    try {
-      let cursor = after;
-      for (;;) {
-        const events = await this.store.events(runId, { after: cursor, blockMs: 1000, connection: reader });
-        for (const event of events) {
-          cursor = event.id;
-          yield event;
-          if (event.type === 'run-end') return;
-        }
-        if (events.length === 0) {
-          const record = await this.store.record(runId);
-          if (!record) return;
-          if (isTerminal(record.status)) {
-            // run-end may have been trimmed away or already read; drain what is left and stop.
-            const rest = await this.store.events(runId, { after: cursor });
-            for (const event of rest) yield event;
-            return;
-          }
-        }
-      }
-    } finally {
-      this.release(reader);
-    }
-  }
-
-  /**
-   * Follows a run live: its committed events (as `events()`) and the model's text as it streams
-   * (`token` / `token-reset` events, not stored), ending after `run-end`.
-   * `for await (const event of client.stream(runId))`.
-   */
-  stream(runId: string, { after = '0-0' }: { after?: string } = {}): AsyncGenerator<RunStreamEvent> {
-    this.tokens ??= new TokenHub(this.store.keys, () => this.reader());
-    const reader = this.reader();
-    return followRun({ store: this.store, reader, tokens: this.tokens, runId, after, release: () => this.release(reader) });
-  }
-
-  private reader(): Redis {
-    const reader = createRedis(this.config.redisUrl, 'blocking');
-    reader.on('error', () => undefined);
-    this.readers.add(reader);
-    return reader;
-  }
-
-  private release(reader: Redis): void {
-    this.readers.delete(reader);
-    reader.disconnect();
-  }
-
-  async close(): Promise<void> {
-    this.tokens?.close();
-    for (const reader of this.readers) reader.disconnect();
-    await Promise.all([this.intakeQueue.close(), this.schedulesQueue.close(), this.stepQueues.close(), this.runFinished.close()]);
-    // quit() needs a ready connection (there is no offline queue); a connection still connecting is dropped.
-    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
-    else this.redis.disconnect();
+  override async close(): Promise<void> {
+    await Promise.all([this.intakeQueue.close(), this.schedulesQueue.close(), this.stepQueues.close()]);
+    await super.close();
   }
 }

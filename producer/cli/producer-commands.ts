@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { AgentqError } from '../../shared/errors.js';
 import { RUN_STATUSES, isTerminal, type RunRecord, type RunStatus } from '../../shared/run-record.js';
 import type { AgentClient } from '../agent-client.js';
+import type { RunReader } from '../run-reader.js';
 import { readRunInput } from './read-run-input.js';
 
 /** Exit codes: 0 ok; 1 the run failed or was cancelled (or the command failed); 2 usage error. */
@@ -17,7 +18,14 @@ interface Io {
   setExitCode(code: number): void;
 }
 
-type ClientFactory = () => Promise<AgentClient>;
+/**
+ * Where commands get their client: `reader` for the commands that only read (and purge), so they start
+ * without BullMQ; `client` for those that add jobs (run, cancel, retry, resume).
+ */
+export interface ProducerClients {
+  client: () => Promise<AgentClient>;
+  reader: () => Promise<RunReader>;
+}
 
 function exitFor(record: RunRecord): number {
   return record.status === 'failed' || record.status === 'cancelled' ? EXIT.runFailed : EXIT.ok;
@@ -46,8 +54,8 @@ function parseCount(name: string) {
   };
 }
 
-async function withClient<T>(clientFactory: ClientFactory, action: (client: AgentClient) => Promise<T>): Promise<T> {
-  const client = await clientFactory();
+async function withClient<C extends RunReader, T>(factory: () => Promise<C>, action: (client: C) => Promise<T>): Promise<T> {
+  const client = await factory();
   try {
     return await action(client);
   } finally {
@@ -56,7 +64,7 @@ async function withClient<T>(clientFactory: ClientFactory, action: (client: Agen
 }
 
 /** The producer's commands: run, status, steps, cancel, retry, runs, events, purge. */
-export function registerProducerCommands(program: Command, clientFactory: ClientFactory, io: Io): void {
+export function registerProducerCommands(program: Command, clients: ProducerClients, io: Io): void {
   program
     .command('run')
     .description('enqueue a run of <graph>')
@@ -79,7 +87,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
         ...(options.input === undefined ? {} : { input: String(options.input) }),
         ...(options.inputFile === undefined ? {} : { inputFile: String(options.inputFile) }),
       });
-      await withClient(clientFactory, async (client) => {
+      await withClient(clients.client, async (client) => {
         const runOptions = {
           ...(options.maxSteps === undefined ? {} : { maxSteps: Number(options.maxSteps) }),
           ...(options.deadlineMs === undefined ? {} : { deadlineMs: Number(options.deadlineMs) }),
@@ -115,7 +123,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .argument('<runId>')
     .option('--json', 'print the run record as JSON')
     .action(async (runId: string, options: { json?: boolean }) => {
-      await withClient(clientFactory, async (client) => {
+      await withClient(clients.reader, async (client) => {
         const record = await client.get(runId);
         if (!record) throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may have expired or been purged)`);
         io.out(options.json ? JSON.stringify(record) : describe(record));
@@ -130,7 +138,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .option('--timeout-ms <ms>', 'give up after this long', parseCount('--timeout-ms'))
     .option('--json', 'print the run record as JSON')
     .action(async (runId: string, options: { json?: boolean; timeoutMs?: number }) => {
-      await withClient(clientFactory, async (client) => {
+      await withClient(clients.reader, async (client) => {
         const record = await client.wait(runId, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
         io.out(options.json ? JSON.stringify(record) : describe(record));
         io.setExitCode(exitFor(record));
@@ -143,7 +151,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .argument('<runId>')
     .option('--json', 'print a JSON array')
     .action(async (runId: string, options: { json?: boolean }) => {
-      await withClient(clientFactory, async (client) => {
+      await withClient(clients.reader, async (client) => {
         const steps = await client.steps(runId);
         const shown = steps.map(({ index, superstep, node, attempts, startedAt, endedAt }) => ({ index, superstep, node, attempts, startedAt, endedAt }));
         io.out(
@@ -160,7 +168,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .argument('<runId>')
     .option('--json', 'print the run record as JSON')
     .action(async (runId: string, options: { json?: boolean }) => {
-      await withClient(clientFactory, async (client) => {
+      await withClient(clients.client, async (client) => {
         const record = await client.cancel(runId);
         io.out(options.json ? JSON.stringify(record) : `${record.id} ${record.status}`);
       });
@@ -172,7 +180,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .argument('<runId>')
     .option('--json', 'print the run record as JSON')
     .action(async (runId: string, options: { json?: boolean }) => {
-      await withClient(clientFactory, async (client) => {
+      await withClient(clients.client, async (client) => {
         const record = await client.retry(runId);
         io.out(options.json ? JSON.stringify(record) : `${record.id} ${record.status}`);
       });
@@ -186,7 +194,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .option('--json', 'print the run record as JSON')
     .action(async (runId: string, options: { value: string; json?: boolean }) => {
       const value = parseJson('--value', options.value);
-      await withClient(clientFactory, async (client) => {
+      await withClient(clients.client, async (client) => {
         const record = await client.resume(runId, value);
         io.out(options.json ? JSON.stringify(record) : `${record.id} ${record.status}`);
       });
@@ -197,7 +205,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .description('delete a finished run now')
     .argument('<runId>')
     .action(async (runId: string) => {
-      await withClient(clientFactory, async (client) => {
+      await withClient(clients.reader, async (client) => {
         await client.purge(runId);
         io.out(`${runId} purged`);
       });
@@ -216,7 +224,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
       if (options.status && !RUN_STATUSES.includes(options.status as RunStatus)) {
         throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}, got '${options.status}'`);
       }
-      await withClient(clientFactory, async (client) => {
+      await withClient(clients.reader, async (client) => {
         const page = await client.list({
           ...(options.status ? { status: options.status as RunStatus } : {}),
           ...(options.graph ? { graph: options.graph } : {}),
@@ -235,7 +243,7 @@ export function registerProducerCommands(program: Command, clientFactory: Client
     .option('--after <id>', 'start after this event id')
     .option('--follow', 'also print the model\'s text live, as `token` / `token-reset` lines (not stored; the committed message is the record)')
     .action(async (runId: string, options: { after?: string; follow?: boolean }) => {
-      await withClient(clientFactory, async (client) => {
+      await withClient(clients.reader, async (client) => {
         const from = options.after ? { after: options.after } : {};
         for await (const event of options.follow ? client.stream(runId, from) : client.events(runId, from)) {
           io.out(JSON.stringify(event));

@@ -7,14 +7,14 @@ import { AgentqError } from '../../shared/errors.js';
 import { ID_PATTERN } from '../../shared/ids.js';
 import { contentHashOf, documentIdFor, type DocumentRecord } from '../../shared/ingest/document-record.js';
 import type { IngestItemResult, IngestProgress } from '../../shared/ingest/ingest-batch.js';
+import type { VectorStore } from '../../shared/ports/vector-store.js';
 import { INGEST_JOB_OPTIONS, ingestJobId, type IngestJobData } from '../../shared/ingest/ingest-job.js';
 import { RedisDocumentStore, type StagedDocument } from '../../shared/ingest/redis-document-store.js';
-import { searchDocuments, type SearchHit, type SearchRequest } from '../../shared/ingest/search-documents.js';
-import type { Embedder } from '../../shared/ports/embedder.js';
-import type { VectorStore } from '../../shared/ports/vector-store.js';
+import type { SearchHit, SearchRequest } from '../../shared/ingest/search-documents.js';
 import { INGEST_QUEUE, queueStreamOptions } from '../../shared/queues.js';
 import { createRedis, reconnectDelay } from '../../shared/redis/create-redis.js';
 import { collectFiles } from './collect-files.js';
+import { DocumentSearch, type DocumentSearchOptions } from './document-search.js';
 
 /** A file or directory path, or a document's bytes under a name (an upload). */
 export type IngestSource = string | { name: string; content: Uint8Array };
@@ -35,19 +35,8 @@ export interface IngestBatch {
   documents: { item: number; docId: string | null; path: string; status: 'queued' | 'unchanged' | 'failed'; error?: { code: string; message: string } }[];
 }
 
-export interface IngestClientOptions {
-  /** @default loadConfig() (the environment) */
-  config?: Config;
-  /** Tenant of every call that names none. @default config.tenant */
-  tenant?: string;
-  /** For search and delete. @default the store the configuration names (QDRANT_URL, else the embedded file), opened on first use */
-  vectorStore?: VectorStore;
-  /**
-   * Embeds search queries, so searches fuse lexical and dense ranks over chunks ingested with vectors.
-   * `null`: lexical only. @default the EMBED_MODEL embedder, none when EMBED_MODEL is unset
-   */
-  embedder?: Embedder | null;
-}
+/** `vectorStore` is for search and delete; `embedder` embeds search queries (see DocumentSearch). */
+export type IngestClientOptions = DocumentSearchOptions;
 
 /** Documents are staged in groups: bounded memory however many files a directory holds. */
 const GROUP_FILES = 200;
@@ -75,17 +64,14 @@ export class IngestClient {
   /** Document bytes only: a long command timeout, so big files never race the sub-second one (#19). */
   private readonly blobRedis: Redis;
   private readonly queue: Queue<IngestJobData>;
-  private vectorStore: VectorStore | undefined;
-  private readonly ownsVectorStore: boolean;
-  private embedder: Embedder | null | undefined;
+  /** Search, and the vector store chunks are deleted from. */
+  private readonly searcher: DocumentSearch;
   private closing: Promise<void> | undefined;
 
   constructor(options: IngestClientOptions = {}) {
     this.config = options.config ?? loadConfig();
     this.tenant = options.tenant ?? this.config.tenant;
-    this.vectorStore = options.vectorStore;
-    this.ownsVectorStore = !options.vectorStore;
-    this.embedder = options.embedder === undefined && !this.config.embedModel ? null : options.embedder;
+    this.searcher = new DocumentSearch({ ...options, config: this.config });
     this.redis = createRedis(this.config.redisUrl, 'producer', this.config.redisCommandTimeoutMs);
     this.redis.on('error', () => undefined); // surfaced per command instead
     this.blobRedis = createRedis(this.config.redisUrl, 'producer', this.config.ingestWriteTimeoutMs);
@@ -228,27 +214,14 @@ export class IngestClient {
   }
 
   /** Ranked chunks of the tenant's documents (see searchDocuments); with an embedder, the query is embedded too. */
-  async search({ tenant = this.tenant, ...request }: Omit<SearchRequest, 'tenant'> & { tenant?: string }): Promise<SearchHit[]> {
-    const store = await this.store();
-    const embedder = await this.queryEmbedder();
-    if (!embedder || request.vector || typeof request.query !== 'string' || !request.query.trim()) return searchDocuments(store, { ...request, tenant });
-    const [vector] = (await embedder.embed([request.query])).vectors;
-    return searchDocuments(store, { ...request, tenant, ...(vector ? { vector } : {}) });
-  }
-
-  private async queryEmbedder(): Promise<Embedder | null> {
-    if (this.embedder === undefined) {
-      // Loaded only when EMBED_MODEL is set: the same embedder the workers build (createDefaultServices).
-      const { createDefaultServices } = await import('../../worker/default-services.js');
-      this.embedder = createDefaultServices(this.config).embedder ?? null;
-    }
-    return this.embedder;
+  async search(request: Omit<SearchRequest, 'tenant'> & { tenant?: string }): Promise<SearchHit[]> {
+    return this.searcher.search(request);
   }
 
   async close(): Promise<void> {
     this.closing ??= (async () => {
       await this.queue.close();
-      if (this.ownsVectorStore) await this.vectorStore?.close();
+      await this.searcher.close();
       for (const redis of [this.redis, this.blobRedis]) {
         if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
         else redis.disconnect();
@@ -257,13 +230,8 @@ export class IngestClient {
     return this.closing;
   }
 
-  private async store(): Promise<VectorStore> {
-    if (!this.vectorStore) {
-      // The factory lives with the adapters; loaded only by callers that search or delete.
-      const { createVectorStore } = await import('../../worker/adapters/create-vector-store.js');
-      this.vectorStore = createVectorStore(this.config);
-    }
-    return this.vectorStore;
+  private store(): Promise<VectorStore> {
+    return this.searcher.store();
   }
 
   private async readFile(path: string): Promise<{ content: Uint8Array } | { error: { code: string; message: string } }> {

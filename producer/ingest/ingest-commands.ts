@@ -3,6 +3,7 @@ import { AgentqError } from '../../shared/errors.js';
 import { UsageError } from '../cli/producer-commands.js';
 import type { IngestProgress } from '../../shared/ingest/ingest-batch.js';
 import type { IngestClient } from './ingest-client.js';
+import type { DocumentSearch } from './document-search.js';
 import { createProgressBar } from '../cli/progress-bar.js';
 
 /** The CLI's output channels (stdout: results only; stderr: progress and diagnostics). */
@@ -13,6 +14,7 @@ interface CommandIo {
 }
 
 type IngestClientFactory = () => Promise<IngestClient>;
+type SearchFactory = () => Promise<Pick<DocumentSearch, 'search' | 'close'>>;
 
 async function defaultFactory(): Promise<IngestClient> {
   // Loaded when an ingest command runs: other commands do not pay for it.
@@ -20,7 +22,13 @@ async function defaultFactory(): Promise<IngestClient> {
   return new IngestClient();
 }
 
-async function withClient<T>(factory: IngestClientFactory, action: (client: IngestClient) => Promise<T>): Promise<T> {
+async function defaultSearchFactory(): Promise<DocumentSearch> {
+  // Search needs neither Redis nor the queue: only the vector store (issue 19: CLI cold start).
+  const { DocumentSearch } = await import('./document-search.js');
+  return new DocumentSearch();
+}
+
+async function withClient<C extends { close(): Promise<void> }, T>(factory: () => Promise<C>, action: (client: C) => Promise<T>): Promise<T> {
   const client = await factory();
   try {
     return await action(client);
@@ -62,7 +70,7 @@ function summary(progress: IngestProgress, seconds: number) {
  * `agentq ingest` and `agentq search`. Exit codes as everywhere: 0 ok, 1 the command failed (for
  * ingest: any document failed; the summary on stdout says which and why), 2 usage error.
  */
-export function registerIngestCommands(program: Command, io: CommandIo, clientFactory: IngestClientFactory = defaultFactory): void {
+export function registerIngestCommands(program: Command, io: CommandIo, clientFactory: IngestClientFactory = defaultFactory, searchFactory: SearchFactory = defaultSearchFactory): void {
   program
     .command('ingest')
     .description('index documents (PDF, DOCX, HTML, Markdown, text; directories are walked) for search; prints a JSON summary')
@@ -103,7 +111,7 @@ export function registerIngestCommands(program: Command, io: CommandIo, clientFa
     .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
     .option('--json', 'print the hits as a JSON array')
     .action(async (query: string, options: { collection?: string; k: number; tenant?: string; json?: boolean }) => {
-      await withClient(clientFactory, async (client) => {
+      await withClient(searchFactory, async (client) => {
         const hits = await client.search({ query, k: options.k, ...(options.collection ? { collection: options.collection } : {}), ...(options.tenant ? { tenant: options.tenant } : {}) });
         if (options.json) {
           io.out(JSON.stringify(hits));

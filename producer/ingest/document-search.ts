@@ -1,0 +1,72 @@
+import { loadConfig, type Config } from '../../shared/config.js';
+import { searchDocuments, type SearchHit, type SearchRequest } from '../../shared/ingest/search-documents.js';
+import type { Embedder } from '../../shared/ports/embedder.js';
+import type { VectorStore } from '../../shared/ports/vector-store.js';
+
+export interface DocumentSearchOptions {
+  /** @default loadConfig() (the environment) */
+  config?: Config;
+  /** Tenant of every search that names none. @default config.tenant */
+  tenant?: string;
+  /** @default the store the configuration names (QDRANT_URL, else the embedded file), opened on first use */
+  vectorStore?: VectorStore;
+  /**
+   * Embeds search queries, so searches fuse lexical and dense ranks over chunks ingested with vectors.
+   * `null`: lexical only. @default the EMBED_MODEL embedder, none when EMBED_MODEL is unset
+   */
+  embedder?: Embedder | null;
+}
+
+/**
+ * Searching the ingested documents, and the vector store behind it: all `agentq search` needs. No
+ * Redis, no queue: the CLI's search starts on this alone (issue 19: CLI cold start); `IngestClient`
+ * searches and deletes chunks through one.
+ */
+export class DocumentSearch {
+  private readonly config: Config;
+  private readonly tenant: string;
+  private vectorStore: VectorStore | undefined;
+  private readonly ownsVectorStore: boolean;
+  private embedder: Embedder | null | undefined;
+
+  constructor(options: DocumentSearchOptions = {}) {
+    this.config = options.config ?? loadConfig();
+    this.tenant = options.tenant ?? this.config.tenant;
+    this.vectorStore = options.vectorStore;
+    this.ownsVectorStore = !options.vectorStore;
+    this.embedder = options.embedder === undefined && !this.config.embedModel ? null : options.embedder;
+  }
+
+  /** Ranked chunks of the tenant's documents (see searchDocuments); with an embedder, the query is embedded too. */
+  async search({ tenant = this.tenant, ...request }: Omit<SearchRequest, 'tenant'> & { tenant?: string }): Promise<SearchHit[]> {
+    const store = await this.store();
+    const embedder = await this.queryEmbedder();
+    if (!embedder || request.vector || typeof request.query !== 'string' || !request.query.trim()) return searchDocuments(store, { ...request, tenant });
+    const [vector] = (await embedder.embed([request.query])).vectors;
+    return searchDocuments(store, { ...request, tenant, ...(vector ? { vector } : {}) });
+  }
+
+  /** The vector store, opened on first use. */
+  async store(): Promise<VectorStore> {
+    if (!this.vectorStore) {
+      // The factory lives with the adapters; it loads only the one the configuration names.
+      const { openVectorStore } = await import('../../worker/adapters/open-vector-store.js');
+      this.vectorStore = await openVectorStore(this.config);
+    }
+    return this.vectorStore;
+  }
+
+  private async queryEmbedder(): Promise<Embedder | null> {
+    if (this.embedder === undefined) {
+      // Loaded only when EMBED_MODEL is set: the same embedder the workers build (createDefaultServices).
+      const { createDefaultServices } = await import('../../worker/default-services.js');
+      this.embedder = createDefaultServices(this.config).embedder ?? null;
+    }
+    return this.embedder;
+  }
+
+  /** Closes the vector store it opened (one passed in stays open). */
+  async close(): Promise<void> {
+    if (this.ownsVectorStore) await this.vectorStore?.close();
+  }
+}
