@@ -12,14 +12,23 @@ export function summaryMessage(memory: MemoryState): Message {
   return { role: 'system', content: memory.system ? `${memory.system}\n\n${summary}` : summary };
 }
 
+/** Put in front of an anchored request in the system message. */
+export const ANCHOR_HEADING = 'The request you are working on (kept verbatim):';
+
 /**
  * What the model is shown: the history from `upTo`, preceded — once something was summarised — by the
  * system prompt with the summary and the pinned user message. Valid for I3 whenever `upTo` is a safe
  * cut (never the index of a tool message), which `chooseSummaryCut` guarantees.
+ *
+ * `anchor`: a request that must stay verbatim whatever was summarised (a `reflect` task, a
+ * `multi-agent` query, where the latest user message may be a critique or a final-answer request):
+ * after a summary it follows the system prompt in the system message, and is not pinned a second time.
  */
-export function promptView(memory: MemoryState, tail: readonly Message[]): Message[] {
+export function promptView(memory: MemoryState, tail: readonly Message[], anchor?: string): Message[] {
   if (memory.upTo === 0) return [...tail];
-  return [summaryMessage(memory), ...(memory.pinned ? [memory.pinned] : []), ...tail];
+  const anchored = anchor === undefined ? memory : { ...memory, system: `${memory.system ? `${memory.system}\n\n` : ''}${ANCHOR_HEADING}\n${anchor}` };
+  const pinned = memory.pinned && memory.pinned.content !== anchor ? [memory.pinned] : [];
+  return [summaryMessage(anchored), ...pinned, ...tail];
 }
 
 export interface PromptHistory {
@@ -31,8 +40,8 @@ export interface PromptHistory {
   length: number;
 }
 
-/** Loads only the messages a prompt needs (from `memory.upTo`), never the summarised ones. */
-export async function loadPromptHistory(context: Pick<NodeContext, 'history'>, memory: MemoryState): Promise<PromptHistory> {
+/** Loads only the messages a prompt needs (from `memory.upTo`), never the summarised ones. `anchor`: see promptView. */
+export async function loadPromptHistory(context: Pick<NodeContext, 'history'>, memory: MemoryState, anchor?: string): Promise<PromptHistory> {
   const tail = memory.upTo > 0 ? await context.history({ from: memory.upTo }) : await context.history();
-  return { messages: promptView(memory, tail), tail, length: memory.upTo + tail.length };
+  return { messages: promptView(memory, tail, anchor), tail, length: memory.upTo + tail.length };
 }

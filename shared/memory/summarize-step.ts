@@ -15,9 +15,17 @@ export function contextWindowFor(context: Pick<NodeContext, 'services'>, model?:
 }
 
 /**
+ * The share of the context window past which prompts are summarised: the run's own (its input's
+ * `memory.summarizeAt`) when it names one, else the worker's AGENTQ_SUMMARIZE_AT. 0: never.
+ */
+export function summarizeAtFor(context: Pick<NodeContext, 'services'>, run?: number | null): number {
+  return run ?? agentSettingsOf(context).summarizeAt;
+}
+
+/**
  * For any agent graph's model node: whether this prompt should wait for a summary step first (past
- * AGENTQ_SUMMARIZE_AT of the context window), and its token count to pass on to `callLanguageModel`.
- * Pair it with `summarizeStep` as a node and a route `summarize → model`.
+ * `summarizeAt` of the context window, default AGENTQ_SUMMARIZE_AT), and its token count to pass on to
+ * `callLanguageModel`. Pair it with `summarizeStep` as a node and a route `summarize → model`.
  */
 export async function checkPromptSize(
   context: NodeContext,
@@ -25,8 +33,8 @@ export async function checkPromptSize(
   historyLength: number,
   messages: readonly Message[],
   tools?: readonly ToolDescription[],
+  { summarizeAt = agentSettingsOf(context).summarizeAt }: { summarizeAt?: number } = {},
 ): Promise<{ summarize: boolean; promptTokens?: number }> {
-  const { summarizeAt } = agentSettingsOf(context);
   if (summarizeAt <= 0) return { summarize: false };
   // A token is at least one UTF-8 byte: a prompt with fewer bytes than the threshold cannot pass it,
   // and is sent without loading the tokenizer (~0.2 s on first use).
@@ -36,8 +44,15 @@ export async function checkPromptSize(
   return { summarize: shouldSummarize(memory, historyLength, promptTokens, { contextWindow: contextWindowFor(context), summarizeAt }), promptTokens };
 }
 
-/** The summary step of any agent graph: folds older messages into the state's `memory` (its own checkpointed step). */
-export async function summarizeStep(context: NodeContext, memory: MemoryState, { reservedTokens = 0 }: { reservedTokens?: number } = {}): Promise<MemoryState> {
-  const { summarizeAt } = agentSettingsOf(context);
+/**
+ * The summary step of any agent graph: folds older messages into the state's `memory` (its own
+ * checkpointed step; the summary's model call is memoised, so a retried step does not pay twice).
+ * `reservedTokens`: what the next prompt carries besides the history (tool schemas, an anchored request).
+ */
+export async function summarizeStep(
+  context: NodeContext,
+  memory: MemoryState,
+  { reservedTokens = 0, summarizeAt = agentSettingsOf(context).summarizeAt }: { reservedTokens?: number; summarizeAt?: number } = {},
+): Promise<MemoryState> {
   return summarizeHistory(context, memory, { contextWindow: contextWindowFor(context), summarizeAt, reservedTokens });
 }

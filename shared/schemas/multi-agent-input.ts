@@ -38,7 +38,7 @@ export const multiAgentInputSchema = z
       .refine((experts) => new Set(experts.map((expert) => expert.name)).size === experts.length, 'expert names must be unique'),
     /** Experts recalled: the best leads, the others are its tools. @default 3 */
     topN: z.number().int().min(1).max(8).default(3),
-    /** `{ window: N }`: the lead sees its system prompt and the query, then only the last N messages (consultations). @default every message */
+    /** `{ window: N }`: the lead sees its system prompt and the query, then only the last N messages (consultations); `{ summarizeAt: x }`: summarise past that share of the context window. @default the summariser at AGENTQ_SUMMARIZE_AT */
     memory: memoryOptionSchema.optional(),
   })
   .strict();

@@ -3,10 +3,33 @@ import { guardrailsInputSchema } from '../guardrails/guardrail-spec.js';
 import { retrieveOptionsSchema, type RetrievedSource } from './retrieve-options.js';
 import { toolHandlingInputSchema } from '../tools/tool-handling.js';
 
-/** A run's `memory` option (react-agent, reflect, multi-agent): `{ window: N }` shows prompts only the last N messages. */
+const WINDOW_RANGE = 'memory.window must be an integer from 1 to 10000';
+const SUMMARIZE_AT_RANGE = 'memory.summarizeAt must be a number from 0 to 1 (a share of the context window; 0 = never summarise)';
+
+/**
+ * A run's `memory` option (react-agent, reflect, multi-agent), one of:
+ * - `{ window: N }`: prompts show only the last N messages (no summarising);
+ * - `{ summarizeAt: 0.6 }`: the token-threshold summariser, past this share of the context window
+ *   instead of AGENTQ_SUMMARIZE_AT (0: never).
+ * Omitted: the summariser at AGENTQ_SUMMARIZE_AT.
+ */
 export const memoryOptionSchema = z
-  .object({ window: z.number().int().min(1, 'memory.window must be an integer from 1 to 10000').max(10_000, 'memory.window must be an integer from 1 to 10000') })
-  .strict();
+  .object({
+    window: z.number({ error: WINDOW_RANGE }).int(WINDOW_RANGE).min(1, WINDOW_RANGE).max(10_000, WINDOW_RANGE).optional(),
+    summarizeAt: z.number({ error: SUMMARIZE_AT_RANGE }).min(0, SUMMARIZE_AT_RANGE).max(1, SUMMARIZE_AT_RANGE).optional(),
+  })
+  .strict()
+  .refine((memory) => memory.window === undefined || memory.summarizeAt === undefined, {
+    message: 'memory takes either window (keep the last N messages) or summarizeAt (summarise past that share of the context window), not both',
+  })
+  .refine((memory) => memory.window !== undefined || memory.summarizeAt !== undefined, {
+    message: 'memory needs window (e.g. {"window": 20}) or summarizeAt (e.g. {"summarizeAt": 0.6}); omit memory for the default summariser',
+  });
+
+/** The run's choice, as graphs keep it in their state: a window, or the summarising share (null: the worker's). */
+export function memoryChoiceOf(memory: z.infer<typeof memoryOptionSchema> | undefined): { messageWindow: number | null; summarizeAt: number | null } {
+  return { messageWindow: memory?.window ?? null, summarizeAt: memory?.summarizeAt ?? null };
+}
 
 /**
  * Input of the built-in `react-agent` graph. One schema for the worker and the HTTP API, so a bad
@@ -40,7 +63,7 @@ export const reactAgentInputSchema = z
     guardrails: guardrailsInputSchema.optional(),
     /** Search the tenant's documents for the query first and give the model the passages (with ids to cite). */
     retrieve: retrieveOptionsSchema.optional(),
-    /** `{ window: N }`: prompts show only the last N messages of the history (no summarising then). @default the graph's, else the token-threshold summariser */
+    /** `{ window: N }`: prompts show only the last N messages (no summarising then); `{ summarizeAt: x }`: summarise past that share of the context window. @default the graph's, else the summariser at AGENTQ_SUMMARIZE_AT */
     memory: memoryOptionSchema.optional(),
   })
   .strict();

@@ -21,7 +21,7 @@ export const reflectInputSchema = z
     writerSystem: z.string().max(100_000).optional(),
     /** A system prompt replacing the judge's default one. */
     judgeSystem: z.string().max(100_000).optional(),
-    /** `{ window: N }`: the writer sees its system prompt and the task, then only the last N messages (drafts and critiques). @default every message */
+    /** `{ window: N }`: the writer sees its system prompt and the task, then only the last N messages (drafts and critiques); `{ summarizeAt: x }`: summarise past that share of the context window. @default the summariser at AGENTQ_SUMMARIZE_AT */
     memory: memoryOptionSchema.optional(),
   })
   .strict();

@@ -4,13 +4,18 @@ import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, Send, START } from '../../shared/graph/graph.js';
 import type { NodeContext } from '../../shared/graph/node-context.js';
+import { memoryChannel } from '../../shared/memory/memory-state.js';
 import { messageWindow } from '../../shared/memory/message-window.js';
+import { loadPromptHistory } from '../../shared/memory/prompt-history.js';
+import { checkPromptSize, summarizeAtFor, summarizeStep } from '../../shared/memory/summarize-step.js';
 import { callLanguageModel } from '../../shared/llm/call-language-model.js';
 import { embedTexts } from '../../shared/llm/embed-texts.js';
+import { estimatePromptTokens, estimateTextTokens } from '../../shared/llm/estimate-tokens.js';
 import { agentSettingsOf, embedderOf } from '../../shared/ports/agent-services.js';
 import type { ToolCall, ToolDescription } from '../../shared/ports/language-model.js';
 import type { Message } from '../../shared/run-record.js';
 import { multiAgentInputSchema, type Expert, type MultiAgentOutput } from '../../shared/schemas/multi-agent-input.js';
+import { memoryChoiceOf } from '../../shared/schemas/react-agent-input.js';
 import { rankByEmbedding, rankLexically } from './expert-recall.js';
 import { FINAL_ANSWER_REQUEST } from './react-agent.js';
 
@@ -67,6 +72,11 @@ function consultTool(expert: Expert): ToolDescription {
  * labelled in the output as `recall: 'embedding' | 'lexical'` — and keeps the top `topN`. The best one
  * leads (`lead`, a tool loop like react-agent's) and calls the others as tools; each call is a
  * `consult` step (one model call with that expert's persona; parallel calls run as one superstep).
+ *
+ * Memory: when the lead's prompt would pass AGENTQ_SUMMARIZE_AT of the context window (or the run's
+ * `memory.summarizeAt`), `lead` sends nothing and routes to `summarize`, its own checkpointed step, which
+ * folds older consultations into a summary; the query stays verbatim in the system message.
+ * `memory: {window: N}` shows the last N messages instead.
  */
 export const multiAgentGraph = defineGraph({
   name: 'multi-agent',
@@ -83,10 +93,16 @@ export const multiAgentGraph = defineGraph({
     toolRounds: channel.replace(0),
     consulted: channel.append<string>(),
     answer: channel.replace(''),
-    /** The run's memory window (messages after the query the lead sees); null: all of them. */
+    /** The run's memory window (messages after the query the lead sees); null: the summariser. */
     messageWindow: channel.replace<number | null>(null),
+    /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
+    summarizeAt: channel.replace<number | null>(null),
+    /** Which older messages the lead's prompts show as a summary (shared/memory). */
+    memory: memoryChannel(),
+    /** The lead's prompt is too long: the next step summarises the history. */
+    summarize: channel.replace(false),
   },
-  initialState: (input) => ({ query: input.query, experts: input.experts, topN: input.topN, messageWindow: input.memory?.window ?? null }),
+  initialState: (input) => ({ query: input.query, experts: input.experts, topN: input.topN, ...memoryChoiceOf(input.memory) }),
   output: (state): MultiAgentOutput => ({
     answer: state.answer,
     lead: state.selected[0]?.name ?? '',
@@ -116,10 +132,11 @@ export const multiAgentGraph = defineGraph({
       const settings = agentSettingsOf(context);
       const [lead, ...colleagues] = state.selected.map(({ name }) => expertNamed(state.experts, name));
       if (!lead) throw new AgentqError('INTERNAL', 'multi-agent: no expert was recalled to lead');
-      // Bounded by the tool rounds (AGENTQ_MAX_TOOL_ROUNDS), so reading it all stays cheap.
-      const history = await context.history();
+      // Bounded by the tool rounds (AGENTQ_MAX_TOOL_ROUNDS), but answers can be long: past the threshold they are
+      // summarised. With a window nothing is ever summarised (upTo stays 0): this is the whole history.
+      const { messages: history, length } = await loadPromptHistory(context, state.memory, state.query);
       const added: Message[] =
-        history.length === 0
+        length === 0
           ? [
               { role: 'system', content: leadSystemPrompt(lead, colleagues) },
               { role: 'user', content: state.query },
@@ -129,10 +146,16 @@ export const multiAgentGraph = defineGraph({
       if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
       // A window keeps the lead's system prompt and the query in front; it never starts at a tool result (invariant I3).
       const shown = state.messageWindow === null ? history : [...history.slice(0, 2), ...messageWindow(history.slice(2), state.messageWindow)];
-      const response = await callLanguageModel(context, {
-        messages: [...shown, ...added],
-        ...(colleagues.length > 0 && !finalRound ? { tools: colleagues.map(consultTool) } : {}),
-      });
+      const messages = [...shown, ...added];
+      const tools = colleagues.length > 0 && !finalRound ? colleagues.map(consultTool) : undefined;
+      let promptTokens: number | undefined;
+      if (state.messageWindow === null) {
+        // Nothing is sent or appended past the threshold: the summary is its own step, then this one runs again.
+        const size = await checkPromptSize(context, state.memory, length, messages, tools, { summarizeAt: summarizeAtFor(context, state.summarizeAt) });
+        if (size.summarize) return { summarize: true, pendingConsults: [] };
+        promptTokens = size.promptTokens;
+      }
+      const response = await callLanguageModel(context, { messages, ...(tools ? { tools } : {}) }, promptTokens === undefined ? {} : { promptTokens });
       const calls = response.message.tool_calls ?? [];
       if (calls.length > 0 && (finalRound || colleagues.length === 0)) {
         throw new AgentqError(
@@ -144,6 +167,7 @@ export const multiAgentGraph = defineGraph({
       }
       return {
         messages: [...added, response.message],
+        summarize: false,
         pendingConsults: calls,
         ...(calls.length > 0 ? { toolRounds: state.toolRounds + 1 } : { answer: response.message.content ?? '' }),
       };
@@ -177,9 +201,24 @@ export const multiAgentGraph = defineGraph({
     },
     RETRY,
   )
+  .node(
+    'summarize',
+    async (state, context) => {
+      // Room for what the next prompt carries besides the history: the consult tools and the query (anchored in the system message).
+      const colleagues = state.selected.slice(1).map(({ name }) => expertNamed(state.experts, name));
+      const reservedTokens = (await estimatePromptTokens([], colleagues.map(consultTool))) + (await estimateTextTokens(state.query));
+      return { memory: await summarizeStep(context, state.memory, { reservedTokens, summarizeAt: summarizeAtFor(context, state.summarizeAt) }), summarize: false };
+    },
+    RETRY,
+  )
   .edge(START, 'recall')
   .edge('recall', 'lead')
-  .route('lead', (state) => (state.pendingConsults.length > 0 ? state.pendingConsults.map((call) => new Send('consult', call)) : END), ['consult', END])
+  .route(
+    'lead',
+    (state) => (state.summarize ? 'summarize' : state.pendingConsults.length > 0 ? state.pendingConsults.map((call) => new Send('consult', call)) : END),
+    ['summarize', 'consult', END],
+  )
+  .edge('summarize', 'lead')
   .edge('consult', 'lead')
   .build();
 

@@ -15,10 +15,11 @@ import { memoryChannel } from '../../shared/memory/memory-state.js';
 import { messageWindow } from '../../shared/memory/message-window.js';
 import { loadPromptHistory } from '../../shared/memory/prompt-history.js';
 import { shouldSummarize, summarizeHistory } from '../../shared/memory/summarize-history.js';
+import { summarizeAtFor } from '../../shared/memory/summarize-step.js';
 import { agentSettingsOf, languageModelOf, toolRegistryOf, type AgentSettings } from '../../shared/ports/agent-services.js';
 import type { AssistantMessage, ToolCall } from '../../shared/ports/language-model.js';
 import type { Message } from '../../shared/run-record.js';
-import { reactAgentInputSchema, type ReactAgentInput, type ReactAgentOutput } from '../../shared/schemas/react-agent-input.js';
+import { memoryChoiceOf, reactAgentInputSchema, type ReactAgentInput, type ReactAgentOutput } from '../../shared/schemas/react-agent-input.js';
 import { executeToolCallOutcome, type ToolCallOutcome } from '../../shared/tools/execute-tool-call.js';
 import { resolveToolHandling, type ToolHandling } from '../../shared/tools/tool-handling.js';
 import type { RetrieveOptions } from '../../shared/schemas/retrieve-options.js';
@@ -55,8 +56,8 @@ export interface ReactAgentGraphOptions {
   toolHandling?: ToolHandling;
   /** Input and output guardrails (a run's `guardrails` replaces a stage's list). @default none */
   guardrails?: GuardrailsInput;
-  /** `{ window: N }`: prompts show the last N messages (a run's `memory` overrides). @default summarise past AGENTQ_SUMMARIZE_AT */
-  memory?: { window: number };
+  /** `{ window: N }`: prompts show the last N messages; `{ summarizeAt: x }`: summarise past that share (a run's `memory` overrides). @default summarise past AGENTQ_SUMMARIZE_AT */
+  memory?: { window: number } | { summarizeAt: number };
 }
 
 /**
@@ -112,6 +113,8 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
       retrieval: retrievalChannel(),
       /** Message-window memory: prompts show this many of the latest messages; null: the summariser. */
       messageWindow: channel.replace<number | null>(null),
+      /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
+      summarizeAt: channel.replace<number | null>(null),
     },
     initialState: (input) => ({
       query: input.query,
@@ -121,7 +124,7 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
       settings: runSettingsOf(input),
       guardrails: planGuardrails(guardrails, input.guardrails),
       retrieveOptions: input.retrieve ?? null,
-      messageWindow: (input.memory ?? memory)?.window ?? null,
+      ...memoryChoiceOf(input.memory ?? memory),
     }),
     output: (state): ReactAgentOutput => ({ answer: state.directAnswer ?? state.answer, ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}) }),
   })
@@ -154,9 +157,10 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
         const messages = [...(state.messageWindow === null ? history : messageWindow(history, state.messageWindow)), ...added];
         const toolDescriptions = tools.length > 0 && !finalRound ? tools.map((tool) => tool.describe()) : undefined;
         let promptTokens: number | undefined;
-        if (settings.summarizeAt > 0 && state.messageWindow === null) {
+        const summarizeAt = summarizeAtFor(context, state.summarizeAt);
+        if (summarizeAt > 0 && state.messageWindow === null) {
           promptTokens = await estimatePromptTokens(messages, toolDescriptions);
-          if (shouldSummarize(state.memory, length, promptTokens, { contextWindow: contextWindowFor(context, settings, state.settings), summarizeAt: settings.summarizeAt })) {
+          if (shouldSummarize(state.memory, length, promptTokens, { contextWindow: contextWindowFor(context, settings, state.settings), summarizeAt })) {
             // Nothing is sent or appended: the summary is its own step, then this node runs again.
             return { summarize: true, pendingToolCalls: [] };
           }
@@ -227,7 +231,8 @@ export function createReactAgentGraph({ name = 'react-agent', version = '1', too
         const tools = toolRegistryOf(context).select(state.tools ?? undefined).map((tool) => tool.describe());
         const pendingTurn = state.turnStarted === false ? [{ role: 'user' as const, content: state.query }] : [];
         const reservedTokens = await estimatePromptTokens(pendingTurn, tools);
-        const memory = await summarizeHistory(context, state.memory, { contextWindow: contextWindowFor(context, settings, state.settings), summarizeAt: settings.summarizeAt, reservedTokens });
+        const summarizeAt = summarizeAtFor(context, state.summarizeAt);
+        const memory = await summarizeHistory(context, state.memory, { contextWindow: contextWindowFor(context, settings, state.settings), summarizeAt, reservedTokens });
         return { memory, summarize: false };
       },
       { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },

@@ -3,8 +3,13 @@ import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
 import { callLanguageModel } from '../../shared/llm/call-language-model.js';
 import { generateObject } from '../../shared/llm/generate-object.js';
+import { estimateTextTokens } from '../../shared/llm/estimate-tokens.js';
+import { memoryChannel } from '../../shared/memory/memory-state.js';
 import { messageWindow } from '../../shared/memory/message-window.js';
+import { loadPromptHistory } from '../../shared/memory/prompt-history.js';
+import { checkPromptSize, summarizeAtFor, summarizeStep } from '../../shared/memory/summarize-step.js';
 import type { Message } from '../../shared/run-record.js';
+import { memoryChoiceOf } from '../../shared/schemas/react-agent-input.js';
 import { reflectInputSchema, reflectVerdictSchema, type ReflectOutput, type ReflectVerdict } from '../../shared/schemas/reflect-input.js';
 
 export const DEFAULT_WRITER_SYSTEM_PROMPT =
@@ -29,6 +34,11 @@ export function critiqueMessage(critique: string): string {
  * verdict `{approved, critique}` through `generateObject`) loop until the judge approves or
  * `maxIterations` drafts were written. A critique goes back to the writer as a user message, so the
  * run's history is the writer's conversation; the verdicts are in the state and the output.
+ *
+ * Memory: when the writer's prompt would pass AGENTQ_SUMMARIZE_AT of the context window (or the run's
+ * `memory.summarizeAt`), `write` sends nothing and routes to `summarize`, its own checkpointed step,
+ * which folds older drafts and critiques into a summary; the task stays verbatim in the system message.
+ * `memory: {window: N}` shows the last N messages instead.
  */
 export const reflectGraph = defineGraph({
   name: 'reflect',
@@ -45,8 +55,14 @@ export const reflectGraph = defineGraph({
     draft: channel.replace(''),
     approved: channel.replace(false),
     reviews: channel.append<ReflectVerdict & { iteration: number }>(),
-    /** The run's memory window (messages after the task the writer sees); null: all of them. */
+    /** The run's memory window (messages after the task the writer sees); null: the summariser. */
     messageWindow: channel.replace<number | null>(null),
+    /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
+    summarizeAt: channel.replace<number | null>(null),
+    /** Which older messages the writer's prompts show as a summary (shared/memory). */
+    memory: memoryChannel(),
+    /** The writer's prompt is too long: the next step summarises the history. */
+    summarize: channel.replace(false),
   },
   initialState: (input) => ({
     task: input.task,
@@ -54,27 +70,46 @@ export const reflectGraph = defineGraph({
     ...(input.criteria === undefined ? {} : { criteria: input.criteria }),
     ...(input.writerSystem === undefined ? {} : { writerSystem: input.writerSystem }),
     ...(input.judgeSystem === undefined ? {} : { judgeSystem: input.judgeSystem }),
-    messageWindow: input.memory?.window ?? null,
+    ...memoryChoiceOf(input.memory),
   }),
   output: (state): ReflectOutput => ({ answer: state.draft, approved: state.approved, iterations: state.iteration, reviews: state.reviews }),
 })
   .node(
     'write',
     async (state, context) => {
-      // At most 2 × maxIterations (≤ 20) messages: reading them all is cheap.
-      const history = await context.history();
+      // At most 2 × maxIterations (≤ 20) messages, but drafts can be long: past the threshold they are summarised.
+      // With a window nothing is ever summarised (upTo stays 0): this is the whole history.
+      const window = state.messageWindow;
+      const { messages: history, length } = await loadPromptHistory(context, state.memory, state.task);
       const added: Message[] =
-        history.length === 0
+        length === 0
           ? [
               { role: 'system', content: state.writerSystem },
               { role: 'user', content: state.task },
             ]
           : [];
       // A window keeps the system prompt and the task in front: a writer that lost the task cannot revise.
-      const shown = state.messageWindow === null ? history : [...history.slice(0, 2), ...messageWindow(history.slice(2), state.messageWindow)];
-      const response = await callLanguageModel(context, { messages: [...shown, ...added] });
+      const shown = window === null ? history : [...history.slice(0, 2), ...messageWindow(history.slice(2), window)];
+      const messages = [...shown, ...added];
+      let promptTokens: number | undefined;
+      if (window === null) {
+        // Nothing is sent or appended past the threshold: the summary is its own step, then this one runs again.
+        const size = await checkPromptSize(context, state.memory, length, messages, undefined, { summarizeAt: summarizeAtFor(context, state.summarizeAt) });
+        if (size.summarize) return { summarize: true };
+        promptTokens = size.promptTokens;
+      }
+      const response = await callLanguageModel(context, { messages }, promptTokens === undefined ? {} : { promptTokens });
       const draft = response.message.content ?? '';
-      return { messages: [...added, { role: 'assistant', content: draft }], draft, iteration: state.iteration + 1 };
+      return { messages: [...added, { role: 'assistant', content: draft }], draft, iteration: state.iteration + 1, summarize: false };
+    },
+    RETRY,
+  )
+  .node(
+    'summarize',
+    async (state, context) => {
+      // The task goes back into the system message after a summary (promptView's anchor): room for it.
+      const reservedTokens = await estimateTextTokens(state.task);
+      return { memory: await summarizeStep(context, state.memory, { reservedTokens, summarizeAt: summarizeAtFor(context, state.summarizeAt) }), summarize: false };
     },
     RETRY,
   )
@@ -103,6 +138,8 @@ export const reflectGraph = defineGraph({
     RETRY,
   )
   .edge(START, 'write')
-  .edge('write', 'judge')
+  .route('write', (state) => (state.summarize ? 'summarize' : 'judge'), ['summarize', 'judge'])
+  .edge('summarize', 'write')
   .route('judge', (state) => (state.approved || state.iteration >= state.maxIterations ? END : 'write'), ['write', END])
   .build();
+
