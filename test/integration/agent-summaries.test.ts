@@ -123,6 +123,19 @@ describe('summarisation in reflect and multi-agent', () => {
     expect((await env.client.steps(done.id)).map((step) => step.node)).not.toContain('summarize');
   });
 
+  it('react-agent honours the run\'s memory.summarizeAt over AGENTQ_SUMMARIZE_AT', async () => {
+    server.setScript((request) => (isSummarizer(request) ? { content: SUMMARY } : { content: 'ok' }));
+    const query = longText('Question').repeat(5); // ~600 tokens: past 0.5 of the window, under 0.9
+    const nodesOf = async (memory?: unknown) => {
+      const done = await run('react-agent', { query, tools: [], ...(memory ? { memory } : {}) });
+      expect(done.status).toBe('completed');
+      return (await env.client.steps(done.id)).map((step) => step.node);
+    };
+    expect(await nodesOf()).toContain('summarize');
+    expect(await nodesOf({ summarizeAt: 0.9 })).toEqual(['model']);
+    expect(await nodesOf({ summarizeAt: 0 })).toEqual(['model']);
+  });
+
   it('a memory option with both window and summarizeAt fails the run naming both, before any model call', async () => {
     const done = await run('multi-agent', { query: 'q', experts: [{ name: 'a', description: 'anything' }], memory: { window: 4, summarizeAt: 0.5 } });
     expect(done.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/memory takes either window .* or summarizeAt/) });
