@@ -1,0 +1,61 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cliEnv } from '../helpers/run-cli.js';
+import { testConfig } from '../helpers/test-env.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Module hooks (node:module register) that append every module URL the process loads to `data.file`. */
+const RECORD_LOADS = `data:text/javascript,${encodeURIComponent(
+  "import { appendFileSync } from 'node:fs'; let file; export function initialize(data) { file = data.file; } " +
+    'export async function load(url, context, next) { appendFileSync(file, `${url}\\n`); return next(url, context); }',
+)}`;
+
+/** Runs `agentq <args>` (through tsx) and returns its exit code and the packages it loaded. */
+function packagesLoadedBy(args: string[], env: Record<string, string>, file: string): Promise<{ code: number | null; stderr: string; packages: Set<string> }> {
+  const register = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(RECORD_LOADS)}, { data: { file: ${JSON.stringify(file)} } });`)}`;
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', register, '--import', 'tsx', 'bin/agentq.ts', ...args], { cwd: root, env: { ...process.env, ...env } });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (code) => {
+      const urls = readFileSync(file, 'utf8').split('\n');
+      const packages = new Set(urls.map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name): name is string => name !== undefined));
+      resolve({ code, stderr, packages });
+    });
+  });
+}
+
+/**
+ * Issue 19 (CLI cold start): the read commands and `search` must not load what only writing needs. A
+ * static import of BullMQ (or of the Qdrant client for the embedded store) slipping back in fails here,
+ * without timing anything.
+ */
+describe('the CLI read path loads only what it needs', () => {
+  const work = mkdtempSync(join(tmpdir(), 'agentq-cli-read-path-'));
+  const config = testConfig({ AGENTQ_DATA_DIR: join(work, 'data') });
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it('status and runs read Redis without BullMQ', async () => {
+    const status = await packagesLoadedBy(['status', 'run_missing_read_path', '--json'], cliEnv(config), join(work, 'status.txt'));
+    expect(status.code).toBe(1);
+    expect(status.stderr).toContain('NOT_FOUND: run run_missing_read_path not found');
+    expect(status.packages).toContain('ioredis');
+    expect(status.packages).not.toContain('bullmq');
+
+    const runs = await packagesLoadedBy(['runs', '--json'], cliEnv(config), join(work, 'runs.txt'));
+    expect(runs.code).toBe(0);
+    expect(runs.packages).not.toContain('bullmq');
+  });
+
+  it('search on the embedded store loads neither Redis, BullMQ nor the Qdrant client', async () => {
+    const search = await packagesLoadedBy(['search', 'vacation days', '--json'], cliEnv(config), join(work, 'search.txt'));
+    expect(search.code).toBe(0);
+    expect(search.packages).toContain('better-sqlite3');
+    for (const heavy of ['bullmq', 'ioredis', '@qdrant/js-client-rest']) expect(search.packages).not.toContain(heavy);
+  });
+});
