@@ -44,7 +44,7 @@ export interface IngestClientOptions {
   vectorStore?: VectorStore;
   /**
    * Embeds search queries, so searches fuse lexical and dense ranks over chunks ingested with vectors.
-   * `null`: lexical only. @default the EMBED_MODEL embedder, none when EMBED_MODEL is unset
+   * `null`: lexical only. @default the embedder EMBED_PROVIDER names (the built-in model unless EMBED_MODEL is set), none with EMBED_PROVIDER=none
    */
   embedder?: Embedder | null;
 }
@@ -85,7 +85,7 @@ export class IngestClient {
     this.tenant = options.tenant ?? this.config.tenant;
     this.vectorStore = options.vectorStore;
     this.ownsVectorStore = !options.vectorStore;
-    this.embedder = options.embedder === undefined && !this.config.embedModel ? null : options.embedder;
+    this.embedder = options.embedder === undefined && this.config.embedProvider === 'none' ? null : options.embedder;
     this.redis = createRedis(this.config.redisUrl, 'producer', this.config.redisCommandTimeoutMs);
     this.redis.on('error', () => undefined); // surfaced per command instead
     this.blobRedis = createRedis(this.config.redisUrl, 'producer', this.config.ingestWriteTimeoutMs);
@@ -230,15 +230,17 @@ export class IngestClient {
   /** Ranked chunks of the tenant's documents (see searchDocuments); with an embedder, the query is embedded too. */
   async search({ tenant = this.tenant, ...request }: Omit<SearchRequest, 'tenant'> & { tenant?: string }): Promise<SearchHit[]> {
     const store = await this.store();
-    const embedder = await this.queryEmbedder();
-    if (!embedder || request.vector || typeof request.query !== 'string' || !request.query.trim()) return searchDocuments(store, { ...request, tenant });
+    const embedder = request.vector || typeof request.query !== 'string' || !request.query.trim() ? null : await this.queryEmbedder();
+    // Only where vectors are: a collection ingested without embeddings is searched lexically, without loading a model.
+    const withVectors = embedder && (await store.listCollections(tenant)).some((info) => info.dimensions !== null && (request.collection === undefined || info.name === request.collection));
+    if (!embedder || !withVectors) return searchDocuments(store, { ...request, tenant });
     const [vector] = (await embedder.embed([request.query])).vectors;
     return searchDocuments(store, { ...request, tenant, ...(vector ? { vector } : {}) });
   }
 
   private async queryEmbedder(): Promise<Embedder | null> {
     if (this.embedder === undefined) {
-      // Loaded only when EMBED_MODEL is set: the same embedder the workers build (createDefaultServices).
+      // Loaded only when an embedder is configured: the same one the workers build (createDefaultServices).
       const { createDefaultServices } = await import('../../worker/default-services.js');
       this.embedder = createDefaultServices(this.config).embedder ?? null;
     }

@@ -26,6 +26,8 @@ export interface Embedder {
   readonly provider: string;
   /** The model requested, e.g. `text-embedding-3-small` or `nomic-embed-text`. */
   readonly modelId: string;
+  /** The model runs in this process (no provider to protect): provider limits (AGENTQ_RATE_LIMITS) do not apply. @default false */
+  readonly inProcess?: boolean;
   /** Embeds `texts` (an empty list answers no vectors without a request). */
   embed(texts: readonly string[], options?: EmbedOptions): Promise<EmbedResult>;
 }
