@@ -56,6 +56,18 @@ describe('LocalEmbedder (the real model, in a thread)', () => {
     expect(finished).toEqual(['query', 'document']);
   });
 
+  it('embeds queries that wait together as one batch, each getting its own vector', async () => {
+    const queries = Array.from({ length: 12 }, (_, index) => `question ${index} about ${index % 2 === 0 ? 'ships' : 'bread'}?`);
+    const busy = embedder.embed(Array.from({ length: 16 }, (_, index) => `Filler text ${index}.`));
+    const together = await Promise.all(queries.map((query) => embedder.embed([query])));
+    await busy;
+    for (const [index, query] of queries.entries()) {
+      const [alone] = (await embedder.embed([query])).vectors;
+      expect(cosine(together[index]!.vectors[0]!, alone!)).toBeCloseTo(1, 4);
+      expect(together[index]!.usage.inputTokens).toBeGreaterThan(2);
+    }
+  });
+
   it('stops on an aborted signal, and shares its threads with every LocalEmbedder of the process', async () => {
     const controller = new AbortController();
     controller.abort(new Error('step cancelled'));
