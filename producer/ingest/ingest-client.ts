@@ -230,10 +230,11 @@ export class IngestClient {
   /** Ranked chunks of the tenant's documents (see searchDocuments); with an embedder, the query is embedded too. */
   async search({ tenant = this.tenant, ...request }: Omit<SearchRequest, 'tenant'> & { tenant?: string }): Promise<SearchHit[]> {
     const store = await this.store();
-    const embedder = request.vector || typeof request.query !== 'string' || !request.query.trim() ? null : await this.queryEmbedder();
-    // Only where vectors are: a collection ingested without embeddings is searched lexically, without loading a model.
-    const withVectors = embedder && (await store.listCollections(tenant)).some((info) => info.dimensions !== null && (request.collection === undefined || info.name === request.collection));
-    if (!embedder || !withVectors) return searchDocuments(store, { ...request, tenant });
+    const wantsVector = this.embedder !== null && !request.vector && typeof request.query === 'string' && request.query.trim() !== '';
+    // Only where vectors are: a collection ingested without embeddings is searched lexically, without loading a model (or its code).
+    const withVectors = wantsVector && (await store.listCollections(tenant)).some((info) => info.dimensions !== null && (request.collection === undefined || info.name === request.collection));
+    const embedder = withVectors ? await this.queryEmbedder() : null;
+    if (!embedder) return searchDocuments(store, { ...request, tenant });
     const [vector] = (await embedder.embed([request.query])).vectors;
     return searchDocuments(store, { ...request, tenant, ...(vector ? { vector, ...(embedder.fusion ? { fusion: embedder.fusion } : {}) } : {}) });
   }
