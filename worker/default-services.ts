@@ -69,7 +69,7 @@ export function createDefaultServices(config: Config, { tools = [], redis }: Def
  * threads start on the first text to embed), EMBED_MODEL on the endpoint (`openai`), or none (`none`).
  */
 function embedderFor(config: Config, endpoint: { baseURL?: string; apiKey?: string; timeoutMs: number }): { embedder?: Embedder } {
-  if (config.embedProvider === 'local') return { embedder: new LocalEmbedder({ threads: config.localEmbedThreads }) };
+  if (config.embedProvider === 'local') return { embedder: new LocalEmbedder({ threads: config.localEmbedThreads, denseWeight: config.localDenseWeight }) };
   if (config.embedProvider === 'openai' && config.embedModel) return { embedder: new OpenAIEmbedder({ model: config.embedModel, batchSize: config.embedBatchSize, ...endpoint }) };
   return {};
 }

@@ -102,6 +102,9 @@ describe('EMBED_PROVIDER', () => {
     expect(createDefaultServices(loadConfig(base)).embedder).toBeInstanceOf(LocalEmbedder);
     expect(createDefaultServices(loadConfig({ ...base, EMBED_MODEL: 'nomic-embed-text' })).embedder).toBeInstanceOf(OpenAIEmbedder);
     expect(createDefaultServices(loadConfig({ ...base, EMBED_PROVIDER: 'none' })).embedder).toBeUndefined();
+    // The local model's searches fuse by normalised scores, its cosine weighted by AGENTQ_LOCAL_DENSE_WEIGHT.
+    expect(createDefaultServices(loadConfig(base)).embedder?.fusion).toEqual({ method: 'scores', denseWeight: 0.5 });
+    expect(createDefaultServices(loadConfig({ ...base, AGENTQ_LOCAL_DENSE_WEIGHT: '0.3' })).embedder?.fusion).toEqual({ method: 'scores', denseWeight: 0.3 });
   });
 
   it('refuses an unknown value and contradictions, saying what to set', () => {
@@ -109,5 +112,6 @@ describe('EMBED_PROVIDER', () => {
     expect(() => loadConfig({ ...base, EMBED_PROVIDER: 'openai' })).toThrow(/EMBED_PROVIDER=openai needs EMBED_MODEL/);
     expect(() => loadConfig({ ...base, EMBED_PROVIDER: 'local', EMBED_MODEL: 'nomic-embed-text' })).toThrow(/EMBED_PROVIDER=local .* EMBED_MODEL is set \('nomic-embed-text'\)/);
     expect(() => loadConfig({ ...base, AGENTQ_LOCAL_EMBED_THREADS: '0' })).toThrow(/AGENTQ_LOCAL_EMBED_THREADS/);
+    expect(() => loadConfig({ ...base, AGENTQ_LOCAL_DENSE_WEIGHT: '-1' })).toThrow(/AGENTQ_LOCAL_DENSE_WEIGHT/);
   });
 });

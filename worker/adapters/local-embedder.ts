@@ -20,6 +20,8 @@ export interface LocalEmbedderOptions {
    * is free. Every LocalEmbedder of a process with the same count shares the same threads. @default 1
    */
   threads?: number;
+  /** The dense side's weight in hybrid searches (`fusion`). @default LOCAL_DENSE_WEIGHT (0.5) */
+  denseWeight?: number;
 }
 
 /**
@@ -41,11 +43,13 @@ export class LocalEmbedder implements Embedder {
    * and equal-rank fusion (RRF) pulls its misses up; half its normalised score added to BM25's lifts
    * both recall@1 and recall@5 over BM25 alone.
    */
-  readonly fusion: HybridFusion = { method: 'scores', denseWeight: LOCAL_DENSE_WEIGHT };
+  readonly fusion: HybridFusion;
   private readonly pool: LocalEmbeddingPool;
 
-  constructor({ threads = 1 }: LocalEmbedderOptions = {}) {
+  constructor({ threads = 1, denseWeight = LOCAL_DENSE_WEIGHT }: LocalEmbedderOptions = {}) {
     if (!Number.isInteger(threads) || threads < 1) throw new AgentqError('INVALID_INPUT', `LocalEmbedder threads must be a positive integer, got ${threads}`);
+    if (!(Number.isFinite(denseWeight) && denseWeight >= 0)) throw new AgentqError('INVALID_INPUT', `LocalEmbedder denseWeight must be a number ≥ 0, got ${denseWeight}`);
+    this.fusion = { method: 'scores', denseWeight };
     this.pool = sharedPool(threads);
   }
 
