@@ -71,6 +71,7 @@ export { multiAgentGraph } from './worker/graphs/multi-agent.js';
 export { multiAgentInputSchema, type Expert, type MultiAgentInput, type MultiAgentOutput } from './shared/schemas/multi-agent-input.js';
 export type { Embedder, EmbedOptions, EmbedResult } from './shared/ports/embedder.js';
 export { OpenAIEmbedder, type OpenAIEmbedderOptions } from './worker/adapters/openai-embedder.js';
+export { LocalEmbedder, LOCAL_EMBEDDING_MODEL, LOCAL_EMBEDDING_DIMENSIONS, type LocalEmbedderOptions } from './worker/adapters/local-embedder.js';
 export { embedTexts, type EmbedCall, type EmbedTextsOptions } from './shared/llm/embed-texts.js';
 export { generateObject, type GenerateObjectOptions, type GeneratedObject } from './shared/llm/generate-object.js';
 export { ProviderRateLimiter, type ProviderLimits } from './shared/limits/provider-rate-limiter.js';

@@ -81,7 +81,7 @@ async function main(): Promise<void> {
     ...(privateRedis ? { AGENTQ_ALLOW_UNSAFE_REDIS: 'true' } : {}),
   };
   const config = loadConfig({ ...process.env, ...env });
-  log(`eval ${set.name}: ${questions.length} questions, ${config.llmModel ? `model ${config.llmModel}` : 'no LLM_MODEL: extractive answers'}, redis ${env.REDIS_URL}${privateRedis ? ' (private)' : ''}`);
+  log(`eval ${set.name}: ${questions.length} questions, ${config.llmModel ? `model ${config.llmModel}` : 'no LLM_MODEL: extractive answers'}, embeddings ${config.embedProvider === 'openai' ? `openai (${config.embedModel})` : config.embedProvider}, redis ${env.REDIS_URL}${privateRedis ? ' (private)' : ''}`);
   const ingest = new IngestClient({ config });
   const client = new AgentClient({ config });
   let worker: WorkerProcess | undefined;

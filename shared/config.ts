@@ -143,6 +143,11 @@ const envSchema = z.object({
   AGENTQ_QDRANT_UPSERT_BATCH: int(256, 1),
   // More agents: embeddings, provider limits, memory, http_fetch (the README configuration table describes each).
   EMBED_MODEL: z.string().min(1).optional(),
+  EMBED_PROVIDER: z
+    .enum(['local', 'openai', 'none'], { error: 'must be local (the built-in model, no endpoint), openai (EMBED_MODEL on OPENAI_BASE_URL) or none (lexical search only)' })
+    .optional(),
+  AGENTQ_LOCAL_EMBED_THREADS: int(1, 1),
+  AGENTQ_LOCAL_DENSE_WEIGHT: z.coerce.number().min(0).max(10).default(0.5),
   MODERATION_MODEL: z.string().min(1).optional(),
   AGENTQ_EMBED_BATCH_SIZE: int(128, 1),
   AGENTQ_RATE_LIMITS: z
@@ -201,6 +206,8 @@ const envSchema = z.object({
   // Agentic RAG chat (the README configuration table describes it).
   AGENTQ_CHAT_WAIT_MS: int(30_000, 0),
 });
+
+export type EmbedProvider = 'local' | 'openai' | 'none';
 
 export interface Config {
   /** Unset: `redis://127.0.0.1:6379` for clients; `npm start` starts a private redis-server instead. */
@@ -336,8 +343,18 @@ export interface Config {
   qdrantTimeoutMs: number;
   /** Points per Qdrant upsert request. @default 256 */
   qdrantUpsertBatchSize: number;
-  /** Embedding model on the OPENAI_BASE_URL endpoint; unset: no embedder (multi-agent recalls experts lexically). */
+  /**
+   * Who embeds chunks and queries (EMBED_PROVIDER): `local` (the built-in model, in threads of each
+   * process), `openai` (EMBED_MODEL on OPENAI_BASE_URL) or `none` (lexical search only; multi-agent
+   * recalls experts lexically). @default `openai` when EMBED_MODEL is set, else `local`
+   */
+  embedProvider: EmbedProvider;
+  /** Embedding model on the OPENAI_BASE_URL endpoint (EMBED_PROVIDER=openai). */
   embedModel: string | undefined;
+  /** Threads per process that run the local embedding model (AGENTQ_LOCAL_EMBED_THREADS). @default 1 */
+  localEmbedThreads: number;
+  /** Weight of the local model's normalised cosine beside BM25's normalised score in hybrid searches (AGENTQ_LOCAL_DENSE_WEIGHT). @default 0.5 */
+  localDenseWeight: number;
   /** MCP servers whose tools workers offer (AGENTQ_MCP_SERVERS). */
   mcpServers: McpServers;
   mcpConnectTimeoutMs: number;
@@ -386,6 +403,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `invalid configuration: AGENTQ_LIVENESS_TTL_MS (${e.AGENTQ_LIVENESS_TTL_MS}) must be at least twice AGENTQ_LIVENESS_INTERVAL_MS (${e.AGENTQ_LIVENESS_INTERVAL_MS}), or one late beat would declare a live worker dead`,
     );
   }
+  const embedProvider = embedProviderOf(e.EMBED_PROVIDER, e.EMBED_MODEL);
   const redisClusterNodes = e.REDIS_CLUSTER_NODES === undefined ? undefined : parseClusterNodes(e.REDIS_CLUSTER_NODES);
   if (redisClusterNodes) checkClusterConfig(e.REDIS_URL, e.AGENTQ_QUEUE_PREFIX);
   return {
@@ -463,7 +481,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     qdrantCollectionPrefix: e.AGENTQ_QDRANT_COLLECTION_PREFIX,
     qdrantTimeoutMs: e.AGENTQ_QDRANT_TIMEOUT_MS,
     qdrantUpsertBatchSize: e.AGENTQ_QDRANT_UPSERT_BATCH,
+    embedProvider,
     embedModel: e.EMBED_MODEL,
+    localEmbedThreads: e.AGENTQ_LOCAL_EMBED_THREADS,
+    localDenseWeight: e.AGENTQ_LOCAL_DENSE_WEIGHT,
     moderationModel: e.MODERATION_MODEL,
     mcpServers: e.AGENTQ_MCP_SERVERS,
     mcpConnectTimeoutMs: e.AGENTQ_MCP_CONNECT_TIMEOUT_MS,
@@ -479,6 +500,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpFetchTimeoutMs: e.AGENTQ_HTTP_FETCH_TIMEOUT_MS,
     chatWaitMs: e.AGENTQ_CHAT_WAIT_MS,
   };
+}
+
+/** EMBED_PROVIDER, or what EMBED_MODEL implies when it is unset; a contradiction is refused, naming both. */
+function embedProviderOf(provider: EmbedProvider | undefined, model: string | undefined): EmbedProvider {
+  if (provider === undefined) return model ? 'openai' : 'local';
+  if (provider === 'openai' && !model) {
+    throw new AgentqError('INVALID_INPUT', 'invalid configuration: EMBED_PROVIDER=openai needs EMBED_MODEL (the embedding model on OPENAI_BASE_URL, e.g. text-embedding-3-small); or set EMBED_PROVIDER=local for the built-in model (see the configuration table in README.md)');
+  }
+  if (provider === 'local' && model) {
+    throw new AgentqError('INVALID_INPUT', `invalid configuration: EMBED_PROVIDER=local embeds with the built-in model, but EMBED_MODEL is set ('${model}'): unset EMBED_MODEL, or set EMBED_PROVIDER=openai to use it (see the configuration table in README.md)`);
+  }
+  return provider;
 }
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';

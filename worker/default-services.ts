@@ -8,6 +8,8 @@ import type { AgentServices, RequestRateLimiter } from '../shared/ports/agent-se
 import { createRedis } from '../shared/redis/create-redis.js';
 import type { AnyTool } from '../shared/tools/define-tool.js';
 import { ToolRegistry } from '../shared/tools/tool-registry.js';
+import type { Embedder } from '../shared/ports/embedder.js';
+import { LocalEmbedder } from './adapters/local-embedder.js';
 import { OpenAIEmbedder } from './adapters/openai-embedder.js';
 import { OpenAILanguageModel } from './adapters/openai-language-model.js';
 import { OpenAIModerator } from './adapters/openai-moderator.js';
@@ -26,7 +28,7 @@ export interface DefaultServicesOptions {
 
 /**
  * The services a worker hands its nodes unless told otherwise: the language model when LLM_MODEL is
- * set and the embedder when EMBED_MODEL is set (both on OPENAI_BASE_URL / OPENAI_API_KEY), the tool
+ * set (on OPENAI_BASE_URL / OPENAI_API_KEY), the embedder EMBED_PROVIDER names (see embedderFor), the tool
  * registry with the built-in tools (plus `http_fetch` when AGENTQ_HTTP_FETCH_ALLOW_HOSTS lists hosts)
  * and yours, the provider limiter when AGENTQ_RATE_LIMITS is set, and the agent limits from the config.
  */
@@ -42,7 +44,7 @@ export function createDefaultServices(config: Config, { tools = [], redis }: Def
       : [];
   return {
     ...(config.llmModel ? { languageModel: new OpenAILanguageModel({ model: config.llmModel, stream: config.llmStream, ...endpoint }) } : {}),
-    ...(config.embedModel ? { embedder: new OpenAIEmbedder({ model: config.embedModel, batchSize: config.embedBatchSize, ...endpoint }) } : {}),
+    ...embedderFor(config, endpoint),
     ...(config.moderationModel ? { moderator: new OpenAIModerator({ model: config.moderationModel, ...endpoint }) } : {}),
     ...(Object.keys(config.rateLimits).length > 0 ? { rateLimiter: lazyRateLimiter(config, redis) } : {}),
     tenantBudget: lazyTenantBudget(config, redis),
@@ -60,6 +62,16 @@ export function createDefaultServices(config: Config, { tools = [], redis }: Def
       ragTopK: config.ragTopK,
     },
   };
+}
+
+/**
+ * The embedder EMBED_PROVIDER names: the built-in model (`local`, the default without EMBED_MODEL; its
+ * threads start on the first text to embed), EMBED_MODEL on the endpoint (`openai`), or none (`none`).
+ */
+function embedderFor(config: Config, endpoint: { baseURL?: string; apiKey?: string; timeoutMs: number }): { embedder?: Embedder } {
+  if (config.embedProvider === 'local') return { embedder: new LocalEmbedder({ threads: config.localEmbedThreads, denseWeight: config.localDenseWeight }) };
+  if (config.embedProvider === 'openai' && config.embedModel) return { embedder: new OpenAIEmbedder({ model: config.embedModel, batchSize: config.embedBatchSize, ...endpoint }) };
+  return {};
 }
 
 /** The Redis limiter, connected on first use (a worker whose graphs never call a model opens nothing). */

@@ -71,6 +71,7 @@ async function runBatchFloor({ redisUrl, quick, log }: BenchContext): Promise<Be
     OPENAI_API_KEY: 'bench',
     LLM_MODEL: 'scripted-chat',
     EMBED_MODEL: '',
+    EMBED_PROVIDER: 'none',
   };
   const config = loadConfig({ ...process.env, ...env });
   const ingest = new IngestClient({ config });

@@ -6,6 +6,8 @@
  * Figures: ingest_chunks_per_s, ingest_docs_per_s, search_p50_ms, search_p95_ms, and retrieval quality
  * (search_recall_at_5, search_all_at_5, search_mrr: documents ranked by their best chunk) to compare
  * with the plain-BM25 baseline in the set's README. `--quick` ingests 500 documents and runs 50 searches.
+ * Lexical by default (no embedder: the store is measured); `embed: 'local'` (`--embed local`) embeds every
+ * chunk and query with the built-in model, so the same figures show its ingest cost and the hybrid search.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -32,6 +34,8 @@ export interface IngestSectionOptions {
   questionsFile?: string;
   /** Ingest only the first n documents (retrieval quality is then not reported). @default all (500 with --quick) */
   limit?: number;
+  /** `none`: lexical; `local`: the built-in embedding model (EMBED_PROVIDER=local). @default 'none' */
+  embed?: 'none' | 'local';
 }
 
 interface Question {
@@ -40,11 +44,11 @@ interface Question {
   gold_doc_ids: string[];
 }
 
-export function ingestSection({ docsDir = join(evalSet, 'docs'), questionsFile = join(evalSet, 'questions.jsonl'), limit }: IngestSectionOptions = {}): BenchSection {
-  return { name: 'ingest', run: (context) => runIngest(context, { docsDir, questionsFile, limit: limit ?? (context.quick ? QUICK_DOCUMENTS : undefined) }) };
+export function ingestSection({ docsDir = join(evalSet, 'docs'), questionsFile = join(evalSet, 'questions.jsonl'), limit, embed = 'none' }: IngestSectionOptions = {}): BenchSection {
+  return { name: 'ingest', run: (context) => runIngest(context, { docsDir, questionsFile, embed, limit: limit ?? (context.quick ? QUICK_DOCUMENTS : undefined) }) };
 }
 
-async function runIngest({ redisUrl, quick, log }: BenchContext, { docsDir, questionsFile, limit }: Required<Omit<IngestSectionOptions, 'limit'>> & { limit: number | undefined }): Promise<BenchFigures> {
+async function runIngest({ redisUrl, quick, log }: BenchContext, { docsDir, questionsFile, limit, embed }: Required<Omit<IngestSectionOptions, 'limit'>> & { limit: number | undefined }): Promise<BenchFigures> {
   if (!existsSync(docsDir)) throw new Error(`BENCH_DATA_MISSING: ${docsDir} does not exist: the eval sets live in ../shared/eval beside the repository (see its README)`);
   const { figures, record } = figureRecorder(log);
   const dataDir = mkdtempSync(join(tmpdir(), 'agentq-bench-ingest-'));
@@ -56,11 +60,12 @@ async function runIngest({ redisUrl, quick, log }: BenchContext, { docsDir, ques
     AGENTQ_DATA_DIR: join(dataDir, 'agentq'),
     // The worker says it started at info level; only its errors are passed on.
     AGENTQ_LOG_LEVEL: 'info',
-    // Lexical retrieval: an embedding endpoint would be measured instead of the store.
+    // Lexical retrieval unless asked: an embedding endpoint would be measured instead of the store.
     EMBED_MODEL: '',
+    EMBED_PROVIDER: embed,
   };
   const config = loadConfig({ ...process.env, ...env });
-  log(`documents from ${relative(root, docsDir)}${limit === undefined ? '' : ` (first ${limit})`}; chunks of ${config.chunkTokens} tokens (overlap ${config.chunkOverlapTokens}); ${config.ingestConcurrency} parse threads`);
+  log(`documents from ${relative(root, docsDir)}${limit === undefined ? '' : ` (first ${limit})`}; chunks of ${config.chunkTokens} tokens (overlap ${config.chunkOverlapTokens}); ${config.ingestConcurrency} parse threads; embeddings: ${embed === 'local' ? `local (${config.localEmbedThreads} thread(s))` : 'none'}`);
   const client = new IngestClient({ config });
   let worker: WorkerProcess | undefined;
   try {

@@ -69,6 +69,7 @@ async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<Benc
     OPENAI_API_KEY: 'bench',
     LLM_MODEL: 'scripted-chat',
     EMBED_MODEL: '',
+    EMBED_PROVIDER: 'none',
   };
   const config = loadConfig({ ...process.env, ...env });
   const ingest = new IngestClient({ config });

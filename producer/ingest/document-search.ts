@@ -12,7 +12,7 @@ export interface DocumentSearchOptions {
   vectorStore?: VectorStore;
   /**
    * Embeds search queries, so searches fuse lexical and dense ranks over chunks ingested with vectors.
-   * `null`: lexical only. @default the EMBED_MODEL embedder, none when EMBED_MODEL is unset
+   * `null`: lexical only. @default the embedder EMBED_PROVIDER names (the built-in model unless EMBED_MODEL is set), none with EMBED_PROVIDER=none
    */
   embedder?: Embedder | null;
 }
@@ -34,16 +34,19 @@ export class DocumentSearch {
     this.tenant = options.tenant ?? this.config.tenant;
     this.vectorStore = options.vectorStore;
     this.ownsVectorStore = !options.vectorStore;
-    this.embedder = options.embedder === undefined && !this.config.embedModel ? null : options.embedder;
+    this.embedder = options.embedder === undefined && this.config.embedProvider === 'none' ? null : options.embedder;
   }
 
   /** Ranked chunks of the tenant's documents (see searchDocuments); with an embedder, the query is embedded too. */
   async search({ tenant = this.tenant, ...request }: Omit<SearchRequest, 'tenant'> & { tenant?: string }): Promise<SearchHit[]> {
     const store = await this.store();
-    const embedder = await this.queryEmbedder();
-    if (!embedder || request.vector || typeof request.query !== 'string' || !request.query.trim()) return searchDocuments(store, { ...request, tenant });
+    const wantsVector = this.embedder !== null && !request.vector && typeof request.query === 'string' && request.query.trim() !== '';
+    // Only where vectors are: a collection ingested without embeddings is searched lexically, without loading a model (or its code).
+    const withVectors = wantsVector && (await store.listCollections(tenant)).some((info) => info.dimensions !== null && (request.collection === undefined || info.name === request.collection));
+    const embedder = withVectors ? await this.queryEmbedder() : null;
+    if (!embedder) return searchDocuments(store, { ...request, tenant });
     const [vector] = (await embedder.embed([request.query])).vectors;
-    return searchDocuments(store, { ...request, tenant, ...(vector ? { vector } : {}) });
+    return searchDocuments(store, { ...request, tenant, ...(vector ? { vector, ...(embedder.fusion ? { fusion: embedder.fusion } : {}) } : {}) });
   }
 
   /** The vector store, opened on first use. */
@@ -58,7 +61,7 @@ export class DocumentSearch {
 
   private async queryEmbedder(): Promise<Embedder | null> {
     if (this.embedder === undefined) {
-      // Loaded only when EMBED_MODEL is set: the same embedder the workers build (createDefaultServices).
+      // Loaded only when a search needs it: the same embedder the workers build (createDefaultServices).
       const { createDefaultServices } = await import('../../worker/default-services.js');
       this.embedder = createDefaultServices(this.config).embedder ?? null;
     }

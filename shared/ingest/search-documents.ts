@@ -1,5 +1,5 @@
 import { AgentqError } from '../errors.js';
-import type { PayloadFilter, VectorStore } from '../ports/vector-store.js';
+import type { HybridFusion, PayloadFilter, VectorStore } from '../ports/vector-store.js';
 import type { ChunkPayload } from './chunk-records.js';
 
 export interface SearchRequest {
@@ -13,6 +13,8 @@ export interface SearchRequest {
   tenant: string;
   /** The query's embedding, when an embedder is configured: hits then fuse lexical and dense ranks. @default none */
   vector?: readonly number[];
+  /** How lexical and dense ranks are fused (the embedder's `fusion`). @default RRF */
+  fusion?: HybridFusion;
   /** Only chunks whose payload matches (e.g. `{docId}`). @default none */
   filter?: PayloadFilter;
 }
@@ -35,10 +37,10 @@ export interface SearchHit {
 export const MAX_SEARCH_K = 100;
 
 /** Searches the tenant's ingested documents: the capability behind `agentq search`, `POST /v1/search` and the RAG graphs. */
-export async function searchDocuments(store: VectorStore, { query, collection, k = 5, tenant, vector, filter }: SearchRequest): Promise<SearchHit[]> {
+export async function searchDocuments(store: VectorStore, { query, collection, k = 5, tenant, vector, fusion, filter }: SearchRequest): Promise<SearchHit[]> {
   if (typeof query !== 'string' || query.trim().length === 0) throw new AgentqError('INVALID_INPUT', 'search: query must be non-empty text');
   if (!Number.isInteger(k) || k < 1 || k > MAX_SEARCH_K) throw new AgentqError('INVALID_INPUT', `search: k must be an integer from 1 to ${MAX_SEARCH_K}, got ${k}`);
-  const hits = await store.query(tenant, { text: query, limit: k, ...(collection === undefined ? {} : { collection }), ...(vector ? { vector } : {}), ...(filter ? { filter } : {}) });
+  const hits = await store.query(tenant, { text: query, limit: k, ...(collection === undefined ? {} : { collection }), ...(vector ? { vector, ...(fusion ? { fusion } : {}) } : {}), ...(filter ? { filter } : {}) });
   return hits.map((hit) => {
     const payload = hit.payload as unknown as Partial<ChunkPayload>;
     return {

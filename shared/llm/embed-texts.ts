@@ -24,9 +24,15 @@ export interface EmbedCall extends EmbedResult {
  * One embeddings call inside a node, the way `callLanguageModel` does a chat call: saved with
  * `context.memo` before it is used (I4), within the provider limits (AGENTQ_RATE_LIMITS, an entry for
  * the embedding model), traced as a GenAI `embeddings` span, usage and cost (AGENTQ_PRICES, input
- * price) recorded on the step.
+ * price) recorded on the step. An in-process model (`embedder.inProcess`, the local one) is only traced:
+ * no memo, no provider limits, no usage charged to the run or tenant.
  */
 export async function embedTexts(context: NodeContext, embedder: Embedder, texts: readonly string[], { key = 'embed' }: EmbedTextsOptions = {}): Promise<EmbedCall> {
+  if (embedder.inProcess) {
+    // Nothing to pay for or protect: computed again on a retry (deterministic, milliseconds), no usage charged.
+    const result = await tracedEmbed(embedder, texts, context.abortSignal);
+    return { ...result, costUsd: 0, fresh: true };
+  }
   let fresh = false;
   const saved = await context.memo<EmbedResult>(key, async () => {
     const slot = await takeProviderSlot(context, {

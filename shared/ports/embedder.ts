@@ -1,3 +1,5 @@
+import type { HybridFusion } from './vector-store.js';
+
 /** Per-call options of `Embedder.embed`. */
 export interface EmbedOptions {
   /** The step's signal: cancellation, timeout, deadline, shutdown. @default none */
@@ -26,6 +28,10 @@ export interface Embedder {
   readonly provider: string;
   /** The model requested, e.g. `text-embedding-3-small` or `nomic-embed-text`. */
   readonly modelId: string;
+  /** The model runs in this process (no provider to protect): provider limits (AGENTQ_RATE_LIMITS) do not apply. @default false */
+  readonly inProcess?: boolean;
+  /** How searches fuse this model's dense ranking with BM25 (a weak model gets less say). @default { method: 'rrf' } */
+  readonly fusion?: HybridFusion;
   /** Embeds `texts` (an empty list answers no vectors without a request). */
   embed(texts: readonly string[], options?: EmbedOptions): Promise<EmbedResult>;
 }

@@ -89,9 +89,17 @@ export function checkQuery(query: VectorQuery): { limit: number } {
   if (query.text !== undefined && typeof query.text !== 'string') throw new AgentqError('INVALID_INPUT', 'vector store: query text must be a string');
   if (query.vector !== undefined) checkVector(query.vector, 'the query vector');
   checkFilter(query.filter);
+  checkFusion(query.fusion);
   const limit = query.limit ?? DEFAULT_QUERY_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_QUERY_LIMIT) {
     throw new AgentqError('INVALID_INPUT', `vector store: limit must be an integer from 1 to ${MAX_QUERY_LIMIT}, got ${JSON.stringify(query.limit)}`);
   }
   return { limit };
+}
+
+function checkFusion(fusion: VectorQuery['fusion']): void {
+  if (fusion === undefined || fusion.method === 'rrf') return;
+  if (fusion.method !== 'scores' || !(typeof fusion.denseWeight === 'number' && Number.isFinite(fusion.denseWeight) && fusion.denseWeight >= 0)) {
+    throw new AgentqError('INVALID_INPUT', `vector store: fusion must be {method: 'rrf'} or {method: 'scores', denseWeight: a number ≥ 0}, got ${JSON.stringify(fusion)}`);
+  }
 }

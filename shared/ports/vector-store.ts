@@ -59,7 +59,18 @@ export interface VectorQuery {
   readonly filter?: PayloadFilter;
   /** At most this many hits. @default 10 */
   readonly limit?: number;
+  /** How a query with both `text` and `vector` fuses the two rankings. @default { method: 'rrf' } */
+  readonly fusion?: HybridFusion;
 }
+
+/**
+ * Fusion of the lexical and dense rankings of a hybrid query: reciprocal-rank fusion (`rrf`, Σ 1/(60 +
+ * rank), both sides equal), or `scores`: each side's scores min-max normalised over its candidates, the
+ * dense side's multiplied by `denseWeight`, summed — for an embedding model weaker than BM25 on its own
+ * (the built-in local one). The embedded store does both; Qdrant fuses `rrf` on the server and
+ * `scores` in the adapter (one lexical and one dense query).
+ */
+export type HybridFusion = { readonly method: 'rrf' } | { readonly method: 'scores'; readonly denseWeight: number };
 
 /** A hit of a query. */
 export interface VectorHit {
@@ -67,7 +78,8 @@ export interface VectorHit {
   readonly collection: string;
   /**
    * Higher is better, comparable only within one query: BM25 relevance (> 0) for a text query; cosine
-   * similarity (-1…1) for a vector query; reciprocal-rank fusion (Σ 1/(60 + rank)) when both are given.
+   * similarity (-1…1) for a vector query; reciprocal-rank fusion (Σ 1/(60 + rank)) when both are given,
+   * or the weighted sum of normalised scores (0…1 + denseWeight) with `fusion: {method: 'scores'}`.
    */
   readonly score: number;
   readonly text: string;

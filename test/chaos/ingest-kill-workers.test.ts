@@ -43,6 +43,7 @@ describe('chaos: ingest workers killed with SIGKILL mid-batch', () => {
     AGENTQ_CHUNK_OVERLAP_TOKENS: '10',
     AGENTQ_INGEST_CONCURRENCY: '2',
     AGENTQ_LOG_LEVEL: 'error',
+    EMBED_PROVIDER: 'none',
   };
   const client = new IngestClient({ config });
   const workers: (ChildProcess | undefined)[] = [];

@@ -249,6 +249,19 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
         expect(ids[0]).toBe('v1'); // found by both
         for (let index = 1; index < hits.length; index += 1) expect(hits[index - 1]!.score).toBeGreaterThanOrEqual(hits[index]!.score);
       });
+
+      it("fuses by normalised scores with fusion 'scores': the dense side counts denseWeight, and a weight of 0 leaves the lexical order", async () => {
+        const owner = tenant();
+        await store.upsert(owner, 'compass', vectors);
+        const weighted = await store.query(owner, { text: 'north', vector: [0, 1, 0], limit: 4, fusion: { method: 'scores', denseWeight: 0.5 } });
+        expect(weighted[0]!.id).toBe('v1');
+        expect(weighted.map((hit) => hit.id)).toContain('v3'); // only the vector side finds it, still a candidate
+        for (const hit of weighted) expect(hit.score).toBeLessThanOrEqual(1.5 + 1e-9);
+        const lexicalOnly = await store.query(owner, { text: 'north', limit: 4 });
+        const zero = await store.query(owner, { text: 'north', vector: [0, 1, 0], limit: lexicalOnly.length, fusion: { method: 'scores', denseWeight: 0 } });
+        expect(zero.map((hit) => hit.id)).toEqual(lexicalOnly.map((hit) => hit.id));
+        await expectCode(store.query(owner, { text: 'north', vector: [0, 1, 0], fusion: { method: 'scores', denseWeight: -1 } }), 'INVALID_INPUT');
+      });
     });
   });
 }

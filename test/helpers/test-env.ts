@@ -22,6 +22,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     AGENTQ_SHUTDOWN_GRACE_MS: '2000',
     // A graph no live worker serves fails at once, as a raw job's unknown graph should in most tests.
     AGENTQ_UNSERVED_GRAPH_WAIT_MS: '0',
+    // Lexical unless a test asks for an embedder: only the tests of the local model load it.
+    ...(env.EMBED_MODEL ? {} : { EMBED_PROVIDER: 'none' }),
     ...env,
   });
 }

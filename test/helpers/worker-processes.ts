@@ -31,9 +31,9 @@ export function spawnWorker(script: string, env: Record<string, string>, { onStd
   });
 }
 
-/** The environment of a worker process on `config`'s Redis and prefixes (logs at error), plus `extra`. */
+/** The environment of a worker process on `config`'s Redis and prefixes (logs at error, no embedder, as testConfig), plus `extra`. */
 export function workerEnv(config: Pick<Config, 'redisUrl' | 'keyPrefix' | 'queuePrefix'>, extra: Record<string, string> = {}): Record<string, string> {
-  return { REDIS_URL: config.redisUrl!, AGENTQ_KEY_PREFIX: config.keyPrefix, AGENTQ_QUEUE_PREFIX: config.queuePrefix, AGENTQ_LOG_LEVEL: 'error', ...extra };
+  return { REDIS_URL: config.redisUrl!, AGENTQ_KEY_PREFIX: config.keyPrefix, AGENTQ_QUEUE_PREFIX: config.queuePrefix, AGENTQ_LOG_LEVEL: 'error', ...(extra.EMBED_MODEL ? {} : { EMBED_PROVIDER: 'none' }), ...extra };
 }
 
 export function killHard(child: ChildProcess): Promise<void> {

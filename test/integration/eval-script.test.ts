@@ -31,6 +31,7 @@ describe('eval script', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: inject('redisUrl'), AGENTQ_LOG_LEVEL: 'silent' };
     delete env.LLM_MODEL;
     delete env.EMBED_MODEL;
+    env.EMBED_PROVIDER = 'none';
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/eval.ts', '--set', set.path, '--concurrency', '2', '--out', out], { cwd: root, env, timeout: 120_000 });
 
     const lines = stdout.trimEnd().split('\n');

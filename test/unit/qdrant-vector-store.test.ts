@@ -385,6 +385,22 @@ describe('QdrantVectorStore: querying', () => {
     ]);
   });
 
+  it("text and vector with fusion 'scores': one lexical and one dense query, fused here by normalised scores (dense × denseWeight)", async () => {
+    server.answer('POST', `${CHUNKS}/points/query`, ok({ points: [point('lex', 9), point('both', 5), point('low', 1)] }), ok({ points: [point('both', 0.8), point('dense', 0.4)] }));
+    const hits = await store.query('acme', { collection: 'docs', text: 'zebra', vector: [1, 0, 0], limit: 3, fusion: { method: 'scores', denseWeight: 0.5 } });
+    const bodies = server.requestsTo(/\/points\/query$/).map((request) => request.body as { using: string; limit: number; prefetch?: unknown });
+    expect(bodies.map((body) => [body.using, body.limit, body.prefetch])).toEqual([
+      ['bm25', 50, undefined],
+      ['dense-3', 50, undefined],
+    ]);
+    // lex 1; both 0.5 + 0.5 × 1; dense 0.5 × 0; low 0.
+    expect(hits.map((hit) => [hit.id, hit.score])).toEqual([
+      ['lex', 1],
+      ['both', 1],
+      ['low', 0],
+    ]);
+  });
+
   it('sends no query that cannot match: text without words, a vector length no record has', async () => {
     expect(await store.query('acme', { text: '!!! the ???' })).toEqual([]);
     expect(await store.query('acme', { vector: [1, 0] })).toEqual([]);

@@ -3,7 +3,7 @@ import { AgentqError } from '../../shared/errors.js';
 import { checkCollection, checkEnsureCollection, checkFilter, checkQuery, checkRecords, checkTenant, MAX_QUERY_LIMIT } from '../../shared/ports/vector-store-arguments.js';
 import type { CollectionInfo, DeleteSelector, Payload, PayloadFilter, VectorHit, VectorQuery, VectorRecord, VectorStore } from '../../shared/ports/vector-store.js';
 import { Bm25SparseEncoder, type Bm25SparseEncoderOptions } from '../../shared/retrieval/bm25-sparse-encoder.js';
-import { reciprocalRankFusion } from '../../shared/retrieval/reciprocal-rank-fusion.js';
+import { fuseHybrid } from '../../shared/retrieval/fuse-hybrid.js';
 import { keywordCondition, recordFilterConditions, type QdrantCondition } from './qdrant-filter.js';
 import { denseVectorName, qdrantCollectionNames, SPARSE_VECTOR, type QdrantCollectionNames } from './qdrant-layout.js';
 import { QdrantLayoutKeeper } from './qdrant-layout-keeper.js';
@@ -177,6 +177,13 @@ export class QdrantVectorStore implements VectorStore {
     if (lexical && dense) {
       // Each side fetches more than `limit`, so that an item ranked lower on one side can still rise.
       const candidates = Math.min(MAX_QUERY_LIMIT, Math.max(limit * 4, 50));
+      if (query.fusion?.method === 'scores') {
+        // Qdrant's server-side fusions have no weights: both rankings are fetched and fused here, as the embedded store does.
+        const side = async (what: string, using: typeof lexical | typeof dense) =>
+          (await this.request(what, () => this.client.query(this.names.chunks, { ...request, ...using, limit: candidates }))).points.map((point) => toHit(point));
+        const [lexicalHits, denseHits] = await Promise.all([side('lexical query', lexical), side('dense query', dense)]);
+        return fuseHybrid(lexicalHits, denseHits, query.fusion).slice(0, limit);
+      }
       const result = await this.request('hybrid query', () =>
         this.client.query(this.names.chunks, { ...request, prefetch: [{ ...lexical, filter, limit: candidates }, { ...dense, filter, limit: candidates }], query: { rrf: { k: RRF_K + 1 } } }),
       );
@@ -187,7 +194,7 @@ export class QdrantVectorStore implements VectorStore {
     const result = await this.request(lexical ? 'lexical query' : 'dense query', () => this.client.query(this.names.chunks, { ...request, ...side }));
     const hits = result.points.map((point) => toHit(point));
     // Asked for both but only one side can match: still a fused score, as the port documents.
-    return query.text !== undefined && query.vector !== undefined ? reciprocalRankFusion([hits], RRF_K) : hits;
+    return query.text !== undefined && query.vector !== undefined ? fuseHybrid(lexical ? hits : [], lexical ? [] : hits, query.fusion) : hits;
   }
 
   /** No connections to release: the HTTP client's idle keep-alive sockets close on their own. Later calls fail. */

@@ -5,7 +5,7 @@ import * as sqliteVec from 'sqlite-vec';
 import { AgentqError } from '../../shared/errors.js';
 import { checkCollection, checkEnsureCollection, checkFilter, checkQuery, checkRecords, checkTenant } from '../../shared/ports/vector-store-arguments.js';
 import type { CollectionInfo, DeleteSelector, Payload, PayloadFilter, VectorHit, VectorQuery, VectorRecord, VectorStore } from '../../shared/ports/vector-store.js';
-import { reciprocalRankFusion } from '../../shared/retrieval/reciprocal-rank-fusion.js';
+import { fuseHybrid as fuse } from '../../shared/retrieval/fuse-hybrid.js';
 import { toFtsQuery } from './sqlite/fts-query.js';
 import { payloadFilterSql } from './sqlite/payload-filter-sql.js';
 import { createVectorTable, SCHEMA, vectorTable } from './sqlite/sqlite-schema.js';
@@ -166,7 +166,7 @@ export class SqliteVectorStore implements VectorStore {
     const lists: Hit[][] = [];
     if (query.text !== undefined) lists.push(this.lexical(tenant, query, query.text, candidates));
     if (query.vector !== undefined) lists.push(this.dense(tenant, query, query.vector, candidates));
-    const hits = lists.length === 1 ? lists[0]!.slice(0, limit) : reciprocalRankFusion(lists).slice(0, limit);
+    const hits = lists.length === 1 ? lists[0]!.slice(0, limit) : fuse(lists[0]!, lists[1]!, query.fusion).slice(0, limit);
     return hits.map(({ id, collection, score, text, payload }) => ({ id, collection, score, text, payload }));
   }
 

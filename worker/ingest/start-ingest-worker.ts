@@ -23,7 +23,7 @@ export interface StartIngestWorkerOptions {
   vectorStore?: VectorStore;
   /**
    * Embeds every chunk, so the store keeps dense vectors beside the text. `null`: none.
-   * @default the EMBED_MODEL embedder (createDefaultServices), none when EMBED_MODEL is unset
+   * @default the embedder EMBED_PROVIDER names (createDefaultServices): the built-in model unless EMBED_MODEL is set, none with EMBED_PROVIDER=none
    */
   embedder?: Embedder | null;
 }

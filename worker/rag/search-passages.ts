@@ -33,7 +33,8 @@ export interface SearchPassagesResult {
  */
 export async function searchPassages(context: NodeContext, store: VectorStore, { query, collection, k, round }: SearchPassagesRequest): Promise<SearchPassagesResult> {
   const vector = await queryVector(context, store, query, collection);
-  const request = { query, collection, k, tenant: context.tenant, ...(vector ? { vector } : {}) };
+  const fusion = embedderOf(context)?.fusion;
+  const request = { query, collection, k, tenant: context.tenant, ...(vector ? { vector, ...(fusion ? { fusion } : {}) } : {}) };
   const named = await findNamedDocuments(store, context.tenant, { query, collection });
   // A refined query carries names the passages mention (the second hop): boosting their titles again would pull the first hop's documents back over the answer's.
   const { hits, scope } = await scopedSearch(store, request, round === 1 ? named : named.filter((document) => document.kind === 'company'));
