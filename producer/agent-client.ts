@@ -1,11 +1,11 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { connectRedis, describeRedisTarget, type RedisConnection } from '../shared/redis/connect-redis.js';
+import { bullmqConnection, type BullmqConnection } from '../shared/redis/bullmq-connection.js';
 import { loadConfig, type Config } from '../shared/config.js';
 import { AgentqError } from '../shared/errors.js';
 import { stepJobId, type StoredRunJob } from '../shared/job-schema.js';
 import { INTAKE_QUEUE, queueStreamOptions } from '../shared/queues.js';
 import { StepQueues } from '../shared/step-queues.js';
-import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
 import { RedisRunStore, type ListFilter } from '../shared/redis/redis-run-store.js';
 import { enqueueRequestSchema, INTAKE_JOB_OPTIONS, parseEnqueueRequest, RunEnqueuer, type EnqueueRequest } from '../shared/run-enqueuer.js';
 import { BatchDispatcher } from '../shared/batches/batch-dispatcher.js';
@@ -17,7 +17,6 @@ import { createRunFinishedHook, type RunFinishedHook } from '../shared/run-finis
 import { followRun, type RunStreamEvent } from '../shared/streaming/follow-run.js';
 import { TokenHub } from '../shared/streaming/token-hub.js';
 import { ServedGraphs } from '../shared/graph/served-graphs.js';
-import { assertSingleRedis } from '../shared/redis/assert-single-redis.js';
 
 export { enqueueRequestSchema, type EnqueueRequest };
 
@@ -56,10 +55,11 @@ export class AgentClient {
   readonly store: RedisRunStore;
   private readonly config: Config;
   private readonly tenant: string;
-  private readonly redis: Redis;
+  private readonly redis: RedisConnection;
   private readonly intakeQueue: Queue;
   private readonly stepQueues: StepQueues;
-  private readonly readers = new Set<Redis>();
+  private readonly bullmq: BullmqConnection;
+  private readonly readers = new Set<RedisConnection>();
   private tokens: TokenHub | undefined;
   private readonly runFinished: RunFinishedHook;
   private readonly enqueuer: RunEnqueuer;
@@ -70,9 +70,8 @@ export class AgentClient {
 
   constructor(options: AgentClientOptions = {}) {
     this.config = options.config ?? loadConfig();
-    assertSingleRedis(this.config, 'client');
     this.tenant = options.tenant ?? this.config.tenant;
-    this.redis = createRedis(this.config.redisUrl, 'producer', this.config.redisCommandTimeoutMs);
+    this.redis = connectRedis(this.config, 'producer', this.config.redisCommandTimeoutMs);
     this.redis.on('error', () => undefined); // surfaced per command instead
     this.runFinished = createRunFinishedHook({ redis: this.redis, config: this.config });
     this.store = new RedisRunStore(this.redis, {
@@ -82,13 +81,8 @@ export class AgentClient {
       eventsMaxLen: this.config.eventsMaxLen,
       onFinished: this.runFinished,
     });
-    const connection = {
-      url: this.config.redisUrl ?? 'redis://127.0.0.1:6379',
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      commandTimeout: this.config.redisCommandTimeoutMs,
-      retryStrategy: reconnectDelay,
-    };
+    this.bullmq = bullmqConnection(this.config, 'producer', this.config.redisCommandTimeoutMs);
+    const connection = this.bullmq.connection;
     const streams = queueStreamOptions(this.config.queueEventsMaxLen);
     this.intakeQueue = new Queue(INTAKE_QUEUE, { connection, prefix: this.config.queuePrefix, ...streams });
     this.intakeQueue.on('error', () => undefined);
@@ -146,7 +140,7 @@ export class AgentClient {
       };
       const timer = setTimeout(() => {
         this.redis.off('ready', onReady);
-        reject(new AgentqError('UNAVAILABLE', `Redis at ${this.config.redisUrl ?? 'redis://127.0.0.1:6379'} is not reachable: start redis-server or set REDIS_URL`, { retryable: true }));
+        reject(new AgentqError('UNAVAILABLE', `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`, { retryable: true }));
       }, this.config.redisCommandTimeoutMs + 1000);
       this.redis.once('ready', onReady);
     }).finally(() => (this.readyWait = undefined));
@@ -296,14 +290,14 @@ export class AgentClient {
     return followRun({ store: this.store, reader, tokens: this.tokens, runId, after, release: () => this.release(reader) });
   }
 
-  private reader(): Redis {
-    const reader = createRedis(this.config.redisUrl, 'blocking');
+  private reader(): RedisConnection {
+    const reader = connectRedis(this.config, 'blocking');
     reader.on('error', () => undefined);
     this.readers.add(reader);
     return reader;
   }
 
-  private release(reader: Redis): void {
+  private release(reader: RedisConnection): void {
     this.readers.delete(reader);
     reader.disconnect();
   }
@@ -312,6 +306,7 @@ export class AgentClient {
     this.tokens?.close();
     for (const reader of this.readers) reader.disconnect();
     await Promise.all([this.intakeQueue.close(), this.stepQueues.close(), this.runFinished.close()]);
+    this.bullmq.close();
     // quit() needs a ready connection (there is no offline queue); a connection still connecting is dropped.
     if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
     else this.redis.disconnect();

@@ -1,6 +1,7 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../shared/redis/connect-redis.js';
 import type { Config } from '../shared/config.js';
 import { AgentqError } from '../shared/errors.js';
+import { slotPipeline } from '../shared/redis/slot-pipeline.js';
 import { Keys } from '../shared/keys.js';
 import { STEP_QUEUE } from '../shared/queues.js';
 import { isTerminal, type RunStatus } from '../shared/run-record.js';
@@ -13,7 +14,7 @@ import { isTerminal, type RunStatus } from '../shared/run-record.js';
  *  - runs of the first engine's layout (`agentq:{run:<id>}`, one `bull:agentq-steps` queue) still in
  *    flight would never be stepped by this version: drain them with the previous one first.
  */
-export async function checkStepLayout(redis: Redis, config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'shards'>): Promise<void> {
+export async function checkStepLayout(redis: RedisConnection, config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'shards'>): Promise<void> {
   const keys = new Keys(config.keyPrefix, config.shards);
   await redis.setnx(keys.shardCount(), String(config.shards));
   const recorded = Number(await redis.get(keys.shardCount()));
@@ -24,8 +25,7 @@ export async function checkStepLayout(redis: Redis, config: Pick<Config, 'keyPre
     );
   }
   const legacy = `${config.queuePrefix.replace(/[{}]/g, '')}:${STEP_QUEUE}`;
-  const queued = await redis
-    .pipeline()
+  const queued = await slotPipeline(redis)
     .llen(`${legacy}:wait`)
     .llen(`${legacy}:active`)
     .zcard(`${legacy}:delayed`)
@@ -36,7 +36,7 @@ export async function checkStepLayout(redis: Redis, config: Pick<Config, 'keyPre
   const active = ((queued?.[4]?.[1] as string[] | undefined) ?? []).slice();
   let inFlight: string | undefined;
   if (active.length > 0) {
-    const pipeline = redis.pipeline();
+    const pipeline = slotPipeline(redis);
     for (const runId of active) pipeline.hget(keys.legacyRunMeta(runId), 'status');
     const statuses = (await pipeline.exec()) ?? [];
     inFlight = active.find((_runId, index) => {

@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../shared/redis/connect-redis.js';
 import type { TokenEvent } from '../shared/streaming/token-event.js';
 
 export interface TokenPublisherOptions {
-  redis: Redis;
+  redis: RedisConnection;
   /** The run's token channel (`Keys.tokenChannel`). */
   channel: string;
   runId: string;

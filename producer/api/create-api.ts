@@ -30,8 +30,7 @@ import { searchRoutes } from './routes/search-routes.js';
 import { chatRoutes } from './routes/chat-routes.js';
 import { budgetRoutes } from './routes/budget-routes.js';
 import { TokenHub } from '../../shared/streaming/token-hub.js';
-import { createRedis } from '../../shared/redis/create-redis.js';
-import { assertSingleRedis } from '../../shared/redis/assert-single-redis.js';
+import { connectRedis } from '../../shared/redis/connect-redis.js';
 
 /** The API's fastify instance (zod schemas as types). */
 export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
@@ -63,7 +62,6 @@ export interface CreateApiOptions {
  */
 export async function createApi(options: CreateApiOptions = {}): Promise<ApiInstance> {
   const config = options.config ?? loadConfig();
-  assertSingleRedis(config, 'API');
   const logger = options.logger ?? createLogger(config.logLevel, { role: 'api' });
   const apiKeys = options.apiKeys ?? ApiKeys.fromConfig(config);
   const client = options.client ?? new AgentClient({ config });
@@ -79,7 +77,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     }),
   );
   const closing = new AbortController();
-  const tokens = options.tokens ?? new TokenHub(store.keys, () => createRedis(config.redisUrl, 'blocking'));
+  const tokens = options.tokens ?? new TokenHub(store.keys, () => connectRedis(config, 'blocking'));
   const context: ApiContext = {
     config,
     client,
@@ -89,7 +87,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     sessions: new DashboardSessions(redis, store.keys, config.dashboardSessionSeconds),
     rateLimiter: new RateLimiter(redis, store.keys, config.rateLimitPerMinute),
     inflight: new TenantInflight(redis, store.keys, config.tenantMaxInflight),
-    metrics: new RedisMetrics(redis, config.keyPrefix),
+    metrics: new RedisMetrics(redis, config.keyPrefix, config.shards),
     queues,
     logger,
     closing: closing.signal,

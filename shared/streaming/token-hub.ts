@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connect-redis.js';
 import type { Keys } from '../keys.js';
 import { parseTokenEvent, type TokenEvent } from './token-event.js';
 
@@ -14,13 +14,13 @@ export class TokenHub {
   private readonly listeners = new Map<string, Set<TokenListener>>();
   /** SUBSCRIBEs in flight: a second listener of a channel waits for the first one's confirmation too. */
   private readonly pending = new Map<string, Promise<unknown>>();
-  private subscriber: Redis | undefined;
+  private subscriber: RedisConnection | undefined;
   private closed = false;
 
   /** `connect` makes the pub/sub connection (made on the first subscription, closed by `close`). */
   constructor(
     private readonly keys: Keys,
-    private readonly connect: () => Redis,
+    private readonly connect: () => RedisConnection,
   ) {}
 
   /**
@@ -82,7 +82,7 @@ export class TokenHub {
     this.subscriber = undefined;
   }
 
-  private connection(): Redis {
+  private connection(): RedisConnection {
     if (!this.subscriber) {
       const subscriber = this.connect();
       subscriber.on('message', (channel: string, message: string) => {

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentClient } from '../../producer/agent-client.js';
+import { createLogger } from '../../shared/logger.js';
+import { isCluster } from '../../shared/redis/connect-redis.js';
+import { stepQueuePrefix } from '../../shared/shards.js';
+import { STEP_QUEUE } from '../../shared/queues.js';
+import { startWorker } from '../../worker/start-worker.js';
+import { clusterTestConfig, clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
+import { waitForRuns } from '../helpers/wait-for-runs.js';
+
+const unavailable = clusterUnavailableReason();
+if (unavailable) console.warn(`skipping the Redis Cluster runs suite: ${unavailable}`);
+
+describe.skipIf(unavailable)('runs on a real Redis Cluster (3 masters + 3 replicas): worker, client, shards', () => {
+  let cluster: LocalRedisCluster;
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  for (const shards of [3, 6]) {
+    it(`AGENTQ_SHARDS=${shards}: chain runs enqueued by the client complete, their steps spread over the masters`, async () => {
+      const config = clusterTestConfig(cluster, { AGENTQ_SHARDS: String(shards) });
+      const worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false });
+      const client = new AgentClient({ config });
+      try {
+        expect(isCluster(client.store.redis)).toBe(true);
+        const runs = await Promise.all(Array.from({ length: 24 }, (_unused, index) => client.enqueue({ graph: 'chain', input: { steps: 4 }, idempotencyKey: `chain-${index}` })));
+        const finished = await waitForRuns(client, runs.map((run) => run.id), { timeoutMs: 60_000 });
+        expect(finished.map((run) => run.status)).toEqual(runs.map(() => 'completed'));
+        expect(new Set(finished.map((run) => run.stepCount))).toEqual(new Set([4]));
+        // Every shard got runs, and the shards' slots are on more than one master.
+        const used = new Set(runs.map((run) => client.store.keys.shardOf(run.id)));
+        expect(used.size).toBe(shards);
+        const redis = client.store.redis;
+        if (!isCluster(redis)) throw new Error('not a cluster connection');
+        const masters = new Set<string>();
+        for (let shard = 0; shard < shards; shard++) {
+          const slot = (await redis.call('CLUSTER', 'KEYSLOT', `${stepQueuePrefix(config.queuePrefix, shard)}:${STEP_QUEUE}:wait`)) as number;
+          const runSlot = (await redis.call('CLUSTER', 'KEYSLOT', `${client.store.keys.runKeyPrefix(shard)}x:meta`)) as number;
+          // A run's keys and its shard's step queue share one slot: the transition script is legal.
+          expect(runSlot).toBe(slot);
+          masters.add(redis.slots[slot]![0]!);
+        }
+        expect(masters.size).toBeGreaterThan(1);
+        // Cross-slot reads by design: the tenant's run list gathers runs of every shard.
+        const listed = await client.list({ limit: 100 });
+        expect(new Set(listed.runs.map((run) => run.id))).toEqual(new Set(runs.map((run) => run.id)));
+      } finally {
+        await client.close();
+        await worker.close();
+      }
+    });
+  }
+});
