@@ -71,7 +71,7 @@ export class StepTransitions {
   private readonly queueKeys: Record<string, string>[];
 
   constructor(private readonly options: StepTransitionsOptions) {
-    this.queueKeys = allShards(options.shards).map((shard) => new QueueKeys(stepQueuePrefix(options.queuePrefix, shard)).getKeys(STEP_QUEUE));
+    this.queueKeys = allShards(options.shards).map((shard) => new QueueKeys(stepQueuePrefix(options.queuePrefix, shard, options.shards)).getKeys(STEP_QUEUE));
   }
 
   /**

@@ -70,7 +70,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   // Bull Board and /metrics read the queues through the client's fail-fast connection.
   // The step queue is one queue per shard, each under its shard's prefix (shared/shards.ts).
   const queues = agentqQueueNames().flatMap((name) =>
-    (name === STEP_QUEUE ? allShards(config.shards).map((shard) => stepQueuePrefix(config.queuePrefix, shard)) : [config.queuePrefix]).map((prefix) => {
+    (name === STEP_QUEUE ? allShards(config.shards).map((shard) => stepQueuePrefix(config.queuePrefix, shard, config.shards)) : [config.queuePrefix]).map((prefix) => {
       const queue = new Queue(name, { connection: redis, prefix, ...queueStreamOptions(config.queueEventsMaxLen) });
       queue.on('error', () => undefined);
       return queue;

@@ -146,7 +146,7 @@ describe('canary secret: never in spans, logs, job data or the dashboard API wit
     for (const line of logLines) if (line.includes(CANARY)) hits.push(`log ${line.slice(0, 300)}`);
 
     const queueKeys = await dumpKeys(redis, `${env.config.queuePrefix}:*`, () => false);
-    const storeKeys = await dumpKeys(redis, `${env.config.keyPrefix}:*`, (key) => /:\{s\d+\}:run:/.test(key) || key.includes(':{docs:'));
+    const storeKeys = await dumpKeys(redis, `${env.config.keyPrefix}:*`, (key) => /:\{s\d+(-\d+)?\}:run:/.test(key) || key.includes(':{docs:'));
     for (const [key, text] of [...queueKeys, ...storeKeys]) if (text.includes(CANARY)) hits.push(`redis ${key}: ${text.slice(text.indexOf(CANARY) - 120, text.indexOf(CANARY) + 60)}`);
 
     const admin = { authorization: `Bearer ${KEYS.acmeAdmin}` };

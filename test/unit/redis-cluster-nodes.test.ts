@@ -82,3 +82,24 @@ describe('one connection factory for both kinds of Redis', () => {
     }
   });
 });
+
+describe('shard tags', () => {
+  it('hash as Redis Cluster does (CRC16 mod 16384) and fall into equal slices of the slots, one shard keeping {s0}', async () => {
+    const { shardTags, slotOfTag, shardOfQueuePrefix, stepQueuePrefix } = await import('../../shared/shards.js');
+    // Slots from CLUSTER KEYSLOT on Redis 7.0.
+    expect(slotOfTag('s0')).toBe(11097);
+    expect(slotOfTag('s2')).toBe(2843);
+    expect(shardTags(1)).toEqual(['{s0}']);
+    for (const shards of [2, 3, 6, 16]) {
+      const tags = shardTags(shards);
+      expect(new Set(tags).size).toBe(shards);
+      tags.forEach((tag, shard) => {
+        const slot = slotOfTag(tag.slice(1, -1));
+        expect(slot).toBeGreaterThanOrEqual(Math.floor((shard * 16384) / shards));
+        expect(slot).toBeLessThan(Math.floor(((shard + 1) * 16384) / shards));
+        expect(tag).toMatch(new RegExp(`^\\{s${shard}(-\\d+)?\\}$`));
+        expect(shardOfQueuePrefix(stepQueuePrefix('{agentq}', shard, shards), shards)).toBe(shard);
+      });
+    }
+  });
+});
