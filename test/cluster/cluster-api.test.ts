@@ -9,6 +9,8 @@ import { createLogger } from '../../shared/logger.js';
 import { INTAKE_QUEUE } from '../../shared/queues.js';
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
 import { API_KEYS_ENV, bearer, json, KEYS } from '../helpers/api-test-env.js';
+import { parseSseFrames } from '../helpers/api-sse.js';
+import { startWebhookReceiver } from '../helpers/api-webhook-receiver.js';
 import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { multipart } from '../helpers/multipart-body.js';
@@ -26,7 +28,7 @@ interface RunBody {
 /**
  * The HTTP API, batches, ingestion + search and a raw job from another service, on a real Redis Cluster
  * with AGENTQ_SHARDS=3: every cross-slot read (a tenant's run list, batch progress, /metrics, purge)
- * works by design (per-slot pipelines), with no CROSSSLOT error.
+ * works by design (per-slot pipelines), with no CROSSSLOT error; so do SSE, webhooks and Bull Board.
  */
 describe.skipIf(unavailable)('the API on a real Redis Cluster (3 masters + 3 replicas, 3 shards)', () => {
   const data = tempDirectory('agentq-cluster-api-');
@@ -44,7 +46,7 @@ describe.skipIf(unavailable)('the API on a real Redis Cluster (3 masters + 3 rep
 
   beforeAll(async () => {
     cluster = await startRedisCluster();
-    config = clusterTestConfig(cluster, { AGENTQ_API_KEYS: API_KEYS_ENV, AGENTQ_SHARDS: '3', AGENTQ_DATA_DIR: data.path });
+    config = clusterTestConfig(cluster, { AGENTQ_API_KEYS: API_KEYS_ENV, AGENTQ_SHARDS: '3', AGENTQ_DATA_DIR: data.path, AGENTQ_WEBHOOK_ALLOW_PRIVATE: 'true', AGENTQ_WEBHOOK_SECRETS: '*:cluster-test-secret' });
     worker = await startWorker({ config, logger: createLogger(config.logLevel), graphs: [echoRagGraph()], reconciler: false });
     app = await createApi({ config, logger: createLogger(config.logLevel) });
     client = new AgentClient({ config });
@@ -82,6 +84,26 @@ describe.skipIf(unavailable)('the API on a real Redis Cluster (3 masters + 3 rep
     expect(metrics.statusCode).toBe(200);
     expect(metrics.body).toMatch(/agentq_runs_finished_total\{status="completed"\} (\d+)/);
     expect(Number(/agentq_runs_finished_total\{status="completed"\} (\d+)/.exec(metrics.body)![1])).toBeGreaterThanOrEqual(9);
+  });
+
+  it('events over SSE, a webhook delivery and Bull Board (every shard queue) work on the cluster too', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const created = await as(KEYS.acmeProducer, { method: 'POST', url: '/v1/runs', payload: { graph: 'chain', input: { steps: 2 }, webhookUrl: receiver.url } });
+      const { id } = json<RunBody>(created);
+      // The event stream (XREAD BLOCK on a Cluster connection of its own) ends after run-end.
+      const events = parseSseFrames((await as(KEYS.acmeProducer, { method: 'GET', url: `/v1/runs/${id}/events` })).body).map((frame) => frame.event);
+      expect(events[0]).toBe('run-start');
+      expect(events.at(-1)).toBe('run-end');
+      await eventually(async () => receiver.received.length > 0, 30_000, 'the webhook delivery');
+      expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ id, status: 'completed' });
+    } finally {
+      await receiver.close();
+    }
+    const board = await app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: bearer(KEYS.acmeAdmin) });
+    expect(board.statusCode).toBe(200);
+    const names = json<{ queues: { name: string }[] }>(board).queues.map((queue) => queue.name);
+    expect(names).toEqual(expect.arrayContaining(['s0-agentq-steps', 's1-agentq-steps', 's2-agentq-steps', 'agentq-runs', 'agentq-ingest', 'agentq-webhooks']));
   });
 
   it('a batch of questions runs to completion with its progress and results', async () => {
