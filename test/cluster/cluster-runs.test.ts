@@ -6,6 +6,7 @@ import { stepQueuePrefix } from '../../shared/shards.js';
 import { STEP_QUEUE } from '../../shared/queues.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { clusterTestConfig, clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
+import { runCli } from '../helpers/run-cli.js';
 import { waitForRuns } from '../helpers/wait-for-runs.js';
 
 const unavailable = clusterUnavailableReason();
@@ -51,6 +52,15 @@ describe.skipIf(unavailable)('runs on a real Redis Cluster (3 masters + 3 replic
         // Cross-slot reads by design: the tenant's run list gathers runs of every shard.
         const listed = await client.list({ limit: 100 });
         expect(new Set(listed.runs.map((run) => run.id))).toEqual(new Set(runs.map((run) => run.id)));
+        if (shards === 3) {
+          // The CLI on the cluster: REDIS_CLUSTER_NODES and the hash-tagged prefix, nothing else.
+          const env = { REDIS_CLUSTER_NODES: cluster.seeds, AGENTQ_KEY_PREFIX: config.keyPrefix, AGENTQ_QUEUE_PREFIX: config.queuePrefix, AGENTQ_SHARDS: '3', AGENTQ_LOG_LEVEL: 'silent' };
+          const run = await runCli(['run', 'chain', '--input', '{"steps": 2}', '--wait', '--json'], env);
+          expect(run.code).toBe(0);
+          expect(JSON.parse(run.stdout)).toMatchObject({ status: 'completed', stepCount: 2 });
+          const listedByCli = await runCli(['runs', '--status', 'completed', '--json'], env);
+          expect((JSON.parse(listedByCli.stdout) as { runs: unknown[] }).runs).toHaveLength(runs.length + 1);
+        }
       } finally {
         await client.close();
         await worker.close();
