@@ -2,12 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/agent-client.js';
 import { createLogger } from '../../shared/logger.js';
 import { isCluster } from '../../shared/redis/connect-redis.js';
-import { stepQueuePrefix } from '../../shared/shards.js';
+import { shardOf, stepQueuePrefix } from '../../shared/shards.js';
 import { STEP_QUEUE } from '../../shared/queues.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { clusterTestConfig, clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitForRuns } from '../helpers/wait-for-runs.js';
+import { eventually } from '../helpers/test-env.js';
+import { Queue } from 'bullmq';
+import { stepJobId } from '../../shared/job-schema.js';
+import { ProviderRateLimiter } from '../../shared/limits/provider-rate-limiter.js';
+import { bullmqConnection } from '../../shared/redis/bullmq-connection.js';
 
 const unavailable = clusterUnavailableReason();
 if (unavailable) console.warn(`skipping the Redis Cluster runs suite: ${unavailable}`);
@@ -67,4 +72,39 @@ describe.skipIf(unavailable)('runs on a real Redis Cluster (3 masters + 3 replic
       }
     });
   }
+
+  it('the reconciler re-enqueues a run whose step job was lost, and the provider limiter counts, on the cluster', async () => {
+    const config = clusterTestConfig(cluster, { AGENTQ_SHARDS: '3', AGENTQ_RECONCILE_AFTER_MS: '200' });
+    let worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false });
+    const client = new AgentClient({ config });
+    const bullmq = bullmqConnection(config, 'worker');
+    try {
+      const queued = await client.enqueue({ graph: 'chain', input: { steps: 4, sleepMs: 300 } });
+      await eventually(async () => ((await client.get(queued.id))?.stepCount ?? 0) >= 1);
+      // Stop the worker (its active step finishes and hands on), then lose the next step job.
+      await worker.close();
+      const meta = await client.store.get(queued.id);
+      expect(meta?.status).toBe('running');
+      const queue = new Queue(STEP_QUEUE, { connection: bullmq.connection, prefix: stepQueuePrefix(config.queuePrefix, shardOf(queued.id, 3), 3) });
+      const pending = await queue.getJob(stepJobId(queued.id, meta!.superstep, 0));
+      expect(await pending?.getState()).toBe('waiting');
+      await pending!.remove();
+      await queue.close();
+      worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false });
+      await new Promise((resolve) => setTimeout(resolve, 300)); // older than AGENTQ_RECONCILE_AFTER_MS
+      expect((await worker.sweep()).requeued).toBe(1);
+      expect((await client.wait(queued.id, { timeoutMs: 10_000 })).output).toEqual({ visited: [0, 1, 2, 3] });
+
+      // The provider limiter's sliding window (one key, its own tag) on the Cluster connection.
+      const limiter = new ProviderRateLimiter(client.store.redis, client.store.keys, 2000);
+      const limits = { requestsPerMinute: 2, tokensPerMinute: 0 };
+      const grants = [];
+      for (let index = 0; index < 3; index++) grants.push((await limiter.acquire('openai', 'm1', limits, 10)).granted);
+      expect(grants).toEqual([true, true, false]);
+    } finally {
+      await client.close();
+      await worker.close();
+      bullmq.close();
+    }
+  });
 });
