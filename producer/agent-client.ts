@@ -285,7 +285,7 @@ export class AgentClient {
    * `for await (const event of client.stream(runId))`.
    */
   stream(runId: string, { after = '0-0' }: { after?: string } = {}): AsyncGenerator<RunStreamEvent> {
-    this.tokens ??= new TokenHub(this.store.keys, () => this.reader());
+    this.tokens ??= new TokenHub(this.store.keys, () => connectRedis(this.config, 'subscriber'));
     const reader = this.reader();
     return followRun({ store: this.store, reader, tokens: this.tokens, runId, after, release: () => this.release(reader) });
   }

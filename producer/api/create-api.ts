@@ -77,7 +77,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     }),
   );
   const closing = new AbortController();
-  const tokens = options.tokens ?? new TokenHub(store.keys, () => connectRedis(config, 'blocking'));
+  const tokens = options.tokens ?? new TokenHub(store.keys, () => connectRedis(config, 'subscriber'));
   const context: ApiContext = {
     config,
     client,

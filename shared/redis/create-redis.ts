@@ -3,7 +3,7 @@ import { Command, Redis, type RedisOptions } from 'ioredis';
 import { DEFAULT_REDIS_URL } from '../config.js';
 import { redisNodes, type RedisConnection } from './connect-redis.js';
 
-export type RedisRole = 'worker' | 'producer' | 'blocking';
+export type RedisRole = 'worker' | 'producer' | 'blocking' | 'subscriber';
 
 /**
  * The wait before reconnect attempt `times` (ioredis's own curve: 50 ms more per attempt, at most 2 s),
@@ -19,7 +19,7 @@ export function reconnectDelay(times: number): number {
  * Connections by role (DESIGN §3). Workers wait out Redis outages (`maxRetriesPerRequest: null`, as
  * BullMQ requires). Producers fail fast: no offline queue and a command timeout, so "Redis down" is an
  * error within a second, not a hang (a SIGSTOPped Redis keeps its sockets open). Blocking readers
- * (XREAD BLOCK) get no command timeout.
+ * (XREAD BLOCK) get no command timeout, nor do pub/sub subscribers.
  */
 export function createRedis(url: string | undefined, role: RedisRole, commandTimeoutMs = 1000): Redis {
   const options: RedisOptions =
