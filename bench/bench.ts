@@ -28,9 +28,10 @@ import { recoverySection } from './sections/recovery.js';
 import { stepsSection } from './sections/steps.js';
 import { streamingSection } from './sections/streaming.js';
 import { cliColdStartSection } from './sections/cli-cold-start.js';
+import { clusterSection } from './sections/cluster.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const SECTIONS: BenchSection[] = [stepsSection, langgraphSection, capacitySection, recoverySection, batchFloorSection, ingestSection(), streamingSection, cliColdStartSection];
+const SECTIONS: BenchSection[] = [stepsSection, langgraphSection, capacitySection, recoverySection, batchFloorSection, ingestSection(), streamingSection, cliColdStartSection, clusterSection];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 function selectedSections(argv: readonly string[]): BenchSection[] {

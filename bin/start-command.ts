@@ -38,7 +38,8 @@ export function registerStartCommand(program: Command): void {
       const logger = createLogger(base.logLevel, { role: 'start' });
       let privateRedis: PrivateRedis | undefined;
       let config: Config = base;
-      if (!base.redisUrl) {
+      // Cluster mode (REDIS_CLUSTER_NODES) has its Redis: no embedded one.
+      if (!base.redisUrl && !base.redisClusterNodes) {
         const localUrl = `redis://127.0.0.1:${base.localRedisPort}`;
         if (await answers(localUrl)) {
           logger.info({ redis: localUrl }, 'REDIS_URL is unset; using the Redis that answers locally');
@@ -62,7 +63,7 @@ export function registerStartCommand(program: Command): void {
           `  api:       ${api.url}/v1/runs   (OpenAPI: ${api.url}/docs)`,
           `  dashboard: ${api.url}/admin/queues`,
           `  metrics:   ${api.url}/metrics`,
-          `  redis:     ${config.redisUrl}${privateRedis ? ` (private, data in ${resolve(base.dataDir, 'redis')})` : ''}`,
+          `  redis:     ${config.redisClusterNodes ? `cluster, seeds ${config.redisClusterNodes.map((node) => `${node.host}:${node.port}`).join(',')}` : config.redisUrl}${privateRedis ? ` (private, data in ${resolve(base.dataDir, 'redis')})` : ''}`,
           `  worker:    concurrency ${config.concurrency}`,
           '  stop:      Ctrl-C (or SIGTERM)',
           '',

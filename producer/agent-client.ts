@@ -5,7 +5,7 @@ import { Schedules, type ScheduledRun, type ScheduleRecord } from '../shared/sch
 import { TenantBudget, type UsagePeriod } from '../shared/limits/tenant-budget.js';
 import type { TenantBudgetLimits } from '../shared/limits/tenant-budget-limits.js';
 import { StepQueues } from '../shared/step-queues.js';
-import { reconnectDelay } from '../shared/redis/create-redis.js';
+import { bullmqConnection, type BullmqConnection } from '../shared/redis/bullmq-connection.js';
 import { enqueueRequestSchema, INTAKE_JOB_OPTIONS, parseEnqueueRequest, RunEnqueuer, type EnqueueRequest } from '../shared/run-enqueuer.js';
 import { BatchDispatcher } from '../shared/batches/batch-dispatcher.js';
 import type { BatchRecord, BatchRequest, BatchResult } from '../shared/batches/batch-schema.js';
@@ -75,6 +75,7 @@ export class AgentClient extends RunReader {
   private readonly intakeQueue: Queue;
   private readonly schedulesQueue: Queue;
   private readonly stepQueues: StepQueues;
+  private readonly bullmq: BullmqConnection;
   private readonly enqueuer: RunEnqueuer;
   private readonly served: ServedGraphs;
   /** Batch Q&A through the queue. */
@@ -86,13 +87,8 @@ export class AgentClient extends RunReader {
 
   constructor(options: AgentClientOptions = {}) {
     super(options, (redis, config) => createRunFinishedHook({ redis, config }));
-    const connection = {
-      url: this.config.redisUrl ?? 'redis://127.0.0.1:6379',
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      commandTimeout: this.config.redisCommandTimeoutMs,
-      retryStrategy: reconnectDelay,
-    };
+    this.bullmq = bullmqConnection(this.config, 'producer', this.config.redisCommandTimeoutMs);
+    const connection = this.bullmq.connection;
     const streams = queueStreamOptions(this.config.queueEventsMaxLen);
     this.intakeQueue = new Queue(INTAKE_QUEUE, { connection, prefix: this.config.queuePrefix, ...streams });
     this.intakeQueue.on('error', () => undefined);
@@ -248,6 +244,7 @@ export class AgentClient extends RunReader {
 
   override async close(): Promise<void> {
     await Promise.all([this.intakeQueue.close(), this.schedulesQueue.close(), this.stepQueues.close()]);
+    this.bullmq.close();
     await super.close();
   }
 }

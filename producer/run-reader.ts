@@ -1,9 +1,7 @@
-import type { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../shared/config.js';
 import { AgentqError } from '../shared/errors.js';
-import { createRedis } from '../shared/redis/create-redis.js';
+import { connectRedis, describeRedisTarget, type RedisConnection } from '../shared/redis/connect-redis.js';
 import { RedisRunStore, type ListFilter } from '../shared/redis/redis-run-store.js';
-import { assertSingleRedis } from '../shared/redis/assert-single-redis.js';
 import { withPartialOutput } from '../shared/partial-output.js';
 import type { RunFinishedHook } from '../shared/run-finished-hook.js';
 import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../shared/run-record.js';
@@ -30,19 +28,18 @@ export class RunReader {
   readonly store: RedisRunStore;
   protected readonly config: Config;
   protected readonly tenant: string;
-  protected readonly redis: Redis;
-  private readonly readers = new Set<Redis>();
+  protected readonly redis: RedisConnection;
+  private readonly readers = new Set<RedisConnection>();
   private tokens: TokenHub | undefined;
   private readyWait: Promise<void> | undefined;
   /** The store's hook for runs this process finishes (AgentClient's cancel); none for reads. */
   protected readonly runFinished: RunFinishedHook | undefined;
 
   /** `finishedHook` builds the store's `onFinished` on its connection (AgentClient passes the workers' hook). */
-  constructor(options: RunReaderOptions = {}, finishedHook?: (redis: Redis, config: Config) => RunFinishedHook) {
+  constructor(options: RunReaderOptions = {}, finishedHook?: (redis: RedisConnection, config: Config) => RunFinishedHook) {
     this.config = options.config ?? loadConfig();
-    assertSingleRedis(this.config, 'client');
     this.tenant = options.tenant ?? this.config.tenant;
-    this.redis = createRedis(this.config.redisUrl, 'producer', this.config.redisCommandTimeoutMs);
+    this.redis = connectRedis(this.config, 'producer', this.config.redisCommandTimeoutMs);
     this.redis.on('error', () => undefined); // surfaced per command instead
     this.runFinished = finishedHook?.(this.redis, this.config);
     this.store = new RedisRunStore(this.redis, {
@@ -65,7 +62,7 @@ export class RunReader {
       };
       const timer = setTimeout(() => {
         this.redis.off('ready', onReady);
-        reject(new AgentqError('UNAVAILABLE', `Redis at ${this.config.redisUrl ?? 'redis://127.0.0.1:6379'} is not reachable: start redis-server or set REDIS_URL`, { retryable: true }));
+        reject(new AgentqError('UNAVAILABLE', `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`, { retryable: true }));
       }, this.config.redisCommandTimeoutMs + 1000);
       this.redis.once('ready', onReady);
     }).finally(() => (this.readyWait = undefined));
@@ -160,19 +157,19 @@ export class RunReader {
    * `for await (const event of client.stream(runId))`.
    */
   stream(runId: string, { after = '0-0' }: { after?: string } = {}): AsyncGenerator<RunStreamEvent> {
-    this.tokens ??= new TokenHub(this.store.keys, () => this.reader());
+    this.tokens ??= new TokenHub(this.store.keys, () => connectRedis(this.config, 'subscriber'));
     const reader = this.reader();
     return followRun({ store: this.store, reader, tokens: this.tokens, runId, after, release: () => this.release(reader) });
   }
 
-  private reader(): Redis {
-    const reader = createRedis(this.config.redisUrl, 'blocking');
+  private reader(): RedisConnection {
+    const reader = connectRedis(this.config, 'blocking');
     reader.on('error', () => undefined);
     this.readers.add(reader);
     return reader;
   }
 
-  private release(reader: Redis): void {
+  private release(reader: RedisConnection): void {
     this.readers.delete(reader);
     reader.disconnect();
   }

@@ -57,7 +57,7 @@ export class Keys {
 
   /** What a run's keys start with, before `<id>:meta`: Lua builds a fetched job's run keys from it. */
   runKeyPrefix(shard: number): string {
-    return `${this.prefix}:${shardTag(shard)}:run:`;
+    return `${this.prefix}:${shardTag(shard, this.shards)}:run:`;
   }
 
   /**
@@ -66,7 +66,7 @@ export class Keys {
    * script (memo hash of a run of that shard + its claimant's liveness) stays in one Cluster slot.
    */
   alivePrefix(shard: number): string {
-    return `${this.prefix}:${shardTag(shard)}:alive:`;
+    return `${this.prefix}:${shardTag(shard, this.shards)}:alive:`;
   }
 
   /** ZSET of `<graph id> <worker id>` → last heartbeat (ms): the graphs live workers serve (ServedGraphs). */

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './redis/connect-redis.js';
 import type { Config } from './config.js';
 import { Keys } from './keys.js';
 import type { FinishedRun } from './redis/redis-run-store.js';
@@ -21,7 +21,7 @@ export interface RunFinishedHookOptions {
    * The run store's own connection: the hook reads the run's meta and adds the webhook job through it,
    * so it fails fast on a producer's connection and waits out outages on a worker's.
    */
-  redis: Redis;
+  redis: RedisConnection;
   config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'keepCompletedJobs' | 'keepFailedJobs' | 'queueEventsMaxLen'>;
   /** Where the hook's own failures are logged. @default none (dropped) */
   logger?: Logger;

@@ -19,7 +19,7 @@ export class StepQueues {
     options: Omit<QueueOptions, 'prefix'>,
   ) {
     this.queues = allShards(shards).map((shard) => {
-      const queue = new Queue<StepJobData>(STEP_QUEUE, { ...options, prefix: stepQueuePrefix(queuePrefix, shard) });
+      const queue = new Queue<StepJobData>(STEP_QUEUE, { ...options, prefix: stepQueuePrefix(queuePrefix, shard, shards) });
       // Connection errors reach the command that needed the queue; without a listener BullMQ prints them raw.
       queue.on('error', () => undefined);
       return queue;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../shared/redis/connect-redis.js';
 import { StepAbort } from '../shared/abort.js';
 import type { Logger } from '../shared/logger.js';
 import type { StepAbortHandle } from './step-abort.js';
@@ -9,7 +9,7 @@ import type { StepAbortHandle } from './step-abort.js';
  */
 export class ActiveSteps {
   private readonly byRun = new Map<string, Set<StepAbortHandle>>();
-  private subscriber: Redis | undefined;
+  private subscriber: RedisConnection | undefined;
 
   add(runId: string, handle: StepAbortHandle): () => void {
     let set = this.byRun.get(runId);
@@ -39,7 +39,7 @@ export class ActiveSteps {
   }
 
   /** Listens on the cancel channel with a connection of its own (a subscribed connection does nothing else). */
-  async listen(subscriber: Redis, channel: string, logger: Logger): Promise<void> {
+  async listen(subscriber: RedisConnection, channel: string, logger: Logger): Promise<void> {
     this.subscriber = subscriber;
     subscriber.on('message', (_channel: string, runId: string) => {
       if (!this.byRun.has(runId)) return;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { redisNodes, type RedisConnection } from '../shared/redis/connect-redis.js';
 import type { Config } from '../shared/config.js';
 import { AgentqError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -8,15 +8,20 @@ import type { Logger } from '../shared/logger.js';
  * (an evicted run key is a lost run). In production a Redis without both is refused; in development
  * it is a warning. AGENTQ_ALLOW_UNSAFE_REDIS=true downgrades the refusal to a warning.
  */
-export async function checkRedisDurability(redis: Redis, config: Pick<Config, 'production' | 'allowUnsafeRedis'>, logger: Logger): Promise<void> {
+export async function checkRedisDurability(redis: RedisConnection, config: Pick<Config, 'production' | 'allowUnsafeRedis'>, logger: Logger): Promise<void> {
   const problems: string[] = [];
-  const persistence = await redis.info('persistence');
-  if (!/aof_enabled:1/.test(persistence)) problems.push('appendonly is off (set `appendonly yes`, e.g. `redis-server --appendonly yes`)');
-  try {
-    const policy = (await redis.config('GET', 'maxmemory-policy')) as string[];
-    if (policy[1] && policy[1] !== 'noeviction') problems.push(`maxmemory-policy is ${policy[1]} (set \`maxmemory-policy noeviction\`)`);
-  } catch {
-    logger.warn('cannot read maxmemory-policy (CONFIG is disabled); make sure it is noeviction');
+  // On a Cluster every node, replicas too: a replica is promoted with the settings it has.
+  const nodes = await redisNodes(redis, 'all');
+  for (const node of nodes) {
+    const where = nodes.length > 1 ? `node ${node.options.host}:${node.options.port}: ` : '';
+    const persistence = await node.info('persistence');
+    if (!/aof_enabled:1/.test(persistence)) problems.push(`${where}appendonly is off (set \`appendonly yes\`, e.g. \`redis-server --appendonly yes\`)`);
+    try {
+      const policy = (await node.config('GET', 'maxmemory-policy')) as string[];
+      if (policy[1] && policy[1] !== 'noeviction') problems.push(`${where}maxmemory-policy is ${policy[1]} (set \`maxmemory-policy noeviction\`)`);
+    } catch {
+      logger.warn(`${where}cannot read maxmemory-policy (CONFIG is disabled); make sure it is noeviction`);
+    }
   }
   if (problems.length === 0) return;
   const message = `Redis is not safe for agentq: ${problems.join('; ')}`;

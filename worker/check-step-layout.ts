@@ -1,8 +1,10 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../shared/redis/connect-redis.js';
 import type { Config } from '../shared/config.js';
 import { AgentqError } from '../shared/errors.js';
+import { slotPipeline } from '../shared/redis/slot-pipeline.js';
 import { Keys } from '../shared/keys.js';
 import { STEP_QUEUE } from '../shared/queues.js';
+import { allShards, shardTag } from '../shared/shards.js';
 import { isTerminal, type RunStatus } from '../shared/run-record.js';
 
 /**
@@ -13,7 +15,7 @@ import { isTerminal, type RunStatus } from '../shared/run-record.js';
  *  - runs of the first engine's layout (`agentq:{run:<id>}`, one `bull:agentq-steps` queue) still in
  *    flight would never be stepped by this version: drain them with the previous one first.
  */
-export async function checkStepLayout(redis: Redis, config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'shards'>): Promise<void> {
+export async function checkStepLayout(redis: RedisConnection, config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'shards'>): Promise<void> {
   const keys = new Keys(config.keyPrefix, config.shards);
   await redis.setnx(keys.shardCount(), String(config.shards));
   const recorded = Number(await redis.get(keys.shardCount()));
@@ -24,19 +26,27 @@ export async function checkStepLayout(redis: Redis, config: Pick<Config, 'keyPre
     );
   }
   const legacy = `${config.queuePrefix.replace(/[{}]/g, '')}:${STEP_QUEUE}`;
-  const queued = await redis
-    .pipeline()
-    .llen(`${legacy}:wait`)
-    .llen(`${legacy}:active`)
-    .zcard(`${legacy}:delayed`)
-    .zcard(`${legacy}:prioritized`)
-    .zrange(keys.activeRuns(), '0', '199')
-    .exec();
-  const jobs = (queued ?? []).slice(0, 4).reduce((sum, [, count]) => sum + Number(count ?? 0), 0);
-  const active = ((queued?.[4]?.[1] as string[] | undefined) ?? []).slice();
+  // Before balanced shard tags (shared/shards.ts), shard k of several was `{s<k>}`: a queue still holding
+  // jobs there would never be worked. (With one shard the tag is `{s0}` in both layouts.)
+  const unbalanced = config.shards > 1 ? allShards(config.shards).filter((shard) => shardTag(shard, config.shards) !== `{s${shard}}`) : [];
+  const pipeline = slotPipeline(redis);
+  for (const queue of [legacy, ...unbalanced.map((shard) => `${config.queuePrefix.replace(/[{}]/g, '')}:{s${shard}}:${STEP_QUEUE}`)]) {
+    pipeline.llen(`${queue}:wait`).llen(`${queue}:active`).zcard(`${queue}:delayed`).zcard(`${queue}:prioritized`);
+  }
+  const queued = await pipeline.zrange(keys.activeRuns(), '0', '199').exec();
+  const counts = (queued ?? []).slice(0, -1).map(([, count]) => Number(count ?? 0));
+  const jobs = counts.slice(0, 4).reduce((sum, count) => sum + count, 0);
+  const unbalancedJobs = counts.slice(4).reduce((sum, count) => sum + count, 0);
+  if (unbalancedJobs > 0) {
+    throw new AgentqError(
+      'CONFLICT',
+      `this Redis holds ${unbalancedJobs} step jobs in the shard queues of the previous shard layout (${config.queuePrefix.replace(/[{}]/g, '')}:{s<k>}:${STEP_QUEUE}); this version tags shards so that they spread evenly over a cluster's masters and cannot step them. Let the previous version finish those runs first (README: Upgrading to engine v2)`,
+    );
+  }
+  const active = ((queued?.at(-1)?.[1] as string[] | undefined) ?? []).slice();
   let inFlight: string | undefined;
   if (active.length > 0) {
-    const pipeline = redis.pipeline();
+    const pipeline = slotPipeline(redis);
     for (const runId of active) pipeline.hget(keys.legacyRunMeta(runId), 'status');
     const statuses = (await pipeline.exec()) ?? [];
     inFlight = active.find((_runId, index) => {

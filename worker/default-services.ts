@@ -1,11 +1,10 @@
-import type { Redis } from 'ioredis';
+import { connectRedis, type RedisConnection } from '../shared/redis/connect-redis.js';
 import type { Config } from '../shared/config.js';
 import { Keys } from '../shared/keys.js';
 import { ProviderRateLimiter } from '../shared/limits/provider-rate-limiter.js';
 import { TenantBudget } from '../shared/limits/tenant-budget.js';
 import { RedisMetrics } from '../shared/metrics/redis-metrics.js';
 import type { AgentServices, RequestRateLimiter } from '../shared/ports/agent-services.js';
-import { createRedis } from '../shared/redis/create-redis.js';
 import type { AnyTool } from '../shared/tools/define-tool.js';
 import { ToolRegistry } from '../shared/tools/tool-registry.js';
 import type { Embedder } from '../shared/ports/embedder.js';
@@ -23,7 +22,7 @@ export interface DefaultServicesOptions {
    * The Redis connection the provider limits (AGENTQ_RATE_LIMITS) are counted on — pass the worker's
    * own. @default a connection of its own, opened on the first limited request
    */
-  redis?: Redis;
+  redis?: RedisConnection;
 }
 
 /**
@@ -75,9 +74,9 @@ function embedderFor(config: Config, endpoint: { baseURL?: string; apiKey?: stri
 }
 
 /** The Redis limiter, connected on first use (a worker whose graphs never call a model opens nothing). */
-function lazyRateLimiter(config: Config, redis: Redis | undefined): RequestRateLimiter {
+function lazyRateLimiter(config: Config, redis: RedisConnection | undefined): RequestRateLimiter {
   let limiter: ProviderRateLimiter | undefined;
-  const get = () => (limiter ??= new ProviderRateLimiter(redis ?? createRedis(config.redisUrl, 'worker'), new Keys(config.keyPrefix)));
+  const get = () => (limiter ??= new ProviderRateLimiter(redis ?? connectRedis(config, 'worker'), new Keys(config.keyPrefix)));
   return {
     acquire: (...args) => get().acquire(...args),
     settle: (...args) => get().settle(...args),
@@ -85,11 +84,11 @@ function lazyRateLimiter(config: Config, redis: Redis | undefined): RequestRateL
 }
 
 /** Tenant budgets and usage, connected on first model call (two short scripts per fresh call). */
-function lazyTenantBudget(config: Config, redis: Redis | undefined): NonNullable<AgentServices['tenantBudget']> {
+function lazyTenantBudget(config: Config, redis: RedisConnection | undefined): NonNullable<AgentServices['tenantBudget']> {
   let budget: TenantBudget | undefined;
   const get = () => {
     if (budget) return budget;
-    const connection = redis ?? createRedis(config.redisUrl, 'worker');
+    const connection = redis ?? connectRedis(config, 'worker');
     return (budget = new TenantBudget(connection, new Keys(config.keyPrefix), { defaults: config.tenantBudgetDefaults, metrics: new RedisMetrics(connection, config.keyPrefix) }));
   };
   return {

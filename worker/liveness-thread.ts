@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { DEFAULT_REDIS_URL } from '../shared/config.js';
+import type { RedisTarget } from '../shared/redis/connect-redis.js';
 
 /**
  * This worker process's liveness, kept by a `worker_threads` thread with its own Redis connection
@@ -25,7 +27,8 @@ export interface Liveness {
 }
 
 export interface LivenessOptions {
-  redisUrl: string;
+  /** Where Redis is (one Redis or a Cluster): the thread opens a connection of its own there. */
+  redis: RedisTarget;
   /** Keys to refresh: one per shard (Keys.alivePrefix(shard) + processId). */
   alivePrefixes: string[];
   intervalMs: number;
@@ -34,31 +37,42 @@ export interface LivenessOptions {
   lockMs: number;
 }
 
-// Plain CommonJS, run with `eval: true`: no build step or loader needed in the thread. Lock renewals go
-// one script per hash tag, so each stays in one Redis Cluster slot.
+// Plain CommonJS, run with `eval: true`: no build step or loader needed in the thread. Its connection
+// is one Redis or a Cluster, as the process's (connectRedis; the thread cannot import it). Each beat is
+// one pipeline per hash tag (a shard's liveness key and its locks), so on a Cluster each stays in one
+// slot, and the pipelines of different shards go to their masters at once.
 const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { Redis } = require('ioredis');
-const { redisUrl, keys, intervalMs, ttlMs, lockMs } = workerData;
+const { Redis, Cluster } = require('ioredis');
+const { redisUrl, clusterNodes, keys, intervalMs, ttlMs, lockMs } = workerData;
 const RENEW = "for i = 1, #KEYS do if redis.call('GET', KEYS[i]) == ARGV[i + 1] then redis.call('PEXPIRE', KEYS[i], ARGV[1]) end end return 1";
-const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
+const redis = clusterNodes
+  ? new Cluster(clusterNodes, { redisOptions: { maxRetriesPerRequest: 1 }, enableOfflineQueue: true, slotsRefreshInterval: 1000, retryDelayOnClusterDown: 200, retryDelayOnTryAgain: 200, retryDelayOnFailover: 200 })
+  : new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
 redis.on('error', () => {});
 const locks = new Map();
 let first = true;
 const tagOf = (key) => { const open = key.indexOf('{'); const close = key.indexOf('}', open + 1); return open >= 0 && close > open ? key.slice(open, close + 1) : ''; };
 const beat = async () => {
   try {
-    const pipeline = redis.pipeline();
-    for (const key of keys) pipeline.set(key, '1', 'PX', ttlMs);
     const byTag = new Map();
-    for (const [key, token] of locks) {
+    const group = (key) => {
       const tag = tagOf(key);
-      if (!byTag.has(tag)) byTag.set(tag, [[], []]);
-      byTag.get(tag)[0].push(key);
-      byTag.get(tag)[1].push(token);
+      if (!byTag.has(tag)) byTag.set(tag, { alive: [], lockKeys: [], tokens: [] });
+      return byTag.get(tag);
+    };
+    for (const key of keys) group(key).alive.push(key);
+    for (const [key, token] of locks) {
+      const entry = group(key);
+      entry.lockKeys.push(key);
+      entry.tokens.push(token);
     }
-    for (const [lockKeys, tokens] of byTag.values()) pipeline.eval(RENEW, lockKeys.length, ...lockKeys, lockMs, ...tokens);
-    await pipeline.exec();
+    await Promise.all([...byTag.values()].map(({ alive, lockKeys, tokens }) => {
+      const pipeline = redis.pipeline();
+      for (const key of alive) pipeline.set(key, '1', 'PX', ttlMs);
+      if (lockKeys.length > 0) pipeline.eval(RENEW, lockKeys.length, ...lockKeys, lockMs, ...tokens);
+      return pipeline.exec();
+    }));
     if (first) { first = false; parentPort.postMessage('ready'); }
   } catch {}
 };
@@ -72,16 +86,17 @@ parentPort.on('message', async (message) => {
     }
   } else if (message === 'close') {
     clearInterval(timer);
-    try { await redis.del(...keys); } catch {}
+    // One DEL per key: the keys are on different shards' slots.
+    try { await Promise.all(keys.map((key) => redis.del(key))); } catch {}
     redis.disconnect();
     parentPort.postMessage('closed');
   }
 });
 `;
 
-export function startLiveness({ redisUrl, alivePrefixes, intervalMs, ttlMs, lockMs }: LivenessOptions): Liveness {
+export function startLiveness({ redis, alivePrefixes, intervalMs, ttlMs, lockMs }: LivenessOptions): Liveness {
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const thread = new Worker(THREAD, { eval: true, workerData: { redisUrl, keys: alivePrefixes.map((prefix) => `${prefix}${processId}`), intervalMs, ttlMs, lockMs } });
+  const thread = new Worker(THREAD, { eval: true, workerData: { redisUrl: redis.redisUrl ?? DEFAULT_REDIS_URL, clusterNodes: redis.redisClusterNodes, keys: alivePrefixes.map((prefix) => `${prefix}${processId}`), intervalMs, ttlMs, lockMs } });
   // The thread must never keep a finished process alive.
   thread.unref();
   const ready = new Promise<void>((resolve, reject) => {

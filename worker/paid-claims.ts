@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../shared/redis/connect-redis.js';
 import { sleep } from '../shared/abort.js';
 import type { Keys } from '../shared/keys.js';
 import type { Logger } from '../shared/logger.js';
@@ -15,7 +15,7 @@ export interface HeldClaim {
 export type ClaimOutcome = { kind: 'memo'; value: unknown } | ({ kind: 'claimed' } & HeldClaim) | { kind: 'stale' };
 
 export interface PaidClaimsOptions {
-  redis: Redis;
+  redis: RedisConnection;
   keys: Keys;
   /** This process's id (liveness-thread.ts): a claim names it, and lapses when its liveness key does. */
   processId: string;

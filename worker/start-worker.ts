@@ -19,7 +19,6 @@ import { PaidClaims } from './paid-claims.js';
 import { TurnGate } from './turn-gate.js';
 import { StepTransitions } from './step-transitions.js';
 import { StepWorker } from './step-worker.js';
-import { createRedis, reconnectDelay } from '../shared/redis/create-redis.js';
 import { RedisRunStore, type FinishedRun } from '../shared/redis/redis-run-store.js';
 import { ActiveSteps } from './active-steps.js';
 import { builtInGraphs } from './graphs/built-in-graphs.js';
@@ -42,7 +41,9 @@ import { connectMcpServers, type McpConnections } from './mcp/connect-mcp-server
 import { ServedGraphs } from '../shared/graph/served-graphs.js';
 import { startServedGraphsHeartbeat } from './served-graphs-heartbeat.js';
 import { assertRedisReachable } from '../shared/redis/assert-redis-reachable.js';
-import { assertSingleRedis } from '../shared/redis/assert-single-redis.js';
+import { checkRedisCluster } from '../shared/redis/check-redis-cluster.js';
+import { connectRedis } from '../shared/redis/connect-redis.js';
+import { bullmqConnection } from '../shared/redis/bullmq-connection.js';
 
 export interface StartWorkerOptions {
   /** Your graphs, registered beside the built-in ones. */
@@ -90,7 +91,6 @@ export interface AgentWorker {
  */
 export async function startWorker(options: StartWorkerOptions = {}): Promise<AgentWorker> {
   const config = options.config ?? loadConfig();
-  assertSingleRedis(config, 'worker');
   const logger = options.logger ?? createLogger(config.logLevel, { role: 'worker' });
   const registry = new GraphRegistry(options.builtInGraphs === false ? [] : builtInGraphs());
   for (const graph of options.graphs ?? []) registry.register(graph);
@@ -110,11 +110,14 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
 async function startConnected(options: StartWorkerOptions, config: Config, logger: Logger, registry: GraphRegistry, mcp: McpConnections): Promise<AgentWorker> {
   // The step scripts run BullMQ's own scripts with the KEYS/ARGV layout of the pinned version.
   assertBullmqPinned();
-  await assertRedisReachable(config.redisUrl); // #19: a clear error instead of a silent wait when Redis is down
+  // #19: a clear error instead of a silent wait when Redis is down; for a Cluster, also one that is not
+  // one whole cluster (a seed of another cluster, slots not covered), named with its fix.
+  if (config.redisClusterNodes) await checkRedisCluster(config.redisClusterNodes);
+  else await assertRedisReachable(config.redisUrl);
   const telemetry = options.telemetry ?? (await startTelemetry());
-  const redis = createRedis(config.redisUrl, 'worker');
+  const redis = connectRedis(config, 'worker');
   // A step's BEGIN and COMMIT, and the step queue (RunStoreOptions.stepRedis).
-  const stepRedis = createRedis(config.redisUrl, 'worker');
+  const stepRedis = connectRedis(config, 'worker');
   await Promise.all([checkRedisDurability(redis, config, logger), checkStepLayout(redis, config)]).catch((error: unknown) => {
     redis.disconnect();
     stepRedis.disconnect();
@@ -157,7 +160,8 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
       });
     });
   }
-  const connection = { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null, retryStrategy: reconnectDelay };
+  const bullmq = bullmqConnection(config, 'worker');
+  const connection = bullmq.connection;
   const bullmqTelemetry = telemetry.bullmq ? { telemetry: telemetry.bullmq } : {};
   const queueOptions = { connection, prefix: config.queuePrefix, ...bullmqTelemetry, ...queueStreamOptions(config.queueEventsMaxLen) };
   // One step queue per shard (AGENTQ_SHARDS), under the shard's prefix: a run's keys share its tag.
@@ -179,7 +183,7 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
     if (batchId) await batches.onRunFinished(runId, batchId);
   });
   const activeSteps = new ActiveSteps();
-  await activeSteps.listen(createRedis(config.redisUrl, 'blocking'), store.keys.cancelChannel(), logger);
+  await activeSteps.listen(connectRedis(config, 'blocking'), store.keys.cancelChannel(), logger);
 
   const transitions = new StepTransitions({
     store,
@@ -192,7 +196,7 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
   });
   // Liveness from a thread of its own, and claims on paid work that respect it (issue 20).
   const liveness = startLiveness({
-    redisUrl: config.redisUrl ?? 'redis://127.0.0.1:6379',
+    redis: config,
     alivePrefixes: Array.from({ length: config.shards }, (_value, shard) => store.keys.alivePrefix(shard)),
     intervalMs: config.livenessIntervalMs,
     ttlMs: config.livenessTtlMs,
@@ -284,6 +288,7 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
         await Promise.all([...stepWorkers.map((worker) => worker.close()), intakeWorker.close(), scheduleWorker.close(), ingestWorker.close()]);
         clearTimeout(grace);
         await Promise.all([activeSteps.close(), stepQueues.close(), intakeQueue.close(), schedulesQueue.close(), webhookWorker.close(), runFinished.close()]);
+        bullmq.close();
         await telemetry.flush().catch(() => undefined);
         await mcp.close();
         await liveness.close();

@@ -1,5 +1,5 @@
 import { QueueKeys } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../shared/redis/connect-redis.js';
 import { stepJobId, type StepJobData } from '../shared/job-schema.js';
 import { STEP_QUEUE } from '../shared/queues.js';
 import { runScript } from '../shared/redis/create-redis.js';
@@ -51,7 +51,7 @@ export interface FinishingJob {
 export interface StepTransitionsOptions {
   store: RedisRunStore;
   /** The connection of the step scripts (one of its own: see RunStoreOptions.stepRedis). */
-  redis: Redis;
+  redis: RedisConnection;
   queuePrefix: string;
   shards: number;
   lockDurationMs: number;
@@ -71,7 +71,7 @@ export class StepTransitions {
   private readonly queueKeys: Record<string, string>[];
 
   constructor(private readonly options: StepTransitionsOptions) {
-    this.queueKeys = allShards(options.shards).map((shard) => new QueueKeys(stepQueuePrefix(options.queuePrefix, shard)).getKeys(STEP_QUEUE));
+    this.queueKeys = allShards(options.shards).map((shard) => new QueueKeys(stepQueuePrefix(options.queuePrefix, shard, options.shards)).getKeys(STEP_QUEUE));
   }
 
   /**

@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisConnection } from '../shared/redis/connect-redis.js';
 import type { TokenEvent } from '../shared/streaming/token-event.js';
 
 export interface TokenPublisherOptions {
-  redis: Redis;
+  redis: RedisConnection;
   /** The run's token channel (`Keys.tokenChannel`). */
   channel: string;
   runId: string;
@@ -20,8 +20,10 @@ export interface TokenPublisherOptions {
  */
 export function createTokenPublisher({ redis, channel, runId, step, task, node, attempt }: TokenPublisherOptions): (text: string, call: string) => void {
   let index = 0;
+  // On a Cluster, sharded pub/sub (SPUBLISH: routed by the channel's slot, so in order; see TokenHub).
+  const send = isCluster(redis) ? (message: string) => redis.spublish(channel, message) : (message: string) => redis.publish(channel, message);
   const publish = (event: TokenEvent) => {
-    redis.publish(channel, JSON.stringify(event)).catch(() => undefined);
+    send(JSON.stringify(event)).catch(() => undefined);
   };
   return (text, call) => {
     if (index === 0) publish({ type: 'token-reset', runId, step, task, node, attempt });

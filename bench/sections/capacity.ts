@@ -171,7 +171,7 @@ function checkFileLimit(runs: number): void {
 async function runFootprint(redis: Redis, env: Record<string, string>, runId: string): Promise<Record<string, number>> {
   const shards = Number(env.AGENTQ_SHARDS ?? 1);
   const base = new Keys(env.AGENTQ_KEY_PREFIX, shards).run(runId).meta.replace(/:meta$/, '');
-  const job = `${stepQueuePrefix(env.AGENTQ_QUEUE_PREFIX!, shardOf(runId, shards))}:agentq-steps:${runId}.s0.t0`;
+  const job = `${stepQueuePrefix(env.AGENTQ_QUEUE_PREFIX!, shardOf(runId, shards), shards)}:agentq-steps:${runId}.s0.t0`;
   const keys: Record<string, string> = {
     meta: `${base}:meta`,
     state: `${base}:state`,

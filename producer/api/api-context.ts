@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import type { RedisMetrics } from '../../shared/metrics/redis-metrics.js';
@@ -18,7 +18,7 @@ export interface ApiContext {
   /** The client's run store (reads by id are checked against the caller's tenant by the routes). */
   store: RedisRunStore;
   /** The client's producer connection: fails fast (no offline queue, command timeout). */
-  redis: Redis;
+  redis: RedisConnection;
   apiKeys: ApiKeys;
   sessions: DashboardSessions;
   rateLimiter: RateLimiter;

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createRedis } from '../../shared/redis/create-redis.js';
+import { connectRedis } from '../../shared/redis/connect-redis.js';
 import { followRun } from '../../shared/streaming/follow-run.js';
 import type { ApiContext } from './api-context.js';
 import { toApiError } from './errors.js';
@@ -33,7 +33,7 @@ export async function streamChatAnswer({ request, reply, context, runId, answerO
   send('run', { run_id: runId });
   let reasoningSent = 0;
   try {
-    const stream = followRun({ store: context.store, reader: createRedis(context.config.redisUrl, 'blocking'), tokens: context.tokens, runId, signal: gone.signal });
+    const stream = followRun({ store: context.store, reader: connectRedis(context.config, 'blocking'), tokens: context.tokens, runId, signal: gone.signal });
     for await (const event of stream) {
       if (event.type === 'token' || event.type === 'token-reset') send(event.type, event);
       else if (event.type === 'step-end') {

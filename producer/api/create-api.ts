@@ -31,8 +31,7 @@ import { chatRoutes } from './routes/chat-routes.js';
 import { schedulesRoutes } from './routes/schedules-routes.js';
 import { budgetRoutes } from './routes/budget-routes.js';
 import { TokenHub } from '../../shared/streaming/token-hub.js';
-import { createRedis } from '../../shared/redis/create-redis.js';
-import { assertSingleRedis } from '../../shared/redis/assert-single-redis.js';
+import { connectRedis } from '../../shared/redis/connect-redis.js';
 
 /** The API's fastify instance (zod schemas as types). */
 export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
@@ -64,7 +63,6 @@ export interface CreateApiOptions {
  */
 export async function createApi(options: CreateApiOptions = {}): Promise<ApiInstance> {
   const config = options.config ?? loadConfig();
-  assertSingleRedis(config, 'API');
   const logger = options.logger ?? createLogger(config.logLevel, { role: 'api' });
   const apiKeys = options.apiKeys ?? ApiKeys.fromConfig(config);
   const client = options.client ?? new AgentClient({ config });
@@ -73,14 +71,14 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   // Bull Board and /metrics read the queues through the client's fail-fast connection.
   // The step queue is one queue per shard, each under its shard's prefix (shared/shards.ts).
   const queues = agentqQueueNames().flatMap((name) =>
-    (name === STEP_QUEUE ? allShards(config.shards).map((shard) => stepQueuePrefix(config.queuePrefix, shard)) : [config.queuePrefix]).map((prefix) => {
+    (name === STEP_QUEUE ? allShards(config.shards).map((shard) => stepQueuePrefix(config.queuePrefix, shard, config.shards)) : [config.queuePrefix]).map((prefix) => {
       const queue = new Queue(name, { connection: redis, prefix, ...queueStreamOptions(config.queueEventsMaxLen) });
       queue.on('error', () => undefined);
       return queue;
     }),
   );
   const closing = new AbortController();
-  const tokens = options.tokens ?? new TokenHub(store.keys, () => createRedis(config.redisUrl, 'blocking'));
+  const tokens = options.tokens ?? new TokenHub(store.keys, () => connectRedis(config, 'subscriber'));
   const context: ApiContext = {
     config,
     client,
@@ -90,7 +88,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     sessions: new DashboardSessions(redis, store.keys, config.dashboardSessionSeconds),
     rateLimiter: new RateLimiter(redis, store.keys, config.rateLimitPerMinute),
     inflight: new TenantInflight(redis, store.keys, config.tenantMaxInflight),
-    metrics: new RedisMetrics(redis, config.keyPrefix),
+    metrics: new RedisMetrics(redis, config.keyPrefix, config.shards),
     queues,
     logger,
     closing: closing.signal,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import { AgentqError } from '../../shared/errors.js';
 
 /** How often a healthy connection is probed with a PING (only while requests come in). */
@@ -11,7 +11,7 @@ interface Health {
   lastProbeAt: number;
 }
 
-const healthOf = new WeakMap<Redis, Health>();
+const healthOf = new WeakMap<RedisConnection, Health>();
 
 /**
  * A stopped Redis (SIGSTOP, a stalled host) keeps its TCP connection open, so the connection stays
@@ -19,7 +19,7 @@ const healthOf = new WeakMap<Redis, Health>();
  * now and then; once a PING has timed out, requests fail at once until a PING answers again, so only
  * the requests already in flight when Redis stopped wait the command timeout.
  */
-function probe(redis: Redis): Health {
+function probe(redis: RedisConnection): Health {
   let health = healthOf.get(redis);
   if (!health) {
     const created: Health = { answering: true, probing: false, lastProbeAt: 0 };
@@ -50,7 +50,7 @@ function probe(redis: Redis): Health {
  * `waitMs`; one that is reconnecting (Redis went away) fails at once, so "Redis down" answers 503
  * immediately instead of after a command timeout; so does a connected Redis that stopped answering.
  */
-export async function requireRedis(redis: Redis, waitMs = 500): Promise<void> {
+export async function requireRedis(redis: RedisConnection, waitMs = 500): Promise<void> {
   if (redis.status === 'ready') {
     if (probe(redis).answering) return;
     throw new AgentqError('UNAVAILABLE', 'Redis is not answering (connected, but a PING timed out); try again shortly', { retryable: true });

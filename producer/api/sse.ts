@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RedisRunStore } from '../../shared/redis/redis-run-store.js';
-import { createRedis } from '../../shared/redis/create-redis.js';
+import { connectRedis, type RedisTarget } from '../../shared/redis/connect-redis.js';
 import { isTerminal, type RunEvent } from '../../shared/run-record.js';
 import type { TokenEvent } from '../../shared/streaming/token-event.js';
 import type { TokenHub } from '../../shared/streaming/token-hub.js';
@@ -10,7 +10,8 @@ export interface StreamRunEventsOptions {
   request: FastifyRequest;
   reply: FastifyReply;
   store: RedisRunStore;
-  redisUrl: string | undefined;
+  /** Where Redis is: the stream reads with a blocking connection of its own. */
+  redisTarget: RedisTarget;
   runId: string;
   /** Stream id to resume after (`Last-Event-ID`); '0-0' for every event. */
   after: string;
@@ -43,7 +44,7 @@ function tokenFrame(event: TokenEvent): string {
  * until the committed events so far are out (a late subscriber sees what is committed first, then
  * live text), then written as it comes, between the blocking reads.
  */
-export async function streamRunEvents({ request, reply, store, redisUrl, runId, after, tokens, signal, heartbeatMs = 15_000, blockMs = 5000 }: StreamRunEventsOptions): Promise<void> {
+export async function streamRunEvents({ request, reply, store, redisTarget, runId, after, tokens, signal, heartbeatMs = 15_000, blockMs = 5000 }: StreamRunEventsOptions): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -54,7 +55,7 @@ export async function streamRunEvents({ request, reply, store, redisUrl, runId, 
     'x-accel-buffering': 'no',
   });
   raw.write('retry: 2000\n\n');
-  const reader = createRedis(redisUrl, 'blocking');
+  const reader = connectRedis(redisTarget, 'blocking');
   reader.on('error', () => undefined);
   let closed = false;
   const onClose = () => {

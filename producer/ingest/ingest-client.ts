@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import { loadConfig, type Config } from '../../shared/config.js';
 import { AgentqError } from '../../shared/errors.js';
 import { ID_PATTERN } from '../../shared/ids.js';
@@ -12,7 +12,8 @@ import { INGEST_JOB_OPTIONS, ingestJobId, type IngestJobData } from '../../share
 import { RedisDocumentStore, type StagedDocument } from '../../shared/ingest/redis-document-store.js';
 import type { SearchHit, SearchRequest } from '../../shared/ingest/search-documents.js';
 import { INGEST_QUEUE, queueStreamOptions } from '../../shared/queues.js';
-import { createRedis, reconnectDelay } from '../../shared/redis/create-redis.js';
+import { bullmqConnection, type BullmqConnection } from '../../shared/redis/bullmq-connection.js';
+import { connectRedis, describeRedisTarget } from '../../shared/redis/connect-redis.js';
 import { collectFiles } from './collect-files.js';
 import { DocumentSearch, type DocumentSearchOptions } from './document-search.js';
 
@@ -60,24 +61,25 @@ export class IngestClient {
   readonly documents: RedisDocumentStore;
   private readonly config: Config;
   private readonly tenant: string;
-  private readonly redis: Redis;
+  private readonly redis: RedisConnection;
   /** Document bytes only: a long command timeout, so big files never race the sub-second one (#19). */
-  private readonly blobRedis: Redis;
+  private readonly blobRedis: RedisConnection;
   private readonly queue: Queue<IngestJobData>;
   /** Search, and the vector store chunks are deleted from. */
   private readonly searcher: DocumentSearch;
   private closing: Promise<void> | undefined;
+  private readonly bullmq: BullmqConnection;
 
   constructor(options: IngestClientOptions = {}) {
     this.config = options.config ?? loadConfig();
     this.tenant = options.tenant ?? this.config.tenant;
     this.searcher = new DocumentSearch({ ...options, config: this.config });
-    this.redis = createRedis(this.config.redisUrl, 'producer', this.config.redisCommandTimeoutMs);
+    this.redis = connectRedis(this.config, 'producer', this.config.redisCommandTimeoutMs);
     this.redis.on('error', () => undefined); // surfaced per command instead
-    this.blobRedis = createRedis(this.config.redisUrl, 'producer', this.config.ingestWriteTimeoutMs);
+    this.blobRedis = connectRedis(this.config, 'producer', this.config.ingestWriteTimeoutMs);
     this.documents = new RedisDocumentStore(this.redis, { keyPrefix: this.config.keyPrefix, retentionSeconds: this.config.retentionSeconds });
-    const connection = { url: this.config.redisUrl ?? 'redis://127.0.0.1:6379', enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: this.config.redisCommandTimeoutMs, retryStrategy: reconnectDelay };
-    this.queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix: this.config.queuePrefix, ...queueStreamOptions(this.config.queueEventsMaxLen) });
+    this.bullmq = bullmqConnection(this.config, 'producer', this.config.redisCommandTimeoutMs);
+    this.queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: this.bullmq.connection, prefix: this.config.queuePrefix, ...queueStreamOptions(this.config.queueEventsMaxLen) });
     this.queue.on('error', () => undefined);
   }
 
@@ -221,6 +223,7 @@ export class IngestClient {
   async close(): Promise<void> {
     this.closing ??= (async () => {
       await this.queue.close();
+      this.bullmq.close();
       await this.searcher.close();
       for (const redis of [this.redis, this.blobRedis]) {
         if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
@@ -290,7 +293,7 @@ export class IngestClient {
     if (this.redis.status === 'ready') return;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new AgentqError('UNAVAILABLE', `Redis at ${this.config.redisUrl ?? 'redis://127.0.0.1:6379'} is not reachable: start redis-server or set REDIS_URL`, { retryable: true })),
+        () => reject(new AgentqError('UNAVAILABLE', `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`, { retryable: true })),
         this.config.redisCommandTimeoutMs + 1000,
       );
       this.redis.once('ready', () => {

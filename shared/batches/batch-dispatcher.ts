@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connect-redis.js';
 import { AgentqError } from '../errors.js';
 import { BATCH_PRIORITY, formatZodError } from '../job-schema.js';
 import type { Keys } from '../keys.js';
 import { runScript } from '../redis/create-redis.js';
+import { slotPipeline } from '../redis/slot-pipeline.js';
 import { parseMeta, type RedisRunStore } from '../redis/redis-run-store.js';
 import type { RunEnqueuer } from '../run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../run-record.js';
@@ -75,7 +76,7 @@ interface BatchMeta {
 }
 
 export interface BatchDispatcherOptions {
-  redis: Redis;
+  redis: RedisConnection;
   keys: Keys;
   store: RedisRunStore;
   enqueuer: RunEnqueuer;
@@ -131,9 +132,11 @@ export class BatchDispatcher {
           updatedAt: now,
         })
         .rpush(batchKeys.items, ...items.map((item) => JSON.stringify(item)))
-        .zadd(keys.tenantBatches(tenant), now, batchId)
-        .zadd(keys.activeBatches(), now, batchId)
         .exec();
+      // The indexes are keys of their own (other Cluster slots than the batch's tag): written after the
+      // batch, so an index entry always has a batch behind it. A crash in between leaves a batch the
+      // reconciler does not top up; the client's retry (same idempotency key) tops it up below.
+      await slotPipeline(redis).zadd(keys.tenantBatches(tenant), now, batchId).zadd(keys.activeBatches(), now, batchId).exec();
     } else {
       const owner = await redis.hget(batchKeys.meta, 'tenant');
       if (owner !== tenant) throw new AgentqError('CONFLICT', `batch id ${batchId} is taken; use another idempotency key`);
@@ -207,7 +210,8 @@ export class BatchDispatcher {
   private async finish(batchId: string): Promise<void> {
     const { redis, keys, retentionSeconds } = this.options;
     const batchKeys = keys.batch(batchId);
-    await redis.multi().zrem(keys.activeBatches(), batchId).expire(batchKeys.meta, retentionSeconds).expire(batchKeys.items, retentionSeconds).exec();
+    // The active index and the batch's keys are in different Cluster slots: not one MULTI (nothing reads them together).
+    await slotPipeline(redis).zrem(keys.activeBatches(), batchId).expire(batchKeys.meta, retentionSeconds).expire(batchKeys.items, retentionSeconds).exec();
   }
 
   /** After a crash: enqueue claimed items that have no run, free slots of finished runs, top up. */
@@ -271,7 +275,8 @@ export class BatchDispatcher {
   }
 
   private async runStatuses(meta: BatchMeta): Promise<(RunStatus | null)[]> {
-    const pipeline = this.options.redis.pipeline();
+    // The runs of a batch are spread over the shards: one pipeline per slot on a Cluster.
+    const pipeline = slotPipeline(this.options.redis);
     for (let index = 0; index < meta.total; index += 1) pipeline.hget(this.options.keys.run(this.runId(meta.id, index)).meta, 'status');
     const replies = (await pipeline.exec()) ?? [];
     return replies.map(([, status]) => (status as RunStatus | null) ?? null);
@@ -282,7 +287,7 @@ export class BatchDispatcher {
     const meta = await this.meta(batchId);
     if (!meta) return null;
     const items = await this.items(batchId);
-    const pipeline = this.options.redis.pipeline();
+    const pipeline = slotPipeline(this.options.redis);
     for (let index = 0; index < items.length; index += 1) pipeline.hgetall(this.options.keys.run(this.runId(meta.id, index)).meta);
     const replies = (await pipeline.exec()) ?? [];
     return items.map((item, index) => {

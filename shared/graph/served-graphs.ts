@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connect-redis.js';
 import { AgentqError } from '../errors.js';
 import type { Keys } from '../keys.js';
 
@@ -8,7 +8,7 @@ const MISSED_HEARTBEATS = 3;
 const CACHE_MS = 1000;
 
 export interface ServedGraphsOptions {
-  redis: Redis;
+  redis: RedisConnection;
   keys: Keys;
   /** Workers announce every `heartbeatMs`; an entry older than 3× that is ignored (and swept). */
   heartbeatMs: number;

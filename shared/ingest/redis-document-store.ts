@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connect-redis.js';
 import { Keys, type DocumentKeys } from '../keys.js';
 import { runScript } from '../redis/create-redis.js';
 import { writeBlob } from './write-blob.js';
@@ -77,7 +77,7 @@ export class RedisDocumentStore {
   private readonly retentionSeconds: number;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisConnection,
     { keyPrefix, retentionSeconds = 7 * 24 * 3600 }: RedisDocumentStoreOptions = {},
   ) {
     this.keys = new Keys(keyPrefix);
@@ -131,7 +131,7 @@ export class RedisDocumentStore {
    * records `queued` with the new pendingHash. The indexed version (contentHash, chunks) stays as it is
    * until a worker replaces it.
    */
-  async stage(tenant: string, documents: readonly StagedDocument[], now = Date.now(), { blobRedis = this.redis }: { blobRedis?: Redis } = {}): Promise<void> {
+  async stage(tenant: string, documents: readonly StagedDocument[], now = Date.now(), { blobRedis = this.redis }: { blobRedis?: RedisConnection } = {}): Promise<void> {
     if (documents.length === 0) return;
     const keys = this.tenantKeys(tenant);
     const at = new Date(now).toISOString();

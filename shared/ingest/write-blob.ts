@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connect-redis.js';
 
 /**
  * Bytes per command when a document goes into Redis. A 16 MB PDF in one SET occupies Redis (and the
@@ -15,7 +15,7 @@ const PIECES_IN_FLIGHT = 4;
  * half-written blob is never read; a hand-in that fails midway leaves a partial key that the next try
  * overwrites (SET) or the retention expires.
  */
-export async function writeBlob(redis: Redis, key: string, content: Uint8Array, ttlSeconds: number): Promise<void> {
+export async function writeBlob(redis: RedisConnection, key: string, content: Uint8Array, ttlSeconds: number): Promise<void> {
   const piece = (index: number) => {
     const start = index * BLOB_PIECE_BYTES;
     return Buffer.from(content.buffer, content.byteOffset + start, Math.min(BLOB_PIECE_BYTES, content.byteLength - start));

@@ -1,7 +1,8 @@
-import type { Redis } from 'ioredis';
 import { MAX_PRIORITY } from '../job-schema.js';
 import type { Keys } from '../keys.js';
+import type { RedisConnection } from '../redis/connect-redis.js';
 import { runScript } from '../redis/create-redis.js';
+import { slotPipeline } from '../redis/slot-pipeline.js';
 import { TERMINAL_STATUSES } from '../run-record.js';
 
 /** BullMQ priority added per fair share a tenant has in flight beyond its first. */
@@ -33,7 +34,7 @@ export class FairShare {
   private manySince: number | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keys: Keys,
     /** AGENTQ_TENANT_FAIR_SHARE; 0 = off (priorities are the runs' own). */
     readonly share: number,
@@ -81,7 +82,8 @@ export class FairShare {
     const stale: string[] = [];
     for (let start = 0; start < flat.length; start += 1000) {
       const chunk = flat.slice(start, start + 1000);
-      const pipeline = this.redis.pipeline();
+      // Run metas live on their shards' slots: slotPipeline splits the reads per slot on a Cluster.
+      const pipeline = slotPipeline(this.redis);
       for (let i = 0; i < chunk.length; i += 2) pipeline.hget(this.keys.run(chunk[i]!).meta, 'status');
       const replies = (await pipeline.exec()) ?? [];
       replies.forEach(([, status], index) => {

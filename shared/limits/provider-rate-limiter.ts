@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connect-redis.js';
 import type { Keys } from '../keys.js';
 import { runScript } from '../redis/create-redis.js';
 
@@ -83,7 +83,7 @@ export type AcquireResult = { granted: true; ticket: string } | { granted: false
  */
 export class ProviderRateLimiter {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keys: Keys,
     /** The limits are per this window. @default 60000 (per minute) */
     private readonly windowMs = 60_000,

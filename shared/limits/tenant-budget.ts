@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connect-redis.js';
 import { AgentqError } from '../errors.js';
 import type { Keys } from '../keys.js';
 import type { RedisMetrics } from '../metrics/redis-metrics.js';
@@ -139,7 +139,7 @@ export class TenantBudget {
   private readonly metrics: Pick<RedisMetrics, 'tenantUsage'> | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keys: Keys,
     { defaults = {}, reservationTtlMs = 600_000, dayUsageTtlSeconds = 35 * 86_400, monthUsageTtlSeconds = 400 * 86_400, metrics }: TenantBudgetOptions = {},
   ) {

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connect-redis.js';
+import { slotPipeline } from '../redis/slot-pipeline.js';
 import { Keys } from '../keys.js';
 import { PrometheusText } from './prometheus-text.js';
 
@@ -26,18 +27,21 @@ export class RedisMetrics {
   readonly keys: Keys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     keyPrefix?: string,
+    /** AGENTQ_SHARDS: where the active runs' metas are (the status gauge reads them). @default 1 */
+    shards = 1,
   ) {
-    this.keys = new Keys(keyPrefix);
+    this.keys = new Keys(keyPrefix, shards);
   }
 
   async stepCompleted(node: string, durationMs: number): Promise<void> {
     const seconds = Math.max(0, durationMs) / 1000;
     const bucket = STEP_DURATION_BUCKETS.find((bound) => seconds <= bound);
     const durations = this.keys.metrics('step-duration');
-    await this.redis
-      .multi()
+    // Two families, two keys (two Cluster slots): not one MULTI. A scrape between the writes may see a
+    // step counted before its duration, which the next scrape squares.
+    await slotPipeline(this.redis)
       .hincrby(this.keys.metrics('steps-completed'), node, 1)
       .hincrby(durations, field(node, bucket === undefined ? '+Inf' : String(bucket)), 1)
       .hincrbyfloat(durations, field(node, 'sum'), seconds)
@@ -76,7 +80,7 @@ export class RedisMetrics {
   /** Everything above plus active runs by status and each queue's job counts, as Prometheus text. */
   async render(queues: readonly QueueCountsSource[] = []): Promise<string> {
     const families = ['runs-finished', 'steps-completed', 'steps-failed', 'steps-retried', 'step-duration', 'llm-usage', 'tenant-usage'];
-    const pipeline = this.redis.pipeline();
+    const pipeline = slotPipeline(this.redis);
     for (const family of families) pipeline.hgetall(this.keys.metrics(family));
     const replies = (await pipeline.exec()) ?? [];
     const hashes = replies.map(([error, value]) => {
@@ -128,7 +132,8 @@ export class RedisMetrics {
     const ids = await this.redis.zrange(this.keys.activeRuns(), '0', String(ACTIVE_SAMPLE - 1));
     const counts = new Map<string, number>();
     if (ids.length === 0) return counts;
-    const pipeline = this.redis.pipeline();
+    // The runs' metas are on their shards' slots: one pipeline per slot on a Cluster.
+    const pipeline = slotPipeline(this.redis);
     for (const id of ids) pipeline.hget(this.keys.run(id).meta, 'status');
     for (const [, status] of (await pipeline.exec()) ?? []) {
       if (typeof status === 'string' && ACTIVE_STATUSES.includes(status)) counts.set(status, (counts.get(status) ?? 0) + 1);

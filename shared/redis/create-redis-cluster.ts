@@ -13,6 +13,8 @@ export function createRedisCluster(nodes: RedisClusterNode[], role: RedisRole, c
   const options: ClusterOptions = {
     redisOptions,
     enableOfflineQueue: role !== 'producer',
+    // Live tokens use sharded pub/sub on a Cluster (SSUBSCRIBE on the channel's master; token-hub.ts).
+    ...(role === 'subscriber' ? { shardedSubscribers: true } : {}),
     clusterRetryStrategy: reconnectDelay,
     slotsRefreshTimeout: 2000,
     // ioredis refreshes its slot map on MOVED only, and a master killed outright answers nothing

@@ -1,9 +1,10 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './connect-redis.js';
 import { AgentqError, type ErrorRecord } from '../errors.js';
 import type { Task } from '../graph/graph.js';
 import { Keys } from '../keys.js';
 import type { Message, PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, StepRecord, Usage } from '../run-record.js';
 import { forgetScripts, runScript, runScriptSha } from './create-redis.js';
+import { slotPipeline } from './slot-pipeline.js';
 import { decodeCursor, encodeCursor, pairsToObject, parseEvent, parseMeta, parseState, parseStepMeta, toRunRecord, type RunMeta, type StepMeta } from './run-meta.js';
 import { CREATE_RUN_AND_START } from './step-transition-scripts.js';
 import { ADMIT_RUN, BEGIN_STEP, CANCELLED_ERROR, COMMIT_STEP, CREATE_RUN, FINISH_RUN, INTERRUPT_RUN, REQUEST_CANCEL, RESUME_RUN, RETRY_RUN } from './run-scripts.js';
@@ -119,7 +120,7 @@ export interface RunStoreOptions {
    * its ~50 scripts on the connections it uses, and ioredis copies them all into every pipeline and
    * MULTI made on such a connection (~45 µs each, from a CPU profile). @default the store's connection
    */
-  stepRedis?: Redis;
+  stepRedis?: RedisConnection;
 }
 
 /** What the finish hooks need to know of a finished run, read once for all of them. */
@@ -140,10 +141,10 @@ export class RedisRunStore {
   readonly retentionSeconds: number;
   readonly eventsMaxLen: number;
   private readonly onFinished: RunStoreOptions['onFinished'];
-  private readonly stepRedis: Redis;
+  private readonly stepRedis: RedisConnection;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisConnection,
     { keyPrefix, shards = 1, retentionSeconds = 7 * 24 * 3600, eventsMaxLen = 1000, onFinished, stepRedis }: RunStoreOptions = {},
   ) {
     this.stepRedis = stepRedis ?? redis;
@@ -154,8 +155,9 @@ export class RedisRunStore {
   }
 
   private async finished(runId: string, status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
-    // One round trip for the index and for what every hook needs, instead of one per hook.
-    const replies = await this.redis.pipeline().zrem(this.keys.activeRuns(), runId).hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId').exec();
+    // One round trip for the index and for what every hook needs, instead of one per hook (on a Cluster,
+    // one per slot, at once: the index is a key of its own).
+    const replies = await slotPipeline(this.redis).zrem(this.keys.activeRuns(), runId).hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId').exec();
     const [tenant = null, webhookUrl = null, batchId = null] = (replies?.[1]?.[1] as (string | null)[] | undefined) ?? [];
     await this.onFinished?.(runId, status, { tenant, webhookUrl, batchId }).catch(() => undefined);
   }
@@ -191,11 +193,12 @@ export class RedisRunStore {
     if (run.conversationId) fields.conversationId = run.conversationId;
     if (run.priority) fields.priority = run.priority;
     // One round trip. The active index comes first: a crash after it leaves an index entry without a
-    // run, which readers skip and the reconciler drops.
+    // run, which readers skip and the reconciler drops. The run's script touches only the run's shard
+    // (its keys and its step queue, one Cluster slot); the indexes are global keys written beside it, by
+    // commands of their own (on a Cluster, one pipeline per slot, sent at once).
     const script = await runScriptSha(this.redis, start ? CREATE_RUN_AND_START : CREATE_RUN);
     const pairs = Object.entries(fields).flat();
-    const replies = await this.redis
-      .pipeline()
+    const replies = await slotPipeline(this.redis)
       .zadd(this.keys.activeRuns(), 'NX', run.now, run.id)
       .evalsha(
         script,
@@ -396,14 +399,13 @@ export class RedisRunStore {
     throw new AgentqError('CONFLICT', `run ${runId} is ${reply[1]}; only a waiting run can be resumed`);
   }
 
-  /** Deletes a run and its index entries. */
+  /**
+   * Deletes a run and its index entries. The run's keys go first, in one command (one slot); the index
+   * entries after, each a key of its own: an entry left by a crash in between is skipped by readers.
+   */
   async purge(runId: string, tenant: string): Promise<void> {
-    await this.redis
-      .multi()
-      .del(...this.keys.runAll(runId))
-      .zrem(this.keys.tenantRuns(tenant), runId)
-      .zrem(this.keys.activeRuns(), runId)
-      .exec();
+    await this.redis.del(...this.keys.runAll(runId));
+    await slotPipeline(this.redis).zrem(this.keys.tenantRuns(tenant), runId).zrem(this.keys.activeRuns(), runId).exec();
   }
 
   /** Usage of an attempt that failed after paying for a model call (a committed step carries its own). */
@@ -474,7 +476,8 @@ export class RedisRunStore {
         entries.push([id, score]);
       }
       if (entries.length === 0) break;
-      const pipeline = this.redis.pipeline();
+      // The tenant's runs are spread over the shards: their metas are read per slot, all at once.
+      const pipeline = slotPipeline(this.redis);
       for (const [id] of entries) pipeline.hgetall(this.keys.run(id).meta);
       const metas = (await pipeline.exec()) ?? [];
       const expired: string[] = [];
@@ -507,7 +510,7 @@ export class RedisRunStore {
       const key = this.keys.tenantRuns(tenant);
       const candidates = await this.redis.zrangebyscore(key, '-inf', now - this.retentionSeconds * 1000, 'LIMIT', 0, limit);
       if (candidates.length === 0) continue;
-      const pipeline = this.redis.pipeline();
+      const pipeline = slotPipeline(this.redis);
       for (const id of candidates) pipeline.exists(this.keys.run(id).meta);
       const exists = (await pipeline.exec()) ?? [];
       const expired = candidates.filter((_id, i) => exists[i]?.[1] === 0);
@@ -530,7 +533,7 @@ export interface EventReadOptions {
   after?: string;
   blockMs?: number;
   count?: number;
-  connection?: Redis;
+  connection?: RedisConnection;
 }
 
 export { parseMeta, toRunRecord, type RunMeta, type StepMeta };

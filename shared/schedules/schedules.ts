@@ -1,8 +1,8 @@
 import type { JobSchedulerTemplateOptions, Queue, RepeatOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { AgentqError } from '../errors.js';
 import { newScheduleId } from '../ids.js';
 import type { Keys } from '../keys.js';
+import type { RedisConnection } from '../redis/connect-redis.js';
 import { applySchedulePatch, MAX_SCHEDULES_PER_TENANT, parseScheduleSpec, type ScheduleSpec } from './schedule-schema.js';
 
 /** A schedule as stored: its spec (without `paused`) and its state. */
@@ -52,7 +52,7 @@ const TICK_JOB_OPTIONS: JobSchedulerTemplateOptions = {
 };
 
 export interface SchedulesOptions {
-  redis: Redis;
+  redis: RedisConnection;
   keys: Keys;
   /** The schedules queue (SCHEDULES_QUEUE): one BullMQ job scheduler per schedule. */
   queue: Queue;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connect-redis.js';
 import type { RedisRunStore } from '../redis/redis-run-store.js';
 import { isTerminal, type RunEvent } from '../run-record.js';
 import type { TokenEvent } from './token-event.js';
@@ -10,7 +10,7 @@ export type RunStreamEvent = RunEvent | TokenEvent;
 export interface FollowRunOptions {
   store: RedisRunStore;
   /** A connection of its own for the blocking reads; disconnected when the stream ends. */
-  reader: Redis;
+  reader: RedisConnection;
   tokens: TokenHub;
   runId: string;
   /** Resume after this committed event id. @default '0-0' (from the start) */

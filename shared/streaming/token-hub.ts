@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisConnection } from '../redis/connect-redis.js';
 import type { Keys } from '../keys.js';
 import { parseTokenEvent, type TokenEvent } from './token-event.js';
 
@@ -14,13 +14,13 @@ export class TokenHub {
   private readonly listeners = new Map<string, Set<TokenListener>>();
   /** SUBSCRIBEs in flight: a second listener of a channel waits for the first one's confirmation too. */
   private readonly pending = new Map<string, Promise<unknown>>();
-  private subscriber: Redis | undefined;
+  private subscriber: RedisConnection | undefined;
   private closed = false;
 
   /** `connect` makes the pub/sub connection (made on the first subscription, closed by `close`). */
   constructor(
     private readonly keys: Keys,
-    private readonly connect: () => Redis,
+    private readonly connect: () => RedisConnection,
   ) {}
 
   /**
@@ -42,12 +42,13 @@ export class TokenHub {
       current?.delete(listener);
       if (current && current.size === 0) {
         this.listeners.delete(channel);
-        this.subscriber?.unsubscribe(channel).catch(() => undefined);
+        if (this.subscriber) this.unsubscribeFrom(this.subscriber, channel).catch(() => undefined);
       }
     };
     let subscribing = this.pending.get(channel);
     if (first) {
-      subscribing = this.connection().subscribe(channel);
+      const connection = this.connection();
+      subscribing = isCluster(connection) ? connection.ssubscribe(channel) : connection.subscribe(channel);
       this.pending.set(channel, subscribing);
       void subscribing.then(
         () => this.pending.delete(channel),
@@ -82,16 +83,27 @@ export class TokenHub {
     this.subscriber = undefined;
   }
 
-  private connection(): Redis {
+  private unsubscribeFrom(subscriber: RedisConnection, channel: string): Promise<unknown> {
+    return isCluster(subscriber) ? subscriber.sunsubscribe(channel) : subscriber.unsubscribe(channel);
+  }
+
+  /**
+   * The pub/sub connection. On one Redis, SUBSCRIBE. On a Cluster, sharded pub/sub (SSUBSCRIBE, the
+   * connection made with the 'subscriber' role): a run's tokens go through the master of its channel's
+   * slot (its shard's), in order, where a cluster-wide PUBLISH sent through whichever node ioredis
+   * picks would reach subscribers out of order (measured: words swapped) and load every node.
+   */
+  private connection(): RedisConnection {
     if (!this.subscriber) {
       const subscriber = this.connect();
-      subscriber.on('message', (channel: string, message: string) => {
+      const deliver = (channel: string, message: string) => {
         const set = this.listeners.get(channel);
         if (!set) return;
         const event = parseTokenEvent(message);
         if (!event) return;
         for (const listener of [...set]) listener(event);
-      });
+      };
+      subscriber.on(isCluster(subscriber) ? 'smessage' : 'message', deliver);
       this.subscriber = subscriber;
     }
     return this.subscriber;

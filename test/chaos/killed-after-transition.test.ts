@@ -32,7 +32,7 @@ describe('chaos: worker killed between its transition script and the next step',
     const killedAt = Date.now();
     // The dead worker held step 3's job, handed to it by step 2's script: committed up to step 2.
     expect((await client.get(run.id))?.stepCount).toBe(3);
-    const queue = `${stepQueuePrefix(config.queuePrefix, shardOf(run.id, config.shards))}:${STEP_QUEUE}`;
+    const queue = `${stepQueuePrefix(config.queuePrefix, shardOf(run.id, config.shards), config.shards)}:${STEP_QUEUE}`;
     const held = `${run.id}.s3.t0`;
     expect(await client.store.redis.lrange(`${queue}:active`, 0, -1)).toContain(held);
     const events = await client.store.redis.xrange(`${queue}:events`, '-', '+');

@@ -39,8 +39,8 @@ describe('chaos: lost step jobs are brought back by the reconciler', () => {
   const held = new Set<string>();
   const starting = startModelStepsServer({ seed, latencyMs: [500, 1000], hold: (caller) => held.has(caller.runId) && caller.step === 0 });
   const connection = { url: config.redisUrl!, maxRetriesPerRequest: null };
-  const stepQueue = new Queue(STEP_QUEUE, { connection, prefix: stepQueuePrefix(config.queuePrefix, 0) });
-  const queueEvents = new QueueEvents(STEP_QUEUE, { connection, prefix: stepQueuePrefix(config.queuePrefix, 0) });
+  const stepQueue = new Queue(STEP_QUEUE, { connection, prefix: stepQueuePrefix(config.queuePrefix, 0, config.shards) });
+  const queueEvents = new QueueEvents(STEP_QUEUE, { connection, prefix: stepQueuePrefix(config.queuePrefix, 0, config.shards) });
   const workers: ChildProcess[] = [];
   const spawn = async () => {
     const worker = await spawnWorker(MODEL_STEPS_WORKER, modelStepsWorkerEnv(config, (await starting).server.url));

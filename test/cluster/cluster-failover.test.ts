@@ -27,7 +27,7 @@ describe.skipIf(unavailable)('Redis Cluster failover: the Cluster connection rec
     const nodes = parseClusterNodes(cluster.seeds);
     const producer = createRedisCluster(nodes, 'worker');
     const consumer = createRedisCluster(nodes, 'worker');
-    const prefix = stepQueuePrefix('{agentq}', 0);
+    const prefix = stepQueuePrefix('{agentq}', 0, 1);
     const queue = new Queue('agentq-steps', { connection: producer, prefix });
     const done = new Set<string>();
     let lastDoneAt = Date.now();

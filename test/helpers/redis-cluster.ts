@@ -1,10 +1,12 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { loadConfig, type Config } from '../../shared/config.js';
 import type { RedisClusterNode } from '../../shared/redis/redis-cluster-nodes.js';
 import { assertRedisReachable } from '../../shared/redis/assert-redis-reachable.js';
 
@@ -38,14 +40,19 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** `count` ports whose cluster bus port (port+10000) is free too. */
+/** The port range cluster nodes are taken from (bus ports +10000): kept apart from other suites' Redis. */
+const CLUSTER_PORTS = { first: 7100, last: 7199 };
+
+/** `count` ports in CLUSTER_PORTS whose cluster bus port (port+10000) is free too, from a random start. */
 async function clusterPorts(count: number): Promise<number[]> {
   const ports: number[] = [];
-  let port = 20000 + Math.floor(Math.random() * 20000);
-  while (ports.length < count) {
+  const span = CLUSTER_PORTS.last - CLUSTER_PORTS.first + 1;
+  const start = Math.floor(Math.random() * span);
+  for (let step = 0; step < span && ports.length < count; step++) {
+    const port = CLUSTER_PORTS.first + ((start + step) % span);
     if ((await portFree(port)) && (await portFree(port + 10000))) ports.push(port);
-    port++;
   }
+  if (ports.length < count) throw new Error(`only ${ports.length} of ${count} free ports (with port+10000 free) in ${CLUSTER_PORTS.first}-${CLUSTER_PORTS.last}`);
   return ports;
 }
 
@@ -131,4 +138,21 @@ export async function waitForReplicasInSync(ports: number[], expectedReplicas: n
     if (Date.now() > deadline) throw new Error(`only ${synced} of ${expectedReplicas} replicas in sync after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * A config of its own on `cluster` (as testConfig on one Redis): cluster mode, key and queue prefixes no
+ * other test uses, the queue prefix hash-tagged as cluster mode requires.
+ */
+export function clusterTestConfig(cluster: LocalRedisCluster, env: Record<string, string> = {}): Config {
+  const id = randomBytes(4).toString('hex');
+  return loadConfig({
+    REDIS_CLUSTER_NODES: cluster.seeds,
+    AGENTQ_KEY_PREFIX: `t${id}`,
+    AGENTQ_QUEUE_PREFIX: `{q${id}}`,
+    AGENTQ_LOG_LEVEL: process.env.AGENTQ_LOG_LEVEL ?? 'silent',
+    AGENTQ_SHUTDOWN_GRACE_MS: '2000',
+    AGENTQ_UNSERVED_GRAPH_WAIT_MS: '0',
+    ...env,
+  });
 }

@@ -50,7 +50,7 @@ export async function startTestEnv(options: Omit<StartWorkerOptions, 'config'> &
     worker,
     queue(name: string, runIdOrShard?: string | number) {
       const shard = typeof runIdOrShard === 'string' ? shardOf(runIdOrShard, config.shards) : (runIdOrShard ?? 0);
-      const prefix = name === STEP_QUEUE ? stepQueuePrefix(config.queuePrefix, shard) : config.queuePrefix;
+      const prefix = name === STEP_QUEUE ? stepQueuePrefix(config.queuePrefix, shard, config.shards) : config.queuePrefix;
       const queue = new Queue(name, { connection: { url: config.redisUrl!, maxRetriesPerRequest: null }, prefix });
       queues.push(queue);
       return queue;

@@ -44,7 +44,7 @@ describe('batches through the queue', () => {
     expect(maxRunning).toBeGreaterThan(1);
     // The producer dispatched the first 3 with start jobs (DESIGN §2.1); the worker took the other 9 in
     // itself, so their first step jobs are named by the entry node. (Read the step queue's event stream.)
-    const events = await env.client.store.redis.xrange(`${stepQueuePrefix(env.config.queuePrefix, 0)}:${STEP_QUEUE}:events`, '-', '+');
+    const events = await env.client.store.redis.xrange(`${stepQueuePrefix(env.config.queuePrefix, 0, env.config.shards)}:${STEP_QUEUE}:events`, '-', '+');
     const added = events.map(([, fields]) => fields).filter((fields) => fields[1] === 'added' && fields[fields.indexOf('name') + 1] === START_NODE);
     const startJobs = added.map((fields) => fields[fields.indexOf('jobId') + 1]).filter((jobId) => jobId?.startsWith(batch.id));
     expect(startJobs.sort()).toEqual([`${batch.id}.i0.s0.t0`, `${batch.id}.i1.s0.t0`, `${batch.id}.i2.s0.t0`]);

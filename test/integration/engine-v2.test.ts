@@ -1,9 +1,10 @@
+import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../shared/config.js';
 import { RedisRunStore } from '../../shared/redis/redis-run-store.js';
 import { createRedis } from '../../shared/redis/create-redis.js';
 import { STEP_QUEUE } from '../../shared/queues.js';
-import { allShards, shardOf, stepQueuePrefix } from '../../shared/shards.js';
+import { allShards, shardOf, shardTag, stepQueuePrefix } from '../../shared/shards.js';
 import { createLogger } from '../../shared/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
@@ -21,7 +22,7 @@ describe('engine v2', () => {
 
   /** The step queue's `active` events of one run's jobs, in order: which came by eager dispatch. */
   async function activeEvents(testEnv: TestEnv, runId: string): Promise<{ jobId: string; eager: boolean }[]> {
-    const key = `${stepQueuePrefix(testEnv.config.queuePrefix, shardOf(runId, testEnv.config.shards))}:${STEP_QUEUE}:events`;
+    const key = `${stepQueuePrefix(testEnv.config.queuePrefix, shardOf(runId, testEnv.config.shards), testEnv.config.shards)}:${STEP_QUEUE}:events`;
     const entries = await testEnv.client.store.redis.xrange(key, '-', '+');
     return entries
       .map(([, fields]) => Object.fromEntries(fields.flatMap((_value, index) => (index % 2 === 0 ? [[fields[index], fields[index + 1]]] : []))) as Record<string, string>)
@@ -58,7 +59,7 @@ describe('engine v2', () => {
     const worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false, concurrency: 1 });
     try {
       for (const id of [batch1, urgent, plain, batch2]) expect((await client.wait(id)).status).toBe('completed');
-      const key = `${stepQueuePrefix(config.queuePrefix, 0)}:${STEP_QUEUE}:events`;
+      const key = `${stepQueuePrefix(config.queuePrefix, 0, config.shards)}:${STEP_QUEUE}:events`;
       const taken = (await client.store.redis.xrange(key, '-', '+'))
         .map(([, fields]) => Object.fromEntries(fields.flatMap((_value, index) => (index % 2 === 0 ? [[fields[index], fields[index + 1]]] : []))) as Record<string, string>)
         .filter((event) => event.event === 'active')
@@ -116,16 +117,32 @@ describe('engine v2', () => {
     expect(shards.size).toBeGreaterThan(1);
     for (const run of runs) {
       const shard = shardOf(run.id, 3);
-      expect(env.client.store.keys.run(run.id).meta).toBe(`${env.config.keyPrefix}:{s${shard}}:run:${run.id}:meta`);
+      const tag = shardTag(shard, 3);
+      expect(tag).toMatch(new RegExp(`^\\{s${shard}(-\\d+)?\\}$`));
+      expect(env.client.store.keys.run(run.id).meta).toBe(`${env.config.keyPrefix}:${tag}:run:${run.id}:meta`);
       const job = await env.queue(STEP_QUEUE, run.id).getJob(`${run.id}.s2.t0`);
       expect(await job?.getState()).toBe('completed');
-      expect(job?.queueQualifiedName).toBe(`${env.config.queuePrefix}:{s${shard}}:${STEP_QUEUE}`);
+      expect(job?.queueQualifiedName).toBe(`${env.config.queuePrefix}:${tag}:${STEP_QUEUE}`);
     }
     // No other shard's queue holds a run's jobs.
     for (const run of runs) {
       for (const shard of allShards(3).filter((shard) => shard !== shardOf(run.id, 3))) {
         expect(await env.queue(STEP_QUEUE, shard).getJob(`${run.id}.s0.t0`)).toBeUndefined();
       }
+    }
+  });
+
+  it('refuses to start a worker while step jobs wait in a shard queue of the previous (unbalanced) shard tags', async () => {
+    env = await startTestEnv({ env: { AGENTQ_SHARDS: '3' } });
+    // Shard 0 of 3 is tagged {s0-1} now; the previous layout's {s0} queue still holds a job.
+    expect(shardTag(0, 3)).not.toBe('{s0}');
+    const old = new Queue(STEP_QUEUE, { connection: { url: env.config.redisUrl!, maxRetriesPerRequest: null }, prefix: `${env.config.queuePrefix}:{s0}` });
+    try {
+      await old.add('step', { runId: 'r1', superstep: 0, task: 0 });
+      await expect(startWorker({ config: env.config, logger: createLogger('silent'), reconciler: false })).rejects.toThrow(/previous shard layout.*Let the previous version finish/);
+    } finally {
+      await old.obliterate({ force: true });
+      await old.close();
     }
   });
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Redis } from 'ioredis';
+import { redisNodes, type RedisConnection } from '../../shared/redis/connect-redis.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../shared/logger.js';
 import { agentqQueueNames } from '../../producer/api/agentq-queue-names.js';
@@ -27,8 +28,14 @@ const CANARY = `cnry${randomBytes(10).toString('hex')}`;
 const CANARY_KEY = `key-${CANARY}`;
 
 /** Everything under `prefix` in Redis as text, key by key (key names included). */
-async function dumpKeys(redis: Redis, pattern: string, skip: (key: string) => boolean): Promise<Map<string, string>> {
+/** Every key matching `pattern` with its value as text: SCAN runs per node (a Cluster's keys are spread over its masters). */
+async function dumpKeys(connection: RedisConnection, pattern: string, skip: (key: string) => boolean): Promise<Map<string, string>> {
   const dump = new Map<string, string>();
+  for (const redis of await redisNodes(connection)) await dumpNodeKeys(redis, pattern, skip, dump);
+  return dump;
+}
+
+async function dumpNodeKeys(redis: Redis, pattern: string, skip: (key: string) => boolean, dump: Map<string, string>): Promise<void> {
   let cursor = '0';
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', '500');
@@ -53,7 +60,6 @@ async function dumpKeys(redis: Redis, pattern: string, skip: (key: string) => bo
       dump.set(key, `${key} ${JSON.stringify(value)}`);
     }
   } while (cursor !== '0');
-  return dump;
 }
 
 const spanText = (span: ReadableSpan): string =>
@@ -140,7 +146,7 @@ describe('canary secret: never in spans, logs, job data or the dashboard API wit
     for (const line of logLines) if (line.includes(CANARY)) hits.push(`log ${line.slice(0, 300)}`);
 
     const queueKeys = await dumpKeys(redis, `${env.config.queuePrefix}:*`, () => false);
-    const storeKeys = await dumpKeys(redis, `${env.config.keyPrefix}:*`, (key) => /:\{s\d+\}:run:/.test(key) || key.includes(':{docs:'));
+    const storeKeys = await dumpKeys(redis, `${env.config.keyPrefix}:*`, (key) => /:\{s\d+(-\d+)?\}:run:/.test(key) || key.includes(':{docs:'));
     for (const [key, text] of [...queueKeys, ...storeKeys]) if (text.includes(CANARY)) hits.push(`redis ${key}: ${text.slice(text.indexOf(CANARY) - 120, text.indexOf(CANARY) + 60)}`);
 
     const admin = { authorization: `Bearer ${KEYS.acmeAdmin}` };

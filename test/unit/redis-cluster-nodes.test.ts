@@ -66,13 +66,40 @@ describe('hash tags', () => {
   });
 });
 
-describe('cluster mode while it is in progress', () => {
-  it('the worker, the API and the client refuse REDIS_CLUSTER_NODES instead of using a single Redis', async () => {
-    const { assertSingleRedis } = await import('../../shared/redis/assert-single-redis.js');
-    const config = loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000', AGENTQ_QUEUE_PREFIX: '{agentq}' });
-    expect(() => assertSingleRedis(config, 'worker')).toThrow(/REDIS_CLUSTER_NODES is set, but the worker cannot run on Redis Cluster yet.*REDIS_URL/);
-    const { AgentClient } = await import('../../producer/agent-client.js');
-    expect(() => new AgentClient({ config })).toThrow(/REDIS_CLUSTER_NODES/);
-    expect(() => assertSingleRedis(loadConfig({}), 'worker')).not.toThrow();
+describe('one connection factory for both kinds of Redis', () => {
+  it('connects a Cluster when REDIS_CLUSTER_NODES is set, and one Redis otherwise', async () => {
+    const { connectRedis, isCluster, describeRedisTarget } = await import('../../shared/redis/connect-redis.js');
+    const config = loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001', AGENTQ_QUEUE_PREFIX: '{agentq}' });
+    const cluster = connectRedis(config, 'producer');
+    const single = connectRedis(loadConfig({ REDIS_URL: 'redis://127.0.0.1:7002' }), 'producer');
+    try {
+      expect(isCluster(cluster)).toBe(true);
+      expect(isCluster(single)).toBe(false);
+      expect(describeRedisTarget(config)).toBe('Redis Cluster (seeds 127.0.0.1:7000,127.0.0.1:7001)');
+    } finally {
+      cluster.disconnect();
+      single.disconnect();
+    }
+  });
+});
+
+describe('shard tags', () => {
+  it('hash as Redis Cluster does (CRC16 mod 16384) and fall into equal slices of the slots, one shard keeping {s0}', async () => {
+    const { shardTags, slotOfTag, shardOfQueuePrefix, stepQueuePrefix } = await import('../../shared/shards.js');
+    // Slots from CLUSTER KEYSLOT on Redis 7.0.
+    expect(slotOfTag('s0')).toBe(11097);
+    expect(slotOfTag('s2')).toBe(2843);
+    expect(shardTags(1)).toEqual(['{s0}']);
+    for (const shards of [2, 3, 6, 16]) {
+      const tags = shardTags(shards);
+      expect(new Set(tags).size).toBe(shards);
+      tags.forEach((tag, shard) => {
+        const slot = slotOfTag(tag.slice(1, -1));
+        expect(slot).toBeGreaterThanOrEqual(Math.floor((shard * 16384) / shards));
+        expect(slot).toBeLessThan(Math.floor(((shard + 1) * 16384) / shards));
+        expect(tag).toMatch(new RegExp(`^\\{s${shard}(-\\d+)?\\}$`));
+        expect(shardOfQueuePrefix(stepQueuePrefix('{agentq}', shard, shards), shards)).toBe(shard);
+      });
+    }
   });
 });

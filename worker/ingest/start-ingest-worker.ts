@@ -6,7 +6,8 @@ import { RedisDocumentStore } from '../../shared/ingest/redis-document-store.js'
 import type { Logger } from '../../shared/logger.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import { INGEST_QUEUE } from '../../shared/queues.js';
-import { createRedis, reconnectDelay } from '../../shared/redis/create-redis.js';
+import { bullmqConnection } from '../../shared/redis/bullmq-connection.js';
+import { connectRedis } from '../../shared/redis/connect-redis.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import { createVectorStore } from '../adapters/create-vector-store.js';
 import { createDefaultServices } from '../default-services.js';
@@ -41,7 +42,8 @@ export interface IngestWorker {
  */
 export async function startIngestWorker({ config, logger, vectorStore, embedder = createDefaultServices(config).embedder }: StartIngestWorkerOptions): Promise<IngestWorker> {
   if (config.ingestConcurrency === 0) return { close: async () => undefined };
-  const redis = createRedis(config.redisUrl, 'worker');
+  const redis = connectRedis(config, 'worker');
+  const bullmq = bullmqConnection(config, 'worker');
   const documents = new RedisDocumentStore(redis, { keyPrefix: config.keyPrefix, retentionSeconds: config.retentionSeconds });
   const pool = new ParsePool({ size: config.ingestConcurrency, timeoutMs: config.ingestParseTimeoutMs, logger });
   let store = vectorStore;
@@ -54,7 +56,7 @@ export async function startIngestWorker({ config, logger, vectorStore, embedder 
     logger,
   });
   const worker = new Worker<IngestJobData>(INGEST_QUEUE, processor.process, {
-    connection: { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null, retryStrategy: reconnectDelay },
+    connection: bullmq.connection,
     prefix: config.queuePrefix,
     // More documents in hand than threads: one document's Redis and SQLite I/O overlaps another's parsing.
     concurrency: config.ingestConcurrency * JOBS_PER_THREAD,
@@ -75,6 +77,7 @@ export async function startIngestWorker({ config, logger, vectorStore, embedder 
   return {
     async close() {
       await worker.close();
+      bullmq.close();
       await pool.close();
       await store?.close();
       await redis.quit().catch(() => redis.disconnect());

@@ -3,14 +3,14 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { WEBHOOK_QUEUE } from '../../shared/queues.js';
 import type { RedisRunStore } from '../../shared/redis/redis-run-store.js';
-import { reconnectDelay } from '../../shared/redis/create-redis.js';
+import { bullmqConnection } from '../../shared/redis/bullmq-connection.js';
 import { isTerminal } from '../../shared/run-record.js';
 import { deliverWebhook, WebhookAddressError } from './deliver-webhook.js';
 import type { WebhookJobData } from '../../shared/webhooks/webhook-job.js';
 import { signWebhook, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './webhook-signature.js';
 
 export interface StartWebhookWorkerOptions {
-  config: Pick<Config, 'redisUrl' | 'queuePrefix' | 'webhookSecrets' | 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookConcurrency'>;
+  config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'queuePrefix' | 'webhookSecrets' | 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookConcurrency'>;
   /** Where the run records are read at delivery time. */
   store: RedisRunStore;
   logger: Logger;
@@ -68,8 +68,9 @@ export async function startWebhookWorker({ config, store, logger }: StartWebhook
     throw new Error(message);
   };
 
+  const bullmq = bullmqConnection(config, 'worker');
   const worker = new Worker<WebhookJobData>(WEBHOOK_QUEUE, process, {
-    connection: { url: config.redisUrl ?? 'redis://127.0.0.1:6379', maxRetriesPerRequest: null, retryStrategy: reconnectDelay },
+    connection: bullmq.connection,
     prefix: config.queuePrefix,
     concurrency: config.webhookConcurrency,
   });
@@ -79,6 +80,7 @@ export async function startWebhookWorker({ config, store, logger }: StartWebhook
   return {
     async close() {
       await worker.close();
+      bullmq.close();
     },
   };
 }

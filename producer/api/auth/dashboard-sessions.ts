@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../../../shared/redis/connect-redis.js';
 import type { Keys } from '../../../shared/keys.js';
 
 /** Name of the dashboard's sign-in cookie. */
@@ -12,7 +12,7 @@ export const SESSION_COOKIE = 'agentq_session';
  */
 export class DashboardSessions {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keys: Keys,
     readonly ttlSeconds: number,
   ) {}

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../../../shared/redis/connect-redis.js';
 import { ApiError, sendApiError } from '../errors.js';
 import { requireRedis } from '../redis-ready.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -8,7 +8,7 @@ import type { RateLimiter } from './rate-limiter.js';
  * onRequest hook (after authentication): 503 at once when Redis is down, 429 with Retry-After once the
  * caller's key has spent its requests of this minute. RateLimit-* headers tell the budget left.
  */
-export function limitRate(rateLimiter: RateLimiter, redis: Redis) {
+export function limitRate(rateLimiter: RateLimiter, redis: RedisConnection) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     try {
       await requireRedis(redis);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../../../shared/redis/connect-redis.js';
 import type { Keys } from '../../../shared/keys.js';
 import { runScript } from '../../../shared/redis/create-redis.js';
 
@@ -25,7 +25,7 @@ export interface RateDecision {
  */
 export class RateLimiter {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keys: Keys,
     /** Requests per key per minute; 0 = unlimited. */
     readonly perMinute: number,

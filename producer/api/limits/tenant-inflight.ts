@@ -1,6 +1,7 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../../../shared/redis/connect-redis.js';
 import type { Keys } from '../../../shared/keys.js';
 import { runScript } from '../../../shared/redis/create-redis.js';
+import { slotPipeline } from '../../../shared/redis/slot-pipeline.js';
 import { TERMINAL_STATUSES } from '../../../shared/run-record.js';
 
 /** KEYS: 1 tenant's in-flight set · ARGV: 1 runId, 2 cap, 3 now → 1 reserved (or held already), 0 full. */
@@ -19,7 +20,7 @@ return 1
  */
 export class TenantInflight {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keys: Keys,
     /** Runs in flight per tenant; 0 = unlimited. */
     readonly max: number,
@@ -49,7 +50,7 @@ export class TenantInflight {
     const key = this.keys.tenantInflight(tenant);
     const ids = await this.redis.zrange(key, '0', '-1');
     if (ids.length === 0) return;
-    const pipeline = this.redis.pipeline();
+    const pipeline = slotPipeline(this.redis); // runs of all shards
     for (const id of ids) pipeline.hget(this.keys.run(id).meta, 'status');
     const replies = (await pipeline.exec()) ?? [];
     const stale = ids.filter((_id, index) => {

@@ -1,6 +1,7 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { stepQueueBoardName } from '../../../shared/shards.js';
+import { STEP_QUEUE } from '../../../shared/queues.js';
+import { shardOfQueuePrefix, stepQueueBoardName } from '../../../shared/shards.js';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -76,8 +77,8 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
   createBullBoard({
     // With several shards, each shard's step queue gets its own name in Bull Board (`s2-agentq-steps`).
     queues: queues.map((queue) => {
-      const shard = /\{s(\d+)\}$/.exec(queue.opts.prefix ?? '')?.[1];
-      const name = shard === undefined ? queue.name : stepQueueBoardName(Number(shard), config.shards, queue.name);
+      const shard = queue.name === STEP_QUEUE ? shardOfQueuePrefix(queue.opts.prefix ?? '', config.shards) : undefined;
+      const name = shard === undefined ? queue.name : stepQueueBoardName(shard, config.shards, queue.name);
       return new BullMQAdapter(queue, { readOnlyMode: !config.dashboardWrite, allowRetries: config.dashboardWrite, ...(name === queue.name ? {} : { prefix: name.slice(0, -queue.name.length) }) });
     }),
     serverAdapter,

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema } from '../errors.js';
+import { describeRedisTarget } from '../../../shared/redis/connect-redis.js';
 import { requireRedis } from '../redis-ready.js';
 
 /** `/healthz` (the process answers) and `/readyz` (Redis answers too): no key needed, for probes. */
@@ -23,7 +24,7 @@ export function healthRoutes({ redis, config }: ApiContext): FastifyPluginAsyncZ
           await requireRedis(redis);
           await redis.ping();
         } catch (error) {
-          throw new ApiError(503, 'UNAVAILABLE', `Redis at ${config.redisUrl ?? 'redis://127.0.0.1:6379'} is not reachable (${(error as Error).message})`, {
+          throw new ApiError(503, 'UNAVAILABLE', `${describeRedisTarget(config)} is not reachable (${(error as Error).message})`, {
             headers: { 'retry-after': '1' },
           });
         }

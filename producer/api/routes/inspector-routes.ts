@@ -186,7 +186,7 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
           if (!meta) throw new ApiError(404, 'NOT_FOUND', `run ${request.params.id} not found`);
           const lastEventId = request.headers['last-event-id'];
           const after = typeof lastEventId === 'string' && /^\d{1,16}-\d{1,16}$/.test(lastEventId) ? lastEventId : (request.query.after ?? '0-0');
-          await streamRunEvents({ request, reply, store, redisUrl: config.redisUrl, runId: meta.id, after, tokens: context.tokens, signal: context.closing });
+          await streamRunEvents({ request, reply, store, redisTarget: config, runId: meta.id, after, tokens: context.tokens, signal: context.closing });
         });
 
         pages.post('/runs/:id/cancel', { schema: { hide: true, params: idParams } }, async (request, reply) => {

@@ -171,7 +171,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
           request,
           reply,
           store,
-          redisUrl: context.config.redisUrl,
+          redisTarget: context.config,
           runId: meta.id,
           after: request.headers['last-event-id'] ?? '0-0',
           tokens: context.tokens,
