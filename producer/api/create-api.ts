@@ -32,6 +32,7 @@ import { schedulesRoutes } from './routes/schedules-routes.js';
 import { budgetRoutes } from './routes/budget-routes.js';
 import { TokenHub } from '../../shared/streaming/token-hub.js';
 import { connectRedis } from '../../shared/redis/connect-redis.js';
+import { checkRedisCluster } from '../../shared/redis/check-redis-cluster.js';
 
 /** The API's fastify instance (zod schemas as types). */
 export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
@@ -63,6 +64,8 @@ export interface CreateApiOptions {
  */
 export async function createApi(options: CreateApiOptions = {}): Promise<ApiInstance> {
   const config = options.config ?? loadConfig();
+  // Seeds that are not one whole cluster are refused now, naming the fix, not at the first request.
+  if (config.redisClusterNodes && !options.client) await checkRedisCluster(config.redisClusterNodes);
   const logger = options.logger ?? createLogger(config.logLevel, { role: 'api' });
   const apiKeys = options.apiKeys ?? ApiKeys.fromConfig(config);
   const client = options.client ?? new AgentClient({ config });

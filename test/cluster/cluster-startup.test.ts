@@ -1,6 +1,10 @@
 import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApi } from '../../producer/api/create-api.js';
+import { loadConfig } from '../../shared/config.js';
 import { AgentqError } from '../../shared/errors.js';
+import { createLogger } from '../../shared/logger.js';
+import { startWorker } from '../../worker/start-worker.js';
 import { checkRedisCluster } from '../../shared/redis/check-redis-cluster.js';
 import { createRedisCluster } from '../../shared/redis/create-redis-cluster.js';
 import { startPrivateRedis } from '../../shared/redis/private-redis-server.js';
@@ -51,6 +55,17 @@ describe.skipIf(unavailable)('Redis Cluster: start-time check and queues on a re
       const error = await refusal(checkRedisCluster(parseClusterNodes(loose.seeds)));
       expect(error.message).toContain('serves 0 of 16384 slots');
       expect(error.message).toContain('redis-cli --cluster fix');
+    } finally {
+      await loose.stop();
+    }
+  });
+
+  it('the worker and the API refuse to start on nodes never joined into a cluster, naming the fix', async () => {
+    const loose = await startRedisCluster({ count: 3, create: false });
+    try {
+      const config = loadConfig({ REDIS_CLUSTER_NODES: loose.seeds, AGENTQ_QUEUE_PREFIX: '{agentq}', AGENTQ_LOG_LEVEL: 'silent' });
+      await expect(startWorker({ config, logger: createLogger('silent') })).rejects.toThrow(/serves 0 of 16384 slots.*redis-cli --cluster create/);
+      await expect(createApi({ config, logger: createLogger('silent') })).rejects.toThrow(/serves 0 of 16384 slots.*redis-cli --cluster create/);
     } finally {
       await loose.stop();
     }
