@@ -20,8 +20,8 @@ const BATCH_SIZE = 16;
 export interface LocalEmbedderOptions {
   /**
    * Threads that run the model in this process, each with its own copy (~130 MB). TF.js's WebAssembly
-   * backend runs one core per thread in Node, so a second thread doubles ingest throughput when a core
-   * is free. Every LocalEmbedder of a process with the same count shares the same threads. @default 1
+   * backend runs one core per thread in Node, so a second thread adds throughput when a core is
+   * free. Every LocalEmbedder of a process with the same count shares the same threads. @default 1
    */
   threads?: number;
   /** The dense side's weight in hybrid searches (`fusion`). @default LOCAL_DENSE_WEIGHT (0.3) */
