@@ -147,7 +147,7 @@ const envSchema = z.object({
     .enum(['local', 'openai', 'none'], { error: 'must be local (the built-in model, no endpoint), openai (EMBED_MODEL on OPENAI_BASE_URL) or none (lexical search only)' })
     .optional(),
   AGENTQ_LOCAL_EMBED_THREADS: int(1, 1),
-  AGENTQ_LOCAL_DENSE_WEIGHT: z.coerce.number().min(0).max(10).default(0.5),
+  AGENTQ_LOCAL_DENSE_WEIGHT: z.coerce.number().min(0).max(10).default(0.3),
   MODERATION_MODEL: z.string().min(1).optional(),
   AGENTQ_EMBED_BATCH_SIZE: int(128, 1),
   AGENTQ_RATE_LIMITS: z
@@ -353,7 +353,7 @@ export interface Config {
   embedModel: string | undefined;
   /** Threads per process that run the local embedding model (AGENTQ_LOCAL_EMBED_THREADS). @default 1 */
   localEmbedThreads: number;
-  /** Weight of the local model's normalised cosine beside BM25's normalised score in hybrid searches (AGENTQ_LOCAL_DENSE_WEIGHT). @default 0.5 */
+  /** Weight of the local model's normalised cosine beside BM25's normalised score in hybrid searches (AGENTQ_LOCAL_DENSE_WEIGHT). @default 0.3 */
   localDenseWeight: number;
   /** MCP servers whose tools workers offer (AGENTQ_MCP_SERVERS). */
   mcpServers: McpServers;

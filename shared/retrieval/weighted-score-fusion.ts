@@ -11,7 +11,7 @@ export interface WeightedList<T extends RankedItem & { score: number }> {
  * over its items (its best 1, its worst 0; a list of equal scores gives 1), then an item's score is the
  * weighted sum over the lists it appears in. Unlike reciprocal-rank fusion, how far apart two items
  * score on one side counts, and a weaker ranking can be given less say — what a small embedding model
- * beside BM25 needs (measured on SQuAD: BM25 + ½ × the local model beats both RRF and BM25 alone).
+ * beside BM25 needs (measured on SQuAD: BM25 + 0.3-0.5 × the local model beats both RRF and BM25 alone).
  *
  * Returns every item once (the same `collection` + `id` is the same item), best first; ties keep the
  * order in which the items were first seen (earlier lists first). The item kept is the first one seen.

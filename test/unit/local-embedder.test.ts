@@ -103,8 +103,8 @@ describe('EMBED_PROVIDER', () => {
     expect(createDefaultServices(loadConfig({ ...base, EMBED_MODEL: 'nomic-embed-text' })).embedder).toBeInstanceOf(OpenAIEmbedder);
     expect(createDefaultServices(loadConfig({ ...base, EMBED_PROVIDER: 'none' })).embedder).toBeUndefined();
     // The local model's searches fuse by normalised scores, its cosine weighted by AGENTQ_LOCAL_DENSE_WEIGHT.
-    expect(createDefaultServices(loadConfig(base)).embedder?.fusion).toEqual({ method: 'scores', denseWeight: 0.5 });
-    expect(createDefaultServices(loadConfig({ ...base, AGENTQ_LOCAL_DENSE_WEIGHT: '0.3' })).embedder?.fusion).toEqual({ method: 'scores', denseWeight: 0.3 });
+    expect(createDefaultServices(loadConfig(base)).embedder?.fusion).toEqual({ method: 'scores', denseWeight: 0.3 });
+    expect(createDefaultServices(loadConfig({ ...base, AGENTQ_LOCAL_DENSE_WEIGHT: '0.5' })).embedder?.fusion).toEqual({ method: 'scores', denseWeight: 0.5 });
   });
 
   it('refuses an unknown value and contradictions, saying what to set', () => {
