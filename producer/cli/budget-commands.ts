@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { AgentqError } from '../../shared/errors.js';
 import type { AgentClient } from '../agent-client.js';
-import { UsageError } from './producer-commands.js';
+import { UsageError, withClient as withFactoryClient } from './producer-commands.js';
 
 interface Io {
   out(text: string): void;
@@ -20,14 +20,7 @@ const LIMIT_FLAGS = [
  * The CLI talks to Redis directly, so it acts as the deployment's operator.
  */
 export function registerBudgetCommands(program: Command, clientFactory: () => Promise<AgentClient>, io: Io): void {
-  const withClient = async <T>(action: (client: AgentClient) => Promise<T>): Promise<T> => {
-    const client = await clientFactory();
-    try {
-      return await action(client);
-    } finally {
-      await client.close();
-    }
-  };
+  const withClient = <T>(action: (client: AgentClient) => Promise<T>): Promise<T> => withFactoryClient(clientFactory, action);
 
   program
     .command('usage')

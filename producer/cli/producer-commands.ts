@@ -54,7 +54,8 @@ function parseCount(name: string) {
   };
 }
 
-async function withClient<C extends RunReader, T>(factory: () => Promise<C>, action: (client: C) => Promise<T>): Promise<T> {
+/** Runs `action` with a client made by `factory`, and closes it whatever happens. */
+export async function withClient<C extends { close(): Promise<void> }, T>(factory: () => Promise<C>, action: (client: C) => Promise<T>): Promise<T> {
   const client = await factory();
   try {
     return await action(client);

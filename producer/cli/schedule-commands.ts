@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { AgentqError } from '../../shared/errors.js';
 import type { ScheduleRecord } from '../../shared/schedules/schedules.js';
 import type { AgentClient } from '../agent-client.js';
-import { UsageError } from './producer-commands.js';
+import { UsageError, withClient as withFactoryClient } from './producer-commands.js';
 import { readRunInput } from './read-run-input.js';
 
 interface Io {
@@ -62,14 +62,7 @@ async function specOf(options: Options): Promise<Record<string, unknown>> {
  * tenant (AGENTQ_TENANT, or --tenant), the same operations as `/v1/schedules`.
  */
 export function registerScheduleCommands(program: Command, clientFactory: () => Promise<AgentClient>, io: Io): void {
-  const withClient = async <T>(action: (client: AgentClient) => Promise<T>): Promise<T> => {
-    const client = await clientFactory();
-    try {
-      return await action(client);
-    } finally {
-      await client.close();
-    }
-  };
+  const withClient = <T>(action: (client: AgentClient) => Promise<T>): Promise<T> => withFactoryClient(clientFactory, action);
   const schedule = program.command('schedule').description('scheduled runs: create, list, show, runs, pause, resume, change, delete');
   const timing = (command: Command) =>
     command
