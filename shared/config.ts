@@ -44,6 +44,7 @@ const envSchema = z.object({
   AGENTQ_EAGER_HOPS: int(20),
   AGENTQ_STATE_CACHE_SIZE: int(1000),
   AGENTQ_LOCK_DURATION_MS: int(3000, 1000),
+  AGENTQ_TAKE_LOCK_MS: int(30_000, 1000),
   AGENTQ_STALLED_INTERVAL_MS: int(1000, 500),
   AGENTQ_LIVENESS_INTERVAL_MS: int(1000, 100),
   AGENTQ_STEP_STARTS_PER_TURN: int(32, 1),
@@ -234,7 +235,13 @@ export interface Config {
   eagerHops: number;
   /** Runs whose latest state a worker keeps in memory (LRU; 0: off). */
   stateCacheSize: number;
+  /** A held job's lock (AGENTQ_LOCK_DURATION_MS), renewed by the liveness thread (step jobs) or BullMQ (others). @default 3000 */
   lockDurationMs: number;
+  /**
+   * A step job's lock when it is taken (AGENTQ_TAKE_LOCK_MS): until the liveness thread holds it, which a
+   * blocked event loop can delay by seconds; a dead process's are released by its peers. @default 30000
+   */
+  takeLockMs: number;
   stalledIntervalMs: number;
   /** Step jobs a worker process starts per turn of its event loop (AGENTQ_STEP_STARTS_PER_TURN). @default 32 */
   stepStartsPerTurn: number;
@@ -397,6 +404,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `invalid configuration: AGENTQ_LOCK_DURATION_MS (${e.AGENTQ_LOCK_DURATION_MS}) must be at least twice AGENTQ_LIVENESS_INTERVAL_MS (${e.AGENTQ_LIVENESS_INTERVAL_MS}): the liveness thread renews held jobs' locks at that interval`,
     );
   }
+  if (e.AGENTQ_TAKE_LOCK_MS < e.AGENTQ_LOCK_DURATION_MS) {
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `invalid configuration: AGENTQ_TAKE_LOCK_MS (${e.AGENTQ_TAKE_LOCK_MS}) must be at least AGENTQ_LOCK_DURATION_MS (${e.AGENTQ_LOCK_DURATION_MS}): a step job's first lock must last until the liveness thread holds it`,
+    );
+  }
   if (e.AGENTQ_LIVENESS_TTL_MS < 2 * e.AGENTQ_LIVENESS_INTERVAL_MS) {
     throw new AgentqError(
       'INVALID_INPUT',
@@ -423,6 +436,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eagerHops: e.AGENTQ_EAGER_HOPS,
     stateCacheSize: e.AGENTQ_STATE_CACHE_SIZE,
     lockDurationMs: e.AGENTQ_LOCK_DURATION_MS,
+    takeLockMs: e.AGENTQ_TAKE_LOCK_MS,
     stalledIntervalMs: e.AGENTQ_STALLED_INTERVAL_MS,
     livenessIntervalMs: e.AGENTQ_LIVENESS_INTERVAL_MS,
     stepStartsPerTurn: e.AGENTQ_STEP_STARTS_PER_TURN,

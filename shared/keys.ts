@@ -69,6 +69,15 @@ export class Keys {
     return `${this.prefix}:${shardTag(shard, this.shards)}:alive:`;
   }
 
+  /**
+   * SET of the worker processes with a liveness thread (their process ids), under shard 0's tag beside
+   * their shard-0 liveness keys: each thread checks the others' keys and releases the job locks of a
+   * process whose key has lapsed (liveness-thread.ts), so its jobs run again within seconds.
+   */
+  livenessRegistry(): string {
+    return `${this.prefix}:${shardTag(0, this.shards)}:procs`;
+  }
+
   /** ZSET of `<graph id> <worker id>` → last heartbeat (ms): the graphs live workers serve (ServedGraphs). */
   servedGraphs(): string {
     return `${this.prefix}:graphs:served`;

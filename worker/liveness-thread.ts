@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_REDIS_URL } from '../shared/config.js';
@@ -11,7 +11,13 @@ import type { RedisTarget } from '../shared/redis/connect-redis.js';
  *    (paid-claims.ts) check: a claim is not taken over while its owner is merely slow;
  *  - renews the locks of the step jobs this process holds (to `lockMs`), when a lock still holds this
  *    process's token: a blocked main thread, which cannot run BullMQ's own lock renewal, does not lose
- *    its jobs to the stalled-job check, while a dead process's locks run out within `lockMs`.
+ *    its jobs to the stalled-job check;
+ *  - registers the process in the liveness registry and checks the other registered processes' liveness
+ *    keys: a process whose key has lapsed is dead, and the thread deletes the locks it held on the
+ *    queues in `reapQueues` (its BullMQ workers' tokens start with its process id: `ownedWorkerId`), so
+ *    the stalled-job check hands its jobs on at its next pass. Recovery after kill -9 is then the
+ *    liveness TTL plus a beat and a stall check (about 3-5 s) whatever the lock's length, and the lock can
+ *    be long enough that no stall of the main thread loses it (issue 20).
  * A busy main thread (a burst of intake, a long synchronous parse) cannot stop the thread; the death of
  * the process stops it.
  */
@@ -35,6 +41,30 @@ export interface LivenessOptions {
   ttlMs: number;
   /** A job lock's duration (AGENTQ_LOCK_DURATION_MS): what a renewal sets it to. */
   lockMs: number;
+  /** Keys.livenessRegistry(): the set of processes whose liveness the threads watch. */
+  registryKey: string;
+  /** BullMQ queue keys (`<prefix>:<queue name>`) this process's workers take jobs from: a dead process's locks are released there. */
+  reapQueues: string[];
+  /** The queues (BullMQ queue keys) whose jobs' locks this process holds through the thread: the step queues. */
+  heldQueues: string[];
+  /** Told when this thread found a dead process and released `released` of its job locks. */
+  onReaped?: (processId: string, released: number) => void;
+  /** Told when, after a reconnection, the thread released `released` locks of this process that nobody here held (replies lost with the connection). */
+  onLost?: (released: number) => void;
+}
+
+/**
+ * The id to give a BullMQ Worker of a process with a liveness thread: its job tokens (`<id>:<n>`) then
+ * name the process, and the liveness threads of other processes can release its locks when it dies.
+ */
+export function ownedWorkerId(processId: string): string {
+  return `${processId}/${randomUUID()}`;
+}
+
+/** Gives a BullMQ Worker not yet running an `ownedWorkerId` (BullMQ makes its tokens from `id` when it runs). */
+export function ownWorker<W extends { readonly id: string }>(worker: W, processId: string | undefined): W {
+  if (processId) (worker as { id: string }).id = ownedWorkerId(processId);
+  return worker;
 }
 
 // Plain CommonJS, run with `eval: true`: no build step or loader needed in the thread. Its connection
@@ -44,8 +74,14 @@ export interface LivenessOptions {
 const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { Redis, Cluster } = require('ioredis');
-const { redisUrl, clusterNodes, keys, intervalMs, ttlMs, lockMs } = workerData;
+const { redisUrl, clusterNodes, keys, intervalMs, ttlMs, lockMs, processId, registryKey, registryAlivePrefix, reapQueues, heldQueues } = workerData;
 const RENEW = "for i = 1, #KEYS do if redis.call('GET', KEYS[i]) == ARGV[i + 1] then redis.call('PEXPIRE', KEYS[i], ARGV[1]) end end return 1";
+// KEYS[1] a queue's active list; ARGV[1] its job key prefix, ARGV[2] a dead process's token prefix. The
+// job keys share the queue's tag (one slot on a Cluster); only locks holding that process's token go.
+const REAP = "local n = 0 for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do local lock = ARGV[1] .. id .. ':lock' local token = redis.call('GET', lock) if token and string.sub(token, 1, #ARGV[2]) == ARGV[2] then redis.call('DEL', lock) n = n + 1 end end return n";
+// The same walk, answering [job id, token, ...] of the locks that hold this process's tokens.
+const OWN = "local out = {} for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do local token = redis.call('GET', ARGV[1] .. id .. ':lock') if token and string.sub(token, 1, #ARGV[2]) == ARGV[2] then out[#out + 1] = id out[#out + 1] = token end end return out";
+const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 const redis = clusterNodes
   ? new Cluster(clusterNodes, { redisOptions: { maxRetriesPerRequest: 1 }, enableOfflineQueue: true, slotsRefreshInterval: 1000, retryDelayOnClusterDown: 200, retryDelayOnTryAgain: 200, retryDelayOnFailover: 200 })
   : new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
@@ -73,8 +109,60 @@ const beat = async () => {
       if (lockKeys.length > 0) pipeline.eval(RENEW, lockKeys.length, ...lockKeys, lockMs, ...tokens);
       return pipeline.exec();
     }));
+    // A failed check must not keep the beat from saying it is ready: the next beat checks again.
+    await reapDead().catch(() => undefined);
+    await sweepLost().catch(() => undefined);
     if (first) { first = false; parentPort.postMessage('ready'); }
   } catch {}
+};
+// Every beat: register this process (again, should another thread have taken it for dead), and release
+// the locks of registered processes whose liveness key has lapsed, then forget them.
+const reapDead = async () => {
+  const [[, members]] = await redis.pipeline().sadd(registryKey, processId).smembers(registryKey).exec().then((replies) => replies.slice(1));
+  const others = members.filter((member) => member !== processId);
+  if (others.length === 0) return;
+  const alive = await redis.pipeline(others.map((member) => ['exists', registryAlivePrefix + member])).exec();
+  const dead = others.filter((_member, index) => alive[index][1] === 0);
+  for (const member of dead) {
+    let released = 0;
+    for (const queue of reapQueues) released += await redis.eval(REAP, 1, queue + ':active', queue + ':', member + '/');
+    await redis.srem(registryKey, member);
+    parentPort.postMessage({ reaped: member, released });
+  }
+};
+// A step job taken just as the connection dropped (Redis restarted, a failover, a network blip) may be
+// active under this process's token with its long take lock while the reply that named it was lost: no
+// one here runs it, and it would wait out the take lock. After a reconnection, locks of this process's
+// tokens on the step queues that the thread does not hold, on two looks two beats apart, are released.
+let connections = 0;
+let sweepAt = 0;
+let suspects = null;
+redis.on('ready', () => {
+  connections += 1;
+  if (connections > 1) { sweepAt = Date.now() + intervalMs; suspects = null; }
+});
+const unheldOwnLocks = async () => {
+  const found = [];
+  for (const queue of heldQueues) {
+    const reply = await redis.eval(OWN, 1, queue + ':active', queue + ':', processId + '/');
+    for (let i = 0; i < reply.length; i += 2) found.push([queue + ':' + reply[i] + ':lock', reply[i + 1]]);
+  }
+  return found.filter(([key]) => !locks.has(key));
+};
+const sweepLost = async () => {
+  if (sweepAt === 0 || Date.now() < sweepAt) return;
+  if (suspects === null) {
+    suspects = await unheldOwnLocks();
+    sweepAt = suspects.length > 0 ? Date.now() + 2 * intervalMs : 0;
+    if (suspects.length === 0) suspects = null;
+    return;
+  }
+  const still = new Set((await unheldOwnLocks()).map(([key, token]) => key + ' ' + token));
+  let released = 0;
+  for (const [key, token] of suspects) if (still.has(key + ' ' + token)) released += await redis.eval(RELEASE, 1, key, token);
+  suspects = null;
+  sweepAt = 0;
+  parentPort.postMessage({ lost: released });
 };
 const timer = setInterval(beat, intervalMs);
 void beat();
@@ -87,21 +175,41 @@ parentPort.on('message', async (message) => {
   } else if (message === 'close') {
     clearInterval(timer);
     // One DEL per key: the keys are on different shards' slots.
-    try { await Promise.all(keys.map((key) => redis.del(key))); } catch {}
+    try { await Promise.all([...keys.map((key) => redis.del(key)), redis.srem(registryKey, processId)]); } catch {}
     redis.disconnect();
     parentPort.postMessage('closed');
   }
 });
 `;
 
-export function startLiveness({ redis, alivePrefixes, intervalMs, ttlMs, lockMs }: LivenessOptions): Liveness {
+export function startLiveness({ redis, alivePrefixes, intervalMs, ttlMs, lockMs, registryKey, reapQueues, heldQueues, onReaped, onLost }: LivenessOptions): Liveness {
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const thread = new Worker(THREAD, { eval: true, workerData: { redisUrl: redis.redisUrl ?? DEFAULT_REDIS_URL, clusterNodes: redis.redisClusterNodes, keys: alivePrefixes.map((prefix) => `${prefix}${processId}`), intervalMs, ttlMs, lockMs } });
+  const workerData = {
+    redisUrl: redis.redisUrl ?? DEFAULT_REDIS_URL,
+    clusterNodes: redis.redisClusterNodes,
+    keys: alivePrefixes.map((prefix) => `${prefix}${processId}`),
+    intervalMs,
+    ttlMs,
+    lockMs,
+    processId,
+    registryKey,
+    // The registry is checked against the liveness keys on its own tag (shard 0's).
+    registryAlivePrefix: alivePrefixes[0],
+    reapQueues,
+    heldQueues,
+  };
+  const thread = new Worker(THREAD, { eval: true, workerData });
   // The thread must never keep a finished process alive.
   thread.unref();
   const ready = new Promise<void>((resolve, reject) => {
-    thread.once('message', () => resolve());
+    thread.on('message', (message) => {
+      if (message === 'ready') resolve();
+    });
     thread.once('error', reject);
+  });
+  thread.on('message', (message: { reaped?: string; released?: number; lost?: number }) => {
+    if (message.reaped) onReaped?.(message.reaped, message.released ?? 0);
+    if (message.lost !== undefined) onLost?.(message.lost);
   });
   ready.catch(() => undefined);
   // Holds and releases go to the thread in one message per turn: thousands of job starts at once would

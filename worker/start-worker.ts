@@ -7,14 +7,15 @@ import type { Services } from '../shared/graph/node-context.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY } from '../shared/graph/retry-policy.js';
 import type { StepJobData } from '../shared/job-schema.js';
 import { createLogger, type Logger } from '../shared/logger.js';
-import { INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE } from '../shared/queues.js';
+import { INGEST_QUEUE, INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE, STEP_QUEUE, WEBHOOK_QUEUE } from '../shared/queues.js';
 import { Schedules } from '../shared/schedules/schedules.js';
 import { ScheduleTickProcessor } from './schedule-tick-processor.js';
 import { StepQueues } from '../shared/step-queues.js';
+import { stepQueuePrefix } from '../shared/shards.js';
 import { assertBullmqPinned } from '../shared/redis/bullmq-functions.js';
 import { checkStepLayout } from './check-step-layout.js';
 import { StateCache } from './state-cache.js';
-import { startLiveness } from './liveness-thread.js';
+import { ownWorker, startLiveness } from './liveness-thread.js';
 import { PaidClaims } from './paid-claims.js';
 import { TurnGate } from './turn-gate.js';
 import { StepTransitions } from './step-transitions.js';
@@ -85,9 +86,11 @@ export interface AgentWorker {
 
 /**
  * Starts a worker process's share of agentq: the intake (raw and client jobs), the step processor and
- * the reconciler. Job locks (AGENTQ_LOCK_DURATION_MS 3 s) are renewed by the liveness thread as well as
- * BullMQ's timer, so a blocked event loop keeps them and a dead process loses them within 3 s; the
- * stalled-job check (AGENTQ_STALLED_INTERVAL_MS 1 s) then puts the step back: about 3-5 s in all.
+ * the reconciler. A step job's lock lasts AGENTQ_TAKE_LOCK_MS (30 s) from when it is taken until the
+ * liveness thread holds it, then AGENTQ_LOCK_DURATION_MS (3 s), renewed every beat by the thread: a
+ * blocked event loop keeps its jobs. A dead process's locks are released by its peers' liveness threads
+ * once its liveness key lapses (3 s), and the stalled-job check (AGENTQ_STALLED_INTERVAL_MS 1 s) then
+ * puts the step back: about 3-5 s in all.
  */
 export async function startWorker(options: StartWorkerOptions = {}): Promise<AgentWorker> {
   const config = options.config ?? loadConfig();
@@ -190,17 +193,26 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
     redis: stepRedis,
     queuePrefix: config.queuePrefix,
     shards: config.shards,
-    lockDurationMs: config.lockDurationMs,
+    // The lock a step job gets when taken or handed on: long, so that no stall of this process's event
+    // loop loses it before the liveness thread holds it (and renews it to AGENTQ_LOCK_DURATION_MS).
+    lockDurationMs: config.takeLockMs,
     keepCompletedJobs: config.keepCompletedJobs,
     attemptsOf: (graphId, node) => stepJobs.attemptsOf(graphId, node),
   });
   // Liveness from a thread of its own, and claims on paid work that respect it (issue 20).
+  const stepQueueKeys = Array.from({ length: config.shards }, (_value, shard) => `${stepQueuePrefix(config.queuePrefix, shard, config.shards)}:${STEP_QUEUE}`);
   const liveness = startLiveness({
     redis: config,
     alivePrefixes: Array.from({ length: config.shards }, (_value, shard) => store.keys.alivePrefix(shard)),
     intervalMs: config.livenessIntervalMs,
     ttlMs: config.livenessTtlMs,
     lockMs: config.lockDurationMs,
+    registryKey: store.keys.livenessRegistry(),
+    // Every queue of agentq, whether this process takes from it or not: a dead peer may have.
+    reapQueues: [...stepQueueKeys, ...[INTAKE_QUEUE, SCHEDULES_QUEUE, WEBHOOK_QUEUE, INGEST_QUEUE].map((name) => `${config.queuePrefix}:${name}`)],
+    heldQueues: stepQueueKeys,
+    onReaped: (processId, released) => logger.info({ processId, released }, 'a worker process stopped beating: its job locks are released'),
+    onLost: (released) => logger.info({ released }, 'reconnected to Redis: released the step jobs taken as the connection dropped'),
   });
   // Redis answered the checks above; a thread that still cannot write within 5 s is said, not waited for
   // (this process's claims then look dead to others, which is how a worker without liveness behaved).
@@ -237,16 +249,24 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
         ...workerOptions,
         prefix: queue.opts.prefix!,
         concurrency: perShard,
+        // BullMQ's own fetch-next gives the take lock too; the liveness thread alone renews step jobs'
+        // locks, to the short AGENTQ_LOCK_DURATION_MS (BullMQ's renewal would set them back to 30 s, and
+        // a job a live worker lost track of would then wait that long).
+        lockDuration: config.takeLockMs,
+        skipLockRenewal: true,
         removeOnComplete: { count: config.keepCompletedJobs },
         removeOnFail: { count: config.keepFailedJobs },
       }, telemetry.enabled ? (begin) => (begin?.kind === 'run' ? telemetry.runContext(begin.meta.trace) : undefined) : undefined, liveness, startsGate),
   );
-  const intakeWorker = new Worker(INTAKE_QUEUE, intakeProcessor.process, { ...workerOptions, concurrency: Math.max(1, Math.ceil(concurrency / 2)) });
+  // Every worker's job tokens name this process, so that its peers' liveness threads release its locks
+  // when it dies (the locks themselves are long: a blocked event loop must not lose them).
+  for (const worker of stepWorkers) ownWorker(worker, liveness.processId);
+  const intakeWorker = ownWorker(new Worker(INTAKE_QUEUE, intakeProcessor.process, { ...workerOptions, autorun: false, concurrency: Math.max(1, Math.ceil(concurrency / 2)) }), liveness.processId);
   // Schedule ticks (issue 24): BullMQ's job schedulers add one job per tick; any worker may take it.
   const schedulesQueue = new Queue(SCHEDULES_QUEUE, queueOptions);
   const schedules = new Schedules({ redis, keys: store.keys, queue: schedulesQueue });
   const tickProcessor = new ScheduleTickProcessor({ schedules, enqueuer: new RunEnqueuer(store, stepQueues, config, intakeProcessor.admitInline), logger });
-  const scheduleWorker = new Worker(SCHEDULES_QUEUE, tickProcessor.process, { ...workerOptions, concurrency: 2 });
+  const scheduleWorker = ownWorker(new Worker(SCHEDULES_QUEUE, tickProcessor.process, { ...workerOptions, autorun: false, concurrency: 2 }), liveness.processId);
   for (const worker of [...stepWorkers, intakeWorker, scheduleWorker]) {
     worker.on('error', (error) => logger.warn({ err: error.message }, 'queue worker error (will retry)'));
   }
@@ -254,8 +274,8 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
   for (const queue of [...stepQueues.all(), intakeQueue, schedulesQueue]) {
     queue.on('error', (error) => logger.warn({ err: error.message }, 'queue connection error (will retry)'));
   }
-  for (const worker of stepWorkers) {
-    worker.run().catch((error: unknown) => logger.error({ err: String(error) }, 'step worker stopped'));
+  for (const worker of [...stepWorkers, intakeWorker, scheduleWorker]) {
+    worker.run().catch((error: unknown) => logger.error({ err: String(error) }, `${worker.name} worker stopped`));
   }
   const reconciler = new Reconciler({
     store,
@@ -268,9 +288,9 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
   });
   if (options.reconciler !== false) reconciler.start();
   await Promise.all([...stepWorkers.map((worker) => worker.waitUntilReady()), intakeWorker.waitUntilReady(), scheduleWorker.waitUntilReady()]);
-  const webhookWorker = await startWebhookWorker({ config, store, logger });
+  const webhookWorker = await startWebhookWorker({ config, store, logger, processId: liveness.processId });
   // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
-  const ingestWorker = await startIngestWorker({ config, logger });
+  const ingestWorker = await startIngestWorker({ config, logger, processId: liveness.processId });
   const heartbeat = await startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger }); // #19
   logger.info({ graphs: registry.ids(), concurrency, shards: config.shards, queuePrefix: config.queuePrefix }, 'agentq worker started');
 

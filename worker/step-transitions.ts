@@ -133,6 +133,11 @@ export class StepTransitions {
     return { commit, finishCode: Number(finishCode), inlined: Number(inlined), ...(handed ? { handed: handedJob(handed, begun, eager === 1) } : {}) };
   }
 
+  /** Lets go of a step job's lock if it still holds `token` (BullMQ's releaseLock script): the stalled-job check then hands the job on. */
+  async releaseLock(shard: number, jobId: string, token: string): Promise<void> {
+    await runScript(this.options.redis, RELEASE_LOCK, [`${this.queueKeys[shard]!['']}${jobId}:lock`], [token]);
+  }
+
   /** A cold fetch from shard `shard`'s queue (BullMQ's moveToActive) with the taken job's cursor. */
   async take(shard: number, token: string, name: string | undefined, eventsMaxLen: number, now = Date.now()): Promise<HandedJob> {
     const q = this.queueKeys[shard]!;
@@ -142,6 +147,8 @@ export class StepTransitions {
     return handedJob(taken, begun, false);
   }
 }
+
+const RELEASE_LOCK = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
 function handedJob(raw: unknown[], begun: unknown[] | null, eager: boolean): HandedJob {
   return { raw, eager, ...(Array.isArray(begun) ? { begin: parseBeginReply(begun) } : {}) };

@@ -109,8 +109,11 @@ export class StepWorker extends Worker<StepJobData> {
     try {
       return await this.handleFailed(error, job, token, fetchNextCallback);
     } catch (failure) {
-      // As BullMQ's own loop does: report, and let the stalled-job check recover the job.
+      // As BullMQ's own loop does: report, and let the stalled-job check recover the job. Locks are long
+      // (AGENTQ_LOCK_DURATION_MS 30 s) and a live process's are not released for it, so let go of this
+      // one now, if it is still ours: the check then hands the job on within a second or two.
       this.emit('error', failure as Error);
+      await this.transitions.releaseLock(this.shard, job.id!, token).catch(() => undefined);
       return undefined;
     }
   }

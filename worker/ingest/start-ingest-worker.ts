@@ -1,3 +1,4 @@
+import { ownWorker } from '../liveness-thread.js';
 import { Worker } from 'bullmq';
 import type { Config } from '../../shared/config.js';
 import { AgentqError } from '../../shared/errors.js';
@@ -27,6 +28,8 @@ export interface StartIngestWorkerOptions {
    * @default the embedder EMBED_PROVIDER names (createDefaultServices): the built-in model unless EMBED_MODEL is set, none with EMBED_PROVIDER=none
    */
   embedder?: Embedder | null;
+  /** The process's liveness id (startWorker): the worker's job tokens name it, so a dead process's locks are released by its peers. */
+  processId?: string;
 }
 
 export interface IngestWorker {
@@ -40,7 +43,7 @@ export interface IngestWorker {
  * documents nor a heavy PDF delays step jobs or their lock renewal. AGENTQ_INGEST_CONCURRENCY=0: this
  * process ingests nothing (returns a no-op).
  */
-export async function startIngestWorker({ config, logger, vectorStore, embedder = createDefaultServices(config).embedder }: StartIngestWorkerOptions): Promise<IngestWorker> {
+export async function startIngestWorker({ config, logger, vectorStore, processId, embedder = createDefaultServices(config).embedder }: StartIngestWorkerOptions): Promise<IngestWorker> {
   if (config.ingestConcurrency === 0) return { close: async () => undefined };
   const redis = connectRedis(config, 'worker');
   const bullmq = bullmqConnection(config, 'worker');
@@ -55,7 +58,7 @@ export async function startIngestWorker({ config, logger, vectorStore, embedder 
     ...(embedder ? { embedder } : {}),
     logger,
   });
-  const worker = new Worker<IngestJobData>(INGEST_QUEUE, processor.process, {
+  const worker = ownWorker(new Worker<IngestJobData>(INGEST_QUEUE, processor.process, {
     connection: bullmq.connection,
     prefix: config.queuePrefix,
     // More documents in hand than threads: one document's Redis and SQLite I/O overlaps another's parsing.
@@ -63,7 +66,9 @@ export async function startIngestWorker({ config, logger, vectorStore, embedder 
     lockDuration: config.lockDurationMs,
     stalledInterval: config.stalledIntervalMs,
     maxStalledCount: config.maxStalledCount,
-  });
+    autorun: false,
+  }), processId);
+  worker.run().catch((error: unknown) => logger.error({ err: String(error) }, 'ingest worker stopped'));
   worker.on('error', (error) => logger.warn({ err: error.message }, 'ingest worker error (will retry)'));
   // A job failed without its processor deciding so (stalled past maxStalledCount): still record it, or its batch never finishes.
   worker.on('failed', (job, error) => {

@@ -1,3 +1,4 @@
+import { ownWorker } from '../liveness-thread.js';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
@@ -14,6 +15,8 @@ export interface StartWebhookWorkerOptions {
   /** Where the run records are read at delivery time. */
   store: RedisRunStore;
   logger: Logger;
+  /** The process's liveness id (startWorker): the worker's job tokens name it, so a dead process's locks are released by its peers. */
+  processId?: string;
 }
 
 export interface WebhookWorker {
@@ -26,7 +29,7 @@ export interface WebhookWorker {
  * connection error fails the attempt and BullMQ retries with exponential backoff (the job's options);
  * 410 Gone, a refused address and a missing secret fail it for good.
  */
-export async function startWebhookWorker({ config, store, logger }: StartWebhookWorkerOptions): Promise<WebhookWorker> {
+export async function startWebhookWorker({ config, store, logger, processId }: StartWebhookWorkerOptions): Promise<WebhookWorker> {
   const process = async (job: Job<WebhookJobData>): Promise<string> => {
     const { runId } = job.data;
     const meta = await store.get(runId);
@@ -69,11 +72,13 @@ export async function startWebhookWorker({ config, store, logger }: StartWebhook
   };
 
   const bullmq = bullmqConnection(config, 'worker');
-  const worker = new Worker<WebhookJobData>(WEBHOOK_QUEUE, process, {
+  const worker = ownWorker(new Worker<WebhookJobData>(WEBHOOK_QUEUE, process, {
     connection: bullmq.connection,
     prefix: config.queuePrefix,
     concurrency: config.webhookConcurrency,
-  });
+    autorun: false,
+  }), processId);
+  worker.run().catch((error: unknown) => logger.error({ err: String(error) }, 'webhook worker stopped'));
   worker.on('error', (error) => logger.warn({ err: error.message }, 'webhook worker error (will retry)'));
   worker.on('failed', (job, error) => logger.warn({ runId: job?.data.runId, attempt: job?.attemptsMade, err: error.message }, 'webhook delivery failed'));
   await worker.waitUntilReady();
