@@ -8,7 +8,6 @@ import type { Usage } from '../shared/run-record.js';
 import type { StepAbortHandle } from './step-abort.js';
 import { createTokenPublisher } from './token-publisher.js';
 import type { PaidClaims } from './paid-claims.js';
-import type { TurnGate } from './turn-gate.js';
 
 export interface NodeContextInput {
   store: RedisRunStore;
@@ -28,12 +27,10 @@ export interface NodeContextInput {
   claims?: PaidClaims;
   /** How long a claim of this step holds at most (the node's timeout, else AGENTQ_PAID_CLAIM_MS). */
   claimMs?: number;
-  /** Spreads paid calls' starts over event-loop turns (a burst of model requests is seconds of CPU). */
-  gate?: TurnGate;
 }
 
 /** What a node gets besides the state (NodeContext), for one attempt of one step. */
-export function createNodeContext({ store, services, meta, data, node, attempt, abort, logger, usage, memos, claims, claimMs = 600_000, gate }: NodeContextInput): NodeContext {
+export function createNodeContext({ store, services, meta, data, node, attempt, abort, logger, usage, memos, claims, claimMs = 600_000 }: NodeContextInput): NodeContext {
   const stepId = `s${data.superstep}.t${data.task}`;
   return {
     runId: data.runId,
@@ -72,8 +69,6 @@ export function createNodeContext({ store, services, meta, data, node, attempt, 
       }
       let value: T;
       try {
-        const turn = gate?.pass();
-        if (turn) await turn;
         value = await compute();
       } catch (error) {
         await claims.release(data.runId, claim).catch(() => undefined);

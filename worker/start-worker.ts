@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../shared/config.js';
 import type { AnyGraph } from '../shared/graph/graph.js';
 import { GraphRegistry } from '../shared/graph/graph-registry.js';
 import type { Services } from '../shared/graph/node-context.js';
+import type { LanguageModel } from '../shared/ports/language-model.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY } from '../shared/graph/retry-policy.js';
 import type { StepJobData } from '../shared/job-schema.js';
 import { createLogger, type Logger } from '../shared/logger.js';
@@ -16,6 +17,7 @@ import { assertBullmqPinned } from '../shared/redis/bullmq-functions.js';
 import { checkStepLayout } from './check-step-layout.js';
 import { StateCache } from './state-cache.js';
 import { ownWorker, startLiveness } from './liveness-thread.js';
+import { pacedLanguageModel } from './paced-language-model.js';
 import { PaidClaims } from './paid-claims.js';
 import { TurnGate } from './turn-gate.js';
 import { StepTransitions } from './step-transitions.js';
@@ -221,7 +223,10 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
   // One gate for the process: its event loop is what the gate keeps responsive (issue 20).
   const startsGate = new TurnGate(config.stepStartsPerTurn);
   const claims = new PaidClaims({ redis: stepRedis, keys: store.keys, processId: liveness.processId, logger });
-  const stepProcessor = new StepProcessor({ claims, gate: startsGate, paidClaimMs: config.paidClaimMs, store, registry, transitions, stateCache: new StateCache(config.stateCacheSize), eagerHops: config.eagerHops, activeSteps, services: { ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }), ...options.services }, logger, telemetry, observers: options.observers ?? [], admitStart: intakeProcessor.admitStart });
+  const services: Services = { ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }), ...options.services };
+  // Model requests start through the same gate as steps: a burst of them cannot hold the loop.
+  if (services.languageModel) services.languageModel = pacedLanguageModel(services.languageModel as LanguageModel, startsGate);
+  const stepProcessor = new StepProcessor({ claims, paidClaimMs: config.paidClaimMs, store, registry, transitions, stateCache: new StateCache(config.stateCacheSize), eagerHops: config.eagerHops, activeSteps, services, logger, telemetry, observers: options.observers ?? [], admitStart: intakeProcessor.admitStart });
   const concurrency = options.concurrency ?? config.concurrency;
   const workerOptions = {
     connection,

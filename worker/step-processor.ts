@@ -24,7 +24,6 @@ import type { StepDelivery, StepResult } from './step-worker.js';
 import type { FinishingJob, StepTransitions } from './step-transitions.js';
 import { runInlineSteps } from './inline-steps.js';
 import type { PaidClaims } from './paid-claims.js';
-import type { TurnGate } from './turn-gate.js';
 
 /** Inline steps are short pure functions: nothing aborts them (a shutdown waits for the job as for any). */
 const NEVER = new AbortController().signal;
@@ -37,8 +36,6 @@ export interface StepProcessorOptions {
   claims?: PaidClaims;
   /** A claim's longest hold when the node has no timeout (AGENTQ_PAID_CLAIM_MS). */
   paidClaimMs?: number;
-  /** Spreads paid calls' starts over event-loop turns (AGENTQ_STEP_STARTS_PER_TURN). */
-  gate?: TurnGate;
   store: RedisRunStore;
   registry: GraphRegistry;
   transitions: StepTransitions;
@@ -352,9 +349,9 @@ export class StepProcessor {
     if (meta.deadlineAt !== null) {
       timers.push(setTimeout(() => abort.abort(new StepAbort('deadline', `the run passed its deadline (${new Date(meta.deadlineAt!).toISOString()})`)), Math.max(0, meta.deadlineAt - Date.now())));
     }
-    const { store, services, claims, paidClaimMs, gate } = this.options;
+    const { store, services, claims, paidClaimMs } = this.options;
     const claimMs = node.timeoutMs ?? paidClaimMs ?? 600_000;
-    const context = createNodeContext({ store, services, meta, data, node: node.name, attempt, abort, logger, usage, memos, ...(claims ? { claims, claimMs } : {}), ...(gate ? { gate } : {}) });
+    const context = createNodeContext({ store, services, meta, data, node: node.name, attempt, abort, logger, usage, memos, ...(claims ? { claims, claimMs } : {}) });
     try {
       const observation: StepObservation = {
         runId: data.runId,

@@ -5,6 +5,8 @@
  * over IPC: `ready`, each finished run, and on request its heap, RSS, event-loop delay and the steps
  * it is running. Start it with `--expose-gc` so `stats` with `gc: true` measures what is retained.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { z } from 'zod';
 import { loadConfig } from '../../shared/config.js';
@@ -43,6 +45,16 @@ const modelChainGraph = defineGraph({
   .build();
 
 const config = loadConfig();
+// BENCH_CPU_PROF=<dir>: a CPU profile of this worker from its start to the benchmark's second `stats`
+// request (capacity: all runs parked), written as <dir>/w<pid>.cpuprofile — the bench kills workers
+// with SIGKILL, so node's own --cpu-prof would never write one.
+const profiler = process.env.BENCH_CPU_PROF ? new Session() : undefined;
+let statsRequests = 0;
+if (profiler) {
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.start');
+}
 // Steps running here, by `<runId>/<superstep>`: what a SIGKILL would interrupt.
 const running = new Map<string, { runId: string; superstep: number }>();
 const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -78,6 +90,10 @@ process.once('disconnect', () => process.exit(0));
 
 process.on('message', (message: WorkerRequest) => {
   if (message.type === 'stats') {
+    statsRequests += 1;
+    if (profiler && statsRequests === 2) {
+      void profiler.post('Profiler.stop').then(({ profile }) => writeFileSync(`${process.env.BENCH_CPU_PROF}/w${process.pid}.cpuprofile`, JSON.stringify(profile)));
+    }
     if (message.gc) (globalThis as { gc?: () => void }).gc?.();
     const memory = process.memoryUsage();
     // The delay histogram counts from the previous `stats` request (nanoseconds → ms).
