@@ -164,8 +164,16 @@ const sweepLost = async () => {
   sweepAt = 0;
   parentPort.postMessage({ lost: released });
 };
-const timer = setInterval(beat, intervalMs);
-void beat();
+// One beat at a time: a beat slower than the interval (a loaded machine, a failover) is not overlapped
+// by the next, which would find the same dead process and release its locks a second time.
+let beating = false;
+const beatOnce = async () => {
+  if (beating) return;
+  beating = true;
+  try { await beat(); } finally { beating = false; }
+};
+const timer = setInterval(beatOnce, intervalMs);
+void beatOnce();
 parentPort.on('message', async (message) => {
   if (message.locks) {
     for (const [key, token] of message.locks) {
