@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { AgentqError } from './errors.js';
-import { DEFAULT_TENANT, ID_PATTERN } from './ids.js';
-import { DEFAULT_KEY_PREFIX } from './keys.js';
+import { ID_PATTERN } from './ids.js';
 import { parseContextWindows, type ContextWindowTable } from './llm/context-window.js';
 import { parsePriceTable, type PriceTable } from './llm/price-table.js';
 import { parseRateLimits, type RateLimitTable } from './llm/rate-limit-table.js';
-import { DEFAULT_QUEUE_PREFIX } from './queues.js';
 import { mcpServersSchema, type McpServers } from './mcp/mcp-servers-schema.js';
-import { checkClusterConfig, parseClusterNodes, type RedisClusterNode } from './redis/redis-cluster-nodes.js';
+import { invalidConfiguration, parseRedisEnv, presentEnv, redisConfigOf, type RedisConfig } from './redis-config.js';
 import { parseTenantBudgetLimits, type TenantBudgetLimits } from './limits/tenant-budget-limits.js';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
@@ -18,29 +16,16 @@ const bool = (fallback: boolean) =>
     .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
 /**
- * Every environment variable agentq reads, with its default. This is the only module that reads
- * `process.env`; everything else takes the typed `Config`. The README's configuration table mirrors it.
+ * Every environment variable agentq reads, with its default, but the Redis ones (shared/redis-config.ts,
+ * read without zod so the CLI's read commands start fast). These two are the only modules that read
+ * `process.env`; everything else takes the typed `Config`. The README's configuration table mirrors them.
  */
 const envSchema = z.object({
-  REDIS_URL: z.string().url().optional(),
-  // Redis Cluster seed nodes, `host:port,host:port` (shared/redis/redis-cluster-nodes.ts parses them).
-  REDIS_CLUSTER_NODES: z.string().optional(),
   NODE_ENV: z.string().default('development'),
-  AGENTQ_QUEUE_PREFIX: z.string().min(1).regex(/^[^:]+$/, 'must not contain ":"').default(DEFAULT_QUEUE_PREFIX),
-  AGENTQ_KEY_PREFIX: z.string().min(1).regex(/^[^:{}]+$/, 'must not contain ":", "{" or "}"').default(DEFAULT_KEY_PREFIX),
-  AGENTQ_TENANT: z.string().regex(ID_PATTERN).default(DEFAULT_TENANT),
   AGENTQ_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  AGENTQ_RETENTION_SECONDS: int(7 * 24 * 3600, 1),
-  AGENTQ_EVENTS_MAXLEN: int(1000, 10),
   AGENTQ_DEFAULT_MAX_STEPS: int(100, 1),
   AGENTQ_DEFAULT_DEADLINE_MS: int(0),
   AGENTQ_WORKER_CONCURRENCY: int(8, 1),
-  AGENTQ_SHARDS: z.coerce
-    .number({ error: 'AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)' })
-    .int('AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)')
-    .min(1, 'AGENTQ_SHARDS must be at least 1 (set 1 unless you run Redis Cluster)')
-    .max(1024, 'AGENTQ_SHARDS must be at most 1024')
-    .default(1),
   AGENTQ_EAGER_HOPS: int(20),
   AGENTQ_STATE_CACHE_SIZE: int(1000),
   AGENTQ_LOCK_DURATION_MS: int(3000, 1000),
@@ -57,7 +42,6 @@ const envSchema = z.object({
   AGENTQ_KEEP_COMPLETED_JOBS: int(1000),
   AGENTQ_KEEP_FAILED_JOBS: int(5000),
   AGENTQ_QUEUE_EVENTS_MAXLEN: int(1000, 10),
-  AGENTQ_REDIS_COMMAND_TIMEOUT_MS: int(750, 50),
   AGENTQ_ALLOW_UNSAFE_REDIS: bool(false),
   AGENTQ_DATA_DIR: z.string().min(1).default('.agentq'),
   AGENTQ_LOCAL_REDIS_PORT: z.coerce.number().int().min(1).max(65_535).default(6379),
@@ -210,27 +194,14 @@ const envSchema = z.object({
 
 export type EmbedProvider = 'local' | 'openai' | 'none';
 
-export interface Config {
-  /** Unset: `redis://127.0.0.1:6379` for clients; `npm start` starts a private redis-server instead. */
-  redisUrl: string | undefined;
-  /** Redis Cluster seed nodes (REDIS_CLUSTER_NODES); set = cluster mode, unset = one Redis at `redisUrl`. */
-  redisClusterNodes: RedisClusterNode[] | undefined;
+/** The whole configuration: the Redis settings (`RedisConfig`) and the rest. */
+export interface Config extends RedisConfig {
   production: boolean;
-  queuePrefix: string;
-  keyPrefix: string;
-  /** Tenant used by the CLI and the client when none is given. */
-  tenant: string;
   logLevel: string;
-  /** Finished runs expire after this long. */
-  retentionSeconds: number;
-  /** Each run's event stream is trimmed to about this many events. */
-  eventsMaxLen: number;
   defaultMaxSteps: number;
   /** 0 = no deadline unless a run sets one. */
   defaultDeadlineMs: number;
   concurrency: number;
-  /** Step-queue shards (AGENTQ_SHARDS); the same in every process of a deployment. */
-  shards: number;
   /** Steps of one run a worker may run in a row by eager dispatch before its next job goes through the queue (0: off). */
   eagerHops: number;
   /** Runs whose latest state a worker keeps in memory (LRU; 0: off). */
@@ -259,7 +230,6 @@ export interface Config {
   keepFailedJobs: number;
   /** Events kept in each BullMQ queue's event stream (Bull Board, QueueEvents). */
   queueEventsMaxLen: number;
-  redisCommandTimeoutMs: number;
   allowUnsafeRedis: boolean;
   /** Local data (the private redis-server's AOF, the embedded store). @default '.agentq' */
   dataDir: string;
@@ -391,11 +361,12 @@ export interface Config {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const present = presentEnv(env);
+  const redis = parseRedisEnv(present);
   const parsed = envSchema.safeParse(present);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
-    throw new AgentqError('INVALID_INPUT', `invalid configuration: ${problems} (see the configuration table in README.md)`);
+  if (!parsed.success || redis.problems.length > 0) {
+    const issues = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw invalidConfiguration([...redis.problems, ...issues]);
   }
   const e = parsed.data;
   if (e.AGENTQ_LOCK_DURATION_MS < 2 * e.AGENTQ_LIVENESS_INTERVAL_MS) {
@@ -417,22 +388,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const embedProvider = embedProviderOf(e.EMBED_PROVIDER, e.EMBED_MODEL);
-  const redisClusterNodes = e.REDIS_CLUSTER_NODES === undefined ? undefined : parseClusterNodes(e.REDIS_CLUSTER_NODES);
-  if (redisClusterNodes) checkClusterConfig(e.REDIS_URL, e.AGENTQ_QUEUE_PREFIX);
   return {
-    redisUrl: e.REDIS_URL,
-    redisClusterNodes,
+    ...redisConfigOf(redis.values),
     production: e.NODE_ENV === 'production',
-    queuePrefix: e.AGENTQ_QUEUE_PREFIX,
-    keyPrefix: e.AGENTQ_KEY_PREFIX,
-    tenant: e.AGENTQ_TENANT,
     logLevel: e.AGENTQ_LOG_LEVEL,
-    retentionSeconds: e.AGENTQ_RETENTION_SECONDS,
-    eventsMaxLen: e.AGENTQ_EVENTS_MAXLEN,
     defaultMaxSteps: e.AGENTQ_DEFAULT_MAX_STEPS,
     defaultDeadlineMs: e.AGENTQ_DEFAULT_DEADLINE_MS,
     concurrency: e.AGENTQ_WORKER_CONCURRENCY,
-    shards: e.AGENTQ_SHARDS,
     eagerHops: e.AGENTQ_EAGER_HOPS,
     stateCacheSize: e.AGENTQ_STATE_CACHE_SIZE,
     lockDurationMs: e.AGENTQ_LOCK_DURATION_MS,
@@ -449,7 +411,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keepCompletedJobs: e.AGENTQ_KEEP_COMPLETED_JOBS,
     keepFailedJobs: e.AGENTQ_KEEP_FAILED_JOBS,
     queueEventsMaxLen: e.AGENTQ_QUEUE_EVENTS_MAXLEN,
-    redisCommandTimeoutMs: e.AGENTQ_REDIS_COMMAND_TIMEOUT_MS,
     allowUnsafeRedis: e.AGENTQ_ALLOW_UNSAFE_REDIS,
     dataDir: e.AGENTQ_DATA_DIR,
     localRedisPort: e.AGENTQ_LOCAL_REDIS_PORT,
@@ -528,4 +489,4 @@ function embedProviderOf(provider: EmbedProvider | undefined, model: string | un
   return provider;
 }
 
-export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+export { DEFAULT_REDIS_URL, readRedisConfig, type RedisConfig } from './redis-config.js';

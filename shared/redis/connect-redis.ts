@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { createRedisCluster } from './create-redis-cluster.js';
 import { createRedis, type RedisRole } from './create-redis.js';
 import type { RedisClusterNode } from './redis-cluster-nodes.js';
-import { DEFAULT_REDIS_URL } from '../config.js';
+import { DEFAULT_REDIS_URL } from '../redis-config.js';
 
 /** A connection to agentq's Redis: one Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
 export type RedisConnection = Redis | Cluster;

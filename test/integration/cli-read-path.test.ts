@@ -40,16 +40,18 @@ describe('the CLI read path loads only what it needs', () => {
   const config = testConfig({ AGENTQ_DATA_DIR: join(work, 'data') });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('status and runs read Redis without BullMQ', async () => {
+  it('status and runs read Redis without BullMQ, and their configuration without zod', async () => {
     const status = await packagesLoadedBy(['status', 'run_missing_read_path', '--json'], cliEnv(config), join(work, 'status.txt'));
     expect(status.code).toBe(1);
     expect(status.stderr).toContain('NOT_FOUND: run run_missing_read_path not found');
     expect(status.packages).toContain('ioredis');
     expect(status.packages).not.toContain('bullmq');
+    expect(status.packages).not.toContain('zod');
 
     const runs = await packagesLoadedBy(['runs', '--json'], cliEnv(config), join(work, 'runs.txt'));
     expect(runs.code).toBe(0);
     expect(runs.packages).not.toContain('bullmq');
+    expect(runs.packages).not.toContain('zod');
   });
 
   it('search on the embedded store loads neither Redis, BullMQ nor the Qdrant client', async () => {
