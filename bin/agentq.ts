@@ -43,11 +43,8 @@ const readerFactory = async () => {
 };
 // `status` reads one record: without ioredis where a bare connection can reach Redis (cold start, issue 19).
 const recordFactory = async () => {
-  const [{ readRedisConfig }, { RunRecordReader }] = await Promise.all([import('../shared/redis-config.js'), import('../producer/run-record-reader.js')]);
-  const config = readRedisConfig();
-  if (RunRecordReader.canRead(config)) return new RunRecordReader(config);
-  const { RunReader } = await import('../producer/run-reader.js');
-  return new RunReader({ config });
+  const [{ readRedisConfig }, { openRunRecordSource }] = await Promise.all([import('../shared/redis-config.js'), import('../producer/run-record-reader.js')]);
+  return openRunRecordSource(readRedisConfig());
 };
 registerProducerCommands(program, { client: clientFactory, reader: readerFactory, record: recordFactory }, io);
 registerBatchCommand(program, clientFactory, parseCount, io.setExitCode);

@@ -62,3 +62,13 @@ export class RunRecordReader implements RunRecordSource {
     return this.connection;
   }
 }
+
+/**
+ * The source `agentq status` reads from: a `RunRecordReader` where it can read (one Redis at a plain
+ * `redis://` URL), else a `RunReader` (ioredis), loaded only then.
+ */
+export async function openRunRecordSource(config: RedisConfig): Promise<RunRecordSource> {
+  if (RunRecordReader.canRead(config)) return new RunRecordReader(config);
+  const { RunReader } = await import('./run-reader.js');
+  return new RunReader({ config });
+}

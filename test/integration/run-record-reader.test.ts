@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/agent-client.js';
 import { RunReader } from '../../producer/run-reader.js';
-import { RunRecordReader } from '../../producer/run-record-reader.js';
+import { openRunRecordSource, RunRecordReader } from '../../producer/run-record-reader.js';
 import { AgentqError } from '../../shared/errors.js';
 import { readRedisConfig } from '../../shared/redis-config.js';
 import { eventually, startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
@@ -76,6 +76,23 @@ describe('RunRecordReader', () => {
     expect(RunRecordReader.canRead(readRedisConfig({ REDIS_URL: url.replace('redis://', 'rediss://') }))).toBe(false);
     expect(RunRecordReader.canRead(readRedisConfig({ REDIS_URL: `${url}?family=6` }))).toBe(false);
     expect(() => new RunRecordReader(readRedisConfig({ REDIS_URL: url.replace('redis://', 'rediss://') }))).toThrow(/check RunRecordReader.canRead/);
+  });
+
+  it('leaves to RunReader (ioredis) what it cannot read, which reads the same record', async () => {
+    const completed = await env.client.enqueue({ graph: 'chain', input: { steps: 1 } });
+    await env.client.wait(completed.id, { timeoutMs: 15_000 });
+    const plain = await openRunRecordSource(env.config);
+    // A URL option (ioredis's `family`) is not this reader's to read.
+    const withOption = await openRunRecordSource({ ...env.config, redisUrl: `${env.config.redisUrl!}?family=4` });
+    try {
+      expect(plain).toBeInstanceOf(RunRecordReader);
+      expect(withOption).toBeInstanceOf(RunReader);
+      expect(await withOption.get(completed.id)).toEqual(await plain.get(completed.id));
+      expect((await plain.get(completed.id))?.status).toBe('completed');
+    } finally {
+      await plain.close();
+      await withOption.close();
+    }
   });
 
   it('refuses as RunReader does when Redis does not answer: UNAVAILABLE, naming the target', async () => {
