@@ -1,4 +1,4 @@
-import { AgentqError } from './errors.js';
+import { integer, invalidConfiguration, optional, pattern, presentEnv, readEnv, text, url, withDefault, type EnvValues, type Reader } from './env-readers.js';
 import { DEFAULT_TENANT, ID_PATTERN } from './ids.js';
 import { DEFAULT_KEY_PREFIX } from './keys.js';
 import { DEFAULT_QUEUE_PREFIX } from './queues.js';
@@ -34,10 +34,6 @@ export interface RedisConfig {
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
-/** What a variable's reader makes of its value: the value, or the problems that refuse it. */
-type Read<T> = { value: T; problems?: undefined } | { value?: undefined; problems: string[] };
-type Reader<T> = (value: string | undefined) => Read<T>;
-
 const SHARDS_TYPE = 'AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)';
 
 /**
@@ -48,7 +44,7 @@ const SHARDS_TYPE = 'AGENTQ_SHARDS must be a whole number from 1 to 1024 (the nu
 const readers = {
   REDIS_URL: optional(url),
   // `host:port,host:port`: parsed once the other variables are valid, as loadConfig did (redisConfigOf).
-  REDIS_CLUSTER_NODES: optional((value) => ({ value })),
+  REDIS_CLUSTER_NODES: optional(text),
   AGENTQ_QUEUE_PREFIX: withDefault(DEFAULT_QUEUE_PREFIX, pattern(/^[^:]+$/, 'must not contain ":"')),
   AGENTQ_KEY_PREFIX: withDefault(DEFAULT_KEY_PREFIX, pattern(/^[^:{}]+$/, 'must not contain ":", "{" or "}"')),
   AGENTQ_TENANT: withDefault(DEFAULT_TENANT, pattern(ID_PATTERN, `Invalid string: must match pattern ${String(ID_PATTERN)}`)),
@@ -65,36 +61,21 @@ const readers = {
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: withDefault(750, integer({ min: 50 })),
 } satisfies Record<string, Reader<unknown>>;
 
+
+/** AGENTQ_TENANT's reader, for the other parts that need the default tenant (shared/search-config.ts). */
+export const TENANT_READER = readers.AGENTQ_TENANT;
+
 /** The environment variables this module reads (the README's configuration table lists each). */
 export const REDIS_ENV_NAMES = Object.keys(readers) as (keyof typeof readers)[];
 
-type RedisEnv = { [Name in keyof typeof readers]: ReturnType<(typeof readers)[Name]> extends Read<infer T> ? T : never };
-
-/** `env` without its empty values: an empty variable means unset, everywhere in the configuration. */
-export function presentEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const present: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (value !== undefined && value !== '') present[name] = value;
-  return present;
-}
+type RedisEnv = EnvValues<typeof readers>;
 
 /**
  * Reads this module's variables of `env` (empty values already dropped, see `presentEnv`): their values,
  * or `NAME: message` for each problem, as `loadConfig` words zod's.
  */
 export function parseRedisEnv(env: Record<string, string>): { values: RedisEnv; problems: string[] } {
-  const values: Record<string, unknown> = {};
-  const problems: string[] = [];
-  for (const name of REDIS_ENV_NAMES) {
-    const read = (readers[name] as Reader<unknown>)(env[name]);
-    if (read.problems) problems.push(...read.problems.map((message) => `${name}: ${message}`));
-    else values[name] = read.value;
-  }
-  return { values: values as RedisEnv, problems };
-}
-
-/** The refusal of a configuration with these problems (`NAME: message` each). */
-export function invalidConfiguration(problems: string[]): AgentqError {
-  return new AgentqError('INVALID_INPUT', `invalid configuration: ${problems.join('; ')} (see the configuration table in README.md)`);
+  return readEnv(readers, env);
 }
 
 /** The settings from valid values; refuses a malformed REDIS_CLUSTER_NODES or a cluster setting that contradicts the others. */
@@ -124,46 +105,4 @@ export function readRedisConfig(env: NodeJS.ProcessEnv = process.env): RedisConf
   return redisConfigOf(values);
 }
 
-function optional<T>(reader: Reader<T>): Reader<T | undefined> {
-  return (value) => (value === undefined ? { value: undefined } : reader(value));
-}
-
-function withDefault<T>(fallback: T, reader: Reader<T>): Reader<T> {
-  return (value) => (value === undefined ? { value: fallback } : reader(value));
-}
-
-/** zod's `z.string().url()`: what `URL` parses once trimmed, kept trimmed and without tabs or line breaks. */
-function url(value: string | undefined): Read<string> {
-  const trimmed = value!.trim();
-  return URL.canParse(trimmed) ? { value: trimmed.replace(/[\t\n\r]/g, '') } : { problems: ['Invalid URL'] };
-}
-
-function pattern(regex: RegExp, message: string): Reader<string> {
-  return (value) => (regex.test(value!) ? { value: value! } : { problems: [message] });
-}
-
-interface IntegerOptions {
-  min: number;
-  max?: number;
-  /** Custom messages (zod's `error` options); zod's own otherwise. */
-  messages?: { type: string; integer: string; min: string; max: string };
-}
-
-/**
- * zod's `z.coerce.number().int().min(min).max(max)`: `Number(value)` must be finite, then whole (which
- * stops there), then safe and in range (each reported).
- */
-function integer({ min, max, messages }: IntegerOptions): Reader<number> {
-  return (value) => {
-    const number = Number(value);
-    if (!Number.isFinite(number)) return { problems: [messages?.type ?? `Invalid input: expected number, received ${String(number)}`] };
-    if (!Number.isInteger(number)) return { problems: [messages?.integer ?? 'Invalid input: expected int, received number'] };
-    const problems: string[] = [];
-    if (!Number.isSafeInteger(number)) {
-      problems.push(messages?.integer ?? (number > 0 ? `Too big: expected int to be <=${Number.MAX_SAFE_INTEGER}` : `Too small: expected int to be >=${Number.MIN_SAFE_INTEGER}`));
-    }
-    if (number < min) problems.push(messages?.min ?? `Too small: expected number to be >=${min}`);
-    if (max !== undefined && number > max) problems.push(messages?.max ?? `Too big: expected number to be <=${max}`);
-    return problems.length > 0 ? { problems } : { value: number };
-  };
-}
+export { invalidConfiguration, presentEnv };

@@ -55,10 +55,11 @@ describe('the CLI read path loads only what it needs', () => {
     expect(runs.packages).not.toContain('zod');
   });
 
-  it('search on the embedded store loads neither Redis, BullMQ nor the Qdrant client', async () => {
+  it('search on the embedded store loads neither Redis, BullMQ, the Qdrant client nor zod', async () => {
     const search = await packagesLoadedBy(['search', 'vacation days', '--json'], cliEnv(config), join(work, 'search.txt'));
     expect(search.code).toBe(0);
     expect(search.packages).toContain('better-sqlite3');
-    for (const heavy of ['bullmq', 'ioredis', '@qdrant/js-client-rest']) expect(search.packages).not.toContain(heavy);
+    // zod neither: a collection without vectors needs only the search settings (shared/search-config.ts).
+    for (const heavy of ['bullmq', 'ioredis', '@qdrant/js-client-rest', 'zod']) expect(search.packages).not.toContain(heavy);
   });
 });
