@@ -41,7 +41,12 @@ const readerFactory = async () => {
   const { RunReader } = await import('../producer/run-reader.js');
   return new RunReader();
 };
-registerProducerCommands(program, { client: clientFactory, reader: readerFactory }, io);
+// `status` reads one record: without ioredis where a bare connection can reach Redis (cold start, issue 19).
+const recordFactory = async () => {
+  const [{ readRedisConfig }, { openRunRecordSource }] = await Promise.all([import('../shared/redis-config.js'), import('../producer/run-record-reader.js')]);
+  return openRunRecordSource(readRedisConfig());
+};
+registerProducerCommands(program, { client: clientFactory, reader: readerFactory, record: recordFactory }, io);
 registerBatchCommand(program, clientFactory, parseCount, io.setExitCode);
 registerScheduleCommands(program, clientFactory, io);
 registerBudgetCommands(program, clientFactory, io);

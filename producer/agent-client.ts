@@ -13,6 +13,7 @@ import type { RunRecord } from '../shared/run-record.js';
 // The same hook as the workers' (a queued run cancelled here finishes here): metrics, in-flight cap, webhook job.
 import { createRunFinishedHook } from '../shared/run-finished-hook.js';
 import { ServedGraphs } from '../shared/graph/served-graphs.js';
+import { loadConfig, type Config } from '../shared/config.js';
 import { RunReader, type RunReaderOptions } from './run-reader.js';
 
 export { enqueueRequestSchema, type EnqueueRequest };
@@ -59,8 +60,11 @@ export interface EnqueueOptions {
   queueUnserved?: boolean;
 }
 
-/** Options of `AgentClient`: the same as `RunReader`'s (config, tenant). */
-export type AgentClientOptions = RunReaderOptions;
+/** Options of `AgentClient`: `RunReader`'s, with the whole configuration. */
+export interface AgentClientOptions extends RunReaderOptions {
+  /** @default loadConfig() (the environment) */
+  config?: Config;
+}
 
 /**
  * The producer side of agentq, for services that can reach Redis: enqueue runs, read them, wait for
@@ -85,8 +89,12 @@ export class AgentClient extends RunReader {
   /** Tenant budgets and usage (the same as `/v1/admin/tenants/:tenant/limits` and `/v1/usage`). */
   readonly budgets: BudgetsApi;
 
+  /** The whole configuration: queues and hooks need more than the reads' Redis settings. */
+  protected declare readonly config: Config;
+
   constructor(options: AgentClientOptions = {}) {
-    super(options, (redis, config) => createRunFinishedHook({ redis, config }));
+    const config = options.config ?? loadConfig();
+    super({ ...options, config }, (redis) => createRunFinishedHook({ redis, config }));
     this.bullmq = bullmqConnection(this.config, 'producer', this.config.redisCommandTimeoutMs);
     const connection = this.bullmq.connection;
     const streams = queueStreamOptions(this.config.queueEventsMaxLen);

@@ -1,16 +1,16 @@
-import { loadConfig, type Config } from '../shared/config.js';
 import { AgentqError } from '../shared/errors.js';
 import { connectRedis, describeRedisTarget, type RedisConnection } from '../shared/redis/connect-redis.js';
 import { RedisRunStore, type ListFilter } from '../shared/redis/redis-run-store.js';
 import { withPartialOutput } from '../shared/partial-output.js';
+import { readRedisConfig, type RedisConfig } from '../shared/redis-config.js';
 import type { RunFinishedHook } from '../shared/run-finished-hook.js';
 import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../shared/run-record.js';
 import { followRun, type RunStreamEvent } from '../shared/streaming/follow-run.js';
 import { TokenHub } from '../shared/streaming/token-hub.js';
 
 export interface RunReaderOptions {
-  /** @default loadConfig() (the environment) */
-  config?: Config;
+  /** Where Redis is and how the run store is laid out. @default readRedisConfig() (the environment's Redis settings only) */
+  config?: RedisConfig;
   /** Tenant for enqueue and list when a request names none. @default config.tenant */
   tenant?: string;
 }
@@ -26,7 +26,7 @@ export interface RunReaderOptions {
  */
 export class RunReader {
   readonly store: RedisRunStore;
-  protected readonly config: Config;
+  protected readonly config: RedisConfig;
   protected readonly tenant: string;
   protected readonly redis: RedisConnection;
   private readonly readers = new Set<RedisConnection>();
@@ -35,13 +35,17 @@ export class RunReader {
   /** The store's hook for runs this process finishes (AgentClient's cancel); none for reads. */
   protected readonly runFinished: RunFinishedHook | undefined;
 
-  /** `finishedHook` builds the store's `onFinished` on its connection (AgentClient passes the workers' hook). */
-  constructor(options: RunReaderOptions = {}, finishedHook?: (redis: RedisConnection, config: Config) => RunFinishedHook) {
-    this.config = options.config ?? loadConfig();
+  /**
+   * `finishedHook` builds the store's `onFinished` on its connection (AgentClient passes the workers' hook).
+   * Without `config` only the Redis settings are read (not the whole configuration, which needs zod):
+   * the CLI's read commands start on this (issue 19).
+   */
+  constructor(options: RunReaderOptions = {}, finishedHook?: (redis: RedisConnection) => RunFinishedHook) {
+    this.config = options.config ?? readRedisConfig();
     this.tenant = options.tenant ?? this.config.tenant;
     this.redis = connectRedis(this.config, 'producer', this.config.redisCommandTimeoutMs);
     this.redis.on('error', () => undefined); // surfaced per command instead
-    this.runFinished = finishedHook?.(this.redis, this.config);
+    this.runFinished = finishedHook?.(this.redis);
     this.store = new RedisRunStore(this.redis, {
       keyPrefix: this.config.keyPrefix,
       shards: this.config.shards,

@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { AgentqError } from './errors.js';
-import { DEFAULT_TENANT, ID_PATTERN } from './ids.js';
-import { DEFAULT_KEY_PREFIX } from './keys.js';
+import { ID_PATTERN } from './ids.js';
 import { parseContextWindows, type ContextWindowTable } from './llm/context-window.js';
 import { parsePriceTable, type PriceTable } from './llm/price-table.js';
 import { parseRateLimits, type RateLimitTable } from './llm/rate-limit-table.js';
-import { DEFAULT_QUEUE_PREFIX } from './queues.js';
 import { mcpServersSchema, type McpServers } from './mcp/mcp-servers-schema.js';
-import { checkClusterConfig, parseClusterNodes, type RedisClusterNode } from './redis/redis-cluster-nodes.js';
+import { invalidConfiguration, parseRedisEnv, presentEnv, redisConfigOf, type RedisConfig } from './redis-config.js';
+import { parseSearchEnv, searchConfigOf, type SearchConfig } from './search-config.js';
 import { parseTenantBudgetLimits, type TenantBudgetLimits } from './limits/tenant-budget-limits.js';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
@@ -18,29 +17,16 @@ const bool = (fallback: boolean) =>
     .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
 /**
- * Every environment variable agentq reads, with its default. This is the only module that reads
- * `process.env`; everything else takes the typed `Config`. The README's configuration table mirrors it.
+ * Every environment variable agentq reads, with its default, but the Redis ones (shared/redis-config.ts,
+ * read without zod so the CLI's read commands start fast). These two are the only modules that read
+ * `process.env`; everything else takes the typed `Config`. The README's configuration table mirrors them.
  */
 const envSchema = z.object({
-  REDIS_URL: z.string().url().optional(),
-  // Redis Cluster seed nodes, `host:port,host:port` (shared/redis/redis-cluster-nodes.ts parses them).
-  REDIS_CLUSTER_NODES: z.string().optional(),
   NODE_ENV: z.string().default('development'),
-  AGENTQ_QUEUE_PREFIX: z.string().min(1).regex(/^[^:]+$/, 'must not contain ":"').default(DEFAULT_QUEUE_PREFIX),
-  AGENTQ_KEY_PREFIX: z.string().min(1).regex(/^[^:{}]+$/, 'must not contain ":", "{" or "}"').default(DEFAULT_KEY_PREFIX),
-  AGENTQ_TENANT: z.string().regex(ID_PATTERN).default(DEFAULT_TENANT),
   AGENTQ_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  AGENTQ_RETENTION_SECONDS: int(7 * 24 * 3600, 1),
-  AGENTQ_EVENTS_MAXLEN: int(1000, 10),
   AGENTQ_DEFAULT_MAX_STEPS: int(100, 1),
   AGENTQ_DEFAULT_DEADLINE_MS: int(0),
   AGENTQ_WORKER_CONCURRENCY: int(8, 1),
-  AGENTQ_SHARDS: z.coerce
-    .number({ error: 'AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)' })
-    .int('AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)')
-    .min(1, 'AGENTQ_SHARDS must be at least 1 (set 1 unless you run Redis Cluster)')
-    .max(1024, 'AGENTQ_SHARDS must be at most 1024')
-    .default(1),
   AGENTQ_EAGER_HOPS: int(20),
   AGENTQ_STATE_CACHE_SIZE: int(1000),
   AGENTQ_LOCK_DURATION_MS: int(3000, 1000),
@@ -57,9 +43,7 @@ const envSchema = z.object({
   AGENTQ_KEEP_COMPLETED_JOBS: int(1000),
   AGENTQ_KEEP_FAILED_JOBS: int(5000),
   AGENTQ_QUEUE_EVENTS_MAXLEN: int(1000, 10),
-  AGENTQ_REDIS_COMMAND_TIMEOUT_MS: int(750, 50),
   AGENTQ_ALLOW_UNSAFE_REDIS: bool(false),
-  AGENTQ_DATA_DIR: z.string().min(1).default('.agentq'),
   AGENTQ_LOCAL_REDIS_PORT: z.coerce.number().int().min(1).max(65_535).default(6379),
   AGENTQ_GRAPH_HEARTBEAT_MS: int(5000, 100),
   AGENTQ_UNSERVED_GRAPH_WAIT_MS: int(60_000),
@@ -130,23 +114,13 @@ const envSchema = z.object({
     }),
   AGENTQ_TRACE_CONTENT: bool(false),
   // Document ingestion and search (the README configuration table describes each).
-  QDRANT_URL: z.string().url().optional(),
   AGENTQ_INGEST_CONCURRENCY: int(2, 0),
   AGENTQ_INGEST_MAX_BYTES: int(50 * 1024 * 1024, 1),
   AGENTQ_INGEST_PARSE_TIMEOUT_MS: int(120_000, 100),
   AGENTQ_INGEST_WRITE_TIMEOUT_MS: int(60_000, 100),
   AGENTQ_CHUNK_TOKENS: int(400, 32),
   AGENTQ_CHUNK_OVERLAP_TOKENS: int(50, 0),
-  // Qdrant vector store, used when QDRANT_URL is set (the README configuration table describes each).
-  QDRANT_API_KEY: z.string().min(1).optional(),
-  AGENTQ_QDRANT_COLLECTION_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,48}$/, "must be 1-48 characters of letters, digits, '_' or '-'").default('agentq'),
-  AGENTQ_QDRANT_TIMEOUT_MS: int(30_000, 100),
-  AGENTQ_QDRANT_UPSERT_BATCH: int(256, 1),
   // More agents: embeddings, provider limits, memory, http_fetch (the README configuration table describes each).
-  EMBED_MODEL: z.string().min(1).optional(),
-  EMBED_PROVIDER: z
-    .enum(['local', 'openai', 'none'], { error: 'must be local (the built-in model, no endpoint), openai (EMBED_MODEL on OPENAI_BASE_URL) or none (lexical search only)' })
-    .optional(),
   AGENTQ_LOCAL_EMBED_THREADS: int(1, 1),
   AGENTQ_LOCAL_DENSE_WEIGHT: z.coerce.number().min(0).max(10).default(0.3),
   MODERATION_MODEL: z.string().min(1).optional(),
@@ -208,29 +182,14 @@ const envSchema = z.object({
   AGENTQ_CHAT_WAIT_MS: int(30_000, 0),
 });
 
-export type EmbedProvider = 'local' | 'openai' | 'none';
-
-export interface Config {
-  /** Unset: `redis://127.0.0.1:6379` for clients; `npm start` starts a private redis-server instead. */
-  redisUrl: string | undefined;
-  /** Redis Cluster seed nodes (REDIS_CLUSTER_NODES); set = cluster mode, unset = one Redis at `redisUrl`. */
-  redisClusterNodes: RedisClusterNode[] | undefined;
+/** The whole configuration: the Redis settings (`RedisConfig`), the search settings (`SearchConfig`) and the rest. */
+export interface Config extends RedisConfig, SearchConfig {
   production: boolean;
-  queuePrefix: string;
-  keyPrefix: string;
-  /** Tenant used by the CLI and the client when none is given. */
-  tenant: string;
   logLevel: string;
-  /** Finished runs expire after this long. */
-  retentionSeconds: number;
-  /** Each run's event stream is trimmed to about this many events. */
-  eventsMaxLen: number;
   defaultMaxSteps: number;
   /** 0 = no deadline unless a run sets one. */
   defaultDeadlineMs: number;
   concurrency: number;
-  /** Step-queue shards (AGENTQ_SHARDS); the same in every process of a deployment. */
-  shards: number;
   /** Steps of one run a worker may run in a row by eager dispatch before its next job goes through the queue (0: off). */
   eagerHops: number;
   /** Runs whose latest state a worker keeps in memory (LRU; 0: off). */
@@ -259,10 +218,7 @@ export interface Config {
   keepFailedJobs: number;
   /** Events kept in each BullMQ queue's event stream (Bull Board, QueueEvents). */
   queueEventsMaxLen: number;
-  redisCommandTimeoutMs: number;
   allowUnsafeRedis: boolean;
-  /** Local data (the private redis-server's AOF, the embedded store). @default '.agentq' */
-  dataDir: string;
   /** `agentq start` without REDIS_URL: use the Redis on this port, or start a private one on it. @default 6379 */
   localRedisPort: number;
   /** Each worker re-announces the graphs it serves this often; an entry unseen for 3× this has expired. @default 5000 */
@@ -328,8 +284,6 @@ export interface Config {
   prices: PriceTable;
   /** Record prompts, responses and tool arguments/results in spans. @default false */
   traceContent: boolean;
-  /** Qdrant server for document search; unset: the embedded SQLite store under `dataDir`. */
-  qdrantUrl: string | undefined;
   /** Documents parsed at once per worker process (each in its own worker thread); 0 = this process ingests nothing. @default 2 */
   ingestConcurrency: number;
   /** Larger documents are refused at ingest. @default 50 MiB */
@@ -342,22 +296,6 @@ export interface Config {
   chunkTokens: number;
   /** Tokens a chunk repeats from the end of the previous one in the same section. @default 50 */
   chunkOverlapTokens: number;
-  /** Sent as Qdrant's `api-key` header. @default none */
-  qdrantApiKey: string | undefined;
-  /** agentq's Qdrant collections are `<prefix>_chunks` and `<prefix>_collections`. @default 'agentq' */
-  qdrantCollectionPrefix: string;
-  /** Per Qdrant request. @default 30000 */
-  qdrantTimeoutMs: number;
-  /** Points per Qdrant upsert request. @default 256 */
-  qdrantUpsertBatchSize: number;
-  /**
-   * Who embeds chunks and queries (EMBED_PROVIDER): `local` (the built-in model, in threads of each
-   * process), `openai` (EMBED_MODEL on OPENAI_BASE_URL) or `none` (lexical search only; multi-agent
-   * recalls experts lexically). @default `openai` when EMBED_MODEL is set, else `local`
-   */
-  embedProvider: EmbedProvider;
-  /** Embedding model on the OPENAI_BASE_URL endpoint (EMBED_PROVIDER=openai). */
-  embedModel: string | undefined;
   /** Threads per process that run the local embedding model (AGENTQ_LOCAL_EMBED_THREADS). @default 1 */
   localEmbedThreads: number;
   /** Weight of the local model's normalised cosine beside BM25's normalised score in hybrid searches (AGENTQ_LOCAL_DENSE_WEIGHT). @default 0.3 */
@@ -391,11 +329,13 @@ export interface Config {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const present = presentEnv(env);
+  const redis = parseRedisEnv(present);
+  const search = parseSearchEnv(present);
   const parsed = envSchema.safeParse(present);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
-    throw new AgentqError('INVALID_INPUT', `invalid configuration: ${problems} (see the configuration table in README.md)`);
+  if (!parsed.success || redis.problems.length > 0 || search.problems.length > 0) {
+    const issues = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw invalidConfiguration([...redis.problems, ...search.problems, ...issues]);
   }
   const e = parsed.data;
   if (e.AGENTQ_LOCK_DURATION_MS < 2 * e.AGENTQ_LIVENESS_INTERVAL_MS) {
@@ -416,23 +356,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `invalid configuration: AGENTQ_LIVENESS_TTL_MS (${e.AGENTQ_LIVENESS_TTL_MS}) must be at least twice AGENTQ_LIVENESS_INTERVAL_MS (${e.AGENTQ_LIVENESS_INTERVAL_MS}), or one late beat would declare a live worker dead`,
     );
   }
-  const embedProvider = embedProviderOf(e.EMBED_PROVIDER, e.EMBED_MODEL);
-  const redisClusterNodes = e.REDIS_CLUSTER_NODES === undefined ? undefined : parseClusterNodes(e.REDIS_CLUSTER_NODES);
-  if (redisClusterNodes) checkClusterConfig(e.REDIS_URL, e.AGENTQ_QUEUE_PREFIX);
+  const searchConfig = searchConfigOf(search.values);
   return {
-    redisUrl: e.REDIS_URL,
-    redisClusterNodes,
+    ...redisConfigOf(redis.values),
+    ...searchConfig,
     production: e.NODE_ENV === 'production',
-    queuePrefix: e.AGENTQ_QUEUE_PREFIX,
-    keyPrefix: e.AGENTQ_KEY_PREFIX,
-    tenant: e.AGENTQ_TENANT,
     logLevel: e.AGENTQ_LOG_LEVEL,
-    retentionSeconds: e.AGENTQ_RETENTION_SECONDS,
-    eventsMaxLen: e.AGENTQ_EVENTS_MAXLEN,
     defaultMaxSteps: e.AGENTQ_DEFAULT_MAX_STEPS,
     defaultDeadlineMs: e.AGENTQ_DEFAULT_DEADLINE_MS,
     concurrency: e.AGENTQ_WORKER_CONCURRENCY,
-    shards: e.AGENTQ_SHARDS,
     eagerHops: e.AGENTQ_EAGER_HOPS,
     stateCacheSize: e.AGENTQ_STATE_CACHE_SIZE,
     lockDurationMs: e.AGENTQ_LOCK_DURATION_MS,
@@ -449,9 +381,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keepCompletedJobs: e.AGENTQ_KEEP_COMPLETED_JOBS,
     keepFailedJobs: e.AGENTQ_KEEP_FAILED_JOBS,
     queueEventsMaxLen: e.AGENTQ_QUEUE_EVENTS_MAXLEN,
-    redisCommandTimeoutMs: e.AGENTQ_REDIS_COMMAND_TIMEOUT_MS,
     allowUnsafeRedis: e.AGENTQ_ALLOW_UNSAFE_REDIS,
-    dataDir: e.AGENTQ_DATA_DIR,
     localRedisPort: e.AGENTQ_LOCAL_REDIS_PORT,
     graphHeartbeatMs: e.AGENTQ_GRAPH_HEARTBEAT_MS,
     unservedGraphWaitMs: e.AGENTQ_UNSERVED_GRAPH_WAIT_MS,
@@ -483,7 +413,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxToolResultChars: e.AGENTQ_MAX_TOOL_RESULT_CHARS,
     prices: e.AGENTQ_PRICES,
     traceContent: e.AGENTQ_TRACE_CONTENT,
-    qdrantUrl: e.QDRANT_URL,
     ingestConcurrency: e.AGENTQ_INGEST_CONCURRENCY,
     ingestMaxBytes: e.AGENTQ_INGEST_MAX_BYTES,
     ingestParseTimeoutMs: e.AGENTQ_INGEST_PARSE_TIMEOUT_MS,
@@ -491,12 +420,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chunkTokens: e.AGENTQ_CHUNK_TOKENS,
     // Overlap must leave room for new text in every chunk.
     chunkOverlapTokens: Math.min(e.AGENTQ_CHUNK_OVERLAP_TOKENS, Math.floor(e.AGENTQ_CHUNK_TOKENS / 2)),
-    qdrantApiKey: e.QDRANT_API_KEY,
-    qdrantCollectionPrefix: e.AGENTQ_QDRANT_COLLECTION_PREFIX,
-    qdrantTimeoutMs: e.AGENTQ_QDRANT_TIMEOUT_MS,
-    qdrantUpsertBatchSize: e.AGENTQ_QDRANT_UPSERT_BATCH,
-    embedProvider,
-    embedModel: e.EMBED_MODEL,
     localEmbedThreads: e.AGENTQ_LOCAL_EMBED_THREADS,
     localDenseWeight: e.AGENTQ_LOCAL_DENSE_WEIGHT,
     moderationModel: e.MODERATION_MODEL,
@@ -516,16 +439,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-/** EMBED_PROVIDER, or what EMBED_MODEL implies when it is unset; a contradiction is refused, naming both. */
-function embedProviderOf(provider: EmbedProvider | undefined, model: string | undefined): EmbedProvider {
-  if (provider === undefined) return model ? 'openai' : 'local';
-  if (provider === 'openai' && !model) {
-    throw new AgentqError('INVALID_INPUT', 'invalid configuration: EMBED_PROVIDER=openai needs EMBED_MODEL (the embedding model on OPENAI_BASE_URL, e.g. text-embedding-3-small); or set EMBED_PROVIDER=local for the built-in model (see the configuration table in README.md)');
-  }
-  if (provider === 'local' && model) {
-    throw new AgentqError('INVALID_INPUT', `invalid configuration: EMBED_PROVIDER=local embeds with the built-in model, but EMBED_MODEL is set ('${model}'): unset EMBED_MODEL, or set EMBED_PROVIDER=openai to use it (see the configuration table in README.md)`);
-  }
-  return provider;
-}
-
-export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+export { DEFAULT_REDIS_URL, readRedisConfig, type RedisConfig } from './redis-config.js';
+export { readSearchConfig, type EmbedProvider, type SearchConfig } from './search-config.js';

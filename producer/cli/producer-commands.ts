@@ -3,6 +3,7 @@ import { AgentqError } from '../../shared/errors.js';
 import { RUN_STATUSES, isTerminal, type RunRecord, type RunStatus } from '../../shared/run-record.js';
 import type { AgentClient } from '../agent-client.js';
 import type { RunReader } from '../run-reader.js';
+import type { RunRecordSource } from '../run-record-reader.js';
 import { readRunInput } from './read-run-input.js';
 
 /** Exit codes: 0 ok; 1 the run failed or was cancelled (or the command failed); 2 usage error. */
@@ -19,12 +20,14 @@ interface Io {
 }
 
 /**
- * Where commands get their client: `reader` for the commands that only read (and purge), so they start
- * without BullMQ; `client` for those that add jobs (run, cancel, retry, resume).
+ * Where commands get their client: `record` for `status` (one record, read without ioredis where it
+ * can be), `reader` for the other commands that only read (and purge), so they start without BullMQ;
+ * `client` for those that add jobs (run, cancel, retry, resume).
  */
 export interface ProducerClients {
   client: () => Promise<AgentClient>;
   reader: () => Promise<RunReader>;
+  record: () => Promise<RunRecordSource>;
 }
 
 function exitFor(record: RunRecord): number {
@@ -124,7 +127,7 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
     .argument('<runId>')
     .option('--json', 'print the run record as JSON')
     .action(async (runId: string, options: { json?: boolean }) => {
-      await withClient(clients.reader, async (client) => {
+      await withClient(clients.record, async (client) => {
         const record = await client.get(runId);
         if (!record) throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may have expired or been purged)`);
         io.out(options.json ? JSON.stringify(record) : describe(record));

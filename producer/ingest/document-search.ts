@@ -1,10 +1,14 @@
-import { loadConfig, type Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config.js';
 import { searchDocuments, type SearchHit, type SearchRequest } from '../../shared/ingest/search-documents.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
+import { readSearchConfig, type SearchConfig } from '../../shared/search-config.js';
 
 export interface DocumentSearchOptions {
-  /** @default loadConfig() (the environment) */
+  /**
+   * @default the environment's: only its search settings and tenant (readSearchConfig), and the whole
+   * configuration (loadConfig) only when a query is to be embedded
+   */
   config?: Config;
   /** Tenant of every search that names none. @default config.tenant */
   tenant?: string;
@@ -23,14 +27,18 @@ export interface DocumentSearchOptions {
  * searches and deletes chunks through one.
  */
 export class DocumentSearch {
-  private readonly config: Config;
+  private readonly config: SearchConfig & { tenant: string };
+  /** The whole configuration when given one: the embedder is built from it. */
+  private readonly fullConfig: Config | undefined;
   private readonly tenant: string;
   private vectorStore: VectorStore | undefined;
   private readonly ownsVectorStore: boolean;
   private embedder: Embedder | null | undefined;
 
   constructor(options: DocumentSearchOptions = {}) {
-    this.config = options.config ?? loadConfig();
+    // Without a configuration, zod (the whole one's schema) is not loaded: `agentq search` starts on this.
+    this.fullConfig = options.config;
+    this.config = options.config ?? readSearchConfig();
     this.tenant = options.tenant ?? this.config.tenant;
     this.vectorStore = options.vectorStore;
     this.ownsVectorStore = !options.vectorStore;
@@ -62,8 +70,8 @@ export class DocumentSearch {
   private async queryEmbedder(): Promise<Embedder | null> {
     if (this.embedder === undefined) {
       // Loaded only when a search needs it: the same embedder the workers build (createDefaultServices).
-      const { createDefaultServices } = await import('../../worker/default-services.js');
-      this.embedder = createDefaultServices(this.config).embedder ?? null;
+      const [{ createDefaultServices }, { loadConfig }] = await Promise.all([import('../../worker/default-services.js'), import('../../shared/config.js')]);
+      this.embedder = createDefaultServices(this.fullConfig ?? loadConfig()).embedder ?? null;
     }
     return this.embedder;
   }

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { DEFAULT_REDIS_URL } from '../config.js';
+import { DEFAULT_REDIS_URL } from '../redis-config.js';
 import { AgentqError } from '../errors.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ConnectionOptions } from 'bullmq';
-import { DEFAULT_REDIS_URL } from '../config.js';
+import { DEFAULT_REDIS_URL } from '../redis-config.js';
 import { connectRedis, type RedisTarget } from './connect-redis.js';
 import { reconnectDelay } from './create-redis.js';
 

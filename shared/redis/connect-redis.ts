@@ -1,17 +1,13 @@
 import type { Cluster, Redis } from 'ioredis';
 import { createRedisCluster } from './create-redis-cluster.js';
 import { createRedis, type RedisRole } from './create-redis.js';
-import type { RedisClusterNode } from './redis-cluster-nodes.js';
-import { DEFAULT_REDIS_URL } from '../config.js';
+import type { RedisTarget } from './redis-target.js';
+
+// Kept apart (no ioredis there) for the CLI's record reader; re-exported for everyone else.
+export { describeRedisTarget, type RedisTarget } from './redis-target.js';
 
 /** A connection to agentq's Redis: one Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
 export type RedisConnection = Redis | Cluster;
-
-/** Where agentq's Redis is: the two settings of shared/config (at most one of them is set). */
-export interface RedisTarget {
-  redisUrl: string | undefined;
-  redisClusterNodes?: RedisClusterNode[] | undefined;
-}
 
 /**
  * The one factory every component connects through: a Cluster when REDIS_CLUSTER_NODES is set, else
@@ -42,11 +38,4 @@ export async function redisNodes(redis: RedisConnection, role: 'master' | 'all' 
     });
   }
   return redis.nodes(role);
-}
-
-/** How errors name the target: `Redis at redis://…` or `Redis Cluster (seeds host:port,…)`. */
-export function describeRedisTarget(target: RedisTarget): string {
-  return target.redisClusterNodes
-    ? `Redis Cluster (seeds ${target.redisClusterNodes.map((node) => `${node.host}:${node.port}`).join(',')})`
-    : `Redis at ${target.redisUrl ?? DEFAULT_REDIS_URL}`;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Command, Redis, type RedisOptions } from 'ioredis';
-import { DEFAULT_REDIS_URL } from '../config.js';
+import { DEFAULT_REDIS_URL } from '../redis-config.js';
 import { redisNodes, type RedisConnection } from './connect-redis.js';
 
 export type RedisRole = 'worker' | 'producer' | 'blocking' | 'subscriber';

@@ -5,7 +5,7 @@ import { Keys } from '../keys.js';
 import type { Message, PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, StepRecord, Usage } from '../run-record.js';
 import { forgetScripts, runScript, runScriptSha } from './create-redis.js';
 import { slotPipeline } from './slot-pipeline.js';
-import { decodeCursor, encodeCursor, pairsToObject, parseEvent, parseMeta, parseState, parseStepMeta, toRunRecord, type RunMeta, type StepMeta } from './run-meta.js';
+import { decodeCursor, encodeCursor, pairsToObject, parseEvent, parseMeta, parseState, parseStepMeta, runRecordOf, toRunRecord, type RunMeta, type StepMeta } from './run-meta.js';
 import { CREATE_RUN_AND_START } from './step-transition-scripts.js';
 import { ADMIT_RUN, BEGIN_STEP, CANCELLED_ERROR, COMMIT_STEP, CREATE_RUN, FINISH_RUN, INTERRUPT_RUN, REQUEST_CANCEL, RESUME_RUN, RETRY_RUN } from './run-scripts.js';
 
@@ -263,8 +263,7 @@ export class RedisRunStore {
   }
 
   async record(runId: string): Promise<RunRecord | null> {
-    const meta = await this.get(runId);
-    return meta ? toRunRecord(meta) : null;
+    return runRecordOf(await this.redis.hgetall(this.keys.run(runId).meta));
   }
 
   /** BEGIN on its own; `cachedSuperstep`: the caller holds the state at that cursor, so none is sent if it is current. */

@@ -124,6 +124,11 @@ export function parseEvent(id: string, fields: string[]): RunEvent {
   return { id, type: object.type as RunEventType, data: JSON.parse(object.data ?? '{}') as Record<string, unknown> };
 }
 
+/** The run record of a meta hash as HGETALL returns it; null for an empty hash (no such run). */
+export function runRecordOf(fields: Record<string, string>): RunRecord | null {
+  return fields.id ? toRunRecord(parseMeta(fields)) : null;
+}
+
 export function toRunRecord(meta: RunMeta): RunRecord {
   return {
     id: meta.id,

@@ -40,22 +40,26 @@ describe('the CLI read path loads only what it needs', () => {
   const config = testConfig({ AGENTQ_DATA_DIR: join(work, 'data') });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('status and runs read Redis without BullMQ', async () => {
+  it('status reads its record without ioredis, BullMQ or zod; runs reads Redis without BullMQ or zod', async () => {
     const status = await packagesLoadedBy(['status', 'run_missing_read_path', '--json'], cliEnv(config), join(work, 'status.txt'));
     expect(status.code).toBe(1);
     expect(status.stderr).toContain('NOT_FOUND: run run_missing_read_path not found');
-    expect(status.packages).toContain('ioredis');
-    expect(status.packages).not.toContain('bullmq');
+    // A bare RESP connection (RunRecordReader): loading ioredis cost more than the rest of the command.
+    for (const heavy of ['ioredis', 'bullmq', 'zod']) expect(status.packages).not.toContain(heavy);
+    expect(status.packages).toContain('commander');
 
     const runs = await packagesLoadedBy(['runs', '--json'], cliEnv(config), join(work, 'runs.txt'));
     expect(runs.code).toBe(0);
+    expect(runs.packages).toContain('ioredis');
     expect(runs.packages).not.toContain('bullmq');
+    expect(runs.packages).not.toContain('zod');
   });
 
-  it('search on the embedded store loads neither Redis, BullMQ nor the Qdrant client', async () => {
+  it('search on the embedded store loads neither Redis, BullMQ, the Qdrant client nor zod', async () => {
     const search = await packagesLoadedBy(['search', 'vacation days', '--json'], cliEnv(config), join(work, 'search.txt'));
     expect(search.code).toBe(0);
     expect(search.packages).toContain('better-sqlite3');
-    for (const heavy of ['bullmq', 'ioredis', '@qdrant/js-client-rest']) expect(search.packages).not.toContain(heavy);
+    // zod neither: a collection without vectors needs only the search settings (shared/search-config.ts).
+    for (const heavy of ['bullmq', 'ioredis', '@qdrant/js-client-rest', 'zod']) expect(search.packages).not.toContain(heavy);
   });
 });

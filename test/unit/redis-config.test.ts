@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { loadConfig } from '../../shared/config.js';
+import { AgentqError } from '../../shared/errors.js';
+import { ID_PATTERN } from '../../shared/ids.js';
+import { readRedisConfig, REDIS_ENV_NAMES, type RedisConfig } from '../../shared/redis-config.js';
+
+/**
+ * The zod schemas these variables had in shared/config.ts before they were read without zod (issue 19,
+ * CLI cold start): the reference for what each value must give, message for message.
+ */
+const shardsMessage = 'AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)';
+const zodSchemas: Record<string, z.ZodType> = {
+  REDIS_URL: z.string().url().optional(),
+  AGENTQ_QUEUE_PREFIX: z.string().min(1).regex(/^[^:]+$/, 'must not contain ":"').default('bull'),
+  AGENTQ_KEY_PREFIX: z.string().min(1).regex(/^[^:{}]+$/, 'must not contain ":", "{" or "}"').default('agentq'),
+  AGENTQ_TENANT: z.string().regex(ID_PATTERN).default('default'),
+  AGENTQ_RETENTION_SECONDS: z.coerce.number().int().min(1).default(7 * 24 * 3600),
+  AGENTQ_EVENTS_MAXLEN: z.coerce.number().int().min(10).default(1000),
+  AGENTQ_SHARDS: z.coerce
+    .number({ error: shardsMessage })
+    .int(shardsMessage)
+    .min(1, 'AGENTQ_SHARDS must be at least 1 (set 1 unless you run Redis Cluster)')
+    .max(1024, 'AGENTQ_SHARDS must be at most 1024')
+    .default(1),
+  AGENTQ_REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).default(750),
+};
+
+const numbers = ['0', '-0', '1', '9', '10', '49', '50', '1024', '1025', '-1', '0.5', '-0.5', '1e-7', '5.0', '2.5e1', '1e3', '0x10', '0b11', '+5', '5 ', ' ', '\t', 'abc', '1_000', 'true', 'Infinity', '-Infinity', '1e400', '99999999999999999999', '-99999999999999999999'];
+const values: Record<string, string[]> = {
+  REDIS_URL: ['redis://127.0.0.1:6379', ' redis://host:1/2 ', 'rediss://user:pass@host', 'redis://a\tb', 'localhost:6379', 'redis:', 'not a url', 'redis//x', 'http://[::1', '/tmp/redis.sock'],
+  AGENTQ_QUEUE_PREFIX: ['bull', '{agentq}', 'a:b', ':', ' '],
+  AGENTQ_KEY_PREFIX: ['agentq', 'a:b', 'a{b', 'b}', 'x y'],
+  AGENTQ_TENANT: ['default', 'acme-1.2_x', 'a b', 'x'.repeat(128), 'x'.repeat(129), 'é'],
+  AGENTQ_RETENTION_SECONDS: numbers,
+  AGENTQ_EVENTS_MAXLEN: numbers,
+  AGENTQ_SHARDS: numbers,
+  AGENTQ_REDIS_COMMAND_TIMEOUT_MS: numbers,
+};
+
+const configKeys: Record<string, keyof RedisConfig> = {
+  REDIS_URL: 'redisUrl',
+  AGENTQ_QUEUE_PREFIX: 'queuePrefix',
+  AGENTQ_KEY_PREFIX: 'keyPrefix',
+  AGENTQ_TENANT: 'tenant',
+  AGENTQ_RETENTION_SECONDS: 'retentionSeconds',
+  AGENTQ_EVENTS_MAXLEN: 'eventsMaxLen',
+  AGENTQ_SHARDS: 'shards',
+  AGENTQ_REDIS_COMMAND_TIMEOUT_MS: 'redisCommandTimeoutMs',
+};
+
+/** What zod makes of `value` for `name`, worded as the configuration words it. */
+function zodOutcome(name: string, value: string): { value: unknown } | { message: string } {
+  const parsed = zodSchemas[name]!.safeParse(value);
+  if (parsed.success) return { value: parsed.data };
+  const problems = parsed.error.issues.map((issue) => `${name}: ${issue.message}`).join('; ');
+  return { message: `invalid configuration: ${problems} (see the configuration table in README.md)` };
+}
+
+function outcome(read: () => RedisConfig, name: string): { value: unknown } | { message: string; code?: string } {
+  try {
+    return { value: read()[configKeys[name]!] };
+  } catch (error) {
+    expect(error).toBeInstanceOf(AgentqError);
+    return { message: (error as AgentqError).message, code: (error as AgentqError).code };
+  }
+}
+
+describe('the Redis settings, read without zod', () => {
+  it('reads each of its variables as the zod schema did: the same value, or the same refusal', () => {
+    let refusals = 0;
+    for (const [name, cases] of Object.entries(values)) {
+      for (const value of cases) {
+        const expected = zodOutcome(name, value);
+        const light = outcome(() => readRedisConfig({ [name]: value }), name);
+        const full = outcome(() => loadConfig({ [name]: value }), name);
+        const label = `${name}=${JSON.stringify(value)}`;
+        if ('message' in expected) {
+          refusals += 1;
+          expect(light, label).toEqual({ ...expected, code: 'INVALID_INPUT' });
+        } else {
+          expect(light, label).toEqual(expected);
+        }
+        expect(full, label).toEqual(light);
+      }
+    }
+    expect(refusals).toBeGreaterThan(40);
+    expect(Object.keys(values).sort()).toEqual(REDIS_ENV_NAMES.filter((name) => name !== 'REDIS_CLUSTER_NODES').sort());
+  });
+
+  it('names every bad Redis setting at once, as the full configuration does', () => {
+    const env = { AGENTQ_TENANT: 'a b', AGENTQ_SHARDS: '0', AGENTQ_EVENTS_MAXLEN: 'x' };
+    const light = outcome(() => readRedisConfig(env), 'AGENTQ_TENANT');
+    expect(light).toEqual({
+      code: 'INVALID_INPUT',
+      message:
+        'invalid configuration: AGENTQ_TENANT: Invalid string: must match pattern /^[A-Za-z0-9_.-]{1,128}$/; AGENTQ_EVENTS_MAXLEN: Invalid input: expected number, received NaN; AGENTQ_SHARDS: AGENTQ_SHARDS must be at least 1 (set 1 unless you run Redis Cluster) (see the configuration table in README.md)',
+    });
+    expect(outcome(() => loadConfig(env), 'AGENTQ_TENANT')).toEqual(light);
+  });
+
+  it('has the full configuration’s defaults, and treats an empty variable as unset', () => {
+    const full = loadConfig({});
+    const light = readRedisConfig({ REDIS_URL: '', AGENTQ_SHARDS: '' });
+    for (const key of Object.values(configKeys)) expect(light[key], key).toEqual(full[key]);
+    expect(light.redisClusterNodes).toBeUndefined();
+  });
+
+  it('refuses the cluster settings the full configuration refuses, with the same message', () => {
+    for (const env of [
+      { REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2' },
+      { REDIS_CLUSTER_NODES: ' , ', AGENTQ_QUEUE_PREFIX: '{agentq}' },
+      { REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: '127.0.0.1:7000', AGENTQ_QUEUE_PREFIX: '{agentq}' },
+      { REDIS_CLUSTER_NODES: '127.0.0.1:7000' },
+    ]) {
+      const light = outcome(() => readRedisConfig(env), 'REDIS_URL');
+      expect(light, JSON.stringify(env)).toMatchObject({ code: 'INVALID_INPUT' });
+      expect(outcome(() => loadConfig(env), 'REDIS_URL')).toEqual(light);
+    }
+    const cluster = readRedisConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000,[::1]:7001', AGENTQ_QUEUE_PREFIX: '{agentq}' });
+    expect(cluster.redisClusterNodes).toEqual([
+      { host: '127.0.0.1', port: 7000 },
+      { host: '::1', port: 7001 },
+    ]);
+    expect(cluster.redisUrl).toBeUndefined();
+  });
+
+  it('reads only the Redis settings: a bad setting of another part stops the full configuration, not this', () => {
+    const env = { REDIS_URL: 'redis://127.0.0.1:7450', AGENTQ_PRICES: 'not a price table', AGENTQ_WORKER_CONCURRENCY: '0' };
+    expect(readRedisConfig(env).redisUrl).toBe('redis://127.0.0.1:7450');
+    expect(() => loadConfig(env)).toThrow(/AGENTQ_PRICES: .*AGENTQ_WORKER_CONCURRENCY|AGENTQ_WORKER_CONCURRENCY: .*AGENTQ_PRICES/);
+  });
+});
