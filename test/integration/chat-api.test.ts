@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Message } from '../../shared/run-record.js';
 import type { ScriptedChatRequest, ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
@@ -62,6 +63,17 @@ describe('HTTP API: POST /v1/agent/chat', () => {
     expect(answer.run_id).toBe(runId);
     const bad = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'x', stream: 'yes' } });
     expect(bad.statusCode).toBe(400);
+  });
+
+  it("the README quick start's chat request, as written, answers with its sources", async () => {
+    // The body of the quick start's `curl … /v1/agent/chat -d '…'`, with the query and collection of this test's documents.
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Architecture'));
+    const body = JSON.parse(/\/v1\/agent\/chat[^\n]*\n\s*-d '([^']+)'/.exec(quickStart)![1]!) as Record<string, unknown>;
+    scriptAnswer();
+    const response = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { ...body, query: 'Who drew the first sketch of the Eiffel Tower?', collection: 'default' } });
+    expect(response.statusCode).toBe(200);
+    expect(json(response).sources).toEqual([expect.objectContaining({ title: 'Maurice Koechlin' })]);
   });
 
   it('answers 200 with the chat contract when the run finishes within AGENTQ_CHAT_WAIT_MS', async () => {
