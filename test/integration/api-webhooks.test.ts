@@ -111,8 +111,9 @@ describe('webhook addresses and secrets', () => {
       const queue = env.queue(WEBHOOK_QUEUE);
       const failure = async (runId: string) =>
         eventually(async () => {
-          const job = await queue.getJob(`${runId}.webhook`);
-          return job && (await job.getState()) === 'failed' ? job : undefined;
+          // The state first, then the job: a job read before its failure was written has no failedReason yet.
+          if ((await queue.getJobState(`${runId}.webhook`)) !== 'failed') return undefined;
+          return queue.getJob(`${runId}.webhook`);
         }, 15_000, `the webhook job of ${runId} to fail`);
       const [refusedJob, unsignedJob] = await Promise.all([failure(refused), failure(unsigned)]);
       expect(refusedJob.failedReason).toMatch(/127\.0\.0\.1, a private, loopback or link-local address; refused/);
