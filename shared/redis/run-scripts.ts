@@ -58,7 +58,7 @@ const STEP_FIELDS_LUA = STEP_META_FIELDS.map((field) => `'${field}'`).join(', ')
  * skip_state: the caller holds the state at this cursor already (its cache), so none is sent.
  */
 const START_TASK = `
-local function start_task(rk, m, superstep, task, now, maxlen, start_data, skip_state)
+local function start_task(rk, m, superstep, task, now, maxlen, start_data, skip_state, fresh)
   if m[1] == 'queued' then
     redis.call('HSET', rk[1], 'status', 'running', 'startedAt', now, 'updatedAt', now)
     run_event(rk, maxlen, 'run-start', '{}')
@@ -75,7 +75,8 @@ local function start_task(rk, m, superstep, task, now, maxlen, start_data, skip_
     state = '{' .. table.concat(fields, ',') .. '}'
   end
   -- The step's memos (saved paid work of an earlier attempt) come along, so a model call needs no read.
-  return {'run', 'running', cjson.encode(m), state, redis.call('HGET', rk[7], 's' .. superstep .. '.t' .. task)}
+  -- fresh: no attempt of this step began before (its superstep was reached in the calling script).
+  return {'run', 'running', cjson.encode(m), state, not fresh and redis.call('HGET', rk[7], 's' .. superstep .. '.t' .. task) or false}
 end
 `;
 
@@ -90,7 +91,7 @@ end
  * so such a job is a stale duplicate (a lost job is the reconciler's business).
  */
 const BEGIN_FN = `
-local function begin_step(rk, k_arg, task, now, maxlen, start_data, cached)
+local function begin_step(rk, k_arg, task, now, maxlen, start_data, cached, fresh)
   local m = redis.call('HMGET', rk[1], ${STEP_FIELDS_LUA})
   local status = m[1]
   if not status then return {'missing'} end
@@ -102,7 +103,7 @@ local function begin_step(rk, k_arg, task, now, maxlen, start_data, cached)
   -- Only a parallel superstep stores writes: its tasks JSON lists more than one object.
   if (tostring(task) ~= '0' or string.find(m[3], '},{', 1, true)) and redis.call('HEXISTS', rk[6], task) == 1 then return {'written', status} end
   if status == 'cancelling' then return {'cancel', status} end
-  return start_task(rk, m, k_arg, task, now, maxlen, start_data, cached ~= '' and tonumber(cached) == current)
+  return start_task(rk, m, k_arg, task, now, maxlen, start_data, cached ~= '' and tonumber(cached) == current, fresh)
 end
 `;
 
