@@ -92,8 +92,6 @@ local function lean_finish(job_id, now, max_events, keep, returnvalue)
   redis.call('DEL', job_key .. ':lock')
   redis.call('SREM', KEYS[12], job_id)
   if redis.call('LREM', KEYS[9], -1, job_id) < 1 then return -3 end
-  -- Trim before emitting, as moveToFinished does.
-  redis.call('XTRIM', KEYS[11], 'MAXLEN', '~', max_events)
   redis.call('HINCRBY', job_key, 'atm', 1)
   if keep == 0 then
     redis.call('DEL', job_key, job_key .. ':logs', job_key .. ':dependencies', job_key .. ':processed', job_key .. ':failed', job_key .. ':unsuccessful')
@@ -112,7 +110,9 @@ local function lean_finish(job_id, now, max_events, keep, returnvalue)
       end
     end
   end
-  redis.call('XADD', KEYS[11], '*', 'event', 'completed', 'jobId', job_id, 'returnvalue', returnvalue, 'prev', 'active')
+  -- moveToFinished trims the stream (XTRIM ~) before it emits; trimmed here by the same XADD (one call
+  -- fewer): '~' trims whole nodes from the old end only, never the entries this script just added.
+  redis.call('XADD', KEYS[11], 'MAXLEN', '~', max_events, '*', 'event', 'completed', 'jobId', job_id, 'returnvalue', returnvalue, 'prev', 'active')
   return 0
 end
 `;
