@@ -15,7 +15,7 @@ import { engineLoop, recordStepTimings, stepTimingsOf } from '../lib/engine-loop
 import { figureRecorder } from '../lib/figure-recorder.js';
 import { forkWorker, type ForkedWorker } from '../lib/forked-worker.js';
 import { agentqModelGraphFigures } from '../lib/model-graph-figures.js';
-import { commandTotals } from '../lib/redis-commandstats.js';
+import { commandStats, commandTotals, perCommandDelta } from '../lib/redis-commandstats.js';
 import { installCommandCounter, readMeter, redisCpuUs, type MeterReading } from '../lib/process-meter.js';
 import { percentile } from '../lib/stats.js';
 import { transitions } from '../lib/step-timings.js';
@@ -71,6 +71,11 @@ function median(values: number[]): number {
 
 async function runSteps(context: BenchContext): Promise<BenchFigures> {
   const { redisUrl, quick, log } = context;
+  // `-- --compare`: only the alternating engine/chain rounds at 100 in flight (what a change to the hot
+  // path is judged by), with the Redis commands of the engine's first round broken down per command.
+  const compareOnly = process.argv.includes('--compare');
+  // BENCH_CPU_PROF_DIR: the engine worker writes a V8 CPU profile there when it stops (node --cpu-prof).
+  const profDir = process.env.BENCH_CPU_PROF_DIR;
   const totals = { r1: quick ? 10 : 40, r10: quick ? 40 : 200, r100: quick ? 200 : 1000 };
   const { figures, record } = figureRecorder(log);
   installCommandCounter();
@@ -91,16 +96,17 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
   const chainRun = (worker: ForkedWorker, inFlight: number, total: number, input: object = { steps: STEPS }) =>
     engineLoop(worker, client, { graph: 'chain', input, inFlight, total });
   const workers: ForkedWorker[] = [];
-  const start = async (script: string, env: Record<string, string>) => {
-    const worker = await forkWorker(script, env);
+  const start = async (script: string, env: Record<string, string>, execArgv: string[] = []) => {
+    const worker = await forkWorker(script, env, { execArgv });
     workers.push(worker);
     return worker;
   };
   try {
     // --- agentq, telemetry off
     log('agentq engine (telemetry off)');
-    const engine = await start('bench/workers/engine-worker.ts', { ...baseEnv, BENCH_RECORD_STEPS: 'true' });
+    const engine = await start('bench/workers/engine-worker.ts', { ...baseEnv, BENCH_RECORD_STEPS: compareOnly ? 'false' : 'true' }, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
     await chainRun(engine, 10, 20);
+    if (!compareOnly) {
     const r1 = await chainRun(engine, 1, totals.r1);
     record('engine_steps_per_s_r1', (totals.r1 * STEPS) / (r1.elapsedMs / 1000));
     const r1Transitions = (await stepTimingsOf(engine, r1.runIds)).flatMap((list) => transitions(list).filter((value) => value !== undefined));
@@ -108,7 +114,6 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
     record('engine_transition_p95_ms_r1', percentile(r1Transitions, 95));
     const r10 = await chainRun(engine, 10, totals.r10);
     record('engine_steps_per_s_r10', (totals.r10 * STEPS) / (r10.elapsedMs / 1000));
-    const r100Steps = totals.r100 * STEPS;
     // A 200-step run whose history grows by one message per step: does a step cost more late than early?
     // Nine runs, one at a time: a transition takes 0.3-1 ms, and with three runs (30 samples a side) two
     // benchmark runs of the same code gave 1.07 and 1.40.
@@ -123,6 +128,8 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
     record('transition_growth_200', percentile(late, 50) / percentile(early, 50));
     // The throughput rounds below must not pay for keeping every step's timings.
     recordStepTimings(engine, false);
+    }
+    const r100Steps = totals.r100 * STEPS;
 
     // --- agentq against a plain BullMQ chain at 100 in flight, telemetry off. This machine's speed drifts
     // by ±20% within a minute, so the two take turns (A B A B A B, both worker processes up, the idle one
@@ -140,11 +147,17 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
     const chainSpends: Spend[] = [];
     const measureEngine = async () => {
       const before = await commandTotals(redis);
+      const statsBefore = await commandStats(redis);
       const { result, spend } = await metered(engine, redis, () => chainRun(engine, CONCURRENCY, totals.r100));
       const after = await commandTotals(redis);
       if (engineRates.length === 0) {
         record('redis_calls_per_step', (after.calls - before.calls) / r100Steps);
         record('redis_usec_per_step', (after.usec - before.usec) / r100Steps);
+        if (compareOnly) {
+          for (const [command, delta] of perCommandDelta(statsBefore, await commandStats(redis))) {
+            log(`  ${command}: ${(delta.calls / r100Steps).toFixed(2)} calls, ${(delta.usec / r100Steps).toFixed(1)} µs per step`);
+          }
+        }
       }
       engineRates.push(r100Steps / (result.elapsedMs / 1000));
       engineSpends.push(spend);
@@ -198,6 +211,10 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
     record('engine_vs_bullmq_chain_r100_max', Math.max(...roundRatios));
     await engine.stop();
     await chain.stop();
+    if (compareOnly) {
+      record('engine_vs_bullmq_chain_r100', figures.engine_steps_per_s_r100! / figures.bullmq_chain_steps_per_s_r100!);
+      return figures;
+    }
 
     // --- the same graph as a plain in-process loop, one Redis write per step
     log('in-process loop, one Redis write per step');

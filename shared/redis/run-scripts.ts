@@ -58,7 +58,7 @@ const STEP_FIELDS_LUA = STEP_META_FIELDS.map((field) => `'${field}'`).join(', ')
  * skip_state: the caller holds the state at this cursor already (its cache), so none is sent.
  */
 const START_TASK = `
-local function start_task(rk, m, superstep, task, now, maxlen, start_data, skip_state)
+local function start_task(rk, m, superstep, task, now, maxlen, start_data, skip_state, fresh)
   if m[1] == 'queued' then
     redis.call('HSET', rk[1], 'status', 'running', 'startedAt', now, 'updatedAt', now)
     run_event(rk, maxlen, 'run-start', '{}')
@@ -75,7 +75,8 @@ local function start_task(rk, m, superstep, task, now, maxlen, start_data, skip_
     state = '{' .. table.concat(fields, ',') .. '}'
   end
   -- The step's memos (saved paid work of an earlier attempt) come along, so a model call needs no read.
-  return {'run', 'running', cjson.encode(m), state, redis.call('HGET', rk[7], 's' .. superstep .. '.t' .. task)}
+  -- fresh: no attempt of this step began before (its superstep was reached in the calling script).
+  return {'run', 'running', cjson.encode(m), state, not fresh and redis.call('HGET', rk[7], 's' .. superstep .. '.t' .. task) or false}
 end
 `;
 
@@ -90,7 +91,7 @@ end
  * so such a job is a stale duplicate (a lost job is the reconciler's business).
  */
 const BEGIN_FN = `
-local function begin_step(rk, k_arg, task, now, maxlen, start_data, cached)
+local function begin_step(rk, k_arg, task, now, maxlen, start_data, cached, fresh)
   local m = redis.call('HMGET', rk[1], ${STEP_FIELDS_LUA})
   local status = m[1]
   if not status then return {'missing'} end
@@ -102,7 +103,7 @@ local function begin_step(rk, k_arg, task, now, maxlen, start_data, cached)
   -- Only a parallel superstep stores writes: its tasks JSON lists more than one object.
   if (tostring(task) ~= '0' or string.find(m[3], '},{', 1, true)) and redis.call('HEXISTS', rk[6], task) == 1 then return {'written', status} end
   if status == 'cancelling' then return {'cancel', status} end
-  return start_task(rk, m, k_arg, task, now, maxlen, start_data, cached ~= '' and tonumber(cached) == current)
+  return start_task(rk, m, k_arg, task, now, maxlen, start_data, cached ~= '' and tonumber(cached) == current, fresh)
 end
 `;
 
@@ -161,7 +162,7 @@ return begin_step(KEYS, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
  */
 const COMMIT_FN = `
 local function commit_step(rk, A)
-local m = redis.call('HMGET', rk[1], 'status', 'superstep')
+local m = redis.call('HMGET', rk[1], 'status', 'superstep', 'stepCount')
 local status = m[1]
 if not status then return {'missing'} end
 if tonumber(m[2]) ~= tonumber(A[1]) then return {'fenced'} end
@@ -169,10 +170,17 @@ local mode, now, maxlen = A[3], A[4], A[5]
 -- A parallel sibling may still store its write while another task of the superstep waits for input.
 if status ~= 'running' and status ~= 'cancelling' and not (status == 'waiting' and mode == 'task') then return {'fenced'} end
 local index = -1
+-- A single task's new step count goes in with the cursor's HSET below (one call fewer than HINCRBY).
+local counted = {}
 if mode == 'single' or mode == 'task' then
   -- A single task's superstep has no stored writes: its commit is fenced by the cursor alone.
   if mode == 'task' and redis.call('HEXISTS', rk[6], A[2]) == 1 then return {'fenced'} end
-  index = redis.call('HINCRBY', rk[1], 'stepCount', 1) - 1
+  if mode == 'single' then
+    index = tonumber(m[3] or '0')
+    counted = {'stepCount', index + 1}
+  else
+    index = redis.call('HINCRBY', rk[1], 'stepCount', 1) - 1
+  end
   redis.call('RPUSH', rk[4], '{"index":' .. index .. ',' .. string.sub(A[7], 2))
   if A[13] ~= '0' then redis.call('HINCRBY', rk[1], 'inputTokens', A[13]) end
   if A[14] ~= '0' then redis.call('HINCRBY', rk[1], 'outputTokens', A[14]) end
@@ -196,19 +204,19 @@ local next_superstep = tonumber(A[1]) + 1
 if status == 'cancelling' and A[10] ~= 'completed' then
   -- The step finished despite the cancellation: keep its commit, then stop at this boundary.
   redis.call('HSET', rk[1], 'status', 'cancelled', 'error', ${CANCELLED_ERROR_LUA}, 'superstep', next_superstep, 'tasks', A[11],
-    'finishedAt', now, 'updatedAt', now)
+    'finishedAt', now, 'updatedAt', now, unpack(counted))
   run_event(rk, maxlen, 'run-end', ${CANCELLED_END_LUA})
   expire_run(rk, A[6])
   return {'cancelled', tostring(index)}
 end
 if A[10] == 'completed' then
   redis.call('HSET', rk[1], 'status', 'completed', 'output', A[11], 'superstep', next_superstep, 'tasks', '[]',
-    'finishedAt', now, 'updatedAt', now)
+    'finishedAt', now, 'updatedAt', now, unpack(counted))
   run_event(rk, maxlen, 'run-end', '{"status":"completed"}')
   expire_run(rk, A[6])
   return {'completed', tostring(index)}
 end
-redis.call('HSET', rk[1], 'superstep', next_superstep, 'tasks', A[11], 'updatedAt', now)
+redis.call('HSET', rk[1], 'superstep', next_superstep, 'tasks', A[11], 'updatedAt', now, unpack(counted))
 return {'advanced', tostring(index)}
 end
 `;

@@ -21,7 +21,7 @@ const RUN_KEYS_LUA = `{${RUN_KEY_SUFFIXES.map((suffix) => `base .. ':${suffix}'`
  * or false for a job that is not a well-formed step job (the worker then reads it the slow way).
  */
 const DELIVER = `
-local function deliver(fetched, now, maxlen, run_prefix, cached)
+local function deliver(fetched, now, maxlen, run_prefix, cached, fresh)
   local fields = fetched[1]
   if type(fields) ~= 'table' then return false end
   local data, atm
@@ -34,7 +34,86 @@ local function deliver(fetched, now, maxlen, run_prefix, cached)
   local base = run_prefix .. d.runId
   local rk = ${RUN_KEYS_LUA}
   local start = cjson.encode({node = d.node, superstep = d.superstep, task = d.task, attempt = (tonumber(atm) or 0) + 1})
-  return begin_step(rk, d.superstep, d.task, now, maxlen, start, cached)
+  return begin_step(rk, d.superstep, d.task, now, maxlen, start, cached, fresh)
+end
+`;
+
+/**
+ * The lean hop: eager dispatch of a run's one next task, and the finish of the job that committed, as
+ * BullMQ's addStandardJob + moveToActive and moveToFinished would leave them for a step job — the same
+ * job hash, lists, lock, completed set and events (Bull Board and the stalled-job check see a BullMQ job)
+ * — without what a step job never has: a parent, children, deduplication, metrics, a rate limiter, and
+ * without the detour through the wait list (the job goes straight to the active list, as the old eager
+ * path's add-then-pop left it). About half the calls of BullMQ's scripts and none of their msgpack.
+ * Pinned, like the scripts it stands for, to BULLMQ_VERSION; test/unit/bullmq-functions.test.ts checks
+ * its result against BullMQ's own on a real Redis.
+ *
+ * lean_hop → the handed job as moveToActive returns it and the events maxlen (for lean_finish), or
+ * false, false when the hop must go BullMQ's way: a paused or limited queue, a job id that exists, or a
+ * current job whose lock is no longer this worker's (moveToFinished then reports the right code).
+ * Keys as STEP_TRANSITION's.
+ */
+const LEAN_HOP = `
+local function lean_hop(job, job_id, token, prefix, now, lock_ms, worker_name)
+  local q = redis.call('HMGET', KEYS[16], 'paused', 'concurrency', 'max', 'opts.maxLenEvents')
+  if q[1] or q[2] or q[3] then return false, false end
+  if redis.call('GET', KEYS[19] .. ':lock') ~= token then return false, false end
+  local id = job[1]
+  local job_key = prefix .. id
+  if redis.call('EXISTS', job_key) == 1 then return false, false end
+  local max_events = q[4]
+  if not max_events then
+    max_events = '10000'
+    redis.call('HSET', KEYS[16], 'opts.maxLenEvents', max_events)
+  end
+  -- addStandardJob's storeJob (opts as its cjson.encode would write them, in another key order), then
+  -- prepareJobForProcessing's processedOn, pb and ats.
+  local fields = {'name', job[2], 'data', job[3], 'opts', '{"jobId":' .. cjson.encode(id) .. ',"attempts":' .. job[4] .. ',"backoff":{"type":"agentq"}}',
+    'timestamp', now, 'delay', '0', 'priority', '0', 'processedOn', now}
+  if worker_name ~= '' then
+    fields[#fields + 1] = 'pb'
+    fields[#fields + 1] = worker_name
+  end
+  fields[#fields + 1] = 'ats'
+  fields[#fields + 1] = '1'
+  redis.call('HSET', job_key, unpack(fields))
+  redis.call('XADD', KEYS[11], '*', 'event', 'added', 'jobId', id, 'name', job[2])
+  redis.call('LPUSH', KEYS[9], id)
+  redis.call('SET', job_key .. ':lock', token, 'PX', lock_ms)
+  -- 'eager' marks the hand-over in the queue's event stream (QueueEvents passes it on as args.eager).
+  redis.call('XADD', KEYS[11], '*', 'event', 'active', 'jobId', id, 'prev', 'waiting', 'eager', '1')
+  return {fields, id, 0, 0}, max_events
+end
+
+-- moveToFinished of a completed step job whose lock lean_hop saw this worker hold. keep: completed jobs to
+-- keep (-1 all, 0 none). → 0, or -3 (not in the active list) as moveToFinished.
+local function lean_finish(job_id, now, max_events, keep, returnvalue)
+  local job_key = KEYS[19]
+  redis.call('DEL', job_key .. ':lock')
+  redis.call('SREM', KEYS[12], job_id)
+  if redis.call('LREM', KEYS[9], -1, job_id) < 1 then return -3 end
+  redis.call('HINCRBY', job_key, 'atm', 1)
+  if keep == 0 then
+    redis.call('DEL', job_key, job_key .. ':logs', job_key .. ':dependencies', job_key .. ':processed', job_key .. ':failed', job_key .. ':unsuccessful')
+  else
+    redis.call('ZADD', KEYS[18], now, job_id)
+    redis.call('HSET', job_key, 'returnvalue', returnvalue, 'finishedOn', now)
+    if keep > 0 then
+      local old = redis.call('ZREVRANGE', KEYS[18], keep, -1)
+      if #old > 0 then
+        local prefix = string.sub(job_key, 1, #job_key - #job_id)
+        for _, old_id in ipairs(old) do
+          local old_key = prefix .. old_id
+          redis.call('DEL', old_key, old_key .. ':logs', old_key .. ':dependencies', old_key .. ':processed', old_key .. ':failed', old_key .. ':unsuccessful')
+        end
+        redis.call('ZREMRANGEBYRANK', KEYS[18], 0, -(keep + 1))
+      end
+    end
+  end
+  -- moveToFinished trims the stream (XTRIM ~) before it emits; trimmed here by the same XADD (one call
+  -- fewer): '~' trims whole nodes from the old end only, never the entries this script just added.
+  redis.call('XADD', KEYS[11], 'MAXLEN', '~', max_events, '*', 'event', 'completed', 'jobId', job_id, 'returnvalue', returnvalue, 'prev', 'active')
+  return 0
 end
 `;
 
@@ -57,7 +136,7 @@ end
  *   [fields, id, rate-limit delay, delay until] or nil, its BEGIN reply or nil, 1 when it came eagerly,
  *   inline steps committed}
  */
-export const STEP_TRANSITION = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['addStandardJob', 'addPrioritizedJob', 'moveToFinished'])}${DELIVER}
+export const STEP_TRANSITION = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['addStandardJob', 'addPrioritizedJob', 'moveToFinished'])}${DELIVER}${LEAN_HOP}
 local t = 17 + 2 * tonumber(ARGV[16])
 t = t + tonumber(ARGV[t]) + 1
 local job_id, token, prefix, now, maxlen = ARGV[t], ARGV[t + 1], ARGV[t + 4], ARGV[4], ARGV[5]
@@ -77,9 +156,16 @@ for _ = 1, tonumber(ARGV[inline_at] or '0') do
   at = at + len + 1
 end
 local eager = false
+-- The lean hop (see LEAN_HOP): the common case, one next task of a run without a priority handed back to
+-- this worker, whose own job is still locked by it; whatever else goes BullMQ's own way below.
+local lean = false
 if committed[1] == 'advanced' then
   local jobs = cjson.decode(ARGV[t + 10])
   local priority = tonumber(ARGV[t + 12])
+  if #jobs == 1 and priority == 0 and ARGV[t + 3] == '1' and job_id ~= '' then
+    eager, lean = lean_hop(jobs[1], job_id, token, prefix, now, lock_ms, worker_name)
+  end
+  if not lean then
   for _, job in ipairs(jobs) do
     local args = cmsgpack.pack({prefix, job[1], job[2], now})
     if priority > 0 then
@@ -119,11 +205,14 @@ if committed[1] == 'advanced' then
       eager = {redis.call('HGETALL', job_key), id, 0, 0}
     end
   end
+  end
 end
 
 local code = 0
 local fetched = false
-if job_id ~= '' then
+if lean then
+  code = lean_finish(job_id, now, lean, tonumber(ARGV[t + 6]), ARGV[t + 11])
+elseif job_id ~= '' then
   local keep = tonumber(ARGV[t + 6])
   local opts = cmsgpack.pack({token = token, keepJobs = {count = keep}, lockDuration = lock_ms, attempts = tonumber(ARGV[t + 7]),
     maxMetricsSize = '', name = worker_name ~= '' and worker_name or nil})
@@ -137,7 +226,8 @@ local handed = eager or fetched
 local begun = false
 if handed and type(handed[1]) == 'table' then
   -- The eager job's run is this run, whose state the worker has just computed: it needs no copy of it.
-  begun = deliver(handed, now, maxlen, ARGV[t + 9], eager and tostring(tonumber(ARGV[1]) + 1 + inlined) or '')
+  -- It is also a step no attempt began before (its superstep was reached just now): it has no memos.
+  begun = deliver(handed, now, maxlen, ARGV[t + 9], eager and tostring(tonumber(ARGV[1]) + 1 + inlined) or '', eager ~= false)
 end
 return {committed, code, handed, begun, eager and 1 or 0, inlined}
 `;
@@ -154,7 +244,7 @@ local opts = cmsgpack.pack({token = ARGV[3], lockDuration = tonumber(ARGV[4]), n
 local taken = bull_moveToActive({KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]},
   {ARGV[1], ARGV[2], opts})
 local begun = false
-if type(taken[1]) == 'table' then begun = deliver(taken, ARGV[2], ARGV[7], ARGV[6], '') end
+if type(taken[1]) == 'table' then begun = deliver(taken, ARGV[2], ARGV[7], ARGV[6], '', false) end
 return {taken, begun}
 `;
 

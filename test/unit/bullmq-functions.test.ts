@@ -17,4 +17,24 @@ describe('the BullMQ scripts the step engine composes', () => {
     expect(sha1(script.content), `BullMQ's ${name} script changed: re-check its KEYS/ARGV in step-transition-scripts.ts, then record its new sha1`).toBe(BULLMQ_SCRIPT_SHA1[name]);
     expect(script.keys).toBe({ addStandardJob: 9, addPrioritizedJob: 9, moveToActive: 11, moveToFinished: 14 }[name]);
   });
+
+  // The lean hop (LEAN_HOP in step-transition-scripts.ts) is agentq's own copy of what these scripts write
+  // for a step job; test/integration/lean-hop.test.ts compares the two on Redis. These are the lines it
+  // reproduces: when one changes, the copy must change with it.
+  it.each([
+    ['addStandardJob', 'rcall("HMSET", jobIdKey, "name", name, "data", data, "opts", jsonOpts,\n          "timestamp", timestamp, "delay", delay, "priority", priority,'],
+    ['addStandardJob', 'rcall("XADD", eventsKey, "*", "event", "added", "jobId", jobId, "name", name)'],
+    ['moveToActive', 'rcall("SET", lockKey, opts[\'token\'], "PX", opts[\'lockDuration\'])'],
+    ['moveToActive', 'rcall("XADD", eventStreamKey, "*", "event", "active", "jobId", jobId, "prev", "waiting")'],
+    ['moveToActive', 'rcall("HMSET", jobKey, "processedOn", processedOn, unpack(optionalValues))'],
+    ['moveToActive', 'rcall("HINCRBY", jobKey, "ats", 1)'],
+    ['moveToFinished', 'local numRemovedElements = rcall("LREM", KEYS[2], -1, jobId)'],
+    ['moveToFinished', 'local attemptsMade = rcall("HINCRBY", jobIdKey, "atm", 1)'],
+    ['moveToFinished', 'rcall("HSET", jobIdKey, ARGV[3], ARGV[4], "finishedOn", timestamp)'],
+    ['moveToFinished', 'rcall("ZREMRANGEBYRANK", targetSet, 0, -(maxCount + 1))'],
+    ['moveToFinished', 'return rcall("DEL", jobKey, jobKey .. \':logs\', jobKey .. \':dependencies\',\n    jobKey .. \':processed\', jobKey .. \':failed\', jobKey .. \':unsuccessful\')'],
+    ['moveToFinished', 'rcall("XADD", eventStreamKey, "*", "event", ARGV[5], "jobId", jobId, ARGV[3], ARGV[4], "prev", "active")'],
+  ] as [BullmqScriptName, string][])('%s still writes what the lean hop copies: %s', (name, line) => {
+    expect(bullmqScript(name).content, `BullMQ's ${name} changed a line LEAN_HOP copies: update LEAN_HOP in step-transition-scripts.ts`).toContain(line);
+  });
 });
