@@ -45,10 +45,10 @@ const modelChainGraph = defineGraph({
   .build();
 
 const config = loadConfig();
-// BENCH_CPU_PROF=<dir>: a CPU profile of this worker from its start to the benchmark's second `stats`
+// BENCH_CPU_PROF_DIR=<dir>: a CPU profile of this worker from its start to the benchmark's second `stats`
 // request (capacity: all runs parked), written as <dir>/w<pid>.cpuprofile — the bench kills workers
 // with SIGKILL, so node's own --cpu-prof would never write one.
-const profiler = process.env.BENCH_CPU_PROF ? new Session() : undefined;
+const profiler = process.env.BENCH_CPU_PROF_DIR ? new Session() : undefined;
 let statsRequests = 0;
 if (profiler) {
   profiler.connect();
@@ -92,7 +92,7 @@ process.on('message', (message: WorkerRequest) => {
   if (message.type === 'stats') {
     statsRequests += 1;
     if (profiler && statsRequests === 2) {
-      void profiler.post('Profiler.stop').then(({ profile }) => writeFileSync(`${process.env.BENCH_CPU_PROF}/w${process.pid}.cpuprofile`, JSON.stringify(profile)));
+      void profiler.post('Profiler.stop').then(({ profile }) => writeFileSync(`${process.env.BENCH_CPU_PROF_DIR}/w${process.pid}.cpuprofile`, JSON.stringify(profile)));
     }
     if (message.gc) (globalThis as { gc?: () => void }).gc?.();
     const memory = process.memoryUsage();
