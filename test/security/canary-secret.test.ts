@@ -87,7 +87,10 @@ describe('canary secret: never in spans, logs, job data or the dashboard API wit
           telemetry,
           logger: createLogger('debug', { role: 'worker' }, logs),
           api: { logger: createLogger('debug', { role: 'api' }, logs) },
-          env: { ...options.env, AGENTQ_API_KEYS: `${API_KEYS_ENV},${CANARY_KEY}:acme:producer`, AGENTQ_LOG_LEVEL: 'debug', AGENTQ_CHAT_WAIT_MS: '30000' },
+          env: { ...options.env, AGENTQ_API_KEYS: `${API_KEYS_ENV},${CANARY_KEY}:acme:producer`, AGENTQ_LOG_LEVEL: 'debug', AGENTQ_CHAT_WAIT_MS: '30000',
+            // The dashboard listings read up to 1,000 jobs per answer: on a loaded machine the producer's
+            // 750 ms command timeout answered one of them 500 (this test scans answers, it does not time them).
+            AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '10000' },
         }),
       data.path,
       { model: { script: obedientModel } },
@@ -154,7 +157,7 @@ describe('canary secret: never in spans, logs, job data or the dashboard API wit
     for (const queue of agentqQueueNames()) {
       for (const status of ['latest', 'active', 'waiting', 'completed', 'failed', 'delayed', 'paused', 'prioritized', 'waiting-children']) {
         const answer = await env.app.inject({ method: 'GET', url: `/admin/queues/api/queues?activeQueue=${queue}&status=${status}&page=1&jobsPerPage=1000`, headers: admin });
-        expect(answer.statusCode).toBe(200);
+        expect(answer.statusCode, `${queue}/${status}: ${answer.body.slice(0, 400)}`).toBe(200);
         dashboardAnswers += 1;
         if (answer.body.includes(CANARY)) hits.push(`dashboard ${queue}/${status}: ${answer.body.slice(answer.body.indexOf(CANARY) - 120, answer.body.indexOf(CANARY) + 60)}`);
       }
