@@ -75,6 +75,8 @@ const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { Redis, Cluster } = require('ioredis');
 const { redisUrl, clusterNodes, keys, intervalMs, ttlMs, lockMs, processId, registryKey, registryAlivePrefix, reapQueues, heldQueues } = workerData;
+// Named in CLIENT LIST, so an operator (or a test) can tell the liveness connection of a process.
+const connectionName = 'agentq-liveness-' + processId.replace(/[^A-Za-z0-9:._-]/g, '_');
 const RENEW = "for i = 1, #KEYS do if redis.call('GET', KEYS[i]) == ARGV[i + 1] then redis.call('PEXPIRE', KEYS[i], ARGV[1]) end end return 1";
 // KEYS[1] a queue's active list; ARGV[1] its job key prefix, ARGV[2] a dead process's token prefix. The
 // job keys share the queue's tag (one slot on a Cluster); only locks holding that process's token go.
@@ -83,8 +85,8 @@ const REAP = "local n = 0 for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -
 const OWN = "local out = {} for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do local token = redis.call('GET', ARGV[1] .. id .. ':lock') if token and string.sub(token, 1, #ARGV[2]) == ARGV[2] then out[#out + 1] = id out[#out + 1] = token end end return out";
 const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 const redis = clusterNodes
-  ? new Cluster(clusterNodes, { redisOptions: { maxRetriesPerRequest: 1 }, enableOfflineQueue: true, slotsRefreshInterval: 1000, retryDelayOnClusterDown: 200, retryDelayOnTryAgain: 200, retryDelayOnFailover: 200 })
-  : new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  ? new Cluster(clusterNodes, { redisOptions: { maxRetriesPerRequest: 1, connectionName }, enableOfflineQueue: true, slotsRefreshInterval: 1000, retryDelayOnClusterDown: 200, retryDelayOnTryAgain: 200, retryDelayOnFailover: 200 })
+  : new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectionName });
 redis.on('error', () => {});
 const locks = new Map();
 let first = true;
