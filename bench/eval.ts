@@ -17,7 +17,8 @@
  * then what users feel (bench/eval/user-metrics.ts): `cited_doc_precision`, `answer_contains_gold`,
  * `answers_citing` and, for the SEC set, `right_company_at_1` (percentages), then score.py's output, last. Progress goes to stderr. Options: `--limit N` (first N questions; scored with
  * --only-predicted), `--concurrency N` (runs in flight, and the worker's step concurrency; default 16),
- * `--out preds.jsonl` (default: a file in a temporary folder, named on stderr).
+ * `--out preds.jsonl` (default: a file in a temporary folder, named on stderr), `--outputs outputs.jsonl` (each question's full
+ * `rag-agent` output, to read why an answer cites what it cites).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -132,6 +133,9 @@ async function main(): Promise<void> {
     const predictions = questions.map((question, index) => predictionOf(question.id, outputs[index]));
     writeFileSync(out, predictions.map((prediction) => JSON.stringify(prediction)).join('\n') + '\n');
     log(`  predictions: ${out}`);
+    // The full outputs (answer, sources, retrieved, reasoning), one JSON line per question, for reading why an answer cites what it cites.
+    const outputsFile = option('--outputs');
+    if (outputsFile) writeFileSync(resolve(outputsFile), questions.map((question, index) => JSON.stringify({ id: question.id, question: question.question, output: outputs[index] ?? null })).join('\n') + '\n');
 
     const records = await Promise.all(results.map((result) => client.get(result.runId)));
     const steps = records.flatMap((run) => (run ? [run.stepCount] : []));

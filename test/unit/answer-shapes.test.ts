@@ -37,6 +37,18 @@ describe('answers that fit the question', () => {
     expect(different.sentences).toHaveLength(2);
   });
 
+  it('a comparison cites the passage titled by each option, not a better-ranked one whose title only contains it', () => {
+    const discography = passage('Foo Fighters discography', 'The discography of Foo Fighters, formed in 1994, consists of ten studio albums.');
+    const film = passage('Ed Wood (film)', 'Ed Wood is a 1994 film about the filmmaker Ed Wood.');
+    const band = passage('Foo Fighters', 'Foo Fighters is an American rock band formed in Seattle in 1994.', 0.6);
+    const person = passage('Ed Wood', 'Edward Davis Wood Jr. (born 1924) was an American filmmaker.', 0.5);
+    const result = answer('Which is older, Ed Wood or Foo Fighters?', [discography, film, band, person]);
+    expect(result.sentences.map((sentence) => sentence.passageId).sort()).toEqual([band.id, person.id].sort());
+    // With no passage titled by the option, the closest title that holds it still answers for it.
+    const fallback = answer('Which is older, Ed Wood or Foo Fighters?', [discography, film]);
+    expect(fallback.sentences.map((sentence) => sentence.passageId).sort()).toEqual([discography.id, film.id].sort());
+  });
+
   it('a quantity question answers with the number and unit of the cited sentence', () => {
     const result = answer('How many moons does Mars have?', [passage('Mars', 'Mars is the fourth planet. Mars has 2 moons, Phobos and Deimos.')]);
     expect(result.lead).toBe('2 moons.');

@@ -105,4 +105,20 @@ describe('extractAnswer', () => {
     expect(answer.notes.join(' ')).toMatch(/Shirley Temple/);
     expect(extractAnswer([], { followLinks: true })).toEqual({ sentences: [], notes: [expect.stringMatching(/no passage was retrieved/)] });
   });
+
+  it('follows a link only from the passage it answers with: a passage another top passage names is not cited', () => {
+    const question = 'What position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?';
+    const film = passage('Kiss and Tell (1945 film)', 'Kiss and Tell is a 1945 comedy film about Corliss Archer, a teenage girl. It was a hit.');
+    const other = passage('A Kiss for Corliss', 'A Kiss for Corliss is a 1949 film with Jane Doe in a supporting role.', 0.9);
+    const named = passage('Jane Doe', 'Jane Doe was an actress. She later held no office.', 0.4, 2);
+    const ranked = rankPassages(question, [film, other, named], { linkBonus: 1 });
+    expect(ranked[0]!.id).toBe(film.id);
+    expect(ranked.find((entry) => entry.id === named.id)!.linked).toBe(true);
+    const answer = extractAnswer(ranked, { followLinks: true });
+    expect(answer.sentences.map((sentence) => sentence.passageId)).toEqual([film.id]);
+    // The same passage named by the answer's own passage is the second hop, and cited.
+    const chained = passage('Kiss and Tell (1945 film)', 'Kiss and Tell is a 1945 comedy film about Corliss Archer, played by Jane Doe. It was a hit.');
+    const rankedChain = rankPassages(question, [chained, other, named], { linkBonus: 1 });
+    expect(extractAnswer(rankedChain, { followLinks: true }).sentences.map((sentence) => sentence.passageId)).toEqual([chained.id, named.id]);
+  });
 });

@@ -42,9 +42,10 @@ function isFurniture(sentence: string): boolean {
 
 /**
  * The extractive answer: no generation, only copying. The sentence of the best passage that holds the
- * most of the question's key terms; and, when the run followed a link (a passage named by a top
- * passage, the second hop of a multi-hop question), the best sentence of that passage too, since the
- * answer to such a question is usually there.
+ * most of the question's key terms; and, when the run followed a link (a passage the best passage
+ * names, the second hop of a multi-hop question), the best sentence of that passage too, since the
+ * answer to such a question is usually there. The answer cites exactly the passages its sentences
+ * come from.
  */
 export function extractAnswer(allRanked: readonly RankedPassage[], { followLinks, question }: ExtractAnswerOptions): ExtractiveAnswer {
   const ranked = allRanked.filter((passage) => !isFurniture(sentenceOf(passage)));
@@ -69,10 +70,16 @@ export function extractAnswer(allRanked: readonly RankedPassage[], { followLinks
   if (followLinks) {
     // The second hop is a thing the question does not name: a linked passage titled by a name in the question is the first hop again.
     const asked = question?.toLowerCase() ?? '';
-    const linked = ranked.find((passage) => passage.linked && passage.docId !== best.docId && !(asked && normalizedTitle(passage.title).length >= 4 && asked.includes(normalizedTitle(passage.title))));
+    // It is cited only when the answer's own passage names it: a passage another top passage names is
+    // a hop from that passage, and the answer would cite a chain it does not hold.
+    const bestText = best.text.toLowerCase();
+    const linked = ranked.find((passage) => {
+      const title = normalizedTitle(passage.title);
+      return passage.linked && passage.docId !== best.docId && !(asked && title.length >= 4 && asked.includes(title)) && bestText.includes(title);
+    });
     if (linked) {
       sentences.push({ sentence: sentenceOf(linked), passageId: linked.id });
-      notes.push(`added the best sentence of "${linked.title}", which "${best.title}" or another top passage names`);
+      notes.push(`added the best sentence of "${linked.title}", which "${best.title}" names`);
     }
   }
   return { sentences, notes };

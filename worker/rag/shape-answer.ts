@@ -16,15 +16,25 @@ const NEGATION = /\b(?:not|no|never|neither|nor|none|n't|cannot|without)\b/i;
 /** Nationality-like adjectives: "American", "Japanese", "British", "Israeli". */
 const DEMONYM = /\b([A-Z][a-z]+(?:an|ian|ese|ish|ch|i|ic))\b/;
 
-/** The passage that speaks about `name`: titled by it, else the best-ranked one that says it. */
+/**
+ * The passage that speaks about `name`: the one titled exactly by it, else by it with a qualifier
+ * ("Ed Wood (film)"), else the closest title that holds it or that it holds ("Foo Fighters
+ * discography" only when no "Foo Fighters" was retrieved), else the best-ranked one that says it.
+ * Ties keep rank order.
+ */
 function passageAbout(name: string, ranked: readonly RankedPassage[]): RankedPassage | undefined {
   const wanted = name.toLowerCase();
-  return (
-    ranked.find((passage) => {
-      const title = normalizedTitle(passage.title);
-      return title === wanted || (title.length >= 4 && (wanted.includes(title) || title.includes(wanted)));
-    }) ?? ranked.find((passage) => passage.text.toLowerCase().includes(wanted))
-  );
+  let best: { passage: RankedPassage; distance: number } | undefined;
+  for (const passage of ranked) {
+    const title = normalizedTitle(passage.title);
+    const distance =
+      passage.title.trim().toLowerCase() === wanted ? 0
+      : title === wanted ? 1
+      : title.length >= 4 && (wanted.includes(title) || title.includes(wanted)) ? 2 + Math.abs(title.length - wanted.length)
+      : undefined;
+    if (distance !== undefined && (!best || distance < best.distance)) best = { passage, distance };
+  }
+  return best?.passage ?? ranked.find((passage) => passage.text.toLowerCase().includes(wanted));
 }
 
 /** The passage's opening sentence that states a year, else its best sentence. */
