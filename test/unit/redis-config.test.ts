@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '../../shared/config.js';
-import { AgentqError } from '../../shared/errors.js';
+import { expectReaderMatchesZod, readOutcome } from '../helpers/env-reader-parity.js';
 import { ID_PATTERN } from '../../shared/ids.js';
 import { readRedisConfig, REDIS_ENV_NAMES, type RedisConfig } from '../../shared/redis-config.js';
 
@@ -49,54 +49,24 @@ const configKeys: Record<string, keyof RedisConfig> = {
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: 'redisCommandTimeoutMs',
 };
 
-/** What zod makes of `value` for `name`, worded as the configuration words it. */
-function zodOutcome(name: string, value: string): { value: unknown } | { message: string } {
-  const parsed = zodSchemas[name]!.safeParse(value);
-  if (parsed.success) return { value: parsed.data };
-  const problems = parsed.error.issues.map((issue) => `${name}: ${issue.message}`).join('; ');
-  return { message: `invalid configuration: ${problems} (see the configuration table in README.md)` };
-}
 
-function outcome(read: () => RedisConfig, name: string): { value: unknown } | { message: string; code?: string } {
-  try {
-    return { value: read()[configKeys[name]!] };
-  } catch (error) {
-    expect(error).toBeInstanceOf(AgentqError);
-    return { message: (error as AgentqError).message, code: (error as AgentqError).code };
-  }
-}
 
 describe('the Redis settings, read without zod', () => {
   it('reads each of its variables as the zod schema did: the same value, or the same refusal', () => {
-    let refusals = 0;
-    for (const [name, cases] of Object.entries(values)) {
-      for (const value of cases) {
-        const expected = zodOutcome(name, value);
-        const light = outcome(() => readRedisConfig({ [name]: value }), name);
-        const full = outcome(() => loadConfig({ [name]: value }), name);
-        const label = `${name}=${JSON.stringify(value)}`;
-        if ('message' in expected) {
-          refusals += 1;
-          expect(light, label).toEqual({ ...expected, code: 'INVALID_INPUT' });
-        } else {
-          expect(light, label).toEqual(expected);
-        }
-        expect(full, label).toEqual(light);
-      }
-    }
+    const refusals = expectReaderMatchesZod({ values, zodSchemas, configKeys, light: readRedisConfig, full: loadConfig });
     expect(refusals).toBeGreaterThan(40);
     expect(Object.keys(values).sort()).toEqual(REDIS_ENV_NAMES.filter((name) => name !== 'REDIS_CLUSTER_NODES').sort());
   });
 
   it('names every bad Redis setting at once, as the full configuration does', () => {
     const env = { AGENTQ_TENANT: 'a b', AGENTQ_SHARDS: '0', AGENTQ_EVENTS_MAXLEN: 'x' };
-    const light = outcome(() => readRedisConfig(env), 'AGENTQ_TENANT');
+    const light = readOutcome(() => readRedisConfig(env), configKeys['AGENTQ_TENANT']!);
     expect(light).toEqual({
       code: 'INVALID_INPUT',
       message:
         'invalid configuration: AGENTQ_TENANT: Invalid string: must match pattern /^[A-Za-z0-9_.-]{1,128}$/; AGENTQ_EVENTS_MAXLEN: Invalid input: expected number, received NaN; AGENTQ_SHARDS: AGENTQ_SHARDS must be at least 1 (set 1 unless you run Redis Cluster) (see the configuration table in README.md)',
     });
-    expect(outcome(() => loadConfig(env), 'AGENTQ_TENANT')).toEqual(light);
+    expect(readOutcome(() => loadConfig(env), configKeys['AGENTQ_TENANT']!)).toEqual(light);
   });
 
   it('has the full configuration’s defaults, and treats an empty variable as unset', () => {
@@ -113,9 +83,9 @@ describe('the Redis settings, read without zod', () => {
       { REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: '127.0.0.1:7000', AGENTQ_QUEUE_PREFIX: '{agentq}' },
       { REDIS_CLUSTER_NODES: '127.0.0.1:7000' },
     ]) {
-      const light = outcome(() => readRedisConfig(env), 'REDIS_URL');
+      const light = readOutcome(() => readRedisConfig(env), configKeys['REDIS_URL']!);
       expect(light, JSON.stringify(env)).toMatchObject({ code: 'INVALID_INPUT' });
-      expect(outcome(() => loadConfig(env), 'REDIS_URL')).toEqual(light);
+      expect(readOutcome(() => loadConfig(env), configKeys['REDIS_URL']!)).toEqual(light);
     }
     const cluster = readRedisConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000,[::1]:7001', AGENTQ_QUEUE_PREFIX: '{agentq}' });
     expect(cluster.redisClusterNodes).toEqual([

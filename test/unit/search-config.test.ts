@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '../../shared/config.js';
-import { AgentqError } from '../../shared/errors.js';
+import { expectReaderMatchesZod, readOutcome } from '../helpers/env-reader-parity.js';
 import { readSearchConfig, SEARCH_ENV_NAMES, type SearchConfig } from '../../shared/search-config.js';
 
 /**
@@ -42,49 +42,20 @@ const configKeys: Record<string, keyof SearchConfig> = {
   EMBED_PROVIDER: 'embedProvider',
 };
 
-function zodOutcome(name: string, value: string): { value: unknown } | { message: string } {
-  const parsed = zodSchemas[name]!.safeParse(value);
-  if (parsed.success) return { value: parsed.data };
-  const problems = parsed.error.issues.map((issue) => `${name}: ${issue.message}`).join('; ');
-  return { message: `invalid configuration: ${problems} (see the configuration table in README.md)` };
-}
 
-function outcome(read: () => SearchConfig, name: string): { value: unknown } | { message: string; code?: string } {
-  try {
-    return { value: read()[configKeys[name]!] };
-  } catch (error) {
-    expect(error).toBeInstanceOf(AgentqError);
-    return { message: (error as AgentqError).message, code: (error as AgentqError).code };
-  }
-}
 
 describe('the search settings, read without zod', () => {
   it('reads each of its variables as the zod schema did: the same value, or the same refusal', () => {
-    let refusals = 0;
-    for (const [name, cases] of Object.entries(values)) {
-      for (const value of cases) {
-        const expected = zodOutcome(name, value);
-        const light = outcome(() => readSearchConfig({ [name]: value }), name);
-        const full = outcome(() => loadConfig({ [name]: value }), name);
-        const label = `${name}=${JSON.stringify(value)}`;
-        if ('message' in expected) {
-          refusals += 1;
-          expect(light, label).toEqual({ ...expected, code: 'INVALID_INPUT' });
-        } else {
-          expect(light, label).toEqual(expected);
-        }
-        expect(full, label).toEqual(light);
-      }
-    }
+    const refusals = expectReaderMatchesZod({ values, zodSchemas, configKeys, light: readSearchConfig, full: loadConfig });
     expect(refusals).toBeGreaterThan(15);
     expect(Object.keys(values).sort()).toEqual([...SEARCH_ENV_NAMES].sort());
   });
 
   it('refuses EMBED_PROVIDER and EMBED_MODEL that contradict each other, as the full configuration does', () => {
     for (const env of [{ EMBED_PROVIDER: 'openai' }, { EMBED_PROVIDER: 'local', EMBED_MODEL: 'text-embedding-3-small' }]) {
-      const light = outcome(() => readSearchConfig(env), 'EMBED_PROVIDER');
+      const light = readOutcome(() => readSearchConfig(env), configKeys['EMBED_PROVIDER']!);
       expect(light, JSON.stringify(env)).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('EMBED_PROVIDER=') });
-      expect(outcome(() => loadConfig(env), 'EMBED_PROVIDER')).toEqual(light);
+      expect(readOutcome(() => loadConfig(env), configKeys['EMBED_PROVIDER']!)).toEqual(light);
     }
     expect(readSearchConfig({ EMBED_MODEL: 'm' }).embedProvider).toBe('openai');
     expect(readSearchConfig({}).embedProvider).toBe('local');
