@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -54,7 +54,7 @@ describe("the README's raw-job examples", () => {
     const result = await run(process.execPath, [file], { REDIS_URL: env.config.redisUrl! });
     expect(result.code, result.stderr).toBe(0);
     expect(result.ms).toBeLessThan(20_000);
-    expect((await env.client.wait('order-42-check', { timeoutMs: 20_000 })).status).toBe('completed');
+    expect((await waitForRawRun('order-42-check')).status).toBe('completed');
   });
 
   // Runs only where the Python client is installed; elsewhere vitest reports it as skipped, with this reason.
@@ -65,6 +65,12 @@ describe("the README's raw-job examples", () => {
     writeFileSync(file, python);
     const result = await run('python3', [file], { REDIS_URL: env.config.redisUrl! });
     expect(result.code, result.stderr).toBe(0);
-    expect((await env.client.wait('order-42-check', { timeoutMs: 20_000 })).status).toBe('completed');
+    expect((await waitForRawRun('order-42-check')).status).toBe('completed');
   });
+
+  /** A raw job's run exists once the intake has taken the job in (not when the snippet exits): wait for it, then for its end. */
+  async function waitForRawRun(runId: string) {
+    await eventually(async () => (await env.client.get(runId)) !== null, 20_000, `the intake to take in raw job ${runId}`);
+    return env.client.wait(runId, { timeoutMs: 20_000 });
+  }
 });
