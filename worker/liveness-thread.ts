@@ -78,11 +78,10 @@ const { redisUrl, clusterNodes, keys, intervalMs, ttlMs, lockMs, processId, regi
 // Named in CLIENT LIST, so an operator (or a test) can tell the liveness connection of a process.
 const connectionName = 'agentq-liveness-' + processId.replace(/[^A-Za-z0-9:._-]/g, '_');
 const RENEW = "for i = 1, #KEYS do if redis.call('GET', KEYS[i]) == ARGV[i + 1] then redis.call('PEXPIRE', KEYS[i], ARGV[1]) end end return 1";
-// KEYS[1] a queue's active list; ARGV[1] its job key prefix, ARGV[2] a dead process's token prefix. The
-// job keys share the queue's tag (one slot on a Cluster); only locks holding that process's token go.
-const REAP = "local n = 0 for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do local lock = ARGV[1] .. id .. ':lock' local token = redis.call('GET', lock) if token and string.sub(token, 1, #ARGV[2]) == ARGV[2] then redis.call('DEL', lock) n = n + 1 end end return n";
-// The same walk, answering [job id, token, ...] of the locks that hold this process's tokens.
-const OWN = "local out = {} for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do local token = redis.call('GET', ARGV[1] .. id .. ':lock') if token and string.sub(token, 1, #ARGV[2]) == ARGV[2] then out[#out + 1] = id out[#out + 1] = token end end return out";
+// KEYS[1] a queue's active list; ARGV[1] its job key prefix, ARGV[2] a process's token prefix (the job
+// keys share the queue's tag: one slot on a Cluster). Answers [job id, token, ...] of the locks that hold
+// that process's tokens, and with ARGV[3] = 'del' deletes them too (a dead process's: reapDead).
+const LOCKS_OF = "local out = {} for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do local lock = ARGV[1] .. id .. ':lock' local token = redis.call('GET', lock) if token and string.sub(token, 1, #ARGV[2]) == ARGV[2] then out[#out + 1] = id out[#out + 1] = token if ARGV[3] == 'del' then redis.call('DEL', lock) end end end return out";
 const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 const redis = clusterNodes
   ? new Cluster(clusterNodes, { redisOptions: { maxRetriesPerRequest: 1, connectionName }, enableOfflineQueue: true, slotsRefreshInterval: 1000, retryDelayOnClusterDown: 200, retryDelayOnTryAgain: 200, retryDelayOnFailover: 200 })
@@ -127,7 +126,7 @@ const reapDead = async () => {
   const dead = others.filter((_member, index) => alive[index][1] === 0);
   for (const member of dead) {
     let released = 0;
-    for (const queue of reapQueues) released += await redis.eval(REAP, 1, queue + ':active', queue + ':', member + '/');
+    for (const queue of reapQueues) released += (await redis.eval(LOCKS_OF, 1, queue + ':active', queue + ':', member + '/', 'del')).length / 2;
     await redis.srem(registryKey, member);
     parentPort.postMessage({ reaped: member, released });
   }
@@ -146,7 +145,7 @@ redis.on('ready', () => {
 const unheldOwnLocks = async () => {
   const found = [];
   for (const queue of heldQueues) {
-    const reply = await redis.eval(OWN, 1, queue + ':active', queue + ':', processId + '/');
+    const reply = await redis.eval(LOCKS_OF, 1, queue + ':active', queue + ':', processId + '/', 'keep');
     for (let i = 0; i < reply.length; i += 2) found.push([queue + ':' + reply[i] + ':lock', reply[i + 1]]);
   }
   return found.filter(([key]) => !locks.has(key));

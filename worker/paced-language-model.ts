@@ -13,10 +13,6 @@ export function pacedLanguageModel(model: LanguageModel, gate: TurnGate): Langua
   return {
     provider: model.provider,
     modelId: model.modelId,
-    async generate(request) {
-      const turn = gate.pass();
-      if (turn) await turn;
-      return model.generate(request);
-    },
+    generate: (request) => gate.through(() => model.generate(request)),
   };
 }

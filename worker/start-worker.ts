@@ -268,11 +268,7 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
   for (const worker of stepWorkers) ownWorker(worker, liveness.processId);
   // Intake jobs (admission of new runs) start through the same gate: 10,000 runs arriving at once are
   // admitted a few dozen per turn, not all in one stretch of the event loop.
-  const pacedIntake: typeof intakeProcessor.process = async (job, token) => {
-    const turn = startsGate.pass();
-    if (turn) await turn;
-    return intakeProcessor.process(job, token);
-  };
+  const pacedIntake: typeof intakeProcessor.process = (job, token) => startsGate.through(() => intakeProcessor.process(job, token));
   const intakeWorker = ownWorker(new Worker(INTAKE_QUEUE, pacedIntake, { ...workerOptions, autorun: false, concurrency: Math.max(1, Math.ceil(concurrency / 2)) }), liveness.processId);
   // Schedule ticks (issue 24): BullMQ's job schedulers add one job per tick; any worker may take it.
   const schedulesQueue = new Queue(SCHEDULES_QUEUE, queueOptions);

@@ -24,6 +24,13 @@ export class TurnGate {
     return passing;
   }
 
+  /** Runs `work` once the gate lets it through (at once while the turn has room). */
+  async through<T>(work: () => Promise<T>): Promise<T> {
+    const turn = this.pass();
+    if (turn) await turn;
+    return work();
+  }
+
   /** Waiting callers. */
   get queued(): number {
     return this.waiting.length;
