@@ -96,6 +96,11 @@ export class Keys {
     };
   }
 
+  /** A run's meta key alone (the step transition builds the others from it). */
+  runMeta(runId: string): string {
+    return `${this.runKeyPrefix(this.shardOf(runId))}${runId}:meta`;
+  }
+
   /** All keys of a run, in RUN_KEY_SUFFIXES order (scripts that expire or delete a run take them all). */
   runAll(runId: string): string[] {
     const base = `${this.runKeyPrefix(this.shardOf(runId))}${runId}`;

@@ -97,11 +97,8 @@ export class StepTransitions {
       const data: StepJobData = { runId, superstep, task: index, node: task.node, graph: graphId };
       return [stepJobId(runId, superstep, index), task.node, JSON.stringify(data), this.options.attemptsOf(graphId, task.node)];
     });
-    const keys = [
-      ...store.keys.runAll(runId),
-      q.wait!, q.active!, q.prioritized!, q.events!, q.stalled!, q.limiter!, q.delayed!, q.paused!, q.meta!, q.pc!, q.completed!,
-      `${q['']!}${job?.id ?? ''}`, `${q['']!}metrics:completed`, q.marker!, q.id!,
-    ];
+    // The script builds the run's other keys and the queue's from these two (see STEP_TRANSITION).
+    const keys = [store.keys.runMeta(runId)];
     const args = [
       ...store.commitArgs(request, now),
       job?.id ?? '',

@@ -4,7 +4,7 @@
  * run store's BEGIN and COMMIT (run-scripts.ts). Every key they touch carries the shard's hash tag: the
  * run's keys and the shard's step queue share one Redis Cluster slot, so each script stays atomic there.
  *
- * TRANSITION's queue keys, KEYS[8] … KEYS[22]: wait · active · prioritized · events · stalled · limiter · delayed
+ * TRANSITION's queue keys (built by the script), K[8] … K[22]: wait · active · prioritized · events · stalled · limiter · delayed
  * · paused · meta · pc · completed · the current job's key · metrics:completed · marker · id. TAKE's are
  * moveToActive's eleven: wait · active · prioritized · events · stalled · limiter · delayed · paused · meta
  * · pc · marker.
@@ -55,16 +55,16 @@ end
  */
 const LEAN_HOP = `
 local function lean_hop(job, job_id, token, prefix, now, lock_ms, worker_name)
-  local q = redis.call('HMGET', KEYS[16], 'paused', 'concurrency', 'max', 'opts.maxLenEvents')
+  local q = redis.call('HMGET', K[16], 'paused', 'concurrency', 'max', 'opts.maxLenEvents')
   if q[1] or q[2] or q[3] then return false, false end
-  if redis.call('GET', KEYS[19] .. ':lock') ~= token then return false, false end
+  if redis.call('GET', K[19] .. ':lock') ~= token then return false, false end
   local id = job[1]
   local job_key = prefix .. id
   if redis.call('EXISTS', job_key) == 1 then return false, false end
   local max_events = q[4]
   if not max_events then
     max_events = '10000'
-    redis.call('HSET', KEYS[16], 'opts.maxLenEvents', max_events)
+    redis.call('HSET', K[16], 'opts.maxLenEvents', max_events)
   end
   -- addStandardJob's storeJob (opts as its cjson.encode would write them, in another key order), then
   -- prepareJobForProcessing's processedOn, pb and ats.
@@ -77,42 +77,42 @@ local function lean_hop(job, job_id, token, prefix, now, lock_ms, worker_name)
   fields[#fields + 1] = 'ats'
   fields[#fields + 1] = '1'
   redis.call('HSET', job_key, unpack(fields))
-  redis.call('XADD', KEYS[11], '*', 'event', 'added', 'jobId', id, 'name', job[2])
-  redis.call('LPUSH', KEYS[9], id)
+  redis.call('XADD', K[11], '*', 'event', 'added', 'jobId', id, 'name', job[2])
+  redis.call('LPUSH', K[9], id)
   redis.call('SET', job_key .. ':lock', token, 'PX', lock_ms)
   -- 'eager' marks the hand-over in the queue's event stream (QueueEvents passes it on as args.eager).
-  redis.call('XADD', KEYS[11], '*', 'event', 'active', 'jobId', id, 'prev', 'waiting', 'eager', '1')
+  redis.call('XADD', K[11], '*', 'event', 'active', 'jobId', id, 'prev', 'waiting', 'eager', '1')
   return {fields, id, 0, 0}, max_events
 end
 
 -- moveToFinished of a completed step job whose lock lean_hop saw this worker hold. keep: completed jobs to
 -- keep (-1 all, 0 none). → 0, or -3 (not in the active list) as moveToFinished.
 local function lean_finish(job_id, now, max_events, keep, returnvalue)
-  local job_key = KEYS[19]
+  local job_key = K[19]
   redis.call('DEL', job_key .. ':lock')
-  redis.call('SREM', KEYS[12], job_id)
-  if redis.call('LREM', KEYS[9], -1, job_id) < 1 then return -3 end
+  redis.call('SREM', K[12], job_id)
+  if redis.call('LREM', K[9], -1, job_id) < 1 then return -3 end
   redis.call('HINCRBY', job_key, 'atm', 1)
   if keep == 0 then
     redis.call('DEL', job_key, job_key .. ':logs', job_key .. ':dependencies', job_key .. ':processed', job_key .. ':failed', job_key .. ':unsuccessful')
   else
-    redis.call('ZADD', KEYS[18], now, job_id)
+    redis.call('ZADD', K[18], now, job_id)
     redis.call('HSET', job_key, 'returnvalue', returnvalue, 'finishedOn', now)
     if keep > 0 then
-      local old = redis.call('ZREVRANGE', KEYS[18], keep, -1)
+      local old = redis.call('ZREVRANGE', K[18], keep, -1)
       if #old > 0 then
         local prefix = string.sub(job_key, 1, #job_key - #job_id)
         for _, old_id in ipairs(old) do
           local old_key = prefix .. old_id
           redis.call('DEL', old_key, old_key .. ':logs', old_key .. ':dependencies', old_key .. ':processed', old_key .. ':failed', old_key .. ':unsuccessful')
         end
-        redis.call('ZREMRANGEBYRANK', KEYS[18], 0, -(keep + 1))
+        redis.call('ZREMRANGEBYRANK', K[18], 0, -(keep + 1))
       end
     end
   end
   -- moveToFinished trims the stream (XTRIM ~) before it emits; trimmed here by the same XADD (one call
   -- fewer): '~' trims whole nodes from the old end only, never the entries this script just added.
-  redis.call('XADD', KEYS[11], 'MAXLEN', '~', max_events, '*', 'event', 'completed', 'jobId', job_id, 'returnvalue', returnvalue, 'prev', 'active')
+  redis.call('XADD', K[11], 'MAXLEN', '~', max_events, '*', 'event', 'completed', 'jobId', job_id, 'returnvalue', returnvalue, 'prev', 'active')
   return 0
 end
 `;
@@ -124,7 +124,8 @@ end
  * cannot happen. Eager dispatch: a single next task may go straight to this worker as an active job (its
  * own id, attempts, lock and Bull Board row), instead of through the wait list.
  *
- * KEYS: 1-7 the committing run's keys · 8-22 the shard queue's keys (see above)
+ * KEYS: 1 the committing run's meta key (the script builds the rest: K[1-7] the run's keys, K[8-22] the shard
+ *   queue's keys as listed above)
  * ARGV: COMMIT's arguments (run-scripts.ts), then at t (after COMMIT's messages):
  *   t current job id ('' = none to finish: a parallel superstep's advance) · t+1 lock token · t+2 fetch next
  *   ('1'|'0') · t+3 eager ('1'|'0') · t+4 queue key prefix · t+5 lock duration ms · t+6 completed jobs to keep
@@ -136,13 +137,29 @@ end
  *   [fields, id, rate-limit delay, delay until] or nil, its BEGIN reply or nil, 1 when it came eagerly,
  *   inline steps committed}
  */
-export const STEP_TRANSITION = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['addStandardJob', 'addPrioritizedJob', 'moveToFinished'])}${DELIVER}${LEAN_HOP}
+export const STEP_TRANSITION = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['addStandardJob', 'addPrioritizedJob', 'moveToFinished'])}${DELIVER}
+-- The run's and the shard queue's keys, built here from K[1] (the run's meta key) and the queue
+-- prefix: one declared key instead of 22 (a third of the request's bytes). Redis Cluster allows
+-- undeclared keys of the declared key's slot, and every one of these carries the shard's hash tag.
+local K
+${LEAN_HOP}
 local t = 17 + 2 * tonumber(ARGV[16])
 t = t + tonumber(ARGV[t]) + 1
 local job_id, token, prefix, now, maxlen = ARGV[t], ARGV[t + 1], ARGV[t + 4], ARGV[4], ARGV[5]
 local lock_ms, worker_name = tonumber(ARGV[t + 5]), ARGV[t + 8]
+do
+  local base = string.sub(KEYS[1], 1, #KEYS[1] - 5)
+  K = ${RUN_KEYS_LUA}
+  for _, name in ipairs({'wait', 'active', 'prioritized', 'events', 'stalled', 'limiter', 'delayed', 'paused', 'meta', 'pc', 'completed'}) do
+    K[#K + 1] = prefix .. name
+  end
+  K[19] = prefix .. job_id
+  K[20] = prefix .. 'metrics:completed'
+  K[21] = prefix .. 'marker'
+  K[22] = prefix .. 'id'
+end
 
-local committed = commit_step(KEYS, ARGV)
+local committed = commit_step(K, ARGV)
 -- Inline steps (nodes marked inline: true, run by this job after its own): each committed in turn, fenced
 -- like any step, with its step-start event; the run's next jobs are those after the last one.
 local inline_at = t + 13
@@ -150,8 +167,8 @@ local at, inlined = inline_at + 1, 0
 for _ = 1, tonumber(ARGV[inline_at] or '0') do
   if committed[1] ~= 'advanced' then break end
   local len = tonumber(ARGV[at])
-  run_event(KEYS, maxlen, 'step-start', ARGV[at + 1])
-  committed = commit_step(KEYS, {unpack(ARGV, at + 2, at + len)})
+  run_event(K, maxlen, 'step-start', ARGV[at + 1])
+  committed = commit_step(K, {unpack(ARGV, at + 2, at + len)})
   inlined = inlined + 1
   at = at + len + 1
 end
@@ -170,10 +187,10 @@ if committed[1] == 'advanced' then
     local args = cmsgpack.pack({prefix, job[1], job[2], now})
     if priority > 0 then
       local opts = cmsgpack.pack({jobId = job[1], attempts = job[4], backoff = {type = 'agentq'}, priority = priority})
-      bull_addPrioritizedJob({KEYS[21], KEYS[16], KEYS[22], KEYS[10], KEYS[14], KEYS[18], KEYS[9], KEYS[11], KEYS[17]}, {args, job[3], opts})
+      bull_addPrioritizedJob({K[21], K[16], K[22], K[10], K[14], K[18], K[9], K[11], K[17]}, {args, job[3], opts})
     else
       local opts = cmsgpack.pack({jobId = job[1], attempts = job[4], backoff = {type = 'agentq'}})
-      bull_addStandardJob({KEYS[8], KEYS[15], KEYS[16], KEYS[22], KEYS[18], KEYS[14], KEYS[9], KEYS[11], KEYS[21]}, {args, job[3], opts})
+      bull_addStandardJob({K[8], K[15], K[16], K[22], K[18], K[14], K[9], K[11], K[21]}, {args, job[3], opts})
     end
   end
   -- Eager dispatch: only on an unpaused queue with no global concurrency or rate limit, and only when the
@@ -182,24 +199,24 @@ if committed[1] == 'advanced' then
   -- urgent ones: a run with a priority hops only while nothing waits without one (BullMQ takes those
   -- first) and no prioritized job is more urgent (the set's score is priority * 2^32 + a counter).
   if #jobs == 1 and ARGV[t + 3] == '1' and job_id ~= '' then
-    local q = redis.call('HMGET', KEYS[16], 'paused', 'concurrency', 'max')
+    local q = redis.call('HMGET', K[16], 'paused', 'concurrency', 'max')
     local id = jobs[1][1]
     local next_up
     if priority > 0 then
-      local head = redis.call('ZRANGE', KEYS[10], 0, 0, 'WITHSCORES')
-      next_up = head[1] ~= nil and math.floor(tonumber(head[2]) / 0x100000000) >= priority and redis.call('LLEN', KEYS[8]) == 0
-        and redis.call('ZSCORE', KEYS[10], id) ~= false
+      local head = redis.call('ZRANGE', K[10], 0, 0, 'WITHSCORES')
+      next_up = head[1] ~= nil and math.floor(tonumber(head[2]) / 0x100000000) >= priority and redis.call('LLEN', K[8]) == 0
+        and redis.call('ZSCORE', K[10], id) ~= false
     else
-      next_up = redis.call('LINDEX', KEYS[8], 0) == id
+      next_up = redis.call('LINDEX', K[8], 0) == id
     end
     if not q[1] and not q[2] and not q[3] and next_up then
-      if priority > 0 then redis.call('ZREM', KEYS[10], id) else redis.call('LPOP', KEYS[8]) end
-      redis.call('LPUSH', KEYS[9], id)
+      if priority > 0 then redis.call('ZREM', K[10], id) else redis.call('LPOP', K[8]) end
+      redis.call('LPUSH', K[9], id)
       -- What BullMQ's prepareJobForProcessing does for a queue without a rate limiter (bullmq 6.7.0).
       local job_key = prefix .. id
       redis.call('SET', job_key .. ':lock', token, 'PX', lock_ms)
       -- 'eager' marks the hand-over in the queue's event stream (QueueEvents passes it on as args.eager).
-      redis.call('XADD', KEYS[11], '*', 'event', 'active', 'jobId', id, 'prev', 'waiting', 'eager', '1')
+      redis.call('XADD', K[11], '*', 'event', 'active', 'jobId', id, 'prev', 'waiting', 'eager', '1')
       if worker_name ~= '' then redis.call('HSET', job_key, 'processedOn', now, 'pb', worker_name) else redis.call('HSET', job_key, 'processedOn', now) end
       redis.call('HINCRBY', job_key, 'ats', 1)
       eager = {redis.call('HGETALL', job_key), id, 0, 0}
@@ -217,8 +234,8 @@ elseif job_id ~= '' then
   local opts = cmsgpack.pack({token = token, keepJobs = {count = keep}, lockDuration = lock_ms, attempts = tonumber(ARGV[t + 7]),
     maxMetricsSize = '', name = worker_name ~= '' and worker_name or nil})
   local fetch = (ARGV[t + 2] == '1' and not eager) and '1' or '0'
-  local finished = bull_moveToFinished({KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16],
-    KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21]}, {job_id, now, 'returnvalue', ARGV[t + 11], 'completed', fetch, prefix, opts})
+  local finished = bull_moveToFinished({K[8], K[9], K[10], K[11], K[12], K[13], K[14], K[15], K[16],
+    K[17], K[18], K[19], K[20], K[21]}, {job_id, now, 'returnvalue', ARGV[t + 11], 'completed', fetch, prefix, opts})
   if type(finished) == 'table' then fetched = finished else code = finished end
 end
 
