@@ -30,29 +30,70 @@ export interface NodeContextInput {
 }
 
 /** What a node gets besides the state (NodeContext), for one attempt of one step. */
-export function createNodeContext({ store, services, meta, data, node, attempt, abort, logger, usage, memos, claims, claimMs = 600_000 }: NodeContextInput): NodeContext {
-  const stepId = `s${data.superstep}.t${data.task}`;
-  return {
-    runId: data.runId,
-    tenant: meta.tenant,
-    graph: meta.graph,
-    stepIndex: data.superstep,
-    task: data.task,
-    stepId,
-    node,
-    attempt,
-    arg: meta.tasks?.[data.task]?.arg,
-    get abortSignal() {
-      return abort.signal;
-    },
-    logger,
-    services,
-    history: (options) => store.messages(data.runId, options?.from ?? 0),
-    interrupt: <T>(request: unknown): T => {
+export function createNodeContext(input: NodeContextInput): NodeContext {
+  return new StepNodeContext(input);
+}
+
+/**
+ * A class, not an object literal: a step builds one per attempt, and the literal's six closures and
+ * token publisher were a sizeable share of a step's garbage (a trivial node reads none of them). The
+ * function members are getters that make their closure when read, so `const { memo } = ctx` still works.
+ */
+class StepNodeContext implements NodeContext {
+  readonly runId: string;
+  readonly tenant: string;
+  readonly graph: string;
+  readonly stepIndex: number;
+  readonly task: number;
+  readonly stepId: string;
+  readonly node: string;
+  readonly attempt: number;
+  readonly logger: Logger;
+  readonly services: Services;
+  readonly tokenBudgetRemaining: number | null;
+  private publisher: ((text: string, call: string) => void) | undefined;
+
+  constructor(private readonly input: NodeContextInput) {
+    const { meta, data } = input;
+    this.runId = data.runId;
+    this.tenant = meta.tenant;
+    this.graph = meta.graph;
+    this.stepIndex = data.superstep;
+    this.task = data.task;
+    this.stepId = `s${data.superstep}.t${data.task}`;
+    this.node = input.node;
+    this.attempt = input.attempt;
+    this.logger = input.logger;
+    this.services = input.services;
+    this.tokenBudgetRemaining = meta.tokenBudget === null ? null : Math.max(0, meta.tokenBudget - meta.usage.inputTokens - meta.usage.outputTokens);
+  }
+
+  get arg(): unknown {
+    return this.input.meta.tasks?.[this.input.data.task]?.arg;
+  }
+
+  get abortSignal(): AbortSignal {
+    return this.input.abort.signal;
+  }
+
+  get history(): NodeContext['history'] {
+    const { store, data } = this.input;
+    return (options) => store.messages(data.runId, options?.from ?? 0);
+  }
+
+  get interrupt(): NodeContext['interrupt'] {
+    const { meta } = this.input;
+    const stepId = this.stepId;
+    return <T>(request: unknown): T => {
       if (meta.resume?.stepId === stepId) return meta.resume.value as T;
       throw new InterruptSignal(request);
-    },
-    memo: async <T>(key: string, compute: () => Promise<T>): Promise<T> => {
+    };
+  }
+
+  get memo(): NodeContext['memo'] {
+    const { store, data, attempt, abort, memos, claims, claimMs = 600_000 } = this.input;
+    const stepId = this.stepId;
+    return async <T>(key: string, compute: () => Promise<T>): Promise<T> => {
       if (key in memos) return memos[key] as T;
       if (!claims) {
         const value = await compute();
@@ -77,15 +118,28 @@ export function createNodeContext({ store, services, meta, data, node, attempt, 
       memos[key] = value ?? null;
       await claims.save(data.runId, stepId, memos, claim);
       return value;
-    },
-    recordUsage: ({ inputTokens, outputTokens, costUsd, model }) => {
+    };
+  }
+
+  get recordUsage(): NodeContext['recordUsage'] {
+    const { usage } = this.input;
+    return ({ inputTokens, outputTokens, costUsd, model }) => {
       usage.inputTokens += inputTokens;
       usage.outputTokens += outputTokens;
       usage.costUsd += costUsd;
       if (model) usage.model = model;
-    },
-    streamText: createTokenPublisher({ redis: store.redis, channel: store.keys.tokenChannel(data.runId), runId: data.runId, step: data.superstep, task: data.task, node, attempt }),
-    emit: (type, eventData) => store.addEvent(data.runId, type, { ...eventData, node, superstep: data.superstep, task: data.task }),
-    tokenBudgetRemaining: meta.tokenBudget === null ? null : Math.max(0, meta.tokenBudget - meta.usage.inputTokens - meta.usage.outputTokens),
-  };
+    };
+  }
+
+  /** One publisher per attempt (it numbers the attempt's tokens), made when first read. */
+  get streamText(): (text: string, call: string) => void {
+    const { store, data, node, attempt } = this.input;
+    this.publisher ??= createTokenPublisher({ redis: store.redis, channel: store.keys.tokenChannel(data.runId), runId: data.runId, step: data.superstep, task: data.task, node, attempt });
+    return this.publisher;
+  }
+
+  get emit(): NodeContext['emit'] {
+    const { store, data, node } = this.input;
+    return (type, eventData) => store.addEvent(data.runId, type, { ...eventData, node, superstep: data.superstep, task: data.task });
+  }
 }

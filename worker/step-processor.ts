@@ -233,7 +233,7 @@ export class StepProcessor {
     const logger = lazyChild(baseLogger, { runId, stepIndex: superstep, task, node: nodeName, attempt });
     const startedAt = new Date(now).toISOString();
     let result: NodeResult<typeof graph.channels> | void;
-    let ended: StepObservation; // onNodeEnd's observation, told after the commit (with the state it made)
+    let ended: StepObservation | undefined; // onNodeEnd's observation (when an observer watches nodes), told after the commit (with the state it made)
     const usage: Usage & { model?: string } = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     try {
       ({ result, ended } = await this.execute(node, state, meta, job.data, attempt, logger, usage, memos));
@@ -257,6 +257,9 @@ export class StepProcessor {
       }
       const outcome = next.length > 0 ? { kind: 'next' as const, tasks: next } : { kind: 'completed' as const, output: graph.output(applied.state) };
       const changed = pick(applied.state, applied.changed);
+      // Serialised once: for the commit and for the state cache.
+      const changedJson: Record<string, string> = {};
+      for (const key in changed) changedJson[key] = JSON.stringify(changed[key]);
       // Nodes marked inline that follow run here, each its own commit in the same script (graph.ts).
       const inline =
         next.length === 1 && graph.nodes.get(next[0]!.node)?.inline
@@ -267,7 +270,7 @@ export class StepProcessor {
       // One script: the fenced commit, the next superstep's job, finishing this job and the next job for
       // this worker (the run's next step by eager dispatch while under AGENTQ_EAGER_HOPS in a row).
       const transition = await transitions.commit(
-        { runId, superstep, task, mode: 'single', step, totalTasks: 1, outcome, state: changed, messages, ...(stepUsage ? { usage: stepUsage } : {}) },
+        { runId, superstep, task, mode: 'single', step, totalTasks: 1, outcome, state: changed, stateJson: changedJson, messages, ...(stepUsage ? { usage: stepUsage } : {}) },
         after,
         graphId,
         this.finishing(at, 'committed', after.length === 1),
@@ -277,15 +280,14 @@ export class StepProcessor {
       finished(transition);
       if (transition.commit.kind === 'advanced') {
         // The state at the new cursor, as Redis now holds it: what an eager hop of this run will read.
-        const text: StateText = { base: stored.base, changed: { ...stored.changed } };
-        for (const [key, value] of Object.entries(changed)) text.changed[key] = JSON.stringify(value);
+        const text: StateText = { base: stored.base, changed: { ...stored.changed, ...changedJson } };
         if (last) for (const key of last.changed) text.changed[key] = JSON.stringify(last.state[key]);
         stateCache.set(runId, superstep + 1 + transition.inlined, text);
       } else {
         stateCache.delete(runId);
       }
       logger.debug({ outcome: transition.commit.kind, eager: transition.handed?.eager ?? false }, 'step committed');
-      this.observe('onNodeEnd', { ...ended, output: result ?? {}, state: Object.freeze(applied.state) });
+      if (ended) this.observe('onNodeEnd', { ...ended, output: result ?? {}, state: Object.freeze(applied.state) });
       return transition.commit.kind === 'fenced' || transition.commit.kind === 'missing' ? 'fenced' : 'committed';
     }
     const transition = await transitions.commit(
@@ -309,7 +311,7 @@ export class StepProcessor {
     );
     finished(transition);
     // A parallel task's state: its own write applied (the siblings' writes are merged by the last one to finish).
-    if (this.options.observers?.length) this.observe('onNodeEnd', { ...ended, output: result ?? {}, state: Object.freeze(applyUpdates(graph.channels, state, [update as never]).state) });
+    if (ended) this.observe('onNodeEnd', { ...ended, output: result ?? {}, state: Object.freeze(applyUpdates(graph.channels, state, [update as never]).state) });
     if (transition.commit.kind !== 'stored') return 'fenced';
     if (transition.commit.count === tasks.length) await this.advance(meta, graph, graphId);
     return 'committed';
@@ -339,7 +341,7 @@ export class StepProcessor {
     logger: Logger,
     usage: Usage & { model?: string },
     memos: Record<string, unknown>,
-  ): Promise<{ result: NodeResult<Graph['channels']> | void; ended: StepObservation }> {
+  ): Promise<{ result: NodeResult<Graph['channels']> | void; ended?: StepObservation }> {
     const abort = new StepAbortHandle();
     const release = this.options.activeSteps.add(data.runId, abort);
     const timers: NodeJS.Timeout[] = [];
@@ -353,29 +355,38 @@ export class StepProcessor {
     const claimMs = node.timeoutMs ?? paidClaimMs ?? 600_000;
     const context = createNodeContext({ store, services, meta, data, node: node.name, attempt, abort, logger, usage, memos, ...(claims ? { claims, claimMs } : {}) });
     try {
-      const observation: StepObservation = {
-        runId: data.runId,
-        graph: graphIdOf(meta), // name@version on every step (a start job's data names the graph only)
-        node: node.name,
-        superstep: data.superstep,
-        task: data.task,
-        attempt,
-        startedAt: performance.now(),
-      };
-      this.observe('onNodeStart', observation);
+      // Observations are made only while an observer watches nodes (none by default: a step's garbage).
+      const observation: StepObservation | undefined = this.watchingNodes()
+        ? {
+            runId: data.runId,
+            graph: graphIdOf(meta), // name@version on every step (a start job's data names the graph only)
+            node: node.name,
+            superstep: data.superstep,
+            task: data.task,
+            attempt,
+            startedAt: performance.now(),
+          }
+        : undefined;
+      if (observation) this.observe('onNodeStart', observation);
       const running = Promise.resolve().then(() => node.run(state, context));
       running.catch(() => undefined); // an abandoned node's late failure must not become an unhandled rejection
       try {
         const result = await abort.race(running);
-        return { result, ended: { ...observation, endedAt: performance.now(), outcome: 'ok' } };
+        return { result, ...(observation ? { ended: { ...observation, endedAt: performance.now(), outcome: 'ok' as const } } : {}) };
       } catch (error) {
-        this.observe('onNodeEnd', { ...observation, endedAt: performance.now(), outcome: 'error' });
+        if (observation) this.observe('onNodeEnd', { ...observation, endedAt: performance.now(), outcome: 'error' });
         throw error;
       }
     } finally {
       for (const timer of timers) clearTimeout(timer);
       release();
     }
+  }
+
+  /** Whether an observer watches node starts or ends now (an observer may set or drop its hooks as it goes). */
+  private watchingNodes(): boolean {
+    for (const observer of this.options.observers ?? []) if (observer.onNodeStart || observer.onNodeEnd) return true;
+    return false;
   }
 
   private observe(event: 'onNodeStart' | 'onNodeEnd', observation: StepObservation): void {

@@ -5,7 +5,7 @@
  * one clock per process), so transitions can be measured to the microsecond.
  */
 import { loadConfig } from '../../shared/config.js';
-import type { StepObservation } from '../../shared/graph/step-observer.js';
+import type { StepObservation, StepObserver } from '../../shared/graph/step-observer.js';
 import { createLogger } from '../../shared/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { inlineChainGraph } from '../lib/inline-chain-graph.js';
@@ -18,30 +18,35 @@ const observations = new Map<string, StepTiming[]>();
 // Recording costs the worker (objects kept per step): the steps section turns it off for its throughput rounds.
 let record = process.env.BENCH_RECORD_STEPS === 'true';
 const config = loadConfig();
+const recordNodeEnd = (observation: StepObservation) => {
+  const list = observations.get(observation.runId) ?? [];
+  list.push({ superstep: observation.superstep, startedAt: observation.startedAt, endedAt: observation.endedAt! });
+  observations.set(observation.runId, list);
+};
+// onNodeEnd is set only while recording: a worker with no node observer makes no observations at all.
+const observer: StepObserver = {
+  onRunFinished(runId, status) {
+    process.send?.({ type: 'finished', runId, status });
+  },
+};
+const setRecording = (on: boolean) => {
+  record = on;
+  if (on) observer.onNodeEnd = recordNodeEnd;
+  else {
+    delete observer.onNodeEnd;
+    observations.clear();
+  }
+};
+setRecording(record);
 const worker = await startWorker({
   config,
   graphs: [benchModelGraph, inlineChainGraph],
   logger: createLogger('error'),
   reconciler: false,
-  observers: [
-    {
-      onNodeEnd(observation: StepObservation) {
-        if (!record) return;
-        const list = observations.get(observation.runId) ?? [];
-        list.push({ superstep: observation.superstep, startedAt: observation.startedAt, endedAt: observation.endedAt! });
-        observations.set(observation.runId, list);
-      },
-      onRunFinished(runId, status) {
-        process.send?.({ type: 'finished', runId, status });
-      },
-    },
-  ],
+  observers: [observer],
 });
 process.on('message', (message: { type: string; runIds?: string[]; on?: boolean }) => {
-  if (message.type === 'record') {
-    record = message.on === true;
-    if (!record) observations.clear();
-  }
+  if (message.type === 'record') setRecording(message.on === true);
   if (message.type === 'observations') {
     const wanted = Object.fromEntries((message.runIds ?? []).map((runId) => [runId, observations.get(runId) ?? []]));
     process.send?.({ type: 'observations', observations: wanted });

@@ -83,6 +83,8 @@ export interface CommitRequest {
   outcome: { kind: 'next'; tasks: Task[] } | { kind: 'completed'; output: unknown };
   /** Serialised values of the state keys that changed. */
   state: Record<string, unknown>;
+  /** `state` already serialised (JSON per key), when the caller has it: it is then not serialised again. */
+  stateJson?: Record<string, string>;
   messages: Message[];
   /** The step's model usage, added to the run's. */
   usage?: Usage;
@@ -282,7 +284,9 @@ export class RedisRunStore {
   /** COMMIT's arguments (run-scripts.ts), also the first arguments of engine v2's transition script. */
   commitArgs(request: CommitRequest, now: number): (string | number)[] {
     const { step, outcome } = request;
-    const statePairs = Object.entries(request.state).flatMap(([key, value]) => [key, JSON.stringify(value)]);
+    const statePairs: string[] = [];
+    if (request.stateJson) for (const key in request.stateJson) statePairs.push(key, request.stateJson[key]!);
+    else for (const key in request.state) statePairs.push(key, JSON.stringify(request.state[key]));
     const endData = step ? { node: step.node, superstep: step.superstep, task: step.task, attempt: step.attempts } : {};
     return [
       request.superstep,
