@@ -69,6 +69,8 @@ export class StepWorker extends Worker<StepJobData> {
   override async processJob(job: Job<StepJobData>, token: string, fetchNextCallback = () => true): Promise<void | Job<StepJobData>> {
     const delivery = this.deliveries.get(job) ?? { hops: 0 };
     this.deliveries.delete(job);
+    // Without telemetry BullMQ's trace() only awaits the work, one promise more per step: skip it.
+    if (!this.opts.telemetry) return this.processDelivered(job, token, delivery, fetchNextCallback);
     // BullMQ's own 'process' span (bullmq-otel), under the run's trace when the cursor names it.
     const processing = () => this.trace(SpanKind.CONSUMER, 'process', this.name, () => this.processDelivered(job, token, delivery, fetchNextCallback));
     const parent = this.contextOf(delivery.begin);
