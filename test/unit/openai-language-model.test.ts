@@ -13,7 +13,9 @@ describe('OpenAILanguageModel', () => {
   let model: OpenAILanguageModel;
   beforeAll(async () => {
     server = await startScriptedOpenAIServer();
-    model = new OpenAILanguageModel({ model: 'scripted-chat', baseURL: server.url, apiKey: 'k', timeoutMs: 400 });
+    // A generous timeout: on a loaded machine the first request (the SDK warming up) took over 400 ms.
+    // The hang test has a model of its own with a short one.
+    model = new OpenAILanguageModel({ model: 'scripted-chat', baseURL: server.url, apiKey: 'k', timeoutMs: 10_000 });
   });
   afterAll(async () => server.close());
   beforeEach(() => server.reset());
@@ -142,8 +144,9 @@ describe('OpenAILanguageModel', () => {
 
   it('maps a hang to a retryable TIMEOUT after timeoutMs', async () => {
     server.setScript([{ hang: true }]);
+    const impatient = new OpenAILanguageModel({ model: 'scripted-chat', baseURL: server.url, apiKey: 'k', timeoutMs: 400 });
     const startedAt = Date.now();
-    const error = await failure(model.generate(request));
+    const error = await failure(impatient.generate(request));
     expect(error).toMatchObject({ code: 'TIMEOUT', retryable: true });
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(390);
     await expect.poll(() => server.requests[0]?.outcome).toBe('aborted');
