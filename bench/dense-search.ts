@@ -1,8 +1,10 @@
 /**
  * `npx tsx bench/dense-search.ts`: where a hybrid search's time goes on the embedded store, and the
  * dense side's designs side by side (issue 25, question phase): `sqlite-vec` (sqlite-vec's brute-force
- * scan on the event loop, the first design), `memory` (DenseVectorCache: the collection's vectors in
- * one Float32Array, scored in JS; the default) and `thread` (sqlite-vec's scan in a worker thread).
+ * scan on the event loop, the first design; AGENTQ_VECTOR_CACHE_MB=0) and `memory` (DenseVectorCache:
+ * the collection's vectors in one Float32Array, scored in JS; the default). A third design, sqlite-vec's
+ * scan in a worker thread with its own read-only connection, was measured with this bench and dropped:
+ * it kept the event loop free but cost more CPU per search than the scan it moved (README, Evaluation).
  *
  * One SQLite file holds HotpotQA's 4,858 documents (their text, so BM25 works as in the eval) with
  * random 512-d unit vectors (a scan costs the same whatever the values), one collection. Three stores
@@ -62,9 +64,9 @@ for (let start = 0; start < documents.length; start += 500) {
 print('records', documents.length);
 print('load_s', (performance.now() - loadStarted) / 1000);
 
-const designs = ['sqlite-vec', 'memory', 'thread'] as const;
+const designs = ['sqlite-vec', 'memory'] as const;
 type Design = (typeof designs)[number];
-const stores = new Map<Design, SqliteVectorStore>(designs.map((design) => [design, new SqliteVectorStore({ path, denseSearch: design })]));
+const stores = new Map<Design, SqliteVectorStore>(designs.map((design) => [design, new SqliteVectorStore({ path, ...(design === 'sqlite-vec' ? { vectorCacheBytes: 0 } : {}) })]));
 const queryVectors = questions.map(() => unitVector());
 const fusion = { method: 'scores' as const, denseWeight: LOCAL_DENSE_WEIGHT };
 const queryOf = (index: number, kind: 'dense' | 'lexical' | 'hybrid'): VectorQuery => ({
@@ -142,7 +144,6 @@ for (const kind of ['dense', 'hybrid'] as const) {
   for (const unit of ['ms', 'cpu_us'] as const) {
     const base = median(sums.get(`sqlite-vec_${kind}_${unit}_per_search`)!);
     print(`memory_vs_sqlite_vec_${kind}_${unit}_ratio`, median(sums.get(`memory_${kind}_${unit}_per_search`)!) / base);
-    print(`thread_vs_sqlite_vec_${kind}_${unit}_ratio`, median(sums.get(`thread_${kind}_${unit}_per_search`)!) / base);
   }
 }
 

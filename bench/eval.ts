@@ -13,7 +13,9 @@
  * 5. Predictions written as ../shared/eval/README.md says (`cited_doc_ids`: cited documents, then the
  *    run's other retrieved documents), then scored with its score.py (python3).
  *
- * stdout: `runs=<n>`, `steps_per_run=<mean>`, `wall_s=<s>` (submit to last answer), `retrieval=<mode>`,
+ * stdout: `runs=<n>`, `steps_per_run=<mean>`, `wall_s=<s>` (submit to last answer), `worker_cpu_s=<s>`
+ * and `worker_main_thread_cpu_s=<s>` (the worker process's CPU over that span: every thread, and its
+ * event loop's thread alone; Linux), `retrieval=<mode>`,
  * then what users feel (bench/eval/user-metrics.ts): `cited_doc_precision`, `answer_contains_gold`,
  * `answers_citing` and, for the SEC set, `right_company_at_1` (percentages), then score.py's output, last. Progress goes to stderr. Options: `--limit N` (first N questions; scored with
  * --only-predicted), `--concurrency N` (runs in flight, and the worker's step concurrency; default 16),
@@ -24,7 +26,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +45,24 @@ import { readGold, secCompanyOf, userMetrics } from './eval/user-metrics.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const sharedEval = resolve(root, '../shared/eval');
 const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/**
+ * CPU seconds (user + system) a process has used, from /proc (Linux; undefined elsewhere): all its
+ * threads, and its main thread alone (the event loop: steps, searches, SQLite).
+ */
+function cpuSecondsOf(pid: number | undefined): { all: number; main: number } | undefined {
+  if (pid === undefined) return undefined;
+  // Fields after the command name (which may hold spaces, so split after its closing parenthesis): utime and stime are the 12th and 13th.
+  const seconds = (file: string) => {
+    const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  };
+  try {
+    return { all: seconds(`/proc/${pid}/stat`), main: seconds(`/proc/${pid}/task/${pid}/stat`) };
+  } catch {
+    return undefined;
+  }
+}
 
 function option(name: string): string | undefined {
   const index = process.argv.indexOf(name);
@@ -114,6 +134,7 @@ async function main(): Promise<void> {
     // Batch question ids must be ids (DESIGN §4); a set's own ids are kept in the predictions.
     const batchIds = questions.map((question, index) => (ID_PATTERN.test(question.id) ? question.id : `q${index + 1}`));
     const started = performance.now();
+    const cpuBefore = cpuSecondsOf(worker.child.pid);
     const { batch } = await client.batches.submit({
       collection,
       questions: questions.map((question, index) => ({ id: batchIds[index]!, question: question.question })),
@@ -132,6 +153,7 @@ async function main(): Promise<void> {
       }
     }
     const wallSeconds = (performance.now() - started) / 1000;
+    const cpuAfter = cpuSecondsOf(worker.child.pid);
     const results: BatchResult[] = (await client.batches.results(batch.id)) ?? [];
     const failed = results.filter((result) => result.status !== 'completed');
     for (const result of failed.slice(0, 5)) log(`  question ${result.id} ${result.status}: ${result.error?.code ?? ''} ${result.error?.message ?? ''}`);
@@ -152,6 +174,11 @@ async function main(): Promise<void> {
     process.stdout.write(`runs=${records.filter((run) => run?.status === 'completed').length}\n`);
     process.stdout.write(`steps_per_run=${(steps.reduce((sum, count) => sum + count, 0) / Math.max(1, steps.length)).toFixed(2)}\n`);
     process.stdout.write(`wall_s=${wallSeconds.toFixed(1)}\n`);
+    // The worker process's CPU over the same span (every thread: steps, searches, the embedding threads): steadier than wall time on a shared machine.
+    if (cpuBefore !== undefined && cpuAfter !== undefined) {
+      process.stdout.write(`worker_cpu_s=${(cpuAfter.all - cpuBefore.all).toFixed(1)}\n`);
+      process.stdout.write(`worker_main_thread_cpu_s=${(cpuAfter.main - cpuBefore.main).toFixed(1)}\n`);
+    }
     // The retrieval mode every answer reported (lexical, dense or hybrid), e.g. `retrieval=hybrid` or `retrieval=hybrid:3,lexical:1`.
     const modes = new Map<string, number>();
     for (const result of results) {

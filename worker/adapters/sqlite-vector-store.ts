@@ -6,7 +6,6 @@ import { AgentqError } from '../../shared/errors.js';
 import { checkCollection, checkEnsureCollection, checkFilter, checkQuery, checkRecords, checkTenant } from '../../shared/ports/vector-store-arguments.js';
 import type { CollectionInfo, DeleteSelector, Payload, PayloadFilter, VectorHit, VectorQuery, VectorRecord, VectorStore } from '../../shared/ports/vector-store.js';
 import { fuseHybrid as fuse } from '../../shared/retrieval/fuse-hybrid.js';
-import { DenseSearchThread } from './sqlite/dense-search-thread.js';
 import { DenseVectorCache, type DenseNeighbour } from './sqlite/dense-vector-cache.js';
 import { toFtsQuery } from './sqlite/fts-query.js';
 import { payloadFilterSql } from './sqlite/payload-filter-sql.js';
@@ -30,12 +29,6 @@ export interface SqliteVectorStoreOptions {
    * sqlite-vec. 0 turns the cache off. @default 128 MiB (~65k vectors of 512)
    */
   vectorCacheBytes?: number;
-  /**
-   * How dense search runs: `memory` (the cache above), `sqlite-vec` (sqlite-vec's scan on the event
-   * loop) or `thread` (sqlite-vec's scan in a worker thread with its own connection). Only the
-   * benchmark (bench/dense-search.ts) sets it. @default 'memory'
-   */
-  denseSearch?: 'memory' | 'sqlite-vec' | 'thread';
 }
 
 interface ChunkRow {
@@ -69,9 +62,8 @@ export class SqliteVectorStore implements VectorStore {
   private readonly statements = new Map<string, Statement>();
   private readonly contextWeight: number;
   private readonly cache: DenseVectorCache | null;
-  private readonly thread: DenseSearchThread | null;
 
-  constructor({ path, busyTimeoutMs = 5000, contextWeight = 3, vectorCacheBytes = 128 * 1024 * 1024, denseSearch = 'memory' }: SqliteVectorStoreOptions) {
+  constructor({ path, busyTimeoutMs = 5000, contextWeight = 3, vectorCacheBytes = 128 * 1024 * 1024 }: SqliteVectorStoreOptions) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     this.contextWeight = contextWeight;
@@ -83,8 +75,7 @@ export class SqliteVectorStore implements VectorStore {
     this.db.pragma('synchronous = NORMAL');
     sqliteVec.load(this.db);
     this.write(() => this.db.exec(SCHEMA));
-    this.cache = denseSearch === 'memory' && vectorCacheBytes > 0 ? new DenseVectorCache(this.db, vectorCacheBytes) : null;
-    this.thread = denseSearch === 'thread' && path !== ':memory:' ? new DenseSearchThread(path) : null;
+    this.cache = vectorCacheBytes > 0 ? new DenseVectorCache(this.db, vectorCacheBytes) : null;
   }
 
   async ensureCollection(tenant: string, collection: string, options: { dimensions?: number } = {}): Promise<void> {
@@ -190,7 +181,6 @@ export class SqliteVectorStore implements VectorStore {
   }
 
   async close(): Promise<void> {
-    await this.thread?.close();
     if (this.db.open) this.db.close();
   }
 
@@ -214,6 +204,8 @@ export class SqliteVectorStore implements VectorStore {
     const table = vectorTable(dimensions);
     const exists = this.statement("select 1 from sqlite_master where type = 'table' and name = ?").get(table);
     if (!exists) return [];
+    // A zero query has no direction (sqlite-vec gives every record a NaN distance): nothing is near it.
+    if (!vector.some((value) => value !== 0)) return [];
     const filtered = query.filter !== undefined && Object.keys(query.filter).length > 0;
     if (this.cache && query.collection !== undefined) {
       // With a payload filter, the matching records' rowids (an indexed lookup), then only those are scored.
@@ -222,12 +214,11 @@ export class SqliteVectorStore implements VectorStore {
       if (neighbours) return this.neighbourHits(neighbours);
     }
     const { sql, params } = this.denseSql(tenant, query, table, dimensions, new Float32Array(vector), limit);
-    if (this.thread) return this.neighbourHits(await this.thread.run(sql, params));
     const rows = this.statement(
       `select c.rowid, c.id, c.collection, c.text, c.payload, knn.distance from (${sql}) knn join chunks c on c.rowid = knn.rowid order by knn.distance`,
-    ).all(...params) as (ChunkRow & { distance: number })[];
-    // Cosine distance is 1 - similarity: report the similarity, higher is better.
-    return rows.map((row) => toHit(row, 1 - row.distance));
+    ).all(...params) as (ChunkRow & { distance: number | null })[];
+    // Cosine distance is 1 - similarity: report the similarity, higher is better. A zero vector's distance is NaN (null here): near nothing.
+    return rows.flatMap((row) => (row.distance === null ? [] : [toHit(row, 1 - row.distance)]));
   }
 
   /** sqlite-vec's query for the `limit` nearest records: `rowid` and `distance` (cosine), nearest first. */

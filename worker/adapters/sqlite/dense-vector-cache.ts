@@ -30,7 +30,9 @@ export interface DenseNeighbour {
  * Freshness: every write to a collection's chunks bumps its row in `chunk_versions` (a trigger, so
  * writers in other processes bump it too); each query reads that version first (one indexed lookup)
  * and reloads the collection when it moved, so a query never sees vectors older than the ones
- * committed before it began.
+ * committed before it began. A collection is loaded on its second search at the same version: the
+ * first is left to sqlite-vec (null), so a one-shot search (`agentq search`) and a collection being
+ * written to between every search (an ingest in progress) never pay a load they would not use again.
  *
  * Memory: at most `maxBytes` of vectors per store (least recently used collections are dropped
  * first); a collection larger than that alone is not cached, and the caller searches it with
@@ -39,6 +41,8 @@ export interface DenseNeighbour {
 export class DenseVectorCache {
   private readonly collections = new Map<string, CachedCollection>();
   private bytes = 0;
+  /** The version each collection had at its last search not answered from memory: loaded when it is searched again at that version. */
+  private readonly searchedAt = new Map<string, number>();
   private readonly versionOf: Statement;
 
   constructor(
@@ -50,7 +54,8 @@ export class DenseVectorCache {
 
   /**
    * The `limit` nearest records of the collection (all of them when `among` is unset, else only those
-   * rowids), best first; null when the collection cannot be cached (too large for `maxBytes`).
+   * rowids), best first; null when the collection is not in memory: too large for `maxBytes`, or
+   * searched for the first time since it last changed (see the class).
    */
   nearest(tenant: string, collection: string, vector: readonly number[], limit: number, among?: readonly number[]): DenseNeighbour[] | null {
     const cached = this.load(tenant, collection, vector.length);
@@ -60,8 +65,7 @@ export class DenseVectorCache {
     let norm = 0;
     for (let index = 0; index < dimensions; index += 1) norm += vector[index]! * vector[index]!;
     norm = Math.sqrt(norm);
-    // A zero query has no direction: sqlite-vec gives every record a NaN distance; nothing is near it.
-    if (!(norm > 0)) return [];
+    if (!(norm > 0)) return []; // the store answers a zero query before asking (nothing is near it)
     for (let index = 0; index < dimensions; index += 1) query[index] = vector[index]! / norm;
     const rows = among === undefined ? undefined : among.flatMap((rowid) => (cached.rowOf.has(rowid) ? [cached.rowOf.get(rowid)!] : []));
     const count = rows === undefined ? rowids.length : rows.length;
@@ -115,6 +119,11 @@ export class DenseVectorCache {
       return cached;
     }
     if (cached) this.forget(cached);
+    if (this.searchedAt.get(key) !== version) {
+      this.searchedAt.set(key, version);
+      return null;
+    }
+    this.searchedAt.delete(key);
     const count = (
       this.db.prepare('select count(*) as count from chunks where tenant = ? and collection = ? and dimensions = ?').get(tenant, collection, dimensions) as { count: number }
     ).count;
@@ -127,21 +136,28 @@ export class DenseVectorCache {
     const rows = this.db
       .prepare(`select c.rowid as rowid, v.embedding as embedding from chunks c join ${vectorTable(dimensions)} v on v.rowid = c.rowid where c.tenant = ? and c.collection = ? and c.dimensions = ?`)
       .all(tenant, collection, dimensions) as { rowid: number; embedding: Buffer }[];
-    const matrix = new Float32Array(rows.length * dimensions);
-    const rowids = new Float64Array(rows.length);
+    let matrix = new Float32Array(rows.length * dimensions);
+    let rowids = new Float64Array(rows.length);
     const rowOf = new Map<number, number>();
-    rows.forEach(({ rowid, embedding }, row) => {
+    let row = 0;
+    for (const { rowid, embedding } of rows) {
       // float32 bytes; copied when the Buffer does not start on a 4-byte boundary (a typed array view must).
       const values = embedding.byteOffset % 4 === 0 ? new Float32Array(embedding.buffer, embedding.byteOffset, dimensions) : new Float32Array(Uint8Array.prototype.slice.call(embedding).buffer);
       let norm = 0;
       for (let index = 0; index < dimensions; index += 1) norm += values[index]! * values[index]!;
       norm = Math.sqrt(norm);
+      // A zero vector has no direction: near nothing (the sqlite-vec path drops its NaN distance too).
+      if (!(norm > 0)) continue;
       const offset = row * dimensions;
-      // A zero vector stays zero: similarity 0 to everything (sqlite-vec: NaN, never among the nearest).
-      for (let index = 0; index < dimensions; index += 1) matrix[offset + index] = norm > 0 ? values[index]! / norm : 0;
+      for (let index = 0; index < dimensions; index += 1) matrix[offset + index] = values[index]! / norm;
       rowids[row] = rowid;
       rowOf.set(rowid, row);
-    });
+      row += 1;
+    }
+    if (row < rows.length) {
+      matrix = matrix.slice(0, row * dimensions);
+      rowids = rowids.slice(0, row);
+    }
     const entry: CachedCollection = { key, version, dimensions, rowids, matrix, rowOf, bytes: matrix.byteLength };
     this.collections.set(key, entry);
     this.bytes += entry.bytes;
