@@ -26,7 +26,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,30 +39,12 @@ import type { RagOutput } from '../shared/rag/rag-output.js';
 import { startPrivateRedis } from '../shared/redis/private-redis-server.js';
 import { citedDocIdsOf, predictionOf } from './eval/eval-prediction.js';
 import { readQuestions, resolveEvalSet } from './eval/eval-set.js';
-import { startWorkerProcess, type WorkerProcess } from './eval/start-worker-process.js';
+import { cpuSecondsOf, startWorkerProcess, type WorkerProcess } from './eval/start-worker-process.js';
 import { readGold, secCompanyOf, userMetrics } from './eval/user-metrics.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const sharedEval = resolve(root, '../shared/eval');
 const log = (line: string) => process.stderr.write(`${line}\n`);
-
-/**
- * CPU seconds (user + system) a process has used, from /proc (Linux; undefined elsewhere): all its
- * threads, and its main thread alone (the event loop: steps, searches, SQLite).
- */
-function cpuSecondsOf(pid: number | undefined): { all: number; main: number } | undefined {
-  if (pid === undefined) return undefined;
-  // Fields after the command name (which may hold spaces, so split after its closing parenthesis): utime and stime are the 12th and 13th.
-  const seconds = (file: string) => {
-    const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  };
-  try {
-    return { all: seconds(`/proc/${pid}/stat`), main: seconds(`/proc/${pid}/task/${pid}/stat`) };
-  } catch {
-    return undefined;
-  }
-}
 
 function option(name: string): string | undefined {
   const index = process.argv.indexOf(name);
