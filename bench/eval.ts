@@ -13,12 +13,16 @@
  * 5. Predictions written as ../shared/eval/README.md says (`cited_doc_ids`: cited documents, then the
  *    run's other retrieved documents), then scored with its score.py (python3).
  *
- * stdout: `runs=<n>`, `steps_per_run=<mean>`, `wall_s=<s>` (submit to last answer), `retrieval=<mode>`,
+ * stdout: `runs=<n>`, `steps_per_run=<mean>`, `wall_s=<s>` (submit to last answer), `worker_cpu_s=<s>`
+ * and `worker_main_thread_cpu_s=<s>` (the worker process's CPU over that span: every thread, and its
+ * event loop's thread alone; Linux), `retrieval=<mode>`,
  * then what users feel (bench/eval/user-metrics.ts): `cited_doc_precision`, `answer_contains_gold`,
  * `answers_citing` and, for the SEC set, `right_company_at_1` (percentages), then score.py's output, last. Progress goes to stderr. Options: `--limit N` (first N questions; scored with
  * --only-predicted), `--concurrency N` (runs in flight, and the worker's step concurrency; default 16),
  * `--out preds.jsonl` (default: a file in a temporary folder, named on stderr), `--outputs outputs.jsonl` (each question's full
- * `rag-agent` output, to read why an answer cites what it cites).
+ * `rag-agent` output, to read why an answer cites what it cites), `--data-dir DIR` (the worker's
+ * AGENTQ_DATA_DIR, kept afterwards) with `--collection NAME` (a collection already ingested there: no
+ * ingest, only the questions; to compare the question phase of two versions on the same vectors).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,7 +39,7 @@ import type { RagOutput } from '../shared/rag/rag-output.js';
 import { startPrivateRedis } from '../shared/redis/private-redis-server.js';
 import { citedDocIdsOf, predictionOf } from './eval/eval-prediction.js';
 import { readQuestions, resolveEvalSet } from './eval/eval-set.js';
-import { startWorkerProcess, type WorkerProcess } from './eval/start-worker-process.js';
+import { cpuSecondsOf, startWorkerProcess, type WorkerProcess } from './eval/start-worker-process.js';
 import { readGold, secCompanyOf, userMetrics } from './eval/user-metrics.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -69,13 +73,16 @@ async function main(): Promise<void> {
 
   const work = mkdtempSync(join(tmpdir(), 'agentq-eval-'));
   const out = resolve(option('--out') ?? join(work, `${set.name}-preds.jsonl`));
+  const dataDir = option('--data-dir') === undefined ? undefined : resolve(option('--data-dir')!);
+  const reused = option('--collection');
+  if (reused !== undefined && dataDir === undefined) throw new Error('--collection names a collection already ingested under --data-dir: give both');
   const privateRedis = process.env.REDIS_URL ? undefined : await startPrivateRedis({ dir: work });
   const id = randomBytes(3).toString('hex');
   const env: Record<string, string> = {
     REDIS_URL: process.env.REDIS_URL ?? privateRedis!.url,
     AGENTQ_KEY_PREFIX: `eval${id}`,
     AGENTQ_QUEUE_PREFIX: `evalq${id}`,
-    AGENTQ_DATA_DIR: join(work, 'data'),
+    AGENTQ_DATA_DIR: dataDir ?? join(work, 'data'),
     AGENTQ_LOG_LEVEL: 'info',
     AGENTQ_WORKER_CONCURRENCY: process.env.AGENTQ_WORKER_CONCURRENCY ?? String(concurrency),
     // A private redis-server runs without AOF: fine for a measurement that is thrown away afterwards.
@@ -88,23 +95,28 @@ async function main(): Promise<void> {
   let worker: WorkerProcess | undefined;
   try {
     worker = await startWorkerProcess(root, env, log);
-    const collection = `eval-${id}`;
-    const ingestStarted = performance.now();
-    const ingestBatch = await ingest.ingest([set.docsDir], { collection });
+    const collection = reused ?? `eval-${id}`;
     let lastLog = 0;
-    const ingested = await ingest.wait(ingestBatch.batchId, {
-      timeoutMs: 60 * 60_000,
-      onProgress: (progress) => {
-        if (performance.now() - lastLog < 5000) return;
-        lastLog = performance.now();
-        log(`  ingest ${progress.done + progress.failed}/${progress.total}`);
-      },
-    });
-    log(`  ingested ${ingested.done}/${ingested.total} documents (${ingested.failed} failed) in ${((performance.now() - ingestStarted) / 1000).toFixed(1)} s into collection ${collection}`);
+    if (reused === undefined) {
+      const ingestStarted = performance.now();
+      const ingestBatch = await ingest.ingest([set.docsDir], { collection });
+      const ingested = await ingest.wait(ingestBatch.batchId, {
+        timeoutMs: 60 * 60_000,
+        onProgress: (progress) => {
+          if (performance.now() - lastLog < 5000) return;
+          lastLog = performance.now();
+          log(`  ingest ${progress.done + progress.failed}/${progress.total}`);
+        },
+      });
+      log(`  ingested ${ingested.done}/${ingested.total} documents (${ingested.failed} failed) in ${((performance.now() - ingestStarted) / 1000).toFixed(1)} s into collection ${collection}`);
+    } else {
+      log(`  no ingest: the questions go to collection ${collection} of ${dataDir}`);
+    }
 
     // Batch question ids must be ids (DESIGN §4); a set's own ids are kept in the predictions.
     const batchIds = questions.map((question, index) => (ID_PATTERN.test(question.id) ? question.id : `q${index + 1}`));
     const started = performance.now();
+    const cpuBefore = cpuSecondsOf(worker.child.pid);
     const { batch } = await client.batches.submit({
       collection,
       questions: questions.map((question, index) => ({ id: batchIds[index]!, question: question.question })),
@@ -123,6 +135,7 @@ async function main(): Promise<void> {
       }
     }
     const wallSeconds = (performance.now() - started) / 1000;
+    const cpuAfter = cpuSecondsOf(worker.child.pid);
     const results: BatchResult[] = (await client.batches.results(batch.id)) ?? [];
     const failed = results.filter((result) => result.status !== 'completed');
     for (const result of failed.slice(0, 5)) log(`  question ${result.id} ${result.status}: ${result.error?.code ?? ''} ${result.error?.message ?? ''}`);
@@ -143,6 +156,11 @@ async function main(): Promise<void> {
     process.stdout.write(`runs=${records.filter((run) => run?.status === 'completed').length}\n`);
     process.stdout.write(`steps_per_run=${(steps.reduce((sum, count) => sum + count, 0) / Math.max(1, steps.length)).toFixed(2)}\n`);
     process.stdout.write(`wall_s=${wallSeconds.toFixed(1)}\n`);
+    // The worker process's CPU over the same span (every thread: steps, searches, the embedding threads): steadier than wall time on a shared machine.
+    if (cpuBefore !== undefined && cpuAfter !== undefined) {
+      process.stdout.write(`worker_cpu_s=${(cpuAfter.all - cpuBefore.all).toFixed(1)}\n`);
+      process.stdout.write(`worker_main_thread_cpu_s=${(cpuAfter.main - cpuBefore.main).toFixed(1)}\n`);
+    }
     // The retrieval mode every answer reported (lexical, dense or hybrid), e.g. `retrieval=hybrid` or `retrieval=hybrid:3,lexical:1`.
     const modes = new Map<string, number>();
     for (const result of results) {
@@ -161,7 +179,7 @@ async function main(): Promise<void> {
     await Promise.all([client.close(), ingest.close()]);
     await worker?.stop();
     await privateRedis?.stop();
-    rmSync(join(work, 'data'), { recursive: true, force: true });
+    if (dataDir === undefined) rmSync(join(work, 'data'), { recursive: true, force: true });
     if (!option('--out')) log(`  (temporary folder ${work} kept for the predictions)`);
     else rmSync(work, { recursive: true, force: true });
   }

@@ -24,6 +24,11 @@ export interface SearchConfig {
   /** Points per Qdrant upsert request. @default 256 */
   qdrantUpsertBatchSize: number;
   /**
+   * MiB of vectors each process keeps in memory for the embedded store's dense search
+   * (AGENTQ_VECTOR_CACHE_MB; a collection larger than this is scanned by sqlite-vec; 0: always). @default 128
+   */
+  vectorCacheMb: number;
+  /**
    * Who embeds chunks and queries (EMBED_PROVIDER): `local` (the built-in model, in threads of each
    * process), `openai` (EMBED_MODEL on OPENAI_BASE_URL) or `none` (lexical search only; multi-agent
    * recalls experts lexically). @default `openai` when EMBED_MODEL is set, else `local`
@@ -41,6 +46,7 @@ const readers = {
   AGENTQ_QDRANT_COLLECTION_PREFIX: withDefault('agentq', pattern(/^[A-Za-z0-9_-]{1,48}$/, "must be 1-48 characters of letters, digits, '_' or '-'")),
   AGENTQ_QDRANT_TIMEOUT_MS: withDefault(30_000, integer({ min: 100 })),
   AGENTQ_QDRANT_UPSERT_BATCH: withDefault(256, integer({ min: 1 })),
+  AGENTQ_VECTOR_CACHE_MB: withDefault(128, integer({ min: 0 })),
   EMBED_MODEL: optional(text),
   EMBED_PROVIDER: optional(oneOf(['local', 'openai', 'none'] as const, 'must be local (the built-in model, no endpoint), openai (EMBED_MODEL on OPENAI_BASE_URL) or none (lexical search only)')),
 } satisfies Record<string, Reader<unknown>>;
@@ -64,6 +70,7 @@ export function searchConfigOf(values: SearchEnv): SearchConfig {
     qdrantCollectionPrefix: values.AGENTQ_QDRANT_COLLECTION_PREFIX,
     qdrantTimeoutMs: values.AGENTQ_QDRANT_TIMEOUT_MS,
     qdrantUpsertBatchSize: values.AGENTQ_QDRANT_UPSERT_BATCH,
+    vectorCacheMb: values.AGENTQ_VECTOR_CACHE_MB,
     embedProvider: embedProviderOf(values.EMBED_PROVIDER, values.EMBED_MODEL),
     embedModel: values.EMBED_MODEL,
   };

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 export interface WorkerProcess {
   readonly child: ChildProcess;
@@ -59,4 +60,22 @@ function exitOnSignals(): void {
   signalsHandled = true;
   process.once('SIGTERM', () => process.exit(143));
   process.once('SIGINT', () => process.exit(130));
+}
+
+/**
+ * CPU seconds (user + system) a process has used, from /proc (Linux; undefined elsewhere): all its
+ * threads, and its main thread alone (the event loop: steps, searches, SQLite).
+ */
+export function cpuSecondsOf(pid: number | undefined): { all: number; main: number } | undefined {
+  if (pid === undefined) return undefined;
+  // Fields after the command name (which may hold spaces, so split after its closing parenthesis): utime and stime are the 12th and 13th.
+  const seconds = (file: string) => {
+    const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  };
+  try {
+    return { all: seconds(`/proc/${pid}/stat`), main: seconds(`/proc/${pid}/task/${pid}/stat`) };
+  } catch {
+    return undefined;
+  }
 }

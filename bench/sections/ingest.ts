@@ -3,7 +3,7 @@
  * distractor set (4,858 Markdown documents in ../shared/eval/hotpotqa-dev-distractor/docs, read in place,
  * never copied). Ingests them through the real path (IngestClient → agentq-ingest queue → an
  * `agentq worker` process → embedded SQLite store), then runs the set's 350 questions as searches.
- * Figures: ingest_chunks_per_s, ingest_docs_per_s, search_p50_ms, search_p95_ms, and retrieval quality
+ * Figures: ingest_chunks_per_s, ingest_docs_per_s, ingest_worker_cpu_ms_per_chunk (Linux), search_p50_ms, search_p95_ms, and retrieval quality
  * (search_recall_at_5, search_all_at_5, search_mrr: documents ranked by their best chunk) to compare
  * with the plain-BM25 baseline in the set's README. `--quick` ingests 500 documents and runs 50 searches.
  * Lexical by default (no embedder: the store is measured); `embed: 'local'` (`--embed local`) embeds every
@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { collectFiles } from '../../producer/ingest/collect-files.js';
 import { IngestClient } from '../../producer/ingest/ingest-client.js';
 import { loadConfig } from '../../shared/config.js';
-import { startWorkerProcess, type WorkerProcess } from '../eval/start-worker-process.js';
+import { cpuSecondsOf, startWorkerProcess, type WorkerProcess } from '../eval/start-worker-process.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { figureRecorder } from '../lib/figure-recorder.js';
 import { percentile, round } from '../lib/stats.js';
@@ -72,6 +72,7 @@ async function runIngest({ redisUrl, quick, log }: BenchContext, { docsDir, ques
     worker = await startWorkerProcess(root, env, log);
     const sources = limit === undefined ? [docsDir] : (await collectFiles([docsDir])).slice(0, limit);
     const started = performance.now();
+    const cpuBefore = cpuSecondsOf(worker.child.pid);
     const batch = await client.ingest(sources, { collection: 'hotpotqa' });
     log(`  queued ${batch.total} documents in ${round((performance.now() - started) / 1000, 2)} s`);
     let lastLog = 0;
@@ -84,6 +85,7 @@ async function runIngest({ redisUrl, quick, log }: BenchContext, { docsDir, ques
       },
     });
     const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = cpuSecondsOf(worker.child.pid);
     const chunks = progress.documents.reduce((sum, document) => sum + (document.chunks ?? 0), 0);
     if (progress.failed > 0) log(`  ${progress.failed} documents failed: ${JSON.stringify(progress.documents.filter((document) => document.status === 'failed').slice(0, 3))}`);
     record('ingest_documents', progress.total);
@@ -92,6 +94,8 @@ async function runIngest({ redisUrl, quick, log }: BenchContext, { docsDir, ques
     record('ingest_seconds', seconds);
     record('ingest_docs_per_s', progress.total / seconds);
     record('ingest_chunks_per_s', chunks / seconds);
+    // The worker process's CPU per chunk (every thread: parsing, embedding, SQLite; Linux): steadier than throughput on a shared machine.
+    if (cpuBefore !== undefined && cpuAfter !== undefined && chunks > 0) record('ingest_worker_cpu_ms_per_chunk', ((cpuAfter.all - cpuBefore.all) * 1000) / chunks);
 
     const allQuestions = existsSync(questionsFile)
       ? readFileSync(questionsFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Question)

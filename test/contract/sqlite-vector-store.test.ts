@@ -11,6 +11,8 @@ let files = 0;
 const newFile = () => join(directory, `store-${(files += 1)}.sqlite`);
 
 vectorStoreContract('SqliteVectorStore', async () => new SqliteVectorStore({ path: newFile() }));
+// Dense search without the in-memory vector cache: sqlite-vec's scan (collections over the budget, searches over all collections).
+vectorStoreContract('SqliteVectorStore (vector cache off)', async () => new SqliteVectorStore({ path: newFile(), vectorCacheBytes: 0 }));
 
 describe('SqliteVectorStore (embedded specifics)', () => {
   it('keeps its records in the file across reopening', async () => {

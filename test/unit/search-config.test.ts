@@ -15,6 +15,7 @@ const zodSchemas: Record<string, z.ZodType> = {
   AGENTQ_QDRANT_COLLECTION_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,48}$/, "must be 1-48 characters of letters, digits, '_' or '-'").default('agentq'),
   AGENTQ_QDRANT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   AGENTQ_QDRANT_UPSERT_BATCH: z.coerce.number().int().min(1).default(256),
+  AGENTQ_VECTOR_CACHE_MB: z.coerce.number().int().min(0).default(128),
   EMBED_MODEL: z.string().min(1).optional(),
   EMBED_PROVIDER: z.enum(['local', 'openai', 'none'], { error: 'must be local (the built-in model, no endpoint), openai (EMBED_MODEL on OPENAI_BASE_URL) or none (lexical search only)' }).optional(),
 };
@@ -27,6 +28,7 @@ const values: Record<string, string[]> = {
   AGENTQ_QDRANT_COLLECTION_PREFIX: ['agentq', 'a_b-c', 'a b', 'x'.repeat(48), 'x'.repeat(49), 'é'],
   AGENTQ_QDRANT_TIMEOUT_MS: numbers,
   AGENTQ_QDRANT_UPSERT_BATCH: numbers,
+  AGENTQ_VECTOR_CACHE_MB: numbers,
   EMBED_MODEL: ['text-embedding-3-small'],
   EMBED_PROVIDER: ['local', 'none', 'LOCAL', 'ollama', ' none'],
 };
@@ -38,6 +40,7 @@ const configKeys: Record<string, keyof SearchConfig> = {
   AGENTQ_QDRANT_COLLECTION_PREFIX: 'qdrantCollectionPrefix',
   AGENTQ_QDRANT_TIMEOUT_MS: 'qdrantTimeoutMs',
   AGENTQ_QDRANT_UPSERT_BATCH: 'qdrantUpsertBatchSize',
+  AGENTQ_VECTOR_CACHE_MB: 'vectorCacheMb',
   EMBED_MODEL: 'embedModel',
   EMBED_PROVIDER: 'embedProvider',
 };

@@ -1,9 +1,9 @@
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import { QdrantVectorStore } from './qdrant-vector-store.js';
 import { SqliteVectorStore } from './sqlite-vector-store.js';
-import { embeddedVectorStorePath, qdrantStoreOptions, type VectorStoreConfig } from './vector-store-config.js';
+import { embeddedStoreOptions, embeddedVectorStorePath, qdrantStoreOptions, type VectorStoreConfig } from './vector-store-config.js';
 
-export { embeddedVectorStorePath, type VectorStoreConfig };
+export { embeddedStoreOptions, embeddedVectorStorePath, type VectorStoreConfig };
 
 /**
  * The vector store the configuration names: Qdrant when QDRANT_URL is set (any number of worker
@@ -13,5 +13,5 @@ export { embeddedVectorStorePath, type VectorStoreConfig };
  */
 export function createVectorStore(config: VectorStoreConfig): VectorStore {
   if (config.qdrantUrl) return new QdrantVectorStore(qdrantStoreOptions({ ...config, qdrantUrl: config.qdrantUrl }));
-  return new SqliteVectorStore({ path: embeddedVectorStorePath(config) });
+  return new SqliteVectorStore(embeddedStoreOptions(config));
 }

@@ -1,5 +1,5 @@
 import type { VectorStore } from '../../shared/ports/vector-store.js';
-import { embeddedVectorStorePath, qdrantStoreOptions, type VectorStoreConfig } from './vector-store-config.js';
+import { embeddedStoreOptions, qdrantStoreOptions, type VectorStoreConfig } from './vector-store-config.js';
 
 /**
  * `createVectorStore`, loading only the adapter the configuration names: the Qdrant client costs a
@@ -11,5 +11,5 @@ export async function openVectorStore(config: VectorStoreConfig): Promise<Vector
     return new QdrantVectorStore(qdrantStoreOptions({ ...config, qdrantUrl: config.qdrantUrl }));
   }
   const { SqliteVectorStore } = await import('./sqlite-vector-store.js');
-  return new SqliteVectorStore({ path: embeddedVectorStorePath(config) });
+  return new SqliteVectorStore(embeddedStoreOptions(config));
 }

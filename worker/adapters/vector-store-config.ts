@@ -1,13 +1,19 @@
 import { resolve } from 'node:path';
 import type { Config } from '../../shared/config.js';
 import type { QdrantVectorStoreOptions } from './qdrant-vector-store.js';
+import type { SqliteVectorStoreOptions } from './sqlite-vector-store.js';
 
 /** What the vector-store factories read from the configuration. */
-export type VectorStoreConfig = Pick<Config, 'dataDir' | 'qdrantUrl' | 'qdrantApiKey' | 'qdrantCollectionPrefix' | 'qdrantTimeoutMs' | 'qdrantUpsertBatchSize'>;
+export type VectorStoreConfig = Pick<Config, 'dataDir' | 'qdrantUrl' | 'qdrantApiKey' | 'qdrantCollectionPrefix' | 'qdrantTimeoutMs' | 'qdrantUpsertBatchSize' | 'vectorCacheMb'>;
 
 /** The embedded store's file: `<AGENTQ_DATA_DIR>/vectors.sqlite`. */
 export function embeddedVectorStorePath(config: Pick<Config, 'dataDir'>): string {
   return resolve(config.dataDir, 'vectors.sqlite');
+}
+
+/** The embedded store's options from the configuration (QDRANT_URL unset). */
+export function embeddedStoreOptions(config: Pick<Config, 'dataDir' | 'vectorCacheMb'>): SqliteVectorStoreOptions {
+  return { path: embeddedVectorStorePath(config), vectorCacheBytes: config.vectorCacheMb * 1024 * 1024 };
 }
 
 /** The Qdrant adapter's options from the configuration (QDRANT_URL set). */

@@ -30,6 +30,27 @@ create table if not exists chunks (
 -- Replacing a document's chunks deletes by docId: keep that a lookup, not a scan.
 create index if not exists chunks_doc on chunks (tenant, collection, json_extract(payload, '$.docId'));
 
+-- Bumped by every change to a collection's chunks, by whichever process writes: an in-memory copy of
+-- the collection's vectors (DenseVectorCache) is reloaded when its version moved.
+create table if not exists chunk_versions (
+  tenant text not null,
+  collection text not null,
+  version integer not null,
+  primary key (tenant, collection)
+) without rowid;
+create trigger if not exists chunks_version_insert after insert on chunks begin
+  insert into chunk_versions (tenant, collection, version) values (new.tenant, new.collection, 1)
+    on conflict (tenant, collection) do update set version = version + 1;
+end;
+create trigger if not exists chunks_version_delete after delete on chunks begin
+  insert into chunk_versions (tenant, collection, version) values (old.tenant, old.collection, 1)
+    on conflict (tenant, collection) do update set version = version + 1;
+end;
+create trigger if not exists chunks_version_update after update on chunks begin
+  insert into chunk_versions (tenant, collection, version) values (new.tenant, new.collection, 1)
+    on conflict (tenant, collection) do update set version = version + 1;
+end;
+
 create virtual table if not exists chunks_fts using fts5(
   context, text,
   content = 'chunks', content_rowid = 'rowid',
