@@ -42,7 +42,8 @@ describe('eval script', () => {
     // The worker's CPU over the question phase (Linux /proc): every thread, and its event loop's, which is part of it.
     expect(lines[3]).toMatch(/^worker_cpu_s=\d+\.\d$/);
     expect(lines[4]).toMatch(/^worker_main_thread_cpu_s=\d+\.\d$/);
-    expect(Number(lines[4]!.split('=')[1])).toBeLessThanOrEqual(Number(lines[3]!.split('=')[1]));
+    // Each is rounded to 0.1 s from clock ticks read a moment apart: on a short run the part can print one step above the whole.
+    expect(Number(lines[4]!.split('=')[1])).toBeLessThanOrEqual(Number(lines[3]!.split('=')[1]) + 0.1);
     // Last: score.py's output, exactly as it prints it for these predictions.
     const score = execFileSync('python3', [join(root, '../shared/eval/score.py'), '--gold', join(set.path, 'questions.jsonl'), '--pred', out], { encoding: 'utf8' });
     expect(lines[5]).toBe('retrieval=lexical');
