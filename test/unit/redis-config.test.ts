@@ -49,8 +49,6 @@ const configKeys: Record<string, keyof RedisConfig> = {
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: 'redisCommandTimeoutMs',
 };
 
-
-
 describe('the Redis settings, read without zod', () => {
   it('reads each of its variables as the zod schema did: the same value, or the same refusal', () => {
     const refusals = expectReaderMatchesZod({ values, zodSchemas, configKeys, light: readRedisConfig, full: loadConfig });

