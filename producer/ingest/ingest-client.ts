@@ -289,14 +289,23 @@ export class IngestClient {
   }
 
   /** Waits until Redis answers (connections are lazy), failing fast if it does not. */
+  /**
+   * Both connections connected: documents' bytes go through the second one (blobRedis), and a producer
+   * connection has no offline queue, so a first ingest right after start-up failed on it
+   * ("Stream isn't writeable") when only the first was waited for.
+   */
   private async ready(): Promise<void> {
-    if (this.redis.status === 'ready') return;
+    await Promise.all([this.redis, this.blobRedis].map((redis) => this.connected(redis)));
+  }
+
+  private async connected(redis: RedisConnection): Promise<void> {
+    if (redis.status === 'ready') return;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new AgentqError('UNAVAILABLE', `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`, { retryable: true })),
         this.config.redisCommandTimeoutMs + 1000,
       );
-      this.redis.once('ready', () => {
+      redis.once('ready', () => {
         clearTimeout(timer);
         resolve();
       });
