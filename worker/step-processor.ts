@@ -274,7 +274,7 @@ export class StepProcessor {
         after,
         graphId,
         this.finishing(at, 'committed', after.length === 1),
-        meta.priority,
+        meta,
         last?.commits ?? [],
       );
       finished(transition);
@@ -307,7 +307,7 @@ export class StepProcessor {
       [],
       graphId,
       this.finishing(at, 'committed', false),
-      meta.priority,
+      meta,
     );
     finished(transition);
     // A parallel task's state: its own write applied (the siblings' writes are merged by the last one to finish).
@@ -492,7 +492,7 @@ export class StepProcessor {
       outcome.kind === 'next' ? next : [],
       graphId,
       undefined,
-      meta.priority,
+      meta,
     );
   }
 }

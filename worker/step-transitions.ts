@@ -1,17 +1,18 @@
-import { QueueKeys } from 'bullmq';
+import { QueueKeys, raw2NextJobData } from 'bullmq';
 import type { RedisConnection } from '../shared/redis/connect-redis.js';
 import { stepJobId, type StepJobData } from '../shared/job-schema.js';
 import { STEP_QUEUE } from '../shared/queues.js';
 import { runScript } from '../shared/redis/create-redis.js';
 import { parseBeginReply, type BeginResult, type CommitRequest, type CommitResult, type RedisRunStore } from '../shared/redis/redis-run-store.js';
+import type { StepMeta } from '../shared/redis/run-meta.js';
 import { STEP_TAKE, STEP_TRANSITION } from '../shared/redis/step-transition-scripts.js';
 import { allShards, stepQueuePrefix } from '../shared/shards.js';
 import type { Task } from '../shared/graph/graph.js';
 
-/** A job handed to this worker by a script, as BullMQ's moveToActive/moveToFinished return it, with its cursor. */
+/** A job handed to this worker by a script, with its cursor. */
 export interface HandedJob {
-  /** BullMQ's `[fields, id, rate-limit delay, delay until]` (raw2NextJobData turns it into job data). */
-  raw: unknown[];
+  /** As BullMQ's raw2NextJobData gives it for a worker's nextJobFromJobData: `[job JSON, id, rate-limit delay, delay until]`. */
+  next: unknown[];
   /** BEGIN of the job, done in the same script; absent for a job that is not a well-formed step job. */
   begin?: BeginResult;
   /** It came by eager dispatch (the next step of the run just committed). */
@@ -75,19 +76,20 @@ export class StepTransitions {
   }
 
   /**
-   * `priority`: the run's BullMQ priority, which its next jobs carry (0 none). `inline`: steps of nodes
-   * marked inline that this job ran after its own, committed in the same script after `request`; `next`
-   * is then what follows the last of them.
+   * `meta`: the run as the step saw it (its BEGIN); its BullMQ priority goes with its next jobs, and an
+   * eager hop's BEGIN is made from it. `inline`: steps of nodes marked inline that this job ran after its
+   * own, committed in the same script after `request`; `next` is then what follows the last of them.
    */
   async commit(
     request: CommitRequest,
     next: Task[],
     graphId: string,
     job: FinishingJob | undefined,
-    priority = 0,
+    meta: StepMeta,
     inline: InlineCommit[] = [],
     now = Date.now(),
   ): Promise<TransitionResult> {
+    const priority = meta.priority;
     const { store, redis } = this.options;
     const runId = request.runId;
     const shard = store.keys.shardOf(runId);
@@ -120,14 +122,41 @@ export class StepTransitions {
       const stepArgs = store.commitArgs(step, now);
       args.push(stepArgs.length + 1, JSON.stringify(startData), ...stepArgs);
     }
-    const [commitReply, finishCode, handed, begun, eager, inlined] = await runScript<[string[], number, unknown[] | null, unknown[] | null, number, number]>(
-      redis,
-      STEP_TRANSITION,
-      keys,
-      args,
-    );
+    const [commitReply, finishCode, handed, begun, eager, inlined, usage] = await runScript<
+      [string[], number, unknown[] | null, unknown[] | null, number, number, (string | number)[] | null]
+    >(redis, STEP_TRANSITION, keys, args);
     const commit = await store.committed(runId, commitReply);
-    return { commit, finishCode: Number(finishCode), inlined: Number(inlined), ...(handed ? { handed: handedJob(handed, begun, eager === 1) } : {}) };
+    const result = { commit, finishCode: Number(finishCode), inlined: Number(inlined) };
+    if (eager === LEAN_HOP && commit.kind === 'advanced') {
+      return { ...result, handed: this.leanHop(jobs[0] as LeanHopJob, { ...meta, superstep, tasks: next, stepCount: commit.index + 1, usage: usageOf(usage, meta) }, now) };
+    }
+    return { ...result, ...(handed ? { handed: handedJob(handed, begun, eager === 1) } : {}) };
+  }
+
+  /**
+   * The job the script's lean hop handed back (STEP_TRANSITION's LEAN_HOP), made here from the request
+   * that described it rather than sent back: the job hash's fields as the script wrote them (timestamp
+   * and processedOn are the request's `now`), read as BullMQ's rawToJobJson reads them; and its BEGIN,
+   * the run's meta at the cursor the commit set, its state in this worker's cache, no memos (no attempt
+   * of a superstep reached just now began before). test/integration/engine-v2.test.ts compares both with
+   * what Redis holds.
+   */
+  private leanHop([id, node, data, attempts]: LeanHopJob, meta: StepMeta, now: number): HandedJob {
+    const json = {
+      name: node,
+      data,
+      opts: { jobId: id, attempts, backoff: { type: 'agentq' } },
+      progress: 0,
+      delay: 0,
+      priority: 0,
+      timestamp: now,
+      attemptsStarted: 1,
+      attemptsMade: 0,
+      stalledCounter: 0,
+      processedOn: now,
+      ...(this.options.workerName ? { processedBy: this.options.workerName } : {}),
+    };
+    return { next: [json, id, 0, 0], begin: { kind: 'run', meta: { ...meta, status: 'running' }, state: null, memos: {} }, eager: true };
   }
 
   /** Lets go of a step job's lock if it still holds `token` (BullMQ's releaseLock script): the stalled-job check then hands the job on. */
@@ -147,6 +176,18 @@ export class StepTransitions {
 
 const RELEASE_LOCK = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
+/** STEP_TRANSITION's eager flag for a lean hop: the handed job is the one the request described. */
+const LEAN_HOP = 2;
+
+/** A next job as the transition's request describes it: id, name (its node), data JSON, attempts. */
+type LeanHopJob = [string, string, string, number];
+
 function handedJob(raw: unknown[], begun: unknown[] | null, eager: boolean): HandedJob {
-  return { raw, eager, ...(Array.isArray(begun) ? { begin: parseBeginReply(begun) } : {}) };
+  return { next: raw2NextJobData(raw), eager, ...(Array.isArray(begun) ? { begin: parseBeginReply(begun) } : {}) };
+}
+
+/** The run's usage as the transition's reply gives it (inputTokens, outputTokens, costUsd), or the step's own view. */
+function usageOf(reply: (string | number)[] | null, meta: StepMeta): StepMeta['usage'] {
+  if (!reply) return meta.usage;
+  return { inputTokens: Number(reply[0]), outputTokens: Number(reply[1]), costUsd: Number(reply[2]) };
 }

@@ -1,5 +1,5 @@
 import { context as otelContext, type Context } from '@opentelemetry/api';
-import { raw2NextJobData, SpanKind, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
+import { SpanKind, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { StepJobData } from '../shared/job-schema.js';
 import { STEP_QUEUE } from '../shared/queues.js';
 import type { BeginResult } from '../shared/redis/redis-run-store.js';
@@ -122,7 +122,7 @@ export class StepWorker extends Worker<StepJobData> {
 
   /** A job a script handed to this worker, made a BullMQ Job (as its fetch-next does), its cursor kept for processJob. */
   private async handOut(handed: HandedJob | undefined, token: string, hops: number): Promise<Job<StepJobData>> {
-    const [jobData, jobId, limitDelay, delayUntil] = raw2NextJobData(handed?.raw ?? []) as [never, string | undefined, number, number];
+    const [jobData, jobId, limitDelay, delayUntil] = (handed?.next ?? []) as [never, string | undefined, number, number];
     (this as unknown as WorkerInternals).updateDelays(limitDelay, delayUntil);
     const next = await this.nextJobFromJobData(jobData, jobId, token);
     if (next && handed) this.deliveries.set(next, { ...(handed.begin ? { begin: handed.begin } : {}), hops: handed.eager ? hops : 0 });

@@ -161,8 +161,11 @@ return begin_step(KEYS, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
  * → {'fenced'} | {'missing'} | {'stored', index, count} | {'advanced'|'completed'|'cancelled', index}
  */
 const COMMIT_FN = `
+-- The run's usage after the last commit_step that went through (inputTokens, outputTokens, costUsd as
+-- Redis holds them): an eager hop's step reads it from the transition's reply instead of a BEGIN.
+local committed_usage = false
 local function commit_step(rk, A)
-local m = redis.call('HMGET', rk[1], 'status', 'superstep', 'stepCount')
+local m = redis.call('HMGET', rk[1], 'status', 'superstep', 'stepCount', 'inputTokens', 'outputTokens', 'costUsd')
 local status = m[1]
 if not status then return {'missing'} end
 if tonumber(m[2]) ~= tonumber(A[1]) then return {'fenced'} end
@@ -182,9 +185,10 @@ if mode == 'single' or mode == 'task' then
     index = redis.call('HINCRBY', rk[1], 'stepCount', 1) - 1
   end
   redis.call('RPUSH', rk[4], '{"index":' .. index .. ',' .. string.sub(A[7], 2))
-  if A[13] ~= '0' then redis.call('HINCRBY', rk[1], 'inputTokens', A[13]) end
-  if A[14] ~= '0' then redis.call('HINCRBY', rk[1], 'outputTokens', A[14]) end
-  if A[15] ~= '0' then redis.call('HINCRBYFLOAT', rk[1], 'costUsd', A[15]) end
+  committed_usage = {m[4] or '0', m[5] or '0', m[6] or '0'}
+  if A[13] ~= '0' then committed_usage[1] = redis.call('HINCRBY', rk[1], 'inputTokens', A[13]) end
+  if A[14] ~= '0' then committed_usage[2] = redis.call('HINCRBY', rk[1], 'outputTokens', A[14]) end
+  if A[15] ~= '0' then committed_usage[3] = redis.call('HINCRBYFLOAT', rk[1], 'costUsd', A[15]) end
   redis.call('HDEL', rk[7], 's' .. A[1] .. '.t' .. A[2])
   run_event(rk, maxlen, 'step-end', '{"index":' .. index .. ',' .. string.sub(A[12], 2))
   if mode == 'task' then

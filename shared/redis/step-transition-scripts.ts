@@ -135,7 +135,9 @@ end
  *   · t+13 inline steps c (0 none) · then c blocks, each: its length L · step-start data JSON · L-1 COMMIT arguments
  * → {the last COMMIT's reply, moveToFinished's code (0 or < 0; 0 when no job), the job handed out as BullMQ's
  *   [fields, id, rate-limit delay, delay until] or nil, its BEGIN reply or nil, 1 when it came eagerly,
- *   inline steps committed}
+ *   inline steps committed}; after a lean hop {the last COMMIT's reply, code, nil, nil, 2, inline steps
+ *   committed, the run's {inputTokens, outputTokens, costUsd}, the handed job's id}: the worker makes that
+ *   job and its BEGIN from its own request (worker/step-transitions.ts)
  */
 export const STEP_TRANSITION = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['addStandardJob', 'addPrioritizedJob', 'moveToFinished'])}${DELIVER}
 -- The run's and the shard queue's keys, built here from K[1] (the run's meta key) and the queue
@@ -173,6 +175,7 @@ for _ = 1, tonumber(ARGV[inline_at] or '0') do
   at = at + len + 1
 end
 local eager = false
+local lean_node
 -- The lean hop (see LEAN_HOP): the common case, one next task of a run without a priority handed back to
 -- this worker, whose own job is still locked by it; whatever else goes BullMQ's own way below.
 local lean = false
@@ -181,6 +184,7 @@ if committed[1] == 'advanced' then
   local priority = tonumber(ARGV[t + 12])
   if #jobs == 1 and priority == 0 and ARGV[t + 3] == '1' and job_id ~= '' then
     eager, lean = lean_hop(jobs[1], job_id, token, prefix, now, lock_ms, worker_name)
+    lean_node = jobs[1][2]
   end
   if not lean then
   for _, job in ipairs(jobs) do
@@ -229,6 +233,13 @@ local code = 0
 local fetched = false
 if lean then
   code = lean_finish(job_id, now, lean, tonumber(ARGV[t + 6]), ARGV[t + 11])
+  -- The job the lean hop handed back is the one the worker described in its request (ARGV[t + 10]), at the
+  -- cursor its commit just set: the worker makes it and its BEGIN itself (step-transitions.ts), so the
+  -- reply carries only what the worker cannot know, the run's usage as Redis now holds it. Its step
+  -- starts here, as BEGIN would start it (a running run, a step no attempt began before).
+  local hop = eager[2]
+  run_event(K, maxlen, 'step-start', '{"node":' .. cjson.encode(lean_node) .. ',"superstep":' .. (tonumber(ARGV[1]) + 1 + inlined) .. ',"task":0,"attempt":1}')
+  return {committed, code, false, false, 2, inlined, committed_usage, hop}
 elseif job_id ~= '' then
   local keep = tonumber(ARGV[t + 6])
   local opts = cmsgpack.pack({token = token, keepJobs = {count = keep}, lockDuration = lock_ms, attempts = tonumber(ARGV[t + 7]),

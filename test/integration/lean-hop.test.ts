@@ -1,7 +1,11 @@
+import { Queue, raw2NextJobData } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AgentClient } from '../../producer/agent-client.js';
 import { STEP_QUEUE } from '../../shared/queues.js';
+import { connectRedis } from '../../shared/redis/connect-redis.js';
 import { shardOf, stepQueuePrefix } from '../../shared/shards.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { StepTransitions } from '../../worker/step-transitions.js';
+import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
 
 /**
  * The lean hop (shared/redis/step-transition-scripts.ts, LEAN_HOP): an eager hand-over and the finish of
@@ -83,5 +87,59 @@ describe('the lean hop', () => {
     const lean = await stepRun({ AGENTQ_KEEP_COMPLETED_JOBS: '0' });
     expect(lean.counts).toMatchObject({ active: 0, wait: 0, completed: 0 });
     expect(lean.jobs.every((job) => Object.keys(job).length === 0)).toBe(true);
+  });
+
+  it('the job and BEGIN the worker makes from its request equal what Redis holds, and the step started', async () => {
+    const config = testConfig();
+    const client = new AgentClient({ config });
+    const redis = connectRedis(config, 'worker');
+    const shard = 0;
+    const queue = new Queue(STEP_QUEUE, { connection: { url: config.redisUrl!, maxRetriesPerRequest: null }, prefix: stepQueuePrefix(config.queuePrefix, shard, config.shards) });
+    try {
+      await client.get('none').catch(() => undefined); // connects the client's Redis
+      await new Promise((resolve) => (redis as { status?: string }).status === 'ready' ? resolve(undefined) : redis.once('ready', resolve));
+      const { store } = client;
+      const transitions = new StepTransitions({ store, redis, queuePrefix: config.queuePrefix, shards: config.shards, lockDurationMs: 30_000, keepCompletedJobs: 10, attemptsOf: () => 4, workerName: 'lean-test' });
+      const runId = `lean-${Date.now()}`;
+      await store.create({ id: runId, tenant: 'default', graph: 'chain', input: { steps: 3 }, maxSteps: 10, now: Date.now() });
+      await store.admit(runId, '1', { steps: 3, visited: [] }, [{ node: 'step' }], Date.now());
+      await queue.add('step', { runId, superstep: 0, task: 0, node: 'step', graph: 'chain@1' }, { jobId: `${runId}.s0.t0`, attempts: 4 });
+      const taken = await transitions.take(shard, 'token-1', undefined, 1000);
+      expect(taken.begin?.kind).toBe('run');
+      const meta = taken.begin!.kind === 'run' ? taken.begin!.meta : undefined;
+      const now = Date.now();
+      const step = { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' };
+      const result = await transitions.commit(
+        { runId, superstep: 0, task: 0, mode: 'single', step, totalTasks: 1, outcome: { kind: 'next', tasks: [{ node: 'step' }] }, state: { visited: [0] }, messages: [], usage: { inputTokens: 5, outputTokens: 7, costUsd: 0.25 } },
+        [{ node: 'step' }],
+        'chain@1',
+        { id: `${runId}.s0.t0`, token: 'token-1', attempts: 4, fetchNext: true, eager: true, returnValue: '"committed"' },
+        meta!,
+        [],
+        now,
+      );
+      expect(result.commit).toEqual({ kind: 'advanced', index: 0 });
+      expect(result.handed?.eager).toBe(true);
+      const hopId = `${runId}.s1.t0`;
+      // The job as BullMQ's own fetch would have read it from the hash the script wrote.
+      const fields = (await redis.call('HGETALL', `${queue.keys['']}${hopId}`)) as string[];
+      const [fromRedis] = raw2NextJobData([fields, hopId, 0, 0]) as [Record<string, unknown>];
+      expect(result.handed?.next).toEqual([fromRedis, hopId, 0, 0]);
+      expect(fromRedis).toMatchObject({ name: 'step', timestamp: now, processedOn: now, attemptsStarted: 1, processedBy: 'lean-test', opts: { attempts: 4 } });
+      expect(await redis.get(`${queue.keys['']}${hopId}:lock`)).toBe('token-1');
+      // Its BEGIN as a BEGIN of the job would read it (state cached at superstep 1: none sent).
+      const begun = await store.begin(runId, 1, 0, { node: 'step', superstep: 1, task: 0, attempt: 1 }, Date.now(), 1);
+      expect(result.handed?.begin).toEqual(begun);
+      expect(begun).toMatchObject({ kind: 'run', meta: { superstep: 1, stepCount: 1, usage: { inputTokens: 5, outputTokens: 7, costUsd: 0.25 } }, state: null });
+      // The hop's step started in the same script (its step-start event follows the commit's step-end), as
+      // the BEGIN above started it again.
+      const events = (await store.events(runId)).slice(-3);
+      expect(events.map((event) => event.type)).toEqual(['step-end', 'step-start', 'step-start']);
+      expect(events[1]?.data).toEqual(events[2]?.data);
+    } finally {
+      await queue.close();
+      redis.disconnect();
+      await client.close();
+    }
   });
 });
