@@ -325,6 +325,7 @@ export class StepProcessor {
       id: job.id!,
       token: token ?? '',
       attempts: job.opts.attempts ?? 1,
+      attemptsMade: job.attemptsMade,
       fetchNext: more,
       eager: more && singleNext && delivery.hops < this.options.eagerHops,
       returnValue: JSON.stringify(returnValue),

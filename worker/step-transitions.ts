@@ -41,6 +41,8 @@ export interface FinishingJob {
   id: string;
   token: string;
   attempts: number;
+  /** Its attempts made before this one (BullMQ's `attemptsMade`, the hash's atm). */
+  attemptsMade: number;
   /** Fetch the queue's next job in the same script (BullMQ's fetch-next). */
   fetchNext: boolean;
   /** Hand the next step straight back to this worker if it is a single task (eager dispatch). */
@@ -116,6 +118,7 @@ export class StepTransitions {
       JSON.stringify(jobs),
       job?.returnValue ?? 'null',
       priority,
+      job?.attemptsMade ?? 0,
       inline.length,
     ];
     for (const { request: step, startData } of inline) {

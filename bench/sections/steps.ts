@@ -72,7 +72,7 @@ function median(values: number[]): number {
 async function runSteps(context: BenchContext): Promise<BenchFigures> {
   const { redisUrl, quick, log } = context;
   // `-- --compare`: only the alternating engine/chain rounds at 100 in flight (what a change to the hot
-  // path is judged by), with the Redis commands of the engine's first round broken down per command.
+  // path is judged by), with the Redis commands of each side's first round broken down per command.
   const compareOnly = process.argv.includes('--compare');
   // BENCH_CPU_PROF_DIR: the engine worker writes a V8 CPU profile there when it stops (node --cpu-prof).
   const profDir = process.env.BENCH_CPU_PROF_DIR;
@@ -172,7 +172,14 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
     };
     await engineLoop(engine, client, { graph: 'bench-chain-inline', input: { steps: STEPS }, inFlight: CONCURRENCY, total: totals.r100 / 2 });
     const measureChain = async () => {
+      const statsBefore = compareOnly && chainRates.length === 0 ? await commandStats(redis) : undefined;
       const { result, spend } = await metered(chain, redis, () => chainLoop(chain, chainQueue, CONCURRENCY, totals.r100));
+      // The chain's side of the engine's breakdown above: which of the engine's commands the chain pays too.
+      if (statsBefore) {
+        for (const [command, delta] of perCommandDelta(statsBefore, await commandStats(redis))) {
+          log(`  chain ${command}: ${(delta.calls / r100Steps).toFixed(2)} calls, ${(delta.usec / r100Steps).toFixed(1)} µs per step`);
+        }
+      }
       chainRates.push(r100Steps / (result / 1000));
       chainSpends.push(spend);
     };

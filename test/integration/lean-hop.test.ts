@@ -113,7 +113,7 @@ describe('the lean hop', () => {
         { runId, superstep: 0, task: 0, mode: 'single', step, totalTasks: 1, outcome: { kind: 'next', tasks: [{ node: 'step' }] }, state: { visited: [0] }, messages: [], usage: { inputTokens: 5, outputTokens: 7, costUsd: 0.25 } },
         [{ node: 'step' }],
         'chain@1',
-        { id: `${runId}.s0.t0`, token: 'token-1', attempts: 4, fetchNext: true, eager: true, returnValue: '"committed"' },
+        { id: `${runId}.s0.t0`, token: 'token-1', attempts: 4, attemptsMade: 0, fetchNext: true, eager: true, returnValue: '"committed"' },
         meta!,
         [],
         now,
