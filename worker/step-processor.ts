@@ -241,6 +241,8 @@ export class StepProcessor {
       return this.onFailure(job, token, meta, node, attempt, error, logger, usage);
     }
     const stepUsage = usage.inputTokens + usage.outputTokens > 0 ? usage : undefined;
+    // The node context adds what it saves to `memos`: empty, the step has no memo field to drop.
+    const hadMemos = hasKeys(memos);
 
     const { messages = [], ...update } = (result ?? {}) as NodeResult<typeof graph.channels>;
     const step = { superstep, task, node: nodeName, attempts: attempt, startedAt, endedAt: new Date().toISOString(), ...(stepUsage ? { usage: stepUsage } : {}) };
@@ -270,7 +272,7 @@ export class StepProcessor {
       // One script: the fenced commit, the next superstep's job, finishing this job and the next job for
       // this worker (the run's next step by eager dispatch while under AGENTQ_EAGER_HOPS in a row).
       const transition = await transitions.commit(
-        { runId, superstep, task, mode: 'single', step, totalTasks: 1, outcome, state: changed, stateJson: changedJson, messages, ...(stepUsage ? { usage: stepUsage } : {}) },
+        { runId, superstep, task, mode: 'single', step, totalTasks: 1, outcome, state: changed, stateJson: changedJson, messages, memos: hadMemos, ...(stepUsage ? { usage: stepUsage } : {}) },
         after,
         graphId,
         this.finishing(at, 'committed', after.length === 1),
@@ -302,6 +304,7 @@ export class StepProcessor {
         outcome: { kind: 'next', tasks: [] },
         state: {},
         messages: [],
+        memos: hadMemos,
         ...(stepUsage ? { usage: stepUsage } : {}),
       },
       [],
@@ -496,6 +499,11 @@ export class StepProcessor {
       meta,
     );
   }
+}
+
+function hasKeys(object: Record<string, unknown>): boolean {
+  for (const key in object) if (Object.hasOwn(object, key)) return true;
+  return false;
 }
 
 function pick(state: Record<string, unknown>, keys: string[]): Record<string, unknown> {

@@ -88,6 +88,12 @@ export interface CommitRequest {
   messages: Message[];
   /** The step's model usage, added to the run's. */
   usage?: Usage;
+  /**
+   * false: the step had no memos (none came with its BEGIN and it saved none), so the commit does not
+   * drop its memo field. A duplicate delivery's memo saved meanwhile is then left to expire with the
+   * run's keys; it is never read again (its superstep is past). @default true
+   */
+  memos?: boolean;
 }
 
 export type CommitResult =
@@ -304,6 +310,7 @@ export class RedisRunStore {
       request.usage?.inputTokens ?? 0,
       request.usage?.outputTokens ?? 0,
       request.usage?.costUsd ?? 0,
+      request.memos === false ? '0' : '1',
       statePairs.length / 2,
       ...statePairs,
       request.messages.length,

@@ -157,7 +157,8 @@ return begin_step(KEYS, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
  * ARGV: 1 superstep · 2 task · 3 mode · 4 now · 5 events maxlen · 6 retention s · 7 step record JSON (without
  *   index) · 8 task write JSON · 9 total tasks · 10 outcome ('next'|'completed') · 11 next tasks JSON or output JSON
  *   · 12 step-end data JSON (without index) · 13 input tokens · 14 output tokens · 15 cost USD (the step's
- *   model usage, added to the run's) · 16 n · n state field/value pairs · m · m messages
+ *   model usage, added to the run's) · 16 '1' when the step may have memos to drop (its BEGIN brought some
+ *   or it saved some), else '0' · 17 n · n state field/value pairs · m · m messages
  * → {'fenced'} | {'missing'} | {'stored', index, count} | {'advanced'|'completed'|'cancelled', index}
  */
 const COMMIT_FN = `
@@ -189,7 +190,7 @@ if mode == 'single' or mode == 'task' then
   if A[13] ~= '0' then committed_usage[1] = redis.call('HINCRBY', rk[1], 'inputTokens', A[13]) end
   if A[14] ~= '0' then committed_usage[2] = redis.call('HINCRBY', rk[1], 'outputTokens', A[14]) end
   if A[15] ~= '0' then committed_usage[3] = redis.call('HINCRBYFLOAT', rk[1], 'costUsd', A[15]) end
-  redis.call('HDEL', rk[7], 's' .. A[1] .. '.t' .. A[2])
+  if A[16] == '1' then redis.call('HDEL', rk[7], 's' .. A[1] .. '.t' .. A[2]) end
   run_event(rk, maxlen, 'step-end', '{"index":' .. index .. ',' .. string.sub(A[12], 2))
   if mode == 'task' then
     redis.call('HSET', rk[6], A[2], A[8])
@@ -200,9 +201,9 @@ else
   if redis.call('HLEN', rk[6]) ~= tonumber(A[9]) then return {'fenced'} end
   redis.call('DEL', rk[6])
 end
-local n = tonumber(A[16])
-push_from('HSET', rk[2], A, 17, 2 * n)
-local pos = 17 + 2 * n
+local n = tonumber(A[17])
+push_from('HSET', rk[2], A, 18, 2 * n)
+local pos = 18 + 2 * n
 push_from('RPUSH', rk[3], A, pos + 1, tonumber(A[pos]))
 local next_superstep = tonumber(A[1]) + 1
 if status == 'cancelling' and A[10] ~= 'completed' then

@@ -150,7 +150,7 @@ export const STEP_TRANSITION = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['addS
 -- undeclared keys of the declared key's slot, and every one of these carries the shard's hash tag.
 local K
 ${LEAN_HOP}
-local t = 17 + 2 * tonumber(ARGV[16])
+local t = 18 + 2 * tonumber(ARGV[17])
 t = t + tonumber(ARGV[t]) + 1
 local job_id, token, prefix, now, maxlen = ARGV[t], ARGV[t + 1], ARGV[t + 4], ARGV[4], ARGV[5]
 local lock_ms, worker_name = tonumber(ARGV[t + 5]), ARGV[t + 8]

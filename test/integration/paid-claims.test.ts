@@ -57,6 +57,19 @@ describe('claims on paid work', () => {
     expect(taken.kind).toBe('claimed');
   });
 
+  it('a commit drops the step\'s memo field, unless the step says it had no memos (then a duplicate delivery\'s memo is left to expire with the run)', async () => {
+    const step = { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' };
+    const commit = async (runId: string, memos?: boolean) => {
+      const store = await runAtSuperstep0(runId);
+      await store.memoPut(runId, 's0.t0', { model: { text: 'paid' } });
+      const committed = await store.commit({ runId, superstep: 0, task: 0, mode: 'single', step, totalTasks: 1, outcome: { kind: 'next', tasks: [{ node: 'step' }] }, state: {}, messages: [], ...(memos === undefined ? {} : { memos }) }, Date.now());
+      expect(committed.kind).toBe('advanced');
+      return client.store.redis.hkeys(client.store.keys.run(runId).memo);
+    };
+    expect(await commit(`claims-memo-drop-${Date.now()}`)).toEqual([]);
+    expect(await commit(`claims-memo-none-${Date.now()}`, false)).toEqual(['s0.t0']);
+  });
+
   it('a delivery that reaches its paid call after the step was committed stops: stale, no claim', async () => {
     const runId = `claims-stale-${Date.now()}`;
     const store = await runAtSuperstep0(runId);
