@@ -84,7 +84,7 @@ export class Keys {
   }
 
   run(runId: string): RunKeys {
-    const base = `${this.runKeyPrefix(this.shardOf(runId))}${runId}`;
+    const base = this.runBase(runId);
     return {
       meta: `${base}:meta`,
       state: `${base}:state`,
@@ -98,13 +98,18 @@ export class Keys {
 
   /** A run's meta key alone (the step transition builds the others from it). */
   runMeta(runId: string): string {
-    return `${this.runKeyPrefix(this.shardOf(runId))}${runId}:meta`;
+    return `${this.runBase(runId)}:meta`;
   }
 
   /** All keys of a run, in RUN_KEY_SUFFIXES order (scripts that expire or delete a run take them all). */
   runAll(runId: string): string[] {
-    const base = `${this.runKeyPrefix(this.shardOf(runId))}${runId}`;
+    const base = this.runBase(runId);
     return RUN_KEY_SUFFIXES.map((suffix) => `${base}:${suffix}`);
+  }
+
+  /** What a run's keys start with: its shard's run key prefix and its id. */
+  private runBase(runId: string): string {
+    return `${this.runKeyPrefix(this.shardOf(runId))}${runId}`;
   }
 
   /** The first engine's meta key of a run (tag `{run:<id>}`): read only to refuse an undrained upgrade. */

@@ -97,7 +97,7 @@ export class StepTransitions {
     const shard = store.keys.shardOf(runId);
     const q = this.queueKeys[shard]!;
     const superstep = (inline.at(-1)?.request.superstep ?? request.superstep) + 1;
-    const jobs = next.map((task, index) => {
+    const jobs = next.map((task, index): NextJob => {
       const data: StepJobData = { runId, superstep, task: index, node: task.node, graph: graphId };
       return [stepJobId(runId, superstep, index), task.node, JSON.stringify(data), this.options.attemptsOf(graphId, task.node)];
     });
@@ -131,7 +131,7 @@ export class StepTransitions {
     const commit = await store.committed(runId, commitReply);
     const result = { commit, finishCode: Number(finishCode), inlined: Number(inlined) };
     if (eager === LEAN_HOP && commit.kind === 'advanced') {
-      return { ...result, handed: this.leanHop(jobs[0] as LeanHopJob, { ...meta, superstep, tasks: next, stepCount: commit.index + 1, usage: usageOf(usage, meta) }, now) };
+      return { ...result, handed: this.leanHop(jobs[0]!, { ...meta, superstep, tasks: next, stepCount: commit.index + 1, usage: usageOf(usage, meta) }, now) };
     }
     return { ...result, ...(handed ? { handed: handedJob(handed, begun, eager === 1) } : {}) };
   }
@@ -141,10 +141,10 @@ export class StepTransitions {
    * that described it rather than sent back: the job hash's fields as the script wrote them (timestamp
    * and processedOn are the request's `now`), read as BullMQ's rawToJobJson reads them; and its BEGIN,
    * the run's meta at the cursor the commit set, its state in this worker's cache, no memos (no attempt
-   * of a superstep reached just now began before). test/integration/engine-v2.test.ts compares both with
+   * of a superstep reached just now began before). test/integration/lean-hop.test.ts compares both with
    * what Redis holds.
    */
-  private leanHop([id, node, data, attempts]: LeanHopJob, meta: StepMeta, now: number): HandedJob {
+  private leanHop([id, node, data, attempts]: NextJob, meta: StepMeta, now: number): HandedJob {
     const json = {
       name: node,
       data,
@@ -182,8 +182,8 @@ const RELEASE_LOCK = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis
 /** STEP_TRANSITION's eager flag for a lean hop: the handed job is the one the request described. */
 const LEAN_HOP = 2;
 
-/** A next job as the transition's request describes it: id, name (its node), data JSON, attempts. */
-type LeanHopJob = [string, string, string, number];
+/** A next job as the transition's request describes it (ARGV t+10): id, name (its node), data JSON, attempts. */
+type NextJob = [string, string, string, number];
 
 function handedJob(raw: unknown[], begun: unknown[] | null, eager: boolean): HandedJob {
   return { next: raw2NextJobData(raw), eager, ...(Array.isArray(begun) ? { begin: parseBeginReply(begun) } : {}) };

@@ -288,11 +288,11 @@ export class IngestClient {
     return results;
   }
 
-  /** Waits until Redis answers (connections are lazy), failing fast if it does not. */
   /**
-   * Both connections connected: documents' bytes go through the second one (blobRedis), and a producer
-   * connection has no offline queue, so a first ingest right after start-up failed on it
-   * ("Stream isn't writeable") when only the first was waited for.
+   * Waits until Redis answers on both connections (they are lazy), failing fast if it does not:
+   * documents' bytes go through the second one (blobRedis), and a producer connection has no offline
+   * queue, so a first ingest right after start-up failed on it ("Stream isn't writeable") when only the
+   * first was waited for.
    */
   private async ready(): Promise<void> {
     await Promise.all([this.redis, this.blobRedis].map((redis) => this.connected(redis)));

@@ -48,7 +48,7 @@ export class FairShare {
     if (this.share === 0) return own;
     let before: number;
     let many: boolean | undefined;
-    if (this.manySince !== undefined && now - this.manySince < 60_000) {
+    if (this.manyKnown(now)) {
       before = await runScript<number>(this.redis, COUNT_AND_ADD, [this.keys.tenantLoad(tenant)], [runId, now]);
     } else {
       // The tenant count rides along with the load count (one round trip, not two): a busy one-tenant
@@ -75,10 +75,15 @@ export class FairShare {
    * share; a yes is kept for a minute (a second tenant does not go away soon), a no is asked again.
    */
   private async manyTenants(now: number): Promise<boolean> {
-    if (this.manySince !== undefined && now - this.manySince < 60_000) return true;
+    if (this.manyKnown(now)) return true;
     const many = (await this.redis.scard(this.keys.tenants())) > 1;
     this.manySince = many ? now : undefined;
     return many;
+  }
+
+  /** A second tenant was seen within the last minute (kept that long: a second tenant does not go away soon). */
+  private manyKnown(now: number): boolean {
+    return this.manySince !== undefined && now - this.manySince < 60_000;
   }
 
   /** Takes a finished run out of its tenant's load (the run store's onFinished hook). */

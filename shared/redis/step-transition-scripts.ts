@@ -45,12 +45,14 @@ end
  * — without what a step job never has: a parent, children, deduplication, metrics, a rate limiter, and
  * without the detour through the wait list (the job goes straight to the active list, as the old eager
  * path's add-then-pop left it). About half the calls of BullMQ's scripts and none of their msgpack.
- * Pinned, like the scripts it stands for, to BULLMQ_VERSION; test/unit/bullmq-functions.test.ts checks
- * its result against BullMQ's own on a real Redis.
+ * Pinned, like the scripts it stands for, to BULLMQ_VERSION: test/unit/bullmq-functions.test.ts checks
+ * that the lines it copies are still BullMQ's, test/integration/lean-hop.test.ts compares what it leaves
+ * with what BullMQ's own scripts leave on a real Redis.
  *
- * lean_hop → the handed job as moveToActive returns it and the events maxlen (for lean_finish), or
- * false, false when the hop must go BullMQ's way: a paused or limited queue, a job id that exists, or a
- * current job whose lock is no longer this worker's (moveToFinished then reports the right code).
+ * lean_hop → the job it handed out (its request entry: id, name, data JSON, attempts) and the events
+ * maxlen (for lean_finish), or false, false when the hop must go BullMQ's way: a paused or limited
+ * queue, a job id that exists, or a current job whose lock is no longer this worker's (moveToFinished
+ * then reports the right code).
  * Keys as STEP_TRANSITION's.
  */
 const LEAN_HOP = `
@@ -82,7 +84,7 @@ local function lean_hop(job, job_id, token, prefix, now, lock_ms, worker_name)
   redis.call('SET', job_key .. ':lock', token, 'PX', lock_ms)
   -- 'eager' marks the hand-over in the queue's event stream (QueueEvents passes it on as args.eager).
   redis.call('XADD', K[11], '*', 'event', 'active', 'jobId', id, 'prev', 'waiting', 'eager', '1')
-  return {fields, id, 0, 0}, max_events
+  return job, max_events
 end
 
 -- moveToFinished of a completed step job whose lock lean_hop saw this worker hold. keep: completed jobs to
@@ -141,8 +143,8 @@ end
  * → {the last COMMIT's reply, moveToFinished's code (0 or < 0; 0 when no job), the job handed out as BullMQ's
  *   [fields, id, rate-limit delay, delay until] or nil, its BEGIN reply or nil, 1 when it came eagerly,
  *   inline steps committed}; after a lean hop {the last COMMIT's reply, code, nil, nil, 2, inline steps
- *   committed, the run's {inputTokens, outputTokens, costUsd}, the handed job's id}: the worker makes that
- *   job and its BEGIN from its own request (worker/step-transitions.ts)
+ *   committed, the run's {inputTokens, outputTokens, costUsd}}: the worker makes the job it handed out (its
+ *   one next job) and its BEGIN from its own request (worker/step-transitions.ts)
  */
 export const STEP_TRANSITION = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['addStandardJob', 'addPrioritizedJob', 'moveToFinished'])}${DELIVER}
 -- The run's and the shard queue's keys, built here from K[1] (the run's meta key) and the queue
@@ -180,16 +182,15 @@ for _ = 1, tonumber(ARGV[inline_at] or '0') do
   at = at + len + 1
 end
 local eager = false
-local lean_node
 -- The lean hop (see LEAN_HOP): the common case, one next task of a run without a priority handed back to
 -- this worker, whose own job is still locked by it; whatever else goes BullMQ's own way below.
-local lean = false
+-- lean: the events maxlen once it hopped (false: it did not); hopped: the job it handed out.
+local lean, hopped = false, false
 if committed[1] == 'advanced' then
   local jobs = cjson.decode(ARGV[t + 10])
   local priority = tonumber(ARGV[t + 12])
   if #jobs == 1 and priority == 0 and ARGV[t + 3] == '1' and job_id ~= '' then
-    eager, lean = lean_hop(jobs[1], job_id, token, prefix, now, lock_ms, worker_name)
-    lean_node = jobs[1][2]
+    hopped, lean = lean_hop(jobs[1], job_id, token, prefix, now, lock_ms, worker_name)
   end
   if not lean then
   for _, job in ipairs(jobs) do
@@ -242,9 +243,8 @@ if lean then
   -- cursor its commit just set: the worker makes it and its BEGIN itself (step-transitions.ts), so the
   -- reply carries only what the worker cannot know, the run's usage as Redis now holds it. Its step
   -- starts here, as BEGIN would start it (a running run, a step no attempt began before).
-  local hop = eager[2]
-  run_event(K, maxlen, 'step-start', '{"node":' .. cjson.encode(lean_node) .. ',"superstep":' .. (tonumber(ARGV[1]) + 1 + inlined) .. ',"task":0,"attempt":1}')
-  return {committed, code, false, false, 2, inlined, committed_usage, hop}
+  run_event(K, maxlen, 'step-start', '{"node":' .. cjson.encode(hopped[2]) .. ',"superstep":' .. (tonumber(ARGV[1]) + 1 + inlined) .. ',"task":0,"attempt":1}')
+  return {committed, code, false, false, 2, inlined, committed_usage}
 elseif job_id ~= '' then
   local keep = tonumber(ARGV[t + 6])
   local opts = cmsgpack.pack({token = token, keepJobs = {count = keep}, lockDuration = lock_ms, attempts = tonumber(ARGV[t + 7]),

@@ -206,10 +206,9 @@ export class SqliteVectorStore implements VectorStore {
     if (!exists) return [];
     // A zero query has no direction (sqlite-vec gives every record a NaN distance): nothing is near it.
     if (!vector.some((value) => value !== 0)) return [];
-    const filtered = query.filter !== undefined && Object.keys(query.filter).length > 0;
     if (this.cache && query.collection !== undefined) {
       // With a payload filter, the matching records' rowids (an indexed lookup), then only those are scored.
-      const among = filtered ? this.matchingRowids(tenant, query.collection, dimensions, query.filter) : undefined;
+      const among = hasFilter(query) ? this.matchingRowids(tenant, query.collection, dimensions, query.filter) : undefined;
       const neighbours = this.cache.nearest(tenant, query.collection, vector, limit, among);
       if (neighbours) return this.neighbourHits(neighbours);
     }
@@ -224,7 +223,7 @@ export class SqliteVectorStore implements VectorStore {
   /** sqlite-vec's query for the `limit` nearest records: `rowid` and `distance` (cosine), nearest first. */
   private denseSql(tenant: string, query: VectorQuery, table: string, dimensions: number, bytes: Float32Array, limit: number): { sql: string; params: unknown[] } {
     const collectionArgs = query.collection === undefined ? [] : [query.collection];
-    if (query.filter === undefined || Object.keys(query.filter).length === 0) {
+    if (!hasFilter(query)) {
       // k-nearest neighbours inside the tenant's partition (vec0 answers the tenant filter itself).
       return {
         sql: `select rowid, distance from ${table} where embedding match ? and k = ? and tenant = ?${query.collection === undefined ? '' : ' and collection = ?'} order by distance`,
@@ -300,4 +299,9 @@ export class SqliteVectorStore implements VectorStore {
 
 function toHit(row: ChunkRow, score: number): Hit {
   return { rowid: row.rowid, id: row.id, collection: row.collection, score, text: row.text, payload: JSON.parse(row.payload) as Payload };
+}
+
+/** The query names a payload filter with at least one condition. */
+function hasFilter(query: VectorQuery): boolean {
+  return query.filter !== undefined && Object.keys(query.filter).length > 0;
 }
