@@ -113,8 +113,8 @@ function send<T>(redis: RedisConnection, name: string, args: (string | number)[]
  * (allocation profile of `npm run bench:steps`: 16 %; measured 6.7 → 3.2 µs per transition request,
  * its conversion to bytes included). A `join` of per-argument strings took that to 3.2 µs but still
  * allocated ~4 KB of cons strings per request (14.8 % of the worker's bytes); the Buffer (from Node's
- * pool, off the V8 heap) costs about the same time (3.15–3.26 against 2.91–3.05 µs per request in a micro-benchmark, the join's byte conversion included)
- * without them, and the socket writes it as it is.
+ * pool, off the V8 heap) costs about the same time without them (3.15–3.26 against 2.91–3.05 µs per
+ * request in a micro-benchmark, the join's byte conversion included), and the socket writes it as it is.
  */
 class FlatCommand extends Command {
   constructor(name: string, args: (string | number)[], options: ConstructorParameters<typeof Command>[2]) {
