@@ -167,14 +167,24 @@ export class StepTransitions {
     await runScript(this.options.redis, RELEASE_LOCK, [`${this.queueKeys[shard]!['']}${jobId}:lock`], [token]);
   }
 
-  /** A cold fetch from shard `shard`'s queue (BullMQ's moveToActive) with the taken job's cursor. */
-  async take(shard: number, token: string, name: string | undefined, eventsMaxLen: number, now = Date.now()): Promise<HandedJob> {
+  /**
+   * A cold fetch from shard `shard`'s queue (BullMQ's moveToActive) with each taken job's cursor: up to
+   * `count` jobs in one round trip, the i-th (i > 1) locked with token `${token}.${i}`. The last entry is
+   * moveToActive's reply that took nothing when the queue ran out first (it carries BullMQ's delays).
+   */
+  async take(shard: number, token: string, name: string | undefined, eventsMaxLen: number, count = 1, now = Date.now()): Promise<TakenJob[]> {
     const q = this.queueKeys[shard]!;
     const keys = [q.wait!, q.active!, q.prioritized!, q.events!, q.stalled!, q.limiter!, q.delayed!, q.paused!, q.meta!, q.pc!, q.marker!];
-    const args = [q['']!, now, token, this.options.lockDurationMs, name ?? '', this.options.store.keys.runKeyPrefix(shard), eventsMaxLen];
-    const [taken, begun] = await runScript<[unknown[], unknown[] | null]>(this.options.redis, STEP_TAKE, keys, args);
-    return handedJob(taken, begun, false);
+    const args = [q['']!, now, token, this.options.lockDurationMs, name ?? '', this.options.store.keys.runKeyPrefix(shard), eventsMaxLen, count];
+    const taken = await runScript<[unknown[], unknown[] | false][]>(this.options.redis, STEP_TAKE, keys, args);
+    return taken.map(([raw, begun], index) => ({ token: index === 0 ? token : `${token}.${index + 1}`, handed: handedJob(raw, begun || null, false) }));
   }
+}
+
+/** One job of a cold fetch and the lock token it was taken with. */
+export interface TakenJob {
+  token: string;
+  handed: HandedJob;
 }
 
 const RELEASE_LOCK = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";

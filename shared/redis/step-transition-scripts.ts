@@ -266,19 +266,28 @@ return {committed, code, handed, begun, eager and 1 or 0, inlined}
 `;
 
 /**
- * A cold fetch (no transition handed a job out): BullMQ's moveToActive, then BEGIN of the job it took.
+ * A cold fetch (no transition handed a job out): BullMQ's moveToActive, then BEGIN of the job it took,
+ * up to ARGV[8] times — a worker with many free slots fills them in one round trip instead of one per
+ * slot. The i-th job (i > 1) is locked with token ARGV[3] .. '.' .. i. It stops at the first
+ * moveToActive that takes nothing (an empty, paused or rate-limited queue), whose reply is the last.
  * KEYS: moveToActive's eleven queue keys (see above)
  * ARGV: 1 queue key prefix · 2 now · 3 lock token · 4 lock duration ms · 5 worker name ('' none)
- *   · 6 run key prefix of the shard · 7 events maxlen
- * → {moveToActive's [fields, id, rate-limit delay, delay until], BEGIN reply or nil}
+ *   · 6 run key prefix of the shard · 7 events maxlen · 8 jobs wanted
+ * → a list of {moveToActive's [fields, id, rate-limit delay, delay until], BEGIN reply or false}
  */
 export const STEP_TAKE = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['moveToActive'])}${DELIVER}
-local opts = cmsgpack.pack({token = ARGV[3], lockDuration = tonumber(ARGV[4]), name = ARGV[5] ~= '' and ARGV[5] or nil})
-local taken = bull_moveToActive({KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]},
-  {ARGV[1], ARGV[2], opts})
-local begun = false
-if type(taken[1]) == 'table' then begun = deliver(taken, ARGV[2], ARGV[7], ARGV[6], '', false) end
-return {taken, begun}
+local out = {}
+for i = 1, tonumber(ARGV[8]) do
+  local token = i == 1 and ARGV[3] or ARGV[3] .. '.' .. i
+  local opts = cmsgpack.pack({token = token, lockDuration = tonumber(ARGV[4]), name = ARGV[5] ~= '' and ARGV[5] or nil})
+  local taken = bull_moveToActive({KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]},
+    {ARGV[1], ARGV[2], opts})
+  local begun = false
+  if type(taken[1]) == 'table' then begun = deliver(taken, ARGV[2], ARGV[7], ARGV[6], '', false) end
+  out[i] = {taken, begun}
+  if type(taken[1]) ~= 'table' then break end
+end
+return out
 `;
 
 /**

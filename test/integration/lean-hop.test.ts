@@ -104,9 +104,9 @@ describe('the lean hop', () => {
       await store.create({ id: runId, tenant: 'default', graph: 'chain', input: { steps: 3 }, maxSteps: 10, now: Date.now() });
       await store.admit(runId, '1', { steps: 3, visited: [] }, [{ node: 'step' }], Date.now());
       await queue.add('step', { runId, superstep: 0, task: 0, node: 'step', graph: 'chain@1' }, { jobId: `${runId}.s0.t0`, attempts: 4 });
-      const taken = await transitions.take(shard, 'token-1', undefined, 1000);
-      expect(taken.begin?.kind).toBe('run');
-      const meta = taken.begin!.kind === 'run' ? taken.begin!.meta : undefined;
+      const [taken] = (await transitions.take(shard, 'token-1', undefined, 1000)).map((job) => job.handed);
+      expect(taken!.begin?.kind).toBe('run');
+      const meta = taken!.begin!.kind === 'run' ? taken!.begin!.meta : undefined;
       const now = Date.now();
       const step = { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' };
       const result = await transitions.commit(

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { Worker } from 'bullmq';
+import { BULLMQ_MAIN_LOOP_SHA1 } from '../../worker/step-worker.js';
 import { BULLMQ_SCRIPT_SHA1, BULLMQ_VERSION, bullmqScript, installedBullmqVersion, sha1, type BullmqScriptName } from '../../shared/redis/bullmq-functions.js';
 
 /**
@@ -36,5 +38,13 @@ describe('the BullMQ scripts the step engine composes', () => {
     ['moveToFinished', 'rcall("XADD", eventStreamKey, "*", "event", ARGV[5], "jobId", jobId, ARGV[3], ARGV[4], "prev", "active")'],
   ] as [BullmqScriptName, string][])('%s still writes what the lean hop copies: %s', (name, line) => {
     expect(bullmqScript(name).content, `BullMQ's ${name} changed a line LEAN_HOP copies: update LEAN_HOP in step-transition-scripts.ts`).toContain(line);
+  });
+
+  // StepWorker (worker/step-worker.ts) runs its own copy of BullMQ's private Worker.mainLoop, changed to
+  // fill free slots with batched takes: an upgrade that changes BullMQ's loop must be ported into it.
+  it("Worker's main loop is the one StepWorker's loop copies", () => {
+    const mainLoop = (Worker.prototype as unknown as Record<string, (() => Promise<void>) | undefined>).mainLoop;
+    expect(typeof mainLoop, 'BullMQ no longer has Worker.mainLoop: StepWorker replaces it by name (worker/step-worker.ts)').toBe('function');
+    expect(sha1(mainLoop!.toString()), "BullMQ's Worker.mainLoop changed: port the change into StepWorker.stepMainLoop, then record its new sha1 (BULLMQ_MAIN_LOOP_SHA1)").toBe(BULLMQ_MAIN_LOOP_SHA1);
   });
 });
