@@ -89,25 +89,37 @@ describe('cold fetches', () => {
     expect(processJob).toHaveBeenCalledTimes(12);
   });
 
-  it('pick up a job that comes after the queue ran dry while the other slots run long hop chains', async () => {
+  it('pick up a job that comes after a batched take found the queue empty, while the other slots run long hop chains', async () => {
     // Hops without a limit here: no long run's job goes back through the queue (which would wake the loop).
     const config = testConfig({ AGENTQ_EAGER_HOPS: '1000' });
     const client = new AgentClient({ config });
     closers.push(() => client.close());
-    // Slots to spare: with two taken by the long runs, a free slot is filled by a batched take.
+    // Slots to spare: with the long runs in three, free slots are filled by batched takes.
     const worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false, concurrency: 10 });
     closers.push(() => worker.close());
-    // Two long runs hold two slots in their eager hops (each hop stays in its start job's processJob call).
-    const long = await Promise.all([0, 1].map(() => client.enqueue({ graph: 'chain', input: { steps: 400, sleepMs: 5 } })));
-    await eventually(async () => (await Promise.all(long.map((run) => client.get(run.id)))).every((record) => (record?.stepCount ?? 0) >= 1), 15_000, 'the long runs to start');
-    // Short runs come and end while they hop; none may wait for a long run to end (its slot to free). A
-    // first version of the loop did strand such jobs when a batched take found the queue empty while
-    // hops had marked the worker not drained (test/chaos/redis-unreachable.test.ts caught it); this test
-    // does not force that interleaving, it checks the pickup around it.
-    for (let index = 0; index < 2; index += 1) {
-      const short = await client.enqueue({ graph: 'chain', input: { steps: 2 } });
-      expect((await client.wait(short.id)).status).toBe('completed');
-    }
+    const longRun = () => client.enqueue({ graph: 'chain', input: { steps: 200, sleepMs: 20 }, options: { maxSteps: 1000 } });
+    const started = (runIds: string[]) => eventually(async () => (await Promise.all(runIds.map((runId) => client.get(runId)))).every((record) => (record?.stepCount ?? 0) >= 1), 15_000, 'the long runs to start');
+    const long = await Promise.all([longRun(), longRun()]);
+    await started(long.map((run) => run.id));
+    // The next batched take finds the queue empty (as when another worker took the job first). It comes
+    // right after the third long run's job is taken (by the blocking fetch, one job; its hops then mark the
+    // worker not drained): the loop must go back to waiting on the queue, not wait for a slot to free.
+    const take = StepTransitions.prototype.take;
+    let emptyTakes = 0;
+    vi.spyOn(StepTransitions.prototype, 'take').mockImplementation(async function (this: StepTransitions, ...args: Parameters<StepTransitions['take']>) {
+      if ((args[4] ?? 1) > 1 && emptyTakes === 0) {
+        emptyTakes += 1;
+        return [{ token: args[1], handed: { next: [], eager: false } }];
+      }
+      return take.apply(this, args);
+    });
+    const third = await longRun();
+    long.push(third);
+    await started([third.id]);
+    expect(emptyTakes).toBe(1);
+    const short = await client.enqueue({ graph: 'chain', input: { steps: 2 } });
+    expect((await client.wait(short.id)).status).toBe('completed');
+    // It did not wait for a long run to end.
     for (const run of long) expect((await client.get(run.id))?.status).toBe('running');
   });
 });
