@@ -121,4 +121,18 @@ describe('extractAnswer', () => {
     const rankedChain = rankPassages(question, [chained, other, named], { linkBonus: 1 });
     expect(extractAnswer(rankedChain, { followLinks: true }).sentences.map((sentence) => sentence.passageId)).toEqual([chained.id, named.id]);
   });
+
+  it('of the passages the answer’s passage names, cites the one that adds what the question asks beyond it', () => {
+    const question = 'Which hedgehog did the singer of A Rather Blustery Day also voice?';
+    const song = passage('A Rather Blustery Day', 'A Rather Blustery Day is a song from Winnie the Pooh and the Blustery Day, sung by Jim Cummings.');
+    // Ranked above the singer (a higher search score), but it says nothing of a hedgehog.
+    const film = passage('Winnie the Pooh and the Blustery Day', 'Winnie the Pooh and the Blustery Day is a 1968 featurette with a blustery day.', 0.8, 2);
+    const singer = passage('Jim Cummings', 'Jim Cummings is an American voice actor. He voiced Sonic the Hedgehog in the 1990s.', 0.3, 2);
+    const ranked = rankPassages(question, [song, film, singer], { linkBonus: 1 });
+    expect(ranked[0]!.id).toBe(song.id);
+    expect(ranked.findIndex((entry) => entry.id === film.id)).toBeLessThan(ranked.findIndex((entry) => entry.id === singer.id));
+    expect(extractAnswer(ranked, { followLinks: true, question }).sentences.map((sentence) => sentence.passageId)).toEqual([song.id, singer.id]);
+    // Without a question to compare with, the best-ranked named passage, as before.
+    expect(extractAnswer(ranked, { followLinks: true }).sentences.map((sentence) => sentence.passageId)).toEqual([song.id, film.id]);
+  });
 });
