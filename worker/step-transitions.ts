@@ -176,8 +176,8 @@ export class StepTransitions {
     const q = this.queueKeys[shard]!;
     const keys = [q.wait!, q.active!, q.prioritized!, q.events!, q.stalled!, q.limiter!, q.delayed!, q.paused!, q.meta!, q.pc!, q.marker!];
     const args = [q['']!, now, token, this.options.lockDurationMs, name ?? '', this.options.store.keys.runKeyPrefix(shard), eventsMaxLen, count];
-    const taken = await runScript<[unknown[], unknown[] | false][]>(this.options.redis, STEP_TAKE, keys, args);
-    return taken.map(([raw, begun], index) => ({ token: index === 0 ? token : `${token}.${index + 1}`, handed: handedJob(raw, begun || null, false) }));
+    const taken = await runScript<[unknown[], unknown[] | null, string][]>(this.options.redis, STEP_TAKE, keys, args);
+    return taken.map(([raw, begun, jobToken]) => ({ token: jobToken, handed: handedJob(raw, begun, false) }));
   }
 }
 

@@ -130,10 +130,13 @@ export class StepWorker extends Worker<StepJobData> {
     if (internals.mainLoopQueue === fifo) internals.mainLoopQueue = null;
   }
 
-  /** Up to `count` jobs in one take script, made BullMQ Jobs; a take that ran the queue dry tells BullMQ so (drained, delays). */
-  private async takeMany(token: string, count: number): Promise<Job<StepJobData>[]> {
+  /**
+   * Up to `count` jobs in one take script, made BullMQ Jobs; a take that ran the queue dry tells BullMQ so
+   * (drained, delays). BullMQ's own fetch (`moveToActive`) is the same take of one job.
+   */
+  private async takeMany(token: string, count: number, name = this.opts.name): Promise<Job<StepJobData>[]> {
     const jobs: Job<StepJobData>[] = [];
-    for (const taken of await this.transitions.take(this.shard, token, this.opts.name, this.eventsMaxLen, count)) {
+    for (const taken of await this.transitions.take(this.shard, token, name, this.eventsMaxLen, count)) {
       const job = await this.handOut(taken.handed, taken.token, 0);
       if (job) jobs.push(job);
     }
@@ -141,8 +144,8 @@ export class StepWorker extends Worker<StepJobData> {
   }
 
   protected override async moveToActive(token: string, name?: string): Promise<Job<StepJobData>> {
-    const [taken] = await this.transitions.take(this.shard, token, name, this.eventsMaxLen);
-    return this.handOut(taken?.handed, token, 0);
+    const [job] = await this.takeMany(token, 1, name);
+    return job!;
   }
 
   /**

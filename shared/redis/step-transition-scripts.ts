@@ -273,7 +273,7 @@ return {committed, code, handed, begun, eager and 1 or 0, inlined}
  * KEYS: moveToActive's eleven queue keys (see above)
  * ARGV: 1 queue key prefix · 2 now · 3 lock token · 4 lock duration ms · 5 worker name ('' none)
  *   · 6 run key prefix of the shard · 7 events maxlen · 8 jobs wanted
- * → a list of {moveToActive's [fields, id, rate-limit delay, delay until], BEGIN reply or false}
+ * → a list of {moveToActive's [fields, id, rate-limit delay, delay until], BEGIN reply or false, lock token}
  */
 export const STEP_TAKE = `${RUN_STEP_FUNCTIONS}${bullmqFunctionsLua(['moveToActive'])}${DELIVER}
 local out = {}
@@ -284,7 +284,7 @@ for i = 1, tonumber(ARGV[8]) do
     {ARGV[1], ARGV[2], opts})
   local begun = false
   if type(taken[1]) == 'table' then begun = deliver(taken, ARGV[2], ARGV[7], ARGV[6], '', false) end
-  out[i] = {taken, begun}
+  out[i] = {taken, begun, token}
   if type(taken[1]) ~= 'table' then break end
 end
 return out

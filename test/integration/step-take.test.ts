@@ -51,7 +51,7 @@ describe('cold fetches', () => {
     expect(first.map((taken) => taken.handed.begin?.kind)).toEqual(['run', 'run', 'run']);
     for (const taken of first) expect(await redis.get(`${prefix}:${STEP_QUEUE}:${taken.handed.next[1] as string}:lock`)).toBe(taken.token);
     expect(await queue.getJobCounts('active', 'wait')).toEqual({ active: 3, wait: 2 });
-    // The step of each taken job began: its run is running, its step-start event written.
+    // The step of each taken job began: its run is running; a run not taken is still queued.
     expect((await store.get(runIds[0]!))?.status).toBe('running');
     expect((await store.get(runIds[3]!))?.status).toBe('queued');
 
