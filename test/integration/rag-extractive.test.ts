@@ -90,8 +90,8 @@ describe('rag-agent retrieval mode', () => {
     data.remove();
   });
 
-  const ask = async (collection: string) => {
-    const queued = await env.client.enqueue({ graph: 'rag-agent', input: { query: 'Who drew the first sketch of the Eiffel Tower?', collection } });
+  const ask = async (collection: string, query = 'Who drew the first sketch of the Eiffel Tower?') => {
+    const queued = await env.client.enqueue({ graph: 'rag-agent', input: { query, collection } });
     return (await env.client.wait(queued.id, { timeoutMs: 30_000 })).output as RagOutput;
   };
 
@@ -103,5 +103,13 @@ describe('rag-agent retrieval mode', () => {
     const lexical = await ask('lexical-only');
     expect(lexical).toMatchObject({ retrieval: 'lexical', sources: [{ title: 'Maurice Koechlin' }] });
     expect(server.embeddingRequests().length).toBe(before);
+  });
+
+  it("embeds the question, not the extractive answerer's refined query (key words and names, no sentence to embed)", async () => {
+    const before = server.embeddingRequests().length;
+    const output = await ask('with-vectors', 'In which department of France is the town where the engineer who drew the first sketch of the Eiffel Tower was born?');
+    expect(output).toMatchObject({ retrieval: 'hybrid', search_count: 2 });
+    expect(output.reasoning_steps.some((step) => step.startsWith('Calling refine_and_search:'))).toBe(true);
+    expect(server.embeddingRequests().length - before).toBe(1);
   });
 });

@@ -43,6 +43,8 @@ const pendingSearchSchema = z.object({
   tool: z.enum(['search', 'refine_and_search']),
   query: z.string().min(1),
   round: z.number().int().min(1),
+  /** Words only, no dense side: the extractive answerer's refined query is key words and names, not a sentence to embed. @default false */
+  lexical: z.boolean().optional(),
 });
 type PendingSearch = z.infer<typeof pendingSearchSchema>;
 
@@ -111,7 +113,7 @@ export const ragAgentGraph = defineGraph({
       const request = pendingSearchOf(context.arg);
       await context.emit('tool-call', { toolCallId: request.callId, tool: request.tool });
       const topK = current.topK ?? agentSettingsOf(context).ragTopK;
-      const result = await searchPassages(context, ragVectorStoreOf(context), { query: request.query, collection: current.collection, k: Math.max(SEARCH_CANDIDATES, topK), round: request.round });
+      const result = await searchPassages(context, ragVectorStoreOf(context), { query: request.query, collection: current.collection, k: Math.max(SEARCH_CANDIDATES, topK), round: request.round, lexical: request.lexical === true });
       await context.emit('tool-result', { toolCallId: request.callId, tool: request.tool, passages: result.passages.length });
       const shown = result.passages.slice(0, topK);
       const best = result.passages[0];
@@ -157,7 +159,7 @@ function extractiveTurn(current: Readonly<RagState>): RagUpdate {
     return {
       modelName: 'extractive',
       rounds: round,
-      pendingSearches: [{ callId: `extractive-r${round}`, tool: move.tool, query: move.query, round }],
+      pendingSearches: [{ callId: `extractive-r${round}`, tool: move.tool, query: move.query, round, ...(move.tool === 'refine_and_search' ? { lexical: true } : {}) }],
       reasoning: [
         ...(move.tool === 'refine_and_search' ? [`Weak results: ${move.reason}; refining with the question's key words and the names its best passages mention`] : []),
         `Calling ${move.tool}: ${JSON.stringify(call)}`,

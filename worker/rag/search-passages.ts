@@ -15,6 +15,8 @@ export interface SearchPassagesRequest {
   k: number;
   /** The search round (1-based), recorded on each passage. */
   round: number;
+  /** BM25 only, even with an embedder. @default false */
+  lexical?: boolean;
 }
 
 export interface SearchPassagesResult {
@@ -31,8 +33,8 @@ export interface SearchPassagesResult {
  * a collection that holds vectors of the embedder's length, the query is embedded too and the store
  * fuses lexical and dense ranks (`hybrid`); otherwise the search is BM25 (`lexical`).
  */
-export async function searchPassages(context: NodeContext, store: VectorStore, { query, collection, k, round }: SearchPassagesRequest): Promise<SearchPassagesResult> {
-  const vector = await queryVector(context, store, query, collection);
+export async function searchPassages(context: NodeContext, store: VectorStore, { query, collection, k, round, lexical = false }: SearchPassagesRequest): Promise<SearchPassagesResult> {
+  const vector = lexical ? undefined : await queryVector(context, store, query, collection);
   const fusion = embedderOf(context)?.fusion;
   const request = { query, collection, k, tenant: context.tenant, ...(vector ? { vector, ...(fusion ? { fusion } : {}) } : {}) };
   const named = await findNamedDocuments(store, context.tenant, { query, collection });
