@@ -144,6 +144,7 @@ const envSchema = z.object({
     }),
   AGENTQ_SUMMARIZE_AT: z.coerce.number().min(0).max(1).default(0.75),
   AGENTQ_RAG_TOP_K: z.coerce.number().int().min(1).max(20).default(6),
+  AGENTQ_RAG_DENSE_WEIGHT: z.coerce.number().min(0).max(10).default(2),
   AGENTQ_MCP_SERVERS: z
     .string()
     .default('{}')
@@ -318,6 +319,8 @@ export interface Config extends RedisConfig, SearchConfig {
   summarizeAt: number;
   /** Passages of each rag-agent search the model reads (AGENTQ_RAG_TOP_K; a request's `top_k` overrides). */
   ragTopK: number;
+  /** Weight of the extractive answerer's dense sentence match with the local model (AGENTQ_RAG_DENSE_WEIGHT); 0 = not asked. @default 2 */
+  ragDenseWeight: number;
   /** Hosts the `http_fetch` tool may fetch (`*.example.com` = any subdomain); empty = the tool is off. @default [] */
   httpFetchAllowHosts: string[];
   /** `http_fetch` reads at most this many bytes of a response. @default 1 MiB */
@@ -432,6 +435,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     contextWindows: e.AGENTQ_CONTEXT_WINDOWS,
     summarizeAt: e.AGENTQ_SUMMARIZE_AT,
     ragTopK: e.AGENTQ_RAG_TOP_K,
+    ragDenseWeight: e.AGENTQ_RAG_DENSE_WEIGHT,
     httpFetchAllowHosts: e.AGENTQ_HTTP_FETCH_ALLOW_HOSTS,
     httpFetchMaxBytes: e.AGENTQ_HTTP_FETCH_MAX_BYTES,
     httpFetchTimeoutMs: e.AGENTQ_HTTP_FETCH_TIMEOUT_MS,

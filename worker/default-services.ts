@@ -59,6 +59,7 @@ export function createDefaultServices(config: Config, { tools = [], redis }: Def
       contextWindows: config.contextWindows,
       summarizeAt: config.summarizeAt,
       ragTopK: config.ragTopK,
+      ragDenseWeight: config.ragDenseWeight,
     },
   };
 }

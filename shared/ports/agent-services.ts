@@ -39,6 +39,11 @@ export interface AgentSettings {
   summarizeAt: number;
   /** Passages of each `rag-agent` search the model reads, best first (a run's `top_k` overrides). @default 6 */
   ragTopK: number;
+  /**
+   * Weight of the extractive answerer's dense sentence match (an in-process embedder compares the best
+   * passages' likeliest sentences with the question); 0 = not asked. @default 2
+   */
+  ragDenseWeight: number;
 }
 
 export const DEFAULT_AGENT_SETTINGS: Readonly<AgentSettings> = Object.freeze({
@@ -51,6 +56,7 @@ export const DEFAULT_AGENT_SETTINGS: Readonly<AgentSettings> = Object.freeze({
   contextWindows: {},
   summarizeAt: 0.75,
   ragTopK: 6,
+  ragDenseWeight: 2,
 });
 
 /** What `callLanguageModel` needs of a rate limiter (`ProviderRateLimiter` is the Redis one). */

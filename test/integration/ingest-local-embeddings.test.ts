@@ -81,4 +81,40 @@ describe('ingestion and search with the local embedding model (offline)', () => 
     expect(output.retrieval).toBe('hybrid');
     expect(output.retrieved[0]?.title).toBe('Automobile maintenance');
   });
+
+  it('the extractive answer compares meaning between close passages of one title and says so; AGENTQ_RAG_DENSE_WEIGHT=0 turns it off', async () => {
+    const batch = await ingest.ingest(
+      [
+        { name: 'beroida-habitat.md', content: strToU8('# Beroida\n\nThe beroids are typically found in coastal waters, near the shore.\n') },
+        { name: 'beroida-feeding.md', content: strToU8('# Beroida\n\nBeroids typically feed on other ctenophores, swallowing them whole.\n') },
+        { name: 'beroida-body.md', content: strToU8('# Beroida\n\nThe body of beroids is a sac with a wide mouth and no tentacles.\n') },
+        { name: 'beroida-colour.md', content: strToU8('# Beroida\n\nSome beroids are pink; most are transparent.\n') },
+        { name: 'beroida-size.md', content: strToU8('# Beroida\n\nThe largest beroids grow to thirty centimetres.\n') },
+      ],
+      { collection: 'beroids' },
+    );
+    expect(await ingest.wait(batch.batchId, { timeoutMs: 60_000 })).toMatchObject({ done: 5, failed: 0 });
+    const ask = async (env: TestEnv) => {
+      const queued = await env.client.enqueue({ graph: 'rag-agent', input: { collection: 'beroids', query: 'What do beroids typically eat?', max_iterations: 1 } });
+      const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
+      expect(done.status).toBe('completed');
+      return done.output as RagOutput;
+    };
+    const output = await ask(env);
+    const note = output.reasoning_steps.find((step) => step.startsWith('compared the meaning'));
+    // The store already ranks the feeding paragraph first here; the comparison runs (close, one title) and keeps it.
+    expect(note).toMatch(/^compared the meaning of the 3 best passages' likeliest sentences with the question: "Beroida" \[[0-9a-f]{6}\] stays first$/);
+    expect(output.sources[0]?.path).toMatch(/beroida-feeding\.md$/);
+    expect(output.answer).toContain('Beroids typically feed on other ctenophores');
+    expect(output.retrieved.slice(0, 2).map((document) => document.path.split('/').pop())).toEqual(['beroida-feeding.md', 'beroida-habitat.md']);
+    // Turned off: the words decide.
+    const off = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path, EMBED_PROVIDER: 'local', AGENTQ_RAG_DENSE_WEIGHT: '0' }, services: { vectorStore: embeddedStoreOf(data.path) } });
+    try {
+      const lexical = await ask(off);
+      expect(lexical.reasoning_steps.some((step) => step.startsWith('compared the meaning'))).toBe(false);
+      expect(lexical.sources[0]?.path).toMatch(/beroida-feeding\.md$/);
+    } finally {
+      await off.close();
+    }
+  }, 60_000);
 });

@@ -6,7 +6,7 @@ export interface Scored {
 }
 
 /** Cosine similarity of two vectors of the same length (0 when either is all zeros). */
-export function cosineSimilarity(a: readonly number[], b: readonly number[]): number {
+export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let dot = 0;
   let normA = 0;
   let normB = 0;

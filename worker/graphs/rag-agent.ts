@@ -6,7 +6,7 @@ import { END, Send, START, type NodeResult } from '../../shared/graph/graph.js';
 import type { NodeContext } from '../../shared/graph/node-context.js';
 import { callLanguageModel } from '../../shared/llm/call-language-model.js';
 import { estimatePromptTokens } from '../../shared/llm/estimate-tokens.js';
-import { agentSettingsOf } from '../../shared/ports/agent-services.js';
+import { agentSettingsOf, embedderOf } from '../../shared/ports/agent-services.js';
 import { memoryChannel } from '../../shared/memory/memory-state.js';
 import { loadPromptHistory } from '../../shared/memory/prompt-history.js';
 import { checkPromptSize, summarizeStep } from '../../shared/memory/summarize-step.js';
@@ -14,9 +14,10 @@ import type { RagOutput } from '../../shared/rag/rag-output.js';
 import type { Message } from '../../shared/run-record.js';
 import { ragInputSchema } from '../../shared/schemas/rag-input.js';
 import { checkCitations } from '../rag/check-citations.js';
+import { denseSentenceMatch } from '../rag/dense-sentence-match.js';
 import { extractAnswer } from '../rag/extract-answer.js';
 import { planExtractiveRound } from '../rag/plan-extractive-round.js';
-import { rankPassages } from '../rag/rank-passages.js';
+import { rankPassages, type RankedPassage } from '../rag/rank-passages.js';
 import { formatSearchResult, RAG_FINAL_ANSWER_REQUEST, RAG_SEARCH_FIRST, ragSystemPrompt } from '../rag/rag-prompts.js';
 import { ragOutputOf } from '../rag/rag-output-of.js';
 import { parseRagToolCall, ragTools, type RagToolCall } from '../rag/rag-tools.js';
@@ -68,6 +69,10 @@ const state = {
   /** The answer with `[id]` markers of the passages it cites. */
   answer: channel.replace(''),
   cited: channel.replace<string[]>([]),
+  /** The extractive answer's dense sentence match of its best passages (passage id → similarity); empty when not asked. */
+  denseMatch: channel.replace<Record<string, number>>({}),
+  /** The weight it was ranked with (AGENTQ_RAG_DENSE_WEIGHT when the answer was made), so the output ranks the same. */
+  denseWeight: channel.replace(0),
   done: channel.replace(false),
   /** The model step added this run's question; false until then (a conversation's run starts with earlier turns); null in runs admitted before this key existed. */
   turnStarted: channel.replace<boolean | null>(null),
@@ -102,7 +107,7 @@ export const ragAgentGraph = defineGraph({
     'model',
     async (current, context) => {
       const mode: RagMode = current.mode ?? (context.services.languageModel ? 'model' : 'extractive');
-      const update = mode === 'model' ? await modelTurn(current, context) : extractiveTurn(current);
+      const update = mode === 'model' ? await modelTurn(current, context) : await extractiveTurn(current, context);
       return { ...update, mode };
     },
     { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
@@ -149,10 +154,14 @@ export const ragAgentGraph = defineGraph({
   .edge('summarize', 'model')
   .build();
 
-/** The extractive answerer's decision: search, refine once when the first results are weak, then answer. */
-function extractiveTurn(current: Readonly<RagState>): RagUpdate {
-  const ranked = rankPassages(current.query, current.passages, { linkBonus: current.rounds >= 2 ? 1 : 0 });
-  const move = planExtractiveRound({ question: current.query, rounds: current.rounds, maxIterations: current.maxIterations, ranked });
+/**
+ * The extractive answerer's decision: search, refine once when the first results are weak, then
+ * answer — from the passages ranked again with the dense sentence match when the local model is there.
+ */
+async function extractiveTurn(current: Readonly<RagState>, context: NodeContext): Promise<RagUpdate> {
+  const linkBonus = current.rounds >= 2 ? 1 : 0;
+  const lexical = rankPassages(current.query, current.passages, { linkBonus });
+  const move = planExtractiveRound({ question: current.query, rounds: current.rounds, maxIterations: current.maxIterations, ranked: lexical });
   if (move.kind === 'search') {
     const round = current.rounds + 1;
     const call = move.tool === 'search' ? { query: move.query } : { refined_query: move.query };
@@ -166,6 +175,9 @@ function extractiveTurn(current: Readonly<RagState>): RagUpdate {
       ],
     };
   }
+  const denseWeight = agentSettingsOf(context).ragDenseWeight;
+  const denseMatch = denseWeight > 0 ? await denseSentenceMatch(context, embedderOf(context), current.query, lexical) : {};
+  const ranked = Object.keys(denseMatch).length > 0 ? rankPassages(current.query, current.passages, { linkBonus, denseMatch, denseWeight }) : lexical;
   const { sentences, notes, lead } = extractAnswer(ranked, { followLinks: current.rounds >= 2, question: current.query });
   const body = sentences.map(({ sentence, passageId }) => `${sentence} [${passageId}]`).join(' ');
   const answer = lead || body ? [lead, body].filter(Boolean).join(' ') : `No passage in collection '${current.collection}' matches the question.`;
@@ -175,8 +187,21 @@ function extractiveTurn(current: Readonly<RagState>): RagUpdate {
     pendingSearches: [],
     answer,
     cited: [...new Set(sentences.map((sentence) => sentence.passageId))],
-    reasoning: [`Answering: ${move.reason}`, ...notes],
+    denseMatch,
+    denseWeight,
+    reasoning: [`Answering: ${move.reason}`, ...denseNote(lexical, ranked, denseMatch), ...notes],
   };
+}
+
+/** What the dense sentence match did, for reasoning_steps (nothing when it was not asked). */
+function denseNote(lexical: readonly RankedPassage[], ranked: readonly RankedPassage[], denseMatch: Readonly<Record<string, number>>): string[] {
+  if (Object.keys(denseMatch).length === 0) return [];
+  const before = lexical[0]!;
+  const after = ranked[0]!;
+  const compared = `compared the meaning of the ${Object.keys(denseMatch).length} best passages' likeliest sentences with the question`;
+  // Passages compared share a title as often as not: the citation id tells them apart.
+  const name = (passage: RankedPassage) => `"${passage.title}" [${passage.id}]`;
+  return [before.id === after.id ? `${compared}: ${name(after)} stays first` : `${compared}: ${name(after)} goes before ${name(before)}`];
 }
 
 /** One model call and what follows from it: searches to run, or the final answer (citations checked). */

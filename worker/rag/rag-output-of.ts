@@ -16,6 +16,10 @@ export interface RagOutputState {
   reasoning: readonly string[];
   rounds: number;
   modelName: string;
+  /** The extractive answer's dense sentence match (rankPassages), so `retrieved` is ranked as the answer was. @default none */
+  denseMatch?: Readonly<Record<string, number>>;
+  /** Its weight. @default DENSE_MATCH_WEIGHT */
+  denseWeight?: number;
 }
 
 /**
@@ -26,7 +30,7 @@ export interface RagOutputState {
  * search's best hit, the best over the run's searches — what the store found, not how the answer used it.
  */
 export function ragOutputOf(state: RagOutputState): RagOutput {
-  const ranked = rankPassages(state.query, state.passages, { linkBonus: state.rounds >= 2 ? 1 : 0 });
+  const ranked = rankPassages(state.query, state.passages, { linkBonus: state.rounds >= 2 ? 1 : 0, ...(state.denseMatch ? { denseMatch: state.denseMatch } : {}), ...(state.denseWeight ? { denseWeight: state.denseWeight } : {}) });
   const relevance = new Map(state.passages.map((passage) => [passage.id, round(Math.min(1, Math.max(0, passage.score)))]));
   const byId = new Map(state.passages.map((passage) => [passage.id, passage]));
   const sources: RagSource[] = [];

@@ -18,11 +18,22 @@ export interface RankPassagesOptions {
   linkBonus?: number;
   /** How many of the best passages may link to others. @default 3 */
   linkFrom?: number;
+  /** Passage id → how closely its likeliest sentences mean what the question asks (`denseSentenceMatch`, -1…1). @default none */
+  denseMatch?: Readonly<Record<string, number>>;
+  /**
+   * Weight of `denseMatch` beside the search score and the sentence's coverage. On the SQuAD set
+   * (the three best passages, when the two best are within 0.2) recall@1 went 78.97 → 82.34 at 1,
+   * 83.53 at 2 and 83.33 at 3. @default DENSE_MATCH_WEIGHT (2)
+   */
+  denseWeight?: number;
 }
+
+/** The default `denseWeight`. */
+export const DENSE_MATCH_WEIGHT = 2;
 
 /** A passage with how well it answers the question. */
 export interface RankedPassage extends RetrievedPassage {
-  /** Search score + sentence weight × coverage (+ link bonus): what the ranking sorts by. */
+  /** Search score + sentence weight × coverage (+ dense weight × dense match, + link bonus): what the ranking sorts by. */
   relevance: number;
   /** Share of the question's key-term weight that its best sentence holds (0…1). */
   coverage: number;
@@ -38,14 +49,19 @@ export interface RankedPassage extends RetrievedPassage {
  * them apart no better than none). The best passage by that measure stays first; the others may
  * rise by a link bonus when a top passage names their title. Deterministic: ties keep input order.
  */
-export function rankPassages(question: string, passages: readonly RetrievedPassage[], { sentenceWeight = 1, linkBonus = 1, linkFrom = 3 }: RankPassagesOptions = {}): RankedPassage[] {
+export function rankPassages(
+  question: string,
+  passages: readonly RetrievedPassage[],
+  { sentenceWeight = 1, linkBonus = 1, linkFrom = 3, denseMatch = {}, denseWeight = DENSE_MATCH_WEIGHT }: RankPassagesOptions = {},
+): RankedPassage[] {
   if (passages.length === 0) return [];
   const terms = keyTerms(question);
   const weights = termWeights(terms, passages);
   const total = [...weights.values()].reduce((sum, weight) => sum + weight, 0);
   const scored = passages.map((passage, index) => {
     const { coverage, sentence } = bestSentence(passage.text, weights, total);
-    return { ...passage, coverage, bestSentence: sentence, relevance: passage.score + sentenceWeight * coverage, linked: false, index };
+    const dense = denseWeight * (denseMatch[passage.id] ?? 0);
+    return { ...passage, coverage, bestSentence: sentence, relevance: passage.score + sentenceWeight * coverage + dense, linked: false, index };
   });
   scored.sort(byRelevance);
   if (linkBonus > 0 && scored.length > 1) {

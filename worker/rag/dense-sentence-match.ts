@@ -1,0 +1,84 @@
+import type { NodeContext } from '../../shared/graph/node-context.js';
+import { embedTexts } from '../../shared/llm/embed-texts.js';
+import type { Embedder } from '../../shared/ports/embedder.js';
+import { cosineSimilarity } from '../graphs/expert-recall.js';
+import { keyTerms } from './key-terms.js';
+import { normalizedTitle, type RankedPassage } from './rank-passages.js';
+import { splitSentences } from './split-sentences.js';
+
+/** The best passages whose sentences are compared with the question. @default 3 */
+export const DENSE_MATCH_CANDIDATES = 3;
+/** Sentences of each passage compared: those sharing the most key terms with the question (more found nothing more on SQuAD). @default 2 */
+export const DENSE_MATCH_SENTENCES = 2;
+/**
+ * Only when the two best passages' lexical relevance (search score + best sentence's coverage) lies
+ * within this margin: a wider lead was never overturned on SQuAD, and three questions in four stop
+ * here without embedding anything. @default 0.2
+ */
+export const DENSE_MATCH_MARGIN = 0.2;
+/** Sentence vectors kept per process: a batch's questions meet the same passages again. ~2 KB each. @default 4096 */
+const CACHE_SIZE = 4096;
+
+const cache = new Map<string, Float32Array>();
+
+/**
+ * How closely the best passages' likeliest sentences mean what the question asks, by the embedder's
+ * cosine similarity: passage id → the best of its sentences (-1…1). The lexical ranking matches words;
+ * a question that paraphrases its answer ("conceived" / "first planned") loses to a passage that
+ * repeats the question's words in another sense. Asked only of an in-process embedder (the local
+ * model: no request to pay for), and only when the two lexically best passages are close
+ * (DENSE_MATCH_MARGIN) and from one source (`oneSource`); otherwise an empty map.
+ */
+export async function denseSentenceMatch(context: NodeContext, embedder: Embedder | undefined, question: string, ranked: readonly RankedPassage[]): Promise<Record<string, number>> {
+  if (!embedder?.inProcess) return {};
+  const candidates = ranked.slice(0, DENSE_MATCH_CANDIDATES);
+  const [first, second] = [...candidates].sort((left, right) => lexicalRelevance(right) - lexicalRelevance(left));
+  if (!first || !second || lexicalRelevance(first) - lexicalRelevance(second) > DENSE_MATCH_MARGIN || !oneSource(first, second)) return {};
+  const asked = new Set(keyTerms(question));
+  const sentencesOf = candidates.map((passage) => likeliestSentences(passage.text, asked));
+  const keyOf = (text: string) => `${embedder.modelId}\u0000${text}`;
+  const missing = [...new Set(sentencesOf.flat())].filter((sentence) => !cache.has(keyOf(sentence)));
+  const { vectors } = await embedTexts(context, embedder, [question, ...missing], { key: 'dense-sentence-match' });
+  missing.forEach((sentence, index) => remember(keyOf(sentence), Float32Array.from(vectors[index + 1]!)));
+  const asking = Float32Array.from(vectors[0]!);
+  const match: Record<string, number> = {};
+  candidates.forEach((passage, index) => {
+    let best = -1;
+    for (const sentence of sentencesOf[index]!) {
+      const vector = cache.get(keyOf(sentence));
+      if (vector) best = Math.max(best, cosineSimilarity(asking, vector));
+    }
+    if (best > -1) match[passage.id] = best;
+  });
+  return match;
+}
+
+function lexicalRelevance(passage: RankedPassage): number {
+  return passage.score + passage.coverage;
+}
+
+/**
+ * Two passages of one document, or of one title (an article's paragraphs): they share its names and
+ * topic words, so words tell them apart badly. Passages of different documents differ in the names
+ * they hold, and there the meaning added nothing on HotpotQA (as many first passages lost as won,
+ * at twice the question phase's CPU).
+ */
+function oneSource(left: RankedPassage, right: RankedPassage): boolean {
+  return left.docId === right.docId || normalizedTitle(left.title) === normalizedTitle(right.title);
+}
+
+/** The passage's sentences sharing the most of the question's key terms, in text order on ties. */
+function likeliestSentences(text: string, asked: ReadonlySet<string>): string[] {
+  return splitSentences(text)
+    .map((sentence, index) => ({ sentence, index, shared: keyTerms(sentence).filter((term) => asked.has(term)).length }))
+    .sort((left, right) => right.shared - left.shared || left.index - right.index)
+    .slice(0, DENSE_MATCH_SENTENCES)
+    .map(({ sentence }) => sentence);
+}
+
+function remember(key: string, vector: Float32Array): void {
+  cache.delete(key);
+  cache.set(key, vector);
+  // A Map iterates in insertion order: the first key is the least recently stored.
+  if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
+}
