@@ -128,3 +128,60 @@ Leave enough honey for the colony to survive the cold.
 `;
 
 export const PLAIN_TEXT = 'Lichens grow slowly on granite.\n\nThey tolerate drought and frost.\n';
+
+/** A one-page PDF written by hand (Helvetica text; no printer), its cross-reference table exact. */
+function handWrittenPdf(text: string, trailerExtra = '', extraObjects: readonly string[] = []): Buffer {
+  const content = `BT /F1 12 Tf 72 720 Td (${text}) Tj ET`;
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+    ...extraObjects,
+  ];
+  let out = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  objects.forEach((body, index) => {
+    offsets.push(Buffer.byteLength(out, 'latin1'));
+    out += `${index + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = Buffer.byteLength(out, 'latin1');
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('')}`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R ${trailerExtra} >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, 'latin1');
+}
+
+/**
+ * A PDF under the standard security handler (RC4, revision 2) whose user password is not empty: its
+ * /O and /U entries match no password a reader could try, so it opens only with the password — what
+ * a reader of a protected PDF meets.
+ */
+export function makePasswordProtectedPdf(): Buffer {
+  const bytes = (count: number, seed: number) => Array.from({ length: count }, (_, index) => ((index * 37 + seed) % 256).toString(16).padStart(2, '0')).join('');
+  return handWrittenPdf('The vault holds the gold.', `/Encrypt 6 0 R /ID [<${bytes(16, 3)}> <${bytes(16, 3)}>]`, [`<< /Filter /Standard /V 1 /R 2 /O <${bytes(32, 1)}> /U <${bytes(32, 2)}> /P -44 >>`]);
+}
+
+/** A 1×1 PNG, stretched over a page: a scan's pages are pictures, with no text layer. */
+const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+/** A two-page PDF of images only (printed by chromium), as a scanner without OCR makes. */
+export function makeScannedPdf(): Buffer {
+  const image = `<img src="data:image/png;base64,${PIXEL_PNG}" style="width:600px;height:800px">`;
+  return makePdf(`<!doctype html><html><body style="margin:0">${image}<div style="page-break-after:always"></div>${image}</body></html>`);
+}
+
+/**
+ * A `pages`-page 10-Q printed by chromium: a cover page (company, form, period), then a page per
+ * widget line, each with the running header and its page number; the last page names a quetzal plant.
+ */
+export function makeLongFiling(pages = 300): Buffer {
+  const cover =
+    '<h2>UNITED STATES SECURITIES AND EXCHANGE COMMISSION</h2><h1>FORM 10-Q</h1><p>For the quarterly period ended March 31, 2022</p><h2>ACME WIDGETS, INC.</h2><p>(Exact name of registrant as specified in its charter)</p>';
+  const body = (page: number) => `<p>Page ${page} discusses widget line ${page}${page === pages ? ': the quetzal plant closed in June.' : '.'}</p>`;
+  const sections = Array.from(
+    { length: pages },
+    (_, index) => `<section style="page-break-after:always"><p style="font-size:9pt">Acme Widgets, Inc. | Form 10-Q</p>${index === 0 ? cover : body(index + 1)}<p style="font-size:9pt">${index + 1}</p></section>`,
+  );
+  return makePdf(`<!doctype html><html><head><meta charset="utf-8"></head><body style="font:11pt serif">${sections.join('')}</body></html>`);
+}
