@@ -42,10 +42,16 @@ describe('denseSentenceMatch (the real local model)', () => {
     expect(lexical[0]!.title).toBe('Beroida (paragraph 1)');
     const match = await denseSentenceMatch(context, embedder, question, lexical);
     expect(Object.keys(match).sort()).toEqual([feeding.id, habitat.id, rocket.id].sort());
-    expect(match[feeding.id]!).toBeGreaterThan(match[habitat.id]! + 0.03);
-    expect(match[rocket.id]!).toBeLessThan(match[habitat.id]!);
-    // At the default weight, the meaning closes the lexical gap.
-    expect(rankPassages(question, [habitat, feeding, rocket], { linkBonus: 0, denseMatch: match }).map((entry) => entry.title)).toEqual(['Beroida (paragraph 2)', 'Beroida (paragraph 1)', 'Saturn V']);
+    // Sentence positions in each passage: both of the two-sentence passages, the rocket's one.
+    expect(Object.keys(match[feeding.id]!)).toEqual(['0', '1']);
+    expect(Object.keys(match[rocket.id]!)).toEqual(['0']);
+    const best = (id: string) => Math.max(...Object.values(match[id]!));
+    expect(best(feeding.id)).toBeGreaterThan(best(habitat.id) + 0.03);
+    expect(best(rocket.id)).toBeLessThan(best(habitat.id));
+    // At the default weight, the meaning closes the lexical gap; the sentence about eating is the one quoted.
+    const ranked = rankPassages(question, [habitat, feeding, rocket], { linkBonus: 0, denseMatch: match });
+    expect(ranked.map((entry) => entry.title)).toEqual(['Beroida (paragraph 2)', 'Beroida (paragraph 1)', 'Saturn V']);
+    expect(ranked[0]!.bestSentence).toBe('Beroids feed mainly on other ctenophores, swallowing them whole.');
     // The question and each passage's two likeliest sentences (the rocket has one), embedded once.
     expect(embedder.asked).toHaveLength(1);
     expect(embedder.asked[0]![0]).toBe(question);
@@ -82,12 +88,22 @@ describe('rankPassages with a dense match', () => {
     const passages = [habitat, feeding, rocket];
     const lexical = rankPassages(question, passages, { linkBonus: 0 }).map((entry) => entry.title);
     expect(lexical).toEqual(['Beroida (paragraph 1)', 'Beroida (paragraph 2)', 'Saturn V']);
-    const denseMatch = { [habitat.id]: 0.52, [feeding.id]: 0.6, [rocket.id]: 0.1 };
+    const denseMatch = { [habitat.id]: { 0: 0.52 }, [feeding.id]: { 0: 0.6 }, [rocket.id]: { 0: 0.1 } };
     const gap = rankPassages(question, passages, { linkBonus: 0 }).map((entry) => entry.relevance);
     // A weight large enough to close the lexical gap moves the better meaning first; a small one does not.
     const closing = (gap[0]! - gap[1]!) / (0.6 - 0.52);
     expect(rankPassages(question, passages, { linkBonus: 0, denseMatch, denseWeight: closing * 1.1 }).map((entry) => entry.title)).toEqual(['Beroida (paragraph 2)', 'Beroida (paragraph 1)', 'Saturn V']);
     expect(rankPassages(question, passages, { linkBonus: 0, denseMatch, denseWeight: closing * 0.9 }).map((entry) => entry.title)).toEqual(lexical);
     expect(rankPassages(question, passages, { linkBonus: 0, denseMatch, denseWeight: 0 }).map((entry) => entry.title)).toEqual(lexical);
+  });
+
+  it("picks each passage's sentence by coverage and meaning together: a sentence that means the question can beat the one that repeats its words", () => {
+    const two = passage('Beroida (paragraph 3)', 'Beroids are typically eaten by nobody in coastal waters. Their diet is other comb jellies.', 1);
+    const [lexical] = rankPassages(question, [two], { linkBonus: 0 });
+    expect(lexical!.bestSentence).toBe('Beroids are typically eaten by nobody in coastal waters.');
+    const [dense] = rankPassages(question, [two], { linkBonus: 0, denseMatch: { [two.id]: { 0: 0.1, 1: 0.9 } } });
+    expect(dense!.bestSentence).toBe('Their diet is other comb jellies.');
+    expect(dense!.coverage).toBeLessThan(lexical!.coverage);
+    expect(dense!.relevance).toBeCloseTo(1 + dense!.coverage + 2 * 0.9, 9);
   });
 });

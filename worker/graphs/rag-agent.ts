@@ -70,7 +70,7 @@ const state = {
   answer: channel.replace(''),
   cited: channel.replace<string[]>([]),
   /** The extractive answer's dense sentence match of its best passages (passage id → similarity); empty when not asked. */
-  denseMatch: channel.replace<Record<string, number>>({}),
+  denseMatch: channel.replace<Record<string, Record<string, number>>>({}),
   /** The weight it was ranked with (AGENTQ_RAG_DENSE_WEIGHT when the answer was made), so the output ranks the same. */
   denseWeight: channel.replace(0),
   done: channel.replace(false),
@@ -194,7 +194,7 @@ async function extractiveTurn(current: Readonly<RagState>, context: NodeContext)
 }
 
 /** What the dense sentence match did, for reasoning_steps (nothing when it was not asked). */
-function denseNote(lexical: readonly RankedPassage[], ranked: readonly RankedPassage[], denseMatch: Readonly<Record<string, number>>): string[] {
+function denseNote(lexical: readonly RankedPassage[], ranked: readonly RankedPassage[], denseMatch: Readonly<Record<string, Readonly<Record<string, number>>>>): string[] {
   if (Object.keys(denseMatch).length === 0) return [];
   const before = lexical[0]!;
   const after = ranked[0]!;

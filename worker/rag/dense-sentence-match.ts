@@ -22,15 +22,18 @@ const CACHE_SIZE = 4096;
 
 const cache = new Map<string, Float32Array>();
 
+/** Passage id → sentence position (in `splitSentences(text)`) → cosine similarity with the question. */
+export type DenseMatch = Record<string, Record<string, number>>;
+
 /**
  * How closely the best passages' likeliest sentences mean what the question asks, by the embedder's
- * cosine similarity: passage id → the best of its sentences (-1…1). The lexical ranking matches words;
+ * cosine similarity: passage id → sentence position → similarity (-1…1). The lexical ranking matches words;
  * a question that paraphrases its answer ("conceived" / "first planned") loses to a passage that
  * repeats the question's words in another sense. Asked only of an in-process embedder (the local
  * model: no request to pay for), and only when the two lexically best passages are close
  * (DENSE_MATCH_MARGIN) and from one source (`oneSource`); otherwise an empty map.
  */
-export async function denseSentenceMatch(context: NodeContext, embedder: Embedder | undefined, question: string, ranked: readonly RankedPassage[]): Promise<Record<string, number>> {
+export async function denseSentenceMatch(context: NodeContext, embedder: Embedder | undefined, question: string, ranked: readonly RankedPassage[]): Promise<DenseMatch> {
   if (!embedder?.inProcess) return {};
   const candidates = ranked.slice(0, DENSE_MATCH_CANDIDATES);
   const [first, second] = [...candidates].sort((left, right) => lexicalRelevance(right) - lexicalRelevance(left));
@@ -38,18 +41,18 @@ export async function denseSentenceMatch(context: NodeContext, embedder: Embedde
   const asked = new Set(keyTerms(question));
   const sentencesOf = candidates.map((passage) => likeliestSentences(passage.text, asked));
   const keyOf = (text: string) => `${embedder.modelId}\u0000${text}`;
-  const missing = [...new Set(sentencesOf.flat())].filter((sentence) => !cache.has(keyOf(sentence)));
+  const missing = [...new Set(sentencesOf.flat().map(({ sentence }) => sentence))].filter((sentence) => !cache.has(keyOf(sentence)));
   const { vectors } = await embedTexts(context, embedder, [question, ...missing], { key: 'dense-sentence-match' });
   missing.forEach((sentence, index) => remember(keyOf(sentence), Float32Array.from(vectors[index + 1]!)));
   const asking = Float32Array.from(vectors[0]!);
-  const match: Record<string, number> = {};
+  const match: DenseMatch = {};
   candidates.forEach((passage, index) => {
-    let best = -1;
-    for (const sentence of sentencesOf[index]!) {
+    const similarity: Record<string, number> = {};
+    for (const { sentence, position } of sentencesOf[index]!) {
       const vector = cache.get(keyOf(sentence));
-      if (vector) best = Math.max(best, cosineSimilarity(asking, vector));
+      if (vector) similarity[position] = cosineSimilarity(asking, vector);
     }
-    if (best > -1) match[passage.id] = best;
+    if (Object.keys(similarity).length > 0) match[passage.id] = similarity;
   });
   return match;
 }
@@ -68,13 +71,12 @@ function oneSource(left: RankedPassage, right: RankedPassage): boolean {
   return left.docId === right.docId || normalizedTitle(left.title) === normalizedTitle(right.title);
 }
 
-/** The passage's sentences sharing the most of the question's key terms, in text order on ties. */
-function likeliestSentences(text: string, asked: ReadonlySet<string>): string[] {
+/** The passage's sentences sharing the most of the question's key terms (earlier first on ties), with their positions in `splitSentences(text)`. */
+function likeliestSentences(text: string, asked: ReadonlySet<string>): { sentence: string; position: number }[] {
   return splitSentences(text)
-    .map((sentence, index) => ({ sentence, index, shared: keyTerms(sentence).filter((term) => asked.has(term)).length }))
-    .sort((left, right) => right.shared - left.shared || left.index - right.index)
-    .slice(0, DENSE_MATCH_SENTENCES)
-    .map(({ sentence }) => sentence);
+    .map((sentence, position) => ({ sentence, position, shared: keyTerms(sentence).filter((term) => asked.has(term)).length }))
+    .sort((left, right) => right.shared - left.shared || left.position - right.position)
+    .slice(0, DENSE_MATCH_SENTENCES);
 }
 
 function remember(key: string, vector: Float32Array): void {

@@ -17,7 +17,7 @@ export interface RagOutputState {
   rounds: number;
   modelName: string;
   /** The extractive answer's dense sentence match (rankPassages), so `retrieved` is ranked as the answer was. @default none */
-  denseMatch?: Readonly<Record<string, number>>;
+  denseMatch?: Readonly<Record<string, Readonly<Record<string, number>>>>;
   /** Its weight. @default DENSE_MATCH_WEIGHT */
   denseWeight?: number;
 }
