@@ -105,5 +105,8 @@ describe('rankPassages with a dense match', () => {
     expect(dense!.bestSentence).toBe('Their diet is other comb jellies.');
     expect(dense!.coverage).toBeLessThan(lexical!.coverage);
     expect(dense!.relevance).toBeCloseTo(1 + dense!.coverage + 2 * 0.9, 9);
+    // A negative similarity is no penalty: the sentence keeps its coverage.
+    const [unlike] = rankPassages(question, [two], { linkBonus: 0, denseMatch: { [two.id]: { 0: -0.4, 1: -0.3 } } });
+    expect(unlike).toMatchObject({ bestSentence: lexical!.bestSentence, coverage: lexical!.coverage, relevance: lexical!.relevance });
   });
 });

@@ -115,7 +115,8 @@ function bestSentence(
     let matched = 0;
     for (const term of keyTerms(sentence)) matched += weights.get(term) ?? 0;
     const coverage = total > 0 ? matched / total : 0;
-    const match = sentenceWeight * coverage + denseWeight * (similarity[index] ?? 0);
+    // A sentence unlike the question gets no bonus, not a penalty below one never compared.
+    const match = sentenceWeight * coverage + denseWeight * Math.max(0, similarity[index] ?? 0);
     if (match > best.match) best = { coverage, sentence, match };
   });
   return best;
