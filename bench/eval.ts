@@ -15,7 +15,8 @@
  *
  * stdout: `runs=<n>`, `steps_per_run=<mean>`, `wall_s=<s>` (submit to last answer), `worker_cpu_s=<s>`
  * and `worker_main_thread_cpu_s=<s>` (the worker process's CPU over that span: every thread, and its
- * event loop's thread alone; Linux), `retrieval=<mode>`,
+ * event loop's thread alone; Linux), `retrieval=<mode>`, `dense_compared=<n>` (answers whose passage
+ * was picked with the local model's sentence comparison),
  * then what users feel (bench/eval/user-metrics.ts): `cited_doc_precision`, `answer_contains_gold`,
  * `answers_citing` and, for the SEC set, `right_company_at_1` (percentages), then score.py's output, last. Progress goes to stderr. Options: `--limit N` (first N questions; scored with
  * --only-predicted), `--concurrency N` (runs in flight, and the worker's step concurrency; default 16),
@@ -40,6 +41,7 @@ import { startPrivateRedis } from '../shared/redis/private-redis-server.js';
 import { citedDocIdsOf, predictionOf } from './eval/eval-prediction.js';
 import { readQuestions, resolveEvalSet } from './eval/eval-set.js';
 import { cpuSecondsOf, startWorkerProcess, type WorkerProcess } from './eval/start-worker-process.js';
+import { DENSE_MATCH_NOTE } from '../worker/rag/dense-sentence-match.js';
 import { readGold, secCompanyOf, userMetrics } from './eval/user-metrics.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -168,6 +170,9 @@ async function main(): Promise<void> {
       if (mode) modes.set(mode, (modes.get(mode) ?? 0) + 1);
     }
     process.stdout.write(`retrieval=${modes.size === 1 ? [...modes.keys()][0] : [...modes].map(([mode, count]) => `${mode}:${count}`).join(',')}\n`);
+    // Answers whose passage was picked with the local model's sentence comparison (AGENTQ_RAG_DENSE_WEIGHT): what its CPU is spent on.
+    const compared = results.filter((result) => ((result.output as Partial<RagOutput> | null)?.reasoning_steps ?? []).some((step) => step.startsWith(DENSE_MATCH_NOTE))).length;
+    process.stdout.write(`dense_compared=${compared}\n`);
     // What users feel beside recall: do the cited documents answer the question, does the answer hold the gold one, is it the right company.
     const gold = readGold(set.questionsFile);
     const shown = predictions.map((prediction, index) => ({ id: prediction.id, answer: prediction.answer, citedDocIds: citedDocIdsOf(outputs[index]), rankedDocIds: prediction.cited_doc_ids }));

@@ -14,7 +14,7 @@ import type { RagOutput } from '../../shared/rag/rag-output.js';
 import type { Message } from '../../shared/run-record.js';
 import { ragInputSchema } from '../../shared/schemas/rag-input.js';
 import { checkCitations } from '../rag/check-citations.js';
-import { denseSentenceMatch } from '../rag/dense-sentence-match.js';
+import { DENSE_MATCH_NOTE, denseSentenceMatch } from '../rag/dense-sentence-match.js';
 import { extractAnswer } from '../rag/extract-answer.js';
 import { planExtractiveRound } from '../rag/plan-extractive-round.js';
 import { rankPassages, type RankedPassage } from '../rag/rank-passages.js';
@@ -198,7 +198,7 @@ function denseNote(lexical: readonly RankedPassage[], ranked: readonly RankedPas
   if (Object.keys(denseMatch).length === 0) return [];
   const before = lexical[0]!;
   const after = ranked[0]!;
-  const compared = `compared the meaning of the ${Object.keys(denseMatch).length} best passages' likeliest sentences with the question`;
+  const compared = `${DENSE_MATCH_NOTE} the ${Object.keys(denseMatch).length} best passages' likeliest sentences with the question`;
   // Passages compared share a title as often as not: the citation id tells them apart.
   const name = (passage: RankedPassage) => `"${passage.title}" [${passage.id}]`;
   return [before.id === after.id ? `${compared}: ${name(after)} stays first` : `${compared}: ${name(after)} goes before ${name(before)}`];

@@ -22,6 +22,9 @@ const CACHE_SIZE = 4096;
 
 const cache = new Map<string, Float32Array>();
 
+/** How the run's reasoning_steps begin the line that says the comparison ran (the eval counts them). */
+export const DENSE_MATCH_NOTE = 'compared the meaning of';
+
 /** Passage id → sentence position (in `splitSentences(text)`) → cosine similarity with the question. */
 export type DenseMatch = Record<string, Record<string, number>>;
 
