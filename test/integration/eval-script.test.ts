@@ -47,9 +47,11 @@ describe('eval script', () => {
     // Last: score.py's output, exactly as it prints it for these predictions.
     const score = execFileSync('python3', [join(root, '../shared/eval/score.py'), '--gold', join(set.path, 'questions.jsonl'), '--pred', out], { encoding: 'utf8' });
     expect(lines[5]).toBe('retrieval=lexical');
+    // Lexical: no embedder, so no answer was picked by the sentence comparison.
+    expect(lines[6]).toBe('dense_compared=0');
     // Then what users feel: every answer cites its gold document and holds its gold answer.
-    expect(lines.slice(6, 9)).toEqual(['cited_doc_precision=100.0', 'answer_contains_gold=100.0', 'answers_citing=100.0']);
-    expect(lines.slice(9).join('\n')).toBe(score.trimEnd());
+    expect(lines.slice(7, 10)).toEqual(['cited_doc_precision=100.0', 'answer_contains_gold=100.0', 'answers_citing=100.0']);
+    expect(lines.slice(10).join('\n')).toBe(score.trimEnd());
     expect(score).toMatch(/^questions: 3 {3}predicted: 3/);
     expect(score).toMatch(/recall@1\s+100\.00/);
 
