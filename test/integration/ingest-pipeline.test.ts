@@ -7,7 +7,7 @@ import { chunkId } from '../../shared/ingest/chunk-records.js';
 import { documentIdFor } from '../../shared/ingest/document-record.js';
 import { INGEST_QUEUE } from '../../shared/queues.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
-import { BOILERPLATE_HTML, DOCX_PARAGRAPHS, makeDocx, makePdf, MARKDOWN, PLAIN_TEXT, tempDirectory } from '../helpers/ingest-fixtures.js';
+import { BOILERPLATE_HTML, DOCX_PARAGRAPHS, makeDocx, makeLongFiling, makePasswordProtectedPdf, makePdf, makeScannedPdf, MARKDOWN, PLAIN_TEXT, tempDirectory } from '../helpers/ingest-fixtures.js';
 
 describe('document ingestion through the queue and a real worker', () => {
   const data = tempDirectory();
@@ -138,6 +138,39 @@ describe('document ingestion through the queue and a real worker', () => {
     expect(records.find((record) => record.path.endsWith('empty.pdf'))).toMatchObject({ status: 'failed', error: { code: 'UNSUPPORTED_FORMAT' }, chunkCount: 0 });
     expect((await ingest.search({ query: 'narwhal axolotls', collection: 'poison' })).length).toBe(2);
   });
+
+  // Issue 25's bad input, in one batch: refused with a reason each, or indexed; nothing else lost.
+  it('a scan and a protected PDF are refused with what to do; a 300-page filing, French and Japanese text and the rest are indexed; the 300-page filing, French and Japanese text and the rest indexed', async () => {
+    const documents: Record<string, string | Uint8Array> = {
+      'scan.pdf': makeScannedPdf(),
+      'protected.pdf': makePasswordProtectedPdf(),
+      'acme-10q.pdf': makeLongFiling(300),
+      'bibliotheque.md': '# La bibliothèque\n\nLa bibliothèque municipale ouvre le dimanche matin pour les lecteurs.\n',
+      'tokyo.txt': '東京は日本の首都です。人口は約千四百万人です。\n',
+      'narwhal.md': '# Narwhal\n\nThe narwhal has a long spiral tusk.\n',
+    };
+    for (const [name, content] of Object.entries(documents)) write(`bad-input/${name}`, content);
+    const batch = await ingest.ingest([join(files.path, 'bad-input')], { collection: 'bad-input' });
+    const progress = await ingest.wait(batch.batchId, { timeoutMs: 120_000 });
+    expect(progress).toMatchObject({ total: 6, done: 4, failed: 2, finished: true });
+    const byName = new Map(progress.documents.map((document) => [document.path.split('/').pop()!, document]));
+    expect(byName.get('scan.pdf')).toMatchObject({ status: 'failed', error: { code: 'PARSE_ERROR', message: expect.stringMatching(/no text layer \(2 pages of images.*OCR/) } });
+    expect(byName.get('protected.pdf')).toMatchObject({ status: 'failed', error: { code: 'PARSE_ERROR', message: expect.stringMatching(/protected by a password; remove the protection/) } });
+    for (const name of ['acme-10q.pdf', 'bibliotheque.md', 'tokyo.txt', 'narwhal.md']) expect(byName.get(name), name).toMatchObject({ status: 'indexed' });
+
+    const filing = (await ingest.listDocuments({ collection: 'bad-input' })).find((record) => record.path.endsWith('acme-10q.pdf'));
+    expect(filing).toMatchObject({ title: 'Acme Widgets, Inc. — Form 10-Q — quarter ended March 31, 2022', status: 'indexed' });
+    expect(filing!.chunkCount).toBeGreaterThan(1);
+    const [last] = await ingest.search({ query: 'quetzal plant closed', collection: 'bad-input' });
+    expect(last).toMatchObject({ page: 300, title: 'Acme Widgets, Inc. — Form 10-Q — quarter ended March 31, 2022' });
+    expect(last!.text).toContain('the quetzal plant closed in June');
+    // Running headers and page numbers are not indexed as text.
+    expect(last!.text).not.toContain('Acme Widgets, Inc. | Form 10-Q');
+    const [french] = await ingest.search({ query: 'bibliothèque municipale dimanche', collection: 'bad-input' });
+    expect(french?.title).toBe('La bibliothèque');
+    const [narwhal] = await ingest.search({ query: 'narwhal tusk', collection: 'bad-input' });
+    expect(narwhal?.title).toBe('Narwhal');
+  }, 180_000);
 
   it('two tenants never see each other’s documents or chunks, even under the same path and collection', async () => {
     const path = write('tenants/shared.md', '# Shared\n\nThe quokka smiles at tourists.\n');
