@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestClient } from '../../producer/ingest/ingest-client.js';
+import { AgentqError } from '../../shared/errors.js';
 import { toChunkRecords } from '../../shared/ingest/chunk-records.js';
+import type { Embedder } from '../../shared/ports/embedder.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import type { RagOutput } from '../../shared/rag/rag-output.js';
 import { embedText, startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
@@ -113,3 +115,42 @@ describe('rag-agent retrieval mode', () => {
     expect(server.embeddingRequests().length - before).toBe(1);
   });
 });
+
+/** The local model failing while the answer compares meaning: the run still answers, from the words. */
+describe('rag-agent offline: a failing sentence comparison', () => {
+  const data = tempDirectory('agentq-rag-dense-failure-');
+  let env: TestEnv;
+  let store: VectorStore;
+  const broken: Embedder = {
+    provider: 'local',
+    modelId: 'broken-local-model',
+    inProcess: true,
+    embed: () => Promise.reject(new AgentqError('PROVIDER_ERROR', 'the model thread exited', { retryable: true })),
+  };
+
+  beforeAll(async () => {
+    store = embeddedStoreOf(data.path);
+    env = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path }, services: { vectorStore: store, embedder: broken } });
+    // Two close paragraphs of one title, without vectors: the searches are lexical and embed nothing; only the comparison would.
+    for (const [index, text] of ['Beroids typically feed on other ctenophores.', 'Beroids typically feed on comb jellies.'].entries()) {
+      const document = { docId: `doc_beroida_${index}`, title: 'Beroida', path: `beroida/${index}.md`, type: 'markdown' as const, contentHash: 'h' };
+      await store.upsert('default', 'beroids', toChunkRecords([{ index: 0, text, page: null, headingPath: ['Beroida'], charStart: 0, charEnd: text.length }], document));
+    }
+  });
+  afterAll(async () => {
+    await env.close();
+    await store.close();
+    data.remove();
+  });
+
+  it('answers from the lexical ranking and says the comparison failed', async () => {
+    const queued = await env.client.enqueue({ graph: 'rag-agent', input: { query: 'What do beroids typically feed on?', collection: 'beroids', max_iterations: 1 } });
+    const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
+    expect(done.status).toBe('completed');
+    const output = done.output as RagOutput;
+    expect(output).toMatchObject({ model: 'extractive', retrieval: 'lexical', sources: [{ title: 'Beroida' }] });
+    expect(output.answer).toMatch(/^Beroids typically feed on/);
+    expect(output.reasoning_steps).toContain('the meaning comparison failed (the model thread exited); ranked by words alone');
+  });
+});
+

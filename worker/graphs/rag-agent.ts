@@ -14,7 +14,7 @@ import type { RagOutput } from '../../shared/rag/rag-output.js';
 import type { Message } from '../../shared/run-record.js';
 import { ragInputSchema } from '../../shared/schemas/rag-input.js';
 import { checkCitations } from '../rag/check-citations.js';
-import { DENSE_MATCH_NOTE, denseSentenceMatch } from '../rag/dense-sentence-match.js';
+import { DENSE_MATCH_NOTE, denseSentenceMatch, type DenseMatch } from '../rag/dense-sentence-match.js';
 import { extractAnswer } from '../rag/extract-answer.js';
 import { planExtractiveRound } from '../rag/plan-extractive-round.js';
 import { rankPassages, type RankedPassage } from '../rag/rank-passages.js';
@@ -176,7 +176,7 @@ async function extractiveTurn(current: Readonly<RagState>, context: NodeContext)
     };
   }
   const denseWeight = agentSettingsOf(context).ragDenseWeight;
-  const denseMatch = denseWeight > 0 ? await denseSentenceMatch(context, embedderOf(context), current.query, lexical) : {};
+  const { denseMatch, failure } = denseWeight > 0 ? await compareMeaning(context, current.query, lexical) : { denseMatch: {}, failure: [] };
   const ranked = Object.keys(denseMatch).length > 0 ? rankPassages(current.query, current.passages, { linkBonus, denseMatch, denseWeight }) : lexical;
   const { sentences, notes, lead } = extractAnswer(ranked, { followLinks: current.rounds >= 2, question: current.query });
   const body = sentences.map(({ sentence, passageId }) => `${sentence} [${passageId}]`).join(' ');
@@ -189,8 +189,24 @@ async function extractiveTurn(current: Readonly<RagState>, context: NodeContext)
     cited: [...new Set(sentences.map((sentence) => sentence.passageId))],
     denseMatch,
     denseWeight,
-    reasoning: [`Answering: ${move.reason}`, ...denseNote(lexical, ranked, denseMatch), ...notes],
+    reasoning: [`Answering: ${move.reason}`, ...failure, ...denseNote(lexical, ranked, denseMatch), ...notes],
   };
+}
+
+/**
+ * The dense sentence match, or none with the reason when the model fails: the comparison only refines
+ * a ranking the words already give, so a failing model costs the answer that refinement, not the run.
+ * Cancellation, deadlines and shutdown (the step's signal) still end the step.
+ */
+async function compareMeaning(context: NodeContext, question: string, lexical: readonly RankedPassage[]): Promise<{ denseMatch: DenseMatch; failure: string[] }> {
+  try {
+    return { denseMatch: await denseSentenceMatch(context, embedderOf(context), question, lexical), failure: [] };
+  } catch (error) {
+    if (context.abortSignal.aborted) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    context.logger.warn({ err: error }, 'rag-agent: the dense sentence comparison failed; answering from the lexical ranking');
+    return { denseMatch: {}, failure: [`the meaning comparison failed (${message.slice(0, 200)}); ranked by words alone`] };
+  }
 }
 
 /** What the dense sentence match did, for reasoning_steps (nothing when it was not asked). */
