@@ -145,6 +145,7 @@ export class StepWorker extends Worker<StepJobData> {
 
   protected override async moveToActive(token: string, name?: string): Promise<Job<StepJobData>> {
     const [job] = await this.takeMany(token, 1, name);
+    // Undefined when the queue ran dry, as BullMQ's own moveToActive returns (its type says Job).
     return job!;
   }
 
@@ -155,12 +156,9 @@ export class StepWorker extends Worker<StepJobData> {
    * list) goes back to the main loop as BullMQ's fetch-next does.
    */
   override async processJob(job: Job<StepJobData>, token: string, fetchNextCallback = () => true): Promise<void | Job<StepJobData>> {
-    let next: void | Job<StepJobData> = job;
-    for (;;) {
-      const current: Job<StepJobData> = next;
-      next = await this.processOne(current, token, fetchNextCallback);
-      if (!next || !this.deliveries.get(next)?.hops) return next;
-    }
+    let next = await this.processOne(job, token, fetchNextCallback);
+    while (next && this.deliveries.get(next)?.hops) next = await this.processOne(next, token, fetchNextCallback);
+    return next;
   }
 
   private async processOne(job: Job<StepJobData>, token: string, fetchNextCallback: () => boolean): Promise<void | Job<StepJobData>> {

@@ -1,23 +1,10 @@
+import { cosineSimilarity } from '../../shared/retrieval/cosine-similarity.js';
+
 /** An item and how similar it is to the query (higher is more similar). */
 export interface Scored {
   /** Position in the input list. */
   index: number;
   score: number;
-}
-
-/** Cosine similarity of two vectors of the same length (0 when either is all zeros). */
-export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let dot = 0;
-  let normA = 0;
-  let normB = 0;
-  for (let position = 0; position < a.length; position += 1) {
-    const x = a[position]!;
-    const y = b[position] ?? 0;
-    dot += x * y;
-    normA += x * x;
-    normB += y * y;
-  }
-  return normA === 0 || normB === 0 ? 0 : dot / Math.sqrt(normA * normB);
 }
 
 /** The items best first; equal scores keep their input order, so a ranking is deterministic. */

@@ -14,10 +14,10 @@ import type { RagOutput } from '../../shared/rag/rag-output.js';
 import type { Message } from '../../shared/run-record.js';
 import { ragInputSchema } from '../../shared/schemas/rag-input.js';
 import { checkCitations } from '../rag/check-citations.js';
-import { DENSE_MATCH_NOTE, denseSentenceMatch, type DenseMatch } from '../rag/dense-sentence-match.js';
+import { DENSE_MATCH_NOTE, denseSentenceMatch } from '../rag/dense-sentence-match.js';
 import { extractAnswer } from '../rag/extract-answer.js';
 import { planExtractiveRound } from '../rag/plan-extractive-round.js';
-import { rankPassages, type RankedPassage } from '../rag/rank-passages.js';
+import { rankPassages, type DenseMatch, type RankedPassage } from '../rag/rank-passages.js';
 import { formatSearchResult, RAG_FINAL_ANSWER_REQUEST, RAG_SEARCH_FIRST, ragSystemPrompt } from '../rag/rag-prompts.js';
 import { ragOutputOf } from '../rag/rag-output-of.js';
 import { parseRagToolCall, ragTools, type RagToolCall } from '../rag/rag-tools.js';
@@ -70,7 +70,7 @@ const state = {
   answer: channel.replace(''),
   cited: channel.replace<string[]>([]),
   /** The extractive answer's dense sentence match of its best passages (passage id → similarity); empty when not asked. */
-  denseMatch: channel.replace<Record<string, Record<string, number>>>({}),
+  denseMatch: channel.replace<DenseMatch>({}),
   /** The weight it was ranked with (AGENTQ_RAG_DENSE_WEIGHT when the answer was made), so the output ranks the same. */
   denseWeight: channel.replace(0),
   done: channel.replace(false),
@@ -210,7 +210,7 @@ async function compareMeaning(context: NodeContext, question: string, lexical: r
 }
 
 /** What the dense sentence match did, for reasoning_steps (nothing when it was not asked). */
-function denseNote(lexical: readonly RankedPassage[], ranked: readonly RankedPassage[], denseMatch: Readonly<Record<string, Readonly<Record<string, number>>>>): string[] {
+function denseNote(lexical: readonly RankedPassage[], ranked: readonly RankedPassage[], denseMatch: Readonly<DenseMatch>): string[] {
   if (Object.keys(denseMatch).length === 0) return [];
   const before = lexical[0]!;
   const after = ranked[0]!;

@@ -1,9 +1,9 @@
 import type { NodeContext } from '../../shared/graph/node-context.js';
 import { embedTexts } from '../../shared/llm/embed-texts.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
-import { cosineSimilarity } from '../graphs/expert-recall.js';
+import { cosineSimilarity } from '../../shared/retrieval/cosine-similarity.js';
 import { keyTerms } from './key-terms.js';
-import { normalizedTitle, type RankedPassage } from './rank-passages.js';
+import { normalizedTitle, type DenseMatch, type RankedPassage } from './rank-passages.js';
 import { splitSentences } from './split-sentences.js';
 
 /** The best passages whose sentences are compared with the question. @default 3 */
@@ -24,9 +24,6 @@ const cache = new Map<string, Float32Array>();
 
 /** How the run's reasoning_steps begin the line that says the comparison ran (the eval counts them). */
 export const DENSE_MATCH_NOTE = 'compared the meaning of';
-
-/** Passage id → sentence position (in `splitSentences(text)`) → cosine similarity with the question. */
-export type DenseMatch = Record<string, Record<string, number>>;
 
 /**
  * How closely the best passages' likeliest sentences mean what the question asks, by the embedder's

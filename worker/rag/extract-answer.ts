@@ -97,7 +97,7 @@ export function extractAnswer(allRanked: readonly RankedPassage[], { followLinks
 function secondHop(question: string, answered: string, candidates: readonly RankedPassage[]): RankedPassage | undefined {
   const have = new Set(keyTerms(answered));
   const open = keyTerms(question).filter((term) => !have.has(term));
-  let chosen = candidates[0];
+  let chosen: RankedPassage | undefined;
   let most = -1;
   for (const candidate of candidates) {
     const terms = new Set(keyTerms(sentenceOf(candidate)));

@@ -1,5 +1,5 @@
 import type { RagOutput, RagSource, RetrievedDocument } from '../../shared/rag/rag-output.js';
-import { rankPassages } from './rank-passages.js';
+import { rankPassages, type DenseMatch } from './rank-passages.js';
 import type { RetrievedPassage } from './retrieved-passage.js';
 import { retrievalModeOf, type SearchLogEntry } from './search-log-entry.js';
 
@@ -17,7 +17,7 @@ export interface RagOutputState {
   rounds: number;
   modelName: string;
   /** The extractive answer's dense sentence match (rankPassages), so `retrieved` is ranked as the answer was. @default none */
-  denseMatch?: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  denseMatch?: Readonly<DenseMatch>;
   /** Its weight. @default DENSE_MATCH_WEIGHT */
   denseWeight?: number;
 }

@@ -2,6 +2,9 @@ import { keyTerms } from './key-terms.js';
 import type { RetrievedPassage } from './retrieved-passage.js';
 import { splitSentences } from './split-sentences.js';
 
+/** Passage id → sentence position (in `splitSentences(text)`) → cosine similarity with the question (`denseSentenceMatch`). */
+export type DenseMatch = Record<string, Record<string, number>>;
+
 export interface RankPassagesOptions {
   /**
    * Weight of a passage's best sentence (the share of the question's key-term weight one sentence
@@ -23,7 +26,7 @@ export interface RankPassagesOptions {
    * question asks (`denseSentenceMatch`, -1…1). A sentence's match is then its coverage plus
    * `denseWeight` × this. @default none
    */
-  denseMatch?: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  denseMatch?: Readonly<DenseMatch>;
   /**
    * Weight of `denseMatch` beside the sentence's coverage. On the SQuAD set (the three best passages,
    * when the two best are within 0.2; a passage's best similarity added to its best coverage) recall@1
