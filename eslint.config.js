@@ -1,5 +1,27 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+
+/**
+ * The rooms of docs/architecture.md and the directions between them. A zone's `target` may not import
+ * from its `from`; `except` lists the parts of `from` it may use.
+ */
+const rooms = [
+  // The two sides meet only in shared/.
+  { target: './producer', from: './worker', message: 'producer code may not import worker code: move what both need to shared/' },
+  { target: './worker', from: './producer', message: 'worker code may not import producer code: move what both need to shared/' },
+  { target: './shared', from: ['./producer', './worker', './bin'], message: 'shared/ is below both sides: it imports neither producer/ nor worker/' },
+  // Vendor adapters sit below everything but the contracts, ports, config and telemetry.
+  {
+    target: './shared/adapters',
+    from: './shared',
+    except: ['./adapters', './contracts', './ports', './config', './telemetry', './llm', './retrieval'],
+    message: 'an adapter implements a port: it may import shared/contracts, ports, config, telemetry and the pure retrieval and model tables, not the store, graphs or operations',
+  },
+  // The lowest floor: contracts import nothing of agentq's but each other.
+  { target: './shared/contracts', from: './shared', except: ['./contracts'], message: 'shared/contracts is the lowest floor: it imports only other contracts' },
+];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.agentq/**', 'test/artifacts/**', 'bench/results/**', '.readme-snippets-*/**'] },
@@ -9,6 +31,19 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  {
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+      // Without .ts here no-cycle does not follow imports into TypeScript files (and finds no cycle).
+      'import-x/extensions': ['.ts', '.js'],
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-restricted-paths': ['error', { zones: rooms }],
     },
   },
 );

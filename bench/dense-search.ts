@@ -19,8 +19,8 @@ import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SqliteVectorStore } from '../worker/adapters/sqlite-vector-store.js';
-import { LocalEmbedder, LOCAL_DENSE_WEIGHT } from '../worker/adapters/local-embedder.js';
+import { SqliteVectorStore } from '../shared/adapters/sqlite/sqlite-vector-store.js';
+import { LocalEmbedder, LOCAL_DENSE_WEIGHT } from '../shared/adapters/local-embedder/local-embedder.js';
 import type { VectorQuery } from '../shared/ports/vector-store.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -9,7 +9,7 @@ import { EXIT, registerProducerCommands, UsageError } from '../producer/cli/prod
 import { registerBatchCommand } from '../producer/cli/batch-command.js';
 import { registerScheduleCommands } from '../producer/cli/schedule-commands.js';
 import { registerBudgetCommands } from '../producer/cli/budget-commands.js';
-import { AgentqError } from '../shared/errors.js';
+import { AgentqError } from '../shared/contracts/errors.js';
 
 const program = new Command();
 program
@@ -33,17 +33,17 @@ const parseCount = (name: string) => (value: string) => {
 };
 
 const clientFactory = async () => {
-  const { AgentClient } = await import('../producer/agent-client.js');
+  const { AgentClient } = await import('../producer/client/agent-client.js');
   return new AgentClient();
 };
 // Read commands get the reader: no BullMQ, no enqueue path (cold start, issue 19).
 const readerFactory = async () => {
-  const { RunReader } = await import('../producer/run-reader.js');
+  const { RunReader } = await import('../producer/client/run-reader.js');
   return new RunReader();
 };
 // `status` reads one record: without ioredis where a bare connection can reach Redis (cold start, issue 19).
 const recordFactory = async () => {
-  const [{ readRedisConfig }, { openRunRecordSource }] = await Promise.all([import('../shared/redis-config.js'), import('../producer/run-record-reader.js')]);
+  const [{ readRedisConfig }, { openRunRecordSource }] = await Promise.all([import('../shared/config/redis-config.js'), import('../producer/client/run-record-reader.js')]);
   return openRunRecordSource(readRedisConfig());
 };
 registerProducerCommands(program, { client: clientFactory, reader: readerFactory, record: recordFactory }, io);
@@ -54,9 +54,9 @@ const { registerWorkerCommand } = await import('../worker/worker-command.js');
 registerWorkerCommand(program, parseCount);
 const { registerApiCommand } = await import('../producer/api/api-command.js');
 registerApiCommand(program);
-const { registerIngestCommands } = await import('../producer/ingest/ingest-commands.js');
+const { registerIngestCommands } = await import('../producer/cli/ingest-commands.js');
 registerIngestCommands(program, io);
-const { registerReindexCommand } = await import('../worker/adapters/qdrant-reindex-command.js');
+const { registerReindexCommand } = await import('../shared/adapters/qdrant/qdrant-reindex-command.js');
 registerReindexCommand(program, io);
 const { registerStartCommand } = await import('./start-command.js');
 registerStartCommand(program);

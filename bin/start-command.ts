@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { Config } from '../shared/config.js';
-import type { PrivateRedis } from '../shared/redis/private-redis-server.js';
+import type { Config } from '../shared/config/config.js';
+import type { PrivateRedis } from '../shared/adapters/redis/private-redis-server.js';
 
 async function answers(url: string): Promise<boolean> {
   const { Redis } = await import('ioredis');
@@ -29,9 +29,9 @@ export function registerStartCommand(program: Command): void {
     .action(async () => {
       // Loaded when the command runs, not when the CLI starts (every other command would pay for them).
       const [{ loadConfig }, { createLogger }, { startPrivateRedis }, { ensureRedisServer }] = await Promise.all([
-        import('../shared/config.js'),
-        import('../shared/logger.js'),
-        import('../shared/redis/private-redis-server.js'),
+        import('../shared/config/config.js'),
+        import('../shared/telemetry/logger.js'),
+        import('../shared/adapters/redis/private-redis-server.js'),
         import('./ensure-redis-server.js'),
       ]);
       const base = loadConfig();

@@ -1,19 +1,17 @@
-import { connectRedis, type RedisConnection } from '../shared/redis/connect-redis.js';
-import type { Config } from '../shared/config.js';
-import { Keys } from '../shared/keys.js';
-import { ProviderRateLimiter } from '../shared/limits/provider-rate-limiter.js';
-import { TenantBudget } from '../shared/limits/tenant-budget.js';
-import { RedisMetrics } from '../shared/metrics/redis-metrics.js';
-import type { AgentServices, RequestRateLimiter } from '../shared/ports/agent-services.js';
-import type { AnyTool } from '../shared/tools/define-tool.js';
-import { ToolRegistry } from '../shared/tools/tool-registry.js';
-import type { Embedder } from '../shared/ports/embedder.js';
-import { LocalEmbedder } from './adapters/local-embedder.js';
-import { OpenAIEmbedder } from './adapters/openai-embedder.js';
-import { OpenAILanguageModel } from './adapters/openai-language-model.js';
-import { OpenAIModerator } from './adapters/openai-moderator.js';
-import { builtInTools } from './tools/built-in-tools.js';
-import { createHttpFetchTool } from './tools/http-fetch.js';
+import { connectRedis, type RedisConnection } from '../shared/adapters/redis/connect-redis.js';
+import type { Config } from '../shared/config/config.js';
+import { Keys } from '../shared/store/keys.js';
+import { ProviderRateLimiter } from '../shared/operations/limits/provider-rate-limiter.js';
+import { TenantBudget } from '../shared/operations/limits/tenant-budget.js';
+import { RedisMetrics } from '../shared/operations/metrics/redis-metrics.js';
+import type { AgentServices, RequestRateLimiter } from './agents/agent-services.js';
+import type { AnyTool } from '../shared/ports/define-tool.js';
+import { ToolRegistry } from './agents/tools/tool-registry.js';
+import { createEmbedder, endpointOf } from '../shared/adapters/create-embedder.js';
+import { OpenAILanguageModel } from '../shared/adapters/openai/openai-language-model.js';
+import { OpenAIModerator } from '../shared/adapters/openai/openai-moderator.js';
+import { builtInTools } from './agents/tools/built-in-tools.js';
+import { createHttpFetchTool } from './agents/tools/http-fetch.js';
 
 export interface DefaultServicesOptions {
   /** Tools registered beside the built-in ones (`calculator`, `current_time`, `http_fetch` when enabled). @default [] */
@@ -27,23 +25,20 @@ export interface DefaultServicesOptions {
 
 /**
  * The services a worker hands its nodes unless told otherwise: the language model when LLM_MODEL is
- * set (on OPENAI_BASE_URL / OPENAI_API_KEY), the embedder EMBED_PROVIDER names (see embedderFor), the tool
+ * set (on OPENAI_BASE_URL / OPENAI_API_KEY), the embedder EMBED_PROVIDER names (see createEmbedder), the tool
  * registry with the built-in tools (plus `http_fetch` when AGENTQ_HTTP_FETCH_ALLOW_HOSTS lists hosts)
  * and yours, the provider limiter when AGENTQ_RATE_LIMITS is set, and the agent limits from the config.
  */
 export function createDefaultServices(config: Config, { tools = [], redis }: DefaultServicesOptions = {}): Required<Pick<AgentServices, 'tools' | 'agentSettings'>> & AgentServices {
-  const endpoint = {
-    ...(config.openaiBaseUrl === undefined ? {} : { baseURL: config.openaiBaseUrl }),
-    ...(config.openaiApiKey === undefined ? {} : { apiKey: config.openaiApiKey }),
-    timeoutMs: config.llmTimeoutMs,
-  };
+  const endpoint = endpointOf(config);
+  const embedder = createEmbedder(config, endpoint);
   const httpFetch =
     config.httpFetchAllowHosts.length > 0
       ? [createHttpFetchTool({ allowHosts: config.httpFetchAllowHosts, maxBytes: config.httpFetchMaxBytes, timeoutMs: config.httpFetchTimeoutMs })]
       : [];
   return {
     ...(config.llmModel ? { languageModel: new OpenAILanguageModel({ model: config.llmModel, stream: config.llmStream, ...endpoint }) } : {}),
-    ...embedderFor(config, endpoint),
+    ...(embedder ? { embedder } : {}),
     ...(config.moderationModel ? { moderator: new OpenAIModerator({ model: config.moderationModel, ...endpoint }) } : {}),
     ...(Object.keys(config.rateLimits).length > 0 ? { rateLimiter: lazyRateLimiter(config, redis) } : {}),
     tenantBudget: lazyTenantBudget(config, redis),
@@ -62,16 +57,6 @@ export function createDefaultServices(config: Config, { tools = [], redis }: Def
       ragDenseWeight: config.ragDenseWeight,
     },
   };
-}
-
-/**
- * The embedder EMBED_PROVIDER names: the built-in model (`local`, the default without EMBED_MODEL; its
- * threads start on the first text to embed), EMBED_MODEL on the endpoint (`openai`), or none (`none`).
- */
-function embedderFor(config: Config, endpoint: { baseURL?: string; apiKey?: string; timeoutMs: number }): { embedder?: Embedder } {
-  if (config.embedProvider === 'local') return { embedder: new LocalEmbedder({ threads: config.localEmbedThreads, denseWeight: config.localDenseWeight }) };
-  if (config.embedProvider === 'openai' && config.embedModel) return { embedder: new OpenAIEmbedder({ model: config.embedModel, batchSize: config.embedBatchSize, ...endpoint }) };
-  return {};
 }
 
 /** The Redis limiter, connected on first use (a worker whose graphs never call a model opens nothing). */

@@ -8,7 +8,7 @@ export function registerWorkerCommand(program: Command, parseCount: (name: strin
     .option('--concurrency <n>', 'steps at once in this process (default AGENTQ_WORKER_CONCURRENCY)', parseCount('--concurrency'))
     .action(async (options: { concurrency?: number }) => {
       // Loaded here, not at the top: other commands should not pay for the worker's modules.
-      const [{ startWorker }, { loadConfig }, { createLogger }] = await Promise.all([import('./start-worker.js'), import('../shared/config.js'), import('../shared/logger.js')]);
+      const [{ startWorker }, { loadConfig }, { createLogger }] = await Promise.all([import('./start-worker.js'), import('../shared/config/config.js'), import('../shared/telemetry/logger.js')]);
       const config = loadConfig();
       const logger = createLogger(config.logLevel, { role: 'worker' });
       const worker = await startWorker({ config, logger, ...(options.concurrency ? { concurrency: options.concurrency } : {}) });

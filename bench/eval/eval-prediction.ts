@@ -1,5 +1,5 @@
 import { basename, extname } from 'node:path';
-import type { RagOutput } from '../../shared/rag/rag-output.js';
+import type { RagOutput } from '../../shared/retrieval/rag-output.js';
 
 /** One line of a predictions file, as ../shared/eval/score.py reads it. */
 export interface EvalPrediction {

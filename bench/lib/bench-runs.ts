@@ -1,7 +1,7 @@
 /** Small pieces the capacity and recovery sections and the soak share. */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { AgentClient, EnqueueRequest } from '../../producer/agent-client.js';
+import type { AgentClient, EnqueueRequest } from '../../producer/client/agent-client.js';
 
 /** Worker and client environment: this Redis, key and queue prefixes of their own, quiet logs, no tracing. */
 export function benchEnv(redisUrl: string, extra: Record<string, string> = {}): Record<string, string> {

@@ -1,4 +1,4 @@
-import type { AgentClient } from '../../producer/agent-client.js';
+import type { AgentClient } from '../../producer/client/agent-client.js';
 import { closedLoop } from './closed-loop.js';
 import type { ForkedWorker } from './forked-worker.js';
 import type { StepTiming } from './step-timings.js';

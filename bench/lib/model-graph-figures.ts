@@ -7,8 +7,8 @@
  * LangGraph's by them) need them: they are measured once per Redis and scale, and shared.
  */
 import { randomBytes } from 'node:crypto';
-import { AgentClient } from '../../producer/agent-client.js';
-import { loadConfig } from '../../shared/config.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../../test/fakes/scripted-openai-server.js';
 import type { BenchContext, BenchFigures } from './bench-section.js';
 import { engineLoop, stepTimingsOf } from './engine-loop.js';

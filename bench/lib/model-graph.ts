@@ -1,6 +1,6 @@
 /**
  * The model-calling benchmark graph: 10 nodes in a row, each making one chat request through the real
- * `openai` SDK (worker/adapters/openai-language-model.ts) to the scripted OpenAI-compatible server and
+ * `openai` SDK (shared/adapters/openai/openai-language-model.ts) to the scripted OpenAI-compatible server and
  * appending the answer to the state. agentq runs it as `bench-model` (bench/workers/engine-worker.ts);
  * LangGraph.js runs the same nodes (bench/workers/langgraph-worker.ts), so both do the same model work.
  */
@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
-import { callLanguageModel } from '../../shared/llm/call-language-model.js';
+import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
 import type { LanguageModelRequest } from '../../shared/ports/language-model.js';
 
 export const MODEL_GRAPH_NAME = 'bench-model';

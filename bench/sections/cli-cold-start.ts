@@ -3,9 +3,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AgentClient } from '../../producer/agent-client.js';
-import { loadConfig } from '../../shared/config.js';
-import { createVectorStore } from '../../worker/adapters/create-vector-store.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { createVectorStore } from '../../shared/adapters/create-vector-store.js';
 import type { BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { percentile, round } from '../lib/stats.js';
 

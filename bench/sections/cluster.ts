@@ -8,8 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { AgentClient } from '../../producer/agent-client.js';
-import { loadConfig } from '../../shared/config.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { clusterUnavailableReason, startRedisCluster } from '../../test/helpers/redis-cluster.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { engineLoop } from '../lib/engine-loop.js';

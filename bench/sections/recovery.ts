@@ -19,8 +19,8 @@
  * off by the kill (its answer never arrived, so never saved) is made again by design (invariant I4) and
  * counted apart, as `recovery_calls_cut_by_kills` (with the calls cut when the benchmark stops its workers).
  */
-import { AgentClient } from '../../producer/agent-client.js';
-import { loadConfig } from '../../shared/config.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { startScriptedOpenAIServer } from '../../test/fakes/scripted-openai-server.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { forkBenchWorker, type BenchWorker } from '../lib/bench-worker-process.js';

@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { AgentClient } from '../../producer/agent-client.js';
-import { loadConfig } from '../../shared/config.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { loadConfig } from '../../shared/config/config.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { closedLoop } from '../lib/closed-loop.js';
 import { engineLoop, recordStepTimings, stepTimingsOf } from '../lib/engine-loop.js';

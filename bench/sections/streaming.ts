@@ -15,9 +15,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createApi } from '../../producer/api/create-api.js';
-import { AgentClient } from '../../producer/agent-client.js';
-import { loadConfig } from '../../shared/config.js';
-import { createLogger } from '../../shared/logger.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../../test/fakes/scripted-openai-server.js';
 import { readSse } from '../../test/helpers/api-sse.js';

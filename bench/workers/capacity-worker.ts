@@ -9,12 +9,12 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { z } from 'zod';
-import { loadConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
-import { callLanguageModel } from '../../shared/llm/call-language-model.js';
-import { createLogger } from '../../shared/logger.js';
+import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import type { WorkerReply, WorkerRequest } from '../lib/bench-worker-process.js';
 

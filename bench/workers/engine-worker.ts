@@ -4,9 +4,9 @@
  * run to the parent over IPC, and on request the node start/end times it observed (performance.now(),
  * one clock per process), so transitions can be measured to the microsecond.
  */
-import { loadConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config/config.js';
 import type { StepObservation, StepObserver } from '../../shared/graph/step-observer.js';
-import { createLogger } from '../../shared/logger.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { inlineChainGraph } from '../lib/inline-chain-graph.js';
 import { benchModelGraph } from '../lib/model-graph.js';

@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
-import { OpenAILanguageModel } from '../../worker/adapters/openai-language-model.js';
+import { OpenAILanguageModel } from '../../shared/adapters/openai/openai-language-model.js';
 import { closedLoop } from '../lib/closed-loop.js';
 import { MODEL_GRAPH_MODEL, MODEL_GRAPH_NODES, nodeName, nodeRequest } from '../lib/model-graph.js';
 import type { StepTiming } from '../lib/step-timings.js';

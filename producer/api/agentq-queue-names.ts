@@ -1,7 +1,7 @@
-import * as queueConstants from '../../shared/queues.js';
+import * as queueConstants from '../../shared/contracts/queues.js';
 
 /**
- * Every queue name shared/queues.ts declares (constants whose value starts with `agentq-`), so a queue
+ * Every queue name shared/contracts/queues.ts declares (constants whose value starts with `agentq-`), so a queue
  * added there shows up in Bull Board and /metrics without touching the API.
  */
 export function agentqQueueNames(): string[] {

@@ -18,8 +18,8 @@ export function registerApiCommand(program: Command): void {
       // Loaded here, not at the top: the other commands start without fastify.
       const [{ startApi }, { loadConfig }, { createLogger }] = await Promise.all([
         import('./start-api.js'),
-        import('../../shared/config.js'),
-        import('../../shared/logger.js'),
+        import('../../shared/config/config.js'),
+        import('../../shared/telemetry/logger.js'),
       ]);
       const config = loadConfig();
       const logger = createLogger(config.logLevel, { role: 'api' });

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { connectRedis } from '../../shared/redis/connect-redis.js';
-import { followRun } from '../../shared/streaming/follow-run.js';
+import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
+import { followRun } from '../client/follow-run.js';
 import type { ApiContext } from './api-context.js';
 import { toApiError } from './errors.js';
 

@@ -4,13 +4,13 @@ import { Queue } from 'bullmq';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import { createJsonSchemaTransform, serializerCompiler, validatorCompiler, type FastifyPluginAsyncZod, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { loadConfig, type Config } from '../../shared/config.js';
-import { createLogger, type Logger } from '../../shared/logger.js';
-import { RedisMetrics } from '../../shared/metrics/redis-metrics.js';
-import { AgentClient } from '../agent-client.js';
+import { loadConfig, type Config } from '../../shared/config/config.js';
+import { createLogger, type Logger } from '../../shared/telemetry/logger.js';
+import { RedisMetrics } from '../../shared/operations/metrics/redis-metrics.js';
+import { AgentClient } from '../client/agent-client.js';
 import { agentqQueueNames } from './agentq-queue-names.js';
-import { queueStreamOptions, STEP_QUEUE } from '../../shared/queues.js';
-import { allShards, stepQueuePrefix } from '../../shared/shards.js';
+import { queueStreamOptions, STEP_QUEUE } from '../../shared/contracts/queues.js';
+import { allShards, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import type { ApiContext } from './api-context.js';
 import { ApiKeys } from './auth/api-keys.js';
 import { requireRole } from './auth/authenticate.js';
@@ -30,9 +30,9 @@ import { searchRoutes } from './routes/search-routes.js';
 import { chatRoutes } from './routes/chat-routes.js';
 import { schedulesRoutes } from './routes/schedules-routes.js';
 import { budgetRoutes } from './routes/budget-routes.js';
-import { TokenHub } from '../../shared/streaming/token-hub.js';
-import { connectRedis } from '../../shared/redis/connect-redis.js';
-import { checkRedisCluster } from '../../shared/redis/check-redis-cluster.js';
+import { TokenHub } from '../client/token-hub.js';
+import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
+import { checkRedisCluster } from '../../shared/adapters/redis/check-redis-cluster.js';
 
 /** The API's fastify instance (zod schemas as types). */
 export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
@@ -72,7 +72,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   const { store } = client;
   const redis = store.redis;
   // Bull Board and /metrics read the queues through the client's fail-fast connection.
-  // The step queue is one queue per shard, each under its shard's prefix (shared/shards.ts).
+  // The step queue is one queue per shard, each under its shard's prefix (shared/contracts/shards.ts).
   const queues = agentqQueueNames().flatMap((name) =>
     (name === STEP_QUEUE ? allShards(config.shards).map((shard) => stepQueuePrefix(config.queuePrefix, shard, config.shards)) : [config.queuePrefix]).map((prefix) => {
       const queue = new Queue(name, { connection: redis, prefix, ...queueStreamOptions(config.queueEventsMaxLen) });

@@ -1,9 +1,9 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { AgentqError, type ErrorCode } from '../../shared/errors.js';
+import { AgentqError, type ErrorCode } from '../../shared/contracts/errors.js';
 
 /**
- * Codes of HTTP answers: the product's error codes (shared/errors.ts) plus the few that only HTTP has.
+ * Codes of HTTP answers: the product's error codes (shared/contracts/errors.ts) plus the few that only HTTP has.
  * Stable like the others: never renamed.
  */
 export type ApiErrorCode = ErrorCode | 'UNAUTHORIZED' | 'FORBIDDEN' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'METHOD_NOT_ALLOWED';

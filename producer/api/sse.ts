@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RedisRunStore } from '../../shared/redis/redis-run-store.js';
-import { connectRedis, type RedisTarget } from '../../shared/redis/connect-redis.js';
-import { isTerminal, type RunEvent } from '../../shared/run-record.js';
-import type { TokenEvent } from '../../shared/streaming/token-event.js';
-import type { TokenHub } from '../../shared/streaming/token-hub.js';
+import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
+import { connectRedis, type RedisTarget } from '../../shared/adapters/redis/connect-redis.js';
+import { isTerminal, type RunEvent } from '../../shared/contracts/run-record.js';
+import type { TokenEvent } from '../../shared/contracts/token-event.js';
+import type { TokenHub } from '../client/token-hub.js';
 import { toApiError } from './errors.js';
 
 export interface StreamRunEventsOptions {

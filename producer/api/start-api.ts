@@ -1,5 +1,5 @@
-import { loadConfig } from '../../shared/config.js';
-import { createLogger } from '../../shared/logger.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { ApiKeys } from './auth/api-keys.js';
 import { createApi, type CreateApiOptions } from './create-api.js';
 

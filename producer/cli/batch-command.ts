@@ -1,9 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { formatBatchResultsCsv, formatBatchResultsJsonl } from '../../shared/batches/format-batch-results.js';
-import type { AgentClient } from '../agent-client.js';
+import { formatBatchResultsCsv, formatBatchResultsJsonl } from './format-batch-results.js';
+import type { AgentClient } from '../client/agent-client.js';
 import { EXIT, UsageError } from './producer-commands.js';
-import { parseQuestionLines } from '../../shared/batches/parse-question-lines.js';
+import { parseQuestionLines } from './parse-question-lines.js';
 import { createProgressBar } from './progress-bar.js';
 
 interface BatchOptions {

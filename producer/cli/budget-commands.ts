@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { AgentqError } from '../../shared/errors.js';
-import type { AgentClient } from '../agent-client.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import type { AgentClient } from '../client/agent-client.js';
 import { UsageError, withClient as withFactoryClient } from './producer-commands.js';
 
 interface Io {

@@ -1,15 +1,16 @@
 import type { Command } from 'commander';
-import { AgentqError } from '../../shared/errors.js';
-import { RUN_STATUSES, isTerminal, type RunRecord, type RunStatus } from '../../shared/run-record.js';
-import type { AgentClient } from '../agent-client.js';
-import type { RunReader } from '../run-reader.js';
-import type { RunRecordSource } from '../run-record-reader.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { RUN_STATUSES, isTerminal, type RunRecord, type RunStatus } from '../../shared/contracts/run-record.js';
+import type { AgentClient } from '../client/agent-client.js';
+import type { RunReader } from '../client/run-reader.js';
+import type { RunRecordSource } from '../client/run-record-reader.js';
 import { readRunInput } from './read-run-input.js';
+export { UsageError } from './usage-error.js';
+import { UsageError } from './usage-error.js';
 
 /** Exit codes: 0 ok; 1 the run failed or was cancelled (or the command failed); 2 usage error. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
 
-export class UsageError extends Error {}
 
 interface Io {
   /** Results only. */

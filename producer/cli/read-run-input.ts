@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { UsageError } from './producer-commands.js';
+import { UsageError } from './usage-error.js';
 
 function parseJson(source: string, text: string): unknown {
   try {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { AgentqError } from '../../shared/errors.js';
-import type { ScheduleRecord } from '../../shared/schedules/schedules.js';
-import type { AgentClient } from '../agent-client.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import type { ScheduleRecord } from '../../shared/operations/schedules/schedules.js';
+import type { AgentClient } from '../client/agent-client.js';
 import { UsageError, withClient as withFactoryClient } from './producer-commands.js';
 import { readRunInput } from './read-run-input.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentqError } from '../errors.js';
+import { AgentqError } from '../contracts/errors.js';
 import type { Channels, StateOf, UpdateOf } from './channels.js';
 import {
   END,

@@ -1,4 +1,4 @@
-import { AgentqError } from '../errors.js';
+import { AgentqError } from '../contracts/errors.js';
 import type { AnyGraph, Graph } from './graph.js';
 
 /** Graphs a worker can run, by `name@version`. A name without a version means its latest registration. */

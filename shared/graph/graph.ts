@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Message } from '../run-record.js';
+import type { Message } from '../contracts/run-record.js';
 import type { Channels, StateOf, UpdateOf } from './channels.js';
 import type { NodeContext } from './node-context.js';
 import type { RetryPolicy } from './retry-policy.js';

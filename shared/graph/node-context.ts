@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Message, Usage } from '../run-record.js';
+import type { Message, Usage } from '../contracts/run-record.js';
 
 /**
  * Services a worker hands to every node (language model, embedder, vector store, tools, …). Open so a

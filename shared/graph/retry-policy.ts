@@ -1,4 +1,4 @@
-import type { AgentqError } from '../errors.js';
+import type { AgentqError } from '../contracts/errors.js';
 
 /** How a node's failed attempts are retried (through BullMQ's attempts and backoff). */
 export interface RetryPolicy {

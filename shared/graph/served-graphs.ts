@@ -1,6 +1,6 @@
-import type { RedisConnection } from '../redis/connect-redis.js';
-import { AgentqError } from '../errors.js';
-import type { Keys } from '../keys.js';
+import type { RedisConnection } from '../adapters/redis/connect-redis.js';
+import { AgentqError } from '../contracts/errors.js';
+import type { Keys } from '../store/keys.js';
 
 /** How many heartbeats an entry may miss before it counts as gone. */
 const MISSED_HEARTBEATS = 3;

@@ -1,5 +1,5 @@
 import type { ToolDescription } from '../ports/language-model.js';
-import type { Message } from '../run-record.js';
+import type { Message } from '../contracts/run-record.js';
 
 type CountTokens = (text: string) => number;
 let loading: Promise<CountTokens> | undefined;

@@ -1,4 +1,4 @@
-import type { ProviderLimits } from '../limits/provider-rate-limiter.js';
+import type { ProviderLimits } from '../operations/limits/provider-rate-limiter.js';
 import { modelEntry, parseModelTable } from './model-table.js';
 
 /** Provider limits by model id; `*` applies to every model without its own entry. */

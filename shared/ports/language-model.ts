@@ -1,4 +1,4 @@
-import type { Message } from '../run-record.js';
+import type { Message } from '../contracts/run-record.js';
 
 /** An assistant message as a model returns it: text, tool calls, or both. */
 export type AssistantMessage = Message & { role: 'assistant' };

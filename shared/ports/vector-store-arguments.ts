@@ -1,5 +1,5 @@
-import { AgentqError } from '../errors.js';
-import { ID_PATTERN } from '../ids.js';
+import { AgentqError } from '../contracts/errors.js';
+import { ID_PATTERN } from '../contracts/ids.js';
 import type { PayloadFilter, VectorQuery, VectorRecord } from './vector-store.js';
 
 /**

@@ -1,5 +1,5 @@
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
-import { toAgentqError } from '../errors.js';
+import { toAgentqError } from '../contracts/errors.js';
 
 /** Marks a span failed with the error's agentq code (`error.type`), the exception and an ERROR status. */
 export function recordSpanError(span: Span, error: unknown): void {

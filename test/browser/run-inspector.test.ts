@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Message } from '../../shared/run-record.js';
+import type { Message } from '../../shared/contracts/run-record.js';
 import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
 import { bearer, json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 

@@ -1,6 +1,6 @@
 /** A worker process for chaos tests: the built-in graphs, config from the environment. */
-import { loadConfig } from '../../shared/config.js';
-import { createLogger } from '../../shared/logger.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 
 const config = loadConfig();

@@ -3,8 +3,8 @@
  * attempt: after the previous step's transition script committed and handed this worker the step's job
  * (eagerly, or fetched with it), before anything of the step runs.
  */
-import { loadConfig } from '../../shared/config.js';
-import { createLogger } from '../../shared/logger.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 
 const killAt = Number(process.env.KILL_AT_SUPERSTEP);

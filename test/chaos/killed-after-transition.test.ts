@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { STEP_QUEUE } from '../../shared/queues.js';
-import { shardOf, stepQueuePrefix } from '../../shared/shards.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { STEP_QUEUE } from '../../shared/contracts/queues.js';
+import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { auditRun, stepKey } from '../helpers/run-audit.js';
 import { testConfig } from '../helpers/test-env.js';
 import { killHard, spawnWorker, workerEnv } from '../helpers/worker-processes.js';

@@ -1,10 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { Queue, QueueEvents } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { stepJobId } from '../../shared/job-schema.js';
-import { STEP_QUEUE } from '../../shared/queues.js';
-import { stepQueuePrefix } from '../../shared/shards.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { stepJobId } from '../../shared/contracts/job-schema.js';
+import { STEP_QUEUE } from '../../shared/contracts/queues.js';
+import { stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { auditRun } from '../helpers/run-audit.js';
 import { recordFigure } from '../helpers/suite-figures.js';
 import { suiteSeed } from '../helpers/suite-scale.js';

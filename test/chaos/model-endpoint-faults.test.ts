@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../shared/graph/retry-policy.js';
-import type { RunEvent, RunRecord, StepRecord } from '../../shared/run-record.js';
-import { reactAgentGraph } from '../../worker/graphs/react-agent.js';
+import type { RunEvent, RunRecord, StepRecord } from '../../shared/contracts/run-record.js';
+import { reactAgentGraph } from '../../worker/agents/graphs/react-agent.js';
 import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
 import { atScale, suiteSeed } from '../helpers/suite-scale.js';
 import { recordFigure } from '../helpers/suite-figures.js';

@@ -3,13 +3,13 @@
  * the response is fresh from this process, waits a minute so the test can SIGKILL it after the save.
  * Config (model endpoint included) from the environment.
  */
-import { sleep } from '../../shared/abort.js';
-import { loadConfig } from '../../shared/config.js';
+import { sleep } from '../../shared/contracts/abort.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
-import { callLanguageModel } from '../../shared/llm/call-language-model.js';
-import { createLogger } from '../../shared/logger.js';
+import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 
 const paidCallGraph = defineGraph({ name: 'paid-call', state: { answer: channel.replace('') }, output: (state) => ({ answer: state.answer }) })

@@ -4,12 +4,12 @@
  * process blocks its own event loop that long with a synchronous loop — a stalled process, not a dead
  * one: its job lock cannot be renewed, but its liveness thread keeps beating.
  */
-import { loadConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
-import { callLanguageModel } from '../../shared/llm/call-language-model.js';
-import { createLogger } from '../../shared/logger.js';
+import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 
 const blockMs = Number(process.env.BLOCK_EVENT_LOOP_MS ?? 0);

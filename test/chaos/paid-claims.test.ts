@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { recordFigure } from '../helpers/suite-figures.js';
 import { eventually, testConfig } from '../helpers/test-env.js';

@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { IngestClient } from '../../producer/ingest/ingest-client.js';
-import { formatBatchResultsCsv } from '../../shared/batches/format-batch-results.js';
-import type { RagOutput } from '../../shared/rag/rag-output.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { IngestClient } from '../../producer/client/ingest-client.js';
+import { formatBatchResultsCsv } from '../../producer/cli/format-batch-results.js';
+import type { RagOutput } from '../../shared/retrieval/rag-output.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { ingestFolder, RAG_DOCS, writeDocs } from '../helpers/rag-fixtures.js';
 import { eventually, testConfig } from '../helpers/test-env.js';

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { isTerminal, type RunRecord } from '../../shared/run-record.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { isTerminal, type RunRecord } from '../../shared/contracts/run-record.js';
 import { atScale, suiteSeed } from '../helpers/suite-scale.js';
 import { recordFigure } from '../helpers/suite-figures.js';
 import { eventually, testConfig } from '../helpers/test-env.js';

@@ -1,5 +1,5 @@
-import type { AgentClient } from '../../producer/agent-client.js';
-import type { RunRecord } from '../../shared/run-record.js';
+import type { AgentClient } from '../../producer/client/agent-client.js';
+import type { RunRecord } from '../../shared/contracts/run-record.js';
 import { auditRun } from '../helpers/run-audit.js';
 
 export interface ChainRunsAudit {

@@ -4,15 +4,15 @@
  * after the run was created but before the tick job completed (DIE_IN_TICK=after).
  */
 import { Queue, Worker } from 'bullmq';
-import { loadConfig } from '../../shared/config.js';
-import { createLogger } from '../../shared/logger.js';
-import { SCHEDULES_QUEUE } from '../../shared/queues.js';
-import { createRedis } from '../../shared/redis/create-redis.js';
-import { RedisRunStore } from '../../shared/redis/redis-run-store.js';
-import { RunEnqueuer } from '../../shared/run-enqueuer.js';
-import { Schedules } from '../../shared/schedules/schedules.js';
-import { StepQueues } from '../../shared/step-queues.js';
-import { ScheduleTickProcessor } from '../../worker/schedule-tick-processor.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import { SCHEDULES_QUEUE } from '../../shared/contracts/queues.js';
+import { createRedis } from '../../shared/adapters/redis/create-redis.js';
+import { RedisRunStore } from '../../shared/store/redis-run-store.js';
+import { RunEnqueuer } from '../../shared/store/run-enqueuer.js';
+import { Schedules } from '../../shared/operations/schedules/schedules.js';
+import { StepQueues } from '../../shared/store/step-queues.js';
+import { ScheduleTickProcessor } from '../../worker/operations/schedule-tick-processor.js';
 
 const mode = process.env.DIE_IN_TICK;
 if (mode !== 'before' && mode !== 'after') throw new Error('DIE_IN_TICK must be before or after');

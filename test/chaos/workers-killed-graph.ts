@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
-import { callLanguageModel } from '../../shared/llm/call-language-model.js';
-import type { Message } from '../../shared/run-record.js';
+import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
+import type { Message } from '../../shared/contracts/run-record.js';
 
 /**
  * The worker-fault scenarios' graph `model-steps`: N sequential steps, each exactly one memoised model

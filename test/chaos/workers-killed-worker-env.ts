@@ -1,4 +1,4 @@
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 
 /** The worker process script of the worker-fault scenarios, for `spawnWorker`. */
 export const MODEL_STEPS_WORKER = 'test/chaos/workers-killed-worker.ts';

@@ -3,8 +3,8 @@
  * the built-in graphs and `model-steps`; config, model endpoint included, from the environment. On
  * SIGTERM it shuts down gracefully (active steps finish within AGENTQ_SHUTDOWN_GRACE_MS) and exits 0.
  */
-import { loadConfig } from '../../shared/config.js';
-import { createLogger } from '../../shared/logger.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { modelStepsGraph } from './workers-killed-graph.js';
 

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { percentile, round } from '../../bench/lib/stats.js';
-import { AgentClient } from '../../producer/agent-client.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
 import { auditRun, stepKey, type RunAudit } from '../helpers/run-audit.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { recordFigure } from '../helpers/suite-figures.js';

@@ -1,9 +1,9 @@
 import type { Cluster } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
 import { createApi, type ApiInstance } from '../../producer/api/create-api.js';
-import { createLogger } from '../../shared/logger.js';
-import { isTerminal, type RunRecord } from '../../shared/run-record.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import { isTerminal, type RunRecord } from '../../shared/contracts/run-record.js';
 import { auditRun } from '../helpers/run-audit.js';
 import { clusterTestConfig, clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
 import { eventually } from '../helpers/test-env.js';

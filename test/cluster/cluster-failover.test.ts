@@ -1,8 +1,8 @@
 import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisCluster } from '../../shared/redis/create-redis-cluster.js';
-import { parseClusterNodes } from '../../shared/redis/redis-cluster-nodes.js';
-import { stepQueuePrefix } from '../../shared/shards.js';
+import { createRedisCluster } from '../../shared/adapters/redis/create-redis-cluster.js';
+import { parseClusterNodes } from '../../shared/adapters/redis/redis-cluster-nodes.js';
+import { stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
 
 const unavailable = clusterUnavailableReason();

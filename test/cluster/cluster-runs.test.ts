@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { createLogger } from '../../shared/logger.js';
-import { isCluster } from '../../shared/redis/connect-redis.js';
-import { shardOf, stepQueuePrefix } from '../../shared/shards.js';
-import { STEP_QUEUE } from '../../shared/queues.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import { isCluster } from '../../shared/adapters/redis/connect-redis.js';
+import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
+import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { clusterTestConfig, clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitForRuns } from '../helpers/wait-for-runs.js';
 import { eventually } from '../helpers/test-env.js';
 import { Queue } from 'bullmq';
-import { stepJobId } from '../../shared/job-schema.js';
-import { ProviderRateLimiter } from '../../shared/limits/provider-rate-limiter.js';
-import { bullmqConnection } from '../../shared/redis/bullmq-connection.js';
+import { stepJobId } from '../../shared/contracts/job-schema.js';
+import { ProviderRateLimiter } from '../../shared/operations/limits/provider-rate-limiter.js';
+import { bullmqConnection } from '../../shared/bullmq/bullmq-connection.js';
 
 const unavailable = clusterUnavailableReason();
 if (unavailable) console.warn(`skipping the Redis Cluster runs suite: ${unavailable}`);
@@ -52,7 +52,7 @@ describe.skipIf(unavailable)('runs on a real Redis Cluster (3 masters + 3 replic
           const master = redis.slots[slot]![0]!;
           masters.set(master, (masters.get(master) ?? 0) + 1);
         }
-        // Balanced shard tags (shared/shards.ts): the same number of shards on each of the 3 masters.
+        // Balanced shard tags (shared/contracts/shards.ts): the same number of shards on each of the 3 masters.
         expect([...masters.values()]).toEqual([shards / 3, shards / 3, shards / 3]);
         // Cross-slot reads by design: the tenant's run list gathers runs of every shard.
         const listed = await client.list({ limit: 100 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { createLogger } from '../../shared/logger.js';
-import { isCluster } from '../../shared/redis/connect-redis.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import { isCluster } from '../../shared/adapters/redis/connect-redis.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { clusterTestConfig, clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
 import { eventually } from '../helpers/test-env.js';

@@ -1,15 +1,15 @@
 import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../producer/api/create-api.js';
-import { loadConfig } from '../../shared/config.js';
-import { AgentqError } from '../../shared/errors.js';
-import { createLogger } from '../../shared/logger.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
-import { checkRedisCluster } from '../../shared/redis/check-redis-cluster.js';
-import { createRedisCluster } from '../../shared/redis/create-redis-cluster.js';
-import { startPrivateRedis } from '../../shared/redis/private-redis-server.js';
-import { parseClusterNodes } from '../../shared/redis/redis-cluster-nodes.js';
-import { stepQueuePrefix } from '../../shared/shards.js';
+import { checkRedisCluster } from '../../shared/adapters/redis/check-redis-cluster.js';
+import { createRedisCluster } from '../../shared/adapters/redis/create-redis-cluster.js';
+import { startPrivateRedis } from '../../shared/adapters/redis/private-redis-server.js';
+import { parseClusterNodes } from '../../shared/adapters/redis/redis-cluster-nodes.js';
+import { stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
 
 const unavailable = clusterUnavailableReason();

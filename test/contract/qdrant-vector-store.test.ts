@@ -1,7 +1,7 @@
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterAll, describe, it } from 'vitest';
-import { qdrantCollectionNames } from '../../worker/adapters/qdrant-layout.js';
-import { QdrantVectorStore } from '../../worker/adapters/qdrant-vector-store.js';
+import { qdrantCollectionNames } from '../../shared/adapters/qdrant/qdrant-layout.js';
+import { QdrantVectorStore } from '../../shared/adapters/qdrant/qdrant-vector-store.js';
 import { vectorStoreContract } from './vector-store.contract.js';
 
 /**

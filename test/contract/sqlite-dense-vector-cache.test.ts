@@ -5,8 +5,8 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { VectorQuery, VectorRecord } from '../../shared/ports/vector-store.js';
-import { DenseVectorCache } from '../../worker/adapters/sqlite/dense-vector-cache.js';
-import { SqliteVectorStore } from '../../worker/adapters/sqlite-vector-store.js';
+import { DenseVectorCache } from '../../shared/adapters/sqlite/dense-vector-cache.js';
+import { SqliteVectorStore } from '../../shared/adapters/sqlite/sqlite-vector-store.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'agentq-dense-cache-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteVectorStore } from '../../worker/adapters/sqlite-vector-store.js';
+import { SqliteVectorStore } from '../../shared/adapters/sqlite/sqlite-vector-store.js';
 import { vectorStoreContract } from './vector-store.contract.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'agentq-sqlite-store-'));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentqError } from '../../shared/errors.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
 import type { PayloadFilter, VectorRecord, VectorStore } from '../../shared/ports/vector-store.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createApi, type ApiInstance, type CreateApiOptions } from '../../producer/api/create-api.js';
-import { createLogger } from '../../shared/logger.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { startTestEnv, testConfig, type TestEnv } from './test-env.js';
 import type { StartWorkerOptions } from '../../worker/start-worker.js';
 

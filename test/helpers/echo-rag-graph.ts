@@ -1,4 +1,4 @@
-import { sleep } from '../../shared/abort.js';
+import { sleep } from '../../shared/contracts/abort.js';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';

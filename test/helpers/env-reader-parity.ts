@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { z } from 'zod';
-import { AgentqError } from '../../shared/errors.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
 
 /** What a config reader made of one variable: its value, or its refusal (message and code). */
 export type ReaderOutcome = { value: unknown } | { message: string; code?: string };

@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { IngestClient } from '../../producer/ingest/ingest-client.js';
+import { IngestClient } from '../../producer/client/ingest-client.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
-import { SqliteVectorStore } from '../../worker/adapters/sqlite-vector-store.js';
-import { embeddedVectorStorePath } from '../../worker/adapters/create-vector-store.js';
+import { SqliteVectorStore } from '../../shared/adapters/sqlite/sqlite-vector-store.js';
+import { embeddedVectorStorePath } from '../../shared/adapters/create-vector-store.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer, type ScriptedOpenAIServerOptions } from '../fakes/scripted-openai-server.js';
 import type { TestEnv } from './test-env.js';
 

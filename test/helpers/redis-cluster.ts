@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { loadConfig, type Config } from '../../shared/config.js';
-import type { RedisClusterNode } from '../../shared/redis/redis-cluster-nodes.js';
-import { assertRedisReachable } from '../../shared/redis/assert-redis-reachable.js';
+import { loadConfig, type Config } from '../../shared/config/config.js';
+import type { RedisClusterNode } from '../../shared/adapters/redis/redis-cluster-nodes.js';
+import { assertRedisReachable } from '../../shared/adapters/redis/assert-redis-reachable.js';
 
 const run = promisify(execFile);
 

@@ -1,6 +1,6 @@
-import type { AgentClient } from '../../producer/agent-client.js';
-import { validateHistory } from '../../shared/history/validate-history.js';
-import type { Message } from '../../shared/run-record.js';
+import type { AgentClient } from '../../producer/client/agent-client.js';
+import { validateHistory } from '../../shared/contracts/validate-history.js';
+import type { Message } from '../../shared/contracts/run-record.js';
 
 export interface RunAudit {
   runId: string;

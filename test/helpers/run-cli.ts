@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 

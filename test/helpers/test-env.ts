@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { inject } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { loadConfig, type Config } from '../../shared/config.js';
-import { createLogger } from '../../shared/logger.js';
-import { STEP_QUEUE } from '../../shared/queues.js';
-import { shardOf, stepQueuePrefix } from '../../shared/shards.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { loadConfig, type Config } from '../../shared/config/config.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import { STEP_QUEUE } from '../../shared/contracts/queues.js';
+import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { startWorker, type AgentWorker, type StartWorkerOptions } from '../../worker/start-worker.js';
 
 /**

@@ -1,5 +1,5 @@
-import { sleep } from '../../shared/abort.js';
-import { AgentqError } from '../../shared/errors.js';
+import { sleep } from '../../shared/contracts/abort.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';

@@ -1,5 +1,5 @@
-import type { AgentClient } from '../../producer/agent-client.js';
-import { isTerminal, type RunRecord } from '../../shared/run-record.js';
+import type { AgentClient } from '../../producer/client/agent-client.js';
+import { isTerminal, type RunRecord } from '../../shared/contracts/run-record.js';
 
 /**
  * Resolves once every run is finished (terminal or waiting), polling on the client's one connection:

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { validateHistory } from '../../shared/history/validate-history.js';
-import { AgentqError } from '../../shared/errors.js';
-import { defineTool } from '../../shared/tools/define-tool.js';
-import { createReactAgentGraph } from '../../worker/graphs/react-agent.js';
+import { validateHistory } from '../../shared/contracts/validate-history.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { defineTool } from '../../shared/ports/define-tool.js';
+import { createReactAgentGraph } from '../../worker/agents/graphs/react-agent.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 

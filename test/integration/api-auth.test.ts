@@ -11,8 +11,8 @@ import { startApi } from '../../producer/api/start-api.js';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
-import { createLogger } from '../../shared/logger.js';
-import type { RunRecord } from '../../shared/run-record.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import type { RunRecord } from '../../shared/contracts/run-record.js';
 import { bearer, createTestApi, isErrorShape, json, KEY_TENANT, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { eventually, testConfig } from '../helpers/test-env.js';
 

@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, type ApiInstance } from '../../producer/api/create-api.js';
-import { createLogger } from '../../shared/logger.js';
-import { Keys } from '../../shared/keys.js';
-import { TenantBudget } from '../../shared/limits/tenant-budget.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import { Keys } from '../../shared/store/keys.js';
+import { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
 import { API_KEYS_ENV, bearer, isErrorShape, json, KEYS } from '../helpers/api-test-env.js';
 import { testConfig } from '../helpers/test-env.js';
 

@@ -3,7 +3,7 @@ import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
 import { agentqQueueNames } from '../../producer/api/agentq-queue-names.js';
-import { RedisMetrics, STEP_DURATION_BUCKETS } from '../../shared/metrics/redis-metrics.js';
+import { RedisMetrics, STEP_DURATION_BUCKETS } from '../../shared/operations/metrics/redis-metrics.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { parsePrometheusText, type Family } from '../helpers/api-prometheus-parser.js';
 import { eventually } from '../helpers/test-env.js';
@@ -84,7 +84,7 @@ describe('/metrics', () => {
     expect(value(families.get('agentq_llm_cost_usd_total'), { model: 'gpt-4o-mini' })).toBeCloseTo(0.0006, 9);
 
     const queues = families.get('agentq_queue_jobs')!;
-    // Every queue of shared/queues.ts, whoever added it.
+    // Every queue of shared/contracts/queues.ts, whoever added it.
     expect(new Set(queues.samples.map((sample) => sample.labels.queue))).toEqual(new Set(agentqQueueNames()));
     expect(agentqQueueNames()).toEqual(expect.arrayContaining(['agentq-runs', 'agentq-steps', 'agentq-webhooks']));
     expect(value(queues, { queue: 'agentq-steps', state: 'completed' })).toBeGreaterThanOrEqual(3);

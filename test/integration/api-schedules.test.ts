@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCHEDULES_QUEUE } from '../../shared/queues.js';
+import { SCHEDULES_QUEUE } from '../../shared/contracts/queues.js';
 import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { eventually } from '../helpers/test-env.js';

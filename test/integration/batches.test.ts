@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatBatchResultsCsv } from '../../shared/batches/format-batch-results.js';
-import { START_NODE } from '../../shared/job-schema.js';
-import { STEP_QUEUE } from '../../shared/queues.js';
-import { stepQueuePrefix } from '../../shared/shards.js';
+import { formatBatchResultsCsv } from '../../producer/cli/format-batch-results.js';
+import { START_NODE } from '../../shared/contracts/job-schema.js';
+import { STEP_QUEUE } from '../../shared/contracts/queues.js';
+import { stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 

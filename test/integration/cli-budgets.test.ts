@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Keys } from '../../shared/keys.js';
-import { TenantBudget } from '../../shared/limits/tenant-budget.js';
+import { Keys } from '../../shared/store/keys.js';
+import { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
 import { cliEnv, runCli } from '../helpers/run-cli.js';
 import { testConfig } from '../helpers/test-env.js';
 

@@ -59,7 +59,7 @@ describe('the CLI read path loads only what it needs', () => {
     const search = await packagesLoadedBy(['search', 'vacation days', '--json'], cliEnv(config), join(work, 'search.txt'));
     expect(search.code).toBe(0);
     expect(search.packages).toContain('better-sqlite3');
-    // zod neither: a collection without vectors needs only the search settings (shared/search-config.ts).
+    // zod neither: a collection without vectors needs only the search settings (shared/config/search-config.ts).
     for (const heavy of ['bullmq', 'ioredis', '@qdrant/js-client-rest', 'zod']) expect(search.packages).not.toContain(heavy);
   });
 });

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { fairPriority, FAIR_SHARE_STEP } from '../../shared/limits/fair-share.js';
-import { MAX_PRIORITY } from '../../shared/job-schema.js';
-import { INTAKE_QUEUE } from '../../shared/queues.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { fairPriority, FAIR_SHARE_STEP } from '../../shared/operations/limits/fair-share.js';
+import { MAX_PRIORITY } from '../../shared/contracts/job-schema.js';
+import { INTAKE_QUEUE } from '../../shared/contracts/queues.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 describe('fairPriority', () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START, Send } from '../../shared/graph/graph.js';
-import { STEP_QUEUE } from '../../shared/queues.js';
+import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { Calls } from '../helpers/test-graphs.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { defineGuardrail } from '../../shared/guardrails/define-guardrail.js';
-import { validateHistory } from '../../shared/history/validate-history.js';
-import type { Message } from '../../shared/run-record.js';
-import { defineTool } from '../../shared/tools/define-tool.js';
-import { createReactAgentGraph } from '../../worker/graphs/react-agent.js';
+import { defineGuardrail } from '../../worker/agents/guardrails/define-guardrail.js';
+import { validateHistory } from '../../shared/contracts/validate-history.js';
+import type { Message } from '../../shared/contracts/run-record.js';
+import { defineTool } from '../../shared/ports/define-tool.js';
+import { createReactAgentGraph } from '../../worker/agents/graphs/react-agent.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IngestClient } from '../../producer/ingest/ingest-client.js';
+import { IngestClient } from '../../producer/client/ingest-client.js';
 import { testConfig } from '../helpers/test-env.js';
 
 /**

@@ -1,8 +1,8 @@
 import { strToU8 } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IngestClient } from '../../producer/ingest/ingest-client.js';
-import { embeddedVectorStorePath } from '../../worker/adapters/create-vector-store.js';
-import { SqliteVectorStore } from '../../worker/adapters/sqlite-vector-store.js';
+import { IngestClient } from '../../producer/client/ingest-client.js';
+import { embeddedVectorStorePath } from '../../shared/adapters/create-vector-store.js';
+import { SqliteVectorStore } from '../../shared/adapters/sqlite/sqlite-vector-store.js';
 import { embedText, startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';

@@ -1,9 +1,9 @@
 import { strToU8 } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IngestClient } from '../../producer/ingest/ingest-client.js';
-import type { RagOutput } from '../../shared/rag/rag-output.js';
-import { embeddedVectorStorePath } from '../../worker/adapters/create-vector-store.js';
-import { SqliteVectorStore } from '../../worker/adapters/sqlite-vector-store.js';
+import { IngestClient } from '../../producer/client/ingest-client.js';
+import type { RagOutput } from '../../shared/retrieval/rag-output.js';
+import { embeddedVectorStorePath } from '../../shared/adapters/create-vector-store.js';
+import { SqliteVectorStore } from '../../shared/adapters/sqlite/sqlite-vector-store.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { embeddedStoreOf } from '../helpers/rag-fixtures.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';

@@ -2,10 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IngestClient } from '../../producer/ingest/ingest-client.js';
-import { chunkId } from '../../shared/ingest/chunk-records.js';
-import { documentIdFor } from '../../shared/ingest/document-record.js';
-import { INGEST_QUEUE } from '../../shared/queues.js';
+import { IngestClient } from '../../producer/client/ingest-client.js';
+import { chunkId } from '../../shared/retrieval/chunk-records.js';
+import { documentIdFor } from '../../shared/retrieval/document-record.js';
+import { INGEST_QUEUE } from '../../shared/contracts/queues.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 import { BOILERPLATE_HTML, DOCX_PARAGRAPHS, makeDocx, makeLongFiling, makePasswordProtectedPdf, makePdf, makeScannedPdf, MARKDOWN, PLAIN_TEXT, tempDirectory } from '../helpers/ingest-fixtures.js';
 
@@ -85,7 +85,7 @@ describe('document ingestion through the queue and a real worker', () => {
     await ingest.wait(batch.batchId);
     const hits = await ingest.search({ query: 'wombat burrow', collection: 'budget', k: 100 });
     expect(hits.length).toBeGreaterThan(5);
-    const { countTokens } = await import('../../worker/ingest/count-tokens.js');
+    const { countTokens } = await import('../../worker/retrieval/ingest/count-tokens.js');
     for (const hit of hits) expect(countTokens(hit.text)).toBeLessThanOrEqual(120);
   });
 

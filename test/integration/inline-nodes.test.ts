@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
-import { STEP_QUEUE } from '../../shared/queues.js';
+import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 /**

@@ -3,7 +3,7 @@ import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { eventually } from '../helpers/test-env.js';
 import { Calls, threeStepGraph } from '../helpers/test-graphs.js';
-import { tenantRunId } from '../../shared/ids.js';
+import { tenantRunId } from '../../shared/contracts/ids.js';
 
 /** The inspector's pages over HTTP (the browser test drives the run page; these pin the rest). */
 describe('run inspector pages', () => {

@@ -1,14 +1,14 @@
 import { Queue, raw2NextJobData } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { STEP_QUEUE } from '../../shared/queues.js';
-import { connectRedis } from '../../shared/redis/connect-redis.js';
-import { shardOf, stepQueuePrefix } from '../../shared/shards.js';
-import { StepTransitions } from '../../worker/step-transitions.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { STEP_QUEUE } from '../../shared/contracts/queues.js';
+import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
+import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
+import { StepTransitions } from '../../worker/engine/step-transitions.js';
 import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
 
 /**
- * The lean hop (shared/redis/step-transition-scripts.ts, LEAN_HOP): an eager hand-over and the finish of
+ * The lean hop (shared/store/step-transition-scripts.ts, LEAN_HOP): an eager hand-over and the finish of
  * the job that committed, written by agentq's copy instead of BullMQ's addStandardJob, moveToActive and
  * moveToFinished. What it leaves must be what BullMQ's own scripts leave, or Bull Board, the stalled-job
  * check and `Job` readers would see something else: these tests put a run stepped the lean way beside a

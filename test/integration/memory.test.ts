@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { validateHistory } from '../../shared/history/validate-history.js';
+import { validateHistory } from '../../shared/contracts/validate-history.js';
 import { estimatePromptTokens } from '../../shared/llm/estimate-tokens.js';
-import { createLogger } from '../../shared/logger.js';
-import { SUMMARY_HEADING } from '../../shared/memory/prompt-history.js';
-import { SUMMARIZER_SYSTEM_PROMPT } from '../../shared/memory/summarize-history.js';
-import type { Message } from '../../shared/run-record.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import { SUMMARY_HEADING } from '../../worker/agents/memory/prompt-history.js';
+import { SUMMARIZER_SYSTEM_PROMPT } from '../../worker/agents/memory/summarize-history.js';
+import type { Message } from '../../shared/contracts/run-record.js';
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
 import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';

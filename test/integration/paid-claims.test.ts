@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { createLogger } from '../../shared/logger.js';
-import { PaidClaims } from '../../worker/paid-claims.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import { PaidClaims } from '../../worker/engine/paid-claims.js';
 import { testConfig } from '../helpers/test-env.js';
 
 /** The claim script's answers (issue 20), on a real Redis, with liveness keys set by hand. */

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Keys } from '../../shared/keys.js';
-import { ProviderRateLimiter } from '../../shared/limits/provider-rate-limiter.js';
+import { Keys } from '../../shared/store/keys.js';
+import { ProviderRateLimiter } from '../../shared/operations/limits/provider-rate-limiter.js';
 import { testConfig } from '../helpers/test-env.js';
 import { maxInAnyWindow } from '../helpers/max-in-any-window.js';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { validateHistory } from '../../shared/history/validate-history.js';
-import type { RagOutput } from '../../shared/rag/rag-output.js';
-import type { Message } from '../../shared/run-record.js';
-import { RAG_FINAL_ANSWER_REQUEST } from '../../worker/rag/rag-prompts.js';
+import { validateHistory } from '../../shared/contracts/validate-history.js';
+import type { RagOutput } from '../../shared/retrieval/rag-output.js';
+import type { Message } from '../../shared/contracts/run-record.js';
+import { RAG_FINAL_ANSWER_REQUEST } from '../../worker/retrieval/rag/rag-prompts.js';
 import type { ScriptedChatRequest, ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { FOREIGN_DOC, ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IngestClient } from '../../producer/ingest/ingest-client.js';
-import { AgentqError } from '../../shared/errors.js';
-import { toChunkRecords } from '../../shared/ingest/chunk-records.js';
+import { IngestClient } from '../../producer/client/ingest-client.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { toChunkRecords } from '../../shared/retrieval/chunk-records.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
-import type { RagOutput } from '../../shared/rag/rag-output.js';
+import type { RagOutput } from '../../shared/retrieval/rag-output.js';
 import { embedText, startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { embeddedStoreOf, ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';

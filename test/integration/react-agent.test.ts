@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { validateHistory } from '../../shared/history/validate-history.js';
-import type { Message } from '../../shared/run-record.js';
-import { FINAL_ANSWER_REQUEST } from '../../worker/graphs/react-agent.js';
+import { validateHistory } from '../../shared/contracts/validate-history.js';
+import type { Message } from '../../shared/contracts/run-record.js';
+import { FINAL_ANSWER_REQUEST } from '../../worker/agents/graphs/react-agent.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 

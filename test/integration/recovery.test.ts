@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stepJobId, type StepJobData } from '../../shared/job-schema.js';
-import { INTAKE_QUEUE, STEP_QUEUE } from '../../shared/queues.js';
-import { createLogger } from '../../shared/logger.js';
+import { stepJobId, type StepJobData } from '../../shared/contracts/job-schema.js';
+import { INTAKE_QUEUE, STEP_QUEUE } from '../../shared/contracts/queues.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { Calls, threeStepGraph } from '../helpers/test-graphs.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';

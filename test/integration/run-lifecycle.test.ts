@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { START_NODE } from '../../shared/job-schema.js';
-import { INTAKE_QUEUE, STEP_QUEUE } from '../../shared/queues.js';
+import { START_NODE } from '../../shared/contracts/job-schema.js';
+import { INTAKE_QUEUE, STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 describe('a chain run through the queue', () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { RunReader } from '../../producer/run-reader.js';
-import { openRunRecordSource, RunRecordReader } from '../../producer/run-record-reader.js';
-import { AgentqError } from '../../shared/errors.js';
-import { readRedisConfig } from '../../shared/redis-config.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { RunReader } from '../../producer/client/run-reader.js';
+import { openRunRecordSource, RunRecordReader } from '../../producer/client/run-record-reader.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { readRedisConfig } from '../../shared/config/redis-config.js';
 import { eventually, startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServedGraphs } from '../../shared/graph/served-graphs.js';
-import { createLogger } from '../../shared/logger.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { Redis } from 'ioredis';
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
 import { bearer, createTestApi, json, KEYS } from '../helpers/api-test-env.js';
@@ -90,7 +90,7 @@ describe('served graphs', () => {
 
 describe('a worker with no Redis', () => {
   it('fails fast with a message naming the URL and what to do, instead of waiting in silence', async () => {
-    const { loadConfig } = await import('../../shared/config.js');
+    const { loadConfig } = await import('../../shared/config/config.js');
     const started = Date.now();
     await expect(startWorker({ config: loadConfig({ REDIS_URL: 'redis://127.0.0.1:1' }), logger: createLogger('silent') })).rejects.toThrow(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1 .*set REDIS_URL/);
     expect(Date.now() - started).toBeLessThan(10_000);

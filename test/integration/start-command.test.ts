@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { loadConfig } from '../../shared/config.js';
-import { freePort, startPrivateRedis } from '../../shared/redis/private-redis-server.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { freePort, startPrivateRedis } from '../../shared/adapters/redis/private-redis-server.js';
 import { startTerminalSession } from '../helpers/terminal-session.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

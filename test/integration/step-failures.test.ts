@@ -1,9 +1,9 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INTAKE_QUEUE, STEP_QUEUE } from '../../shared/queues.js';
+import { INTAKE_QUEUE, STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { Calls, slowGraph, threeStepGraph } from '../helpers/test-graphs.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
-import { START_NODE, stepJobId } from '../../shared/job-schema.js';
+import { START_NODE, stepJobId } from '../../shared/contracts/job-schema.js';
 
 describe('step failures, guards and cancellation', () => {
   const calls = new Calls();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STEP_QUEUE } from '../../shared/queues.js';
+import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 describe('step job retention', () => {

@@ -1,17 +1,17 @@
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
-import { createLogger } from '../../shared/logger.js';
-import { STEP_QUEUE } from '../../shared/queues.js';
-import { connectRedis } from '../../shared/redis/connect-redis.js';
-import { stepQueuePrefix } from '../../shared/shards.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import { STEP_QUEUE } from '../../shared/contracts/queues.js';
+import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
+import { stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { startWorker } from '../../worker/start-worker.js';
-import { StepTransitions } from '../../worker/step-transitions.js';
-import { StepWorker, TAKE_BATCH_MAX } from '../../worker/step-worker.js';
+import { StepTransitions } from '../../worker/engine/step-transitions.js';
+import { StepWorker, TAKE_BATCH_MAX } from '../../worker/engine/step-worker.js';
 import { eventually, testConfig } from '../helpers/test-env.js';
 
 /**
- * Cold fetches (worker/step-worker.ts, StepWorker's main loop; STEP_TAKE in step-transition-scripts.ts):
+ * Cold fetches (worker/engine/step-worker.ts, StepWorker's main loop; STEP_TAKE in step-transition-scripts.ts):
  * a worker with several free slots fills them with one take script of up to TAKE_BATCH_MAX jobs, each
  * locked with a token of its own and begun; and a job handed back by eager dispatch runs in the slot of
  * the step before it, without a turn of the main loop.

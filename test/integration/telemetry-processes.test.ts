@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../producer/agent-client.js';
+import { AgentClient } from '../../producer/client/agent-client.js';
 import { eventually, testConfig } from '../helpers/test-env.js';
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { killHard, spawnWorker } from '../helpers/worker-processes.js';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../shared/logger.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
 import { startTelemetry, type Telemetry } from '../../shared/telemetry/telemetry.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 

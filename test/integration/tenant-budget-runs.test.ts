@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Keys } from '../../shared/keys.js';
-import { TenantBudget } from '../../shared/limits/tenant-budget.js';
-import { RedisMetrics } from '../../shared/metrics/redis-metrics.js';
+import { Keys } from '../../shared/store/keys.js';
+import { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
+import { RedisMetrics } from '../../shared/operations/metrics/redis-metrics.js';
 import { parsePrometheusText } from '../helpers/api-prometheus-parser.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';

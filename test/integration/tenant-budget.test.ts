@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentqError } from '../../shared/errors.js';
-import { Keys } from '../../shared/keys.js';
-import { TenantBudget } from '../../shared/limits/tenant-budget.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { Keys } from '../../shared/store/keys.js';
+import { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
 import { testConfig } from '../helpers/test-env.js';
 
 describe('tenant budgets shared by workers', () => {

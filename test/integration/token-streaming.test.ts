@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApi, type ApiInstance } from '../../producer/api/create-api.js';
-import { Keys } from '../../shared/keys.js';
-import { createLogger } from '../../shared/logger.js';
-import { createRedis } from '../../shared/redis/create-redis.js';
-import type { TokenEvent } from '../../shared/streaming/token-event.js';
-import { TokenHub } from '../../shared/streaming/token-hub.js';
-import type { RunStreamEvent } from '../../shared/streaming/follow-run.js';
+import { Keys } from '../../shared/store/keys.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import { createRedis } from '../../shared/adapters/redis/create-redis.js';
+import type { TokenEvent } from '../../shared/contracts/token-event.js';
+import { TokenHub } from '../../producer/client/token-hub.js';
+import type { RunStreamEvent } from '../../producer/client/follow-run.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
 import { readSse, type SseFrame } from '../helpers/api-sse.js';
 import { API_KEYS_ENV, bearer, KEYS } from '../helpers/api-test-env.js';

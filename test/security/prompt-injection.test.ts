@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Message, RunEvent, RunRecord } from '../../shared/run-record.js';
-import type { RagOutput } from '../../shared/rag/rag-output.js';
-import { defineTool } from '../../shared/tools/define-tool.js';
-import { citationIdOf } from '../../worker/rag/retrieved-passage.js';
+import type { Message, RunEvent, RunRecord } from '../../shared/contracts/run-record.js';
+import type { RagOutput } from '../../shared/retrieval/rag-output.js';
+import { defineTool } from '../../shared/ports/define-tool.js';
+import { citationIdOf } from '../../worker/retrieval/rag/retrieved-passage.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { ingestFolder, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
 import { recordFigure } from '../helpers/suite-figures.js';

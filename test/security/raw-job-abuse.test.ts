@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INTAKE_QUEUE, STEP_QUEUE } from '../../shared/queues.js';
-import type { RunRecord } from '../../shared/run-record.js';
+import { INTAKE_QUEUE, STEP_QUEUE } from '../../shared/contracts/queues.js';
+import type { RunRecord } from '../../shared/contracts/run-record.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { atScale, suiteSeed } from '../helpers/suite-scale.js';
 import { recordFigure } from '../helpers/suite-figures.js';

@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runIdForIdempotencyKey } from '../../shared/ids.js';
-import type { RunRecord } from '../../shared/run-record.js';
+import { runIdForIdempotencyKey } from '../../shared/contracts/ids.js';
+import type { RunRecord } from '../../shared/contracts/run-record.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { eventually } from '../helpers/test-env.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Worker } from 'bullmq';
-import { BULLMQ_MAIN_LOOP_SHA1 } from '../../worker/step-worker.js';
-import { BULLMQ_SCRIPT_SHA1, BULLMQ_VERSION, bullmqScript, installedBullmqVersion, sha1, type BullmqScriptName } from '../../shared/redis/bullmq-functions.js';
+import { BULLMQ_MAIN_LOOP_SHA1 } from '../../worker/engine/step-worker.js';
+import { BULLMQ_SCRIPT_SHA1, BULLMQ_VERSION, bullmqScript, installedBullmqVersion, sha1, type BullmqScriptName } from '../../shared/bullmq/bullmq-functions.js';
 
 /**
  * The guard of engine v2's composed scripts: they call BullMQ's own addStandardJob, addPrioritizedJob, moveToActive and
@@ -11,7 +11,7 @@ import { BULLMQ_SCRIPT_SHA1, BULLMQ_VERSION, bullmqScript, installedBullmqVersio
  */
 describe('the BullMQ scripts the step engine composes', () => {
   it(`are bullmq ${BULLMQ_VERSION}'s: an upgrade must re-check step-transition-scripts.ts`, () => {
-    expect(installedBullmqVersion(), 'bullmq was upgraded: re-check the KEYS/ARGV layout used in shared/redis/step-transition-scripts.ts, then update BULLMQ_VERSION').toBe(BULLMQ_VERSION);
+    expect(installedBullmqVersion(), 'bullmq was upgraded: re-check the KEYS/ARGV layout used in shared/store/step-transition-scripts.ts, then update BULLMQ_VERSION').toBe(BULLMQ_VERSION);
   });
 
   it.each(Object.keys(BULLMQ_SCRIPT_SHA1) as BullmqScriptName[])('%s has the text (and so the KEYS/ARGV layout) it was checked against', (name) => {
@@ -40,11 +40,11 @@ describe('the BullMQ scripts the step engine composes', () => {
     expect(bullmqScript(name).content, `BullMQ's ${name} changed a line LEAN_HOP copies: update LEAN_HOP in step-transition-scripts.ts`).toContain(line);
   });
 
-  // StepWorker (worker/step-worker.ts) runs its own copy of BullMQ's private Worker.mainLoop, changed to
+  // StepWorker (worker/engine/step-worker.ts) runs its own copy of BullMQ's private Worker.mainLoop, changed to
   // fill free slots with batched takes: an upgrade that changes BullMQ's loop must be ported into it.
   it("Worker's main loop is the one StepWorker's loop copies", () => {
     const mainLoop = (Worker.prototype as unknown as Record<string, (() => Promise<void>) | undefined>).mainLoop;
-    expect(typeof mainLoop, 'BullMQ no longer has Worker.mainLoop: StepWorker replaces it by name (worker/step-worker.ts)').toBe('function');
+    expect(typeof mainLoop, 'BullMQ no longer has Worker.mainLoop: StepWorker replaces it by name (worker/engine/step-worker.ts)').toBe('function');
     expect(sha1(mainLoop!.toString()), "BullMQ's Worker.mainLoop changed: port the change into StepWorker.stepMainLoop, then record its new sha1 (BULLMQ_MAIN_LOOP_SHA1)").toBe(BULLMQ_MAIN_LOOP_SHA1);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { calculatorTool } from '../../worker/tools/calculator.js';
-import { evaluateArithmetic } from '../../worker/tools/evaluate-arithmetic.js';
+import { calculatorTool } from '../../worker/agents/tools/calculator.js';
+import { evaluateArithmetic } from '../../worker/agents/tools/evaluate-arithmetic.js';
 
 describe('evaluateArithmetic', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AgentqError } from '../../shared/errors.js';
-import { callLanguageModel } from '../../shared/llm/call-language-model.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
 import { MockLanguageModel } from '../fakes/mock-language-model.js';
 import { fakeNodeContext as fakeContext } from '../helpers/fake-node-context.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config/config.js';
 
 /** The lock settings' rules (issue 20): refused at start, with the setting to change named. */
 describe('config: job locks', () => {

@@ -1,9 +1,9 @@
 import { strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { AgentqError } from '../../shared/errors.js';
-import { detectDocumentType } from '../../worker/parsers/detect-document-type.js';
-import { parseDocument } from '../../worker/parsers/parse-document.js';
-import type { ParsedDocument } from '../../worker/parsers/parsed-document.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { detectDocumentType } from '../../worker/retrieval/parsers/detect-document-type.js';
+import { parseDocument } from '../../worker/retrieval/parsers/parse-document.js';
+import type { ParsedDocument } from '../../worker/retrieval/parsers/parsed-document.js';
 import { BOILERPLATE_HTML, DOCX_PARAGRAPHS, makeDocx, makePdf, MARKDOWN, PLAIN_TEXT } from '../helpers/ingest-fixtures.js';
 
 const headings = (parsed: ParsedDocument) => parsed.blocks.filter((block) => block.kind === 'heading').map((block) => `${block.kind === 'heading' ? block.level : ''}:${block.text}`);

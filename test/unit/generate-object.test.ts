@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AgentqError } from '../../shared/errors.js';
-import { generateObject, repairRequest } from '../../shared/llm/generate-object.js';
-import { strictJsonSchema } from '../../shared/llm/strict-json-schema.js';
-import type { Message } from '../../shared/run-record.js';
-import { OpenAILanguageModel } from '../../worker/adapters/openai-language-model.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { generateObject, repairRequest } from '../../worker/agents/llm/generate-object.js';
+import { strictJsonSchema } from '../../worker/agents/llm/strict-json-schema.js';
+import type { Message } from '../../shared/contracts/run-record.js';
+import { OpenAILanguageModel } from '../../shared/adapters/openai/openai-language-model.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { fakeNodeContext } from '../helpers/fake-node-context.js';
 

@@ -3,13 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../shared/config.js';
-import { AgentqError } from '../../shared/errors.js';
-import type { ToolExecutionContext } from '../../shared/tools/define-tool.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import type { ToolExecutionContext } from '../../shared/ports/define-tool.js';
 import { createDefaultServices } from '../../worker/default-services.js';
-import { isAllowedHost, type ResolveHost } from '../../worker/tools/fetch-allowed-url.js';
-import { createHttpFetchTool, type HttpFetchResult, type HttpFetchToolOptions } from '../../worker/tools/http-fetch.js';
-import { isPublicAddress } from '../../worker/webhooks/public-address.js';
+import { isAllowedHost, type ResolveHost } from '../../worker/agents/tools/fetch-allowed-url.js';
+import { createHttpFetchTool, type HttpFetchResult, type HttpFetchToolOptions } from '../../worker/agents/tools/http-fetch.js';
+import { isPublicAddress } from '../../worker/operations/webhooks/public-address.js';
 
 interface TestServer {
   server: Server;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createJsonFieldTextStream } from '../../shared/streaming/json-field-text-stream.js';
+import { createJsonFieldTextStream } from '../../worker/agents/llm/json-field-text-stream.js';
 
 describe('createJsonFieldTextStream', () => {
   it('yields the field text as the JSON arrives, escapes resolved even when cut in two', () => {

@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../shared/config.js';
-import { embedTexts } from '../../shared/llm/embed-texts.js';
-import { LOCAL_EMBEDDING_DIMENSIONS, LOCAL_EMBEDDING_MAX_TOKENS, LOCAL_EMBEDDING_MODEL, LocalEmbedder } from '../../worker/adapters/local-embedder.js';
-import { OpenAIEmbedder } from '../../worker/adapters/openai-embedder.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { embedTexts } from '../../worker/agents/llm/embed-texts.js';
+import { LOCAL_EMBEDDING_DIMENSIONS, LOCAL_EMBEDDING_MAX_TOKENS, LOCAL_EMBEDDING_MODEL, LocalEmbedder } from '../../shared/adapters/local-embedder/local-embedder.js';
+import { OpenAIEmbedder } from '../../shared/adapters/openai/openai-embedder.js';
 import { createDefaultServices } from '../../worker/default-services.js';
 import { fakeNodeContext } from '../helpers/fake-node-context.js';
 

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { validateHistory } from '../../shared/history/validate-history.js';
+import { validateHistory } from '../../shared/contracts/validate-history.js';
 import { contextWindowOf, parseContextWindows } from '../../shared/llm/context-window.js';
-import { chooseSummaryCut, latestUserIndex } from '../../shared/memory/choose-summary-cut.js';
-import { emptyMemory, type MemoryState } from '../../shared/memory/memory-state.js';
-import { promptView, SUMMARY_HEADING } from '../../shared/memory/prompt-history.js';
-import { shouldSummarize } from '../../shared/memory/summarize-history.js';
-import type { Message } from '../../shared/run-record.js';
+import { chooseSummaryCut, latestUserIndex } from '../../worker/agents/memory/choose-summary-cut.js';
+import { emptyMemory, type MemoryState } from '../../worker/agents/memory/memory-state.js';
+import { promptView, SUMMARY_HEADING } from '../../worker/agents/memory/prompt-history.js';
+import { shouldSummarize } from '../../worker/agents/memory/summarize-history.js';
+import type { Message } from '../../shared/contracts/run-record.js';
 
 /** A valid history (I3): a system prompt, then user turns, plain answers and tool-call blocks. */
 const historyArbitrary = fc

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validateHistory } from '../../shared/history/validate-history.js';
-import { messageWindow } from '../../shared/memory/message-window.js';
-import type { Message } from '../../shared/run-record.js';
+import { validateHistory } from '../../shared/contracts/validate-history.js';
+import { messageWindow } from '../../worker/agents/memory/message-window.js';
+import type { Message } from '../../shared/contracts/run-record.js';
 
 const system: Message = { role: 'system', content: 'be brief' };
 const user = (content: string): Message => ({ role: 'user', content });

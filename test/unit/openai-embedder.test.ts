@@ -1,10 +1,10 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AgentqError } from '../../shared/errors.js';
-import { embedTexts } from '../../shared/llm/embed-texts.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { embedTexts } from '../../worker/agents/llm/embed-texts.js';
 import { limitsFor, parseRateLimits } from '../../shared/llm/rate-limit-table.js';
-import { OpenAIEmbedder } from '../../worker/adapters/openai-embedder.js';
-import { rankLexically } from '../../worker/graphs/expert-recall.js';
+import { OpenAIEmbedder } from '../../shared/adapters/openai/openai-embedder.js';
+import { rankLexically } from '../../worker/agents/graphs/expert-recall.js';
 import { embedText, startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { fakeNodeContext } from '../helpers/fake-node-context.js';
 

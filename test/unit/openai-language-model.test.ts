@@ -1,10 +1,10 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { StepAbort } from '../../shared/abort.js';
-import { AgentqError } from '../../shared/errors.js';
+import { StepAbort } from '../../shared/contracts/abort.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
 import type { LanguageModelRequest } from '../../shared/ports/language-model.js';
-import { OpenAILanguageModel } from '../../worker/adapters/openai-language-model.js';
-import { retryAfterOf } from '../../worker/adapters/openai-error.js';
+import { OpenAILanguageModel } from '../../shared/adapters/openai/openai-language-model.js';
+import { retryAfterOf } from '../../shared/adapters/openai/openai-error.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 
 /** The adapter over the real openai SDK, against the scripted server over HTTP. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LanguageModel, LanguageModelRequest } from '../../shared/ports/language-model.js';
-import { pacedLanguageModel } from '../../worker/paced-language-model.js';
-import { TurnGate } from '../../worker/turn-gate.js';
+import { pacedLanguageModel } from '../../worker/agents/llm/paced-language-model.js';
+import { TurnGate } from '../../worker/engine/turn-gate.js';
 
 /** Model requests start through the turn gate (issue 20): a burst is spread over event-loop turns. */
 describe('pacedLanguageModel', () => {

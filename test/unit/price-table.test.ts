@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { costOf, parsePriceTable } from '../../shared/llm/price-table.js';
 
 describe('price table (AGENTQ_PRICES)', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { recordFilterConditions } from '../../worker/adapters/qdrant-filter.js';
-import { qdrantPointId, uuidV5 } from '../../worker/adapters/qdrant-point-id.js';
+import { recordFilterConditions } from '../../shared/adapters/qdrant/qdrant-filter.js';
+import { qdrantPointId, uuidV5 } from '../../shared/adapters/qdrant/qdrant-point-id.js';
 
 describe('qdrantPointId', () => {
   it('is an RFC 4122 version-5 UUID (checked on the RFC’s DNS example)', () => {

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentqError } from '../../shared/errors.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
 import { Bm25SparseEncoder } from '../../shared/retrieval/bm25-sparse-encoder.js';
 import { bm25TokenId } from '../../shared/retrieval/murmur-hash3.js';
-import { qdrantPointId } from '../../worker/adapters/qdrant-point-id.js';
-import { QdrantVectorStore } from '../../worker/adapters/qdrant-vector-store.js';
+import { qdrantPointId } from '../../shared/adapters/qdrant/qdrant-point-id.js';
+import { QdrantVectorStore } from '../../shared/adapters/qdrant/qdrant-vector-store.js';
 import { failure, ok, QdrantFakeServer, type RecordedRequest } from '../fakes/qdrant-fake-server.js';
 
 /**

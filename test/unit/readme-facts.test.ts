@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { MIN_KEY_LENGTH } from '../../producer/api/auth/api-keys.js';
-import { EVENT_TYPES } from '../../shared/run-record.js';
+import { EVENT_TYPES } from '../../shared/contracts/run-record.js';
 
 const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 

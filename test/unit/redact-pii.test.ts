@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { passesLuhn, redactPii } from '../../shared/guardrails/redact-pii.js';
+import { passesLuhn, redactPii } from '../../worker/agents/guardrails/redact-pii.js';
 
 describe('redactPii', () => {
   it('redacts emails, phone numbers and Luhn-valid card numbers', () => {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { loadConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { expectReaderMatchesZod, readOutcome } from '../helpers/env-reader-parity.js';
-import { ID_PATTERN } from '../../shared/ids.js';
-import { readRedisConfig, REDIS_ENV_NAMES, type RedisConfig } from '../../shared/redis-config.js';
+import { ID_PATTERN } from '../../shared/contracts/ids.js';
+import { readRedisConfig, REDIS_ENV_NAMES, type RedisConfig } from '../../shared/config/redis-config.js';
 
 /**
- * The zod schemas these variables had in shared/config.ts before they were read without zod (issue 19,
+ * The zod schemas these variables had in shared/config/config.ts before they were read without zod (issue 19,
  * CLI cold start): the reference for what each value must give, message for message.
  */
 const shardsMessage = 'AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)';

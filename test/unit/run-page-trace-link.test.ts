@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runPage } from '../../producer/api/inspector/run-page.js';
-import { loadConfig } from '../../shared/config.js';
-import { parseMeta, toRunRecord } from '../../shared/redis/run-meta.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { parseMeta, toRunRecord } from '../../shared/store/run-meta.js';
 
 /** The run page links a run's trace id to the trace viewer AGENTQ_TRACE_URL names. */
 describe('run page trace link', () => {

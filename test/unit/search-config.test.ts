@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { loadConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { expectReaderMatchesZod, readOutcome } from '../helpers/env-reader-parity.js';
-import { readSearchConfig, SEARCH_ENV_NAMES, type SearchConfig } from '../../shared/search-config.js';
+import { readSearchConfig, SEARCH_ENV_NAMES, type SearchConfig } from '../../shared/config/search-config.js';
 
 /**
- * The zod schemas these variables had in shared/config.ts before they were read without zod (issue 19,
+ * The zod schemas these variables had in shared/config/config.ts before they were read without zod (issue 19,
  * CLI cold start): the reference for what each value must give, message for message.
  */
 const zodSchemas: Record<string, z.ZodType> = {

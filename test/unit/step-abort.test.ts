@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { StepAbort } from '../../shared/abort.js';
-import { StepAbortHandle } from '../../worker/step-abort.js';
+import { StepAbort } from '../../shared/contracts/abort.js';
+import { StepAbortHandle } from '../../worker/engine/step-abort.js';
 
 describe('StepAbortHandle', () => {
   it('gives a signal that fires with the reason when the step is aborted', () => {

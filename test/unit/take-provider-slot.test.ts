@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { AcquireResult, ProviderLimits } from '../../shared/limits/provider-rate-limiter.js';
-import { callLanguageModel } from '../../shared/llm/call-language-model.js';
-import type { RequestRateLimiter } from '../../shared/ports/agent-services.js';
+import type { AcquireResult, ProviderLimits } from '../../shared/operations/limits/provider-rate-limiter.js';
+import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
+import type { RequestRateLimiter } from '../../worker/agents/agent-services.js';
 import { MockLanguageModel } from '../fakes/mock-language-model.js';
 import { fakeNodeContext } from '../helpers/fake-node-context.js';
 

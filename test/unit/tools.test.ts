@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { StepAbort } from '../../shared/abort.js';
-import { AgentqError } from '../../shared/errors.js';
+import { StepAbort } from '../../shared/contracts/abort.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
 import type { ToolCall } from '../../shared/ports/language-model.js';
-import { defineTool, type ToolExecutionContext } from '../../shared/tools/define-tool.js';
-import { executeToolCall, truncate } from '../../shared/tools/execute-tool-call.js';
-import { ToolRegistry } from '../../shared/tools/tool-registry.js';
-import { builtInTools } from '../../worker/tools/built-in-tools.js';
-import { currentTimeTool } from '../../worker/tools/current-time.js';
+import { defineTool, type ToolExecutionContext } from '../../shared/ports/define-tool.js';
+import { executeToolCall, truncate } from '../../worker/agents/tools/execute-tool-call.js';
+import { ToolRegistry } from '../../worker/agents/tools/tool-registry.js';
+import { builtInTools } from '../../worker/agents/tools/built-in-tools.js';
+import { currentTimeTool } from '../../worker/agents/tools/current-time.js';
 import { fakeNodeContext } from '../helpers/fake-node-context.js';
 
 const call = (name: string, args: unknown, id = 'call_1'): ToolCall => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { validateHistory } from '../../shared/history/validate-history.js';
-import type { Message } from '../../shared/run-record.js';
+import { validateHistory } from '../../shared/contracts/validate-history.js';
+import type { Message } from '../../shared/contracts/run-record.js';
 
 const call = (id: string, name = 'calculator') => ({ id, type: 'function' as const, function: { name, arguments: '{}' } });
 const asks = (...ids: string[]): Message => ({ role: 'assistant', content: null, tool_calls: ids.map((id) => call(id)) });

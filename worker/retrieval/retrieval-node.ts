@@ -1,8 +1,8 @@
 import { channel, type Channel } from '../../shared/graph/channels.js';
 import type { NodeContext } from '../../shared/graph/node-context.js';
-import type { RetrievedSource, RetrieveOptions } from '../../shared/schemas/retrieve-options.js';
-import { ragVectorStoreOf } from '../rag/rag-vector-store-of.js';
-import { searchPassages } from '../rag/search-passages.js';
+import type { RetrievedSource, RetrieveOptions } from '../agents/schemas/retrieve-options.js';
+import { ragVectorStoreOf } from './rag/rag-vector-store-of.js';
+import { searchPassages } from './rag/search-passages.js';
 
 /** What a retrieval step found: the passages (with their text, for the prompt) and how it searched. */
 export interface Retrieval {

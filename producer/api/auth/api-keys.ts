@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Config } from '../../../shared/config.js';
-import { AgentqError } from '../../../shared/errors.js';
-import { ID_PATTERN } from '../../../shared/ids.js';
+import type { Config } from '../../../shared/config/config.js';
+import { AgentqError } from '../../../shared/contracts/errors.js';
+import { ID_PATTERN } from '../../../shared/contracts/ids.js';
 
 export const ROLES = ['producer', 'admin'] as const;
 export type Role = (typeof ROLES)[number];

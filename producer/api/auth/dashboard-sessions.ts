@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { RedisConnection } from '../../../shared/redis/connect-redis.js';
-import type { Keys } from '../../../shared/keys.js';
+import type { RedisConnection } from '../../../shared/adapters/redis/connect-redis.js';
+import type { Keys } from '../../../shared/store/keys.js';
 
 /** Name of the dashboard's sign-in cookie. */
 export const SESSION_COOKIE = 'agentq_session';

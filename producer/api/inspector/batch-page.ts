@@ -1,4 +1,4 @@
-import type { BatchRecord, BatchResult } from '../../../shared/batches/batch-schema.js';
+import type { BatchRecord, BatchResult } from '../../../shared/operations/batches/batch-schema.js';
 import { escapeHtml, page } from './html.js';
 
 /** A batch: progress, each question's status and answer, and the results to download. */

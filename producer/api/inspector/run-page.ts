@@ -1,8 +1,8 @@
-import { stepJobId } from '../../../shared/job-schema.js';
-import { STEP_QUEUE } from '../../../shared/queues.js';
-import { shardOf, stepQueueBoardName } from '../../../shared/shards.js';
-import type { RunMeta } from '../../../shared/redis/redis-run-store.js';
-import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../../../shared/run-record.js';
+import { stepJobId } from '../../../shared/contracts/job-schema.js';
+import { STEP_QUEUE } from '../../../shared/contracts/queues.js';
+import { shardOf, stepQueueBoardName } from '../../../shared/contracts/shards.js';
+import type { RunMeta } from '../../../shared/store/redis-run-store.js';
+import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../../../shared/contracts/run-record.js';
 import { escapeHtml, formatCost, formatDuration, page, scriptJson } from './html.js';
 import { runDiagram, type Path } from './run-diagram.js';
 import { stepTimeline, timelineRows } from './step-timeline.js';

@@ -1,4 +1,4 @@
-import { RUN_STATUSES, isTerminal, type RunRecord } from '../../../shared/run-record.js';
+import { RUN_STATUSES, isTerminal, type RunRecord } from '../../../shared/contracts/run-record.js';
 import { escapeHtml, formatCost, formatDuration, page } from './html.js';
 
 export interface RunsListPageData {

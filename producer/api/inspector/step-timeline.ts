@@ -1,4 +1,4 @@
-import type { RunEvent } from '../../../shared/run-record.js';
+import type { RunEvent } from '../../../shared/contracts/run-record.js';
 import { escapeHtml, formatDuration } from './html.js';
 
 /** One attempt of one step, in ms since the epoch. */

@@ -1,8 +1,8 @@
-import type { RedisConnection } from '../../../shared/redis/connect-redis.js';
-import type { Keys } from '../../../shared/keys.js';
-import { runScript } from '../../../shared/redis/create-redis.js';
-import { slotPipeline } from '../../../shared/redis/slot-pipeline.js';
-import { TERMINAL_STATUSES } from '../../../shared/run-record.js';
+import type { RedisConnection } from '../../../shared/adapters/redis/connect-redis.js';
+import type { Keys } from '../../../shared/store/keys.js';
+import { runScript } from '../../../shared/adapters/redis/create-redis.js';
+import { slotPipeline } from '../../../shared/store/slot-pipeline.js';
+import { TERMINAL_STATUSES } from '../../../shared/contracts/run-record.js';
 
 /** KEYS: 1 tenant's in-flight set · ARGV: 1 runId, 2 cap, 3 now → 1 reserved (or held already), 0 full. */
 const RESERVE = `

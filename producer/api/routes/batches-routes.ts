@@ -1,12 +1,12 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { AgentqError } from '../../../shared/errors.js';
-import { formatBatchResultsCsv, formatBatchResultsJsonl } from '../../../shared/batches/format-batch-results.js';
+import { AgentqError } from '../../../shared/contracts/errors.js';
+import { formatBatchResultsCsv, formatBatchResultsJsonl } from '../../cli/format-batch-results.js';
 import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import { batchIdParamsSchema, batchRecordSchema, createBatchBodySchema, getBatchQuerySchema, jsonlUploadQuerySchema } from '../schemas/batch-schemas.js';
 import { idempotencyHeadersSchema } from '../schemas/run-schemas.js';
-import { parseQuestionLines } from '../../../shared/batches/parse-question-lines.js';
+import { parseQuestionLines } from '../../cli/parse-question-lines.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 const JSONL_TYPES = ['application/x-ndjson', 'application/jsonl', 'application/x-jsonlines'];

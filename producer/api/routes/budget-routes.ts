@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentqError } from '../../../shared/errors.js';
-import { TenantBudget } from '../../../shared/limits/tenant-budget.js';
-import { tenantBudgetLimitsSchema } from '../../../shared/limits/tenant-budget-limits.js';
+import { AgentqError } from '../../../shared/contracts/errors.js';
+import { TenantBudget } from '../../../shared/operations/limits/tenant-budget.js';
+import { tenantBudgetLimitsSchema } from '../../../shared/operations/limits/tenant-budget-limits.js';
 import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
 import { checkRole } from '../auth/authenticate.js';

@@ -1,11 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentqError } from '../../../shared/errors.js';
-import { newRunId, runIdForIdempotencyKey } from '../../../shared/ids.js';
-import type { RagOutput } from '../../../shared/rag/rag-output.js';
-import { isTerminal, type RunRecord } from '../../../shared/run-record.js';
-import { ragInputSchema } from '../../../shared/schemas/rag-input.js';
+import { AgentqError } from '../../../shared/contracts/errors.js';
+import { newRunId, runIdForIdempotencyKey } from '../../../shared/contracts/ids.js';
+import type { RagOutput } from '../../../shared/retrieval/rag-output.js';
+import { isTerminal, type RunRecord } from '../../../shared/contracts/run-record.js';
+import { ragInputSchema } from '../../../shared/retrieval/rag-input.js';
 import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import { idempotencyHeadersSchema, runRecordSchema } from '../schemas/run-schemas.js';

@@ -1,7 +1,7 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { STEP_QUEUE } from '../../../shared/queues.js';
-import { shardOfQueuePrefix, stepQueueBoardName } from '../../../shared/shards.js';
+import { STEP_QUEUE } from '../../../shared/contracts/queues.js';
+import { shardOfQueuePrefix, stepQueueBoardName } from '../../../shared/contracts/shards.js';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';

@@ -2,8 +2,8 @@ import fastifyMultipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentqError } from '../../../shared/errors.js';
-import { ID_PATTERN } from '../../../shared/ids.js';
+import { AgentqError } from '../../../shared/contracts/errors.js';
+import { ID_PATTERN } from '../../../shared/contracts/ids.js';
 import {
   batchIdParamsSchema,
   deleteDocumentsQuerySchema,
@@ -14,9 +14,9 @@ import {
   ingestBatchSchema,
   ingestProgressSchema,
   listDocumentsQuerySchema,
-} from '../../ingest/document-schemas.js';
-import { ingestClientFor } from '../../ingest/ingest-client-for.js';
-import type { IngestClient } from '../../ingest/ingest-client.js';
+} from '../schemas/document-schemas.js';
+import { ingestClientFor } from '../../client/ingest-client-for.js';
+import type { IngestClient } from '../../client/ingest-client.js';
 import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
 import { ApiError, errorBodySchema } from '../errors.js';

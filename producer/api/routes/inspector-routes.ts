@@ -1,12 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { formatBatchResultsCsv, formatBatchResultsJsonl } from '../../../shared/batches/format-batch-results.js';
-import type { RunMeta } from '../../../shared/redis/redis-run-store.js';
-import { toRunRecord } from '../../../shared/redis/redis-run-store.js';
-import { encodeCursor } from '../../../shared/redis/run-meta.js';
-import { RUN_STATUSES, type RunRecord, isTerminal } from '../../../shared/run-record.js';
-import { tenantRunId } from '../../../shared/ids.js';
+import { formatBatchResultsCsv, formatBatchResultsJsonl } from '../../cli/format-batch-results.js';
+import type { RunMeta } from '../../../shared/store/redis-run-store.js';
+import { toRunRecord } from '../../../shared/store/redis-run-store.js';
+import { encodeCursor } from '../../../shared/store/run-meta.js';
+import { RUN_STATUSES, type RunRecord, isTerminal } from '../../../shared/contracts/run-record.js';
+import { tenantRunId } from '../../../shared/contracts/ids.js';
 import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
 import { bearerPrincipal, openPrincipal } from '../auth/authenticate.js';

@@ -1,12 +1,12 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentqError } from '../../../shared/errors.js';
-import { MADE_RUN_ID, newRunId, runIdForIdempotencyKey, tenantRunId } from '../../../shared/ids.js';
-import type { RunMeta } from '../../../shared/redis/redis-run-store.js';
-import { toRunRecord } from '../../../shared/redis/redis-run-store.js';
-import { withPartialOutput } from '../../../shared/partial-output.js';
-import { isTerminal } from '../../../shared/run-record.js';
+import { AgentqError } from '../../../shared/contracts/errors.js';
+import { MADE_RUN_ID, newRunId, runIdForIdempotencyKey, tenantRunId } from '../../../shared/contracts/ids.js';
+import type { RunMeta } from '../../../shared/store/redis-run-store.js';
+import { toRunRecord } from '../../../shared/store/redis-run-store.js';
+import { withPartialOutput } from '../../client/partial-output.js';
+import { isTerminal } from '../../../shared/contracts/run-record.js';
 import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
 import { ApiError, errorBodySchema } from '../errors.js';

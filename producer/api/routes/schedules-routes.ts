@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentqError } from '../../../shared/errors.js';
-import { RUN_STATUSES } from '../../../shared/run-record.js';
+import { AgentqError } from '../../../shared/contracts/errors.js';
+import { RUN_STATUSES } from '../../../shared/contracts/run-record.js';
 import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { AgentqError } from '../../../shared/errors.js';
-import { searchBodySchema, searchQuerySchema, searchResultSchema } from '../../ingest/document-schemas.js';
-import { ingestClientFor } from '../../ingest/ingest-client-for.js';
-import type { IngestClient } from '../../ingest/ingest-client.js';
+import { AgentqError } from '../../../shared/contracts/errors.js';
+import { searchBodySchema, searchQuerySchema, searchResultSchema } from '../schemas/document-schemas.js';
+import { ingestClientFor } from '../../client/ingest-client-for.js';
+import type { IngestClient } from '../../client/ingest-client.js';
 import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
 import { errorBodySchema } from '../errors.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ID_PATTERN } from '../../../shared/ids.js';
-import { BATCH_STATUSES, batchRequestSchema } from '../../../shared/batches/batch-schema.js';
+import { ID_PATTERN } from '../../../shared/contracts/ids.js';
+import { BATCH_STATUSES, batchRequestSchema } from '../../../shared/operations/batches/batch-schema.js';
 
 export const createBatchBodySchema = batchRequestSchema.describe('CreateBatch');
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { ERROR_CODES } from '../../../shared/errors.js';
-import { ID_PATTERN } from '../../../shared/ids.js';
-import { RUN_STATUSES, type Message, type RunRecord, type StepRecord } from '../../../shared/run-record.js';
-import { enqueueRequestSchema } from '../../agent-client.js';
+import { ERROR_CODES } from '../../../shared/contracts/errors.js';
+import { ID_PATTERN } from '../../../shared/contracts/ids.js';
+import { RUN_STATUSES, type Message, type RunRecord, type StepRecord } from '../../../shared/contracts/run-record.js';
+import { enqueueRequestSchema } from '../../client/agent-client.js';
 
 const idMessage = (what: string) => `${what} must be 1-128 characters of letters, digits, '_', '.' or '-'`;
 

@@ -1,0 +1,128 @@
+import type { Command } from 'commander';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { UsageError } from './producer-commands.js';
+import type { IngestProgress } from '../../shared/retrieval/ingest-batch.js';
+import type { IngestClient } from '../client/ingest-client.js';
+import type { DocumentSearch } from '../client/document-search.js';
+import { createProgressBar } from './progress-bar.js';
+
+/** The CLI's output channels (stdout: results only; stderr: progress and diagnostics). */
+interface CommandIo {
+  out(text: string): void;
+  err(text: string): void;
+  setExitCode(code: number): void;
+}
+
+type IngestClientFactory = () => Promise<IngestClient>;
+type SearchFactory = () => Promise<Pick<DocumentSearch, 'search' | 'close'>>;
+
+async function defaultFactory(): Promise<IngestClient> {
+  // Loaded when an ingest command runs: other commands do not pay for it.
+  const { IngestClient } = await import('../client/ingest-client.js');
+  return new IngestClient();
+}
+
+async function defaultSearchFactory(): Promise<DocumentSearch> {
+  // Search needs neither Redis nor the queue: only the vector store (issue 19: CLI cold start).
+  const { DocumentSearch } = await import('../client/document-search.js');
+  return new DocumentSearch();
+}
+
+async function withClient<C extends { close(): Promise<void> }, T>(factory: () => Promise<C>, action: (client: C) => Promise<T>): Promise<T> {
+  const client = await factory();
+  try {
+    return await action(client);
+  } catch (error) {
+    // A path that does not exist, a bad collection name, an empty query: the caller's to fix (exit 2).
+    if (AgentqError.isInstance(error) && error.code === 'INVALID_INPUT') throw new UsageError(error.message);
+    throw error;
+  } finally {
+    await client.close();
+  }
+}
+
+function parsePositive(name: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < 1) throw new UsageError(`${name} must be a positive integer, got '${value}'`);
+    return number;
+  };
+}
+
+/** The batch as `agentq ingest` prints it: counts, then one line of outcome per document. */
+function summary(progress: IngestProgress, seconds: number) {
+  const count = (status: string) => progress.documents.filter((document) => document.status === status).length;
+  return {
+    batchId: progress.batchId,
+    tenant: progress.tenant,
+    collection: progress.collection,
+    total: progress.total,
+    indexed: count('indexed'),
+    unchanged: count('unchanged'),
+    failed: progress.failed,
+    chunks: progress.documents.reduce((sum, document) => sum + (document.status === 'indexed' ? (document.chunks ?? 0) : 0), 0),
+    seconds: Math.round(seconds * 100) / 100,
+    documents: progress.documents.map(({ item: _item, ...document }) => document),
+  };
+}
+
+/**
+ * `agentq ingest` and `agentq search`. Exit codes as everywhere: 0 ok, 1 the command failed (for
+ * ingest: any document failed; the summary on stdout says which and why), 2 usage error.
+ */
+export function registerIngestCommands(program: Command, io: CommandIo, clientFactory: IngestClientFactory = defaultFactory, searchFactory: SearchFactory = defaultSearchFactory): void {
+  program
+    .command('ingest')
+    .description('index documents (PDF, DOCX, HTML, Markdown, text; directories are walked) for search; prints a JSON summary')
+    .argument('<paths...>', 'files or directories')
+    .option('--collection <name>', 'collection to add them to', 'default')
+    .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
+    .option('--no-wait', 'return once the documents are queued (prints the batch; follow it with its batchId)')
+    .option('--timeout-ms <ms>', 'give up waiting after this long', parsePositive('--timeout-ms'))
+    .action(async (paths: string[], options: { collection: string; tenant?: string; wait: boolean; timeoutMs?: number }) => {
+      await withClient(clientFactory, async (client) => {
+        const started = Date.now();
+        const batch = await client.ingest(paths, { collection: options.collection, ...(options.tenant ? { tenant: options.tenant } : {}) });
+        io.err(`queued ${batch.documents.filter((document) => document.status === 'queued').length} of ${batch.total} documents (batch ${batch.batchId})`);
+        if (!options.wait) {
+          io.out(JSON.stringify(batch));
+          return;
+        }
+        const bar = createProgressBar(process.stderr, 'ingesting', 'docs');
+        const progress = await client.wait(batch.batchId, {
+          tenant: batch.tenant,
+          ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+          onProgress: (current) => bar.update(current),
+        });
+        bar.finish();
+        const result = summary(progress, (Date.now() - started) / 1000);
+        io.err(`indexed ${result.indexed}, unchanged ${result.unchanged}, failed ${result.failed} (${result.chunks} chunks) in ${result.seconds} s`);
+        io.out(JSON.stringify(result));
+        if (progress.failed > 0) io.setExitCode(1);
+      });
+    });
+
+  program
+    .command('search')
+    .description('search the ingested documents: best chunks first, with title, path, page and score')
+    .argument('<query>', 'words or a question')
+    .option('--collection <name>', 'only this collection (default: all of the tenant’s)')
+    .option('-k, --k <n>', 'how many chunks', parsePositive('-k'), 5)
+    .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
+    .option('--json', 'print the hits as a JSON array')
+    .action(async (query: string, options: { collection?: string; k: number; tenant?: string; json?: boolean }) => {
+      await withClient(searchFactory, async (client) => {
+        const hits = await client.search({ query, k: options.k, ...(options.collection ? { collection: options.collection } : {}), ...(options.tenant ? { tenant: options.tenant } : {}) });
+        if (options.json) {
+          io.out(JSON.stringify(hits));
+          return;
+        }
+        if (hits.length === 0) io.err('no matching chunks');
+        hits.forEach((hit, index) => {
+          const where = `${hit.path}${hit.page === null ? '' : ` (page ${hit.page})`}`;
+          const snippet = hit.text.length > 200 ? `${hit.text.slice(0, 200)}…` : hit.text;
+          io.out(`${index + 1}. [${hit.score.toFixed(2)}] ${hit.title} — ${where}\n   ${snippet.replace(/\s+/g, ' ')}`);
+        });
+      });
+    });
+}

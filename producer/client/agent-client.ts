@@ -1,0 +1,258 @@
+import { Queue } from 'bullmq';
+import { stepJobId, type StoredRunJob } from '../../shared/contracts/job-schema.js';
+import { INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE } from '../../shared/contracts/queues.js';
+import { Schedules, type ScheduledRun, type ScheduleRecord } from '../../shared/operations/schedules/schedules.js';
+import { TenantBudget, type UsagePeriod } from '../../shared/operations/limits/tenant-budget.js';
+import type { TenantBudgetLimits } from '../../shared/operations/limits/tenant-budget-limits.js';
+import { StepQueues } from '../../shared/store/step-queues.js';
+import { bullmqConnection, type BullmqConnection } from '../../shared/bullmq/bullmq-connection.js';
+import { enqueueRequestSchema, INTAKE_JOB_OPTIONS, parseEnqueueRequest, RunEnqueuer, type EnqueueRequest } from '../../shared/store/run-enqueuer.js';
+import { BatchDispatcher } from '../../shared/operations/batches/batch-dispatcher.js';
+import type { BatchRecord, BatchRequest, BatchResult } from '../../shared/operations/batches/batch-schema.js';
+import type { RunRecord } from '../../shared/contracts/run-record.js';
+// The same hook as the workers' (a queued run cancelled here finishes here): metrics, in-flight cap, webhook job.
+import { createRunFinishedHook } from '../../shared/store/run-finished-hook.js';
+import { ServedGraphs } from '../../shared/graph/served-graphs.js';
+import { loadConfig, type Config } from '../../shared/config/config.js';
+import { RunReader, type RunReaderOptions } from './run-reader.js';
+
+export { enqueueRequestSchema, type EnqueueRequest };
+
+/** Batch Q&A: one run per question (see `BatchDispatcher`). */
+export interface BatchesApi {
+  submit(request: BatchRequest, options?: { idempotencyKey?: string; tenant?: string }): Promise<{ batch: BatchRecord; created: boolean }>;
+  get(batchId: string): Promise<BatchRecord | null>;
+  results(batchId: string): Promise<BatchResult[] | null>;
+  cancel(batchId: string): Promise<BatchRecord | null>;
+}
+
+/**
+ * Scheduled runs, per tenant (default: the client's). `create` takes `{graph, input, cron, tz?}` or
+ * `{graph, input, everyMs}` (optional startAt/endAt, options, priority, name, paused); `update` takes any
+ * of those fields (`null` clears an optional one, `paused` pauses or resumes). Another tenant's schedule
+ * reads as null (not found).
+ */
+export interface SchedulesApi {
+  create(spec: unknown, options?: { tenant?: string }): Promise<ScheduleRecord>;
+  list(options?: { tenant?: string }): Promise<ScheduleRecord[]>;
+  get(scheduleId: string, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
+  update(scheduleId: string, patch: unknown, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
+  pause(scheduleId: string, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
+  resume(scheduleId: string, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
+  delete(scheduleId: string, options?: { tenant?: string }): Promise<boolean>;
+  /** The runs its ticks started, newest first (the last 100). */
+  runs(scheduleId: string, options?: { tenant?: string }): Promise<ScheduledRun[] | null>;
+}
+
+/** Tenant budgets (default tenant: the client's): limits per UTC day and month, and the spend against them. */
+export interface BudgetsApi {
+  getLimits(options?: { tenant?: string }): Promise<{ tenant: string; limits: TenantBudgetLimits; source: 'tenant' | 'defaults' }>;
+  /** Replaces the tenant's limits (`tokensPerDay`, `tokensPerMonth`, `costUsdPerDay`, `costUsdPerMonth`); INVALID_INPUT names a bad field. */
+  setLimits(limits: unknown, options?: { tenant?: string }): Promise<{ tenant: string; limits: TenantBudgetLimits }>;
+  usage(options?: { tenant?: string; days?: number }): Promise<{ tenant: string; days: UsagePeriod[]; month: UsagePeriod }>;
+}
+
+export interface EnqueueOptions {
+  /**
+   * Queue the run even when live workers exist and none serves its graph; it then waits up to
+   * AGENTQ_UNSERVED_GRAPH_WAIT_MS for one before it fails with UNKNOWN_GRAPH. @default false (refused at once)
+   */
+  queueUnserved?: boolean;
+}
+
+/** Options of `AgentClient`: `RunReader`'s, with the whole configuration. */
+export interface AgentClientOptions extends RunReaderOptions {
+  /** @default loadConfig() (the environment) */
+  config?: Config;
+}
+
+/**
+ * The producer side of agentq, for services that can reach Redis: enqueue runs, read them, wait for
+ * them, cancel and retry them, follow their events. Fails fast when Redis is down (no offline queue,
+ * a command timeout) instead of hanging. The reads are `RunReader`'s; this adds what puts jobs on the
+ * queues (BullMQ).
+ *
+ * Reads by run id are not tenant-scoped: this client is for trusted backends; the HTTP API scopes by
+ * the caller's key.
+ */
+export class AgentClient extends RunReader {
+  private readonly intakeQueue: Queue;
+  private readonly schedulesQueue: Queue;
+  private readonly stepQueues: StepQueues;
+  private readonly bullmq: BullmqConnection;
+  private readonly enqueuer: RunEnqueuer;
+  private readonly served: ServedGraphs;
+  /** Batch Q&A through the queue. */
+  readonly batches: BatchesApi;
+  /** Scheduled runs (BullMQ job schedulers; the workers start each tick's run). */
+  readonly schedules: SchedulesApi;
+  /** Tenant budgets and usage (the same as `/v1/admin/tenants/:tenant/limits` and `/v1/usage`). */
+  readonly budgets: BudgetsApi;
+
+  /** The whole configuration: queues and hooks need more than the reads' Redis settings. */
+  protected declare readonly config: Config;
+
+  constructor(options: AgentClientOptions = {}) {
+    const config = options.config ?? loadConfig();
+    super({ ...options, config }, (redis) => createRunFinishedHook({ redis, config }));
+    this.bullmq = bullmqConnection(this.config, 'producer', this.config.redisCommandTimeoutMs);
+    const connection = this.bullmq.connection;
+    const streams = queueStreamOptions(this.config.queueEventsMaxLen);
+    this.intakeQueue = new Queue(INTAKE_QUEUE, { connection, prefix: this.config.queuePrefix, ...streams });
+    this.intakeQueue.on('error', () => undefined);
+    this.schedulesQueue = new Queue(SCHEDULES_QUEUE, { connection, prefix: this.config.queuePrefix, ...streams });
+    this.schedulesQueue.on('error', () => undefined);
+    this.stepQueues = new StepQueues(this.config.shards, this.config.queuePrefix, { connection, ...streams });
+    this.enqueuer = new RunEnqueuer(this.store, this.stepQueues, this.config);
+    this.served = new ServedGraphs({ redis: this.redis, keys: this.store.keys, heartbeatMs: this.config.graphHeartbeatMs });
+    const dispatcher = new BatchDispatcher({
+      redis: this.redis,
+      keys: this.store.keys,
+      store: this.store,
+      enqueuer: this.enqueuer,
+      retentionSeconds: this.config.retentionSeconds,
+    });
+    this.batches = {
+      submit: async (request, { idempotencyKey, tenant = this.tenant } = {}) => {
+        await this.ready();
+        return dispatcher.submit(request, { tenant, ...(idempotencyKey ? { idempotencyKey } : {}) });
+      },
+      get: async (batchId) => {
+        await this.ready();
+        return dispatcher.get(batchId);
+      },
+      results: async (batchId) => {
+        await this.ready();
+        return dispatcher.results(batchId);
+      },
+      cancel: async (batchId) => {
+        await this.ready();
+        return dispatcher.cancel(batchId, (runId) => this.cancel(runId));
+      },
+    };
+    const schedules = new Schedules({
+      redis: this.redis,
+      keys: this.store.keys,
+      queue: this.schedulesQueue,
+      requireGraph: (graph, version) => this.served.requireServed(graph, version),
+    });
+    const budget = new TenantBudget(this.redis, this.store.keys, { defaults: this.config.tenantBudgetDefaults });
+    this.budgets = {
+      getLimits: async ({ tenant = this.tenant } = {}) => {
+        await this.ready();
+        return { tenant, ...(await budget.getLimits(tenant)) };
+      },
+      setLimits: async (limits, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return { tenant, limits: await budget.setLimits(tenant, limits) };
+      },
+      usage: async ({ tenant = this.tenant, days } = {}) => {
+        await this.ready();
+        return { tenant, ...(await budget.usage(tenant, days === undefined ? {} : { days })) };
+      },
+    };
+    this.schedules = {
+      create: async (spec, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.create(tenant, spec);
+      },
+      list: async ({ tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.list(tenant);
+      },
+      get: async (scheduleId, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.get(tenant, scheduleId);
+      },
+      update: async (scheduleId, patch, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.update(tenant, scheduleId, patch);
+      },
+      pause: async (scheduleId, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.update(tenant, scheduleId, { paused: true });
+      },
+      resume: async (scheduleId, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.update(tenant, scheduleId, { paused: false });
+      },
+      delete: async (scheduleId, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return schedules.delete(tenant, scheduleId);
+      },
+      runs: async (scheduleId, { tenant = this.tenant } = {}) => {
+        await this.ready();
+        return (await schedules.definition(tenant, scheduleId)) ? schedules.runs(tenant, scheduleId) : null;
+      },
+    };
+  }
+
+  /**
+   * Creates the run (status `queued`) and hands it to the workers. The same idempotency key (per tenant)
+   * returns the same run and adds nothing twice.
+   */
+  async enqueue(request: EnqueueRequest, { queueUnserved = false }: EnqueueOptions = {}): Promise<RunRecord> {
+    // Validate before touching Redis, so a bad request is an error even when Redis is down.
+    const valid = parseEnqueueRequest(request);
+    await this.ready();
+    // A graph that live workers exist for but none serves would only wait, then fail: say so now.
+    if (!queueUnserved) await this.served.requireServed(valid.graph, valid.graphVersion);
+    return (await this.enqueuer.enqueueValid({ tenant: this.tenant, ...valid })).record;
+  }
+
+  /**
+   * Cancels a run. One with no step in flight is cancelled at once; a running one is cancelled at its
+   * step boundary (the running node's AbortSignal fires). Returns the record after the request.
+   */
+  async cancel(runId: string): Promise<RunRecord> {
+    await this.require(runId);
+    const status = await this.store.requestCancel(runId, Date.now());
+    if (status === 'cancelling') await this.cancelIdleSteps(runId);
+    return this.require(runId);
+  }
+
+  /** A running run whose next step waits in the queue (or in a retry delay) has no node to abort: end it here. */
+  private async cancelIdleSteps(runId: string): Promise<void> {
+    const meta = await this.store.get(runId);
+    if (!meta?.tasks || meta.status !== 'cancelling') return;
+    for (let task = 0; task < meta.tasks.length; task += 1) {
+      const job = await this.stepQueues.forRun(runId).getJob(stepJobId(runId, meta.superstep, task));
+      if (!job) continue;
+      const state = await job.getState();
+      if (state === 'active') return; // the worker running it ends the run
+      if (state === 'waiting' || state === 'delayed' || state === 'prioritized') {
+        // remove() refuses a job a worker has just locked; that worker then ends the run.
+        if (!(await job.remove().then(() => true, () => false))) return;
+      }
+    }
+    await this.store.finish(runId, 'cancelled', { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false }, Date.now(), {
+      onlyFrom: 'cancelling',
+      superstep: meta.superstep,
+    });
+  }
+
+  /** Retries a failed run from its last commit (the failed step runs again, with fresh attempts). */
+  async retry(runId: string): Promise<RunRecord> {
+    await this.require(runId);
+    const { superstep } = await this.store.retry(runId, Date.now());
+    const job: StoredRunJob = { v: 1, stored: true, runId };
+    // A fresh job id: the run's first intake job may still be kept as completed or failed.
+    await this.intakeQueue.add('retry', job, { ...INTAKE_JOB_OPTIONS, jobId: `${runId}.retry.s${superstep}.${Date.now()}` });
+    return this.require(runId);
+  }
+
+  /** Answers a run waiting on an interrupt: the step that asked runs again and receives `value`. */
+  async resume(runId: string, value: unknown): Promise<RunRecord> {
+    await this.require(runId);
+    const { superstep } = await this.store.resume(runId, value, Date.now());
+    const job: StoredRunJob = { v: 1, stored: true, runId };
+    await this.intakeQueue.add('resume', job, { ...INTAKE_JOB_OPTIONS, jobId: `${runId}.resume.s${superstep}.${Date.now()}` });
+    return this.require(runId);
+  }
+
+  override async close(): Promise<void> {
+    await Promise.all([this.intakeQueue.close(), this.schedulesQueue.close(), this.stepQueues.close()]);
+    this.bullmq.close();
+    await super.close();
+  }
+}

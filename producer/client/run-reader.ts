@@ -1,0 +1,189 @@
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { connectRedis, describeRedisTarget, type RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import { RedisRunStore, type ListFilter } from '../../shared/store/redis-run-store.js';
+import { withPartialOutput } from './partial-output.js';
+import { readRedisConfig, type RedisConfig } from '../../shared/config/redis-config.js';
+import type { RunFinishedHook } from '../../shared/store/run-finished-hook.js';
+import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../../shared/contracts/run-record.js';
+import { followRun, type RunStreamEvent } from './follow-run.js';
+import { TokenHub } from './token-hub.js';
+
+export interface RunReaderOptions {
+  /** Where Redis is and how the run store is laid out. @default readRedisConfig() (the environment's Redis settings only) */
+  config?: RedisConfig;
+  /** Tenant for enqueue and list when a request names none. @default config.tenant */
+  tenant?: string;
+}
+
+/**
+ * The read side of the producer: read runs, list them, wait for them, follow their events, purge a
+ * finished one. It holds one Redis connection and no queue, so it loads neither BullMQ nor the
+ * enqueue path: the CLI's read commands (`status`, `runs`, `steps`, `wait`, `events`, `purge`) start on
+ * it alone (issue 19: CLI cold start). `AgentClient` is this plus the commands that add jobs.
+ *
+ * Reads by run id are not tenant-scoped: this is for trusted backends; the HTTP API scopes by the
+ * caller's key. Fails fast when Redis is down (no offline queue, a command timeout).
+ */
+export class RunReader {
+  readonly store: RedisRunStore;
+  protected readonly config: RedisConfig;
+  protected readonly tenant: string;
+  protected readonly redis: RedisConnection;
+  private readonly readers = new Set<RedisConnection>();
+  private tokens: TokenHub | undefined;
+  private readyWait: Promise<void> | undefined;
+  /** The store's hook for runs this process finishes (AgentClient's cancel); none for reads. */
+  protected readonly runFinished: RunFinishedHook | undefined;
+
+  /**
+   * `finishedHook` builds the store's `onFinished` on its connection (AgentClient passes the workers' hook).
+   * Without `config` only the Redis settings are read (not the whole configuration, which needs zod):
+   * the CLI's read commands start on this (issue 19).
+   */
+  constructor(options: RunReaderOptions = {}, finishedHook?: (redis: RedisConnection) => RunFinishedHook) {
+    this.config = options.config ?? readRedisConfig();
+    this.tenant = options.tenant ?? this.config.tenant;
+    this.redis = connectRedis(this.config, 'producer', this.config.redisCommandTimeoutMs);
+    this.redis.on('error', () => undefined); // surfaced per command instead
+    this.runFinished = finishedHook?.(this.redis);
+    this.store = new RedisRunStore(this.redis, {
+      keyPrefix: this.config.keyPrefix,
+      shards: this.config.shards,
+      retentionSeconds: this.config.retentionSeconds,
+      eventsMaxLen: this.config.eventsMaxLen,
+      ...(this.runFinished ? { onFinished: this.runFinished } : {}),
+    });
+  }
+
+  /** Waits until Redis answers (connections are made at once but answer later), failing fast if it does not. */
+  protected async ready(): Promise<void> {
+    if (this.redis.status === 'ready') return;
+    // One wait shared by every call made meanwhile: a listener each would pile up while Redis is down.
+    this.readyWait ??= new Promise<void>((resolve, reject) => {
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.redis.off('ready', onReady);
+        reject(new AgentqError('UNAVAILABLE', `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`, { retryable: true }));
+      }, this.config.redisCommandTimeoutMs + 1000);
+      this.redis.once('ready', onReady);
+    }).finally(() => (this.readyWait = undefined));
+    await this.readyWait;
+  }
+
+  /** The run record; a cancelled run's carries its last committed state as `output.partial`. */
+  async get(runId: string): Promise<RunRecord | null> {
+    await this.ready();
+    const record = await this.store.record(runId);
+    return record && withPartialOutput(record, (id) => this.store.state(id));
+  }
+
+  protected async require(runId: string): Promise<RunRecord> {
+    const record = await this.get(runId);
+    if (!record) throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may never have existed, or it expired or was purged)`);
+    return record;
+  }
+
+  async steps(runId: string): Promise<StepRecord[]> {
+    await this.require(runId);
+    return this.store.steps(runId);
+  }
+
+  async messages(runId: string): Promise<Message[]> {
+    await this.require(runId);
+    return this.store.messages(runId);
+  }
+
+  async list(filter: ListFilter & { tenant?: string } = {}): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
+    await this.ready();
+    return this.store.list(filter.tenant ?? this.tenant, filter);
+  }
+
+  /** Resolves with the run once it is finished (or waiting for input), or rejects after `timeoutMs`. */
+  async wait(runId: string, { timeoutMs = 10 * 60_000 }: { timeoutMs?: number } = {}): Promise<RunRecord> {
+    const deadline = Date.now() + timeoutMs;
+    let after = '0-0';
+    const reader = this.reader();
+    try {
+      for (;;) {
+        const record = await this.require(runId);
+        if (isTerminal(record.status) || record.status === 'waiting') return record;
+        const left = deadline - Date.now();
+        if (left <= 0) throw new AgentqError('TIMEOUT', `run ${runId} is still ${record.status} after ${timeoutMs} ms`, { retryable: true });
+        const events = await this.store.events(runId, { after, blockMs: Math.min(left, 1000), connection: reader });
+        if (events.length > 0) after = events.at(-1)!.id;
+      }
+    } finally {
+      this.release(reader);
+    }
+  }
+
+  /** Deletes a finished run now instead of at the end of its retention. */
+  async purge(runId: string): Promise<void> {
+    const record = await this.require(runId);
+    if (!isTerminal(record.status)) throw new AgentqError('CONFLICT', `run ${runId} is ${record.status}; cancel it before purging`);
+    await this.store.purge(runId, record.tenant);
+  }
+
+  /** The run's events from the start (or after `after`), ending after `run-end`. */
+  async *events(runId: string, { after = '0-0' }: { after?: string } = {}): AsyncGenerator<RunEvent> {
+    const reader = this.reader();
+    try {
+      let cursor = after;
+      for (;;) {
+        const events = await this.store.events(runId, { after: cursor, blockMs: 1000, connection: reader });
+        for (const event of events) {
+          cursor = event.id;
+          yield event;
+          if (event.type === 'run-end') return;
+        }
+        if (events.length === 0) {
+          const record = await this.store.record(runId);
+          if (!record) return;
+          if (isTerminal(record.status)) {
+            // run-end may have been trimmed away or already read; drain what is left and stop.
+            const rest = await this.store.events(runId, { after: cursor });
+            for (const event of rest) yield event;
+            return;
+          }
+        }
+      }
+    } finally {
+      this.release(reader);
+    }
+  }
+
+  /**
+   * Follows a run live: its committed events (as `events()`) and the model's text as it streams
+   * (`token` / `token-reset` events, not stored), ending after `run-end`.
+   * `for await (const event of client.stream(runId))`.
+   */
+  stream(runId: string, { after = '0-0' }: { after?: string } = {}): AsyncGenerator<RunStreamEvent> {
+    this.tokens ??= new TokenHub(this.store.keys, () => connectRedis(this.config, 'subscriber'));
+    const reader = this.reader();
+    return followRun({ store: this.store, reader, tokens: this.tokens, runId, after, release: () => this.release(reader) });
+  }
+
+  private reader(): RedisConnection {
+    const reader = connectRedis(this.config, 'blocking');
+    reader.on('error', () => undefined);
+    this.readers.add(reader);
+    return reader;
+  }
+
+  private release(reader: RedisConnection): void {
+    this.readers.delete(reader);
+    reader.disconnect();
+  }
+
+  async close(): Promise<void> {
+    this.tokens?.close();
+    for (const reader of this.readers) reader.disconnect();
+    await this.runFinished?.close();
+    // quit() needs a ready connection (there is no offline queue); a connection still connecting is dropped.
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
+    else this.redis.disconnect();
+  }
+}

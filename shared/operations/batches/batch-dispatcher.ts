@@ -1,0 +1,326 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import { AgentqError } from '../../contracts/errors.js';
+import { BATCH_PRIORITY, formatZodError } from '../../contracts/job-schema.js';
+import type { Keys } from '../../store/keys.js';
+import { runScript } from '../../adapters/redis/create-redis.js';
+import { slotPipeline } from '../../store/slot-pipeline.js';
+import { parseMeta, type RedisRunStore } from '../../store/redis-run-store.js';
+import type { RunEnqueuer } from '../../store/run-enqueuer.js';
+import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
+import {
+  batchRequestSchema,
+  type BatchProgress,
+  type BatchRecord,
+  type BatchRequest,
+  type BatchResult,
+  type BatchStatus,
+  type ParsedBatchRequest,
+} from './batch-schema.js';
+
+/**
+ * Claims the next item of a running batch if it has a free slot: advances the dispatch cursor and
+ * puts the item's run id in the in-flight set, in one step, so two dispatchers never claim one item
+ * and a claimed item is never forgotten (a crash after the claim leaves an in-flight id without a run,
+ * which `repair` enqueues).
+ * KEYS: 1 meta · 2 inflight · ARGV: 1 run id prefix · 2 now
+ * → the claimed index, or -1 not running · -2 all dispatched · -3 no free slot
+ */
+const CLAIM = `
+local m = redis.call('HMGET', KEYS[1], 'status', 'next', 'total', 'concurrency')
+if m[1] ~= 'running' then return -1 end
+local next, total = tonumber(m[2]), tonumber(m[3])
+if next >= total then return -2 end
+if redis.call('SCARD', KEYS[2]) >= tonumber(m[4]) then return -3 end
+redis.call('HSET', KEYS[1], 'next', next + 1, 'updatedAt', ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[1] .. next)
+return next
+`;
+
+/**
+ * A run of the batch finished: free its slot; the batch is completed once every item was dispatched
+ * and none is in flight.
+ * KEYS: 1 meta · 2 inflight · ARGV: 1 run id · 2 now → the batch status
+ */
+const RELEASE = `
+redis.call('SREM', KEYS[2], ARGV[1])
+local m = redis.call('HMGET', KEYS[1], 'status', 'next', 'total')
+if m[1] == 'running' and tonumber(m[2]) >= tonumber(m[3]) and redis.call('SCARD', KEYS[2]) == 0 then
+  redis.call('HSET', KEYS[1], 'status', 'completed', 'finishedAt', ARGV[2], 'updatedAt', ARGV[2])
+  return 'completed'
+end
+redis.call('HSET', KEYS[1], 'updatedAt', ARGV[2])
+return m[1] or 'missing'
+`;
+
+interface BatchItem {
+  id: string;
+  question: string;
+}
+
+interface BatchMeta {
+  id: string;
+  tenant: string;
+  status: BatchStatus;
+  graph: string;
+  collection: string;
+  concurrency: number;
+  /** BullMQ priority of the batch's runs. */
+  priority: number;
+  total: number;
+  next: number;
+  options: { max_iterations?: number; citations?: boolean };
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+export interface BatchDispatcherOptions {
+  redis: RedisConnection;
+  keys: Keys;
+  store: RedisRunStore;
+  enqueuer: RunEnqueuer;
+  retentionSeconds: number;
+}
+
+/**
+ * Batch Q&A through the queue: one run per question, at most `concurrency` of a batch in flight, the
+ * next dispatched whenever one finishes (workers call `onRunFinished`; the reconciler calls `repair`).
+ * Run ids are `<batchId>.i<index>`, and a batch id comes from its idempotency key when it has one, so
+ * submitting the same batch again answers nothing twice.
+ */
+export class BatchDispatcher {
+  constructor(private readonly options: BatchDispatcherOptions) {}
+
+  private runId(batchId: string, index: number): string {
+    return `${batchId}.i${index}`;
+  }
+
+  async submit(request: BatchRequest, { tenant, idempotencyKey }: { tenant: string; idempotencyKey?: string }): Promise<{ batch: BatchRecord; created: boolean }> {
+    const parsed = batchRequestSchema.safeParse(request);
+    if (!parsed.success) throw new AgentqError('INVALID_INPUT', `invalid batch: ${formatZodError(parsed.error)}`, { details: parsed.error.issues });
+    const batch: ParsedBatchRequest = parsed.data;
+    const batchId = idempotencyKey
+      ? `bat_k${createHash('sha256').update(tenant).update('\0').update(idempotencyKey).digest('hex').slice(0, 27)}`
+      : `bat_${randomBytes(12).toString('hex')}`;
+    const ids = new Set<string>();
+    const items: BatchItem[] = batch.questions.map((question, index) => {
+      const id = question.id ?? String(index + 1);
+      if (ids.has(id)) throw new AgentqError('INVALID_INPUT', `invalid batch: questions.${index}.id '${id}' is used twice; ids must be unique`);
+      ids.add(id);
+      return { id, question: question.question };
+    });
+    const { redis, keys } = this.options;
+    const batchKeys = keys.batch(batchId);
+    const now = Date.now();
+    const { concurrency, graph, priority, ...runOptions } = batch.options;
+    const created = await redis.hsetnx(batchKeys.meta, 'id', batchId);
+    if (created === 1) {
+      await redis
+        .multi()
+        .hset(batchKeys.meta, {
+          tenant,
+          status: 'running',
+          graph,
+          collection: batch.collection,
+          concurrency,
+          priority,
+          total: items.length,
+          next: 0,
+          options: JSON.stringify(runOptions),
+          createdAt: now,
+          updatedAt: now,
+        })
+        .rpush(batchKeys.items, ...items.map((item) => JSON.stringify(item)))
+        .exec();
+      // The indexes are keys of their own (other Cluster slots than the batch's tag): written after the
+      // batch, so an index entry always has a batch behind it. A crash in between leaves a batch the
+      // reconciler does not top up; the client's retry (same idempotency key) tops it up below.
+      await slotPipeline(redis).zadd(keys.tenantBatches(tenant), now, batchId).zadd(keys.activeBatches(), now, batchId).exec();
+    } else {
+      const owner = await redis.hget(batchKeys.meta, 'tenant');
+      if (owner !== tenant) throw new AgentqError('CONFLICT', `batch id ${batchId} is taken; use another idempotency key`);
+    }
+    await this.topUp(batchId);
+    const record = await this.get(batchId);
+    return { batch: record!, created: created === 1 };
+  }
+
+  private async meta(batchId: string): Promise<BatchMeta | null> {
+    const fields = await this.options.redis.hgetall(this.options.keys.batch(batchId).meta);
+    if (!fields.id || !fields.tenant) return null;
+    return {
+      id: fields.id,
+      tenant: fields.tenant,
+      status: fields.status as BatchStatus,
+      graph: fields.graph!,
+      collection: fields.collection!,
+      concurrency: Number(fields.concurrency),
+      priority: Number(fields.priority ?? BATCH_PRIORITY),
+      total: Number(fields.total),
+      next: Number(fields.next),
+      options: JSON.parse(fields.options ?? '{}') as BatchMeta['options'],
+      createdAt: Number(fields.createdAt),
+      updatedAt: Number(fields.updatedAt),
+      finishedAt: fields.finishedAt ? Number(fields.finishedAt) : null,
+    };
+  }
+
+  private async items(batchId: string): Promise<BatchItem[]> {
+    return (await this.options.redis.lrange(this.options.keys.batch(batchId).items, 0, -1)).map((item) => JSON.parse(item) as BatchItem);
+  }
+
+  /** Dispatches items while the batch has free slots. */
+  async topUp(batchId: string): Promise<number> {
+    const { redis, keys } = this.options;
+    const batchKeys = keys.batch(batchId);
+    let dispatched = 0;
+    let meta: BatchMeta | null = null;
+    for (;;) {
+      const index = await runScript<number>(redis, CLAIM, [batchKeys.meta, batchKeys.inflight], [`${batchId}.i`, Date.now()]);
+      if (index < 0) break;
+      meta ??= await this.meta(batchId);
+      if (!meta) break;
+      await this.start(meta, index);
+      dispatched += 1;
+    }
+    return dispatched;
+  }
+
+  private async start(meta: BatchMeta, index: number): Promise<void> {
+    const item = (await this.options.redis.lindex(this.options.keys.batch(meta.id).items, index)) ?? '{}';
+    const { question } = JSON.parse(item) as BatchItem;
+    const runId = this.runId(meta.id, index);
+    const { record } = await this.options.enqueuer.enqueue(
+      { graph: meta.graph, tenant: meta.tenant, runId, input: { query: question, collection: meta.collection, ...meta.options } },
+      { batchId: meta.id, priority: meta.priority },
+    );
+    // Already answered (a repaired or re-sent item): free its slot at once.
+    if (isTerminal(record.status)) await this.onRunFinished(runId, meta.id);
+  }
+
+  /** A run finished: free its slot, then fill free slots. Workers call this for runs with a batchId. */
+  async onRunFinished(runId: string, batchId: string): Promise<void> {
+    const batchKeys = this.options.keys.batch(batchId);
+    const status = await runScript<string>(this.options.redis, RELEASE, [batchKeys.meta, batchKeys.inflight], [runId, Date.now()]);
+    if (status === 'completed') await this.finish(batchId);
+    else if (status === 'running') await this.topUp(batchId);
+  }
+
+  private async finish(batchId: string): Promise<void> {
+    const { redis, keys, retentionSeconds } = this.options;
+    const batchKeys = keys.batch(batchId);
+    // The active index and the batch's keys are in different Cluster slots: not one MULTI (nothing reads them together).
+    await slotPipeline(redis).zrem(keys.activeBatches(), batchId).expire(batchKeys.meta, retentionSeconds).expire(batchKeys.items, retentionSeconds).exec();
+  }
+
+  /** After a crash: enqueue claimed items that have no run, free slots of finished runs, top up. */
+  async repair(batchId: string): Promise<void> {
+    const meta = await this.meta(batchId);
+    if (!meta || meta.status !== 'running') {
+      await this.options.redis.zrem(this.options.keys.activeBatches(), batchId);
+      return;
+    }
+    for (const runId of await this.options.redis.smembers(this.options.keys.batch(batchId).inflight)) {
+      const run = await this.options.store.get(runId);
+      if (!run) await this.start(meta, Number(runId.slice(runId.lastIndexOf('.i') + 2)));
+      else if (isTerminal(run.status)) await this.onRunFinished(runId, batchId);
+    }
+    await this.topUp(batchId);
+  }
+
+  activeBatchIds(): Promise<string[]> {
+    return this.options.redis.zrange(this.options.keys.activeBatches(), '0', '-1');
+  }
+
+  /** Stops dispatching and cancels the runs in flight. */
+  async cancel(batchId: string, cancelRun: (runId: string) => Promise<unknown>): Promise<BatchRecord | null> {
+    const { redis, keys } = this.options;
+    const batchKeys = keys.batch(batchId);
+    const meta = await this.meta(batchId);
+    if (!meta) return null;
+    if (meta.status === 'running') {
+      const now = Date.now();
+      await redis.hset(batchKeys.meta, 'status', 'cancelled', 'finishedAt', now, 'updatedAt', now);
+      for (const runId of await redis.smembers(batchKeys.inflight)) await cancelRun(runId).catch(() => undefined);
+      await this.finish(batchId);
+    }
+    return this.get(batchId);
+  }
+
+  /** The batch with its progress; null when missing. */
+  async get(batchId: string): Promise<BatchRecord | null> {
+    const meta = await this.meta(batchId);
+    if (!meta) return null;
+    const statuses = await this.runStatuses(meta);
+    const progress: BatchProgress = { total: meta.total, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
+    for (const status of statuses) progress[bucket(status, meta.status)] += 1;
+    return {
+      id: meta.id,
+      tenant: meta.tenant,
+      status: meta.status,
+      graph: meta.graph,
+      collection: meta.collection,
+      concurrency: meta.concurrency,
+      progress,
+      createdAt: new Date(meta.createdAt).toISOString(),
+      updatedAt: new Date(meta.updatedAt).toISOString(),
+      finishedAt: meta.finishedAt === null ? null : new Date(meta.finishedAt).toISOString(),
+    };
+  }
+
+  /** The tenant of a batch (for the API's scoping), or null. */
+  tenantOf(batchId: string): Promise<string | null> {
+    return this.options.redis.hget(this.options.keys.batch(batchId).meta, 'tenant');
+  }
+
+  private async runStatuses(meta: BatchMeta): Promise<(RunStatus | null)[]> {
+    // The runs of a batch are spread over the shards: one pipeline per slot on a Cluster.
+    const pipeline = slotPipeline(this.options.redis);
+    for (let index = 0; index < meta.total; index += 1) pipeline.hget(this.options.keys.run(this.runId(meta.id, index)).meta, 'status');
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([, status]) => (status as RunStatus | null) ?? null);
+  }
+
+  /** One result per question, in order; answers only for completed runs. */
+  async results(batchId: string): Promise<BatchResult[] | null> {
+    const meta = await this.meta(batchId);
+    if (!meta) return null;
+    const items = await this.items(batchId);
+    const pipeline = slotPipeline(this.options.redis);
+    for (let index = 0; index < items.length; index += 1) pipeline.hgetall(this.options.keys.run(this.runId(meta.id, index)).meta);
+    const replies = (await pipeline.exec()) ?? [];
+    return items.map((item, index) => {
+      const fields = replies[index]?.[1] as Record<string, string> | undefined;
+      const run = fields?.id ? parseMeta(fields) : null;
+      const output = run?.status === 'completed' ? run.output : null;
+      const answer = typeof output === 'string' ? output : ((output as { answer?: unknown } | null)?.answer ?? null);
+      const sources = (output as { sources?: unknown[] } | null)?.sources ?? [];
+      return {
+        id: item.id,
+        question: item.question,
+        runId: this.runId(meta.id, index),
+        status: bucket(run?.status ?? null, meta.status),
+        answer: typeof answer === 'string' ? answer : answer === null ? null : JSON.stringify(answer),
+        sources: Array.isArray(sources) ? sources : [],
+        error: run?.error ? { code: run.error.code, message: run.error.message } : null,
+        output,
+      };
+    });
+  }
+}
+
+/** A run status as a batch progress bucket; an item never dispatched is queued (or cancelled with its batch). */
+function bucket(status: RunStatus | null, batchStatus: BatchStatus): keyof Omit<BatchProgress, 'total'> {
+  switch (status) {
+    case null:
+    case 'queued':
+      return batchStatus === 'cancelled' ? 'cancelled' : 'queued';
+    case 'completed':
+    case 'failed':
+    case 'cancelled':
+      return status;
+    default:
+      return 'running';
+  }
+}

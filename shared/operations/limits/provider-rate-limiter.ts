@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import type { Keys } from '../../store/keys.js';
+import { runScript } from '../../adapters/redis/create-redis.js';
+
+
+/**
+ * Takes a request slot if both the request and the token budget of the last 60 s allow it.
+ * Members are `<ms>:<id>:<tokens>`; the window is exact (a log, not a bucket), so no 60-s window ever
+ * holds more than the limits, whatever the number of workers.
+ * KEYS[1] the log · ARGV: 1 requests/window (0 = none) · 2 tokens/window (0 = none) · 3 tokens asked · 4 id
+ *   · 5 window ms
+ * → {0, member} granted | {wait ms, ''} refused | {-1, ''} never (asked more tokens than the window allows)
+ */
+const ACQUIRE = `
+local now_parts = redis.call('TIME')
+local now = tonumber(now_parts[1]) * 1000 + math.floor(tonumber(now_parts[2]) / 1000)
+local window = tonumber(ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local max_requests, max_tokens, asked = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local entries = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+local count = #entries / 2
+local wait = 0
+if max_requests > 0 and count >= max_requests then
+  -- the oldest entries must leave the window first
+  local leaving = count - max_requests + 1
+  wait = math.max(wait, tonumber(entries[leaving * 2]) + window - now)
+end
+if max_tokens > 0 then
+  local used = 0
+  for i = 1, #entries, 2 do used = used + tonumber(string.match(entries[i], ':(%d+)$')) end
+  if used + asked > max_tokens then
+    if asked > max_tokens then return {-1, ''} end
+    local freed = 0
+    for i = 1, #entries, 2 do
+      freed = freed + tonumber(string.match(entries[i], ':(%d+)$'))
+      if used - freed + asked <= max_tokens then
+        wait = math.max(wait, tonumber(entries[i + 1]) + window - now)
+        break
+      end
+    end
+  end
+end
+if wait > 0 then return {wait, ''} end
+local member = now .. ':' .. ARGV[4] .. ':' .. asked
+redis.call('ZADD', KEYS[1], now, member)
+redis.call('PEXPIRE', KEYS[1], window * 2)
+return {0, member}
+`;
+
+/**
+ * Replaces a granted slot's estimated tokens by the tokens the response actually used, and moves the
+ * entry to the time it was settled: the provider counted the request when it arrived, a little after
+ * the grant (cold starts, a busy event loop), so a window counted from grant times alone could hold a
+ * few more requests than the provider sees in its own window. The response came after the arrival, so
+ * counting from then is never early.
+ * KEYS[1] the log · ARGV: 1 member · 2 actual tokens → 1 replaced, 0 gone (left the window)
+ */
+const SETTLE = `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score then return 0 end
+local now_parts = redis.call('TIME')
+local now = tonumber(now_parts[1]) * 1000 + math.floor(tonumber(now_parts[2]) / 1000)
+redis.call('ZREM', KEYS[1], ARGV[1])
+local prefix = string.match(ARGV[1], '^(%d+:[^:]+):')
+redis.call('ZADD', KEYS[1], math.max(tonumber(score), now), prefix .. ':' .. ARGV[2])
+return 1
+`;
+
+export interface ProviderLimits {
+  /** Requests per minute; 0 = unlimited. */
+  requestsPerMinute: number;
+  /** Input + output tokens per minute; 0 = unlimited. */
+  tokensPerMinute: number;
+}
+
+export type AcquireResult = { granted: true; ticket: string } | { granted: false; retryAfterMs: number; impossible?: boolean };
+
+/**
+ * Provider limits shared by every worker (requests/min and tokens/min per provider+model), so a fleet of
+ * workers stays within what the provider allows. A step that would exceed them is told how long to
+ * wait; the step processor parks it for that long without spending an attempt.
+ */
+export class ProviderRateLimiter {
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly keys: Keys,
+    /** The limits are per this window. @default 60000 (per minute) */
+    private readonly windowMs = 60_000,
+  ) {}
+
+  /** Asks for one request that may use `tokens` (estimated prompt tokens + max_tokens). */
+  async acquire(provider: string, model: string, limits: ProviderLimits, tokens: number): Promise<AcquireResult> {
+    if (limits.requestsPerMinute <= 0 && limits.tokensPerMinute <= 0) return { granted: true, ticket: '' };
+    const [wait, member] = await runScript<[number, string]>(this.redis, ACQUIRE, [this.keys.providerLimit(provider, model)], [
+      limits.requestsPerMinute,
+      limits.tokensPerMinute,
+      Math.max(0, Math.round(tokens)),
+      randomUUID().slice(0, 8),
+      this.windowMs,
+    ]);
+    if (wait === 0) return { granted: true, ticket: member };
+    if (wait < 0) return { granted: false, retryAfterMs: this.windowMs, impossible: true };
+    return { granted: false, retryAfterMs: wait };
+  }
+
+  /** Reconciles a granted request with the response's real usage. */
+  async settle(provider: string, model: string, ticket: string, actualTokens: number): Promise<void> {
+    if (!ticket) return;
+    await runScript(this.redis, SETTLE, [this.keys.providerLimit(provider, model)], [ticket, Math.max(0, Math.round(actualTokens))]);
+  }
+}

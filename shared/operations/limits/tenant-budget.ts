@@ -1,0 +1,291 @@
+import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import { AgentqError } from '../../contracts/errors.js';
+import type { Keys } from '../../store/keys.js';
+import type { RedisMetrics } from '../metrics/redis-metrics.js';
+import { runScript } from '../../adapters/redis/create-redis.js';
+import { LIMIT_FIELDS, microsToUsd, parseTenantBudgetLimits, usdToMicros, type TenantBudgetLimits } from './tenant-budget-limits.js';
+
+/**
+ * KEYS: 1 limits · 2 day usage · 3 month usage · 4 reservations
+ * ARGV: 1 member `<callId>|<tokens>|<costMicros>` · 2 tokens · 3 cost µ$ · 4 now ms · 5 reservation ttl ms
+ *       6..9 default tokensPerDay, tokensPerMonth, costMicrosPerDay, costMicrosPerMonth ('' = none)
+ * → {1} reserved · {0, field, limit, usedAndReserved} refused.
+ * Usage + live reservations + this estimate must fit every limit; the estimate is then held as a
+ * reservation, so concurrent callers see each other's calls before any of them has been counted.
+ */
+const RESERVE = `
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[4])
+if redis.call('ZSCORE', KEYS[4], ARGV[1]) then
+  redis.call('ZADD', KEYS[4], tonumber(ARGV[4]) + tonumber(ARGV[5]), ARGV[1])
+  return {1}
+end
+local limits = {}
+local stored = redis.call('HGETALL', KEYS[1])
+if #stored > 0 then
+  for i = 1, #stored, 2 do limits[stored[i]] = tonumber(stored[i + 1]) end
+else
+  local names = {'tokensPerDay', 'tokensPerMonth', 'costMicrosPerDay', 'costMicrosPerMonth'}
+  for i, name in ipairs(names) do if ARGV[5 + i] ~= '' then limits[name] = tonumber(ARGV[5 + i]) end end
+end
+if next(limits) == nil then return {1} end
+local reservedTokens, reservedCost = 0, 0
+for _, member in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
+  local t, c = string.match(member, '|(%d+)|(%d+)$')
+  reservedTokens = reservedTokens + tonumber(t)
+  reservedCost = reservedCost + tonumber(c)
+end
+local checks = {
+  {'tokensPerDay', KEYS[2], 'tokens', reservedTokens, tonumber(ARGV[2])},
+  {'tokensPerMonth', KEYS[3], 'tokens', reservedTokens, tonumber(ARGV[2])},
+  {'costMicrosPerDay', KEYS[2], 'costMicros', reservedCost, tonumber(ARGV[3])},
+  {'costMicrosPerMonth', KEYS[3], 'costMicros', reservedCost, tonumber(ARGV[3])},
+}
+for _, check in ipairs(checks) do
+  local limit = limits[check[1]]
+  if limit then
+    local used = tonumber(redis.call('HGET', check[2], check[3]) or '0') + check[4]
+    if used + check[5] > limit then return {0, check[1], tostring(limit), tostring(used)} end
+  end
+end
+redis.call('ZADD', KEYS[4], tonumber(ARGV[4]) + tonumber(ARGV[5]), ARGV[1])
+return {1}
+`;
+
+/**
+ * KEYS: 1 day usage · 2 month usage · 3 reservations · 4 settled call ids
+ * ARGV: 1 reservation member ('' = none) · 2 call id · 3 tokens · 4 cost µ$ · 5 graph · 6 model · 7 now ms
+ *       8 day ttl s · 9 month ttl s · 10 settled-id memory ms
+ * → 1 counted · 0 this call id was counted already (a re-delivered step).
+ */
+const SETTLE = `
+if ARGV[1] ~= '' then redis.call('ZREM', KEYS[3], ARGV[1]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', tonumber(ARGV[7]) - tonumber(ARGV[10]))
+if redis.call('ZADD', KEYS[4], 'NX', ARGV[7], ARGV[2]) == 0 then return 0 end
+local tokens, cost = tonumber(ARGV[3]), tonumber(ARGV[4])
+for _, key in ipairs({KEYS[1], KEYS[2]}) do
+  redis.call('HINCRBY', key, 'tokens', tokens)
+  redis.call('HINCRBY', key, 'costMicros', cost)
+  redis.call('HINCRBY', key, 'calls', 1)
+  redis.call('HINCRBY', key, 'tokens:graph:' .. ARGV[5], tokens)
+  redis.call('HINCRBY', key, 'costMicros:graph:' .. ARGV[5], cost)
+  redis.call('HINCRBY', key, 'tokens:model:' .. ARGV[6], tokens)
+  redis.call('HINCRBY', key, 'costMicros:model:' .. ARGV[6], cost)
+end
+redis.call('EXPIRE', KEYS[1], ARGV[8])
+redis.call('EXPIRE', KEYS[2], ARGV[9])
+return 1
+`;
+
+/** An estimate held against a tenant's budgets until the call is settled or released. */
+export interface BudgetReservation {
+  readonly tenant: string;
+  readonly member: string;
+}
+
+/** What one model call really spent, counted once per `callId`. */
+export interface BudgetSpend {
+  /** Unique per paid call and stable across re-deliveries (e.g. `<runId>.<step>`): counting is idempotent on it. */
+  callId: string;
+  tokens: number;
+  costUsd: number;
+  graph: string;
+  model: string;
+}
+
+export interface UsageTotals {
+  tokens: number;
+  costUsd: number;
+  calls: number;
+}
+
+export interface UsagePeriod extends UsageTotals {
+  /** `YYYY-MM-DD` for a day, `YYYY-MM` for a month (UTC). */
+  period: string;
+  byGraph: Record<string, Omit<UsageTotals, 'calls'>>;
+  byModel: Record<string, Omit<UsageTotals, 'calls'>>;
+}
+
+export interface TenantBudgetOptions {
+  /** Limits of a tenant an admin has not set limits for. @default {} (unlimited) */
+  defaults?: TenantBudgetLimits;
+  /** A reservation not settled by then (its worker died) stops counting. @default 600000 (10 min) */
+  reservationTtlMs?: number;
+  /** How long per-day usage is kept. @default 35 days */
+  dayUsageTtlSeconds?: number;
+  /** How long per-month usage is kept. @default 400 days */
+  monthUsageTtlSeconds?: number;
+  /** Where counted spend also goes as Prometheus counters per tenant. @default none */
+  metrics?: Pick<RedisMetrics, 'tenantUsage'>;
+}
+
+const SETTLED_MEMORY_MS = 2 * 24 * 3600_000;
+
+/**
+ * Per-tenant token and cost budgets per UTC day and month, shared by every worker through Redis.
+ *
+ * A paid call goes: `reserve` (before the model call; refuses with TENANT_BUDGET_EXCEEDED when usage +
+ * live reservations + the estimate would pass a limit) → the call → `settle` (right after the memo write;
+ * counts the real spend once per call id and drops the reservation) — or `release` if nothing was spent.
+ * Bound: the estimate is held while the call runs, so concurrent workers cannot together pass a limit by
+ * their estimates; a limit is passed only by what single calls spent beyond their estimate (at most one
+ * step's overrun per call in flight), and by a worker dying between its model call and `settle` (its
+ * reservation expires after `reservationTtlMs`; the spend is then lost, never counted twice).
+ */
+export class TenantBudget {
+  private readonly defaults: TenantBudgetLimits;
+  private readonly reservationTtlMs: number;
+  private readonly dayTtl: number;
+  private readonly monthTtl: number;
+  private readonly metrics: Pick<RedisMetrics, 'tenantUsage'> | undefined;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly keys: Keys,
+    { defaults = {}, reservationTtlMs = 600_000, dayUsageTtlSeconds = 35 * 86_400, monthUsageTtlSeconds = 400 * 86_400, metrics }: TenantBudgetOptions = {},
+  ) {
+    this.defaults = parseTenantBudgetLimits(defaults);
+    this.reservationTtlMs = reservationTtlMs;
+    this.dayTtl = dayUsageTtlSeconds;
+    this.monthTtl = monthUsageTtlSeconds;
+    this.metrics = metrics;
+  }
+
+  /** Replaces a tenant's limits (validated; INVALID_INPUT names the bad field). `{}` means unlimited. */
+  async setLimits(tenant: string, limits: unknown): Promise<TenantBudgetLimits> {
+    const parsed = parseTenantBudgetLimits(limits);
+    const key = this.keys.tenantBudget(tenant).limits;
+    const fields = toFields(parsed);
+    // An empty hash would fall back to the defaults: an explicit `{}` is stored as a marker field instead.
+    await this.redis.multi().del(key).hset(key, { set: '1', ...fields }).exec();
+    return parsed;
+  }
+
+  /** The tenant's limits and whether they are its own or the configured defaults. */
+  async getLimits(tenant: string): Promise<{ limits: TenantBudgetLimits; source: 'tenant' | 'defaults' }> {
+    const stored = await this.redis.hgetall(this.keys.tenantBudget(tenant).limits);
+    if (Object.keys(stored).length === 0) return { limits: this.defaults, source: 'defaults' };
+    const limits: TenantBudgetLimits = {};
+    for (const [name, field] of Object.entries(LIMIT_FIELDS) as [keyof TenantBudgetLimits, string][]) {
+      const value = stored[field];
+      if (value === undefined) continue;
+      limits[name] = field.startsWith('cost') ? microsToUsd(Number(value)) : Number(value);
+    }
+    return { limits, source: 'tenant' };
+  }
+
+  /** Holds an estimate before a model call; throws TENANT_BUDGET_EXCEEDED (not retryable) when it does not fit. */
+  async reserve(tenant: string, estimate: { callId: string; tokens: number; costUsd: number }, now = Date.now()): Promise<BudgetReservation> {
+    const keys = this.keys.tenantBudget(tenant);
+    const tokens = Math.max(0, Math.ceil(estimate.tokens));
+    const cost = Math.max(0, usdToMicros(estimate.costUsd));
+    const member = `${estimate.callId}|${tokens}|${cost}`;
+    const defaults = toFields(this.defaults);
+    const result = await runScript<[number, string?, string?, string?]>(
+      this.redis,
+      RESERVE,
+      [keys.limits, keys.day(utcDay(now)), keys.month(utcMonth(now)), keys.reservations],
+      [member, tokens, cost, now, this.reservationTtlMs, ...Object.values(LIMIT_FIELDS).map((field) => defaults[field] ?? '')],
+    );
+    if (result[0] === 1) return { tenant, member };
+    const [, field, limit, used] = result;
+    const isCost = field!.startsWith('cost');
+    const shown = (value: string) => (isCost ? `$${microsToUsd(Number(value))}` : `${value} tokens`);
+    const name = (Object.keys(LIMIT_FIELDS) as (keyof TenantBudgetLimits)[]).find((key) => LIMIT_FIELDS[key] === field)!;
+    throw new AgentqError(
+      'TENANT_BUDGET_EXCEEDED',
+      `tenant ${tenant} has used ${shown(used!)} of its ${name} budget of ${shown(limit!)}; this call needs about ${isCost ? `$${microsToUsd(cost)}` : `${tokens} tokens`} more. Raise the limit (PUT /v1/admin/tenants/${tenant}/limits) or wait for the next ${name.endsWith('Day') ? 'UTC day' : 'UTC month'}`,
+      {
+        details: {
+          tenant,
+          limit: name,
+          limitValue: isCost ? microsToUsd(Number(limit)) : Number(limit),
+          used: isCost ? microsToUsd(Number(used)) : Number(used),
+          estimate: isCost ? microsToUsd(cost) : tokens,
+        },
+      },
+    );
+  }
+
+  /** Counts a call's real spend (once per call id) and drops its reservation. → false if already counted. */
+  async settle(tenant: string, reservation: BudgetReservation | undefined, spend: BudgetSpend, now = Date.now()): Promise<boolean> {
+    const keys = this.keys.tenantBudget(tenant);
+    const counted = await runScript<number>(
+      this.redis,
+      SETTLE,
+      [keys.day(utcDay(now)), keys.month(utcMonth(now)), keys.reservations, keys.settled],
+      [
+        reservation?.member ?? '',
+        spend.callId,
+        Math.max(0, Math.round(spend.tokens)),
+        Math.max(0, usdToMicros(spend.costUsd)),
+        spend.graph,
+        spend.model,
+        now,
+        this.dayTtl,
+        this.monthTtl,
+        SETTLED_MEMORY_MS,
+      ],
+    );
+    // After the count, not inside it: the metrics hash is another Cluster slot. A crash in between leaves
+    // Prometheus one call short; /v1/usage and the budgets stay exact.
+    if (counted === 1) await this.metrics?.tenantUsage(tenant, spend.tokens, spend.costUsd);
+    return counted === 1;
+  }
+
+  /** Drops a reservation whose call spent nothing (it failed before the provider answered). */
+  async release(reservation: BudgetReservation): Promise<void> {
+    await this.redis.zrem(this.keys.tenantBudget(reservation.tenant).reservations, reservation.member);
+  }
+
+  /** The tenant's spend on each of the last `days` UTC days (newest first) and this month, per graph and model. */
+  async usage(tenant: string, { days = 7, now = Date.now() }: { days?: number; now?: number } = {}): Promise<{ days: UsagePeriod[]; month: UsagePeriod }> {
+    const keys = this.keys.tenantBudget(tenant);
+    const periods = Array.from({ length: days }, (_unused, index) => utcDay(now - index * 86_400_000));
+    const pipeline = this.redis.pipeline();
+    for (const day of periods) pipeline.hgetall(keys.day(day));
+    pipeline.hgetall(keys.month(utcMonth(now)));
+    const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value as Record<string, string>;
+    });
+    return {
+      days: periods.map((day, index) => toPeriod(day, replies[index]!)),
+      month: toPeriod(utcMonth(now), replies[days]!),
+    };
+  }
+}
+
+function toFields(limits: TenantBudgetLimits): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [name, field] of Object.entries(LIMIT_FIELDS) as [keyof TenantBudgetLimits, string][]) {
+    const value = limits[name];
+    if (value !== undefined) fields[field] = String(field.startsWith('cost') ? usdToMicros(value) : value);
+  }
+  return fields;
+}
+
+function toPeriod(period: string, hash: Record<string, string>): UsagePeriod {
+  const result: UsagePeriod = {
+    period,
+    tokens: Number(hash.tokens ?? 0),
+    costUsd: microsToUsd(Number(hash.costMicros ?? 0)),
+    calls: Number(hash.calls ?? 0),
+    byGraph: {},
+    byModel: {},
+  };
+  for (const [field, value] of Object.entries(hash)) {
+    const match = /^(tokens|costMicros):(graph|model):(.*)$/s.exec(field);
+    if (!match) continue;
+    const [, measure, kind, name] = match as unknown as [string, 'tokens' | 'costMicros', 'graph' | 'model', string];
+    const bucket = (kind === 'graph' ? result.byGraph : result.byModel);
+    const entry = (bucket[name] ??= { tokens: 0, costUsd: 0 });
+    if (measure === 'tokens') entry.tokens = Number(value);
+    else entry.costUsd = microsToUsd(Number(value));
+  }
+  return result;
+}
+
+/** `YYYY-MM-DD` of a time in UTC: budgets reset at midnight UTC. */
+export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+/** `YYYY-MM` of a time in UTC. */
+export const utcMonth = (ms: number): string => new Date(ms).toISOString().slice(0, 7);

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { ID_PATTERN } from '../contracts/ids.js';
+
+/** Longest question accepted (the same bound as a batch question). */
+export const MAX_RAG_QUERY_CHARS = 20_000;
+
+/**
+ * The RAG input of DESIGN §4, one schema everywhere: `POST /v1/agent/chat`, each question of a batch,
+ * and raw `rag-agent` jobs. Defaults are filled in by parsing, so the worker always sees every field.
+ */
+export const ragInputSchema = z
+  .object({
+    /** The user's question. */
+    query: z.string().trim().min(1, 'query must not be empty').max(MAX_RAG_QUERY_CHARS, `query must be at most ${MAX_RAG_QUERY_CHARS} characters`),
+    /** The collection of the caller's documents to search. @default 'default' */
+    collection: z.string().regex(ID_PATTERN, "collection must be 1-128 characters of letters, digits, '_', '.' or '-'").default('default'),
+    /** Search rounds at most (each round may run several searches in parallel). @default 3 */
+    max_iterations: z
+      .number({ error: 'max_iterations must be an integer from 1 to 10' })
+      .int('max_iterations must be an integer from 1 to 10')
+      .min(1, 'max_iterations must be an integer from 1 to 10')
+      .max(10, 'max_iterations must be an integer from 1 to 10')
+      .default(3),
+    /** Put numbered markers (`[1]`, `[2]`, …) in the answer text, each naming an entry of `sources`. @default false */
+    citations: z.boolean({ error: 'citations must be true or false' }).default(false),
+    /** Passages of each search the model reads, best first, 1-20. @default AGENTQ_RAG_TOP_K (6) */
+    top_k: z
+      .number({ error: 'top_k must be an integer from 1 to 20' })
+      .int('top_k must be an integer from 1 to 20')
+      .min(1, 'top_k must be an integer from 1 to 20')
+      .max(20, 'top_k must be an integer from 1 to 20')
+      .optional(),
+  })
+  .strict();
+
+/** The RAG input as callers send it (defaults optional). */
+export type RagInput = z.input<typeof ragInputSchema>;
+/** The RAG input after validation (defaults filled in). */
+export type ParsedRagInput = z.output<typeof ragInputSchema>;

@@ -1,0 +1,248 @@
+import { shardOf, shardTag } from '../contracts/shards.js';
+
+/**
+ * Every Redis key of the run store is built here (DESIGN §3). One run's keys carry its shard's hash tag
+ * (`agentq:{s<k>}:run:<id>:meta`), the tag of the shard's step queue too, so the step transition — a
+ * Lua script over the run's keys and that queue's keys — stays in one Redis Cluster slot.
+ * BullMQ's keys are BullMQ's business (its own prefix); nothing here touches them.
+ */
+export const DEFAULT_KEY_PREFIX = 'agentq';
+
+/** A run's keys in the order the Lua scripts take them (KEYS[1] … KEYS[7]). */
+export const RUN_KEY_SUFFIXES = ['meta', 'state', 'messages', 'steps', 'events', 'writes', 'memo'] as const;
+
+export interface RunKeys {
+  meta: string;
+  state: string;
+  messages: string;
+  steps: string;
+  events: string;
+  /** Writes of the tasks of the current superstep, by task index (parallel branches). */
+  writes: string;
+  /** Memoised paid work (model responses), by step. */
+  memo: string;
+}
+
+/**
+ * A tenant's documents and ingest batches. They share the hash tag `{docs:<tenant>}` (one Redis Cluster
+ * slot per tenant), so a Lua script over a document record and its batch stays atomic; the tenant is
+ * in every one of these keys.
+ */
+export interface DocumentKeys {
+  /** Hash: one document record. */
+  record(docId: string): string;
+  /** Sorted set: the document ids of one collection, scored by last update (ms). */
+  collection(collection: string): string;
+  /** Set: the tenant's collection names. */
+  collections: string;
+  /** String: an uploaded document's bytes until a worker has indexed them. */
+  blob(docId: string, contentHash: string): string;
+  /** Hash: an ingest batch's counters (total, done, failed) and metadata. */
+  batch(batchId: string): string;
+  /** Hash: an ingest batch's per-document results, by item index (each written once). */
+  batchResults(batchId: string): string;
+}
+
+export class Keys {
+  /** `shards`: AGENTQ_SHARDS; every process of a deployment must use the same value. */
+  constructor(
+    readonly prefix: string = DEFAULT_KEY_PREFIX,
+    readonly shards = 1,
+  ) {}
+
+  /** The shard a run lives on. */
+  shardOf(runId: string): number {
+    return shardOf(runId, this.shards);
+  }
+
+  /** What a run's keys start with, before `<id>:meta`: Lua builds a fetched job's run keys from it. */
+  runKeyPrefix(shard: number): string {
+    return `${this.prefix}:${shardTag(shard, this.shards)}:run:`;
+  }
+
+  /**
+   * What a worker process's liveness keys start with on a shard, before `<process id>`: a string with a
+   * short TTL that the process's heartbeat thread refreshes. Under the shard's tag, so the paid-work claim
+   * script (memo hash of a run of that shard + its claimant's liveness) stays in one Cluster slot.
+   */
+  alivePrefix(shard: number): string {
+    return `${this.prefix}:${shardTag(shard, this.shards)}:alive:`;
+  }
+
+  /**
+   * SET of the worker processes with a liveness thread (their process ids), under shard 0's tag beside
+   * their shard-0 liveness keys: each thread checks the others' keys and releases the job locks of a
+   * process whose key has lapsed (liveness-thread.ts), so its jobs run again within seconds.
+   */
+  livenessRegistry(): string {
+    return `${this.prefix}:${shardTag(0, this.shards)}:procs`;
+  }
+
+  /** ZSET of `<graph id> <worker id>` → last heartbeat (ms): the graphs live workers serve (ServedGraphs). */
+  servedGraphs(): string {
+    return `${this.prefix}:graphs:served`;
+  }
+
+  run(runId: string): RunKeys {
+    const base = this.runBase(runId);
+    return {
+      meta: `${base}:meta`,
+      state: `${base}:state`,
+      messages: `${base}:messages`,
+      steps: `${base}:steps`,
+      events: `${base}:events`,
+      writes: `${base}:writes`,
+      memo: `${base}:memo`,
+    };
+  }
+
+  /** A run's meta key alone (the step transition builds the others from it). */
+  runMeta(runId: string): string {
+    return `${this.runBase(runId)}:meta`;
+  }
+
+  /** All keys of a run, in RUN_KEY_SUFFIXES order (scripts that expire or delete a run take them all). */
+  runAll(runId: string): string[] {
+    const base = this.runBase(runId);
+    return RUN_KEY_SUFFIXES.map((suffix) => `${base}:${suffix}`);
+  }
+
+  /** What a run's keys start with: its shard's run key prefix and its id. */
+  private runBase(runId: string): string {
+    return `${this.runKeyPrefix(this.shardOf(runId))}${runId}`;
+  }
+
+  /** The first engine's meta key of a run (tag `{run:<id>}`): read only to refuse an undrained upgrade. */
+  legacyRunMeta(runId: string): string {
+    return `${this.prefix}:{run:${runId}}:meta`;
+  }
+
+  /** The AGENTQ_SHARDS the deployment's first worker started with; later processes must match it. */
+  shardCount(): string {
+    return `${this.prefix}:config:shards`;
+  }
+
+  /** A tenant's runs, scored by creation time (ms). */
+  tenantRuns(tenant: string): string {
+    return `${this.prefix}:t:${tenant}:runs`;
+  }
+
+  /** Every tenant that has had a run (a set): the reconciler trims their run lists. */
+  tenants(): string {
+    return `${this.prefix}:tenants`;
+  }
+
+  /** Runs not yet finished, scored by creation time; the reconciler sweeps these. */
+  activeRuns(): string {
+    return `${this.prefix}:runs:active`;
+  }
+
+  /** Pub/sub channel of a run's live model tokens: nothing durable, the committed message is the record. */
+  tokenChannel(runId: string): string {
+    return `${this.runKeyPrefix(this.shardOf(runId))}${runId}:tokens`;
+  }
+
+  /** Pub/sub channel on which cancellations reach the workers running the step. */
+  cancelChannel(): string {
+    return `${this.prefix}:cancel`;
+  }
+
+  /** Mutual exclusion for the reconciler's sweep across workers. */
+  reconcilerLock(): string {
+    return `${this.prefix}:reconciler:lock`;
+  }
+
+  /** One family of `/metrics` counters (a hash), shared by workers and API processes. */
+  metrics(family: string): string {
+    return `${this.prefix}:metrics:${family}`;
+  }
+
+  /** The runs of one conversation of a tenant, scored by creation time (a later run continues the latest completed one). */
+  conversation(tenant: string, conversationId: string): string {
+    return `${this.prefix}:t:${tenant}:conversation:${conversationId}`;
+  }
+
+  /** A tenant's runs not yet finished (the API's per-tenant cap), scored by creation time. */
+  tenantInflight(tenant: string): string {
+    return `${this.prefix}:t:${tenant}:inflight`;
+  }
+
+  /**
+   * A tenant's unfinished runs that count toward its fair share (every run but batch questions), scored
+   * by creation time (ms): added as a run is created, removed as it finishes (FairShare).
+   */
+  tenantLoad(tenant: string): string {
+    return `${this.prefix}:t:${tenant}:load`;
+  }
+
+  /** Requests of one API key (by its hash id) in one rate-limit window. */
+  apiRateLimit(keyId: string, window: number): string {
+    return `${this.prefix}:api:rate:${keyId}:${window}`;
+  }
+
+  /** A dashboard sign-in session, by the sha256 of its cookie token (the token itself is never stored). */
+  dashboardSession(tokenHash: string): string {
+    return `${this.prefix}:api:session:${tokenHash}`;
+  }
+
+  /** Sliding-window log of one provider+model's requests (member `<ms>:<id>:<tokens>`), shared by all workers. */
+  providerLimit(provider: string, model: string): string {
+    return `${this.prefix}:limits:{${provider}:${model}}`;
+  }
+
+  /** One batch's keys, under one hash tag: meta (hash), items (list of JSON), inflight (set of run ids). */
+  batch(batchId: string): { meta: string; items: string; inflight: string; lock: string } {
+    const base = `${this.prefix}:{batch:${batchId}}`;
+    return { meta: `${base}:meta`, items: `${base}:items`, inflight: `${base}:inflight`, lock: `${base}:lock` };
+  }
+
+  /** A tenant's batches, scored by creation time. */
+  tenantBatches(tenant: string): string {
+    return `${this.prefix}:t:${tenant}:batches`;
+  }
+
+  /** Batches still dispatching; the reconciler tops these up. */
+  activeBatches(): string {
+    return `${this.prefix}:batches:active`;
+  }
+
+  /** Document ingestion keys of one tenant (see DocumentKeys). */
+  documents(tenant: string): DocumentKeys {
+    const base = `${this.prefix}:{docs:${tenant}}`;
+    return {
+      record: (docId) => `${base}:doc:${docId}`,
+      collection: (collection) => `${base}:collection:${collection}`,
+      collections: `${base}:collections`,
+      blob: (docId, contentHash) => `${base}:blob:${docId}:${contentHash}`,
+      batch: (batchId) => `${base}:batch:${batchId}`,
+      batchResults: (batchId) => `${base}:batch:${batchId}:results`,
+    };
+  }
+
+  /**
+   * A tenant's schedules under one hash tag `{sched:<tenant>}`: every schedule's definition (a hash, id →
+   * JSON) and, per schedule, the runs its ticks started (a sorted set scored by the tick's time, ms).
+   * The tenant is in every key, so no lookup can reach another tenant's schedule.
+   */
+  schedules(tenant: string): { definitions: string; runs(scheduleId: string): string } {
+    const base = `${this.prefix}:{sched:${tenant}}`;
+    return { definitions: `${base}:schedules`, runs: (scheduleId) => `${base}:schedule:${scheduleId}:runs` };
+  }
+
+  /**
+   * A tenant's budget keys under one hash tag `{budget:<tenant>}` (one Cluster slot), so one Lua script
+   * checks the limits and reserves or counts usage atomically: limits (hash), usage of one UTC day
+   * (`YYYY-MM-DD`) or month (`YYYY-MM`) (hashes), live reservations (zset by expiry), settled call ids
+   * (zset by time, so a re-delivered settle counts once).
+   */
+  tenantBudget(tenant: string): { limits: string; day(day: string): string; month(month: string): string; reservations: string; settled: string } {
+    const base = `${this.prefix}:{budget:${tenant}}`;
+    return {
+      limits: `${base}:limits`,
+      day: (day) => `${base}:usage:day:${day}`,
+      month: (month) => `${base}:usage:month:${month}`,
+      reservations: `${base}:reservations`,
+      settled: `${base}:settled`,
+    };
+  }
+}

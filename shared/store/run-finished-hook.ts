@@ -1,0 +1,83 @@
+import { Queue } from 'bullmq';
+import type { RedisConnection } from '../adapters/redis/connect-redis.js';
+import type { Config } from '../config/config.js';
+import { Keys } from './keys.js';
+import type { FinishedRun } from './redis-run-store.js';
+import type { Logger } from '../telemetry/logger.js';
+import { RedisMetrics } from '../operations/metrics/redis-metrics.js';
+import { queueStreamOptions, WEBHOOK_QUEUE } from '../contracts/queues.js';
+import { webhookJobId, type WebhookJobData } from '../contracts/webhook-job.js';
+
+export type FinishedStatus = 'completed' | 'failed' | 'cancelled';
+
+/** The `onFinished` option of RedisRunStore, with a `close()` for the queue it adds to. */
+export interface RunFinishedHook {
+  (runId: string, status: FinishedStatus, run: FinishedRun): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface RunFinishedHookOptions {
+  /**
+   * The run store's own connection: the hook reads the run's meta and adds the webhook job through it,
+   * so it fails fast on a producer's connection and waits out outages on a worker's.
+   */
+  redis: RedisConnection;
+  config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'keepCompletedJobs' | 'keepFailedJobs' | 'queueEventsMaxLen'>;
+  /** Where the hook's own failures are logged. @default none (dropped) */
+  logger?: Logger;
+}
+
+/**
+ * Builds the run store's `onFinished` hook: after a run reaches completed, failed or cancelled it counts
+ * the run in the shared metrics, releases the run's slot in its tenant's in-flight set (the API's cap)
+ * and its place in the tenant's load (FairShare)
+ * and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
+ */
+export function createRunFinishedHook({ redis, config, logger }: RunFinishedHookOptions): RunFinishedHook {
+  const keys = new Keys(config.keyPrefix);
+  const metrics = new RedisMetrics(redis, config.keyPrefix);
+  let queue: Queue<WebhookJobData> | undefined;
+
+  const addDelivery = async (runId: string, status: FinishedStatus): Promise<void> => {
+    if (!queue) {
+      queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, { connection: redis, prefix: config.queuePrefix, ...queueStreamOptions(config.queueEventsMaxLen) });
+      // Without a listener BullMQ prints connection errors raw on stderr, outside the JSON logs.
+      queue.on('error', (error) => logger?.warn({ err: error.message }, 'webhook queue connection error (will retry)'));
+    }
+    const jobId = webhookJobId(runId);
+    const existing = await queue.getJob(jobId);
+    if (existing) {
+      const state = await existing.getState();
+      // A delivery still pending sends the record as it is when it runs; one already done belongs to an
+      // earlier end of the run (before a retry or resume) and makes way for this one.
+      if (state !== 'completed' && state !== 'failed') return;
+      await existing.remove();
+    }
+    await queue.add('deliver', { runId, status }, {
+      jobId,
+      attempts: config.webhookMaxAttempts,
+      backoff: { type: 'exponential', delay: config.webhookBackoffMs },
+      removeOnComplete: { count: config.keepCompletedJobs },
+      removeOnFail: { count: config.keepFailedJobs },
+    });
+  };
+
+  const hook = async (runId: string, status: FinishedStatus, { tenant, webhookUrl }: FinishedRun): Promise<void> => {
+    try {
+      await Promise.all([
+        metrics.runFinished(status),
+        tenant ? redis.zrem(keys.tenantInflight(tenant), runId) : undefined,
+        tenant ? redis.zrem(keys.tenantLoad(tenant), runId) : undefined,
+      ]);
+      if (webhookUrl) await addDelivery(runId, status);
+    } catch (error) {
+      // Logged, not thrown: the store would drop it anyway, and the transition stands.
+      logger?.warn({ runId, status, err: (error as Error).message }, 'run-finished hook failed (metrics, in-flight slot or webhook job)');
+    }
+  };
+  return Object.assign(hook, {
+    async close() {
+      await queue?.close();
+    },
+  });
+}

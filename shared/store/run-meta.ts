@@ -1,0 +1,158 @@
+/** The run's meta hash as the run store parses it, and the other parsers of stored run data. */
+import type { ErrorRecord } from '../contracts/errors.js';
+import { AgentqError } from '../contracts/errors.js';
+import type { Task } from '../graph/graph.js';
+import type { PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, Usage } from '../contracts/run-record.js';
+
+/** A run as stored in its meta hash, parsed. */
+export interface RunMeta {
+  id: string;
+  tenant: string;
+  status: RunStatus;
+  graph: string;
+  graphVersion: string | null;
+  superstep: number;
+  /** Tasks of the current superstep; null until the intake admitted the run. */
+  tasks: Task[] | null;
+  stepCount: number;
+  input: unknown;
+  maxSteps: number;
+  deadlineAt: number | null;
+  /** Input + output tokens the run may spend; null = no budget. */
+  tokenBudget: number | null;
+  usage: Usage;
+  output: unknown;
+  error: ErrorRecord | null;
+  idempotencyKey: string | null;
+  /** Where the finished run is POSTed (webhooks). */
+  webhookUrl: string | null;
+  /** The batch this run answers an item of. */
+  batchId: string | null;
+  /** The schedule whose tick started this run. */
+  scheduleId: string | null;
+  /** The conversation this run continues, if any. */
+  conversationId: string | null;
+  /** What the run waits for (status `waiting`). */
+  interrupt: PendingInterrupt | null;
+  /** BullMQ priority of the run's step jobs: 0 none (the wait list, taken first), else 1 most urgent. */
+  priority: number;
+  /** `<traceId>-<rootSpanId>` of the run's trace, when tracing was on as it was taken in. */
+  trace: string | null;
+  /** The answer to the last interrupt, for the step that asked. */
+  resume: { stepId: string; value: unknown } | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * The meta fields a step reads — what the step processor and NodeContext use. BEGIN returns only these
+ * (status, superstep and tasks first: the script decides on them), not the whole hash with the run's
+ * input: measured, a smaller reply is a worth-while share of a step's cost at 100 runs in flight.
+ */
+export const STEP_META_FIELDS = [
+  'status', 'superstep', 'tasks', 'id', 'tenant', 'graph', 'graphVersion', 'stepCount', 'maxSteps', 'deadlineAt',
+  'tokenBudget', 'inputTokens', 'outputTokens', 'costUsd', 'trace', 'resume', 'priority',
+] as const;
+
+/** A run as a step sees it (BEGIN's reply). */
+export type StepMeta = Pick<
+  RunMeta,
+  'id' | 'tenant' | 'status' | 'graph' | 'graphVersion' | 'superstep' | 'tasks' | 'stepCount' | 'maxSteps' | 'deadlineAt' | 'tokenBudget' | 'usage' | 'trace' | 'resume' | 'priority'
+>;
+
+/** BEGIN's HMGET of STEP_META_FIELDS, in that order (false or null for absent fields), parsed. */
+export function parseStepMeta(values: readonly (string | false | null)[]): StepMeta {
+  const fields: Record<string, string> = {};
+  STEP_META_FIELDS.forEach((field, index) => {
+    const value = values[index];
+    if (typeof value === 'string') fields[field] = value;
+  });
+  return parseMeta(fields);
+}
+
+export function pairsToObject(pairs: string[]): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (let i = 0; i < pairs.length; i += 2) result[pairs[i]!] = pairs[i + 1]!;
+  return result;
+}
+
+function parseJson(value: string | undefined): unknown {
+  return value === undefined ? null : JSON.parse(value);
+}
+
+export function parseMeta(fields: Record<string, string>): RunMeta {
+  return {
+    id: fields.id!,
+    tenant: fields.tenant!,
+    status: fields.status as RunStatus,
+    graph: fields.graph!,
+    graphVersion: fields.graphVersion ?? null,
+    superstep: Number(fields.superstep ?? 0),
+    tasks: fields.tasks ? (JSON.parse(fields.tasks) as Task[]) : null,
+    stepCount: Number(fields.stepCount ?? 0),
+    input: parseJson(fields.input),
+    maxSteps: Number(fields.maxSteps),
+    deadlineAt: fields.deadlineAt ? Number(fields.deadlineAt) : null,
+    tokenBudget: fields.tokenBudget ? Number(fields.tokenBudget) : null,
+    usage: {
+      inputTokens: Number(fields.inputTokens ?? 0),
+      outputTokens: Number(fields.outputTokens ?? 0),
+      costUsd: Number(fields.costUsd ?? 0),
+    },
+    output: parseJson(fields.output),
+    error: parseJson(fields.error) as ErrorRecord | null,
+    idempotencyKey: fields.idempotencyKey ?? null,
+    webhookUrl: fields.webhookUrl ?? null,
+    batchId: fields.batchId ?? null,
+    scheduleId: fields.scheduleId ?? null,
+    conversationId: fields.conversationId ?? null,
+    interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
+    resume: parseJson(fields.resume) as RunMeta['resume'],
+    trace: fields.trace ?? null,
+    priority: Number(fields.priority ?? 0),
+    createdAt: Number(fields.createdAt),
+    updatedAt: Number(fields.updatedAt),
+  };
+}
+
+export function parseState(fields: Record<string, string>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, JSON.parse(value)]));
+}
+
+export function parseEvent(id: string, fields: string[]): RunEvent {
+  const object = pairsToObject(fields);
+  return { id, type: object.type as RunEventType, data: JSON.parse(object.data ?? '{}') as Record<string, unknown> };
+}
+
+/** The run record of a meta hash as HGETALL returns it; null for an empty hash (no such run). */
+export function runRecordOf(fields: Record<string, string>): RunRecord | null {
+  return fields.id ? toRunRecord(parseMeta(fields)) : null;
+}
+
+export function toRunRecord(meta: RunMeta): RunRecord {
+  return {
+    id: meta.id,
+    tenant: meta.tenant,
+    status: meta.status,
+    graph: meta.graph,
+    graphVersion: meta.graphVersion,
+    stepCount: meta.stepCount,
+    output: meta.output,
+    error: meta.error,
+    interrupt: meta.status === 'waiting' ? meta.interrupt : null,
+    usage: meta.usage,
+    ...(meta.scheduleId ? { scheduleId: meta.scheduleId } : {}),
+    createdAt: new Date(meta.createdAt).toISOString(),
+    updatedAt: new Date(meta.updatedAt).toISOString(),
+  };
+}
+
+export function encodeCursor(score: string, id: string): string {
+  return Buffer.from(`${score}|${id}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): [string, string] {
+  const [score, id] = Buffer.from(cursor, 'base64url').toString().split('|');
+  if (!score || !id || Number.isNaN(Number(score))) throw new AgentqError('INVALID_INPUT', `cursor '${cursor}' is not one this API returned`);
+  return [score, id];
+}

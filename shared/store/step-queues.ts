@@ -1,0 +1,54 @@
+import { Queue, type QueueOptions } from 'bullmq';
+import { START_NODE, stepJobId, type StepJobData } from '../contracts/job-schema.js';
+import type { StartJob } from './redis-run-store.js';
+import { STEP_QUEUE } from '../contracts/queues.js';
+import { allShards, shardOf, stepQueuePrefix } from '../contracts/shards.js';
+
+/**
+ * The step queues of a deployment: one BullMQ queue `agentq-steps` per shard, under the shard's prefix
+ * (`bull:{s<k>}`), so a run's step jobs and its run-store keys share one hash tag. A run's jobs always go
+ * to the queue of its shard (shardOf its id).
+ */
+export class StepQueues {
+  private readonly queues: Queue<StepJobData>[];
+
+  /** `options`: every queue's options but its prefix, which each shard's gets from `queuePrefix`. */
+  constructor(
+    readonly shards: number,
+    queuePrefix: string,
+    options: Omit<QueueOptions, 'prefix'>,
+  ) {
+    this.queues = allShards(shards).map((shard) => {
+      const queue = new Queue<StepJobData>(STEP_QUEUE, { ...options, prefix: stepQueuePrefix(queuePrefix, shard, shards) });
+      // Connection errors reach the command that needed the queue; without a listener BullMQ prints them raw.
+      queue.on('error', () => undefined);
+      return queue;
+    });
+  }
+
+  /** The queue of the shard a run lives on. */
+  forRun(runId: string): Queue<StepJobData> {
+    return this.queues[shardOf(runId, this.shards)]!;
+  }
+
+  /** The start job of a run (DESIGN §2.1) as the run store adds it in the run's creation script. */
+  startJob(runId: string, data: StepJobData, attempts: number): StartJob {
+    const keys = this.forRun(runId).keys;
+    return {
+      queueKeys: [keys.wait!, keys.paused!, keys.meta!, keys.id!, keys.completed!, keys.delayed!, keys.active!, keys.events!, keys.marker!, keys.prioritized!, keys.pc!],
+      queuePrefix: keys['']!,
+      jobId: stepJobId(runId, 0, 0),
+      name: START_NODE,
+      data,
+      attempts,
+    };
+  }
+
+  all(): readonly Queue<StepJobData>[] {
+    return this.queues;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.queues.map((queue) => queue.close()));
+  }
+}

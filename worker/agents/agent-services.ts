@@ -1,0 +1,125 @@
+import type { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import type { NodeContext } from '../../shared/graph/node-context.js';
+import type { ContextWindowTable } from '../../shared/llm/context-window.js';
+import type { PriceTable } from '../../shared/llm/price-table.js';
+import type { RateLimitTable } from '../../shared/llm/rate-limit-table.js';
+import type { ProviderRateLimiter } from '../../shared/operations/limits/provider-rate-limiter.js';
+import { ToolRegistry } from './tools/tool-registry.js';
+import type { AnyGuardrail } from './guardrails/define-guardrail.js';
+import type { Embedder } from '../../shared/ports/embedder.js';
+import type { Moderator } from '../../shared/ports/moderator.js';
+import type { LanguageModel } from '../../shared/ports/language-model.js';
+
+/** Limits and switches of agent nodes (from AGENTQ_* in the config; see the README configuration table). */
+export interface AgentSettings {
+  /** Model responses with tool calls per run before the model is asked for a final answer without tools. @default 10 */
+  maxToolRounds: number;
+  /** A tool result longer than this is cut, with a marker saying so. @default 20000 */
+  maxToolResultChars: number;
+  /** `max_tokens` of each model request. @default undefined (the provider's limit) */
+  maxTokens?: number;
+  /** Record prompts, responses, tool arguments and results in spans. @default false */
+  traceContent: boolean;
+  /** USD per 1M input and output tokens, by model id. @default {} (cost 0) */
+  prices: PriceTable;
+  /**
+   * Requests/min and tokens/min per model (`*` for every model without its own entry), enforced by
+   * `services.rateLimiter` across all workers. @default {} (unlimited)
+   */
+  rateLimits: RateLimitTable;
+  /** Context window in tokens of models without an entry in `contextWindows`. @default 8192 */
+  contextWindow: number;
+  /** Context windows by model id. @default {} */
+  contextWindows: ContextWindowTable;
+  /**
+   * History is summarised (its own step) when a prompt would exceed this share of the model's context
+   * window; 0 = never. @default 0.75
+   */
+  summarizeAt: number;
+  /** Passages of each `rag-agent` search the model reads, best first (a run's `top_k` overrides). @default 6 */
+  ragTopK: number;
+  /**
+   * Weight of the extractive answerer's dense sentence match (an in-process embedder compares the best
+   * passages' likeliest sentences with the question); 0 = not asked. @default 2
+   */
+  ragDenseWeight: number;
+}
+
+export const DEFAULT_AGENT_SETTINGS: Readonly<AgentSettings> = Object.freeze({
+  maxToolRounds: 10,
+  maxToolResultChars: 20_000,
+  traceContent: false,
+  prices: {},
+  rateLimits: {},
+  contextWindow: 8192,
+  contextWindows: {},
+  summarizeAt: 0.75,
+  ragTopK: 6,
+  ragDenseWeight: 2,
+});
+
+/** What `callLanguageModel` needs of a rate limiter (`ProviderRateLimiter` is the Redis one). */
+export type RequestRateLimiter = Pick<ProviderRateLimiter, 'acquire' | 'settle'>;
+
+/** The services agent nodes use (`createDefaultServices(config)` builds them from the config). */
+export interface AgentServices {
+  /** The chat model; absent when none is configured. */
+  languageModel?: LanguageModel;
+  /** Tools agents may call. */
+  tools?: ToolRegistry;
+  agentSettings?: Partial<AgentSettings>;
+  /** The embedding model (EMBED_MODEL); absent: graphs that can fall back to lexical matching do. */
+  embedder?: Embedder;
+  /**
+   * Provider limits shared by every worker (`agentSettings.rateLimits`); absent: no limits are
+   * enforced. `createDefaultServices` adds the Redis one when AGENTQ_RATE_LIMITS is set.
+   */
+  rateLimiter?: RequestRateLimiter;
+  /**
+   * Tenant token and cost budgets shared by every worker (`TenantBudget`): each fresh model call reserves
+   * its estimate first (TENANT_BUDGET_EXCEEDED before the call) and counts its real spend after it.
+   * `createDefaultServices` adds the Redis one; absent: no tenant budgets and no usage counted.
+   */
+  tenantBudget?: Pick<TenantBudget, 'reserve' | 'settle' | 'release'>;
+  /** Your guardrails, offered beside the built-in ones (shared/guardrails). @default [] */
+  guardrails?: readonly AnyGuardrail[];
+  /** The moderation model behind the `moderation` guardrail (MODERATION_MODEL); absent: no such guardrail. */
+  moderator?: Moderator;
+}
+
+declare module '../../shared/graph/node-context.js' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- merges the agent ports into Services
+  interface Services extends AgentServices {}
+}
+
+type WithServices = Pick<NodeContext, 'services'>;
+
+/** The worker's language model, or a non-retryable error that says how to configure one. */
+export function languageModelOf(context: WithServices): LanguageModel {
+  const model = context.services.languageModel;
+  if (!model) {
+    throw new AgentqError(
+      'PROVIDER_ERROR',
+      'no language model is configured on this worker: set LLM_MODEL (plus OPENAI_BASE_URL for a server other than OpenAI, e.g. http://localhost:11434/v1 for Ollama, and OPENAI_API_KEY where it needs a key), or pass services.languageModel to startWorker',
+    );
+  }
+  return model;
+}
+
+const emptyRegistry = new ToolRegistry();
+
+/** The worker's tool registry (empty when it has none). */
+export function toolRegistryOf(context: WithServices): ToolRegistry {
+  return context.services.tools ?? emptyRegistry;
+}
+
+/** The worker's embedder, or undefined when none is configured (EMBED_MODEL unset). */
+export function embedderOf(context: WithServices): Embedder | undefined {
+  return context.services.embedder;
+}
+
+/** Agent limits and switches, defaults filled in. */
+export function agentSettingsOf(context: WithServices): AgentSettings {
+  return { ...DEFAULT_AGENT_SETTINGS, ...context.services.agentSettings };
+}

@@ -1,0 +1,64 @@
+import { cosineSimilarity } from '../../../shared/retrieval/cosine-similarity.js';
+
+/** An item and how similar it is to the query (higher is more similar). */
+export interface Scored {
+  /** Position in the input list. */
+  index: number;
+  score: number;
+}
+
+/** The items best first; equal scores keep their input order, so a ranking is deterministic. */
+export function rankScores(scores: readonly number[], top: number): Scored[] {
+  return scores
+    .map((score, index) => ({ index, score }))
+    .sort((left, right) => right.score - left.score || left.index - right.index)
+    .slice(0, top);
+}
+
+/** Ranks `documents` by cosine similarity of their vectors to the query's vector. */
+export function rankByEmbedding(query: readonly number[], documents: readonly (readonly number[])[], top: number): Scored[] {
+  return rankScores(
+    documents.map((vector) => cosineSimilarity(query, vector)),
+    top,
+  );
+}
+
+const STOP_WORDS = new Set(
+  'a an and are as at be by can do does for from how i in is it its me my of on or should that the this to was what when where which who why will with you your'.split(' '),
+);
+
+/** Lower-case words without stop words, plural `s` removed (queues → queue), so simple variants match. */
+export function lexicalTerms(text: string): string[] {
+  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
+    .filter((word) => !STOP_WORDS.has(word))
+    .map((word) => (word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word));
+}
+
+/**
+ * Ranks `documents` against `query` with BM25 (k1 1.2, b 0.75) over the documents themselves: the
+ * deterministic fallback when no embedding model is configured. Words shared with few documents weigh
+ * more than words every document has.
+ */
+export function rankLexically(query: string, documents: readonly string[], top: number): Scored[] {
+  const k1 = 1.2;
+  const b = 0.75;
+  const terms = documents.map(lexicalTerms);
+  const averageLength = terms.reduce((sum, words) => sum + words.length, 0) / Math.max(1, terms.length);
+  const documentFrequency = new Map<string, number>();
+  for (const words of terms) for (const word of new Set(words)) documentFrequency.set(word, (documentFrequency.get(word) ?? 0) + 1);
+  const queryTerms = [...new Set(lexicalTerms(query))];
+  const scores = terms.map((words) => {
+    const frequency = new Map<string, number>();
+    for (const word of words) frequency.set(word, (frequency.get(word) ?? 0) + 1);
+    let score = 0;
+    for (const term of queryTerms) {
+      const count = frequency.get(term) ?? 0;
+      if (count === 0) continue;
+      const df = documentFrequency.get(term) ?? 0;
+      const idf = Math.log(1 + (documents.length - df + 0.5) / (df + 0.5));
+      score += (idf * count * (k1 + 1)) / (count + k1 * (1 - b + (b * words.length) / Math.max(1, averageLength)));
+    }
+    return score;
+  });
+  return rankScores(scores, top);
+}

@@ -1,0 +1,331 @@
+import { z } from 'zod';
+import { AgentqError } from '../../../shared/contracts/errors.js';
+import { channel } from '../../../shared/graph/channels.js';
+import { defineGraph } from '../../../shared/graph/define-graph.js';
+import { END, Send, START } from '../../../shared/graph/graph.js';
+import type { NodeContext } from '../../../shared/graph/node-context.js';
+import { callLanguageModel } from '../llm/call-language-model.js';
+import { contextWindowOf } from '../../../shared/llm/context-window.js';
+import { estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
+import type { GuardrailsInput } from '../guardrails/guardrail-spec.js';
+import { planGuardrails, type GuardrailPlan } from '../guardrails/guardrail-spec.js';
+import { guardrailRegistryOf } from '../guardrails/guardrail-registry-of.js';
+import { blocked, runGuardrails } from '../guardrails/run-guardrails.js';
+import { memoryChannel } from '../memory/memory-state.js';
+import { messageWindow } from '../memory/message-window.js';
+import { loadPromptHistory } from '../memory/prompt-history.js';
+import { shouldSummarize, summarizeHistory } from '../memory/summarize-history.js';
+import { summarizeAtFor } from '../memory/summarize-step.js';
+import { agentSettingsOf, languageModelOf, toolRegistryOf, type AgentSettings } from '../agent-services.js';
+import type { AssistantMessage, ToolCall } from '../../../shared/ports/language-model.js';
+import type { Message } from '../../../shared/contracts/run-record.js';
+import { memoryChoiceOf, reactAgentInputSchema, type ReactAgentInput, type ReactAgentOutput } from '../schemas/react-agent-input.js';
+import { executeToolCallOutcome, type ToolCallOutcome } from '../tools/execute-tool-call.js';
+import { resolveToolHandling, type ToolHandling } from '../tools/tool-handling.js';
+import type { RetrieveOptions } from '../schemas/retrieve-options.js';
+import { formatPassages, retrievalChannel, retrievalNode, sourcesOf } from '../../retrieval/retrieval-node.js';
+import { approvalOf, toolApprovalRequest } from './tool-approval.js';
+
+export const DEFAULT_REACT_SYSTEM_PROMPT =
+  'You are a helpful assistant. Use the tools you are given when they help you answer accurately, ' +
+  'call several at once when they do not depend on each other, and then answer the user directly and concisely.';
+
+/** Said to the model when AGENTQ_MAX_TOOL_ROUNDS is reached; it then gets no tools. */
+export const FINAL_ANSWER_REQUEST =
+  'You have used all the tool calls allowed for this task. Answer now with what you know, without calling tools; say what remains uncertain.';
+
+/** Attempts of one tool step; a tool's retryable error is retried until the last one, then the model is told. */
+const TOOL_MAX_ATTEMPTS = 3;
+
+const toolCallSchema = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+/** The per-run settings a react-agent run carries in its state (from its input). */
+type RunSettings = Pick<ReactAgentInput, 'maxToolRounds' | 'model' | 'temperature' | 'maxOutputTokens' | 'toolHandling'>;
+
+/** How a react-agent graph is built: its name and what its runs get unless their input says otherwise. */
+export interface ReactAgentGraphOptions {
+  /** @default 'react-agent' */
+  name?: string;
+  /** @default '1' */
+  version?: string;
+  /** Unknown tools, bad arguments, failing tools: policy names or your functions. @default tell the model (retry a retryable tool error first) */
+  toolHandling?: ToolHandling;
+  /** Input and output guardrails (a run's `guardrails` replaces a stage's list). @default none */
+  guardrails?: GuardrailsInput;
+  /** `{ window: N }`: prompts show the last N messages; `{ summarizeAt: x }`: summarise past that share (a run's `memory` overrides). @default summarise past AGENTQ_SUMMARIZE_AT */
+  memory?: { window: number } | { summarizeAt: number };
+}
+
+/**
+ * A `react-agent` graph: a system prompt, the user's query, then a loop of `model` (one LLM call
+ * per step) and `tool` (one tool call per step; parallel calls run as one superstep through `Send`)
+ * until the model answers without calling tools.
+ *
+ * After AGENTQ_MAX_TOOL_ROUNDS responses with tool calls, the model is asked once more, without
+ * tools, for a final answer; if it still calls tools, the run fails with TOOL_ERROR.
+ *
+ * Memory: when a prompt would exceed AGENTQ_SUMMARIZE_AT of the model's context window, `model` sends
+ * nothing and routes to `summarize`, its own checkpointed step, which folds older messages into a
+ * summary (state key `memory`; the stored history stays complete); `model` then runs again on the
+ * shorter prompt. A run enqueued with a `conversationId` starts from the conversation's earlier
+ * history (seeded by the intake) and adds its query as the next user turn.
+ */
+export function createReactAgentGraph({ name = 'react-agent', version = '1', toolHandling, guardrails, memory }: ReactAgentGraphOptions = {}) {
+  return defineGraph({
+    name,
+    version,
+    input: reactAgentInputSchema,
+    state: {
+      query: channel.replace(''),
+      system: channel.replace<string | null>(null),
+      /** Tool names the run may use; null = every registered tool. */
+      tools: channel.replace<string[] | null>(null),
+      /** The calls of the last model response, fanned out to `tool` steps. */
+      pendingToolCalls: channel.replace<ToolCall[]>([]),
+      /** Model responses with tool calls so far. */
+      toolRounds: channel.replace(0),
+      answer: channel.replace(''),
+      /** Which older messages prompts show as a summary (shared/memory). */
+      memory: memoryChannel(),
+      /** The model step added this run's user turn; null in runs admitted before this key existed. */
+      turnStarted: channel.replace<boolean | null>(null),
+      /** The prompt is too long: the next step summarises the history. */
+      summarize: channel.replace(false),
+      /** The run's own model settings and tool handling (its input), over the worker's. */
+      settings: channel.replace<RunSettings>({}),
+      /** The graph's guardrails with the run's overrides. */
+      guardrails: channel.replace<GuardrailPlan>(() => planGuardrails()),
+      /** A final answer waiting for the output guardrails (not yet in the history). */
+      draft: channel.replace<AssistantMessage | null>(null),
+      /** Output guardrail reprompts so far; the model is asked again while this is below maxReprompts. */
+      reprompts: channel.replace(0),
+      /** The output guardrails sent the model back: `output_guard` routes to `model`. */
+      reprompting: channel.replace(false),
+      /** The result of a `returnDirect` tool: the run ends with it as its answer. */
+      directAnswer: channel.replace<string | null>(null),
+      /** The run's `retrieve` option; null: no retrieval step. */
+      retrieveOptions: channel.replace<RetrieveOptions | null>(null),
+      /** What the `retrieve` step found (shown with the query, listed as the output's `sources`). */
+      retrieval: retrievalChannel(),
+      /** Message-window memory: prompts show this many of the latest messages; null: the summariser. */
+      messageWindow: channel.replace<number | null>(null),
+      /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
+      summarizeAt: channel.replace<number | null>(null),
+    },
+    initialState: (input) => ({
+      query: input.query,
+      system: input.system ?? null,
+      tools: input.tools ?? null,
+      turnStarted: false,
+      settings: runSettingsOf(input),
+      guardrails: planGuardrails(guardrails, input.guardrails),
+      retrieveOptions: input.retrieve ?? null,
+      ...memoryChoiceOf(input.memory ?? memory),
+    }),
+    output: (state): ReactAgentOutput => ({ answer: state.directAnswer ?? state.answer, ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}) }),
+  })
+    .node('input_guard', async (state, context) => {
+      // Binding both stages (and selecting the tools) here fails a run naming an unknown output guardrail
+      // or tool before any paid check or model call.
+      const bound = guardrailRegistryOf(context).bind(state.guardrails);
+      toolRegistryOf(context).select(state.tools ?? undefined);
+      const verdict = await runGuardrails(context, 'input', bound.input, state.query);
+      return verdict.text === state.query ? {} : { query: verdict.text };
+    })
+    .node(
+      'model',
+      async (state, context) => {
+        const settings = agentSettingsOf(context);
+        const maxToolRounds = state.settings.maxToolRounds ?? settings.maxToolRounds;
+        // Checked before any model call, so a bad tool name costs nothing (invariant I5's spirit).
+        const tools = toolRegistryOf(context).select(state.tools ?? undefined);
+        if (state.guardrails.output.length > 0) guardrailRegistryOf(context).bind(state.guardrails);
+        const { messages: history, length } = await loadPromptHistory(context, state.memory);
+        const added: Message[] = [];
+        // A conversation's run starts with earlier turns in its history: its own query is still to add.
+        const startTurn = state.turnStarted === false || (state.turnStarted === null && length === 0);
+        if (startTurn) {
+          if (length === 0) added.push({ role: 'system', content: state.system ?? DEFAULT_REACT_SYSTEM_PROMPT });
+          added.push({ role: 'user', content: state.retrieval ? `${state.query}\n\n${formatPassages(state.retrieval)}` : state.query });
+        }
+        const finalRound = tools.length > 0 && state.toolRounds >= maxToolRounds;
+        if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
+        const messages = [...(state.messageWindow === null ? history : messageWindow(history, state.messageWindow)), ...added];
+        const toolDescriptions = tools.length > 0 && !finalRound ? tools.map((tool) => tool.describe()) : undefined;
+        let promptTokens: number | undefined;
+        const summarizeAt = summarizeAtFor(context, state.summarizeAt);
+        if (summarizeAt > 0 && state.messageWindow === null) {
+          promptTokens = await estimatePromptTokens(messages, toolDescriptions);
+          if (shouldSummarize(state.memory, length, promptTokens, { contextWindow: contextWindowFor(context, settings, state.settings), summarizeAt })) {
+            // Nothing is sent or appended: the summary is its own step, then this node runs again.
+            return { summarize: true, pendingToolCalls: [] };
+          }
+        }
+        const { model, temperature, maxOutputTokens } = state.settings;
+        const request = {
+          messages,
+          ...(toolDescriptions ? { tools: toolDescriptions } : {}),
+          ...(model === undefined ? {} : { model }),
+          ...(temperature === undefined ? {} : { temperature }),
+          ...(maxOutputTokens === undefined ? {} : { maxTokens: maxOutputTokens }),
+        };
+        const response = await callLanguageModel(context, request, promptTokens === undefined ? {} : { promptTokens });
+        const toolCalls = response.message.tool_calls ?? [];
+        if (toolCalls.length > 0 && (finalRound || tools.length === 0)) {
+          // Appending this message without tool results would break invariant I3, so the run stops here.
+          throw new AgentqError(
+            'TOOL_ERROR',
+            finalRound
+              ? `the model still called tools (${toolCalls.map((call) => call.function.name).join(', ')}) after ${maxToolRounds} tool rounds and a request for a final answer without tools; raise AGENTQ_MAX_TOOL_ROUNDS (or the run's maxToolRounds) if the task needs more`
+              : `the model called tools (${toolCalls.map((call) => call.function.name).join(', ')}) although this run offers none`,
+          );
+        }
+        if (toolCalls.length === 0 && state.guardrails.output.length > 0) {
+          // The answer joins the history only as the output guardrails leave it (redacted, or with the reprompt).
+          return { messages: added, turnStarted: true, summarize: false, pendingToolCalls: [], draft: response.message, reprompting: false };
+        }
+        return {
+          messages: [...added, response.message],
+          turnStarted: true,
+          summarize: false,
+          pendingToolCalls: toolCalls,
+          reprompting: false,
+          ...(toolCalls.length > 0 ? { toolRounds: state.toolRounds + 1 } : { answer: response.message.content ?? '' }),
+        };
+      },
+      { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
+    )
+    .node(
+      'tool',
+      async (state, context) => {
+        const call = toolCallOf(context);
+        const settings = agentSettingsOf(context);
+        const tools = toolRegistryOf(context).select(state.tools ?? undefined);
+        const tool = tools.find((candidate) => candidate.name === call.function.name);
+        // Asked before anything runs: until a person answers, this throws and the run waits.
+        const approval = tool?.requiresApproval ? approvalOf(context.interrupt(toolApprovalRequest(call))) : undefined;
+        await context.emit('tool-call', { toolCallId: call.id, tool: call.function.name, ...(approval ? { approved: approval.approved } : {}) });
+        const handling = resolveToolHandling(toolHandling, state.settings.toolHandling);
+        // Saved once done: a re-delivered step does not repeat the call (tools also get an idempotency key).
+        const outcome = await context.memo<ToolCallOutcome>('tool-outcome', async () =>
+          approval && !approval.approved
+            ? { content: approval.message, failure: 'rejected' }
+            : executeToolCallOutcome(call, context, { tools, maxResultChars: settings.maxToolResultChars, traceContent: settings.traceContent, maxAttempts: TOOL_MAX_ATTEMPTS, handling }),
+        );
+        const { content } = outcome;
+        await context.emit('tool-result', { toolCallId: call.id, tool: call.function.name, chars: content.length });
+        const direct = tool?.returnDirect === true && outcome.failure === undefined;
+        return { messages: [{ role: 'tool', tool_call_id: call.id, content }], ...(direct ? { directAnswer: content } : {}) };
+      },
+      { retry: { maxAttempts: TOOL_MAX_ATTEMPTS, initialDelayMs: 500, maxDelayMs: 10_000 } },
+    )
+    .node(
+      'summarize',
+      async (state, context) => {
+        const settings = agentSettingsOf(context);
+        // Room for what the next prompt adds besides the history: the tool schemas and a turn not yet started.
+        const tools = toolRegistryOf(context).select(state.tools ?? undefined).map((tool) => tool.describe());
+        const pendingTurn = state.turnStarted === false ? [{ role: 'user' as const, content: state.query }] : [];
+        const reservedTokens = await estimatePromptTokens(pendingTurn, tools);
+        const summarizeAt = summarizeAtFor(context, state.summarizeAt);
+        const memory = await summarizeHistory(context, state.memory, { contextWindow: contextWindowFor(context, settings, state.settings), summarizeAt, reservedTokens });
+        return { memory, summarize: false };
+      },
+      { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
+    )
+    .node('output_guard', async (state, context) => {
+      const draft = state.draft;
+      const bound = guardrailRegistryOf(context).bind(state.guardrails);
+      if (!draft && state.directAnswer !== null) return checkDirectAnswer(context, state, bound.output, state.directAnswer);
+      if (!draft) throw new AgentqError('INTERNAL', 'react-agent: output_guard ran without an answer to check');
+      const verdict = await runGuardrails(context, 'output', bound.output, draft.content ?? '');
+      const checked: AssistantMessage = { ...draft, content: verdict.text };
+      if (verdict.action === 'pass') return { messages: [checked], answer: verdict.text, draft: null };
+      if (state.reprompts >= state.guardrails.maxReprompts) {
+        throw await blocked(context, 'output', verdict.guardrail, `${verdict.reason} (still so after ${state.reprompts} reprompt${state.reprompts === 1 ? '' : 's'})`);
+      }
+      await context.emit('guardrail-retry', { guardrail: verdict.guardrail, stage: 'output', reason: verdict.reason, reprompt: state.reprompts + 1 });
+      return {
+        messages: [checked, { role: 'user', content: `Your answer was rejected by the guardrail '${verdict.guardrail}': ${verdict.reason}` }],
+        draft: null,
+        reprompts: state.reprompts + 1,
+        reprompting: true,
+      };
+    })
+    .node('retrieve', async (state, context) => {
+      // The run's tools and guardrails are checked before the search too, not only at the first model call.
+      toolRegistryOf(context).select(state.tools ?? undefined);
+      guardrailRegistryOf(context).bind(state.guardrails);
+      return retrieveForQuery(state, context);
+    })
+    .route(START, (state) => (state.guardrails.input.length > 0 ? 'input_guard' : afterInput(state)), ['input_guard', 'retrieve', 'model'])
+    .route('input_guard', afterInput, ['retrieve', 'model'])
+    .edge('retrieve', 'model')
+    .route(
+      'model',
+      (state) =>
+        state.summarize ? 'summarize' : state.pendingToolCalls.length > 0 ? state.pendingToolCalls.map((call) => new Send('tool', call)) : state.draft ? 'output_guard' : END,
+      ['summarize', 'tool', 'output_guard', END],
+    )
+    // A returnDirect tool's result is the answer, so it passes the output guardrails like a model's answer.
+    .route('tool', (state) => (state.directAnswer === null ? 'model' : state.guardrails.output.length > 0 ? 'output_guard' : END), ['model', 'output_guard', END])
+    .edge('summarize', 'model')
+    .route('output_guard', (state) => (state.reprompting ? 'model' : END), ['model', END])
+    .build();
+}
+
+/** The built-in `react-agent@1`. */
+export const reactAgentGraph = createReactAgentGraph();
+
+const retrieveForQuery = retrievalNode<{ query: string; retrieveOptions: RetrieveOptions | null }>({ query: (state) => state.query, options: (state) => state.retrieveOptions! });
+
+/** Retrieval (searching the checked query) comes after the input guardrails, before the first model call. */
+function afterInput(state: { retrieveOptions: RetrieveOptions | null }): 'retrieve' | 'model' {
+  return state.retrieveOptions ? 'retrieve' : 'model';
+}
+
+/**
+ * The output guardrails over a returnDirect tool's result: a rewrite (redaction) becomes the answer; a
+ * reprompt cannot ask the tool again, so it sends the model back with the rejection (the tool message
+ * stays in the history: invariant I3), within the same maxReprompts as a model answer.
+ */
+async function checkDirectAnswer(
+  context: NodeContext,
+  state: { reprompts: number; guardrails: GuardrailPlan },
+  guardrails: Parameters<typeof runGuardrails>[2],
+  answer: string,
+): Promise<{ directAnswer: string | null; messages?: Message[]; reprompts?: number; reprompting?: boolean }> {
+  const verdict = await runGuardrails(context, 'output', guardrails, answer);
+  if (verdict.action === 'pass') return { directAnswer: verdict.text };
+  if (state.reprompts >= state.guardrails.maxReprompts) {
+    throw await blocked(context, 'output', verdict.guardrail, `${verdict.reason} (a returnDirect tool's result; still so after ${state.reprompts} reprompt${state.reprompts === 1 ? '' : 's'})`);
+  }
+  await context.emit('guardrail-retry', { guardrail: verdict.guardrail, stage: 'output', reason: verdict.reason, reprompt: state.reprompts + 1 });
+  return {
+    directAnswer: null,
+    messages: [{ role: 'user', content: `The tool's result was rejected as the answer by the guardrail '${verdict.guardrail}': ${verdict.reason}` }],
+    reprompts: state.reprompts + 1,
+    reprompting: true,
+  };
+}
+
+function runSettingsOf(input: ReactAgentInput): RunSettings {
+  const { maxToolRounds, model, temperature, maxOutputTokens, toolHandling } = input;
+  return Object.fromEntries(Object.entries({ maxToolRounds, model, temperature, maxOutputTokens, toolHandling }).filter(([, value]) => value !== undefined)) as RunSettings;
+}
+
+function contextWindowFor(context: NodeContext, settings: AgentSettings, run: RunSettings): number {
+  return contextWindowOf(settings.contextWindows, run.model ?? languageModelOf(context).modelId, settings.contextWindow);
+}
+
+function toolCallOf(context: NodeContext): ToolCall {
+  const parsed = toolCallSchema.safeParse(context.arg);
+  if (!parsed.success) {
+    throw new AgentqError('INTERNAL', `react-agent: the tool step got no tool call to run (arg ${JSON.stringify(context.arg)?.slice(0, 200)})`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,162 @@
+import { SpanKind, trace, type Attributes } from '@opentelemetry/api';
+import { AgentqError } from '../../../shared/contracts/errors.js';
+import type { NodeContext } from '../../../shared/graph/node-context.js';
+import { agentSettingsOf, languageModelOf } from '../agent-services.js';
+import type { LanguageModel, LanguageModelRequest, LanguageModelResponse, TokenUsage } from '../../../shared/ports/language-model.js';
+import { estimateMessageTokens, estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
+import { costOf } from '../../../shared/llm/price-table.js';
+import { createJsonFieldTextStream } from './json-field-text-stream.js';
+import { takeProviderSlot } from './take-provider-slot.js';
+import { reserveTenantBudget } from './reserve-tenant-budget.js';
+import { recordSpanError } from '../../../shared/telemetry/record-span-error.js';
+
+export interface CallLanguageModelOptions {
+  /** The memo key of this call within the step; a node making several calls gives each its own. @default 'model' */
+  key?: string;
+  /**
+   * The request's prompt tokens when the caller already counted them (`estimatePromptTokens` of the
+   * same messages and tools), so they are not counted twice. @default counted here when needed
+   */
+  promptTokens?: number;
+  /**
+   * Stream this string field of this tool's arguments to live subscribers as text, for a node whose
+   * answer comes as a tool call (rag-agent's `final_answer`). @default only the message content streams
+   */
+  streamToolField?: { tool: string; field: string };
+}
+
+/** A model response as a node uses it: usage always filled in, with its estimated cost. */
+export interface ModelCall extends LanguageModelResponse {
+  usage: TokenUsage;
+  /** True when the provider sent no usage and the tokens were counted locally. */
+  usageEstimated: boolean;
+  costUsd: number;
+  /** False when the response was saved by an earlier attempt of this step and not requested again. */
+  fresh: boolean;
+}
+
+type SavedResponse = Omit<ModelCall, 'costUsd' | 'fresh'>;
+
+/**
+ * One model call inside a node, done the way DESIGN §2 and §8 require:
+ * - paid at most once per step (I4): the response is saved with `context.memo` before the node acts on
+ *   it, so a retried or re-delivered step reuses it instead of asking again;
+ * - refused (BUDGET_EXCEEDED, no retry) before the request when the run's remaining token budget is
+ *   smaller than the estimated prompt plus `maxTokens`;
+ * - within the provider limits shared by all workers (AGENTQ_RATE_LIMITS): a slot for the estimated
+ *   prompt plus `maxTokens` is taken before the request and settled with the real usage after it; a
+ *   full window parks the step (RATE_LIMITED with `retryAfterMs`, no attempt spent). All of this is
+ *   inside the memoised computation, so a saved response never takes a slot;
+ * - traced as a GenAI `chat` span, a child of the step's span;
+ * - its usage (the provider's, or a local estimate when it sends none) and cost recorded on the step,
+ *   whether the response is fresh or saved.
+ */
+export async function callLanguageModel(
+  context: NodeContext,
+  request: Omit<LanguageModelRequest, 'abortSignal'>,
+  { key = 'model', promptTokens, streamToolField }: CallLanguageModelOptions = {},
+): Promise<ModelCall> {
+  const model = languageModelOf(context);
+  const settings = agentSettingsOf(context);
+  const maxTokens = request.maxTokens ?? settings.maxTokens;
+  const streamText = context.streamText;
+  const fullRequest: LanguageModelRequest = {
+    ...request,
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+    abortSignal: context.abortSignal,
+    // Live text for subscribers; the memo below still saves the complete response (I4).
+    ...(streamText ? { onTextDelta: (text: string) => streamText(text, key) } : {}),
+    ...(streamText && streamToolField ? { onToolCallDelta: toolFieldStreamer(streamToolField, (text) => streamText(text, key)) } : {}),
+  };
+  let fresh = false;
+  const saved = await context.memo<SavedResponse>(key, async () => {
+    let prompt = promptTokens;
+    const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
+    await checkBudget(context, fullRequest, countPrompt);
+    const modelId = fullRequest.model ?? model.modelId;
+    const spend = await reserveTenantBudget(context, { key, modelId, prices: settings.prices, tokens: async () => (await countPrompt()) + (maxTokens ?? 0) });
+    const slot = await takeProviderSlot(context, { provider: model.provider, model: modelId, tokens: async () => (await countPrompt()) + (maxTokens ?? 0) });
+    fresh = true;
+    let response: SavedResponse;
+    try {
+      response = await tracedGenerate(model, fullRequest, settings.traceContent);
+    } catch (error) {
+      await spend.release();
+      throw error;
+    }
+    await slot.settle(response.usage.inputTokens + response.usage.outputTokens);
+    await spend.settle(response.usage, response.model);
+    return response;
+  });
+  const costUsd = costOf(settings.prices, saved.usage, saved.model, request.model ?? model.modelId);
+  context.recordUsage({ ...saved.usage, costUsd, model: saved.model });
+  return { ...saved, costUsd, fresh };
+}
+
+/** A tool-call delta handler that sends the text of one string field of one tool's arguments (the first such call). */
+function toolFieldStreamer({ tool, field }: { tool: string; field: string }, send: (text: string) => void): NonNullable<LanguageModelRequest['onToolCallDelta']> {
+  const extractors = new Map<number, (fragment: string) => string>();
+  return ({ index, name, arguments: fragment }) => {
+    if (name !== tool) return;
+    let extract = extractors.get(index);
+    if (!extract) extractors.set(index, (extract = createJsonFieldTextStream(field)));
+    const text = extract(fragment);
+    if (text !== '') send(text);
+  };
+}
+
+async function checkBudget(context: NodeContext, request: LanguageModelRequest, countPrompt: () => Promise<number>): Promise<void> {
+  const remaining = context.tokenBudgetRemaining;
+  if (remaining === null) return;
+  const prompt = await countPrompt();
+  const needed = prompt + (request.maxTokens ?? 0);
+  if (needed > remaining) {
+    throw new AgentqError(
+      'BUDGET_EXCEEDED',
+      `node '${context.node}' needs about ${needed} tokens (prompt ≈ ${prompt}${request.maxTokens === undefined ? '' : ` + max_tokens ${request.maxTokens}`}) but the run has ${remaining} left of its token budget; raise options.tokenBudget to let it continue`,
+      { details: { estimatedTokens: needed, remainingTokens: remaining } },
+    );
+  }
+}
+
+/** The request in a `chat {model}` span (OpenTelemetry GenAI semantic conventions). */
+async function tracedGenerate(model: LanguageModel, request: LanguageModelRequest, traceContent: boolean): Promise<SavedResponse> {
+  const attributes: Attributes = {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.provider.name': model.provider,
+    // The older name of the same attribute, still read by many trace viewers.
+    'gen_ai.system': model.provider,
+    'gen_ai.request.model': request.model ?? model.modelId,
+  };
+  if (request.maxTokens !== undefined) attributes['gen_ai.request.max_tokens'] = request.maxTokens;
+  if (request.temperature !== undefined) attributes['gen_ai.request.temperature'] = request.temperature;
+  if (request.responseFormat) attributes['gen_ai.output.type'] = request.responseFormat.type === 'text' ? 'text' : 'json';
+  if (traceContent) {
+    attributes['gen_ai.input.messages'] = JSON.stringify(request.messages);
+    if (request.tools?.length) attributes['gen_ai.tool.definitions'] = JSON.stringify(request.tools);
+  }
+  const tracer = trace.getTracer('agentq');
+  return tracer.startActiveSpan(`chat ${request.model ?? model.modelId}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    try {
+      const response = await model.generate(request);
+      let usage = response.usage;
+      const usageEstimated = usage === undefined;
+      usage ??= { inputTokens: await estimatePromptTokens(request.messages, request.tools), outputTokens: await estimateMessageTokens(response.message) };
+      span.setAttributes({
+        'gen_ai.response.model': response.model,
+        'gen_ai.response.finish_reasons': [response.finishReason],
+        'gen_ai.usage.input_tokens': usage.inputTokens,
+        'gen_ai.usage.output_tokens': usage.outputTokens,
+        'agentq.usage.estimated': usageEstimated,
+      });
+      if (response.responseId) span.setAttribute('gen_ai.response.id', response.responseId);
+      if (traceContent) span.setAttribute('gen_ai.output.messages', JSON.stringify([response.message]));
+      return { ...response, usage, usageEstimated };
+    } catch (error) {
+      recordSpanError(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}

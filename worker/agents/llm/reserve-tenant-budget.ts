@@ -1,0 +1,63 @@
+import type { NodeContext } from '../../../shared/graph/node-context.js';
+import type { TokenUsage } from '../../../shared/ports/language-model.js';
+import { costOf, type PriceTable } from '../../../shared/llm/price-table.js';
+
+/** A fresh model call's hold on its tenant's budgets: settle it with the real usage, or release it. */
+export interface TenantBudgetHold {
+  /** Counts the call's real tokens and cost once; a failure is logged (usage undercounted, never doubled). */
+  settle(usage: TokenUsage, responseModel: string | undefined): Promise<void>;
+  release(): Promise<void>;
+}
+
+const NO_HOLD: TenantBudgetHold = { settle: async () => undefined, release: async () => undefined };
+
+export interface ReserveTenantBudgetRequest {
+  /** The memo key of the call within its step: with the run and step id it names the call (idempotent count). */
+  key: string;
+  modelId: string;
+  prices: PriceTable;
+  /** Tokens the call may use (estimated prompt + max_tokens). */
+  tokens: () => Promise<number>;
+}
+
+/**
+ * Reserves a model call's estimate against its tenant's budgets (services.tenantBudget) before the call:
+ * throws TENANT_BUDGET_EXCEEDED (not retryable) when it does not fit, so the run fails before the model
+ * is asked. The spend is counted right before the memo write of the response: a crash between the two
+ * calls the model again on re-delivery, and that call's spend is not counted twice (same call id) —
+ * the one bound on the count is that single step. Without a budget service this is a no-op.
+ */
+export async function reserveTenantBudget(
+  context: Pick<NodeContext, 'services' | 'tenant' | 'runId' | 'stepId' | 'graph' | 'logger'>,
+  { key, modelId, prices, tokens }: ReserveTenantBudgetRequest,
+): Promise<TenantBudgetHold> {
+  const budget = context.services.tenantBudget;
+  if (!budget) return NO_HOLD;
+  const callId = `${context.runId}/${context.stepId}/${key}`;
+  const estimate = await tokens();
+  // The estimate's cost prices every token at the output rate: the dearer side, so the hold is an upper bound.
+  const costUsd = costOf(prices, { inputTokens: 0, outputTokens: estimate }, modelId);
+  const reservation = await budget.reserve(context.tenant, { callId, tokens: estimate, costUsd });
+  return {
+    settle: async (usage, responseModel) => {
+      try {
+        await budget.settle(context.tenant, reservation, {
+          callId,
+          tokens: usage.inputTokens + usage.outputTokens,
+          costUsd: costOf(prices, usage, responseModel, modelId),
+          graph: context.graph ?? 'unknown',
+          model: responseModel ?? modelId,
+        });
+      } catch (error) {
+        context.logger.warn({ err: (error as Error).message, tenant: context.tenant }, 'could not count a model call against its tenant budget');
+      }
+    },
+    release: async () => {
+      try {
+        await budget.release(reservation);
+      } catch (error) {
+        context.logger.warn({ err: (error as Error).message }, 'could not release a tenant budget reservation (it expires on its own)');
+      }
+    },
+  };
+}

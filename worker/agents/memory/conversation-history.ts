@@ -1,0 +1,73 @@
+import type { RedisRunStore, RunMeta } from '../../../shared/store/redis-run-store.js';
+import type { Message } from '../../../shared/contracts/run-record.js';
+import { asMemoryState, emptyMemory, MEMORY_STATE_KEY, type MemoryState } from './memory-state.js';
+import { promptView } from './prompt-history.js';
+
+/** What a conversation's new run starts from. */
+export interface ConversationSeed {
+  /** The earlier run it continues. */
+  fromRunId: string;
+  /** The history the new run starts with. */
+  messages: Message[];
+  /** The memory that goes with `messages`, for graphs with a `memory` state key. */
+  memory: MemoryState;
+  /** The same history flattened into plain messages, for graphs without memory. */
+  flatMessages: Message[];
+}
+
+export interface ConversationHistoryOptions {
+  /** Earlier runs of the conversation looked at for a completed one, newest first. @default 20 */
+  lookBack?: number;
+}
+
+/**
+ * Conversations across runs (and so across workers and restarts): a run enqueued with a
+ * `conversationId` starts from the history of that conversation's latest completed run. Only the part
+ * that run's prompts used is copied — its system prompt, summary, pinned request and unsummarised
+ * messages — so seeding costs at most one context window, however long the conversation.
+ *
+ * The runs of a conversation are a sorted set per tenant (a foreign tenant's conversation with the
+ * same id is another conversation). Failed and cancelled turns are skipped; a turn enqueued while the
+ * previous one still runs continues from the last completed one.
+ */
+export class ConversationHistory {
+  private readonly lookBack: number;
+
+  constructor(
+    private readonly store: RedisRunStore,
+    { lookBack = 20 }: ConversationHistoryOptions = {},
+  ) {
+    this.lookBack = lookBack;
+  }
+
+  /** Adds `run` to its conversation and returns what it starts from (undefined: the first turn). */
+  async seed(run: RunMeta): Promise<ConversationSeed | undefined> {
+    if (!run.conversationId) return undefined;
+    const { redis, keys } = this.store;
+    const key = keys.conversation(run.tenant, run.conversationId);
+    // Outlives its runs' retention, so a conversation idle for a while still continues.
+    await redis.multi().zadd(key, 'NX', run.createdAt, run.id).expire(key, this.store.retentionSeconds * 2).exec();
+    const earlier = await redis.zrevrangebyscore(key, run.createdAt, '-inf', 'LIMIT', 0, this.lookBack + 1);
+    for (const runId of earlier) {
+      if (runId === run.id) continue;
+      const previous = await this.store.get(runId);
+      if (!previous || previous.tenant !== run.tenant || previous.status !== 'completed') continue;
+      return this.seedFrom(runId);
+    }
+    return undefined;
+  }
+
+  private async seedFrom(runId: string): Promise<ConversationSeed> {
+    const stored = await this.store.redis.hget(this.store.keys.run(runId).state, MEMORY_STATE_KEY);
+    const memory = asMemoryState(stored === null ? null : JSON.parse(stored));
+    const tail = await this.store.messages(runId, memory.upTo);
+    const flatMessages = promptView(memory, tail);
+    if (memory.upTo === 0 || memory.system === null) {
+      return { fromRunId: runId, messages: flatMessages, memory: emptyMemory(), flatMessages };
+    }
+    // The summary stays in the memory (not folded into a message), so the new run's next summary
+    // replaces it instead of nesting it: a long conversation does not grow its system prompt.
+    const messages: Message[] = [{ role: 'system', content: memory.system }, ...(memory.pinned ? [memory.pinned] : []), ...tail];
+    return { fromRunId: runId, messages, memory: { ...emptyMemory(), upTo: 1, summary: memory.summary, system: memory.system }, flatMessages };
+  }
+}

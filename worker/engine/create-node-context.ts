@@ -1,0 +1,145 @@
+import { StepAbort } from '../../shared/contracts/abort.js';
+import { InterruptSignal } from '../../shared/graph/interrupt-signal.js';
+import type { NodeContext, Services } from '../../shared/graph/node-context.js';
+import type { StepJobData } from '../../shared/contracts/job-schema.js';
+import type { Logger } from '../../shared/telemetry/logger.js';
+import type { RedisRunStore, StepMeta } from '../../shared/store/redis-run-store.js';
+import type { Usage } from '../../shared/contracts/run-record.js';
+import type { StepAbortHandle } from './step-abort.js';
+import { createTokenPublisher } from './token-publisher.js';
+import type { PaidClaims } from './paid-claims.js';
+
+export interface NodeContextInput {
+  store: RedisRunStore;
+  services: Services;
+  meta: StepMeta;
+  data: StepJobData;
+  node: string;
+  attempt: number;
+  /** The step's abort; its signal is made when the node first reads `abortSignal`. */
+  abort: StepAbortHandle;
+  logger: Logger;
+  /** Filled by the node's `recordUsage`; the step commits it. */
+  usage: Usage & { model?: string };
+  /** The step's memos saved by earlier attempts (read with the cursor); `memo` adds to it. */
+  memos: Record<string, unknown>;
+  /** Claims on paid work (issue 20): without, `memo` saves without claiming (library contexts, tests). */
+  claims?: PaidClaims;
+  /** How long a claim of this step holds at most (the node's timeout, else AGENTQ_PAID_CLAIM_MS). */
+  claimMs?: number;
+}
+
+/** What a node gets besides the state (NodeContext), for one attempt of one step. */
+export function createNodeContext(input: NodeContextInput): NodeContext {
+  return new StepNodeContext(input);
+}
+
+/**
+ * A class, not an object literal: a step builds one per attempt, and the literal's six closures and
+ * token publisher were a sizeable share of a step's garbage (a trivial node reads none of them). The
+ * function members are getters that make their closure when read, so `const { memo } = ctx` still works.
+ */
+class StepNodeContext implements NodeContext {
+  readonly runId: string;
+  readonly tenant: string;
+  readonly graph: string;
+  readonly stepIndex: number;
+  readonly task: number;
+  readonly stepId: string;
+  readonly node: string;
+  readonly attempt: number;
+  readonly logger: Logger;
+  readonly services: Services;
+  readonly tokenBudgetRemaining: number | null;
+  private publisher: ((text: string, call: string) => void) | undefined;
+
+  constructor(private readonly input: NodeContextInput) {
+    const { meta, data } = input;
+    this.runId = data.runId;
+    this.tenant = meta.tenant;
+    this.graph = meta.graph;
+    this.stepIndex = data.superstep;
+    this.task = data.task;
+    this.stepId = `s${data.superstep}.t${data.task}`;
+    this.node = input.node;
+    this.attempt = input.attempt;
+    this.logger = input.logger;
+    this.services = input.services;
+    this.tokenBudgetRemaining = meta.tokenBudget === null ? null : Math.max(0, meta.tokenBudget - meta.usage.inputTokens - meta.usage.outputTokens);
+  }
+
+  get arg(): unknown {
+    return this.input.meta.tasks?.[this.input.data.task]?.arg;
+  }
+
+  get abortSignal(): AbortSignal {
+    return this.input.abort.signal;
+  }
+
+  get history(): NodeContext['history'] {
+    const { store, data } = this.input;
+    return (options) => store.messages(data.runId, options?.from ?? 0);
+  }
+
+  get interrupt(): NodeContext['interrupt'] {
+    const { meta } = this.input;
+    const stepId = this.stepId;
+    return <T>(request: unknown): T => {
+      if (meta.resume?.stepId === stepId) return meta.resume.value as T;
+      throw new InterruptSignal(request);
+    };
+  }
+
+  get memo(): NodeContext['memo'] {
+    const { store, data, attempt, abort, memos, claims, claimMs = 600_000 } = this.input;
+    const stepId = this.stepId;
+    return async <T>(key: string, compute: () => Promise<T>): Promise<T> => {
+      if (key in memos) return memos[key] as T;
+      if (!claims) {
+        const value = await compute();
+        memos[key] = value ?? null;
+        await store.memoPut(data.runId, stepId, memos);
+        return value;
+      }
+      // Claimed with the read of the saved results: a second delivery of this step waits for this call.
+      const claim = await claims.acquire({ runId: data.runId, superstep: data.superstep, task: data.task, key, attempt, endsAt: Date.now() + claimMs, signal: abort.signal });
+      if (claim.kind === 'stale') throw new StepAbort('stale', `step ${stepId} of run ${data.runId} was committed by another delivery`);
+      if (claim.kind === 'memo') {
+        memos[key] = claim.value;
+        return claim.value as T;
+      }
+      let value: T;
+      try {
+        value = await compute();
+      } catch (error) {
+        await claims.release(data.runId, claim).catch(() => undefined);
+        throw error;
+      }
+      memos[key] = value ?? null;
+      await claims.save(data.runId, stepId, memos, claim);
+      return value;
+    };
+  }
+
+  get recordUsage(): NodeContext['recordUsage'] {
+    const { usage } = this.input;
+    return ({ inputTokens, outputTokens, costUsd, model }) => {
+      usage.inputTokens += inputTokens;
+      usage.outputTokens += outputTokens;
+      usage.costUsd += costUsd;
+      if (model) usage.model = model;
+    };
+  }
+
+  /** One publisher per attempt (it numbers the attempt's tokens), made when first read. */
+  get streamText(): (text: string, call: string) => void {
+    const { store, data, node, attempt } = this.input;
+    this.publisher ??= createTokenPublisher({ redis: store.redis, channel: store.keys.tokenChannel(data.runId), runId: data.runId, step: data.superstep, task: data.task, node, attempt });
+    return this.publisher;
+  }
+
+  get emit(): NodeContext['emit'] {
+    const { store, data, node } = this.input;
+    return (type, eventData) => store.addEvent(data.runId, type, { ...eventData, node, superstep: data.superstep, task: data.task });
+  }
+}

@@ -1,0 +1,217 @@
+import { FairShare } from '../../shared/operations/limits/fair-share.js';
+import { createHash } from 'node:crypto';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import type { Config } from '../../shared/config/config.js';
+import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
+import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
+import { ID_PATTERN, runIdForIdempotencyKey } from '../../shared/contracts/ids.js';
+import { formatZodError, runJobSchema, storedRunJobSchema, type StepJobData } from '../../shared/contracts/job-schema.js';
+import type { Logger } from '../../shared/telemetry/logger.js';
+import { ConversationHistory } from '../agents/memory/conversation-history.js';
+import { MEMORY_STATE_KEY } from '../agents/memory/memory-state.js';
+import type { Message } from '../../shared/contracts/run-record.js';
+import type { Task } from '../../shared/graph/graph.js';
+import type { BeginResult, RedisRunStore, RunMeta } from '../../shared/store/redis-run-store.js';
+import type { Telemetry } from '../../shared/telemetry/telemetry.js';
+import { stepJobRun, type StepJobs } from './step-jobs.js';
+import type { ServedGraphs } from '../../shared/graph/served-graphs.js';
+import { unservedGraphVerdict } from '../operations/unserved-graph-verdict.js';
+
+/** What a start job learns when it takes its run in (IntakeProcessor.admitStart). */
+export interface StartAdmission {
+  /** The run's tasks of superstep 0. */
+  tasks: Task[];
+  /** The start job's own task, begun by the admission (as BEGIN's 'run'); absent when taken in before. */
+  started?: Extract<BeginResult, { kind: 'run' }>;
+}
+
+/**
+ * What `admit` did: `result` 'ok' (taken in now), 'admitted' (by a concurrent attempt), 'kicked' (taken
+ * in before), 'deferred' or the run's status. Once the input passed, the entry tasks; and a start job's
+ * task, begun, when the run was taken in now.
+ */
+interface Admitted extends Partial<StartAdmission> {
+  result: string;
+}
+
+export interface IntakeProcessorOptions {
+  store: RedisRunStore;
+  registry: GraphRegistry;
+  stepJobs: StepJobs;
+  config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'unservedGraphWaitMs'> & Partial<Pick<Config, 'tenantFairShare'>>;
+  logger: Logger;
+  telemetry: Telemetry;
+  /** The graphs live workers serve (#19): a run this worker cannot serve is left for them, not failed. */
+  served: ServedGraphs;
+}
+
+/**
+ * Takes runs in from the intake queue `agentq-runs`: raw jobs of schema v1 added by other services,
+ * and the id-only jobs our client adds after writing the run record. Validates (envelope, graph,
+ * input), writes the initial state and adds the first step jobs. An invalid job fails its run at the
+ * first attempt, with the reason on the run, and nothing else happens (invariant I5).
+ *
+ * The same job, sent again for a run already admitted, only makes sure the current step jobs exist —
+ * that is how `retry` and the reconciler hand a run back to the workers.
+ */
+export class IntakeProcessor {
+  private readonly conversations: ConversationHistory;
+  private readonly fairShare: FairShare;
+
+  constructor(private readonly options: IntakeProcessorOptions) {
+    this.conversations = new ConversationHistory(options.store);
+    this.fairShare = new FairShare(options.store.redis, options.store.keys, options.config.tenantFairShare ?? 0);
+  }
+
+  process = async (job: Job, token?: string): Promise<string> => {
+    const meta = await this.runOf(job);
+    return (await this.admit(meta, job, token)).result;
+  };
+
+  private async runOf(job: Job): Promise<RunMeta> {
+    const { store, config } = this.options;
+    const stored = storedRunJobSchema.safeParse(job.data);
+    if (stored.success) {
+      const meta = await store.get(stored.data.runId);
+      if (!meta) throw new UnrecoverableError(`run ${stored.data.runId} not found: it expired or was purged before a worker took it in`);
+      return meta;
+    }
+    const parsed = runJobSchema.safeParse(job.data);
+    const raw = (typeof job.data === 'object' && job.data !== null ? job.data : {}) as Record<string, unknown>;
+    const tenant = typeof raw.tenant === 'string' && ID_PATTERN.test(raw.tenant) ? raw.tenant : config.tenant;
+    const runId =
+      typeof raw.runId === 'string' && ID_PATTERN.test(raw.runId)
+        ? raw.runId
+        : typeof raw.idempotencyKey === 'string' && ID_PATTERN.test(raw.idempotencyKey)
+          ? runIdForIdempotencyKey(tenant, raw.idempotencyKey)
+          : // Deterministic, so a retried intake job finds the run its first attempt created.
+            `run_j${createHash('sha256').update(`${job.queueName}\0${job.id ?? ''}`).digest('hex').slice(0, 31)}`;
+    const now = Date.now();
+    if (!parsed.success) {
+      const message = `invalid job for queue ${job.queueName} (job schema v1): ${formatZodError(parsed.error)}`;
+      const { meta } = await store.create({
+        id: runId,
+        tenant,
+        graph: typeof raw.graph === 'string' ? raw.graph.slice(0, 128) : '(invalid)',
+        input: null,
+        maxSteps: config.defaultMaxSteps,
+        now,
+      });
+      await store.finish(meta.id, 'failed', { code: 'INVALID_INPUT', message, retryable: false }, now, { onlyFrom: 'queued' });
+      throw new UnrecoverableError(message);
+    }
+    const data = parsed.data;
+    // Fairness between tenants (FairShare), as for runs the client and API enqueue.
+    const priority = await this.fairShare.admit(tenant, runId, data.priority ?? 0, now);
+    const deadlineMs = data.options?.deadlineMs ?? config.defaultDeadlineMs;
+    const { meta } = await store.create({
+      id: runId,
+      tenant,
+      graph: data.graph,
+      ...(data.graphVersion === undefined ? {} : { graphVersion: data.graphVersion }),
+      input: data.input,
+      maxSteps: data.options?.maxSteps ?? config.defaultMaxSteps,
+      ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
+      ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
+      ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
+      ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
+      ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
+      ...(priority > 0 ? { priority } : {}),
+      now,
+    });
+    return meta;
+  }
+
+  /**
+   * Takes a run in without an intake job (the RunEnqueuer's `admitInline`): → true when it is taken in
+   * or failed with its reason, false when this worker lacks the graph (the intake queue decides then).
+   */
+  admitInline = async (meta: RunMeta): Promise<boolean> => {
+    if (!this.options.registry.find(meta.graph, meta.graphVersion)) return false;
+    try {
+      await this.admit(meta);
+    } catch (error) {
+      if (!(error instanceof UnrecoverableError)) throw error;
+      // Rejected: the run is failed with its reason, as the intake job would have left it.
+    }
+    return true;
+  };
+
+  /**
+   * Takes a run in from its start job (a step job, DESIGN §2.1), which then runs the first task itself:
+   * only the other entry tasks get jobs here. Rejections fail the run and throw as for an intake job.
+   * → the run's tasks of superstep 0 when it is taken in (now or before), or null when it is not; and
+   * when it was taken in now, the job's task already begun (as BEGIN's 'run': no second BEGIN).
+   */
+  admitStart = async (meta: RunMeta, job: Job<StepJobData>, token?: string): Promise<StartAdmission | null> => {
+    const { result, tasks: taken, started } = await this.admit(meta, job, token, { task: job.data.task, attempt: job.attemptsMade + 1 });
+    if (result === 'ok') return taken ? { tasks: taken, started } : null;
+    if (result !== 'admitted' && result !== 'kicked') return null;
+    const tasks = (await this.options.store.get(meta.id))?.tasks;
+    return tasks ? { tasks } : null;
+  };
+
+  /** `own`, a start job's task: only the other entry tasks get jobs, and that one is begun. */
+  private async admit(meta: RunMeta, job?: Job, token?: string, own?: { task: number; attempt: number }): Promise<Admitted> {
+    const { store, registry, stepJobs, logger } = this.options;
+    if (meta.tasks !== null) {
+      if (meta.status === 'running' || meta.status === 'queued' || meta.status === 'cancelling') {
+        const done = new Set((await store.writes(meta.id)).keys());
+        await stepJobs.ensure(stepJobRun(meta), meta.superstep, meta.tasks, done);
+      }
+      return { result: 'kicked' };
+    }
+    if (meta.status !== 'queued') return { result: meta.status };
+    const reject = async (error: AgentqError): Promise<never> => {
+      await store.finish(meta.id, 'failed', error.toRecord(), Date.now(), { onlyFrom: 'queued' });
+      throw new UnrecoverableError(`${error.code}: ${error.message}`);
+    };
+    const graph = registry.find(meta.graph, meta.graphVersion);
+    if (!graph) {
+      if (!registry.hasName(meta.graph)) {
+        // #19: leave the run for a live worker that serves the graph; fail it only when none appears in time.
+        const verdict = await unservedGraphVerdict({ meta, registry, served: this.options.served, waitMs: this.options.config.unservedGraphWaitMs });
+        if (verdict.kind === 'fail') return reject(verdict.error);
+        if (!job) return { result: 'deferred' };
+        await store.addEvent(meta.id, 'step-deferred', { reason: verdict.reason });
+        await job.moveToDelayed(Date.now() + verdict.delayMs, token);
+        throw new DelayedError();
+      }
+      // The name is known but not this version: another worker may have it.
+      if (!job) return { result: 'deferred' };
+      await store.addEvent(meta.id, 'step-deferred', { reason: `this worker lacks ${meta.graph}@${meta.graphVersion}; it has ${registry.ids().join(', ')}` });
+      await job.moveToDelayed(Date.now() + 5000, token);
+      throw new DelayedError();
+    }
+    const input = graph.inputSchema.safeParse(meta.input);
+    if (!input.success) {
+      return reject(new AgentqError('INVALID_INPUT', `invalid input for graph ${graph.id}: ${formatZodError(input.error, 'input')}`));
+    }
+    let state: Record<string, unknown>;
+    let tasks;
+    try {
+      state = graph.initialState(input.data);
+      tasks = await graph.entry(state as never); // a promise only when a START router is async
+    } catch (error) {
+      return reject(toAgentqError(error));
+    }
+    if (tasks.length === 0) return reject(new AgentqError('INVALID_GRAPH', `graph ${graph.id} routes from START straight to END for this input`));
+    // A conversation's run starts from its latest completed run's history (and memory, when the graph keeps one).
+    let messages: Message[] = [];
+    const seed = await this.conversations.seed(meta);
+    if (seed) {
+      const keepsMemory = MEMORY_STATE_KEY in graph.channels;
+      messages = keepsMemory ? seed.messages : seed.flatMessages;
+      if (keepsMemory) state = { ...state, [MEMORY_STATE_KEY]: seed.memory };
+      logger.debug({ runId: meta.id, conversationId: meta.conversationId, from: seed.fromRunId, messages: messages.length }, 'run continues its conversation');
+    }
+    const ownNode = own && tasks[own.task]?.node;
+    const start = own && ownNode ? { task: own.task, data: { node: ownNode, superstep: 0, task: own.task, attempt: own.attempt } } : undefined;
+    const { admitted, started } = await store.admit(meta.id, graph.version, state, tasks, Date.now(), this.options.telemetry.newRunTrace(), messages, start);
+    // 'admitted' means a concurrent attempt got there first and added the jobs itself. A start job is
+    // the first task's job already (same id), so it adds only the others.
+    if (admitted === 'ok') await stepJobs.add({ runId: meta.id, graphId: graph.id, priority: meta.priority }, 0, tasks, own ? new Set(tasks.map((_task, index) => index).filter((index) => index !== own.task)) : undefined);
+    logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');
+    return { result: admitted, tasks, started };
+  }
+}

@@ -1,0 +1,51 @@
+import { UnrecoverableError, type Job } from 'bullmq';
+import { runIdForScheduleTick } from '../../shared/contracts/ids.js';
+import type { Logger } from '../../shared/telemetry/logger.js';
+import type { RunEnqueuer } from '../../shared/store/run-enqueuer.js';
+import { tickTimeOf, type Schedules, type ScheduleTickData } from '../../shared/operations/schedules/schedules.js';
+
+export interface ScheduleTickProcessorOptions {
+  schedules: Schedules;
+  enqueuer: RunEnqueuer;
+  logger: Logger;
+}
+
+/**
+ * Turns a schedule's tick job into the run it stands for. The tick's time is in the job id BullMQ gives
+ * each tick (`repeat:<scheduleId>:<ms>`), and the run id is derived from it: a tick job that runs again
+ * (its worker died after the run was created; BullMQ's stall check hands it on) finds that run and adds
+ * nothing. The definition is read at the tick, so a change applies from the next tick on; a tick of a
+ * schedule paused or deleted since it was queued starts nothing.
+ */
+export class ScheduleTickProcessor {
+  constructor(private readonly options: ScheduleTickProcessorOptions) {}
+
+  process = async (job: Job<ScheduleTickData>): Promise<string> => {
+    const { schedules, enqueuer, logger } = this.options;
+    const { tenant, scheduleId } = job.data ?? {};
+    const tickAt = tickTimeOf(job.id);
+    if (typeof tenant !== 'string' || typeof scheduleId !== 'string' || tickAt === undefined) {
+      throw new UnrecoverableError(`job ${job.id ?? '?'} of the schedules queue is not a schedule tick (agentq adds these itself; do not add jobs to this queue)`);
+    }
+    const definition = await schedules.definition(tenant, scheduleId);
+    if (!definition) return 'deleted';
+    if (definition.paused) return 'paused';
+    const { spec } = definition;
+    const runId = runIdForScheduleTick(tenant, scheduleId, tickAt);
+    const { created } = await enqueuer.enqueue(
+      {
+        graph: spec.graph,
+        ...(spec.graphVersion === undefined ? {} : { graphVersion: spec.graphVersion }),
+        input: spec.input,
+        tenant,
+        runId,
+        ...(spec.options === undefined ? {} : { options: spec.options }),
+        ...(spec.priority === undefined ? {} : { priority: spec.priority }),
+      },
+      { scheduleId },
+    );
+    await schedules.recordTick(tenant, scheduleId, runId, tickAt);
+    logger.info({ scheduleId, tenant, runId, scheduledFor: new Date(tickAt).toISOString(), created }, created ? 'schedule tick started a run' : 'schedule tick found its run (tick job ran again)');
+    return runId;
+  };
+}

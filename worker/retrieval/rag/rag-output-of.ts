@@ -1,0 +1,81 @@
+import type { RagOutput, RagSource, RetrievedDocument } from '../../../shared/retrieval/rag-output.js';
+import { rankPassages, type DenseMatch } from './rank-passages.js';
+import type { RetrievedPassage } from './retrieved-passage.js';
+import { retrievalModeOf, type SearchLogEntry } from './search-log-entry.js';
+
+/** The state a `rag-agent` output is made from. */
+export interface RagOutputState {
+  query: string;
+  citations: boolean;
+  /** The answer with `[id]` markers of cited passages. */
+  answer: string;
+  /** Cited passage ids, in order (each one retrieved in this run). */
+  cited: readonly string[];
+  passages: readonly RetrievedPassage[];
+  searches: readonly SearchLogEntry[];
+  reasoning: readonly string[];
+  rounds: number;
+  modelName: string;
+  /** The extractive answer's dense sentence match (rankPassages), so `retrieved` is ranked as the answer was. @default none */
+  denseMatch?: Readonly<DenseMatch>;
+  /** Its weight. @default DENSE_MATCH_WEIGHT */
+  denseWeight?: number;
+}
+
+/**
+ * The run's output (`RagOutput`): sources are the cited passages by document and page, numbered in
+ * the answer when `citations` is on (markers removed otherwise); `retrieved` lists every document the
+ * run saw, cited ones first, then by rank. A score is the passage's retrieval score in 0…1: its
+ * search's score (BM25 for a lexical search, reciprocal-rank fusion for a hybrid one) divided by that
+ * search's best hit, the best over the run's searches — what the store found, not how the answer used it.
+ */
+export function ragOutputOf(state: RagOutputState): RagOutput {
+  const ranked = rankPassages(state.query, state.passages, { linkBonus: state.rounds >= 2 ? 1 : 0, ...(state.denseMatch ? { denseMatch: state.denseMatch } : {}), ...(state.denseWeight ? { denseWeight: state.denseWeight } : {}) });
+  const relevance = new Map(state.passages.map((passage) => [passage.id, round(Math.min(1, Math.max(0, passage.score)))]));
+  const byId = new Map(state.passages.map((passage) => [passage.id, passage]));
+  const sources: RagSource[] = [];
+  const sourceIndex = new Map<string, number>();
+  for (const id of state.cited) {
+    const passage = byId.get(id);
+    if (!passage) continue;
+    const key = `${passage.path}\u0000${passage.page ?? ''}`;
+    let index = sources.findIndex((source) => `${source.path}\u0000${source.page ?? ''}` === key);
+    if (index < 0) {
+      index = sources.push({ title: passage.title, path: passage.path, page: passage.page, score: relevance.get(id) ?? 0 }) - 1;
+    }
+    sourceIndex.set(id, index + 1);
+  }
+  const retrieved: RetrievedDocument[] = [];
+  const seen = new Set<string>();
+  const add = (document: RetrievedDocument) => {
+    if (seen.has(document.path)) return;
+    seen.add(document.path);
+    retrieved.push(document);
+  };
+  for (const source of sources) add(source);
+  for (const passage of ranked) add({ title: passage.title, path: passage.path, page: passage.page, score: relevance.get(passage.id) ?? 0 });
+  return {
+    answer: renderMarkers(state.answer, state.citations ? sourceIndex : null),
+    sources,
+    reasoning_steps: [...state.reasoning],
+    search_count: state.searches.length,
+    iterations: state.rounds,
+    model: state.modelName,
+    retrieval: retrievalModeOf(state.searches),
+    retrieved,
+  };
+}
+
+/** `[id]` markers → `[n]` (n = the source's position, 1-based; repeats folded), or removed when `numbers` is null. */
+function renderMarkers(answer: string, numbers: ReadonlyMap<string, number> | null): string {
+  const text = answer.replace(/\s?((?:\[[0-9a-f]{6}\])+)/g, (_match, group: string) => {
+    if (!numbers) return '';
+    const positions = [...new Set([...group.matchAll(/\[([0-9a-f]{6})\]/g)].map((match) => numbers.get(match[1]!)).filter((position) => position !== undefined))];
+    return positions.length > 0 ? ` ${positions.map((position) => `[${position}]`).join('')}` : '';
+  });
+  return text.trim();
+}
+
+function round(value: number): number {
+  return Math.round(value * 10_000) / 10_000;
+}

@@ -1,8 +1,0 @@
-import type { AnyTool } from '../../shared/tools/define-tool.js';
-import { calculatorTool } from './calculator.js';
-import { currentTimeTool } from './current-time.js';
-
-/** The tools every agentq worker offers unless told otherwise. */
-export function builtInTools(): AnyTool[] {
-  return [calculatorTool, currentTimeTool];
-}
