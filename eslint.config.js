@@ -9,22 +9,49 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
  */
 const rooms = [
   // The two sides meet only in shared/.
-  { target: './producer', from: './worker', message: 'producer code may not import worker code: move what both need to shared/' },
-  { target: './worker', from: './producer', message: 'worker code may not import producer code: move what both need to shared/' },
-  { target: './shared', from: ['./producer', './worker', './bin'], message: 'shared/ is below both sides: it imports neither producer/ nor worker/' },
+  {
+    target: './producer',
+    from: './worker',
+    message: 'producer code may not import worker code: move what both need to shared/',
+  },
+  {
+    target: './worker',
+    from: './producer',
+    message: 'worker code may not import producer code: move what both need to shared/',
+  },
+  {
+    target: './shared',
+    from: ['./producer', './worker', './bin'],
+    message: 'shared/ is below both sides: it imports neither producer/ nor worker/',
+  },
   // Vendor adapters sit below everything but the contracts, ports, config and telemetry.
   {
     target: './shared/adapters',
     from: './shared',
     except: ['./adapters', './contracts', './ports', './config', './telemetry', './llm', './retrieval'],
-    message: 'an adapter implements a port: it may import shared/contracts, ports, config, telemetry and the pure retrieval and model tables, not the store, graphs or operations',
+    message:
+      'an adapter implements a port: it may import shared/contracts, ports, config, telemetry and the pure retrieval and model tables, not the store, graphs or operations',
   },
   // The lowest floor: contracts import nothing of agentq's but each other.
-  { target: './shared/contracts', from: './shared', except: ['./contracts'], message: 'shared/contracts is the lowest floor: it imports only other contracts' },
+  {
+    target: './shared/contracts',
+    from: './shared',
+    except: ['./contracts'],
+    message: 'shared/contracts is the lowest floor: it imports only other contracts',
+  },
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.agentq/**', 'test/artifacts/**', 'bench/results/**', '.readme-snippets-*/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.agentq/**',
+      'test/artifacts/**',
+      'bench/results/**',
+      '.readme-snippets-*/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -31,16 +31,31 @@ import { cliColdStartSection } from './sections/cli-cold-start.js';
 import { clusterSection } from './sections/cluster.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const SECTIONS: BenchSection[] = [stepsSection, langgraphSection, capacitySection, recoverySection, batchFloorSection, ingestSection(), streamingSection, cliColdStartSection, clusterSection];
+const SECTIONS: BenchSection[] = [
+  stepsSection,
+  langgraphSection,
+  capacitySection,
+  recoverySection,
+  batchFloorSection,
+  ingestSection(),
+  streamingSection,
+  cliColdStartSection,
+  clusterSection,
+];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 function selectedSections(argv: readonly string[]): BenchSection[] {
   const index = argv.indexOf('--only');
   if (index < 0) return SECTIONS;
-  const names = (argv[index + 1] ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+  const names = (argv[index + 1] ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   const unknown = names.filter((name) => !SECTIONS.some((section) => section.name === name));
   if (names.length === 0 || unknown.length > 0) {
-    throw new Error(`BENCH_USAGE: --only takes section names separated by commas${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''} (sections: ${SECTIONS.map((section) => section.name).join(', ')})`);
+    throw new Error(
+      `BENCH_USAGE: --only takes section names separated by commas${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''} (sections: ${SECTIONS.map((section) => section.name).join(', ')})`,
+    );
   }
   return SECTIONS.filter((section) => names.includes(section.name));
 }
@@ -59,7 +74,9 @@ async function machine(redisUrl: string): Promise<Record<string, string | number
       node: process.version,
       redis: `${version}, appendonly ${await setting('appendonly')}, appendfsync ${await setting('appendfsync')}`,
       // Other work on the machine skews every figure: say how busy it was.
-      loadAverageAtStart: loadavg().map((value) => value.toFixed(2)).join(' '),
+      loadAverageAtStart: loadavg()
+        .map((value) => value.toFixed(2))
+        .join(' '),
     };
   } finally {
     redis.disconnect();
@@ -71,7 +88,9 @@ async function main(): Promise<number> {
   const quick = process.argv.includes('--quick');
   const sections = selectedSections(process.argv);
   const redis = await openBenchRedis();
-  log(`npm run bench${quick ? ' (quick)' : ''}: sections ${sections.map((section) => section.name).join(', ')}; Redis ${redis.description}`);
+  log(
+    `npm run bench${quick ? ' (quick)' : ''}: sections ${sections.map((section) => section.name).join(', ')}; Redis ${redis.description}`,
+  );
   const rows: BenchRow[] = [];
   const results: { name: string; seconds: number; figures: BenchFigures; error?: string }[] = [];
   let host: Record<string, string | number>;
@@ -87,14 +106,21 @@ async function main(): Promise<number> {
       } catch (error) {
         const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
         log(`section ${section.name} FAILED: ${message}`);
-        results.push({ name: section.name, seconds: round((performance.now() - sectionStarted) / 1000, 1), figures: {}, error: message });
+        results.push({
+          name: section.name,
+          seconds: round((performance.now() - sectionStarted) / 1000, 1),
+          figures: {},
+          error: message,
+        });
       }
     }
   } finally {
     await redis.close();
   }
   const wallSeconds = round((performance.now() - started) / 1000, 1);
-  host.loadAverageAtEnd = loadavg().map((value) => value.toFixed(2)).join(' ');
+  host.loadAverageAtEnd = loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
   rows.push({ section: 'bench', figure: 'bench_wall_s', value: wallSeconds });
   process.stdout.write(`${formatBenchTable(rows)}\n\n`);
   for (const row of rows) process.stdout.write(`${row.figure}=${row.value}\n`);
@@ -102,7 +128,10 @@ async function main(): Promise<number> {
   if (failed.length > 0) log(`\n${failed.length} section(s) failed: ${failed.map((result) => result.name).join(', ')}`);
   mkdirSync(join(root, 'bench/results'), { recursive: true });
   const figures = Object.fromEntries(rows.map((row) => [row.figure, row.value]));
-  writeFileSync(join(root, 'bench/results/latest.json'), `${JSON.stringify({ at: new Date().toISOString(), quick, wallSeconds, machine: host, goals: GOALS, sections: results, figures }, null, 2)}\n`);
+  writeFileSync(
+    join(root, 'bench/results/latest.json'),
+    `${JSON.stringify({ at: new Date().toISOString(), quick, wallSeconds, machine: host, goals: GOALS, sections: results, figures }, null, 2)}\n`,
+  );
   return failed.length > 0 ? 1 : 0;
 }
 

@@ -32,7 +32,11 @@ const rounds = Number(argument('--rounds') ?? 5);
 const setDir = join(root, '../shared/eval/hotpotqa-dev-distractor');
 const files = readdirSync(join(setDir, 'docs')).sort();
 const documents = files.slice(0, Number(argument('--docs') ?? files.length));
-const questions = readFileSync(join(setDir, 'questions.jsonl'), 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { question: string }).question).slice(0, 64);
+const questions = readFileSync(join(setDir, 'questions.jsonl'), 'utf8')
+  .trim()
+  .split('\n')
+  .map((line) => (JSON.parse(line) as { question: string }).question)
+  .slice(0, 64);
 const DIMENSIONS = 512;
 const TENANT = 'bench';
 const COLLECTION = 'hotpot';
@@ -45,7 +49,8 @@ const unitVector = () => {
   return vector.map((value) => value / norm);
 };
 
-const print = (name: string, value: number | string) => process.stdout.write(`${name}=${typeof value === 'number' ? Number(value.toFixed(3)) : value}\n`);
+const print = (name: string, value: number | string) =>
+  process.stdout.write(`${name}=${typeof value === 'number' ? Number(value.toFixed(3)) : value}\n`);
 
 const dir = mkdtempSync(join(tmpdir(), 'agentq-bench-dense-'));
 const path = join(dir, 'vectors.sqlite');
@@ -57,7 +62,13 @@ for (let start = 0; start < documents.length; start += 500) {
     COLLECTION,
     documents.slice(start, start + 500).map((file, index) => {
       const [title, ...body] = readFileSync(join(setDir, 'docs', file), 'utf8').split('\n');
-      return { id: `d${start + index}`, text: body.join('\n').trim(), context: (title ?? '').replace(/^# /, ''), vector: unitVector(), payload: { docId: file } };
+      return {
+        id: `d${start + index}`,
+        text: body.join('\n').trim(),
+        context: (title ?? '').replace(/^# /, ''),
+        vector: unitVector(),
+        payload: { docId: file },
+      };
     }),
   );
 }
@@ -66,7 +77,12 @@ print('load_s', (performance.now() - loadStarted) / 1000);
 
 const designs = ['sqlite-vec', 'memory'] as const;
 type Design = (typeof designs)[number];
-const stores = new Map<Design, SqliteVectorStore>(designs.map((design) => [design, new SqliteVectorStore({ path, ...(design === 'sqlite-vec' ? { vectorCacheBytes: 0 } : {}) })]));
+const stores = new Map<Design, SqliteVectorStore>(
+  designs.map((design) => [
+    design,
+    new SqliteVectorStore({ path, ...(design === 'sqlite-vec' ? { vectorCacheBytes: 0 } : {}) }),
+  ]),
+);
 const queryVectors = questions.map(() => unitVector());
 const fusion = { method: 'scores' as const, denseWeight: LOCAL_DENSE_WEIGHT };
 const queryOf = (index: number, kind: 'dense' | 'lexical' | 'hybrid'): VectorQuery => ({
@@ -77,16 +93,37 @@ const queryOf = (index: number, kind: 'dense' | 'lexical' | 'hybrid'): VectorQue
 });
 
 // Same hits, same order, every design (the scores may differ in the last float digits).
-const reference = await Promise.all(questions.map((_question, index) => stores.get('sqlite-vec')!.query(TENANT, queryOf(index, 'hybrid'))));
+const reference = await Promise.all(
+  questions.map((_question, index) => stores.get('sqlite-vec')!.query(TENANT, queryOf(index, 'hybrid'))),
+);
 let sameOrder = true;
 let maxScoreDifference = 0;
 for (const design of designs) {
-  const hits = await Promise.all(questions.map((_question, index) => stores.get(design)!.query(TENANT, queryOf(index, 'hybrid'))));
-  const filtered = await Promise.all(questions.map((_question, index) => stores.get(design)!.query(TENANT, { ...queryOf(index, 'hybrid'), filter: { docId: { in: documents.slice(index * 7, index * 7 + 40) } } })));
-  const filteredReference = await Promise.all(questions.map((_question, index) => stores.get('sqlite-vec')!.query(TENANT, { ...queryOf(index, 'hybrid'), filter: { docId: { in: documents.slice(index * 7, index * 7 + 40) } } })));
+  const hits = await Promise.all(
+    questions.map((_question, index) => stores.get(design)!.query(TENANT, queryOf(index, 'hybrid'))),
+  );
+  const filtered = await Promise.all(
+    questions.map((_question, index) =>
+      stores.get(design)!.query(TENANT, {
+        ...queryOf(index, 'hybrid'),
+        filter: { docId: { in: documents.slice(index * 7, index * 7 + 40) } },
+      }),
+    ),
+  );
+  const filteredReference = await Promise.all(
+    questions.map((_question, index) =>
+      stores.get('sqlite-vec')!.query(TENANT, {
+        ...queryOf(index, 'hybrid'),
+        filter: { docId: { in: documents.slice(index * 7, index * 7 + 40) } },
+      }),
+    ),
+  );
   hits.forEach((list, index) => {
     if (list.map((hit) => hit.id).join() !== reference[index]!.map((hit) => hit.id).join()) sameOrder = false;
-    list.forEach((hit, rank) => (maxScoreDifference = Math.max(maxScoreDifference, Math.abs(hit.score - reference[index]![rank]!.score))));
+    list.forEach(
+      (hit, rank) =>
+        (maxScoreDifference = Math.max(maxScoreDifference, Math.abs(hit.score - reference[index]![rank]!.score))),
+    );
   });
   filtered.forEach((list, index) => {
     if (list.map((hit) => hit.id).join() !== filteredReference[index]!.map((hit) => hit.id).join()) sameOrder = false;
@@ -126,7 +163,9 @@ for (let round = 0; round < rounds; round += 1) {
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
     for (let start = 0; start < questions.length * 2; start += 16) {
-      await Promise.all(Array.from({ length: 16 }, (_unused, offset) => store.query(TENANT, queryOf(start + offset, 'hybrid'))));
+      await Promise.all(
+        Array.from({ length: 16 }, (_unused, offset) => store.query(TENANT, queryOf(start + offset, 'hybrid'))),
+      );
       await new Promise((resolveTurn) => setImmediate(resolveTurn));
     }
     const seconds = (performance.now() - started) / 1000;
@@ -134,7 +173,10 @@ for (let round = 0; round < rounds; round += 1) {
     clearInterval(ticker);
     add(`${design}_concurrent16_searches_per_s`, (questions.length * 2) / seconds);
     add(`${design}_concurrent16_cpu_us_per_search`, (cpu.user + cpu.system) / (questions.length * 2));
-    add(`${design}_concurrent16_loop_gap_p90_ms`, [...gaps].sort((left, right) => left - right)[Math.floor(gaps.length * 0.9)] ?? 0);
+    add(
+      `${design}_concurrent16_loop_gap_p90_ms`,
+      [...gaps].sort((left, right) => left - right)[Math.floor(gaps.length * 0.9)] ?? 0,
+    );
     add(`${design}_concurrent16_loop_gap_max_ms`, longestGap);
   }
 }

@@ -66,7 +66,8 @@ function positiveInteger(name: string, fallback: number | undefined): number | u
 
 async function main(): Promise<void> {
   const setArgument = option('--set');
-  if (!setArgument) throw new Error('usage: npm run eval -- --set <name-or-path> [--limit N] [--concurrency N] [--out preds.jsonl]');
+  if (!setArgument)
+    throw new Error('usage: npm run eval -- --set <name-or-path> [--limit N] [--concurrency N] [--out preds.jsonl]');
   const set = resolveEvalSet(setArgument, sharedEval);
   const limit = positiveInteger('--limit', undefined);
   const concurrency = positiveInteger('--concurrency', 16)!;
@@ -77,7 +78,8 @@ async function main(): Promise<void> {
   const out = resolve(option('--out') ?? join(work, `${set.name}-preds.jsonl`));
   const dataDir = option('--data-dir') === undefined ? undefined : resolve(option('--data-dir')!);
   const reused = option('--collection');
-  if (reused !== undefined && dataDir === undefined) throw new Error('--collection names a collection already ingested under --data-dir: give both');
+  if (reused !== undefined && dataDir === undefined)
+    throw new Error('--collection names a collection already ingested under --data-dir: give both');
   const privateRedis = process.env.REDIS_URL ? undefined : await startPrivateRedis({ dir: work });
   const id = randomBytes(3).toString('hex');
   const env: Record<string, string> = {
@@ -91,7 +93,9 @@ async function main(): Promise<void> {
     ...(privateRedis ? { AGENTQ_ALLOW_UNSAFE_REDIS: 'true' } : {}),
   };
   const config = loadConfig({ ...process.env, ...env });
-  log(`eval ${set.name}: ${questions.length} questions, ${config.llmModel ? `model ${config.llmModel}` : 'no LLM_MODEL: extractive answers'}, embeddings ${config.embedProvider === 'openai' ? `openai (${config.embedModel})` : config.embedProvider}, redis ${env.REDIS_URL}${privateRedis ? ' (private)' : ''}`);
+  log(
+    `eval ${set.name}: ${questions.length} questions, ${config.llmModel ? `model ${config.llmModel}` : 'no LLM_MODEL: extractive answers'}, embeddings ${config.embedProvider === 'openai' ? `openai (${config.embedModel})` : config.embedProvider}, redis ${env.REDIS_URL}${privateRedis ? ' (private)' : ''}`,
+  );
   const ingest = new IngestClient({ config });
   const client = new AgentClient({ config });
   let worker: WorkerProcess | undefined;
@@ -110,7 +114,9 @@ async function main(): Promise<void> {
           log(`  ingest ${progress.done + progress.failed}/${progress.total}`);
         },
       });
-      log(`  ingested ${ingested.done}/${ingested.total} documents (${ingested.failed} failed) in ${((performance.now() - ingestStarted) / 1000).toFixed(1)} s into collection ${collection}`);
+      log(
+        `  ingested ${ingested.done}/${ingested.total} documents (${ingested.failed} failed) in ${((performance.now() - ingestStarted) / 1000).toFixed(1)} s into collection ${collection}`,
+      );
     } else {
       log(`  no ingest: the questions go to collection ${collection} of ${dataDir}`);
     }
@@ -140,23 +146,47 @@ async function main(): Promise<void> {
     const cpuAfter = cpuSecondsOf(worker.child.pid);
     const results: BatchResult[] = (await client.batches.results(batch.id)) ?? [];
     const failed = results.filter((result) => result.status !== 'completed');
-    for (const result of failed.slice(0, 5)) log(`  question ${result.id} ${result.status}: ${result.error?.code ?? ''} ${result.error?.message ?? ''}`);
+    for (const result of failed.slice(0, 5))
+      log(`  question ${result.id} ${result.status}: ${result.error?.code ?? ''} ${result.error?.message ?? ''}`);
     if (failed.length > 0) log(`  ${failed.length} of ${results.length} questions have no answer`);
 
     const byBatchId = new Map(results.map((result) => [result.id, result]));
-    const outputs = questions.map((_question, index) => byBatchId.get(batchIds[index]!)?.output as Partial<RagOutput> | null | undefined);
+    const outputs = questions.map(
+      (_question, index) => byBatchId.get(batchIds[index]!)?.output as Partial<RagOutput> | null | undefined,
+    );
     const predictions = questions.map((question, index) => predictionOf(question.id, outputs[index]));
     writeFileSync(out, predictions.map((prediction) => JSON.stringify(prediction)).join('\n') + '\n');
     log(`  predictions: ${out}`);
     // The full outputs (answer, sources, retrieved, reasoning), one JSON line per question, for reading why an answer cites what it cites.
     const outputsFile = option('--outputs');
-    if (outputsFile) writeFileSync(resolve(outputsFile), questions.map((question, index) => JSON.stringify({ id: question.id, question: question.question, output: outputs[index] ?? null })).join('\n') + '\n');
+    if (outputsFile)
+      writeFileSync(
+        resolve(outputsFile),
+        questions
+          .map((question, index) =>
+            JSON.stringify({ id: question.id, question: question.question, output: outputs[index] ?? null }),
+          )
+          .join('\n') + '\n',
+      );
 
     const records = await Promise.all(results.map((result) => client.get(result.runId)));
     const steps = records.flatMap((run) => (run ? [run.stepCount] : []));
-    const score = execFileSync('python3', [join(sharedEval, 'score.py'), '--gold', set.questionsFile, '--pred', out, ...(limit === undefined ? [] : ['--only-predicted'])], { encoding: 'utf8' });
+    const score = execFileSync(
+      'python3',
+      [
+        join(sharedEval, 'score.py'),
+        '--gold',
+        set.questionsFile,
+        '--pred',
+        out,
+        ...(limit === undefined ? [] : ['--only-predicted']),
+      ],
+      { encoding: 'utf8' },
+    );
     process.stdout.write(`runs=${records.filter((run) => run?.status === 'completed').length}\n`);
-    process.stdout.write(`steps_per_run=${(steps.reduce((sum, count) => sum + count, 0) / Math.max(1, steps.length)).toFixed(2)}\n`);
+    process.stdout.write(
+      `steps_per_run=${(steps.reduce((sum, count) => sum + count, 0) / Math.max(1, steps.length)).toFixed(2)}\n`,
+    );
     process.stdout.write(`wall_s=${wallSeconds.toFixed(1)}\n`);
     // The worker process's CPU over the same span (every thread: steps, searches, the embedding threads): steadier than wall time on a shared machine.
     if (cpuBefore !== undefined && cpuAfter !== undefined) {
@@ -169,14 +199,27 @@ async function main(): Promise<void> {
       const mode = (result.output as Partial<RagOutput> | null)?.retrieval;
       if (mode) modes.set(mode, (modes.get(mode) ?? 0) + 1);
     }
-    process.stdout.write(`retrieval=${modes.size === 1 ? [...modes.keys()][0] : [...modes].map(([mode, count]) => `${mode}:${count}`).join(',')}\n`);
+    process.stdout.write(
+      `retrieval=${modes.size === 1 ? [...modes.keys()][0] : [...modes].map(([mode, count]) => `${mode}:${count}`).join(',')}\n`,
+    );
     // Answers whose passage was picked with the local model's sentence comparison (AGENTQ_RAG_DENSE_WEIGHT): what its CPU is spent on.
-    const compared = results.filter((result) => ((result.output as Partial<RagOutput> | null)?.reasoning_steps ?? []).some((step) => step.startsWith(DENSE_MATCH_NOTE))).length;
+    const compared = results.filter((result) =>
+      ((result.output as Partial<RagOutput> | null)?.reasoning_steps ?? []).some((step) =>
+        step.startsWith(DENSE_MATCH_NOTE),
+      ),
+    ).length;
     process.stdout.write(`dense_compared=${compared}\n`);
     // What users feel beside recall: do the cited documents answer the question, does the answer hold the gold one, is it the right company.
     const gold = readGold(set.questionsFile);
-    const shown = predictions.map((prediction, index) => ({ id: prediction.id, answer: prediction.answer, citedDocIds: citedDocIdsOf(outputs[index]), rankedDocIds: prediction.cited_doc_ids }));
-    const isSec = [...gold.values()].every((question) => question.goldDocIds.every((docId) => secCompanyOf(docId) !== undefined));
+    const shown = predictions.map((prediction, index) => ({
+      id: prediction.id,
+      answer: prediction.answer,
+      citedDocIds: citedDocIdsOf(outputs[index]),
+      rankedDocIds: prediction.cited_doc_ids,
+    }));
+    const isSec = [...gold.values()].every((question) =>
+      question.goldDocIds.every((docId) => secCompanyOf(docId) !== undefined),
+    );
     const metrics = userMetrics(gold, shown, isSec ? { companyOf: secCompanyOf } : {});
     for (const [name, value] of Object.entries(metrics)) process.stdout.write(`${name}=${value.toFixed(1)}\n`);
     process.stdout.write(score.endsWith('\n') ? score : `${score}\n`);

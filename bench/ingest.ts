@@ -14,14 +14,20 @@ const argument = (name: string) => {
   return index >= 0 ? process.argv[index + 1] : undefined;
 };
 const limit = argument('--limit') === undefined ? undefined : Number(argument('--limit'));
-if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new Error(`--limit must be a positive integer, got '${argument('--limit')}'`);
+if (limit !== undefined && !(Number.isInteger(limit) && limit > 0))
+  throw new Error(`--limit must be a positive integer, got '${argument('--limit')}'`);
 const docsDir = argument('--docs');
 const questionsFile = argument('--questions');
 const embed = argument('--embed') ?? 'none';
 if (embed !== 'none' && embed !== 'local') throw new Error(`--embed must be none or local, got '${embed}'`);
 
 await runStandalone(
-  ingestSection({ ...(docsDir ? { docsDir } : {}), ...(questionsFile ? { questionsFile } : {}), ...(limit === undefined ? {} : { limit }), embed }),
+  ingestSection({
+    ...(docsDir ? { docsDir } : {}),
+    ...(questionsFile ? { questionsFile } : {}),
+    ...(limit === undefined ? {} : { limit }),
+    embed,
+  }),
   embed === 'local' ? 'ingest-local-latest.json' : 'ingest-latest.json',
   { docs: docsDir ?? 'hotpotqa-dev-distractor', limit: limit ?? null, embed },
 );

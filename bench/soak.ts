@@ -68,12 +68,14 @@ interface MinuteRow {
 function parseMinutes(argv: string[]): number {
   const index = argv.indexOf('--minutes');
   const value = index >= 0 ? Number(argv[index + 1]) : 30;
-  if (!Number.isFinite(value) || value < 1) throw new Error(`--minutes wants a whole number ≥ 1, got ${argv[index + 1]}`);
+  if (!Number.isFinite(value) || value < 1)
+    throw new Error(`--minutes wants a whole number ≥ 1, got ${argv[index + 1]}`);
   return Math.floor(value);
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
-const mean = (values: number[]) => (values.length === 0 ? Number.NaN : values.reduce((sum, value) => sum + value, 0) / values.length);
+const mean = (values: number[]) =>
+  values.length === 0 ? Number.NaN : values.reduce((sum, value) => sum + value, 0) / values.length;
 
 async function main(): Promise<number> {
   const minutes = parseMinutes(process.argv.slice(2));
@@ -89,7 +91,9 @@ async function main(): Promise<number> {
   const redis = new Redis(redisServer.url);
   const client = new AgentClient({ config: loadConfig(env) });
   const workers: BenchWorker[] = [];
-  log(`soak: ${minutes} min, 1 run/s of chain (5 steps × 50 ms), 2 workers × 4, private redis-server with AOF, retention 10 s, BullMQ event streams at AGENTQ_QUEUE_EVENTS_MAXLEN's default; reference minute ${referenceMinute}`);
+  log(
+    `soak: ${minutes} min, 1 run/s of chain (5 steps × 50 ms), 2 workers × 4, private redis-server with AOF, retention 10 s, BullMQ event streams at AGENTQ_QUEUE_EVENTS_MAXLEN's default; reference minute ${referenceMinute}`,
+  );
   try {
     workers.push(...(await Promise.all([forkBenchWorker(env), forkBenchWorker(env)])));
     const enqueuedAt = new Map<string, number>();
@@ -117,7 +121,9 @@ async function main(): Promise<number> {
     const total = minutes * 60;
     for (let second = 1; second <= total; second += 1) {
       const before = Date.now();
-      const enqueue = client.enqueue({ graph: 'chain', input: { steps: 5, sleepMs: 50 } }).then((run) => void enqueuedAt.set(run.id, before));
+      const enqueue = client
+        .enqueue({ graph: 'chain', input: { steps: 5, sleepMs: 50 } })
+        .then((run) => void enqueuedAt.set(run.id, before));
       const endOfMinute = second % 60 === 0;
       const stats: WorkerStats[] = await Promise.all(workers.map((worker) => worker.stats({ gc: endOfMinute })));
       await enqueue;
@@ -137,33 +143,74 @@ async function main(): Promise<number> {
       if (endOfMinute) log(`soak: minute ${second / 60} of ${minutes}: ${completed} completed, ${failed} failed`);
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + second * 1000 - Date.now())));
     }
-    await waitFor(() => enqueuedAt.size === 0, 60_000, 'the last runs to finish', log, () => `${enqueuedAt.size} unfinished`);
+    await waitFor(
+      () => enqueuedAt.size === 0,
+      60_000,
+      'the last runs to finish',
+      log,
+      () => `${enqueuedAt.size} unfinished`,
+    );
 
     const rows = minuteRows(samples, retained, minutes);
     printTable(rows);
-    process.stdout.write(`\nlargest Redis keys at the end: ${(await largestKeys(redis, 8)).map(({ key, bytes }) => `${key} ${bytes} B`).join(', ')}\n`);
+    process.stdout.write(
+      `\nlargest Redis keys at the end: ${(await largestKeys(redis, 8)).map(({ key, bytes }) => `${key} ${bytes} B`).join(', ')}\n`,
+    );
     const reference = rows[referenceMinute - 1]!;
-    const referenceRedis = mean(samples.filter((sample) => sample.t > referenceMinute * 60 - 30 && sample.t <= referenceMinute * 60).map((sample) => sample.redisBytes));
+    const referenceRedis = mean(
+      samples
+        .filter((sample) => sample.t > referenceMinute * 60 - 30 && sample.t <= referenceMinute * 60)
+        .map((sample) => sample.redisBytes),
+    );
     const later = rows.slice(referenceMinute);
-    const redisDeviation = later.length === 0 ? 0 : Math.max(...later.map((row) => Math.abs((row.redisMeanMb * MB) / referenceRedis - 1)));
+    const redisDeviation =
+      later.length === 0 ? 0 : Math.max(...later.map((row) => Math.abs((row.redisMeanMb * MB) / referenceRedis - 1)));
     // Minute 1 is warm-up (module loading, JIT) when there is more than one minute.
     const warmUpS = minutes > 1 ? 60 : 0;
-    const eldP99 = percentile(samples.filter((sample) => !sample.forcedGc && sample.t > warmUpS).map((sample) => sample.eldP99Ms), 99);
+    const eldP99 = percentile(
+      samples.filter((sample) => !sample.forcedGc && sample.t > warmUpS).map((sample) => sample.eldP99Ms),
+      99,
+    );
     const heapRatio = rows.at(-1)!.heapRetainedMb / reference.heapRetainedMb;
     const criteria = [
-      { name: 'failed runs', value: `${failed} failed, ${total - completed - failed} unfinished`, pass: failed === 0 && completed === total },
-      { name: `retained heap end / minute ${referenceMinute}`, value: `${round(heapRatio, 3)} (${rows.at(-1)!.heapRetainedMb} / ${reference.heapRetainedMb} MB)`, pass: heapRatio <= 1.1, goal: '≤ 1.10' },
-      { name: `Redis memory vs minute ${referenceMinute}`, value: `max deviation ${round(redisDeviation * 100, 1)}% (reference ${round(referenceRedis / MB, 3)} MB)`, pass: redisDeviation <= 0.1, goal: '±10%' },
-      { name: `event-loop delay p99${warmUpS > 0 ? ' after minute 1' : ''}`, value: `${round(eldP99, 1)} ms`, pass: eldP99 < 50, goal: '< 50 ms' },
+      {
+        name: 'failed runs',
+        value: `${failed} failed, ${total - completed - failed} unfinished`,
+        pass: failed === 0 && completed === total,
+      },
+      {
+        name: `retained heap end / minute ${referenceMinute}`,
+        value: `${round(heapRatio, 3)} (${rows.at(-1)!.heapRetainedMb} / ${reference.heapRetainedMb} MB)`,
+        pass: heapRatio <= 1.1,
+        goal: '≤ 1.10',
+      },
+      {
+        name: `Redis memory vs minute ${referenceMinute}`,
+        value: `max deviation ${round(redisDeviation * 100, 1)}% (reference ${round(referenceRedis / MB, 3)} MB)`,
+        pass: redisDeviation <= 0.1,
+        goal: '±10%',
+      },
+      {
+        name: `event-loop delay p99${warmUpS > 0 ? ' after minute 1' : ''}`,
+        value: `${round(eldP99, 1)} ms`,
+        pass: eldP99 < 50,
+        goal: '< 50 ms',
+      },
     ];
     process.stdout.write('\ncriteria\n');
-    for (const item of criteria) process.stdout.write(`  ${item.pass ? 'PASS' : 'FAIL'}  ${item.name}: ${item.value}${item.goal ? ` (goal ${item.goal})` : ''}\n`);
+    for (const item of criteria)
+      process.stdout.write(
+        `  ${item.pass ? 'PASS' : 'FAIL'}  ${item.name}: ${item.value}${item.goal ? ` (goal ${item.goal})` : ''}\n`,
+      );
 
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     const resultsDir = join(root, 'bench/results');
     mkdirSync(resultsDir, { recursive: true });
     const chartPath = join(resultsDir, `soak-${stamp}.svg`);
-    writeFileSync(chartPath, renderSoakChart(`agentq soak: ${minutes} min, 1 run/s, 2 workers × 4`, chartSeries(samples)));
+    writeFileSync(
+      chartPath,
+      renderSoakChart(`agentq soak: ${minutes} min, 1 run/s, 2 workers × 4`, chartSeries(samples)),
+    );
     writeFileSync(
       join(resultsDir, 'soak-latest.json'),
       `${JSON.stringify({ at: new Date().toISOString(), minutes, referenceMinute, chart: `bench/results/soak-${stamp}.svg`, criteria, minutesTable: rows, samples: samples.map(({ latenciesMs, ...rest }) => ({ ...rest, latencyP95Ms: latenciesMs.length > 0 ? percentile(latenciesMs, 95) : null })) }, null, 2)}\n`,
@@ -186,7 +233,8 @@ async function largestKeys(redis: Redis, count: number): Promise<{ key: string; 
   do {
     const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
     cursor = next;
-    for (const key of keys) sizes.push({ key, bytes: Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) });
+    for (const key of keys)
+      sizes.push({ key, bytes: Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) });
   } while (cursor !== '0');
   return sizes.sort((a, b) => b.bytes - a.bytes).slice(0, count);
 }
@@ -212,8 +260,34 @@ function minuteRows(samples: Sample[], retained: number[], minutes: number): Min
 }
 
 function printTable(rows: MinuteRow[]): void {
-  const header = ['min', 'enq', 'done', 'fail', 'heap after GC MB', 'heap mean MB', 'RSS MB', 'Redis MB', 'lat p50 ms', 'lat p95 ms', 'ELD p99 max ms'];
-  const lines = rows.map((row) => [row.minute, row.enqueued, row.completed, row.failed, row.heapRetainedMb, row.heapMeanMb, row.rssMeanMb, row.redisMeanMb, row.latencyP50Ms, row.latencyP95Ms, row.eldP99Ms].map(String));
+  const header = [
+    'min',
+    'enq',
+    'done',
+    'fail',
+    'heap after GC MB',
+    'heap mean MB',
+    'RSS MB',
+    'Redis MB',
+    'lat p50 ms',
+    'lat p95 ms',
+    'ELD p99 max ms',
+  ];
+  const lines = rows.map((row) =>
+    [
+      row.minute,
+      row.enqueued,
+      row.completed,
+      row.failed,
+      row.heapRetainedMb,
+      row.heapMeanMb,
+      row.rssMeanMb,
+      row.redisMeanMb,
+      row.latencyP50Ms,
+      row.latencyP95Ms,
+      row.eldP99Ms,
+    ].map(String),
+  );
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const format = (cells: string[]) => cells.map((cell, column) => cell.padStart(widths[column]!)).join('  ');
   process.stdout.write(`${format(header)}\n${lines.map(format).join('\n')}\n`);
@@ -222,11 +296,33 @@ function printTable(rows: MinuteRow[]): void {
 /** Per second: both workers' heap and RSS (sums), Redis used_memory, p95 latency of the runs that finished, the worse worker's ELD p99. */
 function chartSeries(samples: Sample[]) {
   return [
-    { name: 'heap', unit: 'MB, both workers', points: samples.map((sample) => ({ t: sample.t, value: sample.heapUsed / MB })) },
-    { name: 'rss', unit: 'MB, both workers', points: samples.map((sample) => ({ t: sample.t, value: sample.rss / MB })) },
-    { name: 'redis', unit: 'MB used_memory', points: samples.map((sample) => ({ t: sample.t, value: sample.redisBytes / MB })) },
-    { name: 'latency', unit: 'ms p95, enqueue → finished', points: samples.filter((sample) => sample.latenciesMs.length > 0).map((sample) => ({ t: sample.t, value: percentile(sample.latenciesMs, 95) })) },
-    { name: 'eld', unit: 'ms event-loop delay p99', points: samples.map((sample) => ({ t: sample.t, value: sample.eldP99Ms })) },
+    {
+      name: 'heap',
+      unit: 'MB, both workers',
+      points: samples.map((sample) => ({ t: sample.t, value: sample.heapUsed / MB })),
+    },
+    {
+      name: 'rss',
+      unit: 'MB, both workers',
+      points: samples.map((sample) => ({ t: sample.t, value: sample.rss / MB })),
+    },
+    {
+      name: 'redis',
+      unit: 'MB used_memory',
+      points: samples.map((sample) => ({ t: sample.t, value: sample.redisBytes / MB })),
+    },
+    {
+      name: 'latency',
+      unit: 'ms p95, enqueue → finished',
+      points: samples
+        .filter((sample) => sample.latenciesMs.length > 0)
+        .map((sample) => ({ t: sample.t, value: percentile(sample.latenciesMs, 95) })),
+    },
+    {
+      name: 'eld',
+      unit: 'ms event-loop delay p99',
+      points: samples.map((sample) => ({ t: sample.t, value: sample.eldP99Ms })),
+    },
   ];
 }
 

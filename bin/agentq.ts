@@ -28,7 +28,8 @@ const io = {
 
 const parseCount = (name: string) => (value: string) => {
   const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new UsageError(`${name} must be a positive integer, got '${value}'`);
+  if (!Number.isInteger(number) || number < 1)
+    throw new UsageError(`${name} must be a positive integer, got '${value}'`);
   return number;
 };
 
@@ -43,7 +44,10 @@ const readerFactory = async () => {
 };
 // `status` reads one record: without ioredis where a bare connection can reach Redis (cold start, issue 19).
 const recordFactory = async () => {
-  const [{ readRedisConfig }, { openRunRecordSource }] = await Promise.all([import('../shared/config/redis-config.js'), import('../producer/client/run-record-reader.js')]);
+  const [{ readRedisConfig }, { openRunRecordSource }] = await Promise.all([
+    import('../shared/config/redis-config.js'),
+    import('../producer/client/run-record-reader.js'),
+  ]);
   return openRunRecordSource(readRedisConfig());
 };
 registerProducerCommands(program, { client: clientFactory, reader: readerFactory, record: recordFactory }, io);
@@ -71,7 +75,11 @@ try {
     io.err(`agentq: ${error.message}`);
     process.exitCode = EXIT.usage;
   } else {
-    const message = AgentqError.isInstance(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+    const message = AgentqError.isInstance(error)
+      ? `${error.code}: ${error.message}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
     io.err(`agentq: ${message}`);
     process.exitCode = EXIT.runFailed;
   }

@@ -19,7 +19,9 @@ export function ensureRedisServer(log: (line: string) => void): void {
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
     if (update.status === 0 && install.status === 0 && onPath('redis-server')) return;
-    throw new Error('installing redis-server with apt-get failed (see the output above); install it by hand, or set REDIS_URL to a Redis you run');
+    throw new Error(
+      'installing redis-server with apt-get failed (see the output above); install it by hand, or set REDIS_URL to a Redis you run',
+    );
   }
   const how = onPath('apt-get')
     ? 'sudo apt-get install -y redis-server'
@@ -28,5 +30,7 @@ export function ensureRedisServer(log: (line: string) => void): void {
       : onPath('dnf')
         ? 'sudo dnf install -y redis'
         : 'install Redis ≥ 6.2 (https://redis.io/docs/latest/operate/oss_and_stack/install/)';
-  throw new Error(`redis-server is not installed and nothing answers on the local Redis port. Run: ${how} — or set REDIS_URL to a Redis you run.`);
+  throw new Error(
+    `redis-server is not installed and nothing answers on the local Redis port. Run: ${how} — or set REDIS_URL to a Redis you run.`,
+  );
 }

@@ -5,7 +5,13 @@ import type { PrivateRedis } from '../shared/adapters/redis/private-redis-server
 
 async function answers(url: string): Promise<boolean> {
   const { Redis } = await import('ioredis');
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, connectTimeout: 500 });
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+    connectTimeout: 500,
+  });
   probe.on('error', () => undefined);
   try {
     await probe.connect();
@@ -25,7 +31,9 @@ async function answers(url: string): Promise<boolean> {
 export function registerStartCommand(program: Command): void {
   program
     .command('start')
-    .description('run worker + API + dashboard; without REDIS_URL, start a private redis-server if none answers locally')
+    .description(
+      'run worker + API + dashboard; without REDIS_URL, start a private redis-server if none answers locally',
+    )
     .action(async () => {
       // Loaded when the command runs, not when the CLI starts (every other command would pay for them).
       const [{ loadConfig }, { createLogger }, { startPrivateRedis }, { ensureRedisServer }] = await Promise.all([
@@ -48,8 +56,17 @@ export function registerStartCommand(program: Command): void {
           const dir = resolve(base.dataDir, 'redis');
           // Detached: Ctrl-C reaches the whole foreground process group; Redis must outlive the graceful
           // stop of the worker and the API, so it gets no SIGINT of its own and is stopped last.
-          privateRedis = await startPrivateRedis({ port: base.localRedisPort, dir, appendonly: true, detached: true, logFile: 'redis.log' });
-          logger.info({ redis: privateRedis.url, dir, pid: privateRedis.process.pid }, 'REDIS_URL is unset; started a private redis-server (AOF on)');
+          privateRedis = await startPrivateRedis({
+            port: base.localRedisPort,
+            dir,
+            appendonly: true,
+            detached: true,
+            logFile: 'redis.log',
+          });
+          logger.info(
+            { redis: privateRedis.url, dir, pid: privateRedis.process.pid },
+            'REDIS_URL is unset; started a private redis-server (AOF on)',
+          );
         }
         config = { ...base, redisUrl: localUrl };
       }
@@ -78,7 +95,10 @@ export function registerStartCommand(program: Command): void {
             process.exit(130);
           }
           stopping = true;
-          logger.info({ signal, graceMs: config.shutdownGraceMs }, 'stopping: the API, then the worker (active steps get the grace period), then Redis');
+          logger.info(
+            { signal, graceMs: config.shutdownGraceMs },
+            'stopping: the API, then the worker (active steps get the grace period), then Redis',
+          );
           void (async () => {
             await api.close();
             await worker.close();

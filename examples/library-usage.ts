@@ -31,7 +31,11 @@ const worker = await startWorker({ graphs: [refundGraph] });
 //    (a retry after a timeout) it returns the same run, so make it per request, not per order.
 const client = new AgentClient();
 const requestId = randomUUID();
-const run = await client.enqueue({ graph: 'refund-check', input: { orderId: 'A-1001', amount: 42 }, idempotencyKey: `refund-A-1001-${requestId}` });
+const run = await client.enqueue({
+  graph: 'refund-check',
+  input: { orderId: 'A-1001', amount: 42 },
+  idempotencyKey: `refund-A-1001-${requestId}`,
+});
 const done = await client.wait(run.id);
 console.log(JSON.stringify({ status: done.status, output: done.output }));
 

@@ -13,7 +13,10 @@ export async function setup(project: TestProject): Promise<void> {
   try {
     redis = await startPrivateRedis();
   } catch (error) {
-    throw new Error(`tests need redis-server on PATH (Debian: apt-get install -y redis-server): ${(error as Error).message}`, { cause: error });
+    throw new Error(
+      `tests need redis-server on PATH (Debian: apt-get install -y redis-server): ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   project.provide('redisUrl', redis.url);
   figuresDir = mkdtempSync(join(tmpdir(), 'agentq-figures-'));
@@ -30,14 +33,21 @@ export async function teardown(): Promise<void> {
 
 /** The fault and abuse suites' figures, one table, grouped by scenario in the order recorded. */
 function printFigures(jsonLines: string): void {
-  const figures = jsonLines.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Figure);
+  const figures = jsonLines
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Figure);
   if (figures.length === 0) return;
   const rows = figures.map((f) => [f.scenario, f.name, String(f.value), f.goal ?? '']);
   const header = ['scenario', 'figure', 'value', 'goal'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   const ordered = [...rows].sort((a, b) => rows.findIndex((r) => r[0] === a[0]) - rows.findIndex((r) => r[0] === b[0]));
-  console.log(['', 'figures', line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...ordered.map(line), ''].join('\n'));
+  console.log(
+    ['', 'figures', line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...ordered.map(line), ''].join(
+      '\n',
+    ),
+  );
 }
 
 declare module 'vitest' {

@@ -29,17 +29,30 @@ export interface DefaultServicesOptions {
  * registry with the built-in tools (plus `http_fetch` when AGENTQ_HTTP_FETCH_ALLOW_HOSTS lists hosts)
  * and yours, the provider limiter when AGENTQ_RATE_LIMITS is set, and the agent limits from the config.
  */
-export function createDefaultServices(config: Config, { tools = [], redis }: DefaultServicesOptions = {}): Required<Pick<AgentServices, 'tools' | 'agentSettings'>> & AgentServices {
+export function createDefaultServices(
+  config: Config,
+  { tools = [], redis }: DefaultServicesOptions = {},
+): Required<Pick<AgentServices, 'tools' | 'agentSettings'>> & AgentServices {
   const endpoint = endpointOf(config);
   const embedder = createEmbedder(config, endpoint);
   const httpFetch =
     config.httpFetchAllowHosts.length > 0
-      ? [createHttpFetchTool({ allowHosts: config.httpFetchAllowHosts, maxBytes: config.httpFetchMaxBytes, timeoutMs: config.httpFetchTimeoutMs })]
+      ? [
+          createHttpFetchTool({
+            allowHosts: config.httpFetchAllowHosts,
+            maxBytes: config.httpFetchMaxBytes,
+            timeoutMs: config.httpFetchTimeoutMs,
+          }),
+        ]
       : [];
   return {
-    ...(config.llmModel ? { languageModel: new OpenAILanguageModel({ model: config.llmModel, stream: config.llmStream, ...endpoint }) } : {}),
+    ...(config.llmModel
+      ? { languageModel: new OpenAILanguageModel({ model: config.llmModel, stream: config.llmStream, ...endpoint }) }
+      : {}),
     ...(embedder ? { embedder } : {}),
-    ...(config.moderationModel ? { moderator: new OpenAIModerator({ model: config.moderationModel, ...endpoint }) } : {}),
+    ...(config.moderationModel
+      ? { moderator: new OpenAIModerator({ model: config.moderationModel, ...endpoint }) }
+      : {}),
     ...(Object.keys(config.rateLimits).length > 0 ? { rateLimiter: lazyRateLimiter(config, redis) } : {}),
     tenantBudget: lazyTenantBudget(config, redis),
     tools: new ToolRegistry([...builtInTools(), ...httpFetch, ...tools]),
@@ -62,7 +75,8 @@ export function createDefaultServices(config: Config, { tools = [], redis }: Def
 /** The Redis limiter, connected on first use (a worker whose graphs never call a model opens nothing). */
 function lazyRateLimiter(config: Config, redis: RedisConnection | undefined): RequestRateLimiter {
   let limiter: ProviderRateLimiter | undefined;
-  const get = () => (limiter ??= new ProviderRateLimiter(redis ?? connectRedis(config, 'worker'), new Keys(config.keyPrefix)));
+  const get = () =>
+    (limiter ??= new ProviderRateLimiter(redis ?? connectRedis(config, 'worker'), new Keys(config.keyPrefix)));
   return {
     acquire: (...args) => get().acquire(...args),
     settle: (...args) => get().settle(...args),
@@ -70,12 +84,18 @@ function lazyRateLimiter(config: Config, redis: RedisConnection | undefined): Re
 }
 
 /** Tenant budgets and usage, connected on first model call (two short scripts per fresh call). */
-function lazyTenantBudget(config: Config, redis: RedisConnection | undefined): NonNullable<AgentServices['tenantBudget']> {
+function lazyTenantBudget(
+  config: Config,
+  redis: RedisConnection | undefined,
+): NonNullable<AgentServices['tenantBudget']> {
   let budget: TenantBudget | undefined;
   const get = () => {
     if (budget) return budget;
     const connection = redis ?? connectRedis(config, 'worker');
-    return (budget = new TenantBudget(connection, new Keys(config.keyPrefix), { defaults: config.tenantBudgetDefaults, metrics: new RedisMetrics(connection, config.keyPrefix) }));
+    return (budget = new TenantBudget(connection, new Keys(config.keyPrefix), {
+      defaults: config.tenantBudgetDefaults,
+      metrics: new RedisMetrics(connection, config.keyPrefix),
+    }));
   };
   return {
     reserve: (...args) => get().reserve(...args),

@@ -8,7 +8,14 @@ import type { LanguageModel } from '../shared/ports/language-model.js';
 import { backoffDelay, DEFAULT_RETRY_POLICY } from '../shared/graph/retry-policy.js';
 import type { StepJobData } from '../shared/contracts/job-schema.js';
 import { createLogger, type Logger } from '../shared/telemetry/logger.js';
-import { INGEST_QUEUE, INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE, STEP_QUEUE, WEBHOOK_QUEUE } from '../shared/contracts/queues.js';
+import {
+  INGEST_QUEUE,
+  INTAKE_QUEUE,
+  queueStreamOptions,
+  SCHEDULES_QUEUE,
+  STEP_QUEUE,
+  WEBHOOK_QUEUE,
+} from '../shared/contracts/queues.js';
 import { Schedules } from '../shared/operations/schedules/schedules.js';
 import { ScheduleTickProcessor } from './operations/schedule-tick-processor.js';
 import { StepQueues } from '../shared/store/step-queues.js';
@@ -100,7 +107,11 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const registry = new GraphRegistry(options.builtInGraphs === false ? [] : builtInGraphs());
   for (const graph of options.graphs ?? []) registry.register(graph);
   // Before any connection is opened: a bad MCP server fails the start with nothing to clean up.
-  const mcp = await connectMcpServers(options.mcpServers ?? config.mcpServers, { logger, connectTimeoutMs: config.mcpConnectTimeoutMs, callTimeoutMs: config.mcpCallTimeoutMs });
+  const mcp = await connectMcpServers(options.mcpServers ?? config.mcpServers, {
+    logger,
+    connectTimeoutMs: config.mcpConnectTimeoutMs,
+    callTimeoutMs: config.mcpCallTimeoutMs,
+  });
   try {
     return await startConnected(options, config, logger, registry, mcp);
   } catch (error) {
@@ -112,7 +123,13 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
 }
 
 /** The rest of the start, once the MCP servers are connected. */
-async function startConnected(options: StartWorkerOptions, config: Config, logger: Logger, registry: GraphRegistry, mcp: McpConnections): Promise<AgentWorker> {
+async function startConnected(
+  options: StartWorkerOptions,
+  config: Config,
+  logger: Logger,
+  registry: GraphRegistry,
+  mcp: McpConnections,
+): Promise<AgentWorker> {
   // The step scripts run BullMQ's own scripts with the KEYS/ARGV layout of the pinned version.
   assertBullmqPinned();
   // #19: a clear error instead of a silent wait when Redis is down; for a Cluster, also one that is not
@@ -123,13 +140,19 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
   const redis = connectRedis(config, 'worker');
   // A step's BEGIN and COMMIT, and the step queue (RunStoreOptions.stepRedis).
   const stepRedis = connectRedis(config, 'worker');
-  await Promise.all([checkRedisDurability(redis, config, logger), checkStepLayout(redis, config)]).catch((error: unknown) => {
-    redis.disconnect();
-    stepRedis.disconnect();
-    throw error;
-  });
+  await Promise.all([checkRedisDurability(redis, config, logger), checkStepLayout(redis, config)]).catch(
+    (error: unknown) => {
+      redis.disconnect();
+      stepRedis.disconnect();
+      throw error;
+    },
+  );
   // Each runs after a run reached a terminal state, whichever way it got there.
-  const finishedHooks: ((runId: string, status: 'completed' | 'failed' | 'cancelled', run: FinishedRun) => Promise<void>)[] = [];
+  const finishedHooks: ((
+    runId: string,
+    status: 'completed' | 'failed' | 'cancelled',
+    run: FinishedRun,
+  ) => Promise<void>)[] = [];
   const store = new RedisRunStore(redis, {
     keyPrefix: config.keyPrefix,
     shards: config.shards,
@@ -139,7 +162,13 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
     onFinished: async (runId, status, run) => {
       // Independent of each other (metrics, webhook, batch slot, trace, observers): all at once, so the
       // batch's next question does not wait behind the others' round trips.
-      await Promise.all(finishedHooks.map((hook) => hook(runId, status, run).catch((error: unknown) => logger.warn({ runId, err: String(error) }, 'run-finished hook failed'))));
+      await Promise.all(
+        finishedHooks.map((hook) =>
+          hook(runId, status, run).catch((error: unknown) =>
+            logger.warn({ runId, err: String(error) }, 'run-finished hook failed'),
+          ),
+        ),
+      );
     },
   });
   for (const observer of options.observers ?? []) {
@@ -168,7 +197,12 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
   const bullmq = bullmqConnection(config, 'worker');
   const connection = bullmq.connection;
   const bullmqTelemetry = telemetry.bullmq ? { telemetry: telemetry.bullmq } : {};
-  const queueOptions = { connection, prefix: config.queuePrefix, ...bullmqTelemetry, ...queueStreamOptions(config.queueEventsMaxLen) };
+  const queueOptions = {
+    connection,
+    prefix: config.queuePrefix,
+    ...bullmqTelemetry,
+    ...queueStreamOptions(config.queueEventsMaxLen),
+  };
   // One step queue per shard (AGENTQ_SHARDS), under the shard's prefix: a run's keys share its tag.
   const stepQueues = new StepQueues(config.shards, config.queuePrefix, { ...queueOptions, connection: stepRedis });
   const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
@@ -202,7 +236,10 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
     attemptsOf: (graphId, node) => stepJobs.attemptsOf(graphId, node),
   });
   // Liveness from a thread of its own, and claims on paid work that respect it (issue 20).
-  const stepQueueKeys = Array.from({ length: config.shards }, (_value, shard) => `${stepQueuePrefix(config.queuePrefix, shard, config.shards)}:${STEP_QUEUE}`);
+  const stepQueueKeys = Array.from(
+    { length: config.shards },
+    (_value, shard) => `${stepQueuePrefix(config.queuePrefix, shard, config.shards)}:${STEP_QUEUE}`,
+  );
   const liveness = startLiveness({
     redis: config,
     alivePrefixes: Array.from({ length: config.shards }, (_value, shard) => store.keys.alivePrefix(shard)),
@@ -211,22 +248,51 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
     lockMs: config.lockDurationMs,
     registryKey: store.keys.livenessRegistry(),
     // Every queue of agentq, whether this process takes from it or not: a dead peer may have.
-    reapQueues: [...stepQueueKeys, ...[INTAKE_QUEUE, SCHEDULES_QUEUE, WEBHOOK_QUEUE, INGEST_QUEUE].map((name) => `${config.queuePrefix}:${name}`)],
+    reapQueues: [
+      ...stepQueueKeys,
+      ...[INTAKE_QUEUE, SCHEDULES_QUEUE, WEBHOOK_QUEUE, INGEST_QUEUE].map((name) => `${config.queuePrefix}:${name}`),
+    ],
     heldQueues: stepQueueKeys,
-    onReaped: (processId, released) => logger.info({ processId, released }, 'a worker process stopped beating: its job locks are released'),
-    onLost: (released) => logger.info({ released }, 'reconnected to Redis: released the step jobs taken as the connection dropped'),
+    onReaped: (processId, released) =>
+      logger.info({ processId, released }, 'a worker process stopped beating: its job locks are released'),
+    onLost: (released) =>
+      logger.info({ released }, 'reconnected to Redis: released the step jobs taken as the connection dropped'),
   });
   // Redis answered the checks above; a thread that still cannot write within 5 s is said, not waited for
   // (this process's claims then look dead to others, which is how a worker without liveness behaved).
-  const beating = await Promise.race([liveness.ready.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref())]);
-  if (!beating) logger.warn('liveness thread has not written its first beat within 5 s; claims on paid work by this worker may be taken over');
+  const beating = await Promise.race([
+    liveness.ready.then(() => true),
+    new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref()),
+  ]);
+  if (!beating)
+    logger.warn(
+      'liveness thread has not written its first beat within 5 s; claims on paid work by this worker may be taken over',
+    );
   // One gate for the process: its event loop is what the gate keeps responsive (issue 20).
   const startsGate = new TurnGate(config.stepStartsPerTurn);
   const claims = new PaidClaims({ redis: stepRedis, keys: store.keys, processId: liveness.processId, logger });
-  const services: Services = { ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }), ...options.services };
+  const services: Services = {
+    ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }),
+    ...options.services,
+  };
   // Model requests start through the same gate as steps: a burst of them cannot hold the loop.
-  if (services.languageModel) services.languageModel = pacedLanguageModel(services.languageModel as LanguageModel, startsGate);
-  const stepProcessor = new StepProcessor({ claims, paidClaimMs: config.paidClaimMs, store, registry, transitions, stateCache: new StateCache(config.stateCacheSize), eagerHops: config.eagerHops, activeSteps, services, logger, telemetry, observers: options.observers ?? [], admitStart: intakeProcessor.admitStart });
+  if (services.languageModel)
+    services.languageModel = pacedLanguageModel(services.languageModel as LanguageModel, startsGate);
+  const stepProcessor = new StepProcessor({
+    claims,
+    paidClaimMs: config.paidClaimMs,
+    store,
+    registry,
+    transitions,
+    stateCache: new StateCache(config.stateCacheSize),
+    eagerHops: config.eagerHops,
+    activeSteps,
+    services,
+    logger,
+    telemetry,
+    observers: options.observers ?? [],
+    admitStart: intakeProcessor.admitStart,
+  });
   const concurrency = options.concurrency ?? config.concurrency;
   const workerOptions = {
     connection,
@@ -250,31 +316,57 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
   const perShard = Math.max(1, Math.ceil(concurrency / config.shards));
   const stepWorkers = stepQueues.all().map(
     (queue, shard) =>
-      new StepWorker(shard, stepProcessor.process, transitions, config.eventsMaxLen, {
-        ...workerOptions,
-        prefix: queue.opts.prefix!,
-        concurrency: perShard,
-        // BullMQ's own fetch-next gives the take lock too; the liveness thread alone renews step jobs'
-        // locks, to the short AGENTQ_LOCK_DURATION_MS (BullMQ's renewal would set them back to 30 s, and
-        // a job a live worker lost track of would then wait that long).
-        lockDuration: config.takeLockMs,
-        skipLockRenewal: true,
-        removeOnComplete: { count: config.keepCompletedJobs },
-        removeOnFail: { count: config.keepFailedJobs },
-      }, telemetry.enabled ? (begin) => (begin?.kind === 'run' ? telemetry.runContext(begin.meta.trace) : undefined) : undefined, liveness, startsGate),
+      new StepWorker(
+        shard,
+        stepProcessor.process,
+        transitions,
+        config.eventsMaxLen,
+        {
+          ...workerOptions,
+          prefix: queue.opts.prefix!,
+          concurrency: perShard,
+          // BullMQ's own fetch-next gives the take lock too; the liveness thread alone renews step jobs'
+          // locks, to the short AGENTQ_LOCK_DURATION_MS (BullMQ's renewal would set them back to 30 s, and
+          // a job a live worker lost track of would then wait that long).
+          lockDuration: config.takeLockMs,
+          skipLockRenewal: true,
+          removeOnComplete: { count: config.keepCompletedJobs },
+          removeOnFail: { count: config.keepFailedJobs },
+        },
+        telemetry.enabled
+          ? (begin) => (begin?.kind === 'run' ? telemetry.runContext(begin.meta.trace) : undefined)
+          : undefined,
+        liveness,
+        startsGate,
+      ),
   );
   // Every worker's job tokens name this process, so that its peers' liveness threads release its locks
   // when it dies (the locks themselves are long: a blocked event loop must not lose them).
   for (const worker of stepWorkers) ownWorker(worker, liveness.processId);
   // Intake jobs (admission of new runs) start through the same gate: 10,000 runs arriving at once are
   // admitted a few dozen per turn, not all in one stretch of the event loop.
-  const pacedIntake: typeof intakeProcessor.process = (job, token) => startsGate.through(() => intakeProcessor.process(job, token));
-  const intakeWorker = ownWorker(new Worker(INTAKE_QUEUE, pacedIntake, { ...workerOptions, autorun: false, concurrency: Math.max(1, Math.ceil(concurrency / 2)) }), liveness.processId);
+  const pacedIntake: typeof intakeProcessor.process = (job, token) =>
+    startsGate.through(() => intakeProcessor.process(job, token));
+  const intakeWorker = ownWorker(
+    new Worker(INTAKE_QUEUE, pacedIntake, {
+      ...workerOptions,
+      autorun: false,
+      concurrency: Math.max(1, Math.ceil(concurrency / 2)),
+    }),
+    liveness.processId,
+  );
   // Schedule ticks (issue 24): BullMQ's job schedulers add one job per tick; any worker may take it.
   const schedulesQueue = new Queue(SCHEDULES_QUEUE, queueOptions);
   const schedules = new Schedules({ redis, keys: store.keys, queue: schedulesQueue });
-  const tickProcessor = new ScheduleTickProcessor({ schedules, enqueuer: new RunEnqueuer(store, stepQueues, config, intakeProcessor.admitInline), logger });
-  const scheduleWorker = ownWorker(new Worker(SCHEDULES_QUEUE, tickProcessor.process, { ...workerOptions, autorun: false, concurrency: 2 }), liveness.processId);
+  const tickProcessor = new ScheduleTickProcessor({
+    schedules,
+    enqueuer: new RunEnqueuer(store, stepQueues, config, intakeProcessor.admitInline),
+    logger,
+  });
+  const scheduleWorker = ownWorker(
+    new Worker(SCHEDULES_QUEUE, tickProcessor.process, { ...workerOptions, autorun: false, concurrency: 2 }),
+    liveness.processId,
+  );
   for (const worker of [...stepWorkers, intakeWorker, scheduleWorker]) {
     worker.on('error', (error) => logger.warn({ err: error.message }, 'queue worker error (will retry)'));
   }
@@ -295,12 +387,19 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
     staleAfterMs: config.reconcileAfterMs,
   });
   if (options.reconciler !== false) reconciler.start();
-  await Promise.all([...stepWorkers.map((worker) => worker.waitUntilReady()), intakeWorker.waitUntilReady(), scheduleWorker.waitUntilReady()]);
+  await Promise.all([
+    ...stepWorkers.map((worker) => worker.waitUntilReady()),
+    intakeWorker.waitUntilReady(),
+    scheduleWorker.waitUntilReady(),
+  ]);
   const webhookWorker = await startWebhookWorker({ config, store, logger, processId: liveness.processId });
   // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
   const ingestWorker = await startIngestWorker({ config, logger, processId: liveness.processId });
   const heartbeat = await startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger }); // #19
-  logger.info({ graphs: registry.ids(), concurrency, shards: config.shards, queuePrefix: config.queuePrefix }, 'agentq worker started');
+  logger.info(
+    { graphs: registry.ids(), concurrency, shards: config.shards, queuePrefix: config.queuePrefix },
+    'agentq worker started',
+  );
 
   let closing: Promise<void> | undefined;
   return {
@@ -312,10 +411,25 @@ async function startConnected(options: StartWorkerOptions, config: Config, logge
         logger.info({ active: activeSteps.size }, 'worker shutting down');
         await heartbeat.stop(); // #19
         await reconciler.stop();
-        const grace = setTimeout(() => activeSteps.abortAll(new StepAbort('shutdown', 'the worker is shutting down')), config.shutdownGraceMs);
-        await Promise.all([...stepWorkers.map((worker) => worker.close()), intakeWorker.close(), scheduleWorker.close(), ingestWorker.close()]);
+        const grace = setTimeout(
+          () => activeSteps.abortAll(new StepAbort('shutdown', 'the worker is shutting down')),
+          config.shutdownGraceMs,
+        );
+        await Promise.all([
+          ...stepWorkers.map((worker) => worker.close()),
+          intakeWorker.close(),
+          scheduleWorker.close(),
+          ingestWorker.close(),
+        ]);
         clearTimeout(grace);
-        await Promise.all([activeSteps.close(), stepQueues.close(), intakeQueue.close(), schedulesQueue.close(), webhookWorker.close(), runFinished.close()]);
+        await Promise.all([
+          activeSteps.close(),
+          stepQueues.close(),
+          intakeQueue.close(),
+          schedulesQueue.close(),
+          webhookWorker.close(),
+          runFinished.close(),
+        ]);
         bullmq.close();
         await telemetry.flush().catch(() => undefined);
         await mcp.close();

@@ -5,13 +5,25 @@ export function registerWorkerCommand(program: Command, parseCount: (name: strin
   program
     .command('worker')
     .description('run a worker: take runs in and execute their steps')
-    .option('--concurrency <n>', 'steps at once in this process (default AGENTQ_WORKER_CONCURRENCY)', parseCount('--concurrency'))
+    .option(
+      '--concurrency <n>',
+      'steps at once in this process (default AGENTQ_WORKER_CONCURRENCY)',
+      parseCount('--concurrency'),
+    )
     .action(async (options: { concurrency?: number }) => {
       // Loaded here, not at the top: other commands should not pay for the worker's modules.
-      const [{ startWorker }, { loadConfig }, { createLogger }] = await Promise.all([import('./start-worker.js'), import('../shared/config/config.js'), import('../shared/telemetry/logger.js')]);
+      const [{ startWorker }, { loadConfig }, { createLogger }] = await Promise.all([
+        import('./start-worker.js'),
+        import('../shared/config/config.js'),
+        import('../shared/telemetry/logger.js'),
+      ]);
       const config = loadConfig();
       const logger = createLogger(config.logLevel, { role: 'worker' });
-      const worker = await startWorker({ config, logger, ...(options.concurrency ? { concurrency: options.concurrency } : {}) });
+      const worker = await startWorker({
+        config,
+        logger,
+        ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+      });
       await new Promise<void>((resolve) => {
         const stop = (signal: string) => {
           logger.info({ signal }, 'signal received');

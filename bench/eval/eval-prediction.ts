@@ -20,7 +20,10 @@ export function docIdOfPath(path: string): string {
  * first, then every other document the run retrieved, in the run's order (each once).
  */
 export function predictionOf(id: string, output: Partial<RagOutput> | null | undefined): EvalPrediction {
-  const paths = [...(output?.sources ?? []).map((source) => source.path), ...(output?.retrieved ?? []).map((document) => document.path)];
+  const paths = [
+    ...(output?.sources ?? []).map((source) => source.path),
+    ...(output?.retrieved ?? []).map((document) => document.path),
+  ];
   return { id, answer: output?.answer ?? '', cited_doc_ids: [...new Set(paths.map(docIdOfPath))] };
 }
 

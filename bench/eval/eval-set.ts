@@ -22,10 +22,15 @@ export interface EvalQuestion {
 export function resolveEvalSet(nameOrPath: string, sharedEvalDir: string): EvalSet {
   const candidates = [resolve(nameOrPath), join(sharedEvalDir, nameOrPath)];
   const dir = candidates.find((candidate) => existsSync(candidate) && statSync(candidate).isDirectory());
-  if (!dir) throw new Error(`eval set '${nameOrPath}' not found: neither ${candidates.join(' nor ')} is a folder (sets: docs/ and questions.jsonl, see ../shared/eval/README.md)`);
+  if (!dir)
+    throw new Error(
+      `eval set '${nameOrPath}' not found: neither ${candidates.join(' nor ')} is a folder (sets: docs/ and questions.jsonl, see ../shared/eval/README.md)`,
+    );
   const docsDir = join(dir, 'docs');
   const questionsFile = join(dir, 'questions.jsonl');
-  for (const path of [docsDir, questionsFile]) if (!existsSync(path)) throw new Error(`eval set ${dir} has no ${basename(path)} (a set needs docs/ and questions.jsonl)`);
+  for (const path of [docsDir, questionsFile])
+    if (!existsSync(path))
+      throw new Error(`eval set ${dir} has no ${basename(path)} (a set needs docs/ and questions.jsonl)`);
   return { name: basename(dir), dir, docsDir, questionsFile };
 }
 

@@ -11,8 +11,16 @@ export interface WorkerProcess {
  * `agentq worker` as a user runs it (`bin/agentq.ts worker` through tsx), configured by `env`; resolves
  * once it logs that it started. Its error-level log lines are passed to `log`; the rest is dropped.
  */
-export function startWorkerProcess(root: string, env: Record<string, string>, log: (line: string) => void): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', 'worker'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+export function startWorkerProcess(
+  root: string,
+  env: Record<string, string>,
+  log: (line: string) => void,
+): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', 'worker'], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   // A worker must not outlive this script, however it ends (a test's timeout SIGTERMs it).
   process.once('exit', () => child.kill('SIGKILL'));
   exitOnSignals();

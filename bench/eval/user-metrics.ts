@@ -33,7 +33,11 @@ export function readGold(file: string): Map<string, GoldAnswer> {
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (!line.trim()) continue;
     const row = JSON.parse(line) as { id: string | number; answers?: unknown[]; gold_doc_ids?: unknown[] };
-    gold.set(String(row.id), { id: String(row.id), answers: (row.answers ?? []).map(String), goldDocIds: (row.gold_doc_ids ?? []).map(String) });
+    gold.set(String(row.id), {
+      id: String(row.id),
+      answers: (row.answers ?? []).map(String),
+      goldDocIds: (row.gold_doc_ids ?? []).map(String),
+    });
   }
   return gold;
 }
@@ -64,7 +68,11 @@ export function secCompanyOf(docId: string): string | undefined {
 }
 
 /** The metrics over the answers that have gold; `companyOf` turns on right_company_at_1. */
-export function userMetrics(gold: ReadonlyMap<string, GoldAnswer>, answers: readonly ShownAnswer[], { companyOf }: { companyOf?: (docId: string) => string | undefined } = {}): UserMetrics {
+export function userMetrics(
+  gold: ReadonlyMap<string, GoldAnswer>,
+  answers: readonly ShownAnswer[],
+  { companyOf }: { companyOf?: (docId: string) => string | undefined } = {},
+): UserMetrics {
   const scored = answers.filter((answer) => gold.has(answer.id));
   const percent = (count: number, total: number) => (total === 0 ? 0 : (100 * count) / total);
   const citing = scored.filter((answer) => answer.citedDocIds.length > 0);
@@ -74,7 +82,10 @@ export function userMetrics(gold: ReadonlyMap<string, GoldAnswer>, answers: read
   }, 0);
   const metrics: UserMetrics = {
     cited_doc_precision: percent(precisionSum, citing.length),
-    answer_contains_gold: percent(scored.filter((answer) => containsGold(answer.answer, gold.get(answer.id)!.answers)).length, scored.length),
+    answer_contains_gold: percent(
+      scored.filter((answer) => containsGold(answer.answer, gold.get(answer.id)!.answers)).length,
+      scored.length,
+    ),
     answers_citing: percent(citing.length, scored.length),
   };
   if (companyOf) {

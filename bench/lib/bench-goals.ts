@@ -29,7 +29,8 @@ export const GOALS: Readonly<Record<string, Goal>> = {
   cli_cold_start_ms_status: { op: '<=', value: 300 },
 };
 
-export const goalText = (goal: Goal | undefined): string => (goal ? `${goal.op === '>=' ? '≥' : '≤'} ${goal.value}` : '');
+export const goalText = (goal: Goal | undefined): string =>
+  goal ? `${goal.op === '>=' ? '≥' : '≤'} ${goal.value}` : '';
 
 /** Whether `value` meets `goal`; undefined when there is no goal. NaN never meets one. */
 export function meetsGoal(value: number, goal: Goal | undefined): boolean | undefined {

@@ -8,7 +8,12 @@ import { startPrivateRedis } from '../../shared/adapters/redis/private-redis-ser
  * (everysec), as production runs it, in a temporary folder removed by `close()`.
  */
 export async function openBenchRedis(): Promise<{ url: string; description: string; close(): Promise<void> }> {
-  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, description: `${process.env.REDIS_URL} (REDIS_URL)`, close: async () => undefined };
+  if (process.env.REDIS_URL)
+    return {
+      url: process.env.REDIS_URL,
+      description: `${process.env.REDIS_URL} (REDIS_URL)`,
+      close: async () => undefined,
+    };
   const dir = mkdtempSync(join(tmpdir(), 'agentq-bench-'));
   const redis = await startPrivateRedis({ appendonly: true, dir });
   return {

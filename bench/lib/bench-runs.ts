@@ -17,10 +17,16 @@ export function benchEnv(redisUrl: string, extra: Record<string, string> = {}): 
 }
 
 /** Enqueues `count` runs, at most 200 requests at a time; → their ids in order. */
-export async function enqueueAll(client: AgentClient, count: number, request: (index: number) => EnqueueRequest): Promise<string[]> {
+export async function enqueueAll(
+  client: AgentClient,
+  count: number,
+  request: (index: number) => EnqueueRequest,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let from = 0; from < count; from += 200) {
-    const batch = Array.from({ length: Math.min(200, count - from) }, (_, offset) => client.enqueue(request(from + offset)));
+    const batch = Array.from({ length: Math.min(200, count - from) }, (_, offset) =>
+      client.enqueue(request(from + offset)),
+    );
     for (const run of await Promise.all(batch)) ids.push(run.id);
   }
   return ids;
@@ -37,11 +43,20 @@ export async function usedMemory(redis: Redis): Promise<number> {
  * Polls `check` every 250 ms until it holds; logs `progress()` every 10 s; throws after `timeoutMs`
  * (a benchmark that hangs must say what it was waiting for).
  */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string, log: (line: string) => void, progress?: () => string): Promise<void> {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+  log: (line: string) => void,
+  progress?: () => string,
+): Promise<void> {
   const began = Date.now();
   let lastLog = began;
   while (!(await check())) {
-    if (Date.now() - began > timeoutMs) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${progress ? ` (${progress()})` : ''}`);
+    if (Date.now() - began > timeoutMs)
+      throw new Error(
+        `timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${progress ? ` (${progress()})` : ''}`,
+      );
     if (progress && Date.now() - lastLog >= 10_000) {
       lastLog = Date.now();
       log(`  … ${progress()}`);

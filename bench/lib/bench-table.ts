@@ -17,5 +17,9 @@ export function formatBenchTable(rows: readonly BenchRow[]): string {
   ];
   const widths = cells[0]!.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));
   const line = (row: string[]) => `| ${row.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
-  return [line(cells[0]!), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...cells.slice(1).map(line)].join('\n');
+  return [
+    line(cells[0]!),
+    `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`,
+    ...cells.slice(1).map(line),
+  ].join('\n');
 }

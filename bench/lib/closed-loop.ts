@@ -2,7 +2,11 @@
  * Keeps `inFlight` units of work going until `total` have finished: each finish starts the next.
  * `start(index)` begins unit `index`; the caller reports finishes through the returned `finished()`.
  */
-export function closedLoop(inFlight: number, total: number, start: (index: number) => Promise<void>): { finished(): void; done: Promise<number> } {
+export function closedLoop(
+  inFlight: number,
+  total: number,
+  start: (index: number) => Promise<void>,
+): { finished(): void; done: Promise<number> } {
   let started = 0;
   let finished = 0;
   let resolveDone: (elapsedMs: number) => void = () => undefined;

@@ -17,7 +17,11 @@ export interface EngineLoopOptions {
  * enqueues the next, until `total` have finished. → elapsed ms and the run ids. A run that ends other
  * than completed fails the loop (BENCH_RUN_FAILED): a figure over failed runs would measure nothing.
  */
-export async function engineLoop(worker: ForkedWorker, client: AgentClient, { graph, input, inFlight, total, maxSteps = 1000 }: EngineLoopOptions): Promise<{ elapsedMs: number; runIds: string[] }> {
+export async function engineLoop(
+  worker: ForkedWorker,
+  client: AgentClient,
+  { graph, input, inFlight, total, maxSteps = 1000 }: EngineLoopOptions,
+): Promise<{ elapsedMs: number; runIds: string[] }> {
   const runIds: string[] = [];
   const mine = new Set<string>();
   // A run may finish before its enqueue call returns here: remember finishes not yet claimed.
@@ -30,7 +34,8 @@ export async function engineLoop(worker: ForkedWorker, client: AgentClient, { gr
   });
   const failed = new Promise<never>((_resolve, reject) => {
     worker.onFinished((runId, status) => {
-      if (status !== undefined && status !== 'completed') reject(new Error(`BENCH_RUN_FAILED: ${graph} run ${runId} ended ${status}`));
+      if (status !== undefined && status !== 'completed')
+        reject(new Error(`BENCH_RUN_FAILED: ${graph} run ${runId} ended ${status}`));
       if (mine.delete(runId)) loop.finished();
       else unclaimed.add(runId);
     });
@@ -42,7 +47,10 @@ export async function engineLoop(worker: ForkedWorker, client: AgentClient, { gr
 
 /** The node timings `bench/workers/engine-worker.ts` recorded (BENCH_RECORD_STEPS=true) for these runs. */
 export async function stepTimingsOf(worker: ForkedWorker, runIds: readonly string[]): Promise<StepTiming[][]> {
-  const reply = await worker.request<{ observations: Record<string, StepTiming[]> }>({ type: 'observations', runIds }, 'observations');
+  const reply = await worker.request<{ observations: Record<string, StepTiming[]> }>(
+    { type: 'observations', runIds },
+    'observations',
+  );
   return Object.values(reply.observations);
 }
 

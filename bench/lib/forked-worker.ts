@@ -24,8 +24,16 @@ export interface ForkedWorker {
  * environment, and resolves once it sends `{type: 'ready'}`. Its stderr is passed through.
  * `execArgv` adds Node options (e.g. `--expose-gc`).
  */
-export async function forkWorker(script: string, env: Record<string, string>, { execArgv = [] }: { execArgv?: string[] } = {}): Promise<ForkedWorker> {
-  const child = fork(join(root, script), [], { execArgv: ['--import', 'tsx', ...execArgv], env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+export async function forkWorker(
+  script: string,
+  env: Record<string, string>,
+  { execArgv = [] }: { execArgv?: string[] } = {},
+): Promise<ForkedWorker> {
+  const child = fork(join(root, script), [], {
+    execArgv: ['--import', 'tsx', ...execArgv],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   let listener: (runId: string, status: string | undefined) => void = () => undefined;
   const replies = new Map<string, (value: unknown) => void>();
   child.on('message', (message: { type: string; runId?: string; status?: string }) => {

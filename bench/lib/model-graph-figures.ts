@@ -34,14 +34,24 @@ export function modelGraphRuns(latencyMs: ModelLatency, inFlight: InFlight, quic
 }
 
 /** Figure names, e.g. `engine_model_steps_per_s_r100_200ms`; LangGraph's use the prefix `langgraph_sqlite`. */
-export const modelFigure = (prefix: string, measure: 'steps_per_s' | 'step_p50_ms' | 'step_p95_ms', inFlight: number, latencyMs: number) =>
-  `${prefix}_${measure}_r${inFlight}_${latencyMs}ms`;
+export const modelFigure = (
+  prefix: string,
+  measure: 'steps_per_s' | 'step_p50_ms' | 'step_p95_ms',
+  inFlight: number,
+  latencyMs: number,
+) => `${prefix}_${measure}_r${inFlight}_${latencyMs}ms`;
 
 /** Records steps/s and step latency p50/p95 of one measurement. */
 export function recordModelFigures(
   record: (name: string, value: number) => number,
   prefix: string,
-  { inFlight, latencyMs, runs, elapsedMs, timings }: { inFlight: number; latencyMs: number; runs: number; elapsedMs: number; timings: readonly StepTiming[][] },
+  {
+    inFlight,
+    latencyMs,
+    runs,
+    elapsedMs,
+    timings,
+  }: { inFlight: number; latencyMs: number; runs: number; elapsedMs: number; timings: readonly StepTiming[][] },
 ): void {
   const latencies = timings.flatMap(stepLatencies);
   record(modelFigure(prefix, 'steps_per_s', inFlight, latencyMs), (runs * MODEL_GRAPH_NODES) / (elapsedMs / 1000));
@@ -50,7 +60,10 @@ export function recordModelFigures(
 }
 
 /** A scripted model whose answers wait `latencyMs` (settable between measurements). */
-export async function startBenchModel(): Promise<{ server: ScriptedOpenAIServer; setLatency(latencyMs: number): void }> {
+export async function startBenchModel(): Promise<{
+  server: ScriptedOpenAIServer;
+  setLatency(latencyMs: number): void;
+}> {
   let latency = 0;
   const server = await startScriptedOpenAIServer({ script: () => ({ delayMs: latency, content: 'ok' }) });
   return {
@@ -92,11 +105,14 @@ async function measure({ redisUrl, quick, log }: BenchContext): Promise<BenchFig
     LLM_MODEL: MODEL_GRAPH_MODEL,
     BENCH_RECORD_STEPS: 'true',
   };
-  log(`agentq, ${MODEL_GRAPH_NODES}-node graph with one model call per node (scripted model, real openai SDK), worker concurrency 100`);
+  log(
+    `agentq, ${MODEL_GRAPH_NODES}-node graph with one model call per node (scripted model, real openai SDK), worker concurrency 100`,
+  );
   const client = new AgentClient({ config: loadConfig(env) });
   const worker = await forkWorker('bench/workers/engine-worker.ts', env);
   try {
-    const run = (inFlight: number, total: number) => engineLoop(worker, client, { graph: MODEL_GRAPH_NAME, input: {}, inFlight, total });
+    const run = (inFlight: number, total: number) =>
+      engineLoop(worker, client, { graph: MODEL_GRAPH_NAME, input: {}, inFlight, total });
     await run(10, 20); // warm-up: connections, JIT, the model client
     for (const latencyMs of MODEL_LATENCIES_MS) {
       model.setLatency(latencyMs);
@@ -104,8 +120,17 @@ async function measure({ redisUrl, quick, log }: BenchContext): Promise<BenchFig
         const runs = modelGraphRuns(latencyMs, inFlight, quick);
         const { elapsedMs, runIds } = await run(inFlight, runs);
         const requests = model.server.chatRequests().length;
-        if (requests !== runs * MODEL_GRAPH_NODES) throw new Error(`BENCH_MODEL_REQUESTS: ${runs} runs made ${requests} model requests, expected ${runs * MODEL_GRAPH_NODES}`);
-        recordModelFigures(record, 'engine_model', { inFlight, latencyMs, runs, elapsedMs, timings: await stepTimingsOf(worker, runIds) });
+        if (requests !== runs * MODEL_GRAPH_NODES)
+          throw new Error(
+            `BENCH_MODEL_REQUESTS: ${runs} runs made ${requests} model requests, expected ${runs * MODEL_GRAPH_NODES}`,
+          );
+        recordModelFigures(record, 'engine_model', {
+          inFlight,
+          latencyMs,
+          runs,
+          elapsedMs,
+          timings: await stepTimingsOf(worker, runIds),
+        });
         model.setLatency(latencyMs);
       }
     }

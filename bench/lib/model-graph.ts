@@ -20,7 +20,10 @@ export const nodeName = (index: number) => `n${index}`;
 
 /** Node `index`'s chat request: the same small prompt on both engines. */
 export function nodeRequest(index: number): Omit<LanguageModelRequest, 'abortSignal'> {
-  return { messages: [{ role: 'user', content: `Step ${index + 1} of ${MODEL_GRAPH_NODES}: answer with one word.` }], maxTokens: 16 };
+  return {
+    messages: [{ role: 'user', content: `Step ${index + 1} of ${MODEL_GRAPH_NODES}: answer with one word.` }],
+    maxTokens: 16,
+  };
 }
 
 /**

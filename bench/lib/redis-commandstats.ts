@@ -16,7 +16,8 @@ export async function commandTotals(redis: Redis): Promise<{ calls: number; usec
 export async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
   const info = await redis.info('commandstats');
   const stats = new Map<string, { calls: number; usec: number }>();
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) stats.set(match[1]!, { calls: Number(match[2]), usec: Number(match[3]) });
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm))
+    stats.set(match[1]!, { calls: Number(match[2]), usec: Number(match[3]) });
   return stats;
 }
 

@@ -12,7 +12,11 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
  * a private redis-server, `--quick` from argv; prints `name=value` lines on stdout (progress on
  * stderr) and writes them to `bench/results/<resultsName>`, with `bench_wall_s`.
  */
-export async function runStandalone(section: BenchSection, resultsName: string, extra: Record<string, unknown> = {}): Promise<void> {
+export async function runStandalone(
+  section: BenchSection,
+  resultsName: string,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   const started = performance.now();
   const quick = process.argv.includes('--quick');
   const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -27,5 +31,8 @@ export async function runStandalone(section: BenchSection, resultsName: string, 
   figures.bench_wall_s = round((performance.now() - started) / 1000);
   for (const [name, value] of Object.entries(figures)) process.stdout.write(`${name}=${value}\n`);
   mkdirSync(join(root, 'bench/results'), { recursive: true });
-  writeFileSync(join(root, 'bench/results', resultsName), `${JSON.stringify({ at: new Date().toISOString(), quick, ...extra, figures }, null, 2)}\n`);
+  writeFileSync(
+    join(root, 'bench/results', resultsName),
+    `${JSON.stringify({ at: new Date().toISOString(), quick, ...extra, figures }, null, 2)}\n`,
+  );
 }

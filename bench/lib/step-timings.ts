@@ -17,7 +17,8 @@ function ordered(timings: readonly StepTiming[]): StepTiming[] {
 export function transitions(timings: readonly StepTiming[]): number[] {
   const steps = ordered(timings);
   const result: number[] = [];
-  for (let k = 0; k + 1 < steps.length; k += 1) result[steps[k]!.superstep] = steps[k + 1]!.startedAt - steps[k]!.endedAt;
+  for (let k = 0; k + 1 < steps.length; k += 1)
+    result[steps[k]!.superstep] = steps[k + 1]!.startedAt - steps[k]!.endedAt;
   return result;
 }
 

@@ -21,7 +21,11 @@ import { IngestClient } from '../../producer/client/ingest-client.js';
 import { loadConfig } from '../../shared/config/config.js';
 import { ID_PATTERN } from '../../shared/contracts/ids.js';
 import type { Message } from '../../shared/contracts/run-record.js';
-import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedResponse } from '../../test/fakes/scripted-openai-server.js';
+import {
+  startScriptedOpenAIServer,
+  type ScriptedChatRequest,
+  type ScriptedResponse,
+} from '../../test/fakes/scripted-openai-server.js';
 import { readQuestions, resolveEvalSet } from '../eval/eval-set.js';
 import { startWorkerProcess, type WorkerProcess } from '../eval/start-worker-process.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
@@ -48,7 +52,12 @@ function ragScript(request: ScriptedChatRequest): ScriptedResponse {
   }
   const id = /^\[([0-9a-f]{6})\]/m.exec(String(toolResult.content ?? ''))?.[1];
   const citations = id ? [id] : [];
-  return { delayMs: MODEL_LATENCY_MS, toolCalls: [{ name: 'final_answer', arguments: { answer: id ? `The passage says so [${id}].` : 'Not found.', citations } }] };
+  return {
+    delayMs: MODEL_LATENCY_MS,
+    toolCalls: [
+      { name: 'final_answer', arguments: { answer: id ? `The passage says so [${id}].` : 'Not found.', citations } },
+    ],
+  };
 }
 
 async function runBatchFloor({ redisUrl, quick, log }: BenchContext): Promise<BenchFigures> {
@@ -80,14 +89,24 @@ async function runBatchFloor({ redisUrl, quick, log }: BenchContext): Promise<Be
   try {
     for (let i = 0; i < WORKERS; i += 1) workers.push(await startWorkerProcess(root, env, log));
     const collection = `squad-${id}`;
-    const ingested = await ingest.wait((await ingest.ingest([set.docsDir], { collection })).batchId, { timeoutMs: 10 * 60_000 });
-    if (ingested.failed > 0) throw new Error(`BENCH_INGEST_FAILED: ${ingested.failed} of ${ingested.total} documents of ${SET} failed to ingest`);
-    log(`${questions.length} questions of ${SET} (${ingested.done} documents ingested), batch concurrency ${CONCURRENCY}, model latency ${MODEL_LATENCY_MS} ms`);
+    const ingested = await ingest.wait((await ingest.ingest([set.docsDir], { collection })).batchId, {
+      timeoutMs: 10 * 60_000,
+    });
+    if (ingested.failed > 0)
+      throw new Error(
+        `BENCH_INGEST_FAILED: ${ingested.failed} of ${ingested.total} documents of ${SET} failed to ingest`,
+      );
+    log(
+      `${questions.length} questions of ${SET} (${ingested.done} documents ingested), batch concurrency ${CONCURRENCY}, model latency ${MODEL_LATENCY_MS} ms`,
+    );
     model.reset();
     const submittedAt = Date.now();
     const { batch } = await client.batches.submit({
       collection,
-      questions: questions.map((question, index) => ({ id: ID_PATTERN.test(question.id) ? question.id : `q${index + 1}`, question: question.question })),
+      questions: questions.map((question, index) => ({
+        id: ID_PATTERN.test(question.id) ? question.id : `q${index + 1}`,
+        question: question.question,
+      })),
       options: { concurrency: CONCURRENCY, graph: 'rag-agent' },
     });
     let current = batch;
@@ -103,7 +122,9 @@ async function runBatchFloor({ redisUrl, quick, log }: BenchContext): Promise<Be
     // The batch's own finish time, so the polling interval adds nothing.
     const wallSeconds = (Date.parse(current.finishedAt ?? new Date().toISOString()) - submittedAt) / 1000;
     if (current.progress.completed !== questions.length) {
-      throw new Error(`BENCH_BATCH_INCOMPLETE: ${current.progress.completed} of ${questions.length} questions completed (${JSON.stringify(current.progress)})`);
+      throw new Error(
+        `BENCH_BATCH_INCOMPLETE: ${current.progress.completed} of ${questions.length} questions completed (${JSON.stringify(current.progress)})`,
+      );
     }
     const requests = model.chatRequests().length;
     const floorSeconds = (requests * MODEL_LATENCY_MS) / 1000 / CONCURRENCY;

@@ -88,7 +88,13 @@ export const capacitySection: BenchSection = {
         const failed = [...finished.values()].filter((status) => status !== 'completed').length;
         if (failed > 0) throw new Error(`${failed} runs failed before all were parked (the worker logs say why)`);
       };
-      await waitFor(() => (failedEarly(), pending() >= runs), 900_000, `all ${runs} model calls to be in flight`, log, () => `${pending()} of ${runs} parked`);
+      await waitFor(
+        () => (failedEarly(), pending() >= runs),
+        900_000,
+        `all ${runs} model calls to be in flight`,
+        log,
+        () => `${pending()} of ${runs} parked`,
+      );
 
       const redisParked = await usedMemory(redis);
       const heapParked = await Promise.all(workers.map((worker) => worker.stats({ gc: true })));
@@ -105,18 +111,31 @@ export const capacitySection: BenchSection = {
 
       holding = false;
       release();
-      await waitFor(() => ids.every((id) => finished.has(id)), 600_000, `all ${runs} runs to finish`, log, () => `${ids.filter((id) => finished.has(id)).length} of ${runs} finished`);
+      await waitFor(
+        () => ids.every((id) => finished.has(id)),
+        600_000,
+        `all ${runs} runs to finish`,
+        log,
+        () => `${ids.filter((id) => finished.has(id)).length} of ${runs} finished`,
+      );
       const redisFinished = await usedMemory(redis);
       const completed = ids.filter((id) => finished.get(id) === 'completed').length;
       // A step taken again while its first delivery still waits on the model asks the model twice.
       const duplicateCalls = model.chatRequests().length - WARMUP_RUNS - runs;
-      log(`capacity: ${completed} of ${runs} completed in ${round((Date.now() - started) / 1000, 1)} s; ${duplicateCalls} model calls beyond one per run`);
+      log(
+        `capacity: ${completed} of ${runs} completed in ${round((Date.now() - started) / 1000, 1)} s; ${duplicateCalls} model calls beyond one per run`,
+      );
       if (duplicateCalls > 0) {
         // Which kind: a call abandoned by its client (the step failed and was retried) or two answered calls.
         const outcomes = new Map<string, number>();
-        for (const request of model.chatRequests()) outcomes.set(request.outcome, (outcomes.get(request.outcome) ?? 0) + 1);
-        const retried = (await Promise.all(ids.slice(0, 2000).map((id) => client.store.steps(id)))).filter((steps) => steps.some((step) => step.attempts > 1)).length;
-        log(`capacity: model requests by outcome ${JSON.stringify(Object.fromEntries(outcomes))}; of the first 2000 runs, ${retried} had a step attempt > 1`);
+        for (const request of model.chatRequests())
+          outcomes.set(request.outcome, (outcomes.get(request.outcome) ?? 0) + 1);
+        const retried = (await Promise.all(ids.slice(0, 2000).map((id) => client.store.steps(id)))).filter((steps) =>
+          steps.some((step) => step.attempts > 1),
+        ).length;
+        log(
+          `capacity: model requests by outcome ${JSON.stringify(Object.fromEntries(outcomes))}; of the first 2000 runs, ${retried} had a step attempt > 1`,
+        );
         const byRun = new Map<string, number>();
         for (const request of model.chatRequests()) {
           const text = JSON.stringify(request.body);
@@ -126,15 +145,28 @@ export const capacitySection: BenchSection = {
         const twice = [...byRun.entries()].filter(([, count]) => count > 1).slice(0, 3);
         for (const [runId] of twice) {
           const events = await client.store.events(runId);
-          log(`capacity: run ${runId} asked ${byRun.get(runId)} times; events ${events.map((event) => event.type).join(',')}`);
-          log(`  requests: ${model.chatRequests().filter((request) => JSON.stringify(request.body).includes(runId)).map((request) => `${request.outcome} ${/attempt.*?\)/.exec(JSON.stringify(request.body))?.[0]} arrived ${request.receivedAt}`).join(' | ')}`);
+          log(
+            `capacity: run ${runId} asked ${byRun.get(runId)} times; events ${events.map((event) => event.type).join(',')}`,
+          );
+          log(
+            `  requests: ${model
+              .chatRequests()
+              .filter((request) => JSON.stringify(request.body).includes(runId))
+              .map(
+                (request) =>
+                  `${request.outcome} ${/attempt.*?\)/.exec(JSON.stringify(request.body))?.[0]} arrived ${request.receivedAt}`,
+              )
+              .join(' | ')}`,
+          );
         }
       }
       return {
         [`inflight_${runs}_ok`]: completed === runs ? 1 : 0,
         redis_bytes_per_inflight_run: Math.round((redisParked - redisBefore) / runs),
         redis_bytes_per_finished_run: Math.round((redisFinished - redisBefore) / runs),
-        heap_bytes_per_inflight_run: Math.round(perWorker.reduce((sum, worker) => sum + worker.bytesPerRun, 0) / perWorker.length),
+        heap_bytes_per_inflight_run: Math.round(
+          perWorker.reduce((sum, worker) => sum + worker.bytesPerRun, 0) / perWorker.length,
+        ),
         capacity_duplicate_model_calls: duplicateCalls,
         // The workers' event loops while 10,000 runs arrived and parked (issue 20): the worst of the two.
         event_loop_delay_p99_ms: Math.round(Math.max(...heapParked.map((stats) => stats.eldP99Ms))),
@@ -163,7 +195,9 @@ function checkFileLimit(runs: number): void {
   const limit = Number(execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim());
   const needed = runs + 1000;
   if (Number.isFinite(limit) && limit < needed) {
-    throw new Error(`capacity needs about ${needed} open files (one socket per parked model call), but ulimit -n is ${limit}: run \`ulimit -n ${needed}\` first`);
+    throw new Error(
+      `capacity needs about ${needed} open files (one socket per parked model call), but ulimit -n is ${limit}: run \`ulimit -n ${needed}\` first`,
+    );
   }
 }
 
@@ -182,6 +216,7 @@ async function runFootprint(redis: Redis, env: Record<string, string>, runId: st
     stepJobLock: `${job}:lock`,
   };
   const usage: Record<string, number> = {};
-  for (const [name, key] of Object.entries(keys)) usage[name] = Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
+  for (const [name, key] of Object.entries(keys))
+    usage[name] = Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
   return usage;
 }

@@ -22,7 +22,11 @@ const REPORT_CPU = `data:text/javascript,${encodeURIComponent("import { writeSyn
 function timeOnce(args: string[], env: NodeJS.ProcessEnv): Promise<{ wallMs: number; cpuMs: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', REPORT_CPU, cli, ...args], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', REPORT_CPU, cli, ...args], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     let cpu = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -56,7 +60,13 @@ async function seed(env: NodeJS.ProcessEnv, runId: string): Promise<void> {
         id: `handbook-${index}`,
         text: `Section ${index}: employees get ${20 + (index % 10)} vacation days a year; unused days carry over until March.`,
         context: 'Employee handbook',
-        payload: { docId: 'doc_bench_handbook', title: 'Employee handbook', path: 'handbook.md', page: null, headingPath: [] },
+        payload: {
+          docId: 'doc_bench_handbook',
+          title: 'Employee handbook',
+          path: 'handbook.md',
+          page: null,
+          headingPath: [],
+        },
       })),
     );
   } finally {
@@ -77,7 +87,14 @@ export const cliColdStartSection: BenchSection = {
     if (!existsSync(cli)) throw new Error(`BENCH_SETUP: ${cli} is missing; run \`npm run build\` first`);
     const dataDir = mkdtempSync(join(tmpdir(), 'agentq-bench-cli-'));
     const id = Date.now().toString(36);
-    const env = { ...process.env, REDIS_URL: redisUrl, AGENTQ_DATA_DIR: dataDir, AGENTQ_LOG_LEVEL: 'silent', AGENTQ_KEY_PREFIX: `benchcli${id}`, AGENTQ_QUEUE_PREFIX: `benchcliq${id}` };
+    const env = {
+      ...process.env,
+      REDIS_URL: redisUrl,
+      AGENTQ_DATA_DIR: dataDir,
+      AGENTQ_LOG_LEVEL: 'silent',
+      AGENTQ_KEY_PREFIX: `benchcli${id}`,
+      AGENTQ_QUEUE_PREFIX: `benchcliq${id}`,
+    };
     const runId = `run_bench_cli_${id}`;
     const repeats = quick ? 3 : 11;
     const figures: BenchFigures = {};
@@ -91,9 +108,23 @@ export const cliColdStartSection: BenchSection = {
         await timeOnce([...args], env); // warm the file cache: a cold disk is not the CLI's cost
         const samples: { wallMs: number; cpuMs: number }[] = [];
         for (let index = 0; index < repeats; index += 1) samples.push(await timeOnce([...args], env));
-        figures[`cli_cold_start_ms_${name}`] = round(percentile(samples.map((sample) => sample.wallMs), 50), 0);
-        figures[`cli_cpu_ms_${name}`] = round(percentile(samples.map((sample) => sample.cpuMs), 50), 0);
-        log(`agentq ${args.join(' ')}: median ${figures[`cli_cold_start_ms_${name}`]} ms wall, ${figures[`cli_cpu_ms_${name}`]} ms CPU, of ${repeats}`);
+        figures[`cli_cold_start_ms_${name}`] = round(
+          percentile(
+            samples.map((sample) => sample.wallMs),
+            50,
+          ),
+          0,
+        );
+        figures[`cli_cpu_ms_${name}`] = round(
+          percentile(
+            samples.map((sample) => sample.cpuMs),
+            50,
+          ),
+          0,
+        );
+        log(
+          `agentq ${args.join(' ')}: median ${figures[`cli_cold_start_ms_${name}`]} ms wall, ${figures[`cli_cpu_ms_${name}`]} ms CPU, of ${repeats}`,
+        );
       }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

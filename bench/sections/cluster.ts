@@ -30,7 +30,12 @@ interface Target {
   replicas: Redis[];
 }
 
-async function measure(target: Target, shards: number, context: BenchContext, record: (name: string, value: number) => void): Promise<void> {
+async function measure(
+  target: Target,
+  shards: number,
+  context: BenchContext,
+  record: (name: string, value: number) => void,
+): Promise<void> {
   const id = randomBytes(3).toString('hex');
   const env = {
     ...target.env,
@@ -46,18 +51,41 @@ async function measure(target: Target, shards: number, context: BenchContext, re
   const client = new AgentClient({ config: loadConfig(env) });
   const worker = await forkWorker('bench/workers/engine-worker.ts', env);
   try {
-    await engineLoop(worker, client, { graph: 'chain', input: { steps: STEPS }, inFlight: IN_FLIGHT, total: context.quick ? 20 : 100 });
+    await engineLoop(worker, client, {
+      graph: 'chain',
+      input: { steps: STEPS },
+      inFlight: IN_FLIGHT,
+      total: context.quick ? 20 : 100,
+    });
     const cpu = async (nodes: Redis[]) => Promise.all(nodes.map((node) => redisCpuUs(node)));
-    const [mastersBefore, replicasBefore] = [await cpu(target.masters.map((master) => master.redis)), await cpu(target.replicas)];
-    const { elapsedMs } = await engineLoop(worker, client, { graph: 'chain', input: { steps: STEPS }, inFlight: IN_FLIGHT, total });
-    const [mastersAfter, replicasAfter] = [await cpu(target.masters.map((master) => master.redis)), await cpu(target.replicas)];
+    const [mastersBefore, replicasBefore] = [
+      await cpu(target.masters.map((master) => master.redis)),
+      await cpu(target.replicas),
+    ];
+    const { elapsedMs } = await engineLoop(worker, client, {
+      graph: 'chain',
+      input: { steps: STEPS },
+      inFlight: IN_FLIGHT,
+      total,
+    });
+    const [mastersAfter, replicasAfter] = [
+      await cpu(target.masters.map((master) => master.redis)),
+      await cpu(target.replicas),
+    ];
     const steps = total * STEPS;
     const prefix = `${target.name}_s${shards}`;
     record(`${prefix}_steps_per_s`, steps / (elapsedMs / 1000));
     const perMaster = mastersAfter.map((after, index) => (after - mastersBefore[index]!) / steps);
     perMaster.forEach((value, index) => record(`${prefix}_redis_cpu_us_per_step_m${index}`, value));
-    record(`${prefix}_redis_cpu_us_per_step_masters`, perMaster.reduce((sum, value) => sum + value, 0));
-    if (target.replicas.length > 0) record(`${prefix}_redis_cpu_us_per_step_replicas`, replicasAfter.reduce((sum, after, index) => sum + after - replicasBefore[index]!, 0) / steps);
+    record(
+      `${prefix}_redis_cpu_us_per_step_masters`,
+      perMaster.reduce((sum, value) => sum + value, 0),
+    );
+    if (target.replicas.length > 0)
+      record(
+        `${prefix}_redis_cpu_us_per_step_replicas`,
+        replicasAfter.reduce((sum, after, index) => sum + after - replicasBefore[index]!, 0) / steps,
+      );
     context.log(`${prefix}: masters ${target.masters.map((master) => master.address).join(', ')}`);
   } finally {
     await worker.stop();
@@ -70,19 +98,31 @@ async function runCluster(context: BenchContext): Promise<BenchFigures> {
   const unavailable = clusterUnavailableReason();
   if (unavailable) throw new Error(`BENCH_CLUSTER_UNAVAILABLE: ${unavailable}`);
   const cluster = await startRedisCluster();
-  const nodes = cluster.nodes.map((node) => ({ address: `${node.host}:${node.port}`, redis: new Redis({ host: node.host, port: node.port }) }));
+  const nodes = cluster.nodes.map((node) => ({
+    address: `${node.host}:${node.port}`,
+    redis: new Redis({ host: node.host, port: node.port }),
+  }));
   const single = new Redis(context.redisUrl);
   try {
-    const roles = await Promise.all(nodes.map(async (node) => /role:master/.test(await node.redis.info('replication'))));
+    const roles = await Promise.all(
+      nodes.map(async (node) => /role:master/.test(await node.redis.info('replication'))),
+    );
     const clusterTarget: Target = {
       name: 'cluster',
       env: { REDIS_CLUSTER_NODES: cluster.seeds, REDIS_URL: '' },
       masters: nodes.filter((_node, index) => roles[index]),
       replicas: nodes.filter((_node, index) => !roles[index]).map((node) => node.redis),
     };
-    const singleTarget: Target = { name: 'single', env: { REDIS_URL: context.redisUrl }, masters: [{ address: context.redisUrl, redis: single }], replicas: [] };
+    const singleTarget: Target = {
+      name: 'single',
+      env: { REDIS_URL: context.redisUrl },
+      masters: [{ address: context.redisUrl, redis: single }],
+      replicas: [],
+    };
     for (const shards of SHARD_COUNTS) {
-      context.log(`chain ${STEPS} steps, ${IN_FLIGHT} in flight, AGENTQ_SHARDS=${shards}: Redis Cluster (3 masters + 3 replicas), then one Redis`);
+      context.log(
+        `chain ${STEPS} steps, ${IN_FLIGHT} in flight, AGENTQ_SHARDS=${shards}: Redis Cluster (3 masters + 3 replicas), then one Redis`,
+      );
       await measure(clusterTarget, shards, context, record);
       await measure(singleTarget, shards, context, record);
     }

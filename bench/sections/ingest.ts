@@ -44,12 +44,37 @@ interface Question {
   gold_doc_ids: string[];
 }
 
-export function ingestSection({ docsDir = join(evalSet, 'docs'), questionsFile = join(evalSet, 'questions.jsonl'), limit, embed = 'none' }: IngestSectionOptions = {}): BenchSection {
-  return { name: 'ingest', run: (context) => runIngest(context, { docsDir, questionsFile, embed, limit: limit ?? (context.quick ? QUICK_DOCUMENTS : undefined) }) };
+export function ingestSection({
+  docsDir = join(evalSet, 'docs'),
+  questionsFile = join(evalSet, 'questions.jsonl'),
+  limit,
+  embed = 'none',
+}: IngestSectionOptions = {}): BenchSection {
+  return {
+    name: 'ingest',
+    run: (context) =>
+      runIngest(context, {
+        docsDir,
+        questionsFile,
+        embed,
+        limit: limit ?? (context.quick ? QUICK_DOCUMENTS : undefined),
+      }),
+  };
 }
 
-async function runIngest({ redisUrl, quick, log }: BenchContext, { docsDir, questionsFile, limit, embed }: Required<Omit<IngestSectionOptions, 'limit'>> & { limit: number | undefined }): Promise<BenchFigures> {
-  if (!existsSync(docsDir)) throw new Error(`BENCH_DATA_MISSING: ${docsDir} does not exist: the eval sets live in ../shared/eval beside the repository (see its README)`);
+async function runIngest(
+  { redisUrl, quick, log }: BenchContext,
+  {
+    docsDir,
+    questionsFile,
+    limit,
+    embed,
+  }: Required<Omit<IngestSectionOptions, 'limit'>> & { limit: number | undefined },
+): Promise<BenchFigures> {
+  if (!existsSync(docsDir))
+    throw new Error(
+      `BENCH_DATA_MISSING: ${docsDir} does not exist: the eval sets live in ../shared/eval beside the repository (see its README)`,
+    );
   const { figures, record } = figureRecorder(log);
   const dataDir = mkdtempSync(join(tmpdir(), 'agentq-bench-ingest-'));
   const id = randomBytes(3).toString('hex');
@@ -65,7 +90,9 @@ async function runIngest({ redisUrl, quick, log }: BenchContext, { docsDir, ques
     EMBED_PROVIDER: embed,
   };
   const config = loadConfig({ ...process.env, ...env });
-  log(`documents from ${relative(root, docsDir)}${limit === undefined ? '' : ` (first ${limit})`}; chunks of ${config.chunkTokens} tokens (overlap ${config.chunkOverlapTokens}); ${config.ingestConcurrency} parse threads; embeddings: ${embed === 'local' ? `local (${config.localEmbedThreads} thread(s))` : 'none'}`);
+  log(
+    `documents from ${relative(root, docsDir)}${limit === undefined ? '' : ` (first ${limit})`}; chunks of ${config.chunkTokens} tokens (overlap ${config.chunkOverlapTokens}); ${config.ingestConcurrency} parse threads; embeddings: ${embed === 'local' ? `local (${config.localEmbedThreads} thread(s))` : 'none'}`,
+  );
   const client = new IngestClient({ config });
   let worker: WorkerProcess | undefined;
   try {
@@ -87,7 +114,10 @@ async function runIngest({ redisUrl, quick, log }: BenchContext, { docsDir, ques
     const seconds = (performance.now() - started) / 1000;
     const cpuAfter = cpuSecondsOf(worker.child.pid);
     const chunks = progress.documents.reduce((sum, document) => sum + (document.chunks ?? 0), 0);
-    if (progress.failed > 0) log(`  ${progress.failed} documents failed: ${JSON.stringify(progress.documents.filter((document) => document.status === 'failed').slice(0, 3))}`);
+    if (progress.failed > 0)
+      log(
+        `  ${progress.failed} documents failed: ${JSON.stringify(progress.documents.filter((document) => document.status === 'failed').slice(0, 3))}`,
+      );
     record('ingest_documents', progress.total);
     record('ingest_failed', progress.failed);
     record('ingest_chunks', chunks);
@@ -95,10 +125,14 @@ async function runIngest({ redisUrl, quick, log }: BenchContext, { docsDir, ques
     record('ingest_docs_per_s', progress.total / seconds);
     record('ingest_chunks_per_s', chunks / seconds);
     // The worker process's CPU per chunk (every thread: parsing, embedding, SQLite; Linux): steadier than throughput on a shared machine.
-    if (cpuBefore !== undefined && cpuAfter !== undefined && chunks > 0) record('ingest_worker_cpu_ms_per_chunk', ((cpuAfter.all - cpuBefore.all) * 1000) / chunks);
+    if (cpuBefore !== undefined && cpuAfter !== undefined && chunks > 0)
+      record('ingest_worker_cpu_ms_per_chunk', ((cpuAfter.all - cpuBefore.all) * 1000) / chunks);
 
     const allQuestions = existsSync(questionsFile)
-      ? readFileSync(questionsFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Question)
+      ? readFileSync(questionsFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as Question)
       : [];
     const questions = quick ? allQuestions.slice(0, QUICK_QUESTIONS) : allQuestions;
     // One search first: opens the store and warms SQLite's page cache, as a running API would have.

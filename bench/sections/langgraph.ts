@@ -16,7 +16,15 @@ import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-sect
 import { figureRecorder } from '../lib/figure-recorder.js';
 import { forkWorker } from '../lib/forked-worker.js';
 import { MODEL_GRAPH_NODES } from '../lib/model-graph.js';
-import { agentqModelGraphFigures, IN_FLIGHT, MODEL_LATENCIES_MS, modelFigure, modelGraphRuns, recordModelFigures, startBenchModel } from '../lib/model-graph-figures.js';
+import {
+  agentqModelGraphFigures,
+  IN_FLIGHT,
+  MODEL_LATENCIES_MS,
+  modelFigure,
+  modelGraphRuns,
+  recordModelFigures,
+  startBenchModel,
+} from '../lib/model-graph-figures.js';
 import type { StepTiming } from '../lib/step-timings.js';
 
 interface Measured {
@@ -34,15 +42,24 @@ async function runLangGraph(context: BenchContext): Promise<BenchFigures> {
   let checkpointsPerRun = 0;
   try {
     for (const durability of ['async', 'sync'] as const) {
-      const env = { OPENAI_BASE_URL: model.server.url, BENCH_LANGGRAPH_DB: join(dir, `checkpoints-${durability}.sqlite`), BENCH_LANGGRAPH_DURABILITY: durability };
-      log(`LangGraph.js ${MODEL_GRAPH_NODES}-node graph, SqliteSaver on ${env.BENCH_LANGGRAPH_DB} (WAL), durability '${durability}'`);
+      const env = {
+        OPENAI_BASE_URL: model.server.url,
+        BENCH_LANGGRAPH_DB: join(dir, `checkpoints-${durability}.sqlite`),
+        BENCH_LANGGRAPH_DURABILITY: durability,
+      };
+      log(
+        `LangGraph.js ${MODEL_GRAPH_NODES}-node graph, SqliteSaver on ${env.BENCH_LANGGRAPH_DB} (WAL), durability '${durability}'`,
+      );
       const worker = await forkWorker('bench/workers/langgraph-worker.ts', env);
       try {
         const measure = async (inFlight: number, runs: number) => {
           const result = await worker.request<Measured>({ type: 'measure', inFlight, runs }, 'measured');
           if (result.error) throw new Error(`BENCH_LANGGRAPH: ${result.error}`);
           const requests = model.server.chatRequests().length;
-          if (requests !== runs * MODEL_GRAPH_NODES) throw new Error(`BENCH_MODEL_REQUESTS: ${runs} LangGraph runs made ${requests} model requests, expected ${runs * MODEL_GRAPH_NODES}`);
+          if (requests !== runs * MODEL_GRAPH_NODES)
+            throw new Error(
+              `BENCH_MODEL_REQUESTS: ${runs} LangGraph runs made ${requests} model requests, expected ${runs * MODEL_GRAPH_NODES}`,
+            );
           return result;
         };
         model.setLatency(0);
@@ -53,7 +70,10 @@ async function runLangGraph(context: BenchContext): Promise<BenchFigures> {
             model.setLatency(0);
             const runs = modelGraphRuns(0, inFlight, quick);
             const { elapsedMs } = await measure(inFlight, runs);
-            record(`langgraph_sqlite_sync_steps_per_s_r${inFlight}_0ms`, (runs * MODEL_GRAPH_NODES) / (elapsedMs / 1000));
+            record(
+              `langgraph_sqlite_sync_steps_per_s_r${inFlight}_0ms`,
+              (runs * MODEL_GRAPH_NODES) / (elapsedMs / 1000),
+            );
           }
           continue;
         }
@@ -79,7 +99,8 @@ async function runLangGraph(context: BenchContext): Promise<BenchFigures> {
   const ours = await agentqModelGraphFigures(context);
   for (const latencyMs of MODEL_LATENCIES_MS) {
     const suffix = latencyMs === 0 ? '' : `_${latencyMs}ms`;
-    const steps = (prefix: string, inFlight: number) => (prefix === 'engine_model' ? ours : figures)[modelFigure(prefix, 'steps_per_s', inFlight, latencyMs)]!;
+    const steps = (prefix: string, inFlight: number) =>
+      (prefix === 'engine_model' ? ours : figures)[modelFigure(prefix, 'steps_per_s', inFlight, latencyMs)]!;
     // Time per step is 1 / steps per second, so LangGraph's time ÷ ours is our rate ÷ theirs.
     record(`engine_vs_langgraph_sqlite_r1${suffix}`, steps('engine_model', 1) / steps('langgraph_sqlite', 1));
     record(`engine_vs_langgraph_sqlite_r100${suffix}`, steps('engine_model', 100) / steps('langgraph_sqlite', 100));

@@ -28,7 +28,11 @@ import { AgentClient } from '../../producer/client/agent-client.js';
 import { IngestClient } from '../../producer/client/ingest-client.js';
 import { loadConfig } from '../../shared/config/config.js';
 import type { Message } from '../../shared/contracts/run-record.js';
-import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedResponse } from '../../test/fakes/scripted-openai-server.js';
+import {
+  startScriptedOpenAIServer,
+  type ScriptedChatRequest,
+  type ScriptedResponse,
+} from '../../test/fakes/scripted-openai-server.js';
 import { startWorkerProcess, type WorkerProcess } from '../eval/start-worker-process.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { figureRecorder } from '../lib/figure-recorder.js';
@@ -50,7 +54,10 @@ function ragScript(request: ScriptedChatRequest): ScriptedResponse {
     const question = messages.find((message) => message.role === 'user')?.content ?? '';
     return { delayMs: MODEL_LATENCY_MS, toolCalls: [{ name: 'search', arguments: { query: String(question) } }] };
   }
-  return { delayMs: MODEL_LATENCY_MS, toolCalls: [{ name: 'final_answer', arguments: { answer: 'The handbook says so.', citations: [] } }] };
+  return {
+    delayMs: MODEL_LATENCY_MS,
+    toolCalls: [{ name: 'final_answer', arguments: { answer: 'The handbook says so.', citations: [] } }],
+  };
 }
 
 async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<BenchFigures> {
@@ -84,9 +91,13 @@ async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<Benc
     return Promise.all(
       Array.from({ length: INTERACTIVE_RUNS }, async (_unused, i) => {
         const started = performance.now();
-        const run = await by.enqueue({ graph: 'rag-agent', input: { query: `how many vacation days, take ${i}?`, collection } });
+        const run = await by.enqueue({
+          graph: 'rag-agent',
+          input: { query: `how many vacation days, take ${i}?`, collection },
+        });
         const done = await by.wait(run.id, { timeoutMs: 10 * 60_000 });
-        if (done.status !== 'completed') throw new Error(`BENCH_RUN_FAILED: interactive run ${run.id} ended ${done.status}`);
+        if (done.status !== 'completed')
+          throw new Error(`BENCH_RUN_FAILED: interactive run ${run.id} ended ${done.status}`);
         return performance.now() - started;
       }),
     );
@@ -94,8 +105,13 @@ async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<Benc
   try {
     for (let i = 0; i < WORKERS; i += 1) workers.push(await startWorkerProcess(root, env, log));
     const document = join(work, 'handbook.md');
-    writeFileSync(document, '# Handbook\n\nEvery employee has 30 vacation days a year. Sick days are not counted against them.\n');
-    const ingested = await ingest.wait((await ingest.ingest([document], { collection })).batchId, { timeoutMs: 60_000 });
+    writeFileSync(
+      document,
+      '# Handbook\n\nEvery employee has 30 vacation days a year. Sick days are not counted against them.\n',
+    );
+    const ingested = await ingest.wait((await ingest.ingest([document], { collection })).batchId, {
+      timeoutMs: 60_000,
+    });
     if (ingested.failed > 0) throw new Error('BENCH_INGEST_FAILED: the handbook did not ingest');
 
     await interactive(); // warm-up: the workers' first runs pay for loading and connecting, not for queueing
@@ -104,7 +120,10 @@ async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<Benc
     const total = quick ? QUESTIONS.quick : QUESTIONS.full;
     const { batch } = await client.batches.submit({
       collection,
-      questions: Array.from({ length: total }, (_unused, index) => ({ id: `q${index + 1}`, question: `question ${index + 1} about vacation days` })),
+      questions: Array.from({ length: total }, (_unused, index) => ({
+        id: `q${index + 1}`,
+        question: `question ${index + 1} about vacation days`,
+      })),
       options: { concurrency: BATCH_CONCURRENCY, graph: 'rag-agent' },
     });
     // Measure once the batch has filled its slots (its first runs are answered).
@@ -113,19 +132,30 @@ async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<Benc
     const during = await interactive();
     const otherDuring = await interactive(other);
     const after = await client.batches.get(batch.id);
-    if (after?.status !== 'running') log(`  warning: the batch finished before the interactive runs did (${JSON.stringify(after?.progress)}); use a bigger batch`);
+    if (after?.status !== 'running')
+      log(
+        `  warning: the batch finished before the interactive runs did (${JSON.stringify(after?.progress)}); use a bigger batch`,
+      );
     await client.batches.cancel(batch.id).catch(() => undefined);
 
     // A flood of direct runs from the first tenant, the other tenant's runs in the middle of it.
     const flood = async (by: AgentClient): Promise<number[]> => {
       const count = quick ? FLOOD.quick : FLOOD.full;
       const ids: string[] = [];
-      for (let i = 0; i < count; i += 1) ids.push((await by.enqueue({ graph: 'rag-agent', input: { query: `flood ${i}`, collection } })).id);
-      while ((await Promise.all(ids.slice(0, 20).map((runId) => client.get(runId)))).filter((run) => run?.status === 'completed').length < 10) await sleep(50);
+      for (let i = 0; i < count; i += 1)
+        ids.push((await by.enqueue({ graph: 'rag-agent', input: { query: `flood ${i}`, collection } })).id);
+      while (
+        (await Promise.all(ids.slice(0, 20).map((runId) => client.get(runId)))).filter(
+          (run) => run?.status === 'completed',
+        ).length < 10
+      )
+        await sleep(50);
       const waits = await interactive(other);
       const left = await Promise.all(ids.map((runId) => client.get(runId)));
-      if (left.filter((run) => run?.status === 'queued').length < count / 4) log(`  warning: the flood had mostly drained before the other tenant's runs finished; use a bigger flood`);
-      for (let i = 0; i < ids.length; i += 100) await Promise.all(ids.slice(i, i + 100).map((runId) => client.cancel(runId).catch(() => undefined)));
+      if (left.filter((run) => run?.status === 'queued').length < count / 4)
+        log(`  warning: the flood had mostly drained before the other tenant's runs finished; use a bigger flood`);
+      for (let i = 0; i < ids.length; i += 100)
+        await Promise.all(ids.slice(i, i + 100).map((runId) => client.cancel(runId).catch(() => undefined)));
       // Let the cancelled runs' queued steps drain (each ends at once) before the next phase.
       await sleep(3000);
       return waits;

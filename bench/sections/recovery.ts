@@ -37,9 +37,16 @@ export const recoverySection: BenchSection = {
   async run({ redisUrl, quick, log }: BenchContext): Promise<BenchFigures> {
     const kills = quick ? 3 : 12;
     const model = await startScriptedOpenAIServer({ script: () => ({ content: 'ok', delayMs: STEP_MS }) });
-    const env = benchEnv(redisUrl, { AGENTQ_WORKER_CONCURRENCY: '8', LLM_MODEL: 'scripted-chat', OPENAI_BASE_URL: model.url, OPENAI_API_KEY: 'bench' });
+    const env = benchEnv(redisUrl, {
+      AGENTQ_WORKER_CONCURRENCY: '8',
+      LLM_MODEL: 'scripted-chat',
+      OPENAI_BASE_URL: model.url,
+      OPENAI_API_KEY: 'bench',
+    });
     const config = loadConfig(env);
-    log(`recovery: ${kills} kills; lockDuration ${config.lockDurationMs} ms, stalledInterval ${config.stalledIntervalMs} ms, maxStalledCount ${config.maxStalledCount}`);
+    log(
+      `recovery: ${kills} kills; lockDuration ${config.lockDurationMs} ms, stalledInterval ${config.stalledIntervalMs} ms, maxStalledCount ${config.maxStalledCount}`,
+    );
     const client = new AgentClient({ config });
     const workers: BenchWorker[] = [];
     const unfinished = new Set<string>();
@@ -53,7 +60,12 @@ export const recoverySection: BenchSection = {
         await topUp(client, unfinished);
         const victim = kill % 2;
         let running: { runId: string; superstep: number }[] = [];
-        await waitFor(async () => (running = (await workers[victim]!.stats()).running).length > 0, 60_000, `worker ${victim} to run a step`, log);
+        await waitFor(
+          async () => (running = (await workers[victim]!.stats()).running).length > 0,
+          60_000,
+          `worker ${victim} to run a step`,
+          log,
+        );
         // Somewhere in the middle of the steps it runs, not always at their start.
         await new Promise((resolve) => setTimeout(resolve, Math.random() * STEP_MS * 0.5));
         running = (await workers[victim]!.stats()).running;
@@ -70,7 +82,9 @@ export const recoverySection: BenchSection = {
         const measured = times.filter((time): time is number => time !== undefined && time >= 0);
         lost += times.filter((time) => time === undefined).length;
         samples.push(...measured);
-        log(`recovery: kill ${kill + 1}/${kills} (worker ${victim}, ${running.length} steps): ${measured.map((ms) => round(ms / 1000, 2)).join(', ')} s`);
+        log(
+          `recovery: kill ${kill + 1}/${kills} (worker ${victim}, ${running.length} steps): ${measured.map((ms) => round(ms / 1000, 2)).join(', ')} s`,
+        );
       }
       // Each prompt names `<runId> <stepId>`: answers per step beyond one were paid twice.
       const answered = new Map<string, number>();
@@ -109,14 +123,19 @@ export const recoverySection: BenchSection = {
 async function topUp(client: AgentClient, unfinished: Set<string>): Promise<void> {
   const missing = IN_FLIGHT - unfinished.size;
   if (missing <= 0) return;
-  for (const id of await enqueueAll(client, missing, () => ({ graph: 'model-chain', input: { steps: 40 } }))) unfinished.add(id);
+  for (const id of await enqueueAll(client, missing, () => ({ graph: 'model-chain', input: { steps: 40 } })))
+    unfinished.add(id);
 }
 
 /**
  * ms from the kill to the step's next start; -1 when it had committed before the kill (no sample);
  * undefined when it did not start again within LOST_AFTER_MS.
  */
-async function restartDelay(client: AgentClient, step: { runId: string; superstep: number }, killedAt: number): Promise<number | undefined> {
+async function restartDelay(
+  client: AgentClient,
+  step: { runId: string; superstep: number },
+  killedAt: number,
+): Promise<number | undefined> {
   const deadline = killedAt + LOST_AFTER_MS;
   while (Date.now() < deadline) {
     const events = await client.store.events(step.runId, { count: 10_000 });

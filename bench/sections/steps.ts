@@ -29,7 +29,11 @@ const ROUNDS = 5;
 async function chainLoop(worker: ForkedWorker, queue: Queue, inFlight: number, total: number): Promise<number> {
   const tag = randomBytes(3).toString('hex');
   const loop = closedLoop(inFlight, total, async (index) => {
-    await queue.add('link', { chain: `${tag}-${index}`, index: 0, length: STEPS }, { jobId: `${tag}-${index}.0`, removeOnComplete: { count: 1000 } });
+    await queue.add(
+      'link',
+      { chain: `${tag}-${index}`, index: 0, length: STEPS },
+      { jobId: `${tag}-${index}.0`, removeOnComplete: { count: 1000 } },
+    );
   });
   worker.onFinished(() => loop.finished());
   return Promise.race([loop.done, worker.failed]);
@@ -45,7 +49,11 @@ interface Spend {
 }
 
 /** Runs `work` and reports what the worker, this process and Redis spent on it. */
-async function metered<T>(worker: ForkedWorker, redis: Redis, work: () => Promise<T>): Promise<{ result: T; spend: Spend }> {
+async function metered<T>(
+  worker: ForkedWorker,
+  redis: Redis,
+  work: () => Promise<T>,
+): Promise<{ result: T; spend: Spend }> {
   const workerMeter = () => worker.request<MeterReading>({ type: 'meter' }, 'meter');
   const [workerBefore, redisBefore] = [await workerMeter(), await redisCpuUs(redis)];
   const producerBefore = readMeter();
@@ -104,30 +112,36 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
   try {
     // --- agentq, telemetry off
     log('agentq engine (telemetry off)');
-    const engine = await start('bench/workers/engine-worker.ts', { ...baseEnv, BENCH_RECORD_STEPS: compareOnly ? 'false' : 'true' }, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+    const engine = await start(
+      'bench/workers/engine-worker.ts',
+      { ...baseEnv, BENCH_RECORD_STEPS: compareOnly ? 'false' : 'true' },
+      profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+    );
     await chainRun(engine, 10, 20);
     if (!compareOnly) {
-    const r1 = await chainRun(engine, 1, totals.r1);
-    record('engine_steps_per_s_r1', (totals.r1 * STEPS) / (r1.elapsedMs / 1000));
-    const r1Transitions = (await stepTimingsOf(engine, r1.runIds)).flatMap((list) => transitions(list).filter((value) => value !== undefined));
-    record('engine_transition_p50_ms_r1', percentile(r1Transitions, 50));
-    record('engine_transition_p95_ms_r1', percentile(r1Transitions, 95));
-    const r10 = await chainRun(engine, 10, totals.r10);
-    record('engine_steps_per_s_r10', (totals.r10 * STEPS) / (r10.elapsedMs / 1000));
-    // A 200-step run whose history grows by one message per step: does a step cost more late than early?
-    // Nine runs, one at a time: a transition takes 0.3-1 ms, and with three runs (30 samples a side) two
-    // benchmark runs of the same code gave 1.07 and 1.40.
-    const growth = await chainRun(engine, 1, quick ? 1 : 9, { steps: 200, appendMessages: true });
-    const early: number[] = [];
-    const late: number[] = [];
-    for (const list of await stepTimingsOf(engine, growth.runIds)) {
-      const values = transitions(list);
-      early.push(...values.slice(0, 10));
-      late.push(...values.slice(189, 199));
-    }
-    record('transition_growth_200', percentile(late, 50) / percentile(early, 50));
-    // The throughput rounds below must not pay for keeping every step's timings.
-    recordStepTimings(engine, false);
+      const r1 = await chainRun(engine, 1, totals.r1);
+      record('engine_steps_per_s_r1', (totals.r1 * STEPS) / (r1.elapsedMs / 1000));
+      const r1Transitions = (await stepTimingsOf(engine, r1.runIds)).flatMap((list) =>
+        transitions(list).filter((value) => value !== undefined),
+      );
+      record('engine_transition_p50_ms_r1', percentile(r1Transitions, 50));
+      record('engine_transition_p95_ms_r1', percentile(r1Transitions, 95));
+      const r10 = await chainRun(engine, 10, totals.r10);
+      record('engine_steps_per_s_r10', (totals.r10 * STEPS) / (r10.elapsedMs / 1000));
+      // A 200-step run whose history grows by one message per step: does a step cost more late than early?
+      // Nine runs, one at a time: a transition takes 0.3-1 ms, and with three runs (30 samples a side) two
+      // benchmark runs of the same code gave 1.07 and 1.40.
+      const growth = await chainRun(engine, 1, quick ? 1 : 9, { steps: 200, appendMessages: true });
+      const early: number[] = [];
+      const late: number[] = [];
+      for (const list of await stepTimingsOf(engine, growth.runIds)) {
+        const values = transitions(list);
+        early.push(...values.slice(0, 10));
+        late.push(...values.slice(189, 199));
+      }
+      record('transition_growth_200', percentile(late, 50) / percentile(early, 50));
+      // The throughput rounds below must not pay for keeping every step's timings.
+      recordStepTimings(engine, false);
     }
     const r100Steps = totals.r100 * STEPS;
 
@@ -155,7 +169,9 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
         record('redis_usec_per_step', (after.usec - before.usec) / r100Steps);
         if (compareOnly) {
           for (const [command, delta] of perCommandDelta(statsBefore, await commandStats(redis))) {
-            log(`  ${command}: ${(delta.calls / r100Steps).toFixed(2)} calls, ${(delta.usec / r100Steps).toFixed(1)} µs per step`);
+            log(
+              `  ${command}: ${(delta.calls / r100Steps).toFixed(2)} calls, ${(delta.usec / r100Steps).toFixed(1)} µs per step`,
+            );
           }
         }
       }
@@ -166,18 +182,34 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
     const inlineRates: number[] = [];
     const inlineSpends: Spend[] = [];
     const measureInline = async () => {
-      const { result, spend } = await metered(engine, redis, () => engineLoop(engine, client, { graph: 'bench-chain-inline', input: { steps: STEPS }, inFlight: CONCURRENCY, total: totals.r100 }));
+      const { result, spend } = await metered(engine, redis, () =>
+        engineLoop(engine, client, {
+          graph: 'bench-chain-inline',
+          input: { steps: STEPS },
+          inFlight: CONCURRENCY,
+          total: totals.r100,
+        }),
+      );
       inlineRates.push(r100Steps / (result.elapsedMs / 1000));
       inlineSpends.push(spend);
     };
-    await engineLoop(engine, client, { graph: 'bench-chain-inline', input: { steps: STEPS }, inFlight: CONCURRENCY, total: totals.r100 / 2 });
+    await engineLoop(engine, client, {
+      graph: 'bench-chain-inline',
+      input: { steps: STEPS },
+      inFlight: CONCURRENCY,
+      total: totals.r100 / 2,
+    });
     const measureChain = async () => {
       const statsBefore = compareOnly && chainRates.length === 0 ? await commandStats(redis) : undefined;
-      const { result, spend } = await metered(chain, redis, () => chainLoop(chain, chainQueue, CONCURRENCY, totals.r100));
+      const { result, spend } = await metered(chain, redis, () =>
+        chainLoop(chain, chainQueue, CONCURRENCY, totals.r100),
+      );
       // The chain's side of the engine's breakdown above: which of the engine's commands the chain pays too.
       if (statsBefore) {
         for (const [command, delta] of perCommandDelta(statsBefore, await commandStats(redis))) {
-          log(`  chain ${command}: ${(delta.calls / r100Steps).toFixed(2)} calls, ${(delta.usec / r100Steps).toFixed(1)} µs per step`);
+          log(
+            `  chain ${command}: ${(delta.calls / r100Steps).toFixed(2)} calls, ${(delta.usec / r100Steps).toFixed(1)} µs per step`,
+          );
         }
       }
       chainRates.push(r100Steps / (result / 1000));
@@ -194,16 +226,41 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
         await measureChain();
         await measureEngine();
       }
-      log(`  round ${round + 1}: engine ${engineRates[round]!.toFixed(0)}, chain ${chainRates[round]!.toFixed(0)}, engine with inline nodes ${inlineRates[round]!.toFixed(0)} steps/s`);
+      log(
+        `  round ${round + 1}: engine ${engineRates[round]!.toFixed(0)}, chain ${chainRates[round]!.toFixed(0)}, engine with inline nodes ${inlineRates[round]!.toFixed(0)} steps/s`,
+      );
     }
-    const perStep = (spends: Spend[], pick: (spend: Spend) => number) => median(spends.map((spend) => pick(spend) / r100Steps));
-    for (const [side, spends] of [['engine', engineSpends], ['bullmq_chain', chainSpends], ['engine_inline', inlineSpends]] as const) {
-      record(`${side}_cpu_us_per_step`, perStep(spends, (spend) => spend.workerCpuUs + spend.producerCpuUs + spend.redisCpuUs));
-      record(`${side}_cpu_us_per_step_worker`, perStep(spends, (spend) => spend.workerCpuUs));
-      record(`${side}_cpu_us_per_step_redis`, perStep(spends, (spend) => spend.redisCpuUs));
-      record(`${side}_cpu_us_per_step_producer`, perStep(spends, (spend) => spend.producerCpuUs));
-      record(`${side}_worker_cmds_per_step`, perStep(spends, (spend) => spend.workerCommands));
-      record(`${side}_producer_cmds_per_step`, perStep(spends, (spend) => spend.producerCommands));
+    const perStep = (spends: Spend[], pick: (spend: Spend) => number) =>
+      median(spends.map((spend) => pick(spend) / r100Steps));
+    for (const [side, spends] of [
+      ['engine', engineSpends],
+      ['bullmq_chain', chainSpends],
+      ['engine_inline', inlineSpends],
+    ] as const) {
+      record(
+        `${side}_cpu_us_per_step`,
+        perStep(spends, (spend) => spend.workerCpuUs + spend.producerCpuUs + spend.redisCpuUs),
+      );
+      record(
+        `${side}_cpu_us_per_step_worker`,
+        perStep(spends, (spend) => spend.workerCpuUs),
+      );
+      record(
+        `${side}_cpu_us_per_step_redis`,
+        perStep(spends, (spend) => spend.redisCpuUs),
+      );
+      record(
+        `${side}_cpu_us_per_step_producer`,
+        perStep(spends, (spend) => spend.producerCpuUs),
+      );
+      record(
+        `${side}_worker_cmds_per_step`,
+        perStep(spends, (spend) => spend.workerCommands),
+      );
+      record(
+        `${side}_producer_cmds_per_step`,
+        perStep(spends, (spend) => spend.producerCommands),
+      );
     }
     // What the issue calls redis_cmds_per_step: the client commands a step's worker sends (a script's
     // own calls inside Redis are not round trips; redis_calls_per_step above counts those).
@@ -255,7 +312,10 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
     } finally {
       await sink.close();
     }
-    record('engine_vs_bullmq_chain_r100_otel', figures.engine_steps_per_s_r100_otel! / figures.bullmq_chain_steps_per_s_r100_otel!);
+    record(
+      'engine_vs_bullmq_chain_r100_otel',
+      figures.engine_steps_per_s_r100_otel! / figures.bullmq_chain_steps_per_s_r100_otel!,
+    );
   } finally {
     await Promise.all(workers.map((worker) => worker.stop()));
     await client.close();

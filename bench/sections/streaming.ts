@@ -30,7 +30,12 @@ const CHUNK_MS = 20;
 const ANSWER = Array.from({ length: WORDS }, (_, index) => `token${index}`).join(' ');
 const RUNS = { quick: 5, full: 40 };
 
-async function withStack<T>(redisUrl: string, server: ScriptedOpenAIServer, stream: boolean, body: (stack: { url: string; client: AgentClient }) => Promise<T>): Promise<T> {
+async function withStack<T>(
+  redisUrl: string,
+  server: ScriptedOpenAIServer,
+  stream: boolean,
+  body: (stack: { url: string; client: AgentClient }) => Promise<T>,
+): Promise<T> {
   const id = randomBytes(3).toString('hex');
   const config = loadConfig({
     REDIS_URL: redisUrl,
@@ -59,7 +64,11 @@ async function runStreaming({ redisUrl, quick, log }: BenchContext): Promise<Ben
   // A plain (not streamed) answer comes when the streamed one would have ended, so both runs last as long
   // and time-driven writes (BullMQ's stalled checks, lock renewals) do not count as token bytes.
   const server = await startScriptedOpenAIServer({
-    script: (request) => ({ content: ANSWER, delayMs: request.body.stream ? 300 : 300 + WORDS * CHUNK_MS, chunkDelayMs: CHUNK_MS }),
+    script: (request) => ({
+      content: ANSWER,
+      delayMs: request.body.stream ? 300 : 300 + WORDS * CHUNK_MS,
+      chunkDelayMs: CHUNK_MS,
+    }),
   });
   const redis = new Redis(redisUrl);
   const aofSize = async () => Number(/aof_current_size:(\d+)/.exec(await redis.info('persistence'))?.[1] ?? Number.NaN);
@@ -67,7 +76,11 @@ async function runStreaming({ redisUrl, quick, log }: BenchContext): Promise<Ben
     const overheads: number[] = [];
     let tokensPerRun = 0;
     const oneRun = async (url: string) => {
-      const created = await fetch(`${url}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ graph: 'react-agent', input: { query: 'stream' } }) });
+      const created = await fetch(`${url}/v1/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ graph: 'react-agent', input: { query: 'stream' } }),
+      });
       const { id } = (await created.json()) as { id: string };
       const response = await fetch(`${url}/v1/runs/${id}/events`);
       let firstTokenAt: number | undefined;

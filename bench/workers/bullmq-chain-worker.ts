@@ -20,7 +20,11 @@ const worker = new Worker<{ chain: string; index: number; length: number }>(
   async (job) => {
     const { chain, index, length } = job.data;
     if (index + 1 < length) {
-      await queue.add('link', { chain, index: index + 1, length }, { jobId: `${chain}.${index + 1}`, removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } });
+      await queue.add(
+        'link',
+        { chain, index: index + 1, length },
+        { jobId: `${chain}.${index + 1}`, removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } },
+      );
     } else {
       process.send?.({ type: 'finished', runId: chain });
     }
@@ -29,9 +33,10 @@ const worker = new Worker<{ chain: string; index: number; length: number }>(
 );
 await worker.waitUntilReady();
 process.on('message', (message: { type: string }) => {
-  if (message.type === 'stop') void Promise.all([worker.close(), queue.close()]).then(async () => {
-    await telemetry.shutdown();
-    process.exit(0);
-  });
+  if (message.type === 'stop')
+    void Promise.all([worker.close(), queue.close()]).then(async () => {
+      await telemetry.shutdown();
+      process.exit(0);
+    });
 });
 process.send?.({ type: 'ready' });

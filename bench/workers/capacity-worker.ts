@@ -19,9 +19,20 @@ import { startWorker } from '../../worker/start-worker.js';
 import type { WorkerReply, WorkerRequest } from '../lib/bench-worker-process.js';
 
 /** A run parked on one model call: the step holds its job (and a socket) until the model answers. */
-const parkedCallGraph = defineGraph({ name: 'parked-call', state: { answer: channel.replace('') }, output: (state) => ({ answer: state.answer }) })
+const parkedCallGraph = defineGraph({
+  name: 'parked-call',
+  state: { answer: channel.replace('') },
+  output: (state) => ({ answer: state.answer }),
+})
   .node('ask', async (_state, context) => {
-    const call = await callLanguageModel(context, { messages: [{ role: 'user', content: `answer after a while (${context.runId} ${context.stepId} attempt ${context.attempt} pid ${process.pid} at ${Date.now()})` }] });
+    const call = await callLanguageModel(context, {
+      messages: [
+        {
+          role: 'user',
+          content: `answer after a while (${context.runId} ${context.stepId} attempt ${context.attempt} pid ${process.pid} at ${Date.now()})`,
+        },
+      ],
+    });
     return { answer: call.message.content ?? '' };
   })
   .edge(START, 'ask')
@@ -37,7 +48,14 @@ const modelChainGraph = defineGraph({
   output: (state) => ({ steps: state.next }),
 })
   .node('ask', async (state, context) => {
-    await callLanguageModel(context, { messages: [{ role: 'user', content: `step ${state.next} (${context.runId} ${context.stepId} attempt ${context.attempt} pid ${process.pid})` }] });
+    await callLanguageModel(context, {
+      messages: [
+        {
+          role: 'user',
+          content: `step ${state.next} (${context.runId} ${context.stepId} attempt ${context.attempt} pid ${process.pid})`,
+        },
+      ],
+    });
     return { next: state.next + 1 };
   })
   .edge(START, 'ask')
@@ -92,7 +110,11 @@ process.on('message', (message: WorkerRequest) => {
   if (message.type === 'stats') {
     statsRequests += 1;
     if (profiler && statsRequests === 2) {
-      void profiler.post('Profiler.stop').then(({ profile }) => writeFileSync(`${process.env.BENCH_CPU_PROF_DIR}/w${process.pid}.cpuprofile`, JSON.stringify(profile)));
+      void profiler
+        .post('Profiler.stop')
+        .then(({ profile }) =>
+          writeFileSync(`${process.env.BENCH_CPU_PROF_DIR}/w${process.pid}.cpuprofile`, JSON.stringify(profile)),
+        );
     }
     if (message.gc) (globalThis as { gc?: () => void }).gc?.();
     const memory = process.memoryUsage();
@@ -100,7 +122,16 @@ process.on('message', (message: WorkerRequest) => {
     const eldP99Ms = delay.count > 0 ? delay.percentile(99) / 1e6 : 0;
     const eldMaxMs = delay.count > 0 ? delay.max / 1e6 : 0;
     delay.reset();
-    send({ type: 'stats', heapUsed: memory.heapUsed, rss: memory.rss, eldP99Ms, eldMaxMs, gcMaxMs, gcTotalMs, running: [...running.values()] });
+    send({
+      type: 'stats',
+      heapUsed: memory.heapUsed,
+      rss: memory.rss,
+      eldP99Ms,
+      eldMaxMs,
+      gcMaxMs,
+      gcTotalMs,
+      running: [...running.values()],
+    });
     gcMaxMs = 0;
     gcTotalMs = 0;
   }

@@ -26,7 +26,11 @@ import type { StepTiming } from '../lib/step-timings.js';
 
 const dbPath = process.env.BENCH_LANGGRAPH_DB!;
 const durability = process.env.BENCH_LANGGRAPH_DURABILITY === 'sync' ? 'sync' : 'async';
-const model = new OpenAILanguageModel({ model: MODEL_GRAPH_MODEL, baseURL: process.env.OPENAI_BASE_URL!, apiKey: 'bench' });
+const model = new OpenAILanguageModel({
+  model: MODEL_GRAPH_MODEL,
+  baseURL: process.env.OPENAI_BASE_URL!,
+  apiKey: 'bench',
+});
 const timings = new Map<string, StepTiming[]>();
 
 const State = Annotation.Root({
@@ -35,17 +39,25 @@ const State = Annotation.Root({
 
 function buildGraph() {
   // The node list is built in a loop; LangGraph's builder types each added node name, so widen it here.
-  const graph = new StateGraph(State) as unknown as StateGraph<typeof State.spec, typeof State.State, typeof State.Update, string>;
+  const graph = new StateGraph(State) as unknown as StateGraph<
+    typeof State.spec,
+    typeof State.State,
+    typeof State.Update,
+    string
+  >;
   for (let index = 0; index < MODEL_GRAPH_NODES; index += 1) {
-    graph.addNode(nodeName(index), async (_state: typeof State.State, config: { configurable?: { thread_id?: string } }) => {
-      const startedAt = performance.now();
-      const response = await model.generate(nodeRequest(index));
-      const threadId = config.configurable?.thread_id ?? '';
-      const list = timings.get(threadId) ?? [];
-      list.push({ superstep: index, startedAt, endedAt: performance.now() });
-      timings.set(threadId, list);
-      return { answers: [response.message.content ?? ''] };
-    });
+    graph.addNode(
+      nodeName(index),
+      async (_state: typeof State.State, config: { configurable?: { thread_id?: string } }) => {
+        const startedAt = performance.now();
+        const response = await model.generate(nodeRequest(index));
+        const threadId = config.configurable?.thread_id ?? '';
+        const list = timings.get(threadId) ?? [];
+        list.push({ superstep: index, startedAt, endedAt: performance.now() });
+        timings.set(threadId, list);
+        return { answers: [response.message.content ?? ''] };
+      },
+    );
     graph.addEdge(index === 0 ? START : nodeName(index - 1), nodeName(index));
   }
   graph.addEdge(nodeName(MODEL_GRAPH_NODES - 1), END);
@@ -56,19 +68,25 @@ const app = buildGraph();
 const tag = randomBytes(3).toString('hex');
 let measurement = 0;
 
-async function measure(inFlight: number, runs: number): Promise<{ elapsedMs: number; timings: StepTiming[][]; checkpointsPerRun: number }> {
+async function measure(
+  inFlight: number,
+  runs: number,
+): Promise<{ elapsedMs: number; timings: StepTiming[][]; checkpointsPerRun: number }> {
   measurement += 1;
   const threads: string[] = [];
   const loop = closedLoop(inFlight, runs, async (index) => {
     const threadId = `${tag}-m${measurement}-${index}`;
     threads.push(threadId);
     const final = (await app.invoke({}, { configurable: { thread_id: threadId }, durability })) as typeof State.State;
-    if (final.answers.length !== MODEL_GRAPH_NODES) throw new Error(`BENCH_LANGGRAPH_RUN: thread ${threadId} ended with ${final.answers.length} answers`);
+    if (final.answers.length !== MODEL_GRAPH_NODES)
+      throw new Error(`BENCH_LANGGRAPH_RUN: thread ${threadId} ended with ${final.answers.length} answers`);
     loop.finished();
   });
   const elapsedMs = await loop.done;
   const db = new Database(dbPath, { readonly: true });
-  const { count } = db.prepare('SELECT COUNT(*) AS count FROM checkpoints WHERE thread_id = ?').get(threads[0]) as { count: number };
+  const { count } = db.prepare('SELECT COUNT(*) AS count FROM checkpoints WHERE thread_id = ?').get(threads[0]) as {
+    count: number;
+  };
   db.close();
   const measured = threads.map((thread) => timings.get(thread) ?? []);
   for (const thread of threads) timings.delete(thread);
@@ -79,7 +97,8 @@ process.on('message', (message: { type: string; inFlight?: number; runs?: number
   if (message.type === 'measure') {
     measure(message.inFlight!, message.runs!).then(
       (result) => process.send?.({ type: 'measured', ...result }),
-      (error: unknown) => process.send?.({ type: 'measured', error: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) =>
+        process.send?.({ type: 'measured', error: error instanceof Error ? error.message : String(error) }),
     );
   }
   if (message.type === 'stop') process.exit(0);

@@ -5,5 +5,7 @@ import * as queueConstants from '../../shared/contracts/queues.js';
  * added there shows up in Bull Board and /metrics without touching the API.
  */
 export function agentqQueueNames(): string[] {
-  return (Object.values(queueConstants) as unknown[]).filter((value): value is string => typeof value === 'string' && value.startsWith('agentq-'));
+  return (Object.values(queueConstants) as unknown[]).filter(
+    (value): value is string => typeof value === 'string' && value.startsWith('agentq-'),
+  );
 }

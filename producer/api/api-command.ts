@@ -3,7 +3,8 @@ import { InvalidArgumentError } from 'commander';
 
 function parsePort(value: string): number {
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InvalidArgumentError(`--port must be an integer 0-65535, got '${value}'`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new InvalidArgumentError(`--port must be an integer 0-65535, got '${value}'`);
   return port;
 }
 
@@ -23,7 +24,12 @@ export function registerApiCommand(program: Command): void {
       ]);
       const config = loadConfig();
       const logger = createLogger(config.logLevel, { role: 'api' });
-      const api = await startApi({ config, logger, ...(options.port === undefined ? {} : { port: options.port }), ...(options.host ? { host: options.host } : {}) });
+      const api = await startApi({
+        config,
+        logger,
+        ...(options.port === undefined ? {} : { port: options.port }),
+        ...(options.host ? { host: options.host } : {}),
+      });
       await new Promise<void>((resolve) => {
         const stop = (signal: string) => {
           logger.info({ signal }, 'signal received');

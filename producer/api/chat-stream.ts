@@ -19,10 +19,21 @@ export interface StreamChatAnswerOptions {
  * `token-reset` (the model's text live; a reset drops that step's partial text), then `answer` (the
  * same JSON as the non-streamed answer, with sources) or `error` ({error:{code,message}}), and the end.
  */
-export async function streamChatAnswer({ request, reply, context, runId, answerOf }: StreamChatAnswerOptions): Promise<void> {
+export async function streamChatAnswer({
+  request,
+  reply,
+  context,
+  runId,
+  answerOf,
+}: StreamChatAnswerOptions): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
-  raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
   const send = (event: string, data: unknown) => {
     if (!raw.writableEnded && !raw.destroyed) raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   };
@@ -33,7 +44,13 @@ export async function streamChatAnswer({ request, reply, context, runId, answerO
   send('run', { run_id: runId });
   let reasoningSent = 0;
   try {
-    const stream = followRun({ store: context.store, reader: connectRedis(context.config, 'blocking'), tokens: context.tokens, runId, signal: gone.signal });
+    const stream = followRun({
+      store: context.store,
+      reader: connectRedis(context.config, 'blocking'),
+      tokens: context.tokens,
+      runId,
+      signal: gone.signal,
+    });
     for await (const event of stream) {
       if (event.type === 'token' || event.type === 'token-reset') send(event.type, event);
       else if (event.type === 'step-end') {

@@ -3,7 +3,13 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import { Queue } from 'bullmq';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
-import { createJsonSchemaTransform, serializerCompiler, validatorCompiler, type FastifyPluginAsyncZod, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  createJsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type FastifyPluginAsyncZod,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
 import { loadConfig, type Config } from '../../shared/config/config.js';
 import { createLogger, type Logger } from '../../shared/telemetry/logger.js';
 import { RedisMetrics } from '../../shared/operations/metrics/redis-metrics.js';
@@ -35,7 +41,13 @@ import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
 import { checkRedisCluster } from '../../shared/adapters/redis/check-redis-cluster.js';
 
 /** The API's fastify instance (zod schemas as types). */
-export type ApiInstance = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+export type ApiInstance = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;
 
 /** A capability's routes under /v1 (documents, batches, …): given the API's context, a plugin. */
 export type ApiRoutes = (context: ApiContext) => FastifyPluginAsyncZod;
@@ -74,7 +86,10 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   // Bull Board and /metrics read the queues through the client's fail-fast connection.
   // The step queue is one queue per shard, each under its shard's prefix (shared/contracts/shards.ts).
   const queues = agentqQueueNames().flatMap((name) =>
-    (name === STEP_QUEUE ? allShards(config.shards).map((shard) => stepQueuePrefix(config.queuePrefix, shard, config.shards)) : [config.queuePrefix]).map((prefix) => {
+    (name === STEP_QUEUE
+      ? allShards(config.shards).map((shard) => stepQueuePrefix(config.queuePrefix, shard, config.shards))
+      : [config.queuePrefix]
+    ).map((prefix) => {
       const queue = new Queue(name, { connection: redis, prefix, ...queueStreamOptions(config.queueEventsMaxLen) });
       queue.on('error', () => undefined);
       return queue;
@@ -106,7 +121,12 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     return503OnClosing: true,
     // Errors fastify raises before routing (a malformed URL) get the one error shape too.
     frameworkErrors: (error, _request, reply) => {
-      sendApiError(reply, error.code === 'FST_ERR_BAD_URL' ? new ApiError(400, 'INVALID_INPUT', `the URL is malformed: ${error.message}; percent-encode the path`) : error);
+      sendApiError(
+        reply,
+        error.code === 'FST_ERR_BAD_URL'
+          ? new ApiError(400, 'INVALID_INPUT', `the URL is malformed: ${error.message}; percent-encode the path`)
+          : error,
+      );
     },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
@@ -129,9 +149,14 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
       info: {
         title: 'agentq API',
         version: '1.0.0',
-        description: 'Enqueue agent runs, follow them (poll or Server-Sent Events), cancel, retry and resume them. Errors: {error: {code, message, details?}}.',
+        description:
+          'Enqueue agent runs, follow them (poll or Server-Sent Events), cancel, retry and resume them. Errors: {error: {code, message, details?}}.',
       },
-      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'AGENTQ_API_KEYS entry: <key>:<tenant>:<role>' } } },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'AGENTQ_API_KEYS entry: <key>:<tenant>:<role>' },
+        },
+      },
       security: [{ apiKey: [] }],
     },
     transform: createJsonSchemaTransform({ skipList: [] }),

@@ -6,7 +6,8 @@ import { AgentqError, type ErrorCode } from '../../shared/contracts/errors.js';
  * Codes of HTTP answers: the product's error codes (shared/contracts/errors.ts) plus the few that only HTTP has.
  * Stable like the others: never renamed.
  */
-export type ApiErrorCode = ErrorCode | 'UNAUTHORIZED' | 'FORBIDDEN' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'METHOD_NOT_ALLOWED';
+export type ApiErrorCode =
+  ErrorCode | 'UNAUTHORIZED' | 'FORBIDDEN' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'METHOD_NOT_ALLOWED';
 
 /** The one error shape of every HTTP answer (DESIGN §7). */
 export const errorBodySchema = z
@@ -34,7 +35,13 @@ export class ApiError extends Error {
   }
 
   toBody(): ErrorBody {
-    return { error: { code: this.code, message: this.message, ...(this.options.details === undefined ? {} : { details: this.options.details }) } };
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.options.details === undefined ? {} : { details: this.options.details }),
+      },
+    };
   }
 }
 
@@ -63,7 +70,8 @@ const CODE_OF_STATUS: Record<number, ApiErrorCode> = {
 };
 
 /** ioredis and BullMQ errors that mean "Redis is not reachable now", as opposed to a bad command. */
-const REDIS_DOWN = /Command timed out|Stream isn't writeable|Connection is closed|max retries per request|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|Redis is not reachable|Connection is in (closing|closed)/i;
+const REDIS_DOWN =
+  /Command timed out|Stream isn't writeable|Connection is closed|max retries per request|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|Redis is not reachable|Connection is in (closing|closed)/i;
 
 export function isRedisUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth += 1) {
@@ -85,7 +93,10 @@ function describeValidation(error: FastifyError): ApiError {
     return `${[part, ...path].join('.')}: ${issue.message ?? 'is invalid'}`;
   });
   return new ApiError(400, 'INVALID_INPUT', lines.join('; ') || error.message, {
-    details: issues.map((issue) => ({ path: [part, ...(issue.instancePath ?? '').split('/').filter(Boolean)].join('.'), message: issue.message })),
+    details: issues.map((issue) => ({
+      path: [part, ...(issue.instancePath ?? '').split('/').filter(Boolean)].join('.'),
+      message: issue.message,
+    })),
   });
 }
 
@@ -94,10 +105,14 @@ export function toApiError(error: unknown, request?: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
   if (AgentqError.isInstance(error)) {
     const status = STATUS_OF[error.code] ?? (isRedisUnavailable(error) ? 503 : 500);
-    return new ApiError(status, status === 503 ? 'UNAVAILABLE' : error.code, error.message, { ...(error.details === undefined ? {} : { details: error.details }) });
+    return new ApiError(status, status === 503 ? 'UNAVAILABLE' : error.code, error.message, {
+      ...(error.details === undefined ? {} : { details: error.details }),
+    });
   }
   if (isRedisUnavailable(error)) {
-    return new ApiError(503, 'UNAVAILABLE', `Redis is not reachable (${(error as Error).message}); try again shortly`, { headers: { 'retry-after': '1' } });
+    return new ApiError(503, 'UNAVAILABLE', `Redis is not reachable (${(error as Error).message}); try again shortly`, {
+      headers: { 'retry-after': '1' },
+    });
   }
   const fastifyError = error as Partial<FastifyError>;
   if (Array.isArray(fastifyError.validation)) return describeValidation(fastifyError as FastifyError);
@@ -129,7 +144,8 @@ function fastifyMessage(error: Partial<FastifyError>, request: FastifyRequest | 
 export function sendApiError(reply: FastifyReply, error: unknown): FastifyReply {
   const apiError = toApiError(error, reply.request);
   if (apiError.code === 'INTERNAL') reply.log.error({ err: error, url: reply.request.url }, 'request failed');
-  else if (apiError.code === 'UNAVAILABLE') reply.log.warn({ err: (error as Error).message, url: reply.request.url }, 'Redis unavailable');
+  else if (apiError.code === 'UNAVAILABLE')
+    reply.log.warn({ err: (error as Error).message, url: reply.request.url }, 'Redis unavailable');
   for (const [name, value] of Object.entries(apiError.options.headers ?? {})) reply.header(name, value);
   return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody());
 }
@@ -137,5 +153,8 @@ export function sendApiError(reply: FastifyReply, error: unknown): FastifyReply 
 /** 404 in the error shape for a route that does not exist. */
 export function notFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = request.url.split('?')[0] ?? request.url;
-  return sendApiError(reply, new ApiError(404, 'NOT_FOUND', `no route ${request.method} ${path}; see /docs for the API's routes`));
+  return sendApiError(
+    reply,
+    new ApiError(404, 'NOT_FOUND', `no route ${request.method} ${path}; see /docs for the API's routes`),
+  );
 }

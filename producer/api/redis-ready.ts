@@ -53,9 +53,16 @@ function probe(redis: RedisConnection): Health {
 export async function requireRedis(redis: RedisConnection, waitMs = 500): Promise<void> {
   if (redis.status === 'ready') {
     if (probe(redis).answering) return;
-    throw new AgentqError('UNAVAILABLE', 'Redis is not answering (connected, but a PING timed out); try again shortly', { retryable: true });
+    throw new AgentqError(
+      'UNAVAILABLE',
+      'Redis is not answering (connected, but a PING timed out); try again shortly',
+      { retryable: true },
+    );
   }
-  const unavailable = () => new AgentqError('UNAVAILABLE', `Redis is not reachable (connection ${redis.status}); try again shortly`, { retryable: true });
+  const unavailable = () =>
+    new AgentqError('UNAVAILABLE', `Redis is not reachable (connection ${redis.status}); try again shortly`, {
+      retryable: true,
+    });
   if (!['wait', 'connecting', 'connect'].includes(redis.status)) throw unavailable();
   await new Promise<void>((resolve, reject) => {
     const done = (error?: Error) => {

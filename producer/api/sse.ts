@@ -44,7 +44,18 @@ function tokenFrame(event: TokenEvent): string {
  * until the committed events so far are out (a late subscriber sees what is committed first, then
  * live text), then written as it comes, between the blocking reads.
  */
-export async function streamRunEvents({ request, reply, store, redisTarget, runId, after, tokens, signal, heartbeatMs = 15_000, blockMs = 5000 }: StreamRunEventsOptions): Promise<void> {
+export async function streamRunEvents({
+  request,
+  reply,
+  store,
+  redisTarget,
+  runId,
+  after,
+  tokens,
+  signal,
+  heartbeatMs = 15_000,
+  blockMs = 5000,
+}: StreamRunEventsOptions): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -116,7 +127,8 @@ export async function streamRunEvents({ request, reply, store, redisTarget, runI
   } catch (error) {
     if (!closed) {
       const apiError = toApiError(error, request);
-      if (apiError.statusCode >= 500) request.log.warn({ runId, err: (error as Error).message }, 'event stream ended by an error');
+      if (apiError.statusCode >= 500)
+        request.log.warn({ runId, err: (error as Error).message }, 'event stream ended by an error');
       write(`event: error\ndata: ${JSON.stringify(apiError.toBody())}\n\n`);
     }
   } finally {

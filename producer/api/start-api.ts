@@ -39,7 +39,10 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
   const app = await createApi({ ...options, config, logger, apiKeys });
   try {
     const url = await app.listen({ port: options.port ?? config.port, host });
-    logger.info({ url, keys: apiKeys.size, docs: `${url}/docs`, dashboard: `${url}/admin/queues` }, 'agentq API listening');
+    logger.info(
+      { url, keys: apiKeys.size, docs: `${url}/docs`, dashboard: `${url}/admin/queues` },
+      'agentq API listening',
+    );
     return { url, close: () => app.close() };
   } catch (error) {
     await app.close();

@@ -53,7 +53,11 @@ export function registerBatchCommand(
     .option('--out <file>', 'write the results here (JSON Lines, or CSV for a .csv name); default: stdout')
     .option('--format <format>', 'jsonl or csv (default: from --out, else jsonl)')
     .option('--concurrency <n>', 'runs of this batch at once (default 8)', parseCount('--concurrency'))
-    .option('--priority <n>', 'BullMQ priority of its runs (default 100: behind runs without a priority)', parseCount('--priority'))
+    .option(
+      '--priority <n>',
+      'BullMQ priority of its runs (default 100: behind runs without a priority)',
+      parseCount('--priority'),
+    )
     .option('--idempotency-key <key>', 'the same key resumes the same batch and answers nothing twice')
     .option('--graph <name>', 'the graph that answers each question (default rag-agent)')
     .option('--max-iterations <n>', 'rag-agent search iterations (1-10)', parseCount('--max-iterations'))
@@ -61,7 +65,8 @@ export function registerBatchCommand(
     .option('--poll-ms <ms>', 'how often to check progress', parseCount('--poll-ms'), 500)
     .action(async (file: string, options: BatchOptions) => {
       const format = options.format ?? (options.out?.endsWith('.csv') ? 'csv' : 'jsonl');
-      if (format !== 'jsonl' && format !== 'csv') throw new UsageError(`--format must be jsonl or csv, got '${format}'`);
+      if (format !== 'jsonl' && format !== 'csv')
+        throw new UsageError(`--format must be jsonl or csv, got '${format}'`);
       const questions = readQuestions(file);
       if (questions.length === 0) throw new UsageError(`${file} has no questions`);
       const client = await clientFactory();
@@ -95,7 +100,9 @@ export function registerBatchCommand(
         const text = format === 'csv' ? formatBatchResultsCsv(results) : formatBatchResultsJsonl(results);
         if (options.out) {
           writeFileSync(options.out, text);
-          process.stdout.write(`${JSON.stringify({ batchId: batch.id, status: current.status, progress: current.progress, out: options.out })}\n`);
+          process.stdout.write(
+            `${JSON.stringify({ batchId: batch.id, status: current.status, progress: current.progress, out: options.out })}\n`,
+          );
         } else {
           process.stdout.write(text);
         }

@@ -20,7 +20,8 @@ const LIMIT_FLAGS = [
  * The CLI talks to Redis directly, so it acts as the deployment's operator.
  */
 export function registerBudgetCommands(program: Command, clientFactory: () => Promise<AgentClient>, io: Io): void {
-  const withClient = <T>(action: (client: AgentClient) => Promise<T>): Promise<T> => withFactoryClient(clientFactory, action);
+  const withClient = <T>(action: (client: AgentClient) => Promise<T>): Promise<T> =>
+    withFactoryClient(clientFactory, action);
 
   program
     .command('usage')
@@ -30,11 +31,16 @@ export function registerBudgetCommands(program: Command, clientFactory: () => Pr
     .option('--json', 'print {tenant, days, month} as JSON')
     .action(async (options: { days?: string; tenant?: string; json?: boolean }) => {
       const days = options.days === undefined ? undefined : Number(options.days);
-      if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > 35)) throw new UsageError(`--days must be a whole number from 1 to 35, got '${options.days}'`);
+      if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > 35))
+        throw new UsageError(`--days must be a whole number from 1 to 35, got '${options.days}'`);
       await withClient(async (client) => {
-        const usage = await client.budgets.usage({ ...(options.tenant ? { tenant: options.tenant } : {}), ...(days === undefined ? {} : { days }) });
+        const usage = await client.budgets.usage({
+          ...(options.tenant ? { tenant: options.tenant } : {}),
+          ...(days === undefined ? {} : { days }),
+        });
         if (options.json) return io.out(JSON.stringify(usage));
-        const line = (period: { period: string; tokens: number; costUsd: number; calls: number }) => `${period.period}  tokens=${period.tokens}  cost_usd=${period.costUsd}  calls=${period.calls}`;
+        const line = (period: { period: string; tokens: number; costUsd: number; calls: number }) =>
+          `${period.period}  tokens=${period.tokens}  cost_usd=${period.costUsd}  calls=${period.calls}`;
         io.out([`tenant ${usage.tenant}`, line(usage.month), ...usage.days.map(line)].join('\n'));
       });
     });
@@ -45,7 +51,9 @@ export function registerBudgetCommands(program: Command, clientFactory: () => Pr
     .description("the tenant's limits (its own, or the defaults from AGENTQ_TENANT_BUDGET_DEFAULTS)")
     .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
     .action(async (options: { tenant?: string }) => {
-      await withClient(async (client) => io.out(JSON.stringify(await client.budgets.getLimits(options.tenant ? { tenant: options.tenant } : {}))));
+      await withClient(async (client) =>
+        io.out(JSON.stringify(await client.budgets.getLimits(options.tenant ? { tenant: options.tenant } : {}))),
+      );
     });
   const set = limits
     .command('set')
@@ -58,12 +66,15 @@ export function registerBudgetCommands(program: Command, clientFactory: () => Pr
       const text = options[field];
       if (text === undefined) continue;
       const value = Number(text);
-      if (text.trim() === '' || Number.isNaN(value)) throw new UsageError(`${flag.split(' ')[0]} must be a number, got '${text}'`);
+      if (text.trim() === '' || Number.isNaN(value))
+        throw new UsageError(`${flag.split(' ')[0]} must be a number, got '${text}'`);
       values[field] = value;
     }
     await withClient(async (client) => {
       try {
-        io.out(JSON.stringify(await client.budgets.setLimits(values, options.tenant ? { tenant: options.tenant } : {})));
+        io.out(
+          JSON.stringify(await client.budgets.setLimits(values, options.tenant ? { tenant: options.tenant } : {})),
+        );
       } catch (error) {
         if (AgentqError.isInstance(error) && error.code === 'INVALID_INPUT') throw new UsageError(error.message);
         throw error;

@@ -11,7 +11,9 @@ import { AgentqError } from '../../shared/contracts/errors.js';
 export async function collectFiles(paths: readonly string[]): Promise<string[]> {
   const files: string[] = [];
   const walk = async (directory: string) => {
-    const entries = (await readdir(directory, { withFileTypes: true })).sort((left, right) => left.name.localeCompare(right.name));
+    const entries = (await readdir(directory, { withFileTypes: true })).sort((left, right) =>
+      left.name.localeCompare(right.name),
+    );
     for (const entry of entries) {
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
       const path = join(directory, entry.name);
@@ -22,7 +24,11 @@ export async function collectFiles(paths: readonly string[]): Promise<string[]> 
   for (const given of paths) {
     const path = resolve(given);
     const info = await stat(path).catch(() => null);
-    if (!info) throw new AgentqError('INVALID_INPUT', `${given} does not exist (looked for ${path}); name files or directories to ingest`);
+    if (!info)
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `${given} does not exist (looked for ${path}); name files or directories to ingest`,
+      );
     if (info.isDirectory()) await walk(path);
     else files.push(path);
   }

@@ -14,7 +14,18 @@ function csvField(value: unknown): string {
 export function formatBatchResultsCsv(results: BatchResult[]): string {
   const header = ['id', 'question', 'status', 'answer', 'sources', 'error_code', 'error_message', 'run_id'];
   const rows = results.map((result) =>
-    [result.id, result.question, result.status, result.answer, result.sources, result.error?.code, result.error?.message, result.runId].map(csvField).join(','),
+    [
+      result.id,
+      result.question,
+      result.status,
+      result.answer,
+      result.sources,
+      result.error?.code,
+      result.error?.message,
+      result.runId,
+    ]
+      .map(csvField)
+      .join(','),
   );
   return `${[header.join(','), ...rows].join('\r\n')}\r\n`;
 }

@@ -28,7 +28,10 @@ async function defaultSearchFactory(): Promise<DocumentSearch> {
   return new DocumentSearch();
 }
 
-async function withClient<C extends { close(): Promise<void> }, T>(factory: () => Promise<C>, action: (client: C) => Promise<T>): Promise<T> {
+async function withClient<C extends { close(): Promise<void> }, T>(
+  factory: () => Promise<C>,
+  action: (client: C) => Promise<T>,
+): Promise<T> {
   const client = await factory();
   try {
     return await action(client);
@@ -44,7 +47,8 @@ async function withClient<C extends { close(): Promise<void> }, T>(factory: () =
 function parsePositive(name: string) {
   return (value: string): number => {
     const number = Number(value);
-    if (!Number.isInteger(number) || number < 1) throw new UsageError(`${name} must be a positive integer, got '${value}'`);
+    if (!Number.isInteger(number) || number < 1)
+      throw new UsageError(`${name} must be a positive integer, got '${value}'`);
     return number;
   };
 }
@@ -60,7 +64,10 @@ function summary(progress: IngestProgress, seconds: number) {
     indexed: count('indexed'),
     unchanged: count('unchanged'),
     failed: progress.failed,
-    chunks: progress.documents.reduce((sum, document) => sum + (document.status === 'indexed' ? (document.chunks ?? 0) : 0), 0),
+    chunks: progress.documents.reduce(
+      (sum, document) => sum + (document.status === 'indexed' ? (document.chunks ?? 0) : 0),
+      0,
+    ),
     seconds: Math.round(seconds * 100) / 100,
     documents: progress.documents.map(({ item: _item, ...document }) => document),
   };
@@ -70,37 +77,53 @@ function summary(progress: IngestProgress, seconds: number) {
  * `agentq ingest` and `agentq search`. Exit codes as everywhere: 0 ok, 1 the command failed (for
  * ingest: any document failed; the summary on stdout says which and why), 2 usage error.
  */
-export function registerIngestCommands(program: Command, io: CommandIo, clientFactory: IngestClientFactory = defaultFactory, searchFactory: SearchFactory = defaultSearchFactory): void {
+export function registerIngestCommands(
+  program: Command,
+  io: CommandIo,
+  clientFactory: IngestClientFactory = defaultFactory,
+  searchFactory: SearchFactory = defaultSearchFactory,
+): void {
   program
     .command('ingest')
-    .description('index documents (PDF, DOCX, HTML, Markdown, text; directories are walked) for search; prints a JSON summary')
+    .description(
+      'index documents (PDF, DOCX, HTML, Markdown, text; directories are walked) for search; prints a JSON summary',
+    )
     .argument('<paths...>', 'files or directories')
     .option('--collection <name>', 'collection to add them to', 'default')
     .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
     .option('--no-wait', 'return once the documents are queued (prints the batch; follow it with its batchId)')
     .option('--timeout-ms <ms>', 'give up waiting after this long', parsePositive('--timeout-ms'))
-    .action(async (paths: string[], options: { collection: string; tenant?: string; wait: boolean; timeoutMs?: number }) => {
-      await withClient(clientFactory, async (client) => {
-        const started = Date.now();
-        const batch = await client.ingest(paths, { collection: options.collection, ...(options.tenant ? { tenant: options.tenant } : {}) });
-        io.err(`queued ${batch.documents.filter((document) => document.status === 'queued').length} of ${batch.total} documents (batch ${batch.batchId})`);
-        if (!options.wait) {
-          io.out(JSON.stringify(batch));
-          return;
-        }
-        const bar = createProgressBar(process.stderr, 'ingesting', 'docs');
-        const progress = await client.wait(batch.batchId, {
-          tenant: batch.tenant,
-          ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
-          onProgress: (current) => bar.update(current),
+    .action(
+      async (paths: string[], options: { collection: string; tenant?: string; wait: boolean; timeoutMs?: number }) => {
+        await withClient(clientFactory, async (client) => {
+          const started = Date.now();
+          const batch = await client.ingest(paths, {
+            collection: options.collection,
+            ...(options.tenant ? { tenant: options.tenant } : {}),
+          });
+          io.err(
+            `queued ${batch.documents.filter((document) => document.status === 'queued').length} of ${batch.total} documents (batch ${batch.batchId})`,
+          );
+          if (!options.wait) {
+            io.out(JSON.stringify(batch));
+            return;
+          }
+          const bar = createProgressBar(process.stderr, 'ingesting', 'docs');
+          const progress = await client.wait(batch.batchId, {
+            tenant: batch.tenant,
+            ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+            onProgress: (current) => bar.update(current),
+          });
+          bar.finish();
+          const result = summary(progress, (Date.now() - started) / 1000);
+          io.err(
+            `indexed ${result.indexed}, unchanged ${result.unchanged}, failed ${result.failed} (${result.chunks} chunks) in ${result.seconds} s`,
+          );
+          io.out(JSON.stringify(result));
+          if (progress.failed > 0) io.setExitCode(1);
         });
-        bar.finish();
-        const result = summary(progress, (Date.now() - started) / 1000);
-        io.err(`indexed ${result.indexed}, unchanged ${result.unchanged}, failed ${result.failed} (${result.chunks} chunks) in ${result.seconds} s`);
-        io.out(JSON.stringify(result));
-        if (progress.failed > 0) io.setExitCode(1);
-      });
-    });
+      },
+    );
 
   program
     .command('search')
@@ -112,7 +135,12 @@ export function registerIngestCommands(program: Command, io: CommandIo, clientFa
     .option('--json', 'print the hits as a JSON array')
     .action(async (query: string, options: { collection?: string; k: number; tenant?: string; json?: boolean }) => {
       await withClient(searchFactory, async (client) => {
-        const hits = await client.search({ query, k: options.k, ...(options.collection ? { collection: options.collection } : {}), ...(options.tenant ? { tenant: options.tenant } : {}) });
+        const hits = await client.search({
+          query,
+          k: options.k,
+          ...(options.collection ? { collection: options.collection } : {}),
+          ...(options.tenant ? { tenant: options.tenant } : {}),
+        });
         if (options.json) {
           io.out(JSON.stringify(hits));
           return;

@@ -15,11 +15,23 @@ export function parseQuestionLines(text: string): { id?: string; question: strin
     try {
       value = JSON.parse(line);
     } catch {
-      throw new AgentqError('INVALID_INPUT', `line ${index + 1} is not JSON; each line must be {"id"?: "…", "question": "…"}`);
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `line ${index + 1} is not JSON; each line must be {"id"?: "…", "question": "…"}`,
+      );
     }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new AgentqError('INVALID_INPUT', `line ${index + 1} is not a JSON object; each line must be {"id"?: "…", "question": "…"}`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `line ${index + 1} is not a JSON object; each line must be {"id"?: "…", "question": "…"}`,
+      );
     const record = value as { id?: unknown; question?: unknown; query?: unknown };
-    const question = typeof record.question === 'string' ? record.question : typeof record.query === 'string' ? record.query : undefined;
+    const question =
+      typeof record.question === 'string'
+        ? record.question
+        : typeof record.query === 'string'
+          ? record.query
+          : undefined;
     if (!question) throw new AgentqError('INVALID_INPUT', `line ${index + 1} has no "question" string`);
     questions.push({ ...(record.id === undefined || record.id === null ? {} : { id: String(record.id) }), question });
   }

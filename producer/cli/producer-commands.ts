@@ -11,7 +11,6 @@ import { UsageError } from './usage-error.js';
 /** Exit codes: 0 ok; 1 the run failed or was cancelled (or the command failed); 2 usage error. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
 
-
 interface Io {
   /** Results only. */
   out(text: string): void;
@@ -36,7 +35,9 @@ function exitFor(record: RunRecord): number {
 }
 
 function describe(record: RunRecord): string {
-  const lines = [`${record.id}  ${record.status}  ${record.graph}@${record.graphVersion ?? '?'}  steps=${record.stepCount}`];
+  const lines = [
+    `${record.id}  ${record.status}  ${record.graph}@${record.graphVersion ?? '?'}  steps=${record.stepCount}`,
+  ];
   if (record.output !== null && record.output !== undefined) lines.push(`output: ${JSON.stringify(record.output)}`);
   if (record.error) lines.push(`error: ${record.error.code}: ${record.error.message}`);
   return lines.join('\n');
@@ -46,20 +47,26 @@ function parseJson(flag: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${flag} is not valid JSON (${(error as Error).message}); quote it, e.g. ${flag} '{"steps": 3}'`);
+    throw new UsageError(
+      `${flag} is not valid JSON (${(error as Error).message}); quote it, e.g. ${flag} '{"steps": 3}'`,
+    );
   }
 }
 
 function parseCount(name: string) {
   return (value: string): number => {
     const number = Number(value);
-    if (!Number.isInteger(number) || number < 1) throw new UsageError(`${name} must be a positive integer, got '${value}'`);
+    if (!Number.isInteger(number) || number < 1)
+      throw new UsageError(`${name} must be a positive integer, got '${value}'`);
     return number;
   };
 }
 
 /** Runs `action` with a client made by `factory`, and closes it whatever happens. */
-export async function withClient<C extends { close(): Promise<void> }, T>(factory: () => Promise<C>, action: (client: C) => Promise<T>): Promise<T> {
+export async function withClient<C extends { close(): Promise<void> }, T>(
+  factory: () => Promise<C>,
+  action: (client: C) => Promise<T>,
+): Promise<T> {
   const client = await factory();
   try {
     return await action(client);
@@ -76,14 +83,21 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
     .argument('<graph>', 'graph name, e.g. chain')
     .option('--input <json>', "the run input as JSON; '-' reads it from stdin")
     .option('--input-file <file>', 'read the run input (JSON) from a file: for inputs too big for the command line')
-    .option('--queue-unserved', 'queue it even if no live worker serves the graph (it waits AGENTQ_UNSERVED_GRAPH_WAIT_MS for one)')
+    .option(
+      '--queue-unserved',
+      'queue it even if no live worker serves the graph (it waits AGENTQ_UNSERVED_GRAPH_WAIT_MS for one)',
+    )
     .option('--graph-version <version>', 'pin a graph version (default: the workers’ latest)')
     .option('--idempotency-key <key>', 'the same key returns the same run')
     .option('--run-id <id>', 'choose the run id')
     .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
     .option('--max-steps <n>', 'step limit for this run', parseCount('--max-steps'))
     .option('--deadline-ms <ms>', 'deadline for this run', parseCount('--deadline-ms'))
-    .option('--priority <n>', 'BullMQ priority of its steps: 1 most urgent; runs without one go first', parseCount('--priority'))
+    .option(
+      '--priority <n>',
+      'BullMQ priority of its steps: 1 most urgent; runs without one go first',
+      parseCount('--priority'),
+    )
     .option('--wait', 'wait for the run to finish')
     .option('--timeout-ms <ms>', 'with --wait: give up after this long', parseCount('--timeout-ms'))
     .option('--json', 'print the run record as JSON')
@@ -99,23 +113,29 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
         };
         let record: RunRecord;
         try {
-          record = await client.enqueue({
-            graph,
-            input,
-            ...(options.graphVersion ? { graphVersion: String(options.graphVersion) } : {}),
-            ...(options.idempotencyKey ? { idempotencyKey: String(options.idempotencyKey) } : {}),
-            ...(options.runId ? { runId: String(options.runId) } : {}),
-            ...(options.tenant ? { tenant: String(options.tenant) } : {}),
-            ...(options.priority === undefined ? {} : { priority: Number(options.priority) }),
-            ...(Object.keys(runOptions).length > 0 ? { options: runOptions } : {}),
-          }, { queueUnserved: Boolean(options.queueUnserved) });
+          record = await client.enqueue(
+            {
+              graph,
+              input,
+              ...(options.graphVersion ? { graphVersion: String(options.graphVersion) } : {}),
+              ...(options.idempotencyKey ? { idempotencyKey: String(options.idempotencyKey) } : {}),
+              ...(options.runId ? { runId: String(options.runId) } : {}),
+              ...(options.tenant ? { tenant: String(options.tenant) } : {}),
+              ...(options.priority === undefined ? {} : { priority: Number(options.priority) }),
+              ...(Object.keys(runOptions).length > 0 ? { options: runOptions } : {}),
+            },
+            { queueUnserved: Boolean(options.queueUnserved) },
+          );
         } catch (error) {
           if (AgentqError.isInstance(error) && error.code === 'INVALID_INPUT') throw new UsageError(error.message);
           throw error;
         }
         if (options.wait) {
           io.err(`enqueued ${record.id}; waiting…`);
-          record = await client.wait(record.id, options.timeoutMs === undefined ? {} : { timeoutMs: Number(options.timeoutMs) });
+          record = await client.wait(
+            record.id,
+            options.timeoutMs === undefined ? {} : { timeoutMs: Number(options.timeoutMs) },
+          );
           io.setExitCode(exitFor(record));
         }
         io.out(options.json ? JSON.stringify(record) : options.wait ? describe(record) : record.id);
@@ -144,7 +164,10 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
     .option('--json', 'print the run record as JSON')
     .action(async (runId: string, options: { json?: boolean; timeoutMs?: number }) => {
       await withClient(clients.reader, async (client) => {
-        const record = await client.wait(runId, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+        const record = await client.wait(
+          runId,
+          options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
+        );
         io.out(options.json ? JSON.stringify(record) : describe(record));
         io.setExitCode(exitFor(record));
       });
@@ -158,11 +181,23 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
     .action(async (runId: string, options: { json?: boolean }) => {
       await withClient(clients.reader, async (client) => {
         const steps = await client.steps(runId);
-        const shown = steps.map(({ index, superstep, node, attempts, startedAt, endedAt }) => ({ index, superstep, node, attempts, startedAt, endedAt }));
+        const shown = steps.map(({ index, superstep, node, attempts, startedAt, endedAt }) => ({
+          index,
+          superstep,
+          node,
+          attempts,
+          startedAt,
+          endedAt,
+        }));
         io.out(
           options.json
             ? JSON.stringify(shown)
-            : shown.map((step) => `${step.index}\ts${step.superstep}\t${step.node}\tattempts=${step.attempts}\t${step.startedAt} → ${step.endedAt}`).join('\n'),
+            : shown
+                .map(
+                  (step) =>
+                    `${step.index}\ts${step.superstep}\t${step.node}\tattempts=${step.attempts}\t${step.startedAt} → ${step.endedAt}`,
+                )
+                .join('\n'),
         );
       });
     });
@@ -225,28 +260,42 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
     .option('--cursor <cursor>', 'continue after a previous page')
     .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
     .option('--json', 'print {runs, nextCursor} as JSON')
-    .action(async (options: { status?: string; graph?: string; limit?: number; cursor?: string; tenant?: string; json?: boolean }) => {
-      if (options.status && !RUN_STATUSES.includes(options.status as RunStatus)) {
-        throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}, got '${options.status}'`);
-      }
-      await withClient(clients.reader, async (client) => {
-        const page = await client.list({
-          ...(options.status ? { status: options.status as RunStatus } : {}),
-          ...(options.graph ? { graph: options.graph } : {}),
-          ...(options.limit ? { limit: options.limit } : {}),
-          ...(options.cursor ? { cursor: options.cursor } : {}),
-          ...(options.tenant ? { tenant: options.tenant } : {}),
+    .action(
+      async (options: {
+        status?: string;
+        graph?: string;
+        limit?: number;
+        cursor?: string;
+        tenant?: string;
+        json?: boolean;
+      }) => {
+        if (options.status && !RUN_STATUSES.includes(options.status as RunStatus)) {
+          throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}, got '${options.status}'`);
+        }
+        await withClient(clients.reader, async (client) => {
+          const page = await client.list({
+            ...(options.status ? { status: options.status as RunStatus } : {}),
+            ...(options.graph ? { graph: options.graph } : {}),
+            ...(options.limit ? { limit: options.limit } : {}),
+            ...(options.cursor ? { cursor: options.cursor } : {}),
+            ...(options.tenant ? { tenant: options.tenant } : {}),
+          });
+          io.out(
+            options.json ? JSON.stringify(page) : page.runs.map((record) => describe(record).split('\n')[0]).join('\n'),
+          );
         });
-        io.out(options.json ? JSON.stringify(page) : page.runs.map((record) => describe(record).split('\n')[0]).join('\n'));
-      });
-    });
+      },
+    );
 
   program
     .command('events')
     .description("print a run's events as JSON lines, following until run-end")
     .argument('<runId>')
     .option('--after <id>', 'start after this event id')
-    .option('--follow', 'also print the model\'s text live, as `token` / `token-reset` lines (not stored; the committed message is the record)')
+    .option(
+      '--follow',
+      "also print the model's text live, as `token` / `token-reset` lines (not stored; the committed message is the record)",
+    )
     .action(async (runId: string, options: { after?: string; follow?: boolean }) => {
       await withClient(clients.reader, async (client) => {
         const from = options.after ? { after: options.after } : {};

@@ -27,7 +27,9 @@ export function createProgressBar(stream: NodeJS.WriteStream, label: string, uni
       const elapsed = Math.max(0.001, (Date.now() - started) / 1000);
       const rate = finished / elapsed;
       const eta = finished > 0 && finished < total ? ` · eta ${formatSeconds((total - finished) / rate)}` : '';
-      stream.write(`\r${label} [${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${finished}/${total} · done ${done} · failed ${failed} · ${rate.toFixed(1)} ${unit}/s${eta}\u001b[K`);
+      stream.write(
+        `\r${label} [${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${finished}/${total} · done ${done} · failed ${failed} · ${rate.toFixed(1)} ${unit}/s${eta}\u001b[K`,
+      );
       drawn = true;
     },
     finish() {

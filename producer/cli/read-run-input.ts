@@ -5,7 +5,9 @@ function parseJson(source: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${source} is not valid JSON (${(error as Error).message}); give a JSON value, e.g. --input '{"steps": 3}'`);
+    throw new UsageError(
+      `${source} is not valid JSON (${(error as Error).message}); give a JSON value, e.g. --input '{"steps": 3}'`,
+    );
   }
 }
 
@@ -19,8 +21,12 @@ async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
  * The run input of `agentq run`: `--input '<json>'`, `--input -` (JSON on stdin) or `--input-file FILE`
  * (a big input overflows the argument list: "Argument list too long"). Exactly one of them.
  */
-export async function readRunInput({ input, inputFile }: { input?: string | undefined; inputFile?: string | undefined }, stdin: NodeJS.ReadableStream = process.stdin): Promise<unknown> {
-  if (input !== undefined && inputFile !== undefined) throw new UsageError('give the input once: --input <json>, --input - (stdin) or --input-file <file>, not both');
+export async function readRunInput(
+  { input, inputFile }: { input?: string | undefined; inputFile?: string | undefined },
+  stdin: NodeJS.ReadableStream = process.stdin,
+): Promise<unknown> {
+  if (input !== undefined && inputFile !== undefined)
+    throw new UsageError('give the input once: --input <json>, --input - (stdin) or --input-file <file>, not both');
   if (inputFile !== undefined) {
     let text: string;
     try {
@@ -30,7 +36,8 @@ export async function readRunInput({ input, inputFile }: { input?: string | unde
     }
     return parseJson(`--input-file ${inputFile}`, text);
   }
-  if (input === undefined) throw new UsageError("the run needs an input: --input '<json>', --input - (JSON on stdin) or --input-file <file>");
+  if (input === undefined)
+    throw new UsageError("the run needs an input: --input '<json>', --input - (JSON on stdin) or --input-file <file>");
   if (input === '-') return parseJson('--input - (stdin)', await readStdin(stdin));
   return parseJson('--input', input);
 }

@@ -13,7 +13,10 @@ type Options = Record<string, string | number | boolean | undefined>;
 
 /** One line per schedule: id, state, when, graph, next and last run. */
 function describe(schedule: ScheduleRecord): string {
-  const when = schedule.cron !== undefined ? `cron '${schedule.cron}'${schedule.tz ? ` ${schedule.tz}` : ''}` : `every ${schedule.everyMs} ms`;
+  const when =
+    schedule.cron !== undefined
+      ? `cron '${schedule.cron}'${schedule.tz ? ` ${schedule.tz}` : ''}`
+      : `every ${schedule.everyMs} ms`;
   const state = schedule.paused ? 'paused' : 'active';
   return `${schedule.id}  ${state}  ${when}  ${schedule.graph}  next=${schedule.nextRunAt ?? '-'}  last=${schedule.lastRun ? `${schedule.lastRun.runId}@${schedule.lastRun.scheduledFor}` : '-'}${schedule.name ? `  ${schedule.name}` : ''}`;
 }
@@ -46,7 +49,8 @@ async function specOf(options: Options): Promise<Record<string, unknown>> {
   if (options.tz !== undefined) spec.tz = String(options.tz);
   if (options.every !== undefined) {
     const every = Number(options.every);
-    if (!Number.isInteger(every)) throw new UsageError(`--every must be whole milliseconds, got '${String(options.every)}'`);
+    if (!Number.isInteger(every))
+      throw new UsageError(`--every must be whole milliseconds, got '${String(options.every)}'`);
     spec.everyMs = every;
   }
   if (options.start !== undefined) spec.startAt = String(options.start);
@@ -62,8 +66,11 @@ async function specOf(options: Options): Promise<Record<string, unknown>> {
  * tenant (AGENTQ_TENANT, or --tenant), the same operations as `/v1/schedules`.
  */
 export function registerScheduleCommands(program: Command, clientFactory: () => Promise<AgentClient>, io: Io): void {
-  const withClient = <T>(action: (client: AgentClient) => Promise<T>): Promise<T> => withFactoryClient(clientFactory, action);
-  const schedule = program.command('schedule').description('scheduled runs: create, list, show, runs, pause, resume, change, delete');
+  const withClient = <T>(action: (client: AgentClient) => Promise<T>): Promise<T> =>
+    withFactoryClient(clientFactory, action);
+  const schedule = program
+    .command('schedule')
+    .description('scheduled runs: create, list, show, runs, pause, resume, change, delete');
   const timing = (command: Command) =>
     command
       .option('--cron <expr>', "cron expression, e.g. '0 9 * * 1-5' (a sixth leading field is seconds)")
@@ -79,21 +86,41 @@ export function registerScheduleCommands(program: Command, clientFactory: () => 
       .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
       .option('--json', 'print the schedule as JSON');
 
-  timing(schedule.command('create').description('create a schedule of <graph> (give --cron or --every)').argument('<graph>', 'graph name'))
+  timing(
+    schedule
+      .command('create')
+      .description('create a schedule of <graph> (give --cron or --every)')
+      .argument('<graph>', 'graph name'),
+  )
     .option('--paused', 'create it paused')
     .action(async (graph: string, options: Options) => {
       const spec = { graph, input: null, ...(await specOf(options)), ...(options.paused ? { paused: true } : {}) };
       await withClient(async (client) => {
-        const created = await checked(() => client.schedules.create(spec, options.tenant ? { tenant: String(options.tenant) } : {}));
+        const created = await checked(() =>
+          client.schedules.create(spec, options.tenant ? { tenant: String(options.tenant) } : {}),
+        );
         io.out(options.json ? JSON.stringify(created) : created.id);
       });
     });
 
-  timing(schedule.command('change').description("change a schedule's timing, input or other fields").argument('<scheduleId>')).action(async (scheduleId: string, options: Options) => {
+  timing(
+    schedule
+      .command('change')
+      .description("change a schedule's timing, input or other fields")
+      .argument('<scheduleId>'),
+  ).action(async (scheduleId: string, options: Options) => {
     const patch = await specOf(options);
-    if (Object.keys(patch).length === 0) throw new UsageError('nothing to change: give at least one of --cron, --every, --tz, --start, --end, --input, --priority, --name');
+    if (Object.keys(patch).length === 0)
+      throw new UsageError(
+        'nothing to change: give at least one of --cron, --every, --tz, --start, --end, --input, --priority, --name',
+      );
     await withClient(async (client) => {
-      const changed = found(scheduleId, await checked(() => client.schedules.update(scheduleId, patch, options.tenant ? { tenant: String(options.tenant) } : {})));
+      const changed = found(
+        scheduleId,
+        await checked(() =>
+          client.schedules.update(scheduleId, patch, options.tenant ? { tenant: String(options.tenant) } : {}),
+        ),
+      );
       io.out(options.json ? JSON.stringify(changed) : describe(changed));
     });
   });
@@ -124,7 +151,10 @@ export function registerScheduleCommands(program: Command, clientFactory: () => 
       .action(async (scheduleId: string, options: Options) => {
         await withClient(async (client) => {
           const scope = options.tenant ? { tenant: String(options.tenant) } : {};
-          const result = name === 'show' ? await client.schedules.get(scheduleId, scope) : await client.schedules[name](scheduleId, scope);
+          const result =
+            name === 'show'
+              ? await client.schedules.get(scheduleId, scope)
+              : await client.schedules[name](scheduleId, scope);
           const record = found(scheduleId, result);
           io.out(options.json ? JSON.stringify(record) : describe(record));
         });
@@ -139,8 +169,13 @@ export function registerScheduleCommands(program: Command, clientFactory: () => 
     .option('--json', 'print {runs} as JSON')
     .action(async (scheduleId: string, options: Options) => {
       await withClient(async (client) => {
-        const runs = found(scheduleId, await client.schedules.runs(scheduleId, options.tenant ? { tenant: String(options.tenant) } : {}));
-        io.out(options.json ? JSON.stringify({ runs }) : runs.map((run) => `${run.runId}  ${run.scheduledFor}`).join('\n'));
+        const runs = found(
+          scheduleId,
+          await client.schedules.runs(scheduleId, options.tenant ? { tenant: String(options.tenant) } : {}),
+        );
+        io.out(
+          options.json ? JSON.stringify({ runs }) : runs.map((run) => `${run.runId}  ${run.scheduledFor}`).join('\n'),
+        );
       });
     });
 
@@ -151,7 +186,8 @@ export function registerScheduleCommands(program: Command, clientFactory: () => 
     .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
     .action(async (scheduleId: string, options: Options) => {
       await withClient(async (client) => {
-        if (!(await client.schedules.delete(scheduleId, options.tenant ? { tenant: String(options.tenant) } : {}))) found(scheduleId, null);
+        if (!(await client.schedules.delete(scheduleId, options.tenant ? { tenant: String(options.tenant) } : {})))
+          found(scheduleId, null);
         io.out(`${scheduleId} deleted`);
       });
     });

@@ -6,7 +6,13 @@ import { TenantBudget, type UsagePeriod } from '../../shared/operations/limits/t
 import type { TenantBudgetLimits } from '../../shared/operations/limits/tenant-budget-limits.js';
 import { StepQueues } from '../../shared/store/step-queues.js';
 import { bullmqConnection, type BullmqConnection } from '../../shared/bullmq/bullmq-connection.js';
-import { enqueueRequestSchema, INTAKE_JOB_OPTIONS, parseEnqueueRequest, RunEnqueuer, type EnqueueRequest } from '../../shared/store/run-enqueuer.js';
+import {
+  enqueueRequestSchema,
+  INTAKE_JOB_OPTIONS,
+  parseEnqueueRequest,
+  RunEnqueuer,
+  type EnqueueRequest,
+} from '../../shared/store/run-enqueuer.js';
 import { BatchDispatcher } from '../../shared/operations/batches/batch-dispatcher.js';
 import type { BatchRecord, BatchRequest, BatchResult } from '../../shared/operations/batches/batch-schema.js';
 import type { RunRecord } from '../../shared/contracts/run-record.js';
@@ -20,7 +26,10 @@ export { enqueueRequestSchema, type EnqueueRequest };
 
 /** Batch Q&A: one run per question (see `BatchDispatcher`). */
 export interface BatchesApi {
-  submit(request: BatchRequest, options?: { idempotencyKey?: string; tenant?: string }): Promise<{ batch: BatchRecord; created: boolean }>;
+  submit(
+    request: BatchRequest,
+    options?: { idempotencyKey?: string; tenant?: string },
+  ): Promise<{ batch: BatchRecord; created: boolean }>;
   get(batchId: string): Promise<BatchRecord | null>;
   results(batchId: string): Promise<BatchResult[] | null>;
   cancel(batchId: string): Promise<BatchRecord | null>;
@@ -46,10 +55,15 @@ export interface SchedulesApi {
 
 /** Tenant budgets (default tenant: the client's): limits per UTC day and month, and the spend against them. */
 export interface BudgetsApi {
-  getLimits(options?: { tenant?: string }): Promise<{ tenant: string; limits: TenantBudgetLimits; source: 'tenant' | 'defaults' }>;
+  getLimits(options?: {
+    tenant?: string;
+  }): Promise<{ tenant: string; limits: TenantBudgetLimits; source: 'tenant' | 'defaults' }>;
   /** Replaces the tenant's limits (`tokensPerDay`, `tokensPerMonth`, `costUsdPerDay`, `costUsdPerMonth`); INVALID_INPUT names a bad field. */
   setLimits(limits: unknown, options?: { tenant?: string }): Promise<{ tenant: string; limits: TenantBudgetLimits }>;
-  usage(options?: { tenant?: string; days?: number }): Promise<{ tenant: string; days: UsagePeriod[]; month: UsagePeriod }>;
+  usage(options?: {
+    tenant?: string;
+    days?: number;
+  }): Promise<{ tenant: string; days: UsagePeriod[]; month: UsagePeriod }>;
 }
 
 export interface EnqueueOptions {
@@ -90,7 +104,7 @@ export class AgentClient extends RunReader {
   readonly budgets: BudgetsApi;
 
   /** The whole configuration: queues and hooks need more than the reads' Redis settings. */
-  protected declare readonly config: Config;
+  declare protected readonly config: Config;
 
   constructor(options: AgentClientOptions = {}) {
     const config = options.config ?? loadConfig();
@@ -104,7 +118,11 @@ export class AgentClient extends RunReader {
     this.schedulesQueue.on('error', () => undefined);
     this.stepQueues = new StepQueues(this.config.shards, this.config.queuePrefix, { connection, ...streams });
     this.enqueuer = new RunEnqueuer(this.store, this.stepQueues, this.config);
-    this.served = new ServedGraphs({ redis: this.redis, keys: this.store.keys, heartbeatMs: this.config.graphHeartbeatMs });
+    this.served = new ServedGraphs({
+      redis: this.redis,
+      keys: this.store.keys,
+      heartbeatMs: this.config.graphHeartbeatMs,
+    });
     const dispatcher = new BatchDispatcher({
       redis: this.redis,
       keys: this.store.keys,
@@ -222,13 +240,25 @@ export class AgentClient extends RunReader {
       if (state === 'active') return; // the worker running it ends the run
       if (state === 'waiting' || state === 'delayed' || state === 'prioritized') {
         // remove() refuses a job a worker has just locked; that worker then ends the run.
-        if (!(await job.remove().then(() => true, () => false))) return;
+        if (
+          !(await job.remove().then(
+            () => true,
+            () => false,
+          ))
+        )
+          return;
       }
     }
-    await this.store.finish(runId, 'cancelled', { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false }, Date.now(), {
-      onlyFrom: 'cancelling',
-      superstep: meta.superstep,
-    });
+    await this.store.finish(
+      runId,
+      'cancelled',
+      { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false },
+      Date.now(),
+      {
+        onlyFrom: 'cancelling',
+        superstep: meta.superstep,
+      },
+    );
   }
 
   /** Retries a failed run from its last commit (the failed step runs again, with fresh attempts). */
@@ -237,7 +267,10 @@ export class AgentClient extends RunReader {
     const { superstep } = await this.store.retry(runId, Date.now());
     const job: StoredRunJob = { v: 1, stored: true, runId };
     // A fresh job id: the run's first intake job may still be kept as completed or failed.
-    await this.intakeQueue.add('retry', job, { ...INTAKE_JOB_OPTIONS, jobId: `${runId}.retry.s${superstep}.${Date.now()}` });
+    await this.intakeQueue.add('retry', job, {
+      ...INTAKE_JOB_OPTIONS,
+      jobId: `${runId}.retry.s${superstep}.${Date.now()}`,
+    });
     return this.require(runId);
   }
 
@@ -246,7 +279,10 @@ export class AgentClient extends RunReader {
     await this.require(runId);
     const { superstep } = await this.store.resume(runId, value, Date.now());
     const job: StoredRunJob = { v: 1, stored: true, runId };
-    await this.intakeQueue.add('resume', job, { ...INTAKE_JOB_OPTIONS, jobId: `${runId}.resume.s${superstep}.${Date.now()}` });
+    await this.intakeQueue.add('resume', job, {
+      ...INTAKE_JOB_OPTIONS,
+      jobId: `${runId}.resume.s${superstep}.${Date.now()}`,
+    });
     return this.require(runId);
   }
 

@@ -46,15 +46,27 @@ export class DocumentSearch {
   }
 
   /** Ranked chunks of the tenant's documents (see searchDocuments); with an embedder, the query is embedded too. */
-  async search({ tenant = this.tenant, ...request }: Omit<SearchRequest, 'tenant'> & { tenant?: string }): Promise<SearchHit[]> {
+  async search({
+    tenant = this.tenant,
+    ...request
+  }: Omit<SearchRequest, 'tenant'> & { tenant?: string }): Promise<SearchHit[]> {
     const store = await this.store();
-    const wantsVector = this.embedder !== null && !request.vector && typeof request.query === 'string' && request.query.trim() !== '';
+    const wantsVector =
+      this.embedder !== null && !request.vector && typeof request.query === 'string' && request.query.trim() !== '';
     // Only where vectors are: a collection ingested without embeddings is searched lexically, without loading a model (or its code).
-    const withVectors = wantsVector && (await store.listCollections(tenant)).some((info) => info.dimensions !== null && (request.collection === undefined || info.name === request.collection));
+    const withVectors =
+      wantsVector &&
+      (await store.listCollections(tenant)).some(
+        (info) => info.dimensions !== null && (request.collection === undefined || info.name === request.collection),
+      );
     const embedder = withVectors ? await this.queryEmbedder() : null;
     if (!embedder) return searchDocuments(store, { ...request, tenant });
     const [vector] = (await embedder.embed([request.query])).vectors;
-    return searchDocuments(store, { ...request, tenant, ...(vector ? { vector, ...(embedder.fusion ? { fusion: embedder.fusion } : {}) } : {}) });
+    return searchDocuments(store, {
+      ...request,
+      tenant,
+      ...(vector ? { vector, ...(embedder.fusion ? { fusion: embedder.fusion } : {}) } : {}),
+    });
   }
 
   /** The vector store, opened on first use. */
@@ -70,7 +82,10 @@ export class DocumentSearch {
   private async queryEmbedder(): Promise<Embedder | null> {
     if (this.embedder === undefined) {
       // Loaded only when a search needs it: the same embedder the workers build (createEmbedder).
-      const [{ createEmbedder }, { loadConfig }] = await Promise.all([import('../../shared/adapters/create-embedder.js'), import('../../shared/config/config.js')]);
+      const [{ createEmbedder }, { loadConfig }] = await Promise.all([
+        import('../../shared/adapters/create-embedder.js'),
+        import('../../shared/config/config.js'),
+      ]);
       this.embedder = createEmbedder(this.fullConfig ?? loadConfig()) ?? null;
     }
     return this.embedder;

@@ -28,7 +28,16 @@ export interface FollowRunOptions {
  * backlog first (tokens that arrive meanwhile are held), then both as they come. Tokens are pushed by
  * the hub while a blocking read waits, so they reach the consumer without waiting out the read.
  */
-export async function* followRun({ store, reader, tokens, runId, after = '0-0', blockMs = 1000, release = () => reader.disconnect(), signal }: FollowRunOptions): AsyncGenerator<RunStreamEvent> {
+export async function* followRun({
+  store,
+  reader,
+  tokens,
+  runId,
+  after = '0-0',
+  blockMs = 1000,
+  release = () => reader.disconnect(),
+  signal,
+}: FollowRunOptions): AsyncGenerator<RunStreamEvent> {
   const queue: RunStreamEvent[] = [];
   let wake: (() => void) | undefined;
   let held: TokenEvent[] | null = [];

@@ -33,7 +33,13 @@ export interface IngestBatch {
   tenant: string;
   collection: string;
   total: number;
-  documents: { item: number; docId: string | null; path: string; status: 'queued' | 'unchanged' | 'failed'; error?: { code: string; message: string } }[];
+  documents: {
+    item: number;
+    docId: string | null;
+    path: string;
+    status: 'queued' | 'unchanged' | 'failed';
+    error?: { code: string; message: string };
+  }[];
 }
 
 /** `vectorStore` is for search and delete; `embedder` embeds search queries (see DocumentSearch). */
@@ -77,9 +83,16 @@ export class IngestClient {
     this.redis = connectRedis(this.config, 'producer', this.config.redisCommandTimeoutMs);
     this.redis.on('error', () => undefined); // surfaced per command instead
     this.blobRedis = connectRedis(this.config, 'producer', this.config.ingestWriteTimeoutMs);
-    this.documents = new RedisDocumentStore(this.redis, { keyPrefix: this.config.keyPrefix, retentionSeconds: this.config.retentionSeconds });
+    this.documents = new RedisDocumentStore(this.redis, {
+      keyPrefix: this.config.keyPrefix,
+      retentionSeconds: this.config.retentionSeconds,
+    });
     this.bullmq = bullmqConnection(this.config, 'producer', this.config.redisCommandTimeoutMs);
-    this.queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: this.bullmq.connection, prefix: this.config.queuePrefix, ...queueStreamOptions(this.config.queueEventsMaxLen) });
+    this.queue = new Queue<IngestJobData>(INGEST_QUEUE, {
+      connection: this.bullmq.connection,
+      prefix: this.config.queuePrefix,
+      ...queueStreamOptions(this.config.queueEventsMaxLen),
+    });
     this.queue.on('error', () => undefined);
   }
 
@@ -89,12 +102,22 @@ export class IngestClient {
    * (nothing is done); one that cannot be read or is too large fails here; the rest are queued, one job
    * each. A document's id derives from tenant, collection and path (or upload name).
    */
-  async ingest(sources: readonly IngestSource[], { collection = 'default', tenant = this.tenant }: IngestOptions = {}): Promise<IngestBatch> {
+  async ingest(
+    sources: readonly IngestSource[],
+    { collection = 'default', tenant = this.tenant }: IngestOptions = {},
+  ): Promise<IngestBatch> {
     checkId('collection', collection);
     checkId('tenant', tenant);
     const paths = await collectFiles(sources.filter((source): source is string => typeof source === 'string'));
-    const uploads = sources.filter((source): source is { name: string; content: Uint8Array } => typeof source !== 'string');
-    for (const upload of uploads) if (!upload.name || upload.name.length > 4096) throw new AgentqError('INVALID_INPUT', 'an uploaded document needs a name of 1-4096 characters (its file name)');
+    const uploads = sources.filter(
+      (source): source is { name: string; content: Uint8Array } => typeof source !== 'string',
+    );
+    for (const upload of uploads)
+      if (!upload.name || upload.name.length > 4096)
+        throw new AgentqError(
+          'INVALID_INPUT',
+          'an uploaded document needs a name of 1-4096 characters (its file name)',
+        );
     const names = [...paths, ...uploads.map((upload) => upload.name)];
     if (names.length === 0) throw new AgentqError('INVALID_INPUT', 'nothing to ingest: the paths given hold no files');
     await this.ready();
@@ -111,8 +134,15 @@ export class IngestClient {
     };
     try {
       for (let first = 0; first < names.length; first += PARALLEL_READS) {
-        const items = Array.from({ length: Math.min(PARALLEL_READS, names.length - first) }, (_, offset) => first + offset);
-        const reads = await Promise.all(items.map((item) => (item < paths.length ? this.readFile(names[item]!) : { content: uploads[item - paths.length]!.content })));
+        const items = Array.from(
+          { length: Math.min(PARALLEL_READS, names.length - first) },
+          (_, offset) => first + offset,
+        );
+        const reads = await Promise.all(
+          items.map((item) =>
+            item < paths.length ? this.readFile(names[item]!) : { content: uploads[item - paths.length]!.content },
+          ),
+        );
         for (const [offset, read] of reads.entries()) {
           const item = first + offset;
           const path = names[item]!;
@@ -137,7 +167,12 @@ export class IngestClient {
    * The hand-in broke off (Redis slow or gone): fail the documents not handed in, so the batch ends
    * failed with the reason instead of waiting forever, and say what happened and what to do.
    */
-  private async handInFailed(batch: IngestBatch, names: readonly string[], group: readonly Pending[], error: unknown): Promise<AgentqError> {
+  private async handInFailed(
+    batch: IngestBatch,
+    names: readonly string[],
+    group: readonly Pending[],
+    error: unknown,
+  ): Promise<AgentqError> {
     const handedIn = new Set(batch.documents.map((document) => document.item));
     const missing = names.map((path, item) => ({ item, path })).filter(({ item }) => !handedIn.has(item));
     const groupBytes = group.reduce((sum, pending) => sum + pending.content.byteLength, 0);
@@ -147,12 +182,21 @@ export class IngestClient {
       `${missing.length} of ${batch.total} document(s) were not handed in and are marked failed in batch ${batch.batchId}` +
       `${handedIn.size > 0 ? `; the ${handedIn.size} handed in before are indexed as usual` : ''}. ` +
       `Check that Redis is up and not overloaded (each 1 MiB piece may take AGENTQ_INGEST_WRITE_TIMEOUT_MS=${this.config.ingestWriteTimeoutMs} ms), then ingest again: unchanged documents are skipped`;
-    await this.documents.failItems(batch.tenant, batch.batchId, missing, { code: 'UNAVAILABLE', message }).catch(() => undefined);
-    return new AgentqError('UNAVAILABLE', message, { retryable: true, cause: error, details: { batchId: batch.batchId, notHandedIn: missing.length } });
+    await this.documents
+      .failItems(batch.tenant, batch.batchId, missing, { code: 'UNAVAILABLE', message })
+      .catch(() => undefined);
+    return new AgentqError('UNAVAILABLE', message, {
+      retryable: true,
+      cause: error,
+      details: { batchId: batch.batchId, notHandedIn: missing.length },
+    });
   }
 
   /** A batch's counts and finished documents; null when it does not exist (or expired) for this tenant. */
-  async progress(batchId: string, { tenant = this.tenant, documents = true }: { tenant?: string; documents?: boolean } = {}): Promise<IngestProgress | null> {
+  async progress(
+    batchId: string,
+    { tenant = this.tenant, documents = true }: { tenant?: string; documents?: boolean } = {},
+  ): Promise<IngestProgress | null> {
     await this.ready();
     return this.documents.progress(tenant, batchId, { documents });
   }
@@ -160,25 +204,46 @@ export class IngestClient {
   /** Resolves once every document of the batch is indexed or failed; `onProgress` sees each change. */
   async wait(
     batchId: string,
-    { tenant = this.tenant, timeoutMs = 60 * 60_000, intervalMs = 250, onProgress }: { tenant?: string; timeoutMs?: number; intervalMs?: number; onProgress?: (progress: IngestProgress) => void } = {},
+    {
+      tenant = this.tenant,
+      timeoutMs = 60 * 60_000,
+      intervalMs = 250,
+      onProgress,
+    }: {
+      tenant?: string;
+      timeoutMs?: number;
+      intervalMs?: number;
+      onProgress?: (progress: IngestProgress) => void;
+    } = {},
   ): Promise<IngestProgress> {
     const deadline = Date.now() + timeoutMs;
     let seen = -1;
     for (;;) {
       // Counts only while polling; the documents' results once, at the end.
       const progress = await this.progress(batchId, { tenant, documents: false });
-      if (!progress) throw new AgentqError('NOT_FOUND', `ingest batch ${batchId} not found for tenant ${tenant} (it may have expired)`);
+      if (!progress)
+        throw new AgentqError(
+          'NOT_FOUND',
+          `ingest batch ${batchId} not found for tenant ${tenant} (it may have expired)`,
+        );
       if (progress.done + progress.failed !== seen) {
         seen = progress.done + progress.failed;
         onProgress?.(progress);
       }
       if (progress.finished) return (await this.progress(batchId, { tenant })) ?? progress;
-      if (Date.now() > deadline) throw new AgentqError('TIMEOUT', `ingest batch ${batchId} is not finished after ${timeoutMs} ms (${progress.done + progress.failed}/${progress.total}); are workers running?`, { retryable: true });
+      if (Date.now() > deadline)
+        throw new AgentqError(
+          'TIMEOUT',
+          `ingest batch ${batchId} is not finished after ${timeoutMs} ms (${progress.done + progress.failed}/${progress.total}); are workers running?`,
+          { retryable: true },
+        );
       await new Promise((resolve) => setTimeout(resolve, intervalMs));
     }
   }
 
-  async listDocuments({ collection, tenant = this.tenant }: { collection?: string; tenant?: string } = {}): Promise<DocumentRecord[]> {
+  async listDocuments({ collection, tenant = this.tenant }: { collection?: string; tenant?: string } = {}): Promise<
+    DocumentRecord[]
+  > {
     if (collection !== undefined) checkId('collection', collection);
     await this.ready();
     return this.documents.list(tenant, collection === undefined ? {} : { collection });
@@ -203,7 +268,13 @@ export class IngestClient {
    * Deletes every document of a collection and its chunks; → how many documents. Chunks first, per
    * document, as deleteDocument: a failure in between leaves records to delete again, never orphan chunks.
    */
-  async deleteDocuments({ collection, tenant = this.tenant }: { collection: string; tenant?: string }): Promise<number> {
+  async deleteDocuments({
+    collection,
+    tenant = this.tenant,
+  }: {
+    collection: string;
+    tenant?: string;
+  }): Promise<number> {
     checkId('collection', collection);
     await this.ready();
     const records = await this.documents.list(tenant, { collection });
@@ -237,47 +308,119 @@ export class IngestClient {
     return this.searcher.store();
   }
 
-  private async readFile(path: string): Promise<{ content: Uint8Array } | { error: { code: string; message: string } }> {
+  private async readFile(
+    path: string,
+  ): Promise<{ content: Uint8Array } | { error: { code: string; message: string } }> {
     try {
       const { size } = await stat(path);
-      if (size > this.config.ingestMaxBytes) return { error: { code: 'INVALID_INPUT', message: `${path} is ${size} bytes, over the limit of ${this.config.ingestMaxBytes} (AGENTQ_INGEST_MAX_BYTES)` } };
+      if (size > this.config.ingestMaxBytes)
+        return {
+          error: {
+            code: 'INVALID_INPUT',
+            message: `${path} is ${size} bytes, over the limit of ${this.config.ingestMaxBytes} (AGENTQ_INGEST_MAX_BYTES)`,
+          },
+        };
       return { content: await readFile(path) };
     } catch (error) {
       return { error: { code: 'INVALID_INPUT', message: `${path} cannot be read (${(error as Error).message})` } };
     }
   }
 
-  private async failEarly(tenant: string, collection: string, batchId: string, { item, path, error }: { item: number; path: string; error: { code: string; message: string } }) {
+  private async failEarly(
+    tenant: string,
+    collection: string,
+    batchId: string,
+    { item, path, error }: { item: number; path: string; error: { code: string; message: string } },
+  ) {
     const result: IngestItemResult = { item, docId: null, path, status: 'failed', error };
     await this.documents.finishItem(tenant, { batchId, collection, docId: null, contentHash: '', result });
     return { item, docId: null, path, status: 'failed' as const, error };
   }
 
   /** One group: unchanged documents are finished at once; the others are staged and queued. */
-  private async stageGroup(tenant: string, collection: string, batchId: string, group: readonly Pending[]): Promise<IngestBatch['documents']> {
+  private async stageGroup(
+    tenant: string,
+    collection: string,
+    batchId: string,
+    group: readonly Pending[],
+  ): Promise<IngestBatch['documents']> {
     if (group.length === 0) return [];
-    const entries = group.map((pending) => ({ ...pending, docId: documentIdFor(tenant, collection, pending.path), hash: contentHashOf(pending.content) }));
-    const existing = await this.documents.getMany(tenant, entries.map((entry) => entry.docId));
+    const entries = group.map((pending) => ({
+      ...pending,
+      docId: documentIdFor(tenant, collection, pending.path),
+      hash: contentHashOf(pending.content),
+    }));
+    const existing = await this.documents.getMany(
+      tenant,
+      entries.map((entry) => entry.docId),
+    );
     const results: IngestBatch['documents'] = [];
     const staged: StagedDocument[] = [];
     const jobs: { name: string; data: IngestJobData; opts: typeof INGEST_JOB_OPTIONS & { jobId: string } }[] = [];
     for (const [index, entry] of entries.entries()) {
       const record = existing[index];
       if (entry.content.byteLength > this.config.ingestMaxBytes) {
-        results.push(await this.failEarly(tenant, collection, batchId, { item: entry.item, path: entry.path, error: { code: 'INVALID_INPUT', message: `${entry.path} is ${entry.content.byteLength} bytes, over the limit of ${this.config.ingestMaxBytes} (AGENTQ_INGEST_MAX_BYTES)` } }));
+        results.push(
+          await this.failEarly(tenant, collection, batchId, {
+            item: entry.item,
+            path: entry.path,
+            error: {
+              code: 'INVALID_INPUT',
+              message: `${entry.path} is ${entry.content.byteLength} bytes, over the limit of ${this.config.ingestMaxBytes} (AGENTQ_INGEST_MAX_BYTES)`,
+            },
+          }),
+        );
         continue;
       }
       if (record?.status === 'indexed' && record.contentHash === entry.hash && record.pendingHash === entry.hash) {
-        const result: IngestItemResult = { item: entry.item, docId: entry.docId, path: entry.path, status: 'unchanged', chunks: record.chunkCount, ...(record.type ? { type: record.type } : {}) };
-        await this.documents.finishItem(tenant, { batchId, collection, docId: entry.docId, contentHash: entry.hash, result });
+        const result: IngestItemResult = {
+          item: entry.item,
+          docId: entry.docId,
+          path: entry.path,
+          status: 'unchanged',
+          chunks: record.chunkCount,
+          ...(record.type ? { type: record.type } : {}),
+        };
+        await this.documents.finishItem(tenant, {
+          batchId,
+          collection,
+          docId: entry.docId,
+          contentHash: entry.hash,
+          result,
+        });
         results.push({ item: entry.item, docId: entry.docId, path: entry.path, status: 'unchanged' });
         continue;
       }
-      const title = record?.title || entry.path.split('/').pop()!.replace(/\.[^.]+$/, '');
-      staged.push({ record: { id: entry.docId, collection, title, path: entry.path, bytes: entry.content.byteLength, batchId, pendingHash: entry.hash }, content: entry.content });
+      const title =
+        record?.title ||
+        entry.path
+          .split('/')
+          .pop()!
+          .replace(/\.[^.]+$/, '');
+      staged.push({
+        record: {
+          id: entry.docId,
+          collection,
+          title,
+          path: entry.path,
+          bytes: entry.content.byteLength,
+          batchId,
+          pendingHash: entry.hash,
+        },
+        content: entry.content,
+      });
       jobs.push({
         name: 'ingest',
-        data: { v: 1, tenant, collection, docId: entry.docId, batchId, item: entry.item, contentHash: entry.hash, path: entry.path },
+        data: {
+          v: 1,
+          tenant,
+          collection,
+          docId: entry.docId,
+          batchId,
+          item: entry.item,
+          contentHash: entry.hash,
+          path: entry.path,
+        },
         opts: { ...INGEST_JOB_OPTIONS, jobId: ingestJobId(batchId, entry.item) },
       });
       results.push({ item: entry.item, docId: entry.docId, path: entry.path, status: 'queued' });
@@ -302,7 +445,14 @@ export class IngestClient {
     if (redis.status === 'ready') return;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new AgentqError('UNAVAILABLE', `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`, { retryable: true })),
+        () =>
+          reject(
+            new AgentqError(
+              'UNAVAILABLE',
+              `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`,
+              { retryable: true },
+            ),
+          ),
         this.config.redisCommandTimeoutMs + 1000,
       );
       redis.once('ready', () => {
@@ -314,5 +464,9 @@ export class IngestClient {
 }
 
 function checkId(what: string, value: string): void {
-  if (!ID_PATTERN.test(value)) throw new AgentqError('INVALID_INPUT', `${what} '${value}' must be 1-128 characters of letters, digits, '_', '.' or '-'`);
+  if (!ID_PATTERN.test(value))
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `${what} '${value}' must be 1-128 characters of letters, digits, '_', '.' or '-'`,
+    );
 }

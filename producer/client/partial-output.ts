@@ -7,7 +7,10 @@ import type { RunRecord } from '../../shared/contracts/run-record.js';
  * (`messages`) that the run keeps anyway. Built when the record is read, so cancelling writes nothing
  * more; other records are returned as they are.
  */
-export async function withPartialOutput(record: RunRecord, readState: (runId: string) => Promise<Record<string, unknown>>): Promise<RunRecord> {
+export async function withPartialOutput(
+  record: RunRecord,
+  readState: (runId: string) => Promise<Record<string, unknown>>,
+): Promise<RunRecord> {
   if (record.status !== 'cancelled' || (record.output !== null && record.output !== undefined)) return record;
   return { ...record, output: { partial: await readState(record.id) } };
 }

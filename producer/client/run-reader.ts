@@ -4,7 +4,13 @@ import { RedisRunStore, type ListFilter } from '../../shared/store/redis-run-sto
 import { withPartialOutput } from './partial-output.js';
 import { readRedisConfig, type RedisConfig } from '../../shared/config/redis-config.js';
 import type { RunFinishedHook } from '../../shared/store/run-finished-hook.js';
-import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../../shared/contracts/run-record.js';
+import {
+  isTerminal,
+  type Message,
+  type RunEvent,
+  type RunRecord,
+  type StepRecord,
+} from '../../shared/contracts/run-record.js';
 import { followRun, type RunStreamEvent } from './follow-run.js';
 import { TokenHub } from './token-hub.js';
 
@@ -66,7 +72,13 @@ export class RunReader {
       };
       const timer = setTimeout(() => {
         this.redis.off('ready', onReady);
-        reject(new AgentqError('UNAVAILABLE', `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`, { retryable: true }));
+        reject(
+          new AgentqError(
+            'UNAVAILABLE',
+            `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`,
+            { retryable: true },
+          ),
+        );
       }, this.config.redisCommandTimeoutMs + 1000);
       this.redis.once('ready', onReady);
     }).finally(() => (this.readyWait = undefined));
@@ -82,7 +94,11 @@ export class RunReader {
 
   protected async require(runId: string): Promise<RunRecord> {
     const record = await this.get(runId);
-    if (!record) throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may never have existed, or it expired or was purged)`);
+    if (!record)
+      throw new AgentqError(
+        'NOT_FOUND',
+        `run ${runId} not found (it may never have existed, or it expired or was purged)`,
+      );
     return record;
   }
 
@@ -111,7 +127,10 @@ export class RunReader {
         const record = await this.require(runId);
         if (isTerminal(record.status) || record.status === 'waiting') return record;
         const left = deadline - Date.now();
-        if (left <= 0) throw new AgentqError('TIMEOUT', `run ${runId} is still ${record.status} after ${timeoutMs} ms`, { retryable: true });
+        if (left <= 0)
+          throw new AgentqError('TIMEOUT', `run ${runId} is still ${record.status} after ${timeoutMs} ms`, {
+            retryable: true,
+          });
         const events = await this.store.events(runId, { after, blockMs: Math.min(left, 1000), connection: reader });
         if (events.length > 0) after = events.at(-1)!.id;
       }
@@ -123,7 +142,8 @@ export class RunReader {
   /** Deletes a finished run now instead of at the end of its retention. */
   async purge(runId: string): Promise<void> {
     const record = await this.require(runId);
-    if (!isTerminal(record.status)) throw new AgentqError('CONFLICT', `run ${runId} is ${record.status}; cancel it before purging`);
+    if (!isTerminal(record.status))
+      throw new AgentqError('CONFLICT', `run ${runId} is ${record.status}; cancel it before purging`);
     await this.store.purge(runId, record.tenant);
   }
 
@@ -163,7 +183,14 @@ export class RunReader {
   stream(runId: string, { after = '0-0' }: { after?: string } = {}): AsyncGenerator<RunStreamEvent> {
     this.tokens ??= new TokenHub(this.store.keys, () => connectRedis(this.config, 'subscriber'));
     const reader = this.reader();
-    return followRun({ store: this.store, reader, tokens: this.tokens, runId, after, release: () => this.release(reader) });
+    return followRun({
+      store: this.store,
+      reader,
+      tokens: this.tokens,
+      runId,
+      after,
+      release: () => this.release(reader),
+    });
   }
 
   private reader(): RedisConnection {

@@ -33,7 +33,11 @@ export class RunRecordReader implements RunRecordSource {
 
   constructor(private readonly config: RedisConfig) {
     const address = config.redisClusterNodes ? undefined : respAddressOf(config.redisUrl ?? DEFAULT_REDIS_URL);
-    if (!address) throw new AgentqError('INTERNAL', `RunRecordReader cannot read from ${describeRedisTarget(config)}: check RunRecordReader.canRead first and use RunReader`);
+    if (!address)
+      throw new AgentqError(
+        'INTERNAL',
+        `RunRecordReader cannot read from ${describeRedisTarget(config)}: check RunRecordReader.canRead first and use RunReader`,
+      );
     this.address = address;
     this.keys = new Keys(config.keyPrefix, config.shards);
   }
@@ -56,8 +60,15 @@ export class RunRecordReader implements RunRecordSource {
 
   /** RunReader's wait for Redis: the command timeout and a second more, then UNAVAILABLE naming the target. */
   private connect(): Promise<RespConnection> {
-    this.connection ??= RespConnection.open(this.address, { readyTimeoutMs: this.config.redisCommandTimeoutMs + 1000, commandTimeoutMs: this.config.redisCommandTimeoutMs }).catch((error: unknown) => {
-      throw new AgentqError('UNAVAILABLE', `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`, { retryable: true, cause: error });
+    this.connection ??= RespConnection.open(this.address, {
+      readyTimeoutMs: this.config.redisCommandTimeoutMs + 1000,
+      commandTimeoutMs: this.config.redisCommandTimeoutMs,
+    }).catch((error: unknown) => {
+      throw new AgentqError(
+        'UNAVAILABLE',
+        `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`,
+        { retryable: true, cause: error },
+      );
     });
     return this.connection;
   }

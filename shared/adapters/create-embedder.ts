@@ -25,7 +25,9 @@ export function endpointOf(config: Config): EndpointOptions {
  * Workers and the producer's searches build the same one, so a query is embedded as its chunks were.
  */
 export function createEmbedder(config: Config, endpoint: EndpointOptions = endpointOf(config)): Embedder | undefined {
-  if (config.embedProvider === 'local') return new LocalEmbedder({ threads: config.localEmbedThreads, denseWeight: config.localDenseWeight });
-  if (config.embedProvider === 'openai' && config.embedModel) return new OpenAIEmbedder({ model: config.embedModel, batchSize: config.embedBatchSize, ...endpoint });
+  if (config.embedProvider === 'local')
+    return new LocalEmbedder({ threads: config.localEmbedThreads, denseWeight: config.localDenseWeight });
+  if (config.embedProvider === 'openai' && config.embedModel)
+    return new OpenAIEmbedder({ model: config.embedModel, batchSize: config.embedBatchSize, ...endpoint });
   return undefined;
 }

@@ -1,7 +1,12 @@
 import type { VectorStore } from '../ports/vector-store.js';
 import { QdrantVectorStore } from './qdrant/qdrant-vector-store.js';
 import { SqliteVectorStore } from './sqlite/sqlite-vector-store.js';
-import { embeddedStoreOptions, embeddedVectorStorePath, qdrantStoreOptions, type VectorStoreConfig } from './vector-store-config.js';
+import {
+  embeddedStoreOptions,
+  embeddedVectorStorePath,
+  qdrantStoreOptions,
+  type VectorStoreConfig,
+} from './vector-store-config.js';
 
 export { embeddedStoreOptions, embeddedVectorStorePath, type VectorStoreConfig };
 

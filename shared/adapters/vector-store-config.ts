@@ -4,7 +4,16 @@ import type { QdrantVectorStoreOptions } from './qdrant/qdrant-vector-store.js';
 import type { SqliteVectorStoreOptions } from './sqlite/sqlite-vector-store.js';
 
 /** What the vector-store factories read from the configuration. */
-export type VectorStoreConfig = Pick<Config, 'dataDir' | 'qdrantUrl' | 'qdrantApiKey' | 'qdrantCollectionPrefix' | 'qdrantTimeoutMs' | 'qdrantUpsertBatchSize' | 'vectorCacheMb'>;
+export type VectorStoreConfig = Pick<
+  Config,
+  | 'dataDir'
+  | 'qdrantUrl'
+  | 'qdrantApiKey'
+  | 'qdrantCollectionPrefix'
+  | 'qdrantTimeoutMs'
+  | 'qdrantUpsertBatchSize'
+  | 'vectorCacheMb'
+>;
 
 /** The embedded store's file: `<AGENTQ_DATA_DIR>/vectors.sqlite`. */
 export function embeddedVectorStorePath(config: Pick<Config, 'dataDir'>): string {

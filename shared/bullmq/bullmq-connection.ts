@@ -16,7 +16,11 @@ export interface BullmqConnection {
  * Cluster it is a Cluster of ours (connectRedis), shared by the queues given it (a worker duplicates it
  * for its blocking reads), which `close` disconnects. Role options as connectRedis's.
  */
-export function bullmqConnection(target: RedisTarget, role: 'worker' | 'producer', commandTimeoutMs = 1000): BullmqConnection {
+export function bullmqConnection(
+  target: RedisTarget,
+  role: 'worker' | 'producer',
+  commandTimeoutMs = 1000,
+): BullmqConnection {
   if (target.redisClusterNodes) {
     const cluster = connectRedis(target, role, commandTimeoutMs);
     return { connection: cluster, close: () => cluster.disconnect() };
@@ -25,6 +29,12 @@ export function bullmqConnection(target: RedisTarget, role: 'worker' | 'producer
   const options =
     role === 'worker'
       ? { url, maxRetriesPerRequest: null, retryStrategy: reconnectDelay }
-      : { url, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: commandTimeoutMs, retryStrategy: reconnectDelay };
+      : {
+          url,
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 1,
+          commandTimeout: commandTimeoutMs,
+          retryStrategy: reconnectDelay,
+        };
   return { connection: options, close: () => undefined };
 }

@@ -35,10 +35,18 @@ export function installedBullmqVersion(): string {
 
 /** The installed bullmq's text of one script, with its KEYS count. */
 export function bullmqScript(name: BullmqScriptName): BullmqScript {
-  const file = { addStandardJob: 'addStandardJob-9', addPrioritizedJob: 'addPrioritizedJob-9', moveToActive: 'moveToActive-11', moveToFinished: 'moveToFinished-14' }[name];
+  const file = {
+    addStandardJob: 'addStandardJob-9',
+    addPrioritizedJob: 'addPrioritizedJob-9',
+    moveToActive: 'moveToActive-11',
+    moveToFinished: 'moveToFinished-14',
+  }[name];
   const module = require(`bullmq/dist/cjs/scripts/${file}.js`) as Record<string, BullmqScript>;
   const script = module[name];
-  if (!script) throw new Error(`bullmq ${installedBullmqVersion()} has no script ${file}; agentq's engine is pinned to bullmq ${BULLMQ_VERSION}`);
+  if (!script)
+    throw new Error(
+      `bullmq ${installedBullmqVersion()} has no script ${file}; agentq's engine is pinned to bullmq ${BULLMQ_VERSION}`,
+    );
   return script;
 }
 

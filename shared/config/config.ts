@@ -63,7 +63,10 @@ const envSchema = z.object({
       try {
         return parseTenantBudgetLimits(JSON.parse(value));
       } catch (error) {
-        context.addIssue({ code: 'custom', message: `must be JSON like {"tokensPerDay":1000000,"costUsdPerMonth":50}: ${(error as Error).message}` });
+        context.addIssue({
+          code: 'custom',
+          message: `must be JSON like {"tokensPerDay":1000000,"costUsdPerMonth":50}: ${(error as Error).message}`,
+        });
         return {};
       }
     }),
@@ -71,7 +74,10 @@ const envSchema = z.object({
   AGENTQ_DASHBOARD_SESSION_SECONDS: int(12 * 3600, 60),
   AGENTQ_TRACE_URL: z
     .string()
-    .refine((value) => value.includes('{traceId}') && /^https?:\/\//.test(value), 'must be an http(s) URL containing {traceId}, e.g. http://localhost:16686/trace/{traceId}')
+    .refine(
+      (value) => value.includes('{traceId}') && /^https?:\/\//.test(value),
+      'must be an http(s) URL containing {traceId}, e.g. http://localhost:16686/trace/{traceId}',
+    )
     .optional(),
   // Webhooks.
   AGENTQ_WEBHOOK_SECRETS: z
@@ -79,11 +85,17 @@ const envSchema = z.object({
     .default('')
     .transform((value, context) => {
       const secrets: Record<string, string> = {};
-      for (const entry of value.split(',').map((item) => item.trim()).filter(Boolean)) {
+      for (const entry of value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean)) {
         const colon = entry.indexOf(':');
         const tenant = colon < 0 ? '' : entry.slice(0, colon);
         if ((tenant !== '*' && !ID_PATTERN.test(tenant)) || colon === entry.length - 1) {
-          context.addIssue({ code: 'custom', message: `entry '${tenant || entry.slice(0, 12)}…' must be <tenant>:<secret> (tenant '*' = every tenant without its own)` });
+          context.addIssue({
+            code: 'custom',
+            message: `entry '${tenant || entry.slice(0, 12)}…' must be <tenant>:<secret> (tenant '*' = every tenant without its own)`,
+          });
           continue;
         }
         secrets[tenant] = entry.slice(colon + 1);
@@ -153,12 +165,16 @@ const envSchema = z.object({
       try {
         json = JSON.parse(value.trim() === '' ? '{}' : value);
       } catch (error) {
-        context.addIssue({ code: 'custom', message: `not JSON (${(error as Error).message}): give {"<name>": {"command": "…", "args": […]}} or {"<name>": {"url": "http://…/mcp"}}` });
+        context.addIssue({
+          code: 'custom',
+          message: `not JSON (${(error as Error).message}): give {"<name>": {"command": "…", "args": […]}} or {"<name>": {"url": "http://…/mcp"}}`,
+        });
         return {};
       }
       const parsed = mcpServersSchema.safeParse(json);
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) context.addIssue({ code: 'custom', message: `${issue.path.join('.')}: ${issue.message}` });
+        for (const issue of parsed.error.issues)
+          context.addIssue({ code: 'custom', message: `${issue.path.join('.')}: ${issue.message}` });
         return {};
       }
       return parsed.data;
@@ -169,10 +185,18 @@ const envSchema = z.object({
     .string()
     .default('')
     .transform((value, context) => {
-      const hosts = value.split(',').map((item) => item.trim().toLowerCase()).filter(Boolean);
+      const hosts = value
+        .split(',')
+        .map((item) => item.trim().toLowerCase())
+        .filter(Boolean);
       for (const host of hosts) {
-        if (!/^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$|^\[?[0-9a-f:.]+\]?$/.test(host)) {
-          context.addIssue({ code: 'custom', message: `'${host}' is not a host name: use names like docs.example.com or *.example.com (any subdomain), comma-separated` });
+        if (
+          !/^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$|^\[?[0-9a-f:.]+\]?$/.test(host)
+        ) {
+          context.addIssue({
+            code: 'custom',
+            message: `'${host}' is not a host name: use names like docs.example.com or *.example.com (any subdomain), comma-separated`,
+          });
         }
       }
       return hosts;
@@ -337,7 +361,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const search = parseSearchEnv(present);
   const parsed = envSchema.safeParse(present);
   if (!parsed.success || redis.problems.length > 0 || search.problems.length > 0) {
-    const issues = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    const issues = parsed.success
+      ? []
+      : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw invalidConfiguration([...redis.problems, ...search.problems, ...issues]);
   }
   const e = parsed.data;

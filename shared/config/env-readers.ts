@@ -12,7 +12,9 @@ import { AgentqError } from '../contracts/errors.js';
 export type Read<T> = { value: T; problems?: undefined } | { value?: undefined; problems: string[] };
 export type Reader<T> = (value: string | undefined) => Read<T>;
 /** The values a table of readers gives, by variable name. */
-export type EnvValues<Readers extends Record<string, Reader<unknown>>> = { [Name in keyof Readers]: ReturnType<Readers[Name]> extends Read<infer T> ? T : never };
+export type EnvValues<Readers extends Record<string, Reader<unknown>>> = {
+  [Name in keyof Readers]: ReturnType<Readers[Name]> extends Read<infer T> ? T : never;
+};
 
 /** `env` without its empty values: an empty variable means unset, everywhere in the configuration. */
 export function presentEnv(env: NodeJS.ProcessEnv): Record<string, string> {
@@ -22,7 +24,10 @@ export function presentEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 /** Reads each variable of `readers` from `env` (empty values dropped): the values, or `NAME: message` for each problem. */
-export function readEnv<Readers extends Record<string, Reader<unknown>>>(readers: Readers, env: Record<string, string>): { values: EnvValues<Readers>; problems: string[] } {
+export function readEnv<Readers extends Record<string, Reader<unknown>>>(
+  readers: Readers,
+  env: Record<string, string>,
+): { values: EnvValues<Readers>; problems: string[] } {
   const values: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const [name, reader] of Object.entries(readers)) {
@@ -35,7 +40,10 @@ export function readEnv<Readers extends Record<string, Reader<unknown>>>(readers
 
 /** The refusal of a configuration with these problems (`NAME: message` each). */
 export function invalidConfiguration(problems: string[]): AgentqError {
-  return new AgentqError('INVALID_INPUT', `invalid configuration: ${problems.join('; ')} (see the configuration table in README.md)`);
+  return new AgentqError(
+    'INVALID_INPUT',
+    `invalid configuration: ${problems.join('; ')} (see the configuration table in README.md)`,
+  );
 }
 
 /** zod's `z.string()` (any non-empty value: empty ones are unset). */
@@ -80,11 +88,18 @@ export interface IntegerOptions {
 export function integer({ min, max, messages }: IntegerOptions): Reader<number> {
   return (value) => {
     const number = Number(value);
-    if (!Number.isFinite(number)) return { problems: [messages?.type ?? `Invalid input: expected number, received ${String(number)}`] };
-    if (!Number.isInteger(number)) return { problems: [messages?.integer ?? 'Invalid input: expected int, received number'] };
+    if (!Number.isFinite(number))
+      return { problems: [messages?.type ?? `Invalid input: expected number, received ${String(number)}`] };
+    if (!Number.isInteger(number))
+      return { problems: [messages?.integer ?? 'Invalid input: expected int, received number'] };
     const problems: string[] = [];
     if (!Number.isSafeInteger(number)) {
-      problems.push(messages?.integer ?? (number > 0 ? `Too big: expected int to be <=${Number.MAX_SAFE_INTEGER}` : `Too small: expected int to be >=${Number.MIN_SAFE_INTEGER}`));
+      problems.push(
+        messages?.integer ??
+          (number > 0
+            ? `Too big: expected int to be <=${Number.MAX_SAFE_INTEGER}`
+            : `Too small: expected int to be >=${Number.MIN_SAFE_INTEGER}`),
+      );
     }
     if (number < min) problems.push(messages?.min ?? `Too small: expected number to be >=${min}`);
     if (max !== undefined && number > max) problems.push(messages?.max ?? `Too big: expected number to be <=${max}`);

@@ -1,4 +1,16 @@
-import { integer, invalidConfiguration, optional, pattern, presentEnv, readEnv, text, url, withDefault, type EnvValues, type Reader } from './env-readers.js';
+import {
+  integer,
+  invalidConfiguration,
+  optional,
+  pattern,
+  presentEnv,
+  readEnv,
+  text,
+  url,
+  withDefault,
+  type EnvValues,
+  type Reader,
+} from './env-readers.js';
 import { DEFAULT_TENANT, ID_PATTERN } from '../contracts/ids.js';
 import { DEFAULT_KEY_PREFIX } from '../store/keys.js';
 import { DEFAULT_QUEUE_PREFIX } from '../contracts/queues.js';
@@ -34,7 +46,8 @@ export interface RedisConfig {
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
-const SHARDS_TYPE = 'AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)';
+const SHARDS_TYPE =
+  'AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)';
 
 /**
  * Each variable with its reader. The messages are zod's for the schema these variables had in
@@ -47,7 +60,10 @@ const readers = {
   REDIS_CLUSTER_NODES: optional(text),
   AGENTQ_QUEUE_PREFIX: withDefault(DEFAULT_QUEUE_PREFIX, pattern(/^[^:]+$/, 'must not contain ":"')),
   AGENTQ_KEY_PREFIX: withDefault(DEFAULT_KEY_PREFIX, pattern(/^[^:{}]+$/, 'must not contain ":", "{" or "}"')),
-  AGENTQ_TENANT: withDefault(DEFAULT_TENANT, pattern(ID_PATTERN, `Invalid string: must match pattern ${String(ID_PATTERN)}`)),
+  AGENTQ_TENANT: withDefault(
+    DEFAULT_TENANT,
+    pattern(ID_PATTERN, `Invalid string: must match pattern ${String(ID_PATTERN)}`),
+  ),
   AGENTQ_RETENTION_SECONDS: withDefault(7 * 24 * 3600, integer({ min: 1 })),
   AGENTQ_EVENTS_MAXLEN: withDefault(1000, integer({ min: 10 })),
   AGENTQ_SHARDS: withDefault(
@@ -55,12 +71,16 @@ const readers = {
     integer({
       min: 1,
       max: 1024,
-      messages: { type: SHARDS_TYPE, integer: SHARDS_TYPE, min: 'AGENTQ_SHARDS must be at least 1 (set 1 unless you run Redis Cluster)', max: 'AGENTQ_SHARDS must be at most 1024' },
+      messages: {
+        type: SHARDS_TYPE,
+        integer: SHARDS_TYPE,
+        min: 'AGENTQ_SHARDS must be at least 1 (set 1 unless you run Redis Cluster)',
+        max: 'AGENTQ_SHARDS must be at most 1024',
+      },
     }),
   ),
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: withDefault(750, integer({ min: 50 })),
 } satisfies Record<string, Reader<unknown>>;
-
 
 /** AGENTQ_TENANT's reader, for the other parts that need the default tenant (shared/config/search-config.ts). */
 export const TENANT_READER = readers.AGENTQ_TENANT;
@@ -80,7 +100,8 @@ export function parseRedisEnv(env: Record<string, string>): { values: RedisEnv; 
 
 /** The settings from valid values; refuses a malformed REDIS_CLUSTER_NODES or a cluster setting that contradicts the others. */
 export function redisConfigOf(values: RedisEnv): RedisConfig {
-  const redisClusterNodes = values.REDIS_CLUSTER_NODES === undefined ? undefined : parseClusterNodes(values.REDIS_CLUSTER_NODES);
+  const redisClusterNodes =
+    values.REDIS_CLUSTER_NODES === undefined ? undefined : parseClusterNodes(values.REDIS_CLUSTER_NODES);
   if (redisClusterNodes) checkClusterConfig(values.REDIS_URL, values.AGENTQ_QUEUE_PREFIX);
   return {
     redisUrl: values.REDIS_URL,

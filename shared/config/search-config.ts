@@ -1,5 +1,18 @@
 import { AgentqError } from '../contracts/errors.js';
-import { integer, invalidConfiguration, oneOf, optional, pattern, presentEnv, readEnv, text, url, withDefault, type EnvValues, type Reader } from './env-readers.js';
+import {
+  integer,
+  invalidConfiguration,
+  oneOf,
+  optional,
+  pattern,
+  presentEnv,
+  readEnv,
+  text,
+  url,
+  withDefault,
+  type EnvValues,
+  type Reader,
+} from './env-readers.js';
 import { TENANT_READER } from './redis-config.js';
 
 export type EmbedProvider = 'local' | 'openai' | 'none';
@@ -43,12 +56,20 @@ const readers = {
   AGENTQ_DATA_DIR: withDefault('.agentq', text),
   QDRANT_URL: optional(url),
   QDRANT_API_KEY: optional(text),
-  AGENTQ_QDRANT_COLLECTION_PREFIX: withDefault('agentq', pattern(/^[A-Za-z0-9_-]{1,48}$/, "must be 1-48 characters of letters, digits, '_' or '-'")),
+  AGENTQ_QDRANT_COLLECTION_PREFIX: withDefault(
+    'agentq',
+    pattern(/^[A-Za-z0-9_-]{1,48}$/, "must be 1-48 characters of letters, digits, '_' or '-'"),
+  ),
   AGENTQ_QDRANT_TIMEOUT_MS: withDefault(30_000, integer({ min: 100 })),
   AGENTQ_QDRANT_UPSERT_BATCH: withDefault(256, integer({ min: 1 })),
   AGENTQ_VECTOR_CACHE_MB: withDefault(128, integer({ min: 0 })),
   EMBED_MODEL: optional(text),
-  EMBED_PROVIDER: optional(oneOf(['local', 'openai', 'none'] as const, 'must be local (the built-in model, no endpoint), openai (EMBED_MODEL on OPENAI_BASE_URL) or none (lexical search only)')),
+  EMBED_PROVIDER: optional(
+    oneOf(
+      ['local', 'openai', 'none'] as const,
+      'must be local (the built-in model, no endpoint), openai (EMBED_MODEL on OPENAI_BASE_URL) or none (lexical search only)',
+    ),
+  ),
 } satisfies Record<string, Reader<unknown>>;
 
 /** The environment variables this module reads (the README's configuration table lists each). */
@@ -93,10 +114,16 @@ export function readSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchCo
 function embedProviderOf(provider: EmbedProvider | undefined, model: string | undefined): EmbedProvider {
   if (provider === undefined) return model ? 'openai' : 'local';
   if (provider === 'openai' && !model) {
-    throw new AgentqError('INVALID_INPUT', 'invalid configuration: EMBED_PROVIDER=openai needs EMBED_MODEL (the embedding model on OPENAI_BASE_URL, e.g. text-embedding-3-small); or set EMBED_PROVIDER=local for the built-in model (see the configuration table in README.md)');
+    throw new AgentqError(
+      'INVALID_INPUT',
+      'invalid configuration: EMBED_PROVIDER=openai needs EMBED_MODEL (the embedding model on OPENAI_BASE_URL, e.g. text-embedding-3-small); or set EMBED_PROVIDER=local for the built-in model (see the configuration table in README.md)',
+    );
   }
   if (provider === 'local' && model) {
-    throw new AgentqError('INVALID_INPUT', `invalid configuration: EMBED_PROVIDER=local embeds with the built-in model, but EMBED_MODEL is set ('${model}'): unset EMBED_MODEL, or set EMBED_PROVIDER=openai to use it (see the configuration table in README.md)`);
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `invalid configuration: EMBED_PROVIDER=local embeds with the built-in model, but EMBED_MODEL is set ('${model}'): unset EMBED_MODEL, or set EMBED_PROVIDER=openai to use it (see the configuration table in README.md)`,
+    );
   }
   return provider;
 }

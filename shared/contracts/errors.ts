@@ -62,7 +62,11 @@ export class AgentqError extends Error {
   readonly details?: unknown;
   readonly retryAfterMs?: number;
 
-  constructor(code: ErrorCode, message: string, { retryable = false, details, cause, retryAfterMs }: AgentqErrorOptions = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    { retryable = false, details, cause, retryAfterMs }: AgentqErrorOptions = {},
+  ) {
     super(message, cause === undefined ? undefined : { cause });
     this.name = 'AgentqError';
     this.code = code;

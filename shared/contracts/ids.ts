@@ -45,7 +45,14 @@ export function tenantRunId(tenant: string, id: string): string {
  * twice (its worker died mid-way and BullMQ handed it on) finds the run its first attempt created.
  */
 export function runIdForScheduleTick(tenant: string, scheduleId: string, tickAt: number): string {
-  const digest = createHash('sha256').update('schedule\0').update(tenant).update('\0').update(scheduleId).update('\0').update(String(tickAt)).digest('hex');
+  const digest = createHash('sha256')
+    .update('schedule\0')
+    .update(tenant)
+    .update('\0')
+    .update(scheduleId)
+    .update('\0')
+    .update(String(tickAt))
+    .digest('hex');
   return `run_s${digest.slice(0, 31)}`;
 }
 

@@ -27,7 +27,12 @@ export function nestsWithin(value: unknown, max: number): boolean {
 export const runOptionsSchema = z
   .object({
     maxSteps: z.number().int().min(1).max(100_000).optional(),
-    deadlineMs: z.number().int().min(1).max(30 * 24 * 3600 * 1000).optional(),
+    deadlineMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(30 * 24 * 3600 * 1000)
+      .optional(),
     /** Input + output tokens the run may spend; the step that would exceed it fails the run (BUDGET_EXCEEDED). */
     tokenBudget: z.number().int().min(1).optional(),
   })
@@ -48,7 +53,9 @@ export const runJobSchema = z
     v: z.literal(1, { error: 'v must be 1 (the only job schema version)' }),
     graph: z.string().min(1).max(128),
     graphVersion: z.string().min(1).max(64).optional(),
-    input: z.unknown().refine((input) => nestsWithin(input, MAX_INPUT_DEPTH), `input must nest at most ${MAX_INPUT_DEPTH} levels deep`),
+    input: z
+      .unknown()
+      .refine((input) => nestsWithin(input, MAX_INPUT_DEPTH), `input must nest at most ${MAX_INPUT_DEPTH} levels deep`),
     runId: id('runId').optional(),
     idempotencyKey: id('idempotencyKey').optional(),
     tenant: id('tenant').optional(),

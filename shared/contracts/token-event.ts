@@ -24,7 +24,12 @@ export interface TokenEvent {
 export function parseTokenEvent(message: string): TokenEvent | null {
   try {
     const value = JSON.parse(message) as Partial<TokenEvent>;
-    if ((value.type === 'token' || value.type === 'token-reset') && typeof value.runId === 'string' && typeof value.step === 'number') return value as TokenEvent;
+    if (
+      (value.type === 'token' || value.type === 'token-reset') &&
+      typeof value.runId === 'string' &&
+      typeof value.step === 'number'
+    )
+      return value as TokenEvent;
   } catch {
     // Not ours: ignore.
   }

@@ -16,7 +16,9 @@ export function validateHistory(messages: readonly Message[]): string[] {
     if (!open) return;
     const missing = [...open.ids].filter((id) => !open!.answered.has(id));
     if (missing.length > 0) {
-      problems.push(`message ${open.index} (assistant) has tool call${missing.length > 1 ? 's' : ''} ${missing.join(', ')} without a tool message before message ${before}`);
+      problems.push(
+        `message ${open.index} (assistant) has tool call${missing.length > 1 ? 's' : ''} ${missing.join(', ')} without a tool message before message ${before}`,
+      );
     }
     open = undefined;
   };

@@ -63,6 +63,7 @@ export function applyUpdates<C extends Channels>(
 /** A state from stored values; keys never written take their channel's initial value. */
 export function stateFrom<C extends Channels>(channels: C, stored: Record<string, unknown>): StateOf<C> {
   const state: Record<string, unknown> = {};
-  for (const [key, definition] of Object.entries(channels)) state[key] = key in stored ? stored[key] : definition.initial();
+  for (const [key, definition] of Object.entries(channels))
+    state[key] = key in stored ? stored[key] : definition.initial();
   return state as StateOf<C>;
 }

@@ -78,7 +78,10 @@ export class GraphBuilder<C extends Channels, Input> {
       throw invalid(`node name '${name}' must be 1-64 characters of letters, digits, '_' or '-'`);
     }
     if (this.nodes.has(name)) throw invalid(`node '${name}' is defined twice`);
-    this.nodes.set(name, typeof run === 'function' ? { kind: 'function', run, options } : { kind: 'subgraph', graph: run });
+    this.nodes.set(
+      name,
+      typeof run === 'function' ? { kind: 'function', run, options } : { kind: 'subgraph', graph: run },
+    );
     return this;
   }
 
@@ -104,9 +107,12 @@ export class GraphBuilder<C extends Channels, Input> {
 
   build(): Graph<C, Input> {
     const { name, version = '1' } = this.definition;
-    if (!NAME_PATTERN.test(name)) throw invalid(`graph name '${name}' must be 1-64 characters of letters, digits, '_' or '-'`);
+    if (!NAME_PATTERN.test(name))
+      throw invalid(`graph name '${name}' must be 1-64 characters of letters, digits, '_' or '-'`);
     if ('messages' in this.definition.state) {
-      throw invalid(`graph '${name}': state key 'messages' is reserved for the run's history (return { messages } to append)`);
+      throw invalid(
+        `graph '${name}': state key 'messages' is reserved for the run's history (return { messages } to append)`,
+      );
     }
     this.check(name);
     return this.compile(name, version);
@@ -125,7 +131,8 @@ export class GraphBuilder<C extends Channels, Input> {
     }
     for (const [from, targets] of successors) {
       for (const to of targets) {
-        if (to !== END && !known(to)) throw invalid(`graph '${graphName}': edge from '${from}' to unknown node '${to}'`);
+        if (to !== END && !known(to))
+          throw invalid(`graph '${graphName}': edge from '${from}' to unknown node '${to}'`);
       }
     }
     if ((successors.get(START) ?? []).length === 0) {
@@ -135,7 +142,9 @@ export class GraphBuilder<C extends Channels, Input> {
       if (entry.kind !== 'subgraph') continue;
       for (const key of Object.keys(entry.graph.channels)) {
         if (!(key in this.definition.state)) {
-          throw invalid(`graph '${graphName}': subgraph node '${subgraphNode}' uses state key '${key}', which this graph lacks`);
+          throw invalid(
+            `graph '${graphName}': subgraph node '${subgraphNode}' uses state key '${key}', which this graph lacks`,
+          );
         }
       }
     }
@@ -153,7 +162,9 @@ export class GraphBuilder<C extends Channels, Input> {
     for (const node of this.nodes.keys()) {
       if (!reachable.has(node)) throw invalid(`graph '${graphName}': node '${node}' is unreachable from START`);
       if ((successors.get(node) ?? []).length === 0) {
-        throw invalid(`graph '${graphName}': node '${node}' has no outgoing edge (add .edge('${node}', END) if it ends the run)`);
+        throw invalid(
+          `graph '${graphName}': node '${node}' has no outgoing edge (add .edge('${node}', END) if it ends the run)`,
+        );
       }
     }
     // END reachable from every node: walk the reversed graph from END.
@@ -192,7 +203,10 @@ export class GraphBuilder<C extends Channels, Input> {
       } else {
         subgraphs.set(nodeName, entry.graph as Graph);
         for (const [innerName, inner] of entry.graph.nodes) {
-          compiled.set(`${nodeName}/${innerName}`, { ...(inner as unknown as CompiledNode<C>), name: `${nodeName}/${innerName}` });
+          compiled.set(`${nodeName}/${innerName}`, {
+            ...(inner as unknown as CompiledNode<C>),
+            name: `${nodeName}/${innerName}`,
+          });
         }
       }
     }
@@ -219,7 +233,9 @@ export class GraphBuilder<C extends Channels, Input> {
       const lists = tasks.map((task) => {
         const subgraph = subgraphs.get(task.node);
         if (!subgraph) return [task];
-        return then(subgraph.entry(state), (inner) => inner.map((entry) => ({ ...entry, node: `${task.node}/${entry.node}` })));
+        return then(subgraph.entry(state), (inner) =>
+          inner.map((entry) => ({ ...entry, node: `${task.node}/${entry.node}` })),
+        );
       });
       // Synchronous unless a subgraph's entry router is async: a sync graph's hot path awaits nothing.
       return lists.some(isPromise) ? Promise.all(lists).then((all) => all.flat()) : (lists as Task[][]).flat();
@@ -229,7 +245,9 @@ export class GraphBuilder<C extends Channels, Input> {
       const tasks: Task[] = (this.edges.get(from) ?? []).filter((to) => to !== END).map((to) => ({ node: to }));
       const route = this.routes.get(from);
       if (!route) return expand(dedupe(tasks), state);
-      return then(route.router(state), (result) => expand(dedupe([...tasks, ...toTasks(from, result, route.targets)]), state));
+      return then(route.router(state), (result) =>
+        expand(dedupe([...tasks, ...toTasks(from, result, route.targets)]), state),
+      );
     };
 
     const graph: Graph<C, Input> = {
@@ -254,7 +272,9 @@ export class GraphBuilder<C extends Channels, Input> {
         const subgraph = subgraphs.get(parent);
         if (!subgraph) throw new AgentqError('INTERNAL', `graph '${name}' has no node '${node}'`);
         return then(subgraph.next(node.slice(slash + 1), state as never), (inner) =>
-          inner.length === 0 ? outgoing(parent, state) : inner.map((task) => ({ ...task, node: `${parent}/${task.node}` })),
+          inner.length === 0
+            ? outgoing(parent, state)
+            : inner.map((task) => ({ ...task, node: `${parent}/${task.node}` })),
         );
       },
     };
@@ -289,4 +309,3 @@ function stripUndefined<T extends object>(value: T): Partial<T> {
 export function mergeNextTasks(lists: Task[][]): Task[] {
   return dedupe(lists.flat());
 }
-

@@ -30,7 +30,11 @@ export class ServedGraphs {
     const { redis, keys } = this.options;
     const key = keys.servedGraphs();
     const members = graphIds.flatMap((id) => [now, `${id} ${workerId}`]);
-    await redis.multi().zadd(key, ...members).zremrangebyscore(key, '-inf', this.expiredBefore(now)).exec();
+    await redis
+      .multi()
+      .zadd(key, ...members)
+      .zremrangebyscore(key, '-inf', this.expiredBefore(now))
+      .exec();
   }
 
   /** Removes `workerId`'s entries (a clean shutdown). */
@@ -41,7 +45,11 @@ export class ServedGraphs {
 
   /** The graph ids (`name@version`) some live worker serves, sorted, and how many workers are live. */
   async live(now = Date.now()): Promise<{ ids: string[]; workers: number }> {
-    const members = await this.options.redis.zrangebyscore(this.options.keys.servedGraphs(), this.expiredBefore(now) + 1, '+inf');
+    const members = await this.options.redis.zrangebyscore(
+      this.options.keys.servedGraphs(),
+      this.expiredBefore(now) + 1,
+      '+inf',
+    );
     const ids = new Set<string>();
     const workers = new Set<string>();
     for (const member of members) {

@@ -27,7 +27,10 @@ export async function estimateTextTokens(text: string): Promise<number> {
 }
 
 /** Estimated prompt tokens of a chat request: its messages and the tool schemas it offers. */
-export async function estimatePromptTokens(messages: readonly Message[], tools: readonly ToolDescription[] = []): Promise<number> {
+export async function estimatePromptTokens(
+  messages: readonly Message[],
+  tools: readonly ToolDescription[] = [],
+): Promise<number> {
   const count = await tokenizer();
   let total = REPLY_PRIMING_TOKENS;
   for (const message of messages) total += PER_MESSAGE_TOKENS + count(messageText(message));

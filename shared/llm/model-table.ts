@@ -11,7 +11,10 @@ export function parseModelTable<T>(
 ): { table: Record<string, T>; problems: string[] } {
   const table: Record<string, T> = {};
   const problems: string[] = [];
-  for (const entry of text.split(',').map((item) => item.trim()).filter(Boolean)) {
+  for (const entry of text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)) {
     const parts = entry.split(':');
     const values = parts.splice(Math.max(0, parts.length - valueCount)).map((value) => value.trim());
     const model = parts.join(':').trim();

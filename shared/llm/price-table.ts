@@ -21,7 +21,12 @@ export function parsePriceTable(text: string): { table: PriceTable; problems: st
     2,
     ([input, output]) => {
       const [inputPerMillion, outputPerMillion] = [Number(input), Number(output)];
-      return Number.isFinite(inputPerMillion) && Number.isFinite(outputPerMillion) && inputPerMillion >= 0 && outputPerMillion >= 0 && input !== '' && output !== ''
+      return Number.isFinite(inputPerMillion) &&
+        Number.isFinite(outputPerMillion) &&
+        inputPerMillion >= 0 &&
+        outputPerMillion >= 0 &&
+        input !== '' &&
+        output !== ''
         ? { inputPerMillion, outputPerMillion }
         : undefined;
     },

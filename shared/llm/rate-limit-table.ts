@@ -13,7 +13,10 @@ export function parseRateLimits(text: string): { table: RateLimitTable; problems
   return parseModelTable(
     text,
     2,
-    ([requests = '', tokens = '']) => (/^\d+$/.test(requests) && /^\d+$/.test(tokens) ? { requestsPerMinute: Number(requests), tokensPerMinute: Number(tokens) } : undefined),
+    ([requests = '', tokens = '']) =>
+      /^\d+$/.test(requests) && /^\d+$/.test(tokens)
+        ? { requestsPerMinute: Number(requests), tokensPerMinute: Number(tokens) }
+        : undefined,
     '<model>:<requests per minute>:<tokens per minute> with whole numbers (0 = unlimited), e.g. gpt-4o-mini:500:200000 or *:60:0',
   );
 }

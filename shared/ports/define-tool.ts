@@ -75,10 +75,16 @@ const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export function defineTool<Input>(definition: ToolDefinition<Input>): Tool<Input> {
   if (!NAME_PATTERN.test(definition.name)) {
-    throw new AgentqError('INVALID_INPUT', `tool name '${definition.name}' must be 1-64 characters of letters, digits, '_' or '-'`);
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `tool name '${definition.name}' must be 1-64 characters of letters, digits, '_' or '-'`,
+    );
   }
   if (definition.description.trim() === '') {
-    throw new AgentqError('INVALID_INPUT', `tool '${definition.name}' needs a description: the model decides from it when to call the tool`);
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `tool '${definition.name}' needs a description: the model decides from it when to call the tool`,
+    );
   }
   const parameters = toParameters(definition.name, definition.input);
   return Object.freeze({
@@ -94,10 +100,17 @@ function toParameters(name: string, input: z.ZodType): Record<string, unknown> {
     // 'input': fields with defaults are optional for the caller (the model), as zod parses them.
     schema = z.toJSONSchema(input, { io: 'input' }) as Record<string, unknown>;
   } catch (error) {
-    throw new AgentqError('INVALID_INPUT', `tool '${name}': its input schema cannot be expressed as JSON Schema (${(error as Error).message})`, { cause: error });
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `tool '${name}': its input schema cannot be expressed as JSON Schema (${(error as Error).message})`,
+      { cause: error },
+    );
   }
   if (schema.type !== 'object') {
-    throw new AgentqError('INVALID_INPUT', `tool '${name}': input must be a z.object(...) (function arguments are a JSON object), got JSON Schema type '${String(schema.type)}'`);
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `tool '${name}': input must be a z.object(...) (function arguments are a JSON object), got JSON Schema type '${String(schema.type)}'`,
+    );
   }
   // Providers want the bare object schema; the $schema marker only confuses some of them.
   delete schema.$schema;

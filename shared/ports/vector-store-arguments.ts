@@ -16,18 +16,28 @@ const FIELD_PATTERN = /^[A-Za-z0-9_]{1,64}$/;
 /** Throws unless `tenant` is a tenant id: the tenant is never optional and never "all". */
 export function checkTenant(tenant: unknown): asserts tenant is string {
   if (typeof tenant !== 'string' || !ID_PATTERN.test(tenant)) {
-    throw new AgentqError('INVALID_INPUT', `vector store: tenant must be 1-128 characters of letters, digits, '_', '.' or '-', got ${JSON.stringify(tenant)}; every call names its tenant`);
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `vector store: tenant must be 1-128 characters of letters, digits, '_', '.' or '-', got ${JSON.stringify(tenant)}; every call names its tenant`,
+    );
   }
 }
 
 export function checkCollection(collection: unknown): asserts collection is string {
   if (typeof collection !== 'string' || !ID_PATTERN.test(collection)) {
-    throw new AgentqError('INVALID_INPUT', `vector store: collection must be 1-128 characters of letters, digits, '_', '.' or '-', got ${JSON.stringify(collection)}`);
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `vector store: collection must be 1-128 characters of letters, digits, '_', '.' or '-', got ${JSON.stringify(collection)}`,
+    );
   }
 }
 
 /** The arguments of `ensureCollection`; → the fixed vector length, or null when none is asked for. */
-export function checkEnsureCollection(tenant: unknown, collection: unknown, dimensions: number | undefined): number | null {
+export function checkEnsureCollection(
+  tenant: unknown,
+  collection: unknown,
+  dimensions: number | undefined,
+): number | null {
   checkTenant(tenant);
   checkCollection(collection);
   if (dimensions !== undefined && (!Number.isInteger(dimensions) || dimensions < 1)) {
@@ -39,19 +49,41 @@ export function checkEnsureCollection(tenant: unknown, collection: unknown, dime
 export function checkFilter(filter: PayloadFilter | undefined): void {
   if (filter === undefined) return;
   if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
-    throw new AgentqError('INVALID_INPUT', 'vector store: filter must be an object of payload field → value, {in: [...]} or {notIn: [...]}');
+    throw new AgentqError(
+      'INVALID_INPUT',
+      'vector store: filter must be an object of payload field → value, {in: [...]} or {notIn: [...]}',
+    );
   }
   for (const [field, match] of Object.entries(filter)) {
-    if (!FIELD_PATTERN.test(field)) throw new AgentqError('INVALID_INPUT', `vector store: filter field '${field}' must be 1-64 characters of letters, digits or '_'`);
-    const values = typeof match === 'object' && match !== null ? ('in' in match ? match.in : 'notIn' in match ? match.notIn : undefined) : [match];
+    if (!FIELD_PATTERN.test(field))
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `vector store: filter field '${field}' must be 1-64 characters of letters, digits or '_'`,
+      );
+    const values =
+      typeof match === 'object' && match !== null
+        ? 'in' in match
+          ? match.in
+          : 'notIn' in match
+            ? match.notIn
+            : undefined
+        : [match];
     if (!Array.isArray(values) || values.some((value) => !['string', 'number', 'boolean'].includes(typeof value))) {
-      throw new AgentqError('INVALID_INPUT', `vector store: filter field '${field}' must match a string, number or boolean, or {in: [...]} / {notIn: [...]} of them`);
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `vector store: filter field '${field}' must match a string, number or boolean, or {in: [...]} / {notIn: [...]} of them`,
+      );
     }
   }
 }
 
 function checkVector(vector: readonly number[], what: string): void {
-  if (!Array.isArray(vector) || vector.length === 0 || vector.length > MAX_VECTOR_LENGTH || !vector.every((value) => Number.isFinite(value))) {
+  if (
+    !Array.isArray(vector) ||
+    vector.length === 0 ||
+    vector.length > MAX_VECTOR_LENGTH ||
+    !vector.every((value) => Number.isFinite(value))
+  ) {
     throw new AgentqError('INVALID_INPUT', `vector store: ${what} must be 1-${MAX_VECTOR_LENGTH} finite numbers`);
   }
 }
@@ -63,15 +95,26 @@ export function checkRecords(records: readonly VectorRecord[]): number | null {
   const ids = new Set<string>();
   for (const record of records) {
     if (typeof record?.id !== 'string' || record.id.length === 0 || record.id.length > 512) {
-      throw new AgentqError('INVALID_INPUT', `vector store: a record id must be a string of 1-512 characters, got ${JSON.stringify(record?.id)}`);
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `vector store: a record id must be a string of 1-512 characters, got ${JSON.stringify(record?.id)}`,
+      );
     }
-    if (ids.has(record.id)) throw new AgentqError('INVALID_INPUT', `vector store: record id '${record.id}' appears twice in one upsert`);
+    if (ids.has(record.id))
+      throw new AgentqError('INVALID_INPUT', `vector store: record id '${record.id}' appears twice in one upsert`);
     ids.add(record.id);
-    if (typeof record.text !== 'string') throw new AgentqError('INVALID_INPUT', `vector store: record '${record.id}' has no text (a string, may be empty)`);
+    if (typeof record.text !== 'string')
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `vector store: record '${record.id}' has no text (a string, may be empty)`,
+      );
     if (record.vector !== undefined) {
       checkVector(record.vector, `the vector of record '${record.id}'`);
       if (dimensions !== null && record.vector.length !== dimensions) {
-        throw new AgentqError('INVALID_INPUT', `vector store: record '${record.id}' has a vector of length ${record.vector.length}, others in this upsert have ${dimensions}`);
+        throw new AgentqError(
+          'INVALID_INPUT',
+          `vector store: record '${record.id}' has a vector of length ${record.vector.length}, others in this upsert have ${dimensions}`,
+        );
       }
       dimensions = record.vector.length;
     }
@@ -81,25 +124,36 @@ export function checkRecords(records: readonly VectorRecord[]): number | null {
 
 /** The query's limit, defaults filled in, after checking the rest of it. */
 export function checkQuery(query: VectorQuery): { limit: number } {
-  if (typeof query !== 'object' || query === null) throw new AgentqError('INVALID_INPUT', 'vector store: query must be an object');
+  if (typeof query !== 'object' || query === null)
+    throw new AgentqError('INVALID_INPUT', 'vector store: query must be an object');
   if (query.collection !== undefined) checkCollection(query.collection);
   if (query.text === undefined && query.vector === undefined) {
     throw new AgentqError('INVALID_INPUT', 'vector store: a query needs text, a vector or both');
   }
-  if (query.text !== undefined && typeof query.text !== 'string') throw new AgentqError('INVALID_INPUT', 'vector store: query text must be a string');
+  if (query.text !== undefined && typeof query.text !== 'string')
+    throw new AgentqError('INVALID_INPUT', 'vector store: query text must be a string');
   if (query.vector !== undefined) checkVector(query.vector, 'the query vector');
   checkFilter(query.filter);
   checkFusion(query.fusion);
   const limit = query.limit ?? DEFAULT_QUERY_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_QUERY_LIMIT) {
-    throw new AgentqError('INVALID_INPUT', `vector store: limit must be an integer from 1 to ${MAX_QUERY_LIMIT}, got ${JSON.stringify(query.limit)}`);
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `vector store: limit must be an integer from 1 to ${MAX_QUERY_LIMIT}, got ${JSON.stringify(query.limit)}`,
+    );
   }
   return { limit };
 }
 
 function checkFusion(fusion: VectorQuery['fusion']): void {
   if (fusion === undefined || fusion.method === 'rrf') return;
-  if (fusion.method !== 'scores' || !(typeof fusion.denseWeight === 'number' && Number.isFinite(fusion.denseWeight) && fusion.denseWeight >= 0)) {
-    throw new AgentqError('INVALID_INPUT', `vector store: fusion must be {method: 'rrf'} or {method: 'scores', denseWeight: a number ≥ 0}, got ${JSON.stringify(fusion)}`);
+  if (
+    fusion.method !== 'scores' ||
+    !(typeof fusion.denseWeight === 'number' && Number.isFinite(fusion.denseWeight) && fusion.denseWeight >= 0)
+  ) {
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `vector store: fusion must be {method: 'rrf'} or {method: 'scores', denseWeight: a number ≥ 0}, got ${JSON.stringify(fusion)}`,
+    );
   }
 }

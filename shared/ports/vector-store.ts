@@ -20,7 +20,8 @@ export type Payload = Readonly<Record<string, PayloadValue>>;
  * How one top-level payload field must match: a value (equality), `{in: [...]}` (any of these) or
  * `{notIn: [...]}` (none of these). A record without the field matches none of the three.
  */
-export type PayloadMatch = PayloadScalar | { readonly in: readonly PayloadScalar[] } | { readonly notIn: readonly PayloadScalar[] };
+export type PayloadMatch =
+  PayloadScalar | { readonly in: readonly PayloadScalar[] } | { readonly notIn: readonly PayloadScalar[] };
 
 /**
  * Conditions on top-level payload fields, all of which must hold. Field names are 1-64 characters of

@@ -38,7 +38,9 @@ export class Bm25SparseEncoder {
 
   constructor({ k = 1.2, b = 0.75, averageLength = 256 }: Bm25SparseEncoderOptions = {}) {
     if (!(k >= 0) || !(b >= 0 && b <= 1) || !(averageLength > 0)) {
-      throw new RangeError(`Bm25SparseEncoder: need k >= 0, 0 <= b <= 1 and averageLength > 0, got k=${k}, b=${b}, averageLength=${averageLength}`);
+      throw new RangeError(
+        `Bm25SparseEncoder: need k >= 0, 0 <= b <= 1 and averageLength > 0, got k=${k}, b=${b}, averageLength=${averageLength}`,
+      );
     }
     this.k = k;
     this.b = b;

@@ -5,7 +5,17 @@ import { ENGLISH_STOPWORDS } from './english-stopwords.js';
 export const MAX_TOKEN_LENGTH = 40;
 
 /** Letters with no decomposition that ASCII folding still maps (Lucene's ASCIIFoldingFilter does the same). */
-const LATIN_LIGATURES: Readonly<Record<string, string>> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', đ: 'd', ł: 'l', þ: 'th', ð: 'd', ı: 'i' };
+const LATIN_LIGATURES: Readonly<Record<string, string>> = {
+  ß: 'ss',
+  æ: 'ae',
+  œ: 'oe',
+  ø: 'o',
+  đ: 'd',
+  ł: 'l',
+  þ: 'th',
+  ð: 'd',
+  ı: 'i',
+};
 
 /**
  * Porter2 stems of words seen before. Stemming is most of the cost of tokenizing (rag-agent ranks every

@@ -52,11 +52,19 @@ export function chunkId(docId: string, index: number): string {
  */
 export function toChunkRecords(
   chunks: readonly ChunkLike[],
-  document: { docId: string; title: string; path: string; type: DocumentType; contentHash: string; metadata?: ChunkDocumentMetadata },
+  document: {
+    docId: string;
+    title: string;
+    path: string;
+    type: DocumentType;
+    contentHash: string;
+    metadata?: ChunkDocumentMetadata;
+  },
   vectors?: readonly (readonly number[])[],
 ): VectorRecord[] {
   return chunks.map((chunk) => {
-    const headings = chunk.headingPath[0] === document.title ? chunk.headingPath : [document.title, ...chunk.headingPath];
+    const headings =
+      chunk.headingPath[0] === document.title ? chunk.headingPath : [document.title, ...chunk.headingPath];
     const payload: ChunkPayload = {
       docId: document.docId,
       chunkIndex: chunk.index,

@@ -11,9 +11,16 @@ export const MAX_RAG_QUERY_CHARS = 20_000;
 export const ragInputSchema = z
   .object({
     /** The user's question. */
-    query: z.string().trim().min(1, 'query must not be empty').max(MAX_RAG_QUERY_CHARS, `query must be at most ${MAX_RAG_QUERY_CHARS} characters`),
+    query: z
+      .string()
+      .trim()
+      .min(1, 'query must not be empty')
+      .max(MAX_RAG_QUERY_CHARS, `query must be at most ${MAX_RAG_QUERY_CHARS} characters`),
     /** The collection of the caller's documents to search. @default 'default' */
-    collection: z.string().regex(ID_PATTERN, "collection must be 1-128 characters of letters, digits, '_', '.' or '-'").default('default'),
+    collection: z
+      .string()
+      .regex(ID_PATTERN, "collection must be 1-128 characters of letters, digits, '_', '.' or '-'")
+      .default('default'),
     /** Search rounds at most (each round may run several searches in parallel). @default 3 */
     max_iterations: z
       .number({ error: 'max_iterations must be an integer from 1 to 10' })

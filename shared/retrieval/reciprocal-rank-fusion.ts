@@ -13,7 +13,10 @@ export interface RankedItem {
  * order in which the items were first seen (earlier lists first), so the result is deterministic.
  * The item kept is the first one seen; its fields are returned with the fused `score`.
  */
-export function reciprocalRankFusion<T extends RankedItem>(lists: readonly (readonly T[])[], k = 60): (T & { score: number })[] {
+export function reciprocalRankFusion<T extends RankedItem>(
+  lists: readonly (readonly T[])[],
+  k = 60,
+): (T & { score: number })[] {
   if (!(k >= 0)) throw new RangeError(`reciprocalRankFusion: k must be 0 or more, got ${k}`);
   const fused = new Map<string, { item: T; score: number }>();
   for (const list of lists) {
@@ -25,5 +28,7 @@ export function reciprocalRankFusion<T extends RankedItem>(lists: readonly (read
     });
   }
   // Array.prototype.sort is stable: equal scores keep first-seen order.
-  return [...fused.values()].sort((left, right) => right.score - left.score).map(({ item, score }) => ({ ...item, score }));
+  return [...fused.values()]
+    .sort((left, right) => right.score - left.score)
+    .map(({ item, score }) => ({ ...item, score }));
 }

@@ -110,8 +110,11 @@ export class RedisDocumentStore {
     const keys = this.tenantKeys(tenant);
     const collections = collection === undefined ? await this.redis.smembers(keys.collections) : [collection];
     const ids = new Set<string>();
-    for (const name of collections) for (const id of await this.redis.zrevrange(keys.collection(name), 0, -1)) ids.add(id);
-    const records = (await this.getMany(tenant, [...ids])).filter((record): record is DocumentRecord => record !== null);
+    for (const name of collections)
+      for (const id of await this.redis.zrevrange(keys.collection(name), 0, -1)) ids.add(id);
+    const records = (await this.getMany(tenant, [...ids])).filter(
+      (record): record is DocumentRecord => record !== null,
+    );
     return records.sort((left, right) => right.updatedAt.localeCompare(left.updatedAt));
   }
 
@@ -120,10 +123,18 @@ export class RedisDocumentStore {
   }
 
   /** Opens a batch of `total` documents; its progress expires with the retention. */
-  async createBatch(tenant: string, batchId: string, { collection, total, now = Date.now() }: { collection: string; total: number; now?: number }): Promise<void> {
+  async createBatch(
+    tenant: string,
+    batchId: string,
+    { collection, total, now = Date.now() }: { collection: string; total: number; now?: number },
+  ): Promise<void> {
     const key = this.tenantKeys(tenant).batch(batchId);
     const at = new Date(now).toISOString();
-    await this.redis.multi().hset(key, { tenant, collection, total, done: 0, failed: 0, createdAt: at, updatedAt: at }).expire(key, this.retentionSeconds).exec();
+    await this.redis
+      .multi()
+      .hset(key, { tenant, collection, total, done: 0, failed: 0, createdAt: at, updatedAt: at })
+      .expire(key, this.retentionSeconds)
+      .exec();
   }
 
   /**
@@ -131,12 +142,18 @@ export class RedisDocumentStore {
    * records `queued` with the new pendingHash. The indexed version (contentHash, chunks) stays as it is
    * until a worker replaces it.
    */
-  async stage(tenant: string, documents: readonly StagedDocument[], now = Date.now(), { blobRedis = this.redis }: { blobRedis?: RedisConnection } = {}): Promise<void> {
+  async stage(
+    tenant: string,
+    documents: readonly StagedDocument[],
+    now = Date.now(),
+    { blobRedis = this.redis }: { blobRedis?: RedisConnection } = {},
+  ): Promise<void> {
     if (documents.length === 0) return;
     const keys = this.tenantKeys(tenant);
     const at = new Date(now).toISOString();
     // Bytes first, in bounded pieces on their own connection (see writeBlob); the records only after.
-    for (const { record, content } of documents) await writeBlob(blobRedis, keys.blob(record.id, record.pendingHash), content, this.retentionSeconds);
+    for (const { record, content } of documents)
+      await writeBlob(blobRedis, keys.blob(record.id, record.pendingHash), content, this.retentionSeconds);
     const pipeline = this.redis.pipeline();
     for (const { record } of documents) {
       const key = keys.record(record.id);
@@ -152,11 +169,25 @@ export class RedisDocumentStore {
    * A hand-in that broke off: the items never handed in are failed with `error`, so the batch finishes
    * (failed, with the reason) instead of waiting at n/total forever.
    */
-  async failItems(tenant: string, batchId: string, items: readonly { item: number; path: string }[], error: { code: string; message: string }, now = Date.now()): Promise<void> {
+  async failItems(
+    tenant: string,
+    batchId: string,
+    items: readonly { item: number; path: string }[],
+    error: { code: string; message: string },
+    now = Date.now(),
+  ): Promise<void> {
     if (items.length === 0) return;
     const keys = this.tenantKeys(tenant);
-    const results = items.flatMap(({ item, path }) => [String(item), JSON.stringify({ item, docId: null, path, status: 'failed', error } satisfies IngestItemResult)]);
-    await runScript(this.redis, FAIL_ITEMS, [keys.batch(batchId), keys.batchResults(batchId)], [error.message, new Date(now).toISOString(), this.retentionSeconds, ...results]);
+    const results = items.flatMap(({ item, path }) => [
+      String(item),
+      JSON.stringify({ item, docId: null, path, status: 'failed', error } satisfies IngestItemResult),
+    ]);
+    await runScript(
+      this.redis,
+      FAIL_ITEMS,
+      [keys.batch(batchId), keys.batchResults(batchId)],
+      [error.message, new Date(now).toISOString(), this.retentionSeconds, ...results],
+    );
   }
 
   async content(tenant: string, docId: string, contentHash: string): Promise<Buffer | null> {
@@ -169,7 +200,12 @@ export class RedisDocumentStore {
 
   /** A worker took the version up (only while it is still the latest one). */
   async markIndexing(tenant: string, docId: string, contentHash: string, now = Date.now()): Promise<void> {
-    await runScript(this.redis, MARK_INDEXING, [this.tenantKeys(tenant).record(docId)], [contentHash, new Date(now).toISOString()]);
+    await runScript(
+      this.redis,
+      MARK_INDEXING,
+      [this.tenantKeys(tenant).record(docId)],
+      [contentHash, new Date(now).toISOString()],
+    );
   }
 
   /**
@@ -178,23 +214,58 @@ export class RedisDocumentStore {
    */
   async finishItem(
     tenant: string,
-    { batchId, collection, docId, contentHash, result, record, now = Date.now() }: { batchId: string; collection: string; docId: string | null; contentHash: string; result: IngestItemResult; record?: Partial<DocumentRecord>; now?: number },
+    {
+      batchId,
+      collection,
+      docId,
+      contentHash,
+      result,
+      record,
+      now = Date.now(),
+    }: {
+      batchId: string;
+      collection: string;
+      docId: string | null;
+      contentHash: string;
+      result: IngestItemResult;
+      record?: Partial<DocumentRecord>;
+      now?: number;
+    },
   ): Promise<boolean> {
     const keys = this.tenantKeys(tenant);
-    const fields = record && docId ? Object.entries(toDocumentFields({ ...record, updatedAt: new Date(now).toISOString() })).flat() : [];
+    const fields =
+      record && docId
+        ? Object.entries(toDocumentFields({ ...record, updatedAt: new Date(now).toISOString() })).flat()
+        : [];
     const applied = await runScript<number>(
       this.redis,
       FINISH_ITEM,
       [keys.record(docId ?? 'none'), keys.batch(batchId), keys.batchResults(batchId), keys.collection(collection)],
-      [result.item, JSON.stringify(result), result.status === 'failed' ? 'failed' : 'done', contentHash, now, this.retentionSeconds, docId ?? '', ...fields],
+      [
+        result.item,
+        JSON.stringify(result),
+        result.status === 'failed' ? 'failed' : 'done',
+        contentHash,
+        now,
+        this.retentionSeconds,
+        docId ?? '',
+        ...fields,
+      ],
     );
     return applied === 1;
   }
 
   /** The batch's counts, and its documents' results unless `documents: false` (pollers of big batches want counts only). */
-  async progress(tenant: string, batchId: string, { documents = true }: { documents?: boolean } = {}): Promise<IngestProgress | null> {
+  async progress(
+    tenant: string,
+    batchId: string,
+    { documents = true }: { documents?: boolean } = {},
+  ): Promise<IngestProgress | null> {
     const keys = this.tenantKeys(tenant);
-    const [batch, results] = await Promise.all([this.redis.hgetall(keys.batch(batchId)), documents ? this.redis.hvals(keys.batchResults(batchId)) : []]);
+    const [batch, results] = await Promise.all([
+      this.redis.hgetall(keys.batch(batchId)),
+      documents ? this.redis.hvals(keys.batchResults(batchId)) : [],
+    ]);
     if (!batch.total) return null;
     const total = Number(batch.total);
     const done = Number(batch.done ?? 0);
@@ -210,7 +281,9 @@ export class RedisDocumentStore {
       ...(batch.error ? { error: batch.error } : {}),
       createdAt: batch.createdAt ?? '',
       updatedAt: batch.updatedAt ?? '',
-      documents: results.map((json) => JSON.parse(json) as IngestItemResult).sort((left, right) => left.item - right.item),
+      documents: results
+        .map((json) => JSON.parse(json) as IngestItemResult)
+        .sort((left, right) => left.item - right.item),
     };
   }
 

@@ -37,10 +37,21 @@ export interface SearchHit {
 export const MAX_SEARCH_K = 100;
 
 /** Searches the tenant's ingested documents: the capability behind `agentq search`, `POST /v1/search` and the RAG graphs. */
-export async function searchDocuments(store: VectorStore, { query, collection, k = 5, tenant, vector, fusion, filter }: SearchRequest): Promise<SearchHit[]> {
-  if (typeof query !== 'string' || query.trim().length === 0) throw new AgentqError('INVALID_INPUT', 'search: query must be non-empty text');
-  if (!Number.isInteger(k) || k < 1 || k > MAX_SEARCH_K) throw new AgentqError('INVALID_INPUT', `search: k must be an integer from 1 to ${MAX_SEARCH_K}, got ${k}`);
-  const hits = await store.query(tenant, { text: query, limit: k, ...(collection === undefined ? {} : { collection }), ...(vector ? { vector, ...(fusion ? { fusion } : {}) } : {}), ...(filter ? { filter } : {}) });
+export async function searchDocuments(
+  store: VectorStore,
+  { query, collection, k = 5, tenant, vector, fusion, filter }: SearchRequest,
+): Promise<SearchHit[]> {
+  if (typeof query !== 'string' || query.trim().length === 0)
+    throw new AgentqError('INVALID_INPUT', 'search: query must be non-empty text');
+  if (!Number.isInteger(k) || k < 1 || k > MAX_SEARCH_K)
+    throw new AgentqError('INVALID_INPUT', `search: k must be an integer from 1 to ${MAX_SEARCH_K}, got ${k}`);
+  const hits = await store.query(tenant, {
+    text: query,
+    limit: k,
+    ...(collection === undefined ? {} : { collection }),
+    ...(vector ? { vector, ...(fusion ? { fusion } : {}) } : {}),
+    ...(filter ? { filter } : {}),
+  });
   return hits.map((hit) => {
     const payload = hit.payload as unknown as Partial<ChunkPayload>;
     return {

@@ -31,5 +31,7 @@ export function weightedScoreFusion<T extends RankedItem & { score: number }>(li
     }
   }
   // Array.prototype.sort is stable: equal scores keep first-seen order.
-  return [...fused.values()].sort((left, right) => right.score - left.score).map(({ item, score }) => ({ ...item, score }));
+  return [...fused.values()]
+    .sort((left, right) => right.score - left.score)
+    .map(({ item, score }) => ({ ...item, score }));
 }

@@ -15,10 +15,19 @@ const PIECES_IN_FLIGHT = 4;
  * half-written blob is never read; a hand-in that fails midway leaves a partial key that the next try
  * overwrites (SET) or the retention expires.
  */
-export async function writeBlob(redis: RedisConnection, key: string, content: Uint8Array, ttlSeconds: number): Promise<void> {
+export async function writeBlob(
+  redis: RedisConnection,
+  key: string,
+  content: Uint8Array,
+  ttlSeconds: number,
+): Promise<void> {
   const piece = (index: number) => {
     const start = index * BLOB_PIECE_BYTES;
-    return Buffer.from(content.buffer, content.byteOffset + start, Math.min(BLOB_PIECE_BYTES, content.byteLength - start));
+    return Buffer.from(
+      content.buffer,
+      content.byteOffset + start,
+      Math.min(BLOB_PIECE_BYTES, content.byteLength - start),
+    );
   };
   const pieces = Math.max(1, Math.ceil(content.byteLength / BLOB_PIECE_BYTES));
   await redis.set(key, piece(0), 'EX', ttlSeconds);

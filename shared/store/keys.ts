@@ -235,7 +235,13 @@ export class Keys {
    * (`YYYY-MM-DD`) or month (`YYYY-MM`) (hashes), live reservations (zset by expiry), settled call ids
    * (zset by time, so a re-delivered settle counts once).
    */
-  tenantBudget(tenant: string): { limits: string; day(day: string): string; month(month: string): string; reservations: string; settled: string } {
+  tenantBudget(tenant: string): {
+    limits: string;
+    day(day: string): string;
+    month(month: string): string;
+    reservations: string;
+    settled: string;
+  } {
     const base = `${this.prefix}:{budget:${tenant}}`;
     return {
       limits: `${base}:limits`,

@@ -2,12 +2,44 @@ import type { RedisConnection } from '../adapters/redis/connect-redis.js';
 import { AgentqError, type ErrorRecord } from '../contracts/errors.js';
 import type { Task } from '../graph/graph.js';
 import { Keys } from './keys.js';
-import type { Message, PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, StepRecord, Usage } from '../contracts/run-record.js';
+import type {
+  Message,
+  PendingInterrupt,
+  RunEvent,
+  RunEventType,
+  RunRecord,
+  RunStatus,
+  StepRecord,
+  Usage,
+} from '../contracts/run-record.js';
 import { forgetScripts, runScript, runScriptSha } from '../adapters/redis/create-redis.js';
 import { slotPipeline } from './slot-pipeline.js';
-import { decodeCursor, encodeCursor, pairsToObject, parseEvent, parseMeta, parseState, parseStepMeta, runRecordOf, toRunRecord, type RunMeta, type StepMeta } from './run-meta.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  pairsToObject,
+  parseEvent,
+  parseMeta,
+  parseState,
+  parseStepMeta,
+  runRecordOf,
+  toRunRecord,
+  type RunMeta,
+  type StepMeta,
+} from './run-meta.js';
 import { CREATE_RUN_AND_START } from './step-transition-scripts.js';
-import { ADMIT_RUN, BEGIN_STEP, CANCELLED_ERROR, COMMIT_STEP, CREATE_RUN, FINISH_RUN, INTERRUPT_RUN, REQUEST_CANCEL, RESUME_RUN, RETRY_RUN } from './run-scripts.js';
+import {
+  ADMIT_RUN,
+  BEGIN_STEP,
+  CANCELLED_ERROR,
+  COMMIT_STEP,
+  CREATE_RUN,
+  FINISH_RUN,
+  INTERRUPT_RUN,
+  REQUEST_CANCEL,
+  RESUME_RUN,
+  RETRY_RUN,
+} from './run-scripts.js';
 
 export interface NewRun {
   id: string;
@@ -153,7 +185,14 @@ export class RedisRunStore {
 
   constructor(
     readonly redis: RedisConnection,
-    { keyPrefix, shards = 1, retentionSeconds = 7 * 24 * 3600, eventsMaxLen = 1000, onFinished, stepRedis }: RunStoreOptions = {},
+    {
+      keyPrefix,
+      shards = 1,
+      retentionSeconds = 7 * 24 * 3600,
+      eventsMaxLen = 1000,
+      onFinished,
+      stepRedis,
+    }: RunStoreOptions = {},
   ) {
     this.stepRedis = stepRedis ?? redis;
     this.keys = new Keys(keyPrefix, shards);
@@ -165,8 +204,12 @@ export class RedisRunStore {
   private async finished(runId: string, status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
     // One round trip for the index and for what every hook needs, instead of one per hook (on a Cluster,
     // one per slot, at once: the index is a key of its own).
-    const replies = await slotPipeline(this.redis).zrem(this.keys.activeRuns(), runId).hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId').exec();
-    const [tenant = null, webhookUrl = null, batchId = null] = (replies?.[1]?.[1] as (string | null)[] | undefined) ?? [];
+    const replies = await slotPipeline(this.redis)
+      .zrem(this.keys.activeRuns(), runId)
+      .hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId')
+      .exec();
+    const [tenant = null, webhookUrl = null, batchId = null] =
+      (replies?.[1]?.[1] as (string | null)[] | undefined) ?? [];
     await this.onFinished?.(runId, status, { tenant, webhookUrl, batchId }).catch(() => undefined);
   }
 
@@ -212,7 +255,19 @@ export class RedisRunStore {
         script,
         start ? 18 : 7,
         ...this.keys.runAll(run.id),
-        ...(start ? [...start.queueKeys, start.queuePrefix, start.jobId, start.name, JSON.stringify(start.data), start.attempts, run.now, run.priority ?? 0, ...pairs] : pairs),
+        ...(start
+          ? [
+              ...start.queueKeys,
+              start.queuePrefix,
+              start.jobId,
+              start.name,
+              JSON.stringify(start.data),
+              start.attempts,
+              run.now,
+              run.priority ?? 0,
+              ...pairs,
+            ]
+          : pairs),
       )
       // In the same round trip, so no crash can leave a created run out of its tenant's list. When the id
       // was already taken by another tenant's run, list() skips that foreign entry (it checks meta.tenant).
@@ -227,9 +282,14 @@ export class RedisRunStore {
     }
     if (createReply?.[0]) throw createReply[0];
     // Created: the meta is what was written. Taken: the script returned the existing run's meta.
-    if (createReply?.[1] === 1) return { created: true, meta: parseMeta(Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, String(value)]))) };
+    if (createReply?.[1] === 1)
+      return {
+        created: true,
+        meta: parseMeta(Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, String(value)]))),
+      };
     const existing = pairsToObject((createReply?.[1] as string[] | undefined) ?? []);
-    if (!existing.id) throw new AgentqError('INTERNAL', `run ${run.id} vanished right after it was created`, { retryable: true });
+    if (!existing.id)
+      throw new AgentqError('INTERNAL', `run ${run.id} vanished right after it was created`, { retryable: true });
     return { created: false, meta: parseMeta(existing) };
   }
 
@@ -275,7 +335,14 @@ export class RedisRunStore {
   }
 
   /** BEGIN on its own; `cachedSuperstep`: the caller holds the state at that cursor, so none is sent if it is current. */
-  async begin(runId: string, superstep: number, task: number, startData: Record<string, unknown>, now: number, cachedSuperstep?: number): Promise<BeginResult> {
+  async begin(
+    runId: string,
+    superstep: number,
+    task: number,
+    startData: Record<string, unknown>,
+    now: number,
+    cachedSuperstep?: number,
+  ): Promise<BeginResult> {
     const reply = await runScript<unknown[]>(this.stepRedis, BEGIN_STEP, this.keys.runAll(runId), [
       superstep,
       task,
@@ -328,7 +395,12 @@ export class RedisRunStore {
   }
 
   async commit(request: CommitRequest, now: number): Promise<CommitResult> {
-    const reply = await runScript<string[]>(this.stepRedis, COMMIT_STEP, this.keys.runAll(request.runId), this.commitArgs(request, now));
+    const reply = await runScript<string[]>(
+      this.stepRedis,
+      COMMIT_STEP,
+      this.keys.runAll(request.runId),
+      this.commitArgs(request, now),
+    );
     return this.committed(request.runId, reply);
   }
 
@@ -389,7 +461,10 @@ export class RedisRunStore {
         throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may have expired)`);
       case 'no-tasks':
         await this.redis.zrem(this.keys.activeRuns(), runId);
-        throw new AgentqError('CONFLICT', `run ${runId} failed before its first step (its input was rejected); enqueue a corrected run instead`);
+        throw new AgentqError(
+          'CONFLICT',
+          `run ${runId} failed before its first step (its input was rejected); enqueue a corrected run instead`,
+        );
       default:
         await this.redis.zrem(this.keys.activeRuns(), runId);
         throw new AgentqError('CONFLICT', `run ${runId} is ${reply[1]}; only a failed run can be retried`);
@@ -397,13 +472,28 @@ export class RedisRunStore {
   }
 
   /** The step asked for input: the run waits. → 'ok' | 'missing' | 'fenced' */
-  interrupt(runId: string, superstep: number, interrupt: PendingInterrupt, now: number): Promise<'ok' | 'missing' | 'fenced'> {
-    return this.script(INTERRUPT_RUN, runId, [superstep, now, this.eventsMaxLen, JSON.stringify(interrupt), JSON.stringify({ node: interrupt.node, request: interrupt.request })]);
+  interrupt(
+    runId: string,
+    superstep: number,
+    interrupt: PendingInterrupt,
+    now: number,
+  ): Promise<'ok' | 'missing' | 'fenced'> {
+    return this.script(INTERRUPT_RUN, runId, [
+      superstep,
+      now,
+      this.eventsMaxLen,
+      JSON.stringify(interrupt),
+      JSON.stringify({ node: interrupt.node, request: interrupt.request }),
+    ]);
   }
 
   /** Answers a waiting run; → the superstep to hand back to the workers. */
   async resume(runId: string, value: unknown, now: number): Promise<{ superstep: number }> {
-    const reply = await this.script<string[]>(RESUME_RUN, runId, [now, this.eventsMaxLen, JSON.stringify(value ?? null)]);
+    const reply = await this.script<string[]>(RESUME_RUN, runId, [
+      now,
+      this.eventsMaxLen,
+      JSON.stringify(value ?? null),
+    ]);
     if (reply[0] === 'ok') return { superstep: Number(reply[1]) };
     if (reply[0] === 'missing') throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may have expired)`);
     throw new AgentqError('CONFLICT', `run ${runId} is ${reply[1]}; only a waiting run can be resumed`);
@@ -421,7 +511,10 @@ export class RedisRunStore {
   /** Usage of an attempt that failed after paying for a model call (a committed step carries its own). */
   async addUsage(runId: string, usage: Usage): Promise<void> {
     const key = this.keys.run(runId).meta;
-    const pipeline = this.redis.pipeline().hincrby(key, 'inputTokens', usage.inputTokens).hincrby(key, 'outputTokens', usage.outputTokens);
+    const pipeline = this.redis
+      .pipeline()
+      .hincrby(key, 'inputTokens', usage.inputTokens)
+      .hincrby(key, 'outputTokens', usage.outputTokens);
     if (usage.costUsd) pipeline.hincrbyfloat(key, 'costUsd', usage.costUsd);
     await pipeline.exec();
   }
@@ -451,14 +544,27 @@ export class RedisRunStore {
   }
 
   async addEvent(runId: string, type: RunEventType, data: Record<string, unknown>): Promise<void> {
-    await this.redis.xadd(this.keys.run(runId).events, 'MAXLEN', '~', this.eventsMaxLen, '*', 'type', type, 'data', JSON.stringify(data));
+    await this.redis.xadd(
+      this.keys.run(runId).events,
+      'MAXLEN',
+      '~',
+      this.eventsMaxLen,
+      '*',
+      'type',
+      type,
+      'data',
+      JSON.stringify(data),
+    );
   }
 
   /**
    * Events after `after` (a stream id; '0-0' for all). With `blockMs`, waits that long for new ones —
    * pass a connection of its own for that (a blocked connection serves nobody else).
    */
-  async events(runId: string, { after = '0-0', blockMs, count = 500, connection }: EventReadOptions = {}): Promise<RunEvent[]> {
+  async events(
+    runId: string,
+    { after = '0-0', blockMs, count = 500, connection }: EventReadOptions = {},
+  ): Promise<RunEvent[]> {
     const key = this.keys.run(runId).events;
     const redis = connection ?? this.redis;
     const reply =
@@ -470,7 +576,10 @@ export class RedisRunStore {
   }
 
   /** A tenant's runs, newest first. The cursor is opaque; a full page always carries one. */
-  async list(tenant: string, { status, graph, limit = 50, cursor }: ListFilter = {}): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
+  async list(
+    tenant: string,
+    { status, graph, limit = 50, cursor }: ListFilter = {},
+  ): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
     const key = this.keys.tenantRuns(tenant);
     const runs: RunRecord[] = [];
     let [maxScore, afterId] = cursor ? decodeCursor(cursor) : ['+inf', null as string | null];
@@ -518,7 +627,14 @@ export class RedisRunStore {
     let dropped = 0;
     for (const tenant of await this.redis.smembers(this.keys.tenants())) {
       const key = this.keys.tenantRuns(tenant);
-      const candidates = await this.redis.zrangebyscore(key, '-inf', now - this.retentionSeconds * 1000, 'LIMIT', 0, limit);
+      const candidates = await this.redis.zrangebyscore(
+        key,
+        '-inf',
+        now - this.retentionSeconds * 1000,
+        'LIMIT',
+        0,
+        limit,
+      );
       if (candidates.length === 0) continue;
       const pipeline = slotPipeline(this.redis);
       for (const id of candidates) pipeline.exists(this.keys.run(id).meta);

@@ -4,7 +4,14 @@ import type { Config } from '../config/config.js';
 import { AgentqError } from '../contracts/errors.js';
 import { FairShare } from '../operations/limits/fair-share.js';
 import { newRunId, runIdForIdempotencyKey } from '../contracts/ids.js';
-import { formatZodError, graphIdOf, runJobSchema, START_NODE, stepJobId, stepJobOptions } from '../contracts/job-schema.js';
+import {
+  formatZodError,
+  graphIdOf,
+  runJobSchema,
+  START_NODE,
+  stepJobId,
+  stepJobOptions,
+} from '../contracts/job-schema.js';
 import { toRunRecord, type RedisRunStore, type RunMeta } from './redis-run-store.js';
 import type { RunRecord } from '../contracts/run-record.js';
 import type { StepQueues } from './step-queues.js';
@@ -18,7 +25,10 @@ export type ValidEnqueueRequest = z.output<typeof enqueueRequestSchema>;
 /** The request checked against job schema v1; → it parsed, or INVALID_INPUT naming each problem. */
 export function parseEnqueueRequest(request: EnqueueRequest): ValidEnqueueRequest {
   const parsed = enqueueRequestSchema.safeParse(request);
-  if (!parsed.success) throw new AgentqError('INVALID_INPUT', `invalid run request: ${formatZodError(parsed.error)}`, { details: parsed.error.issues });
+  if (!parsed.success)
+    throw new AgentqError('INVALID_INPUT', `invalid run request: ${formatZodError(parsed.error)}`, {
+      details: parsed.error.issues,
+    });
   return parsed.data;
 }
 
@@ -61,7 +71,8 @@ export class RunEnqueuer {
   constructor(
     private readonly store: RedisRunStore,
     private readonly stepQueues: StepQueues,
-    private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'> & Partial<Pick<Config, 'tenantFairShare'>>,
+    private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'> &
+      Partial<Pick<Config, 'tenantFairShare'>>,
     /**
      * A worker's own intake, for runs a worker enqueues (a batch's next question): it takes the run in
      * at once and adds the entry tasks' jobs itself. → false when it cannot (this worker lacks the
@@ -72,46 +83,69 @@ export class RunEnqueuer {
     this.fairShare = new FairShare(store.redis, store.keys, config.tenantFairShare ?? 0);
   }
 
-  async enqueue(request: EnqueueRequest, extras: EnqueueExtras = {}): Promise<{ record: RunRecord; created: boolean; meta: RunMeta }> {
+  async enqueue(
+    request: EnqueueRequest,
+    extras: EnqueueExtras = {},
+  ): Promise<{ record: RunRecord; created: boolean; meta: RunMeta }> {
     return this.enqueueValid(parseEnqueueRequest(request), extras);
   }
 
   /** `enqueue` for a request already through parseEnqueueRequest (the client checks it before waiting for Redis). */
-  async enqueueValid(data: ValidEnqueueRequest, extras: EnqueueExtras = {}): Promise<{ record: RunRecord; created: boolean; meta: RunMeta }> {
+  async enqueueValid(
+    data: ValidEnqueueRequest,
+    extras: EnqueueExtras = {},
+  ): Promise<{ record: RunRecord; created: boolean; meta: RunMeta }> {
     const tenant = data.tenant ?? this.config.tenant;
-    const runId = data.runId ?? (data.idempotencyKey ? runIdForIdempotencyKey(tenant, data.idempotencyKey) : newRunId());
+    const runId =
+      data.runId ?? (data.idempotencyKey ? runIdForIdempotencyKey(tenant, data.idempotencyKey) : newRunId());
     const now = Date.now();
     const deadlineMs = data.options?.deadlineMs ?? this.config.defaultDeadlineMs;
     const graphId = graphIdOf({ graph: data.graph, graphVersion: data.graphVersion ?? null });
     // The start job goes in with the run, in one script — unless this worker takes the run in itself.
-    const start = this.admitInline ? undefined : this.stepQueues.startJob(runId, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphId }, START_JOB_ATTEMPTS);
+    const start = this.admitInline
+      ? undefined
+      : this.stepQueues.startJob(
+          runId,
+          { runId, superstep: 0, task: 0, node: START_NODE, graph: graphId },
+          START_JOB_ATTEMPTS,
+        );
     const own = data.priority ?? extras.priority ?? 0;
     // Fairness between tenants (FairShare): a batch's questions are held to its concurrency already.
     const priority = extras.batchId === undefined ? await this.fairShare.admit(tenant, runId, own, now) : own;
-    const { meta, created } = await this.store.create({
-      id: runId,
-      tenant,
-      graph: data.graph,
-      ...(data.graphVersion === undefined ? {} : { graphVersion: data.graphVersion }),
-      input: data.input,
-      maxSteps: data.options?.maxSteps ?? this.config.defaultMaxSteps,
-      ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
-      ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
-      ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
-      ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
-      ...(extras.batchId === undefined ? {} : { batchId: extras.batchId }),
-      ...(extras.scheduleId === undefined ? {} : { scheduleId: extras.scheduleId }),
-      ...(priority > 0 ? { priority } : {}),
-      ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
-      now,
-    }, start);
+    const { meta, created } = await this.store.create(
+      {
+        id: runId,
+        tenant,
+        graph: data.graph,
+        ...(data.graphVersion === undefined ? {} : { graphVersion: data.graphVersion }),
+        input: data.input,
+        maxSteps: data.options?.maxSteps ?? this.config.defaultMaxSteps,
+        ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
+        ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
+        ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
+        ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
+        ...(extras.batchId === undefined ? {} : { batchId: extras.batchId }),
+        ...(extras.scheduleId === undefined ? {} : { scheduleId: extras.scheduleId }),
+        ...(priority > 0 ? { priority } : {}),
+        ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
+        now,
+      },
+      start,
+    );
     if (meta.tenant !== tenant) throw new AgentqError('CONFLICT', `run id ${runId} is taken; choose another runId`);
     // The start job's id is the first step's (`<runId>.s0.t0`): a retried enqueue adds nothing while it
     // exists, and a start job for a run already taken in just runs that run's first task.
     if (!start && meta.status === 'queued' && meta.tasks === null) {
       // A failed inline intake falls back to the start job; taking a run in twice is a no-op.
-      if (this.admitInline && (await this.admitInline(meta).catch(() => false))) return { record: toRunRecord(meta), created, meta };
-      await this.stepQueues.forRun(runId).add(START_NODE, { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) }, startJobOptions(runId, meta.priority));
+      if (this.admitInline && (await this.admitInline(meta).catch(() => false)))
+        return { record: toRunRecord(meta), created, meta };
+      await this.stepQueues
+        .forRun(runId)
+        .add(
+          START_NODE,
+          { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) },
+          startJobOptions(runId, meta.priority),
+        );
     }
     return { record: toRunRecord(meta), created, meta };
   }

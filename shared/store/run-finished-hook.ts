@@ -22,7 +22,16 @@ export interface RunFinishedHookOptions {
    * so it fails fast on a producer's connection and waits out outages on a worker's.
    */
   redis: RedisConnection;
-  config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'keepCompletedJobs' | 'keepFailedJobs' | 'queueEventsMaxLen'>;
+  config: Pick<
+    Config,
+    | 'keyPrefix'
+    | 'queuePrefix'
+    | 'webhookMaxAttempts'
+    | 'webhookBackoffMs'
+    | 'keepCompletedJobs'
+    | 'keepFailedJobs'
+    | 'queueEventsMaxLen'
+  >;
   /** Where the hook's own failures are logged. @default none (dropped) */
   logger?: Logger;
 }
@@ -40,7 +49,11 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
 
   const addDelivery = async (runId: string, status: FinishedStatus): Promise<void> => {
     if (!queue) {
-      queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, { connection: redis, prefix: config.queuePrefix, ...queueStreamOptions(config.queueEventsMaxLen) });
+      queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, {
+        connection: redis,
+        prefix: config.queuePrefix,
+        ...queueStreamOptions(config.queueEventsMaxLen),
+      });
       // Without a listener BullMQ prints connection errors raw on stderr, outside the JSON logs.
       queue.on('error', (error) => logger?.warn({ err: error.message }, 'webhook queue connection error (will retry)'));
     }
@@ -53,13 +66,17 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
       if (state !== 'completed' && state !== 'failed') return;
       await existing.remove();
     }
-    await queue.add('deliver', { runId, status }, {
-      jobId,
-      attempts: config.webhookMaxAttempts,
-      backoff: { type: 'exponential', delay: config.webhookBackoffMs },
-      removeOnComplete: { count: config.keepCompletedJobs },
-      removeOnFail: { count: config.keepFailedJobs },
-    });
+    await queue.add(
+      'deliver',
+      { runId, status },
+      {
+        jobId,
+        attempts: config.webhookMaxAttempts,
+        backoff: { type: 'exponential', delay: config.webhookBackoffMs },
+        removeOnComplete: { count: config.keepCompletedJobs },
+        removeOnFail: { count: config.keepFailedJobs },
+      },
+    );
   };
 
   const hook = async (runId: string, status: FinishedStatus, { tenant, webhookUrl }: FinishedRun): Promise<void> => {
@@ -72,7 +89,10 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
       if (webhookUrl) await addDelivery(runId, status);
     } catch (error) {
       // Logged, not thrown: the store would drop it anyway, and the transition stands.
-      logger?.warn({ runId, status, err: (error as Error).message }, 'run-finished hook failed (metrics, in-flight slot or webhook job)');
+      logger?.warn(
+        { runId, status, err: (error as Error).message },
+        'run-finished hook failed (metrics, in-flight slot or webhook job)',
+      );
     }
   };
   return Object.assign(hook, {

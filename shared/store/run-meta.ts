@@ -50,14 +50,43 @@ export interface RunMeta {
  * input: measured, a smaller reply is a worth-while share of a step's cost at 100 runs in flight.
  */
 export const STEP_META_FIELDS = [
-  'status', 'superstep', 'tasks', 'id', 'tenant', 'graph', 'graphVersion', 'stepCount', 'maxSteps', 'deadlineAt',
-  'tokenBudget', 'inputTokens', 'outputTokens', 'costUsd', 'trace', 'resume', 'priority',
+  'status',
+  'superstep',
+  'tasks',
+  'id',
+  'tenant',
+  'graph',
+  'graphVersion',
+  'stepCount',
+  'maxSteps',
+  'deadlineAt',
+  'tokenBudget',
+  'inputTokens',
+  'outputTokens',
+  'costUsd',
+  'trace',
+  'resume',
+  'priority',
 ] as const;
 
 /** A run as a step sees it (BEGIN's reply). */
 export type StepMeta = Pick<
   RunMeta,
-  'id' | 'tenant' | 'status' | 'graph' | 'graphVersion' | 'superstep' | 'tasks' | 'stepCount' | 'maxSteps' | 'deadlineAt' | 'tokenBudget' | 'usage' | 'trace' | 'resume' | 'priority'
+  | 'id'
+  | 'tenant'
+  | 'status'
+  | 'graph'
+  | 'graphVersion'
+  | 'superstep'
+  | 'tasks'
+  | 'stepCount'
+  | 'maxSteps'
+  | 'deadlineAt'
+  | 'tokenBudget'
+  | 'usage'
+  | 'trace'
+  | 'resume'
+  | 'priority'
 >;
 
 /** BEGIN's HMGET of STEP_META_FIELDS, in that order (false or null for absent fields), parsed. */
@@ -153,6 +182,7 @@ export function encodeCursor(score: string, id: string): string {
 
 export function decodeCursor(cursor: string): [string, string] {
   const [score, id] = Buffer.from(cursor, 'base64url').toString().split('|');
-  if (!score || !id || Number.isNaN(Number(score))) throw new AgentqError('INVALID_INPUT', `cursor '${cursor}' is not one this API returned`);
+  if (!score || !id || Number.isNaN(Number(score)))
+    throw new AgentqError('INVALID_INPUT', `cursor '${cursor}' is not one this API returned`);
   return [score, id];
 }

@@ -11,7 +11,11 @@ import type { ErrorRecord } from '../contracts/errors.js';
 import { STEP_META_FIELDS } from './run-meta.js';
 
 /** The error a cancelled run ends with. */
-export const CANCELLED_ERROR: ErrorRecord = { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false };
+export const CANCELLED_ERROR: ErrorRecord = {
+  code: 'CANCELLED',
+  message: 'the run was cancelled on request',
+  retryable: false,
+};
 /** As Lua string literals (long brackets: JSON never contains "]]" here). */
 const CANCELLED_ERROR_LUA = `[[${JSON.stringify(CANCELLED_ERROR)}]]`;
 const CANCELLED_END_LUA = `[[${JSON.stringify({ status: 'cancelled', error: CANCELLED_ERROR })}]]`;

@@ -45,7 +45,10 @@ async function execBySlot(cluster: Cluster, commands: QueuedCommand[]): Promise<
     [...groups.values()].map(async (indexes) => {
       const groupReplies = (await cluster.pipeline(indexes.map((index) => commands[index]!)).exec()) ?? [];
       indexes.forEach((commandIndex, position) => {
-        replies[commandIndex] = (groupReplies[position] as PipelineReply | undefined) ?? [new Error('no reply from the pipeline'), null];
+        replies[commandIndex] = (groupReplies[position] as PipelineReply | undefined) ?? [
+          new Error('no reply from the pipeline'),
+          null,
+        ];
       });
     }),
   );

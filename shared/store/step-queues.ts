@@ -19,7 +19,10 @@ export class StepQueues {
     options: Omit<QueueOptions, 'prefix'>,
   ) {
     this.queues = allShards(shards).map((shard) => {
-      const queue = new Queue<StepJobData>(STEP_QUEUE, { ...options, prefix: stepQueuePrefix(queuePrefix, shard, shards) });
+      const queue = new Queue<StepJobData>(STEP_QUEUE, {
+        ...options,
+        prefix: stepQueuePrefix(queuePrefix, shard, shards),
+      });
       // Connection errors reach the command that needed the queue; without a listener BullMQ prints them raw.
       queue.on('error', () => undefined);
       return queue;
@@ -35,7 +38,19 @@ export class StepQueues {
   startJob(runId: string, data: StepJobData, attempts: number): StartJob {
     const keys = this.forRun(runId).keys;
     return {
-      queueKeys: [keys.wait!, keys.paused!, keys.meta!, keys.id!, keys.completed!, keys.delayed!, keys.active!, keys.events!, keys.marker!, keys.prioritized!, keys.pc!],
+      queueKeys: [
+        keys.wait!,
+        keys.paused!,
+        keys.meta!,
+        keys.id!,
+        keys.completed!,
+        keys.delayed!,
+        keys.active!,
+        keys.events!,
+        keys.marker!,
+        keys.prioritized!,
+        keys.pc!,
+      ],
       queuePrefix: keys['']!,
       jobId: stepJobId(runId, 0, 0),
       name: START_NODE,

@@ -13,7 +13,11 @@ function traceFields(): Record<string, string> {
  * pino JSON on stderr: stdout belongs to the CLI's results. Secrets are redacted wherever they appear
  * under the usual names.
  */
-export function createLogger(level = 'info', bindings: Record<string, unknown> = {}, destination: pino.DestinationStream = pino.destination({ dest: 2, sync: false })): Logger {
+export function createLogger(
+  level = 'info',
+  bindings: Record<string, unknown> = {},
+  destination: pino.DestinationStream = pino.destination({ dest: 2, sync: false }),
+): Logger {
   return pino(
     {
       level,

@@ -106,7 +106,11 @@ let current: Telemetry | undefined;
  * Starts tracing for this process once (later calls return the same instance). Without an exporter
  * configured it returns the disabled instance and registers nothing.
  */
-export async function startTelemetry({ serviceName = 'agentq', exporter, env = process.env }: TelemetryOptions = {}): Promise<Telemetry> {
+export async function startTelemetry({
+  serviceName = 'agentq',
+  exporter,
+  env = process.env,
+}: TelemetryOptions = {}): Promise<Telemetry> {
   if (current) return current;
   const kind = exporter ? 'custom' : tracesExporterFromEnv(env);
   if (!kind) return disabled;
@@ -121,7 +125,10 @@ export async function startTelemetry({ serviceName = 'agentq', exporter, env = p
   const idGenerator = new RunAwareIdGenerator();
   const provider = new NodeTracerProvider({
     idGenerator,
-    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? serviceName, 'process.pid': process.pid }),
+    resource: resourceFromAttributes({
+      'service.name': env.OTEL_SERVICE_NAME ?? serviceName,
+      'process.pid': process.pid,
+    }),
     spanProcessors: [exporter ? new SimpleSpanProcessor(spanExporter) : new BatchSpanProcessor(spanExporter)],
   });
   provider.register();
@@ -134,7 +141,12 @@ export async function startTelemetry({ serviceName = 'agentq', exporter, env = p
     runContext(runTrace) {
       const match = runTrace ? TRACE_PATTERN.exec(runTrace) : null;
       if (!match) return context.active();
-      return trace.setSpanContext(context.active(), { traceId: match[1]!, spanId: match[2]!, traceFlags: TraceFlags.SAMPLED, isRemote: true });
+      return trace.setSpanContext(context.active(), {
+        traceId: match[1]!,
+        spanId: match[2]!,
+        traceFlags: TraceFlags.SAMPLED,
+        isRemote: true,
+      });
     },
     emitRunSpan(run) {
       const match = run.trace ? TRACE_PATTERN.exec(run.trace) : null;

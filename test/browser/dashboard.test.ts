@@ -37,7 +37,11 @@ describe('the dashboard in a browser', () => {
   });
 
   it('signs in with the admin key and shows every agentq queue, with the completed step jobs of a run', async () => {
-    const created = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/runs', payload: { graph: 'chain', input: { steps: 2 } } });
+    const created = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/runs',
+      payload: { graph: 'chain', input: { steps: 2 } },
+    });
     const runId = json(created).id as string;
     expect((await env.client.wait(runId)).status).toBe('completed');
 
@@ -46,7 +50,8 @@ describe('the dashboard in a browser', () => {
     expect(new URL(page.url()).pathname).toBe('/admin/login');
     await page.fill('#key', KEYS.acmeAdmin);
     await Promise.all([page.waitForURL(`${url}/admin/queues`), page.click('button[type=submit]')]);
-    for (const name of agentqQueueNames()) await page.getByText(name, { exact: true }).first().waitFor({ timeout: 15_000 });
+    for (const name of agentqQueueNames())
+      await page.getByText(name, { exact: true }).first().waitFor({ timeout: 15_000 });
     // The overview's queue cards (one per queue, with its job count) load after the menu.
     await page.getByText('2 Jobs').first().waitFor({ timeout: 15_000 });
     expect(await page.getByText(/^\d+ Jobs?$/).count()).toBe(agentqQueueNames().length);
@@ -61,7 +66,11 @@ describe('the dashboard in a browser', () => {
     // The session cookie is HttpOnly: page scripts cannot read it.
     expect(String(await page.evaluate('document.cookie'))).not.toContain('agentq_session');
     const cookies = await page.context().cookies();
-    expect(cookies.find((cookie) => cookie.name === 'agentq_session')).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin' });
+    expect(cookies.find((cookie) => cookie.name === 'agentq_session')).toMatchObject({
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/admin',
+    });
     await page.close();
   });
 });

@@ -4,12 +4,26 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../shared/contracts/run-record.js';
-import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
+import {
+  startScriptedOpenAIServer,
+  type ScriptedChatRequest,
+  type ScriptedOpenAIServer,
+  type ScriptedResponse,
+} from '../fakes/scripted-openai-server.js';
 import { bearer, json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 
 /** Debian's chromium (never a browser downloaded by playwright). */
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--no-first-run',
+];
 const STREAMED = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
 
 /** The model of these runs, by the run's question: a tool run whose first call fails once, and a slow streamer. */
@@ -22,7 +36,9 @@ function script(request: ScriptedChatRequest): ScriptedResponse {
       failedOnce.add(query);
       return { status: 503 };
     }
-    return answered === 0 ? { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] } : { content: 'The answer is 42.' };
+    return answered === 0
+      ? { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }
+      : { content: 'The answer is 42.' };
   }
   return { content: STREAMED, chunkDelayMs: 120 };
 }
@@ -50,7 +66,14 @@ describe('the run inspector in a browser', () => {
 
   beforeAll(async () => {
     server = await startScriptedOpenAIServer({ script });
-    env = await startApiTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_PRICES: 'scripted-chat:1:2', AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000' } });
+    env = await startApiTestEnv({
+      env: {
+        OPENAI_BASE_URL: server.url,
+        LLM_MODEL: 'scripted-chat',
+        AGENTQ_PRICES: 'scripted-chat:1:2',
+        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
+      },
+    });
     url = await env.app.listen({ port: 0, host: '127.0.0.1' });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
     console.log(`inspector screenshots in ${shots}`);

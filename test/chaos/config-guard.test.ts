@@ -31,7 +31,9 @@ describe('fault suite: production Redis config guard', () => {
     const redis = await unsafeRedis({ appendonly: false });
     try {
       const config = { ...testConfig(), redisUrl: redis.url, production: true };
-      await expect(startWorker({ config, logger: createLogger('silent') })).rejects.toThrow(/appendonly is off \(set `appendonly yes`/);
+      await expect(startWorker({ config, logger: createLogger('silent') })).rejects.toThrow(
+        /appendonly is off \(set `appendonly yes`/,
+      );
     } finally {
       await redis.stop();
     }
@@ -41,16 +43,18 @@ describe('fault suite: production Redis config guard', () => {
     const redis = await unsafeRedis({ appendonly: true, policy: 'allkeys-lru' });
     try {
       const config = { ...testConfig(), redisUrl: redis.url };
-      await expect(startWorker({ config: { ...config, production: true }, logger: createLogger('silent') })).rejects.toThrow(
-        /maxmemory-policy is allkeys-lru \(set `maxmemory-policy noeviction`\)/,
-      );
+      await expect(
+        startWorker({ config: { ...config, production: true }, logger: createLogger('silent') }),
+      ).rejects.toThrow(/maxmemory-policy is allkeys-lru \(set `maxmemory-policy noeviction`\)/);
       // BullMQ prints its own "IMPORTANT! Eviction policy is …" with console.warn once per connection
       // (about ten): expected here, so caught and checked instead of flooding the test run's stderr.
       const bullmqWarnings = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
       try {
         const worker = await startWorker({ config, logger: createLogger('silent'), reconciler: false });
         await worker.close();
-        expect(bullmqWarnings.mock.calls.map(([line]) => String(line))).toContain('IMPORTANT! Eviction policy is allkeys-lru. It should be "noeviction"');
+        expect(bullmqWarnings.mock.calls.map(([line]) => String(line))).toContain(
+          'IMPORTANT! Eviction policy is allkeys-lru. It should be "noeviction"',
+        );
       } finally {
         bullmqWarnings.mockRestore();
       }
@@ -61,18 +65,35 @@ describe('fault suite: production Redis config guard', () => {
 
   it.each([
     { setting: 'appendonly', redis: { appendonly: false }, message: /appendonly is off \(set `appendonly yes`/ },
-    { setting: 'maxmemory-policy', redis: { appendonly: true, policy: 'volatile-lru' }, message: /maxmemory-policy is volatile-lru \(set `maxmemory-policy noeviction`\)/ },
-  ])('`agentq worker` with NODE_ENV=production exits at start on an unsafe $setting, saying what to set', async ({ setting, redis: options, message }) => {
-    const redis = await unsafeRedis(options);
-    try {
-      const result = await runCli(['worker'], { ...cliEnv(testConfig({ REDIS_URL: redis.url })), NODE_ENV: 'production', AGENTQ_LOG_LEVEL: 'silent' });
-      const said = result.stderr.match(message)?.[0] ?? `no message naming ${setting}: ${result.stderr.trim().slice(0, 120)}`;
-      recordFigure({ scenario: SCENARIO, name: `worker_start_with_unsafe_${setting}`, value: `exit ${result.code}: ${said}`, goal: `refused, naming ${setting}` });
-      expect(result.code).not.toBe(0);
-      expect(result.stderr).toMatch(message);
-      expect(result.stderr).toMatch(/Refusing to start with NODE_ENV=production/);
-    } finally {
-      await redis.stop();
-    }
-  });
+    {
+      setting: 'maxmemory-policy',
+      redis: { appendonly: true, policy: 'volatile-lru' },
+      message: /maxmemory-policy is volatile-lru \(set `maxmemory-policy noeviction`\)/,
+    },
+  ])(
+    '`agentq worker` with NODE_ENV=production exits at start on an unsafe $setting, saying what to set',
+    async ({ setting, redis: options, message }) => {
+      const redis = await unsafeRedis(options);
+      try {
+        const result = await runCli(['worker'], {
+          ...cliEnv(testConfig({ REDIS_URL: redis.url })),
+          NODE_ENV: 'production',
+          AGENTQ_LOG_LEVEL: 'silent',
+        });
+        const said =
+          result.stderr.match(message)?.[0] ?? `no message naming ${setting}: ${result.stderr.trim().slice(0, 120)}`;
+        recordFigure({
+          scenario: SCENARIO,
+          name: `worker_start_with_unsafe_${setting}`,
+          value: `exit ${result.code}: ${said}`,
+          goal: `refused, naming ${setting}`,
+        });
+        expect(result.code).not.toBe(0);
+        expect(result.stderr).toMatch(message);
+        expect(result.stderr).toMatch(/Refusing to start with NODE_ENV=production/);
+      } finally {
+        await redis.stop();
+      }
+    },
+  );
 });

@@ -18,7 +18,11 @@ const CHUNK_TOKENS = 80;
 /** A document with a word no other document has (`uniqN`), several sections and enough text to take a moment. */
 function document(index: number): string {
   const sections = Array.from({ length: 6 }, (_, section) => {
-    const sentences = Array.from({ length: 14 }, (_, sentence) => `Observation ${sentence} of section ${section} notes ${['otters', 'voles', 'kestrels', 'newts'][(index + sentence) % 4]} near marker ${index * 100 + sentence}.`);
+    const sentences = Array.from(
+      { length: 14 },
+      (_, sentence) =>
+        `Observation ${sentence} of section ${section} notes ${['otters', 'voles', 'kestrels', 'newts'][(index + sentence) % 4]} near marker ${index * 100 + sentence}.`,
+    );
     return `## Section ${section}\n\n${sentences.slice(0, 7).join(' ')}\n\n${sentences.slice(7).join(' ')}`;
   });
   return `# Survey ${index}\n\nThis survey is tagged uniq${index} for the audit.\n\n${sections.join('\n\n')}\n`;
@@ -33,7 +37,11 @@ function document(index: number): string {
 describe('chaos: ingest workers killed with SIGKILL mid-batch', () => {
   const data = tempDirectory();
   const files = tempDirectory('agentq-chaos-docs-');
-  const config = testConfig({ AGENTQ_DATA_DIR: data.path, AGENTQ_CHUNK_TOKENS: String(CHUNK_TOKENS), AGENTQ_CHUNK_OVERLAP_TOKENS: '10' });
+  const config = testConfig({
+    AGENTQ_DATA_DIR: data.path,
+    AGENTQ_CHUNK_TOKENS: String(CHUNK_TOKENS),
+    AGENTQ_CHUNK_OVERLAP_TOKENS: '10',
+  });
   const env: Record<string, string> = {
     REDIS_URL: config.redisUrl!,
     AGENTQ_KEY_PREFIX: config.keyPrefix,
@@ -57,12 +65,13 @@ describe('chaos: ingest workers killed with SIGKILL mid-batch', () => {
   it('every document is indexed exactly once, whatever is killed when', async () => {
     const seed = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
     let state = seed;
-    const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     console.log(`ingest chaos seed=${seed} (CHAOS_SEED=${seed} reproduces the kill schedule)`);
 
     const directory = join(files.path, 'surveys');
     mkdirSync(directory);
-    for (let index = 0; index < DOCUMENTS; index += 1) writeFileSync(join(directory, `survey-${String(index).padStart(4, '0')}.md`), document(index));
+    for (let index = 0; index < DOCUMENTS; index += 1)
+      writeFileSync(join(directory, `survey-${String(index).padStart(4, '0')}.md`), document(index));
     for (let index = 0; index < WORKERS; index += 1) workers.push(await spawnWorker('test/chaos/chain-worker.ts', env));
     const batch = await client.ingest([directory], { collection: 'surveys' });
 
@@ -101,11 +110,16 @@ describe('chaos: ingest workers killed with SIGKILL mid-batch', () => {
       const expected = chunkDocument(parsed, { maxTokens: CHUNK_TOKENS, overlapTokens: 10 }).chunks.length;
       expectedTotal += expected;
       const stored = await store.count(config.tenant, { collection: 'surveys', filter: { docId: record.id } });
-      if (record.status !== 'indexed') problems.push(`${record.path}: ${record.status} ${JSON.stringify(record.error)}`);
-      if (record.chunkCount !== expected || stored !== expected) problems.push(`${record.path}: record says ${record.chunkCount} chunks, store has ${stored}, content gives ${expected}`);
+      if (record.status !== 'indexed')
+        problems.push(`${record.path}: ${record.status} ${JSON.stringify(record.error)}`);
+      if (record.chunkCount !== expected || stored !== expected)
+        problems.push(
+          `${record.path}: record says ${record.chunkCount} chunks, store has ${stored}, content gives ${expected}`,
+        );
       const index = Number(/survey-(\d+)/.exec(record.path)![1]);
       const hits = await store.query(config.tenant, { collection: 'surveys', text: `uniq${index}`, limit: 10 });
-      if (hits.length !== 1 || hits[0]!.payload.docId !== record.id) problems.push(`${record.path}: uniq${index} found ${hits.length} times`);
+      if (hits.length !== 1 || hits[0]!.payload.docId !== record.id)
+        problems.push(`${record.path}: uniq${index} found ${hits.length} times`);
     }
     expect(await store.count(config.tenant, { collection: 'surveys' })).toBe(expectedTotal);
     await store.close();

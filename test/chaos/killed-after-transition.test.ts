@@ -36,7 +36,9 @@ describe('chaos: worker killed between its transition script and the next step',
     const held = `${run.id}.s3.t0`;
     expect(await client.store.redis.lrange(`${queue}:active`, 0, -1)).toContain(held);
     const events = await client.store.redis.xrange(`${queue}:events`, '-', '+');
-    expect(events.some(([, fields]) => fields.includes('active') && fields.includes(held) && fields.includes('eager'))).toBe(true);
+    expect(
+      events.some(([, fields]) => fields.includes('active') && fields.includes(held) && fields.includes('eager')),
+    ).toBe(true);
 
     workers.push(await spawnWorker('test/chaos/kill-at-node-worker.ts', { ...env, KILL_AT_SUPERSTEP: '-1' }));
     const done = await client.wait(run.id, { timeoutMs: 30_000 });

@@ -37,10 +37,20 @@ describe('chaos: lost step jobs are brought back by the reconciler', () => {
   const client = new AgentClient({ config });
   /** Runs whose first model call never answers: the step stays active until its worker is killed. */
   const held = new Set<string>();
-  const starting = startModelStepsServer({ seed, latencyMs: [500, 1000], hold: (caller) => held.has(caller.runId) && caller.step === 0 });
+  const starting = startModelStepsServer({
+    seed,
+    latencyMs: [500, 1000],
+    hold: (caller) => held.has(caller.runId) && caller.step === 0,
+  });
   const connection = { url: config.redisUrl!, maxRetriesPerRequest: null };
-  const stepQueue = new Queue(STEP_QUEUE, { connection, prefix: stepQueuePrefix(config.queuePrefix, 0, config.shards) });
-  const queueEvents = new QueueEvents(STEP_QUEUE, { connection, prefix: stepQueuePrefix(config.queuePrefix, 0, config.shards) });
+  const stepQueue = new Queue(STEP_QUEUE, {
+    connection,
+    prefix: stepQueuePrefix(config.queuePrefix, 0, config.shards),
+  });
+  const queueEvents = new QueueEvents(STEP_QUEUE, {
+    connection,
+    prefix: stepQueuePrefix(config.queuePrefix, 0, config.shards),
+  });
   const workers: ChildProcess[] = [];
   const spawn = async () => {
     const worker = await spawnWorker(MODEL_STEPS_WORKER, modelStepsWorkerEnv(config, (await starting).server.url));
@@ -59,7 +69,11 @@ describe('chaos: lost step jobs are brought back by the reconciler', () => {
     const first = await spawn();
     const run = await client.enqueue({ graph: MODEL_STEPS_GRAPH, input: { steps: STEPS }, runId: `lost-job-${seed}` });
     // Stop the only worker while step 0 is mid-call: it commits step 0, adds step 1's job, and exits.
-    await eventually(async () => model.callsOf(run.id, 0).some((call) => call.outcome === 'pending'), 30_000, 'step 0 asking the model');
+    await eventually(
+      async () => model.callsOf(run.id, 0).some((call) => call.outcome === 'pending'),
+      30_000,
+      'step 0 asking the model',
+    );
     first.kill('SIGTERM');
     await new Promise((resolve) => first.once('exit', resolve));
 
@@ -97,7 +111,11 @@ describe('chaos: lost step jobs are brought back by the reconciler', () => {
     // Two workers in turn take step 0 and die holding it: the second stall is one more than maxStalledCount.
     for (let kill = 1; kill <= 2; kill += 1) {
       const worker = await spawn();
-      await eventually(async () => model.callsOf(run.id, 0).some((call) => call.pid === worker.pid && call.outcome === 'pending'), 30_000, `worker ${kill} mid-call on step 0`);
+      await eventually(
+        async () => model.callsOf(run.id, 0).some((call) => call.pid === worker.pid && call.outcome === 'pending'),
+        30_000,
+        `worker ${kill} mid-call on step 0`,
+      );
       killed.push(worker.pid!);
       await killHard(worker);
     }
@@ -105,7 +123,11 @@ describe('chaos: lost step jobs are brought back by the reconciler', () => {
     await spawn();
 
     const jobId = stepJobId(run.id, 0, 0);
-    const stalledOut = await eventually(async () => failed.find((event) => event.jobId === jobId), 30_000, `${jobId} failed by the stalled limit`);
+    const stalledOut = await eventually(
+      async () => failed.find((event) => event.jobId === jobId),
+      30_000,
+      `${jobId} failed by the stalled limit`,
+    );
     const done = await client.wait(run.id, { timeoutMs: 60_000 });
     const audit = await auditRun(client, run.id, { supersteps: STEPS });
     recordFigure({ scenario: SCENARIO, name: 'stalled_limit_job_run', value: done.status, goal: 'completed' });

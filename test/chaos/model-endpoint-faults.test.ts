@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../shared/graph/retry-policy.js';
 import type { RunEvent, RunRecord, StepRecord } from '../../shared/contracts/run-record.js';
 import { reactAgentGraph } from '../../worker/agents/graphs/react-agent.js';
-import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
+import {
+  startScriptedOpenAIServer,
+  type ScriptedChatRequest,
+  type ScriptedOpenAIServer,
+  type ScriptedResponse,
+} from '../fakes/scripted-openai-server.js';
 import { atScale, suiteSeed } from '../helpers/suite-scale.js';
 import { recordFigure } from '../helpers/suite-figures.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
@@ -39,9 +44,13 @@ describe('fault suite: model endpoint misbehaving', () => {
   let server: ScriptedOpenAIServer;
   let env: TestEnv;
   beforeAll(async () => {
-    console.log(`${SCENARIO}: seed=${seed}, ${RUNS} run(s) per fault pattern, policy ${JSON.stringify({ ...policy, retryOn: undefined })}`);
+    console.log(
+      `${SCENARIO}: seed=${seed}, ${RUNS} run(s) per fault pattern, policy ${JSON.stringify({ ...policy, retryOn: undefined })}`,
+    );
     server = await startScriptedOpenAIServer();
-    env = await startTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_LLM_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    env = await startTestEnv({
+      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_LLM_TIMEOUT_MS: String(TIMEOUT_MS) },
+    });
   });
   afterAll(async () => {
     await env?.close();
@@ -53,7 +62,9 @@ describe('fault suite: model endpoint misbehaving', () => {
     const queries = Array.from({ length: RUNS }, (_, index) => `${name} #${index} (seed ${seed})`);
     server.reset();
     server.setScript(scriptPerQuery(new Map(queries.map((query) => [query, script]))));
-    const queued = await Promise.all(queries.map((query) => env.client.enqueue({ graph: 'react-agent', input: { query, tools: [] } })));
+    const queued = await Promise.all(
+      queries.map((query) => env.client.enqueue({ graph: 'react-agent', input: { query, tools: [] } })),
+    );
     const records = await Promise.all(queued.map((run) => env.client.wait(run.id, { timeoutMs: 60_000 })));
     return Promise.all(
       records.map(async (record, index) => {
@@ -68,14 +79,22 @@ describe('fault suite: model endpoint misbehaving', () => {
   /** Records the gaps of all runs as one figure: per gap, the range seen and the range the policy allows. */
   function recordGaps(name: string, runs: PatternRun[], allowed: [number, number][]): void {
     const seen = allowed.map((_, gap) => runs.map((run) => run.gaps[gap]!));
-    const range = (values: number[]) => (Math.min(...values) === Math.max(...values) ? `${values[0]}` : `${Math.min(...values)}–${Math.max(...values)}`);
+    const range = (values: number[]) =>
+      Math.min(...values) === Math.max(...values) ? `${values[0]}` : `${Math.min(...values)}–${Math.max(...values)}`;
     recordFigure({
       scenario: SCENARIO,
       name: `${name}_gaps_ms`,
       value: seen.map(range).join(', '),
-      goal: allowed.map(([low, high]) => (high === Infinity ? `≥ ${low}` : `≥ ${low} (policy ${low}–${high})`)).join(', '),
+      goal: allowed
+        .map(([low, high]) => (high === Infinity ? `≥ ${low}` : `≥ ${low} (policy ${low}–${high})`))
+        .join(', '),
     });
-    recordFigure({ scenario: SCENARIO, name: `${name}_requests_per_run`, value: range(runs.map((run) => run.requests.length)), goal: `= ${allowed.length + 1}` });
+    recordFigure({
+      scenario: SCENARIO,
+      name: `${name}_requests_per_run`,
+      value: range(runs.map((run) => run.requests.length)),
+      goal: `= ${allowed.length + 1}`,
+    });
   }
 
   const errorOf = (event: RunEvent) => event.data.error as { code: string; retryable: boolean; message: string };
@@ -83,7 +102,11 @@ describe('fault suite: model endpoint misbehaving', () => {
   it('429 with Retry-After: 1, three times, then 200: four requests ≥ 1 s apart, no attempt spent', async () => {
     const limited = { status: 429, retryAfter: 1 };
     const runs = await runPattern('429 retry-after', [limited, limited, limited, { content: 'finally' }]);
-    recordGaps('429_retry_after_1s', runs, [1000, 1000, 1000].map((ms) => [ms, Infinity]));
+    recordGaps(
+      '429_retry_after_1s',
+      runs,
+      [1000, 1000, 1000].map((ms) => [ms, Infinity]),
+    );
     for (const run of runs) {
       expect(run.record).toMatchObject({ status: 'completed', output: { answer: 'finally' } });
       expect(run.requests).toHaveLength(4);
@@ -99,8 +122,15 @@ describe('fault suite: model endpoint misbehaving', () => {
 
   it('429 with retry-after-ms more times than maxAttempts: each one parks, none spends an attempt', async () => {
     const parks = policy.maxAttempts + 1;
-    const runs = await runPattern('429 retry-after-ms', [...Array.from({ length: parks }, () => ({ status: 429, headers: { 'retry-after-ms': '300' } })), { content: 'ok' }]);
-    recordGaps('429_retry_after_ms_300', runs, Array.from({ length: parks }, () => [300, Infinity]));
+    const runs = await runPattern('429 retry-after-ms', [
+      ...Array.from({ length: parks }, () => ({ status: 429, headers: { 'retry-after-ms': '300' } })),
+      { content: 'ok' },
+    ]);
+    recordGaps(
+      '429_retry_after_ms_300',
+      runs,
+      Array.from({ length: parks }, () => [300, Infinity]),
+    );
     for (const run of runs) {
       expect(run.record.status).toBe('completed');
       expect(run.requests).toHaveLength(parks + 1);
@@ -111,16 +141,28 @@ describe('fault suite: model endpoint misbehaving', () => {
   });
 
   it('5xx on every attempt: exactly maxAttempts requests, gaps growing as the backoff says, then the run fails', async () => {
-    const failures: ScriptedResponse[] = Array.from({ length: policy.maxAttempts }, (_, index) => ({ status: [500, 503, 502][index % 3]! }));
+    const failures: ScriptedResponse[] = Array.from({ length: policy.maxAttempts }, (_, index) => ({
+      status: [500, 503, 502][index % 3]!,
+    }));
     const runs = await runPattern('5xx always', [...failures, { content: 'never asked' }]);
-    const allowed = Array.from({ length: policy.maxAttempts - 1 }, (_, index): [number, number] => [least(index + 1), most(index + 1)]);
+    const allowed = Array.from({ length: policy.maxAttempts - 1 }, (_, index): [number, number] => [
+      least(index + 1),
+      most(index + 1),
+    ]);
     recordGaps('5xx_until_attempts_spent', runs, allowed);
     for (const run of runs) {
       expect(run.requests).toHaveLength(policy.maxAttempts);
-      run.gaps.forEach((gap, index) => expect(gap, `gap after attempt ${index + 1}`).toBeGreaterThanOrEqual(allowed[index]![0]));
-      expect(run.record).toMatchObject({ status: 'failed', error: { code: 'PROVIDER_ERROR', retryable: true, node: 'model', attempt: policy.maxAttempts } });
+      run.gaps.forEach((gap, index) =>
+        expect(gap, `gap after attempt ${index + 1}`).toBeGreaterThanOrEqual(allowed[index]![0]),
+      );
+      expect(run.record).toMatchObject({
+        status: 'failed',
+        error: { code: 'PROVIDER_ERROR', retryable: true, node: 'model', attempt: policy.maxAttempts },
+      });
       expect(run.record.error?.message).toMatch(/HTTP 50[023]/);
-      expect(run.retries.map((event) => [event.data.attempt, errorOf(event).code])).toEqual(allowed.map((_, index) => [index + 1, 'PROVIDER_ERROR']));
+      expect(run.retries.map((event) => [event.data.attempt, errorOf(event).code])).toEqual(
+        allowed.map((_, index) => [index + 1, 'PROVIDER_ERROR']),
+      );
     }
   });
 
@@ -171,7 +213,12 @@ describe('fault suite: model endpoint misbehaving', () => {
   });
 
   it('429 with Retry-After, then 500, then a hang, then 200: parking spends no attempt, the backoff counts from 1', async () => {
-    const runs = await runPattern('mixed', [{ status: 429, retryAfter: 1 }, { status: 500 }, { hang: true }, { content: 'done' }]);
+    const runs = await runPattern('mixed', [
+      { status: 429, retryAfter: 1 },
+      { status: 500 },
+      { hang: true },
+      { content: 'done' },
+    ]);
     const allowed: [number, number][] = [
       [1000, Infinity],
       [least(1), most(1)],
@@ -192,12 +239,26 @@ describe('fault suite: model endpoint misbehaving', () => {
   });
 
   it('a 400 context_length_exceeded fails the run at once with the provider message and code: one request, no retry', async () => {
-    const runs = await runPattern('context length', [{ status: 400, code: 'context_length_exceeded' }, { content: 'never' }]);
-    recordFigure({ scenario: SCENARIO, name: 'context_length_exceeded_requests_per_run', value: Math.max(...runs.map((run) => run.requests.length)), goal: '= 1' });
+    const runs = await runPattern('context length', [
+      { status: 400, code: 'context_length_exceeded' },
+      { content: 'never' },
+    ]);
+    recordFigure({
+      scenario: SCENARIO,
+      name: 'context_length_exceeded_requests_per_run',
+      value: Math.max(...runs.map((run) => run.requests.length)),
+      goal: '= 1',
+    });
     for (const run of runs) {
       expect(run.record).toMatchObject({
         status: 'failed',
-        error: { code: 'PROVIDER_ERROR', retryable: false, node: 'model', attempt: 1, details: { status: 400, code: 'context_length_exceeded' } },
+        error: {
+          code: 'PROVIDER_ERROR',
+          retryable: false,
+          node: 'model',
+          attempt: 1,
+          details: { status: 400, code: 'context_length_exceeded' },
+        },
       });
       expect(run.record.error?.message).toMatch(/HTTP 400\): This model's maximum context length is 8192 tokens/);
       expect(run.requests).toHaveLength(1);

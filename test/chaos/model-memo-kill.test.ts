@@ -13,7 +13,9 @@ describe('chaos: worker killed after the model response was saved', () => {
   const workers: ChildProcess[] = [];
   const config = testConfig({ AGENTQ_LOCK_DURATION_MS: '2000', AGENTQ_STALLED_INTERVAL_MS: '1000' });
   const client = new AgentClient({ config });
-  const serverStarting = startScriptedOpenAIServer({ script: () => ({ content: 'paid once', usage: { prompt_tokens: 77, completion_tokens: 7 } }) });
+  const serverStarting = startScriptedOpenAIServer({
+    script: () => ({ content: 'paid once', usage: { prompt_tokens: 77, completion_tokens: 7 } }),
+  });
   afterAll(async () => {
     await Promise.all(workers.map((worker) => killHard(worker)));
     await client.close();
@@ -38,7 +40,11 @@ describe('chaos: worker killed after the model response was saved', () => {
     const queued = await client.enqueue({ graph: 'paid-call', input: null });
     const memoKey = client.store.keys.run(queued.id).memo;
     // The response is saved (memo written) while the node still waits: kill now.
-    await eventually(async () => (await client.store.redis.hexists(memoKey, 's0.t0')) === 1, 20_000, 'the saved model response');
+    await eventually(
+      async () => (await client.store.redis.hexists(memoKey, 's0.t0')) === 1,
+      20_000,
+      'the saved model response',
+    );
     expect(server.chatRequests()).toHaveLength(1);
     await killHard(first);
 
@@ -46,7 +52,11 @@ describe('chaos: worker killed after the model response was saved', () => {
     const done = await client.wait(queued.id, { timeoutMs: 45_000 });
     expect(done).toMatchObject({ status: 'completed', output: { answer: 'paid once' } });
     expect(server.chatRequests()).toHaveLength(1);
-    expect(done.usage).toEqual({ inputTokens: 77, outputTokens: 7, costUsd: expect.closeTo((77 * 10 + 7 * 20) / 1e6, 12) });
+    expect(done.usage).toEqual({
+      inputTokens: 77,
+      outputTokens: 7,
+      costUsd: expect.closeTo((77 * 10 + 7 * 20) / 1e6, 12),
+    });
     const steps = await client.steps(queued.id);
     expect(steps).toHaveLength(1);
     expect(steps[0]?.usage).toMatchObject({ inputTokens: 77, outputTokens: 7 });

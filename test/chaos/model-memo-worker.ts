@@ -12,9 +12,15 @@ import { callLanguageModel } from '../../worker/agents/llm/call-language-model.j
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 
-const paidCallGraph = defineGraph({ name: 'paid-call', state: { answer: channel.replace('') }, output: (state) => ({ answer: state.answer }) })
+const paidCallGraph = defineGraph({
+  name: 'paid-call',
+  state: { answer: channel.replace('') },
+  output: (state) => ({ answer: state.answer }),
+})
   .node('ask', async (_state, context) => {
-    const call = await callLanguageModel(context, { messages: [{ role: 'user', content: 'say something worth paying for' }] });
+    const call = await callLanguageModel(context, {
+      messages: [{ role: 'user', content: 'say something worth paying for' }],
+    });
     // Only the process that paid waits: the one that takes over after the kill finds the saved response.
     if (call.fresh) await sleep(60_000, context.abortSignal);
     return { answer: call.message.content ?? '' };
@@ -24,7 +30,11 @@ const paidCallGraph = defineGraph({ name: 'paid-call', state: { answer: channel.
   .build();
 
 const config = loadConfig();
-const worker = await startWorker({ config, graphs: [paidCallGraph], logger: createLogger(config.logLevel, { role: 'chaos-worker' }) });
+const worker = await startWorker({
+  config,
+  graphs: [paidCallGraph],
+  logger: createLogger(config.logLevel, { role: 'chaos-worker' }),
+});
 process.stdout.write('ready\n');
 process.once('SIGTERM', () => {
   void worker.close().then(() => process.exit(0));

@@ -15,7 +15,11 @@ import { startWorker } from '../../worker/start-worker.js';
 const blockMs = Number(process.env.BLOCK_EVENT_LOOP_MS ?? 0);
 let blocked = false;
 
-const paidClaimGraph = defineGraph({ name: 'paid-claim', state: { answer: channel.replace('') }, output: (state) => ({ answer: state.answer }) })
+const paidClaimGraph = defineGraph({
+  name: 'paid-claim',
+  state: { answer: channel.replace('') },
+  output: (state) => ({ answer: state.answer }),
+})
   .node('ask', async (_state, context) => {
     if (blockMs > 0 && !blocked) {
       blocked = true;
@@ -26,7 +30,9 @@ const paidClaimGraph = defineGraph({ name: 'paid-claim', state: { answer: channe
         }
       }, 300);
     }
-    const call = await callLanguageModel(context, { messages: [{ role: 'user', content: `say something worth paying for (pid ${process.pid})` }] });
+    const call = await callLanguageModel(context, {
+      messages: [{ role: 'user', content: `say something worth paying for (pid ${process.pid})` }],
+    });
     return { answer: call.message.content ?? '' };
   })
   .edge(START, 'ask')
@@ -34,7 +40,11 @@ const paidClaimGraph = defineGraph({ name: 'paid-claim', state: { answer: channe
   .build();
 
 const config = loadConfig();
-const worker = await startWorker({ config, graphs: [paidClaimGraph], logger: createLogger(config.logLevel, { role: 'claim-worker' }) });
+const worker = await startWorker({
+  config,
+  graphs: [paidClaimGraph],
+  logger: createLogger(config.logLevel, { role: 'claim-worker' }),
+});
 process.stdout.write('ready\n');
 process.once('SIGTERM', () => {
   void worker.close().then(() => process.exit(0));

@@ -24,8 +24,19 @@ describe('chaos: claims on paid work', () => {
   async function setUp(responseDelayMs: number) {
     const config = testConfig();
     client = new AgentClient({ config });
-    server = await startScriptedOpenAIServer({ script: () => ({ content: 'paid once', delayMs: responseDelayMs, usage: { prompt_tokens: 50, completion_tokens: 5 } }) });
-    const env = workerEnv(config, { AGENTQ_LOCK_DURATION_MS: '2000', AGENTQ_STALLED_INTERVAL_MS: '1000', OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' });
+    server = await startScriptedOpenAIServer({
+      script: () => ({
+        content: 'paid once',
+        delayMs: responseDelayMs,
+        usage: { prompt_tokens: 50, completion_tokens: 5 },
+      }),
+    });
+    const env = workerEnv(config, {
+      AGENTQ_LOCK_DURATION_MS: '2000',
+      AGENTQ_STALLED_INTERVAL_MS: '1000',
+      OPENAI_BASE_URL: server.url,
+      LLM_MODEL: 'scripted-chat',
+    });
     return { env, server, client };
   }
 
@@ -46,13 +57,21 @@ describe('chaos: claims on paid work', () => {
     // that (a lock lost to a Redis stall, a stale duplicate): test/integration/paid-claims.test.ts.
     expect(events.filter((event) => event.type === 'step-start')).toHaveLength(1);
     expect(events.filter((event) => event.type === 'step-end')).toHaveLength(1);
-    recordFigure({ scenario: 'paid claims', name: 'blocked_loop_model_requests', value: server.chatRequests().length, goal: '= 1' });
+    recordFigure({
+      scenario: 'paid claims',
+      name: 'blocked_loop_model_requests',
+      value: server.chatRequests().length,
+      goal: '= 1',
+    });
   }, 90_000);
 
   it('a worker killed with its model call in flight: the call is made again once, by the worker that takes over', async () => {
     const { env, server, client } = await setUp(8000);
     // Both workers up first; the one whose request reaches the model server is killed while it waits.
-    workers.push(await spawnWorker('test/chaos/paid-claim-worker.ts', env), await spawnWorker('test/chaos/paid-claim-worker.ts', env));
+    workers.push(
+      await spawnWorker('test/chaos/paid-claim-worker.ts', env),
+      await spawnWorker('test/chaos/paid-claim-worker.ts', env),
+    );
     const run = await client.enqueue({ graph: 'paid-claim', input: null });
     await eventually(async () => server.chatRequests().length > 0, 20_000, 'the first model request');
     const pid = Number(/pid (\d+)/.exec(JSON.stringify(server.chatRequests()[0]!.body))?.[1]);
@@ -63,7 +82,17 @@ describe('chaos: claims on paid work', () => {
     const done = await client.wait(run.id, { timeoutMs: 60_000 });
     expect(done).toMatchObject({ status: 'completed', output: { answer: 'paid once' } });
     expect(server.chatRequests()).toHaveLength(2);
-    recordFigure({ scenario: 'paid claims', name: 'killed_in_call_model_requests', value: server.chatRequests().length, goal: '= 2 (the crash came before the save)' });
-    recordFigure({ scenario: 'paid claims', name: 'killed_in_call_completed_after_s', value: Number(((Date.now() - killedAt) / 1000).toFixed(1)), goal: 'lock 2 s + stall check 1 s + response 8 s' });
+    recordFigure({
+      scenario: 'paid claims',
+      name: 'killed_in_call_model_requests',
+      value: server.chatRequests().length,
+      goal: '= 2 (the crash came before the save)',
+    });
+    recordFigure({
+      scenario: 'paid claims',
+      name: 'killed_in_call_completed_after_s',
+      value: Number(((Date.now() - killedAt) / 1000).toFixed(1)),
+      goal: 'lock 2 s + stall check 1 s + response 8 s',
+    });
   }, 90_000);
 });

@@ -27,7 +27,11 @@ const ASKED = [
  */
 describe('chaos: a rag-agent batch survives a worker killed midway', () => {
   const data = tempDirectory('agentq-rag-chaos-');
-  const config = testConfig({ AGENTQ_DATA_DIR: data.path, AGENTQ_RECONCILE_INTERVAL_MS: '2000', AGENTQ_RECONCILE_AFTER_MS: '10000' });
+  const config = testConfig({
+    AGENTQ_DATA_DIR: data.path,
+    AGENTQ_RECONCILE_INTERVAL_MS: '2000',
+    AGENTQ_RECONCILE_AFTER_MS: '10000',
+  });
   const env: Record<string, string> = {
     REDIS_URL: config.redisUrl!,
     AGENTQ_KEY_PREFIX: config.keyPrefix,
@@ -53,7 +57,10 @@ describe('chaos: a rag-agent batch survives a worker killed midway', () => {
     for (let index = 0; index < WORKERS; index += 1) workers.push(await spawnWorker('test/chaos/chain-worker.ts', env));
     await ingestFolder(ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'paris' });
 
-    const questions = Array.from({ length: QUESTIONS }, (_, index) => ({ id: `q${index}`, question: ASKED[index % ASKED.length]![0] }));
+    const questions = Array.from({ length: QUESTIONS }, (_, index) => ({
+      id: `q${index}`,
+      question: ASKED[index % ASKED.length]![0],
+    }));
     const { batch } = await client.batches.submit({ collection: 'paris', questions, options: { concurrency: 6 } });
     expect(batch.graph).toBe('rag-agent');
 
@@ -71,26 +78,40 @@ describe('chaos: a rag-agent batch survives a worker killed midway', () => {
       const record = await client.batches.get(batch.id);
       return record?.status === 'completed' && record;
     }, 120_000);
-    console.log(`rag chaos: killed a worker at ${midway.progress.completed}/${QUESTIONS} answered; the rest took ${Date.now() - killedAt} ms`);
-    expect(done.progress).toEqual({ total: QUESTIONS, queued: 0, running: 0, completed: QUESTIONS, failed: 0, cancelled: 0 });
+    console.log(
+      `rag chaos: killed a worker at ${midway.progress.completed}/${QUESTIONS} answered; the rest took ${Date.now() - killedAt} ms`,
+    );
+    expect(done.progress).toEqual({
+      total: QUESTIONS,
+      queued: 0,
+      running: 0,
+      completed: QUESTIONS,
+      failed: 0,
+      cancelled: 0,
+    });
 
     const results = (await client.batches.results(batch.id))!;
     const problems: string[] = [];
     for (const [index, result] of results.entries()) {
       const [, expected] = ASKED[index % ASKED.length]!;
       const output = result.output as RagOutput | null;
-      if (result.status !== 'completed' || !result.answer?.includes(expected)) problems.push(`${result.id}: ${result.status} ${result.answer}`);
-      if (!output || output.sources.length === 0 || output.model !== 'extractive') problems.push(`${result.id}: no sources / not extractive`);
+      if (result.status !== 'completed' || !result.answer?.includes(expected))
+        problems.push(`${result.id}: ${result.status} ${result.answer}`);
+      if (!output || output.sources.length === 0 || output.model !== 'extractive')
+        problems.push(`${result.id}: no sources / not extractive`);
       const steps = await client.steps(result.runId);
       const keys = steps.map((step) => `${step.superstep}.${step.task}`);
-      if (new Set(keys).size !== keys.length) problems.push(`${result.runId}: a step committed twice: ${keys.join(' ')}`);
-      if (steps.filter((step) => step.node === 'search').length !== output?.search_count) problems.push(`${result.runId}: ${output?.search_count} searches but ${keys.length} steps`);
+      if (new Set(keys).size !== keys.length)
+        problems.push(`${result.runId}: a step committed twice: ${keys.join(' ')}`);
+      if (steps.filter((step) => step.node === 'search').length !== output?.search_count)
+        problems.push(`${result.runId}: ${output?.search_count} searches but ${keys.length} steps`);
       // I1: after the step-end of a superstep, no step of it starts again.
       const committed = new Set<number>();
       for (const event of await client.store.events(result.runId, { count: 10_000 })) {
         const superstep = Number(event.data.superstep);
         if (event.type === 'step-end') committed.add(superstep);
-        if (event.type === 'step-start' && committed.has(superstep)) problems.push(`${result.runId}: superstep ${superstep} started after its commit`);
+        if (event.type === 'step-start' && committed.has(superstep))
+          problems.push(`${result.runId}: superstep ${superstep} started after its commit`);
       }
     }
     expect(problems).toEqual([]);
@@ -100,11 +121,19 @@ describe('chaos: a rag-agent batch survives a worker killed midway', () => {
     const metaKeys: string[] = [];
     let cursor = '0';
     do {
-      const [next, keys] = await client.store.redis.scan(cursor, 'MATCH', `${config.keyPrefix}:{s*}:run:*:meta`, 'COUNT', 1000);
+      const [next, keys] = await client.store.redis.scan(
+        cursor,
+        'MATCH',
+        `${config.keyPrefix}:{s*}:run:*:meta`,
+        'COUNT',
+        1000,
+      );
       cursor = next;
       metaKeys.push(...keys);
     } while (cursor !== '0');
-    expect(metaKeys.map((key) => /:run:(.*):meta$/.exec(key)![1]).sort()).toEqual(results.map((result) => result.runId).sort());
+    expect(metaKeys.map((key) => /:run:(.*):meta$/.exec(key)![1]).sort()).toEqual(
+      results.map((result) => result.runId).sort(),
+    );
     expect(new Set(results.map((result) => result.runId)).size).toBe(QUESTIONS);
 
     const csv = formatBatchResultsCsv(results).trimEnd().split('\r\n');

@@ -38,7 +38,9 @@ export async function startRestartableRedis(): Promise<RestartableRedis> {
     return server;
   };
   const exited = (child: PrivateRedis['process']) =>
-    child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
   return {
     url,

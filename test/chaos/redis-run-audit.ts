@@ -16,7 +16,11 @@ export interface ChainRunsAudit {
  * committed exactly once and contiguous, nothing started again after its commit) plus the chain's own
  * output, `visited` exactly [0..steps-1].
  */
-export async function auditChainRuns(client: AgentClient, records: RunRecord[], steps: number): Promise<ChainRunsAudit> {
+export async function auditChainRuns(
+  client: AgentClient,
+  records: RunRecord[],
+  steps: number,
+): Promise<ChainRunsAudit> {
   const all: ChainRunsAudit = { problems: [], commitTimes: [], startTimes: [] };
   const expected = JSON.stringify([...Array(steps).keys()]);
   for (const record of records) {

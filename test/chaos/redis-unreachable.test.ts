@@ -44,7 +44,12 @@ describe('fault suite: Redis unreachable', () => {
     try {
       for (const request of [
         { method: 'GET', url: '/v1/runs', headers: bearer(KEYS.acmeProducer) },
-        { method: 'POST', url: '/v1/runs', headers: bearer(KEYS.acmeProducer), payload: { graph: 'chain', input: { steps: 1 } } },
+        {
+          method: 'POST',
+          url: '/v1/runs',
+          headers: bearer(KEYS.acmeProducer),
+          payload: { graph: 'chain', input: { steps: 1 } },
+        },
         { method: 'GET', url: '/v1/runs/run_x/events', headers: bearer(KEYS.acmeProducer) },
         { method: 'GET', url: '/metrics', headers: bearer(KEYS.acmeAdmin) },
         { method: 'GET', url: '/admin/queues/api/queues', headers: { authorization: basic } },
@@ -52,7 +57,9 @@ describe('fault suite: Redis unreachable', () => {
       ] satisfies InjectOptions[]) {
         const { response, ms } = await timed(app, request);
         expect(response.statusCode, `${request.method} ${request.url}`).toBe(503);
-        expect(json(response)).toMatchObject({ error: { code: 'UNAVAILABLE', message: expect.stringContaining('Redis') } });
+        expect(json(response)).toMatchObject({
+          error: { code: 'UNAVAILABLE', message: expect.stringContaining('Redis') },
+        });
         expect(ms, `${request.method} ${request.url}`).toBeLessThan(ANSWER_GOAL_MS);
       }
       expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
@@ -77,118 +84,174 @@ describe('fault suite: Redis unreachable', () => {
       await redis?.close();
     });
 
-    it(`the API answers 503 throughout ${OUTAGE_MS / 1000} s, no worker exits, and every accepted run completes`, async () => {
-      const seed = suiteSeed();
-      redis = await startRestartableRedis();
-      const config = testConfig({ REDIS_URL: redis.url });
-      const shared = { REDIS_URL: redis.url, AGENTQ_KEY_PREFIX: config.keyPrefix, AGENTQ_QUEUE_PREFIX: config.queuePrefix };
-      fleet = await startWorkerFleet(2, { ...shared, AGENTQ_WORKER_CONCURRENCY: String(RUNS), AGENTQ_LOG_LEVEL: 'warn', AGENTQ_RECONCILE_INTERVAL_MS: '2000', AGENTQ_RECONCILE_AFTER_MS: '10000' });
-      app = await createTestApi({ ...shared, AGENTQ_API_KEYS: API_KEYS_ENV });
-      const api = app;
-      client = new AgentClient({ config });
-      const runClient = client;
-      console.log(`${SCENARIO} (${outage}): seed=${seed}, ${RUNS} runs × ${STEPS} steps, outage ${OUTAGE_MS} ms`);
-
-      // Runs accepted through the API before the outage.
-      const runIds: string[] = [];
-      for (let index = 0; index < RUNS; index += 1) {
-        const created = await api.inject({
-          method: 'POST',
-          url: '/v1/runs',
-          headers: bearer(KEYS.acmeProducer),
-          payload: { graph: 'chain', input: { steps: STEPS, sleepMs: SLEEP_MS }, idempotencyKey: `unreachable-${outage}-${seed}-${index}` },
+    it(
+      `the API answers 503 throughout ${OUTAGE_MS / 1000} s, no worker exits, and every accepted run completes`,
+      async () => {
+        const seed = suiteSeed();
+        redis = await startRestartableRedis();
+        const config = testConfig({ REDIS_URL: redis.url });
+        const shared = {
+          REDIS_URL: redis.url,
+          AGENTQ_KEY_PREFIX: config.keyPrefix,
+          AGENTQ_QUEUE_PREFIX: config.queuePrefix,
+        };
+        fleet = await startWorkerFleet(2, {
+          ...shared,
+          AGENTQ_WORKER_CONCURRENCY: String(RUNS),
+          AGENTQ_LOG_LEVEL: 'warn',
+          AGENTQ_RECONCILE_INTERVAL_MS: '2000',
+          AGENTQ_RECONCILE_AFTER_MS: '10000',
         });
-        expect(created.statusCode).toBe(202);
-        runIds.push(json(created).id as string);
-      }
-      const records = async (): Promise<RunRecord[] | undefined> => {
-        try {
-          return (await Promise.all(runIds.map((id) => runClient.get(id)))).filter((record): record is RunRecord => record !== null);
-        } catch {
-          return undefined;
+        app = await createTestApi({ ...shared, AGENTQ_API_KEYS: API_KEYS_ENV });
+        const api = app;
+        client = new AgentClient({ config });
+        const runClient = client;
+        console.log(`${SCENARIO} (${outage}): seed=${seed}, ${RUNS} runs × ${STEPS} steps, outage ${OUTAGE_MS} ms`);
+
+        // Runs accepted through the API before the outage.
+        const runIds: string[] = [];
+        for (let index = 0; index < RUNS; index += 1) {
+          const created = await api.inject({
+            method: 'POST',
+            url: '/v1/runs',
+            headers: bearer(KEYS.acmeProducer),
+            payload: {
+              graph: 'chain',
+              input: { steps: STEPS, sleepMs: SLEEP_MS },
+              idempotencyKey: `unreachable-${outage}-${seed}-${index}`,
+            },
+          });
+          expect(created.statusCode).toBe(202);
+          runIds.push(json(created).id as string);
         }
-      };
-      await eventually(async () => (await records())?.every((record) => record.stepCount >= 1), 60_000, 'every run to commit a step');
-      const inFlight = (await records())!.filter((record) => !isTerminal(record.status)).length;
+        const records = async (): Promise<RunRecord[] | undefined> => {
+          try {
+            return (await Promise.all(runIds.map((id) => runClient.get(id)))).filter(
+              (record): record is RunRecord => record !== null,
+            );
+          } catch {
+            return undefined;
+          }
+        };
+        await eventually(
+          async () => (await records())?.every((record) => record.stepCount >= 1),
+          60_000,
+          'every run to commit a step',
+        );
+        const inFlight = (await records())!.filter((record) => !isTerminal(record.status)).length;
 
-      if (outage === 'SIGSTOP') redis.pause();
-      else await redis.shutdown();
-      // Taken once Redis is stopped or gone: a graceful SHUTDOWN still commits what arrives before it exits.
-      const downAt = Date.now();
-      const answers: number[] = [];
-      const wrong: string[] = [];
-      let probe = 0;
-      while (Date.now() - downAt < OUTAGE_MS) {
-        const request = [
-          { method: 'GET', url: `/v1/runs/${runIds[probe % RUNS]}`, headers: bearer(KEYS.acmeProducer) },
-          { method: 'POST', url: '/v1/runs', headers: bearer(KEYS.acmeProducer), payload: { graph: 'chain', input: { steps: 1 } } },
-          { method: 'GET', url: '/v1/runs', headers: bearer(KEYS.acmeProducer) },
-          { method: 'GET', url: '/metrics', headers: bearer(KEYS.acmeAdmin) },
-          { method: 'GET', url: '/readyz' },
-        ][probe % 5]! satisfies InjectOptions;
-        probe += 1;
-        const { response, ms } = await timed(api, request);
-        answers.push(ms);
-        const code = (json(response).error as { code?: string } | undefined)?.code;
-        if (response.statusCode !== 503 || code !== 'UNAVAILABLE') wrong.push(`${request.method} ${request.url}: ${response.statusCode} ${response.body.slice(0, 120)}`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-      let answeredAt: number;
-      if (outage === 'SIGSTOP') {
-        redis.resume();
-        answeredAt = Date.now();
-      } else {
-        answeredAt = await redis.start();
-      }
+        if (outage === 'SIGSTOP') redis.pause();
+        else await redis.shutdown();
+        // Taken once Redis is stopped or gone: a graceful SHUTDOWN still commits what arrives before it exits.
+        const downAt = Date.now();
+        const answers: number[] = [];
+        const wrong: string[] = [];
+        let probe = 0;
+        while (Date.now() - downAt < OUTAGE_MS) {
+          const request = [
+            { method: 'GET', url: `/v1/runs/${runIds[probe % RUNS]}`, headers: bearer(KEYS.acmeProducer) },
+            {
+              method: 'POST',
+              url: '/v1/runs',
+              headers: bearer(KEYS.acmeProducer),
+              payload: { graph: 'chain', input: { steps: 1 } },
+            },
+            { method: 'GET', url: '/v1/runs', headers: bearer(KEYS.acmeProducer) },
+            { method: 'GET', url: '/metrics', headers: bearer(KEYS.acmeAdmin) },
+            { method: 'GET', url: '/readyz' },
+          ][probe % 5]! satisfies InjectOptions;
+          probe += 1;
+          const { response, ms } = await timed(api, request);
+          answers.push(ms);
+          const code = (json(response).error as { code?: string } | undefined)?.code;
+          if (response.statusCode !== 503 || code !== 'UNAVAILABLE')
+            wrong.push(`${request.method} ${request.url}: ${response.statusCode} ${response.body.slice(0, 120)}`);
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        let answeredAt: number;
+        if (outage === 'SIGSTOP') {
+          redis.resume();
+          answeredAt = Date.now();
+        } else {
+          answeredAt = await redis.start();
+        }
 
-      await eventually(async () => (await api.inject({ method: 'GET', url: `/v1/runs/${runIds[0]}`, headers: bearer(KEYS.acmeProducer) })).statusCode === 200, 15_000, 'the API to answer again');
-      const apiBackMs = Date.now() - answeredAt;
-      // Enqueueing needs the intake queue's own connection back too; a run accepted now completes like the others.
-      const late = await eventually(async () => {
-        const created = await api.inject({ method: 'POST', url: '/v1/runs', headers: bearer(KEYS.acmeProducer), payload: { graph: 'chain', input: { steps: STEPS, sleepMs: SLEEP_MS } } });
-        return created.statusCode === 202 && (json(created).id as string);
-      }, 30_000, 'the API to accept a run again');
-      const enqueueBackMs = Date.now() - answeredAt;
-      runIds.push(late);
-      const finished = await eventually(async () => {
-        const all = await records();
-        return all && all.length === runIds.length && all.every((record) => isTerminal(record.status)) && all;
-      }, atScale(90_000, 180_000), 'every accepted run to finish');
-      const { problems, commitTimes, startTimes } = await auditChainRuns(runClient, finished, STEPS);
-      // As in the Redis-killed scenario: consumption is the first step job taken from the queue afterwards.
-      const resumeMs = firstAfterOutage(startTimes, downAt, answeredAt);
-      const commitMs = firstAfterOutage(commitTimes, downAt, answeredAt);
-      const sorted = [...answers].sort((a, b) => a - b);
-      const median = Math.round(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN);
-      const slowest = Math.round(sorted.at(-1) ?? Number.NaN);
-      console.log(`${SCENARIO} (${outage}): ${answers.length} requests during the outage, 503 in median ${median} ms, slowest ${slowest} ms; API reads back after ${apiBackMs} ms, enqueues after ${enqueueBackMs} ms; first step taken after ${resumeMs} ms, first commit after ${commitMs} ms; worker log ${JSON.stringify(fleet.messageCounts())}`);
+        await eventually(
+          async () =>
+            (await api.inject({ method: 'GET', url: `/v1/runs/${runIds[0]}`, headers: bearer(KEYS.acmeProducer) }))
+              .statusCode === 200,
+          15_000,
+          'the API to answer again',
+        );
+        const apiBackMs = Date.now() - answeredAt;
+        // Enqueueing needs the intake queue's own connection back too; a run accepted now completes like the others.
+        const late = await eventually(
+          async () => {
+            const created = await api.inject({
+              method: 'POST',
+              url: '/v1/runs',
+              headers: bearer(KEYS.acmeProducer),
+              payload: { graph: 'chain', input: { steps: STEPS, sleepMs: SLEEP_MS } },
+            });
+            return created.statusCode === 202 && (json(created).id as string);
+          },
+          30_000,
+          'the API to accept a run again',
+        );
+        const enqueueBackMs = Date.now() - answeredAt;
+        runIds.push(late);
+        const finished = await eventually(
+          async () => {
+            const all = await records();
+            return all && all.length === runIds.length && all.every((record) => isTerminal(record.status)) && all;
+          },
+          atScale(90_000, 180_000),
+          'every accepted run to finish',
+        );
+        const { problems, commitTimes, startTimes } = await auditChainRuns(runClient, finished, STEPS);
+        // As in the Redis-killed scenario: consumption is the first step job taken from the queue afterwards.
+        const resumeMs = firstAfterOutage(startTimes, downAt, answeredAt);
+        const commitMs = firstAfterOutage(commitTimes, downAt, answeredAt);
+        const sorted = [...answers].sort((a, b) => a - b);
+        const median = Math.round(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN);
+        const slowest = Math.round(sorted.at(-1) ?? Number.NaN);
+        console.log(
+          `${SCENARIO} (${outage}): ${answers.length} requests during the outage, 503 in median ${median} ms, slowest ${slowest} ms; API reads back after ${apiBackMs} ms, enqueues after ${enqueueBackMs} ms; first step taken after ${resumeMs} ms, first commit after ${commitMs} ms; worker log ${JSON.stringify(fleet.messageCounts())}`,
+        );
 
-      const figure = (name: string, value: number | string, goal?: string) => recordFigure({ scenario: `${SCENARIO} (${outage})`, name, value, ...(goal ? { goal } : {}) });
-      figure('seed', seed);
-      figure('outage_ms', OUTAGE_MS, atScale('a few seconds', '30000'));
-      figure('runs_in_flight_at_outage', inFlight, `= ${RUNS}`);
-      figure('api_requests_during_outage', answers.length);
-      figure('api_not_503_during_outage', wrong.length, '= 0');
-      figure('api_503_within_1s', `${answers.filter((ms) => ms <= ANSWER_GOAL_MS).length}/${answers.length}`, 'all');
-      figure('api_503_median_ms', median, `≤ ${ANSWER_GOAL_MS}`);
-      figure('api_503_slowest_ms', slowest, `≤ ${ANSWER_GOAL_MS}`);
-      figure('api_enqueue_back_after_redis_answers_ms', enqueueBackMs);
-      figure('runs_completed', `${finished.filter((record) => record.status === 'completed').length}/${runIds.length}`, `${runIds.length}/${runIds.length}`);
-      figure('lost_or_duplicate_step_commits', problems.length, '= 0');
-      figure('worker_exits', fleet.exits.length, '= 0');
-      figure('unhandled_rejections', fleet.crashLines().length, '= 0');
-      figure('first_step_taken_after_redis_answers_ms', resumeMs, '≤ 5000');
-      figure('first_commit_after_redis_answers_ms', commitMs);
+        const figure = (name: string, value: number | string, goal?: string) =>
+          recordFigure({ scenario: `${SCENARIO} (${outage})`, name, value, ...(goal ? { goal } : {}) });
+        figure('seed', seed);
+        figure('outage_ms', OUTAGE_MS, atScale('a few seconds', '30000'));
+        figure('runs_in_flight_at_outage', inFlight, `= ${RUNS}`);
+        figure('api_requests_during_outage', answers.length);
+        figure('api_not_503_during_outage', wrong.length, '= 0');
+        figure('api_503_within_1s', `${answers.filter((ms) => ms <= ANSWER_GOAL_MS).length}/${answers.length}`, 'all');
+        figure('api_503_median_ms', median, `≤ ${ANSWER_GOAL_MS}`);
+        figure('api_503_slowest_ms', slowest, `≤ ${ANSWER_GOAL_MS}`);
+        figure('api_enqueue_back_after_redis_answers_ms', enqueueBackMs);
+        figure(
+          'runs_completed',
+          `${finished.filter((record) => record.status === 'completed').length}/${runIds.length}`,
+          `${runIds.length}/${runIds.length}`,
+        );
+        figure('lost_or_duplicate_step_commits', problems.length, '= 0');
+        figure('worker_exits', fleet.exits.length, '= 0');
+        figure('unhandled_rejections', fleet.crashLines().length, '= 0');
+        figure('first_step_taken_after_redis_answers_ms', resumeMs, '≤ 5000');
+        figure('first_commit_after_redis_answers_ms', commitMs);
 
-      expect(inFlight).toBe(RUNS);
-      expect(wrong).toEqual([]);
-      // A request that arrives just as Redis stops waits out the producer's command timeout (1 s).
-      for (const ms of answers) expect(ms).toBeLessThan(ANSWER_GOAL_MS + SLACK_MS);
-      expect(problems).toEqual([]);
-      expect(fleet.exits).toEqual([]);
-      expect(fleet.crashLines()).toEqual([]);
-      // The goal (≤ 5 s) is a figure; this bound only catches a stall or a connection that never returns.
-      for (const ms of [resumeMs, commitMs]) expect(ms).toBeLessThan(10_000);
-    }, atScale(120_000, 400_000));
+        expect(inFlight).toBe(RUNS);
+        expect(wrong).toEqual([]);
+        // A request that arrives just as Redis stops waits out the producer's command timeout (1 s).
+        for (const ms of answers) expect(ms).toBeLessThan(ANSWER_GOAL_MS + SLACK_MS);
+        expect(problems).toEqual([]);
+        expect(fleet.exits).toEqual([]);
+        expect(fleet.crashLines()).toEqual([]);
+        // The goal (≤ 5 s) is a figure; this bound only catches a stall or a connection that never returns.
+        for (const ms of [resumeMs, commitMs]) expect(ms).toBeLessThan(10_000);
+      },
+      atScale(120_000, 400_000),
+    );
   });
 });

@@ -21,7 +21,11 @@ export interface WorkerFleet {
   close(): Promise<void>;
 }
 
-export async function startWorkerFleet(count: number, env: Record<string, string>, script = 'test/chaos/chain-worker.ts'): Promise<WorkerFleet> {
+export async function startWorkerFleet(
+  count: number,
+  env: Record<string, string>,
+  script = 'test/chaos/chain-worker.ts',
+): Promise<WorkerFleet> {
   const exits: string[] = [];
   const stderr: string[] = [];
   let closing = false;
@@ -33,7 +37,11 @@ export async function startWorkerFleet(count: number, env: Record<string, string
     });
     workers.push(worker);
   }
-  const lines = () => stderr.join('').split('\n').filter((line) => line.trim() !== '');
+  const lines = () =>
+    stderr
+      .join('')
+      .split('\n')
+      .filter((line) => line.trim() !== '');
   return {
     exits,
     lines,

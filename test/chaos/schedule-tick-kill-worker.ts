@@ -39,7 +39,12 @@ const worker = new Worker(
     await processor.process(job);
     return die();
   },
-  { connection, prefix: config.queuePrefix, lockDuration: config.lockDurationMs, stalledInterval: config.stalledIntervalMs },
+  {
+    connection,
+    prefix: config.queuePrefix,
+    lockDuration: config.lockDurationMs,
+    stalledInterval: config.stalledIntervalMs,
+  },
 );
 await worker.waitUntilReady();
 process.stdout.write('ready\n');

@@ -22,7 +22,10 @@ describe('chaos: workers killed around schedule ticks', () => {
     workers.push(child);
     return child;
   };
-  const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+  const exited = (child: ChildProcess) =>
+    new Promise<void>((resolve) =>
+      child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+    );
   const stop = async (child: ChildProcess) => {
     child.kill('SIGTERM');
     await exited(child);
@@ -36,17 +39,28 @@ describe('chaos: workers killed around schedule ticks', () => {
     const first = await spawn('test/chaos/chain-worker.ts');
     const killerAfter = await spawn('test/chaos/schedule-tick-kill-worker.ts', { DIE_IN_TICK: 'after' });
     await stop(first); // the killer alone takes the first tick
-    const schedule = await client.schedules.create({ graph: 'chain', input: { steps: 1 }, everyMs: EVERY_MS, startAt: new Date(Date.now() + 1000).toISOString() });
+    const schedule = await client.schedules.create({
+      graph: 'chain',
+      input: { steps: 1 },
+      everyMs: EVERY_MS,
+      startAt: new Date(Date.now() + 1000).toISOString(),
+    });
     await exited(killerAfter);
     const diedAt = Date.now();
     // It created the first tick's run and died before the tick job completed.
     const [run0] = (await client.schedules.runs(schedule.id))!;
     expect(run0).toBeDefined();
     // No worker at all while the next tick falls due.
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(run0!.scheduledFor) + EVERY_MS + 500 - Date.now())));
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, Date.parse(run0!.scheduledFor) + EVERY_MS + 500 - Date.now())),
+    );
     expect(Date.now() - diedAt).toBeGreaterThan(0);
     const second = await spawn('test/chaos/chain-worker.ts');
-    await eventually(async () => (await client.schedules.runs(schedule.id))!.length >= 2, 20_000, 'the tick that fell due while no worker ran');
+    await eventually(
+      async () => (await client.schedules.runs(schedule.id))!.length >= 2,
+      20_000,
+      'the tick that fell due while no worker ran',
+    );
 
     // A worker that dies as it takes a tick (BullMQ has queued the next one by then).
     const killerBefore = await spawn('test/chaos/schedule-tick-kill-worker.ts', { DIE_IN_TICK: 'before' });
@@ -55,16 +69,24 @@ describe('chaos: workers killed around schedule ticks', () => {
     const countBefore = (await client.schedules.runs(schedule.id))!.length;
     await spawn('test/chaos/chain-worker.ts');
     // The tick it died in (re-delivered after its lock lapsed) and the one after it.
-    await eventually(async () => (await client.schedules.runs(schedule.id))!.length >= countBefore + 2, 30_000, 'the re-delivered tick and the next');
+    await eventually(
+      async () => (await client.schedules.runs(schedule.id))!.length >= countBefore + 2,
+      30_000,
+      'the re-delivered tick and the next',
+    );
     const recorded = (await client.schedules.runs(schedule.id))!;
     await client.schedules.delete(schedule.id);
 
     // What the ticks started, by tick time: a tick a grid step (EVERY_MS) after the one before, each once.
     expect(await client.schedules.runs(schedule.id)).toBeNull();
     const { runs } = await client.list({ limit: 200 });
-    const scheduled = (await Promise.all(runs.map((run) => client.store.get(run.id)))).filter((meta) => meta?.scheduleId === schedule.id);
+    const scheduled = (await Promise.all(runs.map((run) => client.store.get(run.id)))).filter(
+      (meta) => meta?.scheduleId === schedule.id,
+    );
     expect(scheduled.length).toBeGreaterThanOrEqual(4);
-    const ticks = recorded.map((run) => ({ at: Date.parse(run.scheduledFor), runId: run.runId })).sort((a, b) => a.at - b.at);
+    const ticks = recorded
+      .map((run) => ({ at: Date.parse(run.scheduledFor), runId: run.runId }))
+      .sort((a, b) => a.at - b.at);
     expect(new Set(ticks.map((tick) => tick.at)).size).toBe(ticks.length);
     const createdAt = new Map(scheduled.map((meta) => [meta!.id, meta!.createdAt]));
     for (let i = 1; i < ticks.length; i++) {

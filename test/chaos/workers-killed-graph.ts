@@ -45,7 +45,11 @@ export const modelStepsGraph = defineGraph({
     async (state, context) => {
       const prompt = stepPrompt({ runId: context.runId, step: state.next, pid: process.pid });
       const call = await callLanguageModel(context, { messages: [{ role: 'user', content: prompt }] });
-      const results: Message[] = (call.message.tool_calls ?? []).map((toolCall) => ({ role: 'tool', tool_call_id: toolCall.id, content: `noted step ${state.next}` }));
+      const results: Message[] = (call.message.tool_calls ?? []).map((toolCall) => ({
+        role: 'tool',
+        tool_call_id: toolCall.id,
+        content: `noted step ${state.next}`,
+      }));
       return { visited: state.next, next: state.next + 1, messages: [call.message, ...results] };
     },
     { retry: { maxAttempts: 5, initialDelayMs: 200, maxDelayMs: 5000 } },

@@ -1,4 +1,8 @@
-import { startScriptedOpenAIServer, type RequestOutcome, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import {
+  startScriptedOpenAIServer,
+  type RequestOutcome,
+  type ScriptedOpenAIServer,
+} from '../fakes/scripted-openai-server.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { parseStepPrompt, type StepCaller } from './workers-killed-graph.js';
 
@@ -34,7 +38,11 @@ export interface ModelStepsServerOptions {
  * call whose id names the step, and waits a latency drawn from the seed and the (run, step, request)
  * — so a seed replays the same latencies whatever order requests arrive in.
  */
-export async function startModelStepsServer({ seed, latencyMs: [min, max], hold }: ModelStepsServerOptions): Promise<ModelStepsServer> {
+export async function startModelStepsServer({
+  seed,
+  latencyMs: [min, max],
+  hold,
+}: ModelStepsServerOptions): Promise<ModelStepsServer> {
   const seen = new Map<string, number>();
   const server = await startScriptedOpenAIServer({
     script: (request) => {
@@ -45,13 +53,19 @@ export async function startModelStepsServer({ seed, latencyMs: [min, max], hold 
       const nth = seen.get(key) ?? 0;
       seen.set(key, nth + 1);
       const delayMs = Math.round(min + seededRandom(seed, `${key}/${nth}`)() * (max - min));
-      return { delayMs, content: `answer s${caller.step}`, toolCalls: [{ id: `call_s${caller.step}`, name: 'note', arguments: { step: caller.step } }] };
+      return {
+        delayMs,
+        content: `answer s${caller.step}`,
+        toolCalls: [{ id: `call_s${caller.step}`, name: 'note', arguments: { step: caller.step } }],
+      };
     },
   });
   const calls = (): StepCall[] =>
     server.chatRequests().flatMap((request) => {
       const caller = callerOf(request.body.messages);
-      return caller ? [{ ...caller, receivedAt: request.receivedAt, answeredAt: request.answeredAt, outcome: request.outcome }] : [];
+      return caller
+        ? [{ ...caller, receivedAt: request.receivedAt, answeredAt: request.answeredAt, outcome: request.outcome }]
+        : [];
     });
   return {
     server,
@@ -59,7 +73,8 @@ export async function startModelStepsServer({ seed, latencyMs: [min, max], hold 
     callsOf: (runId, step) => calls().filter((call) => call.runId === runId && call.step === step),
     duplicateCalls() {
       const perStep = new Map<string, number>();
-      for (const call of calls()) perStep.set(`${call.runId}/${call.step}`, (perStep.get(`${call.runId}/${call.step}`) ?? 0) + 1);
+      for (const call of calls())
+        perStep.set(`${call.runId}/${call.step}`, (perStep.get(`${call.runId}/${call.step}`) ?? 0) + 1);
       return [...perStep.values()].reduce((sum, count) => sum + count - 1, 0);
     },
     close: () => server.close(),
@@ -70,4 +85,3 @@ function callerOf(messages: readonly unknown[]): StepCaller | undefined {
   const last = messages.at(-1) as { content?: unknown } | undefined;
   return typeof last?.content === 'string' ? parseStepPrompt(last.content) : undefined;
 }
-

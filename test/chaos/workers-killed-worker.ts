@@ -9,7 +9,11 @@ import { startWorker } from '../../worker/start-worker.js';
 import { modelStepsGraph } from './workers-killed-graph.js';
 
 const config = loadConfig();
-const worker = await startWorker({ config, graphs: [modelStepsGraph], logger: createLogger(config.logLevel, { role: 'chaos-worker' }) });
+const worker = await startWorker({
+  config,
+  graphs: [modelStepsGraph],
+  logger: createLogger(config.logLevel, { role: 'chaos-worker' }),
+});
 process.stdout.write('ready\n');
 process.once('SIGTERM', () => {
   void worker.close().then(() => process.exit(0));

@@ -37,7 +37,9 @@ describe('chaos: workers SIGKILLed and restarted under model-calling runs', () =
   const seed = suiteSeed();
   // The defaults of config.ts, unless the environment sets the lock and stall settings to measure others.
   const stallSettings = Object.fromEntries(
-    ['AGENTQ_LOCK_DURATION_MS', 'AGENTQ_STALLED_INTERVAL_MS'].flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])),
+    ['AGENTQ_LOCK_DURATION_MS', 'AGENTQ_STALLED_INTERVAL_MS'].flatMap((name) =>
+      process.env[name] ? [[name, process.env[name]!]] : [],
+    ),
   );
   const config = testConfig({ AGENTQ_WORKER_CONCURRENCY: String(CONCURRENCY), ...stallSettings });
   const client = new AgentClient({ config });
@@ -49,76 +51,126 @@ describe('chaos: workers SIGKILLed and restarted under model-calling runs', () =
     await (await starting).close();
   });
 
-  it(`${RUNS} runs × ${STEPS} steps: all complete, no step committed twice, histories valid, duplicate model calls only from kills`, async () => {
-    console.log(`workers-killed seed=${seed} (AGENTQ_SEED=${seed} replays the kill schedule and the model latencies)`);
-    const model = await starting;
-    const env = modelStepsWorkerEnv(config, model.server.url);
-    for (let index = 0; index < WORKERS; index += 1) workers.push(await spawnWorker(MODEL_STEPS_WORKER, env));
-    const began = Date.now();
-    const runs = await Promise.all(
-      Array.from({ length: RUNS }, (_, index) => client.enqueue({ graph: MODEL_STEPS_GRAPH, input: { steps: STEPS }, runId: `killed-${seed}-${index}` })),
-    );
-    const runIds = runs.map((run) => run.id);
+  it(
+    `${RUNS} runs × ${STEPS} steps: all complete, no step committed twice, histories valid, duplicate model calls only from kills`,
+    async () => {
+      console.log(
+        `workers-killed seed=${seed} (AGENTQ_SEED=${seed} replays the kill schedule and the model latencies)`,
+      );
+      const model = await starting;
+      const env = modelStepsWorkerEnv(config, model.server.url);
+      for (let index = 0; index < WORKERS; index += 1) workers.push(await spawnWorker(MODEL_STEPS_WORKER, env));
+      const began = Date.now();
+      const runs = await Promise.all(
+        Array.from({ length: RUNS }, (_, index) =>
+          client.enqueue({ graph: MODEL_STEPS_GRAPH, input: { steps: STEPS }, runId: `killed-${seed}-${index}` }),
+        ),
+      );
+      const runIds = runs.map((run) => run.id);
 
-    let finished = false;
-    const waiting = waitForRuns(client, runIds, { timeoutMs: atScale(120_000, 15 * 60_000) }).finally(() => (finished = true));
-    const settled = waiting.then(
-      () => undefined,
-      () => undefined,
-    );
-    const random = seededRandom(seed, 'kills');
-    const kills: Kill[] = [];
-    for (;;) {
-      const [min, max] = KILL_EVERY_MS;
-      await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, min + random() * (max - min)))]);
-      if (finished) break;
-      const victim = Math.floor(random() * WORKERS);
-      kills.push({ pid: workers[victim]!.pid!, at: Date.now() });
-      await killHard(workers[victim]!);
-      console.log(`kill #${kills.length}: worker ${victim} (pid ${kills.at(-1)!.pid}) at +${((kills.at(-1)!.at - began) / 1000).toFixed(1)} s`);
-      workers[victim] = await spawnWorker(MODEL_STEPS_WORKER, env);
-    }
-    const records = await waiting;
-    const wallSeconds = (Date.now() - began) / 1000;
+      let finished = false;
+      const waiting = waitForRuns(client, runIds, { timeoutMs: atScale(120_000, 15 * 60_000) }).finally(
+        () => (finished = true),
+      );
+      const settled = waiting.then(
+        () => undefined,
+        () => undefined,
+      );
+      const random = seededRandom(seed, 'kills');
+      const kills: Kill[] = [];
+      for (;;) {
+        const [min, max] = KILL_EVERY_MS;
+        await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, min + random() * (max - min)))]);
+        if (finished) break;
+        const victim = Math.floor(random() * WORKERS);
+        kills.push({ pid: workers[victim]!.pid!, at: Date.now() });
+        await killHard(workers[victim]!);
+        console.log(
+          `kill #${kills.length}: worker ${victim} (pid ${kills.at(-1)!.pid}) at +${((kills.at(-1)!.at - began) / 1000).toFixed(1)} s`,
+        );
+        workers[victim] = await spawnWorker(MODEL_STEPS_WORKER, env);
+      }
+      const records = await waiting;
+      const wallSeconds = (Date.now() - began) / 1000;
 
-    const audits = await Promise.all(runIds.map((runId) => auditRun(client, runId, { supersteps: STEPS })));
-    const problems = audits.flatMap((audit) => [...audit.problems, ...historyShapeProblems(audit)]);
-    const calls = model.calls();
-    const unexplained = unexplainedModelCalls(calls, kills);
-    const recoveries = killRecoveries(kills, calls, new Map(audits.map((audit) => [audit.runId, audit])));
-    const recoverySeconds = recoveries.map((recovery) => recovery.seconds);
-    const completed = records.filter((record) => record.status === 'completed').length;
-    const duplicates = model.duplicateCalls();
+      const audits = await Promise.all(runIds.map((runId) => auditRun(client, runId, { supersteps: STEPS })));
+      const problems = audits.flatMap((audit) => [...audit.problems, ...historyShapeProblems(audit)]);
+      const calls = model.calls();
+      const unexplained = unexplainedModelCalls(calls, kills);
+      const recoveries = killRecoveries(kills, calls, new Map(audits.map((audit) => [audit.runId, audit])));
+      const recoverySeconds = recoveries.map((recovery) => recovery.seconds);
+      const completed = records.filter((record) => record.status === 'completed').length;
+      const duplicates = model.duplicateCalls();
 
-    recordFigure({ scenario: SCENARIO, name: 'seed', value: seed });
-    recordFigure({ scenario: SCENARIO, name: 'runs × steps, workers × concurrency', value: `${RUNS} × ${STEPS}, ${WORKERS} × ${CONCURRENCY}` });
-    recordFigure({ scenario: SCENARIO, name: 'lock_duration / stalled_interval (ms)', value: `${config.lockDurationMs} / ${config.stalledIntervalMs}` });
-    recordFigure({ scenario: SCENARIO, name: 'kills', value: kills.length });
-    recordFigure({ scenario: SCENARIO, name: 'runs_completed', value: completed, goal: `= ${RUNS}` });
-    recordFigure({ scenario: SCENARIO, name: 'runs_lost', value: RUNS - completed, goal: '= 0' });
-    recordFigure({ scenario: SCENARIO, name: 'steps_committed_twice', value: audits.reduce((sum, audit) => sum + audit.committedTwice.length, 0), goal: '= 0' });
-    recordFigure({ scenario: SCENARIO, name: 'histories_failing_i3', value: audits.filter((audit) => audit.historyProblems.length > 0).length, goal: '= 0' });
-    recordFigure({ scenario: SCENARIO, name: 'duplicate_model_calls', value: duplicates, goal: `≤ kills × concurrency = ${kills.length * CONCURRENCY}` });
-    recordFigure({ scenario: SCENARIO, name: 'steps_interrupted_by_kills', value: recoveries.length });
-    recordFigure({ scenario: SCENARIO, name: 'kill_to_step_running_p50_s', value: round(percentile(recoverySeconds, 50), 2) });
-    recordFigure({ scenario: SCENARIO, name: 'kill_to_step_running_p95_s', value: round(percentile(recoverySeconds, 95), 2), goal: 'p95 ≤ 10 s' });
-    recordFigure({ scenario: SCENARIO, name: 'kill_to_step_running_max_s', value: round(Math.max(...recoverySeconds), 2) });
-    recordFigure({ scenario: SCENARIO, name: 'wall_s', value: round(wallSeconds, 1) });
+      recordFigure({ scenario: SCENARIO, name: 'seed', value: seed });
+      recordFigure({
+        scenario: SCENARIO,
+        name: 'runs × steps, workers × concurrency',
+        value: `${RUNS} × ${STEPS}, ${WORKERS} × ${CONCURRENCY}`,
+      });
+      recordFigure({
+        scenario: SCENARIO,
+        name: 'lock_duration / stalled_interval (ms)',
+        value: `${config.lockDurationMs} / ${config.stalledIntervalMs}`,
+      });
+      recordFigure({ scenario: SCENARIO, name: 'kills', value: kills.length });
+      recordFigure({ scenario: SCENARIO, name: 'runs_completed', value: completed, goal: `= ${RUNS}` });
+      recordFigure({ scenario: SCENARIO, name: 'runs_lost', value: RUNS - completed, goal: '= 0' });
+      recordFigure({
+        scenario: SCENARIO,
+        name: 'steps_committed_twice',
+        value: audits.reduce((sum, audit) => sum + audit.committedTwice.length, 0),
+        goal: '= 0',
+      });
+      recordFigure({
+        scenario: SCENARIO,
+        name: 'histories_failing_i3',
+        value: audits.filter((audit) => audit.historyProblems.length > 0).length,
+        goal: '= 0',
+      });
+      recordFigure({
+        scenario: SCENARIO,
+        name: 'duplicate_model_calls',
+        value: duplicates,
+        goal: `≤ kills × concurrency = ${kills.length * CONCURRENCY}`,
+      });
+      recordFigure({ scenario: SCENARIO, name: 'steps_interrupted_by_kills', value: recoveries.length });
+      recordFigure({
+        scenario: SCENARIO,
+        name: 'kill_to_step_running_p50_s',
+        value: round(percentile(recoverySeconds, 50), 2),
+      });
+      recordFigure({
+        scenario: SCENARIO,
+        name: 'kill_to_step_running_p95_s',
+        value: round(percentile(recoverySeconds, 95), 2),
+        goal: 'p95 ≤ 10 s',
+      });
+      recordFigure({
+        scenario: SCENARIO,
+        name: 'kill_to_step_running_max_s',
+        value: round(Math.max(...recoverySeconds), 2),
+      });
+      recordFigure({ scenario: SCENARIO, name: 'wall_s', value: round(wallSeconds, 1) });
 
-    expect(problems).toEqual([]);
-    expect(completed).toBe(RUNS);
-    expect(unexplained).toEqual([]);
-    expect(duplicates).toBeLessThanOrEqual(kills.length * CONCURRENCY);
-    // The scenario proves something only if kills hit steps mid-flight.
-    expect(recoveries.length).toBeGreaterThan(0);
-  }, atScale(180_000, 20 * 60_000));
+      expect(problems).toEqual([]);
+      expect(completed).toBe(RUNS);
+      expect(unexplained).toEqual([]);
+      expect(duplicates).toBeLessThanOrEqual(kills.length * CONCURRENCY);
+      // The scenario proves something only if kills hit steps mid-flight.
+      expect(recoveries.length).toBeGreaterThan(0);
+    },
+    atScale(180_000, 20 * 60_000),
+  );
 });
 
 /** The history a 5-step run must have: per step, its assistant answer then the tool result, in step order. */
 function historyShapeProblems(audit: RunAudit): string[] {
   const expected = [...Array(STEPS).keys()].flatMap((step) => [`assistant:answer s${step}`, `tool:noted step ${step}`]);
   const actual = audit.messages.map((message) => `${message.role}:${message.content ?? ''}`);
-  return JSON.stringify(actual) === JSON.stringify(expected) ? [] : [`${audit.runId}: history ${JSON.stringify(actual)}`];
+  return JSON.stringify(actual) === JSON.stringify(expected)
+    ? []
+    : [`${audit.runId}: history ${JSON.stringify(actual)}`];
 }
 
 /**
@@ -129,11 +181,15 @@ function historyShapeProblems(audit: RunAudit): string[] {
 function unexplainedModelCalls(calls: StepCall[], kills: Kill[]): string[] {
   const killed = new Set(kills.map((kill) => kill.pid));
   const byStep = new Map<string, StepCall[]>();
-  for (const call of calls) byStep.set(`${call.runId}/${call.step}`, [...(byStep.get(`${call.runId}/${call.step}`) ?? []), call]);
+  for (const call of calls)
+    byStep.set(`${call.runId}/${call.step}`, [...(byStep.get(`${call.runId}/${call.step}`) ?? []), call]);
   const problems: string[] = [];
   for (const [key, stepCalls] of byStep) {
     for (const earlier of stepCalls.slice(0, -1)) {
-      if (!killed.has(earlier.pid)) problems.push(`${key}: asked again after pid ${earlier.pid}'s request (${earlier.outcome}), but that process was not killed`);
+      if (!killed.has(earlier.pid))
+        problems.push(
+          `${key}: asked again after pid ${earlier.pid}'s request (${earlier.outcome}), but that process was not killed`,
+        );
     }
   }
   return problems;

@@ -5,7 +5,12 @@ import { createApi, type ApiInstance } from '../../producer/api/create-api.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { isTerminal, type RunRecord } from '../../shared/contracts/run-record.js';
 import { auditRun } from '../helpers/run-audit.js';
-import { clusterTestConfig, clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
+import {
+  clusterTestConfig,
+  clusterUnavailableReason,
+  startRedisCluster,
+  type LocalRedisCluster,
+} from '../helpers/redis-cluster.js';
 import { eventually } from '../helpers/test-env.js';
 import { startWorkerFleet, type WorkerFleet } from '../chaos/redis-worker-fleet.js';
 
@@ -63,7 +68,15 @@ describe.skipIf(unavailable)('chaos: a Redis Cluster master SIGKILLed under 200 
     let refused = 0;
     const enqueue = async (index: number) => {
       try {
-        accepted.push((await runClient.enqueue({ graph: 'chain', input: { steps: STEPS, sleepMs: SLEEP_MS }, runId: `failover-${index}` })).id);
+        accepted.push(
+          (
+            await runClient.enqueue({
+              graph: 'chain',
+              input: { steps: STEPS, sleepMs: SLEEP_MS },
+              runId: `failover-${index}`,
+            })
+          ).id,
+        );
       } catch {
         refused++;
       }
@@ -71,10 +84,14 @@ describe.skipIf(unavailable)('chaos: a Redis Cluster master SIGKILLed under 200 
     await Promise.all(Array.from({ length: RUNS }, (_unused, index) => enqueue(index)));
 
     // The victim: the master that owns shard 0's slot (the shards' run keys and step queue live there).
-    const shardMaster = async (shard: number) => redis.slots[(await redis.call('CLUSTER', 'KEYSLOT', `${client!.store.keys.runKeyPrefix(shard)}x:meta`)) as number]![0]!;
+    const shardMaster = async (shard: number) =>
+      redis.slots[
+        (await redis.call('CLUSTER', 'KEYSLOT', `${client!.store.keys.runKeyPrefix(shard)}x:meta`)) as number
+      ]![0]!;
     const victimAddress = await shardMaster(0);
     const victimShards = new Set<number>();
-    for (let shard = 0; shard < SHARDS; shard++) if ((await shardMaster(shard)) === victimAddress) victimShards.add(shard);
+    for (let shard = 0; shard < SHARDS; shard++)
+      if ((await shardMaster(shard)) === victimAddress) victimShards.add(shard);
     const victim = cluster.nodes.find((node) => `${node.host}:${node.port}` === victimAddress)!;
     const onVictim = (runId: string) => victimShards.has(client!.store.keys.shardOf(runId));
 
@@ -86,7 +103,11 @@ describe.skipIf(unavailable)('chaos: a Redis Cluster master SIGKILLed under 200 
       }
     };
     // Every run has committed a few steps: all are in flight when the master dies.
-    await eventually(async () => (await records(accepted))?.every((record) => (record?.stepCount ?? 0) >= 2), 120_000, 'every run to commit two steps');
+    await eventually(
+      async () => (await records(accepted))?.every((record) => (record?.stepCount ?? 0) >= 2),
+      120_000,
+      'every run to commit two steps',
+    );
 
     const killedAt = Date.now();
     victim.process.kill('SIGKILL');
@@ -110,10 +131,14 @@ describe.skipIf(unavailable)('chaos: a Redis Cluster master SIGKILLed under 200 
     );
     await during;
 
-    const finished = await eventually(async () => {
-      const all = await records(accepted);
-      return all?.every((record) => record === null || isTerminal(record.status)) && all;
-    }, 240_000, 'every accepted run to finish');
+    const finished = await eventually(
+      async () => {
+        const all = await records(accepted);
+        return all?.every((record) => record === null || isTerminal(record.status)) && all;
+      },
+      240_000,
+      'every accepted run to finish',
+    );
 
     let completed = 0;
     let lost = 0;
@@ -143,7 +168,11 @@ describe.skipIf(unavailable)('chaos: a Redis Cluster master SIGKILLed under 200 
       runs_reenqueued_by_reconciler: rescued,
       worker_exits: fleet.exits.length,
     };
-    console.log(Object.entries(figures).map(([name, value]) => `cluster_failover_${name}=${value}`).join('\n'));
+    console.log(
+      Object.entries(figures)
+        .map(([name, value]) => `cluster_failover_${name}=${value}`)
+        .join('\n'),
+    );
     console.log(`${SCENARIO}: goals: runs_lost 0, duplicate_commits 0, steps_flow_again_ms ≤ ${RECOVERY_GOAL_MS}`);
     console.log(`${SCENARIO}: worker log ${JSON.stringify(fleet.messageCounts())}`);
 

@@ -5,7 +5,12 @@ import { isCluster } from '../../shared/adapters/redis/connect-redis.js';
 import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { startWorker } from '../../worker/start-worker.js';
-import { clusterTestConfig, clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
+import {
+  clusterTestConfig,
+  clusterUnavailableReason,
+  startRedisCluster,
+  type LocalRedisCluster,
+} from '../helpers/redis-cluster.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitForRuns } from '../helpers/wait-for-runs.js';
 import { eventually } from '../helpers/test-env.js';
@@ -34,8 +39,16 @@ describe.skipIf(unavailable)('runs on a real Redis Cluster (3 masters + 3 replic
       const client = new AgentClient({ config });
       try {
         expect(isCluster(client.store.redis)).toBe(true);
-        const runs = await Promise.all(Array.from({ length: 24 }, (_unused, index) => client.enqueue({ graph: 'chain', input: { steps: 4 }, idempotencyKey: `chain-${index}` })));
-        const finished = await waitForRuns(client, runs.map((run) => run.id), { timeoutMs: 60_000 });
+        const runs = await Promise.all(
+          Array.from({ length: 24 }, (_unused, index) =>
+            client.enqueue({ graph: 'chain', input: { steps: 4 }, idempotencyKey: `chain-${index}` }),
+          ),
+        );
+        const finished = await waitForRuns(
+          client,
+          runs.map((run) => run.id),
+          { timeoutMs: 60_000 },
+        );
         expect(finished.map((run) => run.status)).toEqual(runs.map(() => 'completed'));
         expect(new Set(finished.map((run) => run.stepCount))).toEqual(new Set([4]));
         // Every shard got runs, and the shards' slots are on more than one master.
@@ -45,8 +58,16 @@ describe.skipIf(unavailable)('runs on a real Redis Cluster (3 masters + 3 replic
         if (!isCluster(redis)) throw new Error('not a cluster connection');
         const masters = new Map<string, number>();
         for (let shard = 0; shard < shards; shard++) {
-          const slot = (await redis.call('CLUSTER', 'KEYSLOT', `${stepQueuePrefix(config.queuePrefix, shard, config.shards)}:${STEP_QUEUE}:wait`)) as number;
-          const runSlot = (await redis.call('CLUSTER', 'KEYSLOT', `${client.store.keys.runKeyPrefix(shard)}x:meta`)) as number;
+          const slot = (await redis.call(
+            'CLUSTER',
+            'KEYSLOT',
+            `${stepQueuePrefix(config.queuePrefix, shard, config.shards)}:${STEP_QUEUE}:wait`,
+          )) as number;
+          const runSlot = (await redis.call(
+            'CLUSTER',
+            'KEYSLOT',
+            `${client.store.keys.runKeyPrefix(shard)}x:meta`,
+          )) as number;
           // A run's keys and its shard's step queue share one slot: the transition script is legal.
           expect(runSlot).toBe(slot);
           const master = redis.slots[slot]![0]!;
@@ -59,7 +80,13 @@ describe.skipIf(unavailable)('runs on a real Redis Cluster (3 masters + 3 replic
         expect(new Set(listed.runs.map((run) => run.id))).toEqual(new Set(runs.map((run) => run.id)));
         if (shards === 3) {
           // The CLI on the cluster: REDIS_CLUSTER_NODES and the hash-tagged prefix, nothing else.
-          const env = { REDIS_CLUSTER_NODES: cluster.seeds, AGENTQ_KEY_PREFIX: config.keyPrefix, AGENTQ_QUEUE_PREFIX: config.queuePrefix, AGENTQ_SHARDS: '3', AGENTQ_LOG_LEVEL: 'silent' };
+          const env = {
+            REDIS_CLUSTER_NODES: cluster.seeds,
+            AGENTQ_KEY_PREFIX: config.keyPrefix,
+            AGENTQ_QUEUE_PREFIX: config.queuePrefix,
+            AGENTQ_SHARDS: '3',
+            AGENTQ_LOG_LEVEL: 'silent',
+          };
           const run = await runCli(['run', 'chain', '--input', '{"steps": 2}', '--wait', '--json'], env);
           expect(run.code).toBe(0);
           expect(JSON.parse(run.stdout)).toMatchObject({ status: 'completed', stepCount: 2 });
@@ -85,7 +112,10 @@ describe.skipIf(unavailable)('runs on a real Redis Cluster (3 masters + 3 replic
       await worker.close();
       const meta = await client.store.get(queued.id);
       expect(meta?.status).toBe('running');
-      const queue = new Queue(STEP_QUEUE, { connection: bullmq.connection, prefix: stepQueuePrefix(config.queuePrefix, shardOf(queued.id, 3), 3) });
+      const queue = new Queue(STEP_QUEUE, {
+        connection: bullmq.connection,
+        prefix: stepQueuePrefix(config.queuePrefix, shardOf(queued.id, 3), 3),
+      });
       const pending = await queue.getJob(stepJobId(queued.id, meta!.superstep, 0));
       expect(await pending?.getState()).toBe('waiting');
       await pending!.remove();

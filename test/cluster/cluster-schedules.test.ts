@@ -3,7 +3,12 @@ import { AgentClient } from '../../producer/client/agent-client.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { isCluster } from '../../shared/adapters/redis/connect-redis.js';
 import { startWorker } from '../../worker/start-worker.js';
-import { clusterTestConfig, clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
+import {
+  clusterTestConfig,
+  clusterUnavailableReason,
+  startRedisCluster,
+  type LocalRedisCluster,
+} from '../helpers/redis-cluster.js';
 import { eventually } from '../helpers/test-env.js';
 
 const unavailable = clusterUnavailableReason();
@@ -19,7 +24,7 @@ describe.skipIf(unavailable)('schedules and fair share on a real Redis Cluster',
     await cluster?.stop();
   });
 
-  it('an everyMs schedule starts one run per tick across shards; a flooding tenant\'s runs are raised', async () => {
+  it("an everyMs schedule starts one run per tick across shards; a flooding tenant's runs are raised", async () => {
     const config = clusterTestConfig(cluster, { AGENTQ_SHARDS: '3', AGENTQ_TENANT_FAIR_SHARE: '2' });
     const worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false });
     const acme = new AgentClient({ config, tenant: 'acme' });
@@ -27,7 +32,11 @@ describe.skipIf(unavailable)('schedules and fair share on a real Redis Cluster',
     try {
       expect(isCluster(acme.store.redis)).toBe(true);
       const schedule = await acme.schedules.create({ graph: 'chain', input: { steps: 1 }, everyMs: 1000 });
-      await eventually(async () => ((await acme.schedules.runs(schedule.id)) ?? []).length >= 3, 20_000, 'three ticks on the cluster');
+      await eventually(
+        async () => ((await acme.schedules.runs(schedule.id)) ?? []).length >= 3,
+        20_000,
+        'three ticks on the cluster',
+      );
       const runs = (await acme.schedules.runs(schedule.id))!;
       const times = runs.map((run) => Date.parse(run.scheduledFor));
       for (let i = 1; i < times.length; i++) expect(times[i - 1]! - times[i]!).toBe(1000);

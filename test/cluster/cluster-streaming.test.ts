@@ -8,7 +8,12 @@ import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { readSse } from '../helpers/api-sse.js';
 import { API_KEYS_ENV, bearer, KEYS } from '../helpers/api-test-env.js';
-import { clusterTestConfig, clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
+import {
+  clusterTestConfig,
+  clusterUnavailableReason,
+  startRedisCluster,
+  type LocalRedisCluster,
+} from '../helpers/redis-cluster.js';
 import { eventually } from '../helpers/test-env.js';
 
 const unavailable = clusterUnavailableReason();
@@ -33,7 +38,13 @@ describe.skipIf(unavailable)('token streaming on a real Redis Cluster', () => {
   beforeAll(async () => {
     cluster = await startRedisCluster();
     server = await startScriptedOpenAIServer({ streamChunkDelayMs: 20 });
-    const config = clusterTestConfig(cluster, { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_API_KEYS: API_KEYS_ENV, AGENTQ_SHARDS: '3', AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000' });
+    const config = clusterTestConfig(cluster, {
+      OPENAI_BASE_URL: server.url,
+      LLM_MODEL: 'scripted-chat',
+      AGENTQ_API_KEYS: API_KEYS_ENV,
+      AGENTQ_SHARDS: '3',
+      AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
+    });
     worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false });
     client = new AgentClient({ config });
     api = await createApi({ config, client, logger: createLogger(config.logLevel) });
@@ -63,18 +74,27 @@ describe.skipIf(unavailable)('token streaming on a real Redis Cluster', () => {
     const { id } = (await created.json()) as { id: string };
     // Sharded pub/sub: the channel's subscribers are counted by PUBSUB SHARDNUMSUB on its node; ask every master.
     const channel = client.store.keys.tokenChannel(id);
-    void eventually(async () => {
-      let count = 0;
-      for (const node of await redisNodes(client.store.redis)) count += Number(((await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1]);
-      return count >= 1;
-    }, 30_000, 'a token subscriber').then(listening, listening);
+    void eventually(
+      async () => {
+        let count = 0;
+        for (const node of await redisNodes(client.store.redis))
+          count += Number(((await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1]);
+        return count >= 1;
+      },
+      30_000,
+      'a token subscriber',
+    ).then(listening, listening);
     const response = await fetch(`${url}/v1/runs/${id}/events`, { headers: bearer(KEYS.acmeProducer) });
     const frames = await readSse(response.body!);
     expect(frames.at(-1)?.event).toBe('run-end');
-    const text = frames.filter((frame) => frame.event === 'token').map((frame) => JSON.parse(frame.data!) as TokenEvent);
+    const text = frames
+      .filter((frame) => frame.event === 'token')
+      .map((frame) => JSON.parse(frame.data!) as TokenEvent);
     expect(text.length).toBeGreaterThan(5);
     // In the order they were published: each token's index is its place.
-    expect(text.map((event) => (event.type === 'token' ? event.index : -1))).toEqual(text.map((_event, index) => index));
+    expect(text.map((event) => (event.type === 'token' ? event.index : -1))).toEqual(
+      text.map((_event, index) => index),
+    );
     expect(text.map((event) => (event.type === 'token' ? event.text : '')).join('')).toBe(ANSWER);
     expect((await client.messages(id)).at(-1)).toMatchObject({ role: 'assistant', content: ANSWER });
   });

@@ -17,14 +17,23 @@ if (url) {
   // A prefix of its own per run: the suite never touches agentq's real collections, and removes its own.
   const prefix = `agentq_contract_${Date.now().toString(36)}`;
   afterAll(async () => {
-    const client = new QdrantClient({ url, checkCompatibility: false, ...(apiKey ? { headers: { 'api-key': apiKey } } : {}) });
-    for (const name of Object.values(qdrantCollectionNames(prefix))) await client.deleteCollection(name).catch(() => undefined);
+    const client = new QdrantClient({
+      url,
+      checkCompatibility: false,
+      ...(apiKey ? { headers: { 'api-key': apiKey } } : {}),
+    });
+    for (const name of Object.values(qdrantCollectionNames(prefix)))
+      await client.deleteCollection(name).catch(() => undefined);
   });
-  vectorStoreContract(`QdrantVectorStore at ${url}`, async () => new QdrantVectorStore({ url, collectionPrefix: prefix, ...(apiKey ? { apiKey } : {}) }));
+  vectorStoreContract(
+    `QdrantVectorStore at ${url}`,
+    async () => new QdrantVectorStore({ url, collectionPrefix: prefix, ...(apiKey ? { apiKey } : {}) }),
+  );
 } else {
   describe('vector-store contract on Qdrant', () => {
     // Reported as SKIPPED (never as passed): nothing ran. The request-level tests in
     // test/unit/qdrant-vector-store.test.ts run everywhere instead.
-    it.skip('SKIPPED: QDRANT_URL is unset, so no Qdrant server to run the contract against (docker compose up qdrant; QDRANT_URL=http://localhost:6333)', () => undefined);
+    it.skip('SKIPPED: QDRANT_URL is unset, so no Qdrant server to run the contract against (docker compose up qdrant; QDRANT_URL=http://localhost:6333)', () =>
+      undefined);
   });
 }

@@ -27,7 +27,10 @@ const recordsOf = (count: number, dimensions: number, prefix = 'r'): VectorRecor
 
 /** Both paths over one file: the in-memory cache (the default) and sqlite-vec's scan (cache off). */
 function storesOn(path: string, options: { vectorCacheBytes?: number } = {}) {
-  return { cached: new SqliteVectorStore({ path, ...options }), scanned: new SqliteVectorStore({ path, vectorCacheBytes: 0 }) };
+  return {
+    cached: new SqliteVectorStore({ path, ...options }),
+    scanned: new SqliteVectorStore({ path, vectorCacheBytes: 0 }),
+  };
 }
 
 describe('SqliteVectorStore dense search from memory (DenseVectorCache)', () => {
@@ -41,7 +44,13 @@ describe('SqliteVectorStore dense search from memory (DenseVectorCache)', () => 
     for (let index = 0; index < 20; index += 1) {
       const vector = vectorOf(64);
       queries.push({ collection: 'harbour', vector, limit: 20 });
-      queries.push({ collection: 'harbour', vector, text: `${WORDS[index % WORDS.length]} note`, fusion: { method: 'scores', denseWeight: 0.3 }, limit: 10 });
+      queries.push({
+        collection: 'harbour',
+        vector,
+        text: `${WORDS[index % WORDS.length]} note`,
+        fusion: { method: 'scores', denseWeight: 0.3 },
+        limit: 10,
+      });
       queries.push({ collection: 'harbour', vector, text: 'tide anchor', limit: 10 });
       queries.push({ collection: 'harbour', vector, limit: 10, filter: { docId: { in: ['doc1', 'doc7', 'doc9'] } } });
       queries.push({ collection: 'harbour', vector, text: 'pier', limit: 5, filter: { part: 2 } });
@@ -51,7 +60,9 @@ describe('SqliteVectorStore dense search from memory (DenseVectorCache)', () => 
       const fromScan = await scanned.query('acme', query);
       expect(fromMemory.map((hit) => hit.id)).toEqual(fromScan.map((hit) => hit.id));
       fromMemory.forEach((hit, rank) => expect(hit.score).toBeCloseTo(fromScan[rank]!.score, 5));
-      expect(fromMemory.every((hit) => hit.collection === 'harbour' && !hit.id.startsWith('x') && !hit.id.startsWith('o'))).toBe(true);
+      expect(
+        fromMemory.every((hit) => hit.collection === 'harbour' && !hit.id.startsWith('x') && !hit.id.startsWith('o')),
+      ).toBe(true);
     }
     await Promise.all([cached.close(), scanned.close()]);
   });
@@ -64,7 +75,10 @@ describe('SqliteVectorStore dense search from memory (DenseVectorCache)', () => 
     const target = vectorOf(8);
     // Twice: the first search since a change is sqlite-vec's, the second is answered from memory (loaded then); both must agree.
     const nearestIds = async () => {
-      const [first, second] = [await cached.query('acme', { collection: 'c', vector: target, limit: 3 }), await cached.query('acme', { collection: 'c', vector: target, limit: 3 })];
+      const [first, second] = [
+        await cached.query('acme', { collection: 'c', vector: target, limit: 3 }),
+        await cached.query('acme', { collection: 'c', vector: target, limit: 3 }),
+      ];
       expect(second.map((hit) => hit.id)).toEqual(first.map((hit) => hit.id));
       return second.map((hit) => hit.id);
     };
@@ -119,7 +133,9 @@ describe('SqliteVectorStore dense search from memory (DenseVectorCache)', () => 
     // The store answers the large collection all the same (sqlite-vec), with the same hits as without a cache.
     const budgeted = new SqliteVectorStore({ path, vectorCacheBytes: 10_000 });
     const expected = await writer.query('acme', { collection: 'large', vector: query, limit: 5 });
-    expect((await budgeted.query('acme', { collection: 'large', vector: query, limit: 5 })).map((hit) => hit.id)).toEqual(expected.map((hit) => hit.id));
+    expect(
+      (await budgeted.query('acme', { collection: 'large', vector: query, limit: 5 })).map((hit) => hit.id),
+    ).toEqual(expected.map((hit) => hit.id));
     db.close();
     await Promise.all([writer.close(), budgeted.close()]);
   });
@@ -135,7 +151,9 @@ describe('SqliteVectorStore dense search from memory (DenseVectorCache)', () => 
     for (let search = 0; search < 2; search += 1) {
       // The first search is sqlite-vec's, the second from memory.
       expect(await store.query('acme', { collection: 'z', vector: [0, 0, 0] })).toEqual([]);
-      expect((await store.query('acme', { collection: 'z', vector: [1, 0.5, 0], limit: 3 })).map((hit) => hit.id)).toEqual(['x', 'y']);
+      expect(
+        (await store.query('acme', { collection: 'z', vector: [1, 0.5, 0], limit: 3 })).map((hit) => hit.id),
+      ).toEqual(['x', 'y']);
     }
     await store.close();
   });

@@ -12,13 +12,18 @@ const newFile = () => join(directory, `store-${(files += 1)}.sqlite`);
 
 vectorStoreContract('SqliteVectorStore', async () => new SqliteVectorStore({ path: newFile() }));
 // Dense search without the in-memory vector cache: sqlite-vec's scan (collections over the budget, searches over all collections).
-vectorStoreContract('SqliteVectorStore (vector cache off)', async () => new SqliteVectorStore({ path: newFile(), vectorCacheBytes: 0 }));
+vectorStoreContract(
+  'SqliteVectorStore (vector cache off)',
+  async () => new SqliteVectorStore({ path: newFile(), vectorCacheBytes: 0 }),
+);
 
 describe('SqliteVectorStore (embedded specifics)', () => {
   it('keeps its records in the file across reopening', async () => {
     const path = newFile();
     const first = new SqliteVectorStore({ path });
-    await first.upsert('acme', 'notes', [{ id: 'n1', text: 'durable aardvark', vector: [0.1, 0.2], payload: { docId: 'd' } }]);
+    await first.upsert('acme', 'notes', [
+      { id: 'n1', text: 'durable aardvark', vector: [0.1, 0.2], payload: { docId: 'd' } },
+    ]);
     await first.close();
     const second = new SqliteVectorStore({ path });
     expect((await second.query('acme', { text: 'aardvark' })).map((hit) => hit.id)).toEqual(['n1']);
@@ -31,7 +36,11 @@ describe('SqliteVectorStore (embedded specifics)', () => {
     const stores = [new SqliteVectorStore({ path }), new SqliteVectorStore({ path }), new SqliteVectorStore({ path })];
     await Promise.all(
       stores.flatMap((store, index) =>
-        Array.from({ length: 20 }, (_, round) => store.upsert('acme', 'shared', [{ id: `s${index}-${round}`, text: `writer ${index} round ${round} pangolin` }])),
+        Array.from({ length: 20 }, (_, round) =>
+          store.upsert('acme', 'shared', [
+            { id: `s${index}-${round}`, text: `writer ${index} round ${round} pangolin` },
+          ]),
+        ),
       ),
     );
     for (const store of stores) expect(await store.count('acme', { collection: 'shared' })).toBe(60);

@@ -29,14 +29,37 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
     });
 
     const docs: VectorRecord[] = [
-      { id: 'a', text: 'The zebra runs across the savanna at dawn.', context: 'Zebras', payload: { docId: 'd1', page: 1, lang: 'en', public: true } },
-      { id: 'b', text: 'A giraffe eats leaves from tall acacia trees.', context: 'Giraffes', payload: { docId: 'd1', page: 2, lang: 'en', public: false } },
-      { id: 'c', text: 'Le zèbre traverse la savane; un café au lait.', context: 'Zèbres', payload: { docId: 'd2', page: 1, lang: 'fr', public: true } },
-      { id: 'd', text: 'Quarterly revenue grew while margins held steady.', context: 'Report', payload: { docId: 'd3', page: 7, lang: 'en', public: true } },
+      {
+        id: 'a',
+        text: 'The zebra runs across the savanna at dawn.',
+        context: 'Zebras',
+        payload: { docId: 'd1', page: 1, lang: 'en', public: true },
+      },
+      {
+        id: 'b',
+        text: 'A giraffe eats leaves from tall acacia trees.',
+        context: 'Giraffes',
+        payload: { docId: 'd1', page: 2, lang: 'en', public: false },
+      },
+      {
+        id: 'c',
+        text: 'Le zèbre traverse la savane; un café au lait.',
+        context: 'Zèbres',
+        payload: { docId: 'd2', page: 1, lang: 'fr', public: true },
+      },
+      {
+        id: 'd',
+        text: 'Quarterly revenue grew while margins held steady.',
+        context: 'Report',
+        payload: { docId: 'd3', page: 7, lang: 'en', public: true },
+      },
     ];
 
     const expectCode = async (promise: Promise<unknown>, code: string) => {
-      const error = await promise.then(() => null, (caught: unknown) => caught);
+      const error = await promise.then(
+        () => null,
+        (caught: unknown) => caught,
+      );
       expect(AgentqError.isInstance(error), `expected an AgentqError ${code}, got ${String(error)}`).toBe(true);
       expect((error as AgentqError).code).toBe(code);
     };
@@ -50,7 +73,8 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
       expect(hits[0]?.text).toBe(docs[0]!.text);
       expect(hits[0]?.payload).toEqual(docs[0]!.payload);
       for (const hit of hits) expect(hit.score).toBeGreaterThan(0);
-      for (let index = 1; index < hits.length; index += 1) expect(hits[index - 1]!.score).toBeGreaterThanOrEqual(hits[index]!.score);
+      for (let index = 1; index < hits.length; index += 1)
+        expect(hits[index - 1]!.score).toBeGreaterThanOrEqual(hits[index]!.score);
       expect(hits.map((hit) => hit.id)).not.toContain('d');
     });
 
@@ -71,10 +95,27 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
     it('never fails on query syntax in user text', async () => {
       const owner = tenant();
       await store.upsert(owner, 'animals', docs);
-      const hostile = ['"unbalanced', 'zebra AND OR NOT', 'text:zebra', 'zeb*', 'NEAR(zebra giraffe)', '(((', '-zebra', '^zebra', "zebra's \"quoted\" {x}", 'a:b:c', '\u0000zebra', '🦓 zebra'];
+      const hostile = [
+        '"unbalanced',
+        'zebra AND OR NOT',
+        'text:zebra',
+        'zeb*',
+        'NEAR(zebra giraffe)',
+        '(((',
+        '-zebra',
+        '^zebra',
+        'zebra\'s "quoted" {x}',
+        'a:b:c',
+        '\u0000zebra',
+        '🦓 zebra',
+      ];
       for (const text of hostile) {
         const hits = await store.query(owner, { text });
-        if (text.toLowerCase().includes('zebra')) expect(hits.map((hit) => hit.id), text).toContain('a');
+        if (text.toLowerCase().includes('zebra'))
+          expect(
+            hits.map((hit) => hit.id),
+            text,
+          ).toContain('a');
       }
       expect(await store.query(owner, { text: '!!! ??? ...' })).toEqual([]);
       expect(await store.query(owner, { text: '' })).toEqual([]);
@@ -83,7 +124,9 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
     it('replaces a record upserted again under the same id (text and payload together)', async () => {
       const owner = tenant();
       await store.upsert(owner, 'animals', docs);
-      await store.upsert(owner, 'animals', [{ id: 'a', text: 'An okapi hides in the forest.', payload: { docId: 'd1', page: 9 } }]);
+      await store.upsert(owner, 'animals', [
+        { id: 'a', text: 'An okapi hides in the forest.', payload: { docId: 'd1', page: 9 } },
+      ]);
       expect(await store.query(owner, { text: 'zebra', collection: 'animals' })).toEqual([]);
       const [hit] = await store.query(owner, { text: 'okapi' });
       expect(hit).toMatchObject({ id: 'a', payload: { docId: 'd1', page: 9 } });
@@ -92,9 +135,18 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
 
     it('writes all records of an upsert or none', async () => {
       const owner = tenant();
-      const bad = [{ id: 'x', text: 'okapi one' }, { id: '', text: 'no id' }] as VectorRecord[];
+      const bad = [
+        { id: 'x', text: 'okapi one' },
+        { id: '', text: 'no id' },
+      ] as VectorRecord[];
       await expectCode(store.upsert(owner, 'animals', bad), 'INVALID_INPUT');
-      await expectCode(store.upsert(owner, 'animals', [{ id: 'x', text: 'one' }, { id: 'x', text: 'twice' }]), 'INVALID_INPUT');
+      await expectCode(
+        store.upsert(owner, 'animals', [
+          { id: 'x', text: 'one' },
+          { id: 'x', text: 'twice' },
+        ]),
+        'INVALID_INPUT',
+      );
       expect(await store.count(owner)).toBe(0);
     });
 
@@ -102,7 +154,9 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
       const owner = tenant();
       await store.upsert(owner, 'animals', [...docs, { id: 'e', text: 'zebra without payload' }]);
       const ids = async (filter: PayloadFilter) =>
-        (await store.query(owner, { text: 'zebra giraffe revenue zèbre', filter, limit: 20 })).map((hit) => hit.id).sort();
+        (await store.query(owner, { text: 'zebra giraffe revenue zèbre', filter, limit: 20 }))
+          .map((hit) => hit.id)
+          .sort();
       expect(await ids({ docId: 'd1' })).toEqual(['a', 'b']);
       expect(await ids({ page: 1 })).toEqual(['a', 'c']);
       expect(await ids({ public: false })).toEqual(['b']);
@@ -134,13 +188,20 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
       await store.upsert(owner, 'one', [docs[0]!]);
       await store.upsert(owner, 'two', [{ ...docs[0]!, id: 'a2' }]);
       expect((await store.query(owner, { text: 'zebra', collection: 'two' })).map((hit) => hit.id)).toEqual(['a2']);
-      expect((await store.query(owner, { text: 'zebra' })).map((hit) => `${hit.collection}/${hit.id}`).sort()).toEqual(['one/a', 'two/a2']);
+      expect((await store.query(owner, { text: 'zebra' })).map((hit) => `${hit.collection}/${hit.id}`).sort()).toEqual([
+        'one/a',
+        'two/a2',
+      ]);
       expect(await store.query(owner, { text: 'zebra', collection: 'absent' })).toEqual([]);
     });
 
     it('returns at most `limit` hits (10 by default)', async () => {
       const owner = tenant();
-      await store.upsert(owner, 'many', Array.from({ length: 15 }, (_, index) => ({ id: `r${index}`, text: `lemur number ${index}` })));
+      await store.upsert(
+        owner,
+        'many',
+        Array.from({ length: 15 }, (_, index) => ({ id: `r${index}`, text: `lemur number ${index}` })),
+      );
       expect(await store.query(owner, { text: 'lemur' })).toHaveLength(10);
       expect(await store.query(owner, { text: 'lemur', limit: 3 })).toHaveLength(3);
       await expectCode(store.query(owner, { text: 'lemur', limit: 0 }), 'INVALID_INPUT');
@@ -168,8 +229,12 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
       const alice = tenant();
       const bob = tenant();
       await store.upsert(alice, 'shared-name', docs);
-      await store.upsert(bob, 'shared-name', [{ id: 'a', text: 'bob keeps a secret zebra note', payload: { docId: 'd1' } }]);
-      expect((await store.query(bob, { text: 'zebra savanna giraffe' })).map((hit) => hit.text)).toEqual(['bob keeps a secret zebra note']);
+      await store.upsert(bob, 'shared-name', [
+        { id: 'a', text: 'bob keeps a secret zebra note', payload: { docId: 'd1' } },
+      ]);
+      expect((await store.query(bob, { text: 'zebra savanna giraffe' })).map((hit) => hit.text)).toEqual([
+        'bob keeps a secret zebra note',
+      ]);
       expect((await store.query(alice, { text: 'secret bob note' })).length).toBe(0);
       await store.delete(bob, 'shared-name', { filter: { docId: 'd1' } });
       await store.delete(bob, 'shared-name', { ids: ['b', 'c'] });
@@ -217,7 +282,9 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
         const other = tenant();
         await store.upsert(owner, 'compass', vectors);
         await store.upsert(other, 'compass', [{ id: 'theirs', text: 'north', vector: [1, 0, 0] }]);
-        expect((await store.query(owner, { vector: [1, 0, 0], filter: { side: 'down' } })).map((hit) => hit.id)).toEqual(['v3']);
+        expect(
+          (await store.query(owner, { vector: [1, 0, 0], filter: { side: 'down' } })).map((hit) => hit.id),
+        ).toEqual(['v3']);
         expect((await store.query(owner, { vector: [1, 0, 0] })).map((hit) => hit.id)).not.toContain('theirs');
         expect((await store.query(other, { vector: [1, 0, 0] })).map((hit) => hit.id)).toEqual(['theirs']);
       });
@@ -226,7 +293,10 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
         const owner = tenant();
         await store.upsert(owner, 'compass', vectors);
         await store.upsert(owner, 'compass', [{ id: 'v1', text: 'now east', vector: [0, 1, 0] }]);
-        expect((await store.query(owner, { vector: [0, 1, 0], limit: 2 })).map((hit) => hit.id).sort()).toEqual(['v1', 'v3']);
+        expect((await store.query(owner, { vector: [0, 1, 0], limit: 2 })).map((hit) => hit.id).sort()).toEqual([
+          'v1',
+          'v3',
+        ]);
         await store.delete(owner, 'compass', { ids: ['v3'] });
         expect((await store.query(owner, { vector: [0, 1, 0], limit: 5 })).map((hit) => hit.id)).not.toContain('v3');
       });
@@ -247,20 +317,34 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
         expect(ids).toContain('v3'); // only the vector side finds it
         expect(ids).toContain('v4'); // only the text side finds it
         expect(ids[0]).toBe('v1'); // found by both
-        for (let index = 1; index < hits.length; index += 1) expect(hits[index - 1]!.score).toBeGreaterThanOrEqual(hits[index]!.score);
+        for (let index = 1; index < hits.length; index += 1)
+          expect(hits[index - 1]!.score).toBeGreaterThanOrEqual(hits[index]!.score);
       });
 
       it("fuses by normalised scores with fusion 'scores': the dense side counts denseWeight, and a weight of 0 leaves the lexical order", async () => {
         const owner = tenant();
         await store.upsert(owner, 'compass', vectors);
-        const weighted = await store.query(owner, { text: 'north', vector: [0, 1, 0], limit: 4, fusion: { method: 'scores', denseWeight: 0.5 } });
+        const weighted = await store.query(owner, {
+          text: 'north',
+          vector: [0, 1, 0],
+          limit: 4,
+          fusion: { method: 'scores', denseWeight: 0.5 },
+        });
         expect(weighted[0]!.id).toBe('v1');
         expect(weighted.map((hit) => hit.id)).toContain('v3'); // only the vector side finds it, still a candidate
         for (const hit of weighted) expect(hit.score).toBeLessThanOrEqual(1.5 + 1e-9);
         const lexicalOnly = await store.query(owner, { text: 'north', limit: 4 });
-        const zero = await store.query(owner, { text: 'north', vector: [0, 1, 0], limit: lexicalOnly.length, fusion: { method: 'scores', denseWeight: 0 } });
+        const zero = await store.query(owner, {
+          text: 'north',
+          vector: [0, 1, 0],
+          limit: lexicalOnly.length,
+          fusion: { method: 'scores', denseWeight: 0 },
+        });
         expect(zero.map((hit) => hit.id)).toEqual(lexicalOnly.map((hit) => hit.id));
-        await expectCode(store.query(owner, { text: 'north', vector: [0, 1, 0], fusion: { method: 'scores', denseWeight: -1 } }), 'INVALID_INPUT');
+        await expectCode(
+          store.query(owner, { text: 'north', vector: [0, 1, 0], fusion: { method: 'scores', denseWeight: -1 } }),
+          'INVALID_INPUT',
+        );
       });
     });
   });

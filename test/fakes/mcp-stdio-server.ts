@@ -14,10 +14,14 @@ const log = (line: string) => {
 };
 
 const server = new McpServer({ name: 'agentq-test-mcp', version: '1.0.0' });
-server.registerTool('add', { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } }, ({ a, b }) => {
-  log(`add ${a} ${b}`);
-  return { content: [{ type: 'text', text: String(a + b) }] };
-});
+server.registerTool(
+  'add',
+  { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } },
+  ({ a, b }) => {
+    log(`add ${a} ${b}`);
+    return { content: [{ type: 'text', text: String(a + b) }] };
+  },
+);
 server.registerTool('shout', { description: 'Upper-cases a text', inputSchema: { text: z.string() } }, ({ text }) => {
   log(`shout ${text}`);
   return { content: [{ type: 'text', text: text.toUpperCase() }] };

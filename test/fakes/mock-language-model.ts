@@ -13,7 +13,10 @@ export interface MockLanguageModelOptions {
    * 0-based index, or an array of per-call results (a call past its end fails loudly).
    * @default the text 'mock answer'
    */
-  generate?: MockResult | readonly MockResult[] | ((request: LanguageModelRequest, index: number) => MockResult | Promise<MockResult>);
+  generate?:
+    | MockResult
+    | readonly MockResult[]
+    | ((request: LanguageModelRequest, index: number) => MockResult | Promise<MockResult>);
 }
 
 /** A `LanguageModel` test double (AI SDK style): scripted answers; records every request in `calls`. */
@@ -37,11 +40,19 @@ export class MockLanguageModel implements LanguageModel {
     if (typeof this.script === 'function') result = await this.script(request, index);
     else if (Array.isArray(this.script)) {
       result = (this.script as readonly MockResult[])[index];
-      if (result === undefined) throw new Error(`MockLanguageModel: no result scripted for call ${index + 1} (the array has ${this.script.length})`);
+      if (result === undefined)
+        throw new Error(
+          `MockLanguageModel: no result scripted for call ${index + 1} (the array has ${this.script.length})`,
+        );
     } else result = this.script as MockResult;
     if (result instanceof Error) throw result;
     if (typeof result === 'string') {
-      return { message: { role: 'assistant', content: result }, usage: { inputTokens: 10, outputTokens: 5 }, finishReason: 'stop', model: this.modelId };
+      return {
+        message: { role: 'assistant', content: result },
+        usage: { inputTokens: 10, outputTokens: 5 },
+        finishReason: 'stop',
+        model: this.modelId,
+      };
     }
     return result;
   }

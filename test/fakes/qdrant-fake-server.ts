@@ -75,11 +75,20 @@ export class QdrantFakeServer {
    * before the documented defaults apply again.
    */
   answer(method: string, path: string | RegExp, ...answers: Scripted[]): void {
-    this.scripts.push({ method, path: typeof path === 'string' ? new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : path, answers });
+    this.scripts.push({
+      method,
+      path: typeof path === 'string' ? new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : path,
+      answers,
+    });
   }
 
   /** A collection as if created earlier, with named dense vectors of these lengths and every index agentq makes. */
-  addCollection(name: string, vectors: Record<string, unknown> = {}, sparseVectors: Record<string, unknown> = {}, indexedFields: string[] = []): void {
+  addCollection(
+    name: string,
+    vectors: Record<string, unknown> = {},
+    sparseVectors: Record<string, unknown> = {},
+    indexedFields: string[] = [],
+  ): void {
     this.collections.set(name, {
       vectors,
       sparse_vectors: sparseVectors,
@@ -89,7 +98,9 @@ export class QdrantFakeServer {
 
   /** Requests to paths matching `path` (and `method`, if given). */
   requestsTo(path: RegExp, method?: string): RecordedRequest[] {
-    return this.requests.filter((request) => path.test(request.path) && (method === undefined || request.method === method));
+    return this.requests.filter(
+      (request) => path.test(request.path) && (method === undefined || request.method === method),
+    );
   }
 
   async close(): Promise<void> {
@@ -110,20 +121,35 @@ export class QdrantFakeServer {
       body: text.length > 0 ? JSON.parse(text) : undefined,
     };
     this.requests.push(recorded);
-    const script = this.scripts.find((candidate) => candidate.method === recorded.method && candidate.path.test(recorded.path) && candidate.answers.length > 0);
+    const script = this.scripts.find(
+      (candidate) =>
+        candidate.method === recorded.method && candidate.path.test(recorded.path) && candidate.answers.length > 0,
+    );
     const scripted = script?.answers.shift();
     if (scripted === 'drop-connection') {
       request.socket.destroy();
       return;
     }
-    const answer = scripted === undefined ? this.documentedDefault(recorded) : typeof scripted === 'function' ? scripted(recorded) : scripted;
+    const answer =
+      scripted === undefined
+        ? this.documentedDefault(recorded)
+        : typeof scripted === 'function'
+          ? scripted(recorded)
+          : scripted;
     response.writeHead(answer.status ?? 200, { 'content-type': 'application/json', ...answer.headers });
     response.end(JSON.stringify(answer.body));
   }
 
   /** What Qdrant answers when nothing is scripted, from the documentation's examples. */
   private documentedDefault({ method, path, body }: RecordedRequest): FakeAnswer {
-    if (method === 'GET' && path === '/') return { body: { title: 'qdrant - vector search engine', version: this.version, commit: '0a6f3ba1e9bd5bb7f4fc1cb8b7ac46e4d9a5f0a2' } };
+    if (method === 'GET' && path === '/')
+      return {
+        body: {
+          title: 'qdrant - vector search engine',
+          version: this.version,
+          commit: '0a6f3ba1e9bd5bb7f4fc1cb8b7ac46e4d9a5f0a2',
+        },
+      };
     const match = /^\/collections\/([^/]+)(\/.*)?$/.exec(path);
     if (!match) return failure(404, `Not found: ${path}`);
     const name = decodeURIComponent(match[1]!);
@@ -133,7 +159,10 @@ export class QdrantFakeServer {
     if (rest === '') {
       if (method === 'PUT') {
         if (collection) return failure(409, `Wrong input: Collection \`${name}\` already exists!`);
-        const { vectors = {}, sparse_vectors = {} } = body as { vectors?: Record<string, unknown>; sparse_vectors?: Record<string, unknown> };
+        const { vectors = {}, sparse_vectors = {} } = body as {
+          vectors?: Record<string, unknown>;
+          sparse_vectors?: Record<string, unknown>;
+        };
         this.collections.set(name, { vectors, sparse_vectors, payload_schema: {} });
         return ok(true);
       }
@@ -143,7 +172,11 @@ export class QdrantFakeServer {
     if (!collection) return missing;
     if (method === 'PUT' && rest === '/index') {
       const { field_name: field, field_schema: schema } = body as { field_name: string; field_schema: unknown };
-      collection.payload_schema[field] = { data_type: typeof schema === 'string' ? schema : (schema as { type: string }).type, ...(typeof schema === 'object' ? { params: schema } : {}), points: 0 };
+      collection.payload_schema[field] = {
+        data_type: typeof schema === 'string' ? schema : (schema as { type: string }).type,
+        ...(typeof schema === 'object' ? { params: schema } : {}),
+        points: 0,
+      };
       return ok(UPDATE_COMPLETED);
     }
     const vectorMatch = /^\/vectors\/([^/]+)$/.exec(rest);
@@ -172,9 +205,25 @@ function collectionInfo(collection: FakeCollection): unknown {
     points_count: 0,
     segments_count: 2,
     config: {
-      params: { vectors: collection.vectors, sparse_vectors: collection.sparse_vectors, shard_number: 1, replication_factor: 1, write_consistency_factor: 1, on_disk_payload: true },
+      params: {
+        vectors: collection.vectors,
+        sparse_vectors: collection.sparse_vectors,
+        shard_number: 1,
+        replication_factor: 1,
+        write_consistency_factor: 1,
+        on_disk_payload: true,
+      },
       hnsw_config: { m: 16, ef_construct: 100, full_scan_threshold: 10000, max_indexing_threads: 0, on_disk: false },
-      optimizer_config: { deleted_threshold: 0.2, vacuum_min_vector_number: 1000, default_segment_number: 0, max_segment_size: null, memmap_threshold: null, indexing_threshold: 20000, flush_interval_sec: 5, max_optimization_threads: null },
+      optimizer_config: {
+        deleted_threshold: 0.2,
+        vacuum_min_vector_number: 1000,
+        default_segment_number: 0,
+        max_segment_size: null,
+        memmap_threshold: null,
+        indexing_threshold: 20000,
+        flush_interval_sec: 5,
+        max_optimization_threads: null,
+      },
       wal_config: { wal_capacity_mb: 32, wal_segments_ahead: 0 },
       quantization_config: null,
     },

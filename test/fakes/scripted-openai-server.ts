@@ -111,12 +111,17 @@ export interface RecordedRequest<Body = unknown> {
 export type ScriptedChatRequest = RecordedRequest<ChatCompletionCreateParams>;
 
 /** A chat script: a queue (each chat request takes the next entry) or a function of the request and its 0-based chat index. */
-export type ChatScript = readonly ScriptedResponse[] | ((request: ScriptedChatRequest, index: number) => ScriptedResponse | Promise<ScriptedResponse>);
+export type ChatScript =
+  | readonly ScriptedResponse[]
+  | ((request: ScriptedChatRequest, index: number) => ScriptedResponse | Promise<ScriptedResponse>);
 
 /** An embeddings script: a queue of faults consumed in order (then normal answers), or a function (`undefined` → normal answer). */
 export type EmbeddingsScript =
   | readonly ScriptedEmbeddingsResponse[]
-  | ((request: RecordedRequest, index: number) => ScriptedEmbeddingsResponse | undefined | Promise<ScriptedEmbeddingsResponse | undefined>);
+  | ((
+      request: RecordedRequest,
+      index: number,
+    ) => ScriptedEmbeddingsResponse | undefined | Promise<ScriptedEmbeddingsResponse | undefined>);
 
 export interface ScriptedOpenAIServerOptions {
   /** Chat answers. Default: empty, so every chat request gets a loud "script exhausted" 500. */
@@ -176,7 +181,7 @@ export function embedText(text: string, dimensions: number): number[] {
     const hash = fnv1a(word);
     const slot = hash % dimensions;
     // A sign bit from the hash keeps collisions of unrelated words from adding up to fake similarity.
-    vector[slot] = (vector[slot] ?? 0) + ((hash >>> 31) === 1 ? -1 : 1);
+    vector[slot] = (vector[slot] ?? 0) + (hash >>> 31 === 1 ? -1 : 1);
   }
   const norm = Math.hypot(...vector);
   // Text without words gets a fixed unit vector rather than zeros, which would make cosine similarity NaN.
@@ -185,7 +190,9 @@ export function embedText(text: string, dimensions: number): number[] {
 }
 
 /** Start the server on a random free loopback port. */
-export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOptions = {}): Promise<ScriptedOpenAIServer> {
+export async function startScriptedOpenAIServer(
+  options: ScriptedOpenAIServerOptions = {},
+): Promise<ScriptedOpenAIServer> {
   const models = options.models ?? ['scripted-chat', 'scripted-embedding'];
   const embeddingDimensions = options.embeddingDimensions ?? 64;
   const initialScript: ChatScript = options.script ?? [];
@@ -212,7 +219,8 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
   });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const handleChat = (record: RecordedRequest, rawBody: string, signal: AbortSignal, answer: Answer) => chatWith(record, rawBody, signal, answer, response);
+    const handleChat = (record: RecordedRequest, rawBody: string, signal: AbortSignal, answer: Answer) =>
+      chatWith(record, rawBody, signal, answer, response);
     const receivedAt = Date.now();
     const rawBody = await readBody(request);
     const path = (request.url ?? '/').split('?')[0] ?? '/';
@@ -250,7 +258,10 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
     } else if (record.method === 'POST' && path === moderationsPath) {
       answer(200, moderation(record.body, options.flaggedTerms ?? ['FLAG_ME']));
     } else if (record.method === 'GET' && path === modelsPath) {
-      answer(200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) });
+      answer(200, {
+        object: 'list',
+        data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })),
+      });
     } else {
       answer(404, errorBody(`Unknown request URL: ${record.method} ${path}.`, 'invalid_request_error', 'unknown_url'));
     }
@@ -261,16 +272,34 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
    * content a word per chunk, each tool call's name, then its arguments a word per chunk, the finish reason,
    * the usage chunk when `stream_options.include_usage` asks for it, then `[DONE]`.
    */
-  async function streamChat(record: RecordedRequest, response: ServerResponse, scripted: ScriptedMessage, body: ChatCompletionCreateParams, chatIndex: number, signal: AbortSignal): Promise<void> {
+  async function streamChat(
+    record: RecordedRequest,
+    response: ServerResponse,
+    scripted: ScriptedMessage,
+    body: ChatCompletionCreateParams,
+    chatIndex: number,
+    signal: AbortSignal,
+  ): Promise<void> {
     const completion = chatCompletion(scripted, body, chatIndex) as ChatCompletionBody;
     const choice = completion.choices[0]!;
     const delayMs = scripted.chunkDelayMs ?? options.streamChunkDelayMs ?? 0;
     record.status = 200;
     record.chunkTimes = [];
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': `req_scripted_${record.index}` });
-    const base = { id: completion.id, object: 'chat.completion.chunk', created: completion.created, model: completion.model };
+    response.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      'x-request-id': `req_scripted_${record.index}`,
+    });
+    const base = {
+      id: completion.id,
+      object: 'chat.completion.chunk',
+      created: completion.created,
+      model: completion.model,
+    };
     const send = (delta: Record<string, unknown>, finishReason: string | null = null, usage?: unknown) => {
-      response.write(`data: ${JSON.stringify({ ...base, choices: usage ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(usage ? { usage } : {}) })}\n\n`);
+      response.write(
+        `data: ${JSON.stringify({ ...base, choices: usage ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(usage ? { usage } : {}) })}\n\n`,
+      );
     };
     send({ role: 'assistant', content: '' });
     const words = (choice.message.content ?? '').match(/\s*\S+\s*|\s+/g) ?? [];
@@ -288,7 +317,11 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
       record.chunkTimes.push(Date.now());
     }
     for (const [position, call] of (choice.message.tool_calls ?? []).entries()) {
-      send({ tool_calls: [{ index: position, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] });
+      send({
+        tool_calls: [
+          { index: position, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
+        ],
+      });
       // Arguments come in fragments, as real models send them (words, cut anywhere in the JSON).
       for (const piece of call.function.arguments.match(/\s*\S+\s*|\s+/g) ?? []) {
         if (delayMs > 0 && !(await waitLatency(delayMs, signal))) return;
@@ -304,7 +337,13 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
     record.outcome = 'answered';
   }
 
-  async function chatWith(record: RecordedRequest, rawBody: string, signal: AbortSignal, answer: Answer, response: ServerResponse): Promise<void> {
+  async function chatWith(
+    record: RecordedRequest,
+    rawBody: string,
+    signal: AbortSignal,
+    answer: Answer,
+    response: ServerResponse,
+  ): Promise<void> {
     const invalid = validateChatBody(record.body, rawBody);
     if (invalid) return answer(400, invalid);
     const body = record.body as ChatCompletionCreateParams;
@@ -324,13 +363,21 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
     answer(200, chatCompletion(scripted, body, chatIndex));
   }
 
-  async function nextChatResponse(request: ScriptedChatRequest, chatIndex: number): Promise<ScriptedResponse | undefined> {
+  async function nextChatResponse(
+    request: ScriptedChatRequest,
+    chatIndex: number,
+  ): Promise<ScriptedResponse | undefined> {
     const current = script;
     if (typeof current === 'function') {
       try {
         return await current(request, chatIndex);
       } catch (error) {
-        return { status: 500, type: 'server_error', code: 'script_error', message: `scripted OpenAI server: script function threw: ${errorMessage(error)}` };
+        return {
+          status: 500,
+          type: 'server_error',
+          code: 'script_error',
+          message: `scripted OpenAI server: script function threw: ${errorMessage(error)}`,
+        };
       }
     }
     const next = current[queueCursor];
@@ -338,7 +385,12 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
     return next;
   }
 
-  async function handleEmbeddings(record: RecordedRequest, rawBody: string, signal: AbortSignal, answer: Answer): Promise<void> {
+  async function handleEmbeddings(
+    record: RecordedRequest,
+    rawBody: string,
+    signal: AbortSignal,
+    answer: Answer,
+  ): Promise<void> {
     const parsed = validateEmbeddingsBody(record.body, rawBody);
     if ('error' in parsed) return answer(400, parsed);
 
@@ -356,17 +408,30 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
       return { object: 'embedding', index, embedding: base64 ? float32Base64(vector) : vector };
     });
     const promptTokens = parsed.inputs.reduce((sum, text) => sum + estimateTokens(text), 0);
-    answer(200, { object: 'list', data, model: parsed.model, usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } });
+    answer(200, {
+      object: 'list',
+      data,
+      model: parsed.model,
+      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+    });
   }
 
-  async function nextEmbeddingsResponse(request: RecordedRequest, index: number): Promise<ScriptedEmbeddingsResponse | undefined> {
+  async function nextEmbeddingsResponse(
+    request: RecordedRequest,
+    index: number,
+  ): Promise<ScriptedEmbeddingsResponse | undefined> {
     const embeddingsScript = options.embeddingsScript;
     if (embeddingsScript === undefined) return undefined;
     if (typeof embeddingsScript !== 'function') return embeddingsScript[index];
     try {
       return await embeddingsScript(request, index);
     } catch (error) {
-      return { status: 500, type: 'server_error', code: 'script_error', message: `scripted OpenAI server: embeddings script threw: ${errorMessage(error)}` };
+      return {
+        status: 500,
+        type: 'server_error',
+        code: 'script_error',
+        message: `scripted OpenAI server: embeddings script threw: ${errorMessage(error)}`,
+      };
     }
   }
 
@@ -390,10 +455,15 @@ export async function startScriptedOpenAIServer(options: ScriptedOpenAIServerOpt
     url: `http://127.0.0.1:${port}/v1`,
     port,
     requests,
-    chatRequests: () => requests.filter((record) => record.path === chatPath && record.scriptIndex !== undefined) as ScriptedChatRequest[],
-    embeddingRequests: () => requests.filter((record) => record.path === embeddingsPath && record.scriptIndex !== undefined),
+    chatRequests: () =>
+      requests.filter(
+        (record) => record.path === chatPath && record.scriptIndex !== undefined,
+      ) as ScriptedChatRequest[],
+    embeddingRequests: () =>
+      requests.filter((record) => record.path === embeddingsPath && record.scriptIndex !== undefined),
     push(...responses) {
-      if (typeof script === 'function') throw new Error('push() needs a queue script; this server is scripted by a function');
+      if (typeof script === 'function')
+        throw new Error('push() needs a queue script; this server is scripted by a function');
       script = [...script, ...responses];
     },
     setScript(next) {
@@ -423,7 +493,10 @@ interface ChatCompletionBody {
   id: string;
   created: number;
   model: string;
-  choices: { message: { content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[] }; finish_reason: string }[];
+  choices: {
+    message: { content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[] };
+    finish_reason: string;
+  }[];
   usage: unknown;
 }
 
@@ -441,12 +514,22 @@ function answerFault(fault: ScriptedFault, chatBody: ChatCompletionCreateParams 
   const headers: Record<string, string> = { ...fault.headers };
   if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
   const code = fault.code ?? (fault.status === 429 ? 'rate_limit_exceeded' : null);
-  const type = fault.type ?? (fault.status === 429 ? 'rate_limit_error' : fault.status >= 500 ? 'server_error' : 'invalid_request_error');
+  const type =
+    fault.type ??
+    (fault.status === 429 ? 'rate_limit_error' : fault.status >= 500 ? 'server_error' : 'invalid_request_error');
   const param = code === 'context_length_exceeded' ? 'messages' : null;
-  answer(fault.status, errorBody(fault.message ?? defaultFaultMessage(fault.status, code, chatBody), type, code, param), headers);
+  answer(
+    fault.status,
+    errorBody(fault.message ?? defaultFaultMessage(fault.status, code, chatBody), type, code, param),
+    headers,
+  );
 }
 
-function defaultFaultMessage(status: number, code: string | null, chatBody: ChatCompletionCreateParams | undefined): string {
+function defaultFaultMessage(
+  status: number,
+  code: string | null,
+  chatBody: ChatCompletionCreateParams | undefined,
+): string {
   if (code === 'context_length_exceeded') {
     const limit = 8192;
     const used = Math.max(limit + 1, chatBody ? estimateTokens(promptText(chatBody)) : 0);
@@ -466,7 +549,11 @@ function moderation(body: unknown, flaggedTerms: readonly string[]): unknown {
   const inputs = Array.isArray(input) ? input : [input ?? ''];
   const results = inputs.map((text) => {
     const flagged = flaggedTerms.some((term) => String(text).toLowerCase().includes(term.toLowerCase()));
-    return { flagged, categories: { harassment: flagged, violence: false }, category_scores: { harassment: flagged ? 0.98 : 0.01, violence: 0.01 } };
+    return {
+      flagged,
+      categories: { harassment: flagged, violence: false },
+      category_scores: { harassment: flagged ? 0.98 : 0.01, violence: 0.01 },
+    };
   });
   return { id: 'modr-scripted', model: model ?? 'omni-moderation-latest', results };
 }
@@ -475,12 +562,19 @@ function chatCompletion(message: ScriptedMessage, body: ChatCompletionCreatePara
   const toolCalls = (message.toolCalls ?? []).map((call, position) => ({
     id: call.id ?? `call_${chatIndex}_${position}`,
     type: 'function',
-    function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments) },
+    function: {
+      name: call.name,
+      arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+    },
   }));
   const hasToolCalls = toolCalls.length > 0;
   const content = message.content !== undefined ? message.content : hasToolCalls ? null : '';
-  const completionText = (content ?? '') + toolCalls.map((call) => call.function.name + call.function.arguments).join('');
-  const usage = message.usage ?? { prompt_tokens: estimateTokens(promptText(body)), completion_tokens: estimateTokens(completionText) };
+  const completionText =
+    (content ?? '') + toolCalls.map((call) => call.function.name + call.function.arguments).join('');
+  const usage = message.usage ?? {
+    prompt_tokens: estimateTokens(promptText(body)),
+    completion_tokens: estimateTokens(completionText),
+  };
   return {
     id: `chatcmpl-scripted-${chatIndex}`,
     object: 'chat.completion',
@@ -512,7 +606,8 @@ function promptText(body: ChatCompletionCreateParams): string {
     if (Array.isArray(toolCalls)) {
       for (const call of toolCalls) {
         const functionCall = isObject(call) ? call['function'] : undefined;
-        if (isObject(functionCall)) text += String(functionCall['name'] ?? '') + String(functionCall['arguments'] ?? '');
+        if (isObject(functionCall))
+          text += String(functionCall['name'] ?? '') + String(functionCall['arguments'] ?? '');
       }
     }
   }
@@ -525,7 +620,12 @@ function validateChatBody(body: unknown, rawBody: string): OpenAIErrorBody | und
     return errorBody('you must provide a model parameter', 'invalid_request_error', null, 'model');
   }
   if (!Array.isArray(body['messages'])) {
-    return errorBody("Missing required parameter: 'messages'.", 'invalid_request_error', 'missing_required_parameter', 'messages');
+    return errorBody(
+      "Missing required parameter: 'messages'.",
+      'invalid_request_error',
+      'missing_required_parameter',
+      'messages',
+    );
   }
   return undefined;
 }
@@ -540,16 +640,31 @@ interface EmbeddingsParams {
 function validateEmbeddingsBody(body: unknown, rawBody: string): EmbeddingsParams | OpenAIErrorBody {
   if (!isObject(body)) return invalidJson(rawBody);
   const { model, input, dimensions, encoding_format: encodingFormat } = body;
-  if (typeof model !== 'string' || model === '') return errorBody('you must provide a model parameter', 'invalid_request_error', null, 'model');
+  if (typeof model !== 'string' || model === '')
+    return errorBody('you must provide a model parameter', 'invalid_request_error', null, 'model');
   const inputs = typeof input === 'string' ? [input] : input;
-  if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((item): item is string => typeof item === 'string')) {
-    return errorBody("'input' must be a string or a non-empty array of strings (token arrays are not supported here).", 'invalid_request_error', null, 'input');
+  if (
+    !Array.isArray(inputs) ||
+    inputs.length === 0 ||
+    !inputs.every((item): item is string => typeof item === 'string')
+  ) {
+    return errorBody(
+      "'input' must be a string or a non-empty array of strings (token arrays are not supported here).",
+      'invalid_request_error',
+      null,
+      'input',
+    );
   }
   if (dimensions !== undefined && (typeof dimensions !== 'number' || !Number.isInteger(dimensions) || dimensions < 1)) {
     return errorBody("'dimensions' must be a positive integer.", 'invalid_request_error', null, 'dimensions');
   }
   if (encodingFormat !== undefined && encodingFormat !== 'float' && encodingFormat !== 'base64') {
-    return errorBody("'encoding_format' must be 'float' or 'base64'.", 'invalid_request_error', null, 'encoding_format');
+    return errorBody(
+      "'encoding_format' must be 'float' or 'base64'.",
+      'invalid_request_error',
+      null,
+      'encoding_format',
+    );
   }
   // OpenAI answers floats when encoding_format is absent; the SDK asks base64 unless told otherwise.
   return { model, inputs, dimensions, encodingFormat: encodingFormat ?? 'float' };
@@ -559,7 +674,7 @@ function invalidJson(rawBody: string): OpenAIErrorBody {
   const message =
     rawBody.trim() === ''
       ? 'We could not parse the JSON body of your request: the body is empty.'
-      : 'We could not parse the JSON body of your request. (HINT: This likely means you aren\'t using your HTTP library correctly. The OpenAI API expects a JSON payload.)';
+      : "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload.)";
   return errorBody(message, 'invalid_request_error', null);
 }
 
@@ -620,7 +735,11 @@ function parseJson(text: string): unknown {
 
 function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   response.end(text);
 }
 

@@ -39,7 +39,7 @@ function parseLabels(text: string, line: number): Record<string, string> {
     if (text[equals + 1] !== '"') throw new Error(`line ${line}: label ${name} value is not quoted`);
     let value = '';
     let index = equals + 2;
-    for (;; index += 1) {
+    for (; ; index += 1) {
       const character = text[index];
       if (character === undefined) throw new Error(`line ${line}: unterminated value of label ${name}`);
       if (character === '"') break;
@@ -152,7 +152,9 @@ function checkHistogram(family: Family): void {
       if (!(bound > previousBound)) throw new Error(`${family.name}${key}: buckets not in increasing le order`);
       if (count < previousCount) throw new Error(`${family.name}${key}: bucket counts are not cumulative`);
     }
-    if (group.count === undefined || group.sum === undefined) throw new Error(`${family.name}${key}: _sum or _count missing`);
-    if (group.buckets.at(-1)![1] !== group.count) throw new Error(`${family.name}${key}: +Inf bucket differs from _count`);
+    if (group.count === undefined || group.sum === undefined)
+      throw new Error(`${family.name}${key}: _sum or _count missing`);
+    if (group.buckets.at(-1)![1] !== group.count)
+      throw new Error(`${family.name}${key}: +Inf bucket differs from _count`);
   }
 }

@@ -26,7 +26,10 @@ export function parseSseFrames(text: string): SseFrame[] {
  * Reads an SSE response body until `stop(frames)` says so or the stream ends; → the frames read. The
  * caller aborts the request afterwards if the stream is still open.
  */
-export async function readSse(body: ReadableStream<Uint8Array>, stop: (frames: SseFrame[]) => boolean = () => false): Promise<SseFrame[]> {
+export async function readSse(
+  body: ReadableStream<Uint8Array>,
+  stop: (frames: SseFrame[]) => boolean = () => false,
+): Promise<SseFrame[]> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let text = '';

@@ -31,7 +31,10 @@ export interface ApiTestEnv extends TestEnv {
 
 /** A real worker and client (startTestEnv) plus the API on the same config, with the test keys. */
 export async function startApiTestEnv(
-  options: Omit<StartWorkerOptions, 'config'> & { env?: Record<string, string>; api?: Omit<CreateApiOptions, 'config'> } = {},
+  options: Omit<StartWorkerOptions, 'config'> & {
+    env?: Record<string, string>;
+    api?: Omit<CreateApiOptions, 'config'>;
+  } = {},
 ): Promise<ApiTestEnv> {
   const { env = {}, api = {}, ...workerOptions } = options;
   const testEnv = await startTestEnv({ ...workerOptions, env: { AGENTQ_API_KEYS: API_KEYS_ENV, ...env } });
@@ -39,7 +42,8 @@ export async function startApiTestEnv(
   return {
     ...testEnv,
     app,
-    as: (key, injectOptions) => app.inject({ ...injectOptions, headers: { ...bearer(key), ...(injectOptions.headers ?? {}) } }),
+    as: (key, injectOptions) =>
+      app.inject({ ...injectOptions, headers: { ...bearer(key), ...(injectOptions.headers ?? {}) } }),
     async close() {
       await app.close();
       await testEnv.close();
@@ -48,7 +52,10 @@ export async function startApiTestEnv(
 }
 
 /** The API alone (no worker) on a fresh test config: fuzzing and Redis-outage tests. */
-export async function createTestApi(env: Record<string, string> = {}, api: Omit<CreateApiOptions, 'config'> = {}): Promise<ApiInstance> {
+export async function createTestApi(
+  env: Record<string, string> = {},
+  api: Omit<CreateApiOptions, 'config'> = {},
+): Promise<ApiInstance> {
   const config = testConfig({ AGENTQ_API_KEYS: API_KEYS_ENV, ...env });
   return createApi({ config, logger: createLogger(config.logLevel), ...api });
 }

@@ -20,7 +20,13 @@ export function readOutcome<C>(read: () => C, key: keyof C): ReaderOutcome {
  * (the same value, or the same refusal worded as the configuration words it, code INVALID_INPUT), and
  * the full configuration gives the same as the light reader. Answers how many values were refused.
  */
-export function expectReaderMatchesZod<C>({ values, zodSchemas, configKeys, light, full }: {
+export function expectReaderMatchesZod<C>({
+  values,
+  zodSchemas,
+  configKeys,
+  light,
+  full,
+}: {
   values: Record<string, string[]>;
   zodSchemas: Record<string, z.ZodType>;
   configKeys: Record<string, keyof C>;
@@ -33,12 +39,18 @@ export function expectReaderMatchesZod<C>({ values, zodSchemas, configKeys, ligh
       const parsed = zodSchemas[name]!.safeParse(value);
       const expected: ReaderOutcome = parsed.success
         ? { value: parsed.data }
-        : { message: `invalid configuration: ${parsed.error.issues.map((issue) => `${name}: ${issue.message}`).join('; ')} (see the configuration table in README.md)`, code: 'INVALID_INPUT' };
+        : {
+            message: `invalid configuration: ${parsed.error.issues.map((issue) => `${name}: ${issue.message}`).join('; ')} (see the configuration table in README.md)`,
+            code: 'INVALID_INPUT',
+          };
       const label = `${name}=${JSON.stringify(value)}`;
       const lightOutcome = readOutcome(() => light({ [name]: value }), configKeys[name]!);
       if ('message' in expected) refusals += 1;
       expect(lightOutcome, label).toEqual(expected);
-      expect(readOutcome(() => full({ [name]: value }), configKeys[name]!), label).toEqual(lightOutcome);
+      expect(
+        readOutcome(() => full({ [name]: value }), configKeys[name]!),
+        label,
+      ).toEqual(lightOutcome);
     }
   }
   return refusals;

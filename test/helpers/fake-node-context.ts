@@ -19,7 +19,16 @@ export interface FakeNodeContextOptions {
  * A node context for unit tests of node helpers: an in-memory memo (values copied, as through Redis)
  * and recorded usage. Integration tests use the real step processor instead.
  */
-export function fakeNodeContext(services: Services, { memo = new Map<string, unknown>(), tokenBudgetRemaining = null, attempt = 1, abortSignal = new AbortController().signal, arg }: FakeNodeContextOptions = {}) {
+export function fakeNodeContext(
+  services: Services,
+  {
+    memo = new Map<string, unknown>(),
+    tokenBudgetRemaining = null,
+    attempt = 1,
+    abortSignal = new AbortController().signal,
+    arg,
+  }: FakeNodeContextOptions = {},
+) {
   const recorded: (Usage & { model?: string })[] = [];
   const events: { type: string; data: Record<string, unknown> }[] = [];
   const context: NodeContext = {

@@ -6,7 +6,17 @@ import { strToU8, zipSync } from 'fflate';
 
 /** Debian's chromium; its flags are the ones STACK.md lists for headless use on these machines. */
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run', '--no-pdf-header-footer'];
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--no-first-run',
+  '--no-pdf-header-footer',
+];
 
 /** A fresh temporary directory; `remove()` deletes it. */
 export function tempDirectory(prefix = 'agentq-ingest-'): { path: string; remove(): void } {
@@ -30,13 +40,18 @@ export const PDF_HTML = `<!doctype html><html><head><meta charset="utf-8"><title
 
 /** A real PDF, printed by headless chromium from `html`. Fails with the install command when chromium is missing. */
 export function makePdf(html = PDF_HTML): Buffer {
-  if (!CHROMIUM) throw new Error('the PDF fixture is printed by chromium, which is missing: apt-get install -y chromium');
+  if (!CHROMIUM)
+    throw new Error('the PDF fixture is printed by chromium, which is missing: apt-get install -y chromium');
   const directory = tempDirectory('agentq-pdf-');
   try {
     const source = join(directory.path, 'source.html');
     const output = join(directory.path, 'out.pdf');
     writeFileSync(source, html);
-    execFileSync(CHROMIUM, [...CHROMIUM_FLAGS, `--user-data-dir=${join(directory.path, 'profile')}`, `--print-to-pdf=${output}`, source], { stdio: 'ignore', timeout: 60_000 });
+    execFileSync(
+      CHROMIUM,
+      [...CHROMIUM_FLAGS, `--user-data-dir=${join(directory.path, 'profile')}`, `--print-to-pdf=${output}`, source],
+      { stdio: 'ignore', timeout: 60_000 },
+    );
     return readFileSync(output);
   } finally {
     directory.remove();
@@ -51,11 +66,17 @@ export type DocxParagraph = { style?: string; text: string; pageBreakBefore?: bo
  * A minimal DOCX written from its XML parts ([Content_Types].xml, the package relationship, the main
  * document, its styles with Heading 1/2 and Title, and the core properties with a title).
  */
-export function makeDocx(paragraphs: readonly DocxParagraph[], { title = 'Field Memo' }: { title?: string } = {}): Buffer {
+export function makeDocx(
+  paragraphs: readonly DocxParagraph[],
+  { title = 'Field Memo' }: { title?: string } = {},
+): Buffer {
   const body = paragraphs
     .map((paragraph) => {
       if ('pageBreak' in paragraph) return '<w:p><w:r><w:br w:type="page"/></w:r></w:p>';
-      const properties = [paragraph.style ? `<w:pStyle w:val="${paragraph.style}"/>` : '', paragraph.pageBreakBefore ? '<w:pageBreakBefore/>' : ''].join('');
+      const properties = [
+        paragraph.style ? `<w:pStyle w:val="${paragraph.style}"/>` : '',
+        paragraph.pageBreakBefore ? '<w:pageBreakBefore/>' : '',
+      ].join('');
       // Split into two runs with a tab: the parser must join runs.
       const [first, ...rest] = paragraph.text.split(' ');
       return `<w:p>${properties ? `<w:pPr>${properties}</w:pPr>` : ''}<w:r><w:rPr><w:b/></w:rPr><w:t>${escapeXml(first ?? '')}</w:t></w:r><w:r><w:t xml:space="preserve"> ${escapeXml(rest.join(' '))}</w:t></w:r></w:p>`;
@@ -158,8 +179,11 @@ function handWrittenPdf(text: string, trailerExtra = '', extraObjects: readonly 
  * a reader of a protected PDF meets.
  */
 export function makePasswordProtectedPdf(): Buffer {
-  const bytes = (count: number, seed: number) => Array.from({ length: count }, (_, index) => ((index * 37 + seed) % 256).toString(16).padStart(2, '0')).join('');
-  return handWrittenPdf('The vault holds the gold.', `/Encrypt 6 0 R /ID [<${bytes(16, 3)}> <${bytes(16, 3)}>]`, [`<< /Filter /Standard /V 1 /R 2 /O <${bytes(32, 1)}> /U <${bytes(32, 2)}> /P -44 >>`]);
+  const bytes = (count: number, seed: number) =>
+    Array.from({ length: count }, (_, index) => ((index * 37 + seed) % 256).toString(16).padStart(2, '0')).join('');
+  return handWrittenPdf('The vault holds the gold.', `/Encrypt 6 0 R /ID [<${bytes(16, 3)}> <${bytes(16, 3)}>]`, [
+    `<< /Filter /Standard /V 1 /R 2 /O <${bytes(32, 1)}> /U <${bytes(32, 2)}> /P -44 >>`,
+  ]);
 }
 
 /** A 1×1 PNG, stretched over a page: a scan's pages are pictures, with no text layer. */
@@ -168,7 +192,9 @@ const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z
 /** A two-page PDF of images only (printed by chromium), as a scanner without OCR makes. */
 export function makeScannedPdf(): Buffer {
   const image = `<img src="data:image/png;base64,${PIXEL_PNG}" style="width:600px;height:800px">`;
-  return makePdf(`<!doctype html><html><body style="margin:0">${image}<div style="page-break-after:always"></div>${image}</body></html>`);
+  return makePdf(
+    `<!doctype html><html><body style="margin:0">${image}<div style="page-break-after:always"></div>${image}</body></html>`,
+  );
 }
 
 /**
@@ -178,10 +204,14 @@ export function makeScannedPdf(): Buffer {
 export function makeLongFiling(pages = 300): Buffer {
   const cover =
     '<h2>UNITED STATES SECURITIES AND EXCHANGE COMMISSION</h2><h1>FORM 10-Q</h1><p>For the quarterly period ended March 31, 2022</p><h2>ACME WIDGETS, INC.</h2><p>(Exact name of registrant as specified in its charter)</p>';
-  const body = (page: number) => `<p>Page ${page} discusses widget line ${page}${page === pages ? ': the quetzal plant closed in June.' : '.'}</p>`;
+  const body = (page: number) =>
+    `<p>Page ${page} discusses widget line ${page}${page === pages ? ': the quetzal plant closed in June.' : '.'}</p>`;
   const sections = Array.from(
     { length: pages },
-    (_, index) => `<section style="page-break-after:always"><p style="font-size:9pt">Acme Widgets, Inc. | Form 10-Q</p>${index === 0 ? cover : body(index + 1)}<p style="font-size:9pt">${index + 1}</p></section>`,
+    (_, index) =>
+      `<section style="page-break-after:always"><p style="font-size:9pt">Acme Widgets, Inc. | Form 10-Q</p>${index === 0 ? cover : body(index + 1)}<p style="font-size:9pt">${index + 1}</p></section>`,
   );
-  return makePdf(`<!doctype html><html><head><meta charset="utf-8"></head><body style="font:11pt serif">${sections.join('')}</body></html>`);
+  return makePdf(
+    `<!doctype html><html><head><meta charset="utf-8"></head><body style="font:11pt serif">${sections.join('')}</body></html>`,
+  );
 }

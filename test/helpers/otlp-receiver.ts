@@ -28,12 +28,23 @@ export async function startOtlpReceiver(): Promise<{ url: string; spans: Receive
     request.on('end', () => {
       if (request.url === '/v1/traces') {
         const payload = JSON.parse(body) as {
-          resourceSpans: { resource: { attributes: OtlpAttribute[] }; scopeSpans: { spans: (Omit<ReceivedSpan, 'resource' | 'attributes'> & { attributes: OtlpAttribute[] })[] }[] }[];
+          resourceSpans: {
+            resource: { attributes: OtlpAttribute[] };
+            scopeSpans: {
+              spans: (Omit<ReceivedSpan, 'resource' | 'attributes'> & { attributes: OtlpAttribute[] })[];
+            }[];
+          }[];
         };
         for (const resourceSpans of payload.resourceSpans) {
           const resource = attributes(resourceSpans.resource.attributes);
           for (const scope of resourceSpans.scopeSpans) {
-            for (const span of scope.spans) spans.push({ ...span, parentSpanId: span.parentSpanId ?? '', resource, attributes: attributes(span.attributes) });
+            for (const span of scope.spans)
+              spans.push({
+                ...span,
+                parentSpanId: span.parentSpanId ?? '',
+                resource,
+                attributes: attributes(span.attributes),
+              });
           }
         }
       }
@@ -43,5 +54,9 @@ export async function startOtlpReceiver(): Promise<{ url: string; spans: Receive
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  return { url: `http://127.0.0.1:${port}`, spans, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

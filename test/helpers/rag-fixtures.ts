@@ -4,21 +4,31 @@ import { IngestClient } from '../../producer/client/ingest-client.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import { SqliteVectorStore } from '../../shared/adapters/sqlite/sqlite-vector-store.js';
 import { embeddedVectorStorePath } from '../../shared/adapters/create-vector-store.js';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer, type ScriptedOpenAIServerOptions } from '../fakes/scripted-openai-server.js';
+import {
+  startScriptedOpenAIServer,
+  type ScriptedOpenAIServer,
+  type ScriptedOpenAIServerOptions,
+} from '../fakes/scripted-openai-server.js';
 import type { TestEnv } from './test-env.js';
 
 /** Small Markdown documents about Paris landmarks: one answers "who sketched the tower" and names a town another describes. */
 export const RAG_DOCS: Record<string, string> = {
-  'eiffel.md': '# Eiffel Tower\n\nThe Eiffel Tower is a wrought-iron lattice tower in Paris. It was built by the company of Gustave Eiffel and completed in 1889 for the World\'s Fair.\n',
+  'eiffel.md':
+    "# Eiffel Tower\n\nThe Eiffel Tower is a wrought-iron lattice tower in Paris. It was built by the company of Gustave Eiffel and completed in 1889 for the World's Fair.\n",
   'koechlin.md':
     '# Maurice Koechlin\n\nMaurice Koechlin was a Swiss structural engineer. As chief engineer of the company of Gustave Eiffel, Koechlin drew the first sketch of the Eiffel Tower in 1884. He was born in Buhl.\n',
   'buhl.md': '# Buhl\n\nBuhl is a commune in the Haut-Rhin department in Grand Est, in north-eastern France.\n',
-  'louvre.md': "# Louvre\n\nThe Louvre is the world's most-visited art museum. It stands on the Right Bank of the Seine in Paris.\n",
-  'notre-dame.md': '# Notre-Dame de Paris\n\nNotre-Dame de Paris is a medieval Catholic cathedral on the Île de la Cité. Its spire collapsed in the fire of 2019.\n',
+  'louvre.md':
+    "# Louvre\n\nThe Louvre is the world's most-visited art museum. It stands on the Right Bank of the Seine in Paris.\n",
+  'notre-dame.md':
+    '# Notre-Dame de Paris\n\nNotre-Dame de Paris is a medieval Catholic cathedral on the Île de la Cité. Its spire collapsed in the fire of 2019.\n',
 };
 
 /** A document only another tenant has; its words would match the questions if tenancy leaked. */
-export const FOREIGN_DOC = { 'secret-tower.md': '# Secret tower\n\nThe secret tower plans of the Eiffel company were drawn by an engineer named Zebulon Quill.\n' };
+export const FOREIGN_DOC = {
+  'secret-tower.md':
+    '# Secret tower\n\nThe secret tower plans of the Eiffel company were drawn by an engineer named Zebulon Quill.\n',
+};
 
 /** Writes `docs` under `directory/name` and returns that folder. */
 export function writeDocs(directory: string, name: string, docs: Record<string, string>): string {
@@ -29,10 +39,20 @@ export function writeDocs(directory: string, name: string, docs: Record<string, 
 }
 
 /** Ingests a folder through the queue (a worker must be running) and waits until it is indexed. */
-export async function ingestFolder(ingest: IngestClient, folder: string, options: { collection: string; tenant?: string }): Promise<void> {
+export async function ingestFolder(
+  ingest: IngestClient,
+  folder: string,
+  options: { collection: string; tenant?: string },
+): Promise<void> {
   const batch = await ingest.ingest([folder], options);
-  const progress = await ingest.wait(batch.batchId, { timeoutMs: 60_000, ...(options.tenant ? { tenant: options.tenant } : {}) });
-  if (progress.failed > 0) throw new Error(`ingest failed: ${JSON.stringify(progress.documents.filter((document) => document.status === 'failed'))}`);
+  const progress = await ingest.wait(batch.batchId, {
+    timeoutMs: 60_000,
+    ...(options.tenant ? { tenant: options.tenant } : {}),
+  });
+  if (progress.failed > 0)
+    throw new Error(
+      `ingest failed: ${JSON.stringify(progress.documents.filter((document) => document.status === 'failed'))}`,
+    );
 }
 
 /** The embedded store of a data folder, as the worker's ingest writes it (hand it to rag-agent as services.vectorStore). */
@@ -61,8 +81,13 @@ export async function startRagTestEnv<E extends TestEnv>(
 ): Promise<RagTestEnv<E>> {
   const server = model ? await startScriptedOpenAIServer(model) : undefined;
   const store = embeddedStoreOf(dataDir);
-  const modelEnv: Record<string, string> = server ? { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat' } : {};
-  const started = await start({ env: { AGENTQ_DATA_DIR: dataDir, ...modelEnv, ...env }, services: { vectorStore: store } });
+  const modelEnv: Record<string, string> = server
+    ? { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat' }
+    : {};
+  const started = await start({
+    env: { AGENTQ_DATA_DIR: dataDir, ...modelEnv, ...env },
+    services: { vectorStore: store },
+  });
   const ingest = new IngestClient({ config: started.config });
   return {
     env: started,

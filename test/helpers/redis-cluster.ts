@@ -52,7 +52,10 @@ async function clusterPorts(count: number): Promise<number[]> {
     const port = CLUSTER_PORTS.first + ((start + step) % span);
     if ((await portFree(port)) && (await portFree(port + 10000))) ports.push(port);
   }
-  if (ports.length < count) throw new Error(`only ${ports.length} of ${count} free ports (with port+10000 free) in ${CLUSTER_PORTS.first}-${CLUSTER_PORTS.last}`);
+  if (ports.length < count)
+    throw new Error(
+      `only ${ports.length} of ${count} free ports (with port+10000 free) in ${CLUSTER_PORTS.first}-${CLUSTER_PORTS.last}`,
+    );
   return ports;
 }
 
@@ -66,26 +69,65 @@ function waitForPing(port: number): Promise<void> {
  * 2 s so a failover takes seconds) and, unless `create: false`, joins them with
  * `redis-cli --cluster create … --cluster-replicas <replicas>` and waits for cluster_state:ok everywhere.
  */
-export async function startRedisCluster({ count = 6, replicas = 1, create = true, nodeTimeoutMs = 2000 } = {}): Promise<LocalRedisCluster> {
+export async function startRedisCluster({
+  count = 6,
+  replicas = 1,
+  create = true,
+  nodeTimeoutMs = 2000,
+} = {}): Promise<LocalRedisCluster> {
   const root = mkdtempSync(join(tmpdir(), 'agentq-cluster-'));
   const ports = await clusterPorts(count);
   const nodes: RedisClusterNodeProcess[] = ports.map((port) => {
     const dir = join(root, String(port));
     mkdirSync(dir);
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'];
-    args.push('--cluster-node-timeout', String(nodeTimeoutMs), '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec');
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      'nodes.conf',
+    ];
+    args.push(
+      '--cluster-node-timeout',
+      String(nodeTimeoutMs),
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'everysec',
+    );
     const child = spawn('redis-server', args, { stdio: 'ignore' });
     return { host: '127.0.0.1', port, process: child };
   });
   const stop = async () => {
-    for (const node of nodes) if (node.process.exitCode === null && node.process.signalCode === null) node.process.kill('SIGKILL');
-    await Promise.all(nodes.map((node) => (node.process.exitCode === null && node.process.signalCode === null ? new Promise((resolve) => node.process.once('exit', resolve)) : undefined)));
+    for (const node of nodes)
+      if (node.process.exitCode === null && node.process.signalCode === null) node.process.kill('SIGKILL');
+    await Promise.all(
+      nodes.map((node) =>
+        node.process.exitCode === null && node.process.signalCode === null
+          ? new Promise((resolve) => node.process.once('exit', resolve))
+          : undefined,
+      ),
+    );
     rmSync(root, { recursive: true, force: true });
   };
   try {
     await Promise.all(ports.map(waitForPing));
     if (create) {
-      await run('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
+      await run('redis-cli', [
+        '--cluster',
+        'create',
+        ...ports.map((port) => `127.0.0.1:${port}`),
+        '--cluster-replicas',
+        String(replicas),
+        '--cluster-yes',
+      ]);
       await waitForClusterOk(ports);
       if (replicas > 0) await waitForReplicasInSync(ports, count - count / (replicas + 1));
     }
@@ -120,7 +162,11 @@ export async function waitForClusterOk(ports: number[], timeoutMs = 30_000): Pro
  * masters without slots; a master killed then has no replica to promote, and a failover test would
  * measure the helper, not the failover.
  */
-export async function waitForReplicasInSync(ports: number[], expectedReplicas: number, timeoutMs = 30_000): Promise<void> {
+export async function waitForReplicasInSync(
+  ports: number[],
+  expectedReplicas: number,
+  timeoutMs = 30_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     let synced = 0;
@@ -129,13 +175,15 @@ export async function waitForReplicasInSync(ports: number[], expectedReplicas: n
       redis.on('error', () => undefined);
       try {
         const info = (await redis.info('replication').catch(() => '')) as string;
-        if (/role:slave/.test(info) && /master_link_status:up/.test(info) && /master_sync_in_progress:0/.test(info)) synced++;
+        if (/role:slave/.test(info) && /master_link_status:up/.test(info) && /master_sync_in_progress:0/.test(info))
+          synced++;
       } finally {
         redis.disconnect();
       }
     }
     if (synced >= expectedReplicas) return;
-    if (Date.now() > deadline) throw new Error(`only ${synced} of ${expectedReplicas} replicas in sync after ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`only ${synced} of ${expectedReplicas} replicas in sync after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

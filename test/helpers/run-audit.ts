@@ -30,10 +30,15 @@ export function stepKey(superstep: number, task = 0): string {
  * - I1: no `step-start` of a step after its `step-end`;
  * - I3: the history is valid (every tool call answered exactly once, right after its assistant message).
  */
-export async function auditRun(client: AgentClient, runId: string, { supersteps }: { supersteps: number }): Promise<RunAudit> {
+export async function auditRun(
+  client: AgentClient,
+  runId: string,
+  { supersteps }: { supersteps: number },
+): Promise<RunAudit> {
   const problems: string[] = [];
   const record = await client.get(runId);
-  if (record?.status !== 'completed') problems.push(`${runId}: ${record?.status ?? 'missing'} ${JSON.stringify(record?.error ?? null)}`);
+  if (record?.status !== 'completed')
+    problems.push(`${runId}: ${record?.status ?? 'missing'} ${JSON.stringify(record?.error ?? null)}`);
 
   const committedTwice = new Set<string>();
   const records = await client.store.steps(runId);
@@ -45,7 +50,10 @@ export async function auditRun(client: AgentClient, runId: string, { supersteps 
   }
   const seenSupersteps = [...new Set(records.map((step) => step.superstep))];
   const expected = [...Array(supersteps).keys()];
-  if (JSON.stringify(seenSupersteps) !== JSON.stringify(expected)) problems.push(`${runId}: committed supersteps ${JSON.stringify(seenSupersteps)}, expected ${JSON.stringify(expected)}`);
+  if (JSON.stringify(seenSupersteps) !== JSON.stringify(expected))
+    problems.push(
+      `${runId}: committed supersteps ${JSON.stringify(seenSupersteps)}, expected ${JSON.stringify(expected)}`,
+    );
 
   const starts = new Map<string, number[]>();
   const commits = new Map<string, number>();

@@ -24,7 +24,10 @@ export function cliEnv(config: Config, extra: Record<string, string> = {}): Reco
 /** Runs `agentq <args>` (TypeScript through tsx) as its own process and collects what it printed; `stdin` is piped in. */
 export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', ...args], { cwd: root, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', ...args], {
+      cwd: root,
+      env: { ...process.env, ...env },
+    });
     if (stdin !== undefined) child.stdin.end(stdin);
     let stdout = '';
     let stderr = '';

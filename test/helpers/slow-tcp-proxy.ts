@@ -14,7 +14,12 @@ export interface SlowTcpProxyOptions {
  * A loopback TCP proxy that makes a server slow the way a busy machine or a far network does: every
  * chunk arrives `latencyMs` late, at most `bytesPerSecond`, in order. Tests point a client at `url`.
  */
-export async function startSlowTcpProxy({ targetPort, latencyMs, bytesPerSecond, blackholeAfterBytes }: SlowTcpProxyOptions): Promise<{ port: number; close(): Promise<void> }> {
+export async function startSlowTcpProxy({
+  targetPort,
+  latencyMs,
+  bytesPerSecond,
+  blackholeAfterBytes,
+}: SlowTcpProxyOptions): Promise<{ port: number; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const pipeSlowly = (from: Socket, to: Socket, limitBytes?: number) => {
     // One FIFO per direction, drained by one timer at a time: separate timers due in the same

@@ -22,14 +22,28 @@ function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
-export function startTerminalSession({ command, cwd, env, dir }: { command: string[]; cwd: string; env: Record<string, string>; dir: string }): TerminalSession {
+export function startTerminalSession({
+  command,
+  cwd,
+  env,
+  dir,
+}: {
+  command: string[];
+  cwd: string;
+  env: Record<string, string>;
+  dir: string;
+}): TerminalSession {
   const socket = `agentq-test-${process.pid}-${Date.now()}`;
   const exports = Object.entries(env).map(([name, value]) => `export ${name}=${shellQuote(value)};`);
   const unset = Object.keys(process.env).includes('REDIS_URL') && !('REDIS_URL' in env) ? 'unset REDIS_URL;' : '';
   // The shell traps (not ignores) SIGINT so it survives Ctrl-C to write the exit code; a trapped signal
   // is back to its default in the command it starts, so the command sees Ctrl-C as a user's would.
   const script = `trap true INT; ${unset} ${exports.join(' ')} cd ${shellQuote(cwd)}; ${command.map(shellQuote).join(' ')} 2>${shellQuote(join(dir, 'stderr'))}; echo $? > ${shellQuote(join(dir, 'exit-code'))}`;
-  const started = spawnSync('tmux', ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '200', '-y', '50', 'sh', '-c', script], { encoding: 'utf8' });
+  const started = spawnSync(
+    'tmux',
+    ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '200', '-y', '50', 'sh', '-c', script],
+    { encoding: 'utf8' },
+  );
   if (started.status !== 0) throw new Error(`tmux new-session failed: ${started.stderr}`);
   const read = (file: string) => (existsSync(join(dir, file)) ? readFileSync(join(dir, file), 'utf8') : '');
   return {

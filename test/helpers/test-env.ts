@@ -38,10 +38,17 @@ export interface TestEnv {
 }
 
 /** A worker and a client on a fresh test config; `close()` stops both. */
-export async function startTestEnv(options: Omit<StartWorkerOptions, 'config'> & { env?: Record<string, string> } = {}): Promise<TestEnv> {
+export async function startTestEnv(
+  options: Omit<StartWorkerOptions, 'config'> & { env?: Record<string, string> } = {},
+): Promise<TestEnv> {
   const { env, ...workerOptions } = options;
   const config = testConfig(env);
-  const worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false, ...workerOptions });
+  const worker = await startWorker({
+    config,
+    logger: createLogger(config.logLevel),
+    reconciler: false,
+    ...workerOptions,
+  });
   const client = new AgentClient({ config });
   const queues: Queue[] = [];
   return {
@@ -50,7 +57,8 @@ export async function startTestEnv(options: Omit<StartWorkerOptions, 'config'> &
     worker,
     queue(name: string, runIdOrShard?: string | number) {
       const shard = typeof runIdOrShard === 'string' ? shardOf(runIdOrShard, config.shards) : (runIdOrShard ?? 0);
-      const prefix = name === STEP_QUEUE ? stepQueuePrefix(config.queuePrefix, shard, config.shards) : config.queuePrefix;
+      const prefix =
+        name === STEP_QUEUE ? stepQueuePrefix(config.queuePrefix, shard, config.shards) : config.queuePrefix;
       const queue = new Queue(name, { connection: { url: config.redisUrl!, maxRetriesPerRequest: null }, prefix });
       queues.push(queue);
       return queue;
@@ -64,7 +72,11 @@ export async function startTestEnv(options: Omit<StartWorkerOptions, 'config'> &
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

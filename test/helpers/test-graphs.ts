@@ -25,7 +25,8 @@ export function threeStepGraph(calls: Calls, failing: Set<string>) {
     })
     .node('b', (_state, context) => {
       calls.hit(context.runId, 'b');
-      if (failing.has(context.runId)) throw new AgentqError('TOOL_ERROR', 'b refuses while the flag is set', { retryable: false });
+      if (failing.has(context.runId))
+        throw new AgentqError('TOOL_ERROR', 'b refuses while the flag is set', { retryable: false });
       return { log: 'b' };
     })
     .node('c', (_state, context) => {
@@ -41,7 +42,11 @@ export function threeStepGraph(calls: Calls, failing: Set<string>) {
 
 /** One node that waits until aborted (or `ms`), with a timeout and two attempts. */
 export function slowGraph(calls: Calls, aborts: Map<string, { at: number; reason: string }>, timeoutMs?: number) {
-  return defineGraph({ name: 'slow', state: { done: channel.replace(false), before: channel.replace('') }, input: undefined })
+  return defineGraph({
+    name: 'slow',
+    state: { done: channel.replace(false), before: channel.replace('') },
+    input: undefined,
+  })
     .node('first', () => ({ before: 'kept' }))
     .node(
       'wait',
@@ -55,7 +60,10 @@ export function slowGraph(calls: Calls, aborts: Map<string, { at: number; reason
         }
         return { done: true };
       },
-      { ...(timeoutMs === undefined ? {} : { timeoutMs }), retry: { maxAttempts: 2, initialDelayMs: 50, jitter: false } },
+      {
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        retry: { maxAttempts: 2, initialDelayMs: 50, jitter: false },
+      },
     )
     .edge(START, 'first')
     .edge('first', 'wait')

@@ -6,7 +6,11 @@ import { isTerminal, type RunRecord } from '../../shared/contracts/run-record.js
  * hundreds of `client.wait` calls would each hold a blocking Redis connection of their own.
  * Rejects after `timeoutMs`, naming how many runs were still going and one of them.
  */
-export async function waitForRuns(client: AgentClient, runIds: readonly string[], { timeoutMs, pollMs = 250 }: { timeoutMs: number; pollMs?: number }): Promise<RunRecord[]> {
+export async function waitForRuns(
+  client: AgentClient,
+  runIds: readonly string[],
+  { timeoutMs, pollMs = 250 }: { timeoutMs: number; pollMs?: number },
+): Promise<RunRecord[]> {
   const finished = new Map<string, RunRecord>();
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -16,7 +20,10 @@ export async function waitForRuns(client: AgentClient, runIds: readonly string[]
     }
     const left = runIds.filter((id) => !finished.has(id));
     if (left.length === 0) return runIds.map((id) => finished.get(id)!);
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${left.length} of ${runIds.length} runs not finished (e.g. ${left[0]})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms: ${left.length} of ${runIds.length} runs not finished (e.g. ${left[0]})`,
+      );
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }

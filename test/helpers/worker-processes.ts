@@ -8,7 +8,11 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
  * Starts a real worker process (TypeScript through tsx) and resolves once it is taking jobs. Its stderr
  * goes to the test's stderr, or to `onStderr` when given (tests that read what a worker logged).
  */
-export function spawnWorker(script: string, env: Record<string, string>, { onStderr }: { onStderr?: (text: string) => void } = {}): Promise<ChildProcess> {
+export function spawnWorker(
+  script: string,
+  env: Record<string, string>,
+  { onStderr }: { onStderr?: (text: string) => void } = {},
+): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: root,
     env: { ...process.env, ...env },
@@ -32,8 +36,18 @@ export function spawnWorker(script: string, env: Record<string, string>, { onStd
 }
 
 /** The environment of a worker process on `config`'s Redis and prefixes (logs at error, no embedder, as testConfig), plus `extra`. */
-export function workerEnv(config: Pick<Config, 'redisUrl' | 'keyPrefix' | 'queuePrefix'>, extra: Record<string, string> = {}): Record<string, string> {
-  return { REDIS_URL: config.redisUrl!, AGENTQ_KEY_PREFIX: config.keyPrefix, AGENTQ_QUEUE_PREFIX: config.queuePrefix, AGENTQ_LOG_LEVEL: 'error', ...(extra.EMBED_MODEL ? {} : { EMBED_PROVIDER: 'none' }), ...extra };
+export function workerEnv(
+  config: Pick<Config, 'redisUrl' | 'keyPrefix' | 'queuePrefix'>,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    REDIS_URL: config.redisUrl!,
+    AGENTQ_KEY_PREFIX: config.keyPrefix,
+    AGENTQ_QUEUE_PREFIX: config.queuePrefix,
+    AGENTQ_LOG_LEVEL: 'error',
+    ...(extra.EMBED_MODEL ? {} : { EMBED_PROVIDER: 'none' }),
+    ...extra,
+  };
 }
 
 export function killHard(child: ChildProcess): Promise<void> {

@@ -31,24 +31,39 @@ describe('memory options', () => {
     server.setScript([{ content: 'Hello Ada.' }, { content: 'Noted.' }, { content: 'You asked me to note it.' }]);
     await run('react-agent', { query: 'My name is Ada.', tools: [] }, 'window-1');
     await run('react-agent', { query: 'Note that I like trains.', tools: [] }, 'window-1');
-    const third = await run('react-agent', { query: 'What did I ask last?', tools: [], memory: { window: 2 } }, 'window-1');
+    const third = await run(
+      'react-agent',
+      { query: 'What did I ask last?', tools: [], memory: { window: 2 } },
+      'window-1',
+    );
     expect(third.status).toBe('completed');
     const sent = messagesOf(server.chatRequests()[2]!).map((message) => `${message.role}: ${message.content}`);
-    expect(sent).toEqual(['system: ' + (messagesOf(server.chatRequests()[0]!)[0]!.content ?? ''), 'user: Note that I like trains.', 'assistant: Noted.', 'user: What did I ask last?']);
+    expect(sent).toEqual([
+      'system: ' + (messagesOf(server.chatRequests()[0]!)[0]!.content ?? ''),
+      'user: Note that I like trains.',
+      'assistant: Noted.',
+      'user: What did I ask last?',
+    ]);
     // The stored history stays complete.
     expect((await rag.env.client.messages(third.id)).length).toBe(7);
   });
 
   it('rag-agent continues a conversation: the second question comes after the first turn', async () => {
     const answer = (query: string) => (request: ScriptedChatRequest) => {
-      const tool = messagesOf(request).filter((message) => message.role === 'tool').at(-1);
+      const tool = messagesOf(request)
+        .filter((message) => message.role === 'tool')
+        .at(-1);
       const id = /^\[([0-9a-f]{6})\]/m.exec(tool?.content ?? '')?.[1];
       return id && messagesOf(request).at(-1)?.role === 'tool'
         ? { toolCalls: [{ name: 'final_answer', arguments: { answer: `Answer [${id}].`, citations: [id] } }] }
         : { toolCalls: [{ name: 'search', arguments: { query } }] };
     };
     server.setScript((request) => answer('Eiffel Tower sketch')(request));
-    const first = await run('rag-agent', { query: 'Who drew the first sketch of the Eiffel Tower?', collection: 'paris' }, 'rag-chat-1');
+    const first = await run(
+      'rag-agent',
+      { query: 'Who drew the first sketch of the Eiffel Tower?', collection: 'paris' },
+      'rag-chat-1',
+    );
     expect(first.status).toBe('completed');
     server.reset();
     server.setScript((request) => answer('Koechlin birthplace')(request));
@@ -73,7 +88,10 @@ describe('summarisation in rag-agent', () => {
   let server: ScriptedOpenAIServer;
   beforeAll(async () => {
     // A tiny window: the second model turn of a run is past AGENTQ_SUMMARIZE_AT.
-    rag = await startRagTestEnv(startTestEnv, data.path, { model: {}, env: { AGENTQ_CONTEXT_WINDOW: '600', AGENTQ_SUMMARIZE_AT: '0.5' } });
+    rag = await startRagTestEnv(startTestEnv, data.path, {
+      model: {},
+      env: { AGENTQ_CONTEXT_WINDOW: '600', AGENTQ_SUMMARIZE_AT: '0.5' },
+    });
     server = rag.server!;
     await ingestFolder(rag.ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'paris' });
   });
@@ -85,19 +103,28 @@ describe('summarisation in rag-agent', () => {
   it('a long rag-agent prompt is summarised in its own step, then the run goes on', async () => {
     server.setScript((request) => {
       const messages = messagesOf(request);
-      if (messages[0]?.content?.startsWith('You summarise')) return { content: 'The user asked who sketched the tower; a search found Koechlin.' };
+      if (messages[0]?.content?.startsWith('You summarise'))
+        return { content: 'The user asked who sketched the tower; a search found Koechlin.' };
       const tool = messages.filter((message) => message.role === 'tool').at(-1);
       const id = /^\[([0-9a-f]{6})\]/m.exec(tool?.content ?? '')?.[1];
       return id && messages.at(-1)?.role === 'tool'
         ? { toolCalls: [{ name: 'final_answer', arguments: { answer: `Koechlin [${id}].`, citations: [id] } }] }
         : { toolCalls: [{ name: 'search', arguments: { query: 'Eiffel Tower first sketch Koechlin engineer' } }] };
     });
-    const queued = await rag.env.client.enqueue({ graph: 'rag-agent', input: { query: 'Who drew the first sketch of the Eiffel Tower?', collection: 'paris', top_k: 5 } });
+    const queued = await rag.env.client.enqueue({
+      graph: 'rag-agent',
+      input: { query: 'Who drew the first sketch of the Eiffel Tower?', collection: 'paris', top_k: 5 },
+    });
     const done = await rag.env.client.wait(queued.id, { timeoutMs: 30_000 });
     expect(done.status).toBe('completed');
     const nodes = (await rag.env.client.steps(done.id)).map((step) => step.node);
     expect(nodes).toContain('summarize');
-    const afterSummary = server.chatRequests().find((request, index) => index > 0 && messagesOf(server.chatRequests()[index - 1]!)[0]?.content?.startsWith('You summarise'));
+    const afterSummary = server
+      .chatRequests()
+      .find(
+        (request, index) =>
+          index > 0 && messagesOf(server.chatRequests()[index - 1]!)[0]?.content?.startsWith('You summarise'),
+      );
     expect(messagesOf(afterSummary!)[0]!.content).toContain('The user asked who sketched the tower');
   });
 });

@@ -10,8 +10,19 @@ import { ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } f
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 /** A custom graph with the reusable retrieval node: retrieve, then hand the prompt on as the output. */
-const lookup = defineGraph({ name: 'lookup', state: { question: channel.replace(''), retrieval: retrievalChannel(), prompt: channel.replace('') }, initialState: (input: { question: string }) => ({ question: input.question }), output: (state) => ({ prompt: state.prompt, sources: sourcesOf(state.retrieval) }) })
-  .node('retrieve', retrievalNode<{ question: string }>({ query: (state) => state.question, options: { collection: 'paris', k: 1, minScore: 0 } }))
+const lookup = defineGraph({
+  name: 'lookup',
+  state: { question: channel.replace(''), retrieval: retrievalChannel(), prompt: channel.replace('') },
+  initialState: (input: { question: string }) => ({ question: input.question }),
+  output: (state) => ({ prompt: state.prompt, sources: sourcesOf(state.retrieval) }),
+})
+  .node(
+    'retrieve',
+    retrievalNode<{ question: string }>({
+      query: (state) => state.question,
+      options: { collection: 'paris', k: 1, minScore: 0 },
+    }),
+  )
   .node('prompt', (state) => ({ prompt: formatPassages(state.retrieval) }))
   .edge(START, 'retrieve')
   .edge('retrieve', 'prompt')
@@ -40,14 +51,24 @@ describe('retrieval on any agent', () => {
 
   it('react-agent with retrieve: the passages reach the first prompt with ids, and the output keeps the sources', async () => {
     server.setScript([{ content: 'Maurice Koechlin drew it.' }]);
-    const done = await run('react-agent', { query: 'Who drew the first sketch of the Eiffel Tower?', tools: [], retrieve: { collection: 'paris', k: 2 } });
+    const done = await run('react-agent', {
+      query: 'Who drew the first sketch of the Eiffel Tower?',
+      tools: [],
+      retrieve: { collection: 'paris', k: 2 },
+    });
     expect(done.status).toBe('completed');
     const output = done.output as { answer: string; sources: { id: string; title: string; score: number }[] };
     expect(output.answer).toBe('Maurice Koechlin drew it.');
     expect(output.sources.length).toBeGreaterThan(0);
     expect(output.sources.length).toBeLessThanOrEqual(2);
-    expect(output.sources[0]).toMatchObject({ title: 'Maurice Koechlin', score: 1, id: expect.stringMatching(/^[0-9a-f]{6}$/) });
-    const user = (server.chatRequests()[0]!.body.messages as unknown as Message[]).find((message) => message.role === 'user')!.content!;
+    expect(output.sources[0]).toMatchObject({
+      title: 'Maurice Koechlin',
+      score: 1,
+      id: expect.stringMatching(/^[0-9a-f]{6}$/),
+    });
+    const user = (server.chatRequests()[0]!.body.messages as unknown as Message[]).find(
+      (message) => message.role === 'user',
+    )!.content!;
     expect(user).toMatch(/^Who drew the first sketch of the Eiffel Tower\?\n\nPassages from the documents/);
     expect(user).toContain(`[${output.sources[0]!.id}] Maurice Koechlin`);
     expect((await rag.env.client.steps(done.id)).map((step) => step.node)).toEqual(['retrieve', 'model']);
@@ -55,7 +76,11 @@ describe('retrieval on any agent', () => {
 
   it('minScore leaves weak passages out; a bad retrieve option fails the run naming it before any model call', async () => {
     server.setScript([{ content: 'ok' }]);
-    const strict = await run('react-agent', { query: 'Who drew the first sketch of the Eiffel Tower?', tools: [], retrieve: { collection: 'paris', k: 5, minScore: 1 } });
+    const strict = await run('react-agent', {
+      query: 'Who drew the first sketch of the Eiffel Tower?',
+      tools: [],
+      retrieve: { collection: 'paris', k: 5, minScore: 1 },
+    });
     expect((strict.output as { sources: unknown[] }).sources).toHaveLength(1);
     server.reset();
     const bad = await run('react-agent', { query: 'q', retrieve: { collection: 'paris', k: 50 } });

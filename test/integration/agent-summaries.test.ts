@@ -5,7 +5,12 @@ import { ANCHOR_HEADING, SUMMARY_HEADING } from '../../worker/agents/memory/prom
 import { SUMMARIZER_SYSTEM_PROMPT } from '../../worker/agents/memory/summarize-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 import { DEFAULT_JUDGE_SYSTEM_PROMPT, DEFAULT_WRITER_SYSTEM_PROMPT } from '../../worker/agents/graphs/reflect.js';
-import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
+import {
+  startScriptedOpenAIServer,
+  type ScriptedChatRequest,
+  type ScriptedOpenAIServer,
+  type ScriptedResponse,
+} from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 const messagesOf = (request: ScriptedChatRequest) => request.body.messages as unknown as Message[];
@@ -15,7 +20,8 @@ const isSummarizer = (request: ScriptedChatRequest) => systemOf(request) === SUM
 const THRESHOLD = 500;
 const SUMMARY = 'SUMMARY: earlier drafts covered queues; the reviewer asked for retries and backoff.';
 /** About 120 tokens: three of these pass the threshold. */
-const longText = (label: string) => `${label}: ` + 'A job queue hands work to workers, keeps it safe across restarts and retries what failed. '.repeat(7);
+const longText = (label: string) =>
+  `${label}: ` + 'A job queue hands work to workers, keeps it safe across restarts and retries what failed. '.repeat(7);
 
 /**
  * The token-threshold summariser on reflect and multi-agent, end to end: client → queue → worker →
@@ -26,7 +32,14 @@ describe('summarisation in reflect and multi-agent', () => {
   let env: TestEnv;
   beforeAll(async () => {
     server = await startScriptedOpenAIServer();
-    env = await startTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_CONTEXT_WINDOW: '1000', AGENTQ_SUMMARIZE_AT: '0.5' } });
+    env = await startTestEnv({
+      env: {
+        OPENAI_BASE_URL: server.url,
+        LLM_MODEL: 'scripted-chat',
+        AGENTQ_CONTEXT_WINDOW: '1000',
+        AGENTQ_SUMMARIZE_AT: '0.5',
+      },
+    });
   });
   afterAll(async () => {
     await env.close();
@@ -44,7 +57,13 @@ describe('summarisation in reflect and multi-agent', () => {
     let drafts = 0;
     return (request: ScriptedChatRequest): ScriptedResponse => {
       if (isSummarizer(request)) return { content: SUMMARY };
-      if (systemOf(request) === DEFAULT_JUDGE_SYSTEM_PROMPT) return { content: JSON.stringify({ approved: drafts >= 4, critique: drafts >= 4 ? '' : `Say more about retries (${drafts}).` }) };
+      if (systemOf(request) === DEFAULT_JUDGE_SYSTEM_PROMPT)
+        return {
+          content: JSON.stringify({
+            approved: drafts >= 4,
+            critique: drafts >= 4 ? '' : `Say more about retries (${drafts}).`,
+          }),
+        };
       drafts += 1;
       return { content: longText(`Draft ${drafts}`) };
     };
@@ -54,16 +73,23 @@ describe('summarisation in reflect and multi-agent', () => {
     server.setScript(reflectScript());
     const task = 'Explain what a job queue does, in one paragraph.';
     const done = await run('reflect', { task, maxIterations: 5 });
-    expect(done).toMatchObject({ status: 'completed', output: { approved: true, iterations: 4, answer: longText('Draft 4') } });
+    expect(done).toMatchObject({
+      status: 'completed',
+      output: { approved: true, iterations: 4, answer: longText('Draft 4') },
+    });
 
     const nodes = (await env.client.steps(done.id)).map((step) => step.node);
     expect(nodes).toContain('summarize');
-    expect(nodes.filter((node) => node === 'write')).toHaveLength(4 + nodes.filter((node) => node === 'summarize').length);
+    expect(nodes.filter((node) => node === 'write')).toHaveLength(
+      4 + nodes.filter((node) => node === 'summarize').length,
+    );
 
     const requests = server.chatRequests();
     const first = requests.findIndex(isSummarizer);
     expect(first).toBeGreaterThan(0);
-    expect(messagesOf(requests[first]!)[1]!.content).toMatch(/Messages to fold into the summary:[\s\S]*\[assistant\] Draft 1:/);
+    expect(messagesOf(requests[first]!)[1]!.content).toMatch(
+      /Messages to fold into the summary:[\s\S]*\[assistant\] Draft 1:/,
+    );
     // The writer's next prompt: its system prompt, the task and the summary in the system message; the oldest draft gone.
     const after = messagesOf(requests[first + 1]!);
     expect(systemOf(requests[first + 1]!)).toBe(after[0]!.content);
@@ -74,7 +100,9 @@ describe('summarisation in reflect and multi-agent', () => {
     expect(after.at(-1)!.role).toBe('user');
     expect(validateHistory(after)).toEqual([]);
     // Every writer prompt actually sent stays under the threshold.
-    for (const request of requests.filter((request) => systemOf(request).startsWith(DEFAULT_WRITER_SYSTEM_PROMPT.slice(0, 40)))) {
+    for (const request of requests.filter((request) =>
+      systemOf(request).startsWith(DEFAULT_WRITER_SYSTEM_PROMPT.slice(0, 40)),
+    )) {
       expect(await estimatePromptTokens(messagesOf(request))).toBeLessThanOrEqual(THRESHOLD);
     }
     // The stored history stays the complete audit log.
@@ -95,10 +123,18 @@ describe('summarisation in reflect and multi-agent', () => {
       if (isSummarizer(request)) return { content: 'SUMMARY: the queues expert explained retries and backoff twice.' };
       if (!request.body.tools) return { content: longText('Expert answer') };
       leadTurns += 1;
-      return leadTurns <= 3 ? { content: longText(`Lead thinking ${leadTurns}`), toolCalls: [{ name: 'queues', arguments: { question: `Retries, part ${leadTurns}?` } }] } : { content: 'Use AOF and idempotent handlers.' };
+      return leadTurns <= 3
+        ? {
+            content: longText(`Lead thinking ${leadTurns}`),
+            toolCalls: [{ name: 'queues', arguments: { question: `Retries, part ${leadTurns}?` } }],
+          }
+        : { content: 'Use AOF and idempotent handlers.' };
     });
     const done = await run('multi-agent', { query, experts, topN: 2 });
-    expect(done).toMatchObject({ status: 'completed', output: { answer: 'Use AOF and idempotent handlers.', lead: 'redis', consulted: ['queues', 'queues', 'queues'] } });
+    expect(done).toMatchObject({
+      status: 'completed',
+      output: { answer: 'Use AOF and idempotent handlers.', lead: 'redis', consulted: ['queues', 'queues', 'queues'] },
+    });
 
     const nodes = (await env.client.steps(done.id)).map((step) => step.node);
     expect(nodes).toContain('summarize');
@@ -123,7 +159,7 @@ describe('summarisation in reflect and multi-agent', () => {
     expect((await env.client.steps(done.id)).map((step) => step.node)).not.toContain('summarize');
   });
 
-  it('react-agent honours the run\'s memory.summarizeAt over AGENTQ_SUMMARIZE_AT', async () => {
+  it("react-agent honours the run's memory.summarizeAt over AGENTQ_SUMMARIZE_AT", async () => {
     server.setScript((request) => (isSummarizer(request) ? { content: SUMMARY } : { content: 'ok' }));
     const query = longText('Question').repeat(5); // ~600 tokens: past 0.5 of the window, under 0.9
     const nodesOf = async (memory?: unknown) => {
@@ -137,10 +173,20 @@ describe('summarisation in reflect and multi-agent', () => {
   });
 
   it('a memory option with both window and summarizeAt fails the run naming both, before any model call', async () => {
-    const done = await run('multi-agent', { query: 'q', experts: [{ name: 'a', description: 'anything' }], memory: { window: 4, summarizeAt: 0.5 } });
-    expect(done.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/memory takes either window .* or summarizeAt/) });
+    const done = await run('multi-agent', {
+      query: 'q',
+      experts: [{ name: 'a', description: 'anything' }],
+      memory: { window: 4, summarizeAt: 0.5 },
+    });
+    expect(done.error).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringMatching(/memory takes either window .* or summarizeAt/),
+    });
     const range = await run('reflect', { task: 't', memory: { summarizeAt: 2 } });
-    expect(range.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('memory.summarizeAt must be a number from 0 to 1') });
+    expect(range.error).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringContaining('memory.summarizeAt must be a number from 0 to 1'),
+    });
     expect(server.chatRequests()).toHaveLength(0);
   });
 });

@@ -28,7 +28,11 @@ describe('HTTP API: batches', () => {
       method: 'POST',
       url: '/v1/batches',
       headers: { 'idempotency-key': 'batch-a' },
-      payload: { collection: 'docs', questions: [{ id: 'q1', question: 'first' }, { question: 'second' }], options: { concurrency: 2, graph: 'echo-rag' } },
+      payload: {
+        collection: 'docs',
+        questions: [{ id: 'q1', question: 'first' }, { question: 'second' }],
+        options: { concurrency: 2, graph: 'echo-rag' },
+      },
     });
     expect(created.statusCode).toBe(202);
     const batch = json<BatchBody>(created);
@@ -43,12 +47,21 @@ describe('HTTP API: batches', () => {
     expect(csv.headers['content-type']).toMatch(/^text\/csv/);
     expect(csv.body.split('\r\n')[1]).toMatch(/^q1,first,completed,echo: first,/);
     const lines = await env.as(KEYS.acmeProducer, { method: 'GET', url: `/v1/batches/${batch.id}?format=jsonl` });
-    expect(lines.body.trim().split('\n').map((line) => JSON.parse(line).answer)).toEqual(['echo: first', 'echo: second']);
+    expect(
+      lines.body
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).answer),
+    ).toEqual(['echo: first', 'echo: second']);
     const replay = await env.as(KEYS.acmeProducer, {
       method: 'POST',
       url: '/v1/batches',
       headers: { 'idempotency-key': 'batch-a' },
-      payload: { collection: 'docs', questions: [{ id: 'q1', question: 'first' }, { question: 'second' }], options: { concurrency: 2, graph: 'echo-rag' } },
+      payload: {
+        collection: 'docs',
+        questions: [{ id: 'q1', question: 'first' }, { question: 'second' }],
+        options: { concurrency: 2, graph: 'echo-rag' },
+      },
     });
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(json<BatchBody>(replay).id).toBe(batch.id);
@@ -64,22 +77,38 @@ describe('HTTP API: batches', () => {
     expect(created.statusCode).toBe(202);
     const done = await finished(json<BatchBody>(created).id);
     expect(done.results?.map((result) => result.answer)).toEqual(['echo: alpha', 'echo: beta']);
-    const bad = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/batches', headers: { 'content-type': 'application/x-ndjson' }, payload: 'not json\n' });
+    const bad = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/batches',
+      headers: { 'content-type': 'application/x-ndjson' },
+      payload: 'not json\n',
+    });
     expect(bad.statusCode).toBe(400);
     expect(json<{ error: { message: string } }>(bad).error.message).toMatch(/the JSONL upload: line 1 is not JSON/);
   });
 
   it('a JSONL upload takes the same file as `agentq batch FILE`: `query` for `question`, other keys ignored', async () => {
     // An eval file's lines carry more than the question (expected answers, tags): the CLI always took them.
-    const file = '{"id":"e1","question":"gamma","expected":"G","tags":["x"]}\n\n{"id":2,"query":"delta","answer":"D"}\n';
-    const created = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/batches?graph=echo-rag', headers: { 'content-type': 'application/jsonl' }, payload: file });
+    const file =
+      '{"id":"e1","question":"gamma","expected":"G","tags":["x"]}\n\n{"id":2,"query":"delta","answer":"D"}\n';
+    const created = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/batches?graph=echo-rag',
+      headers: { 'content-type': 'application/jsonl' },
+      payload: file,
+    });
     expect(created.statusCode, created.body).toBe(202);
     const done = await finished(json<BatchBody>(created).id);
     expect(done.results?.map((result) => [result.id, result.answer])).toEqual([
       ['e1', 'echo: gamma'],
       ['2', 'echo: delta'],
     ]);
-    const noQuestion = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/batches', headers: { 'content-type': 'application/x-ndjson' }, payload: '{"id":"x","expected":"y"}\n' });
+    const noQuestion = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/batches',
+      headers: { 'content-type': 'application/x-ndjson' },
+      payload: '{"id":"x","expected":"y"}\n',
+    });
     expect(noQuestion.statusCode).toBe(400);
     expect(json<{ error: { message: string } }>(noQuestion).error.message).toMatch(/line 1 has no "question" string/);
   });
@@ -88,7 +117,10 @@ describe('HTTP API: batches', () => {
     const created = await env.as(KEYS.acmeProducer, {
       method: 'POST',
       url: '/v1/batches',
-      payload: { questions: Array.from({ length: 6 }, (_, index) => ({ question: `slow ${index}` })), options: { concurrency: 1, graph: 'echo-rag' } },
+      payload: {
+        questions: Array.from({ length: 6 }, (_, index) => ({ question: `slow ${index}` })),
+        options: { concurrency: 1, graph: 'echo-rag' },
+      },
     });
     const { id } = json<BatchBody>(created);
     const foreign = await env.as(KEYS.globexProducer, { method: 'GET', url: `/v1/batches/${id}` });
@@ -103,7 +135,11 @@ describe('HTTP API: batches', () => {
   });
 
   it('rejects an invalid batch with the field named', async () => {
-    const response = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/batches', payload: { questions: [] } });
+    const response = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/batches',
+      payload: { questions: [] },
+    });
     expect(response.statusCode).toBe(400);
     expect(json<{ error: { message: string } }>(response).error.message).toMatch(/questions/);
   });

@@ -24,24 +24,47 @@ describe('HTTP API: tenant budgets and usage', () => {
   });
 
   const as = (key: string, method: 'GET' | 'PUT', url: string, payload?: unknown) =>
-    app.inject({ method, url, headers: bearer(key), ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+    app.inject({
+      method,
+      url,
+      headers: bearer(key),
+      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    });
 
-  it('an admin sets a tenant\'s limits; the worker-side budget then refuses what does not fit', async () => {
-    const put = await as(KEYS.acmeAdmin, 'PUT', '/v1/admin/tenants/globex/limits', { tokensPerDay: 500, costUsdPerMonth: 12.5 });
+  it("an admin sets a tenant's limits; the worker-side budget then refuses what does not fit", async () => {
+    const put = await as(KEYS.acmeAdmin, 'PUT', '/v1/admin/tenants/globex/limits', {
+      tokensPerDay: 500,
+      costUsdPerMonth: 12.5,
+    });
     expect(put.statusCode).toBe(200);
-    expect(json(put)).toEqual({ tenant: 'globex', limits: { tokensPerDay: 500, costUsdPerMonth: 12.5 }, source: 'tenant' });
+    expect(json(put)).toEqual({
+      tenant: 'globex',
+      limits: { tokensPerDay: 500, costUsdPerMonth: 12.5 },
+      source: 'tenant',
+    });
     const get = await as(KEYS.acmeAdmin, 'GET', '/v1/admin/tenants/globex/limits');
-    expect(json(get)).toEqual({ tenant: 'globex', limits: { tokensPerDay: 500, costUsdPerMonth: 12.5 }, source: 'tenant' });
-    await expect(budget.reserve('globex', { callId: 'c1', tokens: 501, costUsd: 0 })).rejects.toMatchObject({ code: 'TENANT_BUDGET_EXCEEDED' });
+    expect(json(get)).toEqual({
+      tenant: 'globex',
+      limits: { tokensPerDay: 500, costUsdPerMonth: 12.5 },
+      source: 'tenant',
+    });
+    await expect(budget.reserve('globex', { callId: 'c1', tokens: 501, costUsd: 0 })).rejects.toMatchObject({
+      code: 'TENANT_BUDGET_EXCEEDED',
+    });
   });
 
-  it('a producer can neither read nor change limits, its own tenant\'s or another\'s', async () => {
+  it("a producer can neither read nor change limits, its own tenant's or another's", async () => {
     for (const [method, url] of [
       ['GET', '/v1/admin/tenants/globex/limits'],
       ['PUT', '/v1/admin/tenants/globex/limits'],
       ['PUT', '/v1/admin/tenants/acme/limits'],
     ] as const) {
-      const response = await as(KEYS.globexProducer, method, url, method === 'PUT' ? { tokensPerDay: 1_000_000 } : undefined);
+      const response = await as(
+        KEYS.globexProducer,
+        method,
+        url,
+        method === 'PUT' ? { tokensPerDay: 1_000_000 } : undefined,
+      );
       expect(response.statusCode).toBe(403);
       expect(json<{ error: { code: string } }>(response).error.code).toBe('FORBIDDEN');
     }
@@ -60,17 +83,37 @@ describe('HTTP API: tenant budgets and usage', () => {
 
   it('GET /v1/usage shows the caller its own spend per day, graph and model, and nothing of other tenants', async () => {
     const now = Date.now();
-    await budget.settle('acme', undefined, { callId: 'a1', tokens: 40, costUsd: 0.002, graph: 'qa', model: 'gpt-a' }, now);
-    await budget.settle('globex', undefined, { callId: 'g1', tokens: 7000, costUsd: 3, graph: 'secret-graph', model: 'gpt-b' }, now);
-    const mine = json<{ tenant: string; days: { tokens: number; byGraph: Record<string, unknown> }[]; month: { tokens: number } }>(
-      await as(KEYS.acmeProducer, 'GET', '/v1/usage?days=2'),
+    await budget.settle(
+      'acme',
+      undefined,
+      { callId: 'a1', tokens: 40, costUsd: 0.002, graph: 'qa', model: 'gpt-a' },
+      now,
     );
+    await budget.settle(
+      'globex',
+      undefined,
+      { callId: 'g1', tokens: 7000, costUsd: 3, graph: 'secret-graph', model: 'gpt-b' },
+      now,
+    );
+    const mine = json<{
+      tenant: string;
+      days: { tokens: number; byGraph: Record<string, unknown> }[];
+      month: { tokens: number };
+    }>(await as(KEYS.acmeProducer, 'GET', '/v1/usage?days=2'));
     expect(mine.tenant).toBe('acme');
     expect(mine.days).toHaveLength(2);
-    expect(mine.days[0]).toMatchObject({ tokens: 40, costUsd: 0.002, calls: 1, byGraph: { qa: { tokens: 40 } }, byModel: { 'gpt-a': { tokens: 40 } } });
+    expect(mine.days[0]).toMatchObject({
+      tokens: 40,
+      costUsd: 0.002,
+      calls: 1,
+      byGraph: { qa: { tokens: 40 } },
+      byModel: { 'gpt-a': { tokens: 40 } },
+    });
     expect(mine.month.tokens).toBe(40);
     expect(JSON.stringify(mine)).not.toContain('secret-graph');
-    const theirs = json<{ tenant: string; limits: unknown; month: { tokens: number } }>(await as(KEYS.globexProducer, 'GET', '/v1/usage'));
+    const theirs = json<{ tenant: string; limits: unknown; month: { tokens: number } }>(
+      await as(KEYS.globexProducer, 'GET', '/v1/usage'),
+    );
     expect(theirs).toMatchObject({ tenant: 'globex', limits: { tokensPerDay: 500 }, month: { tokens: 7000 } });
   });
 });

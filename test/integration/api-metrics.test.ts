@@ -15,7 +15,9 @@ const approval = defineGraph({ name: 'approval', state: { verdict: channel.repla
   .build();
 
 function value(family: Family | undefined, labels: Record<string, string>, name = family?.name): number | undefined {
-  return family?.samples.find((sample) => sample.name === name && Object.entries(labels).every(([key, text]) => sample.labels[key] === text))?.value;
+  return family?.samples.find(
+    (sample) => sample.name === name && Object.entries(labels).every(([key, text]) => sample.labels[key] === text),
+  )?.value;
 }
 
 describe('/metrics', () => {
@@ -26,8 +28,14 @@ describe('/metrics', () => {
   afterAll(async () => env?.close());
 
   it('renders Prometheus text that parses: runs by status, steps, a step duration histogram, queue depths, tokens and cost', async () => {
-    const enqueue = (body: object) => env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/runs', payload: body }).then((response) => json(response).id as string);
-    const completed = [await enqueue({ graph: 'chain', input: { steps: 2 } }), await enqueue({ graph: 'chain', input: { steps: 1 } })];
+    const enqueue = (body: object) =>
+      env
+        .as(KEYS.acmeProducer, { method: 'POST', url: '/v1/runs', payload: body })
+        .then((response) => json(response).id as string);
+    const completed = [
+      await enqueue({ graph: 'chain', input: { steps: 2 } }),
+      await enqueue({ graph: 'chain', input: { steps: 1 } }),
+    ];
     const failed = await enqueue({ graph: 'chain', input: { steps: 'many' } });
     const waiting = await enqueue({ graph: 'approval', input: null });
     for (const id of [...completed, failed]) await env.client.wait(id);
@@ -102,6 +110,8 @@ describe('/metrics', () => {
     const histogram = (buckets: string) => `# TYPE h histogram\n${buckets}h_sum 1\nh_count 2\n`;
     expect(() => parsePrometheusText(histogram('h_bucket{le="1"} 1\nh_bucket{le="+Inf"} 2\n'))).not.toThrow();
     expect(() => parsePrometheusText(histogram('h_bucket{le="1"} 3\nh_bucket{le="+Inf"} 2\n'))).toThrow(/cumulative/);
-    expect(() => parsePrometheusText(histogram('h_bucket{le="1"} 1\nh_bucket{le="+Inf"} 1\n'))).toThrow(/differs from _count/);
+    expect(() => parsePrometheusText(histogram('h_bucket{le="1"} 1\nh_bucket{le="+Inf"} 1\n'))).toThrow(
+      /differs from _count/,
+    );
   });
 });

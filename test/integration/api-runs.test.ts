@@ -31,17 +31,25 @@ const { acmeProducer: producer } = KEYS;
 describe('HTTP API v1: runs', () => {
   let env: ApiTestEnv;
   beforeAll(async () => {
-    env = await startApiTestEnv({ graphs: [approval, threeStepGraph(calls, failing)], env: { AGENTQ_BODY_LIMIT_BYTES: '4096' } });
+    env = await startApiTestEnv({
+      graphs: [approval, threeStepGraph(calls, failing)],
+      env: { AGENTQ_BODY_LIMIT_BYTES: '4096' },
+    });
   });
   afterAll(async () => env?.close());
 
-  const post = (body: unknown, headers: Record<string, string> = {}) => env.as(producer, { method: 'POST', url: '/v1/runs', payload: body as object, headers });
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    env.as(producer, { method: 'POST', url: '/v1/runs', payload: body as object, headers });
   const get = (url: string, headers: Record<string, string> = {}) => env.as(producer, { method: 'GET', url, headers });
   const waitFor = async (id: string, status: RunRecord['status']) =>
-    eventually(async () => {
-      const record = json<RunRecord>(await get(`/v1/runs/${id}`));
-      return record.status === status ? record : undefined;
-    }, 15_000, `run ${id} to be ${status}`);
+    eventually(
+      async () => {
+        const record = json<RunRecord>(await get(`/v1/runs/${id}`));
+        return record.status === status ? record : undefined;
+      },
+      15_000,
+      `run ${id} to be ${status}`,
+    );
 
   it('POST /v1/runs answers 202 with the run record, and GET /v1/runs/:id serves what `agentq status --json` prints', async () => {
     const created = await post({ graph: 'chain', input: { steps: 2 } });
@@ -55,7 +63,12 @@ describe('HTTP API v1: runs', () => {
     const status = await new Promise<string>((resolve, reject) => {
       const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', 'status', queued.id, '--json'], {
         cwd: root,
-        env: { ...process.env, REDIS_URL: env.config.redisUrl!, AGENTQ_KEY_PREFIX: env.config.keyPrefix, AGENTQ_QUEUE_PREFIX: env.config.queuePrefix },
+        env: {
+          ...process.env,
+          REDIS_URL: env.config.redisUrl!,
+          AGENTQ_KEY_PREFIX: env.config.keyPrefix,
+          AGENTQ_QUEUE_PREFIX: env.config.queuePrefix,
+        },
       });
       let stdout = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -77,31 +90,52 @@ describe('HTTP API v1: runs', () => {
     expect(json(afterwards)).toMatchObject({ id: json(first).id, status: 'completed' });
     expect(json<{ steps: unknown[] }>(await get(`/v1/runs/${json(first).id}/steps`)).steps).toHaveLength(1);
     // Another tenant's equal key is another run.
-    const globex = await env.as(KEYS.globexProducer, { method: 'POST', url: '/v1/runs', payload: { graph: 'chain', input: { steps: 1 } }, headers: { 'idempotency-key': 'order-42' } });
+    const globex = await env.as(KEYS.globexProducer, {
+      method: 'POST',
+      url: '/v1/runs',
+      payload: { graph: 'chain', input: { steps: 1 } },
+      headers: { 'idempotency-key': 'order-42' },
+    });
     expect(json(globex).id).not.toBe(json(first).id);
     // Header and body disagreeing is refused.
-    const mismatch = await post({ graph: 'chain', input: { steps: 1 }, idempotencyKey: 'order-43' }, { 'idempotency-key': 'order-42' });
+    const mismatch = await post(
+      { graph: 'chain', input: { steps: 1 }, idempotencyKey: 'order-43' },
+      { 'idempotency-key': 'order-42' },
+    );
     expect(mismatch.statusCode).toBe(400);
-    expect(json(mismatch)).toEqual({ error: { code: 'INVALID_INPUT', message: expect.stringContaining('Idempotency-Key') } });
+    expect(json(mismatch)).toEqual({
+      error: { code: 'INVALID_INPUT', message: expect.stringContaining('Idempotency-Key') },
+    });
   });
 
   it("GET /v1/runs lists only the caller's runs, filtered by status and graph, with a cursor", async () => {
     const ids: string[] = [];
-    for (let index = 0; index < 3; index += 1) ids.push(json(await post({ graph: 'chain', input: { steps: 1 } })).id as string);
+    for (let index = 0; index < 3; index += 1)
+      ids.push(json(await post({ graph: 'chain', input: { steps: 1 } })).id as string);
     for (const id of ids) await waitFor(id, 'completed');
-    const firstPage = json<{ runs: RunRecord[]; nextCursor: string | null }>(await get('/v1/runs?limit=2&graph=chain&status=completed'));
+    const firstPage = json<{ runs: RunRecord[]; nextCursor: string | null }>(
+      await get('/v1/runs?limit=2&graph=chain&status=completed'),
+    );
     expect(firstPage.runs).toHaveLength(2);
     expect(firstPage.nextCursor).toEqual(expect.any(String));
-    const rest = json<{ runs: RunRecord[] }>(await get(`/v1/runs?limit=200&graph=chain&status=completed&cursor=${firstPage.nextCursor}`));
+    const rest = json<{ runs: RunRecord[] }>(
+      await get(`/v1/runs?limit=200&graph=chain&status=completed&cursor=${firstPage.nextCursor}`),
+    );
     const listed = [...firstPage.runs, ...rest.runs].map((run) => run.id);
     expect(new Set(listed).size).toBe(listed.length);
     for (const id of ids) expect(listed).toContain(id);
-    expect([...firstPage.runs, ...rest.runs].every((run) => run.tenant === 'acme' && run.status === 'completed')).toBe(true);
-    const globex = json<{ runs: RunRecord[] }>(await env.as(KEYS.globexProducer, { method: 'GET', url: '/v1/runs?limit=200' }));
+    expect([...firstPage.runs, ...rest.runs].every((run) => run.tenant === 'acme' && run.status === 'completed')).toBe(
+      true,
+    );
+    const globex = json<{ runs: RunRecord[] }>(
+      await env.as(KEYS.globexProducer, { method: 'GET', url: '/v1/runs?limit=200' }),
+    );
     expect(globex.runs.some((run) => ids.includes(run.id))).toBe(false);
     const badCursor = await get('/v1/runs?cursor=not-a-cursor');
     expect(badCursor.statusCode).toBe(400);
-    expect(json(badCursor)).toMatchObject({ error: { code: 'INVALID_INPUT', message: expect.stringContaining('cursor') } });
+    expect(json(badCursor)).toMatchObject({
+      error: { code: 'INVALID_INPUT', message: expect.stringContaining('cursor') },
+    });
     const badStatus = await get('/v1/runs?status=finished');
     expect(badStatus.statusCode).toBe(400);
     expect(json(badStatus)).toMatchObject({ error: { message: expect.stringMatching(/^querystring\.status: /) } });
@@ -130,7 +164,14 @@ describe('HTTP API v1: runs', () => {
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/event-stream/);
     const frames = parseSseFrames(response.body);
-    expect(frames.map((frame) => frame.event)).toEqual(['run-start', 'step-start', 'step-end', 'step-start', 'step-end', 'run-end']);
+    expect(frames.map((frame) => frame.event)).toEqual([
+      'run-start',
+      'step-start',
+      'step-end',
+      'step-start',
+      'step-end',
+      'run-end',
+    ]);
     for (const frame of frames) expect(JSON.parse(frame.data!)).toMatchObject({ id: frame.id, type: frame.event });
     const ended = JSON.parse(frames.at(-1)!.data!) as { data: { status: string } };
     expect(ended.data.status).toBe('completed');
@@ -143,18 +184,25 @@ describe('HTTP API v1: runs', () => {
     const url = await env.app.listen({ port: 0, host: '127.0.0.1' });
     const id = json(await post({ graph: 'chain', input: { steps: 4, sleepMs: 150 } })).id as string;
     const first = new AbortController();
-    const response = await fetch(`${url}/v1/runs/${id}/events`, { headers: { authorization: `Bearer ${producer}` }, signal: first.signal });
+    const response = await fetch(`${url}/v1/runs/${id}/events`, {
+      headers: { authorization: `Bearer ${producer}` },
+      signal: first.signal,
+    });
     expect(response.status).toBe(200);
     const before = await readSse(response.body!, (frames) => frames.length >= 3);
     first.abort();
     expect(before.map((frame) => frame.event).slice(0, 3)).toEqual(['run-start', 'step-start', 'step-end']);
     const lastSeen = before.at(-1)!.id!;
-    const resumed = await fetch(`${url}/v1/runs/${id}/events`, { headers: { authorization: `Bearer ${producer}`, 'last-event-id': lastSeen } });
+    const resumed = await fetch(`${url}/v1/runs/${id}/events`, {
+      headers: { authorization: `Bearer ${producer}`, 'last-event-id': lastSeen },
+    });
     const after = await readSse(resumed.body!);
     const ids = [...before, ...after].map((frame) => frame.id);
     expect(new Set(ids).size).toBe(ids.length);
     const all = parseSseFrames((await get(`/v1/runs/${id}/events`)).body);
-    expect([...before, ...after].map((frame) => [frame.id, frame.event])).toEqual(all.map((frame) => [frame.id, frame.event]));
+    expect([...before, ...after].map((frame) => [frame.id, frame.event])).toEqual(
+      all.map((frame) => [frame.id, frame.event]),
+    );
     expect(after.at(-1)!.event).toBe('run-end');
   });
 
@@ -205,7 +253,9 @@ describe('HTTP API v1: runs', () => {
     expect(calls.of(stored, 'a')).toBe(1);
     const conflict = await env.as(producer, { method: 'POST', url: `/v1/runs/${id}/retry` });
     expect(conflict.statusCode).toBe(409);
-    expect(json(conflict)).toEqual({ error: { code: 'CONFLICT', message: `run ${id} is completed; only a failed run can be retried` } });
+    expect(json(conflict)).toEqual({
+      error: { code: 'CONFLICT', message: `run ${id} is completed; only a failed run can be retried` },
+    });
   });
 
   it('POST /v1/runs/:id/resume answers an interrupt with {value}', async () => {
@@ -214,8 +264,14 @@ describe('HTTP API v1: runs', () => {
     expect(waiting.interrupt).toMatchObject({ node: 'ask', request: { question: 'approve?' } });
     const missingValue = await env.as(producer, { method: 'POST', url: `/v1/runs/${id}/resume`, payload: {} });
     expect(missingValue.statusCode).toBe(400);
-    expect(json(missingValue)).toMatchObject({ error: { code: 'INVALID_INPUT', message: expect.stringContaining('body.value') } });
-    const resumed = await env.as(producer, { method: 'POST', url: `/v1/runs/${id}/resume`, payload: { value: { approved: true } } });
+    expect(json(missingValue)).toMatchObject({
+      error: { code: 'INVALID_INPUT', message: expect.stringContaining('body.value') },
+    });
+    const resumed = await env.as(producer, {
+      method: 'POST',
+      url: `/v1/runs/${id}/resume`,
+      payload: { value: { approved: true } },
+    });
     expect(resumed.statusCode).toBe(202);
     expect((await waitFor(id, 'completed')).output).toEqual({ verdict: 'approved' });
     const late = await env.as(producer, { method: 'POST', url: `/v1/runs/${id}/resume`, payload: { value: 1 } });
@@ -225,35 +281,75 @@ describe('HTTP API v1: runs', () => {
   it('rejects bad requests with precise messages in the one error shape: validation, 404, 413, 415; no 501 placeholders', async () => {
     const noGraph = await post({ input: {} });
     expect(noGraph.statusCode).toBe(400);
-    expect(json(noGraph)).toMatchObject({ error: { code: 'INVALID_INPUT', message: expect.stringMatching(/^body\.graph: /), details: [{ path: 'body.graph' }] } });
+    expect(json(noGraph)).toMatchObject({
+      error: {
+        code: 'INVALID_INPUT',
+        message: expect.stringMatching(/^body\.graph: /),
+        details: [{ path: 'body.graph' }],
+      },
+    });
     const foreignTenant = await post({ graph: 'chain', input: {}, tenant: 'globex' });
-    expect(json(foreignTenant).error).toMatchObject({ message: 'body.tenant: tenant comes from your API key; remove it from the body' });
+    expect(json(foreignTenant).error).toMatchObject({
+      message: 'body.tenant: tenant comes from your API key; remove it from the body',
+    });
     const badOption = await post({ graph: 'chain', input: {}, options: { maxSteps: 0 } });
     expect(json(badOption).error).toMatchObject({ message: expect.stringMatching(/^body\.options\.maxSteps: .*>=1/) });
     const badWebhook = await post({ graph: 'chain', input: {}, webhookUrl: 'ftp://example.com/hook' });
-    expect(json(badWebhook).error).toMatchObject({ message: 'body.webhookUrl: webhookUrl must be an absolute http:// or https:// URL' });
-    const badJson = await env.as(producer, { method: 'POST', url: '/v1/runs', payload: '{"graph": ', headers: { 'content-type': 'application/json' } });
+    expect(json(badWebhook).error).toMatchObject({
+      message: 'body.webhookUrl: webhookUrl must be an absolute http:// or https:// URL',
+    });
+    const badJson = await env.as(producer, {
+      method: 'POST',
+      url: '/v1/runs',
+      payload: '{"graph": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(badJson.statusCode).toBe(400);
-    expect(json(badJson).error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('not valid JSON') });
+    expect(json(badJson).error).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringContaining('not valid JSON'),
+    });
     const badId = await get('/v1/runs/has%20space');
     expect(json(badId).error).toMatchObject({ message: expect.stringMatching(/^params\.id: the run id must be/) });
 
     const unknown = await env.app.inject({ method: 'GET', url: '/v2/everything?x=1' });
     expect(unknown.statusCode).toBe(404);
-    expect(json(unknown)).toEqual({ error: { code: 'NOT_FOUND', message: "no route GET /v2/everything; see /docs for the API's routes" } });
+    expect(json(unknown)).toEqual({
+      error: { code: 'NOT_FOUND', message: "no route GET /v2/everything; see /docs for the API's routes" },
+    });
     const missingRun = await get('/v1/runs/run_missing');
-    expect(json(missingRun)).toEqual({ error: { code: 'NOT_FOUND', message: 'run run_missing not found (it may never have existed, or it expired or was purged)' } });
+    expect(json(missingRun)).toEqual({
+      error: {
+        code: 'NOT_FOUND',
+        message: 'run run_missing not found (it may never have existed, or it expired or was purged)',
+      },
+    });
 
     const large = await post({ graph: 'chain', input: { text: 'x'.repeat(5000) } });
     expect(large.statusCode).toBe(413);
-    expect(json(large)).toEqual({ error: { code: 'PAYLOAD_TOO_LARGE', message: expect.stringContaining('4096 bytes') } });
-    const text = await env.as(producer, { method: 'POST', url: '/v1/runs', payload: 'graph=chain', headers: { 'content-type': 'text/plain' } });
+    expect(json(large)).toEqual({
+      error: { code: 'PAYLOAD_TOO_LARGE', message: expect.stringContaining('4096 bytes') },
+    });
+    const text = await env.as(producer, {
+      method: 'POST',
+      url: '/v1/runs',
+      payload: 'graph=chain',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(text.statusCode).toBe(415);
-    expect(json(text)).toMatchObject({ error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining('application/json') } });
+    expect(json(text)).toMatchObject({
+      error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining('application/json') },
+    });
 
     // Every route in the OpenAPI document works: no 501 placeholders are left.
-    const openapi = json<{ paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }>(await env.app.inject({ method: 'GET', url: '/docs/json' }));
-    const stubs = Object.entries(openapi.paths).flatMap(([path, methods]) => Object.entries(methods).filter(([, operation]) => '501' in (operation.responses ?? {})).map(([method]) => `${method} ${path}`));
+    const openapi = json<{ paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }>(
+      await env.app.inject({ method: 'GET', url: '/docs/json' }),
+    );
+    const stubs = Object.entries(openapi.paths).flatMap(([path, methods]) =>
+      Object.entries(methods)
+        .filter(([, operation]) => '501' in (operation.responses ?? {}))
+        .map(([method]) => `${method} ${path}`),
+    );
     expect(stubs).toEqual([]);
   });
 
@@ -263,15 +359,30 @@ describe('HTTP API v1: runs', () => {
     const page = await env.app.inject({ method: 'GET', url: '/docs' });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/text\/html/);
-    const document = json<{ openapi: string; paths: Record<string, Record<string, { requestBody?: unknown; parameters?: { name: string }[] }>>; components: { securitySchemes: object } }>(
-      await env.app.inject({ method: 'GET', url: '/docs/json' }),
-    );
+    const document = json<{
+      openapi: string;
+      paths: Record<string, Record<string, { requestBody?: unknown; parameters?: { name: string }[] }>>;
+      components: { securitySchemes: object };
+    }>(await env.app.inject({ method: 'GET', url: '/docs/json' }));
     expect(document.openapi).toMatch(/^3\./);
-    for (const path of ['/v1/runs', '/v1/runs/{id}', '/v1/runs/{id}/messages', '/v1/runs/{id}/steps', '/v1/runs/{id}/events', '/v1/runs/{id}/retry', '/v1/runs/{id}/resume', '/healthz', '/readyz', '/metrics']) {
+    for (const path of [
+      '/v1/runs',
+      '/v1/runs/{id}',
+      '/v1/runs/{id}/messages',
+      '/v1/runs/{id}/steps',
+      '/v1/runs/{id}/events',
+      '/v1/runs/{id}/retry',
+      '/v1/runs/{id}/resume',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+    ]) {
       expect(document.paths, path).toHaveProperty([path]);
     }
     expect(document.paths['/v1/runs']!.post!.requestBody).toBeDefined();
-    expect(document.paths['/v1/runs']!.post!.parameters?.map((parameter) => parameter.name)).toContain('idempotency-key');
+    expect(document.paths['/v1/runs']!.post!.parameters?.map((parameter) => parameter.name)).toContain(
+      'idempotency-key',
+    );
     expect(document.components.securitySchemes).toHaveProperty('apiKey');
     expect(Object.keys(document.paths).some((path) => path.startsWith('/admin'))).toBe(false);
   });

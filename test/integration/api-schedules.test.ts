@@ -5,7 +5,17 @@ import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { eventually } from '../helpers/test-env.js';
 
-type Schedule = { id: string; tenant: string; paused: boolean; nextRunAt: string | null; lastRun: { runId: string; scheduledFor: string } | null; everyMs?: number; cron?: string; tz?: string; input: unknown };
+type Schedule = {
+  id: string;
+  tenant: string;
+  paused: boolean;
+  nextRunAt: string | null;
+  lastRun: { runId: string; scheduledFor: string } | null;
+  everyMs?: number;
+  cron?: string;
+  tz?: string;
+  input: unknown;
+};
 
 /** Scheduled runs through the HTTP API (issue 24, item 1), with a worker that turns ticks into runs. */
 describe('HTTP API: schedules', () => {
@@ -13,7 +23,10 @@ describe('HTTP API: schedules', () => {
   let ticks: Queue;
   beforeAll(async () => {
     env = await startApiTestEnv({ graphs: [echoRagGraph()] });
-    ticks = new Queue(SCHEDULES_QUEUE, { connection: { url: env.config.redisUrl!, maxRetriesPerRequest: null }, prefix: env.config.queuePrefix });
+    ticks = new Queue(SCHEDULES_QUEUE, {
+      connection: { url: env.config.redisUrl!, maxRetriesPerRequest: null },
+      prefix: env.config.queuePrefix,
+    });
   });
   afterAll(async () => {
     await ticks.close();
@@ -24,15 +37,28 @@ describe('HTTP API: schedules', () => {
     env.as(key, { method, url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
 
   it('an everyMs schedule starts one run per tick; each run links back; the schedule shows its last and next runs', async () => {
-    const created = await call(KEYS.acmeProducer, 'POST', '/v1/schedules', { graph: 'chain', input: { steps: 1 }, everyMs: 1000, name: 'every second' });
+    const created = await call(KEYS.acmeProducer, 'POST', '/v1/schedules', {
+      graph: 'chain',
+      input: { steps: 1 },
+      everyMs: 1000,
+      name: 'every second',
+    });
     expect(created.statusCode).toBe(201);
     const schedule = json<Schedule>(created);
     expect(created.headers.location).toBe(`/v1/schedules/${schedule.id}`);
     expect(schedule).toMatchObject({ tenant: 'acme', paused: false, everyMs: 1000, lastRun: null });
     expect(schedule.nextRunAt).not.toBeNull();
 
-    await eventually(async () => (json<{ runs: unknown[] }>(await call(KEYS.acmeProducer, 'GET', `/v1/schedules/${schedule.id}/runs`)).runs.length >= 3), 20_000, 'three ticks');
-    const { runs } = json<{ runs: { runId: string; scheduledFor: string; status: string | null }[] }>(await call(KEYS.acmeProducer, 'GET', `/v1/schedules/${schedule.id}/runs`));
+    await eventually(
+      async () =>
+        json<{ runs: unknown[] }>(await call(KEYS.acmeProducer, 'GET', `/v1/schedules/${schedule.id}/runs`)).runs
+          .length >= 3,
+      20_000,
+      'three ticks',
+    );
+    const { runs } = json<{ runs: { runId: string; scheduledFor: string; status: string | null }[] }>(
+      await call(KEYS.acmeProducer, 'GET', `/v1/schedules/${schedule.id}/runs`),
+    );
     // One run per tick: distinct tick times, a second apart (newest first).
     const times = runs.map((run) => Date.parse(run.scheduledFor));
     expect(new Set(times).size).toBe(times.length);
@@ -54,9 +80,21 @@ describe('HTTP API: schedules', () => {
   });
 
   it('pause stops the ticks, resume starts them again; a change to the input applies from the next tick', async () => {
-    const schedule = json<Schedule>(await call(KEYS.acmeProducer, 'POST', '/v1/schedules', { graph: 'chain', input: { steps: 1 }, cron: '* * * * * *' }));
-    await eventually(async () => (await env.client.schedules.runs(schedule.id, { tenant: 'acme' }))!.length >= 1, 15_000, 'a first tick');
-    const paused = json<Schedule>(await call(KEYS.acmeProducer, 'PATCH', `/v1/schedules/${schedule.id}`, { paused: true }));
+    const schedule = json<Schedule>(
+      await call(KEYS.acmeProducer, 'POST', '/v1/schedules', {
+        graph: 'chain',
+        input: { steps: 1 },
+        cron: '* * * * * *',
+      }),
+    );
+    await eventually(
+      async () => (await env.client.schedules.runs(schedule.id, { tenant: 'acme' }))!.length >= 1,
+      15_000,
+      'a first tick',
+    );
+    const paused = json<Schedule>(
+      await call(KEYS.acmeProducer, 'PATCH', `/v1/schedules/${schedule.id}`, { paused: true }),
+    );
     expect(paused).toMatchObject({ paused: true, nextRunAt: null });
     expect(await ticks.getJobScheduler(schedule.id)).toBeUndefined();
     // A tick already due when it was paused starts nothing; wait out one and count.
@@ -65,17 +103,31 @@ describe('HTTP API: schedules', () => {
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect((await env.client.schedules.runs(schedule.id, { tenant: 'acme' }))!.length).toBe(whilePaused);
 
-    const resumed = json<Schedule>(await call(KEYS.acmeProducer, 'PATCH', `/v1/schedules/${schedule.id}`, { paused: false, input: { steps: 2 } }));
+    const resumed = json<Schedule>(
+      await call(KEYS.acmeProducer, 'PATCH', `/v1/schedules/${schedule.id}`, { paused: false, input: { steps: 2 } }),
+    );
     expect(resumed).toMatchObject({ paused: false, input: { steps: 2 } });
     expect(resumed.nextRunAt).not.toBeNull();
-    await eventually(async () => (await env.client.schedules.runs(schedule.id, { tenant: 'acme' }))!.length > whilePaused, 15_000, 'a tick after resume');
+    await eventually(
+      async () => (await env.client.schedules.runs(schedule.id, { tenant: 'acme' }))!.length > whilePaused,
+      15_000,
+      'a tick after resume',
+    );
     const [latest] = (await env.client.schedules.runs(schedule.id, { tenant: 'acme' }))!;
     expect((await env.client.wait(latest!.runId)).stepCount).toBe(2);
     await call(KEYS.acmeProducer, 'DELETE', `/v1/schedules/${schedule.id}`);
   });
 
   it("a tenant never sees nor changes another tenant's schedules", async () => {
-    const theirs = json<Schedule>(await call(KEYS.globexProducer, 'POST', '/v1/schedules', { graph: 'chain', input: {}, cron: '0 9 * * 1-5', tz: 'Europe/Berlin', paused: true }));
+    const theirs = json<Schedule>(
+      await call(KEYS.globexProducer, 'POST', '/v1/schedules', {
+        graph: 'chain',
+        input: {},
+        cron: '0 9 * * 1-5',
+        tz: 'Europe/Berlin',
+        paused: true,
+      }),
+    );
     expect(theirs).toMatchObject({ tenant: 'globex', paused: true, tz: 'Europe/Berlin' });
     for (const [method, url, payload] of [
       ['GET', `/v1/schedules/${theirs.id}`],
@@ -90,7 +142,11 @@ describe('HTTP API: schedules', () => {
     expect(mine.schedules.map((schedule) => schedule.id)).not.toContain(theirs.id);
     const still = json<Schedule>(await call(KEYS.globexProducer, 'GET', `/v1/schedules/${theirs.id}`));
     expect(still.paused).toBe(true);
-    expect(json<{ schedules: Schedule[] }>(await call(KEYS.globexProducer, 'GET', '/v1/schedules')).schedules.map((schedule) => schedule.id)).toContain(theirs.id);
+    expect(
+      json<{ schedules: Schedule[] }>(await call(KEYS.globexProducer, 'GET', '/v1/schedules')).schedules.map(
+        (schedule) => schedule.id,
+      ),
+    ).toContain(theirs.id);
   });
 
   it.each([
@@ -101,7 +157,10 @@ describe('HTTP API: schedules', () => {
     [{ graph: 'chain', input: {}, cron: '0 9 * * *', everyMs: 60000 }, 'everyMs'],
     [{ graph: 'chain', input: {}, everyMs: 10 }, 'everyMs'],
     [{ graph: 'chain', input: {}, everyMs: 60000, tz: 'UTC' }, 'tz'],
-    [{ graph: 'chain', input: {}, everyMs: 60000, startAt: '2027-01-02T00:00:00Z', endAt: '2027-01-01T00:00:00Z' }, 'endAt'],
+    [
+      { graph: 'chain', input: {}, everyMs: 60000, startAt: '2027-01-02T00:00:00Z', endAt: '2027-01-01T00:00:00Z' },
+      'endAt',
+    ],
     [{ graph: 'chain', input: {}, everyMs: 60000, startAt: 'tomorrow' }, 'startAt'],
     [{ graph: 'chain', input: {}, everyMs: 60000, priority: 0 }, 'priority'],
     [{ graph: 'no-such-graph', input: {}, everyMs: 60000 }, 'graph'],
@@ -113,7 +172,9 @@ describe('HTTP API: schedules', () => {
   });
 
   it('a bad change is a 400 and leaves the schedule as it was', async () => {
-    const schedule = json<Schedule>(await call(KEYS.acmeProducer, 'POST', '/v1/schedules', { graph: 'chain', input: {}, everyMs: 3_600_000 }));
+    const schedule = json<Schedule>(
+      await call(KEYS.acmeProducer, 'POST', '/v1/schedules', { graph: 'chain', input: {}, everyMs: 3_600_000 }),
+    );
     const response = await call(KEYS.acmeProducer, 'PATCH', `/v1/schedules/${schedule.id}`, { cron: 'nonsense' });
     expect(response.statusCode).toBe(400);
     expect(json<{ error: { message: string } }>(response).error.message).toContain('cron');
@@ -121,7 +182,12 @@ describe('HTTP API: schedules', () => {
     expect(after).toMatchObject({ everyMs: 3_600_000, paused: false });
     expect(after.cron).toBeUndefined();
     // Switching to cron drops everyMs.
-    const switched = json<Schedule>(await call(KEYS.acmeProducer, 'PATCH', `/v1/schedules/${schedule.id}`, { cron: '30 8 * * *', tz: 'America/New_York' }));
+    const switched = json<Schedule>(
+      await call(KEYS.acmeProducer, 'PATCH', `/v1/schedules/${schedule.id}`, {
+        cron: '30 8 * * *',
+        tz: 'America/New_York',
+      }),
+    );
     expect(switched).toMatchObject({ cron: '30 8 * * *', tz: 'America/New_York' });
     expect(switched.everyMs).toBeUndefined();
     expect(new Date(switched.nextRunAt!).getUTCMinutes()).toBe(30);

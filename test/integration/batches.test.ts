@@ -33,7 +33,10 @@ describe('batches through the queue', () => {
   it('answers every question once, never more than the concurrency cap at a time, results in order', async () => {
     maxRunning = 0;
     const questions = Array.from({ length: 12 }, (_, index) => ({ question: `question ${index}` }));
-    const { batch } = await batches.submit({ collection: 'docs', questions, options: { concurrency: 3, graph: 'echo-rag' } }, { tenant: 'acme', idempotencyKey: 'nightly-1' });
+    const { batch } = await batches.submit(
+      { collection: 'docs', questions, options: { concurrency: 3, graph: 'echo-rag' } },
+      { tenant: 'acme', idempotencyKey: 'nightly-1' },
+    );
     expect(batch.progress.total).toBe(12);
     const done = await eventually(async () => {
       const record = await batches.get(batch.id);
@@ -44,19 +47,32 @@ describe('batches through the queue', () => {
     expect(maxRunning).toBeGreaterThan(1);
     // The producer dispatched the first 3 with start jobs (DESIGN §2.1); the worker took the other 9 in
     // itself, so their first step jobs are named by the entry node. (Read the step queue's event stream.)
-    const events = await env.client.store.redis.xrange(`${stepQueuePrefix(env.config.queuePrefix, 0, env.config.shards)}:${STEP_QUEUE}:events`, '-', '+');
-    const added = events.map(([, fields]) => fields).filter((fields) => fields[1] === 'added' && fields[fields.indexOf('name') + 1] === START_NODE);
-    const startJobs = added.map((fields) => fields[fields.indexOf('jobId') + 1]).filter((jobId) => jobId?.startsWith(batch.id));
+    const events = await env.client.store.redis.xrange(
+      `${stepQueuePrefix(env.config.queuePrefix, 0, env.config.shards)}:${STEP_QUEUE}:events`,
+      '-',
+      '+',
+    );
+    const added = events
+      .map(([, fields]) => fields)
+      .filter((fields) => fields[1] === 'added' && fields[fields.indexOf('name') + 1] === START_NODE);
+    const startJobs = added
+      .map((fields) => fields[fields.indexOf('jobId') + 1])
+      .filter((jobId) => jobId?.startsWith(batch.id));
     expect(startJobs.sort()).toEqual([`${batch.id}.i0.s0.t0`, `${batch.id}.i1.s0.t0`, `${batch.id}.i2.s0.t0`]);
     const results = (await batches.results(batch.id))!;
-    expect(results.map((result) => [result.id, result.answer, result.status])).toEqual(questions.map((question, index) => [String(index + 1), `echo: ${question.question}`, 'completed']));
+    expect(results.map((result) => [result.id, result.answer, result.status])).toEqual(
+      questions.map((question, index) => [String(index + 1), `echo: ${question.question}`, 'completed']),
+    );
     const csv = formatBatchResultsCsv(results);
     expect(csv.split('\r\n')[0]).toBe('id,question,status,answer,sources,error_code,error_message,run_id');
     expect(csv).toContain('1,question 0,completed,echo: question 0,');
 
     // The same batch again (same idempotency key) answers nothing twice.
     const before = answered.length;
-    const again = await batches.submit({ collection: 'docs', questions, options: { concurrency: 3, graph: 'echo-rag' } }, { tenant: 'acme', idempotencyKey: 'nightly-1' });
+    const again = await batches.submit(
+      { collection: 'docs', questions, options: { concurrency: 3, graph: 'echo-rag' } },
+      { tenant: 'acme', idempotencyKey: 'nightly-1' },
+    );
     expect(again.created).toBe(false);
     expect(again.batch.id).toBe(batch.id);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -65,7 +81,10 @@ describe('batches through the queue', () => {
 
   it('cancelling a batch cancels its runs in flight and dispatches no more', async () => {
     const questions = Array.from({ length: 10 }, (_, index) => ({ question: `slow question ${index}` }));
-    const { batch } = await batches.submit({ collection: 'docs', questions, options: { concurrency: 2, graph: 'echo-rag' } }, { tenant: 'acme' });
+    const { batch } = await batches.submit(
+      { collection: 'docs', questions, options: { concurrency: 2, graph: 'echo-rag' } },
+      { tenant: 'acme' },
+    );
     await eventually(async () => ((await batches.get(batch.id))?.progress.running ?? 0) > 0);
     const cancelled = await batches.cancel(batch.id);
     expect(cancelled?.status).toBe('cancelled');
@@ -78,7 +97,20 @@ describe('batches through the queue', () => {
   });
 
   it('rejects an invalid batch with the field named', async () => {
-    await expect(batches.submit({ questions: [] } as never, { tenant: 'acme' })).rejects.toThrow(/questions: a batch needs at least one question/);
-    await expect(batches.submit({ questions: [{ id: 'a', question: 'x' }, { id: 'a', question: 'y' }], options: { graph: 'echo-rag' } }, { tenant: 'acme' })).rejects.toThrow(/questions.1.id 'a' is used twice/);
+    await expect(batches.submit({ questions: [] } as never, { tenant: 'acme' })).rejects.toThrow(
+      /questions: a batch needs at least one question/,
+    );
+    await expect(
+      batches.submit(
+        {
+          questions: [
+            { id: 'a', question: 'x' },
+            { id: 'a', question: 'y' },
+          ],
+          options: { graph: 'echo-rag' },
+        },
+        { tenant: 'acme' },
+      ),
+    ).rejects.toThrow(/questions.1.id 'a' is used twice/);
   });
 });

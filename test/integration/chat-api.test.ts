@@ -12,7 +12,10 @@ const WAIT_MS = 1000;
 
 function firstShownId(request: ScriptedChatRequest): string {
   const messages = request.body.messages as unknown as Message[];
-  return /^\[([0-9a-f]{6})\]/m.exec(messages.filter((message) => message.role === 'tool').at(-1)?.content ?? '')?.[1] ?? 'none00';
+  return (
+    /^\[([0-9a-f]{6})\]/m.exec(messages.filter((message) => message.role === 'tool').at(-1)?.content ?? '')?.[1] ??
+    'none00'
+  );
 }
 
 /** `POST /v1/agent/chat`: the chat contract over HTTP, with a real worker, store and scripted model. */
@@ -23,7 +26,10 @@ describe('HTTP API: POST /v1/agent/chat', () => {
   let env: ApiTestEnv;
 
   beforeAll(async () => {
-    rag = await startRagTestEnv(startApiTestEnv, data.path, { model: {}, env: { AGENTQ_CHAT_WAIT_MS: String(WAIT_MS) } });
+    rag = await startRagTestEnv(startApiTestEnv, data.path, {
+      model: {},
+      env: { AGENTQ_CHAT_WAIT_MS: String(WAIT_MS) },
+    });
     ({ env } = rag);
     server = rag.server!;
     await ingestFolder(rag.ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'default', tenant: 'acme' });
@@ -37,31 +43,53 @@ describe('HTTP API: POST /v1/agent/chat', () => {
   /** Search once, then answer citing the first passage shown; the first model response waits `delayMs`. */
   const scriptAnswer = (delayMs = 0) =>
     server.setScript((request, index) => {
-      if (index % 2 === 0) return { delayMs, toolCalls: [{ name: 'search', arguments: { query: 'first sketch Eiffel Tower' } }] };
+      if (index % 2 === 0)
+        return { delayMs, toolCalls: [{ name: 'search', arguments: { query: 'first sketch Eiffel Tower' } }] };
       const id = firstShownId(request);
-      return { toolCalls: [{ name: 'final_answer', arguments: { answer: `Maurice Koechlin drew it [${id}].`, citations: [id] } }] };
+      return {
+        toolCalls: [
+          { name: 'final_answer', arguments: { answer: `Maurice Koechlin drew it [${id}].`, citations: [id] } },
+        ],
+      };
     });
 
   it('"stream": true answers with Server-Sent Events: the run id, reasoning steps, the answer\'s tokens, then the answer JSON with sources', async () => {
     scriptAnswer();
-    const response = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true, stream: true } });
+    const response = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/agent/chat',
+      payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true, stream: true },
+    });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/event-stream/);
     const frames = parseSseFrames(response.body);
     const kinds = frames.map((frame) => frame.event);
     expect(kinds[0]).toBe('run');
     expect(kinds.at(-1)).toBe('answer');
-    const reasoning = frames.filter((frame) => frame.event === 'reasoning').map((frame) => (JSON.parse(frame.data!) as { step: string }).step);
+    const reasoning = frames
+      .filter((frame) => frame.event === 'reasoning')
+      .map((frame) => (JSON.parse(frame.data!) as { step: string }).step);
     expect(reasoning).toContain('Calling search: {"query":"first sketch Eiffel Tower"}');
     // The final_answer tool call's answer text streams as tokens, before the answer.
-    const text = frames.filter((frame) => frame.event === 'token').map((frame) => (JSON.parse(frame.data!) as { text: string }).text).join('');
+    const text = frames
+      .filter((frame) => frame.event === 'token')
+      .map((frame) => (JSON.parse(frame.data!) as { text: string }).text)
+      .join('');
     expect(text).toMatch(/^Maurice Koechlin drew it \[[0-9a-f]{6}\]\.$/);
     expect(kinds.indexOf('token')).toBeLessThan(kinds.indexOf('answer'));
     const answer = JSON.parse(frames.at(-1)!.data!) as Record<string, unknown>;
-    expect(answer).toMatchObject({ answer: 'Maurice Koechlin drew it [1].', sources: [expect.objectContaining({ title: 'Maurice Koechlin' })], search_count: 1 });
+    expect(answer).toMatchObject({
+      answer: 'Maurice Koechlin drew it [1].',
+      sources: [expect.objectContaining({ title: 'Maurice Koechlin' })],
+      search_count: 1,
+    });
     const runId = (JSON.parse(frames[0]!.data!) as { run_id: string }).run_id;
     expect(answer.run_id).toBe(runId);
-    const bad = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'x', stream: 'yes' } });
+    const bad = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/agent/chat',
+      payload: { query: 'x', stream: 'yes' },
+    });
     expect(bad.statusCode).toBe(400);
   });
 
@@ -69,9 +97,16 @@ describe('HTTP API: POST /v1/agent/chat', () => {
     // The body of the quick start's `curl … /v1/agent/chat -d '…'`, with the query and collection of this test's documents.
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Architecture'));
-    const body = JSON.parse(/\/v1\/agent\/chat[^\n]*\n\s*-d '([^']+)'/.exec(quickStart)![1]!) as Record<string, unknown>;
+    const body = JSON.parse(/\/v1\/agent\/chat[^\n]*\n\s*-d '([^']+)'/.exec(quickStart)![1]!) as Record<
+      string,
+      unknown
+    >;
     scriptAnswer();
-    const response = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { ...body, query: 'Who drew the first sketch of the Eiffel Tower?', collection: 'default' } });
+    const response = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/agent/chat',
+      payload: { ...body, query: 'Who drew the first sketch of the Eiffel Tower?', collection: 'default' },
+    });
     expect(response.statusCode).toBe(200);
     expect(json(response).sources).toEqual([expect.objectContaining({ title: 'Maurice Koechlin' })]);
   });
@@ -79,13 +114,24 @@ describe('HTTP API: POST /v1/agent/chat', () => {
   it('answers 200 with the chat contract when the run finishes within AGENTQ_CHAT_WAIT_MS', async () => {
     scriptAnswer();
     const started = Date.now();
-    const response = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true } });
+    const response = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/agent/chat',
+      payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true },
+    });
     expect(response.statusCode).toBe(200);
     expect(Date.now() - started).toBeLessThan(WAIT_MS + 2000);
     const body = json(response);
     expect(body).toEqual({
       answer: 'Maurice Koechlin drew it [1].',
-      sources: [{ title: 'Maurice Koechlin', path: expect.stringMatching(/koechlin\.md$/), page: null, score: expect.any(Number) }],
+      sources: [
+        {
+          title: 'Maurice Koechlin',
+          path: expect.stringMatching(/koechlin\.md$/),
+          page: null,
+          score: expect.any(Number),
+        },
+      ],
       reasoning_steps: expect.arrayContaining(['Calling search: {"query":"first sketch Eiffel Tower"}']),
       search_count: 1,
       iterations: 1,
@@ -96,28 +142,46 @@ describe('HTTP API: POST /v1/agent/chat', () => {
     // The run is an ordinary rag-agent run of the caller's tenant.
     const run = json(await env.as(KEYS.acmeProducer, { method: 'GET', url: `/v1/runs/${String(body.run_id)}` }));
     expect(run).toMatchObject({ graph: 'rag-agent', tenant: 'acme', status: 'completed' });
-    expect((await env.as(KEYS.globexProducer, { method: 'GET', url: `/v1/runs/${String(body.run_id)}` })).statusCode).toBe(404);
+    expect(
+      (await env.as(KEYS.globexProducer, { method: 'GET', url: `/v1/runs/${String(body.run_id)}` })).statusCode,
+    ).toBe(404);
   });
 
   it('answers 202 with the run id and Location when the wait is exceeded; the run finishes with the same contract', async () => {
     scriptAnswer(WAIT_MS + 1500);
-    const response = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'Who drew the first sketch of the Eiffel Tower?' } });
+    const response = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/agent/chat',
+      payload: { query: 'Who drew the first sketch of the Eiffel Tower?' },
+    });
     expect(response.statusCode).toBe(202);
     const run = json<{ id: string; status: string; graph: string }>(response);
     expect(response.headers.location).toBe(`/v1/runs/${run.id}`);
     expect(run.graph).toBe('rag-agent');
     expect(['queued', 'running']).toContain(run.status);
     const finished = await eventually(async () => {
-      const record = json<{ status: string; output: Record<string, unknown> }>(await env.as(KEYS.acmeProducer, { method: 'GET', url: `/v1/runs/${run.id}` }));
+      const record = json<{ status: string; output: Record<string, unknown> }>(
+        await env.as(KEYS.acmeProducer, { method: 'GET', url: `/v1/runs/${run.id}` }),
+      );
       return record.status === 'completed' && record;
     }, 20_000);
-    expect(finished.output).toMatchObject({ answer: 'Maurice Koechlin drew it.', search_count: 1, iterations: 1, sources: [{ title: 'Maurice Koechlin' }] });
+    expect(finished.output).toMatchObject({
+      answer: 'Maurice Koechlin drew it.',
+      search_count: 1,
+      iterations: 1,
+      sources: [{ title: 'Maurice Koechlin' }],
+    });
   });
 
   it('the same Idempotency-Key returns the same run and asks the model nothing twice', async () => {
     scriptAnswer();
     const ask = () =>
-      env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', headers: { 'idempotency-key': 'chat-once' }, payload: { query: 'Who drew the first sketch of the Eiffel Tower?' } });
+      env.as(KEYS.acmeProducer, {
+        method: 'POST',
+        url: '/v1/agent/chat',
+        headers: { 'idempotency-key': 'chat-once' },
+        payload: { query: 'Who drew the first sketch of the Eiffel Tower?' },
+      });
     const first = await ask();
     const second = await ask();
     expect(first.statusCode).toBe(200);
@@ -129,27 +193,53 @@ describe('HTTP API: POST /v1/agent/chat', () => {
 
   it('sources only with citations: true; scores are retrieval scores in 0-1; top_k sets the passages the model reads', async () => {
     scriptAnswer();
-    const plain = json(await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'Who drew the first sketch of the Eiffel Tower?', top_k: 1 } }));
+    const plain = json(
+      await env.as(KEYS.acmeProducer, {
+        method: 'POST',
+        url: '/v1/agent/chat',
+        payload: { query: 'Who drew the first sketch of the Eiffel Tower?', top_k: 1 },
+      }),
+    );
     expect(plain).toMatchObject({ answer: 'Maurice Koechlin drew it.', sources: [] });
-    const shown = (server.chatRequests()[1]!.body.messages as unknown as Message[]).filter((message) => message.role === 'tool').at(-1)?.content ?? '';
+    const shown =
+      (server.chatRequests()[1]!.body.messages as unknown as Message[])
+        .filter((message) => message.role === 'tool')
+        .at(-1)?.content ?? '';
     expect(shown.match(/^\[[0-9a-f]{6}\]/gm)).toHaveLength(1);
 
     server.reset();
     scriptAnswer();
     const cited = json<{ sources: { score: number }[] }>(
-      await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true } }),
+      await env.as(KEYS.acmeProducer, {
+        method: 'POST',
+        url: '/v1/agent/chat',
+        payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true },
+      }),
     );
     expect(cited.sources).toHaveLength(1);
     // The first passage shown is the search's best hit: its lexical score relative to the best is 1.
     expect(cited.sources[0]!.score).toBe(1);
-    const shownDefault = (server.chatRequests()[1]!.body.messages as unknown as Message[]).filter((message) => message.role === 'tool').at(-1)?.content ?? '';
+    const shownDefault =
+      (server.chatRequests()[1]!.body.messages as unknown as Message[])
+        .filter((message) => message.role === 'tool')
+        .at(-1)?.content ?? '';
     expect(shownDefault.match(/^\[[0-9a-f]{6}\]/gm)!.length).toBeGreaterThan(1);
   });
 
   it('the OpenAPI document gives both answers of POST /v1/agent/chat: 200 ChatAnswer and 202 RunRecord', async () => {
-    const document = json<{ paths: Record<string, { post: { responses: Record<string, { description: string; content: Record<string, { schema: Record<string, unknown> }> }> } }> }>(
-      await env.app.inject({ method: 'GET', url: '/docs/json' }),
-    );
+    const document = json<{
+      paths: Record<
+        string,
+        {
+          post: {
+            responses: Record<
+              string,
+              { description: string; content: Record<string, { schema: Record<string, unknown> }> }
+            >;
+          };
+        }
+      >;
+    }>(await env.app.inject({ method: 'GET', url: '/docs/json' }));
     const responses = document.paths['/v1/agent/chat']!.post.responses;
     expect(JSON.stringify(responses['200'])).toContain('reasoning_steps');
     expect(JSON.stringify(responses['202'])).toContain('stepCount');
@@ -168,11 +258,20 @@ describe('HTTP API: POST /v1/agent/chat', () => {
       [{ query: 'x', tenant: 'globex' }, /tenant/],
     ];
     for (const [payload, field] of cases) {
-      const response = await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/agent/chat', payload: payload as Record<string, unknown> });
+      const response = await env.as(KEYS.acmeProducer, {
+        method: 'POST',
+        url: '/v1/agent/chat',
+        payload: payload as Record<string, unknown>,
+      });
       expect(response.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(json<{ error: { code: string; message: string } }>(response).error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(field) });
+      expect(json<{ error: { code: string; message: string } }>(response).error).toMatchObject({
+        code: 'INVALID_INPUT',
+        message: expect.stringMatching(field),
+      });
     }
     expect(server.chatRequests()).toHaveLength(0);
-    expect((await env.app.inject({ method: 'POST', url: '/v1/agent/chat', payload: { query: 'x' } })).statusCode).toBe(401);
+    expect((await env.app.inject({ method: 'POST', url: '/v1/agent/chat', payload: { query: 'x' } })).statusCode).toBe(
+      401,
+    );
   });
 });

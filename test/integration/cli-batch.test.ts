@@ -23,11 +23,25 @@ describe('agentq batch', () => {
     const questions = join(dir, 'questions.jsonl');
     writeFileSync(questions, '{"id":"q1","question":"one"}\n{"id":"q2","question":"two"}\n{"question":"three"}\n');
     const out = join(dir, 'answers.jsonl');
-    const result = await cli('batch', questions, '--collection', 'docs', '--graph', 'echo-rag', '--out', out, '--poll-ms', '100');
+    const result = await cli(
+      'batch',
+      questions,
+      '--collection',
+      'docs',
+      '--graph',
+      'echo-rag',
+      '--out',
+      out,
+      '--poll-ms',
+      '100',
+    );
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout);
     expect(summary).toMatchObject({ status: 'completed', progress: { total: 3, completed: 3 }, out });
-    const answers = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const answers = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(answers.map((answer) => [answer.id, answer.answer])).toEqual([
       ['q1', 'echo: one'],
       ['q2', 'echo: two'],

@@ -16,15 +16,26 @@ const RECORD_LOADS = `data:text/javascript,${encodeURIComponent(
 )}`;
 
 /** Runs `agentq <args>` (through tsx) and returns its exit code and the packages it loaded. */
-function packagesLoadedBy(args: string[], env: Record<string, string>, file: string): Promise<{ code: number | null; stderr: string; packages: Set<string> }> {
+function packagesLoadedBy(
+  args: string[],
+  env: Record<string, string>,
+  file: string,
+): Promise<{ code: number | null; stderr: string; packages: Set<string> }> {
   const register = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(RECORD_LOADS)}, { data: { file: ${JSON.stringify(file)} } });`)}`;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', register, '--import', 'tsx', 'bin/agentq.ts', ...args], { cwd: root, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, ['--import', register, '--import', 'tsx', 'bin/agentq.ts', ...args], {
+      cwd: root,
+      env: { ...process.env, ...env },
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('close', (code) => {
       const urls = readFileSync(file, 'utf8').split('\n');
-      const packages = new Set(urls.map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name): name is string => name !== undefined));
+      const packages = new Set(
+        urls
+          .map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1])
+          .filter((name): name is string => name !== undefined),
+      );
       resolve({ code, stderr, packages });
     });
   });
@@ -41,7 +52,11 @@ describe('the CLI read path loads only what it needs', () => {
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
   it('status reads its record without ioredis, BullMQ or zod; runs reads Redis without BullMQ or zod', async () => {
-    const status = await packagesLoadedBy(['status', 'run_missing_read_path', '--json'], cliEnv(config), join(work, 'status.txt'));
+    const status = await packagesLoadedBy(
+      ['status', 'run_missing_read_path', '--json'],
+      cliEnv(config),
+      join(work, 'status.txt'),
+    );
     expect(status.code).toBe(1);
     expect(status.stderr).toContain('NOT_FOUND: run run_missing_read_path not found');
     // A bare RESP connection (RunRecordReader): loading ioredis cost more than the rest of the command.
@@ -56,10 +71,15 @@ describe('the CLI read path loads only what it needs', () => {
   });
 
   it('search on the embedded store loads neither Redis, BullMQ, the Qdrant client nor zod', async () => {
-    const search = await packagesLoadedBy(['search', 'vacation days', '--json'], cliEnv(config), join(work, 'search.txt'));
+    const search = await packagesLoadedBy(
+      ['search', 'vacation days', '--json'],
+      cliEnv(config),
+      join(work, 'search.txt'),
+    );
     expect(search.code).toBe(0);
     expect(search.packages).toContain('better-sqlite3');
     // zod neither: a collection without vectors needs only the search settings (shared/config/search-config.ts).
-    for (const heavy of ['bullmq', 'ioredis', '@qdrant/js-client-rest', 'zod']) expect(search.packages).not.toContain(heavy);
+    for (const heavy of ['bullmq', 'ioredis', '@qdrant/js-client-rest', 'zod'])
+      expect(search.packages).not.toContain(heavy);
   });
 });

@@ -13,7 +13,18 @@ describe('the agentq CLI: schedules', () => {
   afterAll(async () => env.close());
 
   it('create, show, runs, pause, resume, change, list and delete a schedule', async () => {
-    const created = await cli('schedule', 'create', 'chain', '--every', '1000', '--input', '{"steps": 1}', '--name', 'cli test', '--json');
+    const created = await cli(
+      'schedule',
+      'create',
+      'chain',
+      '--every',
+      '1000',
+      '--input',
+      '{"steps": 1}',
+      '--name',
+      'cli test',
+      '--json',
+    );
     expect(created.code, created.stderr).toBe(0);
     const schedule = JSON.parse(created.stdout) as { id: string; everyMs: number; paused: boolean };
     expect(schedule).toMatchObject({ everyMs: 1000, paused: false, name: 'cli test' });
@@ -27,7 +38,16 @@ describe('the agentq CLI: schedules', () => {
     expect(JSON.parse(paused.stdout)).toMatchObject({ paused: true, nextRunAt: null });
     const resumed = await cli('schedule', 'resume', schedule.id);
     expect(resumed.stdout).toContain(`${schedule.id}  active  every 1000 ms  chain`);
-    const changed = await cli('schedule', 'change', schedule.id, '--cron', '0 9 * * 1-5', '--tz', 'Europe/Berlin', '--json');
+    const changed = await cli(
+      'schedule',
+      'change',
+      schedule.id,
+      '--cron',
+      '0 9 * * 1-5',
+      '--tz',
+      'Europe/Berlin',
+      '--json',
+    );
     expect(JSON.parse(changed.stdout)).toMatchObject({ cron: '0 9 * * 1-5', tz: 'Europe/Berlin' });
     const list = await cli('schedule', 'list');
     expect(list.stdout).toContain(`${schedule.id}  active  cron '0 9 * * 1-5' Europe/Berlin  chain`);

@@ -18,8 +18,28 @@ describe('the agentq CLI', () => {
     const run = await cli('run', 'chain', '--input', '{"steps": 3}', '--wait', '--json');
     expect(run.code).toBe(0);
     const record = JSON.parse(run.stdout);
-    expect(record).toMatchObject({ status: 'completed', graph: 'chain', graphVersion: '1', stepCount: 3, output: { visited: [0, 1, 2] }, error: null });
-    expect(Object.keys(record).sort()).toEqual(['createdAt', 'error', 'graph', 'graphVersion', 'id', 'interrupt', 'output', 'status', 'stepCount', 'tenant', 'updatedAt', 'usage']);
+    expect(record).toMatchObject({
+      status: 'completed',
+      graph: 'chain',
+      graphVersion: '1',
+      stepCount: 3,
+      output: { visited: [0, 1, 2] },
+      error: null,
+    });
+    expect(Object.keys(record).sort()).toEqual([
+      'createdAt',
+      'error',
+      'graph',
+      'graphVersion',
+      'id',
+      'interrupt',
+      'output',
+      'status',
+      'stepCount',
+      'tenant',
+      'updatedAt',
+      'usage',
+    ]);
 
     const status = await cli('status', record.id, '--json');
     expect(status.code).toBe(0);
@@ -27,7 +47,14 @@ describe('the agentq CLI', () => {
 
     const steps = await cli('steps', record.id, '--json');
     const list = JSON.parse(steps.stdout);
-    expect(list.map((step: { index: number; superstep: number; node: string; attempts: number }) => [step.index, step.superstep, step.node, step.attempts])).toEqual([
+    expect(
+      list.map((step: { index: number; superstep: number; node: string; attempts: number }) => [
+        step.index,
+        step.superstep,
+        step.node,
+        step.attempts,
+      ]),
+    ).toEqual([
       [0, 0, 'step', 1],
       [1, 1, 'step', 1],
       [2, 2, 'step', 1],

@@ -25,7 +25,12 @@ describe('engine v2', () => {
     const key = `${stepQueuePrefix(testEnv.config.queuePrefix, shardOf(runId, testEnv.config.shards), testEnv.config.shards)}:${STEP_QUEUE}:events`;
     const entries = await testEnv.client.store.redis.xrange(key, '-', '+');
     return entries
-      .map(([, fields]) => Object.fromEntries(fields.flatMap((_value, index) => (index % 2 === 0 ? [[fields[index], fields[index + 1]]] : []))) as Record<string, string>)
+      .map(
+        ([, fields]) =>
+          Object.fromEntries(
+            fields.flatMap((_value, index) => (index % 2 === 0 ? [[fields[index], fields[index + 1]]] : [])),
+          ) as Record<string, string>,
+      )
       .filter((event) => event.event === 'active' && event.jobId?.startsWith(`${runId}.`))
       .map((event) => ({ jobId: event.jobId!, eager: event.eager === '1' }));
   }
@@ -35,7 +40,9 @@ describe('engine v2', () => {
     const run = await env.client.enqueue({ graph: 'chain', input: { steps: 10 } });
     expect((await env.client.wait(run.id)).status).toBe('completed');
     const events = await activeEvents(env, run.id);
-    expect(events.map((event) => event.jobId)).toEqual(Array.from({ length: 10 }, (_value, superstep) => `${run.id}.s${superstep}.t0`));
+    expect(events.map((event) => event.jobId)).toEqual(
+      Array.from({ length: 10 }, (_value, superstep) => `${run.id}.s${superstep}.t0`),
+    );
     // s0 comes through the queue; then three eager hops (s1-s3), s4 through the queue, s5-s7, s8, s9.
     expect(events.map((event) => event.eager)).toEqual([false, true, true, true, false, true, true, true, false, true]);
     // Each eager step is still a real BullMQ job: completed, one attempt, its own id.
@@ -47,21 +54,35 @@ describe('engine v2', () => {
   it('runs step jobs in priority order: no priority first (BullMQ takes the wait list first), then 1 before 10, each run eagerly through', async () => {
     const config = testConfig();
     const client = new AgentClient({ config });
-    const stepQueues = new StepQueues(config.shards, config.queuePrefix, { connection: { url: config.redisUrl!, maxRetriesPerRequest: null } });
+    const stepQueues = new StepQueues(config.shards, config.queuePrefix, {
+      connection: { url: config.redisUrl!, maxRetriesPerRequest: null },
+    });
     const enqueuer = new RunEnqueuer(client.store, stepQueues, config);
     await client.get('none').catch(() => undefined); // connects the client's Redis (the enqueuer does not wait for it)
     // All four wait before any worker runs; enqueued least urgent first.
-    const enqueue = async (priority?: number) => (await enqueuer.enqueue({ graph: 'chain', input: { steps: 3 } }, priority === undefined ? {} : { priority })).record.id;
+    const enqueue = async (priority?: number) =>
+      (await enqueuer.enqueue({ graph: 'chain', input: { steps: 3 } }, priority === undefined ? {} : { priority }))
+        .record.id;
     const batch1 = await enqueue(10);
     const urgent = await enqueue(1);
     const plain = await enqueue();
     const batch2 = await enqueue(10);
-    const worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false, concurrency: 1 });
+    const worker = await startWorker({
+      config,
+      logger: createLogger(config.logLevel),
+      reconciler: false,
+      concurrency: 1,
+    });
     try {
       for (const id of [batch1, urgent, plain, batch2]) expect((await client.wait(id)).status).toBe('completed');
       const key = `${stepQueuePrefix(config.queuePrefix, 0, config.shards)}:${STEP_QUEUE}:events`;
       const taken = (await client.store.redis.xrange(key, '-', '+'))
-        .map(([, fields]) => Object.fromEntries(fields.flatMap((_value, index) => (index % 2 === 0 ? [[fields[index], fields[index + 1]]] : []))) as Record<string, string>)
+        .map(
+          ([, fields]) =>
+            Object.fromEntries(
+              fields.flatMap((_value, index) => (index % 2 === 0 ? [[fields[index], fields[index + 1]]] : [])),
+            ) as Record<string, string>,
+        )
         .filter((event) => event.event === 'active')
         .map((event) => event.jobId!.slice(0, event.jobId!.indexOf('.s')));
       // Concurrency 1: each run's three steps in a row, runs in priority order (FIFO within a priority).
@@ -91,19 +112,39 @@ describe('engine v2', () => {
     expect((await env.client.wait(run.id)).status).toBe('completed');
     // A fresh run taken in by hand, so this test plays both workers.
     const runId = `${run.id}-cache`;
-    await store.create({ id: runId, tenant: 'default', graph: 'chain', input: { steps: 3 }, maxSteps: 10, now: Date.now() });
+    await store.create({
+      id: runId,
+      tenant: 'default',
+      graph: 'chain',
+      input: { steps: 3 },
+      maxSteps: 10,
+      now: Date.now(),
+    });
     await store.admit(runId, '1', { steps: 3, visited: [] }, [{ node: 'step' }], Date.now());
     const first = await store.begin(runId, 0, 0, {}, Date.now());
     expect(first).toMatchObject({ kind: 'run', state: { base: JSON.stringify({ steps: 3, visited: [] }) } });
     // "Worker A" holds the state at superstep 0; "worker B" commits step 0.
     const committed = await store.commit(
-      { runId, superstep: 0, task: 0, mode: 'single', step: { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' }, totalTasks: 1, outcome: { kind: 'next', tasks: [{ node: 'step' }] }, state: { visited: ['step'] }, messages: [] },
+      {
+        runId,
+        superstep: 0,
+        task: 0,
+        mode: 'single',
+        step: { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' },
+        totalTasks: 1,
+        outcome: { kind: 'next', tasks: [{ node: 'step' }] },
+        state: { visited: ['step'] },
+        messages: [],
+      },
       Date.now(),
     );
     expect(committed.kind).toBe('advanced');
     // A's cache says superstep 0, the cursor says 1: BEGIN sends the state B wrote.
     const stale = await store.begin(runId, 1, 0, {}, Date.now(), 0);
-    expect(stale.kind === 'run' && stale.state && JSON.parse(stale.state.base)).toEqual({ steps: 3, visited: ['step'] });
+    expect(stale.kind === 'run' && stale.state && JSON.parse(stale.state.base)).toEqual({
+      steps: 3,
+      visited: ['step'],
+    });
     // A cache at the cursor gets no copy.
     const current = await store.begin(runId, 1, 0, {}, Date.now(), 1);
     expect(current).toMatchObject({ kind: 'run', state: null });
@@ -111,7 +152,9 @@ describe('engine v2', () => {
 
   it('spreads runs over AGENTQ_SHARDS step queues, each run with its keys and jobs under one shard tag', async () => {
     env = await startTestEnv({ env: { AGENTQ_SHARDS: '3' } });
-    const runs = await Promise.all(Array.from({ length: 12 }, () => env!.client.enqueue({ graph: 'chain', input: { steps: 3 } })));
+    const runs = await Promise.all(
+      Array.from({ length: 12 }, () => env!.client.enqueue({ graph: 'chain', input: { steps: 3 } })),
+    );
     for (const run of runs) expect((await env.client.wait(run.id)).status).toBe('completed');
     const shards = new Set(runs.map((run) => shardOf(run.id, 3)));
     expect(shards.size).toBeGreaterThan(1);
@@ -136,10 +179,15 @@ describe('engine v2', () => {
     env = await startTestEnv({ env: { AGENTQ_SHARDS: '3' } });
     // Shard 0 of 3 is tagged {s0-1} now; the previous layout's {s0} queue still holds a job.
     expect(shardTag(0, 3)).not.toBe('{s0}');
-    const old = new Queue(STEP_QUEUE, { connection: { url: env.config.redisUrl!, maxRetriesPerRequest: null }, prefix: `${env.config.queuePrefix}:{s0}` });
+    const old = new Queue(STEP_QUEUE, {
+      connection: { url: env.config.redisUrl!, maxRetriesPerRequest: null },
+      prefix: `${env.config.queuePrefix}:{s0}`,
+    });
     try {
       await old.add('step', { runId: 'r1', superstep: 0, task: 0 });
-      await expect(startWorker({ config: env.config, logger: createLogger('silent'), reconciler: false })).rejects.toThrow(/previous shard layout.*Let the previous version finish/);
+      await expect(
+        startWorker({ config: env.config, logger: createLogger('silent'), reconciler: false }),
+      ).rejects.toThrow(/previous shard layout.*Let the previous version finish/);
     } finally {
       await old.obliterate({ force: true });
       await old.close();
@@ -155,7 +203,9 @@ describe('engine v2', () => {
   it('refuses to start a worker whose AGENTQ_SHARDS differs from the deployment’s, saying what to set', async () => {
     env = await startTestEnv({ env: { AGENTQ_SHARDS: '2' } });
     const config = { ...env.config, shards: 3 };
-    await expect(startWorker({ config, logger: createLogger('silent'), reconciler: false })).rejects.toThrow(/AGENTQ_SHARDS is 3 here, but this deployment runs 2 shards.*set AGENTQ_SHARDS=2/);
+    await expect(startWorker({ config, logger: createLogger('silent'), reconciler: false })).rejects.toThrow(
+      /AGENTQ_SHARDS is 3 here, but this deployment runs 2 shards.*set AGENTQ_SHARDS=2/,
+    );
   });
 
   it('refuses to start on a Redis holding first-engine runs in flight, and says to drain them', async () => {
@@ -165,7 +215,9 @@ describe('engine v2', () => {
     try {
       await redis.zadd(store.keys.activeRuns(), Date.now(), 'old-run');
       await redis.hset(store.keys.legacyRunMeta('old-run'), 'id', 'old-run', 'status', 'running');
-      await expect(startWorker({ config, logger: createLogger('silent'), reconciler: false })).rejects.toThrow(/first engine layout still in flight \(e\.g\. run old-run\).*Drain them first/);
+      await expect(startWorker({ config, logger: createLogger('silent'), reconciler: false })).rejects.toThrow(
+        /first engine layout still in flight \(e\.g\. run old-run\).*Drain them first/,
+      );
       // Drained (the old run finished): the worker starts.
       await redis.hset(store.keys.legacyRunMeta('old-run'), 'status', 'completed');
       const worker = await startWorker({ config, logger: createLogger('silent'), reconciler: false });

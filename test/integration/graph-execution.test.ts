@@ -71,7 +71,11 @@ const outer = defineGraph({ name: 'outer', state: { log: channel.append<string>(
   .edge('post', END)
   .build();
 
-const approval = defineGraph({ name: 'approval', state: { draft: channel.replace(''), verdict: channel.replace('') }, output: (state) => state })
+const approval = defineGraph({
+  name: 'approval',
+  state: { draft: channel.replace(''), verdict: channel.replace('') },
+  output: (state) => state,
+})
   .node('write', () => ({ draft: 'pay 100 EUR' }))
   .node('ask', (state, context) => {
     calls.hit(context.runId, 'ask');
@@ -102,7 +106,9 @@ describe('graph execution through the queue', () => {
     expect(steps.map((step) => step.index)).toEqual([0, 1, 2, 3, 4]);
     expect(await env.client.messages(queued.id)).toEqual([{ role: 'assistant', content: 'from c' }]);
     const ids = await eventually(async () => {
-      const found = (await env.queue(STEP_QUEUE).getJobs(['completed'])).map((job) => job.id!).filter((id) => id.startsWith(`${queued.id}.s1.`));
+      const found = (await env.queue(STEP_QUEUE).getJobs(['completed']))
+        .map((job) => job.id!)
+        .filter((id) => id.startsWith(`${queued.id}.s1.`));
       return found.length === 3 && found.sort();
     });
     expect(ids).toEqual([`${queued.id}.s1.t0`, `${queued.id}.s1.t1`, `${queued.id}.s1.t2`]);
@@ -125,7 +131,11 @@ describe('graph execution through the queue', () => {
     const queued = await env.client.enqueue({ graph: 'approval', input: null });
     const waiting = await env.client.wait(queued.id);
     expect(waiting.status).toBe('waiting');
-    expect(waiting.interrupt).toEqual({ node: 'ask', stepId: 's1.t0', request: { question: 'approve "pay 100 EUR"?' } });
+    expect(waiting.interrupt).toEqual({
+      node: 'ask',
+      stepId: 's1.t0',
+      request: { question: 'approve "pay 100 EUR"?' },
+    });
     await expect(env.client.retry(queued.id)).rejects.toThrow(/only a failed run can be retried/);
     const resumed = await env.client.resume(queued.id, { approved: true });
     expect(resumed.interrupt).toBeNull();

@@ -60,7 +60,12 @@ describe('HTTP routes for documents and search (on a fastify instance of their o
       { name: 'memo.docx', content: makeDocx(DOCX_PARAGRAPHS) },
       { name: 'broken.pdf', content: '%PDF-1.4 this is not really a pdf' },
     ]);
-    const accepted = await app.inject({ method: 'POST', url: '/v1/documents', headers: { ...as(ALICE), ...upload.headers }, payload: upload.payload });
+    const accepted = await app.inject({
+      method: 'POST',
+      url: '/v1/documents',
+      headers: { ...as(ALICE), ...upload.headers },
+      payload: upload.payload,
+    });
     expect(accepted.statusCode).toBe(202);
     const batch = accepted.json();
     expect(accepted.headers.location).toBe(`/v1/documents/batches/${batch.batchId}`);
@@ -68,7 +73,10 @@ describe('HTTP routes for documents and search (on a fastify instance of their o
 
     const progress = await waitIndexed(ALICE, batch.batchId);
     expect(progress).toMatchObject({ total: 3, done: 2, failed: 1, finished: true });
-    expect(progress.documents.find((document: { path: string }) => document.path === 'broken.pdf')).toMatchObject({ status: 'failed', error: { code: 'PARSE_ERROR' } });
+    expect(progress.documents.find((document: { path: string }) => document.path === 'broken.pdf')).toMatchObject({
+      status: 'failed',
+      error: { code: 'PARSE_ERROR' },
+    });
 
     const list = await app.inject({ method: 'GET', url: '/v1/documents?collection=handbook', headers: as(ALICE) });
     expect(list.statusCode).toBe(200);
@@ -81,10 +89,21 @@ describe('HTTP routes for documents and search (on a fastify instance of their o
     const failedOnly = await app.inject({ method: 'GET', url: '/v1/documents?status=failed', headers: as(ALICE) });
     expect(failedOnly.json().documents.map((document: { path: string }) => document.path)).toEqual(['broken.pdf']);
 
-    const search = await app.inject({ method: 'POST', url: '/v1/search', headers: as(ALICE), payload: { query: 'can I bring my ferret?', collection: 'handbook', k: 3 } });
+    const search = await app.inject({
+      method: 'POST',
+      url: '/v1/search',
+      headers: as(ALICE),
+      payload: { query: 'can I bring my ferret?', collection: 'handbook', k: 3 },
+    });
     expect(search.statusCode).toBe(200);
     const [hit] = search.json().hits;
-    expect(hit).toMatchObject({ title: 'Policies', path: 'policies.md', page: null, headingPath: ['Policies'], collection: 'handbook' });
+    expect(hit).toMatchObject({
+      title: 'Policies',
+      path: 'policies.md',
+      page: null,
+      headingPath: ['Policies'],
+      collection: 'handbook',
+    });
     expect(hit.score).toBeGreaterThan(0);
 
     const policies = documents.find((document) => document.path === 'policies.md')!;
@@ -93,29 +112,68 @@ describe('HTTP routes for documents and search (on a fastify instance of their o
 
     const deleted = await app.inject({ method: 'DELETE', url: `/v1/documents/${policies.id}`, headers: as(ALICE) });
     expect(deleted.statusCode).toBe(204);
-    const after = await app.inject({ method: 'POST', url: '/v1/search', headers: as(ALICE), payload: { query: 'ferret' } });
+    const after = await app.inject({
+      method: 'POST',
+      url: '/v1/search',
+      headers: as(ALICE),
+      payload: { query: 'ferret' },
+    });
     expect(after.json().hits).toEqual([]);
-    expect((await app.inject({ method: 'GET', url: `/v1/documents/${policies.id}`, headers: as(ALICE) })).statusCode).toBe(404);
+    expect(
+      (await app.inject({ method: 'GET', url: `/v1/documents/${policies.id}`, headers: as(ALICE) })).statusCode,
+    ).toBe(404);
   });
 
   it('scopes everything to the caller’s tenant: another tenant’s document id answers 404, exactly as a missing one', async () => {
-    const upload = multipart({}, [{ name: 'secret.md', content: '# Secret\n\nThe vault code mentions a wolverine.\n' }]);
-    const batch = (await app.inject({ method: 'POST', url: '/v1/documents', headers: { ...as(ALICE), ...upload.headers }, payload: upload.payload })).json();
+    const upload = multipart({}, [
+      { name: 'secret.md', content: '# Secret\n\nThe vault code mentions a wolverine.\n' },
+    ]);
+    const batch = (
+      await app.inject({
+        method: 'POST',
+        url: '/v1/documents',
+        headers: { ...as(ALICE), ...upload.headers },
+        payload: upload.payload,
+      })
+    ).json();
     const progress = await waitIndexed(ALICE, batch.batchId);
     const docId = progress.documents[0].docId as string;
 
     const foreign = await app.inject({ method: 'GET', url: `/v1/documents/${docId}`, headers: as(BOB) });
-    const missing = await app.inject({ method: 'GET', url: '/v1/documents/doc_00000000000000000000000000000000', headers: as(BOB) });
+    const missing = await app.inject({
+      method: 'GET',
+      url: '/v1/documents/doc_00000000000000000000000000000000',
+      headers: as(BOB),
+    });
     expect(foreign.statusCode).toBe(404);
     expect(missing.statusCode).toBe(404);
     expect(foreign.json().error.code).toBe(missing.json().error.code);
-    expect((await app.inject({ method: 'DELETE', url: `/v1/documents/${docId}`, headers: as(BOB) })).statusCode).toBe(404);
-    expect((await app.inject({ method: 'GET', url: `/v1/documents/batches/${batch.batchId}`, headers: as(BOB) })).statusCode).toBe(404);
+    expect((await app.inject({ method: 'DELETE', url: `/v1/documents/${docId}`, headers: as(BOB) })).statusCode).toBe(
+      404,
+    );
+    expect(
+      (await app.inject({ method: 'GET', url: `/v1/documents/batches/${batch.batchId}`, headers: as(BOB) })).statusCode,
+    ).toBe(404);
     expect((await app.inject({ method: 'GET', url: '/v1/documents', headers: as(BOB) })).json().documents).toEqual([]);
-    expect((await app.inject({ method: 'POST', url: '/v1/search', headers: as(BOB), payload: { query: 'wolverine vault' } })).json().hits).toEqual([]);
-    expect((await app.inject({ method: 'POST', url: '/v1/search', headers: as(ALICE), payload: { query: 'wolverine vault' } })).json().hits).toHaveLength(1);
+    expect(
+      (
+        await app.inject({ method: 'POST', url: '/v1/search', headers: as(BOB), payload: { query: 'wolverine vault' } })
+      ).json().hits,
+    ).toEqual([]);
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/v1/search',
+          headers: as(ALICE),
+          payload: { query: 'wolverine vault' },
+        })
+      ).json().hits,
+    ).toHaveLength(1);
     // Alice's document still exists after Bob's delete attempt.
-    expect((await app.inject({ method: 'GET', url: `/v1/documents/${docId}`, headers: as(ALICE) })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: `/v1/documents/${docId}`, headers: as(ALICE) })).statusCode).toBe(
+      200,
+    );
   });
 
   it('answers bad requests with a 4xx and the error shape', async () => {
@@ -125,37 +183,100 @@ describe('HTTP routes for documents and search (on a fastify instance of their o
     expect(json.statusCode).toBe(415);
     expect(json.json().error.message).toMatch(/multipart/);
     const empty = multipart({ collection: 'c' }, []);
-    expect((await app.inject({ method: 'POST', url: '/v1/documents', headers: { ...as(ALICE), ...empty.headers }, payload: empty.payload })).json().error.code).toBe('INVALID_INPUT');
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/v1/documents',
+          headers: { ...as(ALICE), ...empty.headers },
+          payload: empty.payload,
+        })
+      ).json().error.code,
+    ).toBe('INVALID_INPUT');
     const badCollection = multipart({ collection: 'no spaces allowed' }, [{ name: 'a.md', content: 'x' }]);
-    expect((await app.inject({ method: 'POST', url: '/v1/documents', headers: { ...as(ALICE), ...badCollection.headers }, payload: badCollection.payload })).statusCode).toBe(400);
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/v1/documents',
+          headers: { ...as(ALICE), ...badCollection.headers },
+          payload: badCollection.payload,
+        })
+      ).statusCode,
+    ).toBe(400);
     const tooLarge = multipart({}, [{ name: 'big.txt', content: 'a'.repeat(70_000) }]);
-    const large = await app.inject({ method: 'POST', url: '/v1/documents', headers: { ...as(ALICE), ...tooLarge.headers }, payload: tooLarge.payload });
+    const large = await app.inject({
+      method: 'POST',
+      url: '/v1/documents',
+      headers: { ...as(ALICE), ...tooLarge.headers },
+      payload: tooLarge.payload,
+    });
     expect(large.statusCode).toBe(413);
-    const emptyQuery = await app.inject({ method: 'POST', url: '/v1/search', headers: as(ALICE), payload: { query: '   ' } });
+    const emptyQuery = await app.inject({
+      method: 'POST',
+      url: '/v1/search',
+      headers: as(ALICE),
+      payload: { query: '   ' },
+    });
     expect(emptyQuery.statusCode).toBe(400);
     expect(emptyQuery.json().error.code).toBe('INVALID_INPUT');
-    const badK = await app.inject({ method: 'POST', url: '/v1/search', headers: as(ALICE), payload: { query: 'x', k: 0 } });
+    const badK = await app.inject({
+      method: 'POST',
+      url: '/v1/search',
+      headers: as(ALICE),
+      payload: { query: 'x', k: 0 },
+    });
     expect(badK.statusCode).toBe(400);
-    const hostile = await app.inject({ method: 'POST', url: '/v1/search', headers: as(ALICE), payload: { query: '"NEAR( AND * :' } });
+    const hostile = await app.inject({
+      method: 'POST',
+      url: '/v1/search',
+      headers: as(ALICE),
+      payload: { query: '"NEAR( AND * :' },
+    });
     expect(hostile.statusCode).toBe(200);
   });
 
-  it('GET /v1/search takes the query string, and DELETE /v1/documents?collection= deletes one tenant\'s collection only', async () => {
+  it("GET /v1/search takes the query string, and DELETE /v1/documents?collection= deletes one tenant's collection only", async () => {
     const upload = (key: string, collection: string, name: string, text: string) => {
       const body = multipart({ collection }, [{ name, content: text }]);
-      return app.inject({ method: 'POST', url: '/v1/documents', headers: { ...as(key), ...body.headers }, payload: body.payload });
+      return app.inject({
+        method: 'POST',
+        url: '/v1/documents',
+        headers: { ...as(key), ...body.headers },
+        payload: body.payload,
+      });
     };
     const aliceOne = await upload(ALICE, 'bulk', 'one.md', '# One\n\nThe okapi sleeps in the bulk collection.\n');
     const aliceTwo = await upload(ALICE, 'bulk', 'two.md', '# Two\n\nAnother okapi note in the bulk collection.\n');
     const aliceKept = await upload(ALICE, 'kept', 'kept.md', '# Kept\n\nAn okapi that stays.\n');
     const bobSame = await upload(BOB, 'bulk', 'one.md', '# Bob\n\nBob also writes about the okapi.\n');
-    for (const [key, response] of [[ALICE, aliceOne], [ALICE, aliceTwo], [ALICE, aliceKept], [BOB, bobSame]] as const) await waitIndexed(key, response.json().batchId);
+    for (const [key, response] of [
+      [ALICE, aliceOne],
+      [ALICE, aliceTwo],
+      [ALICE, aliceKept],
+      [BOB, bobSame],
+    ] as const)
+      await waitIndexed(key, response.json().batchId);
 
-    const viaGet = await app.inject({ method: 'GET', url: '/v1/search?query=okapi&collection=bulk&k=5', headers: as(ALICE) });
+    const viaGet = await app.inject({
+      method: 'GET',
+      url: '/v1/search?query=okapi&collection=bulk&k=5',
+      headers: as(ALICE),
+    });
     expect(viaGet.statusCode, viaGet.body).toBe(200);
-    const viaPost = await app.inject({ method: 'POST', url: '/v1/search', headers: as(ALICE), payload: { query: 'okapi', collection: 'bulk', k: 5 } });
+    const viaPost = await app.inject({
+      method: 'POST',
+      url: '/v1/search',
+      headers: as(ALICE),
+      payload: { query: 'okapi', collection: 'bulk', k: 5 },
+    });
     expect(viaGet.json()).toEqual(viaPost.json());
-    expect(viaGet.json().hits.map((hit: { path: string }) => hit.path).sort()).toEqual(['one.md', 'two.md']);
+    expect(
+      viaGet
+        .json()
+        .hits.map((hit: { path: string }) => hit.path)
+        .sort(),
+    ).toEqual(['one.md', 'two.md']);
     const badK = await app.inject({ method: 'GET', url: '/v1/search?query=okapi&k=0', headers: as(ALICE) });
     expect(badK.statusCode).toBe(400);
     expect(badK.json().error.message).toMatch(/querystring\.k/);
@@ -172,10 +293,19 @@ describe('HTTP routes for documents and search (on a fastify instance of their o
     const collections = aliceLeft.json().documents.map((document: { collection: string }) => document.collection);
     expect(collections).toContain('kept');
     expect(collections).not.toContain('bulk');
-    expect((await app.inject({ method: 'GET', url: '/v1/search?query=okapi&collection=bulk', headers: as(ALICE) })).json().hits).toEqual([]);
+    expect(
+      (await app.inject({ method: 'GET', url: '/v1/search?query=okapi&collection=bulk', headers: as(ALICE) })).json()
+        .hits,
+    ).toEqual([]);
     // Bob's collection of the same name is untouched.
-    const bobLeft = await app.inject({ method: 'GET', url: '/v1/search?query=okapi&collection=bulk', headers: as(BOB) });
+    const bobLeft = await app.inject({
+      method: 'GET',
+      url: '/v1/search?query=okapi&collection=bulk',
+      headers: as(BOB),
+    });
     expect(bobLeft.json().hits).toHaveLength(1);
-    expect((await app.inject({ method: 'DELETE', url: '/v1/documents?collection=bulk', headers: as(ALICE) })).json()).toEqual({ collection: 'bulk', deleted: 0 });
+    expect(
+      (await app.inject({ method: 'DELETE', url: '/v1/documents?collection=bulk', headers: as(ALICE) })).json(),
+    ).toEqual({ collection: 'bulk', deleted: 0 });
   });
 });

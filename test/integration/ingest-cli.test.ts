@@ -10,7 +10,8 @@ describe('agentq ingest and agentq search', () => {
   const data = tempDirectory();
   const files = tempDirectory('agentq-cli-files-');
   let env: TestEnv;
-  const cli = (...args: string[]) => runCli(args, cliEnv(env.config, { AGENTQ_DATA_DIR: data.path, AGENTQ_LOG_LEVEL: 'silent' }));
+  const cli = (...args: string[]) =>
+    runCli(args, cliEnv(env.config, { AGENTQ_DATA_DIR: data.path, AGENTQ_LOG_LEVEL: 'silent' }));
 
   beforeAll(async () => {
     env = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path } });
@@ -30,7 +31,11 @@ describe('agentq ingest and agentq search', () => {
     expect(ingest.code).toBe(0);
     const summary = JSON.parse(ingest.stdout);
     expect(summary).toMatchObject({ collection: 'wildlife', total: 2, indexed: 2, unchanged: 0, failed: 0, chunks: 2 });
-    expect(summary.documents.map((document: { path: string; status: string }) => [document.path.split('/').pop(), document.status]).sort()).toEqual([
+    expect(
+      summary.documents
+        .map((document: { path: string; status: string }) => [document.path.split('/').pop(), document.status])
+        .sort(),
+    ).toEqual([
       ['heron.txt', 'indexed'],
       ['lynx.md', 'indexed'],
     ]);
@@ -45,7 +50,17 @@ describe('agentq ingest and agentq search', () => {
     const hits = JSON.parse(search.stdout);
     expect(hits).toHaveLength(1);
     expect(hits[0]).toMatchObject({ title: 'Lynx', page: null, headingPath: ['Lynx'] });
-    expect(Object.keys(hits[0]).sort()).toEqual(['chunkId', 'collection', 'docId', 'headingPath', 'page', 'path', 'score', 'text', 'title']);
+    expect(Object.keys(hits[0]).sort()).toEqual([
+      'chunkId',
+      'collection',
+      'docId',
+      'headingPath',
+      'page',
+      'path',
+      'score',
+      'text',
+      'title',
+    ]);
 
     const human = await cli('search', 'herons', '--collection', 'wildlife');
     expect(human.stdout).toMatch(/^1\. \[\d+\.\d+\] heron — .*heron\.txt\n {3}Grey herons/);
@@ -55,7 +70,11 @@ describe('agentq ingest and agentq search', () => {
     writeFileSync(join(files.path, 'empty.pdf'), '');
     const failed = await cli('ingest', join(files.path, 'empty.pdf'), '--collection', 'broken');
     expect(failed.code).toBe(1);
-    expect(JSON.parse(failed.stdout)).toMatchObject({ total: 1, failed: 1, documents: [{ status: 'failed', error: { code: 'UNSUPPORTED_FORMAT' } }] });
+    expect(JSON.parse(failed.stdout)).toMatchObject({
+      total: 1,
+      failed: 1,
+      documents: [{ status: 'failed', error: { code: 'UNSUPPORTED_FORMAT' } }],
+    });
 
     const missing = await cli('ingest', join(files.path, 'nope.md'));
     expect(missing.code).toBe(2);

@@ -20,7 +20,10 @@ describe('IngestClient before its connections are up', () => {
     blob.disconnect(true);
     await closed;
     expect(blob.status).not.toBe('ready');
-    const batch = await client.ingest([{ name: 'notes.txt', content: Buffer.from('The first ingest after start-up.\n') }], { collection: 'ready' });
+    const batch = await client.ingest(
+      [{ name: 'notes.txt', content: Buffer.from('The first ingest after start-up.\n') }],
+      { collection: 'ready' },
+    );
     expect(batch.documents).toMatchObject([{ status: 'queued' }]);
   });
 });

@@ -16,7 +16,9 @@ describe('ingestion with an embedder (scripted OpenAI-compatible server)', () =>
 
   beforeAll(async () => {
     server = await startScriptedOpenAIServer({ embeddingDimensions: 32 });
-    env = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path, EMBED_MODEL: 'scripted-embedding', OPENAI_BASE_URL: server.url } });
+    env = await startTestEnv({
+      env: { AGENTQ_DATA_DIR: data.path, EMBED_MODEL: 'scripted-embedding', OPENAI_BASE_URL: server.url },
+    });
     ingest = new IngestClient({ config: env.config });
   });
   afterAll(async () => {
@@ -39,7 +41,11 @@ describe('ingestion with an embedder (scripted OpenAI-compatible server)', () =>
 
     const store = new SqliteVectorStore({ path: embeddedVectorStorePath(env.config) });
     expect(await store.listCollections(env.config.tenant)).toEqual([{ name: 'dense', count: 2, dimensions: 32 }]);
-    const [nearest] = await store.query(env.config.tenant, { collection: 'dense', vector: embedText('reindeer tundra winter', 32), limit: 1 });
+    const [nearest] = await store.query(env.config.tenant, {
+      collection: 'dense',
+      vector: embedText('reindeer tundra winter', 32),
+      limit: 1,
+    });
     expect(nearest?.payload.title).toBe('Tundra');
     await store.close();
 

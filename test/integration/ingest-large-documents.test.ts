@@ -57,7 +57,11 @@ describe('ingesting large documents through a slow Redis', () => {
     const config = testConfig({ AGENTQ_INGEST_MAX_BYTES: String(64 * MB), AGENTQ_INGEST_WRITE_TIMEOUT_MS: '1500' });
     const direct = new URL(config.redisUrl!);
     // A Redis that stops reading after 3 MB on a connection: small commands pass, the big document hangs.
-    const proxy = await startSlowTcpProxy({ targetPort: Number(direct.port), latencyMs: 0, blackholeAfterBytes: 3 * MB });
+    const proxy = await startSlowTcpProxy({
+      targetPort: Number(direct.port),
+      latencyMs: 0,
+      blackholeAfterBytes: 3 * MB,
+    });
     closers.push(proxy.close);
     writeFileSync(join(files.path, 'a-small.txt'), 'A small memo about lichens.');
     writeFileSync(join(files.path, 'b-filing.txt'), twentyMegabytes());
@@ -65,16 +69,28 @@ describe('ingesting large documents through a slow Redis', () => {
     const slow = new IngestClient({ config: through(config, proxy.port) });
     closers.push(() => slow.close());
     type HandInError = Error & { code?: string; details?: { batchId: string } };
-    const outcome: unknown = await slow.ingest([join(files.path, 'a-small.txt'), join(files.path, 'b-filing.txt'), join(files.path, 'c-small.txt')], { collection: 'stuck' }).catch((failure: unknown) => failure);
+    const outcome: unknown = await slow
+      .ingest([join(files.path, 'a-small.txt'), join(files.path, 'b-filing.txt'), join(files.path, 'c-small.txt')], {
+        collection: 'stuck',
+      })
+      .catch((failure: unknown) => failure);
     expect(outcome).toBeInstanceOf(Error);
     const error = outcome as HandInError;
     expect(error.code).toBe('UNAVAILABLE');
-    expect(error.message).toMatch(/handing documents to Redis failed \(Command timed out\) while writing 2 document\(s\), 20\.0 MB; 3 of 3 document\(s\) were not handed in and are marked failed in batch ing_\w+\. Check that Redis is up and not overloaded .* ingest again/);
+    expect(error.message).toMatch(
+      /handing documents to Redis failed \(Command timed out\) while writing 2 document\(s\), 20\.0 MB; 3 of 3 document\(s\) were not handed in and are marked failed in batch ing_\w+\. Check that Redis is up and not overloaded .* ingest again/,
+    );
 
     const reader = new IngestClient({ config });
     closers.push(() => reader.close());
     const progress = await reader.progress(error.details!.batchId);
-    expect(progress).toMatchObject({ total: 3, failed: 3, done: 0, finished: true, error: expect.stringMatching(/handing documents to Redis failed/) });
+    expect(progress).toMatchObject({
+      total: 3,
+      failed: 3,
+      done: 0,
+      finished: true,
+      error: expect.stringMatching(/handing documents to Redis failed/),
+    });
     expect(progress?.documents.map((document) => document.status)).toEqual(['failed', 'failed', 'failed']);
   });
 });

@@ -9,9 +9,11 @@ import { embeddedStoreOf } from '../helpers/rag-fixtures.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 const DOCS = {
-  'car-care.md': '# Automobile maintenance\n\nChange the engine oil every ten thousand kilometres and check the tyre pressure once a month.\n',
+  'car-care.md':
+    '# Automobile maintenance\n\nChange the engine oil every ten thousand kilometres and check the tyre pressure once a month.\n',
   'bread.md': '# Baking\n\nKnead the dough, let it rise for an hour, then bake the loaf at 220 degrees until golden.\n',
-  'jupiter.md': '# Astronomy notes\n\nJupiter is the largest planet of the solar system; its great red spot is a storm wider than Earth.\n',
+  'jupiter.md':
+    '# Astronomy notes\n\nJupiter is the largest planet of the solar system; its great red spot is a storm wider than Earth.\n',
   'tokyo.md': '# 東京\n\n東京は日本の首都です。人口は約千四百万人です。\n',
 };
 
@@ -27,7 +29,10 @@ describe('ingestion and search with the local embedding model (offline)', () => 
 
   beforeAll(async () => {
     // The store rag-agent searches is the one ingest writes (a config not read from the environment names it).
-    env = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path, EMBED_PROVIDER: 'local' }, services: { vectorStore: embeddedStoreOf(data.path) } });
+    env = await startTestEnv({
+      env: { AGENTQ_DATA_DIR: data.path, EMBED_PROVIDER: 'local' },
+      services: { vectorStore: embeddedStoreOf(data.path) },
+    });
     ingest = new IngestClient({ config: env.config });
     const batch = await ingest.ingest(
       Object.entries(DOCS).map(([name, text]) => ({ name, content: strToU8(text) })),
@@ -57,7 +62,9 @@ describe('ingestion and search with the local embedding model (offline)', () => 
     const store = new SqliteVectorStore({ path: embeddedVectorStorePath(env.config) });
     try {
       for (const text of ['How should I look after my vehicle?', 'What is the biggest world orbiting the sun?']) {
-        const titles = (await store.query(env.config.tenant, { collection: 'notes', text, limit: 4 })).map((hit) => hit.payload.title);
+        const titles = (await store.query(env.config.tenant, { collection: 'notes', text, limit: 4 })).map(
+          (hit) => hit.payload.title,
+        );
         expect(titles).not.toContain('Automobile maintenance');
         expect(titles).not.toContain('Astronomy notes');
       }
@@ -66,7 +73,11 @@ describe('ingestion and search with the local embedding model (offline)', () => 
     }
     const [car] = await ingest.search({ query: 'How should I look after my vehicle?', collection: 'notes', k: 2 });
     expect(car?.title).toBe('Automobile maintenance');
-    const [planet] = await ingest.search({ query: 'What is the biggest world orbiting the sun?', collection: 'notes', k: 2 });
+    const [planet] = await ingest.search({
+      query: 'What is the biggest world orbiting the sun?',
+      collection: 'notes',
+      k: 2,
+    });
     expect(planet?.title).toBe('Astronomy notes');
     // Lexical matches still count: the fused ranking keeps a document that has the words first.
     const [tokyo] = await ingest.search({ query: '東京', collection: 'notes', k: 2 });
@@ -74,7 +85,10 @@ describe('ingestion and search with the local embedding model (offline)', () => 
   });
 
   it('a rag-agent run searches hybrid and retrieves the document the question means', async () => {
-    const queued = await env.client.enqueue({ graph: 'rag-agent', input: { collection: 'notes', query: 'How should I look after my vehicle?' } });
+    const queued = await env.client.enqueue({
+      graph: 'rag-agent',
+      input: { collection: 'notes', query: 'How should I look after my vehicle?' },
+    });
     const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
     expect(done.status).toBe('completed');
     const output = done.output as RagOutput;
@@ -85,9 +99,18 @@ describe('ingestion and search with the local embedding model (offline)', () => 
   it('the extractive answer compares meaning between close passages of one title and says so; AGENTQ_RAG_DENSE_WEIGHT=0 turns it off', async () => {
     const batch = await ingest.ingest(
       [
-        { name: 'beroida-habitat.md', content: strToU8('# Beroida\n\nThe beroids are typically found in coastal waters, near the shore.\n') },
-        { name: 'beroida-feeding.md', content: strToU8('# Beroida\n\nBeroids typically feed on other ctenophores, swallowing them whole.\n') },
-        { name: 'beroida-body.md', content: strToU8('# Beroida\n\nThe body of beroids is a sac with a wide mouth and no tentacles.\n') },
+        {
+          name: 'beroida-habitat.md',
+          content: strToU8('# Beroida\n\nThe beroids are typically found in coastal waters, near the shore.\n'),
+        },
+        {
+          name: 'beroida-feeding.md',
+          content: strToU8('# Beroida\n\nBeroids typically feed on other ctenophores, swallowing them whole.\n'),
+        },
+        {
+          name: 'beroida-body.md',
+          content: strToU8('# Beroida\n\nThe body of beroids is a sac with a wide mouth and no tentacles.\n'),
+        },
         { name: 'beroida-colour.md', content: strToU8('# Beroida\n\nSome beroids are pink; most are transparent.\n') },
         { name: 'beroida-size.md', content: strToU8('# Beroida\n\nThe largest beroids grow to thirty centimetres.\n') },
       ],
@@ -95,7 +118,10 @@ describe('ingestion and search with the local embedding model (offline)', () => 
     );
     expect(await ingest.wait(batch.batchId, { timeoutMs: 60_000 })).toMatchObject({ done: 5, failed: 0 });
     const ask = async (env: TestEnv) => {
-      const queued = await env.client.enqueue({ graph: 'rag-agent', input: { collection: 'beroids', query: 'What do beroids typically eat?', max_iterations: 1 } });
+      const queued = await env.client.enqueue({
+        graph: 'rag-agent',
+        input: { collection: 'beroids', query: 'What do beroids typically eat?', max_iterations: 1 },
+      });
       const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
       expect(done.status).toBe('completed');
       return done.output as RagOutput;
@@ -103,12 +129,20 @@ describe('ingestion and search with the local embedding model (offline)', () => 
     const output = await ask(env);
     const note = output.reasoning_steps.find((step) => step.startsWith('compared the meaning'));
     // The store already ranks the feeding paragraph first here; the comparison runs (close, one title) and keeps it.
-    expect(note).toMatch(/^compared the meaning of the 3 best passages' likeliest sentences with the question: "Beroida" \[[0-9a-f]{6}\] stays first$/);
+    expect(note).toMatch(
+      /^compared the meaning of the 3 best passages' likeliest sentences with the question: "Beroida" \[[0-9a-f]{6}\] stays first$/,
+    );
     expect(output.sources[0]?.path).toMatch(/beroida-feeding\.md$/);
     expect(output.answer).toContain('Beroids typically feed on other ctenophores');
-    expect(output.retrieved.slice(0, 2).map((document) => document.path.split('/').pop())).toEqual(['beroida-feeding.md', 'beroida-habitat.md']);
+    expect(output.retrieved.slice(0, 2).map((document) => document.path.split('/').pop())).toEqual([
+      'beroida-feeding.md',
+      'beroida-habitat.md',
+    ]);
     // Turned off: the words decide.
-    const off = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path, EMBED_PROVIDER: 'local', AGENTQ_RAG_DENSE_WEIGHT: '0' }, services: { vectorStore: embeddedStoreOf(data.path) } });
+    const off = await startTestEnv({
+      env: { AGENTQ_DATA_DIR: data.path, EMBED_PROVIDER: 'local', AGENTQ_RAG_DENSE_WEIGHT: '0' },
+      services: { vectorStore: embeddedStoreOf(data.path) },
+    });
     try {
       const lexical = await ask(off);
       expect(lexical.reasoning_steps.some((step) => step.startsWith('compared the meaning'))).toBe(false);

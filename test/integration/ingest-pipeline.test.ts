@@ -7,7 +7,18 @@ import { chunkId } from '../../shared/retrieval/chunk-records.js';
 import { documentIdFor } from '../../shared/retrieval/document-record.js';
 import { INGEST_QUEUE } from '../../shared/contracts/queues.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
-import { BOILERPLATE_HTML, DOCX_PARAGRAPHS, makeDocx, makeLongFiling, makePasswordProtectedPdf, makePdf, makeScannedPdf, MARKDOWN, PLAIN_TEXT, tempDirectory } from '../helpers/ingest-fixtures.js';
+import {
+  BOILERPLATE_HTML,
+  DOCX_PARAGRAPHS,
+  makeDocx,
+  makeLongFiling,
+  makePasswordProtectedPdf,
+  makePdf,
+  makeScannedPdf,
+  MARKDOWN,
+  PLAIN_TEXT,
+  tempDirectory,
+} from '../helpers/ingest-fixtures.js';
 
 describe('document ingestion through the queue and a real worker', () => {
   const data = tempDirectory();
@@ -16,7 +27,9 @@ describe('document ingestion through the queue and a real worker', () => {
   let ingest: IngestClient;
 
   beforeAll(async () => {
-    env = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path, AGENTQ_CHUNK_TOKENS: '120', AGENTQ_CHUNK_OVERLAP_TOKENS: '20' } });
+    env = await startTestEnv({
+      env: { AGENTQ_DATA_DIR: data.path, AGENTQ_CHUNK_TOKENS: '120', AGENTQ_CHUNK_OVERLAP_TOKENS: '20' },
+    });
     ingest = new IngestClient({ config: env.config });
   });
   afterAll(async () => {
@@ -40,14 +53,19 @@ describe('document ingestion through the queue and a real worker', () => {
     write('formats/okapi.html', BOILERPLATE_HTML);
     write('formats/bees.md', MARKDOWN);
     write('formats/lichen.txt', PLAIN_TEXT);
-    write('formats/disguised.txt', makeDocx([{ style: 'Heading1', text: 'Hidden Word' }, { text: 'A Word file named like text, about capybaras.' }]));
+    write(
+      'formats/disguised.txt',
+      makeDocx([{ style: 'Heading1', text: 'Hidden Word' }, { text: 'A Word file named like text, about capybaras.' }]),
+    );
     const batch = await ingest.ingest([directory], { collection: 'formats' });
     expect(batch.total).toBe(6);
     expect(batch.documents.every((document) => document.status === 'queued')).toBe(true);
 
     const progress = await ingest.wait(batch.batchId, { timeoutMs: 60_000 });
     expect(progress).toMatchObject({ total: 6, done: 6, failed: 0, finished: true });
-    expect(Object.fromEntries(progress.documents.map((document) => [document.path.split('/').pop(), document.type]))).toEqual({
+    expect(
+      Object.fromEntries(progress.documents.map((document) => [document.path.split('/').pop(), document.type])),
+    ).toEqual({
       'report.pdf': 'pdf',
       'memo.docx': 'docx',
       'okapi.html': 'html',
@@ -58,11 +76,25 @@ describe('document ingestion through the queue and a real worker', () => {
 
     const records = await ingest.listDocuments({ collection: 'formats' });
     expect(records).toHaveLength(6);
-    for (const record of records) expect(record).toMatchObject({ status: 'indexed', collection: 'formats', tenant: env.config.tenant, error: null });
-    expect(records.find((record) => record.path.endsWith('report.pdf'))).toMatchObject({ title: 'Annual Report 2024', pages: 2, type: 'pdf' });
+    for (const record of records)
+      expect(record).toMatchObject({
+        status: 'indexed',
+        collection: 'formats',
+        tenant: env.config.tenant,
+        error: null,
+      });
+    expect(records.find((record) => record.path.endsWith('report.pdf'))).toMatchObject({
+      title: 'Annual Report 2024',
+      pages: 2,
+      type: 'pdf',
+    });
 
     const [zebra] = await ingest.search({ query: 'zebra crossing outlook', collection: 'formats', k: 1 });
-    expect(zebra).toMatchObject({ title: 'Annual Report 2024', page: 2, headingPath: ['Annual Report 2024', 'Outlook'] });
+    expect(zebra).toMatchObject({
+      title: 'Annual Report 2024',
+      page: 2,
+      headingPath: ['Annual Report 2024', 'Outlook'],
+    });
     expect(zebra!.path).toMatch(/report\.pdf$/);
     const [aardvark] = await ingest.search({ query: 'aardvark revenue', collection: 'formats', k: 1 });
     expect(aardvark).toMatchObject({ page: 1, headingPath: ['Annual Report 2024'] });
@@ -73,13 +105,22 @@ describe('document ingestion through the queue and a real worker', () => {
     expect(await ingest.search({ query: 'NAVWORD FOOTWORD SIDEWORD SCRIPTWORD', collection: 'formats' })).toEqual([]);
     const [honey] = await ingest.search({ query: 'honey cold', collection: 'formats', k: 1 });
     expect(honey).toMatchObject({ title: 'Beekeeping Notes', headingPath: ['Beekeeping Notes', 'Winter'] });
-    expect((await ingest.search({ query: 'capybaras', collection: 'formats', k: 1 }))[0]?.headingPath).toEqual(['Hidden Word']);
+    expect((await ingest.search({ query: 'capybaras', collection: 'formats', k: 1 }))[0]?.headingPath).toEqual([
+      'Hidden Word',
+    ]);
     // A question naming the document finds it through its title even where the chunk text does not say it.
-    expect((await ingest.search({ query: 'Field Memo', collection: 'formats', k: 5 })).every((hit) => hit.title === 'Field Memo')).toBe(true);
+    expect(
+      (await ingest.search({ query: 'Field Memo', collection: 'formats', k: 5 })).every(
+        (hit) => hit.title === 'Field Memo',
+      ),
+    ).toBe(true);
   });
 
   it('keeps every chunk within the token budget, its text the slice its offsets name', async () => {
-    const long = Array.from({ length: 80 }, (_, index) => `Fact ${index}: the wombat burrow number ${index} is ${index * 3} metres deep.`).join(' ');
+    const long = Array.from(
+      { length: 80 },
+      (_, index) => `Fact ${index}: the wombat burrow number ${index} is ${index * 3} metres deep.`,
+    ).join(' ');
     const path = write('budget/wombats.md', `# Wombats\n\n${long}\n`);
     const batch = await ingest.ingest([path], { collection: 'budget' });
     await ingest.wait(batch.batchId);
@@ -115,7 +156,10 @@ describe('document ingestion through the queue and a real worker', () => {
 
   it('a poison document fails alone, with its reason; the others are indexed', async () => {
     write('poison/empty.pdf', new Uint8Array(0));
-    write('poison/junk.bin', Uint8Array.from({ length: 20_000 }, (_, index) => (index * 7919 + 17) % 256));
+    write(
+      'poison/junk.bin',
+      Uint8Array.from({ length: 20_000 }, (_, index) => (index * 7919 + 17) % 256),
+    );
     write('poison/broken.pdf', '%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer nonsense');
     write('poison/archive.zip', zipSync({ 'notes.txt': strToU8('not a word document') }));
     write('poison/good-1.md', '# Good one\n\nThe narwhal has a long tusk.\n');
@@ -123,7 +167,9 @@ describe('document ingestion through the queue and a real worker', () => {
     const batch = await ingest.ingest([join(files.path, 'poison')], { collection: 'poison' });
     const progress = await ingest.wait(batch.batchId, { timeoutMs: 60_000 });
     expect(progress).toMatchObject({ total: 6, done: 2, failed: 4, finished: true });
-    const outcome = Object.fromEntries(progress.documents.map((document) => [document.path.split('/').pop(), [document.status, document.error?.code]]));
+    const outcome = Object.fromEntries(
+      progress.documents.map((document) => [document.path.split('/').pop(), [document.status, document.error?.code]]),
+    );
     expect(outcome).toEqual({
       'empty.pdf': ['failed', 'UNSUPPORTED_FORMAT'],
       'junk.bin': ['failed', 'UNSUPPORTED_FORMAT'],
@@ -135,7 +181,11 @@ describe('document ingestion through the queue and a real worker', () => {
     const broken = progress.documents.find((document) => document.path.endsWith('broken.pdf'));
     expect(broken?.error?.message).toMatch(/PDF/);
     const records = await ingest.listDocuments({ collection: 'poison' });
-    expect(records.find((record) => record.path.endsWith('empty.pdf'))).toMatchObject({ status: 'failed', error: { code: 'UNSUPPORTED_FORMAT' }, chunkCount: 0 });
+    expect(records.find((record) => record.path.endsWith('empty.pdf'))).toMatchObject({
+      status: 'failed',
+      error: { code: 'UNSUPPORTED_FORMAT' },
+      chunkCount: 0,
+    });
     expect((await ingest.search({ query: 'narwhal axolotls', collection: 'poison' })).length).toBe(2);
   });
 
@@ -154,12 +204,24 @@ describe('document ingestion through the queue and a real worker', () => {
     const progress = await ingest.wait(batch.batchId, { timeoutMs: 120_000 });
     expect(progress).toMatchObject({ total: 6, done: 4, failed: 2, finished: true });
     const byName = new Map(progress.documents.map((document) => [document.path.split('/').pop()!, document]));
-    expect(byName.get('scan.pdf')).toMatchObject({ status: 'failed', error: { code: 'PARSE_ERROR', message: expect.stringMatching(/no text layer \(2 pages of images.*OCR/) } });
-    expect(byName.get('protected.pdf')).toMatchObject({ status: 'failed', error: { code: 'PARSE_ERROR', message: expect.stringMatching(/protected by a password; remove the protection/) } });
-    for (const name of ['acme-10q.pdf', 'bibliotheque.md', 'tokyo.txt', 'narwhal.md']) expect(byName.get(name), name).toMatchObject({ status: 'indexed' });
+    expect(byName.get('scan.pdf')).toMatchObject({
+      status: 'failed',
+      error: { code: 'PARSE_ERROR', message: expect.stringMatching(/no text layer \(2 pages of images.*OCR/) },
+    });
+    expect(byName.get('protected.pdf')).toMatchObject({
+      status: 'failed',
+      error: { code: 'PARSE_ERROR', message: expect.stringMatching(/protected by a password; remove the protection/) },
+    });
+    for (const name of ['acme-10q.pdf', 'bibliotheque.md', 'tokyo.txt', 'narwhal.md'])
+      expect(byName.get(name), name).toMatchObject({ status: 'indexed' });
 
-    const filing = (await ingest.listDocuments({ collection: 'bad-input' })).find((record) => record.path.endsWith('acme-10q.pdf'));
-    expect(filing).toMatchObject({ title: 'Acme Widgets, Inc. — Form 10-Q — quarter ended March 31, 2022', status: 'indexed' });
+    const filing = (await ingest.listDocuments({ collection: 'bad-input' })).find((record) =>
+      record.path.endsWith('acme-10q.pdf'),
+    );
+    expect(filing).toMatchObject({
+      title: 'Acme Widgets, Inc. — Form 10-Q — quarter ended March 31, 2022',
+      status: 'indexed',
+    });
     expect(filing!.chunkCount).toBeGreaterThan(1);
     const [last] = await ingest.search({ query: 'quetzal plant closed', collection: 'bad-input' });
     expect(last).toMatchObject({ page: 300, title: 'Acme Widgets, Inc. — Form 10-Q — quarter ended March 31, 2022' });
@@ -174,15 +236,22 @@ describe('document ingestion through the queue and a real worker', () => {
 
   it('two tenants never see each other’s documents or chunks, even under the same path and collection', async () => {
     const path = write('tenants/shared.md', '# Shared\n\nThe quokka smiles at tourists.\n');
-    const alice = await ingest.wait((await ingest.ingest([path], { collection: 'common', tenant: 'alice' })).batchId, { tenant: 'alice' });
+    const alice = await ingest.wait((await ingest.ingest([path], { collection: 'common', tenant: 'alice' })).batchId, {
+      tenant: 'alice',
+    });
     write('tenants/bob.md', '# Bob\n\nThe quokka is Bob’s secret.\n');
-    const bob = await ingest.wait((await ingest.ingest([join(files.path, 'tenants/bob.md')], { collection: 'common', tenant: 'bob' })).batchId, { tenant: 'bob' });
+    const bob = await ingest.wait(
+      (await ingest.ingest([join(files.path, 'tenants/bob.md')], { collection: 'common', tenant: 'bob' })).batchId,
+      { tenant: 'bob' },
+    );
     const aliceDoc = alice.documents[0]!.docId!;
     expect(aliceDoc).toBe(documentIdFor('alice', 'common', path));
 
     expect((await ingest.search({ query: 'quokka', tenant: 'alice' })).map((hit) => hit.title)).toEqual(['Shared']);
     expect((await ingest.search({ query: 'quokka', tenant: 'bob' })).map((hit) => hit.title)).toEqual(['Bob']);
-    expect((await ingest.listDocuments({ tenant: 'bob' })).map((record) => record.id)).toEqual([bob.documents[0]!.docId]);
+    expect((await ingest.listDocuments({ tenant: 'bob' })).map((record) => record.id)).toEqual([
+      bob.documents[0]!.docId,
+    ]);
     expect(await ingest.getDocument(aliceDoc, { tenant: 'bob' })).toBeNull();
     expect(await ingest.deleteDocument(aliceDoc, { tenant: 'bob' })).toBe(false);
     expect(await ingest.progress(alice.batchId, { tenant: 'bob' })).toBeNull();
@@ -201,9 +270,19 @@ describe('document ingestion through the queue and a real worker', () => {
   });
 
   it('accepts uploaded bytes under a name, and refuses nonexistent paths before queueing anything', async () => {
-    const batch = await ingest.ingest([{ name: 'upload/hello.md', content: strToU8('# Upload\n\nThe tapir swims well.\n') }], { collection: 'uploads' });
-    expect((await ingest.wait(batch.batchId)).documents[0]).toMatchObject({ status: 'indexed', path: 'upload/hello.md' });
-    await expect(ingest.ingest([join(files.path, 'missing.md')], { collection: 'uploads' })).rejects.toThrow(/does not exist/);
-    await expect(ingest.ingest([join(files.path, 'formats')], { collection: 'bad name!' })).rejects.toThrow(/collection/);
+    const batch = await ingest.ingest(
+      [{ name: 'upload/hello.md', content: strToU8('# Upload\n\nThe tapir swims well.\n') }],
+      { collection: 'uploads' },
+    );
+    expect((await ingest.wait(batch.batchId)).documents[0]).toMatchObject({
+      status: 'indexed',
+      path: 'upload/hello.md',
+    });
+    await expect(ingest.ingest([join(files.path, 'missing.md')], { collection: 'uploads' })).rejects.toThrow(
+      /does not exist/,
+    );
+    await expect(ingest.ingest([join(files.path, 'formats')], { collection: 'bad name!' })).rejects.toThrow(
+      /collection/,
+    );
   });
 });

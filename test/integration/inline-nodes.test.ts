@@ -28,7 +28,11 @@ const inlineGraph = (impure = false) =>
       },
       { inline: true },
     )
-    .node('label', (state) => ({ trail: `label:${state.n}`, messages: [{ role: 'assistant' as const, content: `n=${state.n}` }] }), { inline: true })
+    .node(
+      'label',
+      (state) => ({ trail: `label:${state.n}`, messages: [{ role: 'assistant' as const, content: `n=${state.n}` }] }),
+      { inline: true },
+    )
     .node('finish', (state) => ({ trail: `finish:${state.n}` }))
     .edge(START, 'work')
     .edge('work', 'double')
@@ -48,9 +52,18 @@ describe('inline nodes', () => {
     env = await startTestEnv({ graphs: [inlineGraph()] });
     const run = await env.client.enqueue({ graph: 'inline-pure', input: { n: 3 } });
     const done = await env.client.wait(run.id);
-    expect(done).toMatchObject({ status: 'completed', output: { n: 8, trail: ['work', 'double', 'label:8', 'finish:8'] }, stepCount: 4 });
+    expect(done).toMatchObject({
+      status: 'completed',
+      output: { n: 8, trail: ['work', 'double', 'label:8', 'finish:8'] },
+      stepCount: 4,
+    });
     const steps = await env.client.steps(run.id);
-    expect(steps.map((step) => [step.superstep, step.node])).toEqual([[0, 'work'], [1, 'double'], [2, 'label'], [3, 'finish']]);
+    expect(steps.map((step) => [step.superstep, step.node])).toEqual([
+      [0, 'work'],
+      [1, 'double'],
+      [2, 'label'],
+      [3, 'finish'],
+    ]);
     const events = await env.client.store.events(run.id);
     const starts = events.filter((event) => event.type === 'step-start').map((event) => event.data.node);
     const ends = events.filter((event) => event.type === 'step-end').map((event) => event.data.node);
@@ -65,14 +78,21 @@ describe('inline nodes', () => {
   it('an inline node that ends the run completes it in the same job', async () => {
     env = await startTestEnv({ graphs: [inlineGraph()] });
     const run = await env.client.enqueue({ graph: 'inline-pure', input: { n: 60 } });
-    expect(await env.client.wait(run.id)).toMatchObject({ status: 'completed', output: { n: 122, trail: ['work', 'double', 'label:122'] }, stepCount: 3 });
+    expect(await env.client.wait(run.id)).toMatchObject({
+      status: 'completed',
+      output: { n: 122, trail: ['work', 'double', 'label:122'] },
+      stepCount: 3,
+    });
     expect(await env.queue(STEP_QUEUE, run.id).getJob(`${run.id}.s2.t0`)).toBeFalsy();
   });
 
   it('an inline node that needs a step of its own (here memo) runs as its own job instead, and the run completes', async () => {
     env = await startTestEnv({ graphs: [inlineGraph(true)] });
     const run = await env.client.enqueue({ graph: 'inline-impure', input: { n: 3 } });
-    expect(await env.client.wait(run.id)).toMatchObject({ status: 'completed', output: { n: 8, trail: ['work', 'double', 'label:8', 'finish:8'] } });
+    expect(await env.client.wait(run.id)).toMatchObject({
+      status: 'completed',
+      output: { n: 8, trail: ['work', 'double', 'label:8', 'finish:8'] },
+    });
     const queue = env.queue(STEP_QUEUE, run.id);
     // 'double' fell back to a job of its own; 'label' after it ran inline in that job.
     expect(await queue.getJob(`${run.id}.s1.t0`)).toBeTruthy();

@@ -18,10 +18,18 @@ describe('run inspector pages', () => {
     const created = await env.as(KEYS.acmeProducer, {
       method: 'POST',
       url: '/v1/batches',
-      payload: { collection: 'docs', questions: [{ id: 'q1', question: 'first' }, { question: 'second' }], options: { concurrency: 2, graph: 'echo-rag' } },
+      payload: {
+        collection: 'docs',
+        questions: [{ id: 'q1', question: 'first' }, { question: 'second' }],
+        options: { concurrency: 2, graph: 'echo-rag' },
+      },
     });
     const batchId = json(created).id as string;
-    await eventually(async () => json(await env.as(KEYS.acmeProducer, { method: 'GET', url: `/v1/batches/${batchId}` })).status === 'completed', 20_000);
+    await eventually(
+      async () =>
+        json(await env.as(KEYS.acmeProducer, { method: 'GET', url: `/v1/batches/${batchId}` })).status === 'completed',
+      20_000,
+    );
     const html = await env.as(KEYS.acmeProducer, { method: 'GET', url: `/batches/${batchId}` });
     expect(html.statusCode).toBe(200);
     expect(html.headers['content-type']).toMatch(/^text\/html/);
@@ -35,7 +43,9 @@ describe('run inspector pages', () => {
     const lines = await env.as(KEYS.acmeProducer, { method: 'GET', url: `/batches/${batchId}/results.jsonl` });
     expect(lines.body.trim().split('\n')).toHaveLength(2);
     expect((await env.as(KEYS.globexProducer, { method: 'GET', url: `/batches/${batchId}` })).statusCode).toBe(404);
-    expect((await env.as(KEYS.globexProducer, { method: 'GET', url: `/batches/${batchId}/results.csv` })).statusCode).toBe(404);
+    expect(
+      (await env.as(KEYS.globexProducer, { method: 'GET', url: `/batches/${batchId}/results.csv` })).statusCode,
+    ).toBe(404);
   });
 
   it('without a key a page redirects to the sign-in, an event stream answers 401; a wrong key is 401 and bad input 4xx', async () => {
@@ -43,18 +53,36 @@ describe('run inspector pages', () => {
     expect(page.statusCode).toBe(303);
     expect(page.headers.location).toBe(`/runs/login?next=${encodeURIComponent('/runs?status=failed')}`);
     expect((await env.app.inject({ method: 'GET', url: '/runs/x/events' })).statusCode).toBe(401);
-    expect((await env.app.inject({ method: 'GET', url: '/runs', headers: { authorization: 'Bearer nope' } })).statusCode).toBe(401);
+    expect(
+      (await env.app.inject({ method: 'GET', url: '/runs', headers: { authorization: 'Bearer nope' } })).statusCode,
+    ).toBe(401);
     expect((await env.as(KEYS.acmeProducer, { method: 'GET', url: '/runs?status=nonsense' })).statusCode).toBe(400);
-    expect((await env.as(KEYS.acmeProducer, { method: 'GET', url: '/runs?cursor=garbage' })).statusCode).toBeLessThan(500);
-    const bad = await env.app.inject({ method: 'POST', url: '/runs/login', payload: 'key=wrong', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect((await env.as(KEYS.acmeProducer, { method: 'GET', url: '/runs?cursor=garbage' })).statusCode).toBeLessThan(
+      500,
+    );
+    const bad = await env.app.inject({
+      method: 'POST',
+      url: '/runs/login',
+      payload: 'key=wrong',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(bad.statusCode).toBe(401);
-    const good = await env.app.inject({ method: 'POST', url: '/runs/login', payload: `key=${KEYS.acmeProducer}&next=//evil.example`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const good = await env.app.inject({
+      method: 'POST',
+      url: '/runs/login',
+      payload: `key=${KEYS.acmeProducer}&next=//evil.example`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(good.statusCode).toBe(303);
     expect(good.headers.location).toBe('/runs');
     expect(String(good.headers['set-cookie'])).toMatch(/^agentq_inspect=[^;]+; Path=\/; HttpOnly; SameSite=Strict/);
     // The pages are not part of the API's OpenAPI document.
-    const document = json<{ paths: Record<string, unknown> }>(await env.app.inject({ method: 'GET', url: '/docs/json' }));
-    expect(Object.keys(document.paths).some((path) => path.startsWith('/runs') || path.startsWith('/batches/'))).toBe(false);
+    const document = json<{ paths: Record<string, unknown> }>(
+      await env.app.inject({ method: 'GET', url: '/docs/json' }),
+    );
+    expect(Object.keys(document.paths).some((path) => path.startsWith('/runs') || path.startsWith('/batches/'))).toBe(
+      false,
+    );
   });
 
   it('the retry button continues a failed run from its last commit; answering a run that is not waiting says so', async () => {
@@ -70,9 +98,16 @@ describe('run inspector pages', () => {
     failing.delete(stored);
     const retried = await env.as(KEYS.acmeProducer, { method: 'POST', url: `/runs/${runId}/retry` });
     expect(retried.statusCode).toBe(303);
-    expect(decodeURIComponent(String(retried.headers.location))).toContain('retry: the run continues from its last commit');
+    expect(decodeURIComponent(String(retried.headers.location))).toContain(
+      'retry: the run continues from its last commit',
+    );
     expect(await env.client.wait(stored)).toMatchObject({ status: 'completed', output: ['a', 'b', 'c'] });
-    const resumed = await env.as(KEYS.acmeProducer, { method: 'POST', url: `/runs/${runId}/resume`, payload: 'value=42', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const resumed = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: `/runs/${runId}/resume`,
+      payload: 'value=42',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(decodeURIComponent(String(resumed.headers.location))).toContain('resume: the run is completed, not waiting');
     expect((await env.as(KEYS.globexProducer, { method: 'POST', url: `/runs/${runId}/retry` })).statusCode).toBe(404);
   });
@@ -80,7 +115,15 @@ describe('run inspector pages', () => {
   it('the runs list is newest first, filters by status and graph', async () => {
     const ids: string[] = [];
     for (let index = 0; index < 3; index += 1) {
-      ids.push(json(await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/runs', payload: { graph: 'chain', input: { steps: 1 } } })).id as string);
+      ids.push(
+        json(
+          await env.as(KEYS.acmeProducer, {
+            method: 'POST',
+            url: '/v1/runs',
+            payload: { graph: 'chain', input: { steps: 1 } },
+          }),
+        ).id as string,
+      );
     }
     for (const id of ids) await env.client.wait(id);
     const list = (await env.as(KEYS.acmeProducer, { method: 'GET', url: '/runs?graph=chain&status=completed' })).body;
@@ -95,7 +138,10 @@ describe('run inspector pages', () => {
     const posted: string[] = [];
     for (let index = 0; index < 60; index += 1) {
       const key = index % 2 === 0 ? KEYS.acmeProducer : KEYS.globexProducer;
-      posted.push(json(await env.as(key, { method: 'POST', url: '/v1/runs', payload: { graph: 'chain', input: { steps: 1 } } })).id as string);
+      posted.push(
+        json(await env.as(key, { method: 'POST', url: '/v1/runs', payload: { graph: 'chain', input: { steps: 1 } } }))
+          .id as string,
+      );
     }
     const seen: string[] = [];
     let url: string | null = '/runs?graph=chain';
@@ -110,7 +156,9 @@ describe('run inspector pages', () => {
     expect(new Set(seen).size).toBe(seen.length);
     for (const id of posted) expect(seen).toContain(id);
     // Newest first across tenants and pages (runs created in the same millisecond in either order).
-    const created = new Map(await Promise.all(posted.map(async (id) => [id, Date.parse((await env.client.get(id))!.createdAt)] as const)));
+    const created = new Map(
+      await Promise.all(posted.map(async (id) => [id, Date.parse((await env.client.get(id))!.createdAt)] as const)),
+    );
     const times = seen.filter((id) => created.has(id)).map((id) => created.get(id)!);
     expect([...times].sort((left, right) => right - left)).toEqual(times);
   });

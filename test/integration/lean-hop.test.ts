@@ -28,10 +28,14 @@ describe('the lean hop', () => {
     expect((await testEnv.client.wait(run.id)).status).toBe('completed');
     const redis = testEnv.client.store.redis;
     const prefix = `${stepQueuePrefix(testEnv.config.queuePrefix, shardOf(run.id, testEnv.config.shards), testEnv.config.shards)}:${STEP_QUEUE}:`;
-    const jobs = await Promise.all([0, 1, 2, 3].map((superstep) => redis.hgetall(`${prefix}${run.id}.s${superstep}.t0`)));
+    const jobs = await Promise.all(
+      [0, 1, 2, 3].map((superstep) => redis.hgetall(`${prefix}${run.id}.s${superstep}.t0`)),
+    );
     const events = new Map<string, string[]>();
     for (const [, fields] of await redis.xrange(`${prefix}events`, '-', '+')) {
-      const event = Object.fromEntries(fields.flatMap((_value, index) => (index % 2 === 0 ? [[fields[index], fields[index + 1]]] : []))) as Record<string, string>;
+      const event = Object.fromEntries(
+        fields.flatMap((_value, index) => (index % 2 === 0 ? [[fields[index], fields[index + 1]]] : [])),
+      ) as Record<string, string>;
       if (!event.jobId?.startsWith(`${run.id}.`)) continue;
       events.set(event.jobId, [...(events.get(event.jobId) ?? []), event.event!]);
     }
@@ -52,7 +56,8 @@ describe('the lean hop', () => {
       const theirs = bullmq.jobs[superstep]!;
       expect(Object.keys(ours).sort(), `s${superstep}'s job hash fields`).toEqual(Object.keys(theirs).sort());
       expect(JSON.parse(ours.opts!)).toEqual(JSON.parse(theirs.opts!.replaceAll(bullmq.run.id, lean.run.id)));
-      for (const field of ['name', 'delay', 'priority', 'ats', 'atm', 'returnvalue', 'pb']) expect(ours[field], field).toBe(theirs[field]);
+      for (const field of ['name', 'delay', 'priority', 'ats', 'atm', 'returnvalue', 'pb'])
+        expect(ours[field], field).toBe(theirs[field]);
       expect(JSON.parse(ours.data!)).toEqual(JSON.parse(theirs.data!.replaceAll(bullmq.run.id, lean.run.id)));
       for (const field of ['timestamp', 'processedOn', 'finishedOn']) expect(Number(ours[field])).toBeGreaterThan(0);
     }
@@ -94,26 +99,70 @@ describe('the lean hop', () => {
     const client = new AgentClient({ config });
     const redis = connectRedis(config, 'worker');
     const shard = 0;
-    const queue = new Queue(STEP_QUEUE, { connection: { url: config.redisUrl!, maxRetriesPerRequest: null }, prefix: stepQueuePrefix(config.queuePrefix, shard, config.shards) });
+    const queue = new Queue(STEP_QUEUE, {
+      connection: { url: config.redisUrl!, maxRetriesPerRequest: null },
+      prefix: stepQueuePrefix(config.queuePrefix, shard, config.shards),
+    });
     try {
       await client.get('none').catch(() => undefined); // connects the client's Redis
-      await new Promise((resolve) => (redis as { status?: string }).status === 'ready' ? resolve(undefined) : redis.once('ready', resolve));
+      await new Promise((resolve) =>
+        (redis as { status?: string }).status === 'ready' ? resolve(undefined) : redis.once('ready', resolve),
+      );
       const { store } = client;
-      const transitions = new StepTransitions({ store, redis, queuePrefix: config.queuePrefix, shards: config.shards, lockDurationMs: 30_000, keepCompletedJobs: 10, attemptsOf: () => 4, workerName: 'lean-test' });
+      const transitions = new StepTransitions({
+        store,
+        redis,
+        queuePrefix: config.queuePrefix,
+        shards: config.shards,
+        lockDurationMs: 30_000,
+        keepCompletedJobs: 10,
+        attemptsOf: () => 4,
+        workerName: 'lean-test',
+      });
       const runId = `lean-${Date.now()}`;
-      await store.create({ id: runId, tenant: 'default', graph: 'chain', input: { steps: 3 }, maxSteps: 10, now: Date.now() });
+      await store.create({
+        id: runId,
+        tenant: 'default',
+        graph: 'chain',
+        input: { steps: 3 },
+        maxSteps: 10,
+        now: Date.now(),
+      });
       await store.admit(runId, '1', { steps: 3, visited: [] }, [{ node: 'step' }], Date.now());
-      await queue.add('step', { runId, superstep: 0, task: 0, node: 'step', graph: 'chain@1' }, { jobId: `${runId}.s0.t0`, attempts: 4 });
+      await queue.add(
+        'step',
+        { runId, superstep: 0, task: 0, node: 'step', graph: 'chain@1' },
+        { jobId: `${runId}.s0.t0`, attempts: 4 },
+      );
       const [taken] = (await transitions.take(shard, 'token-1', undefined, 1000)).map((job) => job.handed);
       expect(taken!.begin?.kind).toBe('run');
       const meta = taken!.begin!.kind === 'run' ? taken!.begin!.meta : undefined;
       const now = Date.now();
       const step = { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' };
       const result = await transitions.commit(
-        { runId, superstep: 0, task: 0, mode: 'single', step, totalTasks: 1, outcome: { kind: 'next', tasks: [{ node: 'step' }] }, state: { visited: [0] }, messages: [], usage: { inputTokens: 5, outputTokens: 7, costUsd: 0.25 } },
+        {
+          runId,
+          superstep: 0,
+          task: 0,
+          mode: 'single',
+          step,
+          totalTasks: 1,
+          outcome: { kind: 'next', tasks: [{ node: 'step' }] },
+          state: { visited: [0] },
+          messages: [],
+          usage: { inputTokens: 5, outputTokens: 7, costUsd: 0.25 },
+        },
         [{ node: 'step' }],
         'chain@1',
-        { id: `${runId}.s0.t0`, token: 'token-1', attempts: 4, attemptsMade: 0, fetchNext: true, eager: true, returnValue: '"committed"' },
+        {
+          id: `${runId}.s0.t0`,
+          token: 'token-1',
+          attempts: 4,
+          attemptsMade: 0,
+          fetchNext: true,
+          eager: true,
+          returnValue: '"committed"',
+        },
         meta!,
         [],
         now,
@@ -125,12 +174,23 @@ describe('the lean hop', () => {
       const fields = (await redis.call('HGETALL', `${queue.keys['']}${hopId}`)) as string[];
       const [fromRedis] = raw2NextJobData([fields, hopId, 0, 0]) as [Record<string, unknown>];
       expect(result.handed?.next).toEqual([fromRedis, hopId, 0, 0]);
-      expect(fromRedis).toMatchObject({ name: 'step', timestamp: now, processedOn: now, attemptsStarted: 1, processedBy: 'lean-test', opts: { attempts: 4 } });
+      expect(fromRedis).toMatchObject({
+        name: 'step',
+        timestamp: now,
+        processedOn: now,
+        attemptsStarted: 1,
+        processedBy: 'lean-test',
+        opts: { attempts: 4 },
+      });
       expect(await redis.get(`${queue.keys['']}${hopId}:lock`)).toBe('token-1');
       // Its BEGIN as a BEGIN of the job would read it (state cached at superstep 1: none sent).
       const begun = await store.begin(runId, 1, 0, { node: 'step', superstep: 1, task: 0, attempt: 1 }, Date.now(), 1);
       expect(result.handed?.begin).toEqual(begun);
-      expect(begun).toMatchObject({ kind: 'run', meta: { superstep: 1, stepCount: 1, usage: { inputTokens: 5, outputTokens: 7, costUsd: 0.25 } }, state: null });
+      expect(begun).toMatchObject({
+        kind: 'run',
+        meta: { superstep: 1, stepCount: 1, usage: { inputTokens: 5, outputTokens: 7, costUsd: 0.25 } },
+        state: null,
+      });
       // The hop's step started in the same script (its step-start event follows the commit's step-end), as
       // the BEGIN above started it again.
       const events = (await store.events(runId)).slice(-3);

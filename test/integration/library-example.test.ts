@@ -17,10 +17,26 @@ describe("the README's library example", () => {
   // Two cold tsx processes and a tsc run: generous on a busy machine.
   it("compiles against the package's exports and runs", { timeout: 180_000 }, async () => {
     // `import … from 'agentq'` resolves through package.json "exports" to dist/ (npm test builds first).
-    expect(existsSync(`${root}/dist/index.js`), 'dist/index.js is missing: run `npm run build` (npm test does it)').toBe(true);
+    expect(
+      existsSync(`${root}/dist/index.js`),
+      'dist/index.js is missing: run `npm run build` (npm test does it)',
+    ).toBe(true);
     const compile = spawnSync(
       process.execPath,
-      ['node_modules/typescript/bin/tsc', '--ignoreConfig', '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2023', '--skipLibCheck', 'examples/library-usage.ts'],
+      [
+        'node_modules/typescript/bin/tsc',
+        '--ignoreConfig',
+        '--noEmit',
+        '--strict',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2023',
+        '--skipLibCheck',
+        'examples/library-usage.ts',
+      ],
       { cwd: root, encoding: 'utf8' },
     );
     expect(compile.status, compile.stdout + compile.stderr).toBe(0);
@@ -30,7 +46,12 @@ describe("the README's library example", () => {
     const npmStartWorker = await startWorker({ config, logger: createLogger('silent'), reconciler: false });
     try {
       for (let round = 0; round < 2; round += 1) {
-        const result = await runExample({ REDIS_URL: config.redisUrl!, AGENTQ_KEY_PREFIX: config.keyPrefix, AGENTQ_QUEUE_PREFIX: config.queuePrefix, AGENTQ_LOG_LEVEL: 'warn' });
+        const result = await runExample({
+          REDIS_URL: config.redisUrl!,
+          AGENTQ_KEY_PREFIX: config.keyPrefix,
+          AGENTQ_QUEUE_PREFIX: config.queuePrefix,
+          AGENTQ_LOG_LEVEL: 'warn',
+        });
         expect(result.code, result.stderr).toBe(0);
         expect(JSON.parse(result.stdout)).toEqual({
           status: 'completed',
@@ -54,7 +75,10 @@ describe("the README's library example", () => {
 
 function runExample(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/library-usage.ts'], { cwd: root, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/library-usage.ts'], {
+      cwd: root,
+      env: { ...process.env, ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

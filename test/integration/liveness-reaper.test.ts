@@ -44,10 +44,21 @@ describe('liveness threads release a dead process’s job locks', () => {
   /** A worker of `processId` that takes jobs and never finishes them (a process about to be killed). */
   const stuckWorker = (processId: string, taken: string[], concurrency: number) => {
     const worker = ownWorker(
-      new Worker(queueName, async (job) => {
-        taken.push(job.id!);
-        await new Promise(() => undefined);
-      }, { connection, prefix: config.queuePrefix, autorun: false, lockDuration: 30_000, stalledInterval: 300, concurrency }),
+      new Worker(
+        queueName,
+        async (job) => {
+          taken.push(job.id!);
+          await new Promise(() => undefined);
+        },
+        {
+          connection,
+          prefix: config.queuePrefix,
+          autorun: false,
+          lockDuration: 30_000,
+          stalledInterval: 300,
+          concurrency,
+        },
+      ),
       processId,
     );
     void worker.run();
@@ -86,14 +97,23 @@ describe('liveness threads release a dead process’s job locks', () => {
     expect(await lockOf('dead-1')).not.toBeNull();
 
     // Its locks had 30 s to run: released within 5 s, by the survivor's thread, is the reaper's doing.
-    await until(async () => (await lockOf('dead-1')) === null && (await lockOf('dead-2')) === null && (await lockOf('dead-3')) === null, 5000, 'the dead process’s locks to be released');
+    await until(
+      async () =>
+        (await lockOf('dead-1')) === null && (await lockOf('dead-2')) === null && (await lockOf('dead-3')) === null,
+      5000,
+      'the dead process’s locks to be released',
+    );
     expect(reaped).toEqual([[doomed.processId, 3]]);
     // The survivor's lock is untouched, and its process is still registered.
     expect(await lockOf('live-4')).toMatch(new RegExp(`^${escape(survivor.processId)}/`));
     expect(await redis.sismember(keys.livenessRegistry(), survivor.processId)).toBe(1);
     expect(await redis.sismember(keys.livenessRegistry(), doomed.processId)).toBe(0);
     // BullMQ's stalled-job check hands the three on: the survivor's worker takes them.
-    await until(() => ['dead-1', 'dead-2', 'dead-3'].every((id) => survivorTaken.includes(id)), 10_000, 'the dead process’s jobs to run again');
+    await until(
+      () => ['dead-1', 'dead-2', 'dead-3'].every((id) => survivorTaken.includes(id)),
+      10_000,
+      'the dead process’s jobs to run again',
+    );
   }, 30_000);
 
   it('after a reconnection, releases the step locks of its own process that nobody holds (a take whose reply was lost)', async () => {
@@ -101,11 +121,23 @@ describe('liveness threads release a dead process’s job locks', () => {
     closers.push(() => queue.close());
     const lostQueueKey = `${config.queuePrefix}:${queueName}-lost`;
     const released: number[] = [];
-    const live = liveness({ reapQueues: [lostQueueKey], heldQueues: [lostQueueKey], onLost: (count) => released.push(count) });
+    const live = liveness({
+      reapQueues: [lostQueueKey],
+      heldQueues: [lostQueueKey],
+      onLost: (count) => released.push(count),
+    });
     await live.ready;
     // Two jobs taken under this process's tokens with a 30 s lock (BullMQ's manual fetch): one the
     // thread holds, as a step being run; the other one nobody here knows of, as a take whose reply was lost.
-    const taker = ownWorker(new Worker(`${queueName}-lost`, null, { connection, prefix: config.queuePrefix, lockDuration: 30_000, autorun: false }), live.processId);
+    const taker = ownWorker(
+      new Worker(`${queueName}-lost`, null, {
+        connection,
+        prefix: config.queuePrefix,
+        lockDuration: 30_000,
+        autorun: false,
+      }),
+      live.processId,
+    );
     closers.push(() => taker.close(true));
     await queue.add('job', {}, { jobId: 'held' });
     await queue.add('job', {}, { jobId: 'lost' });
@@ -119,10 +151,17 @@ describe('liveness threads release a dead process’s job locks', () => {
 
     // The thread's connection dropped, as when Redis restarts: it reconnects. (Only its own: the
     // redis-server is shared with the other test files.)
-    const lines = String(await redis.client('LIST')).trim().split('\n').filter((line) => line.includes(` name=agentq-liveness-${live.processId} `));
+    const lines = String(await redis.client('LIST'))
+      .trim()
+      .split('\n')
+      .filter((line) => line.includes(` name=agentq-liveness-${live.processId} `));
     expect(lines).toHaveLength(1);
     await redis.client('KILL', 'ID', /\bid=(\d+)/.exec(lines[0]!)![1]!);
-    await until(async () => (await redis.get(`${lostQueueKey}:lost:lock`)) === null, 5000, 'the unheld lock to be released');
+    await until(
+      async () => (await redis.get(`${lostQueueKey}:lost:lock`)) === null,
+      5000,
+      'the unheld lock to be released',
+    );
     expect(await redis.get(`${lostQueueKey}:held:lock`)).toBe(`${taker.id}:1`);
     expect(released).toEqual([1]);
   }, 30_000);

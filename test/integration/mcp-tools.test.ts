@@ -8,7 +8,11 @@ import { startWorker } from '../../worker/start-worker.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
 
-const mcpServer = (env: Record<string, string> = {}) => ({ command: process.execPath, args: ['--import', 'tsx', 'test/fakes/mcp-stdio-server.ts'], env });
+const mcpServer = (env: Record<string, string> = {}) => ({
+  command: process.execPath,
+  args: ['--import', 'tsx', 'test/fakes/mcp-stdio-server.ts'],
+  env,
+});
 
 /** Tools of an MCP server (stdio, the official SDK on both sides) called by react-agent like local tools. */
 describe('MCP tools', () => {
@@ -21,7 +25,12 @@ describe('MCP tools', () => {
     callLog = join(dir, 'calls.log');
     server = await startScriptedOpenAIServer();
     env = await startTestEnv({
-      env: { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat', AGENTQ_MCP_CONNECT_TIMEOUT_MS: '20000' },
+      env: {
+        OPENAI_BASE_URL: server.url,
+        OPENAI_API_KEY: 'test-key',
+        LLM_MODEL: 'scripted-chat',
+        AGENTQ_MCP_CONNECT_TIMEOUT_MS: '20000',
+      },
       mcpServers: { testing: mcpServer({ MCP_CALL_LOG: callLog }) },
     });
   }, 30_000);
@@ -45,12 +54,21 @@ describe('MCP tools', () => {
       },
       { content: '2 + 3 = 5' },
     ]);
-    const queued = await env.client.enqueue({ graph: 'react-agent', input: { query: 'add 2 and 3', tools: ['add', 'always_fails'] } });
+    const queued = await env.client.enqueue({
+      graph: 'react-agent',
+      input: { query: 'add 2 and 3', tools: ['add', 'always_fails'] },
+    });
     const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
     expect(done).toMatchObject({ status: 'completed', output: { answer: '2 + 3 = 5' } });
-    const offered = (server.chatRequests()[0]!.body.tools ?? []) as { function: { name: string; parameters: Record<string, unknown> } }[];
+    const offered = (server.chatRequests()[0]!.body.tools ?? []) as {
+      function: { name: string; parameters: Record<string, unknown> };
+    }[];
     expect(offered.map((tool) => tool.function.name)).toEqual(['add', 'always_fails']);
-    expect(offered[0]!.function.parameters).toMatchObject({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] });
+    expect(offered[0]!.function.parameters).toMatchObject({
+      type: 'object',
+      properties: { a: { type: 'number' }, b: { type: 'number' } },
+      required: ['a', 'b'],
+    });
 
     const history = await env.client.messages(done.id);
     expect(validateHistory(history)).toEqual([]);
@@ -66,14 +84,34 @@ describe('MCP tools', () => {
 
   it('a server that will not start, or answers garbage, stops the worker start with an error naming it', async () => {
     const logger = createLogger('silent');
-    await expect(startWorker({ config: testConfig(), logger, reconciler: false, mcpServers: { broken: { command: '/nonexistent/mcp-server' } } })).rejects.toThrow(
-      /MCP server 'broken' \(command \/nonexistent\/mcp-server\) could not be used/,
-    );
-    const garbage = { command: process.execPath, args: ['-e', "process.stdout.write('hello, not json\\n'); setInterval(() => {}, 1000)"] };
     await expect(
-      startWorker({ config: testConfig({ AGENTQ_MCP_CONNECT_TIMEOUT_MS: '1500' }), logger, reconciler: false, mcpServers: { chatty: garbage } }),
+      startWorker({
+        config: testConfig(),
+        logger,
+        reconciler: false,
+        mcpServers: { broken: { command: '/nonexistent/mcp-server' } },
+      }),
+    ).rejects.toThrow(/MCP server 'broken' \(command \/nonexistent\/mcp-server\) could not be used/);
+    const garbage = {
+      command: process.execPath,
+      args: ['-e', "process.stdout.write('hello, not json\\n'); setInterval(() => {}, 1000)"],
+    };
+    await expect(
+      startWorker({
+        config: testConfig({ AGENTQ_MCP_CONNECT_TIMEOUT_MS: '1500' }),
+        logger,
+        reconciler: false,
+        mcpServers: { chatty: garbage },
+      }),
     ).rejects.toThrow(/MCP server 'chatty' .* could not be used/);
-    await expect(startWorker({ config: testConfig(), logger, reconciler: false, mcpServers: { 'bad name!': { url: 'http://127.0.0.1:1/mcp' } } })).rejects.toThrow(/mcpServers/);
+    await expect(
+      startWorker({
+        config: testConfig(),
+        logger,
+        reconciler: false,
+        mcpServers: { 'bad name!': { url: 'http://127.0.0.1:1/mcp' } },
+      }),
+    ).rejects.toThrow(/mcpServers/);
     expect(() => testConfig({ AGENTQ_MCP_SERVERS: '{"x": {"command": ""}}' })).toThrow(/AGENTQ_MCP_SERVERS/);
   }, 30_000);
 
@@ -81,7 +119,14 @@ describe('MCP tools', () => {
     const pidFile = join(dir, 'server.pid');
     // Connected first, then Redis is found unreachable (nothing listens on port 1).
     const config = testConfig({ REDIS_URL: 'redis://127.0.0.1:1', AGENTQ_MCP_CONNECT_TIMEOUT_MS: '20000' });
-    await expect(startWorker({ config, logger: createLogger('silent'), reconciler: false, mcpServers: { testing: mcpServer({ MCP_PID_FILE: pidFile }) } })).rejects.toThrow(/redis/i);
+    await expect(
+      startWorker({
+        config,
+        logger: createLogger('silent'),
+        reconciler: false,
+        mcpServers: { testing: mcpServer({ MCP_PID_FILE: pidFile }) },
+      }),
+    ).rejects.toThrow(/redis/i);
     const pid = Number(readFileSync(pidFile, 'utf8'));
     expect(pid).toBeGreaterThan(0);
     const alive = () => {

@@ -6,7 +6,12 @@ import { SUMMARY_HEADING } from '../../worker/agents/memory/prompt-history.js';
 import { SUMMARIZER_SYSTEM_PROMPT } from '../../worker/agents/memory/summarize-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
-import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
+import {
+  startScriptedOpenAIServer,
+  type ScriptedChatRequest,
+  type ScriptedOpenAIServer,
+  type ScriptedResponse,
+} from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 const messagesOf = (request: ScriptedChatRequest) => request.body.messages as unknown as Message[];
@@ -22,11 +27,17 @@ const THRESHOLD = 500;
 function talkativeAgent(rounds: number, final = 'All done: 21.') {
   let step = 0;
   return (request: ScriptedChatRequest): ScriptedResponse => {
-    if (isSummarizer(request)) return { content: 'SUMMARY: the user wants numbers added one by one; partial sums so far are correct.' };
+    if (isSummarizer(request))
+      return { content: 'SUMMARY: the user wants numbers added one by one; partial sums so far are correct.' };
     const current = step++;
     if (current >= rounds) return { content: final };
-    const thinking = `Thinking step ${current}: ` + 'I will carefully add the next number to the running total and check the result. '.repeat(5);
-    return { content: thinking, toolCalls: [{ name: 'calculator', arguments: { expression: `${current}+${current + 1}` } }] };
+    const thinking =
+      `Thinking step ${current}: ` +
+      'I will carefully add the next number to the running total and check the result. '.repeat(5);
+    return {
+      content: thinking,
+      toolCalls: [{ name: 'calculator', arguments: { expression: `${current}+${current + 1}` } }],
+    };
   };
 }
 
@@ -36,7 +47,12 @@ describe('memory: summarisation and conversations', () => {
   beforeAll(async () => {
     server = await startScriptedOpenAIServer();
     env = await startTestEnv({
-      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_CONTEXT_WINDOW: '1000', AGENTQ_SUMMARIZE_AT: '0.5' },
+      env: {
+        OPENAI_BASE_URL: server.url,
+        LLM_MODEL: 'scripted-chat',
+        AGENTQ_CONTEXT_WINDOW: '1000',
+        AGENTQ_SUMMARIZE_AT: '0.5',
+      },
     });
   });
   afterAll(async () => {
@@ -69,7 +85,9 @@ describe('memory: summarisation and conversations', () => {
     const requests = server.chatRequests();
     const firstSummary = requests.findIndex(isSummarizer);
     expect(firstSummary).toBeGreaterThan(0);
-    expect(messagesOf(requests[firstSummary]!)[1]!.content).toMatch(/Messages to fold into the summary:\n\[user\] Add the numbers[\s\S]*Thinking step 0/);
+    expect(messagesOf(requests[firstSummary]!)[1]!.content).toMatch(
+      /Messages to fold into the summary:\n\[user\] Add the numbers[\s\S]*Thinking step 0/,
+    );
     const agentRequests = requests.filter((request) => !isSummarizer(request));
     for (const request of agentRequests) {
       const messages = messagesOf(request);
@@ -145,7 +163,9 @@ describe('memory: summarisation and conversations', () => {
   });
 
   it('rejects an invalid conversation id at the door', async () => {
-    await expect(env.client.enqueue({ graph: 'react-agent', input: { query: 'hi' }, conversationId: 'no spaces allowed' })).rejects.toMatchObject({
+    await expect(
+      env.client.enqueue({ graph: 'react-agent', input: { query: 'hi' }, conversationId: 'no spaces allowed' }),
+    ).rejects.toMatchObject({
       code: 'INVALID_INPUT',
       message: expect.stringMatching(/conversationId must be 1-128 characters/),
     });

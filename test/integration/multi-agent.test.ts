@@ -2,7 +2,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 import { expertSystemPrompt } from '../../worker/agents/graphs/multi-agent.js';
-import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import {
+  startScriptedOpenAIServer,
+  type ScriptedChatRequest,
+  type ScriptedOpenAIServer,
+} from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 const experts = [
@@ -14,7 +18,8 @@ const experts = [
 const queues = experts[1]!;
 
 const systemOf = (request: ScriptedChatRequest) => (request.body.messages[0] as Message).content;
-const toolNames = (request: ScriptedChatRequest) => (request.body.tools ?? []).map((tool) => (tool as { function: { name: string } }).function.name);
+const toolNames = (request: ScriptedChatRequest) =>
+  (request.body.tools ?? []).map((tool) => (tool as { function: { name: string } }).function.name);
 
 /** multi-agent end to end: client → queue → worker → real openai SDK (chat and embeddings) → scripted server. */
 describe('multi-agent', () => {
@@ -23,7 +28,9 @@ describe('multi-agent', () => {
   let lexicalOnly: TestEnv;
   beforeAll(async () => {
     server = await startScriptedOpenAIServer();
-    withEmbeddings = await startTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', EMBED_MODEL: 'scripted-embedding' } });
+    withEmbeddings = await startTestEnv({
+      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', EMBED_MODEL: 'scripted-embedding' },
+    });
     lexicalOnly = await startTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' } });
   });
   afterAll(async () => {
@@ -40,7 +47,8 @@ describe('multi-agent', () => {
 
   it('recalls the top experts by embedding similarity; the best leads and consults the others as tools', async () => {
     server.setScript((request) => {
-      if (systemOf(request) === expertSystemPrompt(queues)) return { content: 'Retries deliver at least once: make handlers idempotent.' };
+      if (systemOf(request) === expertSystemPrompt(queues))
+        return { content: 'Retries deliver at least once: make handlers idempotent.' };
       if (request.body.tools && (request.body.messages.at(-1) as Message).role === 'user') {
         return {
           toolCalls: [
@@ -51,7 +59,11 @@ describe('multi-agent', () => {
       }
       return { content: 'Use AOF (everysec) and idempotent handlers.' };
     });
-    const done = await run(withEmbeddings, { query: 'Should Redis use AOF persistence or RDB snapshots for job retries?', experts, topN: 2 });
+    const done = await run(withEmbeddings, {
+      query: 'Should Redis use AOF persistence or RDB snapshots for job retries?',
+      experts,
+      topN: 2,
+    });
     expect(done).toMatchObject({
       status: 'completed',
       output: {
@@ -91,10 +103,20 @@ describe('multi-agent', () => {
 
   it('falls back to deterministic lexical recall without EMBED_MODEL, and says so', async () => {
     server.setScript([{ content: 'Prune in late winter; compost in autumn.' }]);
-    const done = await run(lexicalOnly, { query: 'When should I prune my fruit trees and add compost?', experts, topN: 1 });
+    const done = await run(lexicalOnly, {
+      query: 'When should I prune my fruit trees and add compost?',
+      experts,
+      topN: 1,
+    });
     expect(done).toMatchObject({
       status: 'completed',
-      output: { answer: 'Prune in late winter; compost in autumn.', lead: 'gardener', recall: 'lexical', experts: [{ name: 'gardener' }], consulted: [] },
+      output: {
+        answer: 'Prune in late winter; compost in autumn.',
+        lead: 'gardener',
+        recall: 'lexical',
+        experts: [{ name: 'gardener' }],
+        consulted: [],
+      },
     });
     expect(server.embeddingRequests()).toHaveLength(0);
     // A single recalled expert has nobody to consult: no tools.
@@ -104,7 +126,9 @@ describe('multi-agent', () => {
     server.setScript([{ content: 'A beurre blanc.' }]);
     const sauce = await run(lexicalOnly, { query: 'How do I make a sauce for bread?', experts, topN: 2 });
     expect(sauce.output).toMatchObject({ lead: 'chef', recall: 'lexical' });
-    expect(toolNames(server.chatRequests()[0]!)).toEqual([(sauce.output as { experts: { name: string }[] }).experts[1]!.name]);
+    expect(toolNames(server.chatRequests()[0]!)).toEqual([
+      (sauce.output as { experts: { name: string }[] }).experts[1]!.name,
+    ]);
   });
 
   it('rejects duplicate expert names at the door', async () => {
@@ -122,8 +146,16 @@ describe('multi-agent', () => {
       { content: 'answer two' },
       { content: 'A beurre blanc with herbs.' },
     ]);
-    const done = await run(lexicalOnly, { query: 'How do I make a sauce for bread?', experts: pair, topN: 2, memory: { window: 2 } });
-    expect(done).toMatchObject({ status: 'completed', output: { answer: 'A beurre blanc with herbs.', lead: 'chef', consulted: ['gardener', 'gardener'] } });
+    const done = await run(lexicalOnly, {
+      query: 'How do I make a sauce for bread?',
+      experts: pair,
+      topN: 2,
+      memory: { window: 2 },
+    });
+    expect(done).toMatchObject({
+      status: 'completed',
+      output: { answer: 'A beurre blanc with herbs.', lead: 'chef', consulted: ['gardener', 'gardener'] },
+    });
     // The last request is the lead's final answer (consultations come before it).
     const last = server.chatRequests().at(-1)!.body.messages as Message[];
     // The first consultation fell out of the window; the query and the latest call with its result did not.

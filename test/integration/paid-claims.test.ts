@@ -18,17 +18,41 @@ describe('claims on paid work', () => {
     await store.begin(id, 0, 0, {}, Date.now());
     return store;
   }
-  const claimsOf = (processId: string) => new PaidClaims({ redis: client.store.redis, keys: client.store.keys, processId, logger: createLogger('silent'), pollMs: 20 });
-  const alive = (processId: string, ms = 5000) => client.store.redis.set(`${client.store.keys.alivePrefix(0)}${processId}`, '1', 'PX', ms);
+  const claimsOf = (processId: string) =>
+    new PaidClaims({
+      redis: client.store.redis,
+      keys: client.store.keys,
+      processId,
+      logger: createLogger('silent'),
+      pollMs: 20,
+    });
+  const alive = (processId: string, ms = 5000) =>
+    client.store.redis.set(`${client.store.keys.alivePrefix(0)}${processId}`, '1', 'PX', ms);
 
   it('a second delivery waits while the owner lives, then uses what the owner saved', async () => {
     const runId = `claims-wait-${Date.now()}`;
     await runAtSuperstep0(runId);
     await alive('proc-a');
     const a = claimsOf('proc-a');
-    const held = await a.acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 1, endsAt: Date.now() + 60_000, signal: new AbortController().signal });
+    const held = await a.acquire({
+      runId,
+      superstep: 0,
+      task: 0,
+      key: 'model',
+      attempt: 1,
+      endsAt: Date.now() + 60_000,
+      signal: new AbortController().signal,
+    });
     expect(held.kind).toBe('claimed');
-    const waiting = claimsOf('proc-b').acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 1, endsAt: Date.now() + 60_000, signal: new AbortController().signal });
+    const waiting = claimsOf('proc-b').acquire({
+      runId,
+      superstep: 0,
+      task: 0,
+      key: 'model',
+      attempt: 1,
+      endsAt: Date.now() + 60_000,
+      signal: new AbortController().signal,
+    });
     await new Promise((resolve) => setTimeout(resolve, 150));
     if (held.kind !== 'claimed') throw new Error('unreachable');
     await a.save(runId, 's0.t0', { model: { text: 'paid' } }, held);
@@ -41,8 +65,24 @@ describe('claims on paid work', () => {
     const runId = `claims-dead-${Date.now()}`;
     await runAtSuperstep0(runId);
     await alive('proc-dead', 300);
-    await claimsOf('proc-dead').acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 1, endsAt: Date.now() + 60_000, signal: new AbortController().signal });
-    const taken = await claimsOf('proc-b').acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 2, endsAt: Date.now() + 60_000, signal: new AbortController().signal });
+    await claimsOf('proc-dead').acquire({
+      runId,
+      superstep: 0,
+      task: 0,
+      key: 'model',
+      attempt: 1,
+      endsAt: Date.now() + 60_000,
+      signal: new AbortController().signal,
+    });
+    const taken = await claimsOf('proc-b').acquire({
+      runId,
+      superstep: 0,
+      task: 0,
+      key: 'model',
+      attempt: 2,
+      endsAt: Date.now() + 60_000,
+      signal: new AbortController().signal,
+    });
     expect(taken.kind).toBe('claimed');
     // It waited for the owner's liveness key to lapse.
     expect(await client.store.redis.exists(`${client.store.keys.alivePrefix(0)}proc-dead`)).toBe(0);
@@ -52,17 +92,47 @@ describe('claims on paid work', () => {
     const runId = `claims-hung-${Date.now()}`;
     await runAtSuperstep0(runId);
     await alive('proc-hung');
-    await claimsOf('proc-hung').acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 1, endsAt: Date.now() + 100, signal: new AbortController().signal });
-    const taken = await claimsOf('proc-b').acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 1, endsAt: Date.now() + 60_000, signal: new AbortController().signal });
+    await claimsOf('proc-hung').acquire({
+      runId,
+      superstep: 0,
+      task: 0,
+      key: 'model',
+      attempt: 1,
+      endsAt: Date.now() + 100,
+      signal: new AbortController().signal,
+    });
+    const taken = await claimsOf('proc-b').acquire({
+      runId,
+      superstep: 0,
+      task: 0,
+      key: 'model',
+      attempt: 1,
+      endsAt: Date.now() + 60_000,
+      signal: new AbortController().signal,
+    });
     expect(taken.kind).toBe('claimed');
   });
 
-  it('a commit drops the step\'s memo field, unless the step says it had no memos (then a duplicate delivery\'s memo is left to expire with the run)', async () => {
+  it("a commit drops the step's memo field, unless the step says it had no memos (then a duplicate delivery's memo is left to expire with the run)", async () => {
     const step = { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' };
     const commit = async (runId: string, memos?: boolean) => {
       const store = await runAtSuperstep0(runId);
       await store.memoPut(runId, 's0.t0', { model: { text: 'paid' } });
-      const committed = await store.commit({ runId, superstep: 0, task: 0, mode: 'single', step, totalTasks: 1, outcome: { kind: 'next', tasks: [{ node: 'step' }] }, state: {}, messages: [], ...(memos === undefined ? {} : { memos }) }, Date.now());
+      const committed = await store.commit(
+        {
+          runId,
+          superstep: 0,
+          task: 0,
+          mode: 'single',
+          step,
+          totalTasks: 1,
+          outcome: { kind: 'next', tasks: [{ node: 'step' }] },
+          state: {},
+          messages: [],
+          ...(memos === undefined ? {} : { memos }),
+        },
+        Date.now(),
+      );
       expect(committed.kind).toBe('advanced');
       return client.store.redis.hkeys(client.store.keys.run(runId).memo);
     };
@@ -74,12 +144,30 @@ describe('claims on paid work', () => {
     const runId = `claims-stale-${Date.now()}`;
     const store = await runAtSuperstep0(runId);
     const committed = await store.commit(
-      { runId, superstep: 0, task: 0, mode: 'single', step: { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' }, totalTasks: 1, outcome: { kind: 'next', tasks: [{ node: 'step' }] }, state: {}, messages: [] },
+      {
+        runId,
+        superstep: 0,
+        task: 0,
+        mode: 'single',
+        step: { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' },
+        totalTasks: 1,
+        outcome: { kind: 'next', tasks: [{ node: 'step' }] },
+        state: {},
+        messages: [],
+      },
       Date.now(),
     );
     expect(committed.kind).toBe('advanced');
     await alive('proc-late');
-    const late = await claimsOf('proc-late').acquire({ runId, superstep: 0, task: 0, key: 'model', attempt: 1, endsAt: Date.now() + 60_000, signal: new AbortController().signal });
+    const late = await claimsOf('proc-late').acquire({
+      runId,
+      superstep: 0,
+      task: 0,
+      key: 'model',
+      attempt: 1,
+      endsAt: Date.now() + 60_000,
+      signal: new AbortController().signal,
+    });
     expect(late).toEqual({ kind: 'stale' });
     expect(await client.store.redis.hlen(client.store.keys.run(runId).memo)).toBe(0);
   });

@@ -21,7 +21,8 @@ const paidGraph = defineGraph({ name: 'paid', state: { answer: channel.replace('
       });
       expect(fresh).toBe(context.attempt === 1);
       context.recordUsage({ inputTokens: response.inputTokens, outputTokens: response.outputTokens, costUsd: 0.001 });
-      if (context.attempt === 1) throw new AgentqError('INTERNAL', 'crashed after the response was saved', { retryable: true });
+      if (context.attempt === 1)
+        throw new AgentqError('INTERNAL', 'crashed after the response was saved', { retryable: true });
       return { answer: response.text };
     },
     { retry: { maxAttempts: 3, initialDelayMs: 50 } },
@@ -69,7 +70,9 @@ describe('paid work: memo, usage, budget, Retry-After', () => {
     const starts = events.filter((event) => event.type === 'step-start' && event.data.node === 'limited');
     expect(starts.map((event) => event.data.attempt)).toEqual([1, 1]);
     expect(Number(starts[1]!.id.split('-')[0]) - Number(starts[0]!.id.split('-')[0])).toBeGreaterThanOrEqual(400);
-    expect(events.find((event) => event.type === 'step-retry' && event.data.node === 'limited')?.data.parkedMs).toBe(400);
+    expect(events.find((event) => event.type === 'step-retry' && event.data.node === 'limited')?.data.parkedMs).toBe(
+      400,
+    );
   });
 
   it('a token budget stops the run before the step that would exceed it, with its context kept', async () => {

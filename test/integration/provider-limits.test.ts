@@ -2,7 +2,11 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keys } from '../../shared/store/keys.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
-import { ProviderRateLimiter, type AcquireResult, type ProviderLimits } from '../../shared/operations/limits/provider-rate-limiter.js';
+import {
+  ProviderRateLimiter,
+  type AcquireResult,
+  type ProviderLimits,
+} from '../../shared/operations/limits/provider-rate-limiter.js';
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
@@ -11,13 +15,17 @@ import { maxInAnyWindow } from '../helpers/max-in-any-window.js';
 /** The limiter itself, recording when it granted each slot (Redis time, from the ticket). */
 class RecordingRateLimiter extends ProviderRateLimiter {
   readonly granted: number[] = [];
-  override async acquire(provider: string, model: string, limits: ProviderLimits, tokens: number): Promise<AcquireResult> {
+  override async acquire(
+    provider: string,
+    model: string,
+    limits: ProviderLimits,
+    tokens: number,
+  ): Promise<AcquireResult> {
     const result = await super.acquire(provider, model, limits, tokens);
     if (result.granted) this.granted.push(Number(result.ticket.split(':')[0]));
     return result;
   }
 }
-
 
 /**
  * Two workers, one provider budget: every model request goes through the real path (model node →
@@ -39,7 +47,12 @@ describe('provider limits shared by all workers, through callLanguageModel', () 
     // Not streamed: the scripted server shares this process's event loop with both workers, and on a
     // loaded machine the extra work of streamed answers delayed its receipt times into bursts (61–78
     // per window while the limiter granted ≤ 60). What is tested here is the limiter, not streaming.
-    const env_ = { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_RATE_LIMITS: `scripted-chat:${LIMIT}:0`, AGENTQ_LLM_STREAM: 'false' };
+    const env_ = {
+      OPENAI_BASE_URL: server.url,
+      LLM_MODEL: 'scripted-chat',
+      AGENTQ_RATE_LIMITS: `scripted-chat:${LIMIT}:0`,
+      AGENTQ_LLM_STREAM: 'false',
+    };
     env = await startTestEnv({ env: env_, concurrency: 16 });
     const makeLimiter = () => {
       const connection = new Redis(env.config.redisUrl!, { maxRetriesPerRequest: null });
@@ -50,8 +63,20 @@ describe('provider limits shared by all workers, through callLanguageModel', () 
     };
     // The first worker (from startTestEnv) is replaced by one with a recording limiter; both share Redis.
     await env.worker.close();
-    env.worker = await startWorker({ config: env.config, logger: createLogger('silent'), reconciler: false, concurrency: 16, services: { rateLimiter: makeLimiter() } });
-    second = await startWorker({ config: env.config, logger: createLogger('silent'), reconciler: false, concurrency: 16, services: { rateLimiter: makeLimiter() } });
+    env.worker = await startWorker({
+      config: env.config,
+      logger: createLogger('silent'),
+      reconciler: false,
+      concurrency: 16,
+      services: { rateLimiter: makeLimiter() },
+    });
+    second = await startWorker({
+      config: env.config,
+      logger: createLogger('silent'),
+      reconciler: false,
+      concurrency: 16,
+      services: { rateLimiter: makeLimiter() },
+    });
   });
   afterAll(async () => {
     await second?.close();
@@ -62,7 +87,11 @@ describe('provider limits shared by all workers, through callLanguageModel', () 
 
   it(`two workers sharing ${LIMIT} requests per window never exceed it in any window`, async () => {
     const started = Date.now();
-    const queued = await Promise.all(Array.from({ length: RUNS }, (_, index) => env.client.enqueue({ graph: 'react-agent', input: { query: `question ${index}`, tools: [] } })));
+    const queued = await Promise.all(
+      Array.from({ length: RUNS }, (_, index) =>
+        env.client.enqueue({ graph: 'react-agent', input: { query: `question ${index}`, tools: [] } }),
+      ),
+    );
     const done = await Promise.all(queued.map((run) => env.client.wait(run.id, { timeoutMs: 50_000 })));
     expect(done.filter((run) => run.status === 'completed')).toHaveLength(RUNS);
 
@@ -73,7 +102,12 @@ describe('provider limits shared by all workers, through callLanguageModel', () 
     expect(maxInAnyWindow(granted, WINDOW_MS)).toBeLessThanOrEqual(LIMIT);
     // What the provider sees: the requests the server received, in any window of its own clock.
     expect(server.chatRequests()).toHaveLength(RUNS);
-    expect(maxInAnyWindow(server.chatRequests().map((request) => request.receivedAt), WINDOW_MS)).toBeLessThanOrEqual(LIMIT);
+    expect(
+      maxInAnyWindow(
+        server.chatRequests().map((request) => request.receivedAt),
+        WINDOW_MS,
+      ),
+    ).toBeLessThanOrEqual(LIMIT);
     // 150 requests at 60 per window need at least two full windows.
     expect(Date.now() - started).toBeGreaterThanOrEqual(2 * WINDOW_MS);
 
@@ -83,6 +117,9 @@ describe('provider limits shared by all workers, through callLanguageModel', () 
     const events = (await Promise.all(done.map((run) => env.client.store.events(run.id)))).flat();
     const parked = events.filter((event) => event.type === 'step-retry');
     expect(parked.length).toBeGreaterThan(0);
-    expect(parked[0]!.data).toMatchObject({ parkedMs: expect.any(Number), error: { code: 'RATE_LIMITED', retryable: true } });
+    expect(parked[0]!.data).toMatchObject({
+      parkedMs: expect.any(Number),
+      error: { code: 'RATE_LIMITED', retryable: true },
+    });
   });
 });

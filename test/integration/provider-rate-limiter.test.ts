@@ -5,7 +5,6 @@ import { ProviderRateLimiter } from '../../shared/operations/limits/provider-rat
 import { testConfig } from '../helpers/test-env.js';
 import { maxInAnyWindow } from '../helpers/max-in-any-window.js';
 
-
 describe('provider limits shared by workers', () => {
   const config = testConfig();
   const connections = [new Redis(config.redisUrl!), new Redis(config.redisUrl!)];

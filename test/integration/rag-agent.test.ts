@@ -5,7 +5,14 @@ import type { Message } from '../../shared/contracts/run-record.js';
 import { RAG_FINAL_ANSWER_REQUEST } from '../../worker/retrieval/rag/rag-prompts.js';
 import type { ScriptedChatRequest, ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
-import { FOREIGN_DOC, ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
+import {
+  FOREIGN_DOC,
+  ingestFolder,
+  RAG_DOCS,
+  startRagTestEnv,
+  writeDocs,
+  type RagTestEnv,
+} from '../helpers/rag-fixtures.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 /** The passage ids the model was shown in the last tool message of a request, in order. */
@@ -31,7 +38,10 @@ describe('rag-agent with a language model', () => {
     ({ env } = rag);
     server = rag.server!;
     await ingestFolder(rag.ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'paris' });
-    await ingestFolder(rag.ingest, writeDocs(data.path, 'foreign', FOREIGN_DOC), { collection: 'paris', tenant: 'globex' });
+    await ingestFolder(rag.ingest, writeDocs(data.path, 'foreign', FOREIGN_DOC), {
+      collection: 'paris',
+      tenant: 'globex',
+    });
   });
   afterAll(async () => {
     await rag.close();
@@ -47,16 +57,43 @@ describe('rag-agent with a language model', () => {
   it('search → refine_and_search → final_answer: each search a step; the invented citation is dropped and noted', async () => {
     server.setScript((request, index) => {
       if (index === 0) return { toolCalls: [{ name: 'search', arguments: { query: 'Eiffel Tower designer' } }] };
-      if (index === 1) return { toolCalls: [{ name: 'refine_and_search', arguments: { refined_query: 'Koechlin sketch chief engineer', reason: 'no designer named' } }] };
+      if (index === 1)
+        return {
+          toolCalls: [
+            {
+              name: 'refine_and_search',
+              arguments: { refined_query: 'Koechlin sketch chief engineer', reason: 'no designer named' },
+            },
+          ],
+        };
       const koechlin = shownIds(request)[0] ?? 'none00';
-      return { toolCalls: [{ name: 'final_answer', arguments: { answer: `Maurice Koechlin drew the first sketch [${koechlin}], per the archives [abc123].`, citations: [koechlin, 'abc123'] } }] };
+      return {
+        toolCalls: [
+          {
+            name: 'final_answer',
+            arguments: {
+              answer: `Maurice Koechlin drew the first sketch [${koechlin}], per the archives [abc123].`,
+              citations: [koechlin, 'abc123'],
+            },
+          },
+        ],
+      };
     });
     const done = await run({ query: 'Who drew the first sketch of the Eiffel Tower?', collection: 'paris' });
     expect(done.status).toBe('completed');
     const output = done.output as RagOutput;
     expect(output.answer).toBe('Maurice Koechlin drew the first sketch, per the archives.');
-    expect(output.sources).toEqual([{ title: 'Maurice Koechlin', path: expect.stringMatching(/koechlin\.md$/), page: null, score: expect.any(Number) }]);
-    expect(output.reasoning_steps).toContain('Dropped citation [abc123]: no passage with that id was retrieved in this run');
+    expect(output.sources).toEqual([
+      {
+        title: 'Maurice Koechlin',
+        path: expect.stringMatching(/koechlin\.md$/),
+        page: null,
+        score: expect.any(Number),
+      },
+    ]);
+    expect(output.reasoning_steps).toContain(
+      'Dropped citation [abc123]: no passage with that id was retrieved in this run',
+    );
     expect(output.reasoning_steps.slice(0, 5)).toEqual([
       'Calling search: {"query":"Eiffel Tower designer"}',
       // The query names a document's title: the search says it boosted that document.
@@ -72,11 +109,23 @@ describe('rag-agent with a language model', () => {
     expect(steps.map((step) => step.node)).toEqual(['model', 'search', 'model', 'search', 'model']);
     const history = await env.client.messages(done.id);
     expect(validateHistory(history)).toEqual([]);
-    expect(history.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool']);
+    expect(history.map((message) => message.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+    ]);
     // The first request offers the reference design's three tools.
     expect(toolNames(server.chatRequests()[0]!)).toEqual(['search', 'refine_and_search', 'final_answer']);
     const events = await env.client.store.events(done.id);
-    expect(events.filter((event) => event.type === 'tool-call').map((event) => event.data.tool)).toEqual(['search', 'refine_and_search']);
+    expect(events.filter((event) => event.type === 'tool-call').map((event) => event.data.tool)).toEqual([
+      'search',
+      'refine_and_search',
+    ]);
     expect(events.filter((event) => event.type === 'tool-result')).toHaveLength(2);
     // Another tenant's document never reaches this run.
     expect(JSON.stringify(history)).not.toMatch(/Zebulon|secret-tower/);
@@ -94,14 +143,24 @@ describe('rag-agent with a language model', () => {
         };
       }
       const messages = request.body.messages as unknown as Message[];
-      ids = messages.filter((message) => message.role === 'tool').map((message) => /^\[([0-9a-f]{6})\]/m.exec(message.content ?? '')![1]!);
-      return { content: `The Louvre is a museum [${ids[0]}] and Notre-Dame lost its spire in 2019 [${ids[1]}] [zzz999].` };
+      ids = messages
+        .filter((message) => message.role === 'tool')
+        .map((message) => /^\[([0-9a-f]{6})\]/m.exec(message.content ?? '')![1]!);
+      return {
+        content: `The Louvre is a museum [${ids[0]}] and Notre-Dame lost its spire in 2019 [${ids[1]}] [zzz999].`,
+      };
     });
-    const done = await run({ query: 'What happened to Notre-Dame, and what is the Louvre?', collection: 'paris', citations: true });
+    const done = await run({
+      query: 'What happened to Notre-Dame, and what is the Louvre?',
+      collection: 'paris',
+      citations: true,
+    });
     const output = done.output as RagOutput;
     expect(output.answer).toBe('The Louvre is a museum [1] and Notre-Dame lost its spire in 2019 [2].');
     expect(output.sources.map((source) => source.title)).toEqual(['Louvre', 'Notre-Dame de Paris']);
-    expect(output.reasoning_steps).toContain('Dropped citation [zzz999]: no passage with that id was retrieved in this run');
+    expect(output.reasoning_steps).toContain(
+      'Dropped citation [zzz999]: no passage with that id was retrieved in this run',
+    );
     expect(output).toMatchObject({ search_count: 2, iterations: 1 });
     const steps = await env.client.steps(done.id);
     const searches = steps.filter((step) => step.node === 'search');
@@ -114,20 +173,34 @@ describe('rag-agent with a language model', () => {
     server.setScript((request, index) => {
       if (index === 0) return { toolCalls: [{ name: 'search', arguments: { query: 'Eiffel Tower' } }] };
       const [first] = shownIds(request);
-      return { toolCalls: [{ name: 'final_answer', arguments: { answer: `It was completed in 1889 [${first}].`, citations: [first] } }] };
+      return {
+        toolCalls: [
+          { name: 'final_answer', arguments: { answer: `It was completed in 1889 [${first}].`, citations: [first] } },
+        ],
+      };
     });
     const done = await run({ query: 'When was the Eiffel Tower completed?', collection: 'paris', max_iterations: 1 });
-    expect(done.output).toMatchObject({ answer: 'It was completed in 1889.', iterations: 1, search_count: 1, sources: [{ title: 'Eiffel Tower' }] });
+    expect(done.output).toMatchObject({
+      answer: 'It was completed in 1889.',
+      iterations: 1,
+      search_count: 1,
+      sources: [{ title: 'Eiffel Tower' }],
+    });
     const [, last] = server.chatRequests();
     expect(toolNames(last!)).toEqual(['final_answer']);
-    expect((last!.body.messages as unknown as Message[]).at(-1)).toEqual({ role: 'user', content: RAG_FINAL_ANSWER_REQUEST });
+    expect((last!.body.messages as unknown as Message[]).at(-1)).toEqual({
+      role: 'user',
+      content: RAG_FINAL_ANSWER_REQUEST,
+    });
   });
 
   it('the run’s tenant scopes every search: another tenant sees only its own documents', async () => {
     server.setScript((request, index) => {
       if (index === 0) return { toolCalls: [{ name: 'search', arguments: { query: 'Eiffel tower sketch engineer' } }] };
       const ids = shownIds(request);
-      return { toolCalls: [{ name: 'final_answer', arguments: { answer: `Zebulon Quill [${ids[0]}].`, citations: ids } }] };
+      return {
+        toolCalls: [{ name: 'final_answer', arguments: { answer: `Zebulon Quill [${ids[0]}].`, citations: ids } }],
+      };
     });
     const done = await run({ query: 'Who drew the tower plans?', collection: 'paris' }, 'globex');
     const output = done.output as RagOutput;

@@ -11,7 +11,11 @@ describe('rag-agent batches', () => {
 
   beforeAll(async () => {
     // A slow model: every answer takes 1.5 s, so a batch's runs are in flight when it is cancelled.
-    rag = await startRagTestEnv(startTestEnv, data.path, { model: { script: () => ({ delayMs: 1500, toolCalls: [{ name: 'search', arguments: { query: 'Eiffel Tower' } }] }) } });
+    rag = await startRagTestEnv(startTestEnv, data.path, {
+      model: {
+        script: () => ({ delayMs: 1500, toolCalls: [{ name: 'search', arguments: { query: 'Eiffel Tower' } }] }),
+      },
+    });
     ({ env } = rag);
     await ingestFolder(rag.ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'paris' });
   });
@@ -21,7 +25,9 @@ describe('rag-agent batches', () => {
   });
 
   it('cancel: no more questions are dispatched, the runs in flight end cancelled', async () => {
-    const questions = Array.from({ length: 10 }, (_, index) => ({ question: `Who drew the first sketch of the Eiffel Tower? (${index})` }));
+    const questions = Array.from({ length: 10 }, (_, index) => ({
+      question: `Who drew the first sketch of the Eiffel Tower? (${index})`,
+    }));
     const { batch } = await env.client.batches.submit({ collection: 'paris', questions, options: { concurrency: 2 } });
     await eventually(async () => ((await env.client.batches.get(batch.id))?.progress.running ?? 0) === 2);
     const cancelled = await env.client.batches.cancel(batch.id);

@@ -7,7 +7,14 @@ import type { VectorStore } from '../../shared/ports/vector-store.js';
 import type { RagOutput } from '../../shared/retrieval/rag-output.js';
 import { embedText, startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
-import { embeddedStoreOf, ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
+import {
+  embeddedStoreOf,
+  ingestFolder,
+  RAG_DOCS,
+  startRagTestEnv,
+  writeDocs,
+  type RagTestEnv,
+} from '../helpers/rag-fixtures.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 /** rag-agent without a language model (LLM_MODEL unset): the extractive answerer, end to end through the queue. */
@@ -36,16 +43,30 @@ describe('rag-agent offline: the extractive answerer', () => {
 
   it('answers with the sentence that says it, citing the document it came from', async () => {
     const { output, steps } = await ask({ query: 'Who drew the first sketch of the Eiffel Tower?', citations: true });
-    expect(output.answer).toBe('As chief engineer of the company of Gustave Eiffel, Koechlin drew the first sketch of the Eiffel Tower in 1884. [1]');
-    expect(output.sources).toEqual([{ title: 'Maurice Koechlin', path: expect.stringMatching(/paris\/koechlin\.md$/), page: null, score: expect.any(Number) }]);
+    expect(output.answer).toBe(
+      'As chief engineer of the company of Gustave Eiffel, Koechlin drew the first sketch of the Eiffel Tower in 1884. [1]',
+    );
+    expect(output.sources).toEqual([
+      {
+        title: 'Maurice Koechlin',
+        path: expect.stringMatching(/paris\/koechlin\.md$/),
+        page: null,
+        score: expect.any(Number),
+      },
+    ]);
     expect(output).toMatchObject({ model: 'extractive', retrieval: 'lexical', search_count: 1, iterations: 1 });
     expect(output.retrieved[0]!.title).toBe('Maurice Koechlin');
     expect(steps).toEqual(['model', 'search', 'model']);
-    expect(output.reasoning_steps[0]).toBe('Calling search: {"query":"Who drew the first sketch of the Eiffel Tower?"}');
+    expect(output.reasoning_steps[0]).toBe(
+      'Calling search: {"query":"Who drew the first sketch of the Eiffel Tower?"}',
+    );
   });
 
   it('weak first results → one refinement (its own search step) with the names the passages mention; the answer follows the link', async () => {
-    const { output, steps } = await ask({ query: 'In which department of France is the town where the engineer who drew the first sketch of the Eiffel Tower was born?' });
+    const { output, steps } = await ask({
+      query:
+        'In which department of France is the town where the engineer who drew the first sketch of the Eiffel Tower was born?',
+    });
     expect(steps).toEqual(['model', 'search', 'model', 'search', 'model']);
     expect(output.reasoning_steps.some((step) => step.startsWith('Weak results:'))).toBe(true);
     expect(output.reasoning_steps.find((step) => step.startsWith('Calling refine_and_search:'))).toMatch(/Buhl/);
@@ -55,11 +76,20 @@ describe('rag-agent offline: the extractive answerer', () => {
   });
 
   it('max_iterations 1 allows no refinement; a collection with nothing matching gets an answer that says so', async () => {
-    const { output, steps } = await ask({ query: 'In which department of France is the town where the engineer who drew the first sketch of the Eiffel Tower was born?', max_iterations: 1 });
+    const { output, steps } = await ask({
+      query:
+        'In which department of France is the town where the engineer who drew the first sketch of the Eiffel Tower was born?',
+      max_iterations: 1,
+    });
     expect(steps).toEqual(['model', 'search', 'model']);
     expect(output.reasoning_steps.some((step) => /max_iterations \(1\) allows no refinement/.test(step))).toBe(true);
     const empty = await ask({ query: 'Who drew the tower?', collection: 'nothing-here' });
-    expect(empty.output).toMatchObject({ answer: "No passage in collection 'nothing-here' matches the question.", sources: [], retrieved: [], search_count: 1 });
+    expect(empty.output).toMatchObject({
+      answer: "No passage in collection 'nothing-here' matches the question.",
+      sources: [],
+      retrieved: [],
+      search_count: 1,
+    });
     expect(empty.steps).toEqual(['model', 'search', 'model']);
   });
 });
@@ -74,12 +104,26 @@ describe('rag-agent retrieval mode', () => {
   beforeAll(async () => {
     server = await startScriptedOpenAIServer({ embeddingDimensions: 64 });
     store = embeddedStoreOf(data.path);
-    env = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', EMBED_MODEL: 'scripted-embedding' }, services: { vectorStore: store } });
+    env = await startTestEnv({
+      env: {
+        AGENTQ_DATA_DIR: data.path,
+        OPENAI_BASE_URL: server.url,
+        OPENAI_API_KEY: 'test-key',
+        EMBED_MODEL: 'scripted-embedding',
+      },
+      services: { vectorStore: store },
+    });
     // Chunks written with vectors, as ingestion does when it embeds.
     for (const [file, text] of Object.entries(RAG_DOCS)) {
       const title = /^# (.*)$/m.exec(text)![1]!;
       const body = text.replace(/^# .*\n+/, '').trim();
-      const document = { docId: `doc_${file.replace(/\W/g, '_')}`, title, path: `vectors/${file}`, type: 'markdown' as const, contentHash: 'h' };
+      const document = {
+        docId: `doc_${file.replace(/\W/g, '_')}`,
+        title,
+        path: `vectors/${file}`,
+        type: 'markdown' as const,
+        contentHash: 'h',
+      };
       const chunks = [{ index: 0, text: body, page: null, headingPath: [title], charStart: 0, charEnd: body.length }];
       await store.upsert('default', 'with-vectors', toChunkRecords(chunks, document, [embedText(body, 64)]));
       await store.upsert('default', 'lexical-only', toChunkRecords(chunks, document));
@@ -99,7 +143,11 @@ describe('rag-agent retrieval mode', () => {
 
   it('is hybrid (the query embedded, usage recorded) where the collection has vectors, lexical where it has none', async () => {
     const hybrid = await ask('with-vectors');
-    expect(hybrid).toMatchObject({ retrieval: 'hybrid', model: 'extractive', sources: [{ title: 'Maurice Koechlin' }] });
+    expect(hybrid).toMatchObject({
+      retrieval: 'hybrid',
+      model: 'extractive',
+      sources: [{ title: 'Maurice Koechlin' }],
+    });
     expect(server.embeddingRequests().length).toBe(hybrid.search_count);
     const before = server.embeddingRequests().length;
     const lexical = await ask('lexical-only');
@@ -109,7 +157,10 @@ describe('rag-agent retrieval mode', () => {
 
   it("embeds the question, not the extractive answerer's refined query (key words and names, no sentence to embed)", async () => {
     const before = server.embeddingRequests().length;
-    const output = await ask('with-vectors', 'In which department of France is the town where the engineer who drew the first sketch of the Eiffel Tower was born?');
+    const output = await ask(
+      'with-vectors',
+      'In which department of France is the town where the engineer who drew the first sketch of the Eiffel Tower was born?',
+    );
     expect(output).toMatchObject({ retrieval: 'hybrid', search_count: 2 });
     expect(output.reasoning_steps.some((step) => step.startsWith('Calling refine_and_search:'))).toBe(true);
     expect(server.embeddingRequests().length - before).toBe(1);
@@ -130,11 +181,30 @@ describe('rag-agent offline: a failing sentence comparison', () => {
 
   beforeAll(async () => {
     store = embeddedStoreOf(data.path);
-    env = await startTestEnv({ env: { AGENTQ_DATA_DIR: data.path }, services: { vectorStore: store, embedder: broken } });
+    env = await startTestEnv({
+      env: { AGENTQ_DATA_DIR: data.path },
+      services: { vectorStore: store, embedder: broken },
+    });
     // Two close paragraphs of one title, without vectors: the searches are lexical and embed nothing; only the comparison would.
-    for (const [index, text] of ['Beroids typically feed on other ctenophores.', 'Beroids typically feed on comb jellies.'].entries()) {
-      const document = { docId: `doc_beroida_${index}`, title: 'Beroida', path: `beroida/${index}.md`, type: 'markdown' as const, contentHash: 'h' };
-      await store.upsert('default', 'beroids', toChunkRecords([{ index: 0, text, page: null, headingPath: ['Beroida'], charStart: 0, charEnd: text.length }], document));
+    for (const [index, text] of [
+      'Beroids typically feed on other ctenophores.',
+      'Beroids typically feed on comb jellies.',
+    ].entries()) {
+      const document = {
+        docId: `doc_beroida_${index}`,
+        title: 'Beroida',
+        path: `beroida/${index}.md`,
+        type: 'markdown' as const,
+        contentHash: 'h',
+      };
+      await store.upsert(
+        'default',
+        'beroids',
+        toChunkRecords(
+          [{ index: 0, text, page: null, headingPath: ['Beroida'], charStart: 0, charEnd: text.length }],
+          document,
+        ),
+      );
     }
   });
   afterAll(async () => {
@@ -144,13 +214,17 @@ describe('rag-agent offline: a failing sentence comparison', () => {
   });
 
   it('answers from the lexical ranking and says the comparison failed', async () => {
-    const queued = await env.client.enqueue({ graph: 'rag-agent', input: { query: 'What do beroids typically feed on?', collection: 'beroids', max_iterations: 1 } });
+    const queued = await env.client.enqueue({
+      graph: 'rag-agent',
+      input: { query: 'What do beroids typically feed on?', collection: 'beroids', max_iterations: 1 },
+    });
     const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
     expect(done.status).toBe('completed');
     const output = done.output as RagOutput;
     expect(output).toMatchObject({ model: 'extractive', retrieval: 'lexical', sources: [{ title: 'Beroida' }] });
     expect(output.answer).toMatch(/^Beroids typically feed on/);
-    expect(output.reasoning_steps).toContain('the meaning comparison failed (the model thread exited); ranked by words alone');
+    expect(output.reasoning_steps).toContain(
+      'the meaning comparison failed (the model thread exited); ranked by words alone',
+    );
   });
 });
-

@@ -11,7 +11,10 @@ describe('react-agent telemetry', () => {
   let server: ScriptedOpenAIServer;
   const envs: TestEnv[] = [];
   const script = () => [
-    { toolCalls: [{ name: 'calculator', arguments: { expression: '3*3' } }], usage: { prompt_tokens: 120, completion_tokens: 12 } },
+    {
+      toolCalls: [{ name: 'calculator', arguments: { expression: '3*3' } }],
+      usage: { prompt_tokens: 120, completion_tokens: 12 },
+    },
     { content: 'nine', usage: { prompt_tokens: 150, completion_tokens: 3 } },
   ];
   beforeAll(async () => {
@@ -25,17 +28,25 @@ describe('react-agent telemetry', () => {
   });
 
   const runOnce = async (extraEnv: Record<string, string> = {}) => {
-    const env = await startTestEnv({ telemetry, env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', ...extraEnv } });
+    const env = await startTestEnv({
+      telemetry,
+      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', ...extraEnv },
+    });
     envs.push(env);
     server.reset();
     server.setScript(script());
-    const queued = await env.client.enqueue({ graph: 'react-agent', input: { query: 'what is 3*3?', tools: ['calculator'] } });
+    const queued = await env.client.enqueue({
+      graph: 'react-agent',
+      input: { query: 'what is 3*3?', tools: ['calculator'] },
+    });
     const done = await env.client.wait(queued.id, { timeoutMs: 20_000 });
     expect(done.status).toBe('completed');
     const ofRun = () => {
       const steps = exporter.getFinishedSpans().filter((span) => span.attributes['agentq.run.id'] === done.id);
       const stepIds = new Set(steps.map((span) => span.spanContext().spanId));
-      const children = exporter.getFinishedSpans().filter((span) => span.parentSpanContext && stepIds.has(span.parentSpanContext.spanId));
+      const children = exporter
+        .getFinishedSpans()
+        .filter((span) => span.parentSpanContext && stepIds.has(span.parentSpanContext.spanId));
       return { steps, children };
     };
     return eventually(async () => {
@@ -43,7 +54,8 @@ describe('react-agent telemetry', () => {
       return spans.children.filter((span) => span.name.startsWith('chat ')).length === 2 && spans;
     });
   };
-  const parentName = (span: ReadableSpan, steps: ReadableSpan[]) => steps.find((step) => step.spanContext().spanId === span.parentSpanContext?.spanId)?.name;
+  const parentName = (span: ReadableSpan, steps: ReadableSpan[]) =>
+    steps.find((step) => step.spanContext().spanId === span.parentSpanContext?.spanId)?.name;
 
   it('each model call is a chat span and each tool execution an execute_tool span, children of their step spans', async () => {
     const { steps, children } = await runOnce();
@@ -63,7 +75,11 @@ describe('react-agent telemetry', () => {
     const tools = children.filter((span) => span.name === 'execute_tool calculator');
     expect(tools).toHaveLength(1);
     expect(parentName(tools[0]!, steps)).toBe('agent.step tool');
-    expect(tools[0]!.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'calculator', 'gen_ai.tool.call.id': 'call_0_0' });
+    expect(tools[0]!.attributes).toMatchObject({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'calculator',
+      'gen_ai.tool.call.id': 'call_0_0',
+    });
     // Content stays out of traces unless AGENTQ_TRACE_CONTENT=true.
     for (const span of [...chats, ...tools]) {
       expect(Object.keys(span.attributes).filter((key) => /messages|arguments|result/.test(key))).toEqual([]);

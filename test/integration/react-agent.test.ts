@@ -12,7 +12,12 @@ describe('react-agent', () => {
   beforeAll(async () => {
     server = await startScriptedOpenAIServer();
     env = await startTestEnv({
-      env: { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat', AGENTQ_PRICES: 'scripted-chat:1:2,other:5:5' },
+      env: {
+        OPENAI_BASE_URL: server.url,
+        OPENAI_API_KEY: 'test-key',
+        LLM_MODEL: 'scripted-chat',
+        AGENTQ_PRICES: 'scripted-chat:1:2,other:5:5',
+      },
     });
   });
   afterAll(async () => {
@@ -22,26 +27,44 @@ describe('react-agent', () => {
   beforeEach(() => server.reset());
 
   const run = async (input: unknown, options: { tokenBudget?: number } = {}) => {
-    const queued = await env.client.enqueue({ graph: 'react-agent', input, ...(options.tokenBudget ? { options: { tokenBudget: options.tokenBudget } } : {}) });
+    const queued = await env.client.enqueue({
+      graph: 'react-agent',
+      input,
+      ...(options.tokenBudget ? { options: { tokenBudget: options.tokenBudget } } : {}),
+    });
     return env.client.wait(queued.id, { timeoutMs: 30_000 });
   };
-  const messagesOf = (request: ReturnType<ScriptedOpenAIServer['chatRequests']>[number]) => request.body.messages as unknown as Message[];
+  const messagesOf = (request: ReturnType<ScriptedOpenAIServer['chatRequests']>[number]) =>
+    request.body.messages as unknown as Message[];
 
   it('answers with one tool call: model → tool → model, history valid (I3)', async () => {
-    server.setScript([{ toolCalls: [{ name: 'calculator', arguments: { expression: '2^10' } }] }, { content: '2^10 is 1024.' }]);
+    server.setScript([
+      { toolCalls: [{ name: 'calculator', arguments: { expression: '2^10' } }] },
+      { content: '2^10 is 1024.' },
+    ]);
     const done = await run({ query: 'what is 2^10?', tools: ['calculator'] });
     expect(done).toMatchObject({ status: 'completed', output: { answer: '2^10 is 1024.' } });
 
     const history = await env.client.messages(done.id);
     expect(validateHistory(history)).toEqual([]);
     expect(history.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
-    expect(history[3]).toEqual({ role: 'tool', tool_call_id: 'call_0_0', content: JSON.stringify({ expression: '2^10', result: 1024 }) });
+    expect(history[3]).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_0_0',
+      content: JSON.stringify({ expression: '2^10', result: 1024 }),
+    });
 
     const requests = server.chatRequests();
     expect(requests).toHaveLength(2);
     // Only the tools the run asked for are offered, as JSON Schema from zod.
     expect(requests[0]!.body.tools).toEqual([
-      expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'calculator', parameters: expect.objectContaining({ type: 'object', required: ['expression'] }) }) }),
+      expect.objectContaining({
+        type: 'function',
+        function: expect.objectContaining({
+          name: 'calculator',
+          parameters: expect.objectContaining({ type: 'object', required: ['expression'] }),
+        }),
+      }),
     ]);
     expect(requests[0]!.headers.authorization).toBe('Bearer test-key');
     expect(messagesOf(requests[1]!)).toEqual(history.slice(0, 4));
@@ -84,11 +107,20 @@ describe('react-agent', () => {
     // Each tool call is visible in the run's event stream.
     const events = await env.client.store.events(done.id);
     const toolEvents = events.filter((event) => event.type === 'tool-call' || event.type === 'tool-result');
-    expect(toolEvents.filter((event) => event.type === 'tool-call').map((event) => event.data.toolCallId).sort()).toEqual(['call_0_0', 'call_0_1', 'call_0_2']);
+    expect(
+      toolEvents
+        .filter((event) => event.type === 'tool-call')
+        .map((event) => event.data.toolCallId)
+        .sort(),
+    ).toEqual(['call_0_0', 'call_0_1', 'call_0_2']);
     expect(toolEvents.filter((event) => event.type === 'tool-result')).toHaveLength(3);
     expect(steps.find((step) => step.node === 'model')?.usage?.model).toBeTruthy();
     // Without `tools` in the input, every registered tool is offered.
-    expect((server.chatRequests()[0]!.body.tools ?? []).map((tool) => (tool as { function: { name: string } }).function.name)).toEqual(['calculator', 'current_time']);
+    expect(
+      (server.chatRequests()[0]!.body.tools ?? []).map(
+        (tool) => (tool as { function: { name: string } }).function.name,
+      ),
+    ).toEqual(['calculator', 'current_time']);
   });
 
   it('a failing tool, an unknown tool and bad arguments each reach the model as a tool message; the run completes', async () => {
@@ -119,7 +151,10 @@ describe('react-agent', () => {
 
   it('usage is the sum of the provider-reported usage, cost from AGENTQ_PRICES', async () => {
     server.setScript([
-      { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }], usage: { prompt_tokens: 1000, completion_tokens: 50 } },
+      {
+        toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }],
+        usage: { prompt_tokens: 1000, completion_tokens: 50 },
+      },
       { content: '42', usage: { prompt_tokens: 1200, completion_tokens: 10 } },
     ]);
     const done = await run({ query: 'six times seven', tools: ['calculator'] });
@@ -138,14 +173,26 @@ describe('react-agent', () => {
 
   it('the model node refuses before calling when the remaining budget cannot cover the prompt', async () => {
     server.setScript([{ content: 'never sent' }]);
-    const done = await run({ query: 'a question whose prompt alone is more than a few tokens long' }, { tokenBudget: 5 });
-    expect(done).toMatchObject({ status: 'failed', error: { code: 'BUDGET_EXCEEDED', node: 'model', retryable: false } });
+    const done = await run(
+      { query: 'a question whose prompt alone is more than a few tokens long' },
+      { tokenBudget: 5 },
+    );
+    expect(done).toMatchObject({
+      status: 'failed',
+      error: { code: 'BUDGET_EXCEEDED', node: 'model', retryable: false },
+    });
     expect(done.error?.message).toMatch(/needs about \d+ tokens .* has 5 left/);
     expect(server.chatRequests()).toHaveLength(0);
   });
 
   it('the token budget stops the run at the next step once the spent tokens reach it', async () => {
-    server.setScript([{ toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }], usage: { prompt_tokens: 900, completion_tokens: 200 } }, { content: 'never asked' }]);
+    server.setScript([
+      {
+        toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }],
+        usage: { prompt_tokens: 900, completion_tokens: 200 },
+      },
+      { content: 'never asked' },
+    ]);
     const done = await run({ query: 'one plus one', tools: ['calculator'] }, { tokenBudget: 1000 });
     expect(done).toMatchObject({ status: 'failed', error: { code: 'BUDGET_EXCEEDED', node: 'tool' } });
     expect(done.usage).toMatchObject({ inputTokens: 900, outputTokens: 200 });
@@ -156,11 +203,16 @@ describe('react-agent', () => {
   });
 
   it('after AGENTQ_MAX_TOOL_ROUNDS the model is asked for a final answer without tools', async () => {
-    const limited = await startTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_MAX_TOOL_ROUNDS: '2' } });
+    const limited = await startTestEnv({
+      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_MAX_TOOL_ROUNDS: '2' },
+    });
     try {
       const call = { toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] };
       server.setScript([call, call, { content: 'final: 2' }]);
-      const queued = await limited.client.enqueue({ graph: 'react-agent', input: { query: 'loop', tools: ['calculator'] } });
+      const queued = await limited.client.enqueue({
+        graph: 'react-agent',
+        input: { query: 'loop', tools: ['calculator'] },
+      });
       const done = await limited.client.wait(queued.id, { timeoutMs: 30_000 });
       expect(done).toMatchObject({ status: 'completed', output: { answer: 'final: 2' } });
       const requests = server.chatRequests();
@@ -171,7 +223,10 @@ describe('react-agent', () => {
       // A model that still calls tools then fails the run clearly, with the history still valid.
       server.reset();
       server.setScript([call, call, call]);
-      const stubborn = await limited.client.enqueue({ graph: 'react-agent', input: { query: 'loop', tools: ['calculator'] } });
+      const stubborn = await limited.client.enqueue({
+        graph: 'react-agent',
+        input: { query: 'loop', tools: ['calculator'] },
+      });
       const failed = await limited.client.wait(stubborn.id, { timeoutMs: 30_000 });
       expect(failed).toMatchObject({ status: 'failed', error: { code: 'TOOL_ERROR', node: 'model' } });
       expect(failed.error?.message).toMatch(/AGENTQ_MAX_TOOL_ROUNDS/);
@@ -185,7 +240,9 @@ describe('react-agent', () => {
     server.setScript([{ content: 'never sent' }]);
     const done = await run({ query: 'hi', tools: ['calculator', 'teleport'] });
     expect(done).toMatchObject({ status: 'failed', error: { code: 'INVALID_INPUT', node: 'model' } });
-    expect(done.error?.message).toBe("unknown tool 'teleport' in the run's input; this worker has: calculator, current_time");
+    expect(done.error?.message).toBe(
+      "unknown tool 'teleport' in the run's input; this worker has: calculator, current_time",
+    );
     expect(server.chatRequests()).toHaveLength(0);
   });
 

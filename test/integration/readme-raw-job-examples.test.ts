@@ -10,12 +10,18 @@ const readme = readFileSync(join(root, 'README.md'), 'utf8');
 
 /** The README's fenced block of `language` whose first line starts with `firstLine`. */
 function snippet(language: string, firstLine: string): string {
-  const block = [...readme.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1]!).find((body) => body.startsWith(firstLine));
+  const block = [...readme.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))]
+    .map((match) => match[1]!)
+    .find((body) => body.startsWith(firstLine));
   if (!block) throw new Error(`README.md has no \`\`\`${language} block starting with ${firstLine}`);
   return block;
 }
 
-function run(command: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string; ms: number }> {
+function run(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string; ms: number }> {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env } });
@@ -58,19 +64,26 @@ describe("the README's raw-job examples", () => {
   });
 
   // Runs only where the Python client is installed; elsewhere vitest reports it as skipped, with this reason.
-  it.skipIf(!pythonHasBullmq)('the Python snippet runs and its run completes (SKIPPED unless `python3 -c "import bullmq"` works: pip install bullmq)', async () => {
-    await env.client.purge('order-42-check').catch(() => undefined);
-    const python = snippet('python', '# Python, the bullmq package');
-    const file = join(scratch, 'plain_bullmq.py');
-    writeFileSync(file, python);
-    const result = await run('python3', [file], { REDIS_URL: env.config.redisUrl! });
-    expect(result.code, result.stderr).toBe(0);
-    expect((await waitForRawRun('order-42-check')).status).toBe('completed');
-  });
+  it.skipIf(!pythonHasBullmq)(
+    'the Python snippet runs and its run completes (SKIPPED unless `python3 -c "import bullmq"` works: pip install bullmq)',
+    async () => {
+      await env.client.purge('order-42-check').catch(() => undefined);
+      const python = snippet('python', '# Python, the bullmq package');
+      const file = join(scratch, 'plain_bullmq.py');
+      writeFileSync(file, python);
+      const result = await run('python3', [file], { REDIS_URL: env.config.redisUrl! });
+      expect(result.code, result.stderr).toBe(0);
+      expect((await waitForRawRun('order-42-check')).status).toBe('completed');
+    },
+  );
 
   /** A raw job's run exists once the intake has taken the job in (not when the snippet exits): wait for it, then for its end. */
   async function waitForRawRun(runId: string) {
-    await eventually(async () => (await env.client.get(runId)) !== null, 20_000, `the intake to take in raw job ${runId}`);
+    await eventually(
+      async () => (await env.client.get(runId)) !== null,
+      20_000,
+      `the intake to take in raw job ${runId}`,
+    );
     return env.client.wait(runId, { timeoutMs: 20_000 });
   }
 });

@@ -23,7 +23,9 @@ describe('duplicates, lost jobs, shutdown and retention', () => {
     const data: StepJobData = { runId: queued.id, superstep: 0, task: 0, node: 'a', graph: 'three@1' };
     const duplicate = await steps.add('a', data, { jobId: 'dup-1-again-s0' });
     const duplicateB = await steps.add('b', { ...data, superstep: 1, node: 'b' }, { jobId: 'dup-1-again-s1' });
-    await eventually(async () => (await duplicate.getState()) === 'completed' && (await duplicateB.getState()) === 'completed');
+    await eventually(
+      async () => (await duplicate.getState()) === 'completed' && (await duplicateB.getState()) === 'completed',
+    );
     expect([calls.of(queued.id, 'a'), calls.of(queued.id, 'b'), calls.of(queued.id, 'c')]).toEqual([1, 1, 1]);
     expect(await env.client.steps(queued.id)).toHaveLength(3);
     expect((await steps.getJob('dup-1-again-s0'))?.returnvalue).toBe('skip');
@@ -33,7 +35,11 @@ describe('duplicates, lost jobs, shutdown and retention', () => {
     const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 3, sleepMs: 300 } });
     await eventually(async () => ((await env.client.get(queued.id))?.stepCount ?? 0) >= 1);
     const steps = env.queue(STEP_QUEUE);
-    const duplicate = await steps.add('step', { runId: queued.id, superstep: 0, task: 0, node: 'step', graph: 'chain@1' }, { jobId: `${queued.id}-dup` });
+    const duplicate = await steps.add(
+      'step',
+      { runId: queued.id, superstep: 0, task: 0, node: 'step', graph: 'chain@1' },
+      { jobId: `${queued.id}-dup` },
+    );
     const done = await env.client.wait(queued.id);
     expect(done.output).toEqual({ visited: [0, 1, 2] });
     expect(['handoff', 'stale']).toContain((await steps.getJob(duplicate.id!))?.returnvalue);
@@ -60,8 +66,14 @@ describe('duplicates, lost jobs, shutdown and retention', () => {
 
   it('the reconciler leaves a queued run to its live start job, and re-sends one whose start job was lost', async () => {
     // No worker has chain@9: its start jobs are deferred (delayed, live) and the runs stay queued.
-    const deferred = await env.client.enqueue({ graph: 'chain', graphVersion: '9', input: { steps: 1 } }, { queueUnserved: true });
-    const lost = await env.client.enqueue({ graph: 'chain', graphVersion: '9', input: { steps: 1 } }, { queueUnserved: true });
+    const deferred = await env.client.enqueue(
+      { graph: 'chain', graphVersion: '9', input: { steps: 1 } },
+      { queueUnserved: true },
+    );
+    const lost = await env.client.enqueue(
+      { graph: 'chain', graphVersion: '9', input: { steps: 1 } },
+      { queueUnserved: true },
+    );
     const startJob = (runId: string) => env.queue(STEP_QUEUE).getJob(stepJobId(runId, 0, 0));
     await eventually(async () => (await (await startJob(lost.id))?.getState()) === 'delayed');
     await (await startJob(lost.id))!.remove();

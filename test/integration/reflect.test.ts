@@ -2,10 +2,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 import { critiqueMessage, DEFAULT_JUDGE_SYSTEM_PROMPT } from '../../worker/agents/graphs/reflect.js';
-import { startScriptedOpenAIServer, type ScriptedChatRequest, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import {
+  startScriptedOpenAIServer,
+  type ScriptedChatRequest,
+  type ScriptedOpenAIServer,
+} from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
-const isJudge = (request: ScriptedChatRequest) => (request.body.messages[0] as Message).content === DEFAULT_JUDGE_SYSTEM_PROMPT;
+const isJudge = (request: ScriptedChatRequest) =>
+  (request.body.messages[0] as Message).content === DEFAULT_JUDGE_SYSTEM_PROMPT;
 const verdict = (approved: boolean, critique: string) => ({ content: JSON.stringify({ approved, critique }) });
 
 /** reflect end to end: client → queue → worker → real openai SDK → scripted server over HTTP. */
@@ -34,7 +39,11 @@ describe('reflect', () => {
       { content: 'Queues hold jobs and retry failures.' },
       verdict(true, ''),
     ]);
-    const done = await run({ task: 'Describe a job queue in one sentence.', criteria: 'mentions retries', maxIterations: 4 });
+    const done = await run({
+      task: 'Describe a job queue in one sentence.',
+      criteria: 'mentions retries',
+      maxIterations: 4,
+    });
     expect(done).toMatchObject({
       status: 'completed',
       output: {
@@ -50,10 +59,18 @@ describe('reflect', () => {
     const requests = server.chatRequests();
     expect(requests.map(isJudge)).toEqual([false, true, false, true]);
     // The judge answers with strict structured output.
-    expect(requests[1]!.body.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'verdict', strict: true } });
-    expect((requests[1]!.body.messages[1] as Message).content).toMatch(/Criteria: mentions retries[\s\S]*Draft 1 of at most 4:\nQueues hold jobs\./);
+    expect(requests[1]!.body.response_format).toMatchObject({
+      type: 'json_schema',
+      json_schema: { name: 'verdict', strict: true },
+    });
+    expect((requests[1]!.body.messages[1] as Message).content).toMatch(
+      /Criteria: mentions retries[\s\S]*Draft 1 of at most 4:\nQueues hold jobs\./,
+    );
     // The second draft was asked with the critique as the latest user message.
-    expect((requests[2]!.body.messages as Message[]).at(-1)).toEqual({ role: 'user', content: critiqueMessage('Mention retries.') });
+    expect((requests[2]!.body.messages as Message[]).at(-1)).toEqual({
+      role: 'user',
+      content: critiqueMessage('Mention retries.'),
+    });
 
     const history = await env.client.messages(done.id);
     expect(validateHistory(history)).toEqual([]);
@@ -62,7 +79,12 @@ describe('reflect', () => {
   });
 
   it('stops at the iteration cap with the last draft, not approved', async () => {
-    server.setScript([{ content: 'draft 1' }, verdict(false, 'worse'), { content: 'draft 2' }, verdict(false, 'still not')]);
+    server.setScript([
+      { content: 'draft 1' },
+      verdict(false, 'worse'),
+      { content: 'draft 2' },
+      verdict(false, 'still not'),
+    ]);
     const done = await run({ task: 'Write something perfect.', maxIterations: 2 });
     expect(done).toMatchObject({ status: 'completed', output: { answer: 'draft 2', approved: false, iterations: 2 } });
     expect(server.chatRequests()).toHaveLength(4);
@@ -79,8 +101,13 @@ describe('reflect', () => {
     server.reset();
     server.setScript([{ content: 'draft' }, { content: '{"approved": "maybe"}' }, { content: '{"approved": true}' }]);
     const failed = await run({ task: 'Anything.' });
-    expect(failed).toMatchObject({ status: 'failed', error: { code: 'PROVIDER_ERROR', node: 'judge', retryable: false } });
-    expect(failed.error?.message).toMatch(/did not match the structured output schema 'verdict' after one repair round: critique: /);
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error: { code: 'PROVIDER_ERROR', node: 'judge', retryable: false },
+    });
+    expect(failed.error?.message).toMatch(
+      /did not match the structured output schema 'verdict' after one repair round: critique: /,
+    );
     expect(server.chatRequests()).toHaveLength(3);
   });
 
@@ -112,7 +139,10 @@ describe('reflect', () => {
 
     server.reset();
     const bad = await run({ task: 'Write a motto.', memory: { window: 0 } });
-    expect(bad.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('memory.window must be an integer from 1 to 10000') });
+    expect(bad.error).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringContaining('memory.window must be an integer from 1 to 10000'),
+    });
     expect(server.chatRequests()).toHaveLength(0);
   });
 });

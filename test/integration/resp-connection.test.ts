@@ -3,7 +3,12 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { respAddressOf, RespConnection, RespReplyError, type RespAddress } from '../../shared/adapters/redis/resp-connection.js';
+import {
+  respAddressOf,
+  RespConnection,
+  RespReplyError,
+  type RespAddress,
+} from '../../shared/adapters/redis/resp-connection.js';
 
 const timeouts = { readyTimeoutMs: 2000, commandTimeoutMs: 2000 };
 
@@ -16,7 +21,9 @@ async function freePort(): Promise<number> {
 }
 
 /** A TCP server on loopback that answers each command line-by-line with `answer` (undefined: silence). */
-async function fakeRedis(answer: (command: string[], count: number) => string | undefined): Promise<{ address: RespAddress; close(): Promise<void> }> {
+async function fakeRedis(
+  answer: (command: string[], count: number) => string | undefined,
+): Promise<{ address: RespAddress; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   let count = 0;
   const server: Server = createServer((socket) => {
@@ -53,8 +60,22 @@ describe('respAddressOf', () => {
     expect(respAddressOf('redis://127.0.0.1:6379')).toEqual({ host: '127.0.0.1', port: 6379 });
     expect(respAddressOf('redis://redis')).toEqual({ host: 'redis', port: 6379 });
     expect(respAddressOf('redis://:p%40ss@[::1]:7000/3')).toEqual({ host: '::1', port: 7000, password: 'p@ss', db: 3 });
-    expect(respAddressOf('redis://alice:secret@host:1/0')).toEqual({ host: 'host', port: 1, username: 'alice', password: 'secret' });
-    for (const other of ['rediss://host:6380', 'redis://host?family=6', 'redis://host/x', 'redis://alice@host', 'localhost:6379', '/tmp/redis.sock', 'http://host', 'not a url']) {
+    expect(respAddressOf('redis://alice:secret@host:1/0')).toEqual({
+      host: 'host',
+      port: 1,
+      username: 'alice',
+      password: 'secret',
+    });
+    for (const other of [
+      'rediss://host:6380',
+      'redis://host?family=6',
+      'redis://host/x',
+      'redis://alice@host',
+      'localhost:6379',
+      '/tmp/redis.sock',
+      'http://host',
+      'not a url',
+    ]) {
       expect(respAddressOf(other), other).toBeUndefined();
     }
   });
@@ -80,12 +101,16 @@ describe('RespConnection against redis-server', () => {
     const big = 'é€😀x'.repeat(400_000);
     await redis.hset(`${prefix}:hash`, { a: '1', big, empty: '' });
     const pairs = (await connection.command('HGETALL', `${prefix}:hash`)) as string[];
-    const fields = Object.fromEntries(Array.from({ length: pairs.length / 2 }, (_unused, index) => [pairs[2 * index], pairs[2 * index + 1]]));
+    const fields = Object.fromEntries(
+      Array.from({ length: pairs.length / 2 }, (_unused, index) => [pairs[2 * index], pairs[2 * index + 1]]),
+    );
     // Compared as a flag: a failure would print the whole value.
     expect(fields.big === big, 'the big value arrives whole').toBe(true);
     expect({ ...fields, big: 'checked' }).toEqual({ a: '1', big: 'checked', empty: '' });
     await redis.set(`${prefix}:big`, big);
-    expect((await connection.command('GET', `${prefix}:big`)) === big, 'a big reply of its own arrives whole').toBe(true);
+    expect((await connection.command('GET', `${prefix}:big`)) === big, 'a big reply of its own arrives whole').toBe(
+      true,
+    );
     expect(await connection.command('HGETALL', `${prefix}:missing`)).toEqual([]);
     expect(await connection.command('GET', `${prefix}:missing`)).toBeNull();
     expect(await connection.command('INCRBY', `${prefix}:counter`, 41)).toBe(41);
@@ -94,7 +119,9 @@ describe('RespConnection against redis-server', () => {
   });
 
   it('answers pipelined commands in the order they were sent', async () => {
-    const replies = await Promise.all(Array.from({ length: 200 }, (_unused, index) => connection.command('ECHO', `m${index}`)));
+    const replies = await Promise.all(
+      Array.from({ length: 200 }, (_unused, index) => connection.command('ECHO', `m${index}`)),
+    );
     expect(replies).toEqual(Array.from({ length: 200 }, (_unused, index) => `m${index}`));
   });
 
@@ -128,7 +155,11 @@ describe('RespConnection with a password', () => {
   let port: number;
   beforeAll(async () => {
     port = await freePort();
-    server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', 's3cret'], { stdio: 'ignore' });
+    server = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', 's3cret'],
+      { stdio: 'ignore' },
+    );
     // Until it listens: ioredis's own retries answer the first command once it does.
     const probe = new Redis({ port, password: 's3cret', retryStrategy: () => 50 });
     probe.on('error', () => undefined);
@@ -144,7 +175,9 @@ describe('RespConnection with a password', () => {
     expect(await good.command('PING')).toBe('PONG');
     good.close();
     const started = Date.now();
-    await expect(RespConnection.open(respAddressOf(`redis://:wrong@127.0.0.1:${port}`)!, timeouts)).rejects.toThrow(/WRONGPASS/);
+    await expect(RespConnection.open(respAddressOf(`redis://:wrong@127.0.0.1:${port}`)!, timeouts)).rejects.toThrow(
+      /WRONGPASS/,
+    );
     await expect(RespConnection.open(respAddressOf(`redis://127.0.0.1:${port}`)!, timeouts)).rejects.toThrow(/NOAUTH/);
     expect(Date.now() - started).toBeLessThan(timeouts.readyTimeoutMs);
   });
@@ -152,7 +185,13 @@ describe('RespConnection with a password', () => {
 
 describe('RespConnection when Redis misbehaves', () => {
   it('waits out a Redis still loading its data, then is ready', async () => {
-    const fake = await fakeRedis((command, count) => (command[0] === 'PING' ? (count < 3 ? '-LOADING Redis is loading the dataset in memory\r\n' : '+PONG\r\n') : undefined));
+    const fake = await fakeRedis((command, count) =>
+      command[0] === 'PING'
+        ? count < 3
+          ? '-LOADING Redis is loading the dataset in memory\r\n'
+          : '+PONG\r\n'
+        : undefined,
+    );
     try {
       const connection = await RespConnection.open(fake.address, timeouts);
       connection.close();
@@ -164,9 +203,13 @@ describe('RespConnection when Redis misbehaves', () => {
   it('gives up connecting after readyTimeoutMs when nothing answers', async () => {
     const silent = await fakeRedis(() => undefined);
     try {
-      await expect(RespConnection.open(silent.address, { readyTimeoutMs: 300, commandTimeoutMs: 100 })).rejects.toThrow(/not ready within 300 ms \(Command timed out\)/);
+      await expect(RespConnection.open(silent.address, { readyTimeoutMs: 300, commandTimeoutMs: 100 })).rejects.toThrow(
+        /not ready within 300 ms \(Command timed out\)/,
+      );
       const port = await freePort();
-      await expect(RespConnection.open({ host: '127.0.0.1', port }, { readyTimeoutMs: 300, commandTimeoutMs: 100 })).rejects.toThrow(/not ready within 300 ms \(connect ECONNREFUSED/);
+      await expect(
+        RespConnection.open({ host: '127.0.0.1', port }, { readyTimeoutMs: 300, commandTimeoutMs: 100 }),
+      ).rejects.toThrow(/not ready within 300 ms \(connect ECONNREFUSED/);
     } finally {
       await silent.close();
     }

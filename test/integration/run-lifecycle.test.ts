@@ -14,7 +14,14 @@ describe('a chain run through the queue', () => {
     const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 5 } });
     expect(queued.status).toBe('queued');
     const done = await env.client.wait(queued.id, { timeoutMs: 20_000 });
-    expect(done).toMatchObject({ status: 'completed', graph: 'chain', graphVersion: '1', stepCount: 5, output: { visited: [0, 1, 2, 3, 4] }, error: null });
+    expect(done).toMatchObject({
+      status: 'completed',
+      graph: 'chain',
+      graphVersion: '1',
+      stepCount: 5,
+      output: { visited: [0, 1, 2, 3, 4] },
+      error: null,
+    });
     const steps = await env.client.steps(queued.id);
     expect(steps.map((step) => [step.index, step.superstep, step.node, step.attempts])).toEqual([
       [0, 0, 'step', 1],
@@ -30,7 +37,9 @@ describe('a chain run through the queue', () => {
     await env.client.wait(queued.id, { timeoutMs: 20_000 });
     // The run completes at its last commit; its job is marked completed just after.
     const jobs = await eventually(async () => {
-      const completed = (await env.queue(STEP_QUEUE).getJobs(['completed'])).filter((job) => job.id?.startsWith(`${queued.id}.`));
+      const completed = (await env.queue(STEP_QUEUE).getJobs(['completed'])).filter((job) =>
+        job.id?.startsWith(`${queued.id}.`),
+      );
       return completed.length === 4 && completed;
     });
     const ids = jobs.map((job) => job.id).sort();
@@ -49,17 +58,48 @@ describe('a chain run through the queue', () => {
     await store.admit(id, '1', { steps: 3, visited: [] }, [{ node: 'step' }], Date.now());
     const begun = await store.begin(id, 0, 0, { node: 'step', superstep: 0, task: 0, attempt: 1 }, Date.now());
     // BEGIN returns the fields a step uses, the status already running.
-    expect(begun).toMatchObject({ kind: 'run', meta: { id, tenant: 'default', status: 'running', graph: 'chain', superstep: 0, tasks: [{ node: 'step' }], stepCount: 0, maxSteps: 10, tokenBudget: null, deadlineAt: null } });
+    expect(begun).toMatchObject({
+      kind: 'run',
+      meta: {
+        id,
+        tenant: 'default',
+        status: 'running',
+        graph: 'chain',
+        superstep: 0,
+        tasks: [{ node: 'step' }],
+        stepCount: 0,
+        maxSteps: 10,
+        tokenBudget: null,
+        deadlineAt: null,
+      },
+    });
     expect(await store.requestCancel(id, Date.now())).toBe('cancelling');
     const at = new Date().toISOString();
     const committed = await store.commit(
-      { runId: id, superstep: 0, task: 0, mode: 'single', step: { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: at, endedAt: at }, totalTasks: 1, outcome: { kind: 'next', tasks: [{ node: 'step' }] }, state: { visited: [0] }, messages: [] },
+      {
+        runId: id,
+        superstep: 0,
+        task: 0,
+        mode: 'single',
+        step: { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: at, endedAt: at },
+        totalTasks: 1,
+        outcome: { kind: 'next', tasks: [{ node: 'step' }] },
+        state: { visited: [0] },
+        messages: [],
+      },
       Date.now(),
     );
     expect(committed).toEqual({ kind: 'cancelled', index: 0 });
-    expect(await env.client.get(id)).toMatchObject({ status: 'cancelled', stepCount: 1, error: { code: 'CANCELLED', retryable: false } });
+    expect(await env.client.get(id)).toMatchObject({
+      status: 'cancelled',
+      stepCount: 1,
+      error: { code: 'CANCELLED', retryable: false },
+    });
     const events = await store.events(id);
-    expect(events.at(-1)).toMatchObject({ type: 'run-end', data: { status: 'cancelled', error: { code: 'CANCELLED' } } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run-end',
+      data: { status: 'cancelled', error: { code: 'CANCELLED' } },
+    });
   });
 
   it("a start job's admission begins its task in the same script; a second admission begins nothing", async () => {
@@ -70,13 +110,26 @@ describe('a chain run through the queue', () => {
     const first = await store.admit(id, '1', { steps: 2, visited: [] }, [{ node: 'step' }], Date.now(), '', [], start);
     expect(first).toEqual({
       admitted: 'ok',
-      started: { kind: 'run', meta: expect.objectContaining({ id, status: 'running', graphVersion: '1', superstep: 0, tasks: [{ node: 'step' }] }), state: { base: JSON.stringify({ steps: 2, visited: [] }), changed: {} }, memos: {} },
+      started: {
+        kind: 'run',
+        meta: expect.objectContaining({
+          id,
+          status: 'running',
+          graphVersion: '1',
+          superstep: 0,
+          tasks: [{ node: 'step' }],
+        }),
+        state: { base: JSON.stringify({ steps: 2, visited: [] }), changed: {} },
+        memos: {},
+      },
     });
     expect((await store.events(id)).map((event) => [event.type, event.data])).toEqual([
       ['run-start', {}],
       ['step-start', start.data],
     ]);
-    expect(await store.admit(id, '1', { steps: 2, visited: [] }, [{ node: 'step' }], Date.now(), '', [], start)).toEqual({ admitted: 'admitted' });
+    expect(
+      await store.admit(id, '1', { steps: 2, visited: [] }, [{ node: 'step' }], Date.now(), '', [], start),
+    ).toEqual({ admitted: 'admitted' });
     expect(await store.events(id)).toHaveLength(2);
   });
 
@@ -86,11 +139,23 @@ describe('a chain run through the queue', () => {
     const tasks = [{ node: 'a' }, { node: 'b' }];
     await store.create({ id, tenant: 'default', graph: 'chain', input: {}, maxSteps: 10, now: Date.now() });
     await store.admit(id, '1', { visited: [] }, tasks, Date.now());
-    const begin = (task: number) => store.begin(id, 0, task, { node: tasks[task]!.node, superstep: 0, task, attempt: 1 }, Date.now());
+    const begin = (task: number) =>
+      store.begin(id, 0, task, { node: tasks[task]!.node, superstep: 0, task, attempt: 1 }, Date.now());
     expect(await begin(0)).toMatchObject({ kind: 'run' });
     const at = new Date().toISOString();
     const stored = await store.commit(
-      { runId: id, superstep: 0, task: 0, mode: 'task', step: { superstep: 0, task: 0, node: 'a', attempts: 1, startedAt: at, endedAt: at }, write: { node: 'a', update: {}, messages: [] }, totalTasks: 2, outcome: { kind: 'next', tasks: [] }, state: {}, messages: [] },
+      {
+        runId: id,
+        superstep: 0,
+        task: 0,
+        mode: 'task',
+        step: { superstep: 0, task: 0, node: 'a', attempts: 1, startedAt: at, endedAt: at },
+        write: { node: 'a', update: {}, messages: [] },
+        totalTasks: 2,
+        outcome: { kind: 'next', tasks: [] },
+        state: {},
+        messages: [],
+      },
       Date.now(),
     );
     expect(stored).toEqual({ kind: 'stored', index: 0, count: 1 });
@@ -109,7 +174,12 @@ describe('a chain run through the queue', () => {
   it('returns the same run for the same idempotency key, and separate runs for two tenants', async () => {
     const first = await env.client.enqueue({ graph: 'chain', input: { steps: 1 }, idempotencyKey: 'order-42' });
     const again = await env.client.enqueue({ graph: 'chain', input: { steps: 1 }, idempotencyKey: 'order-42' });
-    const otherTenant = await env.client.enqueue({ graph: 'chain', input: { steps: 1 }, idempotencyKey: 'order-42', tenant: 'acme' });
+    const otherTenant = await env.client.enqueue({
+      graph: 'chain',
+      input: { steps: 1 },
+      idempotencyKey: 'order-42',
+      tenant: 'acme',
+    });
     expect(again.id).toBe(first.id);
     expect(otherTenant.id).not.toBe(first.id);
     await env.client.wait(first.id);
@@ -121,7 +191,9 @@ describe('a chain run through the queue', () => {
   });
 
   it('rejects an invalid request before anything is stored', async () => {
-    await expect(env.client.enqueue({ graph: 'chain', input: {}, runId: 'bad:id' })).rejects.toThrow(/runId must be 1-128 characters/);
+    await expect(env.client.enqueue({ graph: 'chain', input: {}, runId: 'bad:id' })).rejects.toThrow(
+      /runId must be 1-128 characters/,
+    );
   });
 
   it('fails a run whose input does not match the graph, with the field named', async () => {
@@ -148,7 +220,10 @@ describe('a chain run through the queue', () => {
     expect(await env.queue(INTAKE_QUEUE).getJob(queued.id)).toBeUndefined();
     // Events and the step log name the entry node, not the start job's placeholder.
     const events = await env.client.store.events(queued.id);
-    expect(events.filter((event) => event.type === 'step-start').map((event) => event.data.node)).toEqual(['step', 'step']);
+    expect(events.filter((event) => event.type === 'step-start').map((event) => event.data.node)).toEqual([
+      'step',
+      'step',
+    ]);
     expect((await env.client.steps(queued.id)).map((step) => step.node)).toEqual(['step', 'step']);
   });
 

@@ -28,7 +28,11 @@ describe('RunRecordReader', () => {
     await env.client.wait(completed.id, { timeoutMs: 15_000 });
 
     const cancelled = await env.client.enqueue({ graph: 'chain', input: { steps: 50, sleepMs: 200 } });
-    await eventually(async () => ((await env.client.get(cancelled.id))?.stepCount ?? 0) >= 1, 15_000, 'a committed step');
+    await eventually(
+      async () => ((await env.client.get(cancelled.id))?.stepCount ?? 0) >= 1,
+      15_000,
+      'a committed step',
+    );
     await env.client.cancel(cancelled.id);
     await env.client.wait(cancelled.id, { timeoutMs: 15_000 });
 
@@ -72,10 +76,14 @@ describe('RunRecordReader', () => {
     expect(RunRecordReader.canRead(readRedisConfig({ REDIS_URL: url }))).toBe(true);
     expect(RunRecordReader.canRead(readRedisConfig({}))).toBe(true);
     // A Cluster, TLS and URL options stay with ioredis (RunReader).
-    expect(RunRecordReader.canRead(readRedisConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000', AGENTQ_QUEUE_PREFIX: '{q}' }))).toBe(false);
+    expect(
+      RunRecordReader.canRead(readRedisConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000', AGENTQ_QUEUE_PREFIX: '{q}' })),
+    ).toBe(false);
     expect(RunRecordReader.canRead(readRedisConfig({ REDIS_URL: url.replace('redis://', 'rediss://') }))).toBe(false);
     expect(RunRecordReader.canRead(readRedisConfig({ REDIS_URL: `${url}?family=6` }))).toBe(false);
-    expect(() => new RunRecordReader(readRedisConfig({ REDIS_URL: url.replace('redis://', 'rediss://') }))).toThrow(/check RunRecordReader.canRead/);
+    expect(() => new RunRecordReader(readRedisConfig({ REDIS_URL: url.replace('redis://', 'rediss://') }))).toThrow(
+      /check RunRecordReader.canRead/,
+    );
   });
 
   it('leaves to RunReader (ioredis) what it cannot read, which reads the same record', async () => {
@@ -101,10 +109,16 @@ describe('RunRecordReader', () => {
     const records = new RunRecordReader(config);
     const ioredis = new RunReader({ config });
     try {
-      const [light, full] = await Promise.all([records.get('run_x').catch((error: unknown) => error), ioredis.get('run_x').catch((error: unknown) => error)]);
+      const [light, full] = await Promise.all([
+        records.get('run_x').catch((error: unknown) => error),
+        ioredis.get('run_x').catch((error: unknown) => error),
+      ]);
       expect(light).toBeInstanceOf(AgentqError);
       expect(full).toBeInstanceOf(AgentqError);
-      expect({ code: (light as AgentqError).code, message: (light as AgentqError).message }).toEqual({ code: (full as AgentqError).code, message: (full as AgentqError).message });
+      expect({ code: (light as AgentqError).code, message: (light as AgentqError).message }).toEqual({
+        code: (full as AgentqError).code,
+        message: (full as AgentqError).message,
+      });
       expect((light as AgentqError).code).toBe('UNAVAILABLE');
       expect((light as AgentqError).message).toContain('Redis at redis://127.0.0.1:1 is not reachable');
     } finally {

@@ -25,11 +25,21 @@ describe('served graphs', () => {
   it('a worker without the graph leaves the run waiting, and the worker that has it runs it when it comes', async () => {
     env = await startTestEnv({ env: { AGENTQ_UNSERVED_GRAPH_WAIT_MS: '60000' } });
     const queued = await env.client.enqueue({ graph: 'three', input: {} }, { queueUnserved: true });
-    const deferred = await eventually(async () => (await env!.client.store.events(queued.id)).find((event) => event.type === 'step-deferred'), 10_000, 'a step-deferred event');
+    const deferred = await eventually(
+      async () => (await env!.client.store.events(queued.id)).find((event) => event.type === 'step-deferred'),
+      10_000,
+      'a step-deferred event',
+    );
     expect(String(deferred.data.reason)).toMatch(/no live worker serves graph three yet/);
     expect((await env.client.get(queued.id))?.status).toBe('queued');
 
-    other = await startWorker({ config: env.config, logger: createLogger('silent'), reconciler: false, builtInGraphs: false, graphs: [threeStepGraph(new Calls(), new Set())] });
+    other = await startWorker({
+      config: env.config,
+      logger: createLogger('silent'),
+      reconciler: false,
+      builtInGraphs: false,
+      graphs: [threeStepGraph(new Calls(), new Set())],
+    });
     const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
     expect(done.status).toBe('completed');
     expect(done.output).toEqual(['a', 'b', 'c']);
@@ -37,7 +47,13 @@ describe('served graphs', () => {
 
   it('while another live worker serves the graph, a worker without it never fails its runs', async () => {
     env = await startTestEnv({ concurrency: 4 });
-    other = await startWorker({ config: env.config, logger: createLogger('silent'), reconciler: false, builtInGraphs: false, graphs: [threeStepGraph(new Calls(), new Set())] });
+    other = await startWorker({
+      config: env.config,
+      logger: createLogger('silent'),
+      reconciler: false,
+      builtInGraphs: false,
+      graphs: [threeStepGraph(new Calls(), new Set())],
+    });
     const runs = await Promise.all(Array.from({ length: 4 }, () => env!.client.enqueue({ graph: 'three', input: {} })));
     const finished = await Promise.all(runs.map((run) => env!.client.wait(run.id, { timeoutMs: 60_000 })));
     expect(finished.map((run) => run.status)).toEqual(runs.map(() => 'completed'));
@@ -47,13 +63,17 @@ describe('served graphs', () => {
     env = await startTestEnv({ env: { AGENTQ_UNSERVED_GRAPH_WAIT_MS: '300' } });
     const refused = await env.client.enqueue({ graph: 'refund-check', input: {} }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: 'UNKNOWN_GRAPH' });
-    expect((refused as Error).message).toMatch(/no live worker serves graph 'refund-check'; served: .*chain@1.*queueUnserved/);
+    expect((refused as Error).message).toMatch(
+      /no live worker serves graph 'refund-check'; served: .*chain@1.*queueUnserved/,
+    );
 
     const queued = await env.client.enqueue({ graph: 'refund-check', input: {} }, { queueUnserved: true });
     const done = await env.client.wait(queued.id, { timeoutMs: 20_000 });
     expect(done.status).toBe('failed');
     expect(done.error?.code).toBe('UNKNOWN_GRAPH');
-    expect(done.error?.message).toMatch(/unknown graph 'refund-check': no live worker served it within 300 ms \(AGENTQ_UNSERVED_GRAPH_WAIT_MS\); graphs served: .*chain@1/);
+    expect(done.error?.message).toMatch(
+      /unknown graph 'refund-check': no live worker served it within 300 ms \(AGENTQ_UNSERVED_GRAPH_WAIT_MS\); graphs served: .*chain@1/,
+    );
   });
 
   it('entries expire: a worker that stopped heart-beating no longer counts, and a closed worker withdraws at once', async () => {
@@ -75,12 +95,27 @@ describe('served graphs', () => {
 
   it('the API answers 400 UNKNOWN_GRAPH for a graph no live worker serves, and 202 with ?queueUnserved=true', async () => {
     env = await startTestEnv();
-    const app = await createTestApi({ AGENTQ_KEY_PREFIX: env.config.keyPrefix, AGENTQ_QUEUE_PREFIX: env.config.queuePrefix });
+    const app = await createTestApi({
+      AGENTQ_KEY_PREFIX: env.config.keyPrefix,
+      AGENTQ_QUEUE_PREFIX: env.config.queuePrefix,
+    });
     try {
-      const refused = await app.inject({ method: 'POST', url: '/v1/runs', headers: bearer(KEYS.acmeProducer), payload: { graph: 'nope', input: {} } });
+      const refused = await app.inject({
+        method: 'POST',
+        url: '/v1/runs',
+        headers: bearer(KEYS.acmeProducer),
+        payload: { graph: 'nope', input: {} },
+      });
       expect(refused.statusCode).toBe(400);
-      expect(json(refused)).toMatchObject({ error: { code: 'UNKNOWN_GRAPH', details: { served: expect.arrayContaining(['chain@1']) } } });
-      const queued = await app.inject({ method: 'POST', url: '/v1/runs?queueUnserved=true', headers: bearer(KEYS.acmeProducer), payload: { graph: 'nope', input: {} } });
+      expect(json(refused)).toMatchObject({
+        error: { code: 'UNKNOWN_GRAPH', details: { served: expect.arrayContaining(['chain@1']) } },
+      });
+      const queued = await app.inject({
+        method: 'POST',
+        url: '/v1/runs?queueUnserved=true',
+        headers: bearer(KEYS.acmeProducer),
+        payload: { graph: 'nope', input: {} },
+      });
       expect(queued.statusCode, queued.body).toBe(202);
     } finally {
       await app.close();
@@ -92,7 +127,9 @@ describe('a worker with no Redis', () => {
   it('fails fast with a message naming the URL and what to do, instead of waiting in silence', async () => {
     const { loadConfig } = await import('../../shared/config/config.js');
     const started = Date.now();
-    await expect(startWorker({ config: loadConfig({ REDIS_URL: 'redis://127.0.0.1:1' }), logger: createLogger('silent') })).rejects.toThrow(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1 .*set REDIS_URL/);
+    await expect(
+      startWorker({ config: loadConfig({ REDIS_URL: 'redis://127.0.0.1:1' }), logger: createLogger('silent') }),
+    ).rejects.toThrow(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1 .*set REDIS_URL/);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 });

@@ -21,14 +21,27 @@ describe('agentq start (npm start) without REDIS_URL', () => {
   it('starts a private redis-server with AOF under the data dir, runs runs, and stops it on SIGTERM', async () => {
     const port = await freePort();
     const dataDir = mkdtempSync(join(tmpdir(), 'agentq-start-'));
-    const env: NodeJS.ProcessEnv = { ...process.env, AGENTQ_LOCAL_REDIS_PORT: String(port), AGENTQ_DATA_DIR: dataDir, AGENTQ_LOG_LEVEL: 'error', PORT: '0' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      AGENTQ_LOCAL_REDIS_PORT: String(port),
+      AGENTQ_DATA_DIR: dataDir,
+      AGENTQ_LOG_LEVEL: 'error',
+      PORT: '0',
+    };
     delete env.REDIS_URL;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', 'start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', 'start'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`start did not report running within 30 s: ${stderr}`)), 30_000);
+        const timer = setTimeout(
+          () => reject(new Error(`start did not report running within 30 s: ${stderr}`)),
+          30_000,
+        );
         child.stderr.on('data', (chunk: Buffer) => {
           stderr += chunk.toString();
           if (stderr.includes('agentq is running')) {
@@ -74,24 +87,33 @@ describe('agentq start (npm start) without REDIS_URL', () => {
       command: [process.execPath, '--import', 'tsx', 'bin/agentq.ts', 'start'],
       cwd: root,
       dir: dataDir,
-      env: { AGENTQ_LOCAL_REDIS_PORT: String(port), AGENTQ_DATA_DIR: dataDir, AGENTQ_LOG_LEVEL: 'info', PORT: '0', AGENTQ_SHUTDOWN_GRACE_MS: String(graceMs) },
+      env: {
+        AGENTQ_LOCAL_REDIS_PORT: String(port),
+        AGENTQ_DATA_DIR: dataDir,
+        AGENTQ_LOG_LEVEL: 'info',
+        PORT: '0',
+        AGENTQ_SHUTDOWN_GRACE_MS: String(graceMs),
+      },
     });
     try {
       const startedBy = Date.now() + 30_000;
       while (!session.stderr().includes('agentq is running')) {
-        if (Date.now() > startedBy || session.exitCode() !== undefined) throw new Error(`start did not report running: ${session.stderr()}`);
+        if (Date.now() > startedBy || session.exitCode() !== undefined)
+          throw new Error(`start did not report running: ${session.stderr()}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       const client = new AgentClient({ config: loadConfig({ REDIS_URL: `redis://127.0.0.1:${port}` }) });
       // One step that is still running when Ctrl-C comes: its commit needs Redis after the signal.
       const queued = await client.enqueue({ graph: 'chain', input: { steps: 1, sleepMs: 2_000 } });
       const runningBy = Date.now() + 10_000;
-      while ((await client.get(queued.id))?.status !== 'running' && Date.now() < runningBy) await new Promise((resolve) => setTimeout(resolve, 50));
+      while ((await client.get(queued.id))?.status !== 'running' && Date.now() < runningBy)
+        await new Promise((resolve) => setTimeout(resolve, 50));
       await client.close();
 
       const pressed = Date.now();
       session.sendKeys('C-c');
-      while (session.exitCode() === undefined && Date.now() - pressed < graceMs + 10_000) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (session.exitCode() === undefined && Date.now() - pressed < graceMs + 10_000)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       const stoppedAfterMs = Date.now() - pressed;
       expect(session.exitCode(), session.stderr()).toBe(0);
       expect(stoppedAfterMs).toBeLessThan(graceMs + 5_000);

@@ -28,7 +28,9 @@ describe('step failures, guards and cancellation', () => {
     expect(retries).toHaveLength(4);
     expect(retries[0]!.data).toMatchObject({ node: 'step', attempt: 1, error: { code: 'INTERNAL', retryable: true } });
     // The gaps follow the chain node's policy: 200 ms then 400 ms, each jittered to no less than half.
-    const starts = events.filter((event) => event.type === 'step-start' && event.data.superstep === 0).map((event) => Number(event.id.split('-')[0]));
+    const starts = events
+      .filter((event) => event.type === 'step-start' && event.data.superstep === 0)
+      .map((event) => Number(event.id.split('-')[0]));
     expect(starts).toHaveLength(3);
     expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(100);
     expect(starts[2]! - starts[1]!).toBeGreaterThanOrEqual(200);
@@ -41,10 +43,14 @@ describe('step failures, guards and cancellation', () => {
     expect(done.error).toMatchObject({ code: 'INTERNAL', node: 'step', attempt: 5 });
     // The run fails at its last attempt; BullMQ marks the job failed (and counts that attempt) just after
     // the processor throws, so read until both show.
-    const job = await eventually(async () => {
-      const found = await env.queue(STEP_QUEUE).getJob(stepJobId(queued.id, 0, 0));
-      return (await found?.getState()) === 'failed' && found!.attemptsMade === 5 && found;
-    }, 15_000, 'the step job failed after its 5th attempt');
+    const job = await eventually(
+      async () => {
+        const found = await env.queue(STEP_QUEUE).getJob(stepJobId(queued.id, 0, 0));
+        return (await found?.getState()) === 'failed' && found!.attemptsMade === 5 && found;
+      },
+      15_000,
+      'the step job failed after its 5th attempt',
+    );
     expect(job.attemptsMade).toBe(5);
     // It was the run's start job (10 attempts, node unknown when added): it stopped at the node's own
     // maxAttempts, and names the node in its data so BullMQ's backoff used the node's policy.
@@ -93,7 +99,11 @@ describe('step failures, guards and cancellation', () => {
   });
 
   it('stops a run at its deadline with DEADLINE', async () => {
-    const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 100, sleepMs: 100 }, options: { deadlineMs: 600 } });
+    const queued = await env.client.enqueue({
+      graph: 'chain',
+      input: { steps: 100, sleepMs: 100 },
+      options: { deadlineMs: 600 },
+    });
     const done = await env.client.wait(queued.id);
     expect(done).toMatchObject({ status: 'failed', error: { code: 'DEADLINE' } });
     expect(done.stepCount).toBeLessThan(10);
@@ -129,21 +139,40 @@ describe('step failures, guards and cancellation', () => {
   });
 
   it('fails an invalid raw job from another service once, with the reason on the run', async () => {
-    const intake = new Queue(INTAKE_QUEUE, { connection: { url: env.config.redisUrl! }, prefix: env.config.queuePrefix });
+    const intake = new Queue(INTAKE_QUEUE, {
+      connection: { url: env.config.redisUrl! },
+      prefix: env.config.queuePrefix,
+    });
     try {
-      await intake.add('anything', { v: 2, graph: 'chain', input: { steps: 1 }, runId: 'raw-bad-1' }, { attempts: 3, jobId: 'raw-bad-1' });
-      await intake.add('anything', { v: 1, graph: 'chain', input: { steps: -1 }, runId: 'raw-bad-2' }, { attempts: 3, jobId: 'raw-bad-2' });
-      const badVersionDone = await eventually(() => env.client.get('raw-bad-1').then((r) => (r?.status === 'failed' ? r : undefined)));
+      await intake.add(
+        'anything',
+        { v: 2, graph: 'chain', input: { steps: 1 }, runId: 'raw-bad-1' },
+        { attempts: 3, jobId: 'raw-bad-1' },
+      );
+      await intake.add(
+        'anything',
+        { v: 1, graph: 'chain', input: { steps: -1 }, runId: 'raw-bad-2' },
+        { attempts: 3, jobId: 'raw-bad-2' },
+      );
+      const badVersionDone = await eventually(() =>
+        env.client.get('raw-bad-1').then((r) => (r?.status === 'failed' ? r : undefined)),
+      );
       expect(badVersionDone).toMatchObject({ status: 'failed', error: { code: 'INVALID_INPUT' } });
       expect(badVersionDone.error?.message).toMatch(/v: v must be 1/);
-      const badInput = await eventually(() => env.client.get('raw-bad-2').then((r) => (r?.status === 'failed' ? r : undefined)));
+      const badInput = await eventually(() =>
+        env.client.get('raw-bad-2').then((r) => (r?.status === 'failed' ? r : undefined)),
+      );
       expect(badInput.error?.message).toMatch(/input\.steps/);
       for (const id of ['raw-bad-1', 'raw-bad-2']) {
         // The run is failed first, then BullMQ fails the job: read until it has.
-        const job = await eventually(async () => {
-          const found = await intake.getJob(id);
-          return (await found?.getState()) === 'failed' && found;
-        }, 15_000, `intake job ${id} to fail`);
+        const job = await eventually(
+          async () => {
+            const found = await intake.getJob(id);
+            return (await found?.getState()) === 'failed' && found;
+          },
+          15_000,
+          `intake job ${id} to fail`,
+        );
         expect(job.attemptsMade).toBe(1);
       }
       expect(await env.client.steps('raw-bad-2')).toEqual([]);
@@ -153,12 +182,26 @@ describe('step failures, guards and cancellation', () => {
   });
 
   it('runs a valid raw job added with plain BullMQ, under the runId it names', async () => {
-    const intake = new Queue(INTAKE_QUEUE, { connection: { url: env.config.redisUrl! }, prefix: env.config.queuePrefix });
+    const intake = new Queue(INTAKE_QUEUE, {
+      connection: { url: env.config.redisUrl! },
+      prefix: env.config.queuePrefix,
+    });
     try {
-      await intake.add('from-billing-service', { v: 1, graph: 'chain', input: { steps: 2 }, runId: 'raw-ok-1', tenant: 'billing' });
+      await intake.add('from-billing-service', {
+        v: 1,
+        graph: 'chain',
+        input: { steps: 2 },
+        runId: 'raw-ok-1',
+        tenant: 'billing',
+      });
       const record = await eventually(() => env.client.get('raw-ok-1').then((r) => r ?? undefined));
       const done = await env.client.wait(record.id);
-      expect(done).toMatchObject({ id: 'raw-ok-1', tenant: 'billing', status: 'completed', output: { visited: [0, 1] } });
+      expect(done).toMatchObject({
+        id: 'raw-ok-1',
+        tenant: 'billing',
+        status: 'completed',
+        output: { visited: [0, 1] },
+      });
     } finally {
       await intake.close();
     }

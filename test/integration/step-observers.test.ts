@@ -14,7 +14,11 @@ const outer = defineGraph({ name: 'outer', state: { count: channel.replace(0), s
   .node('right', () => ({ seen: 'right' }))
   .node('skipped', () => ({ seen: 'skipped' }))
   .route(START, async () => (await pause(), 'a'), ['a'])
-  .route('a', async (state) => (await pause(), state.count === 1 ? ['left', 'right'] : 'skipped'), ['left', 'right', 'skipped'])
+  .route('a', async (state) => (await pause(), state.count === 1 ? ['left', 'right'] : 'skipped'), [
+    'left',
+    'right',
+    'skipped',
+  ])
   .edge('left', END)
   .edge('right', END)
   .edge('skipped', END)
@@ -25,7 +29,12 @@ describe('step observers', () => {
   const starts: StepObservation[] = [];
   const ends: StepObservation[] = [];
   beforeAll(async () => {
-    env = await startTestEnv({ graphs: [outer], observers: [{ onNodeStart: (observation) => starts.push(observation), onNodeEnd: (observation) => ends.push(observation) }] });
+    env = await startTestEnv({
+      graphs: [outer],
+      observers: [
+        { onNodeStart: (observation) => starts.push(observation), onNodeEnd: (observation) => ends.push(observation) },
+      ],
+    });
   });
   afterAll(async () => env.close());
 
@@ -35,9 +44,18 @@ describe('step observers', () => {
     expect(done).toMatchObject({ status: 'completed', output: { count: 1, seen: ['a', 'left', 'right'] } });
     const mine = (list: StepObservation[]) => list.filter((observation) => observation.runId === queued.id);
     // The parallel branches may start in either order.
-    expect(mine(starts).map((observation) => `${observation.graph} ${observation.node}`).sort()).toEqual(['outer@1 a', 'outer@1 left', 'outer@1 right']);
+    expect(
+      mine(starts)
+        .map((observation) => `${observation.graph} ${observation.node}`)
+        .sort(),
+    ).toEqual(['outer@1 a', 'outer@1 left', 'outer@1 right']);
     const endOf = (node: string) => mine(ends).find((observation) => observation.node === node)!;
-    expect(endOf('a')).toMatchObject({ graph: 'outer@1', outcome: 'ok', output: { count: 1, seen: 'a' }, state: { count: 1, seen: ['a'] } });
+    expect(endOf('a')).toMatchObject({
+      graph: 'outer@1',
+      outcome: 'ok',
+      output: { count: 1, seen: 'a' },
+      state: { count: 1, seen: ['a'] },
+    });
     expect(Object.isFrozen(endOf('a').state)).toBe(true);
     expect(endOf('left')).toMatchObject({ superstep: 1, output: { seen: 'left' }, state: { seen: ['a', 'left'] } });
     expect(endOf('a').endedAt).toBeGreaterThanOrEqual(endOf('a').startedAt);

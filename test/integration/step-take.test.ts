@@ -34,14 +34,33 @@ describe('cold fetches', () => {
     closers.push(() => queue.close());
     await client.get('none').catch(() => undefined); // connects the client's Redis
     const { store } = client;
-    const transitions = new StepTransitions({ store, redis, queuePrefix: config.queuePrefix, shards: config.shards, lockDurationMs: 30_000, keepCompletedJobs: 10, attemptsOf: () => 4 });
+    const transitions = new StepTransitions({
+      store,
+      redis,
+      queuePrefix: config.queuePrefix,
+      shards: config.shards,
+      lockDurationMs: 30_000,
+      keepCompletedJobs: 10,
+      attemptsOf: () => 4,
+    });
     const runIds: string[] = [];
     for (let index = 0; index < 5; index += 1) {
       const runId = `take-${index}-${Date.now()}`;
       runIds.push(runId);
-      await store.create({ id: runId, tenant: 'default', graph: 'chain', input: { steps: 2 }, maxSteps: 10, now: Date.now() });
+      await store.create({
+        id: runId,
+        tenant: 'default',
+        graph: 'chain',
+        input: { steps: 2 },
+        maxSteps: 10,
+        now: Date.now(),
+      });
       await store.admit(runId, '1', { steps: 2, visited: [] }, [{ node: 'step' }], Date.now());
-      await queue.add('step', { runId, superstep: 0, task: 0, node: 'step', graph: 'chain@1' }, { jobId: `${runId}.s0.t0`, attempts: 4 });
+      await queue.add(
+        'step',
+        { runId, superstep: 0, task: 0, node: 'step', graph: 'chain@1' },
+        { jobId: `${runId}.s0.t0`, attempts: 4 },
+      );
     }
 
     const first = await transitions.take(0, 'tok', undefined, 1000, 3);
@@ -49,7 +68,8 @@ describe('cold fetches', () => {
     // In the wait list's order (BullMQ's: first added, first taken), each with its run's cursor.
     expect(first.map((taken) => taken.handed.next[1])).toEqual(runIds.slice(0, 3).map((runId) => `${runId}.s0.t0`));
     expect(first.map((taken) => taken.handed.begin?.kind)).toEqual(['run', 'run', 'run']);
-    for (const taken of first) expect(await redis.get(`${prefix}:${STEP_QUEUE}:${taken.handed.next[1] as string}:lock`)).toBe(taken.token);
+    for (const taken of first)
+      expect(await redis.get(`${prefix}:${STEP_QUEUE}:${taken.handed.next[1] as string}:lock`)).toBe(taken.token);
     expect(await queue.getJobCounts('active', 'wait')).toEqual({ active: 3, wait: 2 });
     // The step of each taken job began: its run is running; a run not taken is still queued.
     expect((await store.get(runIds[0]!))?.status).toBe('running');
@@ -58,7 +78,9 @@ describe('cold fetches', () => {
     // Asked for more than wait: the two left, then moveToActive's reply that took nothing (no cursor).
     const rest = await transitions.take(0, 'tok2', undefined, 1000, 5);
     expect(rest).toHaveLength(3);
-    expect(rest.slice(0, 2).map((taken) => taken.handed.next[1])).toEqual(runIds.slice(3).map((runId) => `${runId}.s0.t0`));
+    expect(rest.slice(0, 2).map((taken) => taken.handed.next[1])).toEqual(
+      runIds.slice(3).map((runId) => `${runId}.s0.t0`),
+    );
     expect(rest[2]!.handed.next[0]).toBeFalsy(); // no job fields
     expect(rest[2]!.handed.begin).toBeUndefined();
     expect(await queue.getJobCounts('active', 'wait')).toEqual({ active: 5, wait: 0 });
@@ -69,14 +91,23 @@ describe('cold fetches', () => {
     const client = new AgentClient({ config });
     closers.push(() => client.close());
     // Waiting before the worker starts: its first fetch finds all of them.
-    const runs = await Promise.all(Array.from({ length: 12 }, () => client.enqueue({ graph: 'chain', input: { steps: 4 } })));
+    const runs = await Promise.all(
+      Array.from({ length: 12 }, () => client.enqueue({ graph: 'chain', input: { steps: 4 } })),
+    );
     const take = vi.spyOn(StepTransitions.prototype, 'take');
     const processJob = vi.spyOn(StepWorker.prototype, 'processJob');
-    const worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false, concurrency: 10 });
+    const worker = await startWorker({
+      config,
+      logger: createLogger(config.logLevel),
+      reconciler: false,
+      concurrency: 10,
+    });
     closers.push(() => worker.close());
     for (const run of runs) expect((await client.wait(run.id)).status).toBe('completed');
 
-    const takes = await Promise.all(take.mock.results.map((result) => result.value as ReturnType<StepTransitions['take']>));
+    const takes = await Promise.all(
+      take.mock.results.map((result) => result.value as ReturnType<StepTransitions['take']>),
+    );
     const asked = take.mock.calls.map((call) => call[4] ?? 1);
     const jobsTaken = takes.map((taken) => taken.filter((entry) => entry.handed.begin).length);
     // The first fetch asks for every free slot (10, under TAKE_BATCH_MAX) and gets 10 start jobs at once.
@@ -95,10 +126,24 @@ describe('cold fetches', () => {
     const client = new AgentClient({ config });
     closers.push(() => client.close());
     // Slots to spare: with the long runs in three, free slots are filled by batched takes.
-    const worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false, concurrency: 10 });
+    const worker = await startWorker({
+      config,
+      logger: createLogger(config.logLevel),
+      reconciler: false,
+      concurrency: 10,
+    });
     closers.push(() => worker.close());
-    const longRun = () => client.enqueue({ graph: 'chain', input: { steps: 200, sleepMs: 20 }, options: { maxSteps: 1000 } });
-    const started = (runIds: string[]) => eventually(async () => (await Promise.all(runIds.map((runId) => client.get(runId)))).every((record) => (record?.stepCount ?? 0) >= 1), 15_000, 'the long runs to start');
+    const longRun = () =>
+      client.enqueue({ graph: 'chain', input: { steps: 200, sleepMs: 20 }, options: { maxSteps: 1000 } });
+    const started = (runIds: string[]) =>
+      eventually(
+        async () =>
+          (await Promise.all(runIds.map((runId) => client.get(runId)))).every(
+            (record) => (record?.stepCount ?? 0) >= 1,
+          ),
+        15_000,
+        'the long runs to start',
+      );
     const long = await Promise.all([longRun(), longRun()]);
     await started(long.map((run) => run.id));
     // The next batched take finds the queue empty (as when another worker took the job first). It comes
@@ -106,7 +151,10 @@ describe('cold fetches', () => {
     // worker not drained): the loop must go back to waiting on the queue, not wait for a slot to free.
     const take = StepTransitions.prototype.take;
     let emptyTakes = 0;
-    vi.spyOn(StepTransitions.prototype, 'take').mockImplementation(async function (this: StepTransitions, ...args: Parameters<StepTransitions['take']>) {
+    vi.spyOn(StepTransitions.prototype, 'take').mockImplementation(async function (
+      this: StepTransitions,
+      ...args: Parameters<StepTransitions['take']>
+    ) {
       if ((args[4] ?? 1) > 1 && emptyTakes === 0) {
         emptyTakes += 1;
         return [{ token: args[1], handed: { next: [], eager: false } }];

@@ -28,7 +28,11 @@ describe('a run traced across two worker processes', () => {
       const first = await spawnWorker('test/chaos/chain-worker.ts', env);
       children.push(first);
       const queued = await client.enqueue({ graph: 'chain', input: { steps: 6, sleepMs: 300 } });
-      await eventually(async () => ((await client.get(queued.id))?.stepCount ?? 0) >= 2, 20_000, 'two steps in the first worker');
+      await eventually(
+        async () => ((await client.get(queued.id))?.stepCount ?? 0) >= 2,
+        20_000,
+        'two steps in the first worker',
+      );
       // A graceful stop leaves the rest of the run in the queue for the second process.
       first.kill('SIGTERM');
       await new Promise((resolve) => first.once('exit', resolve));

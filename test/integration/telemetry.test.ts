@@ -14,7 +14,8 @@ describe('tracing and logs in one process', () => {
     telemetry = await startTelemetry({ exporter });
     const sink = new Writable({
       write(chunk: Buffer, _encoding, callback) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of chunk.toString().split('\n').filter(Boolean))
+          lines.push(JSON.parse(line) as Record<string, unknown>);
         callback();
       },
     });
@@ -29,13 +30,20 @@ describe('tracing and logs in one process', () => {
     const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 3 } });
     await env.client.wait(queued.id);
     // The root span is written at the final commit, and the last step span just after it: wait for both.
-    const ofRun = (name: string) => exporter.getFinishedSpans().filter((span) => span.name === name && span.attributes['agentq.run.id'] === queued.id);
+    const ofRun = (name: string) =>
+      exporter
+        .getFinishedSpans()
+        .filter((span) => span.name === name && span.attributes['agentq.run.id'] === queued.id);
     await eventually(async () => ofRun('agent.run chain').length === 1 && ofRun('agent.step step').length === 3);
     const spans = exporter.getFinishedSpans();
-    const roots = spans.filter((span) => span.name === 'agent.run chain' && span.attributes['agentq.run.id'] === queued.id);
+    const roots = spans.filter(
+      (span) => span.name === 'agent.run chain' && span.attributes['agentq.run.id'] === queued.id,
+    );
     expect(roots).toHaveLength(1);
     const root = roots[0]!;
-    const steps = spans.filter((span) => span.name === 'agent.step step' && span.attributes['agentq.run.id'] === queued.id);
+    const steps = spans.filter(
+      (span) => span.name === 'agent.step step' && span.attributes['agentq.run.id'] === queued.id,
+    );
     expect(steps).toHaveLength(3);
     for (const step of steps) {
       expect(step.spanContext().traceId).toBe(root.spanContext().traceId);
@@ -44,13 +52,21 @@ describe('tracing and logs in one process', () => {
     expect(steps.map((step) => step.attributes['agentq.step.superstep']).sort()).toEqual([0, 1, 2]);
     expect(root.attributes['agentq.run.status']).toBe('completed');
     // BullMQ's own spans (bullmq-otel) land in the same trace.
-    expect(spans.some((span) => span.spanContext().traceId === root.spanContext().traceId && !span.name.startsWith('agent.'))).toBe(true);
+    expect(
+      spans.some(
+        (span) => span.spanContext().traceId === root.spanContext().traceId && !span.name.startsWith('agent.'),
+      ),
+    ).toBe(true);
   });
 
   it('log lines of a step carry runId, stepIndex and the trace id', async () => {
     const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 2 } });
     await env.client.wait(queued.id);
-    const root = await eventually(async () => exporter.getFinishedSpans().find((span) => span.name === 'agent.run chain' && span.attributes['agentq.run.id'] === queued.id));
+    const root = await eventually(async () =>
+      exporter
+        .getFinishedSpans()
+        .find((span) => span.name === 'agent.run chain' && span.attributes['agentq.run.id'] === queued.id),
+    );
     const ofRun = () => lines.filter((line) => line.runId === queued.id && line.msg === 'step committed');
     const stepLines = await eventually(async () => ofRun().length === 2 && ofRun());
     expect(stepLines.map((line) => line.stepIndex)).toEqual([0, 1]);

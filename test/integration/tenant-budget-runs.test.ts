@@ -47,12 +47,18 @@ describe('tenant budgets on real runs', () => {
     const done = await run('counted');
     expect(done).toMatchObject({ status: 'completed' });
     const usage = await budget.usage('counted', { days: 1 });
-    expect(usage.days[0]).toMatchObject({ tokens: 320, calls: 1, byGraph: { 'react-agent': { tokens: 320 } }, byModel: { 'scripted-chat': { tokens: 320 } } });
+    expect(usage.days[0]).toMatchObject({
+      tokens: 320,
+      calls: 1,
+      byGraph: { 'react-agent': { tokens: 320 } },
+      byModel: { 'scripted-chat': { tokens: 320 } },
+    });
     // 300 input at $1/M + 20 output at $2/M.
     expect(usage.days[0]!.costUsd).toBeCloseTo(0.00034, 8);
     // The same spend as Prometheus counters, labelled with the tenant.
     const families = parsePrometheusText(await new RedisMetrics(redis, env.config.keyPrefix).render());
-    const sampleOf = (name: string) => families.get(name)?.samples.find((sample) => sample.labels.tenant === 'counted')?.value;
+    const sampleOf = (name: string) =>
+      families.get(name)?.samples.find((sample) => sample.labels.tenant === 'counted')?.value;
     expect(families.get('agentq_tenant_tokens_total')?.type).toBe('counter');
     expect(sampleOf('agentq_tenant_tokens_total')).toBe(320);
     expect(sampleOf('agentq_tenant_cost_usd_total')).toBeCloseTo(0.00034, 8);
@@ -60,11 +66,21 @@ describe('tenant budgets on real runs', () => {
 
   it('a run whose model call would pass the tenant budget fails before the call with TENANT_BUDGET_EXCEEDED', async () => {
     await budget.setLimits('capped', { tokensPerDay: 400 });
-    server.setScript([{ content: 'first', usage: { prompt_tokens: 300, completion_tokens: 20 } }, { content: 'never asked' }]);
+    server.setScript([
+      { content: 'first', usage: { prompt_tokens: 300, completion_tokens: 20 } },
+      { content: 'never asked' },
+    ]);
     expect(await run('capped')).toMatchObject({ status: 'completed' });
     const asked = server.chatRequests().length;
     const refused = await run('capped');
-    expect(refused).toMatchObject({ status: 'failed', error: { code: 'TENANT_BUDGET_EXCEEDED', retryable: false, details: { tenant: 'capped', limit: 'tokensPerDay', limitValue: 400, used: 320 } } });
+    expect(refused).toMatchObject({
+      status: 'failed',
+      error: {
+        code: 'TENANT_BUDGET_EXCEEDED',
+        retryable: false,
+        details: { tenant: 'capped', limit: 'tokensPerDay', limitValue: 400, used: 320 },
+      },
+    });
     expect(server.chatRequests()).toHaveLength(asked);
     // Another tenant's budget is its own: the configured default (5000/day) lets it through.
     server.setScript([{ content: 'fine', usage: { prompt_tokens: 300, completion_tokens: 20 } }]);

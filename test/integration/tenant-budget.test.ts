@@ -13,7 +13,10 @@ describe('tenant budgets shared by workers', () => {
   const noon = Date.UTC(2026, 10, 25, 12);
 
   async function refusal(promise: Promise<unknown>): Promise<AgentqError> {
-    const error = await promise.then(() => undefined, (thrown: unknown) => thrown);
+    const error = await promise.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
     if (!AgentqError.isInstance(error)) throw new Error(`expected an AgentqError, got ${String(error)}`);
     return error;
   }
@@ -22,7 +25,12 @@ describe('tenant budgets shared by workers', () => {
     const budget = new TenantBudget(connections[0]!, keys);
     await budget.setLimits('acme', { tokensPerDay: 1000 });
     const first = await budget.reserve('acme', { callId: 'r1.1', tokens: 600, costUsd: 0.01 }, noon);
-    await budget.settle('acme', first, { callId: 'r1.1', tokens: 700, costUsd: 0.012, graph: 'qa', model: 'gpt-a' }, noon);
+    await budget.settle(
+      'acme',
+      first,
+      { callId: 'r1.1', tokens: 700, costUsd: 0.012, graph: 'qa', model: 'gpt-a' },
+      noon,
+    );
     const error = await refusal(budget.reserve('acme', { callId: 'r1.2', tokens: 400, costUsd: 0.01 }, noon));
     expect(error).toMatchObject({
       code: 'TENANT_BUDGET_EXCEEDED',
@@ -63,8 +71,18 @@ describe('tenant budgets shared by workers', () => {
     const spend = { callId: 'r9.3', tokens: 120, costUsd: 0.0025, graph: 'qa', model: 'gpt-a' };
     expect(await budget.settle('usage', undefined, spend, noon)).toBe(true);
     expect(await budget.settle('usage', undefined, spend, noon)).toBe(false);
-    await budget.settle('usage', undefined, { callId: 'r9.4', tokens: 30, costUsd: 0.001, graph: 'rag', model: 'gpt-a' }, noon);
-    await budget.settle('usage', undefined, { callId: 'r8.1', tokens: 5, costUsd: 0, graph: 'qa', model: 'gpt-b' }, noon - 86_400_000);
+    await budget.settle(
+      'usage',
+      undefined,
+      { callId: 'r9.4', tokens: 30, costUsd: 0.001, graph: 'rag', model: 'gpt-a' },
+      noon,
+    );
+    await budget.settle(
+      'usage',
+      undefined,
+      { callId: 'r8.1', tokens: 5, costUsd: 0, graph: 'qa', model: 'gpt-b' },
+      noon - 86_400_000,
+    );
     const usage = await budget.usage('usage', { days: 2, now: noon });
     expect(usage.days).toEqual([
       {
@@ -75,7 +93,14 @@ describe('tenant budgets shared by workers', () => {
         byGraph: { qa: { tokens: 120, costUsd: 0.0025 }, rag: { tokens: 30, costUsd: 0.001 } },
         byModel: { 'gpt-a': { tokens: 150, costUsd: 0.0035 } },
       },
-      { period: '2026-11-24', tokens: 5, costUsd: 0, calls: 1, byGraph: { qa: { tokens: 5, costUsd: 0 } }, byModel: { 'gpt-b': { tokens: 5, costUsd: 0 } } },
+      {
+        period: '2026-11-24',
+        tokens: 5,
+        costUsd: 0,
+        calls: 1,
+        byGraph: { qa: { tokens: 5, costUsd: 0 } },
+        byModel: { 'gpt-b': { tokens: 5, costUsd: 0 } },
+      },
     ]);
     expect(usage.month).toMatchObject({ period: '2026-11', tokens: 155, calls: 3 });
   });
@@ -83,7 +108,12 @@ describe('tenant budgets shared by workers', () => {
   it('limits cost per month, and a released or expired reservation stops counting', async () => {
     const budget = new TenantBudget(connections[1]!, keys, { reservationTtlMs: 60_000 });
     await budget.setLimits('spender', { costUsdPerMonth: 1 });
-    await budget.settle('spender', undefined, { callId: 'a', tokens: 1, costUsd: 0.7, graph: 'g', model: 'm' }, Date.UTC(2026, 10, 2));
+    await budget.settle(
+      'spender',
+      undefined,
+      { callId: 'a', tokens: 1, costUsd: 0.7, graph: 'g', model: 'm' },
+      Date.UTC(2026, 10, 2),
+    );
     const held = await budget.reserve('spender', { callId: 'b', tokens: 1, costUsd: 0.25 }, noon);
     expect(await refusal(budget.reserve('spender', { callId: 'c', tokens: 1, costUsd: 0.25 }, noon))).toMatchObject({
       details: { limit: 'costUsdPerMonth', limitValue: 1, used: 0.95, estimate: 0.25 },
@@ -100,13 +130,20 @@ describe('tenant budgets shared by workers', () => {
   it('applies configured defaults until an admin sets a tenant its own limits, and tenants never share budgets', async () => {
     const budget = new TenantBudget(connections[0]!, keys, { defaults: { tokensPerDay: 50 } });
     expect(await budget.getLimits('fresh')).toEqual({ limits: { tokensPerDay: 50 }, source: 'defaults' });
-    expect(await refusal(budget.reserve('fresh', { callId: 'x', tokens: 60, costUsd: 0 }, noon))).toMatchObject({ code: 'TENANT_BUDGET_EXCEEDED' });
+    expect(await refusal(budget.reserve('fresh', { callId: 'x', tokens: 60, costUsd: 0 }, noon))).toMatchObject({
+      code: 'TENANT_BUDGET_EXCEEDED',
+    });
     await budget.setLimits('fresh', {});
     expect(await budget.getLimits('fresh')).toEqual({ limits: {}, source: 'tenant' });
     await budget.reserve('fresh', { callId: 'x', tokens: 60, costUsd: 0 }, noon);
     await budget.setLimits('tight', { tokensPerDay: 0, costUsdPerDay: 2.5 });
-    expect(await budget.getLimits('tight')).toEqual({ limits: { tokensPerDay: 0, costUsdPerDay: 2.5 }, source: 'tenant' });
-    expect(await refusal(budget.reserve('tight', { callId: 'y', tokens: 1, costUsd: 0 }, noon))).toMatchObject({ details: { limit: 'tokensPerDay' } });
+    expect(await budget.getLimits('tight')).toEqual({
+      limits: { tokensPerDay: 0, costUsdPerDay: 2.5 },
+      source: 'tenant',
+    });
+    expect(await refusal(budget.reserve('tight', { callId: 'y', tokens: 1, costUsd: 0 }, noon))).toMatchObject({
+      details: { limit: 'tokensPerDay' },
+    });
     await budget.settle('fresh', undefined, { callId: 'z', tokens: 10_000, costUsd: 9, graph: 'g', model: 'm' }, noon);
     expect((await budget.usage('tight', { days: 1, now: noon })).days[0]).toMatchObject({ tokens: 0, calls: 0 });
   });
@@ -114,9 +151,17 @@ describe('tenant budgets shared by workers', () => {
   it('a negative budget or an unknown field is INVALID_INPUT naming the field', async () => {
     const budget = new TenantBudget(connections[0]!, keys);
     await budget.setLimits('strict', { tokensPerDay: 1000 });
-    expect(await refusal(budget.setLimits('strict', { tokensPerDay: -1 }))).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'tokensPerDay' } });
-    expect(await refusal(budget.setLimits('strict', { costUsdPerMonth: -0.5 }))).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'costUsdPerMonth' } });
-    expect(await refusal(budget.setLimits('strict', { tokensPerDay: 1.5 }))).toMatchObject({ details: { field: 'tokensPerDay' } });
+    expect(await refusal(budget.setLimits('strict', { tokensPerDay: -1 }))).toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { field: 'tokensPerDay' },
+    });
+    expect(await refusal(budget.setLimits('strict', { costUsdPerMonth: -0.5 }))).toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { field: 'costUsdPerMonth' },
+    });
+    expect(await refusal(budget.setLimits('strict', { tokensPerDay: 1.5 }))).toMatchObject({
+      details: { field: 'tokensPerDay' },
+    });
     const unknown = await refusal(budget.setLimits('strict', { tokensPerWeek: 5 }));
     expect(unknown).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'tokensPerWeek' } });
     expect(unknown.message).toContain('tokensPerDay, tokensPerMonth, costUsdPerDay, costUsdPerMonth');

@@ -14,7 +14,11 @@ describe('retention and the tenant run lists', () => {
     const old = await Promise.all([1, 2, 3].map(() => env.client.enqueue({ graph: 'chain', input: { steps: 1 } })));
     for (const run of old) await env.client.wait(run.id);
     // Retention (1 s here) expires the runs' keys; their list entries stay until something drops them.
-    await eventually(async () => (await Promise.all(old.map((run) => env.client.get(run.id)))).every((record) => record === null), 10_000, 'the runs to expire');
+    await eventually(
+      async () => (await Promise.all(old.map((run) => env.client.get(run.id)))).every((record) => record === null),
+      10_000,
+      'the runs to expire',
+    );
     expect(await redis.zcard(index)).toBe(3);
     const live = await env.client.enqueue({ graph: 'chain', input: { steps: 1, sleepMs: 2000 } });
 

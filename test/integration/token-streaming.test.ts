@@ -6,7 +6,11 @@ import { createRedis } from '../../shared/adapters/redis/create-redis.js';
 import type { TokenEvent } from '../../shared/contracts/token-event.js';
 import { TokenHub } from '../../producer/client/token-hub.js';
 import type { RunStreamEvent } from '../../producer/client/follow-run.js';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
+import {
+  startScriptedOpenAIServer,
+  type ScriptedOpenAIServer,
+  type ScriptedResponse,
+} from '../fakes/scripted-openai-server.js';
 import { readSse, type SseFrame } from '../helpers/api-sse.js';
 import { API_KEYS_ENV, bearer, KEYS } from '../helpers/api-test-env.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
@@ -30,7 +34,14 @@ describe('token streaming', () => {
   let url: string;
   beforeAll(async () => {
     server = await startScriptedOpenAIServer({ streamChunkDelayMs: 20 });
-    env = await startTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_API_KEYS: API_KEYS_ENV, AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000' } });
+    env = await startTestEnv({
+      env: {
+        OPENAI_BASE_URL: server.url,
+        LLM_MODEL: 'scripted-chat',
+        AGENTQ_API_KEYS: API_KEYS_ENV,
+        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
+      },
+    });
     tokens = new TokenHub(new Keys(env.config.keyPrefix), () => createRedis(env.config.redisUrl, 'blocking'));
     api = await createApi({ config: env.config, client: env.client, logger: createLogger('silent'), tokens });
     url = await api.listen({ port: 0, host: '127.0.0.1' });
@@ -53,10 +64,17 @@ describe('token streaming', () => {
     return ((await response.json()) as { id: string }).id;
   };
   const events = (runId: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
-    fetch(`${url}/v1/runs/${runId}/events`, { headers: { ...bearer(KEYS.acmeProducer), ...headers }, ...(signal ? { signal } : {}) });
+    fetch(`${url}/v1/runs/${runId}/events`, {
+      headers: { ...bearer(KEYS.acmeProducer), ...headers },
+      ...(signal ? { signal } : {}),
+    });
   /** Subscribers of the run's token channel, across every process (PUBSUB NUMSUB). */
   const subscribers = async (runId: string) => {
-    const reply = (await env.client.store.redis.call('PUBSUB', 'NUMSUB', new Keys(env.config.keyPrefix).tokenChannel(runId))) as [string, number];
+    const reply = (await env.client.store.redis.call(
+      'PUBSUB',
+      'NUMSUB',
+      new Keys(env.config.keyPrefix).tokenChannel(runId),
+    )) as [string, number];
     return Number(reply[1]);
   };
   /**
@@ -69,9 +87,16 @@ describe('token streaming', () => {
       await ready.promise;
       return responses[index] ?? { status: 500, message: 'script exhausted' };
     });
-    return (runId: string) => void eventually(async () => (await subscribers(runId)) >= 1, 30_000, 'a token subscriber').then(ready.open, ready.open);
+    return (runId: string) =>
+      void eventually(async () => (await subscribers(runId)) >= 1, 30_000, 'a token subscriber').then(
+        ready.open,
+        ready.open,
+      );
   };
-  const tokenData = (frames: SseFrame[]) => frames.filter((frame) => frame.event === 'token' || frame.event === 'token-reset').map((frame) => JSON.parse(frame.data!) as TokenEvent);
+  const tokenData = (frames: SseFrame[]) =>
+    frames
+      .filter((frame) => frame.event === 'token' || frame.event === 'token-reset')
+      .map((frame) => JSON.parse(frame.data!) as TokenEvent);
 
   it('SSE sends the model text live as token events (step, attempt, text) that add up to the committed message, and stores none of them', async () => {
     const release = gatedScript([{ content: ANSWER }]);
@@ -97,7 +122,9 @@ describe('token streaming', () => {
     expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: ANSWER });
     const stored = await env.client.store.events(runId);
     expect(stored.some((event) => String(event.type).startsWith('token'))).toBe(false);
-    expect(stored.map((event) => event.type)).toEqual(frames.filter((frame) => frame.id !== undefined).map((frame) => frame.event));
+    expect(stored.map((event) => event.type)).toEqual(
+      frames.filter((frame) => frame.id !== undefined).map((frame) => frame.event),
+    );
   });
 
   it('a step retried after its stream broke off says token-reset with the new attempt, then streams the whole answer', async () => {
@@ -117,10 +144,17 @@ describe('token streaming', () => {
   });
 
   it('a subscriber that connects late gets the committed events first, then live tokens; after the end, only committed events', async () => {
-    server.setScript([{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }], chunkDelayMs: 0 }, { content: ANSWER, chunkDelayMs: 60 }]);
+    server.setScript([
+      { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }], chunkDelayMs: 0 },
+      { content: ANSWER, chunkDelayMs: 60 },
+    ]);
     const runId = await start();
     // Join while the second model step streams.
-    await eventually(async () => (server.chatRequests()[1]?.chunkTimes?.length ?? 0) >= 2, 15_000, 'the second answer to stream');
+    await eventually(
+      async () => (server.chatRequests()[1]?.chunkTimes?.length ?? 0) >= 2,
+      15_000,
+      'the second answer to stream',
+    );
     const frames = await readSse((await events(runId)).body!);
     const firstToken = frames.findIndex((frame) => frame.event === 'token' || frame.event === 'token-reset');
     expect(firstToken).toBeGreaterThan(0);
@@ -164,9 +198,17 @@ describe('token streaming', () => {
     subscribed.open();
     const printed = await printing;
     expect(printed.code).toBe(0);
-    const lines = printed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; text?: string });
+    const lines = printed.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; text?: string });
     expect(lines.at(-1)?.type).toBe('run-end');
-    expect(lines.filter((line) => line.type === 'token').map((line) => line.text).join('')).toBe(ANSWER);
+    expect(
+      lines
+        .filter((line) => line.type === 'token')
+        .map((line) => line.text)
+        .join(''),
+    ).toBe(ANSWER);
   }, 60_000);
 
   it('unknown runs, other tenants and malformed Last-Event-ID get clear 4xx; a client that leaves mid-stream leaves no listener', async () => {
@@ -196,7 +238,10 @@ describe('token streaming', () => {
       return { content: ANSWER, chunkDelayMs: 40 };
     });
     const runId = await start();
-    void eventually(async () => tokens.listenerCount() >= 200, 60_000, 'all 200 to subscribe').then(everyone.open, everyone.open);
+    void eventually(async () => tokens.listenerCount() >= 200, 60_000, 'all 200 to subscribe').then(
+      everyone.open,
+      everyone.open,
+    );
     const quitters = new Set<number>();
     const results = await Promise.all(
       Array.from({ length: 200 }, async (_, index) => {
@@ -217,8 +262,16 @@ describe('token streaming', () => {
     const stayed = results.filter((_, index) => !quitters.has(index));
     expect(stayed.every((result) => result.frames.at(-1)?.event === 'run-end')).toBe(true);
     // Every subscriber that stayed saw the whole text live.
-    const texts = stayed.map((result) => tokenData(result.frames).map((event) => event.text ?? '').join(''));
+    const texts = stayed.map((result) =>
+      tokenData(result.frames)
+        .map((event) => event.text ?? '')
+        .join(''),
+    );
     expect(texts.filter((text) => text !== ANSWER)).toEqual([]);
-    await eventually(async () => tokens.listenerCount() === 0 && tokens.channelCount() === 0, 5000, 'every listener to go');
+    await eventually(
+      async () => tokens.listenerCount() === 0 && tokens.channelCount() === 0,
+      5000,
+      'every listener to go',
+    );
   }, 120_000);
 });

@@ -21,7 +21,14 @@ const printable = (maxLength: number) => fc.string({ unit: 'grapheme-ascii', max
 const idLike = fc.stringMatching(/^[A-Za-z0-9_.-]{1,24}$/);
 const json3 = fc.jsonValue({ maxDepth: 3 });
 /** JSON values without strings at the top: a bare string could name an existing run. */
-const notAString = fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(json3, { maxLength: 3 }), fc.dictionary(printable(8), json3, { maxKeys: 3 }));
+const notAString = fc.oneof(
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(json3, { maxLength: 3 }),
+  fc.dictionary(printable(8), json3, { maxKeys: 3 }),
+);
 
 const authorization = fc.oneof(
   { weight: 12, arbitrary: fc.constant(`Bearer ${KEYS.acmeProducer}`) },
@@ -36,7 +43,14 @@ const contentType = fc.oneof(
   { weight: 24, arbitrary: fc.constant('application/json') },
   {
     weight: 3,
-    arbitrary: fc.constantFrom('application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', 'application/json; charset=latin1'),
+    arbitrary: fc.constantFrom(
+      'application/json; charset=utf-8',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/octet-stream',
+      'application/json; charset=latin1',
+    ),
   },
   { weight: 1, arbitrary: printable(40) },
 );
@@ -53,21 +67,34 @@ const headers = fc
       'idempotency-key': fc.option(fc.oneof(idLike, printable(140)), { freq: 3 }),
       'last-event-id': fc.option(eventId, { freq: 3 }),
       accept: fc.option(fc.constantFrom('*/*', 'text/html', 'application/json', 'text/event-stream'), { freq: 3 }),
-      cookie: fc.option(fc.oneof(printable(80), printable(43).map((token) => `agentq_session=${token}`)), { freq: 3 }),
+      cookie: fc.option(
+        fc.oneof(
+          printable(80),
+          printable(43).map((token) => `agentq_session=${token}`),
+        ),
+        { freq: 3 },
+      ),
       'x-fuzz': fc.option(printable(40), { freq: 3 }),
     },
     { requiredKeys: ['authorization', 'content-type'] },
   )
-  .map((record) => Object.fromEntries(Object.entries(record).filter((entry): entry is [string, string] => typeof entry[1] === 'string')));
+  .map((record) =>
+    Object.fromEntries(
+      Object.entries(record).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+    ),
+  );
 
 const queryValue = fc.oneof(
   printable(40),
   fc.constantFrom('true', 'false', '1', '0', '-1', '201', '1e309', 'NaN', 'completed', 'queued', 'waiting', 'chain'),
   fc.integer().map(String),
   // Cursors: forged ones that decode to odd scores.
-  fc.tuple(fc.oneof(fc.double().map(String), fc.constantFrom(' 5', 'inf', '+inf', 'Infinity', '1e400', '0x10', '')), fc.oneof(idLike, printable(10))).map(([score, id]) =>
-    Buffer.from(`${score}|${id}`).toString('base64url'),
-  ),
+  fc
+    .tuple(
+      fc.oneof(fc.double().map(String), fc.constantFrom(' 5', 'inf', '+inf', 'Infinity', '1e400', '0x10', '')),
+      fc.oneof(idLike, printable(10)),
+    )
+    .map(([score, id]) => Buffer.from(`${score}|${id}`).toString('base64url')),
 );
 const queryKey = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('status', 'graph', 'limit', 'cursor', 'purge', 'next') },
@@ -75,7 +102,12 @@ const queryKey = fc.oneof(
   { weight: 1, arbitrary: printable(10) },
 );
 const query = fc.oneof(
-  { weight: 8, arbitrary: fc.array(fc.tuple(queryKey, queryValue), { maxLength: 3 }).map((pairs) => new URLSearchParams(pairs).toString()) },
+  {
+    weight: 8,
+    arbitrary: fc
+      .array(fc.tuple(queryKey, queryValue), { maxLength: 3 })
+      .map((pairs) => new URLSearchParams(pairs).toString()),
+  },
   { weight: 1, arbitrary: fc.constantFrom('%', '%zz', '&&&', '=', 'limit=%FF', 'a[b]=1', 'limit=5&limit=6') },
   { weight: 1, arbitrary: printable(30).map((raw) => raw.replace(/[#\s]/g, '')) },
 );
@@ -87,11 +119,17 @@ const runBody = fc.oneof(
     weight: 3,
     arbitrary: fc.record(
       {
-        graph: fc.oneof(fc.constantFrom('chain', 'approval', 'nope'), printable(128).filter((graph) => graph.length > 0)),
+        graph: fc.oneof(
+          fc.constantFrom('chain', 'approval', 'nope'),
+          printable(128).filter((graph) => graph.length > 0),
+        ),
         input: json3,
         runId: idLike.map((id) => `fz-post-${id}`),
         idempotencyKey: idLike,
-        options: fc.record({ maxSteps: fc.integer({ min: 1, max: 100_000 }), deadlineMs: fc.integer({ min: 1, max: 10 ** 9 }) }, { requiredKeys: [] }),
+        options: fc.record(
+          { maxSteps: fc.integer({ min: 1, max: 100_000 }), deadlineMs: fc.integer({ min: 1, max: 10 ** 9 }) },
+          { requiredKeys: [] },
+        ),
         webhookUrl: fc.webUrl(),
       },
       { requiredKeys: ['graph', 'input'] },
@@ -104,12 +142,23 @@ const runBody = fc.oneof(
         graph: fc.oneof(fc.constantFrom('chain', 'approval', 'nope'), printable(140), notAString),
         input: json3,
         graphVersion: fc.oneof(printable(70), notAString),
-        runId: fc.oneof(idLike.map((id) => `fz-post-${id}`), printable(140).map((text) => `fz-post-${text}`), notAString),
+        runId: fc.oneof(
+          idLike.map((id) => `fz-post-${id}`),
+          printable(140).map((text) => `fz-post-${text}`),
+          notAString,
+        ),
         idempotencyKey: fc.oneof(idLike, printable(140), notAString),
         tenant: fc.oneof(idLike, notAString),
         options: fc.oneof(
           notAString,
-          fc.record({ maxSteps: fc.oneof(fc.integer(), fc.double(), json3), deadlineMs: fc.oneof(fc.integer(), fc.double(), json3), tokenBudget: fc.oneof(fc.integer(), json3) }, { requiredKeys: [] }),
+          fc.record(
+            {
+              maxSteps: fc.oneof(fc.integer(), fc.double(), json3),
+              deadlineMs: fc.oneof(fc.integer(), fc.double(), json3),
+              tokenBudget: fc.oneof(fc.integer(), json3),
+            },
+            { requiredKeys: [] },
+          ),
         ),
         webhookUrl: fc.oneof(fc.webUrl(), printable(100), notAString),
         extra: json3,
@@ -126,7 +175,18 @@ function payloadOf(body: fc.Arbitrary<unknown>): fc.Arbitrary<string | undefined
     { weight: 1, arbitrary: printable(60) },
     {
       weight: 1,
-      arbitrary: fc.constantFrom(undefined, '', '{', 'null', '[]', '"x"', `{"graph":"chain","input":"${'x'.repeat(20_000)}"}`, `{"graph":"chain","input":${DEEP}}`, `{"query":${DEEP}}`, DEEP),
+      arbitrary: fc.constantFrom(
+        undefined,
+        '',
+        '{',
+        'null',
+        '[]',
+        '"x"',
+        `{"graph":"chain","input":"${'x'.repeat(20_000)}"}`,
+        `{"graph":"chain","input":${DEEP}}`,
+        `{"query":${DEEP}}`,
+        DEEP,
+      ),
     },
   );
 }
@@ -146,12 +206,22 @@ describe('fuzzing every route (no 5xx)', () => {
 
   beforeAll(async () => {
     console.log(`api fuzz seed=${SEED}, ${CASES} cases per route (AGENTQ_SEED=${SEED} reproduces them)`);
-    app = await createTestApi({ AGENTQ_RATE_LIMIT_PER_MINUTE: '0', AGENTQ_TENANT_MAX_INFLIGHT: '0', AGENTQ_BODY_LIMIT_BYTES: '16384' });
+    app = await createTestApi({
+      AGENTQ_RATE_LIMIT_PER_MINUTE: '0',
+      AGENTQ_TENANT_MAX_INFLIGHT: '0',
+      AGENTQ_BODY_LIMIT_BYTES: '16384',
+    });
     // Finished runs the fuzzer may name (cancelled at once: no worker takes them).
     const finishedRun = async (key: string, id: string) => {
-      await app.inject({ method: 'POST', url: '/v1/runs', headers: bearer(key), payload: { graph: 'chain', input: { steps: 1 }, runId: id } });
+      await app.inject({
+        method: 'POST',
+        url: '/v1/runs',
+        headers: bearer(key),
+        payload: { graph: 'chain', input: { steps: 1 }, runId: id },
+      });
       const cancelled = await app.inject({ method: 'DELETE', url: `/v1/runs/${id}`, headers: bearer(key) });
-      if (json(cancelled).status !== 'cancelled') throw new Error(`setup: run ${id} is not cancelled: ${cancelled.body}`);
+      if (json(cancelled).status !== 'cancelled')
+        throw new Error(`setup: run ${id} is not cancelled: ${cancelled.body}`);
     };
     for (const id of ['fz-own-1', 'fz-own-2', 'fz-own-3']) {
       await finishedRun(KEYS.acmeProducer, id);
@@ -173,8 +243,14 @@ describe('fuzzing every route (no 5xx)', () => {
     fc.oneof(
       { weight: 4, arbitrary: fc.constantFrom(...ownIds, foreignId) },
       { weight: 2, arbitrary: idLike.map((id) => `fz-miss-${id}`) },
-      { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 300 }).map((text) => encodeURIComponent(`fz-x${text}`)) },
-      { weight: 1, arbitrary: fc.constantFrom('%', '%zz', '%00', '..', '.', 'fz-own-1%2F..', 'a'.repeat(129), 'b'.repeat(300)) },
+      {
+        weight: 2,
+        arbitrary: fc.string({ unit: 'binary', maxLength: 300 }).map((text) => encodeURIComponent(`fz-x${text}`)),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom('%', '%zz', '%00', '..', '.', 'fz-own-1%2F..', 'a'.repeat(129), 'b'.repeat(300)),
+      },
     );
 
   /** One inject per case; fails on any 5xx (other than `allowed`) and on a 4xx outside the error shape. */
@@ -199,37 +275,108 @@ describe('fuzzing every route (no 5xx)', () => {
           throw new Error(`${label}\n→ ${response.statusCode} ${response.body.slice(0, 500)}`);
         }
         // Bull Board's own API keeps its own error format (its UI reads it); everything else has ours.
-        const bullBoardApi = routeCase.path.startsWith('/admin/queues/api/') && response.statusCode !== 401 && response.statusCode !== 403 && response.statusCode !== 503;
-        if (response.statusCode >= 400 && !bullBoardApi && !String(response.headers['content-type']).startsWith('text/html')) {
+        const bullBoardApi =
+          routeCase.path.startsWith('/admin/queues/api/') &&
+          response.statusCode !== 401 &&
+          response.statusCode !== 403 &&
+          response.statusCode !== 503;
+        if (
+          response.statusCode >= 400 &&
+          !bullBoardApi &&
+          !String(response.headers['content-type']).startsWith('text/html')
+        ) {
           let body: unknown;
           try {
             body = JSON.parse(response.body);
           } catch {
-            throw new Error(`${label}\n→ ${response.statusCode} with a body that is not JSON: ${response.body.slice(0, 300)}`);
+            throw new Error(
+              `${label}\n→ ${response.statusCode} with a body that is not JSON: ${response.body.slice(0, 300)}`,
+            );
           }
-          if (!isErrorShape(body)) throw new Error(`${label}\n→ ${response.statusCode} not in the error shape: ${response.body.slice(0, 300)}`);
+          if (!isErrorShape(body))
+            throw new Error(
+              `${label}\n→ ${response.statusCode} not in the error shape: ${response.body.slice(0, 300)}`,
+            );
         }
       }),
       { seed: SEED, numRuns: CASES },
     );
     totals.routes += 1;
     if (count < CASES) throw new Error(`${name}: only ${count} cases ran`);
-    console.log(`${name}: ${[...statuses].sort(([a], [b]) => a - b).map(([status, times]) => `${status}×${times}`).join(' ')}`);
+    console.log(
+      `${name}: ${[...statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([status, times]) => `${status}×${times}`)
+        .join(' ')}`,
+    );
   }
 
-  const routeCase = (method: RouteCase['method'], path: fc.Arbitrary<string>, body: fc.Arbitrary<unknown> = json3): fc.Arbitrary<RouteCase> =>
+  const routeCase = (
+    method: RouteCase['method'],
+    path: fc.Arbitrary<string>,
+    body: fc.Arbitrary<unknown> = json3,
+  ): fc.Arbitrary<RouteCase> =>
     fc.record({ method: fc.constant(method), path, query, headers, payload: payloadOf(body) });
 
   it('POST /v1/runs', () => fuzz('POST /v1/runs', routeCase('POST', fc.constant('/v1/runs'), runBody)));
   it('GET /v1/runs', () => fuzz('GET /v1/runs', routeCase('GET', fc.constant('/v1/runs'))));
-  it('GET /v1/runs/:id', () => fuzz('GET /v1/runs/:id', routeCase('GET', idParam().map((id) => `/v1/runs/${id}`))));
-  it('GET /v1/runs/:id/messages', () => fuzz('messages', routeCase('GET', idParam().map((id) => `/v1/runs/${id}/messages`))));
-  it('GET /v1/runs/:id/steps', () => fuzz('steps', routeCase('GET', idParam().map((id) => `/v1/runs/${id}/steps`))));
-  it('GET /v1/runs/:id/events', () => fuzz('events', routeCase('GET', idParam().map((id) => `/v1/runs/${id}/events`))));
-  it('DELETE /v1/runs/:id', () => fuzz('DELETE', routeCase('DELETE', idParam().map((id) => `/v1/runs/${id}`))));
-  it('POST /v1/runs/:id/retry', () => fuzz('retry', routeCase('POST', idParam().map((id) => `/v1/runs/${id}/retry`))));
+  it('GET /v1/runs/:id', () =>
+    fuzz(
+      'GET /v1/runs/:id',
+      routeCase(
+        'GET',
+        idParam().map((id) => `/v1/runs/${id}`),
+      ),
+    ));
+  it('GET /v1/runs/:id/messages', () =>
+    fuzz(
+      'messages',
+      routeCase(
+        'GET',
+        idParam().map((id) => `/v1/runs/${id}/messages`),
+      ),
+    ));
+  it('GET /v1/runs/:id/steps', () =>
+    fuzz(
+      'steps',
+      routeCase(
+        'GET',
+        idParam().map((id) => `/v1/runs/${id}/steps`),
+      ),
+    ));
+  it('GET /v1/runs/:id/events', () =>
+    fuzz(
+      'events',
+      routeCase(
+        'GET',
+        idParam().map((id) => `/v1/runs/${id}/events`),
+      ),
+    ));
+  it('DELETE /v1/runs/:id', () =>
+    fuzz(
+      'DELETE',
+      routeCase(
+        'DELETE',
+        idParam().map((id) => `/v1/runs/${id}`),
+      ),
+    ));
+  it('POST /v1/runs/:id/retry', () =>
+    fuzz(
+      'retry',
+      routeCase(
+        'POST',
+        idParam().map((id) => `/v1/runs/${id}/retry`),
+      ),
+    ));
   it('POST /v1/runs/:id/resume', () =>
-    fuzz('resume', routeCase('POST', idParam().map((id) => `/v1/runs/${id}/resume`), fc.oneof(json3, fc.record({ value: json3 }), fc.record({ value: json3, extra: json3 })))));
+    fuzz(
+      'resume',
+      routeCase(
+        'POST',
+        idParam().map((id) => `/v1/runs/${id}/resume`),
+        fc.oneof(json3, fc.record({ value: json3 }), fc.record({ value: json3, extra: json3 })),
+      ),
+    ));
   it('GET /healthz and /readyz', () => fuzz('probes', routeCase('GET', fc.constantFrom('/healthz', '/readyz'))));
   it('GET /metrics', () => fuzz('metrics', routeCase('GET', fc.constant('/metrics'))));
   it('the capability routes (chat, documents, batches, search) answer no 5xx', () =>
@@ -255,7 +402,13 @@ describe('fuzzing every route (no 5xx)', () => {
           headers,
           payloadOf(json3),
         )
-        .map(([[method, path], queryText, headerValues, payload]) => ({ method, path, query: queryText, headers: headerValues, payload })),
+        .map(([[method, path], queryText, headerValues, payload]) => ({
+          method,
+          path,
+          query: queryText,
+          headers: headerValues,
+          payload,
+        })),
     ));
   it('the dashboard sign-in and its API', () =>
     fuzz(
@@ -266,9 +419,29 @@ describe('fuzzing every route (no 5xx)', () => {
           path: fc.constant('/admin/login'),
           query,
           headers: headers.map((values) => ({ ...values, 'content-type': 'application/x-www-form-urlencoded' })),
-          payload: fc.array(fc.tuple(fc.constantFrom('key', 'next', 'x'), fc.oneof(printable(60), fc.constantFrom(KEYS.acmeAdmin, KEYS.acmeProducer, '//evil.example', '/admin/queues/../x')))).map((pairs) => new URLSearchParams(pairs).toString()),
+          payload: fc
+            .array(
+              fc.tuple(
+                fc.constantFrom('key', 'next', 'x'),
+                fc.oneof(
+                  printable(60),
+                  fc.constantFrom(KEYS.acmeAdmin, KEYS.acmeProducer, '//evil.example', '/admin/queues/../x'),
+                ),
+              ),
+            )
+            .map((pairs) => new URLSearchParams(pairs).toString()),
         }),
-        routeCase('GET', fc.constantFrom('/admin/login', '/admin/queues/api/queues', '/admin/queues/api/redis/stats', '/admin/logout', '/admin', '/docs/json')),
+        routeCase(
+          'GET',
+          fc.constantFrom(
+            '/admin/login',
+            '/admin/queues/api/queues',
+            '/admin/queues/api/redis/stats',
+            '/admin/logout',
+            '/admin',
+            '/docs/json',
+          ),
+        ),
       ),
     ));
   it('unknown routes', () =>

@@ -39,11 +39,20 @@ describe('cross-tenant reads and writes over every resource: 0 successes', () =>
   const body = <T>(response: LightMyRequestResponse): T => JSON.parse(response.body) as T;
 
   beforeAll(async () => {
-    rag = await startRagTestEnv((options) => startApiTestEnv({ ...options, graphs: [askGraph] }), data.path, { model: { script: obedientModel }, env: { AGENTQ_CHAT_WAIT_MS: '30000' } });
+    rag = await startRagTestEnv((options) => startApiTestEnv({ ...options, graphs: [askGraph] }), data.path, {
+      model: { script: obedientModel },
+      env: { AGENTQ_CHAT_WAIT_MS: '30000' },
+    });
     const { env } = rag;
     // globex's resources: runs in every state, a batch, documents, a conversation.
-    const run = async (payload: Record<string, unknown>) => body<{ id: string }>(await globex({ method: 'POST', url: '/v1/runs', payload })).id;
-    foreign.completed = await run({ graph: 'react-agent', conversationId: 'shared-conversation', idempotencyKey: 'shared-key', input: { query: `remember ${MARKER}`, tools: [] } });
+    const run = async (payload: Record<string, unknown>) =>
+      body<{ id: string }>(await globex({ method: 'POST', url: '/v1/runs', payload })).id;
+    foreign.completed = await run({
+      graph: 'react-agent',
+      conversationId: 'shared-conversation',
+      idempotencyKey: 'shared-key',
+      input: { query: `remember ${MARKER}`, tools: [] },
+    });
     foreign.failed = await run({ graph: 'react-agent', input: { query: `fail ${MARKER}`, tools: ['no_such_tool'] } });
     foreign.waiting = await run({ graph: 'ask', input: {} });
     foreign.running = await run({ graph: 'chain', input: { steps: 1, sleepMs: 600_000 } });
@@ -55,17 +64,48 @@ describe('cross-tenant reads and writes over every resource: 0 successes', () =>
       ['running', 'running'],
       ['purgeable', 'completed'],
     ] as const) {
-      await eventually(async () => (await env.client.get(foreign[name]!))?.status === status, 30_000, `globex's ${name} run`);
+      await eventually(
+        async () => (await env.client.get(foreign[name]!))?.status === status,
+        30_000,
+        `globex's ${name} run`,
+      );
     }
-    const upload = await globex({ method: 'POST', url: '/v1/documents', ...multipart({ collection: 'handbook' }, [{ name: 'secret.txt', content: `Vacation policy of Globex: ${MARKER} grants 90 days.` }]) });
+    const upload = await globex({
+      method: 'POST',
+      url: '/v1/documents',
+      ...multipart({ collection: 'handbook' }, [
+        { name: 'secret.txt', content: `Vacation policy of Globex: ${MARKER} grants 90 days.` },
+      ]),
+    });
     foreign.ingestBatch = body<{ batchId: string }>(upload).batchId;
-    await eventually(async () => body<{ finished?: boolean }>(await globex({ method: 'GET', url: `/v1/documents/batches/${foreign.ingestBatch}` })).finished === true, 60_000, "globex's document");
-    foreign.document = body<{ documents: { id: string }[] }>(await globex({ method: 'GET', url: '/v1/documents' })).documents[0]!.id;
-    const batch = await globex({ method: 'POST', url: '/v1/batches', headers: { 'idempotency-key': 'shared-batch' }, payload: { collection: 'handbook', questions: [{ question: `What is the vacation policy? ${MARKER}` }] } });
+    await eventually(
+      async () =>
+        body<{ finished?: boolean }>(
+          await globex({ method: 'GET', url: `/v1/documents/batches/${foreign.ingestBatch}` }),
+        ).finished === true,
+      60_000,
+      "globex's document",
+    );
+    foreign.document = body<{ documents: { id: string }[] }>(
+      await globex({ method: 'GET', url: '/v1/documents' }),
+    ).documents[0]!.id;
+    const batch = await globex({
+      method: 'POST',
+      url: '/v1/batches',
+      headers: { 'idempotency-key': 'shared-batch' },
+      payload: { collection: 'handbook', questions: [{ question: `What is the vacation policy? ${MARKER}` }] },
+    });
     foreign.batch = body<{ id: string }>(batch).id;
-    await eventually(async () => body<{ status: string }>(await globex({ method: 'GET', url: `/v1/batches/${foreign.batch}` })).status !== 'running', 60_000, "globex's batch");
+    await eventually(
+      async () =>
+        body<{ status: string }>(await globex({ method: 'GET', url: `/v1/batches/${foreign.batch}` })).status !==
+        'running',
+      60_000,
+      "globex's batch",
+    );
     // A typo here would make every attempt below ask about a missing id and prove nothing.
-    for (const [name, id] of Object.entries(foreign)) if (typeof id !== 'string' || id === '') throw new Error(`setup: globex's ${name} has no id`);
+    for (const [name, id] of Object.entries(foreign))
+      if (typeof id !== 'string' || id === '') throw new Error(`setup: globex's ${name} has no id`);
   });
   afterAll(async () => {
     await rag?.close();
@@ -77,37 +117,75 @@ describe('cross-tenant reads and writes over every resource: 0 successes', () =>
     const answer = await rag.env.as(key, options);
     const control = await rag.env.as(key, missing);
     const leaked = answer.statusCode < 400 || answer.body.includes(MARKER);
-    attempts.push({ what: `${what} (${key === KEYS.acmeAdmin ? 'admin' : 'producer'})`, status: answer.statusCode, leaked });
+    attempts.push({
+      what: `${what} (${key === KEYS.acmeAdmin ? 'admin' : 'producer'})`,
+      status: answer.statusCode,
+      leaked,
+    });
     expect(leaked, `${what}: ${answer.statusCode} ${answer.body.slice(0, 200)}`).toBe(false);
     expect(answer.statusCode, what).toBe(control.statusCode);
-    expect(body<{ error: { code: string } }>(answer).error.code, what).toBe(body<{ error: { code: string } }>(control).error.code);
+    expect(body<{ error: { code: string } }>(answer).error.code, what).toBe(
+      body<{ error: { code: string } }>(control).error.code,
+    );
   }
 
-  it.each([KEYS.acmeProducer, KEYS.acmeAdmin])('every foreign run, batch and document id answers like a missing one (key %s)', async (key) => {
-    const runs = ['completed', 'failed', 'waiting', 'running', 'purgeable'].map((name) => foreign[name]!);
-    for (const id of runs) {
-      for (const [what, method, suffix, payload] of [
-        ['get run', 'GET', '', undefined],
-        ['messages', 'GET', '/messages', undefined],
-        ['steps', 'GET', '/steps', undefined],
-        ['events (SSE)', 'GET', '/events', undefined],
-        ['retry', 'POST', '/retry', undefined],
-        ['resume', 'POST', '/resume', { value: 'approved' }],
-        ['cancel', 'DELETE', '', undefined],
-        ['purge', 'DELETE', '?purge=true', undefined],
-      ] as const) {
-        const request = (runId: string): InjectOptions => ({ method, url: `/v1/runs/${runId}${suffix}`, ...(payload ? { payload } : {}) });
-        await tryForeign(key, `${what} ${id}`, request(id), request(`missing-${id}`));
+  it.each([KEYS.acmeProducer, KEYS.acmeAdmin])(
+    'every foreign run, batch and document id answers like a missing one (key %s)',
+    async (key) => {
+      const runs = ['completed', 'failed', 'waiting', 'running', 'purgeable'].map((name) => foreign[name]!);
+      for (const id of runs) {
+        for (const [what, method, suffix, payload] of [
+          ['get run', 'GET', '', undefined],
+          ['messages', 'GET', '/messages', undefined],
+          ['steps', 'GET', '/steps', undefined],
+          ['events (SSE)', 'GET', '/events', undefined],
+          ['retry', 'POST', '/retry', undefined],
+          ['resume', 'POST', '/resume', { value: 'approved' }],
+          ['cancel', 'DELETE', '', undefined],
+          ['purge', 'DELETE', '?purge=true', undefined],
+        ] as const) {
+          const request = (runId: string): InjectOptions => ({
+            method,
+            url: `/v1/runs/${runId}${suffix}`,
+            ...(payload ? { payload } : {}),
+          });
+          await tryForeign(key, `${what} ${id}`, request(id), request(`missing-${id}`));
+        }
       }
-    }
-    for (const format of ['', '?format=json', '?format=csv', '?format=jsonl']) {
-      await tryForeign(key, `batch${format}`, { method: 'GET', url: `/v1/batches/${foreign.batch}${format}` }, { method: 'GET', url: `/v1/batches/bat_missing${format}` });
-    }
-    await tryForeign(key, 'cancel batch', { method: 'DELETE', url: `/v1/batches/${foreign.batch}` }, { method: 'DELETE', url: '/v1/batches/bat_missing' });
-    await tryForeign(key, 'document', { method: 'GET', url: `/v1/documents/${foreign.document}` }, { method: 'GET', url: '/v1/documents/doc_00000000000000000000000000000000' });
-    await tryForeign(key, 'delete document', { method: 'DELETE', url: `/v1/documents/${foreign.document}` }, { method: 'DELETE', url: '/v1/documents/doc_00000000000000000000000000000000' });
-    await tryForeign(key, 'ingest batch', { method: 'GET', url: `/v1/documents/batches/${foreign.ingestBatch}` }, { method: 'GET', url: '/v1/documents/batches/missing-batch' });
-  });
+      for (const format of ['', '?format=json', '?format=csv', '?format=jsonl']) {
+        await tryForeign(
+          key,
+          `batch${format}`,
+          { method: 'GET', url: `/v1/batches/${foreign.batch}${format}` },
+          { method: 'GET', url: `/v1/batches/bat_missing${format}` },
+        );
+      }
+      await tryForeign(
+        key,
+        'cancel batch',
+        { method: 'DELETE', url: `/v1/batches/${foreign.batch}` },
+        { method: 'DELETE', url: '/v1/batches/bat_missing' },
+      );
+      await tryForeign(
+        key,
+        'document',
+        { method: 'GET', url: `/v1/documents/${foreign.document}` },
+        { method: 'GET', url: '/v1/documents/doc_00000000000000000000000000000000' },
+      );
+      await tryForeign(
+        key,
+        'delete document',
+        { method: 'DELETE', url: `/v1/documents/${foreign.document}` },
+        { method: 'DELETE', url: '/v1/documents/doc_00000000000000000000000000000000' },
+      );
+      await tryForeign(
+        key,
+        'ingest batch',
+        { method: 'GET', url: `/v1/documents/batches/${foreign.ingestBatch}` },
+        { method: 'GET', url: '/v1/documents/batches/missing-batch' },
+      );
+    },
+  );
 
   it('lists, search, chat, conversations and idempotency keys of the same names hold nothing of globex', async () => {
     const acme = (options: InjectOptions) => rag.env.as(KEYS.acmeProducer, options);
@@ -118,24 +196,63 @@ describe('cross-tenant reads and writes over every resource: 0 successes', () =>
     };
     const allIds = Object.values(foreign);
     check('list runs', await acme({ method: 'GET', url: '/v1/runs?limit=200' }), allIds);
-    for (const status of ['completed', 'failed', 'waiting', 'running']) check(`list ${status} runs`, await acme({ method: 'GET', url: `/v1/runs?status=${status}` }), allIds);
+    for (const status of ['completed', 'failed', 'waiting', 'running'])
+      check(`list ${status} runs`, await acme({ method: 'GET', url: `/v1/runs?status=${status}` }), allIds);
     check('list documents', await acme({ method: 'GET', url: '/v1/documents' }), allIds);
-    check('list documents of the collection', await acme({ method: 'GET', url: '/v1/documents?collection=handbook' }), allIds);
-    check('search', await acme({ method: 'POST', url: '/v1/search', payload: { query: `vacation policy Globex ${MARKER}`, collection: 'handbook' } }));
-    check('search every collection', await acme({ method: 'POST', url: '/v1/search', payload: { query: `vacation policy Globex ${MARKER}` } }));
-    const chat = await acme({ method: 'POST', url: '/v1/agent/chat', payload: { query: `What is the vacation policy of Globex? ${MARKER.slice(0, 4)}`, collection: 'handbook' } });
+    check(
+      'list documents of the collection',
+      await acme({ method: 'GET', url: '/v1/documents?collection=handbook' }),
+      allIds,
+    );
+    check(
+      'search',
+      await acme({
+        method: 'POST',
+        url: '/v1/search',
+        payload: { query: `vacation policy Globex ${MARKER}`, collection: 'handbook' },
+      }),
+    );
+    check(
+      'search every collection',
+      await acme({ method: 'POST', url: '/v1/search', payload: { query: `vacation policy Globex ${MARKER}` } }),
+    );
+    const chat = await acme({
+      method: 'POST',
+      url: '/v1/agent/chat',
+      payload: { query: `What is the vacation policy of Globex? ${MARKER.slice(0, 4)}`, collection: 'handbook' },
+    });
     expect(chat.statusCode, chat.body).toBe(200);
     check('chat', chat);
     // The same Idempotency-Key names another run in acme (keys are scoped by tenant).
-    const replay = await acme({ method: 'POST', url: '/v1/runs', headers: { 'idempotency-key': 'shared-key' }, payload: { graph: 'chain', input: { steps: 1 } } });
+    const replay = await acme({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: { 'idempotency-key': 'shared-key' },
+      payload: { graph: 'chain', input: { steps: 1 } },
+    });
     expect(replay.statusCode).toBe(202);
     expect(replay.headers['idempotent-replayed']).toBeUndefined();
     check('idempotency key of the same name', replay, allIds);
-    const sameBatchKey = await acme({ method: 'POST', url: '/v1/batches', headers: { 'idempotency-key': 'shared-batch' }, payload: { collection: 'handbook', questions: [{ question: 'anything?' }] } });
+    const sameBatchKey = await acme({
+      method: 'POST',
+      url: '/v1/batches',
+      headers: { 'idempotency-key': 'shared-batch' },
+      payload: { collection: 'handbook', questions: [{ question: 'anything?' }] },
+    });
     check('batch idempotency key of the same name', sameBatchKey, allIds);
     // A conversation of the same id starts empty for acme: globex's turn is not in its prompt.
     rag.server!.reset();
-    const turn = body<{ id: string }>(await acme({ method: 'POST', url: '/v1/runs', payload: { graph: 'react-agent', conversationId: 'shared-conversation', input: { query: 'What did I ask you to remember?', tools: [] } } }));
+    const turn = body<{ id: string }>(
+      await acme({
+        method: 'POST',
+        url: '/v1/runs',
+        payload: {
+          graph: 'react-agent',
+          conversationId: 'shared-conversation',
+          input: { query: 'What did I ask you to remember?', tools: [] },
+        },
+      }),
+    );
     const done = await rag.env.client.wait(turn.id, { timeoutMs: 30_000 });
     expect(done.status).toBe('completed');
     const prompts = rag.server!.chatRequests().map((request) => JSON.stringify(request.body));

@@ -15,7 +15,9 @@ export interface Honeypot {
  */
 export async function startHoneypot(): Promise<Honeypot> {
   let connections = 0;
-  const server: Server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('aws_secret_access_key=honeypot'));
+  const server: Server = createServer((_request, response) =>
+    response.writeHead(200, { 'content-type': 'text/plain' }).end('aws_secret_access_key=honeypot'),
+  );
   server.on('connection', () => (connections += 1));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -17,7 +17,8 @@ describe('a client-chosen runId of another tenant answers as an unused one', () 
   });
   afterAll(async () => env?.close());
 
-  const post = (key: string, payload: Record<string, unknown>) => env.as(key, { method: 'POST', url: '/v1/runs', payload });
+  const post = (key: string, payload: Record<string, unknown>) =>
+    env.as(key, { method: 'POST', url: '/v1/runs', payload });
   /** What does not depend on the id: status, headers other than location, body without id and times. */
   const shape = (response: LightMyRequestResponse, name: string) => {
     const body = json<Record<string, unknown>>(response);
@@ -30,7 +31,9 @@ describe('a client-chosen runId of another tenant answers as an unused one', () 
     const suffix = `${Date.now()}`;
     const taken = `order-${suffix}`;
     const unused = `other-${suffix}`;
-    const theirs = json<RunRecord>(await post(KEYS.globexProducer, { graph: 'chain', input: { steps: 1 }, runId: taken }));
+    const theirs = json<RunRecord>(
+      await post(KEYS.globexProducer, { graph: 'chain', input: { steps: 1 }, runId: taken }),
+    );
     await eventually(async () => (await env.client.get(theirs.id))?.status === 'completed', 15_000, "globex's run");
 
     const collision = await post(KEYS.acmeProducer, { graph: 'chain', input: { steps: 2 }, runId: taken });
@@ -45,7 +48,11 @@ describe('a client-chosen runId of another tenant answers as an unused one', () 
     const read = async (key: string) => json<RunRecord>(await env.as(key, { method: 'GET', url: `/v1/runs/${taken}` }));
     await eventually(async () => (await read(KEYS.acmeProducer)).status === 'completed', 15_000, "acme's run");
     expect(await read(KEYS.acmeProducer)).toMatchObject({ id: mine.id, tenant: 'acme', output: { visited: [0, 1] } });
-    expect(await read(KEYS.globexProducer)).toMatchObject({ id: theirs.id, tenant: 'globex', output: { visited: [0] } });
+    expect(await read(KEYS.globexProducer)).toMatchObject({
+      id: theirs.id,
+      tenant: 'globex',
+      output: { visited: [0] },
+    });
 
     // Posting the same name again is an idempotent replay of the caller's own run, not a conflict.
     const replay = await post(KEYS.acmeProducer, { graph: 'chain', input: { steps: 2 }, runId: taken });
@@ -55,7 +62,9 @@ describe('a client-chosen runId of another tenant answers as an unused one', () 
   });
 
   it("an id agentq made (another tenant's or nobody's) is refused on its form alone: same 400, same error code", async () => {
-    const made = json<RunRecord>(await post(KEYS.globexProducer, { graph: 'chain', input: { steps: 1 }, idempotencyKey: 'guessable' }));
+    const made = json<RunRecord>(
+      await post(KEYS.globexProducer, { graph: 'chain', input: { steps: 1 }, idempotencyKey: 'guessable' }),
+    );
     expect(made.id).toBe(runIdForIdempotencyKey('globex', 'guessable'));
     const nobodys = runIdForIdempotencyKey('globex', `never-used-${Date.now()}`);
     const probe = await post(KEYS.acmeProducer, { graph: 'chain', input: { steps: 1 }, runId: made.id });

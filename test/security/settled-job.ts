@@ -5,7 +5,11 @@ import { eventually } from '../helpers/test-env.js';
  * The job once BullMQ has marked it finished (failed or completed). A worker fails the run before
  * BullMQ moves the job, so tests read the job state until BullMQ has counted its last attempt.
  */
-export async function settledJob(queue: Queue, jobId: string, timeoutMs = 30_000): Promise<{ job: Job; state: 'failed' | 'completed' }> {
+export async function settledJob(
+  queue: Queue,
+  jobId: string,
+  timeoutMs = 30_000,
+): Promise<{ job: Job; state: 'failed' | 'completed' }> {
   return eventually(
     async () => {
       const state = await queue.getJobState(jobId);

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { Worker } from 'bullmq';
 import { BULLMQ_MAIN_LOOP_SHA1 } from '../../worker/engine/step-worker.js';
-import { BULLMQ_SCRIPT_SHA1, BULLMQ_VERSION, bullmqScript, installedBullmqVersion, sha1, type BullmqScriptName } from '../../shared/bullmq/bullmq-functions.js';
+import {
+  BULLMQ_SCRIPT_SHA1,
+  BULLMQ_VERSION,
+  bullmqScript,
+  installedBullmqVersion,
+  sha1,
+  type BullmqScriptName,
+} from '../../shared/bullmq/bullmq-functions.js';
 
 /**
  * The guard of engine v2's composed scripts: they call BullMQ's own addStandardJob, addPrioritizedJob, moveToActive and
@@ -11,20 +18,32 @@ import { BULLMQ_SCRIPT_SHA1, BULLMQ_VERSION, bullmqScript, installedBullmqVersio
  */
 describe('the BullMQ scripts the step engine composes', () => {
   it(`are bullmq ${BULLMQ_VERSION}'s: an upgrade must re-check step-transition-scripts.ts`, () => {
-    expect(installedBullmqVersion(), 'bullmq was upgraded: re-check the KEYS/ARGV layout used in shared/store/step-transition-scripts.ts, then update BULLMQ_VERSION').toBe(BULLMQ_VERSION);
+    expect(
+      installedBullmqVersion(),
+      'bullmq was upgraded: re-check the KEYS/ARGV layout used in shared/store/step-transition-scripts.ts, then update BULLMQ_VERSION',
+    ).toBe(BULLMQ_VERSION);
   });
 
-  it.each(Object.keys(BULLMQ_SCRIPT_SHA1) as BullmqScriptName[])('%s has the text (and so the KEYS/ARGV layout) it was checked against', (name) => {
-    const script = bullmqScript(name);
-    expect(sha1(script.content), `BullMQ's ${name} script changed: re-check its KEYS/ARGV in step-transition-scripts.ts, then record its new sha1`).toBe(BULLMQ_SCRIPT_SHA1[name]);
-    expect(script.keys).toBe({ addStandardJob: 9, addPrioritizedJob: 9, moveToActive: 11, moveToFinished: 14 }[name]);
-  });
+  it.each(Object.keys(BULLMQ_SCRIPT_SHA1) as BullmqScriptName[])(
+    '%s has the text (and so the KEYS/ARGV layout) it was checked against',
+    (name) => {
+      const script = bullmqScript(name);
+      expect(
+        sha1(script.content),
+        `BullMQ's ${name} script changed: re-check its KEYS/ARGV in step-transition-scripts.ts, then record its new sha1`,
+      ).toBe(BULLMQ_SCRIPT_SHA1[name]);
+      expect(script.keys).toBe({ addStandardJob: 9, addPrioritizedJob: 9, moveToActive: 11, moveToFinished: 14 }[name]);
+    },
+  );
 
   // The lean hop (LEAN_HOP in step-transition-scripts.ts) is agentq's own copy of what these scripts write
   // for a step job; test/integration/lean-hop.test.ts compares the two on Redis. These are the lines it
   // reproduces: when one changes, the copy must change with it.
   it.each([
-    ['addStandardJob', 'rcall("HMSET", jobIdKey, "name", name, "data", data, "opts", jsonOpts,\n          "timestamp", timestamp, "delay", delay, "priority", priority,'],
+    [
+      'addStandardJob',
+      'rcall("HMSET", jobIdKey, "name", name, "data", data, "opts", jsonOpts,\n          "timestamp", timestamp, "delay", delay, "priority", priority,',
+    ],
     ['addStandardJob', 'rcall("XADD", eventsKey, "*", "event", "added", "jobId", jobId, "name", name)'],
     ['moveToActive', 'rcall("SET", lockKey, opts[\'token\'], "PX", opts[\'lockDuration\'])'],
     ['moveToActive', 'rcall("XADD", eventStreamKey, "*", "event", "active", "jobId", jobId, "prev", "waiting")'],
@@ -34,17 +53,32 @@ describe('the BullMQ scripts the step engine composes', () => {
     ['moveToFinished', 'local attemptsMade = rcall("HINCRBY", jobIdKey, "atm", 1)'],
     ['moveToFinished', 'rcall("HSET", jobIdKey, ARGV[3], ARGV[4], "finishedOn", timestamp)'],
     ['moveToFinished', 'rcall("ZREMRANGEBYRANK", targetSet, 0, -(maxCount + 1))'],
-    ['moveToFinished', 'return rcall("DEL", jobKey, jobKey .. \':logs\', jobKey .. \':dependencies\',\n    jobKey .. \':processed\', jobKey .. \':failed\', jobKey .. \':unsuccessful\')'],
-    ['moveToFinished', 'rcall("XADD", eventStreamKey, "*", "event", ARGV[5], "jobId", jobId, ARGV[3], ARGV[4], "prev", "active")'],
+    [
+      'moveToFinished',
+      "return rcall(\"DEL\", jobKey, jobKey .. ':logs', jobKey .. ':dependencies',\n    jobKey .. ':processed', jobKey .. ':failed', jobKey .. ':unsuccessful')",
+    ],
+    [
+      'moveToFinished',
+      'rcall("XADD", eventStreamKey, "*", "event", ARGV[5], "jobId", jobId, ARGV[3], ARGV[4], "prev", "active")',
+    ],
   ] as [BullmqScriptName, string][])('%s still writes what the lean hop copies: %s', (name, line) => {
-    expect(bullmqScript(name).content, `BullMQ's ${name} changed a line LEAN_HOP copies: update LEAN_HOP in step-transition-scripts.ts`).toContain(line);
+    expect(
+      bullmqScript(name).content,
+      `BullMQ's ${name} changed a line LEAN_HOP copies: update LEAN_HOP in step-transition-scripts.ts`,
+    ).toContain(line);
   });
 
   // StepWorker (worker/engine/step-worker.ts) runs its own copy of BullMQ's private Worker.mainLoop, changed to
   // fill free slots with batched takes: an upgrade that changes BullMQ's loop must be ported into it.
   it("Worker's main loop is the one StepWorker's loop copies", () => {
     const mainLoop = (Worker.prototype as unknown as Record<string, (() => Promise<void>) | undefined>).mainLoop;
-    expect(typeof mainLoop, 'BullMQ no longer has Worker.mainLoop: StepWorker replaces it by name (worker/engine/step-worker.ts)').toBe('function');
-    expect(sha1(mainLoop!.toString()), "BullMQ's Worker.mainLoop changed: port the change into StepWorker.stepMainLoop, then record its new sha1 (BULLMQ_MAIN_LOOP_SHA1)").toBe(BULLMQ_MAIN_LOOP_SHA1);
+    expect(
+      typeof mainLoop,
+      'BullMQ no longer has Worker.mainLoop: StepWorker replaces it by name (worker/engine/step-worker.ts)',
+    ).toBe('function');
+    expect(
+      sha1(mainLoop!.toString()),
+      "BullMQ's Worker.mainLoop changed: port the change into StepWorker.stepMainLoop, then record its new sha1 (BULLMQ_MAIN_LOOP_SHA1)",
+    ).toBe(BULLMQ_MAIN_LOOP_SHA1);
   });
 });

@@ -37,8 +37,8 @@ describe('evaluateArithmetic', () => {
     ['2(3)', "unexpected '(' at position 2: expected an operator or the end"],
     ['1 / 0', 'division by zero at position 3'],
     ['5 % (2 - 2)', 'remainder by zero at position 3'],
-    ['2 ** 3', "unexpected '*' at position 4: expected a number or \"(\""],
-    ['abc', "unexpected 'a' at position 1: expected a number or \"(\""],
+    ['2 ** 3', 'unexpected \'*\' at position 4: expected a number or "("'],
+    ['abc', 'unexpected \'a\' at position 1: expected a number or "("'],
     ['Math.max(1)', "unexpected 'M' at position 1"],
     ['10 ^ 400', 'the result is not a finite number'],
     ['1..2', "unexpected '.' at position 3"],
@@ -55,7 +55,10 @@ describe('evaluateArithmetic', () => {
 
 describe('calculator tool', () => {
   it('returns the expression and its result', async () => {
-    expect(await calculatorTool.execute({ expression: '2^10' }, {} as never)).toEqual({ expression: '2^10', result: 1024 });
+    expect(await calculatorTool.execute({ expression: '2^10' }, {} as never)).toEqual({
+      expression: '2^10',
+      result: 1024,
+    });
   });
 
   it('describes itself to the model with a JSON Schema', () => {

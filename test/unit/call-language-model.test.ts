@@ -10,13 +10,23 @@ describe('callLanguageModel', () => {
   it('saves the response before returning it; a repeated step reuses it and records its usage again', async () => {
     const languageModel = new MockLanguageModel({
       modelId: 'gpt-4o-mini',
-      generate: { message: { role: 'assistant', content: 'Paris' }, usage: { inputTokens: 1_000_000, outputTokens: 0 }, finishReason: 'stop', model: 'gpt-4o-mini-2024-07-18' },
+      generate: {
+        message: { role: 'assistant', content: 'Paris' },
+        usage: { inputTokens: 1_000_000, outputTokens: 0 },
+        finishReason: 'stop',
+        model: 'gpt-4o-mini-2024-07-18',
+      },
     });
-    const services = { languageModel, agentSettings: { prices: { 'gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 } } } };
+    const services = {
+      languageModel,
+      agentSettings: { prices: { 'gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 } } },
+    };
     const first = fakeContext(services);
     const call = await callLanguageModel(first.context, { messages });
     expect(call).toMatchObject({ fresh: true, usageEstimated: false, costUsd: 0.15, message: { content: 'Paris' } });
-    expect(first.recorded).toEqual([{ inputTokens: 1_000_000, outputTokens: 0, costUsd: 0.15, model: 'gpt-4o-mini-2024-07-18' }]);
+    expect(first.recorded).toEqual([
+      { inputTokens: 1_000_000, outputTokens: 0, costUsd: 0.15, model: 'gpt-4o-mini-2024-07-18' },
+    ]);
 
     const again = fakeContext(services, { memo: first.memo });
     const reused = await callLanguageModel(again.context, { messages });
@@ -29,12 +39,22 @@ describe('callLanguageModel', () => {
     const languageModel = new MockLanguageModel();
     const { context } = fakeContext({ languageModel, agentSettings: { maxTokens: 64 } });
     await callLanguageModel(context, { messages, temperature: 0 });
-    expect(languageModel.calls[0]).toMatchObject({ messages, maxTokens: 64, temperature: 0, abortSignal: context.abortSignal });
+    expect(languageModel.calls[0]).toMatchObject({
+      messages,
+      maxTokens: 64,
+      temperature: 0,
+      abortSignal: context.abortSignal,
+    });
   });
 
   it('estimates usage with the tokenizer when the provider sends none', async () => {
     const languageModel = new MockLanguageModel({
-      generate: { message: { role: 'assistant', content: 'The capital of France is Paris.' }, usage: undefined, finishReason: 'stop', model: 'local' },
+      generate: {
+        message: { role: 'assistant', content: 'The capital of France is Paris.' },
+        usage: undefined,
+        finishReason: 'stop',
+        model: 'local',
+      },
     });
     const { context, recorded } = fakeContext({ languageModel });
     const call = await callLanguageModel(context, { messages });
@@ -49,7 +69,11 @@ describe('callLanguageModel', () => {
     const tight = fakeContext({ languageModel, agentSettings: { maxTokens: 100 } }, { tokenBudgetRemaining: 110 });
     const error = await callLanguageModel(tight.context, { messages }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AgentqError);
-    expect(error).toMatchObject({ code: 'BUDGET_EXCEEDED', retryable: false, details: { estimatedTokens: 114, remainingTokens: 110 } });
+    expect(error).toMatchObject({
+      code: 'BUDGET_EXCEEDED',
+      retryable: false,
+      details: { estimatedTokens: 114, remainingTokens: 110 },
+    });
     expect(languageModel.calls).toHaveLength(0);
     expect(tight.memo.size).toBe(0);
 
@@ -60,11 +84,17 @@ describe('callLanguageModel', () => {
 
   it('fails with a configuration message when no model is configured', async () => {
     const { context } = fakeContext({});
-    await expect(callLanguageModel(context, { messages })).rejects.toMatchObject({ code: 'PROVIDER_ERROR', retryable: false, message: expect.stringMatching(/set LLM_MODEL/) });
+    await expect(callLanguageModel(context, { messages })).rejects.toMatchObject({
+      code: 'PROVIDER_ERROR',
+      retryable: false,
+      message: expect.stringMatching(/set LLM_MODEL/),
+    });
   });
 
   it('does not save a failed call, so the retry asks again', async () => {
-    const languageModel = new MockLanguageModel({ generate: [new AgentqError('PROVIDER_ERROR', 'HTTP 500', { retryable: true }), 'second time lucky'] });
+    const languageModel = new MockLanguageModel({
+      generate: [new AgentqError('PROVIDER_ERROR', 'HTTP 500', { retryable: true }), 'second time lucky'],
+    });
     const { context, memo } = fakeContext({ languageModel });
     await expect(callLanguageModel(context, { messages })).rejects.toThrow('HTTP 500');
     expect(memo.size).toBe(0);

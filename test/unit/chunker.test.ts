@@ -6,7 +6,8 @@ import type { Block, ParsedDocument } from '../../worker/retrieval/parsers/parse
 import { parseMarkdown } from '../../worker/retrieval/parsers/parse-markdown.js';
 
 const sentence = (index: number) => `Sentence number ${index} tells about the aardvark colony near river ${index % 7}.`;
-const paragraph = (from: number, count: number) => Array.from({ length: count }, (_, index) => sentence(from + index)).join(' ');
+const paragraph = (from: number, count: number) =>
+  Array.from({ length: count }, (_, index) => sentence(from + index)).join(' ');
 const doc = (blocks: Block[]): ParsedDocument => ({ type: 'markdown', title: 'T', pages: null, blocks });
 
 /** Invariants every chunking must keep, whatever the document. */
@@ -23,7 +24,9 @@ function expectWellFormed(text: string, chunks: Chunk[], maxTokens: number): voi
 
 describe('chunkDocument', () => {
   it('keeps a short section whole, with its heading path', () => {
-    const { text, chunks } = chunkDocument(parseMarkdown('# Animals\n\n## Aardvark\n\nThe aardvark digs.\n\nIt eats ants.\n\n## Bee\n\nBees buzz.\n'));
+    const { text, chunks } = chunkDocument(
+      parseMarkdown('# Animals\n\n## Aardvark\n\nThe aardvark digs.\n\nIt eats ants.\n\n## Bee\n\nBees buzz.\n'),
+    );
     expect(chunks.map((chunk) => [chunk.headingPath, chunk.text])).toEqual([
       [['Animals', 'Aardvark'], 'The aardvark digs.\n\nIt eats ants.'],
       [['Animals', 'Bee'], 'Bees buzz.'],
@@ -32,13 +35,16 @@ describe('chunkDocument', () => {
   });
 
   it('pops headings by level: a new ## replaces the previous ## under the same #', () => {
-    const { chunks } = chunkDocument(parseMarkdown('# A\n\n## B\n\n### C\n\nc text\n\n## D\n\nd text\n\n# E\n\ne text'));
+    const { chunks } = chunkDocument(
+      parseMarkdown('# A\n\n## B\n\n### C\n\nc text\n\n## D\n\nd text\n\n# E\n\ne text'),
+    );
     expect(chunks.map((chunk) => chunk.headingPath)).toEqual([['A', 'B', 'C'], ['A', 'D'], ['E']]);
   });
 
   it('packs paragraphs up to the budget and never exceeds it', () => {
     const blocks: Block[] = [{ kind: 'heading', level: 1, text: 'Long', page: null }];
-    for (let index = 0; index < 30; index += 1) blocks.push({ kind: 'paragraph', text: paragraph(index * 3, 3), page: null });
+    for (let index = 0; index < 30; index += 1)
+      blocks.push({ kind: 'paragraph', text: paragraph(index * 3, 3), page: null });
     const { text, chunks } = chunkDocument(doc(blocks), { maxTokens: 120, overlapTokens: 0 });
     expect(chunks.length).toBeGreaterThan(5);
     expectWellFormed(text, chunks, 120);
@@ -49,7 +55,10 @@ describe('chunkDocument', () => {
   });
 
   it('splits a paragraph over the budget into sentences, with overlap between its chunks', () => {
-    const { text, chunks } = chunkDocument(doc([{ kind: 'paragraph', text: paragraph(0, 60), page: null }]), { maxTokens: 100, overlapTokens: 30 });
+    const { text, chunks } = chunkDocument(doc([{ kind: 'paragraph', text: paragraph(0, 60), page: null }]), {
+      maxTokens: 100,
+      overlapTokens: 30,
+    });
     expectWellFormed(text, chunks, 100);
     expect(chunks.length).toBeGreaterThan(5);
     for (let index = 1; index < chunks.length; index += 1) {
@@ -64,7 +73,13 @@ describe('chunkDocument', () => {
   it('cuts a sentence longer than the budget into word windows, and a giant word into pieces', () => {
     const words = Array.from({ length: 900 }, (_, index) => `word${index}`).join(' ');
     const giant = 'x'.repeat(5000);
-    const { text, chunks } = chunkDocument(doc([{ kind: 'paragraph', text: words, page: null }, { kind: 'paragraph', text: giant, page: null }]), { maxTokens: 64, overlapTokens: 0 });
+    const { text, chunks } = chunkDocument(
+      doc([
+        { kind: 'paragraph', text: words, page: null },
+        { kind: 'paragraph', text: giant, page: null },
+      ]),
+      { maxTokens: 64, overlapTokens: 0 },
+    );
     expectWellFormed(text, chunks, 64);
     expect(chunks.map((chunk) => chunk.text).join(' ')).toContain('word899');
     expect(chunks.reduce((sum, chunk) => sum + (chunk.text.match(/x/g)?.length ?? 0), 0)).toBe(5000);
@@ -98,29 +113,49 @@ describe('chunkDocument', () => {
 
   it('keeps its invariants on arbitrary documents (property)', () => {
     const blockArbitrary = fc.oneof(
-      fc.record({ kind: fc.constant('heading' as const), level: fc.integer({ min: 1, max: 4 }), text: fc.string({ minLength: 1, maxLength: 40 }).map((value) => value.trim() || 'h'), page: fc.constant(null) }),
+      fc.record({
+        kind: fc.constant('heading' as const),
+        level: fc.integer({ min: 1, max: 4 }),
+        text: fc.string({ minLength: 1, maxLength: 40 }).map((value) => value.trim() || 'h'),
+        page: fc.constant(null),
+      }),
       fc.record({
         kind: fc.constant('paragraph' as const),
-        text: fc.array(fc.oneof(fc.lorem({ maxCount: 30, mode: 'sentences' }), fc.string({ maxLength: 200 }), fc.string({ unit: 'grapheme', maxLength: 80 })), { minLength: 1, maxLength: 4 }).map((parts) => parts.join(' ').trim() || 'p'),
+        text: fc
+          .array(
+            fc.oneof(
+              fc.lorem({ maxCount: 30, mode: 'sentences' }),
+              fc.string({ maxLength: 200 }),
+              fc.string({ unit: 'grapheme', maxLength: 80 }),
+            ),
+            { minLength: 1, maxLength: 4 },
+          )
+          .map((parts) => parts.join(' ').trim() || 'p'),
         page: fc.constant(null),
       }),
     );
     fc.assert(
-      fc.property(fc.array(blockArbitrary, { minLength: 1, maxLength: 12 }), fc.integer({ min: 16, max: 200 }), fc.integer({ min: 0, max: 60 }), (blocks, maxTokens, overlapTokens) => {
-        const { text, chunks } = chunkDocument(doc(blocks), { maxTokens, overlapTokens });
-        expectWellFormed(text, chunks, maxTokens);
-        // Nothing lost: every non-space character of every paragraph lies inside some chunk (blocks are laid
-        // out one after the other, separated by a blank line).
-        const covered = new Uint8Array(text.length);
-        for (const chunk of chunks) covered.fill(1, chunk.charStart, chunk.charEnd);
-        let offset = 0;
-        for (const block of blocks) {
-          if (block.kind === 'paragraph') {
-            for (let index = 0; index < block.text.length; index += 1) if (/\S/.test(block.text[index]!)) expect(covered[offset + index]).toBe(1);
+      fc.property(
+        fc.array(blockArbitrary, { minLength: 1, maxLength: 12 }),
+        fc.integer({ min: 16, max: 200 }),
+        fc.integer({ min: 0, max: 60 }),
+        (blocks, maxTokens, overlapTokens) => {
+          const { text, chunks } = chunkDocument(doc(blocks), { maxTokens, overlapTokens });
+          expectWellFormed(text, chunks, maxTokens);
+          // Nothing lost: every non-space character of every paragraph lies inside some chunk (blocks are laid
+          // out one after the other, separated by a blank line).
+          const covered = new Uint8Array(text.length);
+          for (const chunk of chunks) covered.fill(1, chunk.charStart, chunk.charEnd);
+          let offset = 0;
+          for (const block of blocks) {
+            if (block.kind === 'paragraph') {
+              for (let index = 0; index < block.text.length; index += 1)
+                if (/\S/.test(block.text[index]!)) expect(covered[offset + index]).toBe(1);
+            }
+            offset += block.text.length + 2;
           }
-          offset += block.text.length + 2;
-        }
-      }),
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -10,11 +10,15 @@ describe('config: job locks', () => {
   });
 
   it('refuses a take lock shorter than the held lock', () => {
-    expect(() => loadConfig({ AGENTQ_LOCK_DURATION_MS: '5000', AGENTQ_TAKE_LOCK_MS: '4000' })).toThrow(/AGENTQ_TAKE_LOCK_MS \(4000\) must be at least AGENTQ_LOCK_DURATION_MS \(5000\)/);
+    expect(() => loadConfig({ AGENTQ_LOCK_DURATION_MS: '5000', AGENTQ_TAKE_LOCK_MS: '4000' })).toThrow(
+      /AGENTQ_TAKE_LOCK_MS \(4000\) must be at least AGENTQ_LOCK_DURATION_MS \(5000\)/,
+    );
     expect(loadConfig({ AGENTQ_LOCK_DURATION_MS: '5000', AGENTQ_TAKE_LOCK_MS: '5000' }).takeLockMs).toBe(5000);
   });
 
   it('refuses a held lock shorter than two liveness beats', () => {
-    expect(() => loadConfig({ AGENTQ_LOCK_DURATION_MS: '1500', AGENTQ_LIVENESS_INTERVAL_MS: '1000' })).toThrow(/AGENTQ_LOCK_DURATION_MS \(1500\) must be at least twice AGENTQ_LIVENESS_INTERVAL_MS/);
+    expect(() => loadConfig({ AGENTQ_LOCK_DURATION_MS: '1500', AGENTQ_LIVENESS_INTERVAL_MS: '1000' })).toThrow(
+      /AGENTQ_LOCK_DURATION_MS \(1500\) must be at least twice AGENTQ_LIVENESS_INTERVAL_MS/,
+    );
   });
 });

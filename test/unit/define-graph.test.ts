@@ -16,15 +16,21 @@ describe('building a graph', () => {
   });
 
   it('rejects an edge from an unknown node', () => {
-    expect(() => defineGraph({ name: 'g', state }).node('a', noop).edge(START, 'a').edge('a', END).edge('zz', 'a').build()).toThrow(
-      "edge from unknown node 'zz'",
-    );
+    expect(() =>
+      defineGraph({ name: 'g', state }).node('a', noop).edge(START, 'a').edge('a', END).edge('zz', 'a').build(),
+    ).toThrow("edge from unknown node 'zz'");
   });
 
   it('rejects an unreachable node, naming it', () => {
-    expect(() => defineGraph({ name: 'g', state }).node('a', noop).node('island', noop).edge(START, 'a').edge('a', END).edge('island', END).build()).toThrow(
-      "node 'island' is unreachable from START",
-    );
+    expect(() =>
+      defineGraph({ name: 'g', state })
+        .node('a', noop)
+        .node('island', noop)
+        .edge(START, 'a')
+        .edge('a', END)
+        .edge('island', END)
+        .build(),
+    ).toThrow("node 'island' is unreachable from START");
   });
 
   it('rejects a node with no path to END, naming it', () => {
@@ -47,18 +53,28 @@ describe('building a graph', () => {
 
   it('rejects a graph without an entry, duplicate nodes, bad names and the reserved messages key', () => {
     expect(() => defineGraph({ name: 'g', state }).node('a', noop).edge('a', END).build()).toThrow(/has no entry/);
-    expect(() => defineGraph({ name: 'g', state }).node('a', noop).node('a', noop)).toThrow("node 'a' is defined twice");
-    expect(() => defineGraph({ name: 'g', state }).node('a:b', noop)).toThrow(/node name 'a:b'/);
-    expect(() => defineGraph({ name: 'g', state: { messages: channel.append<string>() } }).node('a', noop).edge(START, 'a').edge('a', END).build()).toThrow(
-      /'messages' is reserved/,
+    expect(() => defineGraph({ name: 'g', state }).node('a', noop).node('a', noop)).toThrow(
+      "node 'a' is defined twice",
     );
+    expect(() => defineGraph({ name: 'g', state }).node('a:b', noop)).toThrow(/node name 'a:b'/);
+    expect(() =>
+      defineGraph({ name: 'g', state: { messages: channel.append<string>() } })
+        .node('a', noop)
+        .edge(START, 'a')
+        .edge('a', END)
+        .build(),
+    ).toThrow(/'messages' is reserved/);
   });
 
   it('rejects a subgraph whose state keys the parent lacks', () => {
-    const sub = defineGraph({ name: 's', state: { other: channel.replace(0) } }).node('x', noop).edge(START, 'x').edge('x', END).build();
-    expect(() => defineGraph({ name: 'g', state }).node('sub', sub).edge(START, 'sub').edge('sub', END).build()).toThrow(
-      "subgraph node 'sub' uses state key 'other', which this graph lacks",
-    );
+    const sub = defineGraph({ name: 's', state: { other: channel.replace(0) } })
+      .node('x', noop)
+      .edge(START, 'x')
+      .edge('x', END)
+      .build();
+    expect(() =>
+      defineGraph({ name: 'g', state }).node('sub', sub).edge(START, 'sub').edge('sub', END).build(),
+    ).toThrow("subgraph node 'sub' uses state key 'other', which this graph lacks");
   });
 
   it('rejects a router result outside its declared targets at run time', () => {
@@ -71,7 +87,9 @@ describe('building a graph', () => {
       .edge('b', 'c')
       .edge('c', END)
       .build();
-    expect(() => graph.next('a', { log: [] })).toThrow("returned 'c', which is not among its declared targets [b, __end__]");
+    expect(() => graph.next('a', { log: [] })).toThrow(
+      "returned 'c', which is not among its declared targets [b, __end__]",
+    );
   });
 
   it('computes entry, next tasks and END for static and dynamic edges', () => {
@@ -94,7 +112,9 @@ describe('building a graph', () => {
 describe('retry policy', () => {
   it('grows exponentially, caps at maxDelayMs and jitters within [50%, 100%]', () => {
     const policy = resolveRetryPolicy({ initialDelayMs: 100, backoffFactor: 2, maxDelayMs: 1000, jitter: false });
-    expect([1, 2, 3, 4, 5, 6].map((attempt) => backoffDelay(policy, attempt))).toEqual([100, 200, 400, 800, 1000, 1000]);
+    expect([1, 2, 3, 4, 5, 6].map((attempt) => backoffDelay(policy, attempt))).toEqual([
+      100, 200, 400, 800, 1000, 1000,
+    ]);
     const jittered = resolveRetryPolicy({ initialDelayMs: 100, jitter: true });
     expect(backoffDelay(jittered, 2, () => 0)).toBe(100);
     expect(backoffDelay(jittered, 2, () => 1)).toBe(200);

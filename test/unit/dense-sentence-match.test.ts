@@ -8,7 +8,18 @@ import { fakeNodeContext } from '../helpers/fake-node-context.js';
 
 function passage(title: string, text: string, score: number): RetrievedPassage {
   const chunkId = `doc_${title.replace(/\W+/g, '_')}.c0`;
-  return { id: citationIdOf(chunkId), chunkId, docId: chunkId.slice(0, -3), title, path: `docs/${title}.md`, page: null, headingPath: [title], text, score, round: 1 };
+  return {
+    id: citationIdOf(chunkId),
+    chunkId,
+    docId: chunkId.slice(0, -3),
+    title,
+    path: `docs/${title}.md`,
+    page: null,
+    headingPath: [title],
+    text,
+    score,
+    round: 1,
+  };
 }
 
 /** An embedder that records what it is asked to embed, passing the texts to `inner`. */
@@ -27,8 +38,16 @@ function recording(inner: Embedder, inProcess: boolean): Embedder & { asked: str
 }
 
 const question = 'What do beroids typically eat?';
-const feeding = passage('Beroida (paragraph 2)', 'Beroids feed mainly on other ctenophores, swallowing them whole. Their mouths are wide.', 1);
-const habitat = passage('Beroida (paragraph 1)', 'The beroids are typically found in coastal waters. They lack tentacles.', 0.8);
+const feeding = passage(
+  'Beroida (paragraph 2)',
+  'Beroids feed mainly on other ctenophores, swallowing them whole. Their mouths are wide.',
+  1,
+);
+const habitat = passage(
+  'Beroida (paragraph 1)',
+  'The beroids are typically found in coastal waters. They lack tentacles.',
+  0.8,
+);
 const rocket = passage('Saturn V', 'The Saturn V rocket was assembled in Florida.', 0.5);
 
 describe('denseSentenceMatch (the real local model)', () => {
@@ -65,20 +84,30 @@ describe('denseSentenceMatch (the real local model)', () => {
   it('asks nothing when the lexical lead is wide, when the two best passages are of different documents and titles, or of an embedder outside the process', async () => {
     const embedder = recording(local, true);
     const { context } = fakeNodeContext({ embedder } as never);
-    const lead = rankPassages(question, [passage('Clear winner', 'Beroids typically eat other ctenophores.', 1), { ...rocket, score: 0.1 }], { linkBonus: 0 });
-    expect(lead[0]!.score + lead[0]!.coverage - (lead[1]!.score + lead[1]!.coverage)).toBeGreaterThan(DENSE_MATCH_MARGIN);
+    const lead = rankPassages(
+      question,
+      [passage('Clear winner', 'Beroids typically eat other ctenophores.', 1), { ...rocket, score: 0.1 }],
+      { linkBonus: 0 },
+    );
+    expect(lead[0]!.score + lead[0]!.coverage - (lead[1]!.score + lead[1]!.coverage)).toBeGreaterThan(
+      DENSE_MATCH_MARGIN,
+    );
     expect(await denseSentenceMatch(context, embedder, question, lead)).toEqual({});
     expect(await denseSentenceMatch(context, embedder, question, lead.slice(0, 1))).toEqual({});
     expect(embedder.asked).toEqual([]);
 
     // Close, but from two documents of different titles: their names tell them apart.
     const apart = [{ ...habitat, docId: 'doc_habitat', title: 'Beroid habitats' }, feeding, rocket];
-    expect(await denseSentenceMatch(context, embedder, question, rankPassages(question, apart, { linkBonus: 0 }))).toEqual({});
+    expect(
+      await denseSentenceMatch(context, embedder, question, rankPassages(question, apart, { linkBonus: 0 })),
+    ).toEqual({});
     expect(embedder.asked).toEqual([]);
 
     const remote = recording(local, false);
     const close = rankPassages(question, [habitat, feeding], { linkBonus: 0 });
-    expect(await denseSentenceMatch(fakeNodeContext({ embedder: remote } as never).context, remote, question, close)).toEqual({});
+    expect(
+      await denseSentenceMatch(fakeNodeContext({ embedder: remote } as never).context, remote, question, close),
+    ).toEqual({});
     expect(remote.asked).toEqual([]);
   });
 });
@@ -92,13 +121,27 @@ describe('rankPassages with a dense match', () => {
     const gap = rankPassages(question, passages, { linkBonus: 0 }).map((entry) => entry.relevance);
     // A weight large enough to close the lexical gap moves the better meaning first; a small one does not.
     const closing = (gap[0]! - gap[1]!) / (0.6 - 0.52);
-    expect(rankPassages(question, passages, { linkBonus: 0, denseMatch, denseWeight: closing * 1.1 }).map((entry) => entry.title)).toEqual(['Beroida (paragraph 2)', 'Beroida (paragraph 1)', 'Saturn V']);
-    expect(rankPassages(question, passages, { linkBonus: 0, denseMatch, denseWeight: closing * 0.9 }).map((entry) => entry.title)).toEqual(lexical);
-    expect(rankPassages(question, passages, { linkBonus: 0, denseMatch, denseWeight: 0 }).map((entry) => entry.title)).toEqual(lexical);
+    expect(
+      rankPassages(question, passages, { linkBonus: 0, denseMatch, denseWeight: closing * 1.1 }).map(
+        (entry) => entry.title,
+      ),
+    ).toEqual(['Beroida (paragraph 2)', 'Beroida (paragraph 1)', 'Saturn V']);
+    expect(
+      rankPassages(question, passages, { linkBonus: 0, denseMatch, denseWeight: closing * 0.9 }).map(
+        (entry) => entry.title,
+      ),
+    ).toEqual(lexical);
+    expect(
+      rankPassages(question, passages, { linkBonus: 0, denseMatch, denseWeight: 0 }).map((entry) => entry.title),
+    ).toEqual(lexical);
   });
 
   it("picks each passage's sentence by coverage and meaning together: a sentence that means the question can beat the one that repeats its words", () => {
-    const two = passage('Beroida (paragraph 3)', 'Beroids are typically eaten by nobody in coastal waters. Their diet is other comb jellies.', 1);
+    const two = passage(
+      'Beroida (paragraph 3)',
+      'Beroids are typically eaten by nobody in coastal waters. Their diet is other comb jellies.',
+      1,
+    );
     const [lexical] = rankPassages(question, [two], { linkBonus: 0 });
     expect(lexical!.bestSentence).toBe('Beroids are typically eaten by nobody in coastal waters.');
     const [dense] = rankPassages(question, [two], { linkBonus: 0, denseMatch: { [two.id]: { 0: 0.1, 1: 0.9 } } });
@@ -107,6 +150,10 @@ describe('rankPassages with a dense match', () => {
     expect(dense!.relevance).toBeCloseTo(1 + dense!.coverage + 2 * 0.9, 9);
     // A negative similarity is no penalty: the sentence keeps its coverage.
     const [unlike] = rankPassages(question, [two], { linkBonus: 0, denseMatch: { [two.id]: { 0: -0.4, 1: -0.3 } } });
-    expect(unlike).toMatchObject({ bestSentence: lexical!.bestSentence, coverage: lexical!.coverage, relevance: lexical!.relevance });
+    expect(unlike).toMatchObject({
+      bestSentence: lexical!.bestSentence,
+      coverage: lexical!.coverage,
+      relevance: lexical!.relevance,
+    });
   });
 });

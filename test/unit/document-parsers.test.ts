@@ -4,13 +4,27 @@ import { AgentqError } from '../../shared/contracts/errors.js';
 import { detectDocumentType } from '../../worker/retrieval/parsers/detect-document-type.js';
 import { parseDocument } from '../../worker/retrieval/parsers/parse-document.js';
 import type { ParsedDocument } from '../../worker/retrieval/parsers/parsed-document.js';
-import { BOILERPLATE_HTML, DOCX_PARAGRAPHS, makeDocx, makePdf, MARKDOWN, PLAIN_TEXT } from '../helpers/ingest-fixtures.js';
+import {
+  BOILERPLATE_HTML,
+  DOCX_PARAGRAPHS,
+  makeDocx,
+  makePdf,
+  MARKDOWN,
+  PLAIN_TEXT,
+} from '../helpers/ingest-fixtures.js';
 
-const headings = (parsed: ParsedDocument) => parsed.blocks.filter((block) => block.kind === 'heading').map((block) => `${block.kind === 'heading' ? block.level : ''}:${block.text}`);
-const paragraphs = (parsed: ParsedDocument) => parsed.blocks.filter((block) => block.kind === 'paragraph').map((block) => block.text);
+const headings = (parsed: ParsedDocument) =>
+  parsed.blocks
+    .filter((block) => block.kind === 'heading')
+    .map((block) => `${block.kind === 'heading' ? block.level : ''}:${block.text}`);
+const paragraphs = (parsed: ParsedDocument) =>
+  parsed.blocks.filter((block) => block.kind === 'paragraph').map((block) => block.text);
 
 async function failure(bytes: Uint8Array, name: string): Promise<AgentqError> {
-  const error = await parseDocument(bytes, name).then(() => null, (caught: unknown) => caught);
+  const error = await parseDocument(bytes, name).then(
+    () => null,
+    (caught: unknown) => caught,
+  );
   expect(AgentqError.isInstance(error), `expected an AgentqError, got ${String(error)}`).toBe(true);
   return error as AgentqError;
 }
@@ -36,9 +50,15 @@ describe('document type detection', () => {
   });
 
   it('reports a parser that throws as a PARSE_ERROR of that document', async () => {
-    const brokenPdf = await failure(strToU8('%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer garbage'), 'broken.pdf');
+    const brokenPdf = await failure(
+      strToU8('%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer garbage'),
+      'broken.pdf',
+    );
     expect(brokenPdf.code).toBe('PARSE_ERROR');
-    const brokenDocx = await failure(zipSync({ 'word/document.xml': strToU8('this is not xml at all') }), 'broken.docx');
+    const brokenDocx = await failure(
+      zipSync({ 'word/document.xml': strToU8('this is not xml at all') }),
+      'broken.docx',
+    );
     expect(brokenDocx.code).toBe('PARSE_ERROR');
   });
 });
@@ -52,14 +72,21 @@ describe('parsers', () => {
     expect(pageOf('aardvark')).toBe(1);
     expect(pageOf('termite')).toBe(1);
     expect(pageOf('zebra')).toBe(2);
-    expect(paragraphs(parsed)).toContain('Revenue of the aardvark division grew by twelve percent in the first quarter.');
+    expect(paragraphs(parsed)).toContain(
+      'Revenue of the aardvark division grew by twelve percent in the first quarter.',
+    );
   }, 60_000);
 
   it('DOCX: heading styles, runs joined, page breaks counted, title from core properties', async () => {
     const parsed = await parseDocument(makeDocx(DOCX_PARAGRAPHS), 'memo.docx');
     expect(parsed.title).toBe('Field Memo');
     expect(headings(parsed)).toEqual(['1:Observations', '2:Methods', '1:Recommendations']);
-    expect(paragraphs(parsed)).toEqual(['Field Memo', 'The pangolin population near the river doubled this spring.', 'Camera traps recorded every burrow entrance at night.', 'Protect the wetland corridor from new roads.']);
+    expect(paragraphs(parsed)).toEqual([
+      'Field Memo',
+      'The pangolin population near the river doubled this spring.',
+      'Camera traps recorded every burrow entrance at night.',
+      'Protect the wetland corridor from new roads.',
+    ]);
     expect(parsed.blocks.find((block) => block.text.startsWith('Protect'))?.page).toBe(2);
     expect(parsed.blocks.find((block) => block.text.startsWith('Camera'))?.page).toBe(1);
   });
@@ -69,8 +96,14 @@ describe('parsers', () => {
     expect(parsed.title).toBe('Okapi Facts');
     expect(headings(parsed)).toEqual(['1:Okapi Facts', '2:Diet']);
     const text = parsed.blocks.map((block) => block.text).join('\n');
-    for (const boilerplate of ['NAVWORD', 'SIDEWORD', 'FOOTWORD', 'SCRIPTWORD', 'color: red']) expect(text).not.toContain(boilerplate);
-    expect(paragraphs(parsed)).toEqual(['The okapi is a forest giraffe living in the Congo basin.', 'Okapis eat leaves, buds and fungi. Over 100 plant species are known.', 'Leaves', 'Clay for minerals']);
+    for (const boilerplate of ['NAVWORD', 'SIDEWORD', 'FOOTWORD', 'SCRIPTWORD', 'color: red'])
+      expect(text).not.toContain(boilerplate);
+    expect(paragraphs(parsed)).toEqual([
+      'The okapi is a forest giraffe living in the Congo basin.',
+      'Okapis eat leaves, buds and fungi. Over 100 plant species are known.',
+      'Leaves',
+      'Clay for minerals',
+    ]);
   });
 
   it('Markdown: front-matter title, ATX headings, inline marks removed, code fences kept whole', async () => {

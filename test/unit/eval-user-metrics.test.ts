@@ -22,10 +22,14 @@ describe('eval: what users feel beside recall', () => {
     expect(metrics).toEqual({ cited_doc_precision: 50, answer_contains_gold: 50, answers_citing: 50 });
   });
 
-  it('right_company_at_1: the first cited document (else the first ranked) is by the gold documents\' company', () => {
+  it("right_company_at_1: the first cited document (else the first ranked) is by the gold documents' company", () => {
     const answers = [{ id: 's1', answer: '…', citedDocIds: ['2022_Q3_AAPL'], rankedDocIds: ['2022_Q3_AAPL'] }];
     expect(userMetrics(gold, answers, { companyOf: secCompanyOf }).right_company_at_1).toBe(100);
-    expect(userMetrics(gold, [{ ...answers[0]!, citedDocIds: [], rankedDocIds: ['2023_Q1_MSFT'] }], { companyOf: secCompanyOf }).right_company_at_1).toBe(0);
+    expect(
+      userMetrics(gold, [{ ...answers[0]!, citedDocIds: [], rankedDocIds: ['2023_Q1_MSFT'] }], {
+        companyOf: secCompanyOf,
+      }).right_company_at_1,
+    ).toBe(0);
     expect(secCompanyOf('Warsaw__p001')).toBeUndefined();
   });
 });

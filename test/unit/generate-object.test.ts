@@ -8,7 +8,11 @@ import { OpenAILanguageModel } from '../../shared/adapters/openai/openai-languag
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { fakeNodeContext } from '../helpers/fake-node-context.js';
 
-const verdictSchema = z.object({ approved: z.boolean(), critique: z.string(), score: z.number().int().min(0).max(10).nullable() });
+const verdictSchema = z.object({
+  approved: z.boolean(),
+  critique: z.string(),
+  score: z.number().int().min(0).max(10).nullable(),
+});
 const messages: Message[] = [{ role: 'user', content: 'Judge: "queues hold jobs".' }];
 
 /** generateObject over the real openai SDK and HTTP, against the scripted server. */
@@ -49,44 +53,67 @@ describe('generateObject', () => {
   });
 
   it('repairs once: the model sees its invalid answer and the validation error', async () => {
-    server.setScript([{ content: '{"approved": "yes", "critique": "fine"}' }, { content: '```json\n{"approved": false, "critique": "too short", "score": null}\n```' }]);
+    server.setScript([
+      { content: '{"approved": "yes", "critique": "fine"}' },
+      { content: '```json\n{"approved": false, "critique": "too short", "score": null}\n```' },
+    ]);
     const { context, recorded } = fakeNodeContext(services);
     const result = await generateObject(context, { messages, schema: verdictSchema, name: 'verdict' });
     expect(result).toMatchObject({ object: { approved: false, critique: 'too short', score: null }, repaired: true });
     expect(recorded).toHaveLength(2);
     const repair = server.chatRequests()[1]!.body.messages as unknown as Message[];
-    expect(repair.slice(0, 2)).toEqual([messages[0], { role: 'assistant', content: '{"approved": "yes", "critique": "fine"}' }]);
+    expect(repair.slice(0, 2)).toEqual([
+      messages[0],
+      { role: 'assistant', content: '{"approved": "yes", "critique": "fine"}' },
+    ]);
     expect(repair[2]!.role).toBe('user');
-    expect(repair[2]!.content).toMatch(/^Your answer did not match the required JSON schema: approved: .*boolean.*; score: /);
+    expect(repair[2]!.content).toMatch(
+      /^Your answer did not match the required JSON schema: approved: .*boolean.*; score: /,
+    );
   });
 
   it('fails with PROVIDER_ERROR and the validation message after a second invalid answer; a retried step pays nothing again', async () => {
     server.setScript([{ content: 'I approve.' }, { content: '{"approved": true}' }]);
     const first = fakeNodeContext(services);
-    const error = await generateObject(first.context, { messages, schema: verdictSchema, name: 'verdict' }).catch((caught: unknown) => caught);
+    const error = await generateObject(first.context, { messages, schema: verdictSchema, name: 'verdict' }).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(AgentqError);
     expect(error).toMatchObject({ code: 'PROVIDER_ERROR', retryable: false });
-    expect((error as AgentqError).message).toMatch(/did not match the structured output schema 'verdict' after one repair round: critique: .*; score: /);
+    expect((error as AgentqError).message).toMatch(
+      /did not match the structured output schema 'verdict' after one repair round: critique: .*; score: /,
+    );
     expect((error as AgentqError).details).toMatchObject({ firstProblem: expect.stringMatching(/not valid JSON/) });
     expect(server.chatRequests()).toHaveLength(2);
 
     // Both answers were saved (I4): the same step again replays them without a request.
     const again = fakeNodeContext(services, { memo: first.memo });
-    await expect(generateObject(again.context, { messages, schema: verdictSchema, name: 'verdict' })).rejects.toMatchObject({ code: 'PROVIDER_ERROR' });
+    await expect(
+      generateObject(again.context, { messages, schema: verdictSchema, name: 'verdict' }),
+    ).rejects.toMatchObject({ code: 'PROVIDER_ERROR' });
     expect(server.chatRequests()).toHaveLength(2);
   });
 
   it('treats a cut-off answer as invalid', async () => {
-    server.setScript([{ content: '{"approved": true, "crit', finishReason: 'length' }, { content: '{"approved": true, "critique": "", "score": 10}' }]);
+    server.setScript([
+      { content: '{"approved": true, "crit', finishReason: 'length' },
+      { content: '{"approved": true, "critique": "", "score": 10}' },
+    ]);
     const { context } = fakeNodeContext(services);
     const result = await generateObject(context, { messages, schema: verdictSchema });
     expect(result.repaired).toBe(true);
-    expect((server.chatRequests()[1]!.body.messages as unknown as Message[]).at(-1)!.content).toBe(repairRequest('the answer was cut off at the token limit before the JSON object ended'));
+    expect((server.chatRequests()[1]!.body.messages as unknown as Message[]).at(-1)!.content).toBe(
+      repairRequest('the answer was cut off at the token limit before the JSON object ended'),
+    );
   });
 
   it('refuses schemas strict mode cannot express, before any request', () => {
-    expect(() => strictJsonSchema(z.object({ a: z.string().optional() }), 'x')).toThrow(/field 'a' is optional, which strict mode cannot express; use \.nullable\(\)/);
-    expect(() => strictJsonSchema(z.object({ outer: z.object({ b: z.number().optional() }) }), 'x')).toThrow(/'outer\.b'/);
+    expect(() => strictJsonSchema(z.object({ a: z.string().optional() }), 'x')).toThrow(
+      /field 'a' is optional, which strict mode cannot express; use \.nullable\(\)/,
+    );
+    expect(() => strictJsonSchema(z.object({ outer: z.object({ b: z.number().optional() }) }), 'x')).toThrow(
+      /'outer\.b'/,
+    );
     expect(() => strictJsonSchema(z.string(), 'x')).toThrow(/must be a z\.object/);
     expect(server.chatRequests()).toHaveLength(0);
   });

@@ -8,7 +8,11 @@ import { AgentqError } from '../../shared/contracts/errors.js';
 import type { ToolExecutionContext } from '../../shared/ports/define-tool.js';
 import { createDefaultServices } from '../../worker/default-services.js';
 import { isAllowedHost, type ResolveHost } from '../../worker/agents/tools/fetch-allowed-url.js';
-import { createHttpFetchTool, type HttpFetchResult, type HttpFetchToolOptions } from '../../worker/agents/tools/http-fetch.js';
+import {
+  createHttpFetchTool,
+  type HttpFetchResult,
+  type HttpFetchToolOptions,
+} from '../../worker/agents/tools/http-fetch.js';
 import { isPublicAddress } from '../../worker/operations/webhooks/public-address.js';
 
 interface TestServer {
@@ -147,10 +151,18 @@ describe('http_fetch', () => {
 
   it('refuses loopback, link-local and names resolving to loopback before connecting', async () => {
     const fetch = fetchWith();
-    expect(await refusal(fetch(`http://127.0.0.1:${loopback.port}/`))).toMatch(/127\.0\.0\.1, a private, loopback or link-local address; refused before connecting/);
-    expect(await refusal(fetch(`http://[::1]:${loopback.port}/`))).toMatch(/::1, a private, loopback or link-local address/);
-    expect(await refusal(fetch('http://169.254.169.254/latest/meta-data/'))).toMatch(/169\.254\.169\.254, a private, loopback or link-local address/);
-    expect(await refusal(fetch(`http://localhost:${loopback.port}/`))).toMatch(/host localhost resolves to (127\.0\.0\.1|::1)/);
+    expect(await refusal(fetch(`http://127.0.0.1:${loopback.port}/`))).toMatch(
+      /127\.0\.0\.1, a private, loopback or link-local address; refused before connecting/,
+    );
+    expect(await refusal(fetch(`http://[::1]:${loopback.port}/`))).toMatch(
+      /::1, a private, loopback or link-local address/,
+    );
+    expect(await refusal(fetch('http://169.254.169.254/latest/meta-data/'))).toMatch(
+      /169\.254\.169\.254, a private, loopback or link-local address/,
+    );
+    expect(await refusal(fetch(`http://localhost:${loopback.port}/`))).toMatch(
+      /host localhost resolves to (127\.0\.0\.1|::1)/,
+    );
     expect(await refusal(fetch('http://sneaky.test/'))).toMatch(/host sneaky\.test resolves to 10\.0\.0\.7/);
     // The recording server on every loopback address saw no connection at all.
     expect(loopback.connections).toBe(0);
@@ -158,16 +170,26 @@ describe('http_fetch', () => {
 
   it('refuses a name resolving to loopback with the real resolver too', async () => {
     const fetch = fetchWith({ resolve: undefined, isAllowedAddress: undefined });
-    expect(await refusal(fetch(`http://localhost:${loopback.port}/`))).toMatch(/host localhost resolves to (127\.0\.0\.1|::1)/);
+    expect(await refusal(fetch(`http://localhost:${loopback.port}/`))).toMatch(
+      /host localhost resolves to (127\.0\.0\.1|::1)/,
+    );
     expect(loopback.connections).toBe(0);
   });
 
   it('re-checks every redirect: a redirect to loopback is refused before connecting', async () => {
     const fetch = fetchWith();
-    expect(await refusal(fetch(`http://public.test:${publicSite.port}/to-loopback`))).toMatch(/127\.0\.0\.1, a private, loopback/);
-    expect(await refusal(fetch(`http://public.test:${publicSite.port}/to-localhost`))).toMatch(/host localhost resolves to/);
-    expect(await refusal(fetch(`http://public.test:${publicSite.port}/to-ipv6-loopback`))).toMatch(/::1, a private, loopback/);
-    expect(await refusal(fetch(`http://public.test:${publicSite.port}/to-unlisted`))).toMatch(/host unlisted\.test is not on the allowlist/);
+    expect(await refusal(fetch(`http://public.test:${publicSite.port}/to-loopback`))).toMatch(
+      /127\.0\.0\.1, a private, loopback/,
+    );
+    expect(await refusal(fetch(`http://public.test:${publicSite.port}/to-localhost`))).toMatch(
+      /host localhost resolves to/,
+    );
+    expect(await refusal(fetch(`http://public.test:${publicSite.port}/to-ipv6-loopback`))).toMatch(
+      /::1, a private, loopback/,
+    );
+    expect(await refusal(fetch(`http://public.test:${publicSite.port}/to-unlisted`))).toMatch(
+      /host unlisted\.test is not on the allowlist/,
+    );
     expect(await refusal(fetch(`http://public.test:${publicSite.port}/loop`))).toMatch(/redirected more than 5 times/);
     expect(publicSite.requests.filter((path) => path.startsWith('/to-'))).toHaveLength(4);
     expect(loopback.connections).toBe(0);
@@ -192,13 +214,17 @@ describe('http_fetch', () => {
 
   it('only allowlisted hosts, only http(s), size and time capped', async () => {
     const fetch = fetchWith({ maxBytes: 1024, timeoutMs: 300 });
-    expect(await refusal(fetch('http://unlisted.test/'))).toMatch(/host unlisted\.test is not on the allowlist \(AGENTQ_HTTP_FETCH_ALLOW_HOSTS: /);
+    expect(await refusal(fetch('http://unlisted.test/'))).toMatch(
+      /host unlisted\.test is not on the allowlist \(AGENTQ_HTTP_FETCH_ALLOW_HOSTS: /,
+    );
     expect(await refusal(fetch('file:///etc/passwd'))).toMatch(/only http:\/\/ and https:\/\/ URLs/);
     expect(await refusal(fetch('not a url'))).toMatch(/is not a valid URL/);
     const big = await fetch(`http://public.test:${publicSite.port}/big`);
     expect(big).toMatchObject({ truncated: true });
     expect(big.text).toHaveLength(1024);
-    expect(await refusal(fetch(`http://public.test:${publicSite.port}/image`))).toMatch(/is image\/png, not text or HTML/);
+    expect(await refusal(fetch(`http://public.test:${publicSite.port}/image`))).toMatch(
+      /is image\/png, not text or HTML/,
+    );
     const started = Date.now();
     expect(await refusal(fetch(`http://public.test:${publicSite.port}/hang`))).toMatch(/did not answer within 300 ms/);
     expect(Date.now() - started).toBeLessThan(2000);
@@ -217,8 +243,12 @@ describe('http_fetch', () => {
   it('is registered only when AGENTQ_HTTP_FETCH_ALLOW_HOSTS lists hosts', () => {
     const off = createDefaultServices(loadConfig({}));
     expect(off.tools.names()).not.toContain('http_fetch');
-    const on = createDefaultServices(loadConfig({ AGENTQ_HTTP_FETCH_ALLOW_HOSTS: 'docs.example.com, *.wikipedia.org' }));
+    const on = createDefaultServices(
+      loadConfig({ AGENTQ_HTTP_FETCH_ALLOW_HOSTS: 'docs.example.com, *.wikipedia.org' }),
+    );
     expect(on.tools.get('http_fetch')?.description).toMatch(/docs\.example\.com, \*\.wikipedia\.org/);
-    expect(() => loadConfig({ AGENTQ_HTTP_FETCH_ALLOW_HOSTS: 'http://docs.example.com/' })).toThrow(/is not a host name/);
+    expect(() => loadConfig({ AGENTQ_HTTP_FETCH_ALLOW_HOSTS: 'http://docs.example.com/' })).toThrow(
+      /is not a host name/,
+    );
   });
 });

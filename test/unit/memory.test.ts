@@ -14,7 +14,11 @@ const historyArbitrary = fc
     fc.oneof(
       fc.record({ kind: fc.constant('user' as const), size: fc.integer({ min: 1, max: 200 }) }),
       fc.record({ kind: fc.constant('answer' as const), size: fc.integer({ min: 1, max: 200 }) }),
-      fc.record({ kind: fc.constant('tools' as const), size: fc.integer({ min: 1, max: 200 }), calls: fc.integer({ min: 1, max: 3 }) }),
+      fc.record({
+        kind: fc.constant('tools' as const),
+        size: fc.integer({ min: 1, max: 200 }),
+        calls: fc.integer({ min: 1, max: 3 }),
+      }),
     ),
     { minLength: 1, maxLength: 30 },
   )
@@ -26,7 +30,11 @@ const historyArbitrary = fc
       else if (block.kind === 'answer') messages.push({ role: 'assistant', content: text });
       else {
         const ids = Array.from({ length: block.calls }, (_, call) => `call_${position}_${call}`);
-        messages.push({ role: 'assistant', content: null, tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'calculator', arguments: '{}' } })) });
+        messages.push({
+          role: 'assistant',
+          content: null,
+          tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'calculator', arguments: '{}' } })),
+        });
         for (const id of ids) messages.push({ role: 'tool', tool_call_id: id, content: text });
       }
     });
@@ -40,7 +48,9 @@ describe('memory', () => {
     fc.assert(
       fc.property(historyArbitrary, fc.integer({ min: 0, max: 2000 }), fc.nat(), (history, keepTokens, seed) => {
         // Start from an earlier summary at a random safe point, or from none.
-        const safe = history.map((message, index) => (index > 0 && message.role !== 'tool' ? index : -1)).filter((index) => index > 0);
+        const safe = history
+          .map((message, index) => (index > 0 && message.role !== 'tool' ? index : -1))
+          .filter((index) => index > 0);
         const upTo = seed % 3 === 0 || safe.length === 0 ? 0 : safe[seed % safe.length]!;
         const tail = history.slice(upTo);
         const cut = chooseSummaryCut({ tail, offset: upTo, keepTokens, countTokens });
@@ -74,7 +84,11 @@ describe('memory', () => {
       { role: 'user', content: 'u1' },
       { role: 'assistant', content: 'a1' },
       { role: 'user', content: 'u2' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calculator', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calculator', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'x'.repeat(100) },
     ];
     const tokens = (message: Message) => (message.content ?? '').length;
@@ -83,7 +97,9 @@ describe('memory', () => {
     // No room at all: still keep the last block (the assistant call and its result).
     expect(chooseSummaryCut({ tail: history, offset: 0, keepTokens: 0, countTokens: tokens })).toBe(4);
     // Only the system prompt and one block: nothing to fold.
-    expect(chooseSummaryCut({ tail: history.slice(0, 2), offset: 0, keepTokens: 0, countTokens: tokens })).toBeUndefined();
+    expect(
+      chooseSummaryCut({ tail: history.slice(0, 2), offset: 0, keepTokens: 0, countTokens: tokens }),
+    ).toBeUndefined();
     expect(chooseSummaryCut({ tail: history.slice(4), offset: 4, keepTokens: 0, countTokens: tokens })).toBeUndefined();
   });
 

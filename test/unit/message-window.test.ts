@@ -6,7 +6,11 @@ import type { Message } from '../../shared/contracts/run-record.js';
 const system: Message = { role: 'system', content: 'be brief' };
 const user = (content: string): Message => ({ role: 'user', content });
 const assistant = (content: string): Message => ({ role: 'assistant', content });
-const call: Message = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calculator', arguments: '{}' } }] };
+const call: Message = {
+  role: 'assistant',
+  content: null,
+  tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calculator', arguments: '{}' } }],
+};
 const result: Message = { role: 'tool', tool_call_id: 'c1', content: '2' };
 
 describe('messageWindow', () => {

@@ -11,18 +11,49 @@ const store = new SqliteVectorStore({ path: ':memory:' });
 afterAll(() => store.close());
 
 async function addDocument(docId: string, title: string, texts: string[], company?: string) {
-  const chunks = texts.map((text, index) => ({ index, text, page: 1, headingPath: [], charStart: 0, charEnd: text.length }));
-  await store.upsert(tenant, 'filings', toChunkRecords(chunks, { docId, title, path: `${docId}.pdf`, type: 'pdf', contentHash: 'h', ...(company ? { metadata: { company } } : {}) }));
+  const chunks = texts.map((text, index) => ({
+    index,
+    text,
+    page: 1,
+    headingPath: [],
+    charStart: 0,
+    charEnd: text.length,
+  }));
+  await store.upsert(
+    tenant,
+    'filings',
+    toChunkRecords(chunks, {
+      docId,
+      title,
+      path: `${docId}.pdf`,
+      type: 'pdf',
+      contentHash: 'h',
+      ...(company ? { metadata: { company } } : {}),
+    }),
+  );
 }
 
-await addDocument('apple-q1', 'Apple Inc. — Form 10-Q — quarter ended December 31, 2022', ['Cover page of the quarterly report.', 'Research and development expense grew because of headcount.'], 'Apple Inc.');
-await addDocument('intel-q1', 'Intel Corporation — Form 10-Q — quarter ended April 1, 2023', ['Cover page of the quarterly report.', 'Research and development expense and operating expenses fell as research and development programs were cut.'], 'Intel Corporation');
+await addDocument(
+  'apple-q1',
+  'Apple Inc. — Form 10-Q — quarter ended December 31, 2022',
+  ['Cover page of the quarterly report.', 'Research and development expense grew because of headcount.'],
+  'Apple Inc.',
+);
+await addDocument(
+  'intel-q1',
+  'Intel Corporation — Form 10-Q — quarter ended April 1, 2023',
+  [
+    'Cover page of the quarterly report.',
+    'Research and development expense and operating expenses fell as research and development programs were cut.',
+  ],
+  'Intel Corporation',
+);
 await addDocument('okapi', 'Okapi', ['The okapi is a giraffid native to the Congo.']);
 await addDocument('tell', 'Tell', ['Tell is a town in Switzerland.']);
 
 const context = { tenant, services: {} } as unknown as NodeContext;
 
-describe('questions that name an entity hit that entity\'s documents', () => {
+describe("questions that name an entity hit that entity's documents", () => {
   it('company names as questions write them: without the legal suffix or the domain', () => {
     expect(companyNames('Amazon.com, Inc.')).toEqual(['amazon.com', 'amazon']);
     expect(companyNames('Microsoft Corporation')).toEqual(['microsoft']);
@@ -31,7 +62,10 @@ describe('questions that name an entity hit that entity\'s documents', () => {
   });
 
   it('a title is a name only when the question writes it as a proper noun', async () => {
-    const named = await findNamedDocuments(store, tenant, { query: 'Where does the Okapi live, and can you tell me?', collection: 'filings' });
+    const named = await findNamedDocuments(store, tenant, {
+      query: 'Where does the Okapi live, and can you tell me?',
+      collection: 'filings',
+    });
     expect(named.map((document) => [document.docId, document.kind])).toEqual([['okapi', 'title']]);
   });
 
@@ -40,7 +74,12 @@ describe('questions that name an entity hit that entity\'s documents', () => {
     const result = await searchPassages(context, store, { query: question, collection: 'filings', k: 5, round: 1 });
     expect(result.passages[0]!.docId).toBe('apple-q1');
     expect(result.scope).toMatch(/names "apple": searched only its document \("Apple Inc\. — Form 10-Q/);
-    const unscoped = await searchPassages(context, store, { query: 'How did research and development expense change?', collection: 'filings', k: 5, round: 1 });
+    const unscoped = await searchPassages(context, store, {
+      query: 'How did research and development expense change?',
+      collection: 'filings',
+      k: 5,
+      round: 1,
+    });
     expect(unscoped.scope).toBeNull();
     expect(unscoped.passages[0]!.docId).toBe('intel-q1');
   });

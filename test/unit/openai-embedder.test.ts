@@ -34,7 +34,12 @@ describe('OpenAIEmbedder', () => {
     // Floats asked for explicitly (servers that ignore base64 would otherwise decode to []).
     expect((requests[0]!.body as { encoding_format: string }).encoding_format).toBe('float');
     expect(result.usage.inputTokens).toBeGreaterThan(0);
-    expect(await embedder.embed([])).toEqual({ vectors: [], usage: { inputTokens: 0 }, model: 'scripted-embedding', dimensions: 32 });
+    expect(await embedder.embed([])).toEqual({
+      vectors: [],
+      usage: { inputTokens: 0 },
+      model: 'scripted-embedding',
+      dimensions: 32,
+    });
   });
 
   it('maps errors like model calls: 429 with Retry-After parks, 400 fails, 500 retries', async () => {
@@ -43,8 +48,16 @@ describe('OpenAIEmbedder', () => {
     });
     try {
       const embedder = new OpenAIEmbedder({ model: 'scripted-embedding', baseURL: faulty.url });
-      await expect(embedder.embed(['a'])).rejects.toMatchObject({ code: 'RATE_LIMITED', retryable: true, retryAfterMs: 3000 });
-      await expect(embedder.embed(['a'])).rejects.toMatchObject({ code: 'PROVIDER_ERROR', retryable: false, message: expect.stringMatching(/HTTP 400\): bad input/) });
+      await expect(embedder.embed(['a'])).rejects.toMatchObject({
+        code: 'RATE_LIMITED',
+        retryable: true,
+        retryAfterMs: 3000,
+      });
+      await expect(embedder.embed(['a'])).rejects.toMatchObject({
+        code: 'PROVIDER_ERROR',
+        retryable: false,
+        message: expect.stringMatching(/HTTP 400\): bad input/),
+      });
       await expect(embedder.embed(['a'])).rejects.toMatchObject({ code: 'PROVIDER_ERROR', retryable: true });
     } finally {
       await faulty.close();
@@ -74,14 +87,20 @@ describe('OpenAIEmbedder', () => {
 
   it('embedTexts memoises the vectors and records usage with the input price', async () => {
     const embedder = new OpenAIEmbedder({ model: 'scripted-embedding', baseURL: server.url });
-    const services = { embedder, agentSettings: { prices: { 'scripted-embedding': { inputPerMillion: 0.02, outputPerMillion: 0 } } } };
+    const services = {
+      embedder,
+      agentSettings: { prices: { 'scripted-embedding': { inputPerMillion: 0.02, outputPerMillion: 0 } } },
+    };
     const first = fakeNodeContext(services);
     const call = await embedTexts(first.context, embedder, ['alpha beta', 'gamma']);
     expect(call).toMatchObject({ fresh: true, dimensions: 32 });
     expect(first.recorded[0]).toMatchObject({ outputTokens: 0, model: 'scripted-embedding' });
     expect(first.recorded[0]!.costUsd).toBeCloseTo((first.recorded[0]!.inputTokens * 0.02) / 1e6, 12);
     const again = fakeNodeContext(services, { memo: first.memo });
-    expect(await embedTexts(again.context, embedder, ['alpha beta', 'gamma'])).toMatchObject({ fresh: false, vectors: call.vectors });
+    expect(await embedTexts(again.context, embedder, ['alpha beta', 'gamma'])).toMatchObject({
+      fresh: false,
+      vectors: call.vectors,
+    });
     expect(server.embeddingRequests()).toHaveLength(1);
   });
 });
@@ -95,13 +114,19 @@ describe('provider limit table (AGENTQ_RATE_LIMITS)', () => {
     expect(limitsFor(table, 'anything')).toEqual({ requestsPerMinute: 30, tokensPerMinute: 10_000 });
     expect(limitsFor(table, 'free')).toBeUndefined();
     expect(limitsFor({}, 'anything')).toBeUndefined();
-    expect(parseRateLimits('gpt-4o:fast:1').problems[0]).toMatch(/must be <model>:<requests per minute>:<tokens per minute>/);
+    expect(parseRateLimits('gpt-4o:fast:1').problems[0]).toMatch(
+      /must be <model>:<requests per minute>:<tokens per minute>/,
+    );
   });
 });
 
 describe('lexical expert recall', () => {
   it('ranks by shared rare words, deterministically', () => {
-    const experts = ['redis: Redis persistence, AOF and snapshots', 'queues: job queues, retries and idempotency', 'chef: French cooking and pastry'];
+    const experts = [
+      'redis: Redis persistence, AOF and snapshots',
+      'queues: job queues, retries and idempotency',
+      'chef: French cooking and pastry',
+    ];
     expect(rankLexically('How do retries work in job queues?', experts, 2).map((hit) => hit.index)).toEqual([1, 0]);
     expect(rankLexically('AOF persistence', experts, 1)[0]).toMatchObject({ index: 0 });
     // No shared word: input order.

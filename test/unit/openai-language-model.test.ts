@@ -30,13 +30,28 @@ describe('OpenAILanguageModel', () => {
     return error as AgentqError;
   };
 
-  it('streams by default: text deltas reach onTextDelta as they come, the response is the whole message with the last chunk\'s usage', async () => {
-    server.setScript([{ content: 'The answer is 42.', toolCalls: [{ id: 'c9', name: 'calc', arguments: { x: 1 } }], usage: { prompt_tokens: 9, completion_tokens: 4 } }]);
+  it("streams by default: text deltas reach onTextDelta as they come, the response is the whole message with the last chunk's usage", async () => {
+    server.setScript([
+      {
+        content: 'The answer is 42.',
+        toolCalls: [{ id: 'c9', name: 'calc', arguments: { x: 1 } }],
+        usage: { prompt_tokens: 9, completion_tokens: 4 },
+      },
+    ]);
     const deltas: string[] = [];
     const response = await model.generate({ ...request, onTextDelta: (text) => deltas.push(text) });
     expect(deltas).toEqual(['The ', 'answer ', 'is ', '42.']);
-    expect(response.message).toEqual({ role: 'assistant', content: 'The answer is 42.', tool_calls: [{ id: 'c9', type: 'function', function: { name: 'calc', arguments: '{"x":1}' } }] });
-    expect(response).toMatchObject({ usage: { inputTokens: 9, outputTokens: 4 }, finishReason: 'tool_calls', model: 'scripted-chat', responseId: 'chatcmpl-scripted-0' });
+    expect(response.message).toEqual({
+      role: 'assistant',
+      content: 'The answer is 42.',
+      tool_calls: [{ id: 'c9', type: 'function', function: { name: 'calc', arguments: '{"x":1}' } }],
+    });
+    expect(response).toMatchObject({
+      usage: { inputTokens: 9, outputTokens: 4 },
+      finishReason: 'tool_calls',
+      model: 'scripted-chat',
+      responseId: 'chatcmpl-scripted-0',
+    });
     expect(server.chatRequests()[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
   });
 
@@ -51,7 +66,10 @@ describe('OpenAILanguageModel', () => {
   it('stream: false asks for one JSON answer', async () => {
     server.setScript([{ content: 'whole' }]);
     const plain = new OpenAILanguageModel({ model: 'scripted-chat', baseURL: server.url, stream: false });
-    expect((await plain.generate({ ...request, onTextDelta: () => expect.fail('no deltas without streaming') })).message.content).toBe('whole');
+    expect(
+      (await plain.generate({ ...request, onTextDelta: () => expect.fail('no deltas without streaming') })).message
+        .content,
+    ).toBe('whole');
     expect(server.chatRequests()[0]?.body).not.toHaveProperty('stream');
   });
 
@@ -61,7 +79,11 @@ describe('OpenAILanguageModel', () => {
       messages: [
         { role: 'system', content: 's' },
         { role: 'user', content: 'u' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: 'r' },
       ],
       tools: [{ name: 'f', description: 'does f', parameters: { type: 'object', properties: {} } }],
@@ -82,12 +104,21 @@ describe('OpenAILanguageModel', () => {
       max_tokens: 50,
       temperature: 0.2,
       response_format: { type: 'json_object' },
-      tools: [{ type: 'function', function: { name: 'f', description: 'does f', parameters: { type: 'object', properties: {} } } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'f', description: 'does f', parameters: { type: 'object', properties: {} } },
+        },
+      ],
     });
     expect(body.messages).toEqual([
       { role: 'system', content: 's' },
       { role: 'user', content: 'u' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'r' },
     ]);
   });
@@ -95,13 +126,21 @@ describe('OpenAILanguageModel', () => {
   it('returns tool calls with finish reason tool_calls', async () => {
     server.setScript([{ toolCalls: [{ id: 'x', name: 'calculator', arguments: { expression: '1+1' } }] }]);
     const response = await model.generate(request);
-    expect(response.message).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'calculator', arguments: '{"expression":"1+1"}' } }] });
+    expect(response.message).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'x', type: 'function', function: { name: 'calculator', arguments: '{"expression":"1+1"}' } }],
+    });
     expect(response.finishReason).toBe('tool_calls');
   });
 
   it('sends max_completion_tokens when told to', async () => {
     server.setScript([{ content: 'ok' }]);
-    const reasoning = new OpenAILanguageModel({ model: 'o3-mini', baseURL: server.url, maxTokensParameter: 'max_completion_tokens' });
+    const reasoning = new OpenAILanguageModel({
+      model: 'o3-mini',
+      baseURL: server.url,
+      maxTokensParameter: 'max_completion_tokens',
+    });
     await reasoning.generate({ ...request, maxTokens: 9 });
     expect(server.chatRequests()[0]!.body).toMatchObject({ max_completion_tokens: 9 });
     expect(server.chatRequests()[0]!.body).not.toHaveProperty('max_tokens');
@@ -114,37 +153,75 @@ describe('OpenAILanguageModel', () => {
   });
 
   it('maps 429 with Retry-After to RATE_LIMITED with retryAfterMs; retry-after-ms wins', async () => {
-    server.setScript([{ status: 429, retryAfter: 2 }, { status: 429, retryAfter: 9, headers: { 'retry-after-ms': '1500' } }]);
+    server.setScript([
+      { status: 429, retryAfter: 2 },
+      { status: 429, retryAfter: 9, headers: { 'retry-after-ms': '1500' } },
+    ]);
     const first = await failure(model.generate(request));
-    expect(first).toMatchObject({ code: 'RATE_LIMITED', retryable: true, retryAfterMs: 2000, details: { status: 429, code: 'rate_limit_exceeded' } });
+    expect(first).toMatchObject({
+      code: 'RATE_LIMITED',
+      retryable: true,
+      retryAfterMs: 2000,
+      details: { status: 429, code: 'rate_limit_exceeded' },
+    });
     expect((await failure(model.generate(request))).retryAfterMs).toBe(1500);
   });
 
   it('maps 429 without Retry-After to a retryable error without retryAfterMs, and insufficient_quota to a final one', async () => {
-    server.setScript([{ status: 429 }, { status: 429, code: 'insufficient_quota', message: 'You exceeded your current quota' }]);
+    server.setScript([
+      { status: 429 },
+      { status: 429, code: 'insufficient_quota', message: 'You exceeded your current quota' },
+    ]);
     const plain = await failure(model.generate(request));
     expect(plain).toMatchObject({ code: 'RATE_LIMITED', retryable: true });
     expect(plain.retryAfterMs).toBeUndefined();
-    expect(await failure(model.generate(request))).toMatchObject({ code: 'PROVIDER_ERROR', retryable: false, message: expect.stringMatching(/You exceeded your current quota/) });
+    expect(await failure(model.generate(request))).toMatchObject({
+      code: 'PROVIDER_ERROR',
+      retryable: false,
+      message: expect.stringMatching(/You exceeded your current quota/),
+    });
   });
 
   it.each([500, 502, 503, 408, 409])('maps HTTP %i to a retryable PROVIDER_ERROR', async (status) => {
     server.setScript([{ status }]);
-    expect(await failure(model.generate(request))).toMatchObject({ code: 'PROVIDER_ERROR', retryable: true, details: { status } });
+    expect(await failure(model.generate(request))).toMatchObject({
+      code: 'PROVIDER_ERROR',
+      retryable: true,
+      details: { status },
+    });
   });
 
   it('maps other 4xx to a final PROVIDER_ERROR with the provider message and code', async () => {
-    server.setScript([{ status: 400, code: 'context_length_exceeded' }, { status: 401, message: 'Incorrect API key provided' }, { status: 404, message: 'model not found' }]);
+    server.setScript([
+      { status: 400, code: 'context_length_exceeded' },
+      { status: 401, message: 'Incorrect API key provided' },
+      { status: 404, message: 'model not found' },
+    ]);
     const tooLong = await failure(model.generate(request));
-    expect(tooLong).toMatchObject({ code: 'PROVIDER_ERROR', retryable: false, details: { status: 400, code: 'context_length_exceeded', param: 'messages' } });
-    expect(tooLong.message).toMatch(/^the model provider rejected the request \(HTTP 400\): This model's maximum context length is 8192 tokens/);
-    expect((await failure(model.generate(request))).message).toMatch(/Incorrect API key provided \(check OPENAI_API_KEY\)/);
-    expect((await failure(model.generate(request))).message).toMatch(/model not found \(check LLM_MODEL 'scripted-chat'/);
+    expect(tooLong).toMatchObject({
+      code: 'PROVIDER_ERROR',
+      retryable: false,
+      details: { status: 400, code: 'context_length_exceeded', param: 'messages' },
+    });
+    expect(tooLong.message).toMatch(
+      /^the model provider rejected the request \(HTTP 400\): This model's maximum context length is 8192 tokens/,
+    );
+    expect((await failure(model.generate(request))).message).toMatch(
+      /Incorrect API key provided \(check OPENAI_API_KEY\)/,
+    );
+    expect((await failure(model.generate(request))).message).toMatch(
+      /model not found \(check LLM_MODEL 'scripted-chat'/,
+    );
   });
 
   it('maps a hang to a retryable TIMEOUT after timeoutMs', async () => {
     server.setScript([{ hang: true }]);
-    const impatient = new OpenAILanguageModel({ model: 'scripted-chat', baseURL: server.url, apiKey: 'k', timeoutMs: 400 });
+    const impatient = new OpenAILanguageModel({
+      model: 'scripted-chat',
+      baseURL: server.url,
+      apiKey: 'k',
+      timeoutMs: 400,
+    });
     const startedAt = Date.now();
     const error = await failure(impatient.generate(request));
     expect(error).toMatchObject({ code: 'TIMEOUT', retryable: true });
@@ -192,10 +269,20 @@ function freePort(): Promise<number> {
 describe('OpenAILanguageModel with servers that bend the format', () => {
   it('gives tool calls without ids, or with repeated ids, ids of their own', async () => {
     const server = await startScriptedOpenAIServer({
-      script: [{ toolCalls: [{ id: '', name: 'a', arguments: {} }, { id: 'same', name: 'b', arguments: {} }, { id: 'same', name: 'c', arguments: {} }] }],
+      script: [
+        {
+          toolCalls: [
+            { id: '', name: 'a', arguments: {} },
+            { id: 'same', name: 'b', arguments: {} },
+            { id: 'same', name: 'c', arguments: {} },
+          ],
+        },
+      ],
     });
     try {
-      const response = await new OpenAILanguageModel({ model: 'm', baseURL: server.url }).generate({ messages: [{ role: 'user', content: 'x' }] });
+      const response = await new OpenAILanguageModel({ model: 'm', baseURL: server.url }).generate({
+        messages: [{ role: 'user', content: 'x' }],
+      });
       expect(response.message.tool_calls?.map((call) => call.id)).toEqual(['call_0', 'same', 'same_2']);
     } finally {
       await server.close();

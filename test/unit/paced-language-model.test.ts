@@ -16,13 +16,24 @@ describe('pacedLanguageModel', () => {
       modelId: 'm',
       generate: async (request: LanguageModelRequest) => {
         startedInTurn.set(turn, (startedInTurn.get(turn) ?? 0) + 1);
-        return { message: { role: 'assistant', content: String(request.messages[0]?.content) }, usage: undefined, finishReason: 'stop', model: 'm' };
+        return {
+          message: { role: 'assistant', content: String(request.messages[0]?.content) },
+          usage: undefined,
+          finishReason: 'stop',
+          model: 'm',
+        };
       },
     };
     const paced = pacedLanguageModel(model, new TurnGate(4));
     expect([paced.provider, paced.modelId]).toEqual(['scripted', 'm']);
-    const answers = await Promise.all(Array.from({ length: 100 }, (_value, index) => paced.generate({ messages: [{ role: 'user', content: `q${index}` }] })));
-    expect(answers.map((answer) => answer.message.content)).toEqual(Array.from({ length: 100 }, (_value, index) => `q${index}`));
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_value, index) =>
+        paced.generate({ messages: [{ role: 'user', content: `q${index}` }] }),
+      ),
+    );
+    expect(answers.map((answer) => answer.message.content)).toEqual(
+      Array.from({ length: 100 }, (_value, index) => `q${index}`),
+    );
     expect([...startedInTurn.values()].reduce((sum, count) => sum + count, 0)).toBe(100);
     expect(Math.max(...startedInTurn.values())).toBeLessThanOrEqual(4);
     expect(startedInTurn.size).toBeGreaterThanOrEqual(25);

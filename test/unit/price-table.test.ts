@@ -17,8 +17,12 @@ describe('price table (AGENTQ_PRICES)', () => {
 
   it('reports malformed entries, and the config refuses them', () => {
     expect(parsePriceTable('gpt-4o:cheap:1,x:1').problems).toHaveLength(2);
-    expect(() => loadConfig({ AGENTQ_PRICES: 'gpt-4o:cheap:1' })).toThrow(/AGENTQ_PRICES: entry 'gpt-4o:cheap:1' must be <model>:<input USD per 1M tokens>/);
-    expect(loadConfig({ AGENTQ_PRICES: 'gpt-4o-mini:0.15:0.6' }).prices).toEqual({ 'gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 } });
+    expect(() => loadConfig({ AGENTQ_PRICES: 'gpt-4o:cheap:1' })).toThrow(
+      /AGENTQ_PRICES: entry 'gpt-4o:cheap:1' must be <model>:<input USD per 1M tokens>/,
+    );
+    expect(loadConfig({ AGENTQ_PRICES: 'gpt-4o-mini:0.15:0.6' }).prices).toEqual({
+      'gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 },
+    });
   });
 
   it('prices a response by its model, a dated model by its base id, an unknown model at 0', () => {

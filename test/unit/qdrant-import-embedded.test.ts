@@ -29,7 +29,11 @@ async function sourceStore(path: string): Promise<void> {
   const source = new SqliteVectorStore({ path });
   await source.upsert('acme', 'compass', compass);
   await source.ensureCollection('acme', 'empty');
-  await source.upsert('beta', 'notes', Array.from({ length: 7 }, (_, index) => ({ id: `n${index}`, text: `pangolin note ${index}` })));
+  await source.upsert(
+    'beta',
+    'notes',
+    Array.from({ length: 7 }, (_, index) => ({ id: `n${index}`, text: `pangolin note ${index}` })),
+  );
   await source.close();
 }
 
@@ -39,7 +43,9 @@ describe('importEmbeddedStore', () => {
     await sourceStore(sourcePath);
     const target = new SqliteVectorStore({ path: newFile() });
     const progress: number[] = [];
-    expect(await importEmbeddedStore({ sourcePath, target, batchSize: 2, onProgress: (copied) => progress.push(copied) })).toEqual({ collections: 3, records: 10 });
+    expect(
+      await importEmbeddedStore({ sourcePath, target, batchSize: 2, onProgress: (copied) => progress.push(copied) }),
+    ).toEqual({ collections: 3, records: 10 });
     expect(progress).toEqual([2, 3, 5, 7, 9, 10]);
     expect(await target.listCollections('acme')).toEqual([
       { name: 'compass', count: 3, dimensions: 3 },
@@ -56,9 +62,14 @@ describe('importEmbeddedStore', () => {
     const sourcePath = newFile();
     await sourceStore(sourcePath);
     const target = new SqliteVectorStore({ path: newFile() });
-    expect(await importEmbeddedStore({ sourcePath, target, tenant: 'acme', collection: 'compass' })).toEqual({ collections: 1, records: 3 });
+    expect(await importEmbeddedStore({ sourcePath, target, tenant: 'acme', collection: 'compass' })).toEqual({
+      collections: 1,
+      records: 3,
+    });
     expect(await target.count('beta')).toBe(0);
-    const error = await importEmbeddedStore({ sourcePath: join(directory, 'absent.sqlite'), target }).catch((caught: unknown) => caught);
+    const error = await importEmbeddedStore({ sourcePath: join(directory, 'absent.sqlite'), target }).catch(
+      (caught: unknown) => caught,
+    );
     expect(AgentqError.isInstance(error) && error.code).toBe('NOT_FOUND');
     await target.close();
   });
@@ -75,8 +86,12 @@ describe('agentq reindex', () => {
     registerReindexCommand(program, { out: (text) => out.push(text), err: () => undefined }, () => config);
     await program.parseAsync(['node', 'agentq', 'reindex', '--tenant', 'acme']);
     expect(JSON.parse(out[0]!)).toMatchObject({ collections: 2, records: 3 });
-    const written = server.requestsTo(/^\/collections\/agentq_chunks\/points$/, 'PUT').flatMap((request) => (request.body as { points: { id: string; vector: Record<string, unknown> }[] }).points);
-    expect(written.map((point) => point.id)).toEqual(['v1', 'v2', 'v3'].map((id) => qdrantPointId(['acme', 'compass', id])));
+    const written = server
+      .requestsTo(/^\/collections\/agentq_chunks\/points$/, 'PUT')
+      .flatMap((request) => (request.body as { points: { id: string; vector: Record<string, unknown> }[] }).points);
+    expect(written.map((point) => point.id)).toEqual(
+      ['v1', 'v2', 'v3'].map((id) => qdrantPointId(['acme', 'compass', id])),
+    );
     expect(Object.keys(written[0]!.vector).sort()).toEqual(['bm25', 'dense-3']);
     expect(written[0]!.vector['dense-3']).toEqual([1, 0, 0]);
     await server.close();
@@ -84,7 +99,9 @@ describe('agentq reindex', () => {
 
   it('refuses to run without QDRANT_URL', async () => {
     const program = new Command().exitOverride();
-    registerReindexCommand(program, { out: () => undefined, err: () => undefined }, () => loadConfig({ AGENTQ_DATA_DIR: directory }));
+    registerReindexCommand(program, { out: () => undefined, err: () => undefined }, () =>
+      loadConfig({ AGENTQ_DATA_DIR: directory }),
+    );
     await expect(program.parseAsync(['node', 'agentq', 'reindex'])).rejects.toThrow(/set QDRANT_URL/);
   });
 });

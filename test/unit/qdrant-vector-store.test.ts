@@ -35,18 +35,21 @@ afterEach(async () => {
 
 /** The server as agentq leaves it after a first run: both collections, every index, these dense lengths. */
 function prepared(denseLengths: number[] = []): void {
-  server.addCollection('agentq_chunks', Object.fromEntries(denseLengths.map((length) => [`dense-${length}`, { size: length, distance: 'Cosine' }])), { bm25: { modifier: 'idf' } }, [
-    'tenant',
-    'collection',
-    'payload.docId',
-    'payload.contentHash',
-  ]);
+  server.addCollection(
+    'agentq_chunks',
+    Object.fromEntries(denseLengths.map((length) => [`dense-${length}`, { size: length, distance: 'Cosine' }])),
+    { bm25: { modifier: 'idf' } },
+    ['tenant', 'collection', 'payload.docId', 'payload.contentHash'],
+  );
   server.addCollection('agentq_collections', {}, {}, ['tenant', 'collection']);
 }
 
 /** What the registry scroll returns for an existing agentq collection. */
 function registryPoint(tenant: string, collection: string, dimensions: number | null) {
-  return { id: qdrantPointId([tenant, collection]), payload: { tenant, collection, dimensions, created_at: '2026-01-01T00:00:00.000Z' } };
+  return {
+    id: qdrantPointId([tenant, collection]),
+    payload: { tenant, collection, dimensions, created_at: '2026-01-01T00:00:00.000Z' },
+  };
 }
 
 /** After setup: the requests of the calls under test only. */
@@ -71,19 +74,26 @@ describe('QdrantVectorStore: setting up Qdrant', () => {
     await store.upsert('acme', 'docs', [{ id: 'a', text: 'The zebra runs.', vector: [1, 0, 0] }]);
     const [create] = server.requestsTo(/^\/collections\/agentq_chunks$/, 'PUT');
     // Documented: PUT /collections/{name} {"vectors": {"dense": {"size": 384, "distance": "Cosine"}}, "sparse_vectors": {"sparse": {"modifier": "idf"}}}
-    expect(create!.body).toEqual({ vectors: { 'dense-3': { size: 3, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } });
+    expect(create!.body).toEqual({
+      vectors: { 'dense-3': { size: 3, distance: 'Cosine' } },
+      sparse_vectors: { bm25: { modifier: 'idf' } },
+    });
     // The registry holds payload only: a collection without vector storage.
     expect(server.requestsTo(/^\/collections\/agentq_collections$/, 'PUT')[0]!.body).toEqual({ vectors: {} });
   });
 
   it('creates a sparse-only chunks collection when the first records have no vectors', async () => {
     await store.ensureCollection('acme', 'docs');
-    expect(server.requestsTo(/^\/collections\/agentq_chunks$/, 'PUT')[0]!.body).toEqual({ vectors: {}, sparse_vectors: { bm25: { modifier: 'idf' } } });
+    expect(server.requestsTo(/^\/collections\/agentq_chunks$/, 'PUT')[0]!.body).toEqual({
+      vectors: {},
+      sparse_vectors: { bm25: { modifier: 'idf' } },
+    });
   });
 
   it('creates payload indexes for every filtered field, the tenant as a keyword index with is_tenant', async () => {
     await store.ensureCollection('acme', 'docs');
-    const indexes = (path: RegExp) => server.requestsTo(path, 'PUT').map((request) => ({ query: request.query, body: request.body }));
+    const indexes = (path: RegExp) =>
+      server.requestsTo(path, 'PUT').map((request) => ({ query: request.query, body: request.body }));
     // Documented: PUT /collections/{name}/index {"field_name": "group_id", "field_schema": {"type": "keyword", "is_tenant": true}}
     expect(indexes(/^\/collections\/agentq_chunks\/index$/)).toEqual([
       { query: { wait: 'true' }, body: { field_name: 'tenant', field_schema: { type: 'keyword', is_tenant: true } } },
@@ -109,12 +119,20 @@ describe('QdrantVectorStore: setting up Qdrant', () => {
     prepared();
     server.collections.get('agentq_chunks')!.payload_schema = { tenant: { data_type: 'keyword' } };
     await store.count('acme');
-    expect(lines(server.requests.filter((request) => request.method === 'PUT'))).toEqual([`PUT ${CHUNKS}/index`, `PUT ${CHUNKS}/index`, `PUT ${CHUNKS}/index`]);
+    expect(lines(server.requests.filter((request) => request.method === 'PUT'))).toEqual([
+      `PUT ${CHUNKS}/index`,
+      `PUT ${CHUNKS}/index`,
+      `PUT ${CHUNKS}/index`,
+    ]);
   });
 
   it('treats another worker creating the collection at the same moment as success', async () => {
     server.answer('PUT', CHUNKS, (request) => {
-      server.addCollection('agentq_chunks', {}, (request.body as { sparse_vectors: Record<string, unknown> }).sparse_vectors);
+      server.addCollection(
+        'agentq_chunks',
+        {},
+        (request.body as { sparse_vectors: Record<string, unknown> }).sparse_vectors,
+      );
       return failure(409, 'Wrong input: Collection `agentq_chunks` already exists!');
     });
     await store.ensureCollection('acme', 'docs');
@@ -162,7 +180,15 @@ describe('QdrantVectorStore: setting up Qdrant', () => {
 describe('QdrantVectorStore: writing', () => {
   it('upserts points with UUIDv5 ids, BM25 sparse weights of context + text, the dense vector and the payload', async () => {
     prepared([3]);
-    await store.upsert('acme', 'docs', [{ id: 'doc_1.c0', text: 'The zebra runs.', context: 'Zebras', vector: [1, 0, 0], payload: { docId: 'doc_1', page: 1 } }]);
+    await store.upsert('acme', 'docs', [
+      {
+        id: 'doc_1.c0',
+        text: 'The zebra runs.',
+        context: 'Zebras',
+        vector: [1, 0, 0],
+        payload: { docId: 'doc_1', page: 1 },
+      },
+    ]);
     const [upsert] = server.requestsTo(/^\/collections\/agentq_chunks\/points$/, 'PUT');
     expect(upsert!.query).toEqual({ wait: 'true' });
     // Documented: PUT /collections/{name}/points {"points": [{"id": …, "vector": {"text": {"indices": […], "values": […]}}, "payload": {…}}]}
@@ -171,7 +197,14 @@ describe('QdrantVectorStore: writing', () => {
         {
           id: qdrantPointId(['acme', 'docs', 'doc_1.c0']),
           vector: { bm25: encoder.encodeDocument('Zebras\nThe zebra runs.'), 'dense-3': [1, 0, 0] },
-          payload: { tenant: 'acme', collection: 'docs', record_id: 'doc_1.c0', text: 'The zebra runs.', context: 'Zebras', payload: { docId: 'doc_1', page: 1 } },
+          payload: {
+            tenant: 'acme',
+            collection: 'docs',
+            record_id: 'doc_1.c0',
+            text: 'The zebra runs.',
+            context: 'Zebras',
+            payload: { docId: 'doc_1', page: 1 },
+          },
         },
       ],
     });
@@ -182,18 +215,39 @@ describe('QdrantVectorStore: writing', () => {
   it('registers a new collection with its vector length before writing its points', async () => {
     prepared([3]);
     await store.upsert('acme', 'docs', [{ id: 'a', text: 'x', vector: [1, 0, 0] }]);
-    expect(lines(server.requests.slice(-3))).toEqual([`POST ${REGISTRY}/points/scroll`, `PUT ${REGISTRY}/points`, `PUT ${CHUNKS}/points`]);
+    expect(lines(server.requests.slice(-3))).toEqual([
+      `POST ${REGISTRY}/points/scroll`,
+      `PUT ${REGISTRY}/points`,
+      `PUT ${CHUNKS}/points`,
+    ]);
     const [lookup] = server.requestsTo(/\/agentq_collections\/points\/scroll$/);
-    expect(lookup!.body).toEqual({ filter: { must: [tenantIs('acme'), collectionIs('docs')] }, limit: 1, with_payload: true, with_vector: false });
+    expect(lookup!.body).toEqual({
+      filter: { must: [tenantIs('acme'), collectionIs('docs')] },
+      limit: 1,
+      with_payload: true,
+      with_vector: false,
+    });
     expect(server.requestsTo(/\/agentq_collections\/points$/, 'PUT')[0]!.body).toEqual({
-      points: [{ id: qdrantPointId(['acme', 'docs']), vector: {}, payload: { tenant: 'acme', collection: 'docs', dimensions: 3, created_at: expect.any(String) } }],
+      points: [
+        {
+          id: qdrantPointId(['acme', 'docs']),
+          vector: {},
+          payload: { tenant: 'acme', collection: 'docs', dimensions: 3, created_at: expect.any(String) },
+        },
+      ],
     });
   });
 
   it('sends large upserts in batches of 256 points', async () => {
     prepared();
-    await store.upsert('acme', 'docs', Array.from({ length: 600 }, (_, index) => ({ id: `r${index}`, text: `lemur ${index}` })));
-    const batches = server.requestsTo(/^\/collections\/agentq_chunks\/points$/, 'PUT').map((request) => (request.body as { points: unknown[] }).points.length);
+    await store.upsert(
+      'acme',
+      'docs',
+      Array.from({ length: 600 }, (_, index) => ({ id: `r${index}`, text: `lemur ${index}` })),
+    );
+    const batches = server
+      .requestsTo(/^\/collections\/agentq_chunks\/points$/, 'PUT')
+      .map((request) => (request.body as { points: unknown[] }).points.length);
     expect(batches).toEqual([256, 256, 88]);
   });
 
@@ -205,8 +259,16 @@ describe('QdrantVectorStore: writing', () => {
     expect(server.requestsTo(/^\/collections\/agentq_chunks\/points$/, 'PUT')).toHaveLength(3);
 
     server.requests.length = 0;
-    server.answer('PUT', `${CHUNKS}/points`, failure(400, 'Wrong input: Vector dimension error: expected dim: 3, got 4'));
-    const error = await expectCode(store.upsert('acme', 'docs', [{ id: 'b', text: 'zebra' }]), 'INTERNAL', /Vector dimension error/);
+    server.answer(
+      'PUT',
+      `${CHUNKS}/points`,
+      failure(400, 'Wrong input: Vector dimension error: expected dim: 3, got 4'),
+    );
+    const error = await expectCode(
+      store.upsert('acme', 'docs', [{ id: 'b', text: 'zebra' }]),
+      'INTERNAL',
+      /Vector dimension error/,
+    );
     expect(error.retryable).toBe(false);
     expect(server.requestsTo(/^\/collections\/agentq_chunks\/points$/, 'PUT')).toHaveLength(1);
   });
@@ -222,15 +284,30 @@ describe('QdrantVectorStore: writing', () => {
   it('refuses another vector length for a collection before writing anything (CONFLICT up front, INVALID_INPUT on upsert)', async () => {
     prepared([3]);
     await settled();
-    server.answer('POST', `${REGISTRY}/points/scroll`, ok({ points: [registryPoint('acme', 'docs', 3)], next_page_offset: null }), ok({ points: [registryPoint('acme', 'docs', 3)], next_page_offset: null }));
+    server.answer(
+      'POST',
+      `${REGISTRY}/points/scroll`,
+      ok({ points: [registryPoint('acme', 'docs', 3)], next_page_offset: null }),
+      ok({ points: [registryPoint('acme', 'docs', 3)], next_page_offset: null }),
+    );
     await expectCode(store.ensureCollection('acme', 'docs', { dimensions: 5 }), 'CONFLICT', /length 3, not 5/);
-    await expectCode(store.upsert('acme', 'docs', [{ id: 'a', text: 'x', vector: [1, 0] }]), 'INVALID_INPUT', /length 3, not 2/);
+    await expectCode(
+      store.upsert('acme', 'docs', [{ id: 'a', text: 'x', vector: [1, 0] }]),
+      'INVALID_INPUT',
+      /length 3, not 2/,
+    );
     expect(server.requests.filter((request) => request.method === 'PUT')).toEqual([]);
   });
 
   it('checks arguments before sending anything', async () => {
     await expectCode(store.upsert('', 'docs', [{ id: 'a', text: 'x' }]), 'INVALID_INPUT');
-    await expectCode(store.upsert('acme', 'docs', [{ id: 'a', text: 'x' }, { id: 'a', text: 'y' }]), 'INVALID_INPUT');
+    await expectCode(
+      store.upsert('acme', 'docs', [
+        { id: 'a', text: 'x' },
+        { id: 'a', text: 'y' },
+      ]),
+      'INVALID_INPUT',
+    );
     await expectCode(store.delete('acme', 'docs', { filter: {} }), 'INVALID_INPUT');
     await expectCode(store.query('acme', {}), 'INVALID_INPUT');
     expect(server.requests).toEqual([]);
@@ -248,7 +325,15 @@ describe('QdrantVectorStore: deleting and counting', () => {
     const [request] = server.requests;
     expect(`${request!.method} ${request!.path}`).toBe(`POST ${CHUNKS}/points/delete`);
     expect(request!.query).toEqual({ wait: 'true' });
-    expect(request!.body).toEqual({ filter: { must: [tenantIs('acme'), collectionIs('docs'), { has_id: [qdrantPointId(['acme', 'docs', 'a']), qdrantPointId(['acme', 'docs', 'b'])] }] } });
+    expect(request!.body).toEqual({
+      filter: {
+        must: [
+          tenantIs('acme'),
+          collectionIs('docs'),
+          { has_id: [qdrantPointId(['acme', 'docs', 'a']), qdrantPointId(['acme', 'docs', 'b'])] },
+        ],
+      },
+    });
   });
 
   it('deletes by payload filter within the tenant and collection', async () => {
@@ -260,7 +345,12 @@ describe('QdrantVectorStore: deleting and counting', () => {
           tenantIs('acme'),
           collectionIs('docs'),
           { key: 'payload.docId', match: { value: 'doc_1' } },
-          { must_not: [{ is_empty: { key: 'payload.contentHash' } }, { key: 'payload.contentHash', match: { value: 'h2' } }] },
+          {
+            must_not: [
+              { is_empty: { key: 'payload.contentHash' } },
+              { key: 'payload.contentHash', match: { value: 'h2' } },
+            ],
+          },
         ],
       },
     });
@@ -270,7 +360,10 @@ describe('QdrantVectorStore: deleting and counting', () => {
     server.answer('POST', `${CHUNKS}/points/count`, ok({ count: 3 }));
     expect(await store.count('acme', { collection: 'docs', filter: { lang: 'en' } })).toBe(3);
     // Documented: POST /collections/{name}/points/count {"filter": {...}, "exact": true} → {"result": {"count": 3}}
-    expect(server.requests[0]!.body).toEqual({ filter: { must: [tenantIs('acme'), collectionIs('docs'), { key: 'payload.lang', match: { value: 'en' } }] }, exact: true });
+    expect(server.requests[0]!.body).toEqual({
+      filter: { must: [tenantIs('acme'), collectionIs('docs'), { key: 'payload.lang', match: { value: 'en' } }] },
+      exact: true,
+    });
   });
 
   it('answers a filter that can match nothing without asking Qdrant', async () => {
@@ -281,10 +374,19 @@ describe('QdrantVectorStore: deleting and counting', () => {
   });
 
   it('deletes a collection: its records and its registry entry, both by tenant filter', async () => {
-    server.answer('POST', `${REGISTRY}/points/scroll`, ok({ points: [registryPoint('acme', 'docs', null)], next_page_offset: null }));
+    server.answer(
+      'POST',
+      `${REGISTRY}/points/scroll`,
+      ok({ points: [registryPoint('acme', 'docs', null)], next_page_offset: null }),
+    );
     expect(await store.deleteCollection('acme', 'docs')).toBe(true);
-    expect(lines(server.requests)).toEqual([`POST ${REGISTRY}/points/scroll`, `POST ${CHUNKS}/points/delete`, `POST ${REGISTRY}/points/delete`]);
-    for (const request of server.requests) expect((request.body as { filter: unknown }).filter).toEqual({ must: [tenantIs('acme'), collectionIs('docs')] });
+    expect(lines(server.requests)).toEqual([
+      `POST ${REGISTRY}/points/scroll`,
+      `POST ${CHUNKS}/points/delete`,
+      `POST ${REGISTRY}/points/delete`,
+    ]);
+    for (const request of server.requests)
+      expect((request.body as { filter: unknown }).filter).toEqual({ must: [tenantIs('acme'), collectionIs('docs')] });
     server.requests.length = 0;
     expect(await store.deleteCollection('acme', 'docs')).toBe(false);
     expect(lines(server.requests)).toEqual([`POST ${REGISTRY}/points/scroll`, `POST ${CHUNKS}/points/delete`]);
@@ -294,17 +396,34 @@ describe('QdrantVectorStore: deleting and counting', () => {
     server.answer(
       'POST',
       `${REGISTRY}/points/scroll`,
-      ok({ points: [registryPoint('acme', 'zeta', 3), registryPoint('acme', 'alpha', null)], next_page_offset: 'f5b1c0de-0000-4000-8000-000000000000' }),
+      ok({
+        points: [registryPoint('acme', 'zeta', 3), registryPoint('acme', 'alpha', null)],
+        next_page_offset: 'f5b1c0de-0000-4000-8000-000000000000',
+      }),
       ok({ points: [registryPoint('acme', 'empty', null)], next_page_offset: null }),
     );
-    server.answer('POST', `${CHUNKS}/facet`, ok({ hits: [{ value: 'zeta', count: 12 }, { value: 'alpha', count: 4 }] }));
+    server.answer(
+      'POST',
+      `${CHUNKS}/facet`,
+      ok({
+        hits: [
+          { value: 'zeta', count: 12 },
+          { value: 'alpha', count: 4 },
+        ],
+      }),
+    );
     expect(await store.listCollections('acme')).toEqual([
       { name: 'alpha', count: 4, dimensions: null },
       { name: 'empty', count: 0, dimensions: null },
       { name: 'zeta', count: 12, dimensions: 3 },
     ]);
     const [firstPage, secondPage] = server.requestsTo(/\/points\/scroll$/);
-    expect(firstPage!.body).toEqual({ filter: { must: [tenantIs('acme')] }, limit: 256, with_payload: true, with_vector: false });
+    expect(firstPage!.body).toEqual({
+      filter: { must: [tenantIs('acme')] },
+      limit: 256,
+      with_payload: true,
+      with_vector: false,
+    });
     expect(secondPage!.body).toMatchObject({ offset: 'f5b1c0de-0000-4000-8000-000000000000' });
     // Documented: POST /collections/{name}/facet {"key": "size", "filter": {...}} → {"result": {"hits": [{"value": "L", "count": 19}]}}
     expect(server.requestsTo(/\/facet$/)[0]!.body).toEqual({
@@ -331,8 +450,17 @@ describe('QdrantVectorStore: querying', () => {
 
   it('a text query is a sparse query on bm25, weight 1 per term, filtered by tenant, collection and payload', async () => {
     // Documented answer: {"result": {"points": [{"id": …, "version": 3, "score": 0.75, "payload": {…}}]}, "status": "ok", "time": …}
-    server.answer('POST', `${CHUNKS}/points/query`, ok({ points: [point('a', 4.2, 'The zebra runs.'), point('b', 1.1)] }));
-    const hits = await store.query('acme', { collection: 'docs', text: 'Zebras running!', filter: { docId: 'd1' }, limit: 5 });
+    server.answer(
+      'POST',
+      `${CHUNKS}/points/query`,
+      ok({ points: [point('a', 4.2, 'The zebra runs.'), point('b', 1.1)] }),
+    );
+    const hits = await store.query('acme', {
+      collection: 'docs',
+      text: 'Zebras running!',
+      filter: { docId: 'd1' },
+      limit: 5,
+    });
     expect(server.requests[0]!.body).toEqual({
       query: { indices: [bm25TokenId('zebra'), bm25TokenId('run')], values: [1, 1] },
       using: 'bm25',
@@ -349,7 +477,14 @@ describe('QdrantVectorStore: querying', () => {
 
   it('a vector query searches the named dense vector of its length, across the tenant’s collections when none is named', async () => {
     await store.query('acme', { vector: [0.9, 0.1, 0] });
-    expect(server.requests[0]!.body).toEqual({ query: [0.9, 0.1, 0], using: 'dense-3', filter: { must: [tenantIs('acme')] }, limit: 10, with_payload: WITH_PAYLOAD, with_vector: false });
+    expect(server.requests[0]!.body).toEqual({
+      query: [0.9, 0.1, 0],
+      using: 'dense-3',
+      filter: { must: [tenantIs('acme')] },
+      limit: 10,
+      with_payload: WITH_PAYLOAD,
+      with_vector: false,
+    });
   });
 
   it('text and vector: prefetch sparse and dense, each filtered, fused by RRF with k = 61 (= Σ 1/(60 + rank from 1))', async () => {
@@ -386,9 +521,22 @@ describe('QdrantVectorStore: querying', () => {
   });
 
   it("text and vector with fusion 'scores': one lexical and one dense query, fused here by normalised scores (dense × denseWeight)", async () => {
-    server.answer('POST', `${CHUNKS}/points/query`, ok({ points: [point('lex', 9), point('both', 5), point('low', 1)] }), ok({ points: [point('both', 0.8), point('dense', 0.4)] }));
-    const hits = await store.query('acme', { collection: 'docs', text: 'zebra', vector: [1, 0, 0], limit: 3, fusion: { method: 'scores', denseWeight: 0.5 } });
-    const bodies = server.requestsTo(/\/points\/query$/).map((request) => request.body as { using: string; limit: number; prefetch?: unknown });
+    server.answer(
+      'POST',
+      `${CHUNKS}/points/query`,
+      ok({ points: [point('lex', 9), point('both', 5), point('low', 1)] }),
+      ok({ points: [point('both', 0.8), point('dense', 0.4)] }),
+    );
+    const hits = await store.query('acme', {
+      collection: 'docs',
+      text: 'zebra',
+      vector: [1, 0, 0],
+      limit: 3,
+      fusion: { method: 'scores', denseWeight: 0.5 },
+    });
+    const bodies = server
+      .requestsTo(/\/points\/query$/)
+      .map((request) => request.body as { using: string; limit: number; prefetch?: unknown });
     expect(bodies.map((body) => [body.using, body.limit, body.prefetch])).toEqual([
       ['bm25', 50, undefined],
       ['dense-3', 50, undefined],
@@ -411,7 +559,13 @@ describe('QdrantVectorStore: querying', () => {
 describe('QdrantVectorStore: tenant isolation on the wire', () => {
   it('names the tenant first in the filter of every request that reads or deletes points, and in every point written', async () => {
     prepared([3]);
-    server.answer('POST', `${REGISTRY}/points/scroll`, ok({ points: [], next_page_offset: null }), ok({ points: [], next_page_offset: null }), ok({ points: [registryPoint('acme', 'docs', 3)], next_page_offset: null }));
+    server.answer(
+      'POST',
+      `${REGISTRY}/points/scroll`,
+      ok({ points: [], next_page_offset: null }),
+      ok({ points: [], next_page_offset: null }),
+      ok({ points: [registryPoint('acme', 'docs', 3)], next_page_offset: null }),
+    );
     await store.ensureCollection('acme', 'docs');
     await store.upsert('acme', 'docs', [{ id: 'a', text: 'zebra', vector: [1, 0, 0], payload: { docId: 'd1' } }]);
     await store.query('acme', { text: 'zebra' });
@@ -424,14 +578,20 @@ describe('QdrantVectorStore: tenant isolation on the wire', () => {
     await store.listCollections('acme');
     await store.deleteCollection('acme', 'docs');
 
-    const pointRequests = server.requests.filter((request) => /\/(points\/(query|count|delete|scroll)|facet)$/.test(request.path));
-    expect(new Set(pointRequests.map((request) => request.path.split('/').slice(3).join('/')))).toEqual(new Set(['points/scroll', 'points/query', 'points/count', 'points/delete', 'facet']));
+    const pointRequests = server.requests.filter((request) =>
+      /\/(points\/(query|count|delete|scroll)|facet)$/.test(request.path),
+    );
+    expect(new Set(pointRequests.map((request) => request.path.split('/').slice(3).join('/')))).toEqual(
+      new Set(['points/scroll', 'points/query', 'points/count', 'points/delete', 'facet']),
+    );
     for (const request of pointRequests) {
       const body = request.body as { filter?: { must: unknown[] }; prefetch?: { filter: { must: unknown[] } }[] };
       expect(body.filter?.must[0], `${request.method} ${request.path}`).toEqual(tenantIs('acme'));
       for (const prefetch of body.prefetch ?? []) expect(prefetch.filter.must[0]).toEqual(tenantIs('acme'));
     }
-    const written = server.requestsTo(/\/points$/, 'PUT').flatMap((request) => (request.body as { points: { payload: { tenant: string } }[] }).points);
+    const written = server
+      .requestsTo(/\/points$/, 'PUT')
+      .flatMap((request) => (request.body as { points: { payload: { tenant: string } }[] }).points);
     expect(written.length).toBeGreaterThan(0);
     for (const point of written) expect(point.payload.tenant).toBe('acme');
   });

@@ -8,7 +8,18 @@ import { citationIdOf, mergePassages, type RetrievedPassage } from '../../worker
 
 function passage(name: string, text: string, score = 1, page: number | null = null): RetrievedPassage {
   const chunkId = `doc_${name}.c0`;
-  return { id: citationIdOf(chunkId), chunkId, docId: `doc_${name}`, title: name, path: `docs/${name}.md`, page, headingPath: [], text, score, round: 1 };
+  return {
+    id: citationIdOf(chunkId),
+    chunkId,
+    docId: `doc_${name}`,
+    title: name,
+    path: `docs/${name}.md`,
+    page,
+    headingPath: [],
+    text,
+    score,
+    round: 1,
+  };
 }
 
 describe('citations', () => {
@@ -16,8 +27,16 @@ describe('citations', () => {
   const louvre = passage('louvre', 'The Louvre is a museum.', 0.5);
 
   it('keeps citations of retrieved passages; drops invented ones from the text and the list', () => {
-    const checked = checkCitations(`Gustave Eiffel designed it [${eiffel.id}][deadbe]. It is in Paris [doc7, ${louvre.id.toUpperCase()}].`, [eiffel.id, '[ffffff]'], [eiffel, louvre]);
-    expect(checked).toEqual({ answer: `Gustave Eiffel designed it [${eiffel.id}]. It is in Paris [${louvre.id}].`, cited: [eiffel.id, louvre.id], dropped: ['deadbe', 'doc7', 'ffffff'] });
+    const checked = checkCitations(
+      `Gustave Eiffel designed it [${eiffel.id}][deadbe]. It is in Paris [doc7, ${louvre.id.toUpperCase()}].`,
+      [eiffel.id, '[ffffff]'],
+      [eiffel, louvre],
+    );
+    expect(checked).toEqual({
+      answer: `Gustave Eiffel designed it [${eiffel.id}]. It is in Paris [${louvre.id}].`,
+      cited: [eiffel.id, louvre.id],
+      dropped: ['deadbe', 'doc7', 'ffffff'],
+    });
   });
 
   it('the output numbers sources in the answer when citations is on, strips markers when off, lists cited documents first', () => {
@@ -34,8 +53,18 @@ describe('citations', () => {
     const numbered = ragOutputOf({ ...state, citations: true });
     expect(numbered.answer).toBe('Gustave Eiffel designed it [1][2]. Really [2].');
     expect(numbered.sources.map((source) => source.path)).toEqual(['docs/louvre.md', 'docs/eiffel.md']);
-    expect(numbered.retrieved.map((document) => document.path)).toEqual(['docs/louvre.md', 'docs/eiffel.md', 'docs/other.md']);
-    expect(numbered).toMatchObject({ search_count: 1, iterations: 1, model: 'extractive', retrieval: 'lexical', reasoning_steps: state.reasoning });
+    expect(numbered.retrieved.map((document) => document.path)).toEqual([
+      'docs/louvre.md',
+      'docs/eiffel.md',
+      'docs/other.md',
+    ]);
+    expect(numbered).toMatchObject({
+      search_count: 1,
+      iterations: 1,
+      model: 'extractive',
+      retrieval: 'lexical',
+      reasoning_steps: state.reasoning,
+    });
     for (const source of numbered.sources) expect(source.score).toBeGreaterThan(0);
     expect(Math.max(...numbered.retrieved.map((document) => document.score))).toBe(1);
     expect(ragOutputOf({ ...state, citations: false }).answer).toBe('Gustave Eiffel designed it. Really.');
@@ -44,7 +73,13 @@ describe('citations', () => {
   it('merging passages keeps first-seen order, the best score and the earliest round', () => {
     const again = { ...eiffel, score: 0.4, round: 2 };
     const better = { ...louvre, score: 0.9, round: 2 };
-    expect(mergePassages([eiffel, louvre], [again, better, passage('new', 'x')]).map((entry) => [entry.title, entry.score, entry.round])).toEqual([
+    expect(
+      mergePassages([eiffel, louvre], [again, better, passage('new', 'x')]).map((entry) => [
+        entry.title,
+        entry.score,
+        entry.round,
+      ]),
+    ).toEqual([
       ['eiffel', 1, 1],
       ['louvre', 0.9, 1],
       ['new', 1, 1],
@@ -53,26 +88,55 @@ describe('citations', () => {
 });
 
 describe('rag tool calls', () => {
-  const call = (name: string, args: string) => parseRagToolCall({ id: 'c1', type: 'function', function: { name, arguments: args } });
+  const call = (name: string, args: string) =>
+    parseRagToolCall({ id: 'c1', type: 'function', function: { name, arguments: args } });
   it('reads search, refine_and_search (either argument name) and final_answer; anything else is an error for the model', () => {
     expect(call('search', '{"query":" tower "}')).toMatchObject({ kind: 'search', tool: 'search', query: 'tower' });
-    expect(call('refine_and_search', '{"refined_query":"eiffel"}')).toMatchObject({ kind: 'search', tool: 'refine_and_search', query: 'eiffel', arguments: '{"refined_query":"eiffel"}' });
+    expect(call('refine_and_search', '{"refined_query":"eiffel"}')).toMatchObject({
+      kind: 'search',
+      tool: 'refine_and_search',
+      query: 'eiffel',
+      arguments: '{"refined_query":"eiffel"}',
+    });
     expect(call('refine_and_search', '{"query":"eiffel"}')).toMatchObject({ kind: 'search', query: 'eiffel' });
-    expect(call('final_answer', '{"answer":"A","citations":["x",3]}')).toEqual({ kind: 'final', callId: 'c1', answer: 'A', citations: ['x'] });
-    expect(call('search', '{"query":""}')).toMatchObject({ kind: 'invalid', error: expect.stringMatching(/needs a non-empty 'query'/) });
-    expect(call('search', '{nope')).toMatchObject({ kind: 'invalid', error: expect.stringMatching(/not a JSON object/) });
+    expect(call('final_answer', '{"answer":"A","citations":["x",3]}')).toEqual({
+      kind: 'final',
+      callId: 'c1',
+      answer: 'A',
+      citations: ['x'],
+    });
+    expect(call('search', '{"query":""}')).toMatchObject({
+      kind: 'invalid',
+      error: expect.stringMatching(/needs a non-empty 'query'/),
+    });
+    expect(call('search', '{nope')).toMatchObject({
+      kind: 'invalid',
+      error: expect.stringMatching(/not a JSON object/),
+    });
     expect(call('web', '{}')).toMatchObject({ kind: 'invalid', error: expect.stringMatching(/no tool named 'web'/) });
   });
 });
 
 describe('RAG input schema', () => {
   it('fills the defaults of DESIGN §4 and names the field that is wrong', () => {
-    expect(ragInputSchema.parse({ query: ' Why? ' })).toEqual({ query: 'Why?', collection: 'default', max_iterations: 3, citations: false });
-    const issues = (input: unknown) => ragInputSchema.safeParse(input).error?.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    expect(issues({ query: 'x', max_iterations: 11 })).toEqual(['max_iterations: max_iterations must be an integer from 1 to 10']);
-    expect(issues({ query: 'x', max_iterations: 1.5 })).toEqual(['max_iterations: max_iterations must be an integer from 1 to 10']);
+    expect(ragInputSchema.parse({ query: ' Why? ' })).toEqual({
+      query: 'Why?',
+      collection: 'default',
+      max_iterations: 3,
+      citations: false,
+    });
+    const issues = (input: unknown) =>
+      ragInputSchema.safeParse(input).error?.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    expect(issues({ query: 'x', max_iterations: 11 })).toEqual([
+      'max_iterations: max_iterations must be an integer from 1 to 10',
+    ]);
+    expect(issues({ query: 'x', max_iterations: 1.5 })).toEqual([
+      'max_iterations: max_iterations must be an integer from 1 to 10',
+    ]);
     expect(issues({ query: '' })).toEqual(['query: query must not be empty']);
-    expect(issues({ query: 'x', collection: 'a:b' })).toEqual([expect.stringMatching(/^collection: collection must be 1-128/)]);
+    expect(issues({ query: 'x', collection: 'a:b' })).toEqual([
+      expect.stringMatching(/^collection: collection must be 1-128/),
+    ]);
     expect(issues({ query: 'x', extra: 1 })).toEqual([expect.stringMatching(/extra/)]);
   });
 });

@@ -9,7 +9,10 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 describe('README configuration table', () => {
   it('documents every environment variable the config modules read', () => {
     const source = readFileSync(`${root}/shared/config/config.ts`, 'utf8');
-    const schema = source.slice(source.indexOf('const envSchema'), source.indexOf('\n});', source.indexOf('const envSchema')));
+    const schema = source.slice(
+      source.indexOf('const envSchema'),
+      source.indexOf('\n});', source.indexOf('const envSchema')),
+    );
     const names = [...schema.matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)].map((match) => match[1]!);
     expect(names.length).toBeGreaterThan(20);
     // The Redis and search settings are read apart, without zod (shared/config/redis-config.ts, shared/config/search-config.ts).

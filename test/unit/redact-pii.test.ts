@@ -3,7 +3,9 @@ import { passesLuhn, redactPii } from '../../worker/agents/guardrails/redact-pii
 
 describe('redactPii', () => {
   it('redacts emails, phone numbers and Luhn-valid card numbers', () => {
-    const { text, found } = redactPii('Mail ada@example.co.uk or call +44 20 7946 0958; card 4111 1111 1111 1111 expires soon.');
+    const { text, found } = redactPii(
+      'Mail ada@example.co.uk or call +44 20 7946 0958; card 4111 1111 1111 1111 expires soon.',
+    );
     expect(text).toBe('Mail [EMAIL] or call [PHONE]; card [CARD_NUMBER] expires soon.');
     expect(found.sort()).toEqual(['card', 'email', 'phone']);
   });

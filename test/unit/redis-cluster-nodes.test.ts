@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../shared/config/config.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
-import { assertHashTaggedPrefix, hashTagOf, parseClusterNodes } from '../../shared/adapters/redis/redis-cluster-nodes.js';
+import {
+  assertHashTaggedPrefix,
+  hashTagOf,
+  parseClusterNodes,
+} from '../../shared/adapters/redis/redis-cluster-nodes.js';
 
 function refusal(fn: () => unknown): AgentqError {
   try {
@@ -31,7 +35,10 @@ describe('REDIS_CLUSTER_NODES', () => {
   });
 
   it('switches the config to cluster mode with a hash-tagged queue prefix', () => {
-    const config = loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001', AGENTQ_QUEUE_PREFIX: '{agentq}' });
+    const config = loadConfig({
+      REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001',
+      AGENTQ_QUEUE_PREFIX: '{agentq}',
+    });
     expect(config.redisClusterNodes).toEqual([
       { host: '127.0.0.1', port: 7000 },
       { host: '127.0.0.1', port: 7001 },
@@ -41,7 +48,13 @@ describe('REDIS_CLUSTER_NODES', () => {
   });
 
   it('refuses REDIS_URL and REDIS_CLUSTER_NODES together', () => {
-    const error = refusal(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: '127.0.0.1:7000', AGENTQ_QUEUE_PREFIX: '{agentq}' }));
+    const error = refusal(() =>
+      loadConfig({
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        REDIS_CLUSTER_NODES: '127.0.0.1:7000',
+        AGENTQ_QUEUE_PREFIX: '{agentq}',
+      }),
+    );
     expect(error.message).toContain('REDIS_URL and REDIS_CLUSTER_NODES are both set');
     expect(error.message).toContain('unset one of them');
   });
@@ -68,8 +81,12 @@ describe('hash tags', () => {
 
 describe('one connection factory for both kinds of Redis', () => {
   it('connects a Cluster when REDIS_CLUSTER_NODES is set, and one Redis otherwise', async () => {
-    const { connectRedis, isCluster, describeRedisTarget } = await import('../../shared/adapters/redis/connect-redis.js');
-    const config = loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001', AGENTQ_QUEUE_PREFIX: '{agentq}' });
+    const { connectRedis, isCluster, describeRedisTarget } =
+      await import('../../shared/adapters/redis/connect-redis.js');
+    const config = loadConfig({
+      REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001',
+      AGENTQ_QUEUE_PREFIX: '{agentq}',
+    });
     const cluster = connectRedis(config, 'producer');
     const single = connectRedis(loadConfig({ REDIS_URL: 'redis://127.0.0.1:7002' }), 'producer');
     try {
@@ -85,7 +102,8 @@ describe('one connection factory for both kinds of Redis', () => {
 
 describe('shard tags', () => {
   it('hash as Redis Cluster does (CRC16 mod 16384) and fall into equal slices of the slots, one shard keeping {s0}', async () => {
-    const { shardTags, slotOfTag, shardOfQueuePrefix, stepQueuePrefix } = await import('../../shared/contracts/shards.js');
+    const { shardTags, slotOfTag, shardOfQueuePrefix, stepQueuePrefix } =
+      await import('../../shared/contracts/shards.js');
     // Slots from CLUSTER KEYSLOT on Redis 7.0.
     expect(slotOfTag('s0')).toBe(11097);
     expect(slotOfTag('s2')).toBe(2843);

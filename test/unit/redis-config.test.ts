@@ -9,13 +9,26 @@ import { readRedisConfig, REDIS_ENV_NAMES, type RedisConfig } from '../../shared
  * The zod schemas these variables had in shared/config/config.ts before they were read without zod (issue 19,
  * CLI cold start): the reference for what each value must give, message for message.
  */
-const shardsMessage = 'AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)';
+const shardsMessage =
+  'AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)';
 const zodSchemas: Record<string, z.ZodType> = {
   REDIS_URL: z.string().url().optional(),
-  AGENTQ_QUEUE_PREFIX: z.string().min(1).regex(/^[^:]+$/, 'must not contain ":"').default('bull'),
-  AGENTQ_KEY_PREFIX: z.string().min(1).regex(/^[^:{}]+$/, 'must not contain ":", "{" or "}"').default('agentq'),
+  AGENTQ_QUEUE_PREFIX: z
+    .string()
+    .min(1)
+    .regex(/^[^:]+$/, 'must not contain ":"')
+    .default('bull'),
+  AGENTQ_KEY_PREFIX: z
+    .string()
+    .min(1)
+    .regex(/^[^:{}]+$/, 'must not contain ":", "{" or "}"')
+    .default('agentq'),
   AGENTQ_TENANT: z.string().regex(ID_PATTERN).default('default'),
-  AGENTQ_RETENTION_SECONDS: z.coerce.number().int().min(1).default(7 * 24 * 3600),
+  AGENTQ_RETENTION_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(7 * 24 * 3600),
   AGENTQ_EVENTS_MAXLEN: z.coerce.number().int().min(10).default(1000),
   AGENTQ_SHARDS: z.coerce
     .number({ error: shardsMessage })
@@ -26,9 +39,51 @@ const zodSchemas: Record<string, z.ZodType> = {
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).default(750),
 };
 
-const numbers = ['0', '-0', '1', '9', '10', '49', '50', '1024', '1025', '-1', '0.5', '-0.5', '1e-7', '5.0', '2.5e1', '1e3', '0x10', '0b11', '+5', '5 ', ' ', '\t', 'abc', '1_000', 'true', 'Infinity', '-Infinity', '1e400', '99999999999999999999', '-99999999999999999999'];
+const numbers = [
+  '0',
+  '-0',
+  '1',
+  '9',
+  '10',
+  '49',
+  '50',
+  '1024',
+  '1025',
+  '-1',
+  '0.5',
+  '-0.5',
+  '1e-7',
+  '5.0',
+  '2.5e1',
+  '1e3',
+  '0x10',
+  '0b11',
+  '+5',
+  '5 ',
+  ' ',
+  '\t',
+  'abc',
+  '1_000',
+  'true',
+  'Infinity',
+  '-Infinity',
+  '1e400',
+  '99999999999999999999',
+  '-99999999999999999999',
+];
 const values: Record<string, string[]> = {
-  REDIS_URL: ['redis://127.0.0.1:6379', ' redis://host:1/2 ', 'rediss://user:pass@host', 'redis://a\tb', 'localhost:6379', 'redis:', 'not a url', 'redis//x', 'http://[::1', '/tmp/redis.sock'],
+  REDIS_URL: [
+    'redis://127.0.0.1:6379',
+    ' redis://host:1/2 ',
+    'rediss://user:pass@host',
+    'redis://a\tb',
+    'localhost:6379',
+    'redis:',
+    'not a url',
+    'redis//x',
+    'http://[::1',
+    '/tmp/redis.sock',
+  ],
   AGENTQ_QUEUE_PREFIX: ['bull', '{agentq}', 'a:b', ':', ' '],
   AGENTQ_KEY_PREFIX: ['agentq', 'a:b', 'a{b', 'b}', 'x y'],
   AGENTQ_TENANT: ['default', 'acme-1.2_x', 'a b', 'x'.repeat(128), 'x'.repeat(129), 'é'],
@@ -51,7 +106,13 @@ const configKeys: Record<string, keyof RedisConfig> = {
 
 describe('the Redis settings, read without zod', () => {
   it('reads each of its variables as the zod schema did: the same value, or the same refusal', () => {
-    const refusals = expectReaderMatchesZod({ values, zodSchemas, configKeys, light: readRedisConfig, full: loadConfig });
+    const refusals = expectReaderMatchesZod({
+      values,
+      zodSchemas,
+      configKeys,
+      light: readRedisConfig,
+      full: loadConfig,
+    });
     expect(refusals).toBeGreaterThan(40);
     expect(Object.keys(values).sort()).toEqual(REDIS_ENV_NAMES.filter((name) => name !== 'REDIS_CLUSTER_NODES').sort());
   });
@@ -85,7 +146,10 @@ describe('the Redis settings, read without zod', () => {
       expect(light, JSON.stringify(env)).toMatchObject({ code: 'INVALID_INPUT' });
       expect(readOutcome(() => loadConfig(env), configKeys['REDIS_URL']!)).toEqual(light);
     }
-    const cluster = readRedisConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000,[::1]:7001', AGENTQ_QUEUE_PREFIX: '{agentq}' });
+    const cluster = readRedisConfig({
+      REDIS_CLUSTER_NODES: '127.0.0.1:7000,[::1]:7001',
+      AGENTQ_QUEUE_PREFIX: '{agentq}',
+    });
     expect(cluster.redisClusterNodes).toEqual([
       { host: '127.0.0.1', port: 7000 },
       { host: '::1', port: 7001 },
@@ -94,8 +158,14 @@ describe('the Redis settings, read without zod', () => {
   });
 
   it('reads only the Redis settings: a bad setting of another part stops the full configuration, not this', () => {
-    const env = { REDIS_URL: 'redis://127.0.0.1:7450', AGENTQ_PRICES: 'not a price table', AGENTQ_WORKER_CONCURRENCY: '0' };
+    const env = {
+      REDIS_URL: 'redis://127.0.0.1:7450',
+      AGENTQ_PRICES: 'not a price table',
+      AGENTQ_WORKER_CONCURRENCY: '0',
+    };
     expect(readRedisConfig(env).redisUrl).toBe('redis://127.0.0.1:7450');
-    expect(() => loadConfig(env)).toThrow(/AGENTQ_PRICES: .*AGENTQ_WORKER_CONCURRENCY|AGENTQ_WORKER_CONCURRENCY: .*AGENTQ_PRICES/);
+    expect(() => loadConfig(env)).toThrow(
+      /AGENTQ_PRICES: .*AGENTQ_WORKER_CONCURRENCY|AGENTQ_WORKER_CONCURRENCY: .*AGENTQ_PRICES/,
+    );
   });
 });

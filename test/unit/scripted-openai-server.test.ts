@@ -1,10 +1,16 @@
 import OpenAI, { APIConnectionTimeoutError, BadRequestError, InternalServerError, RateLimitError } from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer, type ScriptedOpenAIServerOptions } from '../fakes/scripted-openai-server.js';
+import {
+  startScriptedOpenAIServer,
+  type ScriptedOpenAIServer,
+  type ScriptedOpenAIServerOptions,
+} from '../fakes/scripted-openai-server.js';
 
 const servers: ScriptedOpenAIServer[] = [];
 
-async function start(options: ScriptedOpenAIServerOptions = {}): Promise<{ server: ScriptedOpenAIServer; client: OpenAI }> {
+async function start(
+  options: ScriptedOpenAIServerOptions = {},
+): Promise<{ server: ScriptedOpenAIServer; client: OpenAI }> {
   const server = await startScriptedOpenAIServer(options);
   servers.push(server);
   // maxRetries: 0 as in the product (DESIGN.md §7): every scripted answer is seen exactly once.
@@ -15,7 +21,8 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
 
-const ask = (client: OpenAI, text = 'hello') => client.chat.completions.create({ model: 'test-model', messages: [{ role: 'user', content: text }] });
+const ask = (client: OpenAI, text = 'hello') =>
+  client.chat.completions.create({ model: 'test-model', messages: [{ role: 'user', content: text }] });
 
 function cosine(left: readonly number[], right: readonly number[]): number {
   return left.reduce((sum, value, position) => sum + value * (right[position] ?? 0), 0);
@@ -34,7 +41,14 @@ describe('chat completions', () => {
 
   it('answers tool calls with JSON-string arguments and finish_reason tool_calls', async () => {
     const { client } = await start({
-      script: [{ toolCalls: [{ name: 'search', arguments: { query: 'queues' } }, { id: 'mine', name: 'raw', arguments: '{"broken":' }] }],
+      script: [
+        {
+          toolCalls: [
+            { name: 'search', arguments: { query: 'queues' } },
+            { id: 'mine', name: 'raw', arguments: '{"broken":' },
+          ],
+        },
+      ],
     });
     const choice = (await ask(client)).choices[0];
     expect(choice?.finish_reason).toBe('tool_calls');
@@ -46,10 +60,16 @@ describe('chat completions', () => {
   });
 
   it('reports scripted usage, or a deterministic estimate', async () => {
-    const { client } = await start({ script: [{ content: 'x', usage: { prompt_tokens: 120, completion_tokens: 7 } }, { content: 'twelve chars' }] });
+    const { client } = await start({
+      script: [{ content: 'x', usage: { prompt_tokens: 120, completion_tokens: 7 } }, { content: 'twelve chars' }],
+    });
     expect((await ask(client)).usage).toEqual({ prompt_tokens: 120, completion_tokens: 7, total_tokens: 127 });
     // 'sixteen chars!!!' is 16 characters → 4 tokens; 'twelve chars' is 12 → 3.
-    expect((await ask(client, 'sixteen chars!!!')).usage).toEqual({ prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 });
+    expect((await ask(client, 'sixteen chars!!!')).usage).toEqual({
+      prompt_tokens: 4,
+      completion_tokens: 3,
+      total_tokens: 7,
+    });
   });
 
   it('lets a script function answer from the request', async () => {
@@ -72,10 +92,21 @@ describe('chat completions', () => {
 
   it('streams chunks over SSE (a word per chunk, tool calls in pieces, usage last) that the SDK reads back', async () => {
     const { server, client } = await start({
-      script: [{ content: 'one two three', toolCalls: [{ name: 'lookup', arguments: { q: 'x' } }], usage: { prompt_tokens: 5, completion_tokens: 7 } }],
+      script: [
+        {
+          content: 'one two three',
+          toolCalls: [{ name: 'lookup', arguments: { q: 'x' } }],
+          usage: { prompt_tokens: 5, completion_tokens: 7 },
+        },
+      ],
       streamChunkDelayMs: 5,
     });
-    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const deltas: string[] = [];
     let usage: unknown;
     let finish: string | null = null;
@@ -84,7 +115,8 @@ describe('chat completions', () => {
       if (chunk.usage) usage = chunk.usage;
       const choice = chunk.choices[0];
       if (choice?.delta.content) deltas.push(choice.delta.content);
-      for (const call of choice?.delta.tool_calls ?? []) if (call.function?.arguments) argumentsText.push(call.function.arguments);
+      for (const call of choice?.delta.tool_calls ?? [])
+        if (call.function?.arguments) argumentsText.push(call.function.arguments);
       finish = choice?.finish_reason ?? finish;
     }
     expect(deltas).toEqual(['one ', 'two ', 'three']);
@@ -99,15 +131,21 @@ describe('chat completions', () => {
   it('a streamed answer can die mid-stream (failAfterChunks)', async () => {
     const { client } = await start({ script: [{ content: 'a b c d', failAfterChunks: 2 }] });
     const stream = await client.chat.completions.create({ model: 'm', messages: [], stream: true });
-    await expect((async () => {
-      for await (const _chunk of stream) void _chunk;
-    })()).rejects.toThrow();
+    await expect(
+      (async () => {
+        for await (const _chunk of stream) void _chunk;
+      })(),
+    ).rejects.toThrow();
   });
 
   it('rejects bad bodies with OpenAI-shaped 400s', async () => {
     const { server, client } = await start({ script: [{ content: 'unused' }] });
     for (const body of ['not json', '{"messages": []}', '{"model": "m"}']) {
-      const response = await fetch(`${server.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const response = await fetch(`${server.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       expect(response.status).toBe(400);
       const parsed = (await response.json()) as { error: { type: string; message: string } };
       expect(parsed.error.type).toBe('invalid_request_error');
@@ -145,7 +183,9 @@ describe('injected faults', () => {
   it('a hang is cut by the SDK timeout, and the log records the abort', async () => {
     const { server, client } = await start({ script: [{ hang: true }, { content: 'after' }] });
     const startedAt = Date.now();
-    await expect(client.chat.completions.create({ model: 'm', messages: [] }, { timeout: 300 })).rejects.toBeInstanceOf(APIConnectionTimeoutError);
+    await expect(client.chat.completions.create({ model: 'm', messages: [] }, { timeout: 300 })).rejects.toBeInstanceOf(
+      APIConnectionTimeoutError,
+    );
     expect(Date.now() - startedAt).toBeLessThan(5_000);
     await expect.poll(() => server.requests[0]?.outcome).toBe('aborted');
     expect(server.requests[0]?.status).toBeUndefined();
@@ -184,7 +224,11 @@ describe('embeddings', () => {
 
     const again = await client.embeddings.create({ model: 'embed', input: 'the redis queue retries jobs' });
     expect(again.data[0]?.embedding).toEqual(first);
-    const asFloats = await client.embeddings.create({ model: 'embed', input: 'the redis queue retries jobs', encoding_format: 'float' });
+    const asFloats = await client.embeddings.create({
+      model: 'embed',
+      input: 'the redis queue retries jobs',
+      encoding_format: 'float',
+    });
     expect(asFloats.data[0]?.embedding).toEqual(first);
   });
 
@@ -197,8 +241,14 @@ describe('embeddings', () => {
 
   it('answer plain floats to a raw request without encoding_format', async () => {
     const { server } = await start();
-    const response = await fetch(`${server.url}/embeddings`, { method: 'POST', body: JSON.stringify({ model: 'embed', input: 'plain floats' }) });
-    const body = (await response.json()) as { data: { embedding: unknown }[]; usage: { prompt_tokens: number; total_tokens: number } };
+    const response = await fetch(`${server.url}/embeddings`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'embed', input: 'plain floats' }),
+    });
+    const body = (await response.json()) as {
+      data: { embedding: unknown }[];
+      usage: { prompt_tokens: number; total_tokens: number };
+    };
     expect(Array.isArray(body.data[0]?.embedding)).toBe(true);
     expect(body.data[0]?.embedding).toHaveLength(64);
     expect(body.usage).toEqual({ prompt_tokens: 3, total_tokens: 3 });
@@ -207,14 +257,19 @@ describe('embeddings', () => {
 
 describe('request log and models', () => {
   it('records every request in order with body, headers and status', async () => {
-    const { server, client } = await start({ script: [{ content: 'a' }, { status: 500 }], models: ['chat-a', 'embed-b'] });
+    const { server, client } = await start({
+      script: [{ content: 'a' }, { status: 500 }],
+      models: ['chat-a', 'embed-b'],
+    });
     await ask(client, 'first');
     await ask(client, 'second').catch(() => undefined);
     await client.embeddings.create({ model: 'embed', input: 'e' });
     const models = await client.models.list();
     expect(models.data.map((model) => model.id)).toEqual(['chat-a', 'embed-b']);
 
-    expect(server.requests.map((record) => [record.index, record.method, record.path, record.status, record.outcome])).toEqual([
+    expect(
+      server.requests.map((record) => [record.index, record.method, record.path, record.status, record.outcome]),
+    ).toEqual([
       [0, 'POST', '/v1/chat/completions', 200, 'answered'],
       [1, 'POST', '/v1/chat/completions', 500, 'answered'],
       [2, 'POST', '/v1/embeddings', 200, 'answered'],

@@ -12,15 +12,37 @@ const zodSchemas: Record<string, z.ZodType> = {
   AGENTQ_DATA_DIR: z.string().min(1).default('.agentq'),
   QDRANT_URL: z.string().url().optional(),
   QDRANT_API_KEY: z.string().min(1).optional(),
-  AGENTQ_QDRANT_COLLECTION_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,48}$/, "must be 1-48 characters of letters, digits, '_' or '-'").default('agentq'),
+  AGENTQ_QDRANT_COLLECTION_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,48}$/, "must be 1-48 characters of letters, digits, '_' or '-'")
+    .default('agentq'),
   AGENTQ_QDRANT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   AGENTQ_QDRANT_UPSERT_BATCH: z.coerce.number().int().min(1).default(256),
   AGENTQ_VECTOR_CACHE_MB: z.coerce.number().int().min(0).default(128),
   EMBED_MODEL: z.string().min(1).optional(),
-  EMBED_PROVIDER: z.enum(['local', 'openai', 'none'], { error: 'must be local (the built-in model, no endpoint), openai (EMBED_MODEL on OPENAI_BASE_URL) or none (lexical search only)' }).optional(),
+  EMBED_PROVIDER: z
+    .enum(['local', 'openai', 'none'], {
+      error:
+        'must be local (the built-in model, no endpoint), openai (EMBED_MODEL on OPENAI_BASE_URL) or none (lexical search only)',
+    })
+    .optional(),
 };
 
-const numbers = ['0', '1', '99', '100', '1e3', '0x10', '-1', '0.5', ' ', 'abc', 'Infinity', '1e400', '99999999999999999999'];
+const numbers = [
+  '0',
+  '1',
+  '99',
+  '100',
+  '1e3',
+  '0x10',
+  '-1',
+  '0.5',
+  ' ',
+  'abc',
+  'Infinity',
+  '1e400',
+  '99999999999999999999',
+];
 const values: Record<string, string[]> = {
   AGENTQ_DATA_DIR: ['.agentq', '/var/lib/agentq', ' '],
   QDRANT_URL: ['http://127.0.0.1:6333', ' https://q.example.com ', 'qdrant:6333', 'not a url', 'http://[::1'],
@@ -47,15 +69,27 @@ const configKeys: Record<string, keyof SearchConfig> = {
 
 describe('the search settings, read without zod', () => {
   it('reads each of its variables as the zod schema did: the same value, or the same refusal', () => {
-    const refusals = expectReaderMatchesZod({ values, zodSchemas, configKeys, light: readSearchConfig, full: loadConfig });
+    const refusals = expectReaderMatchesZod({
+      values,
+      zodSchemas,
+      configKeys,
+      light: readSearchConfig,
+      full: loadConfig,
+    });
     expect(refusals).toBeGreaterThan(15);
     expect(Object.keys(values).sort()).toEqual([...SEARCH_ENV_NAMES].sort());
   });
 
   it('refuses EMBED_PROVIDER and EMBED_MODEL that contradict each other, as the full configuration does', () => {
-    for (const env of [{ EMBED_PROVIDER: 'openai' }, { EMBED_PROVIDER: 'local', EMBED_MODEL: 'text-embedding-3-small' }]) {
+    for (const env of [
+      { EMBED_PROVIDER: 'openai' },
+      { EMBED_PROVIDER: 'local', EMBED_MODEL: 'text-embedding-3-small' },
+    ]) {
       const light = readOutcome(() => readSearchConfig(env), configKeys['EMBED_PROVIDER']!);
-      expect(light, JSON.stringify(env)).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('EMBED_PROVIDER=') });
+      expect(light, JSON.stringify(env)).toMatchObject({
+        code: 'INVALID_INPUT',
+        message: expect.stringContaining('EMBED_PROVIDER='),
+      });
       expect(readOutcome(() => loadConfig(env), configKeys['EMBED_PROVIDER']!)).toEqual(light);
     }
     expect(readSearchConfig({ EMBED_MODEL: 'm' }).embedProvider).toBe('openai');
@@ -64,7 +98,11 @@ describe('the search settings, read without zod', () => {
 
   it('has the full configuration’s defaults and tenant, and reads nothing else', () => {
     const full = loadConfig({ AGENTQ_TENANT: 'acme' });
-    const light = readSearchConfig({ AGENTQ_TENANT: 'acme', AGENTQ_PRICES: 'not a price table', REDIS_URL: 'not a url' });
+    const light = readSearchConfig({
+      AGENTQ_TENANT: 'acme',
+      AGENTQ_PRICES: 'not a price table',
+      REDIS_URL: 'not a url',
+    });
     for (const key of Object.values(configKeys)) expect(light[key], key).toEqual(full[key]);
     expect(light.tenant).toBe('acme');
     expect(() => readSearchConfig({ AGENTQ_TENANT: 'a b' })).toThrow('AGENTQ_TENANT: Invalid string');

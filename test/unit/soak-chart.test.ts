@@ -5,14 +5,21 @@ import { renderSoakChart, type ChartSeries } from '../../bench/lib/soak-chart.js
 function polylines(svg: string): Map<string, [number, number][]> {
   const found = new Map<string, [number, number][]>();
   for (const match of svg.matchAll(/<polyline data-series="([^"]+)"[^>]* points="([^"]*)"/g)) {
-    const points = match[2]!.trim() === '' ? [] : match[2]!.trim().split(/\s+/).map((pair) => pair.split(',').map(Number) as [number, number]);
+    const points =
+      match[2]!.trim() === ''
+        ? []
+        : match[2]!
+            .trim()
+            .split(/\s+/)
+            .map((pair) => pair.split(',').map(Number) as [number, number]);
     expect(found.has(match[1]!), `series ${match[1]} drawn twice`).toBe(false);
     found.set(match[1]!, points);
   }
   return found;
 }
 
-const ramp = (count: number, value: (t: number) => number) => Array.from({ length: count }, (_, index) => ({ t: index + 1, value: value(index + 1) }));
+const ramp = (count: number, value: (t: number) => number) =>
+  Array.from({ length: count }, (_, index) => ({ t: index + 1, value: value(index + 1) }));
 
 describe('soak chart (bench/lib/soak-chart.ts)', () => {
   const series: ChartSeries[] = [

@@ -36,7 +36,13 @@ describe('bm25Tokens', () => {
   });
 
   it('treats search syntax and symbols as separators, never as operators', () => {
-    expect(bm25Tokens('text:zebra "zeb*" ((( 🦓 zebra\'s \u0000zebra AND')).toEqual(['text', 'zebra', 'zeb', 'zebra', 'zebra']);
+    expect(bm25Tokens('text:zebra "zeb*" ((( 🦓 zebra\'s \u0000zebra AND')).toEqual([
+      'text',
+      'zebra',
+      'zeb',
+      'zebra',
+      'zebra',
+    ]);
     expect(bm25Tokens('!!! ??? ...')).toEqual([]);
     expect(bm25Tokens('')).toEqual([]);
   });
@@ -49,7 +55,8 @@ describe('bm25Tokens', () => {
 
 describe('Bm25SparseEncoder', () => {
   const encoder = new Bm25SparseEncoder();
-  const weightOf = (vector: { indices: number[]; values: number[] }, term: string) => vector.values[vector.indices.indexOf(bm25TokenId(term))];
+  const weightOf = (vector: { indices: number[]; values: number[] }, term: string) =>
+    vector.values[vector.indices.indexOf(bm25TokenId(term))];
 
   it('is deterministic: the same term gets the same index in every document and query', () => {
     const first = encoder.encodeDocument('Zebras graze at dawn.');
@@ -70,10 +77,14 @@ describe('Bm25SparseEncoder', () => {
   });
 
   it('saturates repeats below k + 1 and gives a term less weight in a longer document', () => {
-    const weights = [1, 2, 4, 8, 64].map((times) => weightOf(encoder.encodeDocument(Array(times).fill('okapi').join(' ')), 'okapi')!);
+    const weights = [1, 2, 4, 8, 64].map((times) =>
+      weightOf(encoder.encodeDocument(Array(times).fill('okapi').join(' ')), 'okapi')!,
+    );
     for (let index = 1; index < weights.length; index += 1) {
       expect(weights[index]!).toBeGreaterThan(weights[index - 1]!);
-      expect(weights[index]! - weights[index - 1]!).toBeLessThan(index === 1 ? 1 : weights[index - 1]! - weights[index - 2]!);
+      expect(weights[index]! - weights[index - 1]!).toBeLessThan(
+        index === 1 ? 1 : weights[index - 1]! - weights[index - 2]!,
+      );
     }
     expect(weights.at(-1)!).toBeLessThan(2.2);
     const short = weightOf(encoder.encodeDocument('okapi forest'), 'okapi')!;

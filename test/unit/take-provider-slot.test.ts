@@ -29,7 +29,14 @@ describe('callLanguageModel within provider limits', () => {
     const first = fakeNodeContext({ languageModel, rateLimiter, agentSettings: settings });
     await callLanguageModel(first.context, { messages });
     // 7 tokens of text + 4 per message + 3 reply priming, plus max_tokens.
-    expect(rateLimiter.acquired).toEqual([{ provider: 'mock', model: 'mock-model', limits: { requestsPerMinute: 60, tokensPerMinute: 10_000 }, tokens: 114 }]);
+    expect(rateLimiter.acquired).toEqual([
+      {
+        provider: 'mock',
+        model: 'mock-model',
+        limits: { requestsPerMinute: 60, tokensPerMinute: 10_000 },
+        tokens: 114,
+      },
+    ]);
     expect(rateLimiter.settled).toEqual([{ ticket: 'ticket-1', tokens: 15 }]);
 
     const again = fakeNodeContext({ languageModel, rateLimiter, agentSettings: settings }, { memo: first.memo });
@@ -52,13 +59,25 @@ describe('callLanguageModel within provider limits', () => {
 
   it('a request larger than the whole token limit fails instead of waiting forever', async () => {
     const rateLimiter = new MockRateLimiter([{ granted: false, retryAfterMs: 60_000, impossible: true }]);
-    const { context } = fakeNodeContext({ languageModel: new MockLanguageModel(), rateLimiter, agentSettings: settings });
-    await expect(callLanguageModel(context, { messages })).rejects.toMatchObject({ code: 'RATE_LIMITED', retryable: false, message: expect.stringMatching(/more than the 10000 tokens\/min AGENTQ_RATE_LIMITS allows/) });
+    const { context } = fakeNodeContext({
+      languageModel: new MockLanguageModel(),
+      rateLimiter,
+      agentSettings: settings,
+    });
+    await expect(callLanguageModel(context, { messages })).rejects.toMatchObject({
+      code: 'RATE_LIMITED',
+      retryable: false,
+      message: expect.stringMatching(/more than the 10000 tokens\/min AGENTQ_RATE_LIMITS allows/),
+    });
   });
 
   it('models without limits never ask the limiter', async () => {
     const rateLimiter = new MockRateLimiter([]);
-    const { context } = fakeNodeContext({ languageModel: new MockLanguageModel({ modelId: 'other' }), rateLimiter, agentSettings: settings });
+    const { context } = fakeNodeContext({
+      languageModel: new MockLanguageModel({ modelId: 'other' }),
+      rateLimiter,
+      agentSettings: settings,
+    });
     await callLanguageModel(context, { messages });
     expect(rateLimiter.acquired).toHaveLength(0);
   });

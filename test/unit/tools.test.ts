@@ -29,16 +29,25 @@ describe('defineTool', () => {
       description: 'Searches documents',
       parameters: {
         type: 'object',
-        properties: { query: { type: 'string', description: 'what to look for' }, limit: { type: 'integer', default: 5, minimum: expect.any(Number), maximum: expect.any(Number) } },
+        properties: {
+          query: { type: 'string', description: 'what to look for' },
+          limit: { type: 'integer', default: 5, minimum: expect.any(Number), maximum: expect.any(Number) },
+        },
         required: ['query'],
       },
     });
   });
 
   it('rejects bad names, empty descriptions and non-object inputs with clear messages', () => {
-    expect(() => defineTool({ name: 'has space', description: 'x', input: z.object({}), execute: () => 1 })).toThrow(/tool name 'has space' must be 1-64 characters/);
-    expect(() => defineTool({ name: 'quiet', description: ' ', input: z.object({}), execute: () => 1 })).toThrow(/needs a description/);
-    expect(() => defineTool({ name: 'scalar', description: 'x', input: z.string(), execute: () => 1 })).toThrow(/input must be a z.object/);
+    expect(() => defineTool({ name: 'has space', description: 'x', input: z.object({}), execute: () => 1 })).toThrow(
+      /tool name 'has space' must be 1-64 characters/,
+    );
+    expect(() => defineTool({ name: 'quiet', description: ' ', input: z.object({}), execute: () => 1 })).toThrow(
+      /needs a description/,
+    );
+    expect(() => defineTool({ name: 'scalar', description: 'x', input: z.string(), execute: () => 1 })).toThrow(
+      /input must be a z.object/,
+    );
   });
 });
 
@@ -48,7 +57,9 @@ describe('ToolRegistry', () => {
     expect(registry.select(undefined).map((tool) => tool.name)).toEqual(['calculator', 'current_time']);
     expect(registry.select(['current_time']).map((tool) => tool.name)).toEqual(['current_time']);
     expect(registry.select([])).toEqual([]);
-    expect(() => registry.select(['calculator', 'fly', 'swim'])).toThrow("unknown tools 'fly', 'swim' in the run's input; this worker has: calculator, current_time");
+    expect(() => registry.select(['calculator', 'fly', 'swim'])).toThrow(
+      "unknown tools 'fly', 'swim' in the run's input; this worker has: calculator, current_time",
+    );
     expect(() => registry.register(currentTimeTool)).toThrow(/registered twice/);
   });
 });
@@ -77,7 +88,12 @@ describe('executeToolCall', () => {
   it('runs the tool with an idempotency key runId:step:toolCallId and returns its result', async () => {
     const { context } = fakeNodeContext({});
     expect(await executeToolCall(call('echo', { text: 'hello' }, 'call_9'), context, options)).toBe('hello');
-    expect(seen.at(-1)).toMatchObject({ runId: 'run-1', toolCallId: 'call_9', idempotencyKey: 'run-1:s0.t0:call_9', attempt: 1 });
+    expect(seen.at(-1)).toMatchObject({
+      runId: 'run-1',
+      toolCallId: 'call_9',
+      idempotencyKey: 'run-1:s0.t0:call_9',
+      attempt: 1,
+    });
   });
 
   it('cuts a long result with a marker', async () => {
@@ -91,9 +107,15 @@ describe('executeToolCall', () => {
 
   it('tells the model about unknown tools, invalid JSON and invalid arguments', async () => {
     const { context } = fakeNodeContext({});
-    expect(await executeToolCall(call('nope', {}), context, options)).toBe("Error: there is no tool named 'nope'. Available tools: echo, flaky. Call one of these, or answer without tools.");
-    expect(await executeToolCall(call('echo', '{"text": '), context, options)).toMatch(/^Error: the arguments of tool 'echo' are not valid JSON \(.+\)\. Send a JSON object matching its parameters: \{"type":"object"/);
-    expect(await executeToolCall(call('echo', { text: 5 }), context, options)).toMatch(/^Error: invalid arguments for tool 'echo':\n✖ Invalid input: expected string, received number\n {2}→ at text\nIts parameters:/);
+    expect(await executeToolCall(call('nope', {}), context, options)).toBe(
+      "Error: there is no tool named 'nope'. Available tools: echo, flaky. Call one of these, or answer without tools.",
+    );
+    expect(await executeToolCall(call('echo', '{"text": '), context, options)).toMatch(
+      /^Error: the arguments of tool 'echo' are not valid JSON \(.+\)\. Send a JSON object matching its parameters: \{"type":"object"/,
+    );
+    expect(await executeToolCall(call('echo', { text: 5 }), context, options)).toMatch(
+      /^Error: invalid arguments for tool 'echo':\n✖ Invalid input: expected string, received number\n {2}→ at text\nIts parameters:/,
+    );
     // An empty arguments string means no arguments.
     expect(await executeToolCall(call('echo', ''), context, options)).toMatch(/invalid arguments.*\n.*\n.*at text/);
   });
@@ -102,7 +124,9 @@ describe('executeToolCall', () => {
     const early = fakeNodeContext({}, { attempt: 2 });
     await expect(executeToolCall(call('flaky', {}), early.context, options)).rejects.toThrow('upstream 503');
     const last = fakeNodeContext({}, { attempt: 3 });
-    expect(await executeToolCall(call('flaky', {}), last.context, options)).toBe("Error: tool 'flaky' failed: upstream 503");
+    expect(await executeToolCall(call('flaky', {}), last.context, options)).toBe(
+      "Error: tool 'flaky' failed: upstream 503",
+    );
   });
 
   it("rethrows the step's abort instead of reporting it to the model", async () => {
@@ -112,7 +136,9 @@ describe('executeToolCall', () => {
       description: 'Waits for the abort',
       input: z.object({}),
       execute: (_input, { abortSignal }) =>
-        new Promise((_resolve, reject) => abortSignal.addEventListener('abort', () => reject(new Error('aborted')), { once: true })),
+        new Promise((_resolve, reject) =>
+          abortSignal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
+        ),
     });
     const { context } = fakeNodeContext({}, { abortSignal: controller.signal });
     const pending = executeToolCall(call('slow', {}), context, { ...options, tools: [slow] });
@@ -124,8 +150,15 @@ describe('executeToolCall', () => {
   it('current_time answers UTC, a local time for an IANA zone, and names a bad zone', async () => {
     const { context } = fakeNodeContext({});
     const tools = { ...options, tools: [currentTimeTool] };
-    expect(JSON.parse(await executeToolCall(call('current_time', {}), context, tools))).toEqual({ iso: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/), timezone: 'UTC' });
-    expect(JSON.parse(await executeToolCall(call('current_time', { timezone: 'Asia/Tokyo' }), context, tools))).toMatchObject({ timezone: 'Asia/Tokyo', local: expect.stringMatching(/GMT\+09:00$/) });
-    expect(await executeToolCall(call('current_time', { timezone: 'Mars/Olympus' }), context, tools)).toMatch(/failed: unknown time zone 'Mars\/Olympus'/);
+    expect(JSON.parse(await executeToolCall(call('current_time', {}), context, tools))).toEqual({
+      iso: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
+      timezone: 'UTC',
+    });
+    expect(
+      JSON.parse(await executeToolCall(call('current_time', { timezone: 'Asia/Tokyo' }), context, tools)),
+    ).toMatchObject({ timezone: 'Asia/Tokyo', local: expect.stringMatching(/GMT\+09:00$/) });
+    expect(await executeToolCall(call('current_time', { timezone: 'Mars/Olympus' }), context, tools)).toMatch(
+      /failed: unknown time zone 'Mars\/Olympus'/,
+    );
   });
 });

@@ -15,7 +15,10 @@ import { isTerminal, type RunStatus } from '../../shared/contracts/run-record.js
  *  - runs of the first engine's layout (`agentq:{run:<id>}`, one `bull:agentq-steps` queue) still in
  *    flight would never be stepped by this version: drain them with the previous one first.
  */
-export async function checkStepLayout(redis: RedisConnection, config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'shards'>): Promise<void> {
+export async function checkStepLayout(
+  redis: RedisConnection,
+  config: Pick<Config, 'keyPrefix' | 'queuePrefix' | 'shards'>,
+): Promise<void> {
   const keys = new Keys(config.keyPrefix, config.shards);
   await redis.setnx(keys.shardCount(), String(config.shards));
   const recorded = Number(await redis.get(keys.shardCount()));
@@ -28,9 +31,15 @@ export async function checkStepLayout(redis: RedisConnection, config: Pick<Confi
   const legacy = `${config.queuePrefix.replace(/[{}]/g, '')}:${STEP_QUEUE}`;
   // Before balanced shard tags (shared/contracts/shards.ts), shard k of several was `{s<k>}`: a queue still holding
   // jobs there would never be worked. (With one shard the tag is `{s0}` in both layouts.)
-  const unbalanced = config.shards > 1 ? allShards(config.shards).filter((shard) => shardTag(shard, config.shards) !== `{s${shard}}`) : [];
+  const unbalanced =
+    config.shards > 1
+      ? allShards(config.shards).filter((shard) => shardTag(shard, config.shards) !== `{s${shard}}`)
+      : [];
   const pipeline = slotPipeline(redis);
-  for (const queue of [legacy, ...unbalanced.map((shard) => `${config.queuePrefix.replace(/[{}]/g, '')}:{s${shard}}:${STEP_QUEUE}`)]) {
+  for (const queue of [
+    legacy,
+    ...unbalanced.map((shard) => `${config.queuePrefix.replace(/[{}]/g, '')}:{s${shard}}:${STEP_QUEUE}`),
+  ]) {
     pipeline.llen(`${queue}:wait`).llen(`${queue}:active`).zcard(`${queue}:delayed`).zcard(`${queue}:prioritized`);
   }
   const queued = await pipeline.zrange(keys.activeRuns(), '0', '199').exec();

@@ -65,7 +65,10 @@ class StepNodeContext implements NodeContext {
     this.attempt = input.attempt;
     this.logger = input.logger;
     this.services = input.services;
-    this.tokenBudgetRemaining = meta.tokenBudget === null ? null : Math.max(0, meta.tokenBudget - meta.usage.inputTokens - meta.usage.outputTokens);
+    this.tokenBudgetRemaining =
+      meta.tokenBudget === null
+        ? null
+        : Math.max(0, meta.tokenBudget - meta.usage.inputTokens - meta.usage.outputTokens);
   }
 
   get arg(): unknown {
@@ -102,8 +105,17 @@ class StepNodeContext implements NodeContext {
         return value;
       }
       // Claimed with the read of the saved results: a second delivery of this step waits for this call.
-      const claim = await claims.acquire({ runId: data.runId, superstep: data.superstep, task: data.task, key, attempt, endsAt: Date.now() + claimMs, signal: abort.signal });
-      if (claim.kind === 'stale') throw new StepAbort('stale', `step ${stepId} of run ${data.runId} was committed by another delivery`);
+      const claim = await claims.acquire({
+        runId: data.runId,
+        superstep: data.superstep,
+        task: data.task,
+        key,
+        attempt,
+        endsAt: Date.now() + claimMs,
+        signal: abort.signal,
+      });
+      if (claim.kind === 'stale')
+        throw new StepAbort('stale', `step ${stepId} of run ${data.runId} was committed by another delivery`);
       if (claim.kind === 'memo') {
         memos[key] = claim.value;
         return claim.value as T;
@@ -134,12 +146,21 @@ class StepNodeContext implements NodeContext {
   /** One publisher per attempt (it numbers the attempt's tokens), made when first read. */
   get streamText(): (text: string, call: string) => void {
     const { store, data, node, attempt } = this.input;
-    this.publisher ??= createTokenPublisher({ redis: store.redis, channel: store.keys.tokenChannel(data.runId), runId: data.runId, step: data.superstep, task: data.task, node, attempt });
+    this.publisher ??= createTokenPublisher({
+      redis: store.redis,
+      channel: store.keys.tokenChannel(data.runId),
+      runId: data.runId,
+      step: data.superstep,
+      task: data.task,
+      node,
+      attempt,
+    });
     return this.publisher;
   }
 
   get emit(): NodeContext['emit'] {
     const { store, data, node } = this.input;
-    return (type, eventData) => store.addEvent(data.runId, type, { ...eventData, node, superstep: data.superstep, task: data.task });
+    return (type, eventData) =>
+      store.addEvent(data.runId, type, { ...eventData, node, superstep: data.superstep, task: data.task });
   }
 }

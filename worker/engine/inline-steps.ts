@@ -42,7 +42,11 @@ export async function runInlineSteps(input: {
   let { state, next } = input;
   let superstep = input.superstep;
   // The job's own step counts one; the run's step limit and deadline are for the step jobs to enforce.
-  while (next.length === 1 && commits.length < MAX_INLINE_STEPS && meta.stepCount + 1 + commits.length < meta.maxSteps) {
+  while (
+    next.length === 1 &&
+    commits.length < MAX_INLINE_STEPS &&
+    meta.stepCount + 1 + commits.length < meta.maxSteps
+  ) {
     const task = next[0]!;
     const node = graph.nodes.get(task.node);
     if (!node?.inline || signal.aborted || (meta.deadlineAt !== null && Date.now() >= meta.deadlineAt)) break;
@@ -51,19 +55,31 @@ export async function runInlineSteps(input: {
     let applied: ReturnType<typeof applyUpdates>;
     let outcome: InlineCommit['request']['outcome'];
     try {
-      const context = inlineNodeContext({ runId: meta.id, tenant: meta.tenant, superstep, node: task.node, arg: task.arg, services, logger, signal });
+      const context = inlineNodeContext({
+        runId: meta.id,
+        tenant: meta.tenant,
+        superstep,
+        node: task.node,
+        arg: task.arg,
+        services,
+        logger,
+        signal,
+      });
       const result = await node.run(Object.freeze(state) as StateOf<Graph['channels']>, context);
       const { messages: written = [], ...update } = (result ?? {}) as NodeResult<Graph['channels']>;
       messages = written;
       applied = applyUpdates(graph.channels, state as StateOf<Graph['channels']>, [update as never]);
       const routed = graph.next(task.node, applied.state);
       const after = Array.isArray(routed) ? routed : await routed;
-      outcome = after.length > 0 ? { kind: 'next', tasks: after } : { kind: 'completed', output: graph.output(applied.state) };
+      outcome =
+        after.length > 0 ? { kind: 'next', tasks: after } : { kind: 'completed', output: graph.output(applied.state) };
     } catch (error) {
       logger.debug({ node: task.node, err: error }, 'inline node did not complete inline; it runs as its own step job');
       break;
     }
-    const changedHere = Object.fromEntries(applied.changed.map((key) => [key, (applied.state as Record<string, unknown>)[key]]));
+    const changedHere = Object.fromEntries(
+      applied.changed.map((key) => [key, (applied.state as Record<string, unknown>)[key]]),
+    );
     for (const key of applied.changed) changed.add(key);
     commits.push({
       request: {
@@ -99,7 +115,10 @@ function inlineNodeContext(input: {
 }): NodeContext {
   const { runId, tenant, superstep, node, arg, services, logger, signal } = input;
   const refuse = (what: string) => () => {
-    throw new AgentqError('INVALID_INPUT', `node '${node}' is marked inline: true but uses ${what}; inline nodes only read state and return an update (remove inline: true)`);
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `node '${node}' is marked inline: true but uses ${what}; inline nodes only read state and return an update (remove inline: true)`,
+    );
   };
   return {
     runId,

@@ -5,7 +5,12 @@ import type { Config } from '../../shared/config/config.js';
 import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
 import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
 import { ID_PATTERN, runIdForIdempotencyKey } from '../../shared/contracts/ids.js';
-import { formatZodError, runJobSchema, storedRunJobSchema, type StepJobData } from '../../shared/contracts/job-schema.js';
+import {
+  formatZodError,
+  runJobSchema,
+  storedRunJobSchema,
+  type StepJobData,
+} from '../../shared/contracts/job-schema.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import { ConversationHistory } from '../agents/memory/conversation-history.js';
 import { MEMORY_STATE_KEY } from '../agents/memory/memory-state.js';
@@ -38,7 +43,8 @@ export interface IntakeProcessorOptions {
   store: RedisRunStore;
   registry: GraphRegistry;
   stepJobs: StepJobs;
-  config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'unservedGraphWaitMs'> & Partial<Pick<Config, 'tenantFairShare'>>;
+  config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'unservedGraphWaitMs'> &
+    Partial<Pick<Config, 'tenantFairShare'>>;
   logger: Logger;
   telemetry: Telemetry;
   /** The graphs live workers serve (#19): a run this worker cannot serve is left for them, not failed. */
@@ -73,7 +79,10 @@ export class IntakeProcessor {
     const stored = storedRunJobSchema.safeParse(job.data);
     if (stored.success) {
       const meta = await store.get(stored.data.runId);
-      if (!meta) throw new UnrecoverableError(`run ${stored.data.runId} not found: it expired or was purged before a worker took it in`);
+      if (!meta)
+        throw new UnrecoverableError(
+          `run ${stored.data.runId} not found: it expired or was purged before a worker took it in`,
+        );
       return meta;
     }
     const parsed = runJobSchema.safeParse(job.data);
@@ -85,7 +94,10 @@ export class IntakeProcessor {
         : typeof raw.idempotencyKey === 'string' && ID_PATTERN.test(raw.idempotencyKey)
           ? runIdForIdempotencyKey(tenant, raw.idempotencyKey)
           : // Deterministic, so a retried intake job finds the run its first attempt created.
-            `run_j${createHash('sha256').update(`${job.queueName}\0${job.id ?? ''}`).digest('hex').slice(0, 31)}`;
+            `run_j${createHash('sha256')
+              .update(`${job.queueName}\0${job.id ?? ''}`)
+              .digest('hex')
+              .slice(0, 31)}`;
     const now = Date.now();
     if (!parsed.success) {
       const message = `invalid job for queue ${job.queueName} (job schema v1): ${formatZodError(parsed.error)}`;
@@ -97,7 +109,9 @@ export class IntakeProcessor {
         maxSteps: config.defaultMaxSteps,
         now,
       });
-      await store.finish(meta.id, 'failed', { code: 'INVALID_INPUT', message, retryable: false }, now, { onlyFrom: 'queued' });
+      await store.finish(meta.id, 'failed', { code: 'INVALID_INPUT', message, retryable: false }, now, {
+        onlyFrom: 'queued',
+      });
       throw new UnrecoverableError(message);
     }
     const data = parsed.data;
@@ -144,7 +158,11 @@ export class IntakeProcessor {
    * when it was taken in now, the job's task already begun (as BEGIN's 'run': no second BEGIN).
    */
   admitStart = async (meta: RunMeta, job: Job<StepJobData>, token?: string): Promise<StartAdmission | null> => {
-    const { result, tasks: taken, started } = await this.admit(meta, job, token, { task: job.data.task, attempt: job.attemptsMade + 1 });
+    const {
+      result,
+      tasks: taken,
+      started,
+    } = await this.admit(meta, job, token, { task: job.data.task, attempt: job.attemptsMade + 1 });
     if (result === 'ok') return taken ? { tasks: taken, started } : null;
     if (result !== 'admitted' && result !== 'kicked') return null;
     const tasks = (await this.options.store.get(meta.id))?.tasks;
@@ -152,7 +170,12 @@ export class IntakeProcessor {
   };
 
   /** `own`, a start job's task: only the other entry tasks get jobs, and that one is begun. */
-  private async admit(meta: RunMeta, job?: Job, token?: string, own?: { task: number; attempt: number }): Promise<Admitted> {
+  private async admit(
+    meta: RunMeta,
+    job?: Job,
+    token?: string,
+    own?: { task: number; attempt: number },
+  ): Promise<Admitted> {
     const { store, registry, stepJobs, logger } = this.options;
     if (meta.tasks !== null) {
       if (meta.status === 'running' || meta.status === 'queued' || meta.status === 'cancelling') {
@@ -170,7 +193,12 @@ export class IntakeProcessor {
     if (!graph) {
       if (!registry.hasName(meta.graph)) {
         // #19: leave the run for a live worker that serves the graph; fail it only when none appears in time.
-        const verdict = await unservedGraphVerdict({ meta, registry, served: this.options.served, waitMs: this.options.config.unservedGraphWaitMs });
+        const verdict = await unservedGraphVerdict({
+          meta,
+          registry,
+          served: this.options.served,
+          waitMs: this.options.config.unservedGraphWaitMs,
+        });
         if (verdict.kind === 'fail') return reject(verdict.error);
         if (!job) return { result: 'deferred' };
         await store.addEvent(meta.id, 'step-deferred', { reason: verdict.reason });
@@ -179,13 +207,20 @@ export class IntakeProcessor {
       }
       // The name is known but not this version: another worker may have it.
       if (!job) return { result: 'deferred' };
-      await store.addEvent(meta.id, 'step-deferred', { reason: `this worker lacks ${meta.graph}@${meta.graphVersion}; it has ${registry.ids().join(', ')}` });
+      await store.addEvent(meta.id, 'step-deferred', {
+        reason: `this worker lacks ${meta.graph}@${meta.graphVersion}; it has ${registry.ids().join(', ')}`,
+      });
       await job.moveToDelayed(Date.now() + 5000, token);
       throw new DelayedError();
     }
     const input = graph.inputSchema.safeParse(meta.input);
     if (!input.success) {
-      return reject(new AgentqError('INVALID_INPUT', `invalid input for graph ${graph.id}: ${formatZodError(input.error, 'input')}`));
+      return reject(
+        new AgentqError(
+          'INVALID_INPUT',
+          `invalid input for graph ${graph.id}: ${formatZodError(input.error, 'input')}`,
+        ),
+      );
     }
     let state: Record<string, unknown>;
     let tasks;
@@ -195,7 +230,10 @@ export class IntakeProcessor {
     } catch (error) {
       return reject(toAgentqError(error));
     }
-    if (tasks.length === 0) return reject(new AgentqError('INVALID_GRAPH', `graph ${graph.id} routes from START straight to END for this input`));
+    if (tasks.length === 0)
+      return reject(
+        new AgentqError('INVALID_GRAPH', `graph ${graph.id} routes from START straight to END for this input`),
+      );
     // A conversation's run starts from its latest completed run's history (and memory, when the graph keeps one).
     let messages: Message[] = [];
     const seed = await this.conversations.seed(meta);
@@ -203,14 +241,35 @@ export class IntakeProcessor {
       const keepsMemory = MEMORY_STATE_KEY in graph.channels;
       messages = keepsMemory ? seed.messages : seed.flatMessages;
       if (keepsMemory) state = { ...state, [MEMORY_STATE_KEY]: seed.memory };
-      logger.debug({ runId: meta.id, conversationId: meta.conversationId, from: seed.fromRunId, messages: messages.length }, 'run continues its conversation');
+      logger.debug(
+        { runId: meta.id, conversationId: meta.conversationId, from: seed.fromRunId, messages: messages.length },
+        'run continues its conversation',
+      );
     }
     const ownNode = own && tasks[own.task]?.node;
-    const start = own && ownNode ? { task: own.task, data: { node: ownNode, superstep: 0, task: own.task, attempt: own.attempt } } : undefined;
-    const { admitted, started } = await store.admit(meta.id, graph.version, state, tasks, Date.now(), this.options.telemetry.newRunTrace(), messages, start);
+    const start =
+      own && ownNode
+        ? { task: own.task, data: { node: ownNode, superstep: 0, task: own.task, attempt: own.attempt } }
+        : undefined;
+    const { admitted, started } = await store.admit(
+      meta.id,
+      graph.version,
+      state,
+      tasks,
+      Date.now(),
+      this.options.telemetry.newRunTrace(),
+      messages,
+      start,
+    );
     // 'admitted' means a concurrent attempt got there first and added the jobs itself. A start job is
     // the first task's job already (same id), so it adds only the others.
-    if (admitted === 'ok') await stepJobs.add({ runId: meta.id, graphId: graph.id, priority: meta.priority }, 0, tasks, own ? new Set(tasks.map((_task, index) => index).filter((index) => index !== own.task)) : undefined);
+    if (admitted === 'ok')
+      await stepJobs.add(
+        { runId: meta.id, graphId: graph.id, priority: meta.priority },
+        0,
+        tasks,
+        own ? new Set(tasks.map((_task, index) => index).filter((index) => index !== own.task)) : undefined,
+      );
     logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');
     return { result: admitted, tasks, started };
   }

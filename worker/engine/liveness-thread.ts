@@ -194,7 +194,18 @@ parentPort.on('message', async (message) => {
 /** How soon the thread hears of a lock hold (see startLiveness). */
 const HOLD_FLUSH_MS = 100;
 
-export function startLiveness({ redis, alivePrefixes, intervalMs, ttlMs, lockMs, registryKey, reapQueues, heldQueues, onReaped, onLost }: LivenessOptions): Liveness {
+export function startLiveness({
+  redis,
+  alivePrefixes,
+  intervalMs,
+  ttlMs,
+  lockMs,
+  registryKey,
+  reapQueues,
+  heldQueues,
+  onReaped,
+  onLost,
+}: LivenessOptions): Liveness {
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const workerData = {
     redisUrl: redis.redisUrl ?? DEFAULT_REDIS_URL,

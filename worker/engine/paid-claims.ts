@@ -38,7 +38,15 @@ export class PaidClaims {
     this.pollMs = options.pollMs ?? 200;
   }
 
-  async acquire(input: { runId: string; superstep: number; task: number; key: string; attempt: number; endsAt: number; signal: AbortSignal }): Promise<ClaimOutcome> {
+  async acquire(input: {
+    runId: string;
+    superstep: number;
+    task: number;
+    key: string;
+    attempt: number;
+    endsAt: number;
+    signal: AbortSignal;
+  }): Promise<ClaimOutcome> {
     const { redis, keys, processId, logger } = this.options;
     const { runId, superstep, task, key, attempt, endsAt, signal } = input;
     const stepId = `s${superstep}.t${task}`;
@@ -47,30 +55,34 @@ export class PaidClaims {
     const alivePrefix = keys.alivePrefix(keys.shardOf(runId));
     let waited = false;
     for (;;) {
-      const reply = await runScript<string[]>(redis, CLAIM_PAID_WORK, [runKeys.memo, runKeys.meta, runKeys.writes], [
-        stepId,
-        key,
-        claimant,
-        attempt,
-        endsAt,
-        Date.now(),
-        alivePrefix,
-        superstep,
-        task,
-      ]);
+      const reply = await runScript<string[]>(
+        redis,
+        CLAIM_PAID_WORK,
+        [runKeys.memo, runKeys.meta, runKeys.writes],
+        [stepId, key, claimant, attempt, endsAt, Date.now(), alivePrefix, superstep, task],
+      );
       if (reply[0] === 'stale') {
-        logger.info({ runId, stepId, key }, 'paid work: the step was committed by another delivery; this one stops before paying');
+        logger.info(
+          { runId, stepId, key },
+          'paid work: the step was committed by another delivery; this one stops before paying',
+        );
         return { kind: 'stale' };
       }
       if (reply[0] === 'memo') {
-        if (waited) logger.info({ runId, stepId, key }, 'paid work: the claimant saved its result; using it (no second call)');
+        if (waited)
+          logger.info({ runId, stepId, key }, 'paid work: the claimant saved its result; using it (no second call)');
         return { kind: 'memo', value: JSON.parse(reply[1]!) };
       }
       if (reply[0] === 'claimed') {
-        if (waited) logger.warn({ runId, stepId, key }, 'paid work: the claimant is gone or ran out of time; calling again');
+        if (waited)
+          logger.warn({ runId, stepId, key }, 'paid work: the claimant is gone or ran out of time; calling again');
         return { kind: 'claimed', field: `claim:${stepId}:${key}`, claimant };
       }
-      if (!waited) logger.info({ runId, stepId, key, owner: reply[1] }, 'paid work: another delivery of this step is paying for it; waiting for its result');
+      if (!waited)
+        logger.info(
+          { runId, stepId, key, owner: reply[1] },
+          'paid work: another delivery of this step is paying for it; waiting for its result',
+        );
       waited = true;
       await sleep(this.pollMs, signal);
     }
@@ -78,11 +90,21 @@ export class PaidClaims {
 
   /** Saves the step's results and ends the claim, in one script. */
   async save(runId: string, stepId: string, memos: Record<string, unknown>, claim: HeldClaim): Promise<void> {
-    await runScript(this.options.redis, SAVE_PAID_WORK, [this.options.keys.run(runId).memo], [stepId, JSON.stringify(memos), claim.field, claim.claimant]);
+    await runScript(
+      this.options.redis,
+      SAVE_PAID_WORK,
+      [this.options.keys.run(runId).memo],
+      [stepId, JSON.stringify(memos), claim.field, claim.claimant],
+    );
   }
 
   /** Ends a claim whose call failed, so a retry need not wait for it to run out. */
   async release(runId: string, claim: HeldClaim): Promise<void> {
-    await runScript(this.options.redis, RELEASE_PAID_CLAIM, [this.options.keys.run(runId).memo], [claim.field, claim.claimant]);
+    await runScript(
+      this.options.redis,
+      RELEASE_PAID_CLAIM,
+      [this.options.keys.run(runId).memo],
+      [claim.field, claim.claimant],
+    );
   }
 }

@@ -14,7 +14,12 @@ export interface StepJobRun {
 }
 
 /** A run meta as StepJobRun. */
-export function stepJobRun(meta: { id: string; graph: string; graphVersion: string | null; priority: number }): StepJobRun {
+export function stepJobRun(meta: {
+  id: string;
+  graph: string;
+  graphVersion: string | null;
+  priority: number;
+}): StepJobRun {
   return { runId: meta.id, graphId: graphIdOf(meta), priority: meta.priority };
 }
 

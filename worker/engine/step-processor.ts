@@ -11,7 +11,13 @@ import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
 import type { Services } from '../../shared/graph/node-context.js';
 import { graphIdOf, START_NODE, type StepJobData } from '../../shared/contracts/job-schema.js';
 import { lazyChild, type Logger } from '../../shared/telemetry/logger.js';
-import { parseStateText, type RedisRunStore, type RunMeta, type StateText, type StepMeta } from '../../shared/store/redis-run-store.js';
+import {
+  parseStateText,
+  type RedisRunStore,
+  type RunMeta,
+  type StateText,
+  type StepMeta,
+} from '../../shared/store/redis-run-store.js';
 import { CANCELLED_ERROR as CANCELLED } from '../../shared/store/run-scripts.js';
 import type { Message, Usage } from '../../shared/contracts/run-record.js';
 import type { Telemetry } from '../../shared/telemetry/telemetry.js';
@@ -70,7 +76,12 @@ export class StepProcessor {
   constructor(private readonly options: StepProcessorOptions) {}
 
   /** A StepHandler (step-worker.ts). */
-  process = async (job: Job<StepJobData>, token: string | undefined, delivery: StepDelivery = { hops: 0 }, fetchNext: () => boolean = () => false): Promise<StepResult> => {
+  process = async (
+    job: Job<StepJobData>,
+    token: string | undefined,
+    delivery: StepDelivery = { hops: 0 },
+    fetchNext: () => boolean = () => false,
+  ): Promise<StepResult> => {
     const at: StepJob = { job, token, delivery, fetchNext };
     let transition: StepResult['transition'];
     try {
@@ -80,7 +91,10 @@ export class StepProcessor {
       // After its commit finished the job, a failure (a parallel superstep's advance) is no longer the
       // job's: the run is at a committed boundary, and the reconciler re-drives it if nothing else does.
       if (!transition) throw error;
-      this.options.logger.warn({ runId: job.data.runId, err: String(error) }, 'step failed after its commit; the reconciler will re-drive the run');
+      this.options.logger.warn(
+        { runId: job.data.runId, err: String(error) },
+        'step failed after its commit; the reconciler will re-drive the run',
+      );
       return { outcome: 'committed', transition };
     }
   };
@@ -90,12 +104,26 @@ export class StepProcessor {
    * `delivered`: BEGIN done by the script that handed the job out. `finished`: receives the transition
    * that finished the job, when the step's commit did.
    */
-  private async step(at: StepJob, node: string, delivered: StepDelivery['begin'], finished: (result: NonNullable<StepResult['transition']>) => void): Promise<Outcome> {
+  private async step(
+    at: StepJob,
+    node: string,
+    delivered: StepDelivery['begin'],
+    finished: (result: NonNullable<StepResult['transition']>) => void,
+  ): Promise<Outcome> {
     const { store, stateCache } = this.options;
     const { job, token } = at;
     const { runId, superstep, task } = job.data;
     const attempt = job.attemptsMade + 1;
-    const begin = delivered ?? (await store.begin(runId, superstep, task, { node, superstep, task, attempt }, Date.now(), stateCache.superstepOf(runId)));
+    const begin =
+      delivered ??
+      (await store.begin(
+        runId,
+        superstep,
+        task,
+        { node, superstep, task, attempt },
+        Date.now(),
+        stateCache.superstepOf(runId),
+      ));
     switch (begin.kind) {
       case 'missing':
       case 'skip':
@@ -109,7 +137,17 @@ export class StepProcessor {
         if (!entry) return 'stale';
         // Taken in now: the admission began the task too. Taken in by someone else: BEGIN decides.
         const { started } = admission;
-        return started ? this.run(at, entry, started.meta, await this.stateOf(runId, started.meta.superstep, started.state), started.memos, attempt, finished) : this.step(at, entry, undefined, finished);
+        return started
+          ? this.run(
+              at,
+              entry,
+              started.meta,
+              await this.stateOf(runId, started.meta.superstep, started.state),
+              started.memos,
+              attempt,
+              finished,
+            )
+          : this.step(at, entry, undefined, finished);
       }
       case 'written': {
         const meta = await store.get(runId);
@@ -122,7 +160,15 @@ export class StepProcessor {
         return 'cancelled';
       case 'run':
         // The run's cursor names the task's node (a start job's own data says START_NODE).
-        return this.run(at, begin.meta.tasks?.[task]?.node ?? node, begin.meta, await this.stateOf(runId, begin.meta.superstep, begin.state), begin.memos, attempt, finished);
+        return this.run(
+          at,
+          begin.meta.tasks?.[task]?.node ?? node,
+          begin.meta,
+          await this.stateOf(runId, begin.meta.superstep, begin.state),
+          begin.memos,
+          attempt,
+          finished,
+        );
     }
   }
 
@@ -216,17 +262,53 @@ export class StepProcessor {
     const node = graph.nodes.get(nodeName);
     const tasks = meta.tasks ?? [];
     if (!node || !tasks[task]) {
-      return this.fail(meta, superstep, new AgentqError('INTERNAL', `graph ${graph.id} has no node '${nodeName}' (task ${task} of superstep ${superstep})`), nodeName, attempt);
+      return this.fail(
+        meta,
+        superstep,
+        new AgentqError(
+          'INTERNAL',
+          `graph ${graph.id} has no node '${nodeName}' (task ${task} of superstep ${superstep})`,
+        ),
+        nodeName,
+        attempt,
+      );
     }
     const now = Date.now();
     if (meta.stepCount >= meta.maxSteps) {
-      return this.fail(meta, superstep, new AgentqError('MAX_STEPS', `the run reached its limit of ${meta.maxSteps} steps before node '${nodeName}'; raise options.maxSteps if the graph needs more`), nodeName, attempt);
+      return this.fail(
+        meta,
+        superstep,
+        new AgentqError(
+          'MAX_STEPS',
+          `the run reached its limit of ${meta.maxSteps} steps before node '${nodeName}'; raise options.maxSteps if the graph needs more`,
+        ),
+        nodeName,
+        attempt,
+      );
     }
     if (meta.tokenBudget !== null && meta.usage.inputTokens + meta.usage.outputTokens >= meta.tokenBudget) {
-      return this.fail(meta, superstep, new AgentqError('BUDGET_EXCEEDED', `the run spent ${meta.usage.inputTokens + meta.usage.outputTokens} of its ${meta.tokenBudget}-token budget before node '${nodeName}'; raise options.tokenBudget to let it continue`), nodeName, attempt);
+      return this.fail(
+        meta,
+        superstep,
+        new AgentqError(
+          'BUDGET_EXCEEDED',
+          `the run spent ${meta.usage.inputTokens + meta.usage.outputTokens} of its ${meta.tokenBudget}-token budget before node '${nodeName}'; raise options.tokenBudget to let it continue`,
+        ),
+        nodeName,
+        attempt,
+      );
     }
     if (meta.deadlineAt !== null && now >= meta.deadlineAt) {
-      return this.fail(meta, superstep, new AgentqError('DEADLINE', `the run passed its deadline (${new Date(meta.deadlineAt).toISOString()}) before node '${nodeName}'`), nodeName, attempt);
+      return this.fail(
+        meta,
+        superstep,
+        new AgentqError(
+          'DEADLINE',
+          `the run passed its deadline (${new Date(meta.deadlineAt).toISOString()}) before node '${nodeName}'`,
+        ),
+        nodeName,
+        attempt,
+      );
     }
 
     const state = stateFrom(graph.channels, parseStateText(stored));
@@ -245,7 +327,15 @@ export class StepProcessor {
     const hadMemos = hasKeys(memos);
 
     const { messages = [], ...update } = (result ?? {}) as NodeResult<typeof graph.channels>;
-    const step = { superstep, task, node: nodeName, attempts: attempt, startedAt, endedAt: new Date().toISOString(), ...(stepUsage ? { usage: stepUsage } : {}) };
+    const step = {
+      superstep,
+      task,
+      node: nodeName,
+      attempts: attempt,
+      startedAt,
+      endedAt: new Date().toISOString(),
+      ...(stepUsage ? { usage: stepUsage } : {}),
+    };
     const graphId = graphIdOf(meta);
     if (tasks.length === 1) {
       let next: Task[];
@@ -257,7 +347,10 @@ export class StepProcessor {
       } catch (error) {
         return this.fail(meta, superstep, toAgentqError(error), nodeName, attempt);
       }
-      const outcome = next.length > 0 ? { kind: 'next' as const, tasks: next } : { kind: 'completed' as const, output: graph.output(applied.state) };
+      const outcome =
+        next.length > 0
+          ? { kind: 'next' as const, tasks: next }
+          : { kind: 'completed' as const, output: graph.output(applied.state) };
       const changed = pick(applied.state, applied.changed);
       // Serialised once: for the commit and for the state cache.
       const changedJson: Record<string, string> = {};
@@ -265,14 +358,36 @@ export class StepProcessor {
       // Nodes marked inline that follow run here, each its own commit in the same script (graph.ts).
       const inline =
         next.length === 1 && graph.nodes.get(next[0]!.node)?.inline
-          ? await runInlineSteps({ graph, meta, superstep: superstep + 1, state: applied.state, next, services: this.options.services, logger, signal: NEVER })
+          ? await runInlineSteps({
+              graph,
+              meta,
+              superstep: superstep + 1,
+              state: applied.state,
+              next,
+              services: this.options.services,
+              logger,
+              signal: NEVER,
+            })
           : undefined;
       const last = inline && inline.commits.length > 0 ? inline : undefined;
       const after = last ? last.next : next;
       // One script: the fenced commit, the next superstep's job, finishing this job and the next job for
       // this worker (the run's next step by eager dispatch while under AGENTQ_EAGER_HOPS in a row).
       const transition = await transitions.commit(
-        { runId, superstep, task, mode: 'single', step, totalTasks: 1, outcome, state: changed, stateJson: changedJson, messages, memos: hadMemos, ...(stepUsage ? { usage: stepUsage } : {}) },
+        {
+          runId,
+          superstep,
+          task,
+          mode: 'single',
+          step,
+          totalTasks: 1,
+          outcome,
+          state: changed,
+          stateJson: changedJson,
+          messages,
+          memos: hadMemos,
+          ...(stepUsage ? { usage: stepUsage } : {}),
+        },
         after,
         graphId,
         this.finishing(at, 'committed', after.length === 1),
@@ -314,7 +429,12 @@ export class StepProcessor {
     );
     finished(transition);
     // A parallel task's state: its own write applied (the siblings' writes are merged by the last one to finish).
-    if (ended) this.observe('onNodeEnd', { ...ended, output: result ?? {}, state: Object.freeze(applyUpdates(graph.channels, state, [update as never]).state) });
+    if (ended)
+      this.observe('onNodeEnd', {
+        ...ended,
+        output: result ?? {},
+        state: Object.freeze(applyUpdates(graph.channels, state, [update as never]).state),
+      });
     if (transition.commit.kind !== 'stored') return 'fenced';
     if (transition.commit.count === tasks.length) await this.advance(meta, graph, graphId);
     return 'committed';
@@ -350,14 +470,40 @@ export class StepProcessor {
     const release = this.options.activeSteps.add(data.runId, abort);
     const timers: NodeJS.Timeout[] = [];
     if (node.timeoutMs !== undefined) {
-      timers.push(setTimeout(() => abort.abort(new StepAbort('timeout', `node '${node.name}' exceeded its timeout of ${node.timeoutMs} ms`)), node.timeoutMs));
+      timers.push(
+        setTimeout(
+          () =>
+            abort.abort(new StepAbort('timeout', `node '${node.name}' exceeded its timeout of ${node.timeoutMs} ms`)),
+          node.timeoutMs,
+        ),
+      );
     }
     if (meta.deadlineAt !== null) {
-      timers.push(setTimeout(() => abort.abort(new StepAbort('deadline', `the run passed its deadline (${new Date(meta.deadlineAt!).toISOString()})`)), Math.max(0, meta.deadlineAt - Date.now())));
+      timers.push(
+        setTimeout(
+          () =>
+            abort.abort(
+              new StepAbort('deadline', `the run passed its deadline (${new Date(meta.deadlineAt!).toISOString()})`),
+            ),
+          Math.max(0, meta.deadlineAt - Date.now()),
+        ),
+      );
     }
     const { store, services, claims, paidClaimMs } = this.options;
     const claimMs = node.timeoutMs ?? paidClaimMs ?? 600_000;
-    const context = createNodeContext({ store, services, meta, data, node: node.name, attempt, abort, logger, usage, memos, ...(claims ? { claims, claimMs } : {}) });
+    const context = createNodeContext({
+      store,
+      services,
+      meta,
+      data,
+      node: node.name,
+      attempt,
+      abort,
+      logger,
+      usage,
+      memos,
+      ...(claims ? { claims, claimMs } : {}),
+    });
     try {
       // Observations are made only while an observer watches nodes (none by default: a step's garbage).
       const observation: StepObservation | undefined = this.watchingNodes()
@@ -376,7 +522,10 @@ export class StepProcessor {
       running.catch(() => undefined); // an abandoned node's late failure must not become an unhandled rejection
       try {
         const result = await abort.race(running);
-        return { result, ...(observation ? { ended: { ...observation, endedAt: performance.now(), outcome: 'ok' as const } } : {}) };
+        return {
+          result,
+          ...(observation ? { ended: { ...observation, endedAt: performance.now(), outcome: 'ok' as const } } : {}),
+        };
       } catch (error) {
         if (observation) this.observe('onNodeEnd', { ...observation, endedAt: performance.now(), outcome: 'error' });
         throw error;
@@ -416,7 +565,12 @@ export class StepProcessor {
     const { store } = this.options;
     const { runId, superstep } = job.data;
     if (thrown instanceof InterruptSignal) {
-      await store.interrupt(runId, superstep, { node: node.name, stepId: `s${superstep}.t${job.data.task}`, request: thrown.request }, Date.now());
+      await store.interrupt(
+        runId,
+        superstep,
+        { node: node.name, stepId: `s${superstep}.t${job.data.task}`, request: thrown.request },
+        Date.now(),
+      );
       logger.info('step interrupted: the run waits for input');
       return 'waiting';
     }
@@ -444,13 +598,25 @@ export class StepProcessor {
           : toAgentqError(thrown);
     if (error.retryAfterMs !== undefined && error.retryable) {
       // The provider said when to come back (429 Retry-After): park the step without spending an attempt.
-      logger.warn({ code: error.code, retryAfterMs: error.retryAfterMs }, 'step parked until the provider allows another request');
-      await store.addEvent(runId, 'step-retry', { node: node.name, superstep, attempt, parkedMs: error.retryAfterMs, error: error.toRecord() });
+      logger.warn(
+        { code: error.code, retryAfterMs: error.retryAfterMs },
+        'step parked until the provider allows another request',
+      );
+      await store.addEvent(runId, 'step-retry', {
+        node: node.name,
+        superstep,
+        attempt,
+        parkedMs: error.retryAfterMs,
+        error: error.toRecord(),
+      });
       await job.moveToDelayed(Date.now() + error.retryAfterMs, token);
       throw new DelayedError();
     }
     // A start job's attempts were set before its node was known: the fewer of the two counts.
-    if (node.retry.retryOn(error) && attempt < Math.min(node.retry.maxAttempts, job.opts.attempts ?? node.retry.maxAttempts)) {
+    if (
+      node.retry.retryOn(error) &&
+      attempt < Math.min(node.retry.maxAttempts, job.opts.attempts ?? node.retry.maxAttempts)
+    ) {
       logger.warn({ err: error.message, code: error.code }, 'step failed; it will be retried');
       await store.addEvent(runId, 'step-retry', { node: node.name, superstep, attempt, error: error.toRecord() });
       // So BullMQ's backoff (worker settings) finds the node's policy for the next attempt.
@@ -465,8 +631,16 @@ export class StepProcessor {
   }
 
   /** Fails the run (context kept), then the job too, so Bull Board shows where it ended. */
-  private async fail(meta: StepMeta, superstep: number, error: AgentqError, node: string, attempt: number): Promise<never> {
-    await this.options.store.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), { superstep });
+  private async fail(
+    meta: StepMeta,
+    superstep: number,
+    error: AgentqError,
+    node: string,
+    attempt: number,
+  ): Promise<never> {
+    await this.options.store.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), {
+      superstep,
+    });
     throw new UnrecoverableError(`${error.code}: ${error.message}`);
   }
 
@@ -483,16 +657,38 @@ export class StepProcessor {
     let next: Task[];
     let applied: ReturnType<typeof applyUpdates>;
     try {
-      applied = applyUpdates(graph.channels, state, ordered.map((write) => write.update as never));
+      applied = applyUpdates(
+        graph.channels,
+        state,
+        ordered.map((write) => write.update as never),
+      );
       next = mergeNextTasks(await Promise.all(ordered.map((write) => graph.next(write.node, applied.state))));
     } catch (error) {
-      await this.fail(meta, meta.superstep, toAgentqError(error), ordered.map((write) => write.node).join(','), 1).catch(() => undefined);
+      await this.fail(
+        meta,
+        meta.superstep,
+        toAgentqError(error),
+        ordered.map((write) => write.node).join(','),
+        1,
+      ).catch(() => undefined);
       return;
     }
     const messages: Message[] = ordered.flatMap((write) => write.messages);
-    const outcome = next.length > 0 ? { kind: 'next' as const, tasks: next } : { kind: 'completed' as const, output: graph.output(applied.state) };
+    const outcome =
+      next.length > 0
+        ? { kind: 'next' as const, tasks: next }
+        : { kind: 'completed' as const, output: graph.output(applied.state) };
     await transitions.commit(
-      { runId: meta.id, superstep: meta.superstep, task: -1, mode: 'advance', totalTasks: tasks.length, outcome, state: pick(applied.state, applied.changed), messages },
+      {
+        runId: meta.id,
+        superstep: meta.superstep,
+        task: -1,
+        mode: 'advance',
+        totalTasks: tasks.length,
+        outcome,
+        state: pick(applied.state, applied.changed),
+        messages,
+      },
       outcome.kind === 'next' ? next : [],
       graphId,
       undefined,
@@ -509,4 +705,3 @@ function hasKeys(object: Record<string, unknown>): boolean {
 function pick(state: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   return Object.fromEntries(keys.map((key) => [key, state[key]]));
 }
-

@@ -3,7 +3,13 @@ import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.
 import { stepJobId, type StepJobData } from '../../shared/contracts/job-schema.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { runScript } from '../../shared/adapters/redis/create-redis.js';
-import { parseBeginReply, type BeginResult, type CommitRequest, type CommitResult, type RedisRunStore } from '../../shared/store/redis-run-store.js';
+import {
+  parseBeginReply,
+  type BeginResult,
+  type CommitRequest,
+  type CommitResult,
+  type RedisRunStore,
+} from '../../shared/store/redis-run-store.js';
 import type { StepMeta } from '../../shared/store/run-meta.js';
 import { STEP_TAKE, STEP_TRANSITION } from '../../shared/store/step-transition-scripts.js';
 import { allShards, stepQueuePrefix } from '../../shared/contracts/shards.js';
@@ -74,7 +80,9 @@ export class StepTransitions {
   private readonly queueKeys: Record<string, string>[];
 
   constructor(private readonly options: StepTransitionsOptions) {
-    this.queueKeys = allShards(options.shards).map((shard) => new QueueKeys(stepQueuePrefix(options.queuePrefix, shard, options.shards)).getKeys(STEP_QUEUE));
+    this.queueKeys = allShards(options.shards).map((shard) =>
+      new QueueKeys(stepQueuePrefix(options.queuePrefix, shard, options.shards)).getKeys(STEP_QUEUE),
+    );
   }
 
   /**
@@ -99,7 +107,12 @@ export class StepTransitions {
     const superstep = (inline.at(-1)?.request.superstep ?? request.superstep) + 1;
     const jobs = next.map((task, index): NextJob => {
       const data: StepJobData = { runId, superstep, task: index, node: task.node, graph: graphId };
-      return [stepJobId(runId, superstep, index), task.node, JSON.stringify(data), this.options.attemptsOf(graphId, task.node)];
+      return [
+        stepJobId(runId, superstep, index),
+        task.node,
+        JSON.stringify(data),
+        this.options.attemptsOf(graphId, task.node),
+      ];
     });
     // The script builds the run's other keys and the queue's from these two (see STEP_TRANSITION).
     const keys = [store.keys.runMeta(runId)];
@@ -131,7 +144,14 @@ export class StepTransitions {
     const commit = await store.committed(runId, commitReply);
     const result = { commit, finishCode: Number(finishCode), inlined: Number(inlined) };
     if (eager === LEAN_HOP && commit.kind === 'advanced') {
-      return { ...result, handed: this.leanHop(jobs[0]!, { ...meta, superstep, tasks: next, stepCount: commit.index + 1, usage: usageOf(usage, meta) }, now) };
+      return {
+        ...result,
+        handed: this.leanHop(
+          jobs[0]!,
+          { ...meta, superstep, tasks: next, stepCount: commit.index + 1, usage: usageOf(usage, meta) },
+          now,
+        ),
+      };
     }
     return { ...result, ...(handed ? { handed: handedJob(handed, begun, eager === 1) } : {}) };
   }
@@ -159,7 +179,11 @@ export class StepTransitions {
       processedOn: now,
       ...(this.options.workerName ? { processedBy: this.options.workerName } : {}),
     };
-    return { next: [json, id, 0, 0], begin: { kind: 'run', meta: { ...meta, status: 'running' }, state: null, memos: {} }, eager: true };
+    return {
+      next: [json, id, 0, 0],
+      begin: { kind: 'run', meta: { ...meta, status: 'running' }, state: null, memos: {} },
+      eager: true,
+    };
   }
 
   /** Lets go of a step job's lock if it still holds `token` (BullMQ's releaseLock script): the stalled-job check then hands the job on. */
@@ -172,10 +196,38 @@ export class StepTransitions {
    * `count` jobs in one round trip, the i-th (i > 1) locked with token `${token}.${i}`. The last entry is
    * moveToActive's reply that took nothing when the queue ran out first (it carries BullMQ's delays).
    */
-  async take(shard: number, token: string, name: string | undefined, eventsMaxLen: number, count = 1, now = Date.now()): Promise<TakenJob[]> {
+  async take(
+    shard: number,
+    token: string,
+    name: string | undefined,
+    eventsMaxLen: number,
+    count = 1,
+    now = Date.now(),
+  ): Promise<TakenJob[]> {
     const q = this.queueKeys[shard]!;
-    const keys = [q.wait!, q.active!, q.prioritized!, q.events!, q.stalled!, q.limiter!, q.delayed!, q.paused!, q.meta!, q.pc!, q.marker!];
-    const args = [q['']!, now, token, this.options.lockDurationMs, name ?? '', this.options.store.keys.runKeyPrefix(shard), eventsMaxLen, count];
+    const keys = [
+      q.wait!,
+      q.active!,
+      q.prioritized!,
+      q.events!,
+      q.stalled!,
+      q.limiter!,
+      q.delayed!,
+      q.paused!,
+      q.meta!,
+      q.pc!,
+      q.marker!,
+    ];
+    const args = [
+      q['']!,
+      now,
+      token,
+      this.options.lockDurationMs,
+      name ?? '',
+      this.options.store.keys.runKeyPrefix(shard),
+      eventsMaxLen,
+      count,
+    ];
     const taken = await runScript<[unknown[], unknown[] | null, string][]>(this.options.redis, STEP_TAKE, keys, args);
     return taken.map(([raw, begun, jobToken]) => ({ token: jobToken, handed: handedJob(raw, begun, false) }));
   }

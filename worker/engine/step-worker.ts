@@ -19,7 +19,12 @@ export interface StepResult {
   transition?: TransitionResult;
 }
 
-export type StepHandler = (job: Job<StepJobData>, token: string, delivery: StepDelivery, fetchNext: () => boolean) => Promise<StepResult>;
+export type StepHandler = (
+  job: Job<StepJobData>,
+  token: string,
+  delivery: StepDelivery,
+  fetchNext: () => boolean,
+) => Promise<StepResult>;
 
 /** Renews the locks of held jobs from outside the main thread (liveness-thread.ts). */
 export interface LockKeeper {
@@ -99,11 +104,20 @@ export class StepWorker extends Worker<StepJobData> {
     internals.mainLoopQueue = fifo;
     let tokenPostfix = 0;
     while ((!this.closing && !this.isPaused()) || fifo.numTotal() > 0) {
-      while (!this.closing && !this.isPaused() && !internals.waiting && fifo.numTotal() < this.concurrency && !internals.isRateLimited()) {
+      while (
+        !this.closing &&
+        !this.isPaused() &&
+        !internals.waiting &&
+        fifo.numTotal() < this.concurrency &&
+        !internals.isRateLimited()
+      ) {
         const token = `${this.id}:${tokenPostfix++}`;
         const free = this.concurrency - fifo.numTotal();
         if (free > 1 && !internals.drained) {
-          const taken = await internals.retryIfFailed(() => this.takeMany(token, Math.min(free, TAKE_BATCH_MAX)), { delayInMs: this.opts.runRetryDelay, onlyEmitError: true });
+          const taken = await internals.retryIfFailed(() => this.takeMany(token, Math.min(free, TAKE_BATCH_MAX)), {
+            delayInMs: this.opts.runRetryDelay,
+            onlyEmitError: true,
+          });
           for (const job of taken ?? []) fifo.add(Promise.resolve(job));
           // Ran dry: drained now, so the next turn waits on the queue the BullMQ way (its blocking fetch
           // in the queue below, to wake this loop when a job comes).
@@ -113,7 +127,10 @@ export class StepWorker extends Worker<StepJobData> {
           break;
         }
         // From here on BullMQ's own loop.
-        const fetchedJob = internals.retryIfFailed(() => internals._getNextJob(token, { block: true }), { delayInMs: this.opts.runRetryDelay, onlyEmitError: true });
+        const fetchedJob = internals.retryIfFailed(() => internals._getNextJob(token, { block: true }), {
+          delayInMs: this.opts.runRetryDelay,
+          onlyEmitError: true,
+        });
         fifo.add(fetchedJob);
         if (internals.waiting && fifo.numTotal() > 1) break;
         const job = await fetchedJob;
@@ -155,24 +172,40 @@ export class StepWorker extends Worker<StepJobData> {
    * turn makes for a free slot (a round trip). A job handed over any other way (fetch-next from the wait
    * list) goes back to the main loop as BullMQ's fetch-next does.
    */
-  override async processJob(job: Job<StepJobData>, token: string, fetchNextCallback = () => true): Promise<void | Job<StepJobData>> {
+  override async processJob(
+    job: Job<StepJobData>,
+    token: string,
+    fetchNextCallback = () => true,
+  ): Promise<void | Job<StepJobData>> {
     let next = await this.processOne(job, token, fetchNextCallback);
     while (next && this.deliveries.get(next)?.hops) next = await this.processOne(next, token, fetchNextCallback);
     return next;
   }
 
-  private async processOne(job: Job<StepJobData>, token: string, fetchNextCallback: () => boolean): Promise<void | Job<StepJobData>> {
+  private async processOne(
+    job: Job<StepJobData>,
+    token: string,
+    fetchNextCallback: () => boolean,
+  ): Promise<void | Job<StepJobData>> {
     const delivery = this.deliveries.get(job) ?? { hops: 0 };
     this.deliveries.delete(job);
     // Without telemetry BullMQ's trace() only awaits the work, one promise more per step: skip it.
     if (!this.opts.telemetry) return this.processDelivered(job, token, delivery, fetchNextCallback);
     // BullMQ's own 'process' span (bullmq-otel), under the run's trace when the cursor names it.
-    const processing = () => this.trace(SpanKind.CONSUMER, 'process', this.name, () => this.processDelivered(job, token, delivery, fetchNextCallback));
+    const processing = () =>
+      this.trace(SpanKind.CONSUMER, 'process', this.name, () =>
+        this.processDelivered(job, token, delivery, fetchNextCallback),
+      );
     const parent = this.contextOf(delivery.begin);
     return parent ? otelContext.with(parent, processing) : processing();
   }
 
-  private async processDelivered(job: Job<StepJobData>, token: string, delivery: StepDelivery, fetchNextCallback: () => boolean): Promise<void | Job<StepJobData>> {
+  private async processDelivered(
+    job: Job<StepJobData>,
+    token: string,
+    delivery: StepDelivery,
+    fetchNextCallback: () => boolean,
+  ): Promise<void | Job<StepJobData>> {
     const fetchNext = () => fetchNextCallback() && !this.closing && !this.isPaused();
     this.lockManager.trackJob(job.id!, token, job.processedOn ?? Date.now(), false);
     const lockKey = `${this.toKey(job.id!)}:lock`;
@@ -181,7 +214,8 @@ export class StepWorker extends Worker<StepJobData> {
       const turn = this.gate?.pass();
       if (turn) await turn;
       // A job past its stalled limit carries a deferred failure: BullMQ fails it without running it.
-      if (job.deferredFailure) return await this.failed(new UnrecoverableError(job.deferredFailure), job, token, fetchNextCallback);
+      if (job.deferredFailure)
+        return await this.failed(new UnrecoverableError(job.deferredFailure), job, token, fetchNextCallback);
       const result = await this.handler(job, token, delivery, fetchNext);
       this.lockManager.untrackJob(job.id!);
       if (!result.transition) return await this.handleCompleted(result.outcome, job, token, fetchNextCallback);
@@ -189,7 +223,12 @@ export class StepWorker extends Worker<StepJobData> {
       if (result.transition.finishCode < 0) {
         // The lock was lost (the job stalled and went back to the queue): the commit stands, fenced, and
         // the job is another worker's now.
-        this.emit('error', new Error(`step job ${job.id} was not finished (BullMQ code ${result.transition.finishCode}): its lock was lost`));
+        this.emit(
+          'error',
+          new Error(
+            `step job ${job.id} was not finished (BullMQ code ${result.transition.finishCode}): its lock was lost`,
+          ),
+        );
         return undefined;
       }
       return await this.handOut(result.transition.handed, token, delivery.hops + 1);
@@ -201,7 +240,12 @@ export class StepWorker extends Worker<StepJobData> {
     }
   }
 
-  private async failed(error: Error, job: Job<StepJobData>, token: string, fetchNextCallback: () => boolean): Promise<void | Job<StepJobData>> {
+  private async failed(
+    error: Error,
+    job: Job<StepJobData>,
+    token: string,
+    fetchNextCallback: () => boolean,
+  ): Promise<void | Job<StepJobData>> {
     this.lockManager.untrackJob(job.id!);
     try {
       return await this.handleFailed(error, job, token, fetchNextCallback);
@@ -217,10 +261,16 @@ export class StepWorker extends Worker<StepJobData> {
 
   /** A job a script handed to this worker, made a BullMQ Job (as its fetch-next does), its cursor kept for processJob. */
   private async handOut(handed: HandedJob | undefined, token: string, hops: number): Promise<Job<StepJobData>> {
-    const [jobData, jobId, limitDelay, delayUntil] = (handed?.next ?? []) as [never, string | undefined, number, number];
+    const [jobData, jobId, limitDelay, delayUntil] = (handed?.next ?? []) as [
+      never,
+      string | undefined,
+      number,
+      number,
+    ];
     (this as unknown as WorkerInternals).updateDelays(limitDelay, delayUntil);
     const next = await this.nextJobFromJobData(jobData, jobId, token);
-    if (next && handed) this.deliveries.set(next, { ...(handed.begin ? { begin: handed.begin } : {}), hops: handed.eager ? hops : 0 });
+    if (next && handed)
+      this.deliveries.set(next, { ...(handed.begin ? { begin: handed.begin } : {}), hops: handed.eager ? hops : 0 });
     return next;
   }
 }

@@ -18,10 +18,20 @@ export interface TokenPublisherOptions {
  * and forget: PUBLISH writes nothing durable, and a lost token costs a subscriber only a flicker,
  * never the step (the committed message is the record).
  */
-export function createTokenPublisher({ redis, channel, runId, step, task, node, attempt }: TokenPublisherOptions): (text: string, call: string) => void {
+export function createTokenPublisher({
+  redis,
+  channel,
+  runId,
+  step,
+  task,
+  node,
+  attempt,
+}: TokenPublisherOptions): (text: string, call: string) => void {
   let index = 0;
   // On a Cluster, sharded pub/sub (SPUBLISH: routed by the channel's slot, so in order; see TokenHub).
-  const send = isCluster(redis) ? (message: string) => redis.spublish(channel, message) : (message: string) => redis.publish(channel, message);
+  const send = isCluster(redis)
+    ? (message: string) => redis.spublish(channel, message)
+    : (message: string) => redis.publish(channel, message);
   const publish = (event: TokenEvent) => {
     send(JSON.stringify(event)).catch(() => undefined);
   };

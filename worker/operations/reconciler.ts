@@ -84,9 +84,14 @@ export class Reconciler {
         if ((await stepJobs.liveCount(runId, 0, 1)) > 0) continue;
         const existing = await intakeQueue.getJob(runId);
         const state = existing ? await existing.getState() : 'missing';
-        if (state === 'failed' || state === 'completed' || state === 'unknown') await existing?.remove().catch(() => undefined);
+        if (state === 'failed' || state === 'completed' || state === 'unknown')
+          await existing?.remove().catch(() => undefined);
         if (state === 'failed' || state === 'completed' || state === 'unknown' || state === 'missing') {
-          await intakeQueue.add('run', { v: 1, stored: true, runId }, { jobId: runId, attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true });
+          await intakeQueue.add(
+            'run',
+            { v: 1, stored: true, runId },
+            { jobId: runId, attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true },
+          );
           report.requeued += 1;
           logger.warn({ runId }, 'reconciler: run was never taken in; re-sent to the intake');
         }
@@ -96,7 +101,13 @@ export class Reconciler {
       if (meta.status === 'cancelling') {
         // Nothing left to run it: end it here.
         const live = await stepJobs.liveCount(runId, meta.superstep, meta.tasks.length);
-        if (live === 0 && (await store.finish(runId, 'cancelled', CANCELLED, now, { onlyFrom: 'cancelling', superstep: meta.superstep })) === 'ok') {
+        if (
+          live === 0 &&
+          (await store.finish(runId, 'cancelled', CANCELLED, now, {
+            onlyFrom: 'cancelling',
+            superstep: meta.superstep,
+          })) === 'ok'
+        ) {
           report.cancelled += 1;
         }
         continue;
@@ -112,7 +123,9 @@ export class Reconciler {
     }
     if (this.options.batches) {
       for (const batchId of await this.options.batches.activeBatchIds()) {
-        await this.options.batches.repair(batchId).catch((error: unknown) => logger.warn({ batchId, err: String(error) }, 'reconciler: batch repair failed'));
+        await this.options.batches
+          .repair(batchId)
+          .catch((error: unknown) => logger.warn({ batchId, err: String(error) }, 'reconciler: batch repair failed'));
       }
     }
     return report;

@@ -25,7 +25,9 @@ export class ScheduleTickProcessor {
     const { tenant, scheduleId } = job.data ?? {};
     const tickAt = tickTimeOf(job.id);
     if (typeof tenant !== 'string' || typeof scheduleId !== 'string' || tickAt === undefined) {
-      throw new UnrecoverableError(`job ${job.id ?? '?'} of the schedules queue is not a schedule tick (agentq adds these itself; do not add jobs to this queue)`);
+      throw new UnrecoverableError(
+        `job ${job.id ?? '?'} of the schedules queue is not a schedule tick (agentq adds these itself; do not add jobs to this queue)`,
+      );
     }
     const definition = await schedules.definition(tenant, scheduleId);
     if (!definition) return 'deleted';
@@ -45,7 +47,10 @@ export class ScheduleTickProcessor {
       { scheduleId },
     );
     await schedules.recordTick(tenant, scheduleId, runId, tickAt);
-    logger.info({ scheduleId, tenant, runId, scheduledFor: new Date(tickAt).toISOString(), created }, created ? 'schedule tick started a run' : 'schedule tick found its run (tick job ran again)');
+    logger.info(
+      { scheduleId, tenant, runId, scheduledFor: new Date(tickAt).toISOString(), created },
+      created ? 'schedule tick started a run' : 'schedule tick found its run (tick job ran again)',
+    );
     return runId;
   };
 }

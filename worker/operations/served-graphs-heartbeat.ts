@@ -14,11 +14,25 @@ export interface ServedGraphsHeartbeat {
  * worker serves and a worker that lacks a run's graph knows whether to leave it for another one. The
  * first announcement is awaited: a run enqueued right after `startWorker` resolves is already accepted.
  */
-export async function startServedGraphsHeartbeat({ served, registry, intervalMs, logger }: { served: ServedGraphs; registry: GraphRegistry; intervalMs: number; logger: Logger }): Promise<ServedGraphsHeartbeat> {
+export async function startServedGraphsHeartbeat({
+  served,
+  registry,
+  intervalMs,
+  logger,
+}: {
+  served: ServedGraphs;
+  registry: GraphRegistry;
+  intervalMs: number;
+  logger: Logger;
+}): Promise<ServedGraphsHeartbeat> {
   const workerId = `w${randomBytes(6).toString('hex')}`;
   await served.announce(workerId, registry.ids());
   const timer = setInterval(() => {
-    served.announce(workerId, registry.ids()).catch((error: unknown) => logger.warn({ err: String(error) }, 'could not announce the served graphs (will retry)'));
+    served
+      .announce(workerId, registry.ids())
+      .catch((error: unknown) =>
+        logger.warn({ err: String(error) }, 'could not announce the served graphs (will retry)'),
+      );
   }, intervalMs);
   timer.unref();
   return {

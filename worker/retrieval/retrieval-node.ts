@@ -20,12 +20,23 @@ export function retrievalChannel(): Channel<Retrieval | null> {
  * Searches the run tenant's documents for `query` (the vector store rag-agent uses: BM25, fused with
  * embeddings when EMBED_MODEL is set) and keeps the best `k` passages scoring at least `minScore`.
  */
-export async function retrieve(context: NodeContext, query: string, { collection, k, minScore }: RetrieveOptions): Promise<Retrieval> {
+export async function retrieve(
+  context: NodeContext,
+  query: string,
+  { collection, k, minScore }: RetrieveOptions,
+): Promise<Retrieval> {
   const result = await searchPassages(context, ragVectorStoreOf(context), { query, collection, k, round: 1 });
   const passages = result.passages
     .filter((passage) => passage.score >= minScore)
     .slice(0, k)
-    .map(({ id, title, path, page, score, text }) => ({ id, title, path, page, score: Math.round(score * 10_000) / 10_000, text }));
+    .map(({ id, title, path, page, score, text }) => ({
+      id,
+      title,
+      path,
+      page,
+      score: Math.round(score * 10_000) / 10_000,
+      text,
+    }));
   return { query, passages, retrieval: result.retrieval };
 }
 
@@ -38,7 +49,13 @@ export async function retrieve(context: NodeContext, query: string, { collection
  * .node('retrieve', retrievalNode({ query: (state) => state.question, options: { collection: 'handbook', k: 3, minScore: 0 } }))
  * ```
  */
-export function retrievalNode<S>({ query, options }: { query: (state: Readonly<S>) => string; options: RetrieveOptions | ((state: Readonly<S>) => RetrieveOptions) }) {
+export function retrievalNode<S>({
+  query,
+  options,
+}: {
+  query: (state: Readonly<S>) => string;
+  options: RetrieveOptions | ((state: Readonly<S>) => RetrieveOptions);
+}) {
   return async (state: Readonly<S>, context: NodeContext): Promise<{ retrieval: Retrieval }> => {
     const resolved = typeof options === 'function' ? options(state) : options;
     await context.emit('tool-call', { tool: 'retrieve', collection: resolved.collection });
@@ -51,7 +68,10 @@ export function retrievalNode<S>({ query, options }: { query: (state: Readonly<S
 /** The passages as the model reads them: each with its id to cite, its title and path. */
 export function formatPassages(retrieval: Retrieval | null): string {
   if (!retrieval || retrieval.passages.length === 0) return 'No passage of the documents matches this request.';
-  const lines = retrieval.passages.map((passage) => `[${passage.id}] ${passage.title} (${passage.path}${passage.page === null ? '' : `, page ${passage.page}`}):\n${passage.text}`);
+  const lines = retrieval.passages.map(
+    (passage) =>
+      `[${passage.id}] ${passage.title} (${passage.path}${passage.page === null ? '' : `, page ${passage.page}`}):\n${passage.text}`,
+  );
   return `Passages from the documents (cite the ones you use by their id in square brackets, e.g. [${retrieval.passages[0]!.id}]):\n\n${lines.join('\n\n')}`;
 }
 

@@ -42,13 +42,20 @@ export class ApiKeys {
       try {
         text = readFileSync(config.apiKeysFile, 'utf8');
       } catch (error) {
-        throw new AgentqError('INVALID_INPUT', `AGENTQ_API_KEYS_FILE ${config.apiKeysFile} cannot be read (${(error as Error).message}); fix the path or unset it`);
+        throw new AgentqError(
+          'INVALID_INPUT',
+          `AGENTQ_API_KEYS_FILE ${config.apiKeysFile} cannot be read (${(error as Error).message}); fix the path or unset it`,
+        );
       }
       entries.push(...parseEntries(text, `AGENTQ_API_KEYS_FILE ${config.apiKeysFile}`));
     }
     const seen = new Set<string>();
     for (const entry of entries) {
-      if (seen.has(entry.keyId)) throw new AgentqError('INVALID_INPUT', `an API key is listed twice (key id ${entry.keyId}); give each tenant and role its own key`);
+      if (seen.has(entry.keyId))
+        throw new AgentqError(
+          'INVALID_INPUT',
+          `an API key is listed twice (key id ${entry.keyId}); give each tenant and role its own key`,
+        );
       seen.add(entry.keyId);
     }
     return new ApiKeys(entries);
@@ -56,7 +63,10 @@ export class ApiKeys {
 
   /** For tests and embedders: `[{ key, tenant, role }]`. */
   static of(keys: readonly { key: string; tenant: string; role: Role }[]): ApiKeys {
-    return ApiKeys.fromConfig({ apiKeys: keys.map(({ key, tenant, role }) => `${key}:${tenant}:${role}`).join(','), apiKeysFile: undefined });
+    return ApiKeys.fromConfig({
+      apiKeys: keys.map(({ key, tenant, role }) => `${key}:${tenant}:${role}`).join(','),
+      apiKeysFile: undefined,
+    });
   }
 
   /** No keys configured: every caller is the default tenant with the admin role (loopback only). */
@@ -103,10 +113,18 @@ function parseEntries(text: string, source: string): Entry[] {
     if (!key || tenant === undefined || role === undefined) {
       throw new AgentqError('INVALID_INPUT', `${where}: expected <key>:<tenant>:<role>`);
     }
-    if (!ID_PATTERN.test(tenant)) throw new AgentqError('INVALID_INPUT', `${where}: tenant '${tenant}' must be 1-128 characters of letters, digits, '_', '.' or '-'`);
-    if (!(ROLES as readonly string[]).includes(role)) throw new AgentqError('INVALID_INPUT', `${where}: role '${role}' must be producer or admin`);
+    if (!ID_PATTERN.test(tenant))
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `${where}: tenant '${tenant}' must be 1-128 characters of letters, digits, '_', '.' or '-'`,
+      );
+    if (!(ROLES as readonly string[]).includes(role))
+      throw new AgentqError('INVALID_INPUT', `${where}: role '${role}' must be producer or admin`);
     if (key.length < MIN_KEY_LENGTH) {
-      throw new AgentqError('INVALID_INPUT', `${where}: the key is shorter than ${MIN_KEY_LENGTH} characters; use a long random one (e.g. openssl rand -hex 24)`);
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `${where}: the key is shorter than ${MIN_KEY_LENGTH} characters; use a long random one (e.g. openssl rand -hex 24)`,
+      );
     }
     const hash = sha256(key);
     entries.push({ hash, tenant, role: role as Role, keyId: hash.toString('hex').slice(0, 16) });

@@ -19,14 +19,26 @@ export function bearerPrincipal(request: FastifyRequest, apiKeys: ApiKeys): Prin
   const header = request.headers.authorization;
   if (header === undefined) return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match) return new ApiError(401, 'UNAUTHORIZED', 'the Authorization header must be "Bearer <API key>"', { headers: { 'www-authenticate': 'Bearer realm="agentq"' } });
-  return apiKeys.authenticate(match[1]!) ?? new ApiError(401, 'UNAUTHORIZED', 'the API key is not valid; check it or ask for a new one', { headers: { 'www-authenticate': 'Bearer realm="agentq", error="invalid_token"' } });
+  if (!match)
+    return new ApiError(401, 'UNAUTHORIZED', 'the Authorization header must be "Bearer <API key>"', {
+      headers: { 'www-authenticate': 'Bearer realm="agentq"' },
+    });
+  return (
+    apiKeys.authenticate(match[1]!) ??
+    new ApiError(401, 'UNAUTHORIZED', 'the API key is not valid; check it or ask for a new one', {
+      headers: { 'www-authenticate': 'Bearer realm="agentq", error="invalid_token"' },
+    })
+  );
 }
 
 /** 403 unless `principal` has `role` (admin may do everything a producer may). */
 export function checkRole(principal: Principal, role: Role): ApiError | null {
   if (role === 'admin' && principal.role !== 'admin') {
-    return new ApiError(403, 'FORBIDDEN', `this route needs a key with the admin role; yours has the ${principal.role} role`);
+    return new ApiError(
+      403,
+      'FORBIDDEN',
+      `this route needs a key with the admin role; yours has the ${principal.role} role`,
+    );
   }
   return null;
 }
@@ -40,7 +52,12 @@ export function requireRole(apiKeys: ApiKeys, defaultTenant: string, role: Role)
     }
     const principal = bearerPrincipal(request, apiKeys);
     if (principal === null) {
-      return sendApiError(reply, new ApiError(401, 'UNAUTHORIZED', 'missing API key: send "Authorization: Bearer <API key>"', { headers: { 'www-authenticate': 'Bearer realm="agentq"' } }));
+      return sendApiError(
+        reply,
+        new ApiError(401, 'UNAUTHORIZED', 'missing API key: send "Authorization: Bearer <API key>"', {
+          headers: { 'www-authenticate': 'Bearer realm="agentq"' },
+        }),
+      );
     }
     if (principal instanceof ApiError) return sendApiError(reply, principal);
     const refused = checkRole(principal, role);

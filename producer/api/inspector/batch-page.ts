@@ -5,7 +5,10 @@ import { escapeHtml, page } from './html.js';
 export function batchPage(batch: BatchRecord, results: readonly BatchResult[]): string {
   const { progress } = batch;
   const total = Math.max(1, progress.total);
-  const segment = (count: number, color: string, label: string) => (count > 0 ? `<span style="width:${(100 * count) / total}%;background:${color}" title="${count} ${label}"></span>` : '');
+  const segment = (count: number, color: string, label: string) =>
+    count > 0
+      ? `<span style="width:${(100 * count) / total}%;background:${color}" title="${count} ${label}"></span>`
+      : '';
   const rows = results
     .map(
       (result) =>
@@ -24,5 +27,9 @@ export function batchPage(batch: BatchRecord, results: readonly BatchResult[]): 
 <p>Download results: <a id="download-csv" href="/batches/${id}/results.csv">CSV</a> · <a id="download-jsonl" href="/batches/${id}/results.jsonl">JSON Lines</a></p>
 <table id="questions"><tr><th>id</th><th>question</th><th>status</th><th>run</th><th>answer</th></tr>${rows}</table>
 ${batch.status === 'running' ? '<p class="muted">This page refreshes every 3 s while the batch runs.</p>' : ''}`;
-  return page({ title: `Batch ${batch.id}`, body, script: batch.status === 'running' ? 'setTimeout(function () { location.reload(); }, 3000);' : '' });
+  return page({
+    title: `Batch ${batch.id}`,
+    body,
+    script: batch.status === 'running' ? 'setTimeout(function () { location.reload(); }, 3000);' : '',
+  });
 }

@@ -50,7 +50,8 @@ export function runDiagram(path: Path, others: readonly Path[] = []): string {
   const visits = new Map<string, number>();
   for (const nodes of path) for (const node of nodes) visits.set(node, (visits.get(node) ?? 0) + 1);
   const all = new Map<string, Edge>();
-  for (const candidate of [path, ...others]) for (const edge of edgesOf(candidate)) all.set(`${edge.from}>${edge.to}`, edge);
+  for (const candidate of [path, ...others])
+    for (const edge of edgesOf(candidate)) all.set(`${edge.from}>${edge.to}`, edge);
   const boxWidth = 110;
   const boxHeight = 30;
   const edgeSvg = [...all.entries()]

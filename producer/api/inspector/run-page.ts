@@ -2,7 +2,13 @@ import { stepJobId } from '../../../shared/contracts/job-schema.js';
 import { STEP_QUEUE } from '../../../shared/contracts/queues.js';
 import { shardOf, stepQueueBoardName } from '../../../shared/contracts/shards.js';
 import type { RunMeta } from '../../../shared/store/redis-run-store.js';
-import { isTerminal, type Message, type RunEvent, type RunRecord, type StepRecord } from '../../../shared/contracts/run-record.js';
+import {
+  isTerminal,
+  type Message,
+  type RunEvent,
+  type RunRecord,
+  type StepRecord,
+} from '../../../shared/contracts/run-record.js';
 import { escapeHtml, formatCost, formatDuration, page, scriptJson } from './html.js';
 import { runDiagram, type Path } from './run-diagram.js';
 import { stepTimeline, timelineRows } from './step-timeline.js';
@@ -48,16 +54,26 @@ function messageHtml(message: Message, index: number): string {
       return `<div class="tool-call"><b>→ ${escapeHtml(call.function.name)}</b> <span class="muted">${escapeHtml(call.id)}</span>${json(args)}</div>`;
     })
     .join('');
-  const label = message.role === 'tool' ? `tool result <span class="muted">${escapeHtml(message.tool_call_id ?? '')}</span>` : escapeHtml(message.role);
-  const content = message.content ? `<div class="content">${escapeHtml(message.content).replace(/\n/g, '<br>')}</div>` : '';
+  const label =
+    message.role === 'tool'
+      ? `tool result <span class="muted">${escapeHtml(message.tool_call_id ?? '')}</span>`
+      : escapeHtml(message.role);
+  const content = message.content
+    ? `<div class="content">${escapeHtml(message.content).replace(/\n/g, '<br>')}</div>`
+    : '';
   return `<div class="msg msg-${escapeHtml(message.role)}" data-index="${index}"><div class="role">${label}</div>${content}${calls}</div>`;
 }
 
 function citations(output: unknown): string {
-  const sources = (output as { sources?: { title?: string; path?: string; page?: number | null; score?: number }[] } | null)?.sources;
+  const sources = (
+    output as { sources?: { title?: string; path?: string; page?: number | null; score?: number }[] } | null
+  )?.sources;
   if (!Array.isArray(sources) || sources.length === 0) return '';
   const rows = sources
-    .map((source, index) => `<tr><td>[${index + 1}]</td><td>${escapeHtml(source.title)}</td><td>${escapeHtml(source.path)}</td><td>${escapeHtml(source.page ?? '')}</td><td>${escapeHtml(source.score?.toFixed?.(3) ?? '')}</td></tr>`)
+    .map(
+      (source, index) =>
+        `<tr><td>[${index + 1}]</td><td>${escapeHtml(source.title)}</td><td>${escapeHtml(source.path)}</td><td>${escapeHtml(source.page ?? '')}</td><td>${escapeHtml(source.score?.toFixed?.(3) ?? '')}</td></tr>`,
+    )
     .join('');
   return `<h2>Citations</h2><table class="citations"><tr><th></th><th>title</th><th>path</th><th>page</th><th>score</th></tr>${rows}</table>`;
 }
@@ -78,7 +94,11 @@ function stepDetails(steps: readonly StepRecord[], events: readonly RunEvent[]):
     .map((step) => {
       const own = events.filter((event) => {
         const data = event.data as { superstep?: number; task?: number };
-        return data.superstep === step.superstep && (data.task === undefined || data.task === step.task) && event.type !== 'step-start';
+        return (
+          data.superstep === step.superstep &&
+          (data.task === undefined || data.task === step.task) &&
+          event.type !== 'step-start'
+        );
       });
       return `<details class="step-detail"><summary>s${step.superstep}.t${step.task} ${escapeHtml(step.node)} — ${step.attempts} attempt${step.attempts === 1 ? '' : 's'}</summary>${json({ step, events: own.map(({ type, data }) => ({ type, data })) })}</details>`;
     })
@@ -87,8 +107,13 @@ function stepDetails(steps: readonly StepRecord[], events: readonly RunEvent[]):
 
 function actions(record: RunRecord): string {
   const id = encodeURIComponent(record.id);
-  const cancel = isTerminal(record.status) ? '' : `<form method="post" action="/runs/${id}/cancel"><button class="danger" id="cancel" type="submit">Cancel run</button></form>`;
-  const retry = record.status === 'failed' ? `<form method="post" action="/runs/${id}/retry"><button id="retry" type="submit">Retry from last commit</button></form>` : '';
+  const cancel = isTerminal(record.status)
+    ? ''
+    : `<form method="post" action="/runs/${id}/cancel"><button class="danger" id="cancel" type="submit">Cancel run</button></form>`;
+  const retry =
+    record.status === 'failed'
+      ? `<form method="post" action="/runs/${id}/retry"><button id="retry" type="submit">Retry from last commit</button></form>`
+      : '';
   const resume =
     record.status === 'waiting'
       ? `<form method="post" action="/runs/${id}/resume"><label>Answer (JSON or text) <input name="value" id="resume-value" required></label> <button id="resume" type="submit">Answer the interrupt</button></form>${json(record.interrupt)}`
@@ -108,7 +133,10 @@ function sections(data: RunPageData): string {
   const shards = data.shards ?? 1;
   const board = stepQueueBoardName(shardOf(record.id, shards), shards, STEP_QUEUE);
   const stepLinks = steps
-    .map((step) => `<a href="/admin/queues/queue/${board}/${encodeURIComponent(stepJobId(record.id, step.superstep, step.task))}">s${step.superstep}.t${step.task}</a>`)
+    .map(
+      (step) =>
+        `<a href="/admin/queues/queue/${board}/${encodeURIComponent(stepJobId(record.id, step.superstep, step.task))}">s${step.superstep}.t${step.task}</a>`,
+    )
     .join(' ');
   return `<div id="sections">
 <div class="card facts">

@@ -19,7 +19,12 @@ function query(values: Record<string, string | undefined>): string {
 
 /** The runs list: newest first, filtered by status and graph (and tenant for an admin), paged. */
 export function runsListPage({ runs, nextCursor, filter, tenants, now }: RunsListPageData): string {
-  const statusOptions = ['', ...RUN_STATUSES].map((status) => `<option value="${status}"${filter.status === status ? ' selected' : ''}>${status || 'any status'}</option>`).join('');
+  const statusOptions = ['', ...RUN_STATUSES]
+    .map(
+      (status) =>
+        `<option value="${status}"${filter.status === status ? ' selected' : ''}>${status || 'any status'}</option>`,
+    )
+    .join('');
   const tenantSelect = tenants
     ? `<select name="tenant" id="tenant-filter"><option value="">all tenants</option>${tenants.map((tenant) => `<option${filter.tenant === tenant ? ' selected' : ''}>${escapeHtml(tenant)}</option>`).join('')}</select>`
     : '';
@@ -29,7 +34,9 @@ export function runsListPage({ runs, nextCursor, filter, tenants, now }: RunsLis
       return `<tr class="run-row" data-run="${escapeHtml(run.id)}"><td><a href="/runs/${encodeURIComponent(run.id)}">${escapeHtml(run.id)}</a></td><td><span class="status status-${run.status}">${run.status}</span></td><td>${escapeHtml(run.graph)}</td><td>${escapeHtml(run.tenant)}</td><td>${escapeHtml(run.createdAt.replace('T', ' ').slice(0, 19))}</td><td>${formatDuration(duration)}</td><td>${run.usage.inputTokens + run.usage.outputTokens}</td><td>${formatCost(run.usage.costUsd)}</td></tr>`;
     })
     .join('');
-  const next = nextCursor ? `<p><a id="next-page" href="/runs${query({ ...filter, cursor: nextCursor })}">Older runs →</a></p>` : '';
+  const next = nextCursor
+    ? `<p><a id="next-page" href="/runs${query({ ...filter, cursor: nextCursor })}">Older runs →</a></p>`
+    : '';
   const body = `<h1>Runs</h1>
 <form class="card" method="get" action="/runs">
   <select name="status" id="status-filter">${statusOptions}</select>

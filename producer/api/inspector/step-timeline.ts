@@ -37,7 +37,14 @@ export function timelineRows(events: readonly RunEvent[], createdAt: number): Ti
   let runEnd: { time: number; status: string } | null = null;
   for (const event of events) {
     const time = eventTime(event);
-    const data = event.data as { superstep?: number; task?: number; node?: string; attempt?: number; error?: { message?: string }; status?: string };
+    const data = event.data as {
+      superstep?: number;
+      task?: number;
+      node?: string;
+      attempt?: number;
+      error?: { message?: string };
+      status?: string;
+    };
     if (event.type === 'run-start') runStart = time;
     if (event.type === 'run-retry' || event.type === 'run-resume') readyAt.set(-1, time);
     if (event.type === 'step-start' && typeof data.superstep === 'number') {
@@ -46,14 +53,29 @@ export function timelineRows(events: readonly RunEvent[], createdAt: number): Ti
       if (!row) {
         const previous = readyAt.get(data.superstep - 1);
         const resumed = readyAt.get(-1);
-        row = { superstep: data.superstep, task: data.task ?? 0, node: data.node ?? '?', ready: Math.min(time, Math.max(previous ?? runStart, resumed ?? 0)), attempts: [] };
+        row = {
+          superstep: data.superstep,
+          task: data.task ?? 0,
+          node: data.node ?? '?',
+          ready: Math.min(time, Math.max(previous ?? runStart, resumed ?? 0)),
+          attempts: [],
+        };
         rows.set(key, row);
       }
-      row.attempts.push({ attempt: data.attempt ?? row.attempts.length + 1, start: time, end: null, outcome: 'running' });
+      row.attempts.push({
+        attempt: data.attempt ?? row.attempts.length + 1,
+        start: time,
+        end: null,
+        outcome: 'running',
+      });
     }
     if (event.type === 'step-retry' || event.type === 'step-end') {
       const open = [...rows.values()].find(
-        (row) => row.superstep === data.superstep && (data.task === undefined || row.task === data.task) && (data.node === undefined || row.node === data.node) && row.attempts.at(-1)?.end === null,
+        (row) =>
+          row.superstep === data.superstep &&
+          (data.task === undefined || row.task === data.task) &&
+          (data.node === undefined || row.node === data.node) &&
+          row.attempts.at(-1)?.end === null,
       );
       const attempt = open?.attempts.at(-1);
       if (attempt) {
@@ -61,7 +83,8 @@ export function timelineRows(events: readonly RunEvent[], createdAt: number): Ti
         attempt.outcome = event.type === 'step-end' ? 'ok' : 'retry';
         if (data.error?.message) attempt.error = data.error.message;
       }
-      if (event.type === 'step-end' && typeof data.superstep === 'number') readyAt.set(data.superstep, Math.max(readyAt.get(data.superstep) ?? 0, time));
+      if (event.type === 'step-end' && typeof data.superstep === 'number')
+        readyAt.set(data.superstep, Math.max(readyAt.get(data.superstep) ?? 0, time));
     }
     if (event.type === 'run-end') runEnd = { time, status: String(data.status ?? '') };
   }

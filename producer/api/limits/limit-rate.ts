@@ -22,9 +22,14 @@ export function limitRate(rateLimiter: RateLimiter, redis: RedisConnection) {
       if (!decision.allowed) {
         return sendApiError(
           reply,
-          new ApiError(429, 'RATE_LIMITED', `API key ${keyId} made more than ${decision.limit} requests this minute (AGENTQ_RATE_LIMIT_PER_MINUTE); retry after ${decision.resetSeconds} s`, {
-            headers: { 'retry-after': String(decision.resetSeconds) },
-          }),
+          new ApiError(
+            429,
+            'RATE_LIMITED',
+            `API key ${keyId} made more than ${decision.limit} requests this minute (AGENTQ_RATE_LIMIT_PER_MINUTE); retry after ${decision.resetSeconds} s`,
+            {
+              headers: { 'retry-after': String(decision.resetSeconds) },
+            },
+          ),
         );
       }
       return undefined;

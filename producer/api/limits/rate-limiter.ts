@@ -37,6 +37,11 @@ export class RateLimiter {
     if (this.perMinute === 0) return { allowed: true, limit: 0, remaining: 0, resetSeconds };
     const key = this.keys.apiRateLimit(keyId, window);
     const count = await runScript<number>(this.redis, COUNT_REQUEST, [key], [WINDOW_MS + 1000]);
-    return { allowed: count <= this.perMinute, limit: this.perMinute, remaining: Math.max(0, this.perMinute - count), resetSeconds };
+    return {
+      allowed: count <= this.perMinute,
+      limit: this.perMinute,
+      remaining: Math.max(0, this.perMinute - count),
+      resetSeconds,
+    };
   }
 }

@@ -4,7 +4,13 @@ import { AgentqError } from '../../../shared/contracts/errors.js';
 import { formatBatchResultsCsv, formatBatchResultsJsonl } from '../../cli/format-batch-results.js';
 import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema } from '../errors.js';
-import { batchIdParamsSchema, batchRecordSchema, createBatchBodySchema, getBatchQuerySchema, jsonlUploadQuerySchema } from '../schemas/batch-schemas.js';
+import {
+  batchIdParamsSchema,
+  batchRecordSchema,
+  createBatchBodySchema,
+  getBatchQuerySchema,
+  jsonlUploadQuerySchema,
+} from '../schemas/batch-schemas.js';
 import { idempotencyHeadersSchema } from '../schemas/run-schemas.js';
 import { parseQuestionLines } from '../../cli/parse-question-lines.js';
 
@@ -12,7 +18,8 @@ const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 const JSONL_TYPES = ['application/x-ndjson', 'application/jsonl', 'application/x-jsonlines'];
 
 function tenantOf(request: FastifyRequest): string {
-  if (!request.principal) throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
+  if (!request.principal)
+    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
   return request.principal.tenant;
 }
 
@@ -30,7 +37,12 @@ function parseJsonl(text: string, query: Record<string, unknown>): unknown {
     throw new ApiError(400, 'INVALID_INPUT', `the JSONL upload: ${(error as Error).message}`);
   }
   const parsed = jsonlUploadQuerySchema.safeParse(query);
-  if (!parsed.success) throw new ApiError(400, 'INVALID_INPUT', `invalid query for a JSONL upload: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new ApiError(
+      400,
+      'INVALID_INPUT',
+      `invalid query for a JSONL upload: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+    );
   const { collection, concurrency, max_iterations, citations, graph } = parsed.data;
   return {
     ...(collection ? { collection } : {}),
@@ -75,7 +87,10 @@ export function batchesRoutes(context: ApiContext): FastifyPluginAsyncZod {
       },
       handler: async (request, reply) => {
         const key = request.headers['idempotency-key'];
-        const { batch, created } = await client.batches.submit(request.body, { tenant: tenantOf(request), ...(key ? { idempotencyKey: key } : {}) });
+        const { batch, created } = await client.batches.submit(request.body, {
+          tenant: tenantOf(request),
+          ...(key ? { idempotencyKey: key } : {}),
+        });
         if (!created) reply.header('idempotent-replayed', 'true');
         return reply.code(202).header('location', `/v1/batches/${batch.id}`).send(batch);
       },
@@ -103,7 +118,8 @@ export function batchesRoutes(context: ApiContext): FastifyPluginAsyncZod {
           reply.header('content-disposition', `attachment; filename="${batch.id}.csv"`);
           return reply.type('text/csv; charset=utf-8').send(formatBatchResultsCsv(results) as never);
         }
-        if (format === 'jsonl') return reply.type('application/x-ndjson; charset=utf-8').send(formatBatchResultsJsonl(results) as never);
+        if (format === 'jsonl')
+          return reply.type('application/x-ndjson; charset=utf-8').send(formatBatchResultsJsonl(results) as never);
         return { ...batch, results };
       },
     });
@@ -111,7 +127,8 @@ export function batchesRoutes(context: ApiContext): FastifyPluginAsyncZod {
     app.delete('/v1/batches/:id', {
       schema: {
         summary: 'Cancel a batch',
-        description: 'No more questions are dispatched; the runs in flight are cancelled. Answered questions keep their answers.',
+        description:
+          'No more questions are dispatched; the runs in flight are cancelled. Answered questions keep their answers.',
         tags: ['batches'],
         params: batchIdParamsSchema,
         response: { 200: batchRecordSchema, ...errors },

@@ -10,14 +10,30 @@ import { checkRole } from '../auth/authenticate.js';
 import { errorBodySchema } from '../errors.js';
 
 function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
+  if (!request.principal)
+    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
   return request.principal;
 }
 
-const limitsAnswer = z.object({ tenant: z.string(), limits: tenantBudgetLimitsSchema, source: z.enum(['tenant', 'defaults']) });
+const limitsAnswer = z.object({
+  tenant: z.string(),
+  limits: tenantBudgetLimitsSchema,
+  source: z.enum(['tenant', 'defaults']),
+});
 const totals = z.object({ tokens: z.number(), costUsd: z.number() });
-const period = totals.extend({ period: z.string(), calls: z.number(), byGraph: z.record(z.string(), totals), byModel: z.record(z.string(), totals) });
-const tenantParam = z.object({ tenant: z.string().min(1).max(128).regex(/^[A-Za-z0-9_.-]+$/, 'a tenant id: letters, digits, _ . -') });
+const period = totals.extend({
+  period: z.string(),
+  calls: z.number(),
+  byGraph: z.record(z.string(), totals),
+  byModel: z.record(z.string(), totals),
+});
+const tenantParam = z.object({
+  tenant: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[A-Za-z0-9_.-]+$/, 'a tenant id: letters, digits, _ . -'),
+});
 
 export interface BudgetRoutesOptions {
   /** @default a TenantBudget on the API's Redis connection, AGENTQ_TENANT_BUDGET_DEFAULTS as defaults */
@@ -30,9 +46,14 @@ export interface BudgetRoutesOptions {
  * `GET /v1/usage` shows the caller's own tenant its limits and spend per day, graph and model — never
  * another tenant's.
  */
-export function budgetRoutes(context: Pick<ApiContext, 'redis' | 'store' | 'config'>, options: BudgetRoutesOptions = {}): FastifyPluginAsyncZod {
+export function budgetRoutes(
+  context: Pick<ApiContext, 'redis' | 'store' | 'config'>,
+  options: BudgetRoutesOptions = {},
+): FastifyPluginAsyncZod {
   return async (app) => {
-    const budget = options.budget ?? new TenantBudget(context.redis, context.store.keys, { defaults: context.config.tenantBudgetDefaults });
+    const budget =
+      options.budget ??
+      new TenantBudget(context.redis, context.store.keys, { defaults: context.config.tenantBudgetDefaults });
     const adminOnly = async (request: FastifyRequest) => {
       const refused = checkRole(principalOf(request), 'admin');
       if (refused) throw refused;
@@ -46,14 +67,17 @@ export function budgetRoutes(context: Pick<ApiContext, 'redis' | 'store' | 'conf
         response: { 200: limitsAnswer, '4xx': errorBodySchema, '5xx': errorBodySchema },
       },
       onRequest: adminOnly,
-      handler: async (request) => ({ tenant: request.params.tenant, ...(await budget.getLimits(request.params.tenant)) }),
+      handler: async (request) => ({
+        tenant: request.params.tenant,
+        ...(await budget.getLimits(request.params.tenant)),
+      }),
     });
 
     app.put('/v1/admin/tenants/:tenant/limits', {
       schema: {
         summary: "Set a tenant's budgets (admin)",
         description:
-          'Replaces the tenant\'s limits: `tokensPerDay`, `tokensPerMonth`, `costUsdPerDay`, `costUsdPerMonth` (UTC day and month). A field left out is unlimited; 0 allows nothing. A run whose next model call would pass a limit fails before the call with TENANT_BUDGET_EXCEEDED.',
+          "Replaces the tenant's limits: `tokensPerDay`, `tokensPerMonth`, `costUsdPerDay`, `costUsdPerMonth` (UTC day and month). A field left out is unlimited; 0 allows nothing. A run whose next model call would pass a limit fails before the call with TENANT_BUDGET_EXCEEDED.",
         tags: ['admin'],
         params: tenantParam,
         // Validated by parseTenantBudgetLimits so the 400 names the field and what it accepts.
@@ -70,7 +94,8 @@ export function budgetRoutes(context: Pick<ApiContext, 'redis' | 'store' | 'conf
     app.get('/v1/usage', {
       schema: {
         summary: "Your tenant's budgets and spend",
-        description: 'Tokens, cost and model calls per UTC day (newest first, `days` of them) and this month, each split per graph and per model.',
+        description:
+          'Tokens, cost and model calls per UTC day (newest first, `days` of them) and this month, each split per graph and per model.',
         tags: ['usage'],
         querystring: z.object({ days: z.coerce.number().int().min(1).max(35).default(7) }),
         response: {
@@ -81,7 +106,10 @@ export function budgetRoutes(context: Pick<ApiContext, 'redis' | 'store' | 'conf
       },
       handler: async (request) => {
         const { tenant } = principalOf(request);
-        const [{ limits }, usage] = await Promise.all([budget.getLimits(tenant), budget.usage(tenant, { days: request.query.days })]);
+        const [{ limits }, usage] = await Promise.all([
+          budget.getLimits(tenant),
+          budget.usage(tenant, { days: request.query.days }),
+        ]);
         return { tenant, limits, ...usage };
       },
     });

@@ -26,14 +26,22 @@ export const chatAnswerSchema = z
           title: z.string(),
           path: z.string(),
           page: z.number().nullable(),
-          score: z.number().min(0).max(1).describe("retrieval score in 0-1: the passage's BM25 (lexical) or rank-fusion (hybrid) score relative to its search's best hit"),
+          score: z
+            .number()
+            .min(0)
+            .max(1)
+            .describe(
+              "retrieval score in 0-1: the passage's BM25 (lexical) or rank-fusion (hybrid) score relative to its search's best hit",
+            ),
         }),
       )
       .describe('the cited passages by document and page; empty unless the request sets `citations: true`'),
     reasoning_steps: z.array(z.string()),
     search_count: z.number(),
     iterations: z.number(),
-    model: z.string().describe('the model that answered, or `extractive` (no language model configured: see the README)'),
+    model: z
+      .string()
+      .describe('the model that answered, or `extractive` (no language model configured: see the README)'),
     retrieval: z.enum(['lexical', 'dense', 'hybrid']),
     run_id: z.string().describe('the rag-agent run: GET /v1/runs/<run_id>/steps shows each search'),
   })
@@ -41,7 +49,8 @@ export const chatAnswerSchema = z
 export type ChatAnswer = z.infer<typeof chatAnswerSchema>;
 
 function tenantOf(request: FastifyRequest): string {
-  if (!request.principal) throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
+  if (!request.principal)
+    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
   return request.principal.tenant;
 }
 
@@ -71,10 +80,22 @@ function answerOrThrow(done: RunRecord, citations: boolean): ChatAnswer {
   if (done.status === 'completed') return chatAnswerOf(done, { citations });
   const failure = done.error;
   // A failed model provider is a bad gateway; anything else that failed the run is ours.
-  const status = done.status === 'cancelled' ? 409 : failure?.code === 'INVALID_INPUT' ? 400 : failure?.code === 'PROVIDER_ERROR' ? 502 : 500;
-  throw new ApiError(status, done.status === 'cancelled' ? 'CANCELLED' : (failure?.code ?? 'INTERNAL'), `the rag-agent run ${done.id} ${done.status}: ${failure?.message ?? 'no error recorded'}`, {
-    details: { runId: done.id },
-  });
+  const status =
+    done.status === 'cancelled'
+      ? 409
+      : failure?.code === 'INVALID_INPUT'
+        ? 400
+        : failure?.code === 'PROVIDER_ERROR'
+          ? 502
+          : 500;
+  throw new ApiError(
+    status,
+    done.status === 'cancelled' ? 'CANCELLED' : (failure?.code ?? 'INTERNAL'),
+    `the rag-agent run ${done.id} ${done.status}: ${failure?.message ?? 'no error recorded'}`,
+    {
+      details: { runId: done.id },
+    },
+  );
 }
 
 /**
@@ -119,7 +140,9 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         body: chatBodySchema,
         response: {
           200: chatAnswerSchema.describe('ChatAnswer: the run finished within AGENTQ_CHAT_WAIT_MS'),
-          202: runRecordSchema.describe('RunRecord: still running after AGENTQ_CHAT_WAIT_MS; poll the `Location` (GET /v1/runs/<id>) — its `output` becomes the answer'),
+          202: runRecordSchema.describe(
+            'RunRecord: still running after AGENTQ_CHAT_WAIT_MS; poll the `Location` (GET /v1/runs/<id>) — its `output` becomes the answer',
+          ),
           ...errors,
         },
       },
@@ -128,16 +151,28 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         const idempotencyKey = request.headers['idempotency-key'];
         const runId = idempotencyKey ? runIdForIdempotencyKey(tenant, idempotencyKey) : newRunId();
         const existing = await store.get(runId);
-        if (existing && existing.tenant !== tenant) throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; use another Idempotency-Key`);
+        if (existing && existing.tenant !== tenant)
+          throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; use another Idempotency-Key`);
         const reserved = !existing && (await inflight.reserve(tenant, runId));
         if (!existing && !reserved) {
-          throw new ApiError(429, 'RATE_LIMITED', `tenant ${tenant} has ${inflight.max} runs in flight, its limit (AGENTQ_TENANT_MAX_INFLIGHT); wait for some to finish`, { headers: { 'retry-after': '2' } });
+          throw new ApiError(
+            429,
+            'RATE_LIMITED',
+            `tenant ${tenant} has ${inflight.max} runs in flight, its limit (AGENTQ_TENANT_MAX_INFLIGHT); wait for some to finish`,
+            { headers: { 'retry-after': '2' } },
+          );
         }
         let record: RunRecord;
         const wantsStream = request.body.stream === true;
         try {
           const { stream: _stream, ...input } = request.body;
-        record = await client.enqueue({ graph: CHAT_GRAPH, input, tenant, runId, ...(idempotencyKey ? { idempotencyKey } : {}) });
+          record = await client.enqueue({
+            graph: CHAT_GRAPH,
+            input,
+            tenant,
+            runId,
+            ...(idempotencyKey ? { idempotencyKey } : {}),
+          });
         } catch (error) {
           if (reserved) await inflight.release(tenant, runId).catch(() => undefined);
           throw error;

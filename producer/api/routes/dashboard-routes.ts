@@ -20,7 +20,9 @@ const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="agentq dashboard", c
 
 /** Only paths of the dashboard itself: anything else (`//evil.example`, `https://…`) goes to the dashboard. */
 function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/admin\/queues(?:[/?#][^\s\\]*)?$/.test(next) && !next.startsWith('//') ? next : DASHBOARD_PATH;
+  return typeof next === 'string' && /^\/admin\/queues(?:[/?#][^\s\\]*)?$/.test(next) && !next.startsWith('//')
+    ? next
+    : DASHBOARD_PATH;
 }
 
 /**
@@ -39,7 +41,12 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
     if (basic) {
       const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
       const password = decoded.slice(decoded.indexOf(':') + 1);
-      return apiKeys.authenticate(password) ?? new ApiError(401, 'UNAUTHORIZED', 'the API key (Basic auth password) is not valid', { headers: BASIC_CHALLENGE });
+      return (
+        apiKeys.authenticate(password) ??
+        new ApiError(401, 'UNAUTHORIZED', 'the API key (Basic auth password) is not valid', {
+          headers: BASIC_CHALLENGE,
+        })
+      );
     }
     if (header !== '') return bearerPrincipal(request, apiKeys);
     const token = readCookie(request.headers.cookie, SESSION_COOKIE);
@@ -55,15 +62,33 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
       const principal = await principalOf(request);
       if (principal instanceof ApiError) return sendApiError(reply, principal);
       if (principal === null) {
-        if ((request.method === 'GET' || request.method === 'HEAD') && (request.headers.accept ?? '').includes('text/html')) {
+        if (
+          (request.method === 'GET' || request.method === 'HEAD') &&
+          (request.headers.accept ?? '').includes('text/html')
+        ) {
           return reply.redirect(`/admin/login?next=${encodeURIComponent(request.url)}`, 303);
         }
-        return sendApiError(reply, new ApiError(401, 'UNAUTHORIZED', 'sign in at /admin/login, or send Basic auth with the admin key as password', { headers: BASIC_CHALLENGE }));
+        return sendApiError(
+          reply,
+          new ApiError(
+            401,
+            'UNAUTHORIZED',
+            'sign in at /admin/login, or send Basic auth with the admin key as password',
+            { headers: BASIC_CHALLENGE },
+          ),
+        );
       }
       const refused = checkRole(principal, 'admin');
       if (refused) return sendApiError(reply, refused);
       if (!config.dashboardWrite && request.method !== 'GET' && request.method !== 'HEAD') {
-        return sendApiError(reply, new ApiError(403, 'FORBIDDEN', 'the dashboard is read-only; set AGENTQ_DASHBOARD_WRITE=true to retry, remove or promote jobs from it'));
+        return sendApiError(
+          reply,
+          new ApiError(
+            403,
+            'FORBIDDEN',
+            'the dashboard is read-only; set AGENTQ_DASHBOARD_WRITE=true to retry, remove or promote jobs from it',
+          ),
+        );
       }
       request.principal = principal;
       return undefined;
@@ -79,10 +104,16 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
     queues: queues.map((queue) => {
       const shard = queue.name === STEP_QUEUE ? shardOfQueuePrefix(queue.opts.prefix ?? '', config.shards) : undefined;
       const name = shard === undefined ? queue.name : stepQueueBoardName(shard, config.shards, queue.name);
-      return new BullMQAdapter(queue, { readOnlyMode: !config.dashboardWrite, allowRetries: config.dashboardWrite, ...(name === queue.name ? {} : { prefix: name.slice(0, -queue.name.length) }) });
+      return new BullMQAdapter(queue, {
+        readOnlyMode: !config.dashboardWrite,
+        allowRetries: config.dashboardWrite,
+        ...(name === queue.name ? {} : { prefix: name.slice(0, -queue.name.length) }),
+      });
     }),
     serverAdapter,
-    options: { uiConfig: { boardTitle: 'agentq', miscLinks: apiKeys.isOpen ? [] : [{ text: 'Sign out', url: '/admin/logout' }] } },
+    options: {
+      uiConfig: { boardTitle: 'agentq', miscLinks: apiKeys.isOpen ? [] : [{ text: 'Sign out', url: '/admin/logout' }] },
+    },
   });
 
   return async (app) => {
@@ -99,22 +130,39 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
       scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
         done(null, Object.fromEntries(new URLSearchParams(body as string)));
       });
-      const html = (reply: FastifyReply, status: number, body: string) => reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
+      const html = (reply: FastifyReply, status: number, body: string) =>
+        reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
 
-      scope.get('/admin/login', { schema: { hide: true, querystring: z.object({ next: z.string().optional() }).loose() } }, async (request, reply) => {
-        if (apiKeys.isOpen) return reply.redirect(DASHBOARD_PATH, 303);
-        return html(reply, 200, loginPage({ next: safeNext(request.query.next) }));
-      });
+      scope.get(
+        '/admin/login',
+        { schema: { hide: true, querystring: z.object({ next: z.string().optional() }).loose() } },
+        async (request, reply) => {
+          if (apiKeys.isOpen) return reply.redirect(DASHBOARD_PATH, 303);
+          return html(reply, 200, loginPage({ next: safeNext(request.query.next) }));
+        },
+      );
 
       scope.post(
         '/admin/login',
-        { schema: { hide: true, body: z.object({ key: z.string().max(4096).default(''), next: z.string().max(2048).optional() }).loose() } },
+        {
+          schema: {
+            hide: true,
+            body: z.object({ key: z.string().max(4096).default(''), next: z.string().max(2048).optional() }).loose(),
+          },
+        },
         async (request, reply) => {
           const next = safeNext(request.body.next);
           const principal = apiKeys.authenticate(request.body.key);
           if (!principal) return html(reply, 401, loginPage({ next, problem: 'That key is not valid.' }));
           if (principal.role !== 'admin') {
-            return html(reply, 403, loginPage({ next, problem: `That key has the ${principal.role} role; the dashboard needs an admin key.` }));
+            return html(
+              reply,
+              403,
+              loginPage({
+                next,
+                problem: `That key has the ${principal.role} role; the dashboard needs an admin key.`,
+              }),
+            );
           }
           const token = await sessions.create(principal.keyId);
           const secure = request.protocol === 'https' ? '; Secure' : '';
@@ -134,7 +182,10 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
         handler: async (request, reply) => {
           const token = readCookie(request.headers.cookie, SESSION_COOKIE);
           if (token) await sessions.delete(token);
-          reply.header('set-cookie', [`${SESSION_COOKIE}=; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=0`, `${INSPECTOR_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`]);
+          reply.header('set-cookie', [
+            `${SESSION_COOKIE}=; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=0`,
+            `${INSPECTOR_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`,
+          ]);
           return reply.redirect('/admin/login', 303);
         },
       });

@@ -26,12 +26,14 @@ const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 const MAX_FILES = 1000;
 
 function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
+  if (!request.principal)
+    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
   return request.principal;
 }
 
 /** Missing and foreign documents answer alike, so a tenant cannot learn which ids other tenants use. */
-const documentNotFound = (id: string) => new ApiError(404, 'NOT_FOUND', `document ${id} not found (it may never have existed, or it was deleted)`);
+const documentNotFound = (id: string) =>
+  new ApiError(404, 'NOT_FOUND', `document ${id} not found (it may never have existed, or it was deleted)`);
 
 export interface DocumentsRoutesOptions {
   /** @default one IngestClient per API context (ingestClientFor), closed with the app */
@@ -44,12 +46,17 @@ export interface DocumentsRoutesOptions {
  * `DELETE /v1/documents/:id` (the record and its chunks) and `GET /v1/documents/batches/:batchId`
  * (ingest progress), `DELETE /v1/documents?collection=…` (a collection's documents). Everything is scoped to the caller's tenant: another tenant's id answers 404.
  */
-export function documentsRoutes(context: Pick<ApiContext, 'config'>, options: DocumentsRoutesOptions = {}): FastifyPluginAsyncZod {
+export function documentsRoutes(
+  context: Pick<ApiContext, 'config'>,
+  options: DocumentsRoutesOptions = {},
+): FastifyPluginAsyncZod {
   return async (app) => {
     const ingest = options.ingest ?? ingestClientFor(context);
     if (!options.ingest) app.addHook('onClose', async () => ingest.close());
     // Only this plugin's routes parse multipart; files up to AGENTQ_INGEST_MAX_BYTES, whatever the JSON body limit.
-    await app.register(fastifyMultipart, { limits: { fileSize: context.config.ingestMaxBytes, files: MAX_FILES, fields: 20, fieldSize: 1024 } });
+    await app.register(fastifyMultipart, {
+      limits: { fileSize: context.config.ingestMaxBytes, files: MAX_FILES, fields: 20, fieldSize: 1024 },
+    });
 
     app.post('/v1/documents', {
       schema: {
@@ -62,7 +69,12 @@ export function documentsRoutes(context: Pick<ApiContext, 'config'>, options: Do
       },
       handler: async (request, reply) => {
         const { tenant } = principalOf(request);
-        if (!request.isMultipart()) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with one or more file parts (and optionally a `collection` field)');
+        if (!request.isMultipart())
+          throw new ApiError(
+            415,
+            'UNSUPPORTED_MEDIA_TYPE',
+            'send multipart/form-data with one or more file parts (and optionally a `collection` field)',
+          );
         let collection = 'default';
         const files: { name: string; content: Uint8Array }[] = [];
         try {
@@ -78,10 +90,24 @@ export function documentsRoutes(context: Pick<ApiContext, 'config'>, options: Do
           // Limits (413) and our own errors keep their status; a body the multipart parser cannot read is the caller's.
           const status = (error as { statusCode?: number }).statusCode;
           if (error instanceof ApiError || (status !== undefined && status < 500)) throw error;
-          throw new ApiError(400, 'INVALID_INPUT', `the multipart body cannot be read (${(error as Error).message}); send multipart/form-data with file parts and matching boundaries`);
+          throw new ApiError(
+            400,
+            'INVALID_INPUT',
+            `the multipart body cannot be read (${(error as Error).message}); send multipart/form-data with file parts and matching boundaries`,
+          );
         }
-        if (!ID_PATTERN.test(collection)) throw new ApiError(400, 'INVALID_INPUT', `collection '${collection}' must be 1-128 characters of letters, digits, '_', '.' or '-'`);
-        if (files.length === 0) throw new ApiError(400, 'INVALID_INPUT', 'no file in the request: add one or more file parts to the multipart body');
+        if (!ID_PATTERN.test(collection))
+          throw new ApiError(
+            400,
+            'INVALID_INPUT',
+            `collection '${collection}' must be 1-128 characters of letters, digits, '_', '.' or '-'`,
+          );
+        if (files.length === 0)
+          throw new ApiError(
+            400,
+            'INVALID_INPUT',
+            'no file in the request: add one or more file parts to the multipart body',
+          );
         const batch = await ingest.ingest(files, { collection, tenant });
         return reply.code(202).header('location', `/v1/documents/batches/${batch.batchId}`).send(batch);
       },
@@ -90,7 +116,8 @@ export function documentsRoutes(context: Pick<ApiContext, 'config'>, options: Do
     app.get('/v1/documents', {
       schema: {
         summary: "List the caller's documents",
-        description: 'Most recently updated first, with status (queued, indexing, indexed, failed), chunk count and error.',
+        description:
+          'Most recently updated first, with status (queued, indexing, indexed, failed), chunk count and error.',
         tags: ['documents'],
         querystring: listDocumentsQuerySchema,
         response: { 200: documentListSchema, ...errors },
@@ -99,12 +126,19 @@ export function documentsRoutes(context: Pick<ApiContext, 'config'>, options: Do
         const { tenant } = principalOf(request);
         const { collection, status } = request.query;
         const documents = await ingest.listDocuments({ tenant, ...(collection === undefined ? {} : { collection }) });
-        return { documents: status === undefined ? documents : documents.filter((document) => document.status === status) };
+        return {
+          documents: status === undefined ? documents : documents.filter((document) => document.status === status),
+        };
       },
     });
 
     app.get('/v1/documents/:id', {
-      schema: { summary: 'Get a document record', tags: ['documents'], params: documentIdParamsSchema, response: { 200: documentRecordSchema, ...errors } },
+      schema: {
+        summary: 'Get a document record',
+        tags: ['documents'],
+        params: documentIdParamsSchema,
+        response: { 200: documentRecordSchema, ...errors },
+      },
       handler: async (request) => {
         const record = await ingest.getDocument(request.params.id, { tenant: principalOf(request).tenant });
         if (!record) throw documentNotFound(request.params.id);
@@ -120,7 +154,8 @@ export function documentsRoutes(context: Pick<ApiContext, 'config'>, options: Do
         response: { 204: z.null().describe('deleted'), ...errors },
       },
       handler: async (request, reply) => {
-        if (!(await ingest.deleteDocument(request.params.id, { tenant: principalOf(request).tenant }))) throw documentNotFound(request.params.id);
+        if (!(await ingest.deleteDocument(request.params.id, { tenant: principalOf(request).tenant })))
+          throw documentNotFound(request.params.id);
         return reply.code(204).send(null);
       },
     });
@@ -128,28 +163,38 @@ export function documentsRoutes(context: Pick<ApiContext, 'config'>, options: Do
     app.delete('/v1/documents', {
       schema: {
         summary: 'Delete every document of a collection',
-        description: 'Deletes the documents of `collection` (required) and their chunks, for the caller\'s tenant only; answers how many. A collection with no documents answers `deleted: 0`.',
+        description:
+          "Deletes the documents of `collection` (required) and their chunks, for the caller's tenant only; answers how many. A collection with no documents answers `deleted: 0`.",
         tags: ['documents'],
         querystring: deleteDocumentsQuerySchema,
         response: { 200: deleteDocumentsResultSchema, ...errors },
       },
       handler: async (request) => {
         const { collection } = request.query;
-        return { collection, deleted: await ingest.deleteDocuments({ collection, tenant: principalOf(request).tenant }) };
+        return {
+          collection,
+          deleted: await ingest.deleteDocuments({ collection, tenant: principalOf(request).tenant }),
+        };
       },
     });
 
     app.get('/v1/documents/batches/:batchId', {
       schema: {
         summary: 'Progress of an upload batch',
-        description: '`done` counts documents indexed (or unchanged), `failed` the others that finished; `finished` when both add up to `total`.',
+        description:
+          '`done` counts documents indexed (or unchanged), `failed` the others that finished; `finished` when both add up to `total`.',
         tags: ['documents'],
         params: batchIdParamsSchema,
         response: { 200: ingestProgressSchema, ...errors },
       },
       handler: async (request) => {
         const progress = await ingest.progress(request.params.batchId, { tenant: principalOf(request).tenant });
-        if (!progress) throw new ApiError(404, 'NOT_FOUND', `ingest batch ${request.params.batchId} not found (batches expire after AGENTQ_RETENTION_SECONDS)`);
+        if (!progress)
+          throw new ApiError(
+            404,
+            'NOT_FOUND',
+            `ingest batch ${request.params.batchId} not found (batches expire after AGENTQ_RETENTION_SECONDS)`,
+          );
         return progress;
       },
     });

@@ -9,7 +9,12 @@ import { requireRedis } from '../redis-ready.js';
 export function healthRoutes({ redis, config }: ApiContext): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/healthz', {
-      schema: { summary: 'Liveness', tags: ['health'], security: [], response: { 200: z.object({ status: z.literal('ok') }) } },
+      schema: {
+        summary: 'Liveness',
+        tags: ['health'],
+        security: [],
+        response: { 200: z.object({ status: z.literal('ok') }) },
+      },
       handler: async () => ({ status: 'ok' as const }),
     });
     app.get('/readyz', {
@@ -24,9 +29,14 @@ export function healthRoutes({ redis, config }: ApiContext): FastifyPluginAsyncZ
           await requireRedis(redis);
           await redis.ping();
         } catch (error) {
-          throw new ApiError(503, 'UNAVAILABLE', `${describeRedisTarget(config)} is not reachable (${(error as Error).message})`, {
-            headers: { 'retry-after': '1' },
-          });
+          throw new ApiError(
+            503,
+            'UNAVAILABLE',
+            `${describeRedisTarget(config)} is not reachable (${(error as Error).message})`,
+            {
+              headers: { 'retry-after': '1' },
+            },
+          );
         }
         return { status: 'ready' as const };
       },

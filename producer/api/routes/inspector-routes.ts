@@ -39,7 +39,12 @@ function notFoundPage(reply: FastifyReply, what: string): FastifyReply {
   return reply
     .code(404)
     .type('text/html; charset=utf-8')
-    .send(page({ title: 'Not found', body: `<h1>Not found</h1><p>${escapeHtml(what)} not found (it may never have existed, belong to another tenant, or have expired).</p><p><a href="/runs">All runs</a></p>` }));
+    .send(
+      page({
+        title: 'Not found',
+        body: `<h1>Not found</h1><p>${escapeHtml(what)} not found (it may never have existed, belong to another tenant, or have expired).</p><p><a href="/runs">All runs</a></p>`,
+      }),
+    );
 }
 
 /**
@@ -65,8 +70,12 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
       const principal = await principalOf(request);
       if (principal instanceof ApiError) return sendApiError(reply, principal);
       if (principal === null) {
-        if (request.method === 'GET' && !request.url.includes('/events')) return reply.redirect(`/runs/login?next=${encodeURIComponent(request.url)}`, 303);
-        return sendApiError(reply, new ApiError(401, 'UNAUTHORIZED', 'sign in at /runs/login, or send "Authorization: Bearer <API key>"'));
+        if (request.method === 'GET' && !request.url.includes('/events'))
+          return reply.redirect(`/runs/login?next=${encodeURIComponent(request.url)}`, 303);
+        return sendApiError(
+          reply,
+          new ApiError(401, 'UNAUTHORIZED', 'sign in at /runs/login, or send "Authorization: Bearer <API key>"'),
+        );
       }
       request.principal = principal;
       return undefined;
@@ -76,14 +85,17 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
   };
 
   const caller = (request: FastifyRequest): Principal => request.principal!;
-  const visible = (request: FastifyRequest, tenant: string) => caller(request).role === 'admin' || caller(request).tenant === tenant;
+  const visible = (request: FastifyRequest, tenant: string) =>
+    caller(request).role === 'admin' || caller(request).tenant === tenant;
   const ownRun = async (request: FastifyRequest, runId: string): Promise<RunMeta | null> => {
     // A tenant's own client-chosen name resolves as on /v1/runs (tenantRunId).
     const meta = await store.get(tenantRunId(caller(request).tenant, runId));
     return meta && visible(request, meta.tenant) ? meta : null;
   };
-  const html = (reply: FastifyReply, body: string, status = 200) => reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
-  const back = (reply: FastifyReply, runId: string, notice: string) => reply.redirect(`/runs/${encodeURIComponent(runId)}?notice=${encodeURIComponent(notice)}`, 303);
+  const html = (reply: FastifyReply, body: string, status = 200) =>
+    reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
+  const back = (reply: FastifyReply, runId: string, notice: string) =>
+    reply.redirect(`/runs/${encodeURIComponent(runId)}?notice=${encodeURIComponent(notice)}`, 303);
 
   /** Paths of recent runs of the same graph and tenant, for the diagram. */
   const otherPaths = async (meta: RunMeta) => {
@@ -98,13 +110,21 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
    */
   const listAll = async (filter: { status?: RunRecord['status']; graph?: string }, limit: number, cursor?: string) => {
     const tenants = (await context.redis.smembers(store.keys.tenants())).sort().slice(0, ALL_TENANTS_MAX);
-    const pages = await Promise.all(tenants.map((tenant) => store.list(tenant, { ...filter, limit, ...(cursor ? { cursor } : {}) })));
-    const newestFirst = (left: RunRecord, right: RunRecord) => Date.parse(right.createdAt) - Date.parse(left.createdAt) || (right.id < left.id ? -1 : right.id > left.id ? 1 : 0);
+    const pages = await Promise.all(
+      tenants.map((tenant) => store.list(tenant, { ...filter, limit, ...(cursor ? { cursor } : {}) })),
+    );
+    const newestFirst = (left: RunRecord, right: RunRecord) =>
+      Date.parse(right.createdAt) - Date.parse(left.createdAt) ||
+      (right.id < left.id ? -1 : right.id > left.id ? 1 : 0);
     const merged = pages.flatMap((one) => one.runs).sort(newestFirst);
     const runs = merged.slice(0, limit);
     const more = merged.length > limit || pages.some((one) => one.nextCursor !== null);
     const last = runs.at(-1);
-    return { runs, tenants, nextCursor: more && last ? encodeCursor(String(Date.parse(last.createdAt)), last.id) : null };
+    return {
+      runs,
+      tenants,
+      nextCursor: more && last ? encodeCursor(String(Date.parse(last.createdAt)), last.id) : null,
+    };
   };
 
   return async (app) => {
@@ -113,20 +133,35 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
       scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
         done(null, Object.fromEntries(new URLSearchParams(body as string)));
       });
-      const safeNext = (next: unknown) => (typeof next === 'string' && /^\/(runs|batches)(?:[/?#][^\s\\]*)?$/.test(next) ? next : '/runs');
+      const safeNext = (next: unknown) =>
+        typeof next === 'string' && /^\/(runs|batches)(?:[/?#][^\s\\]*)?$/.test(next) ? next : '/runs';
 
-      scope.get('/runs/login', { schema: { hide: true, querystring: z.object({ next: z.string().optional() }).loose() } }, async (request, reply) =>
-        html(reply, inspectorLoginPage({ next: safeNext(request.query.next) })),
+      scope.get(
+        '/runs/login',
+        { schema: { hide: true, querystring: z.object({ next: z.string().optional() }).loose() } },
+        async (request, reply) => html(reply, inspectorLoginPage({ next: safeNext(request.query.next) })),
       );
-      scope.post('/runs/login', { schema: { hide: true, body: z.object({ key: z.string().max(4096).default(''), next: z.string().max(2048).optional() }).loose() } }, async (request, reply) => {
-        const next = safeNext(request.body.next);
-        const principal = apiKeys.authenticate(request.body.key);
-        if (!principal) return html(reply, inspectorLoginPage({ next, problem: 'That key is not valid.' }), 401);
-        const token = await sessions.create(principal.keyId);
-        const secure = request.protocol === 'https' ? '; Secure' : '';
-        reply.header('set-cookie', `${INSPECTOR_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${sessions.ttlSeconds}${secure}`);
-        return reply.redirect(next, 303);
-      });
+      scope.post(
+        '/runs/login',
+        {
+          schema: {
+            hide: true,
+            body: z.object({ key: z.string().max(4096).default(''), next: z.string().max(2048).optional() }).loose(),
+          },
+        },
+        async (request, reply) => {
+          const next = safeNext(request.body.next);
+          const principal = apiKeys.authenticate(request.body.key);
+          if (!principal) return html(reply, inspectorLoginPage({ next, problem: 'That key is not valid.' }), 401);
+          const token = await sessions.create(principal.keyId);
+          const secure = request.protocol === 'https' ? '; Secure' : '';
+          reply.header(
+            'set-cookie',
+            `${INSPECTOR_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${sessions.ttlSeconds}${secure}`,
+          );
+          return reply.redirect(next, 303);
+        },
+      );
       scope.route({
         method: ['GET', 'POST'],
         url: '/runs/logout',
@@ -157,37 +192,92 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
               result = { runs: all.runs, nextCursor: all.nextCursor };
               tenants = all.tenants;
             } else {
-              result = await store.list(tenant ?? principal.tenant, { ...filter, limit: 50, ...(cursor ? { cursor } : {}) });
-              if (admin) tenants = (await context.redis.smembers(store.keys.tenants())).sort().slice(0, ALL_TENANTS_MAX);
+              result = await store.list(tenant ?? principal.tenant, {
+                ...filter,
+                limit: 50,
+                ...(cursor ? { cursor } : {}),
+              });
+              if (admin)
+                tenants = (await context.redis.smembers(store.keys.tenants())).sort().slice(0, ALL_TENANTS_MAX);
             }
           } catch (error) {
-            if (cursor !== undefined && error instanceof Error && error.name === 'ReplyError') throw new ApiError(400, 'INVALID_INPUT', `cursor '${cursor}' is not one this page made`);
+            if (cursor !== undefined && error instanceof Error && error.name === 'ReplyError')
+              throw new ApiError(400, 'INVALID_INPUT', `cursor '${cursor}' is not one this page made`);
             throw error;
           }
-          return html(reply, runsListPage({ ...result, filter: { ...filter, ...(tenant ? { tenant } : {}) }, tenants, now: Date.now() }));
+          return html(
+            reply,
+            runsListPage({ ...result, filter: { ...filter, ...(tenant ? { tenant } : {}) }, tenants, now: Date.now() }),
+          );
         });
 
-        pages.get('/runs/:id', { schema: { hide: true, params: idParams, querystring: listQuery } }, async (request, reply) => {
-          const meta = await ownRun(request, request.params.id);
-          if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
-          const [steps, events, messages, state, others] = await Promise.all([
-            store.steps(meta.id),
-            store.events(meta.id, { count: 10_000 }),
-            store.messages(meta.id),
-            store.state(meta.id),
-            otherPaths(meta),
-          ]);
-          const record = toRunRecord(meta);
-          return html(reply, runPage({ record, meta, steps, events, messages, state, otherPaths: others, now: Date.now(), shards: config.shards, traceUrl: config.traceUrl, ...(request.query.notice ? { notice: request.query.notice } : {}) }));
-        });
+        pages.get(
+          '/runs/:id',
+          { schema: { hide: true, params: idParams, querystring: listQuery } },
+          async (request, reply) => {
+            const meta = await ownRun(request, request.params.id);
+            if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
+            const [steps, events, messages, state, others] = await Promise.all([
+              store.steps(meta.id),
+              store.events(meta.id, { count: 10_000 }),
+              store.messages(meta.id),
+              store.state(meta.id),
+              otherPaths(meta),
+            ]);
+            const record = toRunRecord(meta);
+            return html(
+              reply,
+              runPage({
+                record,
+                meta,
+                steps,
+                events,
+                messages,
+                state,
+                otherPaths: others,
+                now: Date.now(),
+                shards: config.shards,
+                traceUrl: config.traceUrl,
+                ...(request.query.notice ? { notice: request.query.notice } : {}),
+              }),
+            );
+          },
+        );
 
-        pages.get('/runs/:id/events', { schema: { hide: true, params: idParams, querystring: z.object({ after: z.string().regex(/^\d{1,16}-\d{1,16}$/, "after must be an event id (like '1700000000000-0')").optional() }) } }, async (request, reply) => {
-          const meta = await ownRun(request, request.params.id);
-          if (!meta) throw new ApiError(404, 'NOT_FOUND', `run ${request.params.id} not found`);
-          const lastEventId = request.headers['last-event-id'];
-          const after = typeof lastEventId === 'string' && /^\d{1,16}-\d{1,16}$/.test(lastEventId) ? lastEventId : (request.query.after ?? '0-0');
-          await streamRunEvents({ request, reply, store, redisTarget: config, runId: meta.id, after, tokens: context.tokens, signal: context.closing });
-        });
+        pages.get(
+          '/runs/:id/events',
+          {
+            schema: {
+              hide: true,
+              params: idParams,
+              querystring: z.object({
+                after: z
+                  .string()
+                  .regex(/^\d{1,16}-\d{1,16}$/, "after must be an event id (like '1700000000000-0')")
+                  .optional(),
+              }),
+            },
+          },
+          async (request, reply) => {
+            const meta = await ownRun(request, request.params.id);
+            if (!meta) throw new ApiError(404, 'NOT_FOUND', `run ${request.params.id} not found`);
+            const lastEventId = request.headers['last-event-id'];
+            const after =
+              typeof lastEventId === 'string' && /^\d{1,16}-\d{1,16}$/.test(lastEventId)
+                ? lastEventId
+                : (request.query.after ?? '0-0');
+            await streamRunEvents({
+              request,
+              reply,
+              store,
+              redisTarget: config,
+              runId: meta.id,
+              after,
+              tokens: context.tokens,
+              signal: context.closing,
+            });
+          },
+        );
 
         pages.post('/runs/:id/cancel', { schema: { hide: true, params: idParams } }, async (request, reply) => {
           const meta = await ownRun(request, request.params.id);
@@ -199,8 +289,14 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
         pages.post('/runs/:id/retry', { schema: { hide: true, params: idParams } }, async (request, reply) => {
           const meta = await ownRun(request, request.params.id);
           if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
-          if (meta.status !== 'failed') return back(reply, meta.id, `retry: the run is ${meta.status}; only a failed run can be retried`);
-          if (!(await inflight.reserve(meta.tenant, meta.id))) return back(reply, meta.id, `retry: tenant ${meta.tenant} has ${inflight.max} runs in flight (AGENTQ_TENANT_MAX_INFLIGHT)`);
+          if (meta.status !== 'failed')
+            return back(reply, meta.id, `retry: the run is ${meta.status}; only a failed run can be retried`);
+          if (!(await inflight.reserve(meta.tenant, meta.id)))
+            return back(
+              reply,
+              meta.id,
+              `retry: tenant ${meta.tenant} has ${inflight.max} runs in flight (AGENTQ_TENANT_MAX_INFLIGHT)`,
+            );
           try {
             await client.retry(meta.id);
           } catch (error) {
@@ -210,19 +306,24 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
           return back(reply, meta.id, 'retry: the run continues from its last commit');
         });
 
-        pages.post('/runs/:id/resume', { schema: { hide: true, params: idParams, body: z.object({ value: z.string().max(100_000) }).loose() } }, async (request, reply) => {
-          const meta = await ownRun(request, request.params.id);
-          if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
-          let value: unknown = request.body.value;
-          try {
-            value = JSON.parse(request.body.value);
-          } catch {
-            // Plain text is an answer too.
-          }
-          if (meta.status !== 'waiting') return back(reply, meta.id, `resume: the run is ${meta.status}, not waiting`);
-          await client.resume(meta.id, value);
-          return back(reply, meta.id, 'resume: the answer was sent');
-        });
+        pages.post(
+          '/runs/:id/resume',
+          { schema: { hide: true, params: idParams, body: z.object({ value: z.string().max(100_000) }).loose() } },
+          async (request, reply) => {
+            const meta = await ownRun(request, request.params.id);
+            if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
+            let value: unknown = request.body.value;
+            try {
+              value = JSON.parse(request.body.value);
+            } catch {
+              // Plain text is an answer too.
+            }
+            if (meta.status !== 'waiting')
+              return back(reply, meta.id, `resume: the run is ${meta.status}, not waiting`);
+            await client.resume(meta.id, value);
+            return back(reply, meta.id, 'resume: the answer was sent');
+          },
+        );
 
         const ownBatch = async (request: FastifyRequest, batchId: string) => {
           const batch = await client.batches.get(batchId);
@@ -233,15 +334,24 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
           if (!batch) return notFoundPage(reply, `batch ${request.params.id}`);
           return html(reply, batchPage(batch, (await client.batches.results(batch.id)) ?? []));
         });
-        pages.get('/batches/:id/results.:format', { schema: { hide: true, params: z.object({ id: z.string().min(1).max(256), format: z.enum(['csv', 'jsonl']) }) } }, async (request, reply) => {
-          const batch = await ownBatch(request, request.params.id);
-          if (!batch) return notFoundPage(reply, `batch ${request.params.id}`);
-          const results = (await client.batches.results(batch.id)) ?? [];
-          reply.header('content-disposition', `attachment; filename="${batch.id}.${request.params.format}"`);
-          return request.params.format === 'csv'
-            ? reply.type('text/csv; charset=utf-8').send(formatBatchResultsCsv(results))
-            : reply.type('application/x-ndjson; charset=utf-8').send(formatBatchResultsJsonl(results));
-        });
+        pages.get(
+          '/batches/:id/results.:format',
+          {
+            schema: {
+              hide: true,
+              params: z.object({ id: z.string().min(1).max(256), format: z.enum(['csv', 'jsonl']) }),
+            },
+          },
+          async (request, reply) => {
+            const batch = await ownBatch(request, request.params.id);
+            if (!batch) return notFoundPage(reply, `batch ${request.params.id}`);
+            const results = (await client.batches.results(batch.id)) ?? [];
+            reply.header('content-disposition', `attachment; filename="${batch.id}.${request.params.format}"`);
+            return request.params.format === 'csv'
+              ? reply.type('text/csv; charset=utf-8').send(formatBatchResultsCsv(results))
+              : reply.type('application/x-ndjson; charset=utf-8').send(formatBatchResultsJsonl(results));
+          },
+        );
       });
     });
   };

@@ -12,14 +12,22 @@ export function metricsRoute({ apiKeys, config, metrics, queues, redis }: ApiCon
     app.get('/metrics', {
       schema: {
         summary: 'Prometheus metrics',
-        description: 'Runs by status, steps completed/failed/retried, step duration histogram, queue depth per queue, tokens and cost by model.',
+        description:
+          'Runs by status, steps completed/failed/retried, step duration histogram, queue depth per queue, tokens and cost by model.',
         tags: ['operations'],
-        response: { 200: z.string().describe('Prometheus text format 0.0.4'), '4xx': errorBodySchema, '5xx': errorBodySchema },
+        response: {
+          200: z.string().describe('Prometheus text format 0.0.4'),
+          '4xx': errorBodySchema,
+          '5xx': errorBodySchema,
+        },
       },
       handler: async (_request, reply) => {
         await requireRedis(redis);
         const text = await metrics.render(queues);
-        return reply.type('text/plain; version=0.0.4; charset=utf-8').serializer((payload) => payload as string).send(text);
+        return reply
+          .type('text/plain; version=0.0.4; charset=utf-8')
+          .serializer((payload) => payload as string)
+          .send(text);
       },
     });
   };

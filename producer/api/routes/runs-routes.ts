@@ -29,19 +29,29 @@ import { streamRunEvents } from '../sse.js';
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 
 function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
+  if (!request.principal)
+    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
   return request.principal;
 }
 
 /** Missing and foreign runs answer alike, so a tenant cannot learn which ids other tenants use. */
 function notFound(runId: string): ApiError {
-  return new ApiError(404, 'NOT_FOUND', `run ${runId} not found (it may never have existed, or it expired or was purged)`);
+  return new ApiError(
+    404,
+    'NOT_FOUND',
+    `run ${runId} not found (it may never have existed, or it expired or was purged)`,
+  );
 }
 
 function inflightFull(tenant: string, max: number): ApiError {
-  return new ApiError(429, 'RATE_LIMITED', `tenant ${tenant} has ${max} runs in flight, its limit (AGENTQ_TENANT_MAX_INFLIGHT); wait for some to finish`, {
-    headers: { 'retry-after': '2' },
-  });
+  return new ApiError(
+    429,
+    'RATE_LIMITED',
+    `tenant ${tenant} has ${max} runs in flight, its limit (AGENTQ_TENANT_MAX_INFLIGHT); wait for some to finish`,
+    {
+      headers: { 'retry-after': '2' },
+    },
+  );
 }
 
 /** The routes of DESIGN §6 for runs, scoped to the caller's tenant. */
@@ -73,15 +83,28 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
         const { tenant: _ignored, ...body } = request.body;
         const headerKey = request.headers['idempotency-key'];
         if (headerKey !== undefined && body.idempotencyKey !== undefined && headerKey !== body.idempotencyKey) {
-          throw new ApiError(400, 'INVALID_INPUT', 'the Idempotency-Key header and body.idempotencyKey differ; send only one of them');
+          throw new ApiError(
+            400,
+            'INVALID_INPUT',
+            'the Idempotency-Key header and body.idempotencyKey differ; send only one of them',
+          );
         }
         const idempotencyKey = headerKey ?? body.idempotencyKey;
         if (body.runId !== undefined && MADE_RUN_ID.test(body.runId)) {
           // Decided on the string alone: an id agentq makes (maybe another tenant's) is never probed.
-          throw new ApiError(400, 'INVALID_INPUT', `runId ${body.runId} has the form of an id agentq makes (run_ and hex); choose another runId, or send an idempotencyKey`);
+          throw new ApiError(
+            400,
+            'INVALID_INPUT',
+            `runId ${body.runId} has the form of an id agentq makes (run_ and hex); choose another runId, or send an idempotencyKey`,
+          );
         }
         // A client-chosen runId is scoped by tenant (tenantRunId), so it cannot meet another tenant's run.
-        const runId = body.runId !== undefined ? tenantRunId(tenant, body.runId) : idempotencyKey ? runIdForIdempotencyKey(tenant, idempotencyKey) : newRunId();
+        const runId =
+          body.runId !== undefined
+            ? tenantRunId(tenant, body.runId)
+            : idempotencyKey
+              ? runIdForIdempotencyKey(tenant, idempotencyKey)
+              : newRunId();
         const existing = await store.get(runId);
         if (existing && existing.tenant !== tenant) {
           // Only reachable for a run a trusted producer enqueued straight onto the intake queue under another tenant.
@@ -93,7 +116,10 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
         try {
           // A replay returns its run whatever the workers serve now.
           const queueUnserved = request.query.queueUnserved || Boolean(existing);
-          record = await client.enqueue({ ...body, tenant, runId, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }, { queueUnserved });
+          record = await client.enqueue(
+            { ...body, tenant, runId, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
+            { queueUnserved },
+          );
         } catch (error) {
           if (reserved) await inflight.release(tenant, runId).catch(() => undefined);
           throw error;
@@ -136,11 +162,17 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
         params: runIdParamsSchema,
         response: { 200: runRecordSchema, ...errors },
       },
-      handler: async (request) => withPartialOutput(toRunRecord(await ownRun(request, request.params.id)), (id) => store.state(id)),
+      handler: async (request) =>
+        withPartialOutput(toRunRecord(await ownRun(request, request.params.id)), (id) => store.state(id)),
     });
 
     app.get('/v1/runs/:id/messages', {
-      schema: { summary: "A run's message history", tags: ['runs'], params: runIdParamsSchema, response: { 200: messagesSchema, ...errors } },
+      schema: {
+        summary: "A run's message history",
+        tags: ['runs'],
+        params: runIdParamsSchema,
+        response: { 200: messagesSchema, ...errors },
+      },
       handler: async (request) => {
         const meta = await ownRun(request, request.params.id);
         return { messages: await store.messages(meta.id) };
@@ -148,7 +180,12 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
     });
 
     app.get('/v1/runs/:id/steps', {
-      schema: { summary: "A run's committed steps", tags: ['runs'], params: runIdParamsSchema, response: { 200: stepsSchema, ...errors } },
+      schema: {
+        summary: "A run's committed steps",
+        tags: ['runs'],
+        params: runIdParamsSchema,
+        response: { 200: stepsSchema, ...errors },
+      },
       handler: async (request) => {
         const meta = await ownRun(request, request.params.id);
         return { steps: await store.steps(meta.id) };
@@ -192,7 +229,9 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
       },
       handler: async (request, reply) => {
         const meta = await ownRun(request, request.params.id);
-        const record = isTerminal(meta.status) ? await withPartialOutput(toRunRecord(meta), (id) => store.state(id)) : await client.cancel(meta.id);
+        const record = isTerminal(meta.status)
+          ? await withPartialOutput(toRunRecord(meta), (id) => store.state(id))
+          : await client.cancel(meta.id);
         if (request.query.purge && isTerminal(record.status)) {
           await client.purge(meta.id);
           await inflight.release(meta.tenant, meta.id);
@@ -211,7 +250,12 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
       },
       handler: async (request, reply) => {
         const meta = await ownRun(request, request.params.id);
-        if (meta.status !== 'failed') throw new ApiError(409, 'CONFLICT', `run ${request.params.id} is ${meta.status}; only a failed run can be retried`);
+        if (meta.status !== 'failed')
+          throw new ApiError(
+            409,
+            'CONFLICT',
+            `run ${request.params.id} is ${meta.status}; only a failed run can be retried`,
+          );
         if (!(await inflight.reserve(meta.tenant, meta.id))) throw inflightFull(meta.tenant, inflight.max);
         try {
           return reply.code(202).send(await client.retry(meta.id));

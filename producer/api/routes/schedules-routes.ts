@@ -9,12 +9,17 @@ import { ApiError, errorBodySchema } from '../errors.js';
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 
 function tenantOf(request: FastifyRequest): string {
-  if (!request.principal) throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
+  if (!request.principal)
+    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
   return request.principal.tenant;
 }
 
 function notFound(scheduleId: string): ApiError {
-  return new ApiError(404, 'NOT_FOUND', `schedule ${scheduleId} not found (it may never have existed, or it was deleted)`);
+  return new ApiError(
+    404,
+    'NOT_FOUND',
+    `schedule ${scheduleId} not found (it may never have existed, or it was deleted)`,
+  );
 }
 
 const scheduledRunSchema = z.object({ runId: z.string(), scheduledFor: z.string() });
@@ -80,7 +85,12 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
     });
 
     app.get('/v1/schedules/:id', {
-      schema: { summary: 'A schedule, with its last and next runs', tags: ['schedules'], params: idParams, response: { 200: scheduleRecordSchema, ...errors } },
+      schema: {
+        summary: 'A schedule, with its last and next runs',
+        tags: ['schedules'],
+        params: idParams,
+        response: { 200: scheduleRecordSchema, ...errors },
+      },
       handler: async (request) => {
         const schedule = await client.schedules.get(request.params.id, { tenant: tenantOf(request) });
         if (!schedule) throw notFound(request.params.id);
@@ -91,10 +101,14 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
     app.get('/v1/schedules/:id/runs', {
       schema: {
         summary: "The runs a schedule's ticks started",
-        description: 'Newest first, the last 100; `status` is the run\'s now (null when the run has expired from the store).',
+        description:
+          "Newest first, the last 100; `status` is the run's now (null when the run has expired from the store).",
         tags: ['schedules'],
         params: idParams,
-        response: { 200: z.object({ runs: z.array(scheduledRunSchema.extend({ status: z.enum(RUN_STATUSES).nullable() })) }), ...errors },
+        response: {
+          200: z.object({ runs: z.array(scheduledRunSchema.extend({ status: z.enum(RUN_STATUSES).nullable() })) }),
+          ...errors,
+        },
       },
       handler: async (request) => {
         const runs = await client.schedules.runs(request.params.id, { tenant: tenantOf(request) });
@@ -107,14 +121,17 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
     app.patch('/v1/schedules/:id', {
       schema: {
         summary: 'Change, pause or resume a schedule',
-        description: 'Any field of the create body; `null` clears an optional one; `{"paused": true}` pauses (no ticks), `{"paused": false}` resumes. Giving `cron` drops `everyMs` and the other way round.',
+        description:
+          'Any field of the create body; `null` clears an optional one; `{"paused": true}` pauses (no ticks), `{"paused": false}` resumes. Giving `cron` drops `everyMs` and the other way round.',
         tags: ['schedules'],
         params: idParams,
         body: z.unknown(),
         response: { 200: scheduleRecordSchema, ...errors },
       },
       handler: async (request) => {
-        const schedule = await client.schedules.update(request.params.id, request.body ?? {}, { tenant: tenantOf(request) });
+        const schedule = await client.schedules.update(request.params.id, request.body ?? {}, {
+          tenant: tenantOf(request),
+        });
         if (!schedule) throw notFound(request.params.id);
         return schedule;
       },
@@ -129,7 +146,8 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
         response: { 204: z.null().describe('deleted'), ...errors },
       },
       handler: async (request, reply) => {
-        if (!(await client.schedules.delete(request.params.id, { tenant: tenantOf(request) }))) throw notFound(request.params.id);
+        if (!(await client.schedules.delete(request.params.id, { tenant: tenantOf(request) })))
+          throw notFound(request.params.id);
         return reply.code(204).send(null);
       },
     });

@@ -9,7 +9,8 @@ import type { Principal } from '../auth/api-keys.js';
 import { errorBodySchema } from '../errors.js';
 
 function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
+  if (!request.principal)
+    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
   return request.principal;
 }
 
@@ -22,12 +23,17 @@ export interface SearchRoutesOptions {
  * `POST /v1/search {query, collection?, k?}` and `GET /v1/search?query=…&collection=…&k=…`: ranked chunks
  * of the caller's documents, with what a citation needs.
  */
-export function searchRoutes(context: Pick<ApiContext, 'config'>, options: SearchRoutesOptions = {}): FastifyPluginAsyncZod {
+export function searchRoutes(
+  context: Pick<ApiContext, 'config'>,
+  options: SearchRoutesOptions = {},
+): FastifyPluginAsyncZod {
   return async (app) => {
     const ingest = options.ingest ?? ingestClientFor(context);
     if (!options.ingest) app.addHook('onClose', async () => ingest.close());
-    const search = (tenant: string, { query, collection, k }: { query: string; collection?: string | undefined; k: number }) =>
-      ingest.search({ query, k, tenant, ...(collection === undefined ? {} : { collection }) });
+    const search = (
+      tenant: string,
+      { query, collection, k }: { query: string; collection?: string | undefined; k: number },
+    ) => ingest.search({ query, k, tenant, ...(collection === undefined ? {} : { collection }) });
 
     app.post('/v1/search', {
       schema: {

@@ -50,7 +50,15 @@ export const ingestBatchSchema: z.ZodType<IngestBatch> = z
     collection: z.string(),
     total: z.number(),
     documents: z.array(
-      z.object({ item: z.number(), docId: z.string().nullable(), path: z.string(), status: z.enum(['queued', 'unchanged', 'failed']), error: errorShape.optional() }).loose(),
+      z
+        .object({
+          item: z.number(),
+          docId: z.string().nullable(),
+          path: z.string(),
+          status: z.enum(['queued', 'unchanged', 'failed']),
+          error: errorShape.optional(),
+        })
+        .loose(),
     ),
   })
   .loose()
@@ -106,11 +114,16 @@ export const searchQuerySchema = z
 /** `DELETE /v1/documents?collection=…`: a collection is required, so no request empties a tenant by accident. */
 export const deleteDocumentsQuerySchema = z
   .object({
-    collection: z.string({ error: 'collection is required: name the collection whose documents to delete (?collection=…)' }).regex(ID_PATTERN, idMessage('collection')),
+    collection: z
+      .string({ error: 'collection is required: name the collection whose documents to delete (?collection=…)' })
+      .regex(ID_PATTERN, idMessage('collection')),
   })
   .strict();
 
-export const deleteDocumentsResultSchema = z.object({ collection: z.string(), deleted: z.number().int().describe('documents deleted, with their chunks') });
+export const deleteDocumentsResultSchema = z.object({
+  collection: z.string(),
+  deleted: z.number().int().describe('documents deleted, with their chunks'),
+});
 
 export const searchResultSchema: z.ZodType<{ hits: SearchHit[] }> = z.object({
   hits: z.array(

@@ -22,7 +22,9 @@ export const createRunQuerySchema = z
       .enum(['true', 'false'], { error: "queueUnserved must be 'true' or 'false'" })
       .default('false')
       .transform((value) => value === 'true')
-      .describe('Queue the run even when no live worker serves its graph (it waits up to AGENTQ_UNSERVED_GRAPH_WAIT_MS for one, then fails with UNKNOWN_GRAPH). Without it such a request gets 400 UNKNOWN_GRAPH naming the graphs served.'),
+      .describe(
+        'Queue the run even when no live worker serves its graph (it waits up to AGENTQ_UNSERVED_GRAPH_WAIT_MS for one, then fails with UNKNOWN_GRAPH). Without it such a request gets 400 UNKNOWN_GRAPH naming the graphs served.',
+      ),
   })
   .strict();
 
@@ -38,7 +40,10 @@ export const eventsHeadersSchema = z
   .object({
     'last-event-id': z
       .string()
-      .regex(/^\d{1,16}-\d{1,16}$/, "the Last-Event-ID header must be an event id this stream sent (like '1700000000000-0')")
+      .regex(
+        /^\d{1,16}-\d{1,16}$/,
+        "the Last-Event-ID header must be an event id this stream sent (like '1700000000000-0')",
+      )
       .optional(),
   })
   .loose();
@@ -64,7 +69,10 @@ export const deleteRunQuerySchema = z
 export const resumeBodySchema = z
   .object({ value: z.unknown() })
   .strict()
-  .refine((body) => Object.hasOwn(body, 'value'), { message: 'value is required: the answer to the interrupt (null is allowed)', path: ['value'] });
+  .refine((body) => Object.hasOwn(body, 'value'), {
+    message: 'value is required: the answer to the interrupt (null is allowed)',
+    path: ['value'],
+  });
 
 const errorRecordSchema = z
   .object({
@@ -98,16 +106,29 @@ export const runRecordSchema: z.ZodType<RunRecord> = z
   .loose()
   .describe('RunRecord');
 
-export const runListSchema: z.ZodType<{ runs: RunRecord[]; nextCursor: string | null }> = z.object({ runs: z.array(runRecordSchema), nextCursor: z.string().nullable() });
+export const runListSchema: z.ZodType<{ runs: RunRecord[]; nextCursor: string | null }> = z.object({
+  runs: z.array(runRecordSchema),
+  nextCursor: z.string().nullable(),
+});
 
 export const stepsSchema: z.ZodType<{ steps: StepRecord[] }> = z.object({
   steps: z.array(
     z
-      .object({ index: z.number(), superstep: z.number(), task: z.number(), node: z.string(), attempts: z.number(), startedAt: z.string(), endedAt: z.string() })
+      .object({
+        index: z.number(),
+        superstep: z.number(),
+        task: z.number(),
+        node: z.string(),
+        attempts: z.number(),
+        startedAt: z.string(),
+        endedAt: z.string(),
+      })
       .loose(),
   ),
 });
 
 export const messagesSchema: z.ZodType<{ messages: Message[] }> = z.object({
-  messages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']), content: z.string().nullable() }).loose()),
+  messages: z.array(
+    z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']), content: z.string().nullable() }).loose(),
+  ),
 });

@@ -51,23 +51,34 @@ export class LocalEmbedder implements Embedder {
   private readonly pool: LocalEmbeddingPool;
 
   constructor({ threads = 1, denseWeight = LOCAL_DENSE_WEIGHT }: LocalEmbedderOptions = {}) {
-    if (!Number.isInteger(threads) || threads < 1) throw new AgentqError('INVALID_INPUT', `LocalEmbedder threads must be a positive integer, got ${threads}`);
-    if (!(Number.isFinite(denseWeight) && denseWeight >= 0)) throw new AgentqError('INVALID_INPUT', `LocalEmbedder denseWeight must be a number ≥ 0, got ${denseWeight}`);
+    if (!Number.isInteger(threads) || threads < 1)
+      throw new AgentqError('INVALID_INPUT', `LocalEmbedder threads must be a positive integer, got ${threads}`);
+    if (!(Number.isFinite(denseWeight) && denseWeight >= 0))
+      throw new AgentqError('INVALID_INPUT', `LocalEmbedder denseWeight must be a number ≥ 0, got ${denseWeight}`);
     this.fusion = { method: 'scores', denseWeight };
     this.pool = sharedPool(threads);
   }
 
   async embed(texts: readonly string[], { abortSignal }: EmbedOptions = {}): Promise<EmbedResult> {
-    if (texts.length === 0) return { vectors: [], usage: { inputTokens: 0 }, model: this.modelId, dimensions: LOCAL_EMBEDDING_DIMENSIONS };
+    if (texts.length === 0)
+      return { vectors: [], usage: { inputTokens: 0 }, model: this.modelId, dimensions: LOCAL_EMBEDDING_DIMENSIONS };
     abortSignal?.throwIfAborted();
     const urgent = texts.length <= 2;
     // Batches of texts of similar length: the model pads every text of a batch to the longest one's
     // tokens (measured: one 128-token text among 15 short ones made the batch cost 2.4× the two apart).
     // Characters stand in for tokens (the thread counts those), capped at what the model reads.
-    const order = texts.map((_text, index) => index).sort((left, right) => readLength(texts[left]!) - readLength(texts[right]!));
+    const order = texts
+      .map((_text, index) => index)
+      .sort((left, right) => readLength(texts[left]!) - readLength(texts[right]!));
     const batches: Promise<BatchReply>[] = [];
     for (let start = 0; start < order.length; start += BATCH_SIZE) {
-      batches.push(this.pool.run(order.slice(start, start + BATCH_SIZE).map((index) => texts[index]!), urgent, abortSignal));
+      batches.push(
+        this.pool.run(
+          order.slice(start, start + BATCH_SIZE).map((index) => texts[index]!),
+          urgent,
+          abortSignal,
+        ),
+      );
     }
     const replies = await Promise.all(batches);
     const vectors: number[][] = new Array<number[]>(texts.length);
@@ -75,7 +86,10 @@ export class LocalEmbedder implements Embedder {
     let position = 0;
     for (const reply of replies) {
       inputTokens += reply.tokens;
-      for (let row = 0; row < reply.count; row += 1) vectors[order[position++]!] = Array.from(reply.flat.subarray(row * reply.dimensions, (row + 1) * reply.dimensions));
+      for (let row = 0; row < reply.count; row += 1)
+        vectors[order[position++]!] = Array.from(
+          reply.flat.subarray(row * reply.dimensions, (row + 1) * reply.dimensions),
+        );
     }
     return { vectors, usage: { inputTokens }, model: this.modelId, dimensions: LOCAL_EMBEDDING_DIMENSIONS };
   }
@@ -100,7 +114,9 @@ interface BatchReply {
 }
 
 /** From the thread: `tokens` counts the tokens the model read of each text (at most LOCAL_EMBEDDING_MAX_TOKENS). */
-type ThreadReply = { id: number; ok: true; count: number; dimensions: number; flat: Float32Array; tokens: number[] } | { id: number; ok: false; message: string };
+type ThreadReply =
+  | { id: number; ok: true; count: number; dimensions: number; flat: Float32Array; tokens: number[] }
+  | { id: number; ok: false; message: string };
 
 interface Task {
   texts: readonly string[];
@@ -242,7 +258,8 @@ class LocalEmbeddingPool {
   }
 
   async close(): Promise<void> {
-    for (const task of this.waiting.splice(0)) task.reject(new AgentqError('UNAVAILABLE', 'the local embedder is shutting down', { retryable: true }));
+    for (const task of this.waiting.splice(0))
+      task.reject(new AgentqError('UNAVAILABLE', 'the local embedder is shutting down', { retryable: true }));
     await Promise.all(this.threads.splice(0).map((thread) => thread.worker.terminate()));
   }
 
@@ -276,7 +293,13 @@ class LocalEmbeddingPool {
   }
 
   private spawn(): Thread {
-    const thread: Thread = { worker: new Worker(THREAD, { eval: true, workerData: { ...modulePaths(), maxTokens: LOCAL_EMBEDDING_MAX_TOKENS } }), batch: null };
+    const thread: Thread = {
+      worker: new Worker(THREAD, {
+        eval: true,
+        workerData: { ...modulePaths(), maxTokens: LOCAL_EMBEDDING_MAX_TOKENS },
+      }),
+      batch: null,
+    };
     this.threads.push(thread);
     thread.worker.unref();
     thread.worker.on('message', (reply: ThreadReply) => {
@@ -289,9 +312,16 @@ class LocalEmbeddingPool {
         const count = task.texts.length;
         if (reply.ok) {
           const flat = reply.flat.subarray(row * reply.dimensions, (row + count) * reply.dimensions);
-          task.resolve({ count, dimensions: reply.dimensions, flat, tokens: reply.tokens.slice(row, row + count).reduce((sum, tokens) => sum + tokens, 0) });
+          task.resolve({
+            count,
+            dimensions: reply.dimensions,
+            flat,
+            tokens: reply.tokens.slice(row, row + count).reduce((sum, tokens) => sum + tokens, 0),
+          });
         } else {
-          task.reject(new AgentqError('INTERNAL', `the local embedding model failed (${reply.message})`, { retryable: true }));
+          task.reject(
+            new AgentqError('INTERNAL', `the local embedding model failed (${reply.message})`, { retryable: true }),
+          );
         }
         row += count;
       }
@@ -309,7 +339,10 @@ class LocalEmbeddingPool {
     this.threads.splice(index, 1);
     const tasks = thread.batch?.tasks ?? [];
     thread.batch = null;
-    for (const task of tasks) task.reject(new AgentqError('UNAVAILABLE', `the local embedding thread ${what} while embedding`, { retryable: true }));
+    for (const task of tasks)
+      task.reject(
+        new AgentqError('UNAVAILABLE', `the local embedding thread ${what} while embedding`, { retryable: true }),
+      );
     void thread.worker.terminate();
     this.dispatch();
   }

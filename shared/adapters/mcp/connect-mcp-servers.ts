@@ -29,7 +29,10 @@ export interface ConnectMcpServersOptions {
  * another server or tool already has, fails with an error naming the server, and every connection
  * already made is closed — a worker never starts with half its tools.
  */
-export async function connectMcpServers(servers: McpServers, { logger, connectTimeoutMs = 10_000, callTimeoutMs = 60_000 }: ConnectMcpServersOptions): Promise<McpConnections> {
+export async function connectMcpServers(
+  servers: McpServers,
+  { logger, connectTimeoutMs = 10_000, callTimeoutMs = 60_000 }: ConnectMcpServersOptions,
+): Promise<McpConnections> {
   const parsed = mcpServersSchema.safeParse(servers);
   if (!parsed.success) throw new AgentqError('INVALID_INPUT', `mcpServers: ${z.prettifyError(parsed.error)}`);
   const clients: Client[] = [];
@@ -43,8 +46,17 @@ export async function connectMcpServers(servers: McpServers, { logger, connectTi
       clients.push(client);
       const transport: Transport =
         'command' in config
-          ? new StdioClientTransport({ command: config.command, args: config.args, env: { ...getDefaultEnvironment(), ...config.env }, ...(config.cwd ? { cwd: config.cwd } : {}), stderr: 'ignore' })
-          : new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : undefined);
+          ? new StdioClientTransport({
+              command: config.command,
+              args: config.args,
+              env: { ...getDefaultEnvironment(), ...config.env },
+              ...(config.cwd ? { cwd: config.cwd } : {}),
+              stderr: 'ignore',
+            })
+          : new StreamableHTTPClientTransport(
+              new URL(config.url),
+              config.headers ? { requestInit: { headers: config.headers } } : undefined,
+            );
       let listed: Awaited<ReturnType<Client['listTools']>>['tools'];
       try {
         await client.connect(transport, { timeout: connectTimeoutMs });
@@ -56,11 +68,18 @@ export async function connectMcpServers(servers: McpServers, { logger, connectTi
           cursor = page.nextCursor;
         } while (cursor);
       } catch (error) {
-        throw new AgentqError('UNAVAILABLE', `MCP server '${name}' (${'command' in config ? `command ${config.command}` : config.url}) could not be used: ${(error as Error).message}`, { cause: error });
+        throw new AgentqError(
+          'UNAVAILABLE',
+          `MCP server '${name}' (${'command' in config ? `command ${config.command}` : config.url}) could not be used: ${(error as Error).message}`,
+          { cause: error },
+        );
       }
       for (const listing of listed) {
         if (tools.some((tool) => tool.name === listing.name)) {
-          throw new AgentqError('INVALID_INPUT', `MCP server '${name}' lists tool '${listing.name}', which another MCP server already offers; tool names must be unique`);
+          throw new AgentqError(
+            'INVALID_INPUT',
+            `MCP server '${name}' lists tool '${listing.name}', which another MCP server already offers; tool names must be unique`,
+          );
         }
         tools.push(mcpTool(name, client, listing as Parameters<typeof mcpTool>[2], callTimeoutMs));
       }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 
-const serverName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'MCP server names are 1-64 characters of letters, digits, "_" or "-"');
+const serverName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'MCP server names are 1-64 characters of letters, digits, "_" or "-"');
 
 /** An MCP server the worker starts itself and talks to over stdin/stdout. */
 export const stdioMcpServerSchema = z

@@ -19,7 +19,10 @@ const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export function mcpTool(server: string, client: Client, listing: McpToolListing, timeoutMs: number): AnyTool {
   if (!NAME_PATTERN.test(listing.name)) {
-    throw new AgentqError('INVALID_INPUT', `MCP server '${server}': tool name '${listing.name}' is not a valid function name (1-64 letters, digits, '_' or '-')`);
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `MCP server '${server}': tool name '${listing.name}' is not a valid function name (1-64 letters, digits, '_' or '-')`,
+    );
   }
   const parameters = { ...listing.inputSchema, type: 'object' };
   delete (parameters as Record<string, unknown>).$schema;
@@ -40,11 +43,18 @@ export function mcpTool(server: string, client: Client, listing: McpToolListing,
     execute: async (args: unknown, { abortSignal }: { abortSignal: AbortSignal }) => {
       let result: Awaited<ReturnType<Client['callTool']>>;
       try {
-        result = await client.callTool({ name: listing.name, arguments: args as Record<string, unknown> }, undefined, { signal: abortSignal, timeout: timeoutMs });
+        result = await client.callTool({ name: listing.name, arguments: args as Record<string, unknown> }, undefined, {
+          signal: abortSignal,
+          timeout: timeoutMs,
+        });
       } catch (error) {
         if (abortSignal.aborted) throw error;
         // A transport failure or timeout may pass: worth another attempt of the step.
-        throw new AgentqError('TOOL_ERROR', `MCP server '${server}' did not answer the call of '${listing.name}': ${(error as Error).message}`, { retryable: true, cause: error });
+        throw new AgentqError(
+          'TOOL_ERROR',
+          `MCP server '${server}' did not answer the call of '${listing.name}': ${(error as Error).message}`,
+          { retryable: true, cause: error },
+        );
       }
       const text = textOf(result.content);
       if (result.isError) throw new AgentqError('TOOL_ERROR', text || `MCP tool '${listing.name}' reported an error`);

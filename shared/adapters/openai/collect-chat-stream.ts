@@ -71,7 +71,15 @@ export async function collectChatStream(
           role: 'assistant',
           content,
           refusal: null,
-          ...(calls.length > 0 ? { tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) } : {}),
+          ...(calls.length > 0
+            ? {
+                tool_calls: calls.map((call) => ({
+                  id: call.id,
+                  type: 'function',
+                  function: { name: call.name, arguments: call.arguments },
+                })),
+              }
+            : {}),
         },
       },
     ],

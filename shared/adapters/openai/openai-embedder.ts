@@ -47,9 +47,20 @@ export class OpenAIEmbedder implements Embedder {
   private readonly maxRetryAfterMs: number;
   private discovered: number | undefined;
 
-  constructor({ model, baseURL = OPENAI_DEFAULT_BASE_URL, apiKey, timeoutMs = 60_000, provider = 'openai', batchSize = 128, dimensions, maxRetryAfterMs = 600_000, client }: OpenAIEmbedderOptions) {
+  constructor({
+    model,
+    baseURL = OPENAI_DEFAULT_BASE_URL,
+    apiKey,
+    timeoutMs = 60_000,
+    provider = 'openai',
+    batchSize = 128,
+    dimensions,
+    maxRetryAfterMs = 600_000,
+    client,
+  }: OpenAIEmbedderOptions) {
     if (model.trim() === '') throw new AgentqError('INVALID_INPUT', 'OpenAIEmbedder needs a model id (EMBED_MODEL)');
-    if (!Number.isInteger(batchSize) || batchSize < 1) throw new AgentqError('INVALID_INPUT', `OpenAIEmbedder batchSize must be a positive integer, got ${batchSize}`);
+    if (!Number.isInteger(batchSize) || batchSize < 1)
+      throw new AgentqError('INVALID_INPUT', `OpenAIEmbedder batchSize must be a positive integer, got ${batchSize}`);
     this.modelId = model;
     this.provider = provider;
     this.baseURL = client?.baseURL ?? baseURL;
@@ -59,7 +70,16 @@ export class OpenAIEmbedder implements Embedder {
     this.maxRetryAfterMs = maxRetryAfterMs;
     this.client =
       client ??
-      new OpenAI({ baseURL, apiKey: apiKey ?? 'unused', organization: null, project: null, webhookSecret: null, maxRetries: 0, timeout: timeoutMs, logLevel: 'warn' });
+      new OpenAI({
+        baseURL,
+        apiKey: apiKey ?? 'unused',
+        organization: null,
+        project: null,
+        webhookSecret: null,
+        maxRetries: 0,
+        timeout: timeoutMs,
+        logLevel: 'warn',
+      });
   }
 
   /** The vector length, once a first answer told it. */
@@ -76,13 +96,18 @@ export class OpenAIEmbedder implements Embedder {
       const response = await this.request(batch, abortSignal);
       const ordered = this.vectorsOf(response, batch.length);
       vectors.push(...ordered);
-      inputTokens += response.usage?.prompt_tokens ?? (await Promise.all(batch.map((text) => estimateTextTokens(text)))).reduce((sum, count) => sum + count, 0);
+      inputTokens +=
+        response.usage?.prompt_tokens ??
+        (await Promise.all(batch.map((text) => estimateTextTokens(text)))).reduce((sum, count) => sum + count, 0);
       model = response.model || model;
     }
     return { vectors, usage: { inputTokens }, model, dimensions: this.discovered ?? this.requestedDimensions ?? 0 };
   }
 
-  private async request(batch: readonly string[], abortSignal: AbortSignal | undefined): Promise<CreateEmbeddingResponse> {
+  private async request(
+    batch: readonly string[],
+    abortSignal: AbortSignal | undefined,
+  ): Promise<CreateEmbeddingResponse> {
     try {
       return await this.client.embeddings.create(
         {
@@ -95,7 +120,13 @@ export class OpenAIEmbedder implements Embedder {
         { signal: abortSignal ?? null, timeout: this.timeoutMs, maxRetries: 0 },
       );
     } catch (error) {
-      throw mapOpenAIError(error, { baseURL: this.baseURL, model: this.modelId, timeoutMs: this.timeoutMs, abortSignal, maxRetryAfterMs: this.maxRetryAfterMs });
+      throw mapOpenAIError(error, {
+        baseURL: this.baseURL,
+        model: this.modelId,
+        timeoutMs: this.timeoutMs,
+        abortSignal,
+        maxRetryAfterMs: this.maxRetryAfterMs,
+      });
     }
   }
 
@@ -103,7 +134,11 @@ export class OpenAIEmbedder implements Embedder {
   private vectorsOf(response: CreateEmbeddingResponse, expected: number): number[][] {
     const data = response.data ?? [];
     if (data.length !== expected) {
-      throw new AgentqError('PROVIDER_ERROR', `the embeddings server at ${this.baseURL} answered ${data.length} vectors for ${expected} texts (model '${this.modelId}')`, { retryable: true });
+      throw new AgentqError(
+        'PROVIDER_ERROR',
+        `the embeddings server at ${this.baseURL} answered ${data.length} vectors for ${expected} texts (model '${this.modelId}')`,
+        { retryable: true },
+      );
     }
     const vectors = new Array<number[]>(expected);
     for (const [position, item] of data.entries()) {
@@ -111,7 +146,11 @@ export class OpenAIEmbedder implements Embedder {
       const raw: unknown = item.embedding;
       const vector = typeof raw === 'string' ? decodeFloat32(raw) : Array.isArray(raw) ? (raw as number[]) : [];
       if (vector.length === 0 || index < 0 || index >= expected || vectors[index] !== undefined) {
-        throw new AgentqError('PROVIDER_ERROR', `the embeddings server at ${this.baseURL} answered an empty or misplaced vector (index ${index}) for model '${this.modelId}'`, { retryable: true });
+        throw new AgentqError(
+          'PROVIDER_ERROR',
+          `the embeddings server at ${this.baseURL} answered an empty or misplaced vector (index ${index}) for model '${this.modelId}'`,
+          { retryable: true },
+        );
       }
       this.discovered ??= vector.length;
       if (vector.length !== this.discovered) {

@@ -18,20 +18,33 @@ export interface OpenAIErrorContext {
  * every other 4xx fails the run with the provider's message (and its error code in `details`).
  */
 export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unknown {
-  if (error instanceof APIUserAbortError || (context.abortSignal?.aborted && !(error instanceof APIError && error.status !== undefined))) {
+  if (
+    error instanceof APIUserAbortError ||
+    (context.abortSignal?.aborted && !(error instanceof APIError && error.status !== undefined))
+  ) {
     // The step was cancelled, timed out or is shutting down: its own reason says which.
     const reason: unknown = context.abortSignal?.reason;
-    return reason instanceof Error ? reason : new AgentqError('CANCELLED', 'the model request was aborted', { cause: error });
+    return reason instanceof Error
+      ? reason
+      : new AgentqError('CANCELLED', 'the model request was aborted', { cause: error });
   }
   if (error instanceof APIConnectionTimeoutError) {
-    return new AgentqError('TIMEOUT', `the model request to ${context.baseURL} (model '${context.model}') got no answer within ${context.timeoutMs} ms (AGENTQ_LLM_TIMEOUT_MS)`, {
-      retryable: true,
-      cause: error,
-    });
+    return new AgentqError(
+      'TIMEOUT',
+      `the model request to ${context.baseURL} (model '${context.model}') got no answer within ${context.timeoutMs} ms (AGENTQ_LLM_TIMEOUT_MS)`,
+      {
+        retryable: true,
+        cause: error,
+      },
+    );
   }
   if (error instanceof APIConnectionError) {
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
-    return new AgentqError('PROVIDER_ERROR', `could not reach the model server at ${context.baseURL}${cause} (check OPENAI_BASE_URL)`, { retryable: true, cause: error });
+    return new AgentqError(
+      'PROVIDER_ERROR',
+      `could not reach the model server at ${context.baseURL}${cause} (check OPENAI_BASE_URL)`,
+      { retryable: true, cause: error },
+    );
   }
   if (!(error instanceof APIError) || error.status === undefined) return error;
 
@@ -47,18 +60,30 @@ export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unk
   if (status === 429) {
     // OpenAI answers 429 insufficient_quota when billing is exhausted: waiting does not help.
     if (error.code === 'insufficient_quota') {
-      return new AgentqError('PROVIDER_ERROR', `the model provider refused the request: ${providerMessage} (quota exhausted; check the account's billing)`, { details, cause: error });
+      return new AgentqError(
+        'PROVIDER_ERROR',
+        `the model provider refused the request: ${providerMessage} (quota exhausted; check the account's billing)`,
+        { details, cause: error },
+      );
     }
     const retryAfterMs = retryAfterOf(error.headers, context.maxRetryAfterMs);
-    return new AgentqError('RATE_LIMITED', `the model provider is rate limiting requests (HTTP 429): ${providerMessage}`, {
+    return new AgentqError(
+      'RATE_LIMITED',
+      `the model provider is rate limiting requests (HTTP 429): ${providerMessage}`,
+      {
+        retryable: true,
+        details,
+        cause: error,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      },
+    );
+  }
+  if (status >= 500 || status === 408 || status === 409) {
+    return new AgentqError('PROVIDER_ERROR', `the model provider failed (HTTP ${status}): ${providerMessage}`, {
       retryable: true,
       details,
       cause: error,
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     });
-  }
-  if (status >= 500 || status === 408 || status === 409) {
-    return new AgentqError('PROVIDER_ERROR', `the model provider failed (HTTP ${status}): ${providerMessage}`, { retryable: true, details, cause: error });
   }
   const hint =
     status === 401 || status === 403
@@ -68,7 +93,11 @@ export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unk
         : error.code === 'context_length_exceeded'
           ? ' (the conversation is longer than the model accepts)'
           : '';
-  return new AgentqError('PROVIDER_ERROR', `the model provider rejected the request (HTTP ${status}): ${providerMessage}${hint}`, { details, cause: error });
+  return new AgentqError(
+    'PROVIDER_ERROR',
+    `the model provider rejected the request (HTTP ${status}): ${providerMessage}${hint}`,
+    { details, cause: error },
+  );
 }
 
 function providerMessageOf(error: APIError): string {

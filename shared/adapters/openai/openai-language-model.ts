@@ -111,7 +111,10 @@ export class OpenAILanguageModel implements LanguageModel {
     let chunks = 0;
     try {
       if (this.stream) {
-        const stream = await this.client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, requestOptions);
+        const stream = await this.client.chat.completions.create(
+          { ...body, stream: true, stream_options: { include_usage: true } },
+          requestOptions,
+        );
         ({ completion, chunks } = await collectChatStream(
           stream,
           (text) => {
@@ -134,10 +137,14 @@ export class OpenAILanguageModel implements LanguageModel {
       // A stream that breaks off after its headers throws the fetch body's own error, not an SDK one:
       // the provider went away mid-answer, which is worth another attempt.
       if (mapped === error && !(error instanceof AgentqError)) {
-        throw new AgentqError('PROVIDER_ERROR', `the model stream from ${this.baseURL} (model '${this.modelId}') broke off after ${chunks} text chunks: ${(error as Error).message ?? String(error)}`, {
-          retryable: true,
-          cause: error,
-        });
+        throw new AgentqError(
+          'PROVIDER_ERROR',
+          `the model stream from ${this.baseURL} (model '${this.modelId}') broke off after ${chunks} text chunks: ${(error as Error).message ?? String(error)}`,
+          {
+            retryable: true,
+            cause: error,
+          },
+        );
       }
       throw mapped;
     }
@@ -147,10 +154,14 @@ export class OpenAILanguageModel implements LanguageModel {
   private toResponse(completion: ChatCompletion): LanguageModelResponse {
     const choice = completion.choices?.[0];
     if (!choice?.message) {
-      throw new AgentqError('PROVIDER_ERROR', `the model server at ${this.baseURL} answered without a choice (model '${this.modelId}')`, {
-        retryable: true,
-        details: { responseId: completion.id },
-      });
+      throw new AgentqError(
+        'PROVIDER_ERROR',
+        `the model server at ${this.baseURL} answered without a choice (model '${this.modelId}')`,
+        {
+          retryable: true,
+          details: { responseId: completion.id },
+        },
+      );
     }
     const seen = new Set<string>();
     const toolCalls = (choice.message.tool_calls ?? []).flatMap((call, index) => {
@@ -159,7 +170,13 @@ export class OpenAILanguageModel implements LanguageModel {
       let id = call.id || `call_${index}`;
       if (seen.has(id)) id = `${id}_${index}`;
       seen.add(id);
-      return [{ id, type: 'function' as const, function: { name: call.function.name, arguments: call.function.arguments ?? '' } }];
+      return [
+        {
+          id,
+          type: 'function' as const,
+          function: { name: call.function.name, arguments: call.function.arguments ?? '' },
+        },
+      ];
     });
     const message: AssistantMessage = {
       role: 'assistant',
@@ -195,13 +212,29 @@ function toMessageParam(message: Message): ChatCompletionMessageParam {
   }
 }
 
-function toToolParam(tool: { name: string; description: string; parameters: Record<string, unknown> }): ChatCompletionTool {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+function toToolParam(tool: {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}): ChatCompletionTool {
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
 }
 
-function toResponseFormat(format: ResponseFormat): NonNullable<ChatCompletionCreateParamsNonStreaming['response_format']> {
+function toResponseFormat(
+  format: ResponseFormat,
+): NonNullable<ChatCompletionCreateParamsNonStreaming['response_format']> {
   if (format.type !== 'json_schema') return { type: format.type };
-  return { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, ...(format.strict === undefined ? {} : { strict: format.strict }) } };
+  return {
+    type: 'json_schema',
+    json_schema: {
+      name: format.name,
+      schema: format.schema,
+      ...(format.strict === undefined ? {} : { strict: format.strict }),
+    },
+  };
 }
 
 function toFinishReason(reason: string | null | undefined, hasToolCalls: boolean): FinishReason {

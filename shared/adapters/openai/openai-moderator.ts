@@ -24,19 +24,41 @@ export class OpenAIModerator implements Moderator {
     this.modelId = model;
     this.baseURL = baseURL;
     this.timeoutMs = timeoutMs;
-    this.client = new OpenAI({ baseURL, apiKey: apiKey ?? 'unused', organization: null, project: null, webhookSecret: null, maxRetries: 0, timeout: timeoutMs, logLevel: 'warn' });
+    this.client = new OpenAI({
+      baseURL,
+      apiKey: apiKey ?? 'unused',
+      organization: null,
+      project: null,
+      webhookSecret: null,
+      maxRetries: 0,
+      timeout: timeoutMs,
+      logLevel: 'warn',
+    });
   }
 
   async moderate(text: string, { abortSignal }: { abortSignal?: AbortSignal } = {}): Promise<ModerationVerdict> {
     let response: OpenAI.Moderations.ModerationCreateResponse;
     try {
-      response = await this.client.moderations.create({ model: this.modelId, input: text }, { signal: abortSignal ?? null, timeout: this.timeoutMs, maxRetries: 0 });
+      response = await this.client.moderations.create(
+        { model: this.modelId, input: text },
+        { signal: abortSignal ?? null, timeout: this.timeoutMs, maxRetries: 0 },
+      );
     } catch (error) {
-      throw mapOpenAIError(error, { baseURL: this.baseURL, model: this.modelId, timeoutMs: this.timeoutMs, abortSignal, maxRetryAfterMs: 600_000 });
+      throw mapOpenAIError(error, {
+        baseURL: this.baseURL,
+        model: this.modelId,
+        timeoutMs: this.timeoutMs,
+        abortSignal,
+        maxRetryAfterMs: 600_000,
+      });
     }
     const result = response.results?.[0];
     if (!result || typeof result.flagged !== 'boolean') {
-      throw new AgentqError('PROVIDER_ERROR', `the moderation server at ${this.baseURL} answered without a result (model '${this.modelId}')`, { retryable: true });
+      throw new AgentqError(
+        'PROVIDER_ERROR',
+        `the moderation server at ${this.baseURL} answered without a result (model '${this.modelId}')`,
+        { retryable: true },
+      );
     }
     const categories = Object.entries(result.categories ?? {})
       .filter(([, flagged]) => flagged === true)

@@ -25,7 +25,10 @@ function equals(key: string, value: PayloadScalar): QdrantCondition {
 
 /** Any of the values: `match.any` when they are all strings or all integers (indexed, one condition), else `should`. */
 function equalsAny(key: string, values: readonly PayloadScalar[]): QdrantCondition {
-  if (values.every((value) => typeof value === 'string') || values.every((value) => typeof value === 'number' && Number.isSafeInteger(value))) {
+  if (
+    values.every((value) => typeof value === 'string') ||
+    values.every((value) => typeof value === 'number' && Number.isSafeInteger(value))
+  ) {
     return { key, match: { any: [...values] } };
   }
   return { should: values.map((value) => equals(key, value)) };

@@ -39,33 +39,72 @@ interface ChunkRow {
  * Reads the embedded store's tables directly (shared/adapters/sqlite/sqlite-schema.ts: `collections`,
  * `chunks`, `vec_d<length>`), one collection at a time, in rowid order, so memory stays at one batch.
  */
-export async function importEmbeddedStore({ sourcePath, target, tenant, collection, batchSize = 256, onProgress }: ImportEmbeddedStoreOptions): Promise<{ collections: number; records: number }> {
-  if (!existsSync(sourcePath)) throw new AgentqError('NOT_FOUND', `no embedded vector store at ${sourcePath}; set AGENTQ_DATA_DIR to the folder that holds vectors.sqlite`);
+export async function importEmbeddedStore({
+  sourcePath,
+  target,
+  tenant,
+  collection,
+  batchSize = 256,
+  onProgress,
+}: ImportEmbeddedStoreOptions): Promise<{ collections: number; records: number }> {
+  if (!existsSync(sourcePath))
+    throw new AgentqError(
+      'NOT_FOUND',
+      `no embedded vector store at ${sourcePath}; set AGENTQ_DATA_DIR to the folder that holds vectors.sqlite`,
+    );
   const db = new Database(sourcePath, { readonly: true, fileMustExist: true });
   try {
     sqliteVec.load(db);
-    const where = [tenant === undefined ? '' : 'tenant = @tenant', collection === undefined ? '' : 'name = @collection'].filter(Boolean).join(' and ');
+    const where = [tenant === undefined ? '' : 'tenant = @tenant', collection === undefined ? '' : 'name = @collection']
+      .filter(Boolean)
+      .join(' and ');
     const collections = db
-      .prepare(`select tenant, name, dimensions from collections${where ? ` where ${where}` : ''} order by tenant, name`)
-      .all({ ...(tenant === undefined ? {} : { tenant }), ...(collection === undefined ? {} : { collection }) }) as { tenant: string; name: string; dimensions: number | null }[];
-    const page = db.prepare('select rowid, tenant, collection, id, text, context, payload, dimensions from chunks where tenant = ? and collection = ? and rowid > ? order by rowid limit ?');
+      .prepare(
+        `select tenant, name, dimensions from collections${where ? ` where ${where}` : ''} order by tenant, name`,
+      )
+      .all({ ...(tenant === undefined ? {} : { tenant }), ...(collection === undefined ? {} : { collection }) }) as {
+      tenant: string;
+      name: string;
+      dimensions: number | null;
+    }[];
+    const page = db.prepare(
+      'select rowid, tenant, collection, id, text, context, payload, dimensions from chunks where tenant = ? and collection = ? and rowid > ? order by rowid limit ?',
+    );
     const vectorStatements = new Map<number, Database.Statement>();
     const vectorOf = (row: ChunkRow): number[] | undefined => {
       if (row.dimensions === null) return undefined;
       let statement = vectorStatements.get(row.dimensions);
-      if (!statement) vectorStatements.set(row.dimensions, (statement = db.prepare(`select embedding from vec_d${row.dimensions} where rowid = ?`)));
+      if (!statement)
+        vectorStatements.set(
+          row.dimensions,
+          (statement = db.prepare(`select embedding from vec_d${row.dimensions} where rowid = ?`)),
+        );
       const found = statement.get(BigInt(row.rowid)) as { embedding: Buffer } | undefined;
-      return found ? Array.from(new Float32Array(found.embedding.buffer, found.embedding.byteOffset, found.embedding.byteLength / 4)) : undefined;
+      return found
+        ? Array.from(
+            new Float32Array(found.embedding.buffer, found.embedding.byteOffset, found.embedding.byteLength / 4),
+          )
+        : undefined;
     };
     let records = 0;
     for (const entry of collections) {
-      await target.ensureCollection(entry.tenant, entry.name, entry.dimensions === null ? {} : { dimensions: entry.dimensions });
-      for (let after = 0; ; ) {
+      await target.ensureCollection(
+        entry.tenant,
+        entry.name,
+        entry.dimensions === null ? {} : { dimensions: entry.dimensions },
+      );
+      for (let after = 0; ;) {
         const rows = page.all(entry.tenant, entry.name, after, batchSize) as ChunkRow[];
         if (rows.length === 0) break;
         const batch: VectorRecord[] = rows.map((row) => {
           const vector = vectorOf(row);
-          return { id: row.id, text: row.text, context: row.context, payload: JSON.parse(row.payload) as Payload, ...(vector ? { vector } : {}) };
+          return {
+            id: row.id,
+            text: row.text,
+            context: row.context,
+            payload: JSON.parse(row.payload) as Payload,
+            ...(vector ? { vector } : {}),
+          };
         });
         await target.upsert(entry.tenant, entry.name, batch);
         records += batch.length;

@@ -58,7 +58,9 @@ export class QdrantLayoutKeeper {
     if (await this.hasDenseVector(dimensions)) return;
     const name = denseVectorName(dimensions);
     try {
-      await this.request(`add vector ${name} to ${this.names.chunks}`, () => this.client.createVectorName(this.names.chunks, name, { dense: { size: dimensions, distance: 'Cosine' } }));
+      await this.request(`add vector ${name} to ${this.names.chunks}`, () =>
+        this.client.createVectorName(this.names.chunks, name, { dense: { size: dimensions, distance: 'Cosine' } }),
+      );
     } catch (error) {
       if (await this.hasDenseVector(dimensions, true)) return; // another worker added it first
       const status = qdrantStatus(error);
@@ -85,7 +87,11 @@ export class QdrantLayoutKeeper {
   private async prepare(dimensions: number | null): Promise<void> {
     const version = await this.request('read the Qdrant version', () => this.client.versionInfo());
     this.checkVersion(version.version);
-    const chunks = await this.ensureCollection(this.names.chunks, chunksCollectionBody(dimensions), CHUNK_PAYLOAD_INDEXES);
+    const chunks = await this.ensureCollection(
+      this.names.chunks,
+      chunksCollectionBody(dimensions),
+      CHUNK_PAYLOAD_INDEXES,
+    );
     const sparse = chunks.config.params.sparse_vectors?.[SPARSE_VECTOR];
     if (sparse?.modifier !== 'idf') {
       throw new AgentqError(
@@ -103,12 +109,19 @@ export class QdrantLayoutKeeper {
     const [major, minor] = [Number(match[1]), Number(match[2])];
     const [needMajor, needMinor] = MINIMUM_QDRANT_VERSION;
     if (major < needMajor || (major === needMajor && minor < needMinor)) {
-      throw new AgentqError('UNAVAILABLE', `Qdrant ${version} at ${this.url} is too old: agentq needs Qdrant ${needMajor}.${needMinor} or newer (1.18 to add a new embedding length later); upgrade the server`);
+      throw new AgentqError(
+        'UNAVAILABLE',
+        `Qdrant ${version} at ${this.url} is too old: agentq needs Qdrant ${needMajor}.${needMinor} or newer (1.18 to add a new embedding length later); upgrade the server`,
+      );
     }
   }
 
   /** The collection's info, after creating it (and any missing payload index) if needed. */
-  private async ensureCollection(name: string, body: Schemas['CreateCollection'], indexes: ReadonlyArray<readonly [string, PayloadIndexSchema]>): Promise<Schemas['CollectionInfo']> {
+  private async ensureCollection(
+    name: string,
+    body: Schemas['CreateCollection'],
+    indexes: ReadonlyArray<readonly [string, PayloadIndexSchema]>,
+  ): Promise<Schemas['CollectionInfo']> {
     let info = await this.collectionInfo(name);
     if (!info) {
       try {
@@ -118,11 +131,18 @@ export class QdrantLayoutKeeper {
         if (!(await this.collectionInfo(name))) throw error;
       }
       info = await this.collectionInfo(name);
-      if (!info) throw new AgentqError('UNAVAILABLE', `Qdrant at ${this.url} accepted collection ${name} but does not show it; try again`, { retryable: true });
+      if (!info)
+        throw new AgentqError(
+          'UNAVAILABLE',
+          `Qdrant at ${this.url} accepted collection ${name} but does not show it; try again`,
+          { retryable: true },
+        );
     }
     for (const [field, schema] of indexes) {
       if (info.payload_schema[field]) continue;
-      await this.request(`index ${name}.${field}`, () => this.client.createPayloadIndex(name, { field_name: field, field_schema: schema, wait: true }));
+      await this.request(`index ${name}.${field}`, () =>
+        this.client.createPayloadIndex(name, { field_name: field, field_schema: schema, wait: true }),
+      );
     }
     return info;
   }

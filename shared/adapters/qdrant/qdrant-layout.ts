@@ -41,7 +41,10 @@ export function qdrantCollectionNames(prefix: string): QdrantCollectionNames {
 }
 
 /** Body of `PUT /collections/<prefix>_chunks`: named dense vectors (maybe none yet) and the BM25 sparse vector. */
-export function chunksCollectionBody(dimensions: number | null): { vectors: Record<string, { size: number; distance: 'Cosine' }>; sparse_vectors: Record<string, { modifier: 'idf' }> } {
+export function chunksCollectionBody(dimensions: number | null): {
+  vectors: Record<string, { size: number; distance: 'Cosine' }>;
+  sparse_vectors: Record<string, { modifier: 'idf' }>;
+} {
   return {
     vectors: dimensions === null ? {} : { [denseVectorName(dimensions)]: { size: dimensions, distance: 'Cosine' } },
     sparse_vectors: { [SPARSE_VECTOR]: { modifier: 'idf' } },

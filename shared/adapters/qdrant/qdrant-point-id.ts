@@ -5,7 +5,10 @@ export const AGENTQ_POINT_NAMESPACE = '6f1b2a4e-3c9d-4b7a-9e52-8d0c41f7a3b6';
 
 /** RFC 4122 version-5 (name-based, SHA-1) UUID of `name` in `namespace`. */
 export function uuidV5(namespace: string, name: string): string {
-  const hash = createHash('sha1').update(Buffer.from(namespace.replaceAll('-', ''), 'hex')).update(name, 'utf8').digest();
+  const hash = createHash('sha1')
+    .update(Buffer.from(namespace.replaceAll('-', ''), 'hex'))
+    .update(name, 'utf8')
+    .digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50; // version 5
   hash[8] = (hash[8]! & 0x3f) | 0x80; // RFC 4122 variant
   const hex = hash.subarray(0, 16).toString('hex');

@@ -16,14 +16,19 @@ interface CommandIo {
 export function registerReindexCommand(program: Command, io: CommandIo, readConfig?: () => Config): void {
   program
     .command('reindex')
-    .description('copy the embedded vector store (<AGENTQ_DATA_DIR>/vectors.sqlite) into Qdrant (QDRANT_URL): collections, texts, payloads and vectors, without re-embedding; prints a JSON summary')
+    .description(
+      'copy the embedded vector store (<AGENTQ_DATA_DIR>/vectors.sqlite) into Qdrant (QDRANT_URL): collections, texts, payloads and vectors, without re-embedding; prints a JSON summary',
+    )
     .option('--collection <name>', 'only this collection (default: all)')
     .option('--tenant <tenant>', 'only this tenant (default: all)')
     .action(async (options: { collection?: string; tenant?: string }) => {
       // zod and the config schema load only when the command runs (CLI cold start).
       const config = readConfig ? readConfig() : (await import('../../config/config.js')).loadConfig();
       if (!config.qdrantUrl) {
-        throw new AgentqError('INVALID_INPUT', 'reindex copies the embedded store into Qdrant: set QDRANT_URL (e.g. http://localhost:6333) and AGENTQ_DATA_DIR to the folder holding vectors.sqlite');
+        throw new AgentqError(
+          'INVALID_INPUT',
+          'reindex copies the embedded store into Qdrant: set QDRANT_URL (e.g. http://localhost:6333) and AGENTQ_DATA_DIR to the folder holding vectors.sqlite',
+        );
       }
       // Loaded here: the Qdrant client and SQLite would slow every other command's start.
       const { createVectorStore, embeddedVectorStorePath } = await import('../create-vector-store.js');
@@ -43,7 +48,9 @@ export function registerReindexCommand(program: Command, io: CommandIo, readConf
             io.err(`copied ${copied} records`);
           },
         });
-        io.err(`copied ${result.records} records of ${result.collections} collections into Qdrant at ${config.qdrantUrl}`);
+        io.err(
+          `copied ${result.records} records of ${result.collections} collections into Qdrant at ${config.qdrantUrl}`,
+        );
         io.out(JSON.stringify({ ...result, seconds: Math.round((Date.now() - started) / 10) / 100 }));
       } finally {
         await target.close();

@@ -42,29 +42,55 @@ export function qdrantStatus(error: unknown): number | undefined {
 export function toQdrantError(operation: string, error: unknown): AgentqError {
   if (AgentqError.isInstance(error)) return error;
   if (error instanceof QdrantClientResourceExhaustedError) {
-    return new AgentqError('RATE_LIMITED', `Qdrant is rate limiting (${operation}); retry after ${error.retry_after} s`, {
-      retryable: true,
-      retryAfterMs: error.retry_after * 1000,
-      details: { status: 429 },
-      cause: error,
-    });
+    return new AgentqError(
+      'RATE_LIMITED',
+      `Qdrant is rate limiting (${operation}); retry after ${error.retry_after} s`,
+      {
+        retryable: true,
+        retryAfterMs: error.retry_after * 1000,
+        details: { status: 429 },
+        cause: error,
+      },
+    );
   }
   if (error instanceof QdrantClientTimeoutError) {
-    return new AgentqError('TIMEOUT', `Qdrant did not answer in time (${operation}); raise AGENTQ_QDRANT_TIMEOUT_MS if the server is just slow`, { retryable: true, cause: error });
+    return new AgentqError(
+      'TIMEOUT',
+      `Qdrant did not answer in time (${operation}); raise AGENTQ_QDRANT_TIMEOUT_MS if the server is just slow`,
+      { retryable: true, cause: error },
+    );
   }
   if (isHttpError(error)) {
     const status = error.status;
     const message = qdrantMessage(error.data);
     if (status >= 500 || status === 408) {
-      return new AgentqError('UNAVAILABLE', `Qdrant failed (${operation}): HTTP ${status} ${message}`, { retryable: true, details: { status }, cause: error });
+      return new AgentqError('UNAVAILABLE', `Qdrant failed (${operation}): HTTP ${status} ${message}`, {
+        retryable: true,
+        details: { status },
+        cause: error,
+      });
     }
     if (status === 401 || status === 403) {
-      return new AgentqError('UNAVAILABLE', `Qdrant refused our credentials (${operation}): HTTP ${status}; set QDRANT_API_KEY to a key with read-write access`, { details: { status }, cause: error });
+      return new AgentqError(
+        'UNAVAILABLE',
+        `Qdrant refused our credentials (${operation}): HTTP ${status}; set QDRANT_API_KEY to a key with read-write access`,
+        { details: { status }, cause: error },
+      );
     }
-    return new AgentqError('INTERNAL', `Qdrant refused the request (${operation}): HTTP ${status} ${message}`, { details: { status }, cause: error });
+    return new AgentqError('INTERNAL', `Qdrant refused the request (${operation}): HTTP ${status} ${message}`, {
+      details: { status },
+      cause: error,
+    });
   }
-  const reason = error instanceof Error ? `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ''}` : String(error);
-  return new AgentqError('UNAVAILABLE', `cannot reach Qdrant (${operation}): ${reason}; check QDRANT_URL and that the server is up`, { retryable: true, cause: error });
+  const reason =
+    error instanceof Error
+      ? `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ''}`
+      : String(error);
+  return new AgentqError(
+    'UNAVAILABLE',
+    `cannot reach Qdrant (${operation}): ${reason}; check QDRANT_URL and that the server is up`,
+    { retryable: true, cause: error },
+  );
 }
 
 /**
@@ -72,13 +98,20 @@ export function toQdrantError(operation: string, error: unknown): AgentqError {
  * exponential backoff. Every request agentq sends is idempotent (upserts by id, deletes by filter,
  * creations checked afterwards), so a retry after a lost answer does no harm.
  */
-export async function callQdrant<T>(operation: string, request: () => Promise<T>, { maxAttempts = 4, retryDelayMs = 200, maxWaitMs = 5000 }: QdrantRetryOptions = {}): Promise<T> {
+export async function callQdrant<T>(
+  operation: string,
+  request: () => Promise<T>,
+  { maxAttempts = 4, retryDelayMs = 200, maxWaitMs = 5000 }: QdrantRetryOptions = {},
+): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await request();
     } catch (caught) {
       const error = toQdrantError(operation, caught);
-      const waitMs = error.code === 'RATE_LIMITED' ? (error.retryAfterMs ?? retryDelayMs) : retryDelayMs * 2 ** (attempt - 1) * (1 + Math.random() / 4);
+      const waitMs =
+        error.code === 'RATE_LIMITED'
+          ? (error.retryAfterMs ?? retryDelayMs)
+          : retryDelayMs * 2 ** (attempt - 1) * (1 + Math.random() / 4);
       if (!error.retryable || attempt >= maxAttempts || waitMs > maxWaitMs) throw error;
       await sleep(waitMs);
     }

@@ -1,7 +1,24 @@
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import { AgentqError } from '../../contracts/errors.js';
-import { checkCollection, checkEnsureCollection, checkFilter, checkQuery, checkRecords, checkTenant, MAX_QUERY_LIMIT } from '../../ports/vector-store-arguments.js';
-import type { CollectionInfo, DeleteSelector, Payload, PayloadFilter, VectorHit, VectorQuery, VectorRecord, VectorStore } from '../../ports/vector-store.js';
+import {
+  checkCollection,
+  checkEnsureCollection,
+  checkFilter,
+  checkQuery,
+  checkRecords,
+  checkTenant,
+  MAX_QUERY_LIMIT,
+} from '../../ports/vector-store-arguments.js';
+import type {
+  CollectionInfo,
+  DeleteSelector,
+  Payload,
+  PayloadFilter,
+  VectorHit,
+  VectorQuery,
+  VectorRecord,
+  VectorStore,
+} from '../../ports/vector-store.js';
 import { Bm25SparseEncoder, type Bm25SparseEncoderOptions } from '../../retrieval/bm25-sparse-encoder.js';
 import { fuseHybrid } from '../../retrieval/fuse-hybrid.js';
 import { keywordCondition, recordFilterConditions, type QdrantCondition } from './qdrant-filter.js';
@@ -59,19 +76,41 @@ export class QdrantVectorStore implements VectorStore {
   private readonly layout: QdrantLayoutKeeper;
   private closed = false;
 
-  constructor({ url, apiKey, collectionPrefix = 'agentq', timeoutMs = 30_000, upsertBatchSize = 256, retry = {}, bm25 = {} }: QdrantVectorStoreOptions) {
+  constructor({
+    url,
+    apiKey,
+    collectionPrefix = 'agentq',
+    timeoutMs = 30_000,
+    upsertBatchSize = 256,
+    retry = {},
+    bm25 = {},
+  }: QdrantVectorStoreOptions) {
     if (!/^[A-Za-z0-9_-]{1,48}$/.test(collectionPrefix)) {
-      throw new AgentqError('INVALID_INPUT', `Qdrant collection prefix must be 1-48 characters of letters, digits, '_' or '-', got ${JSON.stringify(collectionPrefix)}`);
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `Qdrant collection prefix must be 1-48 characters of letters, digits, '_' or '-', got ${JSON.stringify(collectionPrefix)}`,
+      );
     }
-    if (!Number.isInteger(upsertBatchSize) || upsertBatchSize < 1) throw new AgentqError('INVALID_INPUT', `Qdrant upsert batch size must be a positive integer, got ${upsertBatchSize}`);
+    if (!Number.isInteger(upsertBatchSize) || upsertBatchSize < 1)
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `Qdrant upsert batch size must be a positive integer, got ${upsertBatchSize}`,
+      );
     // The key goes in as a header rather than `apiKey`: the client would otherwise console.warn (outside
     // our JSON logs) for every http URL, and http is normal inside a compose network.
-    this.client = new QdrantClient({ url, timeout: timeoutMs, checkCompatibility: false, ...(apiKey ? { headers: { 'api-key': apiKey } } : {}) });
+    this.client = new QdrantClient({
+      url,
+      timeout: timeoutMs,
+      checkCompatibility: false,
+      ...(apiKey ? { headers: { 'api-key': apiKey } } : {}),
+    });
     this.names = qdrantCollectionNames(collectionPrefix);
     this.encoder = new Bm25SparseEncoder(bm25);
     this.upsertBatchSize = upsertBatchSize;
     this.retry = retry;
-    this.layout = new QdrantLayoutKeeper(this.client, this.names, url, (operation, request) => this.call(operation, request));
+    this.layout = new QdrantLayoutKeeper(this.client, this.names, url, (operation, request) =>
+      this.call(operation, request),
+    );
   }
 
   async ensureCollection(tenant: string, collection: string, options: { dimensions?: number } = {}): Promise<void> {
@@ -88,9 +127,16 @@ export class QdrantVectorStore implements VectorStore {
     let offset: Schemas['ExtendedPointId'] | undefined;
     do {
       const page = await this.request('list the collections', () =>
-        this.client.scroll(this.names.registry, { filter: { must: this.scope(tenant) }, limit: 256, with_payload: true, with_vector: false, ...(offset === undefined ? {} : { offset }) }),
+        this.client.scroll(this.names.registry, {
+          filter: { must: this.scope(tenant) },
+          limit: 256,
+          with_payload: true,
+          with_vector: false,
+          ...(offset === undefined ? {} : { offset }),
+        }),
       );
-      for (const point of page.points) entries.push({ name: String(point.payload?.collection), dimensions: dimensionsOf(point.payload) });
+      for (const point of page.points)
+        entries.push({ name: String(point.payload?.collection), dimensions: dimensionsOf(point.payload) });
       const next = page.next_page_offset;
       offset = typeof next === 'string' || typeof next === 'number' ? next : undefined;
     } while (offset !== undefined);
@@ -98,10 +144,17 @@ export class QdrantVectorStore implements VectorStore {
     const names = entries.map((entry) => entry.name);
     // One facet request counts every collection's records (exact: this is a listing, not an estimate).
     const facet = await this.request('count records per collection', () =>
-      this.client.facet(this.names.chunks, { key: 'collection', filter: { must: [...this.scope(tenant), { key: 'collection', match: { any: names } }] }, limit: names.length, exact: true }),
+      this.client.facet(this.names.chunks, {
+        key: 'collection',
+        filter: { must: [...this.scope(tenant), { key: 'collection', match: { any: names } }] },
+        limit: names.length,
+        exact: true,
+      }),
     );
     const counts = new Map(facet.hits.map((hit) => [String(hit.value), hit.count]));
-    return entries.map(({ name, dimensions }) => ({ name, count: counts.get(name) ?? 0, dimensions })).sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
+    return entries
+      .map(({ name, dimensions }) => ({ name, count: counts.get(name) ?? 0, dimensions }))
+      .sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
   }
 
   async deleteCollection(tenant: string, collection: string): Promise<boolean> {
@@ -110,8 +163,13 @@ export class QdrantVectorStore implements VectorStore {
     await this.layout.ready();
     const existed = (await this.registryEntry(tenant, collection)) !== null;
     // Records go even when the registry has no entry: nothing of a deleted collection may stay findable.
-    await this.request('delete the records of a collection', () => this.client.delete(this.names.chunks, { wait: true, filter: { must: this.scope(tenant, collection) } }));
-    if (existed) await this.request('remove a collection from the registry', () => this.client.delete(this.names.registry, { wait: true, filter: { must: this.scope(tenant, collection) } }));
+    await this.request('delete the records of a collection', () =>
+      this.client.delete(this.names.chunks, { wait: true, filter: { must: this.scope(tenant, collection) } }),
+    );
+    if (existed)
+      await this.request('remove a collection from the registry', () =>
+        this.client.delete(this.names.registry, { wait: true, filter: { must: this.scope(tenant, collection) } }),
+      );
     return existed;
   }
 
@@ -125,7 +183,9 @@ export class QdrantVectorStore implements VectorStore {
     const points = records.map((record) => this.toPoint(tenant, collection, record));
     for (let start = 0; start < points.length; start += this.upsertBatchSize) {
       const batch = points.slice(start, start + this.upsertBatchSize);
-      await this.request(`upsert ${batch.length} points`, () => this.client.upsert(this.names.chunks, { wait: true, points: batch }));
+      await this.request(`upsert ${batch.length} points`, () =>
+        this.client.upsert(this.names.chunks, { wait: true, points: batch }),
+      );
     }
   }
 
@@ -134,21 +194,30 @@ export class QdrantVectorStore implements VectorStore {
     checkCollection(collection);
     let conditions: QdrantCondition[];
     if ('ids' in selector) {
-      if (!Array.isArray(selector.ids) || selector.ids.some((id) => typeof id !== 'string')) throw new AgentqError('INVALID_INPUT', 'vector store: delete {ids} takes an array of string ids');
+      if (!Array.isArray(selector.ids) || selector.ids.some((id) => typeof id !== 'string'))
+        throw new AgentqError('INVALID_INPUT', 'vector store: delete {ids} takes an array of string ids');
       if (selector.ids.length === 0) return;
       // By filter, not by point list: the tenant condition then guards even a delete by id.
       conditions = [{ has_id: selector.ids.map((id) => qdrantPointId([tenant, collection, id])) }];
     } else {
       checkFilter(selector.filter);
       if (Object.keys(selector.filter ?? {}).length === 0) {
-        throw new AgentqError('INVALID_INPUT', 'vector store: delete {filter} needs at least one condition; use deleteCollection to remove everything');
+        throw new AgentqError(
+          'INVALID_INPUT',
+          'vector store: delete {filter} needs at least one condition; use deleteCollection to remove everything',
+        );
       }
       const translated = recordFilterConditions(selector.filter);
       if (translated === 'never') return;
       conditions = translated;
     }
     await this.layout.ready();
-    await this.request('delete records', () => this.client.delete(this.names.chunks, { wait: true, filter: { must: [...this.scope(tenant, collection), ...conditions] } }));
+    await this.request('delete records', () =>
+      this.client.delete(this.names.chunks, {
+        wait: true,
+        filter: { must: [...this.scope(tenant, collection), ...conditions] },
+      }),
+    );
   }
 
   async count(tenant: string, options: { collection?: string; filter?: PayloadFilter } = {}): Promise<number> {
@@ -158,7 +227,12 @@ export class QdrantVectorStore implements VectorStore {
     const conditions = recordFilterConditions(options.filter);
     if (conditions === 'never') return 0;
     await this.layout.ready();
-    const result = await this.request('count records', () => this.client.count(this.names.chunks, { filter: { must: [...this.scope(tenant, options.collection), ...conditions] }, exact: true }));
+    const result = await this.request('count records', () =>
+      this.client.count(this.names.chunks, {
+        filter: { must: [...this.scope(tenant, options.collection), ...conditions] },
+        exact: true,
+      }),
+    );
     return result.count;
   }
 
@@ -171,8 +245,12 @@ export class QdrantVectorStore implements VectorStore {
     const filter = { must: [...this.scope(tenant, query.collection), ...conditions] };
     const sparse = query.text === undefined ? undefined : this.encoder.encodeQuery(query.text);
     // Text without a single term matches nothing; a vector of a length no record has matches nothing.
-    const lexical = sparse !== undefined && sparse.indices.length > 0 ? { query: sparse, using: SPARSE_VECTOR } : undefined;
-    const dense = query.vector !== undefined && (await this.layout.hasDenseVector(query.vector.length)) ? { query: [...query.vector], using: denseVectorName(query.vector.length) } : undefined;
+    const lexical =
+      sparse !== undefined && sparse.indices.length > 0 ? { query: sparse, using: SPARSE_VECTOR } : undefined;
+    const dense =
+      query.vector !== undefined && (await this.layout.hasDenseVector(query.vector.length))
+        ? { query: [...query.vector], using: denseVectorName(query.vector.length) }
+        : undefined;
     const request = { filter, limit, with_payload: ['collection', 'record_id', 'text', 'payload'], with_vector: false };
     if (lexical && dense) {
       // Each side fetches more than `limit`, so that an item ranked lower on one side can still rise.
@@ -180,21 +258,39 @@ export class QdrantVectorStore implements VectorStore {
       if (query.fusion?.method === 'scores') {
         // Qdrant's server-side fusions have no weights: both rankings are fetched and fused here, as the embedded store does.
         const side = async (what: string, using: typeof lexical | typeof dense) =>
-          (await this.request(what, () => this.client.query(this.names.chunks, { ...request, ...using, limit: candidates }))).points.map((point) => toHit(point));
-        const [lexicalHits, denseHits] = await Promise.all([side('lexical query', lexical), side('dense query', dense)]);
+          (
+            await this.request(what, () =>
+              this.client.query(this.names.chunks, { ...request, ...using, limit: candidates }),
+            )
+          ).points.map((point) => toHit(point));
+        const [lexicalHits, denseHits] = await Promise.all([
+          side('lexical query', lexical),
+          side('dense query', dense),
+        ]);
         return fuseHybrid(lexicalHits, denseHits, query.fusion).slice(0, limit);
       }
       const result = await this.request('hybrid query', () =>
-        this.client.query(this.names.chunks, { ...request, prefetch: [{ ...lexical, filter, limit: candidates }, { ...dense, filter, limit: candidates }], query: { rrf: { k: RRF_K + 1 } } }),
+        this.client.query(this.names.chunks, {
+          ...request,
+          prefetch: [
+            { ...lexical, filter, limit: candidates },
+            { ...dense, filter, limit: candidates },
+          ],
+          query: { rrf: { k: RRF_K + 1 } },
+        }),
       );
       return result.points.map((point) => toHit(point));
     }
     const side = lexical ?? dense;
     if (!side) return [];
-    const result = await this.request(lexical ? 'lexical query' : 'dense query', () => this.client.query(this.names.chunks, { ...request, ...side }));
+    const result = await this.request(lexical ? 'lexical query' : 'dense query', () =>
+      this.client.query(this.names.chunks, { ...request, ...side }),
+    );
     const hits = result.points.map((point) => toHit(point));
     // Asked for both but only one side can match: still a fused score, as the port documents.
-    return query.text !== undefined && query.vector !== undefined ? fuseHybrid(lexical ? hits : [], lexical ? [] : hits, query.fusion) : hits;
+    return query.text !== undefined && query.vector !== undefined
+      ? fuseHybrid(lexical ? hits : [], lexical ? [] : hits, query.fusion)
+      : hits;
   }
 
   /** No connections to release: the HTTP client's idle keep-alive sockets close on their own. Later calls fail. */
@@ -204,7 +300,9 @@ export class QdrantVectorStore implements VectorStore {
 
   /** The start of every filter: the tenant always, the agentq collection when one is named. */
   private scope(tenant: string, collection?: string): QdrantCondition[] {
-    return collection === undefined ? [keywordCondition('tenant', tenant)] : [keywordCondition('tenant', tenant), keywordCondition('collection', collection)];
+    return collection === undefined
+      ? [keywordCondition('tenant', tenant)]
+      : [keywordCondition('tenant', tenant), keywordCondition('collection', collection)];
   }
 
   private toPoint(tenant: string, collection: string, record: VectorRecord): Schemas['PointStruct'] {
@@ -216,13 +314,28 @@ export class QdrantVectorStore implements VectorStore {
     return {
       id: qdrantPointId([tenant, collection, record.id]),
       vector,
-      payload: { tenant, collection, record_id: record.id, text: record.text, context: record.context ?? '', payload: record.payload ?? {} },
+      payload: {
+        tenant,
+        collection,
+        record_id: record.id,
+        text: record.text,
+        context: record.context ?? '',
+        payload: record.payload ?? {},
+      },
     };
   }
 
-  private async registryEntry(tenant: string, collection: string): Promise<{ dimensions: number | null; createdAt: unknown } | null> {
+  private async registryEntry(
+    tenant: string,
+    collection: string,
+  ): Promise<{ dimensions: number | null; createdAt: unknown } | null> {
     const page = await this.request('read the collection registry', () =>
-      this.client.scroll(this.names.registry, { filter: { must: this.scope(tenant, collection) }, limit: 1, with_payload: true, with_vector: false }),
+      this.client.scroll(this.names.registry, {
+        filter: { must: this.scope(tenant, collection) },
+        limit: 1,
+        with_payload: true,
+        with_vector: false,
+      }),
     );
     const point = page.points[0];
     return point ? { dimensions: dimensionsOf(point.payload), createdAt: point.payload?.created_at } : null;
@@ -233,19 +346,35 @@ export class QdrantVectorStore implements VectorStore {
    * Two processes giving one new collection different lengths at the same moment can both pass this
    * check (last writer wins the registry); one embedding model per collection, as ingest does, never does.
    */
-  private async register(tenant: string, collection: string, dimensions: number | null, conflictCode: 'CONFLICT' | 'INVALID_INPUT'): Promise<void> {
+  private async register(
+    tenant: string,
+    collection: string,
+    dimensions: number | null,
+    conflictCode: 'CONFLICT' | 'INVALID_INPUT',
+  ): Promise<void> {
     const entry = await this.registryEntry(tenant, collection);
     if (entry && entry.dimensions !== null && dimensions !== null && entry.dimensions !== dimensions) {
-      throw new AgentqError(conflictCode, `vector store: collection '${collection}' holds vectors of length ${entry.dimensions}, not ${dimensions}; use another collection for another embedding model`);
+      throw new AgentqError(
+        conflictCode,
+        `vector store: collection '${collection}' holds vectors of length ${entry.dimensions}, not ${dimensions}; use another collection for another embedding model`,
+      );
     }
     if (entry && (dimensions === null || entry.dimensions === dimensions)) return;
     const payload = { tenant, collection, dimensions, created_at: entry?.createdAt ?? new Date().toISOString() };
-    await this.request('register the collection', () => this.client.upsert(this.names.registry, { wait: true, points: [{ id: qdrantPointId([tenant, collection]), vector: {}, payload }] }));
+    await this.request('register the collection', () =>
+      this.client.upsert(this.names.registry, {
+        wait: true,
+        points: [{ id: qdrantPointId([tenant, collection]), vector: {}, payload }],
+      }),
+    );
   }
 
   /** One request with retries (see callQdrant); refused once the store is closed. */
   private call<T>(operation: string, request: () => Promise<T>): Promise<T> {
-    if (this.closed) return Promise.reject(new AgentqError('INTERNAL', `Qdrant vector store is closed (${operation}); create a new one`));
+    if (this.closed)
+      return Promise.reject(
+        new AgentqError('INTERNAL', `Qdrant vector store is closed (${operation}); create a new one`),
+      );
     return callQdrant(operation, request, this.retry);
   }
 
@@ -260,7 +389,11 @@ export class QdrantVectorStore implements VectorStore {
     } catch (error) {
       if (qdrantStatus(error) !== 404) throw error;
       this.layout.forget();
-      throw new AgentqError('UNAVAILABLE', `${(error as Error).message}; agentq's Qdrant collections are gone and will be re-created on the next call`, { retryable: true, details: { status: 404 }, cause: error });
+      throw new AgentqError(
+        'UNAVAILABLE',
+        `${(error as Error).message}; agentq's Qdrant collections are gone and will be re-created on the next call`,
+        { retryable: true, details: { status: 404 }, cause: error },
+      );
     }
   }
 }

@@ -12,7 +12,13 @@ export async function assertRedisReachable(url: string | undefined, timeoutMs = 
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    const probe = new Redis(target, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, connectTimeout: Math.max(100, deadline - Date.now()) });
+    const probe = new Redis(target, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+      connectTimeout: Math.max(100, deadline - Date.now()),
+    });
     probe.on('error', () => undefined);
     try {
       await probe.connect();

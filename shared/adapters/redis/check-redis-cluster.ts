@@ -30,7 +30,10 @@ export async function checkRedisCluster(nodes: RedisClusterNode[], timeoutMs = 2
       try {
         await redis.connect();
       } catch (error) {
-        throw new AgentqError('UNAVAILABLE', `REDIS_CLUSTER_NODES seed ${name} does not answer (${(error as Error).message}): start it or correct the address`);
+        throw new AgentqError(
+          'UNAVAILABLE',
+          `REDIS_CLUSTER_NODES seed ${name} does not answer (${(error as Error).message}): start it or correct the address`,
+        );
       }
       let info: string;
       try {

@@ -12,5 +12,7 @@ export { isCluster, redisNodes, type RedisConnection } from './redis-connection.
  * one Redis at REDIS_URL (or the default). Role options are the same either way (createRedis).
  */
 export function connectRedis(target: RedisTarget, role: RedisRole, commandTimeoutMs = 1000): RedisConnection {
-  return target.redisClusterNodes ? createRedisCluster(target.redisClusterNodes, role, commandTimeoutMs) : createRedis(target.redisUrl, role, commandTimeoutMs);
+  return target.redisClusterNodes
+    ? createRedisCluster(target.redisClusterNodes, role, commandTimeoutMs)
+    : createRedis(target.redisUrl, role, commandTimeoutMs);
 }

@@ -9,7 +9,9 @@ import type { RedisClusterNode } from './redis-cluster-nodes.js';
  */
 export function createRedisCluster(nodes: RedisClusterNode[], role: RedisRole, commandTimeoutMs = 1000): Cluster {
   const redisOptions =
-    role === 'producer' ? { enableOfflineQueue: false, commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 1 } : { maxRetriesPerRequest: null };
+    role === 'producer'
+      ? { enableOfflineQueue: false, commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 1 }
+      : { maxRetriesPerRequest: null };
   const options: ClusterOptions = {
     redisOptions,
     enableOfflineQueue: role !== 'producer',

@@ -85,7 +85,12 @@ function script(lua: string): Script {
 }
 
 /** EVALSHA with a fallback to EVAL when Redis does not have the script yet (fresh or restarted Redis). */
-export async function runScript<T>(redis: RedisConnection, lua: string, keys: string[], args: (string | number)[]): Promise<T> {
+export async function runScript<T>(
+  redis: RedisConnection,
+  lua: string,
+  keys: string[],
+  args: (string | number)[],
+): Promise<T> {
   const { sha } = script(lua);
   try {
     return await send<T>(redis, 'evalsha', [sha, keys.length, ...keys, ...args]);

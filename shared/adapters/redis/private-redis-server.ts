@@ -39,7 +39,9 @@ export function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -48,11 +50,31 @@ export function freePort(): Promise<number> {
  * Starts a redis-server of our own on loopback (tests, benchmarks, `npm start` without REDIS_URL) and
  * resolves once it answers PING. `stop()` shuts it down (SHUTDOWN NOSAVE, then SIGKILL if it lingers).
  */
-export async function startPrivateRedis({ port, dir, appendonly = false, binary = 'redis-server', detached = false, logFile }: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+export async function startPrivateRedis({
+  port,
+  dir,
+  appendonly = false,
+  binary = 'redis-server',
+  detached = false,
+  logFile,
+}: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const chosen = port ?? (await freePort());
   // stream-node-max-bytes: Redis 7.0 reserves a whole node (4 KB by default) for a stream's first entry,
   // and every run has an event stream; 1 KB nodes take a waiting run from about 6.6 KB to about 3.4 KB.
-  const args = ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', appendonly ? 'yes' : 'no', '--maxmemory-policy', 'noeviction', '--stream-node-max-bytes', '1024'];
+  const args = [
+    '--port',
+    String(chosen),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    appendonly ? 'yes' : 'no',
+    '--maxmemory-policy',
+    'noeviction',
+    '--stream-node-max-bytes',
+    '1024',
+  ];
   // Never the current directory: an AOF or dump file would land in the caller's tree.
   const temporary = dir ? undefined : mkdtempSync(join(tmpdir(), 'agentq-redis-'));
   const dataDir = dir ?? temporary!;
@@ -70,7 +92,12 @@ export async function startPrivateRedis({ port, dir, appendonly = false, binary 
   const url = `redis://127.0.0.1:${chosen}`;
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    const probe = new Redis(url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    });
     probe.on('error', () => undefined);
     try {
       await Promise.race([probe.connect().then(() => probe.ping()), spawnError]);
@@ -79,7 +106,10 @@ export async function startPrivateRedis({ port, dir, appendonly = false, binary 
     } catch (error) {
       probe.disconnect();
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error;
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start on port ${chosen}: ${stderr.trim() || 'no output'}`, { cause: error });
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`redis-server did not start on port ${chosen}: ${stderr.trim() || 'no output'}`, {
+          cause: error,
+        });
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

@@ -12,13 +12,19 @@ export function parseClusterNodes(value: string): RedisClusterNode[] {
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
   if (entries.length === 0) {
-    throw new AgentqError('INVALID_INPUT', 'REDIS_CLUSTER_NODES is empty: give the seed nodes as host:port,host:port (any masters of the cluster)');
+    throw new AgentqError(
+      'INVALID_INPUT',
+      'REDIS_CLUSTER_NODES is empty: give the seed nodes as host:port,host:port (any masters of the cluster)',
+    );
   }
   return entries.map((entry) => {
     const match = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(entry);
     const port = match ? Number(match[2]) : NaN;
     if (!match || port < 1 || port > 65535) {
-      throw new AgentqError('INVALID_INPUT', `REDIS_CLUSTER_NODES entry "${entry}" is not host:port: write e.g. REDIS_CLUSTER_NODES=10.0.0.1:7000,10.0.0.2:7000`);
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `REDIS_CLUSTER_NODES entry "${entry}" is not host:port: write e.g. REDIS_CLUSTER_NODES=10.0.0.1:7000,10.0.0.2:7000`,
+      );
     }
     return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
   });

@@ -12,11 +12,21 @@ export function isCluster(redis: RedisConnection): redis is Cluster {
  * The node connections of `redis`: a Cluster's nodes (`master`, or `all` with the replicas) once it has
  * its slot map, or the one Redis. For what is per node: INFO, CONFIG, SCAN, SCRIPT LOAD.
  */
-export async function redisNodes(redis: RedisConnection, role: 'master' | 'all' = 'master', timeoutMs = 10_000): Promise<Redis[]> {
+export async function redisNodes(
+  redis: RedisConnection,
+  role: 'master' | 'all' = 'master',
+  timeoutMs = 10_000,
+): Promise<Redis[]> {
   if (!isCluster(redis)) return [redis];
   if (redis.status !== 'ready') {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the Redis Cluster connection was not ready within ${timeoutMs} ms (status ${redis.status})`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(`the Redis Cluster connection was not ready within ${timeoutMs} ms (status ${redis.status})`),
+          ),
+        timeoutMs,
+      );
       redis.once('ready', () => {
         clearTimeout(timer);
         resolve();

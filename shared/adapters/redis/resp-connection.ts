@@ -83,7 +83,10 @@ export class RespConnection {
   }
 
   /** Connects and waits until Redis is ready; rejects with the last reason once `readyTimeoutMs` has passed. */
-  static async open(address: RespAddress, { readyTimeoutMs, commandTimeoutMs }: RespConnectOptions): Promise<RespConnection> {
+  static async open(
+    address: RespAddress,
+    { readyTimeoutMs, commandTimeoutMs }: RespConnectOptions,
+  ): Promise<RespConnection> {
     const deadline = Date.now() + readyTimeoutMs;
     for (let attempt = 1; ; attempt += 1) {
       let connection: RespConnection | undefined;
@@ -95,7 +98,8 @@ export class RespConnection {
         connection?.close();
         if (!(error instanceof NotReadyError)) throw error;
         const wait = Math.min(attempt * 50, 2000);
-        if (Date.now() + wait >= deadline) throw new Error(`Redis was not ready within ${readyTimeoutMs} ms (${error.message})`, { cause: error });
+        if (Date.now() + wait >= deadline)
+          throw new Error(`Redis was not ready within ${readyTimeoutMs} ms (${error.message})`, { cause: error });
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
@@ -123,7 +127,12 @@ export class RespConnection {
 
   private async handshake({ username, password, db }: RespAddress): Promise<void> {
     // Sent together, answered in order: one round trip.
-    const auth = password === undefined ? undefined : username ? this.command('AUTH', username, password) : this.command('AUTH', password);
+    const auth =
+      password === undefined
+        ? undefined
+        : username
+          ? this.command('AUTH', username, password)
+          : this.command('AUTH', password);
     const select = db === undefined ? undefined : this.command('SELECT', db);
     const ping = this.command('PING');
     const replies = await Promise.allSettled([auth, select, ping]);
@@ -172,10 +181,13 @@ export class RespConnection {
 function connectSocket({ host, port }: RespAddress, timeoutMs: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host, port });
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new NotReadyError(`connect ETIMEDOUT ${host}:${port}`));
-    }, Math.max(timeoutMs, 1));
+    const timer = setTimeout(
+      () => {
+        socket.destroy();
+        reject(new NotReadyError(`connect ETIMEDOUT ${host}:${port}`));
+      },
+      Math.max(timeoutMs, 1),
+    );
     socket.once('connect', () => {
       clearTimeout(timer);
       socket.removeAllListeners('error');

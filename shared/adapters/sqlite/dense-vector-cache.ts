@@ -58,7 +58,13 @@ export class DenseVectorCache {
    * rowids), best first; null when the collection is not in memory: too large for `maxBytes`, or
    * searched for the first time since it last changed (see the class).
    */
-  nearest(tenant: string, collection: string, vector: readonly number[], limit: number, among?: readonly number[]): DenseNeighbour[] | null {
+  nearest(
+    tenant: string,
+    collection: string,
+    vector: readonly number[],
+    limit: number,
+    among?: readonly number[],
+  ): DenseNeighbour[] | null {
     const cached = this.load(tenant, collection, vector.length);
     if (!cached) return null;
     const { matrix, dimensions, rowids } = cached;
@@ -68,7 +74,10 @@ export class DenseVectorCache {
     norm = Math.sqrt(norm);
     if (!(norm > 0)) return []; // the store answers a zero query before asking (nothing is near it)
     for (let index = 0; index < dimensions; index += 1) query[index] = vector[index]! / norm;
-    const rows = among === undefined ? undefined : among.flatMap((rowid) => (cached.rowOf.has(rowid) ? [cached.rowOf.get(rowid)!] : []));
+    const rows =
+      among === undefined
+        ? undefined
+        : among.flatMap((rowid) => (cached.rowOf.has(rowid) ? [cached.rowOf.get(rowid)!] : []));
     const count = rows === undefined ? rowids.length : rows.length;
     // The best `limit` so far, kept sorted (best first): k is small (≤ 1000) next to the rows scanned.
     const bestRows: number[] = [];
@@ -126,7 +135,9 @@ export class DenseVectorCache {
     }
     this.searchedAt.delete(key);
     const count = (
-      this.db.prepare('select count(*) as count from chunks where tenant = ? and collection = ? and dimensions = ?').get(tenant, collection, dimensions) as { count: number }
+      this.db
+        .prepare('select count(*) as count from chunks where tenant = ? and collection = ? and dimensions = ?')
+        .get(tenant, collection, dimensions) as { count: number }
     ).count;
     const bytes = count * dimensions * 4;
     if (bytes > this.maxBytes) return null;
@@ -135,7 +146,9 @@ export class DenseVectorCache {
       this.forget(oldest);
     }
     const rows = this.db
-      .prepare(`select c.rowid as rowid, v.embedding as embedding from chunks c join ${vectorTable(dimensions)} v on v.rowid = c.rowid where c.tenant = ? and c.collection = ? and c.dimensions = ?`)
+      .prepare(
+        `select c.rowid as rowid, v.embedding as embedding from chunks c join ${vectorTable(dimensions)} v on v.rowid = c.rowid where c.tenant = ? and c.collection = ? and c.dimensions = ?`,
+      )
       .all(tenant, collection, dimensions) as { rowid: number; embedding: Buffer }[];
     let matrix = new Float32Array(rows.length * dimensions);
     let rowids = new Float64Array(rows.length);
@@ -143,7 +156,10 @@ export class DenseVectorCache {
     let row = 0;
     for (const { rowid, embedding } of rows) {
       // float32 bytes; copied when the Buffer does not start on a 4-byte boundary (a typed array view must).
-      const values = embedding.byteOffset % 4 === 0 ? new Float32Array(embedding.buffer, embedding.byteOffset, dimensions) : new Float32Array(Uint8Array.prototype.slice.call(embedding).buffer);
+      const values =
+        embedding.byteOffset % 4 === 0
+          ? new Float32Array(embedding.buffer, embedding.byteOffset, dimensions)
+          : new Float32Array(Uint8Array.prototype.slice.call(embedding).buffer);
       let norm = 0;
       for (let index = 0; index < dimensions; index += 1) norm += values[index]! * values[index]!;
       norm = Math.sqrt(norm);

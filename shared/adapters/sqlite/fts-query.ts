@@ -9,7 +9,9 @@ export const MAX_QUERY_TERMS = 64;
  * ~4× faster and ranked slightly better. Queries made only of them are kept as they are.
  */
 const STOPWORDS = new Set(
-  'a an and are as at be been being but by did do does for from had has have he her him his how if in into is it its me my not of on or our she so than that the their them then there these they this those to was we were what when where which who whom why will with you your'.split(' '),
+  'a an and are as at be been being but by did do does for from had has have he her him his how if in into is it its me my not of on or our she so than that the their them then there these they this those to was we were what when where which who whom why will with you your'.split(
+    ' ',
+  ),
 );
 
 /**

@@ -28,7 +28,8 @@ export function payloadFilterSql(filter: PayloadFilter | undefined, column: stri
       conditions.push(match.in.length === 0 ? '0' : `${value} in (${match.in.map(() => '?').join(', ')})`);
       params.push(...match.in.map(bindable));
     } else {
-      const excluded = match.notIn.length === 0 ? '' : ` and ${value} not in (${match.notIn.map(() => '?').join(', ')})`;
+      const excluded =
+        match.notIn.length === 0 ? '' : ` and ${value} not in (${match.notIn.map(() => '?').join(', ')})`;
       conditions.push(`(${value} is not null${excluded})`);
       params.push(...match.notIn.map(bindable));
     }

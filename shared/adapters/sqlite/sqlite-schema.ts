@@ -75,7 +75,8 @@ export function vectorTable(dimensions: number): string {
 
 /** Creates the vec0 table for vectors of this length (and its clean-up trigger) if missing. */
 export function createVectorTable(db: Database, dimensions: number): void {
-  if (!Number.isInteger(dimensions) || dimensions < 1) throw new Error(`vector length ${dimensions} is not a positive integer`);
+  if (!Number.isInteger(dimensions) || dimensions < 1)
+    throw new Error(`vector length ${dimensions} is not a positive integer`);
   const table = vectorTable(dimensions);
   db.exec(`
     create virtual table if not exists ${table} using vec0(

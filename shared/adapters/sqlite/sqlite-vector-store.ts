@@ -3,8 +3,24 @@ import { dirname } from 'node:path';
 import Database, { type Database as Connection, type Statement } from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { AgentqError } from '../../contracts/errors.js';
-import { checkCollection, checkEnsureCollection, checkFilter, checkQuery, checkRecords, checkTenant } from '../../ports/vector-store-arguments.js';
-import type { CollectionInfo, DeleteSelector, Payload, PayloadFilter, VectorHit, VectorQuery, VectorRecord, VectorStore } from '../../ports/vector-store.js';
+import {
+  checkCollection,
+  checkEnsureCollection,
+  checkFilter,
+  checkQuery,
+  checkRecords,
+  checkTenant,
+} from '../../ports/vector-store-arguments.js';
+import type {
+  CollectionInfo,
+  DeleteSelector,
+  Payload,
+  PayloadFilter,
+  VectorHit,
+  VectorQuery,
+  VectorRecord,
+  VectorStore,
+} from '../../ports/vector-store.js';
 import { fuseHybrid as fuse } from '../../retrieval/fuse-hybrid.js';
 import { DenseVectorCache, type DenseNeighbour } from './dense-vector-cache.js';
 import { toFtsQuery } from './fts-query.js';
@@ -63,7 +79,12 @@ export class SqliteVectorStore implements VectorStore {
   private readonly contextWeight: number;
   private readonly cache: DenseVectorCache | null;
 
-  constructor({ path, busyTimeoutMs = 5000, contextWeight = 3, vectorCacheBytes = 128 * 1024 * 1024 }: SqliteVectorStoreOptions) {
+  constructor({
+    path,
+    busyTimeoutMs = 5000,
+    contextWeight = 3,
+    vectorCacheBytes = 128 * 1024 * 1024,
+  }: SqliteVectorStoreOptions) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     this.contextWeight = contextWeight;
@@ -97,7 +118,9 @@ export class SqliteVectorStore implements VectorStore {
     checkCollection(collection);
     return this.write(() => {
       this.statement('delete from chunks where tenant = ? and collection = ?').run(tenant, collection);
-      return this.statement('delete from collections where tenant = ? and name = ?').run(tenant, collection).changes > 0;
+      return (
+        this.statement('delete from collections where tenant = ? and name = ?').run(tenant, collection).changes > 0
+      );
     });
   }
 
@@ -109,17 +132,29 @@ export class SqliteVectorStore implements VectorStore {
     this.write(() => {
       this.collectionDimensions(tenant, collection, dimensions, 'INVALID_INPUT');
       if (dimensions !== null) createVectorTable(this.db, dimensions);
-      const find = this.statement('select rowid, dimensions from chunks where tenant = ? and collection = ? and id = ?');
+      const find = this.statement(
+        'select rowid, dimensions from chunks where tenant = ? and collection = ? and id = ?',
+      );
       for (const { record, payload } of rows) {
         const vectorLength = record.vector?.length ?? null;
-        const existing = find.get(tenant, collection, record.id) as { rowid: number; dimensions: number | null } | undefined;
+        const existing = find.get(tenant, collection, record.id) as
+          { rowid: number; dimensions: number | null } | undefined;
         let rowid: number | bigint;
         if (existing) {
           rowid = existing.rowid;
-          if (existing.dimensions !== null) this.statement(`delete from ${vectorTable(existing.dimensions)} where rowid = ?`).run(BigInt(rowid));
-          this.statement('update chunks set text = ?, context = ?, payload = ?, dimensions = ? where rowid = ?').run(record.text, record.context ?? '', payload, vectorLength, rowid);
+          if (existing.dimensions !== null)
+            this.statement(`delete from ${vectorTable(existing.dimensions)} where rowid = ?`).run(BigInt(rowid));
+          this.statement('update chunks set text = ?, context = ?, payload = ?, dimensions = ? where rowid = ?').run(
+            record.text,
+            record.context ?? '',
+            payload,
+            vectorLength,
+            rowid,
+          );
         } else {
-          rowid = this.statement('insert into chunks (tenant, collection, id, text, context, payload, dimensions) values (?, ?, ?, ?, ?, ?, ?)').run(
+          rowid = this.statement(
+            'insert into chunks (tenant, collection, id, text, context, payload, dimensions) values (?, ?, ?, ?, ?, ?, ?)',
+          ).run(
             tenant,
             collection,
             record.id,
@@ -131,7 +166,9 @@ export class SqliteVectorStore implements VectorStore {
         }
         if (record.vector && vectorLength !== null) {
           // vec0 wants its rowid as an integer (BigInt binds as one) and the vector as float32 bytes.
-          this.statement(`insert into ${vectorTable(vectorLength)} (rowid, tenant, collection, embedding) values (?, ?, ?, ?)`).run(BigInt(rowid), tenant, collection, new Float32Array(record.vector));
+          this.statement(
+            `insert into ${vectorTable(vectorLength)} (rowid, tenant, collection, embedding) values (?, ?, ?, ?)`,
+          ).run(BigInt(rowid), tenant, collection, new Float32Array(record.vector));
         }
       }
     });
@@ -141,17 +178,31 @@ export class SqliteVectorStore implements VectorStore {
     checkTenant(tenant);
     checkCollection(collection);
     if ('ids' in selector) {
-      if (!Array.isArray(selector.ids) || selector.ids.some((id) => typeof id !== 'string')) throw new AgentqError('INVALID_INPUT', 'vector store: delete {ids} takes an array of string ids');
+      if (!Array.isArray(selector.ids) || selector.ids.some((id) => typeof id !== 'string'))
+        throw new AgentqError('INVALID_INPUT', 'vector store: delete {ids} takes an array of string ids');
       if (selector.ids.length === 0) return;
-      this.write(() => this.statement('delete from chunks where tenant = ? and collection = ? and id in (select value from json_each(?))').run(tenant, collection, JSON.stringify(selector.ids)));
+      this.write(() =>
+        this.statement(
+          'delete from chunks where tenant = ? and collection = ? and id in (select value from json_each(?))',
+        ).run(tenant, collection, JSON.stringify(selector.ids)),
+      );
       return;
     }
     checkFilter(selector.filter);
     if (Object.keys(selector.filter ?? {}).length === 0) {
-      throw new AgentqError('INVALID_INPUT', 'vector store: delete {filter} needs at least one condition; use deleteCollection to remove everything');
+      throw new AgentqError(
+        'INVALID_INPUT',
+        'vector store: delete {filter} needs at least one condition; use deleteCollection to remove everything',
+      );
     }
     const where = payloadFilterSql(selector.filter, 'payload');
-    this.write(() => this.statement(`delete from chunks where tenant = ? and collection = ? and ${where.sql}`).run(tenant, collection, ...where.params));
+    this.write(() =>
+      this.statement(`delete from chunks where tenant = ? and collection = ? and ${where.sql}`).run(
+        tenant,
+        collection,
+        ...where.params,
+      ),
+    );
   }
 
   async count(tenant: string, options: { collection?: string; filter?: PayloadFilter } = {}): Promise<number> {
@@ -160,11 +211,11 @@ export class SqliteVectorStore implements VectorStore {
     checkFilter(options.filter);
     const where = payloadFilterSql(options.filter, 'payload');
     const collectionSql = options.collection === undefined ? '' : ' and collection = ?';
-    const row = this.statement(`select count(*) as count from chunks where tenant = ?${collectionSql} and ${where.sql}`).get(
-      tenant,
-      ...(options.collection === undefined ? [] : [options.collection]),
-      ...where.params,
-    ) as { count: number };
+    const row = this.statement(
+      `select count(*) as count from chunks where tenant = ?${collectionSql} and ${where.sql}`,
+    ).get(tenant, ...(options.collection === undefined ? [] : [options.collection]), ...where.params) as {
+      count: number;
+    };
     return row.count;
   }
 
@@ -172,11 +223,13 @@ export class SqliteVectorStore implements VectorStore {
     checkTenant(tenant);
     const { limit } = checkQuery(query);
     // Each side fetches more than `limit` when both are fused, so that an item ranked lower on one side can still rise.
-    const candidates = query.text !== undefined && query.vector !== undefined ? Math.min(1000, Math.max(limit * 4, 50)) : limit;
+    const candidates =
+      query.text !== undefined && query.vector !== undefined ? Math.min(1000, Math.max(limit * 4, 50)) : limit;
     const lists: Hit[][] = [];
     if (query.text !== undefined) lists.push(this.lexical(tenant, query, query.text, candidates));
     if (query.vector !== undefined) lists.push(this.dense(tenant, query, query.vector, candidates));
-    const hits = lists.length === 1 ? lists[0]!.slice(0, limit) : fuse(lists[0]!, lists[1]!, query.fusion).slice(0, limit);
+    const hits =
+      lists.length === 1 ? lists[0]!.slice(0, limit) : fuse(lists[0]!, lists[1]!, query.fusion).slice(0, limit);
     return hits.map(({ id, collection, score, text, payload }) => ({ id, collection, score, text, payload }));
   }
 
@@ -195,7 +248,14 @@ export class SqliteVectorStore implements VectorStore {
        from chunks_fts join chunks c on c.rowid = chunks_fts.rowid
        where chunks_fts match ? and c.tenant = ?${collectionSql} and ${where.sql}
        order by score desc limit ?`,
-    ).all(this.contextWeight, match, tenant, ...(query.collection === undefined ? [] : [query.collection]), ...where.params, limit) as (ChunkRow & { score: number })[];
+    ).all(
+      this.contextWeight,
+      match,
+      tenant,
+      ...(query.collection === undefined ? [] : [query.collection]),
+      ...where.params,
+      limit,
+    ) as (ChunkRow & { score: number })[];
     return rows.map((row) => toHit(row, row.score));
   }
 
@@ -208,7 +268,9 @@ export class SqliteVectorStore implements VectorStore {
     if (!vector.some((value) => value !== 0)) return [];
     if (this.cache && query.collection !== undefined) {
       // With a payload filter, the matching records' rowids (an indexed lookup), then only those are scored.
-      const among = hasFilter(query) ? this.matchingRowids(tenant, query.collection, dimensions, query.filter) : undefined;
+      const among = hasFilter(query)
+        ? this.matchingRowids(tenant, query.collection, dimensions, query.filter)
+        : undefined;
       const neighbours = this.cache.nearest(tenant, query.collection, vector, limit, among);
       if (neighbours) return this.neighbourHits(neighbours);
     }
@@ -221,7 +283,14 @@ export class SqliteVectorStore implements VectorStore {
   }
 
   /** sqlite-vec's query for the `limit` nearest records: `rowid` and `distance` (cosine), nearest first. */
-  private denseSql(tenant: string, query: VectorQuery, table: string, dimensions: number, bytes: Float32Array, limit: number): { sql: string; params: unknown[] } {
+  private denseSql(
+    tenant: string,
+    query: VectorQuery,
+    table: string,
+    dimensions: number,
+    bytes: Float32Array,
+    limit: number,
+  ): { sql: string; params: unknown[] } {
     const collectionArgs = query.collection === undefined ? [] : [query.collection];
     if (!hasFilter(query)) {
       // k-nearest neighbours inside the tenant's partition (vec0 answers the tenant filter itself).
@@ -241,18 +310,25 @@ export class SqliteVectorStore implements VectorStore {
     };
   }
 
-  private matchingRowids(tenant: string, collection: string, dimensions: number, filter: PayloadFilter | undefined): number[] {
+  private matchingRowids(
+    tenant: string,
+    collection: string,
+    dimensions: number,
+    filter: PayloadFilter | undefined,
+  ): number[] {
     const where = payloadFilterSql(filter, 'payload');
-    const rows = this.statement(`select rowid from chunks where tenant = ? and collection = ? and dimensions = ? and ${where.sql}`).all(tenant, collection, dimensions, ...where.params) as { rowid: number }[];
+    const rows = this.statement(
+      `select rowid from chunks where tenant = ? and collection = ? and dimensions = ? and ${where.sql}`,
+    ).all(tenant, collection, dimensions, ...where.params) as { rowid: number }[];
     return rows.map((row) => row.rowid);
   }
 
   /** The records of these neighbours, in their order. */
   private neighbourHits(neighbours: readonly DenseNeighbour[]): Hit[] {
     if (neighbours.length === 0) return [];
-    const rows = this.statement('select rowid, id, collection, text, payload from chunks where rowid in (select value from json_each(?))').all(
-      JSON.stringify(neighbours.map((neighbour) => neighbour.rowid)),
-    ) as ChunkRow[];
+    const rows = this.statement(
+      'select rowid, id, collection, text, payload from chunks where rowid in (select value from json_each(?))',
+    ).all(JSON.stringify(neighbours.map((neighbour) => neighbour.rowid))) as ChunkRow[];
     const byRowid = new Map(rows.map((row) => [row.rowid, row]));
     return neighbours.flatMap((neighbour) => {
       const row = byRowid.get(neighbour.rowid);
@@ -264,14 +340,34 @@ export class SqliteVectorStore implements VectorStore {
    * The collection's vector length after this call: creates the collection when missing, records the
    * length when it had none, and refuses a different one.
    */
-  private collectionDimensions(tenant: string, collection: string, dimensions: number | null, conflictCode: 'CONFLICT' | 'INVALID_INPUT'): void {
-    const row = this.statement('select dimensions from collections where tenant = ? and name = ?').get(tenant, collection) as { dimensions: number | null } | undefined;
+  private collectionDimensions(
+    tenant: string,
+    collection: string,
+    dimensions: number | null,
+    conflictCode: 'CONFLICT' | 'INVALID_INPUT',
+  ): void {
+    const row = this.statement('select dimensions from collections where tenant = ? and name = ?').get(
+      tenant,
+      collection,
+    ) as { dimensions: number | null } | undefined;
     if (!row) {
-      this.statement('insert into collections (tenant, name, dimensions, created_at) values (?, ?, ?, ?)').run(tenant, collection, dimensions, Date.now());
+      this.statement('insert into collections (tenant, name, dimensions, created_at) values (?, ?, ?, ?)').run(
+        tenant,
+        collection,
+        dimensions,
+        Date.now(),
+      );
     } else if (dimensions !== null && row.dimensions === null) {
-      this.statement('update collections set dimensions = ? where tenant = ? and name = ?').run(dimensions, tenant, collection);
+      this.statement('update collections set dimensions = ? where tenant = ? and name = ?').run(
+        dimensions,
+        tenant,
+        collection,
+      );
     } else if (dimensions !== null && row.dimensions !== dimensions) {
-      throw new AgentqError(conflictCode, `vector store: collection '${collection}' holds vectors of length ${row.dimensions}, not ${dimensions}; use another collection for another embedding model`);
+      throw new AgentqError(
+        conflictCode,
+        `vector store: collection '${collection}' holds vectors of length ${row.dimensions}, not ${dimensions}; use another collection for another embedding model`,
+      );
     }
   }
 
@@ -281,7 +377,11 @@ export class SqliteVectorStore implements VectorStore {
       return this.db.transaction(action).immediate();
     } catch (error) {
       if (error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_BUSY')) {
-        throw new AgentqError('UNAVAILABLE', `vector store ${this.db.name} stayed locked by another process longer than its busy timeout; the write will be retried`, { retryable: true, cause: error });
+        throw new AgentqError(
+          'UNAVAILABLE',
+          `vector store ${this.db.name} stayed locked by another process longer than its busy timeout; the write will be retried`,
+          { retryable: true, cause: error },
+        );
       }
       throw error;
     }
@@ -298,7 +398,14 @@ export class SqliteVectorStore implements VectorStore {
 }
 
 function toHit(row: ChunkRow, score: number): Hit {
-  return { rowid: row.rowid, id: row.id, collection: row.collection, score, text: row.text, payload: JSON.parse(row.payload) as Payload };
+  return {
+    rowid: row.rowid,
+    id: row.id,
+    collection: row.collection,
+    score,
+    text: row.text,
+    payload: JSON.parse(row.payload) as Payload,
+  };
 }
 
 /** The query names a payload filter with at least one condition. */

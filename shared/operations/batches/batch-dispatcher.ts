@@ -96,9 +96,15 @@ export class BatchDispatcher {
     return `${batchId}.i${index}`;
   }
 
-  async submit(request: BatchRequest, { tenant, idempotencyKey }: { tenant: string; idempotencyKey?: string }): Promise<{ batch: BatchRecord; created: boolean }> {
+  async submit(
+    request: BatchRequest,
+    { tenant, idempotencyKey }: { tenant: string; idempotencyKey?: string },
+  ): Promise<{ batch: BatchRecord; created: boolean }> {
     const parsed = batchRequestSchema.safeParse(request);
-    if (!parsed.success) throw new AgentqError('INVALID_INPUT', `invalid batch: ${formatZodError(parsed.error)}`, { details: parsed.error.issues });
+    if (!parsed.success)
+      throw new AgentqError('INVALID_INPUT', `invalid batch: ${formatZodError(parsed.error)}`, {
+        details: parsed.error.issues,
+      });
     const batch: ParsedBatchRequest = parsed.data;
     const batchId = idempotencyKey
       ? `bat_k${createHash('sha256').update(tenant).update('\0').update(idempotencyKey).digest('hex').slice(0, 27)}`
@@ -106,7 +112,11 @@ export class BatchDispatcher {
     const ids = new Set<string>();
     const items: BatchItem[] = batch.questions.map((question, index) => {
       const id = question.id ?? String(index + 1);
-      if (ids.has(id)) throw new AgentqError('INVALID_INPUT', `invalid batch: questions.${index}.id '${id}' is used twice; ids must be unique`);
+      if (ids.has(id))
+        throw new AgentqError(
+          'INVALID_INPUT',
+          `invalid batch: questions.${index}.id '${id}' is used twice; ids must be unique`,
+        );
       ids.add(id);
       return { id, question: question.question };
     });
@@ -136,10 +146,14 @@ export class BatchDispatcher {
       // The indexes are keys of their own (other Cluster slots than the batch's tag): written after the
       // batch, so an index entry always has a batch behind it. A crash in between leaves a batch the
       // reconciler does not top up; the client's retry (same idempotency key) tops it up below.
-      await slotPipeline(redis).zadd(keys.tenantBatches(tenant), now, batchId).zadd(keys.activeBatches(), now, batchId).exec();
+      await slotPipeline(redis)
+        .zadd(keys.tenantBatches(tenant), now, batchId)
+        .zadd(keys.activeBatches(), now, batchId)
+        .exec();
     } else {
       const owner = await redis.hget(batchKeys.meta, 'tenant');
-      if (owner !== tenant) throw new AgentqError('CONFLICT', `batch id ${batchId} is taken; use another idempotency key`);
+      if (owner !== tenant)
+        throw new AgentqError('CONFLICT', `batch id ${batchId} is taken; use another idempotency key`);
     }
     await this.topUp(batchId);
     const record = await this.get(batchId);
@@ -167,7 +181,9 @@ export class BatchDispatcher {
   }
 
   private async items(batchId: string): Promise<BatchItem[]> {
-    return (await this.options.redis.lrange(this.options.keys.batch(batchId).items, 0, -1)).map((item) => JSON.parse(item) as BatchItem);
+    return (await this.options.redis.lrange(this.options.keys.batch(batchId).items, 0, -1)).map(
+      (item) => JSON.parse(item) as BatchItem,
+    );
   }
 
   /** Dispatches items while the batch has free slots. */
@@ -177,7 +193,12 @@ export class BatchDispatcher {
     let dispatched = 0;
     let meta: BatchMeta | null = null;
     for (;;) {
-      const index = await runScript<number>(redis, CLAIM, [batchKeys.meta, batchKeys.inflight], [`${batchId}.i`, Date.now()]);
+      const index = await runScript<number>(
+        redis,
+        CLAIM,
+        [batchKeys.meta, batchKeys.inflight],
+        [`${batchId}.i`, Date.now()],
+      );
       if (index < 0) break;
       meta ??= await this.meta(batchId);
       if (!meta) break;
@@ -192,7 +213,12 @@ export class BatchDispatcher {
     const { question } = JSON.parse(item) as BatchItem;
     const runId = this.runId(meta.id, index);
     const { record } = await this.options.enqueuer.enqueue(
-      { graph: meta.graph, tenant: meta.tenant, runId, input: { query: question, collection: meta.collection, ...meta.options } },
+      {
+        graph: meta.graph,
+        tenant: meta.tenant,
+        runId,
+        input: { query: question, collection: meta.collection, ...meta.options },
+      },
       { batchId: meta.id, priority: meta.priority },
     );
     // Already answered (a repaired or re-sent item): free its slot at once.
@@ -202,7 +228,12 @@ export class BatchDispatcher {
   /** A run finished: free its slot, then fill free slots. Workers call this for runs with a batchId. */
   async onRunFinished(runId: string, batchId: string): Promise<void> {
     const batchKeys = this.options.keys.batch(batchId);
-    const status = await runScript<string>(this.options.redis, RELEASE, [batchKeys.meta, batchKeys.inflight], [runId, Date.now()]);
+    const status = await runScript<string>(
+      this.options.redis,
+      RELEASE,
+      [batchKeys.meta, batchKeys.inflight],
+      [runId, Date.now()],
+    );
     if (status === 'completed') await this.finish(batchId);
     else if (status === 'running') await this.topUp(batchId);
   }
@@ -211,7 +242,11 @@ export class BatchDispatcher {
     const { redis, keys, retentionSeconds } = this.options;
     const batchKeys = keys.batch(batchId);
     // The active index and the batch's keys are in different Cluster slots: not one MULTI (nothing reads them together).
-    await slotPipeline(redis).zrem(keys.activeBatches(), batchId).expire(batchKeys.meta, retentionSeconds).expire(batchKeys.items, retentionSeconds).exec();
+    await slotPipeline(redis)
+      .zrem(keys.activeBatches(), batchId)
+      .expire(batchKeys.meta, retentionSeconds)
+      .expire(batchKeys.items, retentionSeconds)
+      .exec();
   }
 
   /** After a crash: enqueue claimed items that have no run, free slots of finished runs, top up. */
@@ -277,7 +312,8 @@ export class BatchDispatcher {
   private async runStatuses(meta: BatchMeta): Promise<(RunStatus | null)[]> {
     // The runs of a batch are spread over the shards: one pipeline per slot on a Cluster.
     const pipeline = slotPipeline(this.options.redis);
-    for (let index = 0; index < meta.total; index += 1) pipeline.hget(this.options.keys.run(this.runId(meta.id, index)).meta, 'status');
+    for (let index = 0; index < meta.total; index += 1)
+      pipeline.hget(this.options.keys.run(this.runId(meta.id, index)).meta, 'status');
     const replies = (await pipeline.exec()) ?? [];
     return replies.map(([, status]) => (status as RunStatus | null) ?? null);
   }
@@ -288,7 +324,8 @@ export class BatchDispatcher {
     if (!meta) return null;
     const items = await this.items(batchId);
     const pipeline = slotPipeline(this.options.redis);
-    for (let index = 0; index < items.length; index += 1) pipeline.hgetall(this.options.keys.run(this.runId(meta.id, index)).meta);
+    for (let index = 0; index < items.length; index += 1)
+      pipeline.hgetall(this.options.keys.run(this.runId(meta.id, index)).meta);
     const replies = (await pipeline.exec()) ?? [];
     return items.map((item, index) => {
       const fields = replies[index]?.[1] as Record<string, string> | undefined;

@@ -5,7 +5,9 @@ import { BATCH_PRIORITY, MAX_PRIORITY } from '../../contracts/job-schema.js';
 const id = z.string().regex(ID_PATTERN, "must be 1-128 characters of letters, digits, '_', '.' or '-'");
 
 /** One question of a batch; `id` defaults to its 1-based position. */
-export const batchQuestionSchema = z.object({ id: id.optional(), question: z.string().trim().min(1, 'question must not be empty').max(20_000) }).strict();
+export const batchQuestionSchema = z
+  .object({ id: id.optional(), question: z.string().trim().min(1, 'question must not be empty').max(20_000) })
+  .strict();
 
 /**
  * A batch of questions answered as one run each (DESIGN §6 `POST /v1/batches`). The per-run input is the

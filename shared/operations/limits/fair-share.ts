@@ -54,7 +54,10 @@ export class FairShare {
       // The tenant count rides along with the load count (one round trip, not two): a busy one-tenant
       // deployment holds more than its share all the time, and asked for it on every enqueue. EVAL, not
       // EVALSHA: a pipeline cannot fall back on NOSCRIPT, and Redis caches the compiled script anyway.
-      const replies = await slotPipeline(this.redis).eval(COUNT_AND_ADD, 1, this.keys.tenantLoad(tenant), runId, now).scard(this.keys.tenants()).exec();
+      const replies = await slotPipeline(this.redis)
+        .eval(COUNT_AND_ADD, 1, this.keys.tenantLoad(tenant), runId, now)
+        .scard(this.keys.tenants())
+        .exec();
       const [[countError, count] = [], [, tenants] = []] = replies ?? [];
       if (countError) throw countError;
       before = Number(count);
@@ -107,7 +110,12 @@ export class FairShare {
       const replies = (await pipeline.exec()) ?? [];
       replies.forEach(([, status], index) => {
         const [id, addedAt] = [chunk[index * 2]!, Number(chunk[index * 2 + 1])];
-        if (typeof status === 'string' ? (TERMINAL_STATUSES as readonly string[]).includes(status) : now - addedAt > SWEEP_EVERY_MS) stale.push(id);
+        if (
+          typeof status === 'string'
+            ? (TERMINAL_STATUSES as readonly string[]).includes(status)
+            : now - addedAt > SWEEP_EVERY_MS
+        )
+          stale.push(id);
       });
     }
     if (stale.length > 0) await this.redis.zrem(key, ...stale);

@@ -3,7 +3,6 @@ import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
 import type { Keys } from '../../store/keys.js';
 import { runScript } from '../../adapters/redis/create-redis.js';
 
-
 /**
  * Takes a request slot if both the request and the token budget of the last 60 s allow it.
  * Members are `<ms>:<id>:<tokens>`; the window is exact (a log, not a bucket), so no 60-s window ever
@@ -74,7 +73,8 @@ export interface ProviderLimits {
   tokensPerMinute: number;
 }
 
-export type AcquireResult = { granted: true; ticket: string } | { granted: false; retryAfterMs: number; impossible?: boolean };
+export type AcquireResult =
+  { granted: true; ticket: string } | { granted: false; retryAfterMs: number; impossible?: boolean };
 
 /**
  * Provider limits shared by every worker (requests/min and tokens/min per provider+model), so a fleet of
@@ -92,13 +92,18 @@ export class ProviderRateLimiter {
   /** Asks for one request that may use `tokens` (estimated prompt tokens + max_tokens). */
   async acquire(provider: string, model: string, limits: ProviderLimits, tokens: number): Promise<AcquireResult> {
     if (limits.requestsPerMinute <= 0 && limits.tokensPerMinute <= 0) return { granted: true, ticket: '' };
-    const [wait, member] = await runScript<[number, string]>(this.redis, ACQUIRE, [this.keys.providerLimit(provider, model)], [
-      limits.requestsPerMinute,
-      limits.tokensPerMinute,
-      Math.max(0, Math.round(tokens)),
-      randomUUID().slice(0, 8),
-      this.windowMs,
-    ]);
+    const [wait, member] = await runScript<[number, string]>(
+      this.redis,
+      ACQUIRE,
+      [this.keys.providerLimit(provider, model)],
+      [
+        limits.requestsPerMinute,
+        limits.tokensPerMinute,
+        Math.max(0, Math.round(tokens)),
+        randomUUID().slice(0, 8),
+        this.windowMs,
+      ],
+    );
     if (wait === 0) return { granted: true, ticket: member };
     if (wait < 0) return { granted: false, retryAfterMs: this.windowMs, impossible: true };
     return { granted: false, retryAfterMs: wait };
@@ -107,6 +112,11 @@ export class ProviderRateLimiter {
   /** Reconciles a granted request with the response's real usage. */
   async settle(provider: string, model: string, ticket: string, actualTokens: number): Promise<void> {
     if (!ticket) return;
-    await runScript(this.redis, SETTLE, [this.keys.providerLimit(provider, model)], [ticket, Math.max(0, Math.round(actualTokens))]);
+    await runScript(
+      this.redis,
+      SETTLE,
+      [this.keys.providerLimit(provider, model)],
+      [ticket, Math.max(0, Math.round(actualTokens))],
+    );
   }
 }

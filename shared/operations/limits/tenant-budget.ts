@@ -3,7 +3,13 @@ import { AgentqError } from '../../contracts/errors.js';
 import type { Keys } from '../../store/keys.js';
 import type { RedisMetrics } from '../metrics/redis-metrics.js';
 import { runScript } from '../../adapters/redis/create-redis.js';
-import { LIMIT_FIELDS, microsToUsd, parseTenantBudgetLimits, usdToMicros, type TenantBudgetLimits } from './tenant-budget-limits.js';
+import {
+  LIMIT_FIELDS,
+  microsToUsd,
+  parseTenantBudgetLimits,
+  usdToMicros,
+  type TenantBudgetLimits,
+} from './tenant-budget-limits.js';
 
 /**
  * KEYS: 1 limits · 2 day usage · 3 month usage · 4 reservations
@@ -141,7 +147,13 @@ export class TenantBudget {
   constructor(
     private readonly redis: RedisConnection,
     private readonly keys: Keys,
-    { defaults = {}, reservationTtlMs = 600_000, dayUsageTtlSeconds = 35 * 86_400, monthUsageTtlSeconds = 400 * 86_400, metrics }: TenantBudgetOptions = {},
+    {
+      defaults = {},
+      reservationTtlMs = 600_000,
+      dayUsageTtlSeconds = 35 * 86_400,
+      monthUsageTtlSeconds = 400 * 86_400,
+      metrics,
+    }: TenantBudgetOptions = {},
   ) {
     this.defaults = parseTenantBudgetLimits(defaults);
     this.reservationTtlMs = reservationTtlMs;
@@ -156,7 +168,11 @@ export class TenantBudget {
     const key = this.keys.tenantBudget(tenant).limits;
     const fields = toFields(parsed);
     // An empty hash would fall back to the defaults: an explicit `{}` is stored as a marker field instead.
-    await this.redis.multi().del(key).hset(key, { set: '1', ...fields }).exec();
+    await this.redis
+      .multi()
+      .del(key)
+      .hset(key, { set: '1', ...fields })
+      .exec();
     return parsed;
   }
 
@@ -174,7 +190,11 @@ export class TenantBudget {
   }
 
   /** Holds an estimate before a model call; throws TENANT_BUDGET_EXCEEDED (not retryable) when it does not fit. */
-  async reserve(tenant: string, estimate: { callId: string; tokens: number; costUsd: number }, now = Date.now()): Promise<BudgetReservation> {
+  async reserve(
+    tenant: string,
+    estimate: { callId: string; tokens: number; costUsd: number },
+    now = Date.now(),
+  ): Promise<BudgetReservation> {
     const keys = this.keys.tenantBudget(tenant);
     const tokens = Math.max(0, Math.ceil(estimate.tokens));
     const cost = Math.max(0, usdToMicros(estimate.costUsd));
@@ -184,13 +204,22 @@ export class TenantBudget {
       this.redis,
       RESERVE,
       [keys.limits, keys.day(utcDay(now)), keys.month(utcMonth(now)), keys.reservations],
-      [member, tokens, cost, now, this.reservationTtlMs, ...Object.values(LIMIT_FIELDS).map((field) => defaults[field] ?? '')],
+      [
+        member,
+        tokens,
+        cost,
+        now,
+        this.reservationTtlMs,
+        ...Object.values(LIMIT_FIELDS).map((field) => defaults[field] ?? ''),
+      ],
     );
     if (result[0] === 1) return { tenant, member };
     const [, field, limit, used] = result;
     const isCost = field!.startsWith('cost');
     const shown = (value: string) => (isCost ? `$${microsToUsd(Number(value))}` : `${value} tokens`);
-    const name = (Object.keys(LIMIT_FIELDS) as (keyof TenantBudgetLimits)[]).find((key) => LIMIT_FIELDS[key] === field)!;
+    const name = (Object.keys(LIMIT_FIELDS) as (keyof TenantBudgetLimits)[]).find(
+      (key) => LIMIT_FIELDS[key] === field,
+    )!;
     throw new AgentqError(
       'TENANT_BUDGET_EXCEEDED',
       `tenant ${tenant} has used ${shown(used!)} of its ${name} budget of ${shown(limit!)}; this call needs about ${isCost ? `$${microsToUsd(cost)}` : `${tokens} tokens`} more. Raise the limit (PUT /v1/admin/tenants/${tenant}/limits) or wait for the next ${name.endsWith('Day') ? 'UTC day' : 'UTC month'}`,
@@ -207,7 +236,12 @@ export class TenantBudget {
   }
 
   /** Counts a call's real spend (once per call id) and drops its reservation. → false if already counted. */
-  async settle(tenant: string, reservation: BudgetReservation | undefined, spend: BudgetSpend, now = Date.now()): Promise<boolean> {
+  async settle(
+    tenant: string,
+    reservation: BudgetReservation | undefined,
+    spend: BudgetSpend,
+    now = Date.now(),
+  ): Promise<boolean> {
     const keys = this.keys.tenantBudget(tenant);
     const counted = await runScript<number>(
       this.redis,
@@ -238,7 +272,10 @@ export class TenantBudget {
   }
 
   /** The tenant's spend on each of the last `days` UTC days (newest first) and this month, per graph and model. */
-  async usage(tenant: string, { days = 7, now = Date.now() }: { days?: number; now?: number } = {}): Promise<{ days: UsagePeriod[]; month: UsagePeriod }> {
+  async usage(
+    tenant: string,
+    { days = 7, now = Date.now() }: { days?: number; now?: number } = {},
+  ): Promise<{ days: UsagePeriod[]; month: UsagePeriod }> {
     const keys = this.keys.tenantBudget(tenant);
     const periods = Array.from({ length: days }, (_unused, index) => utcDay(now - index * 86_400_000));
     const pipeline = this.redis.pipeline();
@@ -277,7 +314,7 @@ function toPeriod(period: string, hash: Record<string, string>): UsagePeriod {
     const match = /^(tokens|costMicros):(graph|model):(.*)$/s.exec(field);
     if (!match) continue;
     const [, measure, kind, name] = match as unknown as [string, 'tokens' | 'costMicros', 'graph' | 'model', string];
-    const bucket = (kind === 'graph' ? result.byGraph : result.byModel);
+    const bucket = kind === 'graph' ? result.byGraph : result.byModel;
     const entry = (bucket[name] ??= { tokens: 0, costUsd: 0 });
     if (measure === 'tokens') entry.tokens = Number(value);
     else entry.costUsd = microsToUsd(Number(value));

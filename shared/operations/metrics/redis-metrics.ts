@@ -12,7 +12,16 @@ export interface QueueCountsSource {
   getJobCounts(...types: string[]): Promise<Record<string, number>>;
 }
 
-const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused', 'completed', 'failed'];
+const QUEUE_STATES = [
+  'waiting',
+  'active',
+  'delayed',
+  'prioritized',
+  'waiting-children',
+  'paused',
+  'completed',
+  'failed',
+];
 const FINISHED_STATUSES = ['completed', 'failed', 'cancelled'];
 const ACTIVE_STATUSES = ['queued', 'running', 'waiting', 'cancelling'];
 /** Active runs whose status is sampled per scrape; past this the gauge counts the oldest ones only. */
@@ -74,12 +83,24 @@ export class RedisMetrics {
   /** A tenant's counted model spend (TenantBudget.settle): `agentq_tenant_*_total{tenant}`. */
   async tenantUsage(tenant: string, tokens: number, costUsd: number): Promise<void> {
     const key = this.keys.metrics('tenant-usage');
-    await this.redis.multi().hincrby(key, field(tenant, 'tokens'), Math.round(tokens)).hincrbyfloat(key, field(tenant, 'cost'), costUsd).exec();
+    await this.redis
+      .multi()
+      .hincrby(key, field(tenant, 'tokens'), Math.round(tokens))
+      .hincrbyfloat(key, field(tenant, 'cost'), costUsd)
+      .exec();
   }
 
   /** Everything above plus active runs by status and each queue's job counts, as Prometheus text. */
   async render(queues: readonly QueueCountsSource[] = []): Promise<string> {
-    const families = ['runs-finished', 'steps-completed', 'steps-failed', 'steps-retried', 'step-duration', 'llm-usage', 'tenant-usage'];
+    const families = [
+      'runs-finished',
+      'steps-completed',
+      'steps-failed',
+      'steps-retried',
+      'step-duration',
+      'llm-usage',
+      'tenant-usage',
+    ];
     const pipeline = slotPipeline(this.redis);
     for (const family of families) pipeline.hgetall(this.keys.metrics(family));
     const replies = (await pipeline.exec()) ?? [];
@@ -87,7 +108,10 @@ export class RedisMetrics {
       if (error) throw error;
       return value as Record<string, string>;
     });
-    const [runsFinished, completed, failed, retried, durations, usage, tenantUsage] = hashes as [Record<string, string>, ...Record<string, string>[]];
+    const [runsFinished, completed, failed, retried, durations, usage, tenantUsage] = hashes as [
+      Record<string, string>,
+      ...Record<string, string>[],
+    ];
     const [activeStatuses, queueCounts] = await Promise.all([
       this.activeStatuses(),
       Promise.all(queues.map(async (queue) => [queue.name, await queue.getJobCounts(...QUEUE_STATES)] as const)),
@@ -95,12 +119,26 @@ export class RedisMetrics {
 
     const text = new PrometheusText();
     text.family('agentq_runs_finished_total', 'counter', 'Runs that reached a terminal status, by status.');
-    for (const status of FINISHED_STATUSES) text.sample('agentq_runs_finished_total', { status }, Number(runsFinished[status] ?? 0));
+    for (const status of FINISHED_STATUSES)
+      text.sample('agentq_runs_finished_total', { status }, Number(runsFinished[status] ?? 0));
     text.family('agentq_runs_active', 'gauge', 'Runs not yet finished, by status.');
-    for (const status of ACTIVE_STATUSES) text.sample('agentq_runs_active', { status }, activeStatuses.get(status) ?? 0);
+    for (const status of ACTIVE_STATUSES)
+      text.sample('agentq_runs_active', { status }, activeStatuses.get(status) ?? 0);
     counterByLabel(text, 'agentq_steps_completed_total', 'Steps committed, by node.', 'node', completed!);
-    counterByLabel(text, 'agentq_steps_failed_total', 'Steps that failed their run after the retry policy was spent, by node.', 'node', failed!);
-    counterByLabel(text, 'agentq_steps_retried_total', 'Step attempts that failed and were retried, by node.', 'node', retried!);
+    counterByLabel(
+      text,
+      'agentq_steps_failed_total',
+      'Steps that failed their run after the retry policy was spent, by node.',
+      'node',
+      failed!,
+    );
+    counterByLabel(
+      text,
+      'agentq_steps_retried_total',
+      'Step attempts that failed and were retried, by node.',
+      'node',
+      retried!,
+    );
     histogram(text, durations!);
     text.family('agentq_llm_tokens_total', 'counter', 'Model tokens, by model and direction (input, output).');
     const models = groupFields(usage!);
@@ -109,13 +147,28 @@ export class RedisMetrics {
       text.sample('agentq_llm_tokens_total', { model, direction: 'output' }, Number(values.get('output') ?? 0));
     }
     text.family('agentq_llm_cost_usd_total', 'counter', 'Estimated model cost in US dollars, by model.');
-    for (const [model, values] of models) text.sample('agentq_llm_cost_usd_total', { model }, Number(values.get('cost') ?? 0));
+    for (const [model, values] of models)
+      text.sample('agentq_llm_cost_usd_total', { model }, Number(values.get('cost') ?? 0));
     const tenants = groupFields(tenantUsage!);
-    text.family('agentq_tenant_tokens_total', 'counter', 'Model tokens counted against each tenant budget (input + output), by tenant.');
-    for (const [tenant, values] of tenants) text.sample('agentq_tenant_tokens_total', { tenant }, Number(values.get('tokens') ?? 0));
-    text.family('agentq_tenant_cost_usd_total', 'counter', 'Estimated model cost counted against each tenant budget, in US dollars, by tenant.');
-    for (const [tenant, values] of tenants) text.sample('agentq_tenant_cost_usd_total', { tenant }, Number(values.get('cost') ?? 0));
-    text.family('agentq_queue_jobs', 'gauge', 'Jobs in each agentq queue, by state (the step queue summed over its shards).');
+    text.family(
+      'agentq_tenant_tokens_total',
+      'counter',
+      'Model tokens counted against each tenant budget (input + output), by tenant.',
+    );
+    for (const [tenant, values] of tenants)
+      text.sample('agentq_tenant_tokens_total', { tenant }, Number(values.get('tokens') ?? 0));
+    text.family(
+      'agentq_tenant_cost_usd_total',
+      'counter',
+      'Estimated model cost counted against each tenant budget, in US dollars, by tenant.',
+    );
+    for (const [tenant, values] of tenants)
+      text.sample('agentq_tenant_cost_usd_total', { tenant }, Number(values.get('cost') ?? 0));
+    text.family(
+      'agentq_queue_jobs',
+      'gauge',
+      'Jobs in each agentq queue, by state (the step queue summed over its shards).',
+    );
     const byName = new Map<string, Record<string, number>>();
     for (const [queue, counts] of queueCounts) {
       const sum = byName.get(queue) ?? {};
@@ -136,7 +189,8 @@ export class RedisMetrics {
     const pipeline = slotPipeline(this.redis);
     for (const id of ids) pipeline.hget(this.keys.run(id).meta, 'status');
     for (const [, status] of (await pipeline.exec()) ?? []) {
-      if (typeof status === 'string' && ACTIVE_STATUSES.includes(status)) counts.set(status, (counts.get(status) ?? 0) + 1);
+      if (typeof status === 'string' && ACTIVE_STATUSES.includes(status))
+        counts.set(status, (counts.get(status) ?? 0) + 1);
     }
     return counts;
   }
@@ -157,7 +211,13 @@ function groupFields(hash: Record<string, string>): Map<string, Map<string, stri
   return new Map([...groups].sort(([a], [b]) => a.localeCompare(b)));
 }
 
-function counterByLabel(text: PrometheusText, name: string, help: string, label: string, hash: Record<string, string>): void {
+function counterByLabel(
+  text: PrometheusText,
+  name: string,
+  help: string,
+  label: string,
+  hash: Record<string, string>,
+): void {
   text.family(name, 'counter', help);
   for (const key of Object.keys(hash).sort()) text.sample(name, { [label]: key }, Number(hash[key]));
 }

@@ -24,7 +24,14 @@ export const scheduleSpecSchema = z
     input: runJobSchema.shape.input,
     options: runOptionsSchema.optional(),
     priority: runJobSchema.shape.priority,
-    cron: z.string().min(1).max(200).optional().describe("a cron expression, e.g. '0 9 * * 1-5' (minute hour day month weekday; a sixth leading field is seconds)"),
+    cron: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        "a cron expression, e.g. '0 9 * * 1-5' (minute hour day month weekday; a sixth leading field is seconds)",
+      ),
     tz: z.string().min(1).max(64).optional().describe("the cron's IANA time zone, e.g. 'Europe/Berlin' (default UTC)"),
     everyMs: z
       .number({ error: `everyMs must be a whole number of milliseconds, at least ${MIN_EVERY_MS}` })
@@ -39,15 +46,27 @@ export const scheduleSpecSchema = z
   .strict()
   .superRefine((spec, context) => {
     if (spec.cron === undefined && spec.everyMs === undefined) {
-      context.addIssue({ code: 'custom', path: ['cron'], message: "give either cron (e.g. '0 9 * * 1-5') or everyMs (e.g. 60000)" });
+      context.addIssue({
+        code: 'custom',
+        path: ['cron'],
+        message: "give either cron (e.g. '0 9 * * 1-5') or everyMs (e.g. 60000)",
+      });
     }
     if (spec.cron !== undefined && spec.everyMs !== undefined) {
       context.addIssue({ code: 'custom', path: ['everyMs'], message: 'give either cron or everyMs, not both' });
     }
     if (spec.tz !== undefined && !isTimeZone(spec.tz)) {
-      context.addIssue({ code: 'custom', path: ['tz'], message: `'${spec.tz}' is not an IANA time zone (e.g. 'Europe/Berlin', 'America/New_York', 'UTC')` });
+      context.addIssue({
+        code: 'custom',
+        path: ['tz'],
+        message: `'${spec.tz}' is not an IANA time zone (e.g. 'Europe/Berlin', 'America/New_York', 'UTC')`,
+      });
     } else if (spec.tz !== undefined && spec.cron === undefined) {
-      context.addIssue({ code: 'custom', path: ['tz'], message: 'tz applies to a cron schedule only; an everyMs schedule counts from its start' });
+      context.addIssue({
+        code: 'custom',
+        path: ['tz'],
+        message: 'tz applies to a cron schedule only; an everyMs schedule counts from its start',
+      });
     }
     if (spec.cron !== undefined) {
       const problem = cronProblem(spec.cron, spec.tz !== undefined && isTimeZone(spec.tz) ? spec.tz : undefined);
@@ -68,14 +87,20 @@ export type SchedulePatch = Partial<{ [K in keyof ScheduleSpec]: ScheduleSpec[K]
 /** The spec checked; → it parsed, or INVALID_INPUT naming each field and what it accepts. */
 export function parseScheduleSpec(input: unknown): ScheduleSpec {
   const parsed = scheduleSpecSchema.safeParse(input);
-  if (!parsed.success) throw new AgentqError('INVALID_INPUT', `invalid schedule: ${formatZodError(parsed.error)}`, { details: parsed.error.issues });
+  if (!parsed.success)
+    throw new AgentqError('INVALID_INPUT', `invalid schedule: ${formatZodError(parsed.error)}`, {
+      details: parsed.error.issues,
+    });
   return parsed.data;
 }
 
 /** `current` with `patch` applied (not yet checked: parseScheduleSpec the result). */
 export function applySchedulePatch(current: ScheduleSpec, patch: unknown): Record<string, unknown> {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
-    throw new AgentqError('INVALID_INPUT', 'a schedule change must be a JSON object of the fields to change, e.g. {"everyMs": 60000} or {"paused": true}');
+    throw new AgentqError(
+      'INVALID_INPUT',
+      'a schedule change must be a JSON object of the fields to change, e.g. {"everyMs": 60000} or {"paused": true}',
+    );
   }
   const next: Record<string, unknown> = { ...current };
   const changes = patch as Record<string, unknown>;
@@ -103,7 +128,8 @@ function isTimeZone(tz: string): boolean {
 /** What is wrong with a cron expression (BullMQ's own parser decides), or undefined. */
 function cronProblem(cron: string, tz: string | undefined): string | undefined {
   const fields = cron.trim().split(/\s+/).length;
-  if (fields < 5 || fields > 6) return `'${cron}' has ${fields} fields; a cron expression has 5 (minute hour day month weekday) or 6 (seconds first), e.g. '0 9 * * 1-5'`;
+  if (fields < 5 || fields > 6)
+    return `'${cron}' has ${fields} fields; a cron expression has 5 (minute hour day month weekday) or 6 (seconds first), e.g. '0 9 * * 1-5'`;
   try {
     CronExpressionParser.parse(cron, tz ? { tz } : {}).next();
     return undefined;

@@ -3,7 +3,12 @@ import { AgentqError } from '../../contracts/errors.js';
 import { newScheduleId } from '../../contracts/ids.js';
 import type { Keys } from '../../store/keys.js';
 import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
-import { applySchedulePatch, MAX_SCHEDULES_PER_TENANT, parseScheduleSpec, type ScheduleSpec } from './schedule-schema.js';
+import {
+  applySchedulePatch,
+  MAX_SCHEDULES_PER_TENANT,
+  parseScheduleSpec,
+  type ScheduleSpec,
+} from './schedule-schema.js';
 
 /** A schedule as stored: its spec (without `paused`) and its state. */
 export interface ScheduleDefinition {
@@ -75,9 +80,19 @@ export class Schedules {
     await this.options.requireGraph?.(spec.graph, spec.graphVersion);
     const key = keys.schedules(tenant).definitions;
     if ((await redis.hlen(key)) >= MAX_SCHEDULES_PER_TENANT) {
-      throw new AgentqError('INVALID_INPUT', `tenant ${tenant} has ${MAX_SCHEDULES_PER_TENANT} schedules, the most it may have; delete schedules it no longer needs first`);
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `tenant ${tenant} has ${MAX_SCHEDULES_PER_TENANT} schedules, the most it may have; delete schedules it no longer needs first`,
+      );
     }
-    const definition: ScheduleDefinition = { id: newScheduleId(), tenant, spec, paused, createdAt: now, updatedAt: now };
+    const definition: ScheduleDefinition = {
+      id: newScheduleId(),
+      tenant,
+      spec,
+      paused,
+      createdAt: now,
+      updatedAt: now,
+    };
     await redis.hset(key, definition.id, JSON.stringify(definition));
     try {
       if (!paused) await this.arm(definition);
@@ -92,7 +107,9 @@ export class Schedules {
   /** The tenant's schedules, oldest first. */
   async list(tenant: string): Promise<ScheduleRecord[]> {
     const all = await this.options.redis.hvals(this.options.keys.schedules(tenant).definitions);
-    const definitions = all.map((text) => JSON.parse(text) as ScheduleDefinition).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+    const definitions = all
+      .map((text) => JSON.parse(text) as ScheduleDefinition)
+      .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
     return Promise.all(definitions.map((definition) => this.describe(definition)));
   }
 
@@ -115,8 +132,11 @@ export class Schedules {
   async update(tenant: string, scheduleId: string, patch: unknown, now = Date.now()): Promise<ScheduleRecord | null> {
     const current = await this.definition(tenant, scheduleId);
     if (!current) return null;
-    const { paused = false, ...spec } = parseScheduleSpec(applySchedulePatch({ ...current.spec, paused: current.paused }, patch));
-    if (spec.graph !== current.spec.graph || spec.graphVersion !== current.spec.graphVersion) await this.options.requireGraph?.(spec.graph, spec.graphVersion);
+    const { paused = false, ...spec } = parseScheduleSpec(
+      applySchedulePatch({ ...current.spec, paused: current.paused }, patch),
+    );
+    if (spec.graph !== current.spec.graph || spec.graphVersion !== current.spec.graphVersion)
+      await this.options.requireGraph?.(spec.graph, spec.graphVersion);
     const next: ScheduleDefinition = { ...current, spec, paused, updatedAt: now };
     await this.options.redis.hset(this.options.keys.schedules(tenant).definitions, scheduleId, JSON.stringify(next));
     if (paused) await this.options.queue.removeJobScheduler(scheduleId);
@@ -129,29 +149,45 @@ export class Schedules {
     const { redis, keys, queue } = this.options;
     if (!(await this.definition(tenant, scheduleId))) return false;
     await queue.removeJobScheduler(scheduleId);
-    await redis.multi().hdel(keys.schedules(tenant).definitions, scheduleId).del(keys.schedules(tenant).runs(scheduleId)).exec();
+    await redis
+      .multi()
+      .hdel(keys.schedules(tenant).definitions, scheduleId)
+      .del(keys.schedules(tenant).runs(scheduleId))
+      .exec();
     return true;
   }
 
   /** The runs the schedule's ticks started, newest first (at most the last 100). */
   async runs(tenant: string, scheduleId: string, limit = RUNS_KEPT): Promise<ScheduledRun[]> {
-    const flat = await this.options.redis.zrevrange(this.options.keys.schedules(tenant).runs(scheduleId), 0, limit - 1, 'WITHSCORES');
+    const flat = await this.options.redis.zrevrange(
+      this.options.keys.schedules(tenant).runs(scheduleId),
+      0,
+      limit - 1,
+      'WITHSCORES',
+    );
     const runs: ScheduledRun[] = [];
-    for (let i = 0; i < flat.length; i += 2) runs.push({ runId: flat[i]!, scheduledFor: new Date(Number(flat[i + 1])).toISOString() });
+    for (let i = 0; i < flat.length; i += 2)
+      runs.push({ runId: flat[i]!, scheduledFor: new Date(Number(flat[i + 1])).toISOString() });
     return runs;
   }
 
   /** Notes that the tick at `tickAt` started `runId` (idempotent: a tick is one member). */
   async recordTick(tenant: string, scheduleId: string, runId: string, tickAt: number): Promise<void> {
     const key = this.options.keys.schedules(tenant).runs(scheduleId);
-    await this.options.redis.multi().zadd(key, tickAt, runId).zremrangebyrank(key, 0, -(RUNS_KEPT + 1)).exec();
+    await this.options.redis
+      .multi()
+      .zadd(key, tickAt, runId)
+      .zremrangebyrank(key, 0, -(RUNS_KEPT + 1))
+      .exec();
   }
 
   /** Creates or replaces the schedule's BullMQ job scheduler from its definition. */
   private async arm(definition: ScheduleDefinition): Promise<void> {
     const { spec } = definition;
     const repeat: Omit<RepeatOptions, 'key'> = {
-      ...(spec.cron === undefined ? { every: spec.everyMs! } : { pattern: spec.cron, ...(spec.tz ? { tz: spec.tz } : { tz: 'UTC' }) }),
+      ...(spec.cron === undefined
+        ? { every: spec.everyMs! }
+        : { pattern: spec.cron, ...(spec.tz ? { tz: spec.tz } : { tz: 'UTC' }) }),
       ...(spec.startAt ? { startDate: Date.parse(spec.startAt) } : {}),
       ...(spec.endAt ? { endDate: Date.parse(spec.endAt) } : {}),
     };
@@ -181,7 +217,13 @@ export class Schedules {
 
 /** The fields that decide when ticks fall: a change to any re-arms the BullMQ scheduler. */
 function timingOf(spec: Omit<ScheduleSpec, 'paused'>): string {
-  return JSON.stringify([spec.cron ?? null, spec.tz ?? null, spec.everyMs ?? null, spec.startAt ?? null, spec.endAt ?? null]);
+  return JSON.stringify([
+    spec.cron ?? null,
+    spec.tz ?? null,
+    spec.everyMs ?? null,
+    spec.startAt ?? null,
+    spec.endAt ?? null,
+  ]);
 }
 
 /** The tick time of a tick job (`repeat:<schedulerId>:<ms>`, BullMQ's job scheduler ids), or undefined. */

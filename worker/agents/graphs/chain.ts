@@ -39,9 +39,13 @@ export const chainGraph = defineGraph({
     'step',
     async (state, context) => {
       if (context.attempt <= state.failTimes) {
-        throw new AgentqError('INTERNAL', `chain: planned failure of step ${state.next} on attempt ${context.attempt} of ${state.failTimes + 1}`, {
-          retryable: true,
-        });
+        throw new AgentqError(
+          'INTERNAL',
+          `chain: planned failure of step ${state.next} on attempt ${context.attempt} of ${state.failTimes + 1}`,
+          {
+            retryable: true,
+          },
+        );
       }
       if (state.sleepMs > 0) await sleep(state.sleepMs, context.abortSignal);
       return {

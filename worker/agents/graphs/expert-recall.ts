@@ -16,7 +16,11 @@ export function rankScores(scores: readonly number[], top: number): Scored[] {
 }
 
 /** Ranks `documents` by cosine similarity of their vectors to the query's vector. */
-export function rankByEmbedding(query: readonly number[], documents: readonly (readonly number[])[], top: number): Scored[] {
+export function rankByEmbedding(
+  query: readonly number[],
+  documents: readonly (readonly number[])[],
+  top: number,
+): Scored[] {
   return rankScores(
     documents.map((vector) => cosineSimilarity(query, vector)),
     top,
@@ -24,7 +28,9 @@ export function rankByEmbedding(query: readonly number[], documents: readonly (r
 }
 
 const STOP_WORDS = new Set(
-  'a an and are as at be by can do does for from how i in is it its me my of on or should that the this to was what when where which who why will with you your'.split(' '),
+  'a an and are as at be by can do does for from how i in is it its me my of on or should that the this to was what when where which who why will with you your'.split(
+    ' ',
+  ),
 );
 
 /** Lower-case words without stop words, plural `s` removed (queues → queue), so simple variants match. */
@@ -45,7 +51,8 @@ export function rankLexically(query: string, documents: readonly string[], top: 
   const terms = documents.map(lexicalTerms);
   const averageLength = terms.reduce((sum, words) => sum + words.length, 0) / Math.max(1, terms.length);
   const documentFrequency = new Map<string, number>();
-  for (const words of terms) for (const word of new Set(words)) documentFrequency.set(word, (documentFrequency.get(word) ?? 0) + 1);
+  for (const words of terms)
+    for (const word of new Set(words)) documentFrequency.set(word, (documentFrequency.get(word) ?? 0) + 1);
   const queryTerms = [...new Set(lexicalTerms(query))];
   const scores = terms.map((words) => {
     const frequency = new Map<string, number>();

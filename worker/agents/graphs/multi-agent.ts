@@ -102,7 +102,12 @@ export const multiAgentGraph = defineGraph({
     /** The lead's prompt is too long: the next step summarises the history. */
     summarize: channel.replace(false),
   },
-  initialState: (input) => ({ query: input.query, experts: input.experts, topN: input.topN, ...memoryChoiceOf(input.memory) }),
+  initialState: (input) => ({
+    query: input.query,
+    experts: input.experts,
+    topN: input.topN,
+    ...memoryChoiceOf(input.memory),
+  }),
   output: (state): MultiAgentOutput => ({
     answer: state.answer,
     lead: state.selected[0]?.name ?? '',
@@ -118,11 +123,17 @@ export const multiAgentGraph = defineGraph({
       const texts = state.experts.map(recallText);
       if (!embedder) {
         const ranked = rankLexically(state.query, texts, state.topN);
-        return { recall: 'lexical' as const, selected: ranked.map(({ index, score }) => ({ name: state.experts[index]!.name, score: round(score) })) };
+        return {
+          recall: 'lexical' as const,
+          selected: ranked.map(({ index, score }) => ({ name: state.experts[index]!.name, score: round(score) })),
+        };
       }
       const { vectors } = await embedTexts(context, embedder, [state.query, ...texts]);
       const ranked = rankByEmbedding(vectors[0]!, vectors.slice(1), state.topN);
-      return { recall: 'embedding' as const, selected: ranked.map(({ index, score }) => ({ name: state.experts[index]!.name, score: round(score) })) };
+      return {
+        recall: 'embedding' as const,
+        selected: ranked.map(({ index, score }) => ({ name: state.experts[index]!.name, score: round(score) })),
+      };
     },
     RETRY,
   )
@@ -145,17 +156,26 @@ export const multiAgentGraph = defineGraph({
       const finalRound = colleagues.length > 0 && state.toolRounds >= settings.maxToolRounds;
       if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
       // A window keeps the lead's system prompt and the query in front; it never starts at a tool result (invariant I3).
-      const shown = state.messageWindow === null ? history : [...history.slice(0, 2), ...messageWindow(history.slice(2), state.messageWindow)];
+      const shown =
+        state.messageWindow === null
+          ? history
+          : [...history.slice(0, 2), ...messageWindow(history.slice(2), state.messageWindow)];
       const messages = [...shown, ...added];
       const tools = colleagues.length > 0 && !finalRound ? colleagues.map(consultTool) : undefined;
       let promptTokens: number | undefined;
       if (state.messageWindow === null) {
         // Nothing is sent or appended past the threshold: the summary is its own step, then this one runs again.
-        const size = await checkPromptSize(context, state.memory, length, messages, tools, { summarizeAt: summarizeAtFor(context, state.summarizeAt) });
+        const size = await checkPromptSize(context, state.memory, length, messages, tools, {
+          summarizeAt: summarizeAtFor(context, state.summarizeAt),
+        });
         if (size.summarize) return { summarize: true, pendingConsults: [] };
         promptTokens = size.promptTokens;
       }
-      const response = await callLanguageModel(context, { messages, ...(tools ? { tools } : {}) }, promptTokens === undefined ? {} : { promptTokens });
+      const response = await callLanguageModel(
+        context,
+        { messages, ...(tools ? { tools } : {}) },
+        promptTokens === undefined ? {} : { promptTokens },
+      );
       const calls = response.message.tool_calls ?? [];
       if (calls.length > 0 && (finalRound || colleagues.length === 0)) {
         throw new AgentqError(
@@ -180,7 +200,9 @@ export const multiAgentGraph = defineGraph({
       const call = toolCallOf(context);
       await context.emit('tool-call', { toolCallId: call.id, tool: call.function.name });
       const colleagues = state.selected.slice(1).map(({ name }) => name);
-      const expert = colleagues.includes(call.function.name) ? expertNamed(state.experts, call.function.name) : undefined;
+      const expert = colleagues.includes(call.function.name)
+        ? expertNamed(state.experts, call.function.name)
+        : undefined;
       const question = parseQuestion(call.function.arguments);
       let content: string;
       if (!expert) {
@@ -197,7 +219,10 @@ export const multiAgentGraph = defineGraph({
         content = response.message.content ?? '';
       }
       await context.emit('tool-result', { toolCallId: call.id, tool: call.function.name, chars: content.length });
-      return { messages: [{ role: 'tool', tool_call_id: call.id, content }], ...(expert && question !== undefined ? { consulted: expert.name } : {}) };
+      return {
+        messages: [{ role: 'tool', tool_call_id: call.id, content }],
+        ...(expert && question !== undefined ? { consulted: expert.name } : {}),
+      };
     },
     RETRY,
   )
@@ -206,8 +231,15 @@ export const multiAgentGraph = defineGraph({
     async (state, context) => {
       // Room for what the next prompt carries besides the history: the consult tools and the query (anchored in the system message).
       const colleagues = state.selected.slice(1).map(({ name }) => expertNamed(state.experts, name));
-      const reservedTokens = (await estimatePromptTokens([], colleagues.map(consultTool))) + (await estimateTextTokens(state.query));
-      return { memory: await summarizeStep(context, state.memory, { reservedTokens, summarizeAt: summarizeAtFor(context, state.summarizeAt) }), summarize: false };
+      const reservedTokens =
+        (await estimatePromptTokens([], colleagues.map(consultTool))) + (await estimateTextTokens(state.query));
+      return {
+        memory: await summarizeStep(context, state.memory, {
+          reservedTokens,
+          summarizeAt: summarizeAtFor(context, state.summarizeAt),
+        }),
+        summarize: false,
+      };
     },
     RETRY,
   )
@@ -215,7 +247,12 @@ export const multiAgentGraph = defineGraph({
   .edge('recall', 'lead')
   .route(
     'lead',
-    (state) => (state.summarize ? 'summarize' : state.pendingConsults.length > 0 ? state.pendingConsults.map((call) => new Send('consult', call)) : END),
+    (state) =>
+      state.summarize
+        ? 'summarize'
+        : state.pendingConsults.length > 0
+          ? state.pendingConsults.map((call) => new Send('consult', call))
+          : END,
     ['summarize', 'consult', END],
   )
   .edge('summarize', 'lead')
@@ -224,7 +261,8 @@ export const multiAgentGraph = defineGraph({
 
 function expertNamed(experts: readonly Expert[], name: string): Expert {
   const expert = experts.find((candidate) => candidate.name === name);
-  if (!expert) throw new AgentqError('INTERNAL', `multi-agent: recalled expert '${name}' is not among the input's experts`);
+  if (!expert)
+    throw new AgentqError('INTERNAL', `multi-agent: recalled expert '${name}' is not among the input's experts`);
   return expert;
 }
 
@@ -239,7 +277,11 @@ function parseQuestion(text: string): string | undefined {
 
 function toolCallOf(context: NodeContext): ToolCall {
   const parsed = toolCallSchema.safeParse(context.arg);
-  if (!parsed.success) throw new AgentqError('INTERNAL', `multi-agent: the consult step got no tool call (arg ${JSON.stringify(context.arg)?.slice(0, 200)})`);
+  if (!parsed.success)
+    throw new AgentqError(
+      'INTERNAL',
+      `multi-agent: the consult step got no tool call (arg ${JSON.stringify(context.arg)?.slice(0, 200)})`,
+    );
   return parsed.data;
 }
 

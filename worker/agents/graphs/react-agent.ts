@@ -19,7 +19,12 @@ import { summarizeAtFor } from '../memory/summarize-step.js';
 import { agentSettingsOf, languageModelOf, toolRegistryOf, type AgentSettings } from '../agent-services.js';
 import type { AssistantMessage, ToolCall } from '../../../shared/ports/language-model.js';
 import type { Message } from '../../../shared/contracts/run-record.js';
-import { memoryChoiceOf, reactAgentInputSchema, type ReactAgentInput, type ReactAgentOutput } from '../schemas/react-agent-input.js';
+import {
+  memoryChoiceOf,
+  reactAgentInputSchema,
+  type ReactAgentInput,
+  type ReactAgentOutput,
+} from '../schemas/react-agent-input.js';
 import { executeToolCallOutcome, type ToolCallOutcome } from '../tools/execute-tool-call.js';
 import { resolveToolHandling, type ToolHandling } from '../tools/tool-handling.js';
 import type { RetrieveOptions } from '../schemas/retrieve-options.js';
@@ -44,7 +49,10 @@ const toolCallSchema = z.object({
 });
 
 /** The per-run settings a react-agent run carries in its state (from its input). */
-type RunSettings = Pick<ReactAgentInput, 'maxToolRounds' | 'model' | 'temperature' | 'maxOutputTokens' | 'toolHandling'>;
+type RunSettings = Pick<
+  ReactAgentInput,
+  'maxToolRounds' | 'model' | 'temperature' | 'maxOutputTokens' | 'toolHandling'
+>;
 
 /** How a react-agent graph is built: its name and what its runs get unless their input says otherwise. */
 export interface ReactAgentGraphOptions {
@@ -74,214 +82,304 @@ export interface ReactAgentGraphOptions {
  * shorter prompt. A run enqueued with a `conversationId` starts from the conversation's earlier
  * history (seeded by the intake) and adds its query as the next user turn.
  */
-export function createReactAgentGraph({ name = 'react-agent', version = '1', toolHandling, guardrails, memory }: ReactAgentGraphOptions = {}) {
-  return defineGraph({
-    name,
-    version,
-    input: reactAgentInputSchema,
-    state: {
-      query: channel.replace(''),
-      system: channel.replace<string | null>(null),
-      /** Tool names the run may use; null = every registered tool. */
-      tools: channel.replace<string[] | null>(null),
-      /** The calls of the last model response, fanned out to `tool` steps. */
-      pendingToolCalls: channel.replace<ToolCall[]>([]),
-      /** Model responses with tool calls so far. */
-      toolRounds: channel.replace(0),
-      answer: channel.replace(''),
-      /** Which older messages prompts show as a summary (shared/memory). */
-      memory: memoryChannel(),
-      /** The model step added this run's user turn; null in runs admitted before this key existed. */
-      turnStarted: channel.replace<boolean | null>(null),
-      /** The prompt is too long: the next step summarises the history. */
-      summarize: channel.replace(false),
-      /** The run's own model settings and tool handling (its input), over the worker's. */
-      settings: channel.replace<RunSettings>({}),
-      /** The graph's guardrails with the run's overrides. */
-      guardrails: channel.replace<GuardrailPlan>(() => planGuardrails()),
-      /** A final answer waiting for the output guardrails (not yet in the history). */
-      draft: channel.replace<AssistantMessage | null>(null),
-      /** Output guardrail reprompts so far; the model is asked again while this is below maxReprompts. */
-      reprompts: channel.replace(0),
-      /** The output guardrails sent the model back: `output_guard` routes to `model`. */
-      reprompting: channel.replace(false),
-      /** The result of a `returnDirect` tool: the run ends with it as its answer. */
-      directAnswer: channel.replace<string | null>(null),
-      /** The run's `retrieve` option; null: no retrieval step. */
-      retrieveOptions: channel.replace<RetrieveOptions | null>(null),
-      /** What the `retrieve` step found (shown with the query, listed as the output's `sources`). */
-      retrieval: retrievalChannel(),
-      /** Message-window memory: prompts show this many of the latest messages; null: the summariser. */
-      messageWindow: channel.replace<number | null>(null),
-      /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
-      summarizeAt: channel.replace<number | null>(null),
-    },
-    initialState: (input) => ({
-      query: input.query,
-      system: input.system ?? null,
-      tools: input.tools ?? null,
-      turnStarted: false,
-      settings: runSettingsOf(input),
-      guardrails: planGuardrails(guardrails, input.guardrails),
-      retrieveOptions: input.retrieve ?? null,
-      ...memoryChoiceOf(input.memory ?? memory),
-    }),
-    output: (state): ReactAgentOutput => ({ answer: state.directAnswer ?? state.answer, ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}) }),
-  })
-    .node('input_guard', async (state, context) => {
-      // Binding both stages (and selecting the tools) here fails a run naming an unknown output guardrail
-      // or tool before any paid check or model call.
-      const bound = guardrailRegistryOf(context).bind(state.guardrails);
-      toolRegistryOf(context).select(state.tools ?? undefined);
-      const verdict = await runGuardrails(context, 'input', bound.input, state.query);
-      return verdict.text === state.query ? {} : { query: verdict.text };
+export function createReactAgentGraph({
+  name = 'react-agent',
+  version = '1',
+  toolHandling,
+  guardrails,
+  memory,
+}: ReactAgentGraphOptions = {}) {
+  return (
+    defineGraph({
+      name,
+      version,
+      input: reactAgentInputSchema,
+      state: {
+        query: channel.replace(''),
+        system: channel.replace<string | null>(null),
+        /** Tool names the run may use; null = every registered tool. */
+        tools: channel.replace<string[] | null>(null),
+        /** The calls of the last model response, fanned out to `tool` steps. */
+        pendingToolCalls: channel.replace<ToolCall[]>([]),
+        /** Model responses with tool calls so far. */
+        toolRounds: channel.replace(0),
+        answer: channel.replace(''),
+        /** Which older messages prompts show as a summary (shared/memory). */
+        memory: memoryChannel(),
+        /** The model step added this run's user turn; null in runs admitted before this key existed. */
+        turnStarted: channel.replace<boolean | null>(null),
+        /** The prompt is too long: the next step summarises the history. */
+        summarize: channel.replace(false),
+        /** The run's own model settings and tool handling (its input), over the worker's. */
+        settings: channel.replace<RunSettings>({}),
+        /** The graph's guardrails with the run's overrides. */
+        guardrails: channel.replace<GuardrailPlan>(() => planGuardrails()),
+        /** A final answer waiting for the output guardrails (not yet in the history). */
+        draft: channel.replace<AssistantMessage | null>(null),
+        /** Output guardrail reprompts so far; the model is asked again while this is below maxReprompts. */
+        reprompts: channel.replace(0),
+        /** The output guardrails sent the model back: `output_guard` routes to `model`. */
+        reprompting: channel.replace(false),
+        /** The result of a `returnDirect` tool: the run ends with it as its answer. */
+        directAnswer: channel.replace<string | null>(null),
+        /** The run's `retrieve` option; null: no retrieval step. */
+        retrieveOptions: channel.replace<RetrieveOptions | null>(null),
+        /** What the `retrieve` step found (shown with the query, listed as the output's `sources`). */
+        retrieval: retrievalChannel(),
+        /** Message-window memory: prompts show this many of the latest messages; null: the summariser. */
+        messageWindow: channel.replace<number | null>(null),
+        /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
+        summarizeAt: channel.replace<number | null>(null),
+      },
+      initialState: (input) => ({
+        query: input.query,
+        system: input.system ?? null,
+        tools: input.tools ?? null,
+        turnStarted: false,
+        settings: runSettingsOf(input),
+        guardrails: planGuardrails(guardrails, input.guardrails),
+        retrieveOptions: input.retrieve ?? null,
+        ...memoryChoiceOf(input.memory ?? memory),
+      }),
+      output: (state): ReactAgentOutput => ({
+        answer: state.directAnswer ?? state.answer,
+        ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}),
+      }),
     })
-    .node(
-      'model',
-      async (state, context) => {
-        const settings = agentSettingsOf(context);
-        const maxToolRounds = state.settings.maxToolRounds ?? settings.maxToolRounds;
-        // Checked before any model call, so a bad tool name costs nothing (invariant I5's spirit).
-        const tools = toolRegistryOf(context).select(state.tools ?? undefined);
-        if (state.guardrails.output.length > 0) guardrailRegistryOf(context).bind(state.guardrails);
-        const { messages: history, length } = await loadPromptHistory(context, state.memory);
-        const added: Message[] = [];
-        // A conversation's run starts with earlier turns in its history: its own query is still to add.
-        const startTurn = state.turnStarted === false || (state.turnStarted === null && length === 0);
-        if (startTurn) {
-          if (length === 0) added.push({ role: 'system', content: state.system ?? DEFAULT_REACT_SYSTEM_PROMPT });
-          added.push({ role: 'user', content: state.retrieval ? `${state.query}\n\n${formatPassages(state.retrieval)}` : state.query });
-        }
-        const finalRound = tools.length > 0 && state.toolRounds >= maxToolRounds;
-        if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
-        const messages = [...(state.messageWindow === null ? history : messageWindow(history, state.messageWindow)), ...added];
-        const toolDescriptions = tools.length > 0 && !finalRound ? tools.map((tool) => tool.describe()) : undefined;
-        let promptTokens: number | undefined;
-        const summarizeAt = summarizeAtFor(context, state.summarizeAt);
-        if (summarizeAt > 0 && state.messageWindow === null) {
-          promptTokens = await estimatePromptTokens(messages, toolDescriptions);
-          if (shouldSummarize(state.memory, length, promptTokens, { contextWindow: contextWindowFor(context, settings, state.settings), summarizeAt })) {
-            // Nothing is sent or appended: the summary is its own step, then this node runs again.
-            return { summarize: true, pendingToolCalls: [] };
+      .node('input_guard', async (state, context) => {
+        // Binding both stages (and selecting the tools) here fails a run naming an unknown output guardrail
+        // or tool before any paid check or model call.
+        const bound = guardrailRegistryOf(context).bind(state.guardrails);
+        toolRegistryOf(context).select(state.tools ?? undefined);
+        const verdict = await runGuardrails(context, 'input', bound.input, state.query);
+        return verdict.text === state.query ? {} : { query: verdict.text };
+      })
+      .node(
+        'model',
+        async (state, context) => {
+          const settings = agentSettingsOf(context);
+          const maxToolRounds = state.settings.maxToolRounds ?? settings.maxToolRounds;
+          // Checked before any model call, so a bad tool name costs nothing (invariant I5's spirit).
+          const tools = toolRegistryOf(context).select(state.tools ?? undefined);
+          if (state.guardrails.output.length > 0) guardrailRegistryOf(context).bind(state.guardrails);
+          const { messages: history, length } = await loadPromptHistory(context, state.memory);
+          const added: Message[] = [];
+          // A conversation's run starts with earlier turns in its history: its own query is still to add.
+          const startTurn = state.turnStarted === false || (state.turnStarted === null && length === 0);
+          if (startTurn) {
+            if (length === 0) added.push({ role: 'system', content: state.system ?? DEFAULT_REACT_SYSTEM_PROMPT });
+            added.push({
+              role: 'user',
+              content: state.retrieval ? `${state.query}\n\n${formatPassages(state.retrieval)}` : state.query,
+            });
           }
-        }
-        const { model, temperature, maxOutputTokens } = state.settings;
-        const request = {
-          messages,
-          ...(toolDescriptions ? { tools: toolDescriptions } : {}),
-          ...(model === undefined ? {} : { model }),
-          ...(temperature === undefined ? {} : { temperature }),
-          ...(maxOutputTokens === undefined ? {} : { maxTokens: maxOutputTokens }),
-        };
-        const response = await callLanguageModel(context, request, promptTokens === undefined ? {} : { promptTokens });
-        const toolCalls = response.message.tool_calls ?? [];
-        if (toolCalls.length > 0 && (finalRound || tools.length === 0)) {
-          // Appending this message without tool results would break invariant I3, so the run stops here.
-          throw new AgentqError(
-            'TOOL_ERROR',
-            finalRound
-              ? `the model still called tools (${toolCalls.map((call) => call.function.name).join(', ')}) after ${maxToolRounds} tool rounds and a request for a final answer without tools; raise AGENTQ_MAX_TOOL_ROUNDS (or the run's maxToolRounds) if the task needs more`
-              : `the model called tools (${toolCalls.map((call) => call.function.name).join(', ')}) although this run offers none`,
+          const finalRound = tools.length > 0 && state.toolRounds >= maxToolRounds;
+          if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
+          const messages = [
+            ...(state.messageWindow === null ? history : messageWindow(history, state.messageWindow)),
+            ...added,
+          ];
+          const toolDescriptions = tools.length > 0 && !finalRound ? tools.map((tool) => tool.describe()) : undefined;
+          let promptTokens: number | undefined;
+          const summarizeAt = summarizeAtFor(context, state.summarizeAt);
+          if (summarizeAt > 0 && state.messageWindow === null) {
+            promptTokens = await estimatePromptTokens(messages, toolDescriptions);
+            if (
+              shouldSummarize(state.memory, length, promptTokens, {
+                contextWindow: contextWindowFor(context, settings, state.settings),
+                summarizeAt,
+              })
+            ) {
+              // Nothing is sent or appended: the summary is its own step, then this node runs again.
+              return { summarize: true, pendingToolCalls: [] };
+            }
+          }
+          const { model, temperature, maxOutputTokens } = state.settings;
+          const request = {
+            messages,
+            ...(toolDescriptions ? { tools: toolDescriptions } : {}),
+            ...(model === undefined ? {} : { model }),
+            ...(temperature === undefined ? {} : { temperature }),
+            ...(maxOutputTokens === undefined ? {} : { maxTokens: maxOutputTokens }),
+          };
+          const response = await callLanguageModel(
+            context,
+            request,
+            promptTokens === undefined ? {} : { promptTokens },
+          );
+          const toolCalls = response.message.tool_calls ?? [];
+          if (toolCalls.length > 0 && (finalRound || tools.length === 0)) {
+            // Appending this message without tool results would break invariant I3, so the run stops here.
+            throw new AgentqError(
+              'TOOL_ERROR',
+              finalRound
+                ? `the model still called tools (${toolCalls.map((call) => call.function.name).join(', ')}) after ${maxToolRounds} tool rounds and a request for a final answer without tools; raise AGENTQ_MAX_TOOL_ROUNDS (or the run's maxToolRounds) if the task needs more`
+                : `the model called tools (${toolCalls.map((call) => call.function.name).join(', ')}) although this run offers none`,
+            );
+          }
+          if (toolCalls.length === 0 && state.guardrails.output.length > 0) {
+            // The answer joins the history only as the output guardrails leave it (redacted, or with the reprompt).
+            return {
+              messages: added,
+              turnStarted: true,
+              summarize: false,
+              pendingToolCalls: [],
+              draft: response.message,
+              reprompting: false,
+            };
+          }
+          return {
+            messages: [...added, response.message],
+            turnStarted: true,
+            summarize: false,
+            pendingToolCalls: toolCalls,
+            reprompting: false,
+            ...(toolCalls.length > 0
+              ? { toolRounds: state.toolRounds + 1 }
+              : { answer: response.message.content ?? '' }),
+          };
+        },
+        { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
+      )
+      .node(
+        'tool',
+        async (state, context) => {
+          const call = toolCallOf(context);
+          const settings = agentSettingsOf(context);
+          const tools = toolRegistryOf(context).select(state.tools ?? undefined);
+          const tool = tools.find((candidate) => candidate.name === call.function.name);
+          // Asked before anything runs: until a person answers, this throws and the run waits.
+          const approval = tool?.requiresApproval
+            ? approvalOf(context.interrupt(toolApprovalRequest(call)))
+            : undefined;
+          await context.emit('tool-call', {
+            toolCallId: call.id,
+            tool: call.function.name,
+            ...(approval ? { approved: approval.approved } : {}),
+          });
+          const handling = resolveToolHandling(toolHandling, state.settings.toolHandling);
+          // Saved once done: a re-delivered step does not repeat the call (tools also get an idempotency key).
+          const outcome = await context.memo<ToolCallOutcome>('tool-outcome', async () =>
+            approval && !approval.approved
+              ? { content: approval.message, failure: 'rejected' }
+              : executeToolCallOutcome(call, context, {
+                  tools,
+                  maxResultChars: settings.maxToolResultChars,
+                  traceContent: settings.traceContent,
+                  maxAttempts: TOOL_MAX_ATTEMPTS,
+                  handling,
+                }),
+          );
+          const { content } = outcome;
+          await context.emit('tool-result', { toolCallId: call.id, tool: call.function.name, chars: content.length });
+          const direct = tool?.returnDirect === true && outcome.failure === undefined;
+          return {
+            messages: [{ role: 'tool', tool_call_id: call.id, content }],
+            ...(direct ? { directAnswer: content } : {}),
+          };
+        },
+        { retry: { maxAttempts: TOOL_MAX_ATTEMPTS, initialDelayMs: 500, maxDelayMs: 10_000 } },
+      )
+      .node(
+        'summarize',
+        async (state, context) => {
+          const settings = agentSettingsOf(context);
+          // Room for what the next prompt adds besides the history: the tool schemas and a turn not yet started.
+          const tools = toolRegistryOf(context)
+            .select(state.tools ?? undefined)
+            .map((tool) => tool.describe());
+          const pendingTurn = state.turnStarted === false ? [{ role: 'user' as const, content: state.query }] : [];
+          const reservedTokens = await estimatePromptTokens(pendingTurn, tools);
+          const summarizeAt = summarizeAtFor(context, state.summarizeAt);
+          const memory = await summarizeHistory(context, state.memory, {
+            contextWindow: contextWindowFor(context, settings, state.settings),
+            summarizeAt,
+            reservedTokens,
+          });
+          return { memory, summarize: false };
+        },
+        { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
+      )
+      .node('output_guard', async (state, context) => {
+        const draft = state.draft;
+        const bound = guardrailRegistryOf(context).bind(state.guardrails);
+        if (!draft && state.directAnswer !== null)
+          return checkDirectAnswer(context, state, bound.output, state.directAnswer);
+        if (!draft) throw new AgentqError('INTERNAL', 'react-agent: output_guard ran without an answer to check');
+        const verdict = await runGuardrails(context, 'output', bound.output, draft.content ?? '');
+        const checked: AssistantMessage = { ...draft, content: verdict.text };
+        if (verdict.action === 'pass') return { messages: [checked], answer: verdict.text, draft: null };
+        if (state.reprompts >= state.guardrails.maxReprompts) {
+          throw await blocked(
+            context,
+            'output',
+            verdict.guardrail,
+            `${verdict.reason} (still so after ${state.reprompts} reprompt${state.reprompts === 1 ? '' : 's'})`,
           );
         }
-        if (toolCalls.length === 0 && state.guardrails.output.length > 0) {
-          // The answer joins the history only as the output guardrails leave it (redacted, or with the reprompt).
-          return { messages: added, turnStarted: true, summarize: false, pendingToolCalls: [], draft: response.message, reprompting: false };
-        }
+        await context.emit('guardrail-retry', {
+          guardrail: verdict.guardrail,
+          stage: 'output',
+          reason: verdict.reason,
+          reprompt: state.reprompts + 1,
+        });
         return {
-          messages: [...added, response.message],
-          turnStarted: true,
-          summarize: false,
-          pendingToolCalls: toolCalls,
-          reprompting: false,
-          ...(toolCalls.length > 0 ? { toolRounds: state.toolRounds + 1 } : { answer: response.message.content ?? '' }),
+          messages: [
+            checked,
+            {
+              role: 'user',
+              content: `Your answer was rejected by the guardrail '${verdict.guardrail}': ${verdict.reason}`,
+            },
+          ],
+          draft: null,
+          reprompts: state.reprompts + 1,
+          reprompting: true,
         };
-      },
-      { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
-    )
-    .node(
-      'tool',
-      async (state, context) => {
-        const call = toolCallOf(context);
-        const settings = agentSettingsOf(context);
-        const tools = toolRegistryOf(context).select(state.tools ?? undefined);
-        const tool = tools.find((candidate) => candidate.name === call.function.name);
-        // Asked before anything runs: until a person answers, this throws and the run waits.
-        const approval = tool?.requiresApproval ? approvalOf(context.interrupt(toolApprovalRequest(call))) : undefined;
-        await context.emit('tool-call', { toolCallId: call.id, tool: call.function.name, ...(approval ? { approved: approval.approved } : {}) });
-        const handling = resolveToolHandling(toolHandling, state.settings.toolHandling);
-        // Saved once done: a re-delivered step does not repeat the call (tools also get an idempotency key).
-        const outcome = await context.memo<ToolCallOutcome>('tool-outcome', async () =>
-          approval && !approval.approved
-            ? { content: approval.message, failure: 'rejected' }
-            : executeToolCallOutcome(call, context, { tools, maxResultChars: settings.maxToolResultChars, traceContent: settings.traceContent, maxAttempts: TOOL_MAX_ATTEMPTS, handling }),
-        );
-        const { content } = outcome;
-        await context.emit('tool-result', { toolCallId: call.id, tool: call.function.name, chars: content.length });
-        const direct = tool?.returnDirect === true && outcome.failure === undefined;
-        return { messages: [{ role: 'tool', tool_call_id: call.id, content }], ...(direct ? { directAnswer: content } : {}) };
-      },
-      { retry: { maxAttempts: TOOL_MAX_ATTEMPTS, initialDelayMs: 500, maxDelayMs: 10_000 } },
-    )
-    .node(
-      'summarize',
-      async (state, context) => {
-        const settings = agentSettingsOf(context);
-        // Room for what the next prompt adds besides the history: the tool schemas and a turn not yet started.
-        const tools = toolRegistryOf(context).select(state.tools ?? undefined).map((tool) => tool.describe());
-        const pendingTurn = state.turnStarted === false ? [{ role: 'user' as const, content: state.query }] : [];
-        const reservedTokens = await estimatePromptTokens(pendingTurn, tools);
-        const summarizeAt = summarizeAtFor(context, state.summarizeAt);
-        const memory = await summarizeHistory(context, state.memory, { contextWindow: contextWindowFor(context, settings, state.settings), summarizeAt, reservedTokens });
-        return { memory, summarize: false };
-      },
-      { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
-    )
-    .node('output_guard', async (state, context) => {
-      const draft = state.draft;
-      const bound = guardrailRegistryOf(context).bind(state.guardrails);
-      if (!draft && state.directAnswer !== null) return checkDirectAnswer(context, state, bound.output, state.directAnswer);
-      if (!draft) throw new AgentqError('INTERNAL', 'react-agent: output_guard ran without an answer to check');
-      const verdict = await runGuardrails(context, 'output', bound.output, draft.content ?? '');
-      const checked: AssistantMessage = { ...draft, content: verdict.text };
-      if (verdict.action === 'pass') return { messages: [checked], answer: verdict.text, draft: null };
-      if (state.reprompts >= state.guardrails.maxReprompts) {
-        throw await blocked(context, 'output', verdict.guardrail, `${verdict.reason} (still so after ${state.reprompts} reprompt${state.reprompts === 1 ? '' : 's'})`);
-      }
-      await context.emit('guardrail-retry', { guardrail: verdict.guardrail, stage: 'output', reason: verdict.reason, reprompt: state.reprompts + 1 });
-      return {
-        messages: [checked, { role: 'user', content: `Your answer was rejected by the guardrail '${verdict.guardrail}': ${verdict.reason}` }],
-        draft: null,
-        reprompts: state.reprompts + 1,
-        reprompting: true,
-      };
-    })
-    .node('retrieve', async (state, context) => {
-      // The run's tools and guardrails are checked before the search too, not only at the first model call.
-      toolRegistryOf(context).select(state.tools ?? undefined);
-      guardrailRegistryOf(context).bind(state.guardrails);
-      return retrieveForQuery(state, context);
-    })
-    .route(START, (state) => (state.guardrails.input.length > 0 ? 'input_guard' : afterInput(state)), ['input_guard', 'retrieve', 'model'])
-    .route('input_guard', afterInput, ['retrieve', 'model'])
-    .edge('retrieve', 'model')
-    .route(
-      'model',
-      (state) =>
-        state.summarize ? 'summarize' : state.pendingToolCalls.length > 0 ? state.pendingToolCalls.map((call) => new Send('tool', call)) : state.draft ? 'output_guard' : END,
-      ['summarize', 'tool', 'output_guard', END],
-    )
-    // A returnDirect tool's result is the answer, so it passes the output guardrails like a model's answer.
-    .route('tool', (state) => (state.directAnswer === null ? 'model' : state.guardrails.output.length > 0 ? 'output_guard' : END), ['model', 'output_guard', END])
-    .edge('summarize', 'model')
-    .route('output_guard', (state) => (state.reprompting ? 'model' : END), ['model', END])
-    .build();
+      })
+      .node('retrieve', async (state, context) => {
+        // The run's tools and guardrails are checked before the search too, not only at the first model call.
+        toolRegistryOf(context).select(state.tools ?? undefined);
+        guardrailRegistryOf(context).bind(state.guardrails);
+        return retrieveForQuery(state, context);
+      })
+      .route(START, (state) => (state.guardrails.input.length > 0 ? 'input_guard' : afterInput(state)), [
+        'input_guard',
+        'retrieve',
+        'model',
+      ])
+      .route('input_guard', afterInput, ['retrieve', 'model'])
+      .edge('retrieve', 'model')
+      .route(
+        'model',
+        (state) =>
+          state.summarize
+            ? 'summarize'
+            : state.pendingToolCalls.length > 0
+              ? state.pendingToolCalls.map((call) => new Send('tool', call))
+              : state.draft
+                ? 'output_guard'
+                : END,
+        ['summarize', 'tool', 'output_guard', END],
+      )
+      // A returnDirect tool's result is the answer, so it passes the output guardrails like a model's answer.
+      .route(
+        'tool',
+        (state) => (state.directAnswer === null ? 'model' : state.guardrails.output.length > 0 ? 'output_guard' : END),
+        ['model', 'output_guard', END],
+      )
+      .edge('summarize', 'model')
+      .route('output_guard', (state) => (state.reprompting ? 'model' : END), ['model', END])
+      .build()
+  );
 }
 
 /** The built-in `react-agent@1`. */
 export const reactAgentGraph = createReactAgentGraph();
 
-const retrieveForQuery = retrievalNode<{ query: string; retrieveOptions: RetrieveOptions | null }>({ query: (state) => state.query, options: (state) => state.retrieveOptions! });
+const retrieveForQuery = retrievalNode<{ query: string; retrieveOptions: RetrieveOptions | null }>({
+  query: (state) => state.query,
+  options: (state) => state.retrieveOptions!,
+});
 
 /** Retrieval (searching the checked query) comes after the input guardrails, before the first model call. */
 function afterInput(state: { retrieveOptions: RetrieveOptions | null }): 'retrieve' | 'model' {
@@ -302,12 +400,27 @@ async function checkDirectAnswer(
   const verdict = await runGuardrails(context, 'output', guardrails, answer);
   if (verdict.action === 'pass') return { directAnswer: verdict.text };
   if (state.reprompts >= state.guardrails.maxReprompts) {
-    throw await blocked(context, 'output', verdict.guardrail, `${verdict.reason} (a returnDirect tool's result; still so after ${state.reprompts} reprompt${state.reprompts === 1 ? '' : 's'})`);
+    throw await blocked(
+      context,
+      'output',
+      verdict.guardrail,
+      `${verdict.reason} (a returnDirect tool's result; still so after ${state.reprompts} reprompt${state.reprompts === 1 ? '' : 's'})`,
+    );
   }
-  await context.emit('guardrail-retry', { guardrail: verdict.guardrail, stage: 'output', reason: verdict.reason, reprompt: state.reprompts + 1 });
+  await context.emit('guardrail-retry', {
+    guardrail: verdict.guardrail,
+    stage: 'output',
+    reason: verdict.reason,
+    reprompt: state.reprompts + 1,
+  });
   return {
     directAnswer: null,
-    messages: [{ role: 'user', content: `The tool's result was rejected as the answer by the guardrail '${verdict.guardrail}': ${verdict.reason}` }],
+    messages: [
+      {
+        role: 'user',
+        content: `The tool's result was rejected as the answer by the guardrail '${verdict.guardrail}': ${verdict.reason}`,
+      },
+    ],
     reprompts: state.reprompts + 1,
     reprompting: true,
   };
@@ -315,17 +428,28 @@ async function checkDirectAnswer(
 
 function runSettingsOf(input: ReactAgentInput): RunSettings {
   const { maxToolRounds, model, temperature, maxOutputTokens, toolHandling } = input;
-  return Object.fromEntries(Object.entries({ maxToolRounds, model, temperature, maxOutputTokens, toolHandling }).filter(([, value]) => value !== undefined)) as RunSettings;
+  return Object.fromEntries(
+    Object.entries({ maxToolRounds, model, temperature, maxOutputTokens, toolHandling }).filter(
+      ([, value]) => value !== undefined,
+    ),
+  ) as RunSettings;
 }
 
 function contextWindowFor(context: NodeContext, settings: AgentSettings, run: RunSettings): number {
-  return contextWindowOf(settings.contextWindows, run.model ?? languageModelOf(context).modelId, settings.contextWindow);
+  return contextWindowOf(
+    settings.contextWindows,
+    run.model ?? languageModelOf(context).modelId,
+    settings.contextWindow,
+  );
 }
 
 function toolCallOf(context: NodeContext): ToolCall {
   const parsed = toolCallSchema.safeParse(context.arg);
   if (!parsed.success) {
-    throw new AgentqError('INTERNAL', `react-agent: the tool step got no tool call to run (arg ${JSON.stringify(context.arg)?.slice(0, 200)})`);
+    throw new AgentqError(
+      'INTERNAL',
+      `react-agent: the tool step got no tool call to run (arg ${JSON.stringify(context.arg)?.slice(0, 200)})`,
+    );
   }
   return parsed.data;
 }

@@ -10,7 +10,12 @@ import { loadPromptHistory } from '../memory/prompt-history.js';
 import { checkPromptSize, summarizeAtFor, summarizeStep } from '../memory/summarize-step.js';
 import type { Message } from '../../../shared/contracts/run-record.js';
 import { memoryChoiceOf } from '../schemas/react-agent-input.js';
-import { reflectInputSchema, reflectVerdictSchema, type ReflectOutput, type ReflectVerdict } from '../schemas/reflect-input.js';
+import {
+  reflectInputSchema,
+  reflectVerdictSchema,
+  type ReflectOutput,
+  type ReflectVerdict,
+} from '../schemas/reflect-input.js';
 
 export const DEFAULT_WRITER_SYSTEM_PROMPT =
   'You are a careful writer. Do the task you are given. When a reviewer sends a critique, revise your answer to address every ' +
@@ -72,7 +77,12 @@ export const reflectGraph = defineGraph({
     ...(input.judgeSystem === undefined ? {} : { judgeSystem: input.judgeSystem }),
     ...memoryChoiceOf(input.memory),
   }),
-  output: (state): ReflectOutput => ({ answer: state.draft, approved: state.approved, iterations: state.iteration, reviews: state.reviews }),
+  output: (state): ReflectOutput => ({
+    answer: state.draft,
+    approved: state.approved,
+    iterations: state.iteration,
+    reviews: state.reviews,
+  }),
 })
   .node(
     'write',
@@ -94,13 +104,24 @@ export const reflectGraph = defineGraph({
       let promptTokens: number | undefined;
       if (window === null) {
         // Nothing is sent or appended past the threshold: the summary is its own step, then this one runs again.
-        const size = await checkPromptSize(context, state.memory, length, messages, undefined, { summarizeAt: summarizeAtFor(context, state.summarizeAt) });
+        const size = await checkPromptSize(context, state.memory, length, messages, undefined, {
+          summarizeAt: summarizeAtFor(context, state.summarizeAt),
+        });
         if (size.summarize) return { summarize: true };
         promptTokens = size.promptTokens;
       }
-      const response = await callLanguageModel(context, { messages }, promptTokens === undefined ? {} : { promptTokens });
+      const response = await callLanguageModel(
+        context,
+        { messages },
+        promptTokens === undefined ? {} : { promptTokens },
+      );
       const draft = response.message.content ?? '';
-      return { messages: [...added, { role: 'assistant', content: draft }], draft, iteration: state.iteration + 1, summarize: false };
+      return {
+        messages: [...added, { role: 'assistant', content: draft }],
+        draft,
+        iteration: state.iteration + 1,
+        summarize: false,
+      };
     },
     RETRY,
   )
@@ -109,7 +130,13 @@ export const reflectGraph = defineGraph({
     async (state, context) => {
       // The task goes back into the system message after a summary (promptView's anchor): room for it.
       const reservedTokens = await estimateTextTokens(state.task);
-      return { memory: await summarizeStep(context, state.memory, { reservedTokens, summarizeAt: summarizeAtFor(context, state.summarizeAt) }), summarize: false };
+      return {
+        memory: await summarizeStep(context, state.memory, {
+          reservedTokens,
+          summarizeAt: summarizeAtFor(context, state.summarizeAt),
+        }),
+        summarize: false,
+      };
     },
     RETRY,
   )
@@ -127,7 +154,11 @@ export const reflectGraph = defineGraph({
           },
         ],
       });
-      const review = { iteration: state.iteration, approved: verdict.approved, critique: verdict.approved ? verdict.critique : verdict.critique.trim() || 'Improve the answer.' };
+      const review = {
+        iteration: state.iteration,
+        approved: verdict.approved,
+        critique: verdict.approved ? verdict.critique : verdict.critique.trim() || 'Improve the answer.',
+      };
       const another = !verdict.approved && state.iteration < state.maxIterations;
       return {
         approved: verdict.approved,
@@ -142,4 +173,3 @@ export const reflectGraph = defineGraph({
   .edge('summarize', 'write')
   .route('judge', (state) => (state.approved || state.iteration >= state.maxIterations ? END : 'write'), ['write', END])
   .build();
-

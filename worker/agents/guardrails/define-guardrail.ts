@@ -39,7 +39,9 @@ export interface GuardrailDefinition<Options> {
   check(text: string, context: GuardrailCheckContext<Options>): GuardrailResult | Promise<GuardrailResult>;
 }
 
-export interface Guardrail<Options = unknown> extends Required<Pick<GuardrailDefinition<Options>, 'name' | 'description' | 'stages'>> {
+export interface Guardrail<Options = unknown> extends Required<
+  Pick<GuardrailDefinition<Options>, 'name' | 'description' | 'stages'>
+> {
   readonly options: z.ZodType<Options>;
   check(text: string, context: GuardrailCheckContext<Options>): GuardrailResult | Promise<GuardrailResult>;
 }
@@ -63,9 +65,14 @@ const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
  * });
  * ```
  */
-export function defineGuardrail<Options = Record<string, never>>(definition: GuardrailDefinition<Options>): Guardrail<Options> {
+export function defineGuardrail<Options = Record<string, never>>(
+  definition: GuardrailDefinition<Options>,
+): Guardrail<Options> {
   if (!NAME_PATTERN.test(definition.name)) {
-    throw new AgentqError('INVALID_INPUT', `guardrail name '${definition.name}' must be 1-64 characters of letters, digits, '_' or '-'`);
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `guardrail name '${definition.name}' must be 1-64 characters of letters, digits, '_' or '-'`,
+    );
   }
   return Object.freeze({
     name: definition.name,

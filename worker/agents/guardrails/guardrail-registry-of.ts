@@ -10,7 +10,10 @@ export function guardrailRegistryOf(context: Pick<NodeContext, 'services'>): Gua
   const { services } = context;
   let registry = registries.get(services);
   if (!registry) {
-    registry = new GuardrailRegistry([...builtInGuardrails({ moderator: services.moderator }), ...(services.guardrails ?? [])]);
+    registry = new GuardrailRegistry([
+      ...builtInGuardrails({ moderator: services.moderator }),
+      ...(services.guardrails ?? []),
+    ]);
     registries.set(services, registry);
   }
   return registry;

@@ -20,7 +20,10 @@ export class GuardrailRegistry {
   /** Adds a guardrail; a second one with the same name is an error (a custom one cannot silently replace a built-in). */
   register(guardrail: AnyGuardrail): this {
     if (this.guardrails.has(guardrail.name)) {
-      throw new AgentqError('INVALID_INPUT', `guardrail '${guardrail.name}' is registered twice; guardrail names must be unique`);
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `guardrail '${guardrail.name}' is registered twice; guardrail names must be unique`,
+      );
     }
     this.guardrails.set(guardrail.name, guardrail);
     return this;
@@ -45,14 +48,23 @@ export class GuardrailRegistry {
       const guardrail = this.guardrails.get(name);
       if (!guardrail) {
         const hint = name === 'moderation' ? ' (moderation needs MODERATION_MODEL on the worker)' : '';
-        throw new AgentqError('INVALID_INPUT', `${field}: unknown guardrail '${name}'${hint}; this worker has: ${this.names().join(', ') || 'none'}`);
+        throw new AgentqError(
+          'INVALID_INPUT',
+          `${field}: unknown guardrail '${name}'${hint}; this worker has: ${this.names().join(', ') || 'none'}`,
+        );
       }
       if (!guardrail.stages.includes(stage)) {
-        throw new AgentqError('INVALID_INPUT', `${field}: guardrail '${name}' runs only at ${guardrail.stages.join(' and ')}, not at ${stage}`);
+        throw new AgentqError(
+          'INVALID_INPUT',
+          `${field}: guardrail '${name}' runs only at ${guardrail.stages.join(' and ')}, not at ${stage}`,
+        );
       }
       const parsed = guardrail.options.safeParse(typeof spec === 'string' ? {} : (spec.options ?? {}));
       if (!parsed.success) {
-        throw new AgentqError('INVALID_INPUT', `${field}.options: invalid options for guardrail '${name}':\n${z.prettifyError(parsed.error)}`);
+        throw new AgentqError(
+          'INVALID_INPUT',
+          `${field}.options: invalid options for guardrail '${name}':\n${z.prettifyError(parsed.error)}`,
+        );
       }
       return { guardrail, options: parsed.data };
     });

@@ -1,9 +1,14 @@
 import { z } from 'zod';
 
-const guardrailName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'guardrail names are 1-64 characters of letters, digits, "_" or "-"');
+const guardrailName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'guardrail names are 1-64 characters of letters, digits, "_" or "-"');
 
 /** One guardrail as a graph or run names it: its name, or `{ name, options }`. */
-export const guardrailSpecSchema = z.union([guardrailName, z.object({ name: guardrailName, options: z.record(z.string(), z.unknown()).optional() }).strict()]);
+export const guardrailSpecSchema = z.union([
+  guardrailName,
+  z.object({ name: guardrailName, options: z.record(z.string(), z.unknown()).optional() }).strict(),
+]);
 export type GuardrailSpec = z.infer<typeof guardrailSpecSchema>;
 
 /**

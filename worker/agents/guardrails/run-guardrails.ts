@@ -14,7 +14,12 @@ export type GuardrailsVerdict =
  * input reprompt blocks: there is no answer to ask again for). Each decision is an event
  * (`guardrail-pass` — also for a rewrite, with `rewritten: true` — or `guardrail-block`).
  */
-export async function runGuardrails(context: NodeContext, stage: GuardrailStage, guardrails: readonly BoundGuardrail[], text: string): Promise<GuardrailsVerdict> {
+export async function runGuardrails(
+  context: NodeContext,
+  stage: GuardrailStage,
+  guardrails: readonly BoundGuardrail[],
+  text: string,
+): Promise<GuardrailsVerdict> {
   let current = text;
   const rewrittenBy: string[] = [];
   for (const { guardrail, options } of guardrails) {
@@ -25,19 +30,35 @@ export async function runGuardrails(context: NodeContext, stage: GuardrailStage,
         current = result.text;
         rewrittenBy.push(name);
       }
-      await context.emit('guardrail-pass', { guardrail: name, stage, ...(result.action === 'rewrite' ? { rewritten: true, ...(result.reason ? { reason: result.reason } : {}) } : {}) });
+      await context.emit('guardrail-pass', {
+        guardrail: name,
+        stage,
+        ...(result.action === 'rewrite'
+          ? { rewritten: true, ...(result.reason ? { reason: result.reason } : {}) }
+          : {}),
+      });
       continue;
     }
-    if (result.action === 'reprompt' && stage === 'output') return { action: 'reprompt', text: current, guardrail: name, reason: result.reason, rewrittenBy };
+    if (result.action === 'reprompt' && stage === 'output')
+      return { action: 'reprompt', text: current, guardrail: name, reason: result.reason, rewrittenBy };
     throw await blocked(context, stage, name, result.reason);
   }
   return { action: 'pass', text: current, rewrittenBy };
 }
 
 /** The run's GUARDRAIL_BLOCKED error, its event emitted first. */
-export async function blocked(context: NodeContext, stage: GuardrailStage, guardrail: string, reason: string): Promise<AgentqError> {
+export async function blocked(
+  context: NodeContext,
+  stage: GuardrailStage,
+  guardrail: string,
+  reason: string,
+): Promise<AgentqError> {
   await context.emit('guardrail-block', { guardrail, stage, reason });
-  return new AgentqError('GUARDRAIL_BLOCKED', `guardrail '${guardrail}' blocked the ${stage === 'input' ? 'input' : "model's answer"}: ${reason}`, {
-    details: { guardrail, stage, reason },
-  });
+  return new AgentqError(
+    'GUARDRAIL_BLOCKED',
+    `guardrail '${guardrail}' blocked the ${stage === 'input' ? 'input' : "model's answer"}: ${reason}`,
+    {
+      details: { guardrail, stage, reason },
+    },
+  );
 }

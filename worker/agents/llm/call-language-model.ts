@@ -2,7 +2,12 @@ import { SpanKind, trace, type Attributes } from '@opentelemetry/api';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { agentSettingsOf, languageModelOf } from '../agent-services.js';
-import type { LanguageModel, LanguageModelRequest, LanguageModelResponse, TokenUsage } from '../../../shared/ports/language-model.js';
+import type {
+  LanguageModel,
+  LanguageModelRequest,
+  LanguageModelResponse,
+  TokenUsage,
+} from '../../../shared/ports/language-model.js';
 import { estimateMessageTokens, estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
 import { costOf } from '../../../shared/llm/price-table.js';
 import { createJsonFieldTextStream } from './json-field-text-stream.js';
@@ -66,7 +71,9 @@ export async function callLanguageModel(
     abortSignal: context.abortSignal,
     // Live text for subscribers; the memo below still saves the complete response (I4).
     ...(streamText ? { onTextDelta: (text: string) => streamText(text, key) } : {}),
-    ...(streamText && streamToolField ? { onToolCallDelta: toolFieldStreamer(streamToolField, (text) => streamText(text, key)) } : {}),
+    ...(streamText && streamToolField
+      ? { onToolCallDelta: toolFieldStreamer(streamToolField, (text) => streamText(text, key)) }
+      : {}),
   };
   let fresh = false;
   const saved = await context.memo<SavedResponse>(key, async () => {
@@ -74,8 +81,17 @@ export async function callLanguageModel(
     const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
     await checkBudget(context, fullRequest, countPrompt);
     const modelId = fullRequest.model ?? model.modelId;
-    const spend = await reserveTenantBudget(context, { key, modelId, prices: settings.prices, tokens: async () => (await countPrompt()) + (maxTokens ?? 0) });
-    const slot = await takeProviderSlot(context, { provider: model.provider, model: modelId, tokens: async () => (await countPrompt()) + (maxTokens ?? 0) });
+    const spend = await reserveTenantBudget(context, {
+      key,
+      modelId,
+      prices: settings.prices,
+      tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
+    });
+    const slot = await takeProviderSlot(context, {
+      provider: model.provider,
+      model: modelId,
+      tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
+    });
     fresh = true;
     let response: SavedResponse;
     try {
@@ -94,7 +110,10 @@ export async function callLanguageModel(
 }
 
 /** A tool-call delta handler that sends the text of one string field of one tool's arguments (the first such call). */
-function toolFieldStreamer({ tool, field }: { tool: string; field: string }, send: (text: string) => void): NonNullable<LanguageModelRequest['onToolCallDelta']> {
+function toolFieldStreamer(
+  { tool, field }: { tool: string; field: string },
+  send: (text: string) => void,
+): NonNullable<LanguageModelRequest['onToolCallDelta']> {
   const extractors = new Map<number, (fragment: string) => string>();
   return ({ index, name, arguments: fragment }) => {
     if (name !== tool) return;
@@ -105,7 +124,11 @@ function toolFieldStreamer({ tool, field }: { tool: string; field: string }, sen
   };
 }
 
-async function checkBudget(context: NodeContext, request: LanguageModelRequest, countPrompt: () => Promise<number>): Promise<void> {
+async function checkBudget(
+  context: NodeContext,
+  request: LanguageModelRequest,
+  countPrompt: () => Promise<number>,
+): Promise<void> {
   const remaining = context.tokenBudgetRemaining;
   if (remaining === null) return;
   const prompt = await countPrompt();
@@ -120,7 +143,11 @@ async function checkBudget(context: NodeContext, request: LanguageModelRequest, 
 }
 
 /** The request in a `chat {model}` span (OpenTelemetry GenAI semantic conventions). */
-async function tracedGenerate(model: LanguageModel, request: LanguageModelRequest, traceContent: boolean): Promise<SavedResponse> {
+async function tracedGenerate(
+  model: LanguageModel,
+  request: LanguageModelRequest,
+  traceContent: boolean,
+): Promise<SavedResponse> {
   const attributes: Attributes = {
     'gen_ai.operation.name': 'chat',
     'gen_ai.provider.name': model.provider,
@@ -130,33 +157,41 @@ async function tracedGenerate(model: LanguageModel, request: LanguageModelReques
   };
   if (request.maxTokens !== undefined) attributes['gen_ai.request.max_tokens'] = request.maxTokens;
   if (request.temperature !== undefined) attributes['gen_ai.request.temperature'] = request.temperature;
-  if (request.responseFormat) attributes['gen_ai.output.type'] = request.responseFormat.type === 'text' ? 'text' : 'json';
+  if (request.responseFormat)
+    attributes['gen_ai.output.type'] = request.responseFormat.type === 'text' ? 'text' : 'json';
   if (traceContent) {
     attributes['gen_ai.input.messages'] = JSON.stringify(request.messages);
     if (request.tools?.length) attributes['gen_ai.tool.definitions'] = JSON.stringify(request.tools);
   }
   const tracer = trace.getTracer('agentq');
-  return tracer.startActiveSpan(`chat ${request.model ?? model.modelId}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-    try {
-      const response = await model.generate(request);
-      let usage = response.usage;
-      const usageEstimated = usage === undefined;
-      usage ??= { inputTokens: await estimatePromptTokens(request.messages, request.tools), outputTokens: await estimateMessageTokens(response.message) };
-      span.setAttributes({
-        'gen_ai.response.model': response.model,
-        'gen_ai.response.finish_reasons': [response.finishReason],
-        'gen_ai.usage.input_tokens': usage.inputTokens,
-        'gen_ai.usage.output_tokens': usage.outputTokens,
-        'agentq.usage.estimated': usageEstimated,
-      });
-      if (response.responseId) span.setAttribute('gen_ai.response.id', response.responseId);
-      if (traceContent) span.setAttribute('gen_ai.output.messages', JSON.stringify([response.message]));
-      return { ...response, usage, usageEstimated };
-    } catch (error) {
-      recordSpanError(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer.startActiveSpan(
+    `chat ${request.model ?? model.modelId}`,
+    { kind: SpanKind.CLIENT, attributes },
+    async (span) => {
+      try {
+        const response = await model.generate(request);
+        let usage = response.usage;
+        const usageEstimated = usage === undefined;
+        usage ??= {
+          inputTokens: await estimatePromptTokens(request.messages, request.tools),
+          outputTokens: await estimateMessageTokens(response.message),
+        };
+        span.setAttributes({
+          'gen_ai.response.model': response.model,
+          'gen_ai.response.finish_reasons': [response.finishReason],
+          'gen_ai.usage.input_tokens': usage.inputTokens,
+          'gen_ai.usage.output_tokens': usage.outputTokens,
+          'agentq.usage.estimated': usageEstimated,
+        });
+        if (response.responseId) span.setAttribute('gen_ai.response.id', response.responseId);
+        if (traceContent) span.setAttribute('gen_ai.output.messages', JSON.stringify([response.message]));
+        return { ...response, usage, usageEstimated };
+      } catch (error) {
+        recordSpanError(span, error);
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }

@@ -27,7 +27,12 @@ export interface EmbedCall extends EmbedResult {
  * price) recorded on the step. An in-process model (`embedder.inProcess`, the local one) is only traced:
  * no memo, no provider limits, no usage charged to the run or tenant.
  */
-export async function embedTexts(context: NodeContext, embedder: Embedder, texts: readonly string[], { key = 'embed' }: EmbedTextsOptions = {}): Promise<EmbedCall> {
+export async function embedTexts(
+  context: NodeContext,
+  embedder: Embedder,
+  texts: readonly string[],
+  { key = 'embed' }: EmbedTextsOptions = {},
+): Promise<EmbedCall> {
   if (embedder.inProcess) {
     // Nothing to pay for or protect: computed again on a retry (deterministic, milliseconds), no usage charged.
     const result = await tracedEmbed(embedder, texts, context.abortSignal);
@@ -38,7 +43,8 @@ export async function embedTexts(context: NodeContext, embedder: Embedder, texts
     const slot = await takeProviderSlot(context, {
       provider: embedder.provider,
       model: embedder.modelId,
-      tokens: async () => (await Promise.all(texts.map((text) => estimateTextTokens(text)))).reduce((sum, count) => sum + count, 0),
+      tokens: async () =>
+        (await Promise.all(texts.map((text) => estimateTextTokens(text)))).reduce((sum, count) => sum + count, 0),
     });
     fresh = true;
     const result = await tracedEmbed(embedder, texts, context.abortSignal);
@@ -46,7 +52,11 @@ export async function embedTexts(context: NodeContext, embedder: Embedder, texts
     return result;
   });
   if (saved.vectors.length !== texts.length) {
-    throw new AgentqError('PROVIDER_ERROR', `the embedder '${embedder.modelId}' returned ${saved.vectors.length} vectors for ${texts.length} texts`, { retryable: true });
+    throw new AgentqError(
+      'PROVIDER_ERROR',
+      `the embedder '${embedder.modelId}' returned ${saved.vectors.length} vectors for ${texts.length} texts`,
+      { retryable: true },
+    );
   }
   const usage = { inputTokens: saved.usage.inputTokens, outputTokens: 0 };
   const costUsd = costOf(agentSettingsOf(context).prices, usage, saved.model, embedder.modelId);
@@ -61,20 +71,22 @@ function tracedEmbed(embedder: Embedder, texts: readonly string[], abortSignal: 
     'gen_ai.system': embedder.provider,
     'gen_ai.request.model': embedder.modelId,
   };
-  return trace.getTracer('agentq').startActiveSpan(`embeddings ${embedder.modelId}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-    try {
-      const result = await embedder.embed(texts, { abortSignal });
-      span.setAttributes({
-        'gen_ai.response.model': result.model,
-        'gen_ai.usage.input_tokens': result.usage.inputTokens,
-        'gen_ai.embeddings.dimension.count': result.dimensions,
-      });
-      return result;
-    } catch (error) {
-      recordSpanError(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return trace
+    .getTracer('agentq')
+    .startActiveSpan(`embeddings ${embedder.modelId}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      try {
+        const result = await embedder.embed(texts, { abortSignal });
+        span.setAttributes({
+          'gen_ai.response.model': result.model,
+          'gen_ai.usage.input_tokens': result.usage.inputTokens,
+          'gen_ai.embeddings.dimension.count': result.dimensions,
+        });
+        return result;
+      } catch (error) {
+        recordSpanError(span, error);
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
 }

@@ -49,10 +49,16 @@ export function repairRequest(problem: string): string {
  * });
  * ```
  */
-export async function generateObject<T>(context: NodeContext, options: GenerateObjectOptions<T>): Promise<GeneratedObject<T>> {
+export async function generateObject<T>(
+  context: NodeContext,
+  options: GenerateObjectOptions<T>,
+): Promise<GeneratedObject<T>> {
   const { messages, schema, name = 'result', key = 'object', maxTokens, temperature } = options;
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
-    throw new AgentqError('INVALID_INPUT', `structured output name '${name}' must be 1-64 characters of letters, digits, '_' or '-'`);
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `structured output name '${name}' must be 1-64 characters of letters, digits, '_' or '-'`,
+    );
   }
   const request = {
     responseFormat: { type: 'json_schema' as const, name, schema: strictJsonSchema(schema, name), strict: true },
@@ -63,14 +69,25 @@ export async function generateObject<T>(context: NodeContext, options: GenerateO
   const firstResult = parseAnswer(first, schema);
   if (firstResult.ok) return { object: firstResult.value, repaired: false, call: first };
 
-  const repairMessages: Message[] = [...messages, { role: 'assistant', content: first.message.content ?? '' }, { role: 'user', content: repairRequest(firstResult.problem) }];
+  const repairMessages: Message[] = [
+    ...messages,
+    { role: 'assistant', content: first.message.content ?? '' },
+    { role: 'user', content: repairRequest(firstResult.problem) },
+  ];
   const second = await callLanguageModel(context, { ...request, messages: repairMessages }, { key: `${key}.repair` });
   const secondResult = parseAnswer(second, schema);
   if (secondResult.ok) return { object: secondResult.value, repaired: true, call: second };
   throw new AgentqError(
     'PROVIDER_ERROR',
     `the model's answer did not match the structured output schema '${name}' after one repair round: ${secondResult.problem}`,
-    { details: { schema: name, firstProblem: firstResult.problem, problem: secondResult.problem, answer: (second.message.content ?? '').slice(0, 500) } },
+    {
+      details: {
+        schema: name,
+        firstProblem: firstResult.problem,
+        problem: secondResult.problem,
+        answer: (second.message.content ?? '').slice(0, 500),
+      },
+    },
   );
 }
 
@@ -79,7 +96,8 @@ type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
 function parseAnswer<T>(call: ModelCall, schema: z.ZodType<T>): Parsed<T> {
   const content = call.message.content;
   if (content === null || content.trim() === '') return { ok: false, problem: 'the answer was empty (no JSON object)' };
-  if (call.finishReason === 'length') return { ok: false, problem: 'the answer was cut off at the token limit before the JSON object ended' };
+  if (call.finishReason === 'length')
+    return { ok: false, problem: 'the answer was cut off at the token limit before the JSON object ended' };
   let json: unknown;
   try {
     json = JSON.parse(stripCodeFence(content));
@@ -88,7 +106,9 @@ function parseAnswer<T>(call: ModelCall, schema: z.ZodType<T>): Parsed<T> {
   }
   const result = schema.safeParse(json);
   if (result.success) return { ok: true, value: result.data };
-  const problem = result.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`).join('; ');
+  const problem = result.error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .join('; ');
   return { ok: false, problem };
 }
 

@@ -49,14 +49,20 @@ export async function reserveTenantBudget(
           model: responseModel ?? modelId,
         });
       } catch (error) {
-        context.logger.warn({ err: (error as Error).message, tenant: context.tenant }, 'could not count a model call against its tenant budget');
+        context.logger.warn(
+          { err: (error as Error).message, tenant: context.tenant },
+          'could not count a model call against its tenant budget',
+        );
       }
     },
     release: async () => {
       try {
         await budget.release(reservation);
       } catch (error) {
-        context.logger.warn({ err: (error as Error).message }, 'could not release a tenant budget reservation (it expires on its own)');
+        context.logger.warn(
+          { err: (error as Error).message },
+          'could not release a tenant budget reservation (it expires on its own)',
+        );
       }
     },
   };

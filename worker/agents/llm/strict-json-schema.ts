@@ -12,11 +12,18 @@ export function strictJsonSchema(schema: z.ZodType, name: string): Record<string
   try {
     json = z.toJSONSchema(schema, { io: 'output' }) as Record<string, unknown>;
   } catch (error) {
-    throw new AgentqError('INVALID_INPUT', `structured output '${name}': the schema cannot be expressed as JSON Schema (${(error as Error).message})`, { cause: error });
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `structured output '${name}': the schema cannot be expressed as JSON Schema (${(error as Error).message})`,
+      { cause: error },
+    );
   }
   delete json.$schema;
   if (json.type !== 'object') {
-    throw new AgentqError('INVALID_INPUT', `structured output '${name}': the schema must be a z.object(...) (strict mode wants an object at the root), got JSON Schema type '${String(json.type)}'`);
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `structured output '${name}': the schema must be a z.object(...) (strict mode wants an object at the root), got JSON Schema type '${String(json.type)}'`,
+    );
   }
   closeObjects(json, name, '');
   return json;
@@ -45,7 +52,8 @@ function closeObjects(node: unknown, name: string, path: string): void {
   }
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'properties' && value && typeof value === 'object') {
-      for (const [property, child] of Object.entries(value)) closeObjects(child, name, path ? `${path}.${property}` : property);
+      for (const [property, child] of Object.entries(value))
+        closeObjects(child, name, path ? `${path}.${property}` : property);
     } else if (typeof value === 'object') {
       closeObjects(value, name, path);
     }

@@ -26,7 +26,10 @@ const NO_SLOT: ProviderSlot = { settle: async () => undefined };
  * attempt spent) until the window has room; a request larger than the whole token limit can never
  * pass and fails the run instead. Without a limiter or limits for the model this is a no-op.
  */
-export async function takeProviderSlot(context: Pick<NodeContext, 'services' | 'node' | 'logger'>, request: TakeProviderSlotRequest): Promise<ProviderSlot> {
+export async function takeProviderSlot(
+  context: Pick<NodeContext, 'services' | 'node' | 'logger'>,
+  request: TakeProviderSlotRequest,
+): Promise<ProviderSlot> {
   const { provider, model } = request;
   const limiter = context.services.rateLimiter;
   const limits = limiter ? limitsFor(agentSettingsOf(context).rateLimits, model) : undefined;
@@ -34,7 +37,13 @@ export async function takeProviderSlot(context: Pick<NodeContext, 'services' | '
   const tokens = typeof request.tokens === 'number' ? request.tokens : await request.tokens();
   const result = await limiter.acquire(provider, model, limits, tokens);
   if (!result.granted) {
-    const details = { provider, model, requestsPerMinute: limits.requestsPerMinute, tokensPerMinute: limits.tokensPerMinute, tokens };
+    const details = {
+      provider,
+      model,
+      requestsPerMinute: limits.requestsPerMinute,
+      tokensPerMinute: limits.tokensPerMinute,
+      tokens,
+    };
     if (result.impossible) {
       throw new AgentqError(
         'RATE_LIMITED',
@@ -56,7 +65,10 @@ export async function takeProviderSlot(context: Pick<NodeContext, 'services' | '
       try {
         await limiter.settle(provider, model, ticket, actualTokens);
       } catch (error) {
-        context.logger.warn({ err: (error as Error).message, model }, 'could not reconcile the provider-limit estimate with the real usage');
+        context.logger.warn(
+          { err: (error as Error).message, model },
+          'could not reconcile the provider-limit estimate with the real usage',
+        );
       }
     },
   };

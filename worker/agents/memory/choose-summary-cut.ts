@@ -36,6 +36,7 @@ export function chooseSummaryCut({ tail, offset, keepTokens, countTokens }: Summ
 
 /** The index of the latest user message of the history, or -1. */
 export function latestUserIndex(tail: readonly Message[], offset: number): number {
-  for (let position = tail.length - 1; position >= 0; position -= 1) if (tail[position]!.role === 'user') return offset + position;
+  for (let position = tail.length - 1; position >= 0; position -= 1)
+    if (tail[position]!.role === 'user') return offset + position;
   return -1;
 }

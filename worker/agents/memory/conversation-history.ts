@@ -46,7 +46,11 @@ export class ConversationHistory {
     const { redis, keys } = this.store;
     const key = keys.conversation(run.tenant, run.conversationId);
     // Outlives its runs' retention, so a conversation idle for a while still continues.
-    await redis.multi().zadd(key, 'NX', run.createdAt, run.id).expire(key, this.store.retentionSeconds * 2).exec();
+    await redis
+      .multi()
+      .zadd(key, 'NX', run.createdAt, run.id)
+      .expire(key, this.store.retentionSeconds * 2)
+      .exec();
     const earlier = await redis.zrevrangebyscore(key, run.createdAt, '-inf', 'LIMIT', 0, this.lookBack + 1);
     for (const runId of earlier) {
       if (runId === run.id) continue;
@@ -67,7 +71,16 @@ export class ConversationHistory {
     }
     // The summary stays in the memory (not folded into a message), so the new run's next summary
     // replaces it instead of nesting it: a long conversation does not grow its system prompt.
-    const messages: Message[] = [{ role: 'system', content: memory.system }, ...(memory.pinned ? [memory.pinned] : []), ...tail];
-    return { fromRunId: runId, messages, memory: { ...emptyMemory(), upTo: 1, summary: memory.summary, system: memory.system }, flatMessages };
+    const messages: Message[] = [
+      { role: 'system', content: memory.system },
+      ...(memory.pinned ? [memory.pinned] : []),
+      ...tail,
+    ];
+    return {
+      fromRunId: runId,
+      messages,
+      memory: { ...emptyMemory(), upTo: 1, summary: memory.summary, system: memory.system },
+      flatMessages,
+    };
   }
 }

@@ -3,7 +3,8 @@ import type { Message } from '../../../shared/contracts/run-record.js';
 import type { MemoryState } from './memory-state.js';
 
 /** Put in front of a summary in the system message. */
-export const SUMMARY_HEADING = 'Summary of the earlier conversation (older messages were summarised to fit the context window):';
+export const SUMMARY_HEADING =
+  'Summary of the earlier conversation (older messages were summarised to fit the context window):';
 
 /** The system message that stands for the summarised messages: the system prompt, then the summary. */
 export function summaryMessage(memory: MemoryState): Message {
@@ -26,7 +27,10 @@ export const ANCHOR_HEADING = 'The request you are working on (kept verbatim):';
  */
 export function promptView(memory: MemoryState, tail: readonly Message[], anchor?: string): Message[] {
   if (memory.upTo === 0) return [...tail];
-  const anchored = anchor === undefined ? memory : { ...memory, system: `${memory.system ? `${memory.system}\n\n` : ''}${ANCHOR_HEADING}\n${anchor}` };
+  const anchored =
+    anchor === undefined
+      ? memory
+      : { ...memory, system: `${memory.system ? `${memory.system}\n\n` : ''}${ANCHOR_HEADING}\n${anchor}` };
   const pinned = memory.pinned && memory.pinned.content !== anchor ? [memory.pinned] : [];
   return [summaryMessage(anchored), ...pinned, ...tail];
 }
@@ -41,7 +45,11 @@ export interface PromptHistory {
 }
 
 /** Loads only the messages a prompt needs (from `memory.upTo`), never the summarised ones. `anchor`: see promptView. */
-export async function loadPromptHistory(context: Pick<NodeContext, 'history'>, memory: MemoryState, anchor?: string): Promise<PromptHistory> {
+export async function loadPromptHistory(
+  context: Pick<NodeContext, 'history'>,
+  memory: MemoryState,
+  anchor?: string,
+): Promise<PromptHistory> {
   const tail = memory.upTo > 0 ? await context.history({ from: memory.upTo }) : await context.history();
   return { messages: promptView(memory, tail, anchor), tail, length: memory.upTo + tail.length };
 }

@@ -9,7 +9,7 @@ import { loadPromptHistory } from './prompt-history.js';
 
 export const SUMMARIZER_SYSTEM_PROMPT =
   'You summarise the earlier part of a conversation between a user and an AI assistant that uses tools, so the assistant can ' +
-  'continue with your summary in place of those messages. Keep the user\'s goals, constraints and preferences; facts, numbers, ' +
+  "continue with your summary in place of those messages. Keep the user's goals, constraints and preferences; facts, numbers, " +
   'names and decisions; the tool results that matter, with their values; what was done and what is still open. Be concise and ' +
   'factual, write plain text without a preamble, and do not answer the user yourself.';
 
@@ -32,7 +32,12 @@ export interface SummarizeHistoryOptions {
  * the last summary (a prompt that is still too long right after a summary is sent as is: the loop
  * guard that keeps a run from summarising forever).
  */
-export function shouldSummarize(memory: MemoryState, historyLength: number, promptTokens: number, { contextWindow, summarizeAt }: Pick<SummarizeHistoryOptions, 'contextWindow' | 'summarizeAt'>): boolean {
+export function shouldSummarize(
+  memory: MemoryState,
+  historyLength: number,
+  promptTokens: number,
+  { contextWindow, summarizeAt }: Pick<SummarizeHistoryOptions, 'contextWindow' | 'summarizeAt'>,
+): boolean {
   return summarizeAt > 0 && promptTokens > summarizeAt * contextWindow && memory.summarizedAtLength !== historyLength;
 }
 
@@ -43,14 +48,26 @@ export function shouldSummarize(memory: MemoryState, historyLength: number, prom
  * verbatim; everything between becomes the summary, which includes the previous one. Nothing is
  * written to the history itself — the caller commits the returned memory as its state update.
  */
-export async function summarizeHistory(context: NodeContext, memory: MemoryState, { contextWindow, summarizeAt, key = 'summary', reservedTokens = 0 }: SummarizeHistoryOptions): Promise<MemoryState> {
+export async function summarizeHistory(
+  context: NodeContext,
+  memory: MemoryState,
+  { contextWindow, summarizeAt, key = 'summary', reservedTokens = 0 }: SummarizeHistoryOptions,
+): Promise<MemoryState> {
   const { tail, length } = await loadPromptHistory(context, memory);
   const threshold = Math.max(256, Math.floor(summarizeAt * contextWindow));
   const counts = new Map<Message, number>();
   for (const message of tail) counts.set(message, (await estimatePromptTokens([message])) - 3);
   const system = memory.upTo === 0 && tail[0]?.role === 'system' ? (tail[0].content ?? '') : memory.system;
-  const keepTokens = Math.max(0, Math.floor(threshold / 2) - reservedTokens - (system ? await estimateTextTokens(system) : 0));
-  const cut = chooseSummaryCut({ tail, offset: memory.upTo, keepTokens, countTokens: (message) => counts.get(message) ?? 0 });
+  const keepTokens = Math.max(
+    0,
+    Math.floor(threshold / 2) - reservedTokens - (system ? await estimateTextTokens(system) : 0),
+  );
+  const cut = chooseSummaryCut({
+    tail,
+    offset: memory.upTo,
+    keepTokens,
+    countTokens: (message) => counts.get(message) ?? 0,
+  });
   if (cut === undefined) {
     // Only the latest block is left: nothing to fold. Mark it so the model step goes ahead.
     return { ...memory, system, summarizedAtLength: length };
@@ -72,7 +89,9 @@ export async function summarizeHistory(context: NodeContext, memory: MemoryState
   );
   const summary = (response.message.content ?? '').trim();
   if (summary === '') {
-    throw new AgentqError('PROVIDER_ERROR', `the model answered an empty summary of ${folded.length} messages`, { retryable: true });
+    throw new AgentqError('PROVIDER_ERROR', `the model answered an empty summary of ${folded.length} messages`, {
+      retryable: true,
+    });
   }
   return { upTo: cut, summary, system, pinned, summarizedAtLength: length };
 }
@@ -82,7 +101,8 @@ async function transcriptOf(previous: string | null, messages: readonly Message[
   const toolNames = new Map<string, string>();
   const lines = messages.map((message) => {
     const text = cut(message.content ?? '');
-    if (message.role === 'tool') return `[tool result${toolNames.has(message.tool_call_id ?? '') ? ` of ${toolNames.get(message.tool_call_id ?? '')}` : ''}] ${text}`;
+    if (message.role === 'tool')
+      return `[tool result${toolNames.has(message.tool_call_id ?? '') ? ` of ${toolNames.get(message.tool_call_id ?? '')}` : ''}] ${text}`;
     const calls = (message.tool_calls ?? []).map((call) => {
       toolNames.set(call.id, call.function.name);
       return `${call.function.name}(${cut(call.function.arguments)})`;
@@ -103,5 +123,7 @@ async function transcriptOf(previous: string | null, messages: readonly Message[
 }
 
 function cut(text: string): string {
-  return text.length <= MAX_MESSAGE_CHARS ? text : `${text.slice(0, MAX_MESSAGE_CHARS)}…[${text.length - MAX_MESSAGE_CHARS} characters cut]`;
+  return text.length <= MAX_MESSAGE_CHARS
+    ? text
+    : `${text.slice(0, MAX_MESSAGE_CHARS)}…[${text.length - MAX_MESSAGE_CHARS} characters cut]`;
 }

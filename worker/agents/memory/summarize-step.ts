@@ -38,10 +38,24 @@ export async function checkPromptSize(
   if (summarizeAt <= 0) return { summarize: false };
   // A token is at least one UTF-8 byte: a prompt with fewer bytes than the threshold cannot pass it,
   // and is sent without loading the tokenizer (~0.2 s on first use).
-  const bytes = messages.reduce((sum, message) => sum + 8 + Buffer.byteLength(message.content ?? '') + Buffer.byteLength(JSON.stringify(message.tool_calls ?? '')), 0) + Buffer.byteLength(JSON.stringify(tools ?? []));
+  const bytes =
+    messages.reduce(
+      (sum, message) =>
+        sum +
+        8 +
+        Buffer.byteLength(message.content ?? '') +
+        Buffer.byteLength(JSON.stringify(message.tool_calls ?? '')),
+      0,
+    ) + Buffer.byteLength(JSON.stringify(tools ?? []));
   if (bytes <= summarizeAt * contextWindowFor(context)) return { summarize: false };
   const promptTokens = await estimatePromptTokens([...messages], tools ? [...tools] : undefined);
-  return { summarize: shouldSummarize(memory, historyLength, promptTokens, { contextWindow: contextWindowFor(context), summarizeAt }), promptTokens };
+  return {
+    summarize: shouldSummarize(memory, historyLength, promptTokens, {
+      contextWindow: contextWindowFor(context),
+      summarizeAt,
+    }),
+    promptTokens,
+  };
 }
 
 /**
@@ -52,7 +66,10 @@ export async function checkPromptSize(
 export async function summarizeStep(
   context: NodeContext,
   memory: MemoryState,
-  { reservedTokens = 0, summarizeAt = agentSettingsOf(context).summarizeAt }: { reservedTokens?: number; summarizeAt?: number } = {},
+  {
+    reservedTokens = 0,
+    summarizeAt = agentSettingsOf(context).summarizeAt,
+  }: { reservedTokens?: number; summarizeAt?: number } = {},
 ): Promise<MemoryState> {
   return summarizeHistory(context, memory, { contextWindow: contextWindowFor(context), summarizeAt, reservedTokens });
 }

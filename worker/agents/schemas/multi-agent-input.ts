@@ -35,7 +35,10 @@ export const multiAgentInputSchema = z
       .array(expertSchema)
       .min(1, 'experts must list at least one expert')
       .max(64, 'experts may list at most 64 experts')
-      .refine((experts) => new Set(experts.map((expert) => expert.name)).size === experts.length, 'expert names must be unique'),
+      .refine(
+        (experts) => new Set(experts.map((expert) => expert.name)).size === experts.length,
+        'expert names must be unique',
+      ),
     /** Experts recalled: the best leads, the others are its tools. @default 3 */
     topN: z.number().int().min(1).max(8).default(3),
     /** `{ window: N }`: the lead sees its system prompt and the query, then only the last N messages (consultations); `{ summarizeAt: x }`: summarise past that share of the context window. @default the summariser at AGENTQ_SUMMARIZE_AT */

@@ -4,7 +4,8 @@ import { retrieveOptionsSchema, type RetrievedSource } from './retrieve-options.
 import { toolHandlingInputSchema } from '../tools/tool-handling.js';
 
 const WINDOW_RANGE = 'memory.window must be an integer from 1 to 10000';
-const SUMMARIZE_AT_RANGE = 'memory.summarizeAt must be a number from 0 to 1 (a share of the context window; 0 = never summarise)';
+const SUMMARIZE_AT_RANGE =
+  'memory.summarizeAt must be a number from 0 to 1 (a share of the context window; 0 = never summarise)';
 
 /**
  * A run's `memory` option (react-agent, reflect, multi-agent), one of:
@@ -15,19 +16,33 @@ const SUMMARIZE_AT_RANGE = 'memory.summarizeAt must be a number from 0 to 1 (a s
  */
 export const memoryOptionSchema = z
   .object({
-    window: z.number({ error: WINDOW_RANGE }).int(WINDOW_RANGE).min(1, WINDOW_RANGE).max(10_000, WINDOW_RANGE).optional(),
-    summarizeAt: z.number({ error: SUMMARIZE_AT_RANGE }).min(0, SUMMARIZE_AT_RANGE).max(1, SUMMARIZE_AT_RANGE).optional(),
+    window: z
+      .number({ error: WINDOW_RANGE })
+      .int(WINDOW_RANGE)
+      .min(1, WINDOW_RANGE)
+      .max(10_000, WINDOW_RANGE)
+      .optional(),
+    summarizeAt: z
+      .number({ error: SUMMARIZE_AT_RANGE })
+      .min(0, SUMMARIZE_AT_RANGE)
+      .max(1, SUMMARIZE_AT_RANGE)
+      .optional(),
   })
   .strict()
   .refine((memory) => memory.window === undefined || memory.summarizeAt === undefined, {
-    message: 'memory takes either window (keep the last N messages) or summarizeAt (summarise past that share of the context window), not both',
+    message:
+      'memory takes either window (keep the last N messages) or summarizeAt (summarise past that share of the context window), not both',
   })
   .refine((memory) => memory.window !== undefined || memory.summarizeAt !== undefined, {
-    message: 'memory needs window (e.g. {"window": 20}) or summarizeAt (e.g. {"summarizeAt": 0.6}); omit memory for the default summariser',
+    message:
+      'memory needs window (e.g. {"window": 20}) or summarizeAt (e.g. {"summarizeAt": 0.6}); omit memory for the default summariser',
   });
 
 /** The run's choice, as graphs keep it in their state: a window, or the summarising share (null: the worker's). */
-export function memoryChoiceOf(memory: z.infer<typeof memoryOptionSchema> | undefined): { messageWindow: number | null; summarizeAt: number | null } {
+export function memoryChoiceOf(memory: z.infer<typeof memoryOptionSchema> | undefined): {
+  messageWindow: number | null;
+  summarizeAt: number | null;
+} {
   return { messageWindow: memory?.window ?? null, summarizeAt: memory?.summarizeAt ?? null };
 }
 
@@ -51,10 +66,17 @@ export const reactAgentInputSchema = z
     /** Another model on the worker's endpoint for this run. @default LLM_MODEL */
     model: z
       .string()
-      .regex(/^[A-Za-z0-9_.:/@-]{1,200}$/, 'model must be 1-200 characters of letters, digits, "_", ".", ":", "/", "@" or "-"')
+      .regex(
+        /^[A-Za-z0-9_.:/@-]{1,200}$/,
+        'model must be 1-200 characters of letters, digits, "_", ".", ":", "/", "@" or "-"',
+      )
       .optional(),
     /** Sampling temperature, 0-2. @default the provider's */
-    temperature: z.number().min(0, 'temperature must be between 0 and 2').max(2, 'temperature must be between 0 and 2').optional(),
+    temperature: z
+      .number()
+      .min(0, 'temperature must be between 0 and 2')
+      .max(2, 'temperature must be between 0 and 2')
+      .optional(),
     /** `max_tokens` of each model request. @default AGENTQ_LLM_MAX_TOKENS (else the provider's limit) */
     maxOutputTokens: z.number().int().min(1).max(1_000_000).optional(),
     /** How unknown tools, bad arguments and failing tools are handled (overrides the graph's). */

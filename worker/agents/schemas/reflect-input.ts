@@ -16,7 +16,12 @@ export const reflectInputSchema = z
     /** What the judge checks; omitted: correctness, completeness and clarity. */
     criteria: z.string().trim().min(1).max(20_000).optional(),
     /** Drafts at most (the last one is the answer even if not approved). @default 3 */
-    maxIterations: z.number().int().min(1, 'maxIterations must be at least 1').max(10, 'maxIterations must be at most 10').default(3),
+    maxIterations: z
+      .number()
+      .int()
+      .min(1, 'maxIterations must be at least 1')
+      .max(10, 'maxIterations must be at most 10')
+      .default(3),
     /** A system prompt replacing the writer's default one. */
     writerSystem: z.string().max(100_000).optional(),
     /** A system prompt replacing the judge's default one. */

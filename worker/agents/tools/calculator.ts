@@ -7,6 +7,8 @@ export const calculatorTool = defineTool({
   name: 'calculator',
   description:
     'Evaluates an arithmetic expression and returns the number. Supports + - * / % (remainder) ^ (power), parentheses, unary minus and decimals, e.g. "(2.5 + 3) * -4 ^ 2".',
-  input: z.object({ expression: z.string().min(1).max(2000).describe('The arithmetic expression, e.g. "2^10 / (3 + 1)"') }),
+  input: z.object({
+    expression: z.string().min(1).max(2000).describe('The arithmetic expression, e.g. "2^10 / (3 + 1)"'),
+  }),
   execute: ({ expression }) => ({ expression, result: evaluateArithmetic(expression) }),
 });

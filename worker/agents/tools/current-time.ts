@@ -4,9 +4,15 @@ import { defineTool } from '../../../shared/ports/define-tool.js';
 /** Built-in tool: the current time, so the model does not rely on its training cut-off. */
 export const currentTimeTool = defineTool({
   name: 'current_time',
-  description: 'Returns the current date and time: ISO 8601 in UTC, and the local time in an IANA time zone when one is given.',
+  description:
+    'Returns the current date and time: ISO 8601 in UTC, and the local time in an IANA time zone when one is given.',
   input: z.object({
-    timezone: z.string().min(1).max(64).optional().describe('IANA time zone, e.g. "Europe/Paris" or "America/New_York"; default UTC'),
+    timezone: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('IANA time zone, e.g. "Europe/Paris" or "America/New_York"; default UTC'),
   }),
   execute: ({ timezone }) => {
     const now = new Date();
@@ -25,7 +31,9 @@ export const currentTimeTool = defineTool({
         timeZoneName: 'longOffset',
       }).format(now);
     } catch {
-      throw new Error(`unknown time zone '${timezone}': use an IANA name such as 'Europe/Paris', 'Asia/Tokyo' or 'UTC'`);
+      throw new Error(
+        `unknown time zone '${timezone}': use an IANA name such as 'Europe/Paris', 'Asia/Tokyo' or 'UTC'`,
+      );
     }
     return { iso: now.toISOString(), timezone, local };
   },

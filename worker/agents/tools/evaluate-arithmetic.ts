@@ -17,10 +17,14 @@ const MAX_DEPTH = 200;
  * `-2^2` = -4, as in mathematics). `%` is the remainder (sign of the dividend, as in JavaScript).
  */
 export function evaluateArithmetic(expression: string): number {
-  if (expression.length > MAX_LENGTH) throw new ArithmeticError(`the expression is ${expression.length} characters long; at most ${MAX_LENGTH} are accepted`);
+  if (expression.length > MAX_LENGTH)
+    throw new ArithmeticError(
+      `the expression is ${expression.length} characters long; at most ${MAX_LENGTH} are accepted`,
+    );
   const parser = new Parser(expression);
   const value = parser.parse();
-  if (!Number.isFinite(value)) throw new ArithmeticError(`the result is not a finite number (${value}): the numbers grew too large`);
+  if (!Number.isFinite(value))
+    throw new ArithmeticError(`the result is not a finite number (${value}): the numbers grew too large`);
   // Hide binary floating-point noise (0.1 + 0.2) without losing meaningful digits.
   return Number(value.toPrecision(15));
 }
@@ -128,7 +132,10 @@ class Parser {
   }
 
   private unexpected(expected: string): ArithmeticError {
-    if (this.position >= this.text.length) return new ArithmeticError(`the expression ends early: expected ${expected}`);
-    return new ArithmeticError(`unexpected '${this.text[this.position]}' at position ${this.position + 1}: expected ${expected}`);
+    if (this.position >= this.text.length)
+      return new ArithmeticError(`the expression ends early: expected ${expected}`);
+    return new ArithmeticError(
+      `unexpected '${this.text[this.position]}' at position ${this.position + 1}: expected ${expected}`,
+    );
   }
 }

@@ -29,7 +29,11 @@ export interface ExecuteToolCallOptions {
  * history keeps one tool message per call, invariant I3). Only the step's own abort, and a tool's
  * retryable error while attempts remain, are thrown.
  */
-export async function executeToolCall(call: ToolCall, context: NodeContext, options: ExecuteToolCallOptions): Promise<string> {
+export async function executeToolCall(
+  call: ToolCall,
+  context: NodeContext,
+  options: ExecuteToolCallOptions,
+): Promise<string> {
   return (await executeToolCallOutcome(call, context, options)).content;
 }
 
@@ -41,7 +45,11 @@ export interface ToolCallOutcome {
 }
 
 /** `executeToolCall`, also saying whether the call failed. */
-export async function executeToolCallOutcome(call: ToolCall, context: NodeContext, options: ExecuteToolCallOptions): Promise<ToolCallOutcome> {
+export async function executeToolCallOutcome(
+  call: ToolCall,
+  context: NodeContext,
+  options: ExecuteToolCallOptions,
+): Promise<ToolCallOutcome> {
   const name = call.function.name;
   const attributes: Attributes = {
     'gen_ai.operation.name': 'execute_tool',
@@ -50,25 +58,27 @@ export async function executeToolCallOutcome(call: ToolCall, context: NodeContex
     'gen_ai.tool.type': 'function',
   };
   if (options.traceContent) attributes['gen_ai.tool.call.arguments'] = call.function.arguments;
-  return trace.getTracer('agentq').startActiveSpan(`execute_tool ${name}`, { kind: SpanKind.INTERNAL, attributes }, async (span) => {
-    try {
-      const outcome = await run(call, context, options);
-      if (outcome.failure) {
-        span.setAttribute('error.type', outcome.failure);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.content });
+  return trace
+    .getTracer('agentq')
+    .startActiveSpan(`execute_tool ${name}`, { kind: SpanKind.INTERNAL, attributes }, async (span) => {
+      try {
+        const outcome = await run(call, context, options);
+        if (outcome.failure) {
+          span.setAttribute('error.type', outcome.failure);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.content });
+        }
+        const content = truncate(outcome.content, options.maxResultChars);
+        if (options.traceContent) span.setAttribute('gen_ai.tool.call.result', content);
+        return outcome.failure ? { content, failure: outcome.failure } : { content };
+      } catch (error) {
+        span.recordException(error as Error);
+        span.setAttribute('error.type', AgentqError.isInstance(error) ? error.code : (error as Error).name);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+        throw error;
+      } finally {
+        span.end();
       }
-      const content = truncate(outcome.content, options.maxResultChars);
-      if (options.traceContent) span.setAttribute('gen_ai.tool.call.result', content);
-      return outcome.failure ? { content, failure: outcome.failure } : { content };
-    } catch (error) {
-      span.recordException(error as Error);
-      span.setAttribute('error.type', AgentqError.isInstance(error) ? error.code : (error as Error).name);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+    });
 }
 
 async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCallOptions): Promise<ToolCallOutcome> {
@@ -76,18 +86,36 @@ async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCal
   const handling = options.handling ?? resolveToolHandling();
   const tool = options.tools.find((candidate) => candidate.name === name);
   if (!tool) {
-    return { failure: 'unknown_tool', content: await handling.onUnknownTool({ call, available: options.tools.map((candidate) => candidate.name) }, context) };
+    return {
+      failure: 'unknown_tool',
+      content: await handling.onUnknownTool(
+        { call, available: options.tools.map((candidate) => candidate.name) },
+        context,
+      ),
+    };
   }
   let raw: unknown;
   try {
     // Some servers send '' for a call without arguments.
     raw = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
   } catch (error) {
-    return { failure: 'invalid_arguments', content: await handling.onToolArgumentsError({ call, tool, kind: 'invalid_json', detail: (error as Error).message }, context) };
+    return {
+      failure: 'invalid_arguments',
+      content: await handling.onToolArgumentsError(
+        { call, tool, kind: 'invalid_json', detail: (error as Error).message },
+        context,
+      ),
+    };
   }
   const parsed = tool.input.safeParse(raw);
   if (!parsed.success) {
-    return { failure: 'invalid_arguments', content: await handling.onToolArgumentsError({ call, tool, kind: 'schema', detail: z.prettifyError(parsed.error) }, context) };
+    return {
+      failure: 'invalid_arguments',
+      content: await handling.onToolArgumentsError(
+        { call, tool, kind: 'schema', detail: z.prettifyError(parsed.error) },
+        context,
+      ),
+    };
   }
   try {
     const result: unknown = await tool.execute(parsed.data, {
@@ -101,9 +129,16 @@ async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCal
     return { content: stringify(result) };
   } catch (error) {
     // The step's own abort (cancel, timeout, shutdown) is the step's business, not the model's.
-    if (context.abortSignal.aborted) throw context.abortSignal.reason instanceof Error ? context.abortSignal.reason : error;
-    const content = await handling.onToolError({ call, tool, error, attempt: context.attempt, maxAttempts: options.maxAttempts }, context);
-    context.logger.info({ tool: name, toolCallId: call.id, err: error instanceof Error ? error.message : String(error) }, 'tool failed; the model is told');
+    if (context.abortSignal.aborted)
+      throw context.abortSignal.reason instanceof Error ? context.abortSignal.reason : error;
+    const content = await handling.onToolError(
+      { call, tool, error, attempt: context.attempt, maxAttempts: options.maxAttempts },
+      context,
+    );
+    context.logger.info(
+      { tool: name, toolCallId: call.id, err: error instanceof Error ? error.message : String(error) },
+      'tool failed; the model is told',
+    );
     return { failure: AgentqError.isInstance(error) ? error.code : 'tool_error', content };
   }
 }

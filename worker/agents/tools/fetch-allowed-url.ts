@@ -44,7 +44,11 @@ export interface FetchedResponse {
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 const defaultResolve: ResolveHost = (hostname) =>
-  new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))));
+  new Promise((resolve, reject) =>
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
+      error ? reject(error) : resolve(addresses),
+    ),
+  );
 
 /** A refusal: the URL, its host or its address is not allowed. Never retried. */
 function refused(message: string): AgentqError {
@@ -53,10 +57,15 @@ function refused(message: string): AgentqError {
 
 /** True when `hostname` is on the allowlist (exactly, or under a `*.` entry). */
 export function isAllowedHost(hostname: string, allowHosts: readonly string[]): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  const host = hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
   return allowHosts.some((entry) => {
     const allowed = entry.toLowerCase().replace(/^\[|\]$/g, '');
-    return allowed.startsWith('*.') ? host.endsWith(allowed.slice(1)) && host.length > allowed.length - 1 : host === allowed;
+    return allowed.startsWith('*.')
+      ? host.endsWith(allowed.slice(1)) && host.length > allowed.length - 1
+      : host === allowed;
   });
 }
 
@@ -86,14 +95,22 @@ export async function fetchAllowedUrl(url: string, options: FetchAllowedUrlOptio
     const location = response.headers.location;
     if (REDIRECT_STATUSES.has(status) && location) {
       response.destroy();
-      if (hop >= maxRedirects) throw refused(`${url} redirected more than ${maxRedirects} times; stopped at ${current.href}`);
+      if (hop >= maxRedirects)
+        throw refused(`${url} redirected more than ${maxRedirects} times; stopped at ${current.href}`);
       redirects.push(current.href);
       current = parseUrl(location, current);
       continue;
     }
     try {
       const { body, truncated } = await readBody(response, options.maxBytes);
-      return { url: current.href, status, contentType: String(response.headers['content-type'] ?? '').toLowerCase(), body, truncated, redirects };
+      return {
+        url: current.href,
+        status,
+        contentType: String(response.headers['content-type'] ?? '').toLowerCase(),
+        body,
+        truncated,
+        redirects,
+      };
     } catch (error) {
       throw failure(error, current, signal, timeout, timeoutMs);
     }
@@ -107,7 +124,8 @@ function parseUrl(text: string, base?: URL): URL {
   } catch {
     throw refused(`'${text.slice(0, 200)}' is not a valid URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused(`${url.href.slice(0, 200)}: only http:// and https:// URLs can be fetched`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw refused(`${url.href.slice(0, 200)}: only http:// and https:// URLs can be fetched`);
   if (url.username || url.password) throw refused(`${url.host}: URLs with credentials are not fetched`);
   return url;
 }
@@ -115,7 +133,9 @@ function parseUrl(text: string, base?: URL): URL {
 function checkTarget(url: URL, { allowHosts, isAllowedAddress = isPublicAddress }: FetchAllowedUrlOptions): void {
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
   if (!isAllowedHost(hostname, allowHosts)) {
-    throw refused(`host ${url.hostname} is not on the allowlist (AGENTQ_HTTP_FETCH_ALLOW_HOSTS: ${allowHosts.join(', ') || 'empty'})`);
+    throw refused(
+      `host ${url.hostname} is not on the allowlist (AGENTQ_HTTP_FETCH_ALLOW_HOSTS: ${allowHosts.join(', ') || 'empty'})`,
+    );
   }
   if (isIP(hostname) !== 0 && !isAllowedAddress(hostname)) throw refused(addressRefusal(url.hostname, hostname));
 }
@@ -125,7 +145,10 @@ function addressRefusal(host: string, address: string): string {
 }
 
 /** A `lookup` for http.request that fails unless every address the name resolves to is allowed. */
-function checkingLookup({ resolve = defaultResolve, isAllowedAddress = isPublicAddress }: FetchAllowedUrlOptions): LookupFunction {
+function checkingLookup({
+  resolve = defaultResolve,
+  isAllowedAddress = isPublicAddress,
+}: FetchAllowedUrlOptions): LookupFunction {
   return (hostname, lookupOptions, callback) => {
     resolve(hostname).then(
       (addresses) => {
@@ -133,12 +156,19 @@ function checkingLookup({ resolve = defaultResolve, isAllowedAddress = isPublicA
         const candidates = family ? addresses.filter((entry) => entry.family === family) : addresses;
         // Every address must pass, not just the first: the connection may try any of them.
         const blocked = candidates.find((entry) => !isAllowedAddress(entry.address));
-        if (blocked || candidates.length === 0) return callback(refused(blocked ? addressRefusal(hostname, blocked.address) : `host ${hostname} has no address`), '', 0);
-        if (lookupOptions.all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, candidates);
+        if (blocked || candidates.length === 0)
+          return callback(
+            refused(blocked ? addressRefusal(hostname, blocked.address) : `host ${hostname} has no address`),
+            '',
+            0,
+          );
+        if (lookupOptions.all)
+          return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, candidates);
         const [first] = candidates as [LookupAddress];
         callback(null, first.address, first.family);
       },
-      (error: Error) => callback(refused(`host ${hostname} could not be resolved (${error.message})`) as NodeJS.ErrnoException, '', 0),
+      (error: Error) =>
+        callback(refused(`host ${hostname} could not be resolved (${error.message})`) as NodeJS.ErrnoException, '', 0),
     );
   };
 }
@@ -168,8 +198,17 @@ function get(url: URL, options: FetchAllowedUrlOptions, signal: AbortSignal): Pr
 }
 
 async function readBody(response: IncomingMessage, maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
-  const encoding = String(response.headers['content-encoding'] ?? '').toLowerCase().trim();
-  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
+  const encoding = String(response.headers['content-encoding'] ?? '')
+    .toLowerCase()
+    .trim();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? createGunzip()
+      : encoding === 'deflate'
+        ? createInflate()
+        : encoding === 'br'
+          ? createBrotliDecompress()
+          : undefined;
   const stream: Readable = decoder ? response.pipe(decoder) : response;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -196,11 +235,18 @@ async function readBody(response: IncomingMessage, maxBytes: number): Promise<{ 
 
 function failure(error: unknown, url: URL, signal: AbortSignal, timeout: AbortSignal, timeoutMs: number): unknown {
   if (AgentqError.isInstance(error)) return error;
-  if (timeout.aborted) return new AgentqError('TOOL_ERROR', `${url.href} did not answer within ${timeoutMs} ms (AGENTQ_HTTP_FETCH_TIMEOUT_MS)`);
+  if (timeout.aborted)
+    return new AgentqError(
+      'TOOL_ERROR',
+      `${url.href} did not answer within ${timeoutMs} ms (AGENTQ_HTTP_FETCH_TIMEOUT_MS)`,
+    );
   // The step's own abort (cancellation, shutdown) carries its reason.
   if (signal.aborted) return signal.reason instanceof Error ? signal.reason : error;
   // A refusal raised inside the lookup reaches us wrapped by the socket: surface it as it was.
   const cause = (error as { cause?: unknown }).cause;
   if (AgentqError.isInstance(cause)) return cause;
-  return new AgentqError('TOOL_ERROR', `could not fetch ${url.href}: ${(error as Error).message}`, { retryable: true, cause: error });
+  return new AgentqError('TOOL_ERROR', `could not fetch ${url.href}: ${(error as Error).message}`, {
+    retryable: true,
+    cause: error,
+  });
 }

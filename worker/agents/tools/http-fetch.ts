@@ -32,7 +32,10 @@ export interface HttpFetchResult {
  */
 export function createHttpFetchTool(options: HttpFetchToolOptions): Tool<z.infer<typeof httpFetchInput>> {
   if (options.allowHosts.length === 0) {
-    throw new AgentqError('INVALID_INPUT', 'the http_fetch tool needs at least one allowed host (AGENTQ_HTTP_FETCH_ALLOW_HOSTS)');
+    throw new AgentqError(
+      'INVALID_INPUT',
+      'the http_fetch tool needs at least one allowed host (AGENTQ_HTTP_FETCH_ALLOW_HOSTS)',
+    );
   }
   return defineTool({
     name: 'http_fetch',
@@ -40,7 +43,8 @@ export function createHttpFetchTool(options: HttpFetchToolOptions): Tool<z.infer
       `Fetches a web page or text document with HTTP GET and returns its text (HTML is reduced to headings and paragraphs). ` +
       `Only these hosts can be fetched: ${options.allowHosts.join(', ')}.`,
     input: httpFetchInput,
-    execute: async ({ url }, { abortSignal }): Promise<HttpFetchResult> => toResult(await fetchAllowedUrl(url, { ...options, abortSignal })),
+    execute: async ({ url }, { abortSignal }): Promise<HttpFetchResult> =>
+      toResult(await fetchAllowedUrl(url, { ...options, abortSignal })),
   });
 }
 
@@ -48,12 +52,30 @@ function toResult(response: FetchedResponse): HttpFetchResult {
   const { url, status, contentType, body, truncated } = response;
   const mediaType = contentType.split(';')[0]!.trim();
   const text = decode(body, contentType);
-  if (mediaType === 'text/html' || mediaType === 'application/xhtml+xml' || (mediaType === '' && /^\s*<(!doctype html|html)/i.test(text))) {
+  if (
+    mediaType === 'text/html' ||
+    mediaType === 'application/xhtml+xml' ||
+    (mediaType === '' && /^\s*<(!doctype html|html)/i.test(text))
+  ) {
     const page = parseHtml(text);
-    const lines = page.blocks.map((block) => (block.kind === 'heading' ? `${'#'.repeat(block.level)} ${block.text}` : block.text));
-    return { url, status, contentType, ...(page.title ? { title: page.title } : {}), text: lines.join('\n\n'), truncated };
+    const lines = page.blocks.map((block) =>
+      block.kind === 'heading' ? `${'#'.repeat(block.level)} ${block.text}` : block.text,
+    );
+    return {
+      url,
+      status,
+      contentType,
+      ...(page.title ? { title: page.title } : {}),
+      text: lines.join('\n\n'),
+      truncated,
+    };
   }
-  if (mediaType === '' || mediaType.startsWith('text/') || /^application\/([\w.+-]+\+)?(json|xml)$/.test(mediaType) || mediaType === 'application/javascript') {
+  if (
+    mediaType === '' ||
+    mediaType.startsWith('text/') ||
+    /^application\/([\w.+-]+\+)?(json|xml)$/.test(mediaType) ||
+    mediaType === 'application/javascript'
+  ) {
     return { url, status, contentType, text, truncated };
   }
   throw new AgentqError('TOOL_ERROR', `${url} is ${mediaType}, not text or HTML; http_fetch only reads text`);

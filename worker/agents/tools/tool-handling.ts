@@ -77,12 +77,18 @@ export interface ResolvedToolHandling {
 export function resolveToolHandling(graph: ToolHandling = {}, run: ToolHandlingInput = {}): ResolvedToolHandling {
   return {
     onUnknownTool: handlerOf(run.onUnknownTool ?? graph.onUnknownTool ?? 'tell', unknownToolPolicies),
-    onToolArgumentsError: handlerOf(run.onToolArgumentsError ?? graph.onToolArgumentsError ?? 'tell', toolArgumentsPolicies),
+    onToolArgumentsError: handlerOf(
+      run.onToolArgumentsError ?? graph.onToolArgumentsError ?? 'tell',
+      toolArgumentsPolicies,
+    ),
     onToolError: handlerOf(run.onToolError ?? graph.onToolError ?? 'retry-then-tell', toolErrorPolicies),
   };
 }
 
-function handlerOf<Problem, Policy extends string>(value: Policy | ToolProblemHandler<Problem>, policies: Record<Policy, ToolProblemHandler<Problem>>): ToolProblemHandler<Problem> {
+function handlerOf<Problem, Policy extends string>(
+  value: Policy | ToolProblemHandler<Problem>,
+  policies: Record<Policy, ToolProblemHandler<Problem>>,
+): ToolProblemHandler<Problem> {
   return typeof value === 'function' ? value : policies[value];
 }
 
@@ -92,7 +98,10 @@ const tellUnknown: ToolProblemHandler<UnknownToolProblem> = ({ call, available }
 const unknownToolPolicies: Record<UnknownToolPolicy, ToolProblemHandler<UnknownToolProblem>> = {
   tell: tellUnknown,
   fail: ({ call, available }) => {
-    throw new AgentqError('TOOL_ERROR', `the model called an unknown tool '${call.function.name}' (this run offers: ${available.join(', ') || 'none'}) and the run's onUnknownTool is 'fail'`);
+    throw new AgentqError(
+      'TOOL_ERROR',
+      `the model called an unknown tool '${call.function.name}' (this run offers: ${available.join(', ') || 'none'}) and the run's onUnknownTool is 'fail'`,
+    );
   },
 };
 
@@ -104,15 +113,24 @@ const tellArguments: ToolProblemHandler<ToolArgumentsProblem> = ({ call, tool, d
 const toolArgumentsPolicies: Record<ToolArgumentsPolicy, ToolProblemHandler<ToolArgumentsProblem>> = {
   tell: tellArguments,
   fail: ({ call, detail }) => {
-    throw new AgentqError('TOOL_ERROR', `the model sent invalid arguments for tool '${call.function.name}' (${detail}) and the run's onToolArgumentsError is 'fail'`);
+    throw new AgentqError(
+      'TOOL_ERROR',
+      `the model sent invalid arguments for tool '${call.function.name}' (${detail}) and the run's onToolArgumentsError is 'fail'`,
+    );
   },
 };
 
-const retryable = ({ error, attempt, maxAttempts }: ToolErrorProblem) => AgentqError.isInstance(error) && error.retryable && attempt < maxAttempts;
+const retryable = ({ error, attempt, maxAttempts }: ToolErrorProblem) =>
+  AgentqError.isInstance(error) && error.retryable && attempt < maxAttempts;
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
-const tellError: ToolProblemHandler<ToolErrorProblem> = ({ call, error }) => `Error: tool '${call.function.name}' failed: ${messageOf(error)}`;
+const tellError: ToolProblemHandler<ToolErrorProblem> = ({ call, error }) =>
+  `Error: tool '${call.function.name}' failed: ${messageOf(error)}`;
 const failError = ({ call, error }: ToolErrorProblem): never => {
-  throw new AgentqError('TOOL_ERROR', `tool '${call.function.name}' failed: ${messageOf(error)} (the run's onToolError fails the run)`, { cause: error });
+  throw new AgentqError(
+    'TOOL_ERROR',
+    `tool '${call.function.name}' failed: ${messageOf(error)} (the run's onToolError fails the run)`,
+    { cause: error },
+  );
 };
 
 const toolErrorPolicies: Record<ToolErrorPolicy, ToolProblemHandler<ToolErrorProblem>> = {

@@ -12,7 +12,10 @@ export class ToolRegistry {
   /** Adds a tool; a second tool with the same name is an error (say which one wins by registering only it). */
   register(tool: AnyTool): this {
     if (this.tools.has(tool.name)) {
-      throw new AgentqError('INVALID_INPUT', `tool '${tool.name}' is registered twice; tool names must be unique (a user tool cannot silently replace a built-in one)`);
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `tool '${tool.name}' is registered twice; tool names must be unique (a user tool cannot silently replace a built-in one)`,
+      );
     }
     this.tools.set(tool.name, tool);
     return this;

@@ -24,7 +24,13 @@ export interface DeliverWebhookOptions {
  * resolution, inside the connection's own lookup, so the address checked is the address connected to
  * (a second resolution cannot swap in a private one). Redirects are not followed.
  */
-export function deliverWebhook({ url, body, headers, timeoutMs, allowPrivate }: DeliverWebhookOptions): Promise<number> {
+export function deliverWebhook({
+  url,
+  body,
+  headers,
+  timeoutMs,
+  allowPrivate,
+}: DeliverWebhookOptions): Promise<number> {
   const target = new URL(url);
   const hostname = target.hostname.replace(/^\[|\]$/g, '');
   // Node connects to an IP literal without calling `lookup`, so literals are checked here.
@@ -45,7 +51,13 @@ export function deliverWebhook({ url, body, headers, timeoutMs, allowPrivate }: 
       response.on('end', () => resolve(response.statusCode ?? 0));
       response.on('error', reject);
     });
-    outgoing.on('error', (error) => reject(error.name === 'AbortError' ? new Error(`webhook receiver ${target.host} did not answer within ${timeoutMs} ms`) : error));
+    outgoing.on('error', (error) =>
+      reject(
+        error.name === 'AbortError'
+          ? new Error(`webhook receiver ${target.host} did not answer within ${timeoutMs} ms`)
+          : error,
+      ),
+    );
     outgoing.end(body);
   });
 }
@@ -63,7 +75,8 @@ function publicOnlyLookup(host: string): LookupFunction {
       if (blocked || addresses.length === 0) {
         return callback(new WebhookAddressError(refusal(host, blocked?.address ?? 'no address')), '', 0);
       }
-      if (options.all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, addresses);
+      if (options.all)
+        return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, addresses);
       const [first] = addresses as [LookupAddress];
       callback(null, first.address, first.family);
     });

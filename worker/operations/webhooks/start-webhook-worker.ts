@@ -11,7 +11,16 @@ import type { WebhookJobData } from '../../../shared/contracts/webhook-job.js';
 import { signWebhook, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './webhook-signature.js';
 
 export interface StartWebhookWorkerOptions {
-  config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'queuePrefix' | 'webhookSecrets' | 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookConcurrency'>;
+  config: Pick<
+    Config,
+    | 'redisUrl'
+    | 'redisClusterNodes'
+    | 'queuePrefix'
+    | 'webhookSecrets'
+    | 'webhookAllowPrivate'
+    | 'webhookTimeoutMs'
+    | 'webhookConcurrency'
+  >;
   /** Where the run records are read at delivery time. */
   store: RedisRunStore;
   logger: Logger;
@@ -29,7 +38,12 @@ export interface WebhookWorker {
  * connection error fails the attempt and BullMQ retries with exponential backoff (the job's options);
  * 410 Gone, a refused address and a missing secret fail it for good.
  */
-export async function startWebhookWorker({ config, store, logger, processId }: StartWebhookWorkerOptions): Promise<WebhookWorker> {
+export async function startWebhookWorker({
+  config,
+  store,
+  logger,
+  processId,
+}: StartWebhookWorkerOptions): Promise<WebhookWorker> {
   const process = async (job: Job<WebhookJobData>): Promise<string> => {
     const { runId } = job.data;
     const meta = await store.get(runId);
@@ -39,7 +53,9 @@ export async function startWebhookWorker({ config, store, logger, processId }: S
     if (!record || !isTerminal(record.status)) return 'run no longer finished';
     const secret = config.webhookSecrets[meta.tenant] ?? config.webhookSecrets['*'];
     if (!secret) {
-      throw new UnrecoverableError(`no webhook secret for tenant '${meta.tenant}': set AGENTQ_WEBHOOK_SECRETS=${meta.tenant}:<secret> (or *:<secret>) on the workers`);
+      throw new UnrecoverableError(
+        `no webhook secret for tenant '${meta.tenant}': set AGENTQ_WEBHOOK_SECRETS=${meta.tenant}:<secret> (or *:<secret>) on the workers`,
+      );
     }
     const body = JSON.stringify(record);
     const timestamp = Math.floor(Date.now() / 1000);
@@ -72,15 +88,20 @@ export async function startWebhookWorker({ config, store, logger, processId }: S
   };
 
   const bullmq = bullmqConnection(config, 'worker');
-  const worker = ownWorker(new Worker<WebhookJobData>(WEBHOOK_QUEUE, process, {
-    connection: bullmq.connection,
-    prefix: config.queuePrefix,
-    concurrency: config.webhookConcurrency,
-    autorun: false,
-  }), processId);
+  const worker = ownWorker(
+    new Worker<WebhookJobData>(WEBHOOK_QUEUE, process, {
+      connection: bullmq.connection,
+      prefix: config.queuePrefix,
+      concurrency: config.webhookConcurrency,
+      autorun: false,
+    }),
+    processId,
+  );
   worker.run().catch((error: unknown) => logger.error({ err: String(error) }, 'webhook worker stopped'));
   worker.on('error', (error) => logger.warn({ err: error.message }, 'webhook worker error (will retry)'));
-  worker.on('failed', (job, error) => logger.warn({ runId: job?.data.runId, attempt: job?.attemptsMade, err: error.message }, 'webhook delivery failed'));
+  worker.on('failed', (job, error) =>
+    logger.warn({ runId: job?.data.runId, attempt: job?.attemptsMade, err: error.message }, 'webhook delivery failed'),
+  );
   await worker.waitUntilReady();
   return {
     async close() {

@@ -28,7 +28,14 @@ export interface VerifyWebhookOptions {
 }
 
 /** For receivers (and tests): true when the delivery is signed with `secret` and recent enough. */
-export function verifyWebhookSignature({ secret, body, timestamp, signature, toleranceSeconds = 300, now = Date.now() }: VerifyWebhookOptions): boolean {
+export function verifyWebhookSignature({
+  secret,
+  body,
+  timestamp,
+  signature,
+  toleranceSeconds = 300,
+  now = Date.now(),
+}: VerifyWebhookOptions): boolean {
   const seconds = Number(timestamp);
   if (!timestamp || !Number.isInteger(seconds) || !signature) return false;
   if (Math.abs(now / 1000 - seconds) > toleranceSeconds) return false;

@@ -54,13 +54,17 @@ function sentences(text: string, span: Span): Span[] {
 
 /** A span too long for the budget even as one sentence: windows of whole words (or of characters, for a giant "word"). */
 function wordWindows(text: string, span: Span, maxTokens: number): Span[] {
-  const words = [...text.slice(span.start, span.end).matchAll(/\S+/g)].map((match) => ({ start: span.start + match.index, end: span.start + match.index + match[0].length }));
+  const words = [...text.slice(span.start, span.end).matchAll(/\S+/g)].map((match) => ({
+    start: span.start + match.index,
+    end: span.start + match.index + match[0].length,
+  }));
   const windows: Span[] = [];
   let index = 0;
   while (index < words.length) {
     let end = index;
     // Grow by whole words while the exact count fits (counts are of short spans: cheap).
-    while (end + 1 < words.length && countTokens(text.slice(words[index]!.start, words[end + 1]!.end)) <= maxTokens) end += 1;
+    while (end + 1 < words.length && countTokens(text.slice(words[index]!.start, words[end + 1]!.end)) <= maxTokens)
+      end += 1;
     const window = { start: words[index]!.start, end: words[end]!.end };
     if (countTokens(text.slice(window.start, window.end)) <= maxTokens) {
       windows.push(window);
@@ -69,7 +73,8 @@ function wordWindows(text: string, span: Span, maxTokens: number): Span[] {
       let start = window.start;
       while (start < window.end) {
         let length = Math.min(window.end - start, maxTokens);
-        while (length > 1 && countTokens(text.slice(start, start + length)) > maxTokens) length = Math.floor(length * 0.8);
+        while (length > 1 && countTokens(text.slice(start, start + length)) > maxTokens)
+          length = Math.floor(length * 0.8);
         windows.push({ start, end: start + length });
         start += length;
       }
@@ -82,7 +87,11 @@ function wordWindows(text: string, span: Span, maxTokens: number): Span[] {
 /** Pieces no larger than the budget: a paragraph whole if it fits, else its sentences, else word windows. */
 function pieces(text: string, paragraph: Span, maxTokens: number): Span[] {
   if (countTokens(text.slice(paragraph.start, paragraph.end)) <= maxTokens) return [paragraph];
-  return sentences(text, paragraph).flatMap((sentence) => (countTokens(text.slice(sentence.start, sentence.end)) <= maxTokens ? [sentence] : wordWindows(text, sentence, maxTokens)));
+  return sentences(text, paragraph).flatMap((sentence) =>
+    countTokens(text.slice(sentence.start, sentence.end)) <= maxTokens
+      ? [sentence]
+      : wordWindows(text, sentence, maxTokens),
+  );
 }
 
 /** The document text with each block's span, and its sections (paragraphs under one heading path and page). */
@@ -125,8 +134,12 @@ function layout(document: ParsedDocument): { text: string; sections: Section[] }
  * sentences, so a fact cut at a boundary is still found whole. Deterministic: the same document gives
  * the same chunks (chunk ids derive from their index).
  */
-export function chunkDocument(document: ParsedDocument, { maxTokens = 400, overlapTokens = 50 }: ChunkOptions = {}): ChunkedDocument {
-  if (!Number.isInteger(maxTokens) || maxTokens < 8) throw new RangeError(`maxTokens must be an integer ≥ 8, got ${maxTokens}`);
+export function chunkDocument(
+  document: ParsedDocument,
+  { maxTokens = 400, overlapTokens = 50 }: ChunkOptions = {},
+): ChunkedDocument {
+  if (!Number.isInteger(maxTokens) || maxTokens < 8)
+    throw new RangeError(`maxTokens must be an integer ≥ 8, got ${maxTokens}`);
   const overlap = Math.max(0, Math.min(overlapTokens, Math.floor(maxTokens / 2)));
   const { text, sections } = layout(document);
   const chunks: Chunk[] = [];
@@ -137,7 +150,15 @@ export function chunkDocument(document: ParsedDocument, { maxTokens = 400, overl
     let tokens = 0;
     const emit = () => {
       if (start === null) return;
-      chunks.push({ index: chunks.length, text: text.slice(start, end), tokens, page: section.page, headingPath: section.headingPath, charStart: start, charEnd: end });
+      chunks.push({
+        index: chunks.length,
+        text: text.slice(start, end),
+        tokens,
+        page: section.page,
+        headingPath: section.headingPath,
+        charStart: start,
+        charEnd: end,
+      });
     };
     /** Where the next chunk starts: the earliest sentence start near the end of the last chunk whose tail fits the overlap. */
     const overlapStart = (nextEnd: number): number | null => {

@@ -40,7 +40,10 @@ export class IngestProcessor {
 
   process = async (job: Job<IngestJobData>): Promise<string> => {
     const parsed = ingestJobSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`invalid ingest job ${job.id}: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw new UnrecoverableError(
+        `invalid ingest job ${job.id}: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+      );
     const data = parsed.data;
     try {
       return await this.index(data);
@@ -48,7 +51,17 @@ export class IngestProcessor {
       const failure = toAgentqError(error);
       const attempts = job.opts.attempts ?? 1;
       const last = !failure.retryable || job.attemptsMade + 1 >= attempts;
-      this.options.logger.warn({ docId: data.docId, path: data.path, attempt: job.attemptsMade + 1, code: failure.code, err: failure.message, final: last }, 'ingest attempt failed');
+      this.options.logger.warn(
+        {
+          docId: data.docId,
+          path: data.path,
+          attempt: job.attemptsMade + 1,
+          code: failure.code,
+          err: failure.message,
+          final: last,
+        },
+        'ingest attempt failed',
+      );
       if (!last) throw failure;
       await this.recordFailure(data, failure);
       throw new UnrecoverableError(`${failure.code}: ${failure.message}`);
@@ -72,8 +85,18 @@ export class IngestProcessor {
   private async index(data: IngestJobData): Promise<string> {
     const { documents, logger } = this.options;
     const { tenant, docId, contentHash } = data;
-    const finish = (result: Omit<IngestItemResult, 'item' | 'docId' | 'path'>, record?: Parameters<RedisDocumentStore['finishItem']>[1]['record']) =>
-      documents.finishItem(tenant, { batchId: data.batchId, collection: data.collection, docId, contentHash, result: { item: data.item, docId, path: data.path, ...result }, ...(record ? { record } : {}) });
+    const finish = (
+      result: Omit<IngestItemResult, 'item' | 'docId' | 'path'>,
+      record?: Parameters<RedisDocumentStore['finishItem']>[1]['record'],
+    ) =>
+      documents.finishItem(tenant, {
+        batchId: data.batchId,
+        collection: data.collection,
+        docId,
+        contentHash,
+        result: { item: data.item, docId, path: data.path, ...result },
+        ...(record ? { record } : {}),
+      });
 
     const record = await documents.get(tenant, docId);
     if (!record) {
@@ -92,33 +115,70 @@ export class IngestProcessor {
     }
     const content = await documents.content(tenant, docId, contentHash);
     if (!content) {
-      throw new AgentqError('NOT_FOUND', `the uploaded bytes of ${data.path} are gone (they expire after AGENTQ_RETENTION_SECONDS, or the document was deleted); ingest it again`);
+      throw new AgentqError(
+        'NOT_FOUND',
+        `the uploaded bytes of ${data.path} are gone (they expire after AGENTQ_RETENTION_SECONDS, or the document was deleted); ingest it again`,
+      );
     }
     await documents.markIndexing(tenant, docId, contentHash);
     const started = Date.now();
     const result = await this.options.pool.parse({ bytes: content, name: data.path, ...this.options.chunking });
     const title = result.title ?? titleFromPath(data.path);
-    const vectors = this.options.embedder ? await this.embed(this.options.embedder, result.chunks.map((chunk) => chunk.text)) : undefined;
+    const vectors = this.options.embedder
+      ? await this.embed(
+          this.options.embedder,
+          result.chunks.map((chunk) => chunk.text),
+        )
+      : undefined;
     const store = this.options.vectorStore();
-    const records = toChunkRecords(result.chunks, { docId, title, path: data.path, type: result.type, contentHash, ...(result.metadata ? { metadata: result.metadata } : {}) }, vectors);
+    const records = toChunkRecords(
+      result.chunks,
+      {
+        docId,
+        title,
+        path: data.path,
+        type: result.type,
+        contentHash,
+        ...(result.metadata ? { metadata: result.metadata } : {}),
+      },
+      vectors,
+    );
     // New chunks first, then the old version's: the document stays searchable throughout.
     await store.upsert(tenant, data.collection, records);
     await store.delete(tenant, data.collection, { filter: { docId, contentHash: { notIn: [contentHash] } } });
     const applied = await finish(
       { status: 'indexed', type: result.type, title, chunks: records.length },
-      { status: 'indexed', type: result.type, title, pages: result.pages, chunkCount: records.length, contentHash, error: null, indexedAt: new Date().toISOString() },
+      {
+        status: 'indexed',
+        type: result.type,
+        title,
+        pages: result.pages,
+        chunkCount: records.length,
+        contentHash,
+        error: null,
+        indexedAt: new Date().toISOString(),
+      },
     );
     // Deleted while it was being indexed: take back the chunks just written (a newer version cleans up for itself).
-    if (!applied && !(await documents.get(tenant, docId))) await store.delete(tenant, data.collection, { filter: { docId } });
+    if (!applied && !(await documents.get(tenant, docId)))
+      await store.delete(tenant, data.collection, { filter: { docId } });
     await documents.dropContent(tenant, docId, contentHash);
-    logger.info({ docId, path: data.path, type: result.type, chunks: records.length, ms: Date.now() - started }, 'document indexed');
+    logger.info(
+      { docId, path: data.path, type: result.type, chunks: records.length, ms: Date.now() - started },
+      'document indexed',
+    );
     return `indexed ${records.length} chunks`;
   }
 
   private async embed(embedder: Embedder, texts: string[]): Promise<number[][]> {
     // The embedder batches for its provider; the vector store gets them in the chunks' order.
     const { vectors } = await embedder.embed(texts);
-    if (vectors.length !== texts.length) throw new AgentqError('PROVIDER_ERROR', `the embedder returned ${vectors.length} vectors for ${texts.length} chunks`, { retryable: true });
+    if (vectors.length !== texts.length)
+      throw new AgentqError(
+        'PROVIDER_ERROR',
+        `the embedder returned ${vectors.length} vectors for ${texts.length} chunks`,
+        { retryable: true },
+      );
     return vectors;
   }
 }

@@ -15,5 +15,13 @@ export interface ParseRequest {
 
 /** Thread → ParsePool. */
 export type ParseReply =
-  | { id: number; ok: true; type: DocumentType; title: string | null; pages: number | null; chunks: Chunk[]; metadata?: DocumentMetadata }
+  | {
+      id: number;
+      ok: true;
+      type: DocumentType;
+      title: string | null;
+      pages: number | null;
+      chunks: Chunk[];
+      metadata?: DocumentMetadata;
+    }
   | { id: number; ok: false; code: ErrorCode; message: string };

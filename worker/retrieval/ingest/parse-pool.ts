@@ -37,9 +37,14 @@ interface Thread {
  */
 function startThread(maxHeapMb: number): Worker {
   const resourceLimits = { maxOldGenerationSizeMb: maxHeapMb };
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./parse-thread.js', import.meta.url), { resourceLimits });
+  if (!import.meta.url.endsWith('.ts'))
+    return new Worker(new URL('./parse-thread.js', import.meta.url), { resourceLimits });
   const tsxApi = join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs');
-  if (!existsSync(tsxApi)) throw new AgentqError('INTERNAL', `running agentq from TypeScript sources needs tsx (${tsxApi} is missing); build with npm run build and run dist instead`);
+  if (!existsSync(tsxApi))
+    throw new AgentqError(
+      'INTERNAL',
+      `running agentq from TypeScript sources needs tsx (${tsxApi} is missing); build with npm run build and run dist instead`,
+    );
   const entry = new URL('./parse-thread.ts', import.meta.url).href;
   const code = `import(${JSON.stringify(pathToFileURL(tsxApi).href)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
   return new Worker(code, { eval: true, resourceLimits });
@@ -69,7 +74,10 @@ export class ParsePool {
 
   /** Parses and chunks one document; rejects with UNSUPPORTED_FORMAT or PARSE_ERROR when it cannot be indexed. */
   parse(request: Omit<ParseRequest, 'id'>): Promise<ParseResult> {
-    if (this.closed) return Promise.reject(new AgentqError('UNAVAILABLE', 'the parse pool is closed (the worker is shutting down)', { retryable: true }));
+    if (this.closed)
+      return Promise.reject(
+        new AgentqError('UNAVAILABLE', 'the parse pool is closed (the worker is shutting down)', { retryable: true }),
+      );
     return new Promise((resolve, reject) => {
       this.waiting.push({ request, resolve, reject });
       this.dispatch();
@@ -78,7 +86,8 @@ export class ParsePool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const task of this.waiting.splice(0)) task.reject(new AgentqError('UNAVAILABLE', 'the worker is shutting down', { retryable: true }));
+    for (const task of this.waiting.splice(0))
+      task.reject(new AgentqError('UNAVAILABLE', 'the worker is shutting down', { retryable: true }));
     await Promise.all(this.threads.splice(0).map((thread) => thread.worker.terminate()));
   }
 
@@ -91,7 +100,17 @@ export class ParsePool {
       }
       const task = this.waiting.shift()!;
       const id = this.nextId++;
-      const timer = setTimeout(() => this.fail(thread!, new AgentqError('PARSE_ERROR', `parsing took longer than ${this.timeoutMs} ms (AGENTQ_INGEST_PARSE_TIMEOUT_MS) and was stopped; the document may be huge or malformed`)), this.timeoutMs);
+      const timer = setTimeout(
+        () =>
+          this.fail(
+            thread!,
+            new AgentqError(
+              'PARSE_ERROR',
+              `parsing took longer than ${this.timeoutMs} ms (AGENTQ_INGEST_PARSE_TIMEOUT_MS) and was stopped; the document may be huge or malformed`,
+            ),
+          ),
+        this.timeoutMs,
+      );
       thread.task = { ...task, id, timer };
       // A copy, transferred: the thread owns its bytes and the caller's buffer stays intact.
       const bytes = new Uint8Array(task.request.bytes);
@@ -119,7 +138,9 @@ export class ParsePool {
       this.logger?.warn({ err: error.message }, 'parse thread crashed');
       this.fail(thread, new AgentqError('PARSE_ERROR', `the parser crashed on this document (${error.message})`));
     });
-    thread.worker.on('exit', () => this.fail(thread, new AgentqError('PARSE_ERROR', 'the parser thread stopped while parsing this document')));
+    thread.worker.on('exit', () =>
+      this.fail(thread, new AgentqError('PARSE_ERROR', 'the parser thread stopped while parsing this document')),
+    );
   }
 
   /** Fails the thread's document, drops the thread (terminating it if alive) and lets the next one start. */
@@ -134,7 +155,10 @@ export class ParsePool {
       task.reject(error);
     } else if (!thread.ready) {
       // It never started: fail what waits rather than respawning in a loop.
-      for (const waiting of this.waiting.splice(0)) waiting.reject(new AgentqError('INTERNAL', `a parse thread could not start (${error.message})`, { retryable: true }));
+      for (const waiting of this.waiting.splice(0))
+        waiting.reject(
+          new AgentqError('INTERNAL', `a parse thread could not start (${error.message})`, { retryable: true }),
+        );
     }
     void thread.worker.terminate();
     if (!this.closed) this.dispatch();

@@ -18,7 +18,15 @@ port.on('message', (request: ParseRequest) => {
     try {
       const parsed = await parseDocument(request.bytes, request.name);
       const { chunks } = chunkDocument(parsed, { maxTokens: request.maxTokens, overlapTokens: request.overlapTokens });
-      reply = { id: request.id, ok: true, type: parsed.type, title: parsed.title, pages: parsed.pages, chunks, ...(parsed.metadata ? { metadata: parsed.metadata } : {}) };
+      reply = {
+        id: request.id,
+        ok: true,
+        type: parsed.type,
+        title: parsed.title,
+        pages: parsed.pages,
+        chunks,
+        ...(parsed.metadata ? { metadata: parsed.metadata } : {}),
+      };
     } catch (error) {
       const known = AgentqError.isInstance(error);
       reply = {

@@ -43,11 +43,20 @@ export interface IngestWorker {
  * documents nor a heavy PDF delays step jobs or their lock renewal. AGENTQ_INGEST_CONCURRENCY=0: this
  * process ingests nothing (returns a no-op).
  */
-export async function startIngestWorker({ config, logger, vectorStore, processId, embedder = createDefaultServices(config).embedder }: StartIngestWorkerOptions): Promise<IngestWorker> {
+export async function startIngestWorker({
+  config,
+  logger,
+  vectorStore,
+  processId,
+  embedder = createDefaultServices(config).embedder,
+}: StartIngestWorkerOptions): Promise<IngestWorker> {
   if (config.ingestConcurrency === 0) return { close: async () => undefined };
   const redis = connectRedis(config, 'worker');
   const bullmq = bullmqConnection(config, 'worker');
-  const documents = new RedisDocumentStore(redis, { keyPrefix: config.keyPrefix, retentionSeconds: config.retentionSeconds });
+  const documents = new RedisDocumentStore(redis, {
+    keyPrefix: config.keyPrefix,
+    retentionSeconds: config.retentionSeconds,
+  });
   const pool = new ParsePool({ size: config.ingestConcurrency, timeoutMs: config.ingestParseTimeoutMs, logger });
   let store = vectorStore;
   const processor = new IngestProcessor({
@@ -58,16 +67,19 @@ export async function startIngestWorker({ config, logger, vectorStore, processId
     ...(embedder ? { embedder } : {}),
     logger,
   });
-  const worker = ownWorker(new Worker<IngestJobData>(INGEST_QUEUE, processor.process, {
-    connection: bullmq.connection,
-    prefix: config.queuePrefix,
-    // More documents in hand than threads: one document's Redis and SQLite I/O overlaps another's parsing.
-    concurrency: config.ingestConcurrency * JOBS_PER_THREAD,
-    lockDuration: config.lockDurationMs,
-    stalledInterval: config.stalledIntervalMs,
-    maxStalledCount: config.maxStalledCount,
-    autorun: false,
-  }), processId);
+  const worker = ownWorker(
+    new Worker<IngestJobData>(INGEST_QUEUE, processor.process, {
+      connection: bullmq.connection,
+      prefix: config.queuePrefix,
+      // More documents in hand than threads: one document's Redis and SQLite I/O overlaps another's parsing.
+      concurrency: config.ingestConcurrency * JOBS_PER_THREAD,
+      lockDuration: config.lockDurationMs,
+      stalledInterval: config.stalledIntervalMs,
+      maxStalledCount: config.maxStalledCount,
+      autorun: false,
+    }),
+    processId,
+  );
   worker.run().catch((error: unknown) => logger.error({ err: String(error) }, 'ingest worker stopped'));
   worker.on('error', (error) => logger.warn({ err: error.message }, 'ingest worker error (will retry)'));
   // A job failed without its processor deciding so (stalled past maxStalledCount): still record it, or its batch never finishes.
@@ -76,7 +88,9 @@ export async function startIngestWorker({ config, logger, vectorStore, processId
     if (!job || !/stalled/i.test(error.message)) return;
     const data = ingestJobSchema.safeParse(job.data);
     if (!data.success) return;
-    processor.recordFailure(data.data, new AgentqError('INTERNAL', `indexing failed: ${error.message}`)).catch((failure: unknown) => logger.warn({ err: String(failure) }, 'could not record an ingest failure'));
+    processor
+      .recordFailure(data.data, new AgentqError('INTERNAL', `indexing failed: ${error.message}`))
+      .catch((failure: unknown) => logger.warn({ err: String(failure) }, 'could not record an ingest failure'));
   });
   await worker.waitUntilReady();
   return {

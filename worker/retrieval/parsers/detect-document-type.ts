@@ -2,14 +2,16 @@ import { unzipSync } from 'fflate';
 import type { DocumentType } from './parsed-document.js';
 import { parseError, unsupportedFormat } from './document-parse-error.js';
 
-export type DetectedDocument = { type: 'pdf' | 'docx'; bytes: Uint8Array } | { type: 'html' | 'markdown' | 'text'; text: string };
+export type DetectedDocument =
+  { type: 'pdf' | 'docx'; bytes: Uint8Array } | { type: 'html' | 'markdown' | 'text'; text: string };
 
 const SUPPORTED = 'PDF, DOCX, HTML, Markdown or plain text';
 const MARKDOWN_EXTENSIONS = /\.(md|markdown|mdown|mkd|mdx)$/i;
 const TEXT_EXTENSIONS = /\.(txt|text|log|csv|tsv)$/i;
 
 function startsWith(bytes: Uint8Array, signature: string, offset = 0): boolean {
-  for (let index = 0; index < signature.length; index += 1) if (bytes[offset + index] !== signature.charCodeAt(index)) return false;
+  for (let index = 0; index < signature.length; index += 1)
+    if (bytes[offset + index] !== signature.charCodeAt(index)) return false;
   return true;
 }
 
@@ -30,7 +32,10 @@ function zipEntries(bytes: Uint8Array): string[] {
       },
     });
   } catch (error) {
-    throw parseError(`the document is a damaged ZIP archive (${(error as Error).message}); if it is a DOCX, re-save it from Word`, error);
+    throw parseError(
+      `the document is a damaged ZIP archive (${(error as Error).message}); if it is a DOCX, re-save it from Word`,
+      error,
+    );
   }
   return names;
 }
@@ -45,7 +50,10 @@ function decodeText(bytes: Uint8Array): string {
     if (byte === 0) throw unsupportedFormat(`the document is binary data (it contains NUL bytes), not ${SUPPORTED}`);
     if (byte < 32 && byte !== 9 && byte !== 10 && byte !== 13 && byte !== 12) control += 1;
   }
-  if (control > sample.length * 0.05) throw unsupportedFormat(`the document is binary data (${control} control bytes in its first ${sample.length}), not ${SUPPORTED}`);
+  if (control > sample.length * 0.05)
+    throw unsupportedFormat(
+      `the document is binary data (${control} control bytes in its first ${sample.length}), not ${SUPPORTED}`,
+    );
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
@@ -55,8 +63,15 @@ function decodeText(bytes: Uint8Array): string {
 }
 
 function looksLikeHtml(text: string): boolean {
-  const head = text.slice(0, 2048).replace(/^\uFEFF/, '').trimStart();
-  return /^(<!doctype\s+html|<html[\s>])/i.test(head) || (/^<(\?xml|!--)/i.test(head) && /<html[\s>]/i.test(head)) || /^<(head|body)[\s>]/i.test(head);
+  const head = text
+    .slice(0, 2048)
+    .replace(/^\uFEFF/, '')
+    .trimStart();
+  return (
+    /^(<!doctype\s+html|<html[\s>])/i.test(head) ||
+    (/^<(\?xml|!--)/i.test(head) && /<html[\s>]/i.test(head)) ||
+    /^<(head|body)[\s>]/i.test(head)
+  );
 }
 
 function looksLikeMarkdown(text: string): boolean {
@@ -76,7 +91,9 @@ export function detectDocumentType(bytes: Uint8Array, name: string): DetectedDoc
   if (startsWith(bytes, 'PK\x03\x04')) {
     const entries = zipEntries(bytes);
     if (entries.includes('word/document.xml')) return { type: 'docx', bytes };
-    throw unsupportedFormat(`the document is a ZIP archive but not a Word document (no word/document.xml among its ${entries.length} entries); unzip it and ingest the files inside`);
+    throw unsupportedFormat(
+      `the document is a ZIP archive but not a Word document (no word/document.xml among its ${entries.length} entries); unzip it and ingest the files inside`,
+    );
   }
   const text = decodeText(bytes).replace(/^\uFEFF/, '');
   if (text.trim().length === 0) throw unsupportedFormat('the document has only whitespace; nothing to index');

@@ -25,7 +25,8 @@ export interface PageFurnitureReport {
 
 const PAGE_NUMBER = /^(?:page\s*)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s*(?:of|\/)\s*\d{1,4})?$/i;
 /** "Item 1A. Risk Factors 34", "Note 2 — Financial Instruments ...... 10", "Part II. Other Information 33". */
-const TOC_PREFIX = /^(?:[a-z]\)|part\s+[ivx]+\.?|item\s+\d+[a-z]?\.?|note\s+\d+\.?|section\s+\d+(?:\.\d+)*\.?|chapter\s+\d+\.?|\d+(?:\.\d+)*\.?)\s*/i;
+const TOC_PREFIX =
+  /^(?:[a-z]\)|part\s+[ivx]+\.?|item\s+\d+[a-z]?\.?|note\s+\d+\.?|section\s+\d+(?:\.\d+)*\.?|chapter\s+\d+\.?|\d+(?:\.\d+)*\.?)\s*/i;
 const TOC_ENTRY = /^[\p{L}(][^$%]{2,180}?(?:\s*\.{2,}\s*|\s+)\d{1,3}$/u;
 const DOT_LEADER = /\.{5,}\s*\d{1,4}$|(?:\.\s){4,}\s*\d{1,4}$/;
 const TOC_TITLE = /^(?:table of contents|contents|index|page)$/i;
@@ -43,7 +44,10 @@ export function isTocEntry(text: string): boolean {
  * in chunks, match every question that shares a word with them, and end up quoted as answers.
  * Returns the indexes of the lines to drop.
  */
-export function findPageFurniture(lines: readonly PagedLine[], { repeatShare = 0.4, edgeLines = 3, tocEntries = 4 }: PageFurnitureOptions = {}): { drop: Set<number>; report: PageFurnitureReport } {
+export function findPageFurniture(
+  lines: readonly PagedLine[],
+  { repeatShare = 0.4, edgeLines = 3, tocEntries = 4 }: PageFurnitureOptions = {},
+): { drop: Set<number>; report: PageFurnitureReport } {
   const drop = new Set<number>();
   const report: PageFurnitureReport = { headersAndFooters: 0, pageNumbers: 0, tocLines: 0 };
   const byPage = new Map<number, number[]>();
@@ -84,13 +88,20 @@ export function findPageFurniture(lines: readonly PagedLine[], { repeatShare = 0
   }
 
   // Contents pages come first; later pages with "label 12" lines are tables.
-  const contentsPages = new Set([...byPage.keys()].sort((left, right) => left - right).slice(0, Math.max(5, Math.ceil(pages * 0.1))));
+  const contentsPages = new Set(
+    [...byPage.keys()].sort((left, right) => left - right).slice(0, Math.max(5, Math.ceil(pages * 0.1))),
+  );
   for (const [page, indexes] of byPage) {
-    const entries = contentsPages.has(page) ? indexes.filter((index) => !drop.has(index) && isTocEntry(lines[index]!.text)) : [];
+    const entries = contentsPages.has(page)
+      ? indexes.filter((index) => !drop.has(index) && isTocEntry(lines[index]!.text))
+      : [];
     // Page references of a contents page run forward; a table of labels and small numbers does not.
     const references = entries.map((index) => Number(/(\d+)$/.exec(lines[index]!.text.trim())![1]));
     const forward = references.slice(1).filter((reference, position) => reference >= references[position]!).length;
-    const contentsPage = entries.length >= tocEntries && references.every((reference) => reference <= Math.max(pages, 999)) && forward >= (references.length - 1) * 0.8;
+    const contentsPage =
+      entries.length >= tocEntries &&
+      references.every((reference) => reference <= Math.max(pages, 999)) &&
+      forward >= (references.length - 1) * 0.8;
     for (const index of indexes) {
       if (drop.has(index)) continue;
       const text = lines[index]!.text.trim();

@@ -31,7 +31,10 @@ export async function parseDocument(bytes: Uint8Array, name: string): Promise<Pa
     }
   } catch (error) {
     if (AgentqError.isInstance(error)) throw error;
-    throw parseError(`the ${detected.type} parser failed on this document (${error instanceof Error ? error.message : String(error)})`, error);
+    throw parseError(
+      `the ${detected.type} parser failed on this document (${error instanceof Error ? error.message : String(error)})`,
+      error,
+    );
   }
   if (parsed.blocks.length === 0) {
     throw parseError(`the ${detected.type} document has no text to index`);

@@ -54,9 +54,11 @@ export function parseDocx(bytes: Uint8Array): ParsedDocument {
     throw parseError(`the DOCX cannot be unzipped (${(error as Error).message}); re-save it from Word`, error);
   }
   const documentXml = parts['word/document.xml'];
-  if (!documentXml) throw parseError(`the DOCX's word/document.xml is missing or larger than ${MAX_PART_BYTES} bytes inflated`);
+  if (!documentXml)
+    throw parseError(`the DOCX's word/document.xml is missing or larger than ${MAX_PART_BYTES} bytes inflated`);
   const xml = strFromU8(documentXml);
-  if (!/<w:document\b/.test(xml)) throw parseError('word/document.xml of the DOCX is not a WordprocessingML document (no <w:document>)');
+  if (!/<w:document\b/.test(xml))
+    throw parseError('word/document.xml of the DOCX is not a WordprocessingML document (no <w:document>)');
   const styles = headingStyles(parts['word/styles.xml'] && strFromU8(parts['word/styles.xml']));
   const rendered = xml.includes('<w:lastRenderedPageBreak');
 
@@ -114,13 +116,22 @@ export function parseDocx(bytes: Uint8Array): ParsedDocument {
   for (const paragraph of paragraphs) {
     const text = collapseWhitespace(paragraph.text);
     if (!text) continue;
-    const level = paragraph.styleId === undefined ? paragraph.outlineLevel : (styles.get(paragraph.styleId) ?? builtInLevel(paragraph.styleId) ?? paragraph.outlineLevel);
+    const level =
+      paragraph.styleId === undefined
+        ? paragraph.outlineLevel
+        : (styles.get(paragraph.styleId) ?? builtInLevel(paragraph.styleId) ?? paragraph.outlineLevel);
     if (level === TITLE_LEVEL) styleTitle ??= text;
     // The Title paragraph names the document; as text it stays, as a heading it would displace Heading 1.
-    blocks.push(level === undefined || level === TITLE_LEVEL ? { kind: 'paragraph', text, page: paragraph.page } : { kind: 'heading', level, text, page: paragraph.page });
+    blocks.push(
+      level === undefined || level === TITLE_LEVEL
+        ? { kind: 'paragraph', text, page: paragraph.page }
+        : { kind: 'heading', level, text, page: paragraph.page },
+    );
   }
   const coreXml = parts['docProps/core.xml'] && strFromU8(parts['docProps/core.xml']);
-  const coreTitle = coreXml ? collapseWhitespace(decodeXmlEntities(/<dc:title>([\s\S]*?)<\/dc:title>/.exec(coreXml)?.[1] ?? '')) : '';
+  const coreTitle = coreXml
+    ? collapseWhitespace(decodeXmlEntities(/<dc:title>([\s\S]*?)<\/dc:title>/.exec(coreXml)?.[1] ?? ''))
+    : '';
   const title = coreTitle || styleTitle || (blocks.find((block) => block.kind === 'heading')?.text ?? null);
   return { type: 'docx', title, pages: null, blocks };
 }

@@ -3,13 +3,63 @@ import { collapseWhitespace, type Block, type ParsedDocument } from './parsed-do
 
 /** Never content: code, media, controls, and the page furniture (navigation, sidebars, banners). */
 const BOILERPLATE = [
-  'script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'svg', 'canvas', 'nav', 'aside', 'form', 'button', 'select', 'dialog',
-  '[role=navigation]', '[role=banner]', '[role=contentinfo]', '[role=complementary]', '[role=search]', '[aria-hidden=true]', '[hidden]',
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'iframe',
+  'object',
+  'embed',
+  'svg',
+  'canvas',
+  'nav',
+  'aside',
+  'form',
+  'button',
+  'select',
+  'dialog',
+  '[role=navigation]',
+  '[role=banner]',
+  '[role=contentinfo]',
+  '[role=complementary]',
+  '[role=search]',
+  '[aria-hidden=true]',
+  '[hidden]',
 ].join(', ');
 
 const BLOCK = new Set([
-  'ADDRESS', 'ARTICLE', 'BLOCKQUOTE', 'CAPTION', 'DD', 'DETAILS', 'DIV', 'DL', 'DT', 'FIELDSET', 'FIGCAPTION', 'FIGURE', 'HR', 'LI', 'MAIN',
-  'OL', 'P', 'PRE', 'SECTION', 'SUMMARY', 'TABLE', 'TBODY', 'TD', 'TFOOT', 'TH', 'THEAD', 'TR', 'UL', 'BR', 'HEADER', 'FOOTER', 'BODY',
+  'ADDRESS',
+  'ARTICLE',
+  'BLOCKQUOTE',
+  'CAPTION',
+  'DD',
+  'DETAILS',
+  'DIV',
+  'DL',
+  'DT',
+  'FIELDSET',
+  'FIGCAPTION',
+  'FIGURE',
+  'HR',
+  'LI',
+  'MAIN',
+  'OL',
+  'P',
+  'PRE',
+  'SECTION',
+  'SUMMARY',
+  'TABLE',
+  'TBODY',
+  'TD',
+  'TFOOT',
+  'TH',
+  'THEAD',
+  'TR',
+  'UL',
+  'BR',
+  'HEADER',
+  'FOOTER',
+  'BODY',
 ]);
 const HEADING = /^H([1-6])$/;
 
@@ -33,7 +83,11 @@ export function parseHtml(html: string): ParsedDocument {
     if (element.tagName === 'FOOTER' || !element.parentElement?.closest('article, main, [role=main]')) element.remove();
   }
   const articles = document.querySelectorAll('article');
-  const root = document.querySelector('main, [role=main]') ?? (articles.length === 1 ? articles[0] : null) ?? document.body ?? document.documentElement;
+  const root =
+    document.querySelector('main, [role=main]') ??
+    (articles.length === 1 ? articles[0] : null) ??
+    document.body ??
+    document.documentElement;
 
   const blocks: Block[] = [];
   let buffer = '';
@@ -62,6 +116,7 @@ export function parseHtml(html: string): ParsedDocument {
   };
   if (root) walk(root as unknown as DomNode);
   flush();
-  const title = collapseWhitespace(document.title ?? '') || (blocks.find((block) => block.kind === 'heading')?.text ?? null);
+  const title =
+    collapseWhitespace(document.title ?? '') || (blocks.find((block) => block.kind === 'heading')?.text ?? null);
   return { type: 'html', title, pages: null, blocks };
 }

@@ -36,7 +36,11 @@ function linesOf(items: readonly TextItem[], page: number): Line[] {
     current = null;
   };
   for (const item of items) {
-    if (current !== null && Math.abs((current as Line).y - item.y) > Math.max((current as Line).size, item.fontSize) * 0.5) end();
+    if (
+      current !== null &&
+      Math.abs((current as Line).y - item.y) > Math.max((current as Line).size, item.fontSize) * 0.5
+    )
+      end();
     if (item.str) {
       current ??= { page, text: '', size: 0, y: item.y };
       current.text += item.str;
@@ -64,18 +68,32 @@ function joinLines(previous: string, next: string): string {
 /** The largest text of the first page with words in it, when it is set larger than the rest of that page. */
 function firstPageHeading(lines: readonly Line[]): string | null {
   const firstPage = lines[0]?.page;
-  const page = lines.filter((line) => line.page === firstPage && /\p{L}{2}/u.test(line.text) && line.text.length <= 200);
+  const page = lines.filter(
+    (line) => line.page === firstPage && /\p{L}{2}/u.test(line.text) && line.text.length <= 200,
+  );
   const largest = Math.max(0, ...page.map((line) => line.size));
   const body = bodySize(page);
   if (largest <= 0 || largest < body * HEADING_RATIO) return null;
   // A title set on two lines is one title.
-  return collapseWhitespace(page.filter((line) => line.size === largest).slice(0, 2).map((line) => line.text).join(' '));
+  return collapseWhitespace(
+    page
+      .filter((line) => line.size === largest)
+      .slice(0, 2)
+      .map((line) => line.text)
+      .join(' '),
+  );
 }
 
 /** PDF metadata titles are often a file name, an id or "Untitled": only words are a title. */
 function usableMetaTitle(value: unknown): string | null {
   const title = typeof value === 'string' ? collapseWhitespace(value) : '';
-  if (!title || /^untitled|^microsoft (word|powerpoint)|\.(docx?|pdf|pptx?)$/i.test(title) || !/\p{L}{3}/u.test(title) || /^[\d\s_.-]+$/.test(title)) return null;
+  if (
+    !title ||
+    /^untitled|^microsoft (word|powerpoint)|\.(docx?|pdf|pptx?)$/i.test(title) ||
+    !/\p{L}{3}/u.test(title) ||
+    /^[\d\s_.-]+$/.test(title)
+  )
+    return null;
   return title;
 }
 
@@ -93,19 +111,29 @@ export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
     document = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
   } catch (error) {
     const name = (error as Error).name;
-    if (name === 'PasswordException') throw parseError('the PDF is protected by a password; remove the protection and ingest it again', error);
+    if (name === 'PasswordException')
+      throw parseError('the PDF is protected by a password; remove the protection and ingest it again', error);
     throw parseError(`the PDF cannot be read (${(error as Error).message}); it may be damaged or truncated`, error);
   }
   try {
-    const [{ info }, { items, totalPages }] = await Promise.all([getMeta(document).catch(() => ({ info: {} as Record<string, unknown> })), extractTextItems(document)]);
+    const [{ info }, { items, totalPages }] = await Promise.all([
+      getMeta(document).catch(() => ({ info: {} as Record<string, unknown> })),
+      extractTextItems(document),
+    ]);
     const allLines = items.flatMap((pageItems, index) => linesOf(pageItems, index + 1));
     // Headers, footers, page numbers and contents entries are not content: kept out of chunks, so out of answers.
     const { drop } = findPageFurniture(allLines);
     const lines = allLines.filter((_line, index) => !drop.has(index));
-    if (allLines.length === 0) throw parseError(`the PDF has no text layer (${totalPages} pages of images, e.g. a scan); run it through OCR first`);
+    if (allLines.length === 0)
+      throw parseError(
+        `the PDF has no text layer (${totalPages} pages of images, e.g. a scan); run it through OCR first`,
+      );
     const body = bodySize(lines);
-    const isHeading = (line: Line) => body > 0 && line.size >= body * HEADING_RATIO && line.text.length <= 200 && /\p{L}/u.test(line.text);
-    const headingSizes = [...new Set(lines.filter(isHeading).map((line) => round(line.size)))].sort((left, right) => right - left);
+    const isHeading = (line: Line) =>
+      body > 0 && line.size >= body * HEADING_RATIO && line.text.length <= 200 && /\p{L}/u.test(line.text);
+    const headingSizes = [...new Set(lines.filter(isHeading).map((line) => round(line.size)))].sort(
+      (left, right) => right - left,
+    );
 
     const blocks: Block[] = [];
     let paragraph: Line | null = null;
@@ -120,7 +148,13 @@ export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
         const previous = blocks.at(-1);
         const level = Math.min(6, headingSizes.indexOf(round(line.size)) + 1);
         // A heading set on two lines is one heading.
-        if (previous?.kind === 'heading' && previous.level === level && previous.page === line.page && last && isHeading(last)) {
+        if (
+          previous?.kind === 'heading' &&
+          previous.level === level &&
+          previous.page === line.page &&
+          last &&
+          isHeading(last)
+        ) {
           blocks[blocks.length - 1] = { ...previous, text: `${previous.text} ${line.text}` };
         } else {
           blocks.push({ kind: 'heading', level, text: line.text, page: line.page });
@@ -139,8 +173,15 @@ export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
     }
     flush();
     const cover = readSecCover(allLines.filter((line) => line.page <= 2).map((line) => line.text));
-    const metadata: DocumentMetadata | undefined = cover ? { company: cover.company, form: cover.form, ...(cover.periodEnded ? { periodEnded: cover.periodEnded } : {}) } : undefined;
-    const title = cover?.title ?? firstPageHeading(lines) ?? usableMetaTitle(info.Title) ?? blocks.find((block) => block.kind === 'heading')?.text ?? null;
+    const metadata: DocumentMetadata | undefined = cover
+      ? { company: cover.company, form: cover.form, ...(cover.periodEnded ? { periodEnded: cover.periodEnded } : {}) }
+      : undefined;
+    const title =
+      cover?.title ??
+      firstPageHeading(lines) ??
+      usableMetaTitle(info.Title) ??
+      blocks.find((block) => block.kind === 'heading')?.text ??
+      null;
     return { type: 'pdf', title, pages: totalPages, blocks, ...(metadata ? { metadata } : {}) };
   } finally {
     await document.destroy().catch(() => undefined);

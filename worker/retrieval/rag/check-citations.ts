@@ -17,7 +17,11 @@ export interface CheckedAnswer {
  * remembered from elsewhere; such a citation is removed from the text and the list and reported in
  * `dropped`, so every source the run returns is a passage it actually read.
  */
-export function checkCitations(answer: string, citations: readonly string[], passages: readonly Pick<RetrievedPassage, 'id'>[]): CheckedAnswer {
+export function checkCitations(
+  answer: string,
+  citations: readonly string[],
+  passages: readonly Pick<RetrievedPassage, 'id'>[],
+): CheckedAnswer {
   const known = new Set(passages.map((passage) => passage.id));
   const cited: string[] = [];
   const dropped: string[] = [];

@@ -33,15 +33,28 @@ export const DENSE_MATCH_NOTE = 'compared the meaning of';
  * model: no request to pay for), and only when the two lexically best passages are close
  * (DENSE_MATCH_MARGIN) and from one source (`oneSource`); otherwise an empty map.
  */
-export async function denseSentenceMatch(context: NodeContext, embedder: Embedder | undefined, question: string, ranked: readonly RankedPassage[]): Promise<DenseMatch> {
+export async function denseSentenceMatch(
+  context: NodeContext,
+  embedder: Embedder | undefined,
+  question: string,
+  ranked: readonly RankedPassage[],
+): Promise<DenseMatch> {
   if (!embedder?.inProcess) return {};
   const candidates = ranked.slice(0, DENSE_MATCH_CANDIDATES);
   const [first, second] = [...candidates].sort((left, right) => lexicalRelevance(right) - lexicalRelevance(left));
-  if (!first || !second || lexicalRelevance(first) - lexicalRelevance(second) > DENSE_MATCH_MARGIN || !oneSource(first, second)) return {};
+  if (
+    !first ||
+    !second ||
+    lexicalRelevance(first) - lexicalRelevance(second) > DENSE_MATCH_MARGIN ||
+    !oneSource(first, second)
+  )
+    return {};
   const asked = new Set(keyTerms(question));
   const sentencesOf = candidates.map((passage) => likeliestSentences(passage.text, asked));
   const keyOf = (text: string) => `${embedder.modelId}\u0000${text}`;
-  const missing = [...new Set(sentencesOf.flat().map(({ sentence }) => sentence))].filter((sentence) => !cache.has(keyOf(sentence)));
+  const missing = [...new Set(sentencesOf.flat().map(({ sentence }) => sentence))].filter(
+    (sentence) => !cache.has(keyOf(sentence)),
+  );
   const { vectors } = await embedTexts(context, embedder, [question, ...missing], { key: 'dense-sentence-match' });
   missing.forEach((sentence, index) => remember(keyOf(sentence), Float32Array.from(vectors[index + 1]!)));
   const asking = Float32Array.from(vectors[0]!);
@@ -74,7 +87,11 @@ function oneSource(left: RankedPassage, right: RankedPassage): boolean {
 /** The passage's sentences sharing the most of the question's key terms (earlier first on ties), with their positions in `splitSentences(text)`. */
 function likeliestSentences(text: string, asked: ReadonlySet<string>): { sentence: string; position: number }[] {
   return splitSentences(text)
-    .map((sentence, position) => ({ sentence, position, shared: keyTerms(sentence).filter((term) => asked.has(term)).length }))
+    .map((sentence, position) => ({
+      sentence,
+      position,
+      shared: keyTerms(sentence).filter((term) => asked.has(term)).length,
+    }))
     .sort((left, right) => right.shared - left.shared || left.position - right.position)
     .slice(0, DENSE_MATCH_SENTENCES);
 }

@@ -47,7 +47,10 @@ function isFurniture(sentence: string): boolean {
  * answer to such a question is usually there. The answer cites exactly the passages its sentences
  * come from.
  */
-export function extractAnswer(allRanked: readonly RankedPassage[], { followLinks, question }: ExtractAnswerOptions): ExtractiveAnswer {
+export function extractAnswer(
+  allRanked: readonly RankedPassage[],
+  { followLinks, question }: ExtractAnswerOptions,
+): ExtractiveAnswer {
   const ranked = allRanked.filter((passage) => !isFurniture(sentenceOf(passage)));
   const best = ranked[0];
   if (!best) return { sentences: [], notes: ['no passage was retrieved, so there is nothing to answer from'] };
@@ -59,14 +62,18 @@ export function extractAnswer(allRanked: readonly RankedPassage[], { followLinks
       return {
         sentences: [],
         lead: 'Not found in the documents.',
-        notes: [`not found: the best sentence ("${best.title}") holds only ${Math.round(best.coverage * 100)}% of the question's key terms (< ${Math.round(NOT_FOUND_COVERAGE * 100)}%)`],
+        notes: [
+          `not found: the best sentence ("${best.title}") holds only ${Math.round(best.coverage * 100)}% of the question's key terms (< ${Math.round(NOT_FOUND_COVERAGE * 100)}%)`,
+        ],
       };
     }
     const shaped = shapeAnswer(question, questionShape(question), ranked);
     if (shaped) return { lead: shaped.lead, sentences: shaped.support, notes: [`answered as a ${shaped.note}`] };
   }
   const sentences: ExtractedSentence[] = [{ sentence: sentenceOf(best), passageId: best.id }];
-  const notes = [`answered with the best sentence of "${best.title}" (it holds ${Math.round(best.coverage * 100)}% of the question's key terms)`];
+  const notes = [
+    `answered with the best sentence of "${best.title}" (it holds ${Math.round(best.coverage * 100)}% of the question's key terms)`,
+  ];
   if (followLinks) {
     // The second hop is a thing the question does not name: a linked passage titled by a name in the question is the first hop again.
     const asked = question?.toLowerCase() ?? '';
@@ -75,7 +82,12 @@ export function extractAnswer(allRanked: readonly RankedPassage[], { followLinks
     const bestText = best.text.toLowerCase();
     const candidates = ranked.filter((passage) => {
       const title = normalizedTitle(passage.title);
-      return passage.linked && passage.docId !== best.docId && !(asked && title.length >= 4 && asked.includes(title)) && bestText.includes(title);
+      return (
+        passage.linked &&
+        passage.docId !== best.docId &&
+        !(asked && title.length >= 4 && asked.includes(title)) &&
+        bestText.includes(title)
+      );
     });
     const linked = secondHop(question ?? '', sentenceOf(best), candidates);
     if (linked) {
@@ -94,7 +106,11 @@ export function extractAnswer(allRanked: readonly RankedPassage[], { followLinks
  * hotpotqa-dev-distractor`): cited document precision 88.0 → 88.8 (lexical 88.2 → 88.8), answers
  * holding the gold answer 58.9 → 60.0 % (lexical 59.1 → 60.3).
  */
-function secondHop(question: string, answered: string, candidates: readonly RankedPassage[]): RankedPassage | undefined {
+function secondHop(
+  question: string,
+  answered: string,
+  candidates: readonly RankedPassage[],
+): RankedPassage | undefined {
   const have = new Set(keyTerms(answered));
   const open = keyTerms(question).filter((term) => !have.has(term));
   let chosen: RankedPassage | undefined;

@@ -19,7 +19,8 @@ export interface NamedDocument {
 
 /** First chunks looked at for names: one per document, the best lexical matches of the question. */
 const CANDIDATES = 40;
-const COMPANY_SUFFIX = /[,\s]+(?:inc\.?|incorporated|corporation|corp\.?|company|co\.|ltd\.?|limited|llc|plc|n\.v\.|s\.a\.|ag|se|holdings|group)$/i;
+const COMPANY_SUFFIX =
+  /[,\s]+(?:inc\.?|incorporated|corporation|corp\.?|company|co\.|ltd\.?|limited|llc|plc|n\.v\.|s\.a\.|ag|se|holdings|group)$/i;
 
 /** "Amazon.com, Inc." → ["amazon.com", "amazon"]: how questions name a company. */
 export function companyNames(company: string): string[] {
@@ -51,20 +52,33 @@ export function mentions(query: string, name: string, { properNoun }: { properNo
  * the query matches lexically (the title and metadata are indexed with every chunk); a candidate is
  * named when the question holds its company's name, or its title (4+ characters, as a proper noun).
  */
-export async function findNamedDocuments(store: VectorStore, tenant: string, { query, collection }: { query: string; collection: string }): Promise<NamedDocument[]> {
+export async function findNamedDocuments(
+  store: VectorStore,
+  tenant: string,
+  { query, collection }: { query: string; collection: string },
+): Promise<NamedDocument[]> {
   const hits = await store.query(tenant, { text: query, collection, filter: { chunkIndex: 0 }, limit: CANDIDATES });
   const named: NamedDocument[] = [];
   for (const hit of hits) {
     const payload = hit.payload as { docId?: string; title?: string; company?: string; periodEnded?: string };
     if (!payload.docId || named.some((document) => document.docId === payload.docId)) continue;
     const title = payload.title ?? '';
-    const company = payload.company ? companyNames(payload.company).find((name) => mentions(query, name, { properNoun: false })) : undefined;
+    const company = payload.company
+      ? companyNames(payload.company).find((name) => mentions(query, name, { properNoun: false }))
+      : undefined;
     if (company) {
-      named.push({ docId: payload.docId, title, name: company, kind: 'company', ...(payload.periodEnded ? { periodEnded: payload.periodEnded } : {}) });
+      named.push({
+        docId: payload.docId,
+        title,
+        name: company,
+        kind: 'company',
+        ...(payload.periodEnded ? { periodEnded: payload.periodEnded } : {}),
+      });
       continue;
     }
     const name = normalizedTitle(title);
-    if (name.length >= 4 && /\p{L}/u.test(name) && mentions(query, name, { properNoun: true })) named.push({ docId: payload.docId, title, name, kind: 'title' });
+    if (name.length >= 4 && /\p{L}/u.test(name) && mentions(query, name, { properNoun: true }))
+      named.push({ docId: payload.docId, title, name, kind: 'title' });
   }
   return named;
 }

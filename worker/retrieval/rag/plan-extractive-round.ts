@@ -40,10 +40,14 @@ export function planExtractiveRound({ question, rounds, maxIterations, ranked }:
   // A refined query would hold the question's words again and no names: it would find nothing either.
   if (!best) return { kind: 'answer', reason: 'the search found nothing' };
   if (coverage >= WEAK_COVERAGE) {
-    return { kind: 'answer', reason: `the best sentence holds ${percent(coverage)} of the question's key terms (≥ ${percent(WEAK_COVERAGE)})` };
+    return {
+      kind: 'answer',
+      reason: `the best sentence holds ${percent(coverage)} of the question's key terms (≥ ${percent(WEAK_COVERAGE)})`,
+    };
   }
   const weakness = `the best sentence holds only ${percent(coverage)} of the question's key terms (< ${percent(WEAK_COVERAGE)})`;
-  if (rounds >= maxIterations) return { kind: 'answer', reason: `${weakness}, but max_iterations (${maxIterations}) allows no refinement` };
+  if (rounds >= maxIterations)
+    return { kind: 'answer', reason: `${weakness}, but max_iterations (${maxIterations}) allows no refinement` };
   const query = refineQuery(question, ranked);
   return { kind: 'search', tool: 'refine_and_search', query, reason: weakness };
 }

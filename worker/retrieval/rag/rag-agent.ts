@@ -100,7 +100,14 @@ export const ragAgentGraph = defineGraph({
   version: '1',
   input: ragInputSchema,
   state,
-  initialState: (input) => ({ query: input.query, collection: input.collection, maxIterations: input.max_iterations, citations: input.citations, topK: input.top_k ?? null, turnStarted: false }),
+  initialState: (input) => ({
+    query: input.query,
+    collection: input.collection,
+    maxIterations: input.max_iterations,
+    citations: input.citations,
+    topK: input.top_k ?? null,
+    turnStarted: false,
+  }),
   output: (final): RagOutput => ragOutputOf(final),
 })
   .node(
@@ -118,19 +125,44 @@ export const ragAgentGraph = defineGraph({
       const request = pendingSearchOf(context.arg);
       await context.emit('tool-call', { toolCallId: request.callId, tool: request.tool });
       const topK = current.topK ?? agentSettingsOf(context).ragTopK;
-      const result = await searchPassages(context, ragVectorStoreOf(context), { query: request.query, collection: current.collection, k: Math.max(SEARCH_CANDIDATES, topK), round: request.round, lexical: request.lexical === true });
-      await context.emit('tool-result', { toolCallId: request.callId, tool: request.tool, passages: result.passages.length });
+      const result = await searchPassages(context, ragVectorStoreOf(context), {
+        query: request.query,
+        collection: current.collection,
+        k: Math.max(SEARCH_CANDIDATES, topK),
+        round: request.round,
+        lexical: request.lexical === true,
+      });
+      await context.emit('tool-result', {
+        toolCallId: request.callId,
+        tool: request.tool,
+        passages: result.passages.length,
+      });
       const shown = result.passages.slice(0, topK);
       const best = result.passages[0];
       const update: RagUpdate = {
         passages: current.passages.length >= MAX_PASSAGES ? shown : result.passages,
-        searches: [{ tool: request.tool, query: request.query, round: request.round, found: result.passages.length, retrieval: result.retrieval }],
+        searches: [
+          {
+            tool: request.tool,
+            query: request.query,
+            round: request.round,
+            found: result.passages.length,
+            retrieval: result.retrieval,
+          },
+        ],
         reasoning: [
           ...(result.scope ? [`${request.tool}: ${result.scope}`] : []),
           `${request.tool} found ${result.passages.length} passage${result.passages.length === 1 ? '' : 's'}${best ? `, best: "${best.title}"` : ''}`,
         ],
       };
-      if (current.mode === 'model') update.messages = [{ role: 'tool', tool_call_id: request.callId, content: formatSearchResult(request.query, shown, result.passages.length) }];
+      if (current.mode === 'model')
+        update.messages = [
+          {
+            role: 'tool',
+            tool_call_id: request.callId,
+            content: formatSearchResult(request.query, shown, result.passages.length),
+          },
+        ];
       return update;
     },
     { retry: { maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 10_000 } },
@@ -138,7 +170,10 @@ export const ragAgentGraph = defineGraph({
   .node(
     'summarize',
     async (current, context) => {
-      const reserved = await estimatePromptTokens(current.turnStarted === false ? [{ role: 'user', content: current.query }] : [], ragTools({ searchesLeft: true }));
+      const reserved = await estimatePromptTokens(
+        current.turnStarted === false ? [{ role: 'user', content: current.query }] : [],
+        ragTools({ searchesLeft: true }),
+      );
       return { memory: await summarizeStep(context, current.memory, { reservedTokens: reserved }), summarize: false };
     },
     { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
@@ -147,7 +182,13 @@ export const ragAgentGraph = defineGraph({
   .route(
     'model',
     (current) =>
-      current.summarize ? 'summarize' : current.done ? END : current.pendingSearches.length > 0 ? current.pendingSearches.map((search) => new Send('search', search)) : 'model',
+      current.summarize
+        ? 'summarize'
+        : current.done
+          ? END
+          : current.pendingSearches.length > 0
+            ? current.pendingSearches.map((search) => new Send('search', search))
+            : 'model',
     ['search', 'model', 'summarize', END],
   )
   .edge('search', 'model')
@@ -161,26 +202,53 @@ export const ragAgentGraph = defineGraph({
 async function extractiveTurn(current: Readonly<RagState>, context: NodeContext): Promise<RagUpdate> {
   const linkBonus = current.rounds >= 2 ? 1 : 0;
   const lexical = rankPassages(current.query, current.passages, { linkBonus });
-  const move = planExtractiveRound({ question: current.query, rounds: current.rounds, maxIterations: current.maxIterations, ranked: lexical });
+  const move = planExtractiveRound({
+    question: current.query,
+    rounds: current.rounds,
+    maxIterations: current.maxIterations,
+    ranked: lexical,
+  });
   if (move.kind === 'search') {
     const round = current.rounds + 1;
     const call = move.tool === 'search' ? { query: move.query } : { refined_query: move.query };
     return {
       modelName: 'extractive',
       rounds: round,
-      pendingSearches: [{ callId: `extractive-r${round}`, tool: move.tool, query: move.query, round, ...(move.tool === 'refine_and_search' ? { lexical: true } : {}) }],
+      pendingSearches: [
+        {
+          callId: `extractive-r${round}`,
+          tool: move.tool,
+          query: move.query,
+          round,
+          ...(move.tool === 'refine_and_search' ? { lexical: true } : {}),
+        },
+      ],
       reasoning: [
-        ...(move.tool === 'refine_and_search' ? [`Weak results: ${move.reason}; refining with the question's key words and the names its best passages mention`] : []),
+        ...(move.tool === 'refine_and_search'
+          ? [
+              `Weak results: ${move.reason}; refining with the question's key words and the names its best passages mention`,
+            ]
+          : []),
         `Calling ${move.tool}: ${JSON.stringify(call)}`,
       ],
     };
   }
   const denseWeight = agentSettingsOf(context).ragDenseWeight;
-  const { denseMatch, failure } = denseWeight > 0 ? await compareMeaning(context, current.query, lexical) : { denseMatch: {}, failure: [] };
-  const ranked = Object.keys(denseMatch).length > 0 ? rankPassages(current.query, current.passages, { linkBonus, denseMatch, denseWeight }) : lexical;
-  const { sentences, notes, lead } = extractAnswer(ranked, { followLinks: current.rounds >= 2, question: current.query });
+  const { denseMatch, failure } =
+    denseWeight > 0 ? await compareMeaning(context, current.query, lexical) : { denseMatch: {}, failure: [] };
+  const ranked =
+    Object.keys(denseMatch).length > 0
+      ? rankPassages(current.query, current.passages, { linkBonus, denseMatch, denseWeight })
+      : lexical;
+  const { sentences, notes, lead } = extractAnswer(ranked, {
+    followLinks: current.rounds >= 2,
+    question: current.query,
+  });
   const body = sentences.map(({ sentence, passageId }) => `${sentence} [${passageId}]`).join(' ');
-  const answer = lead || body ? [lead, body].filter(Boolean).join(' ') : `No passage in collection '${current.collection}' matches the question.`;
+  const answer =
+    lead || body
+      ? [lead, body].filter(Boolean).join(' ')
+      : `No passage in collection '${current.collection}' matches the question.`;
   return {
     modelName: 'extractive',
     done: true,
@@ -198,26 +266,44 @@ async function extractiveTurn(current: Readonly<RagState>, context: NodeContext)
  * a ranking the words already give, so a failing model costs the answer that refinement, not the run.
  * Cancellation, deadlines and shutdown (the step's signal) still end the step.
  */
-async function compareMeaning(context: NodeContext, question: string, lexical: readonly RankedPassage[]): Promise<{ denseMatch: DenseMatch; failure: string[] }> {
+async function compareMeaning(
+  context: NodeContext,
+  question: string,
+  lexical: readonly RankedPassage[],
+): Promise<{ denseMatch: DenseMatch; failure: string[] }> {
   try {
     return { denseMatch: await denseSentenceMatch(context, embedderOf(context), question, lexical), failure: [] };
   } catch (error) {
     if (context.abortSignal.aborted) throw error;
     const message = error instanceof Error ? error.message : String(error);
-    context.logger.warn({ err: error }, 'rag-agent: the dense sentence comparison failed; answering from the lexical ranking');
-    return { denseMatch: {}, failure: [`the meaning comparison failed (${message.slice(0, 200)}); ranked by words alone`] };
+    context.logger.warn(
+      { err: error },
+      'rag-agent: the dense sentence comparison failed; answering from the lexical ranking',
+    );
+    return {
+      denseMatch: {},
+      failure: [`the meaning comparison failed (${message.slice(0, 200)}); ranked by words alone`],
+    };
   }
 }
 
 /** What the dense sentence match did, for reasoning_steps (nothing when it was not asked). */
-function denseNote(lexical: readonly RankedPassage[], ranked: readonly RankedPassage[], denseMatch: Readonly<DenseMatch>): string[] {
+function denseNote(
+  lexical: readonly RankedPassage[],
+  ranked: readonly RankedPassage[],
+  denseMatch: Readonly<DenseMatch>,
+): string[] {
   if (Object.keys(denseMatch).length === 0) return [];
   const before = lexical[0]!;
   const after = ranked[0]!;
   const compared = `${DENSE_MATCH_NOTE} the ${Object.keys(denseMatch).length} best passages' likeliest sentences with the question`;
   // Passages compared share a title as often as not: the citation id tells them apart.
   const name = (passage: RankedPassage) => `"${passage.title}" [${passage.id}]`;
-  return [before.id === after.id ? `${compared}: ${name(after)} stays first` : `${compared}: ${name(after)} goes before ${name(before)}`];
+  return [
+    before.id === after.id
+      ? `${compared}: ${name(after)} stays first`
+      : `${compared}: ${name(after)} goes before ${name(before)}`,
+  ];
 }
 
 /** One model call and what follows from it: searches to run, or the final answer (citations checked). */
@@ -225,7 +311,12 @@ async function modelTurn(current: Readonly<RagState>, context: NodeContext): Pro
   const { messages: history, length } = await loadPromptHistory(context, current.memory);
   // A run with a conversationId starts from the conversation's earlier turns: its own question is still to add.
   const startTurn = current.turnStarted === false || (current.turnStarted === null && length === 0);
-  const added: Message[] = !startTurn ? [] : [...(length === 0 ? [{ role: 'system' as const, content: ragSystemPrompt(current.maxIterations) }] : []), { role: 'user', content: current.query }];
+  const added: Message[] = !startTurn
+    ? []
+    : [
+        ...(length === 0 ? [{ role: 'system' as const, content: ragSystemPrompt(current.maxIterations) }] : []),
+        { role: 'user', content: current.query },
+      ];
   const searchesLeft = current.rounds < current.maxIterations;
   if (!searchesLeft) added.push({ role: 'user', content: RAG_FINAL_ANSWER_REQUEST });
   const messages = [...history, ...added];
@@ -234,23 +325,42 @@ async function modelTurn(current: Readonly<RagState>, context: NodeContext): Pro
   const size = await checkPromptSize(context, current.memory, length, messages, tools);
   if (size.summarize) return { summarize: true, pendingSearches: [] };
   // The answer comes as final_answer's arguments: its text streams to live subscribers as it is written.
-  const response = await callLanguageModel(context, { messages, tools }, { streamToolField: { tool: 'final_answer', field: 'answer' }, ...(size.promptTokens === undefined ? {} : { promptTokens: size.promptTokens }) });
+  const response = await callLanguageModel(
+    context,
+    { messages, tools },
+    {
+      streamToolField: { tool: 'final_answer', field: 'answer' },
+      ...(size.promptTokens === undefined ? {} : { promptTokens: size.promptTokens }),
+    },
+  );
   const message = response.message;
-  const base: RagUpdate = { modelName: response.model || (context.services.languageModel?.modelId ?? 'unknown'), turnStarted: true, summarize: false };
+  const base: RagUpdate = {
+    modelName: response.model || (context.services.languageModel?.modelId ?? 'unknown'),
+    turnStarted: true,
+    summarize: false,
+  };
   const calls = (message.tool_calls ?? []).map(parseRagToolCall);
   const searched = current.searches.length > 0;
 
   if (calls.length === 0) {
     if (!searched && searchesLeft) {
       // An answer before any search rests on nothing retrieved: ask once more, spending a round.
-      return { ...base, messages: [...added, message, { role: 'user', content: RAG_SEARCH_FIRST }], rounds: current.rounds + 1, pendingSearches: [], reasoning: ['The model answered before searching; asked it to search first'] };
+      return {
+        ...base,
+        messages: [...added, message, { role: 'user', content: RAG_SEARCH_FIRST }],
+        rounds: current.rounds + 1,
+        pendingSearches: [],
+        reasoning: ['The model answered before searching; asked it to search first'],
+      };
     }
     return { ...base, ...finish(current, message.content ?? '', [], [...added, message]) };
   }
 
   const final = calls.find((call): call is Extract<RagToolCall, { kind: 'final' }> => call.kind === 'final');
   if (final && (searched || !searchesLeft)) {
-    const replies = calls.map((call) => toolReply(call.callId, call === final ? 'Answer recorded.' : 'Not run: the answer was given in this turn.'));
+    const replies = calls.map((call) =>
+      toolReply(call.callId, call === final ? 'Answer recorded.' : 'Not run: the answer was given in this turn.'),
+    );
     return { ...base, ...finish(current, final.answer, final.citations, [...added, message, ...replies]) };
   }
   if (!searchesLeft) {
@@ -267,7 +377,10 @@ async function modelTurn(current: Readonly<RagState>, context: NodeContext): Pro
   for (const call of calls) {
     if (call.kind === 'invalid') replies.push(toolReply(call.callId, call.error));
     else if (call.kind === 'final') replies.push(toolReply(call.callId, RAG_SEARCH_FIRST));
-    else if (pendingSearches.length >= MAX_SEARCHES_PER_ROUND) replies.push(toolReply(call.callId, `Error: at most ${MAX_SEARCHES_PER_ROUND} searches per turn; this one was not run.`));
+    else if (pendingSearches.length >= MAX_SEARCHES_PER_ROUND)
+      replies.push(
+        toolReply(call.callId, `Error: at most ${MAX_SEARCHES_PER_ROUND} searches per turn; this one was not run.`),
+      );
     else {
       pendingSearches.push({ callId: call.callId, tool: call.tool, query: call.query, round });
       reasoning.push(`Calling ${call.tool}: ${call.arguments}`);
@@ -277,9 +390,16 @@ async function modelTurn(current: Readonly<RagState>, context: NodeContext): Pro
 }
 
 /** The end of a model run: the answer with only citations of passages this run retrieved. */
-function finish(current: Readonly<RagState>, answer: string, citations: readonly string[], messages: Message[]): RagUpdate {
+function finish(
+  current: Readonly<RagState>,
+  answer: string,
+  citations: readonly string[],
+  messages: Message[],
+): RagUpdate {
   const checked = checkCitations(answer, citations, current.passages);
-  const reasoning = checked.dropped.map((id) => `Dropped citation [${id}]: no passage with that id was retrieved in this run`);
+  const reasoning = checked.dropped.map(
+    (id) => `Dropped citation [${id}]: no passage with that id was retrieved in this run`,
+  );
   if (checked.cited.length === 0) reasoning.push('The answer cites no retrieved passage');
   return { messages, done: true, pendingSearches: [], answer: checked.answer, cited: checked.cited, reasoning };
 }
@@ -291,9 +411,14 @@ function extractiveFallback(current: Readonly<RagState>, messages: Message[]): R
     messages,
     done: true,
     pendingSearches: [],
-    answer: sentences.map(({ sentence, passageId }) => `${sentence} [${passageId}]`).join(' ') || 'No answer: the model gave none within max_iterations and nothing was retrieved.',
+    answer:
+      sentences.map(({ sentence, passageId }) => `${sentence} [${passageId}]`).join(' ') ||
+      'No answer: the model gave none within max_iterations and nothing was retrieved.',
     cited: [...new Set(sentences.map((sentence) => sentence.passageId))],
-    reasoning: ['The model gave no final answer after the last search round; answered extractively from the retrieved passages', ...notes],
+    reasoning: [
+      'The model gave no final answer after the last search round; answered extractively from the retrieved passages',
+      ...notes,
+    ],
   };
 }
 
@@ -303,6 +428,10 @@ function toolReply(callId: string, content: string): Message {
 
 function pendingSearchOf(arg: unknown): PendingSearch {
   const parsed = pendingSearchSchema.safeParse(arg);
-  if (!parsed.success) throw new AgentqError('INTERNAL', `rag-agent: the search step got no search to run (arg ${JSON.stringify(arg)?.slice(0, 200)})`);
+  if (!parsed.success)
+    throw new AgentqError(
+      'INTERNAL',
+      `rag-agent: the search step got no search to run (arg ${JSON.stringify(arg)?.slice(0, 200)})`,
+    );
   return parsed.data;
 }

@@ -30,8 +30,14 @@ export interface RagOutputState {
  * search's best hit, the best over the run's searches — what the store found, not how the answer used it.
  */
 export function ragOutputOf(state: RagOutputState): RagOutput {
-  const ranked = rankPassages(state.query, state.passages, { linkBonus: state.rounds >= 2 ? 1 : 0, ...(state.denseMatch ? { denseMatch: state.denseMatch } : {}), ...(state.denseWeight ? { denseWeight: state.denseWeight } : {}) });
-  const relevance = new Map(state.passages.map((passage) => [passage.id, round(Math.min(1, Math.max(0, passage.score)))]));
+  const ranked = rankPassages(state.query, state.passages, {
+    linkBonus: state.rounds >= 2 ? 1 : 0,
+    ...(state.denseMatch ? { denseMatch: state.denseMatch } : {}),
+    ...(state.denseWeight ? { denseWeight: state.denseWeight } : {}),
+  });
+  const relevance = new Map(
+    state.passages.map((passage) => [passage.id, round(Math.min(1, Math.max(0, passage.score)))]),
+  );
   const byId = new Map(state.passages.map((passage) => [passage.id, passage]));
   const sources: RagSource[] = [];
   const sourceIndex = new Map<string, number>();
@@ -41,7 +47,9 @@ export function ragOutputOf(state: RagOutputState): RagOutput {
     const key = `${passage.path}\u0000${passage.page ?? ''}`;
     let index = sources.findIndex((source) => `${source.path}\u0000${source.page ?? ''}` === key);
     if (index < 0) {
-      index = sources.push({ title: passage.title, path: passage.path, page: passage.page, score: relevance.get(id) ?? 0 }) - 1;
+      index =
+        sources.push({ title: passage.title, path: passage.path, page: passage.page, score: relevance.get(id) ?? 0 }) -
+        1;
     }
     sourceIndex.set(id, index + 1);
   }
@@ -53,7 +61,8 @@ export function ragOutputOf(state: RagOutputState): RagOutput {
     retrieved.push(document);
   };
   for (const source of sources) add(source);
-  for (const passage of ranked) add({ title: passage.title, path: passage.path, page: passage.page, score: relevance.get(passage.id) ?? 0 });
+  for (const passage of ranked)
+    add({ title: passage.title, path: passage.path, page: passage.page, score: relevance.get(passage.id) ?? 0 });
   return {
     answer: renderMarkers(state.answer, state.citations ? sourceIndex : null),
     sources,
@@ -70,7 +79,13 @@ export function ragOutputOf(state: RagOutputState): RagOutput {
 function renderMarkers(answer: string, numbers: ReadonlyMap<string, number> | null): string {
   const text = answer.replace(/\s?((?:\[[0-9a-f]{6}\])+)/g, (_match, group: string) => {
     if (!numbers) return '';
-    const positions = [...new Set([...group.matchAll(/\[([0-9a-f]{6})\]/g)].map((match) => numbers.get(match[1]!)).filter((position) => position !== undefined))];
+    const positions = [
+      ...new Set(
+        [...group.matchAll(/\[([0-9a-f]{6})\]/g)]
+          .map((match) => numbers.get(match[1]!))
+          .filter((position) => position !== undefined),
+      ),
+    ];
     return positions.length > 0 ? ` ${positions.map((position) => `[${position}]`).join('')}` : '';
   });
   return text.trim();

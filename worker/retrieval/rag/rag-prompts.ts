@@ -20,16 +20,21 @@ export const RAG_FINAL_ANSWER_REQUEST =
   'No search rounds are left. Call final_answer now with what the retrieved passages say, citing their ids; say what remains unknown.';
 
 /** Said to the model when it answers before any search: answers must rest on retrieved passages. */
-export const RAG_SEARCH_FIRST = 'Error: nothing has been retrieved yet, so there is nothing to cite. Call search first: answers must rest on retrieved passages.';
+export const RAG_SEARCH_FIRST =
+  'Error: nothing has been retrieved yet, so there is nothing to cite. Call search first: answers must rest on retrieved passages.';
 
 /** A search's result as the model reads it: each passage with its id, title, place and (cut) text. */
 export function formatSearchResult(query: string, passages: readonly RetrievedPassage[], total: number): string {
   if (passages.length === 0) return `No passage matches "${query}". Try other words.`;
   const lines = [`Passages for "${query}" (best ${passages.length} of ${total}):`];
   for (const passage of passages) {
-    const heading = passage.headingPath.length > 0 && passage.headingPath.at(-1) !== passage.title ? ` › ${passage.headingPath.at(-1)}` : '';
+    const heading =
+      passage.headingPath.length > 0 && passage.headingPath.at(-1) !== passage.title
+        ? ` › ${passage.headingPath.at(-1)}`
+        : '';
     const page = passage.page === null ? '' : `, page ${passage.page}`;
-    const text = passage.text.length > PASSAGE_CHARS_SHOWN ? `${passage.text.slice(0, PASSAGE_CHARS_SHOWN)} […]` : passage.text;
+    const text =
+      passage.text.length > PASSAGE_CHARS_SHOWN ? `${passage.text.slice(0, PASSAGE_CHARS_SHOWN)} […]` : passage.text;
     lines.push('', `[${passage.id}] ${passage.title}${heading} (${passage.path}${page})`, text);
   }
   return lines.join('\n');

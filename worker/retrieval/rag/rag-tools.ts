@@ -8,7 +8,8 @@ const MAX_QUERY_CHARS = 1000;
 
 const SEARCH: ToolDescription = {
   name: 'search',
-  description: "Search the user's documents. Returns the best passages, each with an id to cite. Call it with a query derived from the question; independent searches may be called at once.",
+  description:
+    "Search the user's documents. Returns the best passages, each with an id to cite. Call it with a query derived from the question; independent searches may be called at once.",
   parameters: {
     type: 'object',
     properties: { query: { type: 'string', description: 'Keywords or a question' } },
@@ -34,7 +35,8 @@ const REFINE_AND_SEARCH: ToolDescription = {
 
 const FINAL_ANSWER: ToolDescription = {
   name: 'final_answer',
-  description: 'Give the answer, using only what the retrieved passages say. Cite passages by id in the text, e.g. [3fa9c1], and list every cited id in `citations`.',
+  description:
+    'Give the answer, using only what the retrieved passages say. Cite passages by id in the text, e.g. [3fa9c1], and list every cited id in `citations`.',
   parameters: {
     type: 'object',
     properties: {
@@ -70,18 +72,45 @@ export function parseRagToolCall(call: ToolCall): RagToolCall {
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
     args = parsed as Record<string, unknown>;
   } catch {
-    return { kind: 'invalid', callId, tool, error: `Error: the arguments of '${tool}' are not a JSON object: ${call.function.arguments.slice(0, 200)}` };
+    return {
+      kind: 'invalid',
+      callId,
+      tool,
+      error: `Error: the arguments of '${tool}' are not a JSON object: ${call.function.arguments.slice(0, 200)}`,
+    };
   }
   if (tool === 'search' || tool === 'refine_and_search') {
     // Models mix the two argument names up; either is accepted for either tool.
-    const query = [args.refined_query, args.query].find((value): value is string => typeof value === 'string' && value.trim().length > 0);
-    if (!query) return { kind: 'invalid', callId, tool, error: `Error: '${tool}' needs a non-empty ${tool === 'search' ? "'query'" : "'refined_query'"} string` };
-    return { kind: 'search', callId, tool, query: query.trim().slice(0, MAX_QUERY_CHARS), arguments: JSON.stringify(tool === 'search' ? { query: query.trim() } : { refined_query: query.trim() }) };
+    const query = [args.refined_query, args.query].find(
+      (value): value is string => typeof value === 'string' && value.trim().length > 0,
+    );
+    if (!query)
+      return {
+        kind: 'invalid',
+        callId,
+        tool,
+        error: `Error: '${tool}' needs a non-empty ${tool === 'search' ? "'query'" : "'refined_query'"} string`,
+      };
+    return {
+      kind: 'search',
+      callId,
+      tool,
+      query: query.trim().slice(0, MAX_QUERY_CHARS),
+      arguments: JSON.stringify(tool === 'search' ? { query: query.trim() } : { refined_query: query.trim() }),
+    };
   }
   if (tool === 'final_answer') {
-    if (typeof args.answer !== 'string') return { kind: 'invalid', callId, tool, error: "Error: 'final_answer' needs an 'answer' string" };
-    const citations = Array.isArray(args.citations) ? args.citations.filter((value): value is string => typeof value === 'string') : [];
+    if (typeof args.answer !== 'string')
+      return { kind: 'invalid', callId, tool, error: "Error: 'final_answer' needs an 'answer' string" };
+    const citations = Array.isArray(args.citations)
+      ? args.citations.filter((value): value is string => typeof value === 'string')
+      : [];
     return { kind: 'final', callId, answer: args.answer, citations };
   }
-  return { kind: 'invalid', callId, tool, error: `Error: there is no tool named '${tool}'. Available tools: search, refine_and_search, final_answer.` };
+  return {
+    kind: 'invalid',
+    callId,
+    tool,
+    error: `Error: there is no tool named '${tool}'. Available tools: search, refine_and_search, final_answer.`,
+  };
 }

@@ -59,14 +59,24 @@ export interface RankedPassage extends RetrievedPassage {
 export function rankPassages(
   question: string,
   passages: readonly RetrievedPassage[],
-  { sentenceWeight = 1, linkBonus = 1, linkFrom = 3, denseMatch = {}, denseWeight = DENSE_MATCH_WEIGHT }: RankPassagesOptions = {},
+  {
+    sentenceWeight = 1,
+    linkBonus = 1,
+    linkFrom = 3,
+    denseMatch = {},
+    denseWeight = DENSE_MATCH_WEIGHT,
+  }: RankPassagesOptions = {},
 ): RankedPassage[] {
   if (passages.length === 0) return [];
   const terms = keyTerms(question);
   const weights = termWeights(terms, passages);
   const total = [...weights.values()].reduce((sum, weight) => sum + weight, 0);
   const scored = passages.map((passage, index) => {
-    const { coverage, sentence, match } = bestSentence(passage.text, weights, total, { sentenceWeight, denseWeight, similarity: denseMatch[passage.id] ?? {} });
+    const { coverage, sentence, match } = bestSentence(passage.text, weights, total, {
+      sentenceWeight,
+      denseWeight,
+      similarity: denseMatch[passage.id] ?? {},
+    });
     return { ...passage, coverage, bestSentence: sentence, relevance: passage.score + match, linked: false, index };
   });
   scored.sort(byRelevance);
@@ -77,7 +87,9 @@ export function rankPassages(
     for (const passage of scored.slice(1)) {
       const name = normalizedTitle(passage.title);
       // Passages of one title (paragraphs of one article) are one topic, not a hop from one to the other.
-      passage.linked = name.length >= 4 && linking.some((other) => normalizedTitle(other.title) !== name && other.text.toLowerCase().includes(name));
+      passage.linked =
+        name.length >= 4 &&
+        linking.some((other) => normalizedTitle(other.title) !== name && other.text.toLowerCase().includes(name));
       if (passage.linked || linking.includes(passage)) passage.relevance += linkBonus;
     }
     const [first, ...rest] = scored;
@@ -111,7 +123,11 @@ function bestSentence(
   text: string,
   weights: ReadonlyMap<string, number>,
   total: number,
-  { sentenceWeight, denseWeight, similarity }: { sentenceWeight: number; denseWeight: number; similarity: Readonly<Record<string, number>> },
+  {
+    sentenceWeight,
+    denseWeight,
+    similarity,
+  }: { sentenceWeight: number; denseWeight: number; similarity: Readonly<Record<string, number>> },
 ): { coverage: number; sentence: string; match: number } {
   let best = { coverage: 0, sentence: '', match: 0 };
   splitSentences(text).forEach((sentence, index) => {

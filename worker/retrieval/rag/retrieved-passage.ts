@@ -27,7 +27,10 @@ export function citationIdOf(chunkId: string): string {
  * given; one seen before keeps its place and its earliest round, with the better of the two scores.
  * Pure, as reducers must be: parallel search steps' writes are merged through it in task order.
  */
-export function mergePassages(current: readonly RetrievedPassage[], update: readonly RetrievedPassage[]): RetrievedPassage[] {
+export function mergePassages(
+  current: readonly RetrievedPassage[],
+  update: readonly RetrievedPassage[],
+): RetrievedPassage[] {
   const merged = [...current];
   const position = new Map(merged.map((passage, index) => [passage.chunkId, index]));
   for (const passage of update) {
@@ -38,7 +41,11 @@ export function mergePassages(current: readonly RetrievedPassage[], update: read
       continue;
     }
     const existing = merged[index]!;
-    merged[index] = { ...existing, score: Math.max(existing.score, passage.score), round: Math.min(existing.round, passage.round) };
+    merged[index] = {
+      ...existing,
+      score: Math.max(existing.score, passage.score),
+      round: Math.min(existing.round, passage.round),
+    };
   }
   return merged;
 }

@@ -10,11 +10,33 @@ const FUNCTION_WORDS = new Set(
 
 /** Capitalised but naming a date, which links to nothing. */
 const MONTHS_AND_DAYS = new Set(
-  'january february march april may june july august september october november december monday tuesday wednesday thursday friday saturday sunday'.split(' '),
+  'january february march april may june july august september october november december monday tuesday wednesday thursday friday saturday sunday'.split(
+    ' ',
+  ),
 );
 
 /** Lower-case words that may sit inside a name ("Bank of England", "Leonardo da Vinci", "Kiss and Tell"). */
-const NAME_JOINERS = new Set(['of', 'the', 'and', 'de', 'der', 'den', 'von', 'van', 'del', 'della', 'da', 'di', 'du', 'la', 'le', 'y', 'al', 'bin', 'el']);
+const NAME_JOINERS = new Set([
+  'of',
+  'the',
+  'and',
+  'de',
+  'der',
+  'den',
+  'von',
+  'van',
+  'del',
+  'della',
+  'da',
+  'di',
+  'du',
+  'la',
+  'le',
+  'y',
+  'al',
+  'bin',
+  'el',
+]);
 
 const WORD = /[\p{L}\p{M}\p{N}][\p{L}\p{M}\p{N}'’.&-]*/gu;
 

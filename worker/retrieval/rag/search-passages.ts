@@ -33,28 +33,40 @@ export interface SearchPassagesResult {
  * a collection that holds vectors of the embedder's length, the query is embedded too and the store
  * fuses lexical and dense ranks (`hybrid`); otherwise the search is BM25 (`lexical`).
  */
-export async function searchPassages(context: NodeContext, store: VectorStore, { query, collection, k, round, lexical = false }: SearchPassagesRequest): Promise<SearchPassagesResult> {
+export async function searchPassages(
+  context: NodeContext,
+  store: VectorStore,
+  { query, collection, k, round, lexical = false }: SearchPassagesRequest,
+): Promise<SearchPassagesResult> {
   const vector = lexical ? undefined : await queryVector(context, store, query, collection);
   const fusion = embedderOf(context)?.fusion;
-  const request = { query, collection, k, tenant: context.tenant, ...(vector ? { vector, ...(fusion ? { fusion } : {}) } : {}) };
+  const request = {
+    query,
+    collection,
+    k,
+    tenant: context.tenant,
+    ...(vector ? { vector, ...(fusion ? { fusion } : {}) } : {}),
+  };
   const named = await findNamedDocuments(store, context.tenant, { query, collection });
   // A refined query carries names the passages mention (the second hop): boosting their titles again would pull the first hop's documents back over the answer's.
-  const { hits, scope } = await scopedSearch(store, request, round === 1 ? named : named.filter((document) => document.kind === 'company'));
-  const best = hits[0]?.score ?? 0;
-  const passages = hits.map(
-    (hit): RetrievedPassage => ({
-      id: citationIdOf(hit.chunkId),
-      chunkId: hit.chunkId,
-      docId: hit.docId,
-      title: hit.title,
-      path: hit.path,
-      page: hit.page,
-      headingPath: hit.headingPath,
-      text: hit.text,
-      score: best > 0 ? hit.score / best : 0,
-      round,
-    }),
+  const { hits, scope } = await scopedSearch(
+    store,
+    request,
+    round === 1 ? named : named.filter((document) => document.kind === 'company'),
   );
+  const best = hits[0]?.score ?? 0;
+  const passages = hits.map((hit): RetrievedPassage => ({
+    id: citationIdOf(hit.chunkId),
+    chunkId: hit.chunkId,
+    docId: hit.docId,
+    title: hit.title,
+    path: hit.path,
+    page: hit.page,
+    headingPath: hit.headingPath,
+    text: hit.text,
+    score: best > 0 ? hit.score / best : 0,
+    round,
+  }));
   return { passages, retrieval: vector ? 'hybrid' : 'lexical', scope };
 }
 
@@ -72,22 +84,34 @@ const MAX_BOOSTED_TITLES = 4;
  * documents' best passages come right after the plain search's first two, so they rise without pushing
  * out the best passage elsewhere — the way both sides of "which is older, A or B?" reach the top.
  */
-async function scopedSearch(store: VectorStore, request: Parameters<typeof searchDocuments>[1] & { k: number }, named: readonly NamedDocument[]): Promise<{ hits: SearchHit[]; scope: string | null }> {
+async function scopedSearch(
+  store: VectorStore,
+  request: Parameters<typeof searchDocuments>[1] & { k: number },
+  named: readonly NamedDocument[],
+): Promise<{ hits: SearchHit[]; scope: string | null }> {
   const companies = named.filter((document) => document.kind === 'company');
   // A title shared by many documents (the paragraphs of one article) tells them apart no better than the query itself.
   const chosen = companies.length > 0 ? companies : named.length <= MAX_BOOSTED_TITLES ? named : [];
   const plain = await searchDocuments(store, request);
   if (chosen.length === 0) return { hits: plain, scope: null };
-  const inScope = await searchDocuments(store, { ...request, filter: { docId: { in: chosen.map((document) => document.docId) } } });
+  const inScope = await searchDocuments(store, {
+    ...request,
+    filter: { docId: { in: chosen.map((document) => document.docId) } },
+  });
   const names = [...new Set(chosen.map((document) => document.name))].map((name) => `"${name}"`).join(', ');
   if (companies.length > 0) {
     // A period the question names ("Q3 2023", "the latest 10-Q") puts that report's passages first.
     const period = reportForPeriod(request.query, companies);
     const first = period ? await searchDocuments(store, { ...request, filter: { docId: period.report.docId } }) : [];
     const seen = new Set<string>();
-    const hits = [...first, ...inScope, ...plain].filter((hit) => !seen.has(hit.chunkId) && seen.add(hit.chunkId)).slice(0, request.k);
+    const hits = [...first, ...inScope, ...plain]
+      .filter((hit) => !seen.has(hit.chunkId) && seen.add(hit.chunkId))
+      .slice(0, request.k);
     const periodNote = period ? `; ${period.why}: "${period.report.title}" first` : '';
-    return { hits, scope: `the query names ${names}: searched only ${chosen.length === 1 ? 'its document' : `its ${chosen.length} documents`} (${titlesOf(chosen)})${periodNote}` };
+    return {
+      hits,
+      scope: `the query names ${names}: searched only ${chosen.length === 1 ? 'its document' : `its ${chosen.length} documents`} (${titlesOf(chosen)})${periodNote}`,
+    };
   }
   // The plain search's best hits keep their places; each named document's best passages come right after them.
   const perDocument = new Map<string, number>();
@@ -97,17 +121,32 @@ async function scopedSearch(store: VectorStore, request: Parameters<typeof searc
     return count < BOOSTED_PER_DOCUMENT;
   });
   const seen = new Set<string>();
-  const merged = [...plain.slice(0, KEEP_PLAIN_FIRST), ...boosted, ...plain, ...inScope].filter((hit) => !seen.has(hit.chunkId) && seen.add(hit.chunkId)).slice(0, request.k);
-  return { hits: merged, scope: `the query names ${names}: boosted ${chosen.length === 1 ? 'that document' : `those ${chosen.length} documents`} (${titlesOf(chosen)})` };
+  const merged = [...plain.slice(0, KEEP_PLAIN_FIRST), ...boosted, ...plain, ...inScope]
+    .filter((hit) => !seen.has(hit.chunkId) && seen.add(hit.chunkId))
+    .slice(0, request.k);
+  return {
+    hits: merged,
+    scope: `the query names ${names}: boosted ${chosen.length === 1 ? 'that document' : `those ${chosen.length} documents`} (${titlesOf(chosen)})`,
+  };
 }
 
 function titlesOf(documents: readonly NamedDocument[]): string {
   const titles = [...new Set(documents.map((document) => document.title))];
-  return titles.length <= 3 ? titles.map((title) => `"${title}"`).join(', ') : `${titles.slice(0, 3).map((title) => `"${title}"`).join(', ')} and ${titles.length - 3} more`;
+  return titles.length <= 3
+    ? titles.map((title) => `"${title}"`).join(', ')
+    : `${titles
+        .slice(0, 3)
+        .map((title) => `"${title}"`)
+        .join(', ')} and ${titles.length - 3} more`;
 }
 
 /** The query's embedding when dense search can use it; undefined otherwise (no embedder, or no vectors of that length). */
-async function queryVector(context: NodeContext, store: VectorStore, query: string, collection: string): Promise<number[] | undefined> {
+async function queryVector(
+  context: NodeContext,
+  store: VectorStore,
+  query: string,
+  collection: string,
+): Promise<number[] | undefined> {
   const embedder = embedderOf(context);
   if (!embedder) return undefined;
   const info = (await store.listCollections(context.tenant)).find((candidate) => candidate.name === collection);

@@ -3,7 +3,9 @@
  * period after them does not end the sentence. Lower-cased, without the period.
  */
 const ABBREVIATIONS = new Set(
-  'mr mrs ms dr prof st sr jr mt ft no vs etc inc ltd co corp jan feb mar apr jun jul aug sep sept oct nov dec gen col lt sgt capt rev gov sen rep fig approx ca cf e.g i.e u.s u.k a.m p.m'.split(' '),
+  'mr mrs ms dr prof st sr jr mt ft no vs etc inc ltd co corp jan feb mar apr jun jul aug sep sept oct nov dec gen col lt sgt capt rev gov sen rep fig approx ca cf e.g i.e u.s u.k a.m p.m'.split(
+    ' ',
+  ),
 );
 
 /**
