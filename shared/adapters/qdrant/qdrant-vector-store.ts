@@ -12,7 +12,6 @@ import {
 import type {
   CollectionInfo,
   DeleteSelector,
-  Payload,
   PayloadFilter,
   VectorHit,
   VectorQuery,
@@ -26,6 +25,7 @@ import { denseVectorName, qdrantCollectionNames, SPARSE_VECTOR, type QdrantColle
 import { QdrantLayoutKeeper } from './qdrant-layout-keeper.js';
 import { qdrantPointId } from './qdrant-point-id.js';
 import { callQdrant, qdrantStatus, type QdrantRetryOptions } from './qdrant-request.js';
+import { dimensionsOf, toHit } from './qdrant-hit.js';
 
 export interface QdrantVectorStoreOptions {
   /** Qdrant's REST address, e.g. `http://qdrant:6333` (QDRANT_URL). */
@@ -46,8 +46,6 @@ export interface QdrantVectorStoreOptions {
 
 /** Reciprocal-rank-fusion constant of the port (Σ 1/(60 + rank), rank from 1). */
 const RRF_K = 60;
-
-type ScoredPoint = Schemas['ScoredPoint'];
 
 /**
  * The vector store on a Qdrant server (used when QDRANT_URL is set): several worker machines share it,
@@ -396,20 +394,4 @@ export class QdrantVectorStore implements VectorStore {
       );
     }
   }
-}
-
-function dimensionsOf(payload: Schemas['Payload'] | null | undefined): number | null {
-  const dimensions = payload?.dimensions;
-  return typeof dimensions === 'number' ? dimensions : null;
-}
-
-function toHit(point: ScoredPoint, score = point.score): VectorHit {
-  const payload = point.payload ?? {};
-  return {
-    id: String(payload.record_id),
-    collection: String(payload.collection),
-    score,
-    text: typeof payload.text === 'string' ? payload.text : '',
-    payload: (payload.payload ?? {}) as Payload,
-  };
 }

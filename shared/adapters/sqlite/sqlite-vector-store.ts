@@ -14,7 +14,6 @@ import {
 import type {
   CollectionInfo,
   DeleteSelector,
-  Payload,
   PayloadFilter,
   VectorHit,
   VectorQuery,
@@ -26,6 +25,7 @@ import { DenseVectorCache, type DenseNeighbour } from './dense-vector-cache.js';
 import { toFtsQuery } from './fts-query.js';
 import { payloadFilterSql } from './payload-filter-sql.js';
 import { createVectorTable, SCHEMA, vectorTable } from './sqlite-schema.js';
+import { hasFilter, toHit, type ChunkRow, type Hit } from './sqlite-hit.js';
 
 export interface SqliteVectorStoreOptions {
   /** The database file (its folder is created), or `:memory:`. */
@@ -46,16 +46,6 @@ export interface SqliteVectorStoreOptions {
    */
   vectorCacheBytes?: number;
 }
-
-interface ChunkRow {
-  rowid: number;
-  id: string;
-  collection: string;
-  text: string;
-  payload: string;
-}
-
-type Hit = VectorHit & { rowid: number };
 
 /**
  * The embedded vector store (used when QDRANT_URL is unset): one SQLite file. Lexical search is FTS5
@@ -395,20 +385,4 @@ export class SqliteVectorStore implements VectorStore {
     }
     return statement;
   }
-}
-
-function toHit(row: ChunkRow, score: number): Hit {
-  return {
-    rowid: row.rowid,
-    id: row.id,
-    collection: row.collection,
-    score,
-    text: row.text,
-    payload: JSON.parse(row.payload) as Payload,
-  };
-}
-
-/** The query names a payload filter with at least one condition. */
-function hasFilter(query: VectorQuery): boolean {
-  return query.filter !== undefined && Object.keys(query.filter).length > 0;
 }

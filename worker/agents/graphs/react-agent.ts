@@ -5,7 +5,6 @@ import { defineGraph } from '../../../shared/graph/define-graph.js';
 import { END, Send, START } from '../../../shared/graph/graph.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { callLanguageModel } from '../llm/call-language-model.js';
-import { contextWindowOf } from '../../../shared/llm/context-window.js';
 import { estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
 import type { GuardrailsInput } from '../guardrails/guardrail-spec.js';
 import { planGuardrails, type GuardrailPlan } from '../guardrails/guardrail-spec.js';
@@ -16,15 +15,12 @@ import { messageWindow } from '../memory/message-window.js';
 import { loadPromptHistory } from '../memory/prompt-history.js';
 import { shouldSummarize, summarizeHistory } from '../memory/summarize-history.js';
 import { summarizeAtFor } from '../memory/summarize-step.js';
-import { agentSettingsOf, languageModelOf, toolRegistryOf, type AgentSettings } from '../agent-services.js';
+import { checkDirectAnswer } from '../guardrails/check-direct-answer.js';
+import { contextWindowFor, runSettingsOf, type RunSettings } from './react-run-settings.js';
+import { agentSettingsOf, toolRegistryOf } from '../agent-services.js';
 import type { AssistantMessage, ToolCall } from '../../../shared/ports/language-model.js';
 import type { Message } from '../../../shared/contracts/run-record.js';
-import {
-  memoryChoiceOf,
-  reactAgentInputSchema,
-  type ReactAgentInput,
-  type ReactAgentOutput,
-} from '../schemas/react-agent-input.js';
+import { memoryChoiceOf, reactAgentInputSchema, type ReactAgentOutput } from '../schemas/react-agent-input.js';
 import { executeToolCallOutcome, type ToolCallOutcome } from '../tools/execute-tool-call.js';
 import { resolveToolHandling, type ToolHandling } from '../tools/tool-handling.js';
 import type { RetrieveOptions } from '../schemas/retrieve-options.js';
@@ -47,12 +43,6 @@ const toolCallSchema = z.object({
   type: z.literal('function'),
   function: z.object({ name: z.string(), arguments: z.string() }),
 });
-
-/** The per-run settings a react-agent run carries in its state (from its input). */
-type RunSettings = Pick<
-  ReactAgentInput,
-  'maxToolRounds' | 'model' | 'temperature' | 'maxOutputTokens' | 'toolHandling'
->;
 
 /** How a react-agent graph is built: its name and what its runs get unless their input says otherwise. */
 export interface ReactAgentGraphOptions {
@@ -384,63 +374,6 @@ const retrieveForQuery = retrievalNode<{ query: string; retrieveOptions: Retriev
 /** Retrieval (searching the checked query) comes after the input guardrails, before the first model call. */
 function afterInput(state: { retrieveOptions: RetrieveOptions | null }): 'retrieve' | 'model' {
   return state.retrieveOptions ? 'retrieve' : 'model';
-}
-
-/**
- * The output guardrails over a returnDirect tool's result: a rewrite (redaction) becomes the answer; a
- * reprompt cannot ask the tool again, so it sends the model back with the rejection (the tool message
- * stays in the history: invariant I3), within the same maxReprompts as a model answer.
- */
-async function checkDirectAnswer(
-  context: NodeContext,
-  state: { reprompts: number; guardrails: GuardrailPlan },
-  guardrails: Parameters<typeof runGuardrails>[2],
-  answer: string,
-): Promise<{ directAnswer: string | null; messages?: Message[]; reprompts?: number; reprompting?: boolean }> {
-  const verdict = await runGuardrails(context, 'output', guardrails, answer);
-  if (verdict.action === 'pass') return { directAnswer: verdict.text };
-  if (state.reprompts >= state.guardrails.maxReprompts) {
-    throw await blocked(
-      context,
-      'output',
-      verdict.guardrail,
-      `${verdict.reason} (a returnDirect tool's result; still so after ${state.reprompts} reprompt${state.reprompts === 1 ? '' : 's'})`,
-    );
-  }
-  await context.emit('guardrail-retry', {
-    guardrail: verdict.guardrail,
-    stage: 'output',
-    reason: verdict.reason,
-    reprompt: state.reprompts + 1,
-  });
-  return {
-    directAnswer: null,
-    messages: [
-      {
-        role: 'user',
-        content: `The tool's result was rejected as the answer by the guardrail '${verdict.guardrail}': ${verdict.reason}`,
-      },
-    ],
-    reprompts: state.reprompts + 1,
-    reprompting: true,
-  };
-}
-
-function runSettingsOf(input: ReactAgentInput): RunSettings {
-  const { maxToolRounds, model, temperature, maxOutputTokens, toolHandling } = input;
-  return Object.fromEntries(
-    Object.entries({ maxToolRounds, model, temperature, maxOutputTokens, toolHandling }).filter(
-      ([, value]) => value !== undefined,
-    ),
-  ) as RunSettings;
-}
-
-function contextWindowFor(context: NodeContext, settings: AgentSettings, run: RunSettings): number {
-  return contextWindowOf(
-    settings.contextWindows,
-    run.model ?? languageModelOf(context).modelId,
-    settings.contextWindow,
-  );
 }
 
 function toolCallOf(context: NodeContext): ToolCall {
