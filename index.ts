@@ -142,12 +142,17 @@ export {
   type ReflectOutput,
   type ReflectVerdict,
 } from './worker/agents/schemas/reflect-input.js';
-export { multiAgentGraph } from './worker/agents/graphs/multi-agent.js';
+export {
+  createMultiAgentGraph,
+  multiAgentGraph,
+  type MultiAgentGraphOptions,
+} from './worker/agents/graphs/multi-agent.js';
 export {
   multiAgentInputSchema,
   type Expert,
   type MultiAgentInput,
   type MultiAgentOutput,
+  type RecallMode,
 } from './worker/agents/schemas/multi-agent-input.js';
 export type { Embedder, EmbedOptions, EmbedResult } from './shared/ports/embedder.js';
 export { OpenAIEmbedder, type OpenAIEmbedderOptions } from './shared/adapters/openai/openai-embedder.js';

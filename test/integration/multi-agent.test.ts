@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
-import { expertSystemPrompt } from '../../worker/agents/graphs/multi-agent.js';
+import { createMultiAgentGraph, expertSystemPrompt, leadSystemPrompt } from '../../worker/agents/graphs/multi-agent.js';
 import {
   startScriptedOpenAIServer,
   type ScriptedChatRequest,
@@ -31,7 +31,10 @@ describe('multi-agent', () => {
     withEmbeddings = await startTestEnv({
       env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', EMBED_MODEL: 'scripted-embedding' },
     });
-    lexicalOnly = await startTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' } });
+    lexicalOnly = await startTestEnv({
+      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' },
+      graphs: [createMultiAgentGraph({ name: 'multi-agent-queues-lead', recall: 'specific', lead: 'queues' })],
+    });
   });
   afterAll(async () => {
     await withEmbeddings.close();
@@ -40,8 +43,8 @@ describe('multi-agent', () => {
   });
   beforeEach(() => server.reset());
 
-  const run = async (env: TestEnv, input: unknown) => {
-    const queued = await env.client.enqueue({ graph: 'multi-agent', input });
+  const run = async (env: TestEnv, input: unknown, graph = 'multi-agent') => {
+    const queued = await env.client.enqueue({ graph, input });
     return env.client.wait(queued.id, { timeoutMs: 30_000 });
   };
 
@@ -129,6 +132,53 @@ describe('multi-agent', () => {
     expect(toolNames(server.chatRequests()[0]!)).toEqual([
       (sauce.output as { experts: { name: string }[] }).experts[1]!.name,
     ]);
+  });
+
+  it("recall 'first': the first expert leads, the next ones in list order are its colleagues, nothing is embedded", async () => {
+    server.setScript([{ content: 'Knead, rest, bake.' }]);
+    const done = await run(withEmbeddings, { query: 'How do I bake bread?', experts, topN: 2, recall: 'first' });
+    expect(done).toMatchObject({
+      status: 'completed',
+      output: {
+        lead: 'redis',
+        recall: 'first',
+        experts: [
+          { name: 'redis', score: null },
+          { name: 'queues', score: null },
+        ],
+      },
+    });
+    expect(server.embeddingRequests()).toHaveLength(0);
+    expect(systemOf(server.chatRequests()[0]!)).toBe(leadSystemPrompt(experts[0]!, [queues]));
+  });
+
+  it("recall 'specific' per run: the named expert leads (lead alone implies it); per graph: the graph's lead", async () => {
+    server.setScript([{ content: 'A roux.' }, { content: 'Idempotent handlers.' }]);
+    const chef = await run(lexicalOnly, { query: 'What is in a queue?', experts, topN: 3, lead: 'chef' });
+    expect(chef).toMatchObject({
+      status: 'completed',
+      output: { lead: 'chef', recall: 'specific', experts: [{ name: 'chef' }, { name: 'redis' }, { name: 'queues' }] },
+    });
+    expect(systemOf(server.chatRequests()[0]!)).toBe(leadSystemPrompt(experts[2]!, [experts[0]!, queues]));
+    const byGraph = await run(lexicalOnly, { query: 'Sauces?', experts, topN: 1 }, 'multi-agent-queues-lead');
+    expect(byGraph).toMatchObject({
+      status: 'completed',
+      output: { lead: 'queues', recall: 'specific', experts: [{ name: 'queues', score: null }] },
+    });
+  });
+
+  it('an unknown lead fails the run at the door naming the known experts, before any model call', async () => {
+    const done = await run(lexicalOnly, { query: 'x', experts, recall: 'specific', lead: 'plumber' });
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'INVALID_INPUT' } });
+    expect(done.error?.message).toMatch(
+      /lead 'plumber' is not one of the experts; known experts: 'redis', 'queues', 'chef', 'gardener'/,
+    );
+    const noLead = await run(lexicalOnly, { query: 'x', experts, lead: 'chef', recall: 'first' });
+    expect(noLead.error?.message).toMatch(/drop it or set recall to 'specific'/);
+    const graphLead = await run(lexicalOnly, { query: 'x', experts: [experts[2]] }, 'multi-agent-queues-lead');
+    expect(graphLead).toMatchObject({ status: 'failed', error: { code: 'INVALID_INPUT' } });
+    expect(graphLead.error?.message).toMatch(/lead 'queues' is not one of the run's experts; known experts: 'chef'/);
+    expect(server.chatRequests()).toHaveLength(0);
   });
 
   it('rejects duplicate expert names at the door', async () => {

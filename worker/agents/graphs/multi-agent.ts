@@ -14,7 +14,13 @@ import { estimatePromptTokens, estimateTextTokens } from '../../../shared/llm/es
 import { agentSettingsOf, embedderOf } from '../agent-services.js';
 import type { ToolCall, ToolDescription } from '../../../shared/ports/language-model.js';
 import type { Message } from '../../../shared/contracts/run-record.js';
-import { multiAgentInputSchema, type Expert, type MultiAgentOutput } from '../schemas/multi-agent-input.js';
+import {
+  expertNames,
+  multiAgentInputSchema,
+  type Expert,
+  type MultiAgentOutput,
+  type RecallMode,
+} from '../schemas/multi-agent-input.js';
 import { memoryChoiceOf } from '../schemas/react-agent-input.js';
 import { rankByEmbedding, rankLexically } from './expert-recall.js';
 import { FINAL_ANSWER_REQUEST } from './react-agent.js';
@@ -66,198 +72,264 @@ function consultTool(expert: Expert): ToolDescription {
   };
 }
 
+/** How a multi-agent graph is built: its name and how its runs choose their lead unless their input says. */
+export interface MultiAgentGraphOptions {
+  /** @default 'multi-agent' */
+  name?: string;
+  /** @default '1' */
+  version?: string;
+  /** How runs choose their lead (a run's `recall` overrides). @default 'similarity' */
+  recall?: RecallMode;
+  /** The expert who leads with `recall: 'specific'` (a run's `lead` overrides); runs must list it. */
+  lead?: string;
+}
+
 /**
- * The `multi-agent` graph: `recall` ranks the input's experts by similarity to the query — embedding
+ * A `multi-agent` graph: `recall` ranks the input's experts by similarity to the query — embedding
  * cosine similarity through the embedder (EMBED_MODEL), else a deterministic lexical BM25 ranking,
- * labelled in the output as `recall: 'embedding' | 'lexical'` — and keeps the top `topN`. The best one
- * leads (`lead`, a tool loop like react-agent's) and calls the others as tools; each call is a
- * `consult` step (one model call with that expert's persona; parallel calls run as one superstep).
+ * labelled in the output as `recall: 'embedding' | 'lexical'` — and keeps the top `topN`; or, with
+ * recall `first` / `specific`, the first expert or the named one leads and the next ones in list order
+ * are its colleagues (the Rust runtime's recall modes). The lead (`lead`, a tool loop like
+ * react-agent's) calls the others as tools; each call is a `consult` step (one model call with that
+ * expert's persona; parallel calls run as one superstep).
  *
  * Memory: when the lead's prompt would pass AGENTQ_SUMMARIZE_AT of the context window (or the run's
  * `memory.summarizeAt`), `lead` sends nothing and routes to `summarize`, its own checkpointed step, which
  * folds older consultations into a summary; the query stays verbatim in the system message.
  * `memory: {window: N}` shows the last N messages instead.
  */
-export const multiAgentGraph = defineGraph({
-  name: 'multi-agent',
-  version: '1',
-  input: multiAgentInputSchema,
-  state: {
-    query: channel.replace(''),
-    experts: channel.replace<Expert[]>([]),
-    topN: channel.replace(3),
-    recall: channel.replace<'embedding' | 'lexical' | null>(null),
-    /** The recalled experts, best first. */
-    selected: channel.replace<{ name: string; score: number }[]>([]),
-    pendingConsults: channel.replace<ToolCall[]>([]),
-    toolRounds: channel.replace(0),
-    consulted: channel.append<string>(),
-    answer: channel.replace(''),
-    /** The run's memory window (messages after the query the lead sees); null: the summariser. */
-    messageWindow: channel.replace<number | null>(null),
-    /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
-    summarizeAt: channel.replace<number | null>(null),
-    /** Which older messages the lead's prompts show as a summary (shared/memory). */
-    memory: memoryChannel(),
-    /** The lead's prompt is too long: the next step summarises the history. */
-    summarize: channel.replace(false),
-  },
-  initialState: (input) => ({
-    query: input.query,
-    experts: input.experts,
-    topN: input.topN,
-    ...memoryChoiceOf(input.memory),
-  }),
-  output: (state): MultiAgentOutput => ({
-    answer: state.answer,
-    lead: state.selected[0]?.name ?? '',
-    recall: state.recall ?? 'lexical',
-    experts: state.selected,
-    consulted: state.consulted,
-  }),
-})
-  .node(
-    'recall',
-    async (state, context) => {
-      const embedder = embedderOf(context);
-      const texts = state.experts.map(recallText);
-      if (!embedder) {
-        const ranked = rankLexically(state.query, texts, state.topN);
+export function createMultiAgentGraph({
+  name = 'multi-agent',
+  version = '1',
+  recall: graphRecall = 'similarity',
+  lead: graphLead,
+}: MultiAgentGraphOptions = {}) {
+  if (graphRecall === 'specific' && !graphLead)
+    throw new AgentqError('INVALID_INPUT', "createMultiAgentGraph: recall 'specific' needs lead, the expert who leads");
+  return defineGraph({
+    name,
+    version,
+    input: multiAgentInputSchema,
+    state: {
+      query: channel.replace(''),
+      experts: channel.replace<Expert[]>([]),
+      topN: channel.replace(3),
+      recall: channel.replace<MultiAgentOutput['recall'] | null>(null),
+      /** How this run chooses its lead, and the lead it names with `specific`. */
+      recallMode: channel.replace<RecallMode>('similarity'),
+      leadName: channel.replace<string | null>(null),
+      /** The recalled experts, best first. */
+      selected: channel.replace<{ name: string; score: number | null }[]>([]),
+      pendingConsults: channel.replace<ToolCall[]>([]),
+      toolRounds: channel.replace(0),
+      consulted: channel.append<string>(),
+      answer: channel.replace(''),
+      /** The run's memory window (messages after the query the lead sees); null: the summariser. */
+      messageWindow: channel.replace<number | null>(null),
+      /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
+      summarizeAt: channel.replace<number | null>(null),
+      /** Which older messages the lead's prompts show as a summary (shared/memory). */
+      memory: memoryChannel(),
+      /** The lead's prompt is too long: the next step summarises the history. */
+      summarize: channel.replace(false),
+    },
+    initialState: (input) => ({
+      query: input.query,
+      experts: input.experts,
+      topN: input.topN,
+      ...leadChoiceOf(input, graphRecall, graphLead),
+      ...memoryChoiceOf(input.memory),
+    }),
+    output: (state): MultiAgentOutput => ({
+      answer: state.answer,
+      lead: state.selected[0]?.name ?? '',
+      recall: state.recall ?? 'lexical',
+      experts: state.selected,
+      consulted: state.consulted,
+    }),
+  })
+    .node(
+      'recall',
+      async (state, context) => {
+        if (state.recallMode !== 'similarity') return chooseLead(state);
+        const embedder = embedderOf(context);
+        const texts = state.experts.map(recallText);
+        if (!embedder) {
+          const ranked = rankLexically(state.query, texts, state.topN);
+          return {
+            recall: 'lexical' as const,
+            selected: ranked.map(({ index, score }) => ({ name: state.experts[index]!.name, score: round(score) })),
+          };
+        }
+        const { vectors } = await embedTexts(context, embedder, [state.query, ...texts]);
+        const ranked = rankByEmbedding(vectors[0]!, vectors.slice(1), state.topN);
         return {
-          recall: 'lexical' as const,
+          recall: 'embedding' as const,
           selected: ranked.map(({ index, score }) => ({ name: state.experts[index]!.name, score: round(score) })),
         };
-      }
-      const { vectors } = await embedTexts(context, embedder, [state.query, ...texts]);
-      const ranked = rankByEmbedding(vectors[0]!, vectors.slice(1), state.topN);
-      return {
-        recall: 'embedding' as const,
-        selected: ranked.map(({ index, score }) => ({ name: state.experts[index]!.name, score: round(score) })),
-      };
-    },
-    RETRY,
-  )
-  .node(
-    'lead',
-    async (state, context) => {
-      const settings = agentSettingsOf(context);
-      const [lead, ...colleagues] = state.selected.map(({ name }) => expertNamed(state.experts, name));
-      if (!lead) throw new AgentqError('INTERNAL', 'multi-agent: no expert was recalled to lead');
-      // Bounded by the tool rounds (AGENTQ_MAX_TOOL_ROUNDS), but answers can be long: past the threshold they are
-      // summarised. With a window nothing is ever summarised (upTo stays 0): this is the whole history.
-      const { messages: history, length } = await loadPromptHistory(context, state.memory, state.query);
-      const added: Message[] =
-        length === 0
-          ? [
-              { role: 'system', content: leadSystemPrompt(lead, colleagues) },
-              { role: 'user', content: state.query },
-            ]
-          : [];
-      const finalRound = colleagues.length > 0 && state.toolRounds >= settings.maxToolRounds;
-      if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
-      // A window keeps the lead's system prompt and the query in front; it never starts at a tool result (invariant I3).
-      const shown =
-        state.messageWindow === null
-          ? history
-          : [...history.slice(0, 2), ...messageWindow(history.slice(2), state.messageWindow)];
-      const messages = [...shown, ...added];
-      const tools = colleagues.length > 0 && !finalRound ? colleagues.map(consultTool) : undefined;
-      let promptTokens: number | undefined;
-      if (state.messageWindow === null) {
-        // Nothing is sent or appended past the threshold: the summary is its own step, then this one runs again.
-        const size = await checkPromptSize(context, state.memory, length, messages, tools, {
-          summarizeAt: summarizeAtFor(context, state.summarizeAt),
-        });
-        if (size.summarize) return { summarize: true, pendingConsults: [] };
-        promptTokens = size.promptTokens;
-      }
-      const response = await callLanguageModel(
-        context,
-        { messages, ...(tools ? { tools } : {}) },
-        promptTokens === undefined ? {} : { promptTokens },
-      );
-      const calls = response.message.tool_calls ?? [];
-      if (calls.length > 0 && (finalRound || colleagues.length === 0)) {
-        throw new AgentqError(
-          'TOOL_ERROR',
-          finalRound
-            ? `the lead expert '${lead.name}' still consulted colleagues after ${settings.maxToolRounds} rounds and a request for a final answer; raise AGENTQ_MAX_TOOL_ROUNDS if the task needs more`
-            : `the lead expert '${lead.name}' called tools (${calls.map((call) => call.function.name).join(', ')}) although it has no colleagues to consult`,
+      },
+      RETRY,
+    )
+    .node(
+      'lead',
+      async (state, context) => {
+        const settings = agentSettingsOf(context);
+        const [lead, ...colleagues] = state.selected.map(({ name }) => expertNamed(state.experts, name));
+        if (!lead) throw new AgentqError('INTERNAL', 'multi-agent: no expert was recalled to lead');
+        // Bounded by the tool rounds (AGENTQ_MAX_TOOL_ROUNDS), but answers can be long: past the threshold they are
+        // summarised. With a window nothing is ever summarised (upTo stays 0): this is the whole history.
+        const { messages: history, length } = await loadPromptHistory(context, state.memory, state.query);
+        const added: Message[] =
+          length === 0
+            ? [
+                { role: 'system', content: leadSystemPrompt(lead, colleagues) },
+                { role: 'user', content: state.query },
+              ]
+            : [];
+        const finalRound = colleagues.length > 0 && state.toolRounds >= settings.maxToolRounds;
+        if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
+        // A window keeps the lead's system prompt and the query in front; it never starts at a tool result (invariant I3).
+        const shown =
+          state.messageWindow === null
+            ? history
+            : [...history.slice(0, 2), ...messageWindow(history.slice(2), state.messageWindow)];
+        const messages = [...shown, ...added];
+        const tools = colleagues.length > 0 && !finalRound ? colleagues.map(consultTool) : undefined;
+        let promptTokens: number | undefined;
+        if (state.messageWindow === null) {
+          // Nothing is sent or appended past the threshold: the summary is its own step, then this one runs again.
+          const size = await checkPromptSize(context, state.memory, length, messages, tools, {
+            summarizeAt: summarizeAtFor(context, state.summarizeAt),
+          });
+          if (size.summarize) return { summarize: true, pendingConsults: [] };
+          promptTokens = size.promptTokens;
+        }
+        const response = await callLanguageModel(
+          context,
+          { messages, ...(tools ? { tools } : {}) },
+          promptTokens === undefined ? {} : { promptTokens },
         );
-      }
-      return {
-        messages: [...added, response.message],
-        summarize: false,
-        pendingConsults: calls,
-        ...(calls.length > 0 ? { toolRounds: state.toolRounds + 1 } : { answer: response.message.content ?? '' }),
-      };
-    },
-    RETRY,
-  )
-  .node(
-    'consult',
-    async (state, context) => {
-      const call = toolCallOf(context);
-      await context.emit('tool-call', { toolCallId: call.id, tool: call.function.name });
-      const colleagues = state.selected.slice(1).map(({ name }) => name);
-      const expert = colleagues.includes(call.function.name)
-        ? expertNamed(state.experts, call.function.name)
-        : undefined;
-      const question = parseQuestion(call.function.arguments);
-      let content: string;
-      if (!expert) {
-        content = `Error: there is no colleague named '${call.function.name}'. You can consult: ${colleagues.join(', ') || 'nobody'}.`;
-      } else if (question === undefined) {
-        content = `Error: consult ${expert.name} with arguments {"question": "<your question>"}.`;
-      } else {
-        const response = await callLanguageModel(context, {
-          messages: [
-            { role: 'system', content: expertSystemPrompt(expert) },
-            { role: 'user', content: question },
-          ],
-        });
-        content = response.message.content ?? '';
-      }
-      await context.emit('tool-result', { toolCallId: call.id, tool: call.function.name, chars: content.length });
-      return {
-        messages: [{ role: 'tool', tool_call_id: call.id, content }],
-        ...(expert && question !== undefined ? { consulted: expert.name } : {}),
-      };
-    },
-    RETRY,
-  )
-  .node(
-    'summarize',
-    async (state, context) => {
-      // Room for what the next prompt carries besides the history: the consult tools and the query (anchored in the system message).
-      const colleagues = state.selected.slice(1).map(({ name }) => expertNamed(state.experts, name));
-      const reservedTokens =
-        (await estimatePromptTokens([], colleagues.map(consultTool))) + (await estimateTextTokens(state.query));
-      return {
-        memory: await summarizeStep(context, state.memory, {
-          reservedTokens,
-          summarizeAt: summarizeAtFor(context, state.summarizeAt),
-        }),
-        summarize: false,
-      };
-    },
-    RETRY,
-  )
-  .edge(START, 'recall')
-  .edge('recall', 'lead')
-  .route(
-    'lead',
-    (state) =>
-      state.summarize
-        ? 'summarize'
-        : state.pendingConsults.length > 0
-          ? state.pendingConsults.map((call) => new Send('consult', call))
-          : END,
-    ['summarize', 'consult', END],
-  )
-  .edge('summarize', 'lead')
-  .edge('consult', 'lead')
-  .build();
+        const calls = response.message.tool_calls ?? [];
+        if (calls.length > 0 && (finalRound || colleagues.length === 0)) {
+          throw new AgentqError(
+            'TOOL_ERROR',
+            finalRound
+              ? `the lead expert '${lead.name}' still consulted colleagues after ${settings.maxToolRounds} rounds and a request for a final answer; raise AGENTQ_MAX_TOOL_ROUNDS if the task needs more`
+              : `the lead expert '${lead.name}' called tools (${calls.map((call) => call.function.name).join(', ')}) although it has no colleagues to consult`,
+          );
+        }
+        return {
+          messages: [...added, response.message],
+          summarize: false,
+          pendingConsults: calls,
+          ...(calls.length > 0 ? { toolRounds: state.toolRounds + 1 } : { answer: response.message.content ?? '' }),
+        };
+      },
+      RETRY,
+    )
+    .node(
+      'consult',
+      async (state, context) => {
+        const call = toolCallOf(context);
+        await context.emit('tool-call', { toolCallId: call.id, tool: call.function.name });
+        const colleagues = state.selected.slice(1).map(({ name }) => name);
+        const expert = colleagues.includes(call.function.name)
+          ? expertNamed(state.experts, call.function.name)
+          : undefined;
+        const question = parseQuestion(call.function.arguments);
+        let content: string;
+        if (!expert) {
+          content = `Error: there is no colleague named '${call.function.name}'. You can consult: ${colleagues.join(', ') || 'nobody'}.`;
+        } else if (question === undefined) {
+          content = `Error: consult ${expert.name} with arguments {"question": "<your question>"}.`;
+        } else {
+          const response = await callLanguageModel(context, {
+            messages: [
+              { role: 'system', content: expertSystemPrompt(expert) },
+              { role: 'user', content: question },
+            ],
+          });
+          content = response.message.content ?? '';
+        }
+        await context.emit('tool-result', { toolCallId: call.id, tool: call.function.name, chars: content.length });
+        return {
+          messages: [{ role: 'tool', tool_call_id: call.id, content }],
+          ...(expert && question !== undefined ? { consulted: expert.name } : {}),
+        };
+      },
+      RETRY,
+    )
+    .node(
+      'summarize',
+      async (state, context) => {
+        // Room for what the next prompt carries besides the history: the consult tools and the query (anchored in the system message).
+        const colleagues = state.selected.slice(1).map(({ name }) => expertNamed(state.experts, name));
+        const reservedTokens =
+          (await estimatePromptTokens([], colleagues.map(consultTool))) + (await estimateTextTokens(state.query));
+        return {
+          memory: await summarizeStep(context, state.memory, {
+            reservedTokens,
+            summarizeAt: summarizeAtFor(context, state.summarizeAt),
+          }),
+          summarize: false,
+        };
+      },
+      RETRY,
+    )
+    .edge(START, 'recall')
+    .edge('recall', 'lead')
+    .route(
+      'lead',
+      (state) =>
+        state.summarize
+          ? 'summarize'
+          : state.pendingConsults.length > 0
+            ? state.pendingConsults.map((call) => new Send('consult', call))
+            : END,
+      ['summarize', 'consult', END],
+    )
+    .edge('summarize', 'lead')
+    .edge('consult', 'lead')
+    .build();
+}
+
+/** The built-in `multi-agent@1`. */
+export const multiAgentGraph = createMultiAgentGraph();
+
+/** A run's recall mode and named lead: its input's, else the graph's. */
+function leadChoiceOf(
+  input: { recall?: RecallMode | undefined; lead?: string | undefined },
+  graphRecall: RecallMode,
+  graphLead: string | undefined,
+): { recallMode: RecallMode; leadName: string | null } {
+  const recallMode = input.recall ?? (input.lead !== undefined ? 'specific' : graphRecall);
+  return { recallMode, leadName: recallMode === 'specific' ? (input.lead ?? graphLead ?? null) : null };
+}
+
+/** `first` and `specific`: the lead by position or by name, then the next experts in list order. */
+function chooseLead(state: {
+  experts: readonly Expert[];
+  topN: number;
+  recallMode: RecallMode;
+  leadName: string | null;
+}): { recall: 'first' | 'specific'; selected: { name: string; score: null }[] } {
+  const index = state.recallMode === 'first' ? 0 : state.experts.findIndex((expert) => expert.name === state.leadName);
+  if (state.leadName === null && state.recallMode === 'specific')
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `multi-agent: recall 'specific' needs lead, the name of the expert who leads; known experts: ${expertNames(state.experts)}`,
+    );
+  if (index < 0)
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `multi-agent: the lead '${state.leadName}' is not one of the run's experts; known experts: ${expertNames(state.experts)}`,
+    );
+  const order = [state.experts[index]!, ...state.experts.filter((_, position) => position !== index)];
+  return {
+    recall: state.recallMode === 'first' ? 'first' : 'specific',
+    selected: order.slice(0, state.topN).map((expert) => ({ name: expert.name, score: null })),
+  };
+}
 
 function expertNamed(experts: readonly Expert[], name: string): Expert {
   const expert = experts.find((candidate) => candidate.name === name);

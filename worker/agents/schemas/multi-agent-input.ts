@@ -14,6 +14,20 @@ export const expertSchema = z
   .strict();
 
 /**
+ * How a run's lead is chosen: `similarity` (the default) ranks the experts by similarity to the query
+ * (embedding cosine when an embedder is configured, lexical BM25 otherwise); `first` makes the first
+ * expert of the list lead; `specific` makes the expert named by `lead` lead. With `first` and `specific`
+ * the colleagues are the next experts in list order, up to `topN` in all, and nothing is embedded.
+ */
+export const RECALL_MODES = ['similarity', 'first', 'specific'] as const;
+export type RecallMode = (typeof RECALL_MODES)[number];
+
+/** The names of `experts`, for messages that list the known ones. */
+export function expertNames(experts: readonly { name: string }[]): string {
+  return experts.map((expert) => `'${expert.name}'`).join(', ');
+}
+
+/**
  * Input of the built-in `multi-agent` graph: the `topN` experts most similar to `query` are recalled
  * (embedding cosine similarity when EMBED_MODEL is set, lexical BM25 otherwise); the best one leads and
  * may consult the others, which it calls as tools.
@@ -43,8 +57,26 @@ export const multiAgentInputSchema = z
     topN: z.number().int().min(1).max(8).default(3),
     /** `{ window: N }`: the lead sees its system prompt and the query, then only the last N messages (consultations); `{ summarizeAt: x }`: summarise past that share of the context window. @default the summariser at AGENTQ_SUMMARIZE_AT */
     memory: memoryOptionSchema.optional(),
+    /** How the lead is chosen (RECALL_MODES). @default the graph's (`similarity` for the built-in graph); `specific` when only `lead` is given */
+    recall: z.enum(RECALL_MODES).optional(),
+    /** The expert who leads with `recall: "specific"`: one of `experts`' names. */
+    lead: z.string().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((input, context) => {
+    if (input.lead !== undefined && input.recall !== undefined && input.recall !== 'specific')
+      context.addIssue({
+        code: 'custom',
+        path: ['lead'],
+        message: `lead names the expert who leads with recall 'specific'; drop it or set recall to 'specific' (recall is '${input.recall}')`,
+      });
+    if (input.lead !== undefined && !input.experts.some((expert) => expert.name === input.lead))
+      context.addIssue({
+        code: 'custom',
+        path: ['lead'],
+        message: `lead '${input.lead}' is not one of the experts; known experts: ${expertNames(input.experts)}`,
+      });
+  });
 
 export type MultiAgentInput = z.input<typeof multiAgentInputSchema>;
 export type Expert = z.infer<typeof expertSchema>;
@@ -59,12 +91,15 @@ export type Expert = z.infer<typeof expertSchema>;
  */
 export interface MultiAgentOutput {
   answer: string;
-  /** The expert that led (the most similar one). */
+  /** The expert that led (the most similar one, the first, or the one named). */
   lead: string;
-  /** How experts were recalled: `embedding` (EMBED_MODEL) or `lexical` (the fallback without one). */
-  recall: 'embedding' | 'lexical';
-  /** The recalled experts, best first, with their similarity scores. */
-  experts: { name: string; score: number }[];
+  /**
+   * How experts were recalled: `embedding` (EMBED_MODEL) or `lexical` (the fallback without one) by
+   * similarity, or `first` / `specific` (the lead chosen by position or by name).
+   */
+  recall: 'embedding' | 'lexical' | 'first' | 'specific';
+  /** The recalled experts, best first, with their similarity scores (null when chosen by position or name). */
+  experts: { name: string; score: number | null }[];
   /** Experts the lead consulted, in call order. */
   consulted: string[];
 }
