@@ -135,7 +135,15 @@ export type { ScheduledRun, ScheduleRecord } from './shared/operations/schedules
 export type { StepObserver, StepObservation } from './shared/graph/step-observer.js';
 export { startTelemetry, type Telemetry } from './shared/telemetry/telemetry.js';
 // More agents: reflection, multi-agent, memory and conversations, structured output, provider limits, http_fetch.
-export { reflectGraph } from './worker/agents/graphs/reflect.js';
+export {
+  createReflectGraph,
+  reflectGraph,
+  reflectState,
+  type ReflectGraphOptions,
+  type ReflectJudge,
+  type ReflectState,
+  type ReflectWriter,
+} from './worker/agents/graphs/reflect.js';
 export {
   reflectInputSchema,
   type ReflectInput,

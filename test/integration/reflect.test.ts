@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
-import { critiqueMessage, DEFAULT_JUDGE_SYSTEM_PROMPT } from '../../worker/agents/graphs/reflect.js';
+import { channel } from '../../shared/graph/channels.js';
+import { defineGraph } from '../../shared/graph/define-graph.js';
+import { END, START } from '../../shared/graph/graph.js';
+import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
+import {
+  createReflectGraph,
+  critiqueMessage,
+  DEFAULT_JUDGE_SYSTEM_PROMPT,
+  type ReflectWriter,
+} from '../../worker/agents/graphs/reflect.js';
 import {
   startScriptedOpenAIServer,
   type ScriptedChatRequest,
@@ -13,13 +22,53 @@ const isJudge = (request: ScriptedChatRequest) =>
   (request.body.messages[0] as Message).content === DEFAULT_JUDGE_SYSTEM_PROMPT;
 const verdict = (approved: boolean, critique: string) => ({ content: JSON.stringify({ approved, critique }) });
 
+/** A writer of one's own: one model call with its own prompt, revising against the latest critique. */
+const terseWriter: ReflectWriter = async (state, context) => {
+  const prompt = state.critique ? `Revise "${state.draft}" (${state.critique}): ${state.task}` : state.task;
+  const response = await callLanguageModel(context, {
+    messages: [
+      { role: 'system', content: 'You write one line.' },
+      { role: 'user', content: prompt },
+    ],
+  });
+  return { draft: response.message.content ?? '' };
+};
+
+/** A judge of one's own as a subgraph of two steps, no model: approves a draft of at most five words. */
+const wordCountJudge = defineGraph({
+  name: 'word-count-judge',
+  state: {
+    draft: channel.replace(''),
+    critique: channel.replace<string | null>(null),
+    verdict: channel.replace<unknown>(null),
+  },
+})
+  .node('count', (state) => ({ critique: `${state.draft.split(/\s+/).filter(Boolean).length} words` }))
+  .node('decide', (state) => {
+    const words = Number.parseInt(state.critique ?? '0', 10);
+    return { verdict: { approved: words <= 5, critique: words <= 5 ? '' : `Use at most 5 words, not ${words}.` } };
+  })
+  .edge(START, 'count')
+  .edge('count', 'decide')
+  .edge('decide', END)
+  .build();
+
 /** reflect end to end: client → queue → worker → real openai SDK → scripted server over HTTP. */
 describe('reflect', () => {
   let server: ScriptedOpenAIServer;
   let env: TestEnv;
   beforeAll(async () => {
     server = await startScriptedOpenAIServer();
-    env = await startTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' } });
+    env = await startTestEnv({
+      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' },
+      graphs: [
+        createReflectGraph({ name: 'reflect-own', writer: terseWriter, judge: wordCountJudge, maxIterations: 4 }),
+        createReflectGraph({
+          name: 'reflect-own-judge',
+          judge: (state) => ({ verdict: { approved: state.draft.endsWith('.'), critique: 'End with a full stop.' } }),
+        }),
+      ],
+    });
   });
   afterAll(async () => {
     await env.close();
@@ -27,8 +76,8 @@ describe('reflect', () => {
   });
   beforeEach(() => server.reset());
 
-  const run = async (input: unknown) => {
-    const queued = await env.client.enqueue({ graph: 'reflect', input });
+  const run = async (input: unknown, graph = 'reflect') => {
+    const queued = await env.client.enqueue({ graph, input });
     return env.client.wait(queued.id, { timeoutMs: 30_000 });
   };
 
@@ -109,6 +158,66 @@ describe('reflect', () => {
       /did not match the structured output schema 'verdict' after one repair round: critique: /,
     );
     expect(server.chatRequests()).toHaveLength(3);
+  });
+
+  it("a writer node and a judge subgraph of one's own: the judge's steps run, its verdict drives the loop", async () => {
+    server.setScript([{ content: 'Jobs wait in a long patient line.' }, { content: 'Jobs wait, then run.' }]);
+    const done = await run({ task: 'A line about queues.' }, 'reflect-own');
+    expect(done).toMatchObject({
+      status: 'completed',
+      output: {
+        answer: 'Jobs wait, then run.',
+        approved: true,
+        iterations: 2,
+        reviews: [
+          { iteration: 1, approved: false, critique: 'Use at most 5 words, not 7.' },
+          { iteration: 2, approved: true, critique: '' },
+        ],
+      },
+    });
+    // The writer's own prompt; the second call revises against the judge's critique. No built-in judge call.
+    const prompts = server.chatRequests().map((request) => (request.body.messages[1] as Message).content);
+    expect(prompts).toEqual([
+      'A line about queues.',
+      'Revise "Jobs wait in a long patient line." (Use at most 5 words, not 7.): A line about queues.',
+    ]);
+    expect((await env.client.steps(done.id)).map((step) => step.node)).toEqual([
+      'write',
+      'judge/count',
+      'judge/decide',
+      'reviewed',
+      'write',
+      'judge/count',
+      'judge/decide',
+      'reviewed',
+    ]);
+  });
+
+  it("the graph's maxIterations is the runs' default; a run's own overrides it; a judge function's verdict is applied", async () => {
+    server.setScript(() => ({ content: 'far too many words in this line here' }));
+    const capped = await run({ task: 'A line.' }, 'reflect-own');
+    expect(capped).toMatchObject({ status: 'completed', output: { approved: false, iterations: 4 } });
+    server.reset();
+    server.setScript(() => ({ content: 'far too many words in this line here' }));
+    const once = await run({ task: 'A line.', maxIterations: 1 }, 'reflect-own');
+    expect(once).toMatchObject({ status: 'completed', output: { approved: false, iterations: 1 } });
+    server.reset();
+    server.setScript([{ content: 'No stop' }, { content: 'A stop.' }]);
+    const judged = await run({ task: 'Say something.' }, 'reflect-own-judge');
+    expect(judged).toMatchObject({
+      status: 'completed',
+      output: {
+        answer: 'A stop.',
+        approved: true,
+        iterations: 2,
+        reviews: [{ approved: false, critique: 'End with a full stop.' }, { approved: true }],
+      },
+    });
+    // The built-in writer got the function judge's critique as a user message.
+    expect(server.chatRequests()[1]!.body.messages.at(-1)).toEqual({
+      role: 'user',
+      content: critiqueMessage('End with a full stop.'),
+    });
   });
 
   it('rejects an invalid input at the door', async () => {

@@ -1,8 +1,10 @@
-import { channel } from '../../../shared/graph/channels.js';
+import { channel, type StateOf } from '../../../shared/graph/channels.js';
 import { defineGraph } from '../../../shared/graph/define-graph.js';
-import { END, START } from '../../../shared/graph/graph.js';
+import { END, START, type AnyGraph, type NodeFunction, type NodeResult } from '../../../shared/graph/graph.js';
+import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { callLanguageModel } from '../llm/call-language-model.js';
 import { generateObject } from '../llm/generate-object.js';
+import { AgentqError } from '../../../shared/contracts/errors.js';
 import { estimateTextTokens } from '../../../shared/llm/estimate-tokens.js';
 import { memoryChannel } from '../memory/memory-state.js';
 import { messageWindow } from '../memory/message-window.js';
@@ -34,98 +36,99 @@ export function critiqueMessage(critique: string): string {
   return `A reviewer did not approve your answer yet. Their critique:\n${critique}\n\nRevise your answer to address it; reply with the complete revised answer only.`;
 }
 
+/** The `reflect` graph's state; custom writers and judges read it (and write `draft` / `verdict`). */
+export const reflectState = {
+  task: channel.replace(''),
+  criteria: channel.replace(DEFAULT_CRITERIA),
+  writerSystem: channel.replace(DEFAULT_WRITER_SYSTEM_PROMPT),
+  judgeSystem: channel.replace(DEFAULT_JUDGE_SYSTEM_PROMPT),
+  maxIterations: channel.replace(3),
+  /** Drafts written so far. */
+  iteration: channel.replace(0),
+  draft: channel.replace(''),
+  approved: channel.replace(false),
+  reviews: channel.append<ReflectVerdict & { iteration: number }>(),
+  /** The run's memory window (messages after the task the writer sees); null: the summariser. */
+  messageWindow: channel.replace<number | null>(null),
+  /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
+  summarizeAt: channel.replace<number | null>(null),
+  /** The latest critique (null before the first review): what a custom writer revises against. */
+  critique: channel.replace<string | null>(null),
+  /** A custom judge's verdict on the latest draft, applied by the graph. */
+  verdict: channel.replace<ReflectVerdict | null>(null),
+  /** Which older messages the writer's prompts show as a summary (shared/memory). */
+  memory: memoryChannel(),
+  /** The writer's prompt is too long: the next step summarises the history. */
+  summarize: channel.replace(false),
+};
+export type ReflectState = StateOf<typeof reflectState>;
+type ReflectUpdate = NodeResult<typeof reflectState>;
+
 /**
- * The `reflect` graph: `write` (the writer drafts, one model call per step) and `judge` (a structured
- * verdict `{approved, critique}` through `generateObject`) loop until the judge approves or
- * `maxIterations` drafts were written. A critique goes back to the writer as a user message, so the
- * run's history is the writer's conversation; the verdicts are in the state and the output.
- *
- * Memory: when the writer's prompt would pass AGENTQ_SUMMARIZE_AT of the context window (or the run's
- * `memory.summarizeAt`), `write` sends nothing and routes to `summarize`, its own checkpointed step,
- * which folds older drafts and critiques into a summary; the task stays verbatim in the system message.
- * `memory: {window: N}` shows the last N messages instead.
+ * A writer of your own: a node function or a built subgraph over `reflectState`'s keys that writes the
+ * next `draft` (reading `task`, `criteria`, `critique`, `reviews`); it may append messages.
  */
-export const reflectGraph = defineGraph({
-  name: 'reflect',
-  version: '1',
-  input: reflectInputSchema,
-  state: {
-    task: channel.replace(''),
-    criteria: channel.replace(DEFAULT_CRITERIA),
-    writerSystem: channel.replace(DEFAULT_WRITER_SYSTEM_PROMPT),
-    judgeSystem: channel.replace(DEFAULT_JUDGE_SYSTEM_PROMPT),
-    maxIterations: channel.replace(3),
-    /** Drafts written so far. */
-    iteration: channel.replace(0),
-    draft: channel.replace(''),
-    approved: channel.replace(false),
-    reviews: channel.append<ReflectVerdict & { iteration: number }>(),
-    /** The run's memory window (messages after the task the writer sees); null: the summariser. */
-    messageWindow: channel.replace<number | null>(null),
-    /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
-    summarizeAt: channel.replace<number | null>(null),
-    /** Which older messages the writer's prompts show as a summary (shared/memory). */
-    memory: memoryChannel(),
-    /** The writer's prompt is too long: the next step summarises the history. */
-    summarize: channel.replace(false),
-  },
-  initialState: (input) => ({
-    task: input.task,
-    maxIterations: input.maxIterations,
-    ...(input.criteria === undefined ? {} : { criteria: input.criteria }),
-    ...(input.writerSystem === undefined ? {} : { writerSystem: input.writerSystem }),
-    ...(input.judgeSystem === undefined ? {} : { judgeSystem: input.judgeSystem }),
-    ...memoryChoiceOf(input.memory),
-  }),
-  output: (state): ReflectOutput => ({
-    answer: state.draft,
-    approved: state.approved,
-    iterations: state.iteration,
-    reviews: state.reviews,
-  }),
-})
-  .node(
-    'write',
-    async (state, context) => {
-      // At most 2 × maxIterations (≤ 20) messages, but drafts can be long: past the threshold they are summarised.
-      // With a window nothing is ever summarised (upTo stays 0): this is the whole history.
-      const window = state.messageWindow;
-      const { messages: history, length } = await loadPromptHistory(context, state.memory, state.task);
-      const added: Message[] =
-        length === 0
-          ? [
-              { role: 'system', content: state.writerSystem },
-              { role: 'user', content: state.task },
-            ]
-          : [];
-      // A window keeps the system prompt and the task in front: a writer that lost the task cannot revise.
-      const shown = window === null ? history : [...history.slice(0, 2), ...messageWindow(history.slice(2), window)];
-      const messages = [...shown, ...added];
-      let promptTokens: number | undefined;
-      if (window === null) {
-        // Nothing is sent or appended past the threshold: the summary is its own step, then this one runs again.
-        const size = await checkPromptSize(context, state.memory, length, messages, undefined, {
-          summarizeAt: summarizeAtFor(context, state.summarizeAt),
-        });
-        if (size.summarize) return { summarize: true };
-        promptTokens = size.promptTokens;
-      }
-      const response = await callLanguageModel(
-        context,
-        { messages },
-        promptTokens === undefined ? {} : { promptTokens },
-      );
-      const draft = response.message.content ?? '';
-      return {
-        messages: [...added, { role: 'assistant', content: draft }],
-        draft,
-        iteration: state.iteration + 1,
-        summarize: false,
-      };
-    },
-    RETRY,
-  )
-  .node(
+export type ReflectWriter = NodeFunction<typeof reflectState> | AnyGraph;
+/** A judge of your own: a node function or a built subgraph that writes `verdict: { approved, critique }`. */
+export type ReflectJudge = NodeFunction<typeof reflectState> | AnyGraph;
+
+/** How a reflect graph is built: its name, its writer and judge, and its runs' default draft cap. */
+export interface ReflectGraphOptions {
+  /** @default 'reflect' */
+  name?: string;
+  /** @default '1' */
+  version?: string;
+  /** @default the built-in writer: one model call with the writer's system prompt */
+  writer?: ReflectWriter;
+  /** @default the built-in judge: a structured verdict through generateObject */
+  judge?: ReflectJudge;
+  /** Drafts at most unless a run's `maxIterations` says otherwise (1-10). @default 3 */
+  maxIterations?: number;
+}
+
+/**
+ * A `reflect` graph: `write` (the writer drafts) and `judge` (a verdict `{approved, critique}`) loop
+ * until the judge approves or `maxIterations` drafts were written. The built-in writer is one model
+ * call per step; the built-in judge a structured verdict through `generateObject`. A critique goes
+ * back to the built-in writer as a user message, so the run's history is the writer's conversation;
+ * the verdicts are in the state and the output.
+ *
+ * Your own writer and judge (the reference design's writer/judge pair): node functions run as the
+ * `write` and `judge` steps themselves; a subgraph runs as its own steps, followed by a `drafted` or
+ * `reviewed` step that counts the draft or applies the verdict.
+ *
+ * Memory (built-in writer): when the writer's prompt would pass AGENTQ_SUMMARIZE_AT of the context
+ * window (or the run's `memory.summarizeAt`), `write` sends nothing and routes to `summarize`, its own
+ * checkpointed step, which folds older drafts and critiques into a summary; the task stays verbatim in
+ * the system message. `memory: {window: N}` shows the last N messages instead.
+ */
+export function createReflectGraph({
+  name = 'reflect',
+  version = '1',
+  writer,
+  judge,
+  maxIterations = 3,
+}: ReflectGraphOptions = {}) {
+  const builder = defineGraph({
+    name,
+    version,
+    input: reflectInputSchema,
+    state: reflectState,
+    initialState: (input) => ({
+      task: input.task,
+      maxIterations: input.maxIterations ?? maxIterations,
+      ...(input.criteria === undefined ? {} : { criteria: input.criteria }),
+      ...(input.writerSystem === undefined ? {} : { writerSystem: input.writerSystem }),
+      ...(input.judgeSystem === undefined ? {} : { judgeSystem: input.judgeSystem }),
+      ...memoryChoiceOf(input.memory),
+    }),
+    output: (state): ReflectOutput => ({
+      answer: state.draft,
+      approved: state.approved,
+      iterations: state.iteration,
+      reviews: state.reviews,
+    }),
+  }).node(
     'summarize',
     async (state, context) => {
       // The task goes back into the system message after a summary (promptView's anchor): room for it.
@@ -139,37 +142,127 @@ export const reflectGraph = defineGraph({
       };
     },
     RETRY,
-  )
-  .node(
-    'judge',
-    async (state, context) => {
-      const { object: verdict } = await generateObject(context, {
-        name: 'verdict',
-        schema: reflectVerdictSchema,
-        messages: [
-          { role: 'system', content: state.judgeSystem },
-          {
-            role: 'user',
-            content: `Task:\n${state.task}\n\nCriteria: ${state.criteria}\n\nDraft ${state.iteration} of at most ${state.maxIterations}:\n${state.draft}\n\nAnswer with your verdict.`,
-          },
-        ],
-      });
-      const review = {
-        iteration: state.iteration,
-        approved: verdict.approved,
-        critique: verdict.approved ? verdict.critique : verdict.critique.trim() || 'Improve the answer.',
-      };
-      const another = !verdict.approved && state.iteration < state.maxIterations;
-      return {
-        approved: verdict.approved,
-        reviews: review,
-        ...(another ? { messages: [{ role: 'user' as const, content: critiqueMessage(review.critique) }] } : {}),
-      };
-    },
-    RETRY,
-  )
-  .edge(START, 'write')
-  .route('write', (state) => (state.summarize ? 'summarize' : 'judge'), ['summarize', 'judge'])
-  .edge('summarize', 'write')
-  .route('judge', (state) => (state.approved || state.iteration >= state.maxIterations ? END : 'write'), ['write', END])
-  .build();
+  );
+  const writerIsGraph = writer !== undefined && typeof writer !== 'function';
+  const judgeIsGraph = judge !== undefined && typeof judge !== 'function';
+  if (writerIsGraph) builder.node('write', writer).node('drafted', (state) => drafted(state), RETRY);
+  else builder.node('write', writer ? countDraft(writer) : builtInWriter, RETRY);
+  if (judgeIsGraph) builder.node('judge', judge).node('reviewed', (state) => reviewed(state), RETRY);
+  else builder.node('judge', judge ? judgeWith(judge) : builtInJudge, RETRY);
+  const afterWrite = writerIsGraph ? 'drafted' : 'write';
+  const afterJudge = judgeIsGraph ? 'reviewed' : 'judge';
+  if (writerIsGraph) builder.edge('write', 'drafted');
+  if (judgeIsGraph) builder.edge('judge', 'reviewed');
+  return builder
+    .edge(START, 'write')
+    .route(afterWrite, (state) => (state.summarize ? 'summarize' : 'judge'), ['summarize', 'judge'])
+    .edge('summarize', 'write')
+    .route(afterJudge, (state) => (state.approved || state.iteration >= state.maxIterations ? END : 'write'), [
+      'write',
+      END,
+    ])
+    .build();
+}
+
+/** The built-in writer: one model call with the writer's system prompt over the conversation so far. */
+const builtInWriter = async (state: Readonly<ReflectState>, context: NodeContext): Promise<ReflectUpdate> => {
+  // At most 2 × maxIterations (≤ 20) messages, but drafts can be long: past the threshold they are summarised.
+  // With a window nothing is ever summarised (upTo stays 0): this is the whole history.
+  const window = state.messageWindow;
+  const { messages: history, length } = await loadPromptHistory(context, state.memory, state.task);
+  const added: Message[] =
+    length === 0
+      ? [
+          { role: 'system', content: state.writerSystem },
+          { role: 'user', content: state.task },
+        ]
+      : [];
+  // A window keeps the system prompt and the task in front: a writer that lost the task cannot revise.
+  const shown = window === null ? history : [...history.slice(0, 2), ...messageWindow(history.slice(2), window)];
+  const messages = [...shown, ...added];
+  let promptTokens: number | undefined;
+  if (window === null) {
+    // Nothing is sent or appended past the threshold: the summary is its own step, then this one runs again.
+    const size = await checkPromptSize(context, state.memory, length, messages, undefined, {
+      summarizeAt: summarizeAtFor(context, state.summarizeAt),
+    });
+    if (size.summarize) return { summarize: true };
+    promptTokens = size.promptTokens;
+  }
+  const response = await callLanguageModel(context, { messages }, promptTokens === undefined ? {} : { promptTokens });
+  const draft = response.message.content ?? '';
+  return {
+    messages: [...added, { role: 'assistant', content: draft }],
+    draft,
+    iteration: state.iteration + 1,
+    summarize: false,
+  };
+};
+
+/** The built-in judge: a structured verdict on the latest draft through generateObject. */
+const builtInJudge = async (state: Readonly<ReflectState>, context: NodeContext): Promise<ReflectUpdate> => {
+  const { object: verdict } = await generateObject(context, {
+    name: 'verdict',
+    schema: reflectVerdictSchema,
+    messages: [
+      { role: 'system', content: state.judgeSystem },
+      {
+        role: 'user',
+        content: `Task:\n${state.task}\n\nCriteria: ${state.criteria}\n\nDraft ${state.iteration} of at most ${state.maxIterations}:\n${state.draft}\n\nAnswer with your verdict.`,
+      },
+    ],
+  });
+  return applyVerdict(state, verdict);
+};
+
+/** A verdict on the latest draft: recorded, and (when another draft follows) its critique sent to the writer. */
+function applyVerdict(state: Readonly<ReflectState>, verdict: ReflectVerdict): ReflectUpdate {
+  const review = {
+    iteration: state.iteration,
+    approved: verdict.approved,
+    critique: verdict.approved ? verdict.critique : verdict.critique.trim() || 'Improve the answer.',
+  };
+  const another = !verdict.approved && state.iteration < state.maxIterations;
+  return {
+    approved: verdict.approved,
+    reviews: review,
+    critique: review.critique,
+    verdict: null,
+    ...(another ? { messages: [{ role: 'user' as const, content: critiqueMessage(review.critique) }] } : {}),
+  };
+}
+
+/** A custom writer node: its update, with the draft counted. */
+function countDraft(writer: NodeFunction<typeof reflectState>): NodeFunction<typeof reflectState> {
+  return async (state, context) => ({ ...(await writer(state, context)), ...drafted(state) });
+}
+
+function drafted(state: Readonly<ReflectState>): ReflectUpdate {
+  return { iteration: state.iteration + 1, summarize: false };
+}
+
+/** A custom judge node: its verdict applied as the built-in judge's is. */
+function judgeWith(judge: NodeFunction<typeof reflectState>): NodeFunction<typeof reflectState> {
+  return async (state, context) => {
+    const update = (await judge(state, context)) ?? {};
+    return { ...update, ...applyVerdict(state, verdictOf(update.verdict, 'judge')) };
+  };
+}
+
+/** After a judge subgraph: its verdict (in the state) applied. */
+function reviewed(state: Readonly<ReflectState>): ReflectUpdate {
+  return applyVerdict(state, verdictOf(state.verdict, 'judge subgraph'));
+}
+
+function verdictOf(value: unknown, who: string): ReflectVerdict {
+  const parsed = reflectVerdictSchema.safeParse(value);
+  if (!parsed.success)
+    throw new AgentqError(
+      'INTERNAL',
+      `reflect: the ${who} wrote no verdict { approved: boolean, critique: string } (got ${JSON.stringify(value)?.slice(0, 200)})`,
+    );
+  return parsed.data;
+}
+
+/** The built-in `reflect@1` (defined last: it uses the built-in writer and judge above). */
+export const reflectGraph = createReflectGraph();

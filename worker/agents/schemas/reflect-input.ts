@@ -15,13 +15,13 @@ export const reflectInputSchema = z
     task: z.string().trim().min(1, 'task must not be empty').max(100_000),
     /** What the judge checks; omitted: correctness, completeness and clarity. */
     criteria: z.string().trim().min(1).max(20_000).optional(),
-    /** Drafts at most (the last one is the answer even if not approved). @default 3 */
+    /** Drafts at most (the last one is the answer even if not approved). @default the graph's (3 for the built-in one) */
     maxIterations: z
       .number()
       .int()
       .min(1, 'maxIterations must be at least 1')
       .max(10, 'maxIterations must be at most 10')
-      .default(3),
+      .optional(),
     /** A system prompt replacing the writer's default one. */
     writerSystem: z.string().max(100_000).optional(),
     /** A system prompt replacing the judge's default one. */
