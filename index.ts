@@ -44,7 +44,7 @@ export {
   type GuardrailStage,
 } from './worker/agents/guardrails/define-guardrail.js';
 export { builtInGuardrails } from './worker/agents/guardrails/built-in-guardrails.js';
-export type { GuardrailSpec, GuardrailsInput } from './worker/agents/guardrails/guardrail-spec.js';
+export type { GuardrailSpec, GuardrailsInput } from './shared/contracts/guardrail-spec.js';
 export type {
   ToolHandling,
   ToolProblemHandler,

@@ -1,5 +1,9 @@
 import { z } from 'zod';
+import { guardrailsInputSchema } from '../contracts/guardrail-spec.js';
 import { ID_PATTERN } from '../contracts/ids.js';
+
+/** The rag-agent's own tools: a run's extra tools may not take their names. */
+export const RAG_TOOL_NAMES = ['search', 'refine_and_search', 'final_answer'] as const;
 
 /** Longest question accepted (the same bound as a batch question). */
 export const MAX_RAG_QUERY_CHARS = 20_000;
@@ -37,6 +41,23 @@ export const ragInputSchema = z
       .min(1, 'top_k must be an integer from 1 to 20')
       .max(20, 'top_k must be an integer from 1 to 20')
       .optional(),
+    /**
+     * Tools of the worker's registry the model may call beside search, refine_and_search and
+     * final_answer (with a language model; the extractive answerer calls none). @default the graph's (none)
+     */
+    tools: z
+      .array(
+        z
+          .string()
+          .regex(/^[A-Za-z0-9_-]{1,64}$/, 'tool names are 1-64 characters of letters, digits, "_" or "-"')
+          .refine((name) => !(RAG_TOOL_NAMES as readonly string[]).includes(name), {
+            message: `tools may not name the rag-agent's own tools (${RAG_TOOL_NAMES.join(', ')})`,
+          }),
+      )
+      .max(32, 'tools may list at most 32 tools')
+      .optional(),
+    /** Input guardrails on the question and output guardrails on the answer (each stage replaces the graph's). @default the graph's (none) */
+    guardrails: guardrailsInputSchema.optional(),
   })
   .strict();
 

@@ -1,6 +1,6 @@
 import type { Message } from '../../../shared/contracts/run-record.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
-import type { GuardrailPlan } from './guardrail-spec.js';
+import type { GuardrailPlan } from '../../../shared/contracts/guardrail-spec.js';
 import { blocked, runGuardrails } from './run-guardrails.js';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import type { AnyGuardrail, GuardrailStage } from './define-guardrail.js';
-import { specName, type GuardrailPlan, type GuardrailSpec } from './guardrail-spec.js';
+import { specName, type GuardrailPlan, type GuardrailSpec } from '../../../shared/contracts/guardrail-spec.js';
 
 /** A guardrail ready to run at one stage: the guardrail and its validated options. */
 export interface BoundGuardrail {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { guardrailsInputSchema } from '../guardrails/guardrail-spec.js';
+import { guardrailsInputSchema } from '../../../shared/contracts/guardrail-spec.js';
 import { retrieveOptionsSchema, type RetrievedSource } from './retrieve-options.js';
 import { toolHandlingInputSchema } from '../tools/tool-handling.js';
 

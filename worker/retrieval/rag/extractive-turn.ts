@@ -1,5 +1,6 @@
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { agentSettingsOf, embedderOf } from '../../agents/agent-services.js';
+import { guardAnswer, guardInput } from '../../agents/guardrails/guard-text.js';
 import { DENSE_MATCH_NOTE, denseSentenceMatch } from './dense-sentence-match.js';
 import { extractAnswer } from './extract-answer.js';
 import { planExtractiveRound } from './plan-extractive-round.js';
@@ -11,10 +12,13 @@ import type { RagState, RagUpdate } from './rag-state.js';
  * answer — from the passages ranked again with the dense sentence match when the local model is there.
  */
 export async function extractiveTurn(current: Readonly<RagState>, context: NodeContext): Promise<RagUpdate> {
+  // The input guardrails see the question before the first search (a rewrite is what is searched).
+  const query = current.rounds === 0 ? await guardInput(context, current.guardrails, current.query) : current.query;
+  const rewritten = query === current.query ? {} : { query };
   const linkBonus = current.rounds >= 2 ? 1 : 0;
-  const lexical = rankPassages(current.query, current.passages, { linkBonus });
+  const lexical = rankPassages(query, current.passages, { linkBonus });
   const move = planExtractiveRound({
-    question: current.query,
+    question: query,
     rounds: current.rounds,
     maxIterations: current.maxIterations,
     ranked: lexical,
@@ -23,6 +27,7 @@ export async function extractiveTurn(current: Readonly<RagState>, context: NodeC
     const round = current.rounds + 1;
     const call = move.tool === 'search' ? { query: move.query } : { refined_query: move.query };
     return {
+      ...rewritten,
       modelName: 'extractive',
       rounds: round,
       pendingSearches: [
@@ -60,11 +65,13 @@ export async function extractiveTurn(current: Readonly<RagState>, context: NodeC
     lead || body
       ? [lead, body].filter(Boolean).join(' ')
       : `No passage in collection '${current.collection}' matches the question.`;
+  // The extractive answerer cannot be asked again: an output guardrail's reprompt blocks.
+  const guarded = await guardAnswer(context, current.guardrails, current.reprompts, answer, false);
   return {
     modelName: 'extractive',
     done: true,
     pendingSearches: [],
-    answer,
+    answer: guarded.text,
     cited: [...new Set(sentences.map((sentence) => sentence.passageId))],
     denseMatch,
     denseWeight,

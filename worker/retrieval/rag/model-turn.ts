@@ -3,6 +3,10 @@ import type { Message } from '../../../shared/contracts/run-record.js';
 import { callLanguageModel } from '../../agents/llm/call-language-model.js';
 import { loadPromptHistory } from '../../agents/memory/prompt-history.js';
 import { checkPromptSize } from '../../agents/memory/summarize-step.js';
+import { guardAnswer, guardInput } from '../../agents/guardrails/guard-text.js';
+import { toolRegistryOf } from '../../agents/agent-services.js';
+import type { NodeContext as Context } from '../../../shared/graph/node-context.js';
+import type { ToolCall } from '../../../shared/ports/language-model.js';
 import { checkCitations } from './check-citations.js';
 import { extractAnswer } from './extract-answer.js';
 import { rankPassages } from './rank-passages.js';
@@ -15,19 +19,27 @@ export async function modelTurn(current: Readonly<RagState>, context: NodeContex
   const { messages: history, length } = await loadPromptHistory(context, current.memory);
   // A run with a conversationId starts from the conversation's earlier turns: its own question is still to add.
   const startTurn = current.turnStarted === false || (current.turnStarted === null && length === 0);
+  // The input guardrails see the question before the model does (a rewrite is what the model reads).
+  const query = startTurn ? await guardInput(context, current.guardrails, current.query) : current.query;
   const added: Message[] = !startTurn
     ? []
     : [
         ...(length === 0 ? [{ role: 'system' as const, content: ragSystemPrompt(current.maxIterations) }] : []),
-        { role: 'user', content: current.query },
+        { role: 'user', content: query },
       ];
   const searchesLeft = current.rounds < current.maxIterations;
   if (!searchesLeft) added.push({ role: 'user', content: RAG_FINAL_ANSWER_REQUEST });
   const messages = [...history, ...added];
-  const tools = ragTools({ searchesLeft });
+  // Extra tools are checked before any model call (an unknown name fails the run first) and offered
+  // while search rounds are left; the last turn is for the answer.
+  const extra = toolRegistryOf(context).select(current.extraTools);
+  const tools = [
+    ...ragTools({ searchesLeft }),
+    ...(searchesLeft ? extra.map(({ name, description, parameters }) => ({ name, description, parameters })) : []),
+  ];
   // Past AGENTQ_SUMMARIZE_AT of the context window: nothing is sent; the summary is its own step, then this one runs again.
   const size = await checkPromptSize(context, current.memory, length, messages, tools);
-  if (size.summarize) return { summarize: true, pendingSearches: [] };
+  if (size.summarize) return { summarize: true, pendingSearches: [], pendingToolCalls: [] };
   // The answer comes as final_answer's arguments: its text streams to live subscribers as it is written.
   const response = await callLanguageModel(
     context,
@@ -42,11 +54,15 @@ export async function modelTurn(current: Readonly<RagState>, context: NodeContex
     modelName: response.model || (context.services.languageModel?.modelId ?? 'unknown'),
     turnStarted: true,
     summarize: false,
+    pendingToolCalls: [],
+    ...(query === current.query ? {} : { query }),
   };
-  const calls = (message.tool_calls ?? []).map(parseRagToolCall);
+  const extraNames = new Set(searchesLeft ? extra.map((tool) => tool.name) : []);
+  const extraCalls: ToolCall[] = (message.tool_calls ?? []).filter((call) => extraNames.has(call.function.name));
+  const calls = (message.tool_calls ?? []).filter((call) => !extraNames.has(call.function.name)).map(parseRagToolCall);
   const searched = current.searches.length > 0;
 
-  if (calls.length === 0) {
+  if (calls.length === 0 && extraCalls.length === 0) {
     if (!searched && searchesLeft) {
       // An answer before any search rests on nothing retrieved: ask once more, spending a round.
       return {
@@ -57,21 +73,27 @@ export async function modelTurn(current: Readonly<RagState>, context: NodeContex
         reasoning: ['The model answered before searching; asked it to search first'],
       };
     }
-    return { ...base, ...finish(current, message.content ?? '', [], [...added, message]) };
+    return { ...base, ...(await finish(context, current, message.content ?? '', [], [...added, message])) };
   }
 
   const final = calls.find((call): call is Extract<RagToolCall, { kind: 'final' }> => call.kind === 'final');
   if (final && (searched || !searchesLeft)) {
-    const replies = calls.map((call) =>
-      toolReply(call.callId, call === final ? 'Answer recorded.' : 'Not run: the answer was given in this turn.'),
-    );
-    return { ...base, ...finish(current, final.answer, final.citations, [...added, message, ...replies]) };
+    const replies = [
+      ...calls.map((call) =>
+        toolReply(call.callId, call === final ? 'Answer recorded.' : 'Not run: the answer was given in this turn.'),
+      ),
+      ...extraCalls.map((call) => toolReply(call.id, 'Not run: the answer was given in this turn.')),
+    ];
+    return {
+      ...base,
+      ...(await finish(context, current, final.answer, final.citations, [...added, message, ...replies])),
+    };
   }
   if (!searchesLeft) {
     // Only final_answer was offered; the model called something else. History stays valid (I3), and the
     // run still ends with an answer grounded in what it retrieved.
     const replies = calls.map((call) => toolReply(call.callId, 'Not run: no search rounds are left.'));
-    return { ...base, ...extractiveFallback(current, [...added, message, ...replies]) };
+    return { ...base, ...(await extractiveFallback(context, current, [...added, message, ...replies])) };
   }
 
   const replies: Message[] = [];
@@ -90,16 +112,33 @@ export async function modelTurn(current: Readonly<RagState>, context: NodeContex
       reasoning.push(`Calling ${call.tool}: ${call.arguments}`);
     }
   }
-  return { ...base, messages: [...added, message, ...replies], pendingSearches, rounds: round, reasoning };
+  for (const call of extraCalls) reasoning.push(`Calling ${call.function.name}: ${call.function.arguments}`);
+  return {
+    ...base,
+    messages: [...added, message, ...replies],
+    pendingSearches,
+    pendingToolCalls: extraCalls,
+    rounds: round,
+    reasoning,
+  };
 }
 
-/** The end of a model run: the answer with only citations of passages this run retrieved. */
-function finish(
+/**
+ * The end of a model run: the answer through the output guardrails (a reprompt sends the model back
+ * with the rejection, within the guardrails' maxReprompts), then with only citations of passages this
+ * run retrieved.
+ */
+async function finish(
+  context: Context,
   current: Readonly<RagState>,
-  answer: string,
+  proposed: string,
   citations: readonly string[],
   messages: Message[],
-): RagUpdate {
+): Promise<RagUpdate> {
+  const guarded = await guardAnswer(context, current.guardrails, current.reprompts, proposed);
+  if (guarded.action === 'reprompt')
+    return { messages: [...messages, guarded.rejection], reprompts: guarded.reprompts, pendingSearches: [] };
+  const answer = guarded.text;
   const checked = checkCitations(answer, citations, current.passages);
   const reasoning = checked.dropped.map(
     (id) => `Dropped citation [${id}]: no passage with that id was retrieved in this run`,
@@ -108,16 +147,23 @@ function finish(
   return { messages, done: true, pendingSearches: [], answer: checked.answer, cited: checked.cited, reasoning };
 }
 
-function extractiveFallback(current: Readonly<RagState>, messages: Message[]): RagUpdate {
+async function extractiveFallback(
+  context: Context,
+  current: Readonly<RagState>,
+  messages: Message[],
+): Promise<RagUpdate> {
   const ranked = rankPassages(current.query, current.passages, { linkBonus: current.rounds >= 2 ? 1 : 0 });
   const { sentences, notes } = extractAnswer(ranked, { followLinks: current.rounds >= 2 });
+  const extracted =
+    sentences.map(({ sentence, passageId }) => `${sentence} [${passageId}]`).join(' ') ||
+    'No answer: the model gave none within max_iterations and nothing was retrieved.';
+  // No model turn is left to ask again: a reprompt blocks.
+  const guarded = await guardAnswer(context, current.guardrails, current.reprompts, extracted, false);
   return {
     messages,
     done: true,
     pendingSearches: [],
-    answer:
-      sentences.map(({ sentence, passageId }) => `${sentence} [${passageId}]`).join(' ') ||
-      'No answer: the model gave none within max_iterations and nothing was retrieved.',
+    answer: guarded.text,
     cited: [...new Set(sentences.map((sentence) => sentence.passageId))],
     reasoning: [
       'The model gave no final answer after the last search round; answered extractively from the retrieved passages',

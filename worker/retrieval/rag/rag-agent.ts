@@ -3,6 +3,8 @@ import { END, Send, START } from '../../../shared/graph/graph.js';
 import { estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
 import type { RagOutput } from '../../../shared/retrieval/rag-output.js';
 import { ragInputSchema } from '../../../shared/retrieval/rag-input.js';
+import { planGuardrails, type GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
+import { runExtraTool, TOOL_MAX_ATTEMPTS } from './run-extra-tool.js';
 import { agentSettingsOf } from '../../agents/agent-services.js';
 import { summarizeStep } from '../../agents/memory/summarize-step.js';
 import { extractiveTurn } from './extractive-turn.js';
@@ -33,103 +35,140 @@ export { MAX_PASSAGES, MAX_SEARCHES_PER_ROUND, PASSAGES_SHOWN, SEARCH_CANDIDATES
  * again. `max_iterations` bounds the search rounds: after the last one the model is offered only
  * `final_answer`. Every citation of the answer must name a passage some search of this run returned;
  * any other is dropped and noted in `reasoning_steps`.
+ *
+ * Guardrails (as react-agent's): the input stage checks the question in the first `model` step, the
+ * output stage the final answer (a reprompt sends the model back with the rejection; the extractive
+ * answerer cannot be asked again, so there a reprompt blocks). Extra tools (`tools`, names in the
+ * worker's registry) are offered beside the three while search rounds are left; each call is a `tool`
+ * step, run in the same superstep as that turn's searches.
  */
-export const ragAgentGraph = defineGraph({
-  name: 'rag-agent',
-  version: '1',
-  input: ragInputSchema,
-  state: ragState,
-  initialState: (input) => ({
-    query: input.query,
-    collection: input.collection,
-    maxIterations: input.max_iterations,
-    citations: input.citations,
-    topK: input.top_k ?? null,
-    turnStarted: false,
-  }),
-  output: (final): RagOutput => ragOutputOf(final),
-})
-  .node(
-    'model',
-    async (current, context) => {
-      const mode: RagMode = current.mode ?? (context.services.languageModel ? 'model' : 'extractive');
-      const update = mode === 'model' ? await modelTurn(current, context) : await extractiveTurn(current, context);
-      return { ...update, mode };
-    },
-    { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
-  )
-  .node(
-    'search',
-    async (current, context) => {
-      const request = pendingSearchOf(context.arg);
-      await context.emit('tool-call', { toolCallId: request.callId, tool: request.tool });
-      const topK = current.topK ?? agentSettingsOf(context).ragTopK;
-      const result = await searchPassages(context, ragVectorStoreOf(context), {
-        query: request.query,
-        collection: current.collection,
-        k: Math.max(SEARCH_CANDIDATES, topK),
-        round: request.round,
-        lexical: request.lexical === true,
-      });
-      await context.emit('tool-result', {
-        toolCallId: request.callId,
-        tool: request.tool,
-        passages: result.passages.length,
-      });
-      const shown = result.passages.slice(0, topK);
-      const best = result.passages[0];
-      const update: RagUpdate = {
-        passages: current.passages.length >= MAX_PASSAGES ? shown : result.passages,
-        searches: [
-          {
-            tool: request.tool,
-            query: request.query,
-            round: request.round,
-            found: result.passages.length,
-            retrieval: result.retrieval,
-          },
-        ],
-        reasoning: [
-          ...(result.scope ? [`${request.tool}: ${result.scope}`] : []),
-          `${request.tool} found ${result.passages.length} passage${result.passages.length === 1 ? '' : 's'}${best ? `, best: "${best.title}"` : ''}`,
-        ],
-      };
-      if (current.mode === 'model')
-        update.messages = [
-          {
-            role: 'tool',
-            tool_call_id: request.callId,
-            content: formatSearchResult(request.query, shown, result.passages.length),
-          },
-        ];
-      return update;
-    },
-    { retry: { maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 10_000 } },
-  )
-  .node(
-    'summarize',
-    async (current, context) => {
-      const reserved = await estimatePromptTokens(
-        current.turnStarted === false ? [{ role: 'user', content: current.query }] : [],
-        ragTools({ searchesLeft: true }),
-      );
-      return { memory: await summarizeStep(context, current.memory, { reservedTokens: reserved }), summarize: false };
-    },
-    { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
-  )
-  .edge(START, 'model')
-  .route(
-    'model',
-    (current) =>
-      current.summarize
-        ? 'summarize'
-        : current.done
-          ? END
-          : current.pendingSearches.length > 0
-            ? current.pendingSearches.map((search) => new Send('search', search))
-            : 'model',
-    ['search', 'model', 'summarize', END],
-  )
-  .edge('search', 'model')
-  .edge('summarize', 'model')
-  .build();
+/** How a rag-agent graph is built: its name and what its runs get unless their input says otherwise. */
+export interface RagAgentGraphOptions {
+  /** @default 'rag-agent' */
+  name?: string;
+  /** @default '1' */
+  version?: string;
+  /** Input guardrails on the question, output guardrails on the answer (a run's `guardrails` replaces a stage's list). @default none */
+  guardrails?: GuardrailsInput;
+  /** Tools of the worker's registry offered beside the three (a run's `tools` replaces them). @default none */
+  tools?: readonly string[];
+}
+
+export function createRagAgentGraph({
+  name = 'rag-agent',
+  version = '1',
+  guardrails,
+  tools = [],
+}: RagAgentGraphOptions = {}) {
+  return defineGraph({
+    name,
+    version,
+    input: ragInputSchema,
+    state: ragState,
+    initialState: (input) => ({
+      guardrails: planGuardrails(guardrails, input.guardrails),
+      extraTools: [...(input.tools ?? tools)],
+      query: input.query,
+      collection: input.collection,
+      maxIterations: input.max_iterations,
+      citations: input.citations,
+      topK: input.top_k ?? null,
+      turnStarted: false,
+    }),
+    output: (final): RagOutput => ragOutputOf(final),
+  })
+    .node(
+      'model',
+      async (current, context) => {
+        const mode: RagMode = current.mode ?? (context.services.languageModel ? 'model' : 'extractive');
+        const update = mode === 'model' ? await modelTurn(current, context) : await extractiveTurn(current, context);
+        return { ...update, mode };
+      },
+      { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
+    )
+    .node(
+      'search',
+      async (current, context) => {
+        const request = pendingSearchOf(context.arg);
+        await context.emit('tool-call', { toolCallId: request.callId, tool: request.tool });
+        const topK = current.topK ?? agentSettingsOf(context).ragTopK;
+        const result = await searchPassages(context, ragVectorStoreOf(context), {
+          query: request.query,
+          collection: current.collection,
+          k: Math.max(SEARCH_CANDIDATES, topK),
+          round: request.round,
+          lexical: request.lexical === true,
+        });
+        await context.emit('tool-result', {
+          toolCallId: request.callId,
+          tool: request.tool,
+          passages: result.passages.length,
+        });
+        const shown = result.passages.slice(0, topK);
+        const best = result.passages[0];
+        const update: RagUpdate = {
+          passages: current.passages.length >= MAX_PASSAGES ? shown : result.passages,
+          searches: [
+            {
+              tool: request.tool,
+              query: request.query,
+              round: request.round,
+              found: result.passages.length,
+              retrieval: result.retrieval,
+            },
+          ],
+          reasoning: [
+            ...(result.scope ? [`${request.tool}: ${result.scope}`] : []),
+            `${request.tool} found ${result.passages.length} passage${result.passages.length === 1 ? '' : 's'}${best ? `, best: "${best.title}"` : ''}`,
+          ],
+        };
+        if (current.mode === 'model')
+          update.messages = [
+            {
+              role: 'tool',
+              tool_call_id: request.callId,
+              content: formatSearchResult(request.query, shown, result.passages.length),
+            },
+          ];
+        return update;
+      },
+      { retry: { maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 10_000 } },
+    )
+    .node(
+      'summarize',
+      async (current, context) => {
+        const reserved = await estimatePromptTokens(
+          current.turnStarted === false ? [{ role: 'user', content: current.query }] : [],
+          ragTools({ searchesLeft: true }),
+        );
+        return { memory: await summarizeStep(context, current.memory, { reservedTokens: reserved }), summarize: false };
+      },
+      { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
+    )
+    .node('tool', (current, context) => runExtraTool(current.extraTools, context), {
+      retry: { maxAttempts: TOOL_MAX_ATTEMPTS, initialDelayMs: 500, maxDelayMs: 10_000 },
+    })
+    .edge(START, 'model')
+    .route(
+      'model',
+      (current) =>
+        current.summarize
+          ? 'summarize'
+          : current.done
+            ? END
+            : current.pendingSearches.length > 0 || current.pendingToolCalls.length > 0
+              ? [
+                  ...current.pendingSearches.map((search) => new Send('search', search)),
+                  ...current.pendingToolCalls.map((call) => new Send('tool', call)),
+                ]
+              : 'model',
+      ['search', 'tool', 'model', 'summarize', END],
+    )
+    .edge('search', 'model')
+    .edge('tool', 'model')
+    .edge('summarize', 'model')
+    .build();
+}
+
+/** The built-in `rag-agent@1`. */
+export const ragAgentGraph = createRagAgentGraph();

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import { channel, type StateOf } from '../../../shared/graph/channels.js';
 import type { NodeResult } from '../../../shared/graph/graph.js';
+import { planGuardrails, type GuardrailPlan } from '../../../shared/contracts/guardrail-spec.js';
+import type { ToolCall } from '../../../shared/ports/language-model.js';
 import { memoryChannel } from '../../agents/memory/memory-state.js';
 import type { DenseMatch } from './rank-passages.js';
 import { mergePassages, type RetrievedPassage } from './retrieved-passage.js';
@@ -62,6 +64,14 @@ export const ragState = {
   memory: memoryChannel(),
   /** The prompt is too long: the next step summarises the history. */
   summarize: channel.replace(false),
+  /** The graph's guardrails with the run's overrides (none in runs admitted before this key existed). */
+  guardrails: channel.replace<GuardrailPlan>(() => planGuardrails()),
+  /** Output guardrail reprompts so far. */
+  reprompts: channel.replace(0),
+  /** Tools of the worker's registry offered beside the rag-agent's three (the run's `tools`, else the graph's). */
+  extraTools: channel.replace<string[]>([]),
+  /** Calls of those tools from the last model turn, fanned out to `tool` steps. */
+  pendingToolCalls: channel.replace<ToolCall[]>([]),
 };
 export type RagState = StateOf<typeof ragState>;
 export type RagUpdate = NodeResult<typeof ragState>;
