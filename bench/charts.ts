@@ -27,7 +27,9 @@ let evals: EvalResults[];
 if (process.argv.includes('--recorded')) {
   ({ bench, evals } = readRecordedResults(resolve(root, RECORDED_RESULTS)));
 } else {
-  const files = (option('--from') ?? 'bench/results/latest.json').split(',');
+  // With only --eval, no bench results are read (latest.json may not exist).
+  const from = option('--from') ?? (option('--eval') ? undefined : 'bench/results/latest.json');
+  const files = from === undefined ? [] : from.split(',');
   bench = files.map((file) => {
     const results = JSON.parse(readFileSync(resolve(root, file), 'utf8')) as BenchResults & { at?: string };
     return { measuredWith: results.measuredWith ?? `${file}, ${results.at ?? 'undated'}`, figures: results.figures };
