@@ -136,7 +136,7 @@ async function main(): Promise<number> {
   );
   const chartsIndex = process.argv.indexOf('--charts');
   if (chartsIndex >= 0) {
-    const measuredWith = `npm run bench ${process.argv.slice(2).join(' ')}, ${new Date().toISOString().slice(0, 10)}, ${host.cpus} × ${host.cpuModel}, load ${host.loadAverageAtStart}`;
+    const measuredWith = `npm run bench -- ${process.argv.slice(2).join(' ')}, ${new Date().toISOString().slice(0, 10)}, ${host.cpus} × ${host.cpuModel}, load ${host.loadAverageAtStart}`;
     const numeric = Object.fromEntries(Object.entries(figures).filter(([, value]) => typeof value === 'number'));
     for (const file of writeBenchCharts(resolve(process.argv[chartsIndex + 1] ?? 'docs/figures'), [
       { measuredWith, figures: numeric as Record<string, number> },
