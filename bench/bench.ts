@@ -3,7 +3,7 @@
  * private redis-server with AOF on). Progress goes to stderr; stdout gets a table (section, figure,
  * value, goal, met) and then one `name=value` line per figure. Writes bench/results/latest.json.
  *
- *   npm run bench                      everything, at full scale (the README's figures)
+ *   npm run bench                      everything, at full scale (docs/benchmarks.md's figures)
  *   npm run bench -- --quick           a short run that checks every section works (not to quote)
  *   npm run bench -- --only steps,langgraph
  *   npm run bench -- --charts docs/figures   also draw the charts of docs/benchmarks.md from this run
@@ -62,7 +62,7 @@ function selectedSections(argv: readonly string[]): BenchSection[] {
   return SECTIONS.filter((section) => names.includes(section.name));
 }
 
-/** What the figures were measured on, for latest.json and the README. */
+/** What the figures were measured on, for latest.json and docs/benchmarks.md. */
 async function machine(redisUrl: string): Promise<Record<string, string | number>> {
   const redis = new Redis(redisUrl);
   try {
