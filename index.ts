@@ -191,7 +191,7 @@ export {
   type HttpFetchResult,
   type HttpFetchToolOptions,
 } from './worker/agents/tools/http-fetch.js';
-// Document ingestion and search (README: Documents).
+// Document ingestion and search (docs/guides/documents-and-search.md).
 export type {
   CollectionInfo,
   DeleteSelector,
@@ -219,7 +219,7 @@ export { searchDocuments, type SearchHit, type SearchRequest } from './shared/re
 export type { DocumentRecord, DocumentStatus, DocumentType } from './shared/retrieval/document-record.js';
 export type { IngestItemResult, IngestOutcome, IngestProgress } from './shared/retrieval/ingest-batch.js';
 export { INGEST_QUEUE } from './shared/contracts/queues.js';
-// Agentic RAG with citations (README: Batch document Q&A).
+// Agentic RAG with citations (docs/guides/batch-qa.md).
 export { ragAgentGraph } from './worker/retrieval/rag/rag-agent.js';
 export { ragInputSchema, type ParsedRagInput, type RagInput } from './shared/retrieval/rag-input.js';
 export type { RagOutput, RagSource, RetrievalMode, RetrievedDocument } from './shared/retrieval/rag-output.js';

@@ -3,22 +3,24 @@
  * private redis-server with AOF on). Progress goes to stderr; stdout gets a table (section, figure,
  * value, goal, met) and then one `name=value` line per figure. Writes bench/results/latest.json.
  *
- *   npm run bench                      everything, at full scale (the README's figures)
+ *   npm run bench                      everything, at full scale (docs/benchmarks.md's figures)
  *   npm run bench -- --quick           a short run that checks every section works (not to quote)
  *   npm run bench -- --only steps,langgraph
+ *   npm run bench -- --charts docs/figures   also draw the charts of docs/benchmarks.md from this run
  *
  * A section that fails is reported (stderr and latest.json) and the others still run; the exit code is
  * then 1.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import type { BenchFigures, BenchSection } from './lib/bench-section.js';
 import { openBenchRedis } from './lib/bench-redis.js';
 import { formatBenchTable, type BenchRow } from './lib/bench-table.js';
 import { GOALS } from './lib/bench-goals.js';
+import { writeBenchCharts } from './lib/write-bench-charts.js';
 import { round } from './lib/stats.js';
 import { batchFloorSection } from './sections/batch-floor.js';
 import { capacitySection } from './sections/capacity.js';
@@ -60,7 +62,7 @@ function selectedSections(argv: readonly string[]): BenchSection[] {
   return SECTIONS.filter((section) => names.includes(section.name));
 }
 
-/** What the figures were measured on, for latest.json and the README. */
+/** What the figures were measured on, for latest.json and docs/benchmarks.md. */
 async function machine(redisUrl: string): Promise<Record<string, string | number>> {
   const redis = new Redis(redisUrl);
   try {
@@ -132,6 +134,15 @@ async function main(): Promise<number> {
     join(root, 'bench/results/latest.json'),
     `${JSON.stringify({ at: new Date().toISOString(), quick, wallSeconds, machine: host, goals: GOALS, sections: results, figures }, null, 2)}\n`,
   );
+  const chartsIndex = process.argv.indexOf('--charts');
+  if (chartsIndex >= 0) {
+    const measuredWith = `npm run bench -- ${process.argv.slice(2).join(' ')}, ${new Date().toISOString().slice(0, 10)}, ${host.cpus} × ${host.cpuModel}, load ${host.loadAverageAtStart}`;
+    const numeric = Object.fromEntries(Object.entries(figures).filter(([, value]) => typeof value === 'number'));
+    for (const file of writeBenchCharts(resolve(process.argv[chartsIndex + 1] ?? 'docs/figures'), [
+      { measuredWith, figures: numeric as Record<string, number> },
+    ]))
+      log(`chart: ${file}`);
+  }
   return failed.length > 0 ? 1 : 0;
 }
 

@@ -4,7 +4,7 @@
  * scan on the event loop, the first design; AGENTQ_VECTOR_CACHE_MB=0) and `memory` (DenseVectorCache:
  * the collection's vectors in one Float32Array, scored in JS; the default). A third design, sqlite-vec's
  * scan in a worker thread with its own read-only connection, was measured with this bench and dropped:
- * it kept the event loop free but cost more CPU per search than the scan it moved (README, Evaluation).
+ * it kept the event loop free but cost more CPU per search than the scan it moved (CHANGELOG.md, "Hybrid at lexical speed").
  *
  * One SQLite file holds HotpotQA's 4,858 documents (their text, so BM25 works as in the eval) with
  * random 512-d unit vectors (a scan costs the same whatever the values), one collection. Three stores

@@ -23,7 +23,9 @@
  * `--out preds.jsonl` (default: a file in a temporary folder, named on stderr), `--outputs outputs.jsonl` (each question's full
  * `rag-agent` output, to read why an answer cites what it cites), `--data-dir DIR` (the worker's
  * AGENTQ_DATA_DIR, kept afterwards) with `--collection NAME` (a collection already ingested there: no
- * ingest, only the questions; to compare the question phase of two versions on the same vectors).
+ * ingest, only the questions; to compare the question phase of two versions on the same vectors),
+ * `--json results.json` (every figure above as `{set, retrieval, figures}`: what `npm run bench:charts
+ * -- --eval results.json` draws for docs/evaluation.md).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -223,6 +225,21 @@ async function main(): Promise<void> {
     const metrics = userMetrics(gold, shown, isSec ? { companyOf: secCompanyOf } : {});
     for (const [name, value] of Object.entries(metrics)) process.stdout.write(`${name}=${value.toFixed(1)}\n`);
     process.stdout.write(score.endsWith('\n') ? score : `${score}\n`);
+    const jsonFile = option('--json');
+    if (jsonFile) {
+      // score.py prints its overall figures as `  <name>  <value>` lines.
+      const scored = [...score.matchAll(/^ {2}(\S+)\s+(-?\d+(?:\.\d+)?)$/gm)].map(([, name, value]) => [
+        name!,
+        Number(value),
+      ]);
+      const retrieval = modes.size === 1 ? [...modes.keys()][0]! : 'mixed';
+      const figures = { ...metrics, ...Object.fromEntries(scored), wall_s: Number(wallSeconds.toFixed(1)) };
+      writeFileSync(
+        resolve(jsonFile),
+        `${JSON.stringify({ at: new Date().toISOString(), command: `npm run eval -- ${process.argv.slice(2).join(' ')}`, set: set.name, retrieval, figures }, null, 2)}\n`,
+      );
+      log(`  figures: ${resolve(jsonFile)}`);
+    }
   } finally {
     await Promise.all([client.close(), ingest.close()]);
     await worker?.stop();

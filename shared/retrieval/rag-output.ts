@@ -41,7 +41,7 @@ export interface RagOutput {
   search_count: number;
   /** Search rounds run (parallel searches of one decision are one round); at most `max_iterations`. */
   iterations: number;
-  /** The model that answered, or `extractive` when the worker has no language model (see the README: Batch document Q&A). */
+  /** The model that answered, or `extractive` when the worker has no language model (see docs/guides/batch-qa.md). */
   model: string;
   /** How the searches matched passages. */
   retrieval: RetrievalMode;

@@ -93,7 +93,7 @@ describe('chaos: workers killed around schedule ticks', () => {
       const gap = ticks[i]!.at - ticks[i - 1]!.at;
       // The next tick on the grid, unless the one before was taken only after a whole interval without
       // any worker (on a loaded machine a worker start can take that long): BullMQ then coalesces the
-      // ticks missed meanwhile into the next one on the grid (README: Schedules) — never a tick off it.
+      // ticks missed meanwhile into the next one on the grid (docs/guides/schedules-priorities-budgets.md: Schedules) — never a tick off it.
       const takenLate = createdAt.get(ticks[i - 1]!.runId)! - ticks[i - 1]!.at >= EVERY_MS;
       if (takenLate) expect(gap % EVERY_MS, `tick ${i}: on the grid`).toBe(0);
       else expect(gap, `tick ${i}`).toBe(EVERY_MS);

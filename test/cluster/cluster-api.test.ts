@@ -224,8 +224,8 @@ describe.skipIf(unavailable)('the API on a real Redis Cluster (3 masters + 3 rep
     ).toEqual([]);
   });
 
-  it('a raw job from another service (plain BullMQ on its own Cluster connection) on the intake queue README names', async () => {
-    // What README "Redis Cluster" tells another service: queue `agentq-runs`, prefix AGENTQ_QUEUE_PREFIX.
+  it('a raw job from another service (plain BullMQ on its own Cluster connection) on the intake queue the docs name', async () => {
+    // What docs/guides/enqueue-from-another-service.md ("On a Redis Cluster") tells another service: queue `agentq-runs`, prefix AGENTQ_QUEUE_PREFIX.
     const connection = new Cluster(
       cluster.seeds.split(',').map((seed) => ({ host: seed.split(':')[0]!, port: Number(seed.split(':')[1]) })),
       { redisOptions: { maxRetriesPerRequest: null } },

@@ -32,7 +32,7 @@ const RECOVERY_GOAL_MS = 15_000;
  * (cluster-node-timeout 2 s). Workers and the API reconnect by themselves (no exit, no restart). Figures:
  * runs accepted / completed / lost, duplicate commits, and how long until steps of the dead master's
  * shards are committed again. Lost runs and the recovery time are figures (asynchronous replication can
- * lose acknowledged writes: README "Failover"); duplicate commits and worker exits are asserted.
+ * lose acknowledged writes: docs/operations/redis-cluster.md, "Failover"); duplicate commits and worker exits are asserted.
  */
 describe.skipIf(unavailable)('chaos: a Redis Cluster master SIGKILLed under 200 in-flight runs', () => {
   let cluster: LocalRedisCluster | undefined;

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Message } from '../../shared/contracts/run-record.js';
 import type { ScriptedChatRequest, ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
@@ -6,6 +5,7 @@ import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-tes
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
 import { eventually } from '../helpers/test-env.js';
+import { docSnippet } from '../helpers/doc-pages.js';
 import { parseSseFrames } from '../helpers/api-sse.js';
 
 const WAIT_MS = 1000;
@@ -93,14 +93,10 @@ describe('HTTP API: POST /v1/agent/chat', () => {
     expect(bad.statusCode).toBe(400);
   });
 
-  it("the README quick start's chat request, as written, answers with its sources", async () => {
-    // The body of the quick start's `curl … /v1/agent/chat -d '…'`, with the query and collection of this test's documents.
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Architecture'));
-    const body = JSON.parse(/\/v1\/agent\/chat[^\n]*\n\s*-d '([^']+)'/.exec(quickStart)![1]!) as Record<
-      string,
-      unknown
-    >;
+  it("the README tour's chat request, as written, answers with its sources", async () => {
+    // The body of the tour's `curl … /v1/agent/chat -d '…'` (README.md), with the query and collection of this test's documents.
+    const tour = docSnippet('README.md', 'sh', 'npx agentq ingest');
+    const body = JSON.parse(/\/v1\/agent\/chat[^\n]*\n\s*-d '([^']+)'/.exec(tour)![1]!) as Record<string, unknown>;
     scriptAnswer();
     const response = await env.as(KEYS.acmeProducer, {
       method: 'POST',

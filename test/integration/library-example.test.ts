@@ -5,13 +5,17 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { testConfig } from '../helpers/test-env.js';
+import { docSnippet } from '../helpers/doc-pages.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-describe("the README's library example", () => {
-  it('is in the README verbatim', () => {
+/** The page that shows the example (its code block names this test). */
+const page = 'docs/getting-started/first-agent.md';
+
+describe("the docs' library example", () => {
+  it(`is in ${page} verbatim`, () => {
     const example = readFileSync(`${root}/examples/library-usage.ts`, 'utf8').trim();
-    expect(readFileSync(`${root}/README.md`, 'utf8')).toContain(example);
+    expect(docSnippet(page, 'ts', '// A service that defines its own graph').trim()).toBe(example);
   });
 
   // Two cold tsx processes and a tsc run: generous on a busy machine.

@@ -11,7 +11,7 @@ import type { Embedder } from '../../shared/ports/embedder.js';
 import type { Moderator } from '../../shared/ports/moderator.js';
 import type { LanguageModel } from '../../shared/ports/language-model.js';
 
-/** Limits and switches of agent nodes (from AGENTQ_* in the config; see the README configuration table). */
+/** Limits and switches of agent nodes (from AGENTQ_* in the config; see docs/reference/configuration.md). */
 export interface AgentSettings {
   /** Model responses with tool calls per run before the model is asked for a final answer without tools. @default 10 */
   maxToolRounds: number;

@@ -49,7 +49,7 @@ export async function checkStepLayout(
   if (unbalancedJobs > 0) {
     throw new AgentqError(
       'CONFLICT',
-      `this Redis holds ${unbalancedJobs} step jobs in the shard queues of the previous shard layout (${config.queuePrefix.replace(/[{}]/g, '')}:{s<k>}:${STEP_QUEUE}); this version tags shards so that they spread evenly over a cluster's masters and cannot step them. Let the previous version finish those runs first (README: Upgrading to engine v2)`,
+      `this Redis holds ${unbalancedJobs} step jobs in the shard queues of the previous shard layout (${config.queuePrefix.replace(/[{}]/g, '')}:{s<k>}:${STEP_QUEUE}); this version tags shards so that they spread evenly over a cluster's masters and cannot step them. Let the previous version finish those runs first (docs/operations/upgrading.md)`,
     );
   }
   const active = ((queued?.at(-1)?.[1] as string[] | undefined) ?? []).slice();
@@ -66,7 +66,7 @@ export async function checkStepLayout(
   if (jobs > 0 || inFlight) {
     throw new AgentqError(
       'CONFLICT',
-      `this Redis holds runs of agentq's first engine layout still in flight (${inFlight ? `e.g. run ${inFlight}` : `${jobs} jobs in queue ${legacy}`}); engine v2 keeps runs under shard tags and cannot step them. Drain them first: run the previous agentq version until they finish (or cancel them), then start this one (README: Upgrading to engine v2)`,
+      `this Redis holds runs of agentq's first engine layout still in flight (${inFlight ? `e.g. run ${inFlight}` : `${jobs} jobs in queue ${legacy}`}); engine v2 keeps runs under shard tags and cannot step them. Drain them first: run the previous agentq version until they finish (or cancel them), then start this one (docs/operations/upgrading.md)`,
     );
   }
 }

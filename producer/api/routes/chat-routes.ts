@@ -41,7 +41,7 @@ export const chatAnswerSchema = z
     iterations: z.number(),
     model: z
       .string()
-      .describe('the model that answered, or `extractive` (no language model configured: see the README)'),
+      .describe('the model that answered, or `extractive` (no language model configured: see docs/guides/batch-qa.md)'),
     retrieval: z.enum(['lexical', 'dense', 'hybrid']),
     run_id: z.string().describe('the rag-agent run: GET /v1/runs/<run_id>/steps shows each search'),
   })

@@ -1,5 +1,5 @@
 /**
- * How agentq lays its data out in Qdrant (one place, so the adapter, its tests and the README agree).
+ * How agentq lays its data out in Qdrant (one place, so the adapter, its tests and docs/operations/qdrant.md agree).
  *
  * **One shared chunks collection for every tenant and every agentq collection**, partitioned by payload:
  * each point carries `tenant` and `collection`, `tenant` has a keyword index with `is_tenant: true`

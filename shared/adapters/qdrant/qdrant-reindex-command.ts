@@ -9,7 +9,7 @@ interface CommandIo {
 
 /**
  * `agentq reindex [--collection <name>] [--tenant <tenant>]`: copies the embedded store
- * (`<AGENTQ_DATA_DIR>/vectors.sqlite`) into Qdrant (QDRANT_URL) — the move described in the README (Qdrant section).
+ * (`<AGENTQ_DATA_DIR>/vectors.sqlite`) into Qdrant (QDRANT_URL) — the move described in docs/operations/qdrant.md.
  * Prints `{collections, records, seconds}` on stdout, progress on stderr. Wire it in bin/agentq.ts with
  * `registerReindexCommand(program, io)`.
  */

@@ -30,7 +30,7 @@ export { MAX_PASSAGES, MAX_SEARCHES_PER_ROUND, PASSAGES_SHOWN, SEARCH_CANDIDATES
  *
  * `model` decides (one step): with a language model, one model call offered `search`,
  * `refine_and_search` and `final_answer`; without one (LLM_MODEL unset), the built-in extractive
- * answerer (README: Batch document Q&A). Each search it decides on is its own `search` step (parallel searches of
+ * answerer (docs/guides/batch-qa.md). Each search it decides on is its own `search` step (parallel searches of
  * one decision run as one superstep through `Send`), scoped to the run's tenant; then `model` decides
  * again. `max_iterations` bounds the search rounds: after the last one the model is offered only
  * `final_answer`. Every citation of the answer must name a passage some search of this run returned;

@@ -1,21 +1,20 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runJobSchema } from '../../shared/contracts/job-schema.js';
+import { docSnippet } from '../helpers/doc-pages.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
 
-/** The README's fenced block of `language` whose first line starts with `firstLine`. */
-function snippet(language: string, firstLine: string): string {
-  const block = [...readme.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))]
-    .map((match) => match[1]!)
-    .find((body) => body.startsWith(firstLine));
-  if (!block) throw new Error(`README.md has no \`\`\`${language} block starting with ${firstLine}`);
-  return block;
-}
+/** The guide that shows the examples, and the reference page that shows the schema's example. */
+const guide = 'docs/guides/enqueue-from-another-service.md';
+const reference = 'docs/reference/job-schema-v1.md';
+
+/** The guide's fenced block of `language` whose first line starts with `firstLine`. */
+const snippet = (language: string, firstLine: string) => docSnippet(guide, language, firstLine);
 
 function run(
   command: string,
@@ -38,10 +37,10 @@ function run(
 const pythonHasBullmq = spawnSync('python3', ['-c', 'import bullmq'], { stdio: 'ignore' }).status === 0;
 
 /**
- * The README's plain-BullMQ examples (job schema v1), run as written against a real worker. They use
+ * The docs' plain-BullMQ examples (job schema v1), run as written against a real worker. They use
  * BullMQ's default prefix `bull`, so the worker here does too (its run-store keys stay the test's own).
  */
-describe("the README's raw-job examples", () => {
+describe("the docs' raw-job examples", () => {
   let env: TestEnv;
   const scratch = mkdtempSync(join(root, '.readme-snippets-'));
   beforeAll(async () => {
@@ -50,6 +49,13 @@ describe("the README's raw-job examples", () => {
   afterAll(async () => {
     await env.close();
     rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('the job data shown in the guide and the reference is valid job schema v1', () => {
+    for (const page of [guide, reference]) {
+      const data = JSON.parse(docSnippet(page, 'json', '{ "v": 1')) as unknown;
+      expect(runJobSchema.safeParse(data).error, page).toBeUndefined();
+    }
   });
 
   it('the Node snippet needs only bullmq + ioredis, exits on its own, and its run completes', async () => {
