@@ -19,8 +19,7 @@ export async function guardInput(context: NodeContext, plan: GuardrailPlan, text
 
 /** What the output guardrails made of an answer: keep it (perhaps rewritten), or ask again. */
 export type GuardedAnswer =
-  | { action: 'pass'; text: string }
-  | { action: 'reprompt'; text: string; reprompts: number; rejection: Message };
+  { action: 'pass'; text: string } | { action: 'reprompt'; text: string; reprompts: number; rejection: Message };
 
 /**
  * The output guardrails of `plan` over a final answer. A reprompt is allowed while `reprompts` is below

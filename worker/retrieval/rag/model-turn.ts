@@ -135,16 +135,16 @@ async function finish(
   citations: readonly string[],
   messages: Message[],
 ): Promise<RagUpdate> {
-  const guarded = await guardAnswer(context, current.guardrails, current.reprompts, proposed);
+  // Citations are checked first, so the guardrails see (and may rewrite) exactly what the user gets.
+  const checked = checkCitations(proposed, citations, current.passages);
+  const guarded = await guardAnswer(context, current.guardrails, current.reprompts, checked.answer);
   if (guarded.action === 'reprompt')
     return { messages: [...messages, guarded.rejection], reprompts: guarded.reprompts, pendingSearches: [] };
-  const answer = guarded.text;
-  const checked = checkCitations(answer, citations, current.passages);
   const reasoning = checked.dropped.map(
     (id) => `Dropped citation [${id}]: no passage with that id was retrieved in this run`,
   );
   if (checked.cited.length === 0) reasoning.push('The answer cites no retrieved passage');
-  return { messages, done: true, pendingSearches: [], answer: checked.answer, cited: checked.cited, reasoning };
+  return { messages, done: true, pendingSearches: [], answer: guarded.text, cited: checked.cited, reasoning };
 }
 
 async function extractiveFallback(
