@@ -46,12 +46,13 @@ export class RunAdmission {
     // commands of their own (on a Cluster, one pipeline per slot, sent at once).
     const script = await runScriptSha(this.context.redis, start ? CREATE_RUN_AND_START : CREATE_RUN);
     const pairs = Object.entries(fields).flat();
+    const runKeys = this.context.keys.runAll(run.id);
     const replies = await slotPipeline(this.context.redis)
       .zadd(this.context.keys.activeRuns(), 'NX', run.now, run.id)
       .evalsha(
         script,
-        start ? 18 : 7,
-        ...this.context.keys.runAll(run.id),
+        runKeys.length + (start?.queueKeys.length ?? 0),
+        ...runKeys,
         ...(start
           ? [
               ...start.queueKeys,

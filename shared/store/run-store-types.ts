@@ -25,7 +25,7 @@ export interface NewRun {
 
 /** A run's start job, added by `create` in the run's own script (the queue keys of the run's shard). */
 export interface StartJob {
-  /** addStandardJob's KEYS (wait, paused, meta, id, completed, delayed, active, events, marker), then prioritized, pc. */
+  /** The queue keys adding the job touches (the BullMQ seam's addJobKeys), declared by the script. */
   queueKeys: string[];
   /** The queue's key prefix (`bull:{s0}:agentq-steps:`). */
   queuePrefix: string;

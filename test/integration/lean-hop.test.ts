@@ -8,7 +8,7 @@ import { StepTransitions } from '../../worker/engine/step-transitions.js';
 import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
 
 /**
- * The lean hop (shared/store/step-transition-scripts.ts, LEAN_HOP): an eager hand-over and the finish of
+ * The lean hop (bullmq_lean_hop and bullmq_lean_finish in shared/bullmq/bullmq-lua.ts, called by STEP_TRANSITION): an eager hand-over and the finish of
  * the job that committed, written by agentq's copy instead of BullMQ's addStandardJob, moveToActive and
  * moveToFinished. What it leaves must be what BullMQ's own scripts leave, or Bull Board, the stalled-job
  * check and `Job` readers would see something else: these tests put a run stepped the lean way beside a
