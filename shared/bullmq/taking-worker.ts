@@ -22,6 +22,12 @@ interface WorkerInternals<D> {
 /** sha1 of the source of BullMQ's Worker.prototype.mainLoop, which TakingWorker's own loop copies (bullmq 6.7.0). */
 export const BULLMQ_MAIN_LOOP_SHA1 = 'd2b79426bfbba368fe1ca1673b63c15dd08673e7';
 
+/** The source of the installed BullMQ's Worker.prototype.mainLoop (undefined when it has none): what the guard test hashes. */
+export function bullmqMainLoopSource(): string | undefined {
+  const mainLoop = (Worker.prototype as unknown as Partial<WorkerInternals<unknown>>).mainLoop;
+  return typeof mainLoop === 'function' ? mainLoop.toString() : undefined;
+}
+
 /**
  * A BullMQ Worker whose jobs are taken by scripts of its subclass's own, many per round trip, and handed
  * back by them (a fetch-next of the subclass's making), BullMQ's blocking wait, lock bookkeeping and
