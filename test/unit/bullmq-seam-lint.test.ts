@@ -12,6 +12,7 @@ describe('the BullMQ seam lint rules', () => {
     "import { createRequire } from 'node:module';",
     "import { QueueKeys, Worker } from 'bullmq';",
     "import type { LockManager } from 'bullmq';",
+    // eslint-disable-next-line no-restricted-syntax -- the sample the rule must catch, as text
     "export const script = createRequire(import.meta.url)('bullmq/dist/cjs/scripts/moveToActive-11.js');",
     "export const keys = new QueueKeys('bull').getKeys('q');",
     'export type Locks = LockManager;',
