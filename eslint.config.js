@@ -41,6 +41,62 @@ const rooms = [
   },
 ];
 
+/**
+ * The BullMQ seam (shared/bullmq/README.md): only shared/bullmq/ may reach into BullMQ beyond its public
+ * API. Elsewhere: no import of BullMQ's files by path, none of the exports that are BullMQ's own plumbing,
+ * and no use of the Worker members BullMQ keeps private or protected (TakingWorker wraps them).
+ */
+const BULLMQ_SEAM = 'shared/bullmq/';
+const bullmqInternals = {
+  // Exported by 'bullmq' but BullMQ's own plumbing: key layouts, raw script replies, the main loop's queue.
+  imports: ['QueueKeys', 'raw2NextJobData', 'AsyncFifoQueue', 'LockManager', 'RedisQueueBackend'],
+  // Worker members that are private (mainLoop … _getNextJob) or protected (lockManager … moveToActive).
+  members: [
+    'mainLoop',
+    'mainLoopQueue',
+    '_getNextJob',
+    'updateDelays',
+    'retryIfFailed',
+    'isRateLimited',
+    'waitForRateLimit',
+    'blockUntil',
+    'lockManager',
+    'handleCompleted',
+    'handleFailed',
+    'nextJobFromJobData',
+    'moveToActive',
+  ],
+};
+const seamMessage = `is a BullMQ internal: only ${BULLMQ_SEAM} may use it (add what you need to the seam, see its README.md)`;
+const seamRules = {
+  'no-restricted-imports': [
+    'error',
+    {
+      paths: [{ name: 'bullmq', importNames: bullmqInternals.imports, message: `this export ${seamMessage}` }],
+      patterns: [{ group: ['bullmq/dist/*', 'bullmq/src/*'], message: `BullMQ's files by path: ${seamMessage}` }],
+    },
+  ],
+  'no-restricted-syntax': [
+    'error',
+    {
+      selector: `MemberExpression[property.name=/^(${bullmqInternals.members.join('|')})$/]`,
+      message: `this member of BullMQ's Worker ${seamMessage}`,
+    },
+    {
+      selector: `MethodDefinition[key.name=/^(${bullmqInternals.members.join('|')})$/]`,
+      message: `overriding this member of BullMQ's Worker ${seamMessage}`,
+    },
+    {
+      selector: 'TSTypeReference[typeName.name=/^(WorkerInternals|LockManager)$/]',
+      message: `a type naming BullMQ's Worker internals ${seamMessage}`,
+    },
+    {
+      selector: 'Literal[value=/bullmq\\/dist\\//], TemplateElement[value.raw=/bullmq\\/dist\\//]',
+      message: `a path into BullMQ's files ${seamMessage}`,
+    },
+  ],
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -72,5 +128,10 @@ export default tseslint.config(
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       'import-x/no-restricted-paths': ['error', { zones: rooms }],
     },
+  },
+  {
+    files: ['**/*.ts'],
+    ignores: [`${BULLMQ_SEAM}**`],
+    rules: seamRules,
   },
 );

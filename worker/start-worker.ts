@@ -21,6 +21,7 @@ import { ScheduleTickProcessor } from './operations/schedule-tick-processor.js';
 import { StepQueues } from '../shared/store/step-queues.js';
 import { stepQueuePrefix } from '../shared/contracts/shards.js';
 import { assertBullmqPinned } from '../shared/bullmq/bullmq-functions.js';
+import { queueQualifiedName } from '../shared/bullmq/bullmq-keys.js';
 import { checkStepLayout } from './engine/check-step-layout.js';
 import { StateCache } from './engine/state-cache.js';
 import { ownWorker, startLiveness } from './engine/liveness-thread.js';
@@ -236,9 +237,8 @@ async function startConnected(
     attemptsOf: (graphId, node) => stepJobs.attemptsOf(graphId, node),
   });
   // Liveness from a thread of its own, and claims on paid work that respect it (issue 20).
-  const stepQueueKeys = Array.from(
-    { length: config.shards },
-    (_value, shard) => `${stepQueuePrefix(config.queuePrefix, shard, config.shards)}:${STEP_QUEUE}`,
+  const stepQueueKeys = Array.from({ length: config.shards }, (_value, shard) =>
+    queueQualifiedName(stepQueuePrefix(config.queuePrefix, shard, config.shards), STEP_QUEUE),
   );
   const liveness = startLiveness({
     redis: config,
@@ -250,7 +250,9 @@ async function startConnected(
     // Every queue of agentq, whether this process takes from it or not: a dead peer may have.
     reapQueues: [
       ...stepQueueKeys,
-      ...[INTAKE_QUEUE, SCHEDULES_QUEUE, WEBHOOK_QUEUE, INGEST_QUEUE].map((name) => `${config.queuePrefix}:${name}`),
+      ...[INTAKE_QUEUE, SCHEDULES_QUEUE, WEBHOOK_QUEUE, INGEST_QUEUE].map((name) =>
+        queueQualifiedName(config.queuePrefix, name),
+      ),
     ],
     heldQueues: stepQueueKeys,
     onReaped: (processId, released) =>

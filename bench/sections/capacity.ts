@@ -26,6 +26,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { bullmqQueueKeys } from '../../shared/bullmq/bullmq-keys.js';
+import { jobLockKey } from '../../shared/bullmq/bullmq-jobs.js';
+import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { startScriptedOpenAIServer, type ScriptedResponse } from '../../test/fakes/scripted-openai-server.js';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { loadConfig } from '../../shared/config/config.js';
@@ -205,7 +208,8 @@ function checkFileLimit(runs: number): void {
 async function runFootprint(redis: Redis, env: Record<string, string>, runId: string): Promise<Record<string, number>> {
   const shards = Number(env.AGENTQ_SHARDS ?? 1);
   const base = new Keys(env.AGENTQ_KEY_PREFIX, shards).run(runId).meta.replace(/:meta$/, '');
-  const job = `${stepQueuePrefix(env.AGENTQ_QUEUE_PREFIX!, shardOf(runId, shards), shards)}:agentq-steps:${runId}.s0.t0`;
+  const queue = bullmqQueueKeys(stepQueuePrefix(env.AGENTQ_QUEUE_PREFIX!, shardOf(runId, shards), shards), STEP_QUEUE);
+  const job = `${queue.prefix}${runId}.s0.t0`;
   const keys: Record<string, string> = {
     meta: `${base}:meta`,
     state: `${base}:state`,
@@ -213,7 +217,7 @@ async function runFootprint(redis: Redis, env: Record<string, string>, runId: st
     steps: `${base}:steps`,
     memo: `${base}:memo`,
     stepJob: job,
-    stepJobLock: `${job}:lock`,
+    stepJobLock: jobLockKey(job),
   };
   const usage: Record<string, number> = {};
   for (const [name, key] of Object.entries(keys))

@@ -3,6 +3,7 @@ import { START_NODE, stepJobId, type StepJobData } from '../contracts/job-schema
 import type { StartJob } from './redis-run-store.js';
 import { STEP_QUEUE } from '../contracts/queues.js';
 import { allShards, shardOf, stepQueuePrefix } from '../contracts/shards.js';
+import { addJobKeys, bullmqQueueKeys, type NamedQueueKeys } from '../bullmq/bullmq-keys.js';
 
 /**
  * The step queues of a deployment: one BullMQ queue `agentq-steps` per shard, under the shard's prefix
@@ -11,6 +12,8 @@ import { allShards, shardOf, stepQueuePrefix } from '../contracts/shards.js';
  */
 export class StepQueues {
   private readonly queues: Queue<StepJobData>[];
+  /** Each shard queue's keys, by BullMQ's names (what the creation script's start job is added with). */
+  private readonly queueKeys: NamedQueueKeys[];
 
   /** `options`: every queue's options but its prefix, which each shard's gets from `queuePrefix`. */
   constructor(
@@ -27,6 +30,9 @@ export class StepQueues {
       queue.on('error', () => undefined);
       return queue;
     });
+    this.queueKeys = allShards(shards).map((shard) =>
+      bullmqQueueKeys(stepQueuePrefix(queuePrefix, shard, shards), STEP_QUEUE),
+    );
   }
 
   /** The queue of the shard a run lives on. */
@@ -36,22 +42,10 @@ export class StepQueues {
 
   /** The start job of a run (DESIGN §2.1) as the run store adds it in the run's creation script. */
   startJob(runId: string, data: StepJobData, attempts: number): StartJob {
-    const keys = this.forRun(runId).keys;
+    const keys = this.queueKeys[shardOf(runId, this.shards)]!;
     return {
-      queueKeys: [
-        keys.wait!,
-        keys.paused!,
-        keys.meta!,
-        keys.id!,
-        keys.completed!,
-        keys.delayed!,
-        keys.active!,
-        keys.events!,
-        keys.marker!,
-        keys.prioritized!,
-        keys.pc!,
-      ],
-      queuePrefix: keys['']!,
+      queueKeys: addJobKeys(keys),
+      queuePrefix: keys.prefix,
       jobId: stepJobId(runId, 0, 0),
       name: START_NODE,
       data,

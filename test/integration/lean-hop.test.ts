@@ -1,6 +1,7 @@
-import { Queue, raw2NextJobData } from 'bullmq';
+import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
+import { nextJobData } from '../../shared/bullmq/bullmq-jobs.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
 import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
@@ -8,7 +9,7 @@ import { StepTransitions } from '../../worker/engine/step-transitions.js';
 import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
 
 /**
- * The lean hop (shared/store/step-transition-scripts.ts, LEAN_HOP): an eager hand-over and the finish of
+ * The lean hop (bullmq_lean_hop and bullmq_lean_finish in shared/bullmq/bullmq-lua.ts, called by STEP_TRANSITION): an eager hand-over and the finish of
  * the job that committed, written by agentq's copy instead of BullMQ's addStandardJob, moveToActive and
  * moveToFinished. What it leaves must be what BullMQ's own scripts leave, or Bull Board, the stalled-job
  * check and `Job` readers would see something else: these tests put a run stepped the lean way beside a
@@ -172,7 +173,7 @@ describe('the lean hop', () => {
       const hopId = `${runId}.s1.t0`;
       // The job as BullMQ's own fetch would have read it from the hash the script wrote.
       const fields = (await redis.call('HGETALL', `${queue.keys['']}${hopId}`)) as string[];
-      const [fromRedis] = raw2NextJobData([fields, hopId, 0, 0]) as [Record<string, unknown>];
+      const [fromRedis] = nextJobData([fields, hopId, 0, 0]) as [Record<string, unknown>];
       expect(result.handed?.next).toEqual([fromRedis, hopId, 0, 0]);
       expect(fromRedis).toMatchObject({
         name: 'step',

@@ -11,7 +11,7 @@ import { StepWorker, TAKE_BATCH_MAX } from '../../worker/engine/step-worker.js';
 import { eventually, testConfig } from '../helpers/test-env.js';
 
 /**
- * Cold fetches (worker/engine/step-worker.ts, StepWorker's main loop; STEP_TAKE in step-transition-scripts.ts):
+ * Cold fetches (shared/bullmq/taking-worker.ts, TakingWorker's main loop, StepWorker.takeJobs; STEP_TAKE in step-transition-scripts.ts):
  * a worker with several free slots fills them with one take script of up to TAKE_BATCH_MAX jobs, each
  * locked with a token of its own and begun; and a job handed back by eager dispatch runs in the slot of
  * the step before it, without a turn of the main loop.

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Worker } from 'bullmq';
-import { BULLMQ_MAIN_LOOP_SHA1 } from '../../worker/engine/step-worker.js';
+import { BULLMQ_MAIN_LOOP_SHA1, bullmqMainLoopSource } from '../../shared/bullmq/taking-worker.js';
 import {
   BULLMQ_SCRIPT_SHA1,
   BULLMQ_VERSION,
@@ -13,14 +12,14 @@ import {
 /**
  * The guard of engine v2's composed scripts: they call BullMQ's own addStandardJob, addPrioritizedJob, moveToActive and
  * moveToFinished with the KEYS/ARGV layout of one bullmq version. An upgrade that changes any of them
- * must fail here, loudly, until someone re-checks step-transition-scripts.ts against the new layout and
+ * must fail here, loudly, until someone follows the upgrade checklist (shared/bullmq/README.md) and
  * records the new hashes.
  */
 describe('the BullMQ scripts the step engine composes', () => {
-  it(`are bullmq ${BULLMQ_VERSION}'s: an upgrade must re-check step-transition-scripts.ts`, () => {
+  it(`are bullmq ${BULLMQ_VERSION}'s: an upgrade follows shared/bullmq/README.md`, () => {
     expect(
       installedBullmqVersion(),
-      'bullmq was upgraded: re-check the KEYS/ARGV layout used in shared/store/step-transition-scripts.ts, then update BULLMQ_VERSION',
+      'bullmq was upgraded: follow the upgrade checklist in shared/bullmq/README.md, then update BULLMQ_VERSION',
     ).toBe(BULLMQ_VERSION);
   });
 
@@ -30,13 +29,13 @@ describe('the BullMQ scripts the step engine composes', () => {
       const script = bullmqScript(name);
       expect(
         sha1(script.content),
-        `BullMQ's ${name} script changed: re-check its KEYS/ARGV in step-transition-scripts.ts, then record its new sha1`,
+        `BullMQ's ${name} script changed: re-check its KEYS/ARGV in shared/bullmq/bullmq-keys.ts and bullmq-lua.ts, then record its new sha1`,
       ).toBe(BULLMQ_SCRIPT_SHA1[name]);
       expect(script.keys).toBe({ addStandardJob: 9, addPrioritizedJob: 9, moveToActive: 11, moveToFinished: 14 }[name]);
     },
   );
 
-  // The lean hop (LEAN_HOP in step-transition-scripts.ts) is agentq's own copy of what these scripts write
+  // The lean hop (bullmq_lean_hop and bullmq_take_if_next in shared/bullmq/bullmq-lua.ts) is agentq's own copy of what these scripts write
   // for a step job; test/integration/lean-hop.test.ts compares the two on Redis. These are the lines it
   // reproduces: when one changes, the copy must change with it.
   it.each([
@@ -64,21 +63,21 @@ describe('the BullMQ scripts the step engine composes', () => {
   ] as [BullmqScriptName, string][])('%s still writes what the lean hop copies: %s', (name, line) => {
     expect(
       bullmqScript(name).content,
-      `BullMQ's ${name} changed a line LEAN_HOP copies: update LEAN_HOP in step-transition-scripts.ts`,
+      `BullMQ's ${name} changed a line the lean hop copies: update the lean hop in shared/bullmq/bullmq-lua.ts`,
     ).toContain(line);
   });
 
-  // StepWorker (worker/engine/step-worker.ts) runs its own copy of BullMQ's private Worker.mainLoop, changed to
+  // TakingWorker (shared/bullmq/taking-worker.ts) runs its own copy of BullMQ's private Worker.mainLoop, changed to
   // fill free slots with batched takes: an upgrade that changes BullMQ's loop must be ported into it.
-  it("Worker's main loop is the one StepWorker's loop copies", () => {
-    const mainLoop = (Worker.prototype as unknown as Record<string, (() => Promise<void>) | undefined>).mainLoop;
+  it("Worker's main loop is the one TakingWorker's loop copies", () => {
+    const source = bullmqMainLoopSource();
     expect(
-      typeof mainLoop,
-      'BullMQ no longer has Worker.mainLoop: StepWorker replaces it by name (worker/engine/step-worker.ts)',
-    ).toBe('function');
+      typeof source,
+      'BullMQ no longer has Worker.mainLoop: TakingWorker replaces it by name (shared/bullmq/taking-worker.ts)',
+    ).toBe('string');
     expect(
-      sha1(mainLoop!.toString()),
-      "BullMQ's Worker.mainLoop changed: port the change into StepWorker.stepMainLoop, then record its new sha1 (BULLMQ_MAIN_LOOP_SHA1)",
+      sha1(source!),
+      "BullMQ's Worker.mainLoop changed: port the change into TakingWorker.takingMainLoop, then record its new sha1 (BULLMQ_MAIN_LOOP_SHA1)",
     ).toBe(BULLMQ_MAIN_LOOP_SHA1);
   });
 });

@@ -3,6 +3,14 @@ import { hostname } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_REDIS_URL } from '../../shared/config/config.js';
 import type { RedisTarget } from '../../shared/adapters/redis/connect-redis.js';
+import type { Worker as BullmqWorker } from 'bullmq';
+import {
+  JOB_LOCK_SUFFIX,
+  LOCKS_OF_LUA,
+  queueLockScope,
+  RELEASE_LOCK_LUA,
+  setWorkerId,
+} from '../../shared/bullmq/bullmq-jobs.js';
 
 /**
  * This worker process's liveness, kept by a `worker_threads` thread with its own Redis connection
@@ -62,9 +70,8 @@ export function ownedWorkerId(processId: string): string {
 }
 
 /** Gives a BullMQ Worker not yet running an `ownedWorkerId` (BullMQ makes its tokens from `id` when it runs). */
-export function ownWorker<W extends { readonly id: string }>(worker: W, processId: string | undefined): W {
-  if (processId) (worker as { id: string }).id = ownedWorkerId(processId);
-  return worker;
+export function ownWorker<W extends BullmqWorker>(worker: W, processId: string | undefined): W {
+  return processId ? setWorkerId(worker, ownedWorkerId(processId)) : worker;
 }
 
 // Plain CommonJS, run with `eval: true`: no build step or loader needed in the thread. Its connection
@@ -80,9 +87,11 @@ const connectionName = 'agentq-liveness-' + processId.replace(/[^A-Za-z0-9:._-]/
 const RENEW = "for i = 1, #KEYS do if redis.call('GET', KEYS[i]) == ARGV[i + 1] then redis.call('PEXPIRE', KEYS[i], ARGV[1]) end end return 1";
 // KEYS[1] a queue's active list; ARGV[1] its job key prefix, ARGV[2] a process's token prefix (the job
 // keys share the queue's tag: one slot on a Cluster). Answers [job id, token, ...] of the locks that hold
-// that process's tokens, and with ARGV[3] = 'del' deletes them too (a dead process's: reapDead).
-const LOCKS_OF = "local out = {} for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do local lock = ARGV[1] .. id .. ':lock' local token = redis.call('GET', lock) if token and string.sub(token, 1, #ARGV[2]) == ARGV[2] then out[#out + 1] = id out[#out + 1] = token if ARGV[3] == 'del' then redis.call('DEL', lock) end end end return out";
-const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+// that process's tokens, and with ARGV[3] = 'del' deletes them too (a dead process's: reapDead). BullMQ's
+// lock formats, from the seam (shared/bullmq/bullmq-jobs.ts).
+const LOCKS_OF = ${JSON.stringify(LOCKS_OF_LUA)};
+const RELEASE = ${JSON.stringify(RELEASE_LOCK_LUA)};
+const LOCK_SUFFIX = ${JSON.stringify(JOB_LOCK_SUFFIX)};
 const redis = clusterNodes
   ? new Cluster(clusterNodes, { redisOptions: { maxRetriesPerRequest: 1, connectionName }, enableOfflineQueue: true, slotsRefreshInterval: 1000, retryDelayOnClusterDown: 200, retryDelayOnTryAgain: 200, retryDelayOnFailover: 200 })
   : new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectionName });
@@ -126,7 +135,7 @@ const reapDead = async () => {
   const dead = others.filter((_member, index) => alive[index][1] === 0);
   for (const member of dead) {
     let released = 0;
-    for (const queue of reapQueues) released += (await redis.eval(LOCKS_OF, 1, queue + ':active', queue + ':', member + '/', 'del')).length / 2;
+    for (const queue of reapQueues) released += (await redis.eval(LOCKS_OF, 1, queue.activeKey, queue.jobKeyPrefix, member + '/', 'del')).length / 2;
     await redis.srem(registryKey, member);
     parentPort.postMessage({ reaped: member, released });
   }
@@ -145,8 +154,8 @@ redis.on('ready', () => {
 const unheldOwnLocks = async () => {
   const found = [];
   for (const queue of heldQueues) {
-    const reply = await redis.eval(LOCKS_OF, 1, queue + ':active', queue + ':', processId + '/', 'keep');
-    for (let i = 0; i < reply.length; i += 2) found.push([queue + ':' + reply[i] + ':lock', reply[i + 1]]);
+    const reply = await redis.eval(LOCKS_OF, 1, queue.activeKey, queue.jobKeyPrefix, processId + '/', 'keep');
+    for (let i = 0; i < reply.length; i += 2) found.push([queue.jobKeyPrefix + reply[i] + LOCK_SUFFIX, reply[i + 1]]);
   }
   return found.filter(([key]) => !locks.has(key));
 };
@@ -218,8 +227,8 @@ export function startLiveness({
     registryKey,
     // The registry is checked against the liveness keys on its own tag (shard 0's).
     registryAlivePrefix: alivePrefixes[0],
-    reapQueues,
-    heldQueues,
+    reapQueues: reapQueues.map(queueLockScope),
+    heldQueues: heldQueues.map(queueLockScope),
   };
   const thread = new Worker(THREAD, { eval: true, workerData });
   // The thread must never keep a finished process alive.

@@ -1,63 +1,31 @@
-import { context as otelContext, SpanStatusCode, trace } from '@opentelemetry/api';
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { StepAbort } from '../../shared/contracts/abort.js';
+import { DelayedError, type Job } from 'bullmq';
 import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
-import { applyUpdates, stateFrom, type StateOf } from '../../shared/graph/channels.js';
-import { mergeNextTasks } from '../../shared/graph/define-graph.js';
-import type { CompiledNode, Graph, NodeResult, Task } from '../../shared/graph/graph.js';
-import { InterruptSignal } from '../../shared/graph/interrupt-signal.js';
-import { createNodeContext } from './create-node-context.js';
-import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
-import type { Services } from '../../shared/graph/node-context.js';
+import { applyUpdates, stateFrom } from '../../shared/graph/channels.js';
+import type { Graph, NodeResult, Task } from '../../shared/graph/graph.js';
 import { graphIdOf, START_NODE, type StepJobData } from '../../shared/contracts/job-schema.js';
-import { lazyChild, type Logger } from '../../shared/telemetry/logger.js';
-import {
-  parseStateText,
-  type RedisRunStore,
-  type RunMeta,
-  type StateText,
-  type StepMeta,
-} from '../../shared/store/redis-run-store.js';
+import { lazyChild } from '../../shared/telemetry/logger.js';
+import { parseStateText, type StateText, type StepMeta } from '../../shared/store/redis-run-store.js';
 import { CANCELLED_ERROR as CANCELLED } from '../../shared/store/run-scripts.js';
-import type { Message, Usage } from '../../shared/contracts/run-record.js';
-import type { Telemetry } from '../../shared/telemetry/telemetry.js';
-import type { StepObservation, StepObserver } from '../../shared/graph/step-observer.js';
-import type { ActiveSteps } from './active-steps.js';
-import type { StartAdmission } from './intake-processor.js';
-import { StepAbortHandle } from './step-abort.js';
-import type { StateCache } from './state-cache.js';
+import type { Usage } from '../../shared/contracts/run-record.js';
+import type { StepObservation } from '../../shared/graph/step-observer.js';
 import type { StepDelivery, StepResult } from './step-worker.js';
-import type { FinishingJob, StepTransitions } from './step-transitions.js';
+import type { FinishingJob } from './step-transitions.js';
 import { runInlineSteps } from './inline-steps.js';
-import type { PaidClaims } from './paid-claims.js';
+import { advanceSuperstep, pick } from './advance-superstep.js';
+import { executeNode } from './execute-node.js';
+import { observeStep } from './observe-step.js';
+import { failRun, handleStepFailure } from './step-failure.js';
+import type { StepOutcome, StepProcessorOptions } from './step-processor-options.js';
+import { inStepSpan } from './step-span.js';
+import { stepLimitError } from './step-limits.js';
+
+export type { StepProcessorOptions } from './step-processor-options.js';
 
 /** Inline steps are short pure functions: nothing aborts them (a shutdown waits for the job as for any). */
 const NEVER = new AbortController().signal;
 
 /** How long a step for a graph version this worker lacks waits before another worker may take it. */
 const DEFER_MS = 1000; // #19: short, so a run left for the worker that has its graph is not held up long
-
-export interface StepProcessorOptions {
-  /** Claims on paid work (issue 20): a duplicate delivery waits for the call in flight instead of paying again. */
-  claims?: PaidClaims;
-  /** A claim's longest hold when the node has no timeout (AGENTQ_PAID_CLAIM_MS). */
-  paidClaimMs?: number;
-  store: RedisRunStore;
-  registry: GraphRegistry;
-  transitions: StepTransitions;
-  stateCache: StateCache;
-  /** Eager hops in a row a run may take on this worker before its next job goes through the queue (AGENTQ_EAGER_HOPS). */
-  eagerHops: number;
-  activeSteps: ActiveSteps;
-  services: Services;
-  logger: Logger;
-  telemetry: Telemetry;
-  observers?: StepObserver[];
-  /** Takes a run in from its start job (IntakeProcessor.admitStart); → superstep 0's tasks (and its task begun), or null. */
-  admitStart: (meta: RunMeta, job: Job<StepJobData>, token?: string) => Promise<StartAdmission | null>;
-}
-
-type Outcome = 'missing' | 'skip' | 'stale' | 'written' | 'cancelled' | 'committed' | 'fenced' | 'failed' | 'waiting';
 
 /** How the step's job is finished when its step commits: by the transition script, with what this worker wants next. */
 interface StepJob {
@@ -109,7 +77,7 @@ export class StepProcessor {
     node: string,
     delivered: StepDelivery['begin'],
     finished: (result: NonNullable<StepResult['transition']>) => void,
-  ): Promise<Outcome> {
+  ): Promise<StepOutcome> {
     const { store, stateCache } = this.options;
     const { job, token } = at;
     const { runId, superstep, task } = job.data;
@@ -152,7 +120,7 @@ export class StepProcessor {
       case 'written': {
         const meta = await store.get(runId);
         const graph = meta && this.graphOf(meta);
-        if (meta && graph) await this.advance(meta, graph, graphIdOf(meta));
+        if (meta && graph) await advanceSuperstep(this.options, meta, graph, graphIdOf(meta));
         return 'written';
       }
       case 'cancel':
@@ -192,7 +160,7 @@ export class StepProcessor {
   }
 
   /** The step inside its span `agent.step <node>`, a child of the run's root span (DESIGN §8). */
-  private async run(
+  private run(
     at: StepJob,
     nodeName: string,
     meta: StepMeta,
@@ -200,40 +168,12 @@ export class StepProcessor {
     memos: Record<string, unknown>,
     attempt: number,
     finished: (result: NonNullable<StepResult['transition']>) => void,
-  ): Promise<Outcome> {
+  ): Promise<StepOutcome> {
     const { telemetry } = this.options;
-    const { job } = at;
     if (!telemetry.enabled) return this.runStep(at, nodeName, meta, stored, memos, attempt, finished);
-    const parent = telemetry.runContext(meta.trace);
-    const span = telemetry.tracer.startSpan(
-      `agent.step ${nodeName}`,
-      {
-        attributes: {
-          'agentq.run.id': meta.id,
-          'agentq.graph': `${meta.graph}@${meta.graphVersion ?? ''}`,
-          'agentq.step.superstep': job.data.superstep,
-          'agentq.step.task': job.data.task,
-          'agentq.step.node': nodeName,
-          'agentq.step.attempt': attempt,
-        },
-      },
-      parent,
+    return inStepSpan(telemetry, at.job, nodeName, meta, attempt, () =>
+      this.runStep(at, nodeName, meta, stored, memos, attempt, finished),
     );
-    return otelContext.with(trace.setSpan(parent, span), async () => {
-      try {
-        const outcome = await this.runStep(at, nodeName, meta, stored, memos, attempt, finished);
-        span.setAttribute('agentq.step.outcome', outcome);
-        return outcome;
-      } catch (error) {
-        if (!(error instanceof DelayedError)) {
-          span.recordException(error as Error);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-        }
-        throw error;
-      } finally {
-        span.end();
-      }
-    });
   }
 
   private async runStep(
@@ -244,7 +184,7 @@ export class StepProcessor {
     memos: Record<string, unknown>,
     attempt: number,
     finished: (result: NonNullable<StepResult['transition']>) => void,
-  ): Promise<Outcome> {
+  ): Promise<StepOutcome> {
     const { store, logger: baseLogger, transitions, stateCache } = this.options;
     const { job, token } = at;
     const { runId, superstep, task } = job.data;
@@ -262,7 +202,8 @@ export class StepProcessor {
     const node = graph.nodes.get(nodeName);
     const tasks = meta.tasks ?? [];
     if (!node || !tasks[task]) {
-      return this.fail(
+      return failRun(
+        this.options.store,
         meta,
         superstep,
         new AgentqError(
@@ -274,42 +215,8 @@ export class StepProcessor {
       );
     }
     const now = Date.now();
-    if (meta.stepCount >= meta.maxSteps) {
-      return this.fail(
-        meta,
-        superstep,
-        new AgentqError(
-          'MAX_STEPS',
-          `the run reached its limit of ${meta.maxSteps} steps before node '${nodeName}'; raise options.maxSteps if the graph needs more`,
-        ),
-        nodeName,
-        attempt,
-      );
-    }
-    if (meta.tokenBudget !== null && meta.usage.inputTokens + meta.usage.outputTokens >= meta.tokenBudget) {
-      return this.fail(
-        meta,
-        superstep,
-        new AgentqError(
-          'BUDGET_EXCEEDED',
-          `the run spent ${meta.usage.inputTokens + meta.usage.outputTokens} of its ${meta.tokenBudget}-token budget before node '${nodeName}'; raise options.tokenBudget to let it continue`,
-        ),
-        nodeName,
-        attempt,
-      );
-    }
-    if (meta.deadlineAt !== null && now >= meta.deadlineAt) {
-      return this.fail(
-        meta,
-        superstep,
-        new AgentqError(
-          'DEADLINE',
-          `the run passed its deadline (${new Date(meta.deadlineAt).toISOString()}) before node '${nodeName}'`,
-        ),
-        nodeName,
-        attempt,
-      );
-    }
+    const limit = stepLimitError(meta, nodeName, now);
+    if (limit) return failRun(this.options.store, meta, superstep, limit, nodeName, attempt);
 
     const state = stateFrom(graph.channels, parseStateText(stored));
     const logger = lazyChild(baseLogger, { runId, stepIndex: superstep, task, node: nodeName, attempt });
@@ -318,9 +225,9 @@ export class StepProcessor {
     let ended: StepObservation | undefined; // onNodeEnd's observation (when an observer watches nodes), told after the commit (with the state it made)
     const usage: Usage & { model?: string } = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     try {
-      ({ result, ended } = await this.execute(node, state, meta, job.data, attempt, logger, usage, memos));
+      ({ result, ended } = await executeNode(this.options, node, state, meta, job.data, attempt, logger, usage, memos));
     } catch (error) {
-      return this.onFailure(job, token, meta, node, attempt, error, logger, usage);
+      return handleStepFailure(this.options, job, token, meta, node, attempt, error, logger, usage);
     }
     const stepUsage = usage.inputTokens + usage.outputTokens > 0 ? usage : undefined;
     // The node context adds what it saves to `memos`: empty, the step has no memo field to drop.
@@ -345,7 +252,7 @@ export class StepProcessor {
         const routed = graph.next(nodeName, applied.state);
         next = Array.isArray(routed) ? routed : await routed; // a promise only when the router is async
       } catch (error) {
-        return this.fail(meta, superstep, toAgentqError(error), nodeName, attempt);
+        return failRun(this.options.store, meta, superstep, toAgentqError(error), nodeName, attempt);
       }
       const outcome =
         next.length > 0
@@ -404,7 +311,12 @@ export class StepProcessor {
         stateCache.delete(runId);
       }
       logger.debug({ outcome: transition.commit.kind, eager: transition.handed?.eager ?? false }, 'step committed');
-      if (ended) this.observe('onNodeEnd', { ...ended, output: result ?? {}, state: Object.freeze(applied.state) });
+      if (ended)
+        observeStep(this.options.observers, 'onNodeEnd', {
+          ...ended,
+          output: result ?? {},
+          state: Object.freeze(applied.state),
+        });
       return transition.commit.kind === 'fenced' || transition.commit.kind === 'missing' ? 'fenced' : 'committed';
     }
     const transition = await transitions.commit(
@@ -430,18 +342,18 @@ export class StepProcessor {
     finished(transition);
     // A parallel task's state: its own write applied (the siblings' writes are merged by the last one to finish).
     if (ended)
-      this.observe('onNodeEnd', {
+      observeStep(this.options.observers, 'onNodeEnd', {
         ...ended,
         output: result ?? {},
         state: Object.freeze(applyUpdates(graph.channels, state, [update as never]).state),
       });
     if (transition.commit.kind !== 'stored') return 'fenced';
-    if (transition.commit.count === tasks.length) await this.advance(meta, graph, graphId);
+    if (transition.commit.count === tasks.length) await advanceSuperstep(this.options, meta, graph, graphId);
     return 'committed';
   }
 
   /** The job a commit's script finishes, and what this worker asks back: the queue's next job, or this run's next step eagerly. */
-  private finishing(at: StepJob, returnValue: Outcome, singleNext: boolean): FinishingJob {
+  private finishing(at: StepJob, returnValue: StepOutcome, singleNext: boolean): FinishingJob {
     const { job, token, delivery, fetchNext } = at;
     const more = fetchNext();
     return {
@@ -454,254 +366,9 @@ export class StepProcessor {
       returnValue: JSON.stringify(returnValue),
     };
   }
-
-  /** Runs the node, racing it against its abort so an abort is prompt even if the node ignores its signal. */
-  private async execute(
-    node: CompiledNode,
-    state: StateOf<Graph['channels']>,
-    meta: StepMeta,
-    data: StepJobData,
-    attempt: number,
-    logger: Logger,
-    usage: Usage & { model?: string },
-    memos: Record<string, unknown>,
-  ): Promise<{ result: NodeResult<Graph['channels']> | void; ended?: StepObservation }> {
-    const abort = new StepAbortHandle();
-    const release = this.options.activeSteps.add(data.runId, abort);
-    const timers: NodeJS.Timeout[] = [];
-    if (node.timeoutMs !== undefined) {
-      timers.push(
-        setTimeout(
-          () =>
-            abort.abort(new StepAbort('timeout', `node '${node.name}' exceeded its timeout of ${node.timeoutMs} ms`)),
-          node.timeoutMs,
-        ),
-      );
-    }
-    if (meta.deadlineAt !== null) {
-      timers.push(
-        setTimeout(
-          () =>
-            abort.abort(
-              new StepAbort('deadline', `the run passed its deadline (${new Date(meta.deadlineAt!).toISOString()})`),
-            ),
-          Math.max(0, meta.deadlineAt - Date.now()),
-        ),
-      );
-    }
-    const { store, services, claims, paidClaimMs } = this.options;
-    const claimMs = node.timeoutMs ?? paidClaimMs ?? 600_000;
-    const context = createNodeContext({
-      store,
-      services,
-      meta,
-      data,
-      node: node.name,
-      attempt,
-      abort,
-      logger,
-      usage,
-      memos,
-      ...(claims ? { claims, claimMs } : {}),
-    });
-    try {
-      // Observations are made only while an observer watches nodes (none by default: a step's garbage).
-      const observation: StepObservation | undefined = this.watchingNodes()
-        ? {
-            runId: data.runId,
-            graph: graphIdOf(meta), // name@version on every step (a start job's data names the graph only)
-            node: node.name,
-            superstep: data.superstep,
-            task: data.task,
-            attempt,
-            startedAt: performance.now(),
-          }
-        : undefined;
-      if (observation) this.observe('onNodeStart', observation);
-      const running = Promise.resolve().then(() => node.run(state, context));
-      running.catch(() => undefined); // an abandoned node's late failure must not become an unhandled rejection
-      try {
-        const result = await abort.race(running);
-        return {
-          result,
-          ...(observation ? { ended: { ...observation, endedAt: performance.now(), outcome: 'ok' as const } } : {}),
-        };
-      } catch (error) {
-        if (observation) this.observe('onNodeEnd', { ...observation, endedAt: performance.now(), outcome: 'error' });
-        throw error;
-      }
-    } finally {
-      for (const timer of timers) clearTimeout(timer);
-      release();
-    }
-  }
-
-  /** Whether an observer watches node starts or ends now (an observer may set or drop its hooks as it goes). */
-  private watchingNodes(): boolean {
-    for (const observer of this.options.observers ?? []) if (observer.onNodeStart || observer.onNodeEnd) return true;
-    return false;
-  }
-
-  private observe(event: 'onNodeStart' | 'onNodeEnd', observation: StepObservation): void {
-    for (const observer of this.options.observers ?? []) {
-      try {
-        observer[event]?.(observation);
-      } catch {
-        // An observer must not break a step.
-      }
-    }
-  }
-
-  private async onFailure(
-    job: Job<StepJobData>,
-    token: string | undefined,
-    meta: StepMeta,
-    node: CompiledNode,
-    attempt: number,
-    thrown: unknown,
-    logger: Logger,
-    usage: Usage,
-  ): Promise<Outcome> {
-    const { store } = this.options;
-    const { runId, superstep } = job.data;
-    if (thrown instanceof InterruptSignal) {
-      await store.interrupt(
-        runId,
-        superstep,
-        { node: node.name, stepId: `s${superstep}.t${job.data.task}`, request: thrown.request },
-        Date.now(),
-      );
-      logger.info('step interrupted: the run waits for input');
-      return 'waiting';
-    }
-    const abort = thrown instanceof StepAbort ? thrown : undefined;
-    if (abort?.kind === 'stale') {
-      // Another delivery committed this step while this one ran: nothing to do, no attempt spent.
-      logger.info('step committed by another delivery; this one ends without paying again');
-      return 'stale';
-    }
-    if (abort?.kind === 'cancel') {
-      await store.finish(runId, 'cancelled', CANCELLED, Date.now(), { superstep });
-      return 'cancelled';
-    }
-    if (abort?.kind === 'shutdown') {
-      // Release the step to another worker without spending an attempt.
-      logger.info('worker shutting down: step released');
-      await job.moveToDelayed(Date.now(), token);
-      throw new DelayedError();
-    }
-    const error =
-      abort?.kind === 'timeout'
-        ? new AgentqError('TIMEOUT', abort.message, { retryable: true })
-        : abort?.kind === 'deadline'
-          ? new AgentqError('DEADLINE', abort.message)
-          : toAgentqError(thrown);
-    if (error.retryAfterMs !== undefined && error.retryable) {
-      // The provider said when to come back (429 Retry-After): park the step without spending an attempt.
-      logger.warn(
-        { code: error.code, retryAfterMs: error.retryAfterMs },
-        'step parked until the provider allows another request',
-      );
-      await store.addEvent(runId, 'step-retry', {
-        node: node.name,
-        superstep,
-        attempt,
-        parkedMs: error.retryAfterMs,
-        error: error.toRecord(),
-      });
-      await job.moveToDelayed(Date.now() + error.retryAfterMs, token);
-      throw new DelayedError();
-    }
-    // A start job's attempts were set before its node was known: the fewer of the two counts.
-    if (
-      node.retry.retryOn(error) &&
-      attempt < Math.min(node.retry.maxAttempts, job.opts.attempts ?? node.retry.maxAttempts)
-    ) {
-      logger.warn({ err: error.message, code: error.code }, 'step failed; it will be retried');
-      await store.addEvent(runId, 'step-retry', { node: node.name, superstep, attempt, error: error.toRecord() });
-      // So BullMQ's backoff (worker settings) finds the node's policy for the next attempt.
-      if (job.data.node === START_NODE) await job.updateData({ ...job.data, node: node.name });
-      throw error; // BullMQ retries it with the node's backoff
-    }
-    logger.error({ err: error.message, code: error.code }, 'step failed; the run fails');
-    // A retried attempt re-reads its memoised responses and records their usage again; only a step that
-    // ends the run here has its usage counted outside a commit.
-    if (usage.inputTokens + usage.outputTokens > 0) await store.addUsage(runId, usage);
-    return this.fail(meta, superstep, error, node.name, attempt);
-  }
-
-  /** Fails the run (context kept), then the job too, so Bull Board shows where it ended. */
-  private async fail(
-    meta: StepMeta,
-    superstep: number,
-    error: AgentqError,
-    node: string,
-    attempt: number,
-  ): Promise<never> {
-    await this.options.store.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), {
-      superstep,
-    });
-    throw new UnrecoverableError(`${error.code}: ${error.message}`);
-  }
-
-  /** The last task of a parallel superstep merges all writes (in task order) and advances; its script adds the next jobs. */
-  private async advance(meta: StepMeta, graph: Graph, graphId: string): Promise<void> {
-    const { store, transitions, stateCache } = this.options;
-    const tasks = meta.tasks ?? [];
-    const writes = await store.writes(meta.id);
-    if (writes.size < tasks.length) return;
-    stateCache.delete(meta.id);
-    const stored = await store.state(meta.id);
-    const state = stateFrom(graph.channels, stored);
-    const ordered = [...writes.entries()].sort(([a], [b]) => a - b).map(([, write]) => write);
-    let next: Task[];
-    let applied: ReturnType<typeof applyUpdates>;
-    try {
-      applied = applyUpdates(
-        graph.channels,
-        state,
-        ordered.map((write) => write.update as never),
-      );
-      next = mergeNextTasks(await Promise.all(ordered.map((write) => graph.next(write.node, applied.state))));
-    } catch (error) {
-      await this.fail(
-        meta,
-        meta.superstep,
-        toAgentqError(error),
-        ordered.map((write) => write.node).join(','),
-        1,
-      ).catch(() => undefined);
-      return;
-    }
-    const messages: Message[] = ordered.flatMap((write) => write.messages);
-    const outcome =
-      next.length > 0
-        ? { kind: 'next' as const, tasks: next }
-        : { kind: 'completed' as const, output: graph.output(applied.state) };
-    await transitions.commit(
-      {
-        runId: meta.id,
-        superstep: meta.superstep,
-        task: -1,
-        mode: 'advance',
-        totalTasks: tasks.length,
-        outcome,
-        state: pick(applied.state, applied.changed),
-        messages,
-      },
-      outcome.kind === 'next' ? next : [],
-      graphId,
-      undefined,
-      meta,
-    );
-  }
 }
 
 function hasKeys(object: Record<string, unknown>): boolean {
   for (const key in object) if (Object.hasOwn(object, key)) return true;
   return false;
-}
-
-function pick(state: Record<string, unknown>, keys: string[]): Record<string, unknown> {
-  return Object.fromEntries(keys.map((key) => [key, state[key]]));
 }

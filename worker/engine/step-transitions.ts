@@ -1,8 +1,9 @@
-import { QueueKeys, raw2NextJobData } from 'bullmq';
 import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
 import { stepJobId, type StepJobData } from '../../shared/contracts/job-schema.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { runScript } from '../../shared/adapters/redis/create-redis.js';
+import { bullmqQueueKeys, moveToActiveKeys, type NamedQueueKeys } from '../../shared/bullmq/bullmq-keys.js';
+import { jobLockKey, leanJobData, nextJobData, RELEASE_LOCK_LUA } from '../../shared/bullmq/bullmq-jobs.js';
 import {
   parseBeginReply,
   type BeginResult,
@@ -17,7 +18,7 @@ import type { Task } from '../../shared/graph/graph.js';
 
 /** A job handed to this worker by a script, with its cursor. */
 export interface HandedJob {
-  /** As BullMQ's raw2NextJobData gives it for a worker's nextJobFromJobData: `[job JSON, id, rate-limit delay, delay until]`. */
+  /** As the seam's nextJobData gives it for a worker's hand-out: `[job JSON, id, rate-limit delay, delay until]`. */
   next: unknown[];
   /** BEGIN of the job, done in the same script; absent for a job that is not a well-formed step job. */
   begin?: BeginResult;
@@ -77,11 +78,11 @@ export interface StepTransitionsOptions {
  * with its cursor; `take` is a cold fetch that brings the cursor along.
  */
 export class StepTransitions {
-  private readonly queueKeys: Record<string, string>[];
+  private readonly queueKeys: NamedQueueKeys[];
 
   constructor(private readonly options: StepTransitionsOptions) {
     this.queueKeys = allShards(options.shards).map((shard) =>
-      new QueueKeys(stepQueuePrefix(options.queuePrefix, shard, options.shards)).getKeys(STEP_QUEUE),
+      bullmqQueueKeys(stepQueuePrefix(options.queuePrefix, shard, options.shards), STEP_QUEUE),
     );
   }
 
@@ -122,7 +123,7 @@ export class StepTransitions {
       job?.token ?? '',
       job?.fetchNext ? '1' : '0',
       job?.eager ? '1' : '0',
-      q['']!,
+      q.prefix,
       this.options.lockDurationMs,
       this.options.keepCompletedJobs,
       job?.attempts ?? 1,
@@ -157,30 +158,24 @@ export class StepTransitions {
   }
 
   /**
-   * The job the script's lean hop handed back (STEP_TRANSITION's LEAN_HOP), made here from the request
-   * that described it rather than sent back: the job hash's fields as the script wrote them (timestamp
-   * and processedOn are the request's `now`), read as BullMQ's rawToJobJson reads them; and its BEGIN,
-   * the run's meta at the cursor the commit set, its state in this worker's cache, no memos (no attempt
-   * of a superstep reached just now began before). test/integration/lean-hop.test.ts compares both with
-   * what Redis holds.
+   * The job the script's lean hop handed back (bullmq_lean_hop), made here from the request that
+   * described it rather than sent back (the seam's leanJobData: timestamp and processedOn are the
+   * request's `now`); and its BEGIN, the run's meta at the cursor the commit set, its state in this
+   * worker's cache, no memos (no attempt of a superstep reached just now began before).
+   * test/integration/lean-hop.test.ts compares both with what Redis holds.
    */
   private leanHop([id, node, data, attempts]: NextJob, meta: StepMeta, now: number): HandedJob {
-    const json = {
-      name: node,
-      data,
-      opts: { jobId: id, attempts, backoff: { type: 'agentq' } },
-      progress: 0,
-      delay: 0,
-      priority: 0,
-      timestamp: now,
-      attemptsStarted: 1,
-      attemptsMade: 0,
-      stalledCounter: 0,
-      processedOn: now,
-      ...(this.options.workerName ? { processedBy: this.options.workerName } : {}),
-    };
+    const { workerName } = this.options;
     return {
-      next: [json, id, 0, 0],
+      next: leanJobData({
+        id,
+        name: node,
+        data,
+        attempts,
+        backoff: STEP_BACKOFF,
+        now,
+        ...(workerName ? { workerName } : {}),
+      }),
       begin: { kind: 'run', meta: { ...meta, status: 'running' }, state: null, memos: {} },
       eager: true,
     };
@@ -188,7 +183,7 @@ export class StepTransitions {
 
   /** Lets go of a step job's lock if it still holds `token` (BullMQ's releaseLock script): the stalled-job check then hands the job on. */
   async releaseLock(shard: number, jobId: string, token: string): Promise<void> {
-    await runScript(this.options.redis, RELEASE_LOCK, [`${this.queueKeys[shard]!['']}${jobId}:lock`], [token]);
+    await runScript(this.options.redis, RELEASE_LOCK_LUA, [jobLockKey(this.queueKeys[shard]!.prefix + jobId)], [token]);
   }
 
   /**
@@ -205,21 +200,9 @@ export class StepTransitions {
     now = Date.now(),
   ): Promise<TakenJob[]> {
     const q = this.queueKeys[shard]!;
-    const keys = [
-      q.wait!,
-      q.active!,
-      q.prioritized!,
-      q.events!,
-      q.stalled!,
-      q.limiter!,
-      q.delayed!,
-      q.paused!,
-      q.meta!,
-      q.pc!,
-      q.marker!,
-    ];
+    const keys = moveToActiveKeys(q);
     const args = [
-      q['']!,
+      q.prefix,
       now,
       token,
       this.options.lockDurationMs,
@@ -239,7 +222,8 @@ export interface TakenJob {
   handed: HandedJob;
 }
 
-const RELEASE_LOCK = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+/** A step job's backoff: agentq's own (start-worker.ts's backoffStrategy reads the node's retry policy). */
+const STEP_BACKOFF = { type: 'agentq' };
 
 /** STEP_TRANSITION's eager flag for a lean hop: the handed job is the one the request described. */
 const LEAN_HOP = 2;
@@ -248,7 +232,7 @@ const LEAN_HOP = 2;
 type NextJob = [string, string, string, number];
 
 function handedJob(raw: unknown[], begun: unknown[] | null, eager: boolean): HandedJob {
-  return { next: raw2NextJobData(raw), eager, ...(Array.isArray(begun) ? { begin: parseBeginReply(begun) } : {}) };
+  return { next: nextJobData(raw), eager, ...(Array.isArray(begun) ? { begin: parseBeginReply(begun) } : {}) };
 }
 
 /** The run's usage as the transition's reply gives it (inputTokens, outputTokens, costUsd), or the step's own view. */

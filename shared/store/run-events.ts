@@ -1,0 +1,48 @@
+import type { RedisConnection } from '../adapters/redis/connect-redis.js';
+import type { RunEvent, RunEventType } from '../contracts/run-record.js';
+import { parseEvent } from './run-meta.js';
+import type { RunStoreContext } from './run-store-context.js';
+
+/** A run's event stream: appending events and reading them (blocking, for live followers). */
+export class RunEvents {
+  constructor(private readonly context: RunStoreContext) {}
+
+  async addEvent(runId: string, type: RunEventType, data: Record<string, unknown>): Promise<void> {
+    await this.context.redis.xadd(
+      this.context.keys.run(runId).events,
+      'MAXLEN',
+      '~',
+      this.context.eventsMaxLen,
+      '*',
+      'type',
+      type,
+      'data',
+      JSON.stringify(data),
+    );
+  }
+
+  /**
+   * Events after `after` (a stream id; '0-0' for all). With `blockMs`, waits that long for new ones —
+   * pass a connection of its own for that (a blocked connection serves nobody else).
+   */
+  async events(
+    runId: string,
+    { after = '0-0', blockMs, count = 500, connection }: EventReadOptions = {},
+  ): Promise<RunEvent[]> {
+    const key = this.context.keys.run(runId).events;
+    const redis = connection ?? this.context.redis;
+    const reply =
+      blockMs === undefined
+        ? await redis.xread('COUNT', count, 'STREAMS', key, after)
+        : await redis.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, after);
+    if (!reply) return [];
+    return reply[0]![1].map(([id, fields]) => parseEvent(id, fields));
+  }
+}
+
+export interface EventReadOptions {
+  after?: string;
+  blockMs?: number;
+  count?: number;
+  connection?: RedisConnection;
+}

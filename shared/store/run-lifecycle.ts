@@ -1,0 +1,104 @@
+import { AgentqError, type ErrorRecord } from '../contracts/errors.js';
+import type { PendingInterrupt, RunStatus } from '../contracts/run-record.js';
+import type { Task } from '../graph/graph.js';
+import { CANCELLED_ERROR, FINISH_RUN, INTERRUPT_RUN, REQUEST_CANCEL, RESUME_RUN, RETRY_RUN } from './run-scripts.js';
+import type { RunReads } from './run-reads.js';
+import type { RunStoreContext } from './run-store-context.js';
+
+/** A run's moves outside its steps: fail or cancel, cancel on request, retry, wait for input, resume. */
+export class RunLifecycle {
+  constructor(
+    private readonly context: RunStoreContext,
+    private readonly reads: RunReads,
+  ) {}
+
+  /**
+   * Fail or cancel a run that has not finished, keeping its last committed context.
+   * `superstep` fences the change to a step's own superstep; `onlyFrom` to a status.
+   */
+  async finish(
+    runId: string,
+    status: 'failed' | 'cancelled',
+    error: ErrorRecord,
+    now: number,
+    { superstep, onlyFrom }: { superstep?: number; onlyFrom?: RunStatus } = {},
+  ): Promise<'ok' | 'missing' | 'terminal' | 'fenced'> {
+    const result = await this.context.script<'ok' | 'missing' | 'terminal' | 'fenced'>(FINISH_RUN, runId, [
+      superstep ?? '',
+      status,
+      JSON.stringify(error),
+      now,
+      this.context.eventsMaxLen,
+      this.context.retentionSeconds,
+      JSON.stringify({ status, error }),
+      onlyFrom ?? '',
+    ]);
+    if (result === 'ok') await this.context.finished(runId, status);
+    else if (result === 'terminal' || result === 'missing')
+      await this.context.redis.zrem(this.context.keys.activeRuns(), runId);
+    return result;
+  }
+
+  /** → the status after the request ('cancelled' at once when no step was in flight), or 'missing'. */
+  async requestCancel(runId: string, now: number): Promise<RunStatus | 'missing'> {
+    const result = await this.context.script<RunStatus | 'missing'>(REQUEST_CANCEL, runId, [
+      now,
+      this.context.eventsMaxLen,
+      this.context.retentionSeconds,
+      JSON.stringify(CANCELLED_ERROR),
+      JSON.stringify({ status: 'cancelled', error: CANCELLED_ERROR }),
+    ]);
+    if (result === 'cancelled') await this.context.finished(runId, 'cancelled');
+    if (result === 'cancelling') await this.context.redis.publish(this.context.keys.cancelChannel(), runId);
+    return result;
+  }
+
+  async retry(runId: string, now: number): Promise<{ superstep: number; tasks: Task[] }> {
+    const meta = await this.reads.get(runId);
+    if (meta) await this.context.redis.zadd(this.context.keys.activeRuns(), 'NX', meta.createdAt, runId);
+    const reply = await this.context.script<string[]>(RETRY_RUN, runId, [now, this.context.eventsMaxLen]);
+    switch (reply[0]) {
+      case 'ok':
+        return { superstep: Number(reply[1]), tasks: JSON.parse(reply[2]!) as Task[] };
+      case 'missing':
+        throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may have expired)`);
+      case 'no-tasks':
+        await this.context.redis.zrem(this.context.keys.activeRuns(), runId);
+        throw new AgentqError(
+          'CONFLICT',
+          `run ${runId} failed before its first step (its input was rejected); enqueue a corrected run instead`,
+        );
+      default:
+        await this.context.redis.zrem(this.context.keys.activeRuns(), runId);
+        throw new AgentqError('CONFLICT', `run ${runId} is ${reply[1]}; only a failed run can be retried`);
+    }
+  }
+
+  /** The step asked for input: the run waits. → 'ok' | 'missing' | 'fenced' */
+  interrupt(
+    runId: string,
+    superstep: number,
+    interrupt: PendingInterrupt,
+    now: number,
+  ): Promise<'ok' | 'missing' | 'fenced'> {
+    return this.context.script(INTERRUPT_RUN, runId, [
+      superstep,
+      now,
+      this.context.eventsMaxLen,
+      JSON.stringify(interrupt),
+      JSON.stringify({ node: interrupt.node, request: interrupt.request }),
+    ]);
+  }
+
+  /** Answers a waiting run; → the superstep to hand back to the workers. */
+  async resume(runId: string, value: unknown, now: number): Promise<{ superstep: number }> {
+    const reply = await this.context.script<string[]>(RESUME_RUN, runId, [
+      now,
+      this.context.eventsMaxLen,
+      JSON.stringify(value ?? null),
+    ]);
+    if (reply[0] === 'ok') return { superstep: Number(reply[1]) };
+    if (reply[0] === 'missing') throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may have expired)`);
+    throw new AgentqError('CONFLICT', `run ${runId} is ${reply[1]}; only a waiting run can be resumed`);
+  }
+}

@@ -1,0 +1,85 @@
+import type { Message, RunRecord, StepRecord } from '../contracts/run-record.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  parseMeta,
+  parseState,
+  runRecordOf,
+  toRunRecord,
+  type RunMeta,
+} from './run-meta.js';
+import type { RunStoreContext } from './run-store-context.js';
+import type { ListFilter } from './run-store-types.js';
+import { slotPipeline } from './slot-pipeline.js';
+
+/** Reading runs: a run's meta, record, state, steps and messages, and a tenant's runs page by page. */
+export class RunReads {
+  constructor(private readonly context: RunStoreContext) {}
+
+  async get(runId: string): Promise<RunMeta | null> {
+    const fields = await this.context.redis.hgetall(this.context.keys.run(runId).meta);
+    return fields.id ? parseMeta(fields) : null;
+  }
+
+  async record(runId: string): Promise<RunRecord | null> {
+    return runRecordOf(await this.context.redis.hgetall(this.context.keys.run(runId).meta));
+  }
+
+  async state(runId: string): Promise<Record<string, unknown>> {
+    return parseState(await this.context.redis.hgetall(this.context.keys.run(runId).state));
+  }
+
+  async steps(runId: string): Promise<StepRecord[]> {
+    const items = await this.context.redis.lrange(this.context.keys.run(runId).steps, 0, -1);
+    return items.map((item) => JSON.parse(item) as StepRecord);
+  }
+
+  /** The run's history; `from` skips the messages before that index (a summarised history's prompt needs only the rest). */
+  async messages(runId: string, from = 0): Promise<Message[]> {
+    const items = await this.context.redis.lrange(this.context.keys.run(runId).messages, Math.max(0, from), -1);
+    return items.map((item) => JSON.parse(item) as Message);
+  }
+
+  /** A tenant's runs, newest first. The cursor is opaque; a full page always carries one. */
+  async list(
+    tenant: string,
+    { status, graph, limit = 50, cursor }: ListFilter = {},
+  ): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
+    const key = this.context.keys.tenantRuns(tenant);
+    const runs: RunRecord[] = [];
+    let [maxScore, afterId] = cursor ? decodeCursor(cursor) : ['+inf', null as string | null];
+    const batch = limit * 2 + 10;
+    for (let round = 0; round < 20 && runs.length < limit; round += 1) {
+      const page = await this.context.redis.zrevrangebyscore(key, maxScore, '-inf', 'WITHSCORES', 'LIMIT', 0, batch);
+      const entries: [string, string][] = [];
+      for (let i = 0; i < page.length; i += 2) {
+        const id = page[i]!;
+        const score = page[i + 1]!;
+        // Same-score entries come in descending id order; skip those a previous page returned.
+        if (afterId !== null && score === maxScore && id >= afterId) continue;
+        entries.push([id, score]);
+      }
+      if (entries.length === 0) break;
+      // The tenant's runs are spread over the shards: their metas are read per slot, all at once.
+      const pipeline = slotPipeline(this.context.redis);
+      for (const [id] of entries) pipeline.hgetall(this.context.keys.run(id).meta);
+      const metas = (await pipeline.exec()) ?? [];
+      const expired: string[] = [];
+      for (let i = 0; i < entries.length && runs.length < limit; i += 1) {
+        const [id, score] = entries[i]!;
+        [maxScore, afterId] = [score, id];
+        const fields = metas[i]?.[1] as Record<string, string> | undefined;
+        if (!fields?.id) {
+          expired.push(id);
+          continue;
+        }
+        const meta = parseMeta(fields);
+        if (meta.tenant !== tenant || (status && meta.status !== status) || (graph && meta.graph !== graph)) continue;
+        runs.push(toRunRecord(meta));
+      }
+      if (expired.length > 0) await this.context.redis.zrem(key, ...expired);
+      if (page.length < batch * 2) break;
+    }
+    return { runs, nextCursor: runs.length >= limit && afterId !== null ? encodeCursor(maxScore, afterId) : null };
+  }
+}

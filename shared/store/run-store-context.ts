@@ -1,0 +1,48 @@
+import type { RedisConnection } from '../adapters/redis/connect-redis.js';
+import { runScript } from '../adapters/redis/create-redis.js';
+import { Keys } from './keys.js';
+import type { RunStoreOptions } from './run-store-types.js';
+import { slotPipeline } from './slot-pipeline.js';
+
+/** What every role of the run store shares: the connections, the keys, the limits and the finish hook. */
+export class RunStoreContext {
+  readonly keys: Keys;
+  readonly retentionSeconds: number;
+  readonly eventsMaxLen: number;
+  readonly stepRedis: RedisConnection;
+  private readonly onFinished: RunStoreOptions['onFinished'];
+
+  constructor(
+    readonly redis: RedisConnection,
+    {
+      keyPrefix,
+      shards = 1,
+      retentionSeconds = 7 * 24 * 3600,
+      eventsMaxLen = 1000,
+      onFinished,
+      stepRedis,
+    }: RunStoreOptions = {},
+  ) {
+    this.stepRedis = stepRedis ?? redis;
+    this.keys = new Keys(keyPrefix, shards);
+    this.retentionSeconds = retentionSeconds;
+    this.eventsMaxLen = eventsMaxLen;
+    this.onFinished = onFinished;
+  }
+
+  async finished(runId: string, status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
+    // One round trip for the index and for what every hook needs, instead of one per hook (on a Cluster,
+    // one per slot, at once: the index is a key of its own).
+    const replies = await slotPipeline(this.redis)
+      .zrem(this.keys.activeRuns(), runId)
+      .hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId')
+      .exec();
+    const [tenant = null, webhookUrl = null, batchId = null] =
+      (replies?.[1]?.[1] as (string | null)[] | undefined) ?? [];
+    await this.onFinished?.(runId, status, { tenant, webhookUrl, batchId }).catch(() => undefined);
+  }
+
+  script<T>(lua: string, runId: string, args: (string | number)[]): Promise<T> {
+    return runScript<T>(this.redis, lua, this.keys.runAll(runId), args);
+  }
+}

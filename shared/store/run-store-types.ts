@@ -1,0 +1,109 @@
+import type { RedisConnection } from '../adapters/redis/connect-redis.js';
+import type { Message, StepRecord, RunStatus, Usage } from '../contracts/run-record.js';
+import type { Task } from '../graph/graph.js';
+
+export interface NewRun {
+  id: string;
+  tenant: string;
+  graph: string;
+  graphVersion?: string;
+  input: unknown;
+  maxSteps: number;
+  deadlineAt?: number;
+  tokenBudget?: number;
+  idempotencyKey?: string;
+  webhookUrl?: string;
+  batchId?: string;
+  /** The schedule whose tick started this run. */
+  scheduleId?: string;
+  /** The conversation this run continues (its history starts from the conversation's latest completed run). */
+  conversationId?: string;
+  /** BullMQ priority of the run's step jobs (1 most urgent; absent or 0: none, the wait list). */
+  priority?: number;
+  now: number;
+}
+
+/** A run's start job, added by `create` in the run's own script (the queue keys of the run's shard). */
+export interface StartJob {
+  /** The queue keys adding the job touches (the BullMQ seam's addJobKeys), declared by the script. */
+  queueKeys: string[];
+  /** The queue's key prefix (`bull:{s0}:agentq-steps:`). */
+  queuePrefix: string;
+  jobId: string;
+  name: string;
+  data: object;
+  attempts: number;
+}
+
+/** What one task of a superstep wrote: its state update and the messages it appends. */
+export interface TaskWrite {
+  node: string;
+  update: Record<string, unknown>;
+  messages: Message[];
+}
+
+export interface CommitRequest {
+  runId: string;
+  superstep: number;
+  task: number;
+  mode: 'single' | 'task' | 'advance';
+  step?: Omit<StepRecord, 'index'>;
+  write?: TaskWrite;
+  totalTasks: number;
+  outcome: { kind: 'next'; tasks: Task[] } | { kind: 'completed'; output: unknown };
+  /** Serialised values of the state keys that changed. */
+  state: Record<string, unknown>;
+  /** `state` already serialised (JSON per key), when the caller has it: it is then not serialised again. */
+  stateJson?: Record<string, string>;
+  messages: Message[];
+  /** The step's model usage, added to the run's. */
+  usage?: Usage;
+  /**
+   * false: the step had no memos (none came with its BEGIN and it saved none), so the commit does not
+   * drop its memo field. A duplicate delivery's memo saved meanwhile is then left to expire with the
+   * run's keys; it is never read again (its superstep is past). @default true
+   */
+  memos?: boolean;
+}
+
+export type CommitResult =
+  | { kind: 'fenced' | 'missing' }
+  | { kind: 'stored'; index: number; count: number }
+  | { kind: 'advanced' | 'completed' | 'cancelled'; index: number };
+
+export interface ListFilter {
+  status?: RunStatus;
+  graph?: string;
+  /** @default 50 */
+  limit?: number;
+  cursor?: string;
+}
+
+export interface RunStoreOptions {
+  keyPrefix?: string;
+  /** AGENTQ_SHARDS: which shard's hash tag a run's keys carry. @default 1 */
+  shards?: number;
+  /** @default 7 days */
+  retentionSeconds?: number;
+  /** @default 1000 */
+  eventsMaxLen?: number;
+  /**
+   * Called after this store moved a run to completed, failed or cancelled (webhooks, metrics). Errors
+   * are the hook's own business: they are caught and do not undo the transition.
+   */
+  onFinished?: (runId: string, status: 'completed' | 'failed' | 'cancelled', run: FinishedRun) => Promise<void>;
+  /**
+   * The connection for BEGIN and COMMIT, a step's two scripts. A worker's step queue shares it, so a
+   * step's next job goes out right behind its commit. Not the store's own connection: BullMQ defines
+   * its ~50 scripts on the connections it uses, and ioredis copies them all into every pipeline and
+   * MULTI made on such a connection (~45 µs each, from a CPU profile). @default the store's connection
+   */
+  stepRedis?: RedisConnection;
+}
+
+/** What the finish hooks need to know of a finished run, read once for all of them. */
+export interface FinishedRun {
+  tenant: string | null;
+  webhookUrl: string | null;
+  batchId: string | null;
+}

@@ -1,0 +1,107 @@
+import type { Usage } from '../contracts/run-record.js';
+import { runScript } from '../adapters/redis/create-redis.js';
+import { parseBeginReply, type BeginResult } from './begin-reply.js';
+import { BEGIN_STEP, COMMIT_STEP } from './run-scripts.js';
+import type { RunStoreContext } from './run-store-context.js';
+import type { CommitRequest, CommitResult, TaskWrite } from './run-store-types.js';
+
+/** A step's writes to its run: BEGIN, COMMIT (and the arguments engine v2's transition reuses), memos, usage. */
+export class StepCommits {
+  constructor(private readonly context: RunStoreContext) {}
+
+  /** BEGIN on its own; `cachedSuperstep`: the caller holds the state at that cursor, so none is sent if it is current. */
+  async begin(
+    runId: string,
+    superstep: number,
+    task: number,
+    startData: Record<string, unknown>,
+    now: number,
+    cachedSuperstep?: number,
+  ): Promise<BeginResult> {
+    const reply = await runScript<unknown[]>(this.context.stepRedis, BEGIN_STEP, this.context.keys.runAll(runId), [
+      superstep,
+      task,
+      now,
+      this.context.eventsMaxLen,
+      JSON.stringify(startData),
+      cachedSuperstep ?? '',
+    ]);
+    return parseBeginReply(reply);
+  }
+
+  /** COMMIT's arguments (run-scripts.ts), also the first arguments of engine v2's transition script. */
+  commitArgs(request: CommitRequest, now: number): (string | number)[] {
+    const { step, outcome } = request;
+    const statePairs: string[] = [];
+    if (request.stateJson) for (const key in request.stateJson) statePairs.push(key, request.stateJson[key]!);
+    else for (const key in request.state) statePairs.push(key, JSON.stringify(request.state[key]));
+    const endData = step ? { node: step.node, superstep: step.superstep, task: step.task, attempt: step.attempts } : {};
+    return [
+      request.superstep,
+      request.task,
+      request.mode,
+      now,
+      this.context.eventsMaxLen,
+      this.context.retentionSeconds,
+      JSON.stringify(step ?? {}),
+      JSON.stringify(request.write ?? null),
+      request.totalTasks,
+      outcome.kind,
+      outcome.kind === 'next' ? JSON.stringify(outcome.tasks) : JSON.stringify(outcome.output ?? null),
+      JSON.stringify(endData),
+      request.usage?.inputTokens ?? 0,
+      request.usage?.outputTokens ?? 0,
+      request.usage?.costUsd ?? 0,
+      request.memos === false ? '0' : '1',
+      statePairs.length / 2,
+      ...statePairs,
+      request.messages.length,
+      ...request.messages.map((message) => JSON.stringify(message)),
+    ];
+  }
+
+  /** COMMIT's reply, parsed; a run it finished gets its finish hooks run (webhooks, metrics, batch slot). */
+  async committed(runId: string, reply: string[]): Promise<CommitResult> {
+    const kind = reply[0];
+    if (kind === 'fenced' || kind === 'missing') return { kind };
+    if (kind === 'stored') return { kind, index: Number(reply[1]), count: Number(reply[2]) };
+    if (kind === 'completed' || kind === 'cancelled') await this.context.finished(runId, kind);
+    return { kind: kind as 'advanced' | 'completed' | 'cancelled', index: Number(reply[1]) };
+  }
+
+  async commit(request: CommitRequest, now: number): Promise<CommitResult> {
+    const reply = await runScript<string[]>(
+      this.context.stepRedis,
+      COMMIT_STEP,
+      this.context.keys.runAll(request.runId),
+      this.commitArgs(request, now),
+    );
+    return this.committed(request.runId, reply);
+  }
+
+  /** Stored writes of the current superstep's tasks, by task index. */
+  async writes(runId: string): Promise<Map<number, TaskWrite>> {
+    const fields = await this.context.redis.hgetall(this.context.keys.run(runId).writes);
+    return new Map(Object.entries(fields).map(([task, value]) => [Number(task), JSON.parse(value) as TaskWrite]));
+  }
+
+  /** Usage of an attempt that failed after paying for a model call (a committed step carries its own). */
+  async addUsage(runId: string, usage: Usage): Promise<void> {
+    const key = this.context.keys.run(runId).meta;
+    const pipeline = this.context.redis
+      .pipeline()
+      .hincrby(key, 'inputTokens', usage.inputTokens)
+      .hincrby(key, 'outputTokens', usage.outputTokens);
+    if (usage.costUsd) pipeline.hincrbyfloat(key, 'costUsd', usage.costUsd);
+    await pipeline.exec();
+  }
+
+  /**
+   * Saves a step's memoised paid work (invariant I4), all of it: memos live in one hash field per step,
+   * are read by BEGIN when the step starts and deleted when it commits (after which it never runs again).
+   * Only the worker running the step writes them, so it writes what it holds.
+   */
+  async memoPut(runId: string, stepId: string, memos: Record<string, unknown>): Promise<void> {
+    await this.context.redis.hset(this.context.keys.run(runId).memo, stepId, JSON.stringify(memos));
+  }
+}

@@ -1,0 +1,71 @@
+import { toAgentqError } from '../../shared/contracts/errors.js';
+import type { Message } from '../../shared/contracts/run-record.js';
+import { applyUpdates, stateFrom } from '../../shared/graph/channels.js';
+import { mergeNextTasks } from '../../shared/graph/define-graph.js';
+import type { Graph, Task } from '../../shared/graph/graph.js';
+import type { StepMeta } from '../../shared/store/redis-run-store.js';
+import { failRun } from './step-failure.js';
+import type { StepProcessorOptions } from './step-processor-options.js';
+
+/** The last task of a parallel superstep merges all writes (in task order) and advances; its script adds the next jobs. */
+export async function advanceSuperstep(
+  options: StepProcessorOptions,
+  meta: StepMeta,
+  graph: Graph,
+  graphId: string,
+): Promise<void> {
+  const { store, transitions, stateCache } = options;
+  const tasks = meta.tasks ?? [];
+  const writes = await store.writes(meta.id);
+  if (writes.size < tasks.length) return;
+  stateCache.delete(meta.id);
+  const stored = await store.state(meta.id);
+  const state = stateFrom(graph.channels, stored);
+  const ordered = [...writes.entries()].sort(([a], [b]) => a - b).map(([, write]) => write);
+  let next: Task[];
+  let applied: ReturnType<typeof applyUpdates>;
+  try {
+    applied = applyUpdates(
+      graph.channels,
+      state,
+      ordered.map((write) => write.update as never),
+    );
+    next = mergeNextTasks(await Promise.all(ordered.map((write) => graph.next(write.node, applied.state))));
+  } catch (error) {
+    await failRun(
+      options.store,
+      meta,
+      meta.superstep,
+      toAgentqError(error),
+      ordered.map((write) => write.node).join(','),
+      1,
+    ).catch(() => undefined);
+    return;
+  }
+  const messages: Message[] = ordered.flatMap((write) => write.messages);
+  const outcome =
+    next.length > 0
+      ? { kind: 'next' as const, tasks: next }
+      : { kind: 'completed' as const, output: graph.output(applied.state) };
+  await transitions.commit(
+    {
+      runId: meta.id,
+      superstep: meta.superstep,
+      task: -1,
+      mode: 'advance',
+      totalTasks: tasks.length,
+      outcome,
+      state: pick(applied.state, applied.changed),
+      messages,
+    },
+    outcome.kind === 'next' ? next : [],
+    graphId,
+    undefined,
+    meta,
+  );
+}
+
+/** The named keys of a state, as a fresh object (what a commit writes). */
+export function pick(state: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.map((key) => [key, state[key]]));
+}

@@ -1,0 +1,106 @@
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { StepAbort } from '../../shared/contracts/abort.js';
+import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
+import { START_NODE, type StepJobData } from '../../shared/contracts/job-schema.js';
+import type { Usage } from '../../shared/contracts/run-record.js';
+import type { CompiledNode } from '../../shared/graph/graph.js';
+import { InterruptSignal } from '../../shared/graph/interrupt-signal.js';
+import type { RedisRunStore, StepMeta } from '../../shared/store/redis-run-store.js';
+import { CANCELLED_ERROR as CANCELLED } from '../../shared/store/run-scripts.js';
+import type { Logger } from '../../shared/telemetry/logger.js';
+import type { StepOutcome, StepProcessorOptions } from './step-processor-options.js';
+
+/** A step whose node threw: an interrupt, an abort, a parked or retried attempt, or the run failed. */
+export async function handleStepFailure(
+  options: StepProcessorOptions,
+  job: Job<StepJobData>,
+  token: string | undefined,
+  meta: StepMeta,
+  node: CompiledNode,
+  attempt: number,
+  thrown: unknown,
+  logger: Logger,
+  usage: Usage,
+): Promise<StepOutcome> {
+  const { store } = options;
+  const { runId, superstep } = job.data;
+  if (thrown instanceof InterruptSignal) {
+    await store.interrupt(
+      runId,
+      superstep,
+      { node: node.name, stepId: `s${superstep}.t${job.data.task}`, request: thrown.request },
+      Date.now(),
+    );
+    logger.info('step interrupted: the run waits for input');
+    return 'waiting';
+  }
+  const abort = thrown instanceof StepAbort ? thrown : undefined;
+  if (abort?.kind === 'stale') {
+    // Another delivery committed this step while this one ran: nothing to do, no attempt spent.
+    logger.info('step committed by another delivery; this one ends without paying again');
+    return 'stale';
+  }
+  if (abort?.kind === 'cancel') {
+    await store.finish(runId, 'cancelled', CANCELLED, Date.now(), { superstep });
+    return 'cancelled';
+  }
+  if (abort?.kind === 'shutdown') {
+    // Release the step to another worker without spending an attempt.
+    logger.info('worker shutting down: step released');
+    await job.moveToDelayed(Date.now(), token);
+    throw new DelayedError();
+  }
+  const error =
+    abort?.kind === 'timeout'
+      ? new AgentqError('TIMEOUT', abort.message, { retryable: true })
+      : abort?.kind === 'deadline'
+        ? new AgentqError('DEADLINE', abort.message)
+        : toAgentqError(thrown);
+  if (error.retryAfterMs !== undefined && error.retryable) {
+    // The provider said when to come back (429 Retry-After): park the step without spending an attempt.
+    logger.warn(
+      { code: error.code, retryAfterMs: error.retryAfterMs },
+      'step parked until the provider allows another request',
+    );
+    await store.addEvent(runId, 'step-retry', {
+      node: node.name,
+      superstep,
+      attempt,
+      parkedMs: error.retryAfterMs,
+      error: error.toRecord(),
+    });
+    await job.moveToDelayed(Date.now() + error.retryAfterMs, token);
+    throw new DelayedError();
+  }
+  // A start job's attempts were set before its node was known: the fewer of the two counts.
+  if (
+    node.retry.retryOn(error) &&
+    attempt < Math.min(node.retry.maxAttempts, job.opts.attempts ?? node.retry.maxAttempts)
+  ) {
+    logger.warn({ err: error.message, code: error.code }, 'step failed; it will be retried');
+    await store.addEvent(runId, 'step-retry', { node: node.name, superstep, attempt, error: error.toRecord() });
+    // So BullMQ's backoff (worker settings) finds the node's policy for the next attempt.
+    if (job.data.node === START_NODE) await job.updateData({ ...job.data, node: node.name });
+    throw error; // BullMQ retries it with the node's backoff
+  }
+  logger.error({ err: error.message, code: error.code }, 'step failed; the run fails');
+  // A retried attempt re-reads its memoised responses and records their usage again; only a step that
+  // ends the run here has its usage counted outside a commit.
+  if (usage.inputTokens + usage.outputTokens > 0) await store.addUsage(runId, usage);
+  return failRun(options.store, meta, superstep, error, node.name, attempt);
+}
+
+/** Fails the run (context kept), then the job too, so Bull Board shows where it ended. */
+export async function failRun(
+  store: RedisRunStore,
+  meta: StepMeta,
+  superstep: number,
+  error: AgentqError,
+  node: string,
+  attempt: number,
+): Promise<never> {
+  await store.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), {
+    superstep,
+  });
+  throw new UnrecoverableError(`${error.code}: ${error.message}`);
+}
