@@ -10,6 +10,7 @@ import { ToolRegistry } from './agents/tools/tool-registry.js';
 import { createEmbedder, endpointOf } from '../shared/adapters/create-embedder.js';
 import { OpenAILanguageModel } from '../shared/adapters/openai/openai-language-model.js';
 import { OpenAIModerator } from '../shared/adapters/openai/openai-moderator.js';
+import { agentSettingsFrom } from './agents/agent-settings.js';
 import { builtInTools } from './agents/tools/built-in-tools.js';
 import { createHttpFetchTool } from './agents/tools/http-fetch.js';
 
@@ -56,19 +57,7 @@ export function createDefaultServices(
     ...(Object.keys(config.rateLimits).length > 0 ? { rateLimiter: lazyRateLimiter(config, redis) } : {}),
     tenantBudget: lazyTenantBudget(config, redis),
     tools: new ToolRegistry([...builtInTools(), ...httpFetch, ...tools]),
-    agentSettings: {
-      maxToolRounds: config.maxToolRounds,
-      maxToolResultChars: config.maxToolResultChars,
-      ...(config.llmMaxTokens === undefined ? {} : { maxTokens: config.llmMaxTokens }),
-      traceContent: config.traceContent,
-      prices: config.prices,
-      rateLimits: config.rateLimits,
-      contextWindow: config.contextWindow,
-      contextWindows: config.contextWindows,
-      summarizeAt: config.summarizeAt,
-      ragTopK: config.ragTopK,
-      ragDenseWeight: config.ragDenseWeight,
-    },
+    agentSettings: agentSettingsFrom(config),
   };
 }
 

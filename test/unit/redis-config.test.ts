@@ -7,7 +7,8 @@ import { readRedisConfig, REDIS_ENV_NAMES, type RedisConfig } from '../../shared
 
 /**
  * The zod schemas these variables had in shared/config/config.ts before they were read without zod (issue 19,
- * CLI cold start): the reference for what each value must give, message for message.
+ * CLI cold start): the reference for which values are accepted and what each gives (the refusals' words
+ * are now the declarations' own, shared/config/settings/redis.ts).
  */
 const shardsMessage =
   'AGENTQ_SHARDS must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)';
@@ -105,7 +106,7 @@ const configKeys: Record<string, keyof RedisConfig> = {
 };
 
 describe('the Redis settings, read without zod', () => {
-  it('reads each of its variables as the zod schema did: the same value, or the same refusal', () => {
+  it('reads each of its variables as the zod schema did: the same value, or a refusal naming the value', () => {
     const refusals = expectReaderMatchesZod({
       values,
       zodSchemas,
@@ -123,7 +124,7 @@ describe('the Redis settings, read without zod', () => {
     expect(light).toEqual({
       code: 'INVALID_INPUT',
       message:
-        'invalid configuration: AGENTQ_TENANT: Invalid string: must match pattern /^[A-Za-z0-9_.-]{1,128}$/; AGENTQ_EVENTS_MAXLEN: Invalid input: expected number, received NaN; AGENTQ_SHARDS: AGENTQ_SHARDS must be at least 1 (set 1 unless you run Redis Cluster) (see the configuration table in README.md)',
+        'invalid configuration: AGENTQ_TENANT: must be 1-128 letters, digits, \'_\', \'.\' or \'-\', got "a b"; AGENTQ_EVENTS_MAXLEN: must be a whole number ≥ 10, got "x"; AGENTQ_SHARDS: must be a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster), got "0" (see docs/reference/configuration.md)',
     });
     expect(readOutcome(() => loadConfig(env), configKeys['AGENTQ_TENANT']!)).toEqual(light);
   });

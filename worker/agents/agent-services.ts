@@ -1,63 +1,15 @@
 import type { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import type { NodeContext } from '../../shared/graph/node-context.js';
-import type { ContextWindowTable } from '../../shared/llm/context-window.js';
-import type { PriceTable } from '../../shared/llm/price-table.js';
-import type { RateLimitTable } from '../../shared/llm/rate-limit-table.js';
 import type { ProviderRateLimiter } from '../../shared/operations/limits/provider-rate-limiter.js';
 import { ToolRegistry } from './tools/tool-registry.js';
 import type { AnyGuardrail } from './guardrails/define-guardrail.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import type { Moderator } from '../../shared/ports/moderator.js';
 import type { LanguageModel } from '../../shared/ports/language-model.js';
+import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './agent-settings.js';
 
-/** Limits and switches of agent nodes (from AGENTQ_* in the config; see docs/reference/configuration.md). */
-export interface AgentSettings {
-  /** Model responses with tool calls per run before the model is asked for a final answer without tools. @default 10 */
-  maxToolRounds: number;
-  /** A tool result longer than this is cut, with a marker saying so. @default 20000 */
-  maxToolResultChars: number;
-  /** `max_tokens` of each model request. @default undefined (the provider's limit) */
-  maxTokens?: number;
-  /** Record prompts, responses, tool arguments and results in spans. @default false */
-  traceContent: boolean;
-  /** USD per 1M input and output tokens, by model id. @default {} (cost 0) */
-  prices: PriceTable;
-  /**
-   * Requests/min and tokens/min per model (`*` for every model without its own entry), enforced by
-   * `services.rateLimiter` across all workers. @default {} (unlimited)
-   */
-  rateLimits: RateLimitTable;
-  /** Context window in tokens of models without an entry in `contextWindows`. @default 8192 */
-  contextWindow: number;
-  /** Context windows by model id. @default {} */
-  contextWindows: ContextWindowTable;
-  /**
-   * History is summarised (its own step) when a prompt would exceed this share of the model's context
-   * window; 0 = never. @default 0.75
-   */
-  summarizeAt: number;
-  /** Passages of each `rag-agent` search the model reads, best first (a run's `top_k` overrides). @default 6 */
-  ragTopK: number;
-  /**
-   * Weight of the extractive answerer's dense sentence match (an in-process embedder compares the best
-   * passages' likeliest sentences with the question); 0 = not asked. @default 2
-   */
-  ragDenseWeight: number;
-}
-
-export const DEFAULT_AGENT_SETTINGS: Readonly<AgentSettings> = Object.freeze({
-  maxToolRounds: 10,
-  maxToolResultChars: 20_000,
-  traceContent: false,
-  prices: {},
-  rateLimits: {},
-  contextWindow: 8192,
-  contextWindows: {},
-  summarizeAt: 0.75,
-  ragTopK: 6,
-  ragDenseWeight: 2,
-});
+export { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './agent-settings.js';
 
 /** What `callLanguageModel` needs of a rate limiter (`ProviderRateLimiter` is the Redis one). */
 export type RequestRateLimiter = Pick<ProviderRateLimiter, 'acquire' | 'settle'>;

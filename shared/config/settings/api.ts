@@ -1,0 +1,111 @@
+// Setting declarations: read shared/config/settings/all-settings.ts first (how to add one).
+import { flag, integer, parsed, quoteValue, text, type Read } from '../setting-builders.js';
+import { defineArea, type AreaConfig } from '../settings-area.js';
+import { parseTenantBudgetLimits, type TenantBudgetLimits } from '../../operations/limits/tenant-budget-limits.js';
+
+/** The HTTP API: where it listens, who may call it, the limits per caller and tenant, the dashboard. */
+export const apiArea = defineArea({
+  title: 'HTTP API, tenants and dashboard',
+  intro:
+    'Where the API listens, who may call it, and the limits per key and tenant. The tenant limits are read wherever runs are created: clients, API and workers.',
+  settings: {
+    port: integer({ env: 'PORT', min: 0, max: 65_535, default: 3000, doc: 'API listen port.' }),
+    host: text({
+      env: 'HOST',
+      default: '127.0.0.1',
+      doc: 'API listen address; forced to loopback while no API key is configured.',
+      when: '`0.0.0.0` to serve other machines (needs API keys).',
+    }),
+    apiKeys: text({
+      env: 'AGENTQ_API_KEYS',
+      secret: true,
+      allowed: '`<key>:<tenant>:<role>` entries separated by commas',
+      doc: 'API keys: `<key>:<tenant>:<role>,…` (roles `producer`, `admin`; each key at least 16 characters, e.g. `openssl rand -hex 24`); unset: the API runs open on loopback only, and says so.',
+      when: 'Before the API serves anything but this machine.',
+    }),
+    apiKeysFile: text({
+      env: 'AGENTQ_API_KEYS_FILE',
+      allowed: 'a file path',
+      doc: 'A file of the same entries, one per line or comma-separated.',
+      when: 'To keep keys out of the environment (a mounted secret).',
+    }),
+    bodyLimitBytes: integer({
+      env: 'AGENTQ_BODY_LIMIT_BYTES',
+      min: 1024,
+      default: 1024 * 1024,
+      shownDefault: '`1048576` (1 MiB)',
+      doc: 'Larger request bodies get 413.',
+      when: 'Raise it for large run inputs.',
+    }),
+    rateLimitPerMinute: integer({
+      env: 'AGENTQ_RATE_LIMIT_PER_MINUTE',
+      min: 0,
+      default: 600,
+      doc: 'Requests per API key per minute (429 with `Retry-After`); 0 = unlimited.',
+    }),
+    tenantMaxInflight: integer({
+      env: 'AGENTQ_TENANT_MAX_INFLIGHT',
+      min: 0,
+      default: 1000,
+      doc: 'Unfinished runs per tenant (429 with `Retry-After`); 0 = unlimited.',
+    }),
+    tenantFairShare: integer({
+      env: 'AGENTQ_TENANT_FAIR_SHARE',
+      min: 0,
+      default: 50,
+      doc: 'A tenant’s unfinished runs (batch questions aside) beyond which its new runs queue behind other tenants’ (their BullMQ priority is raised by 1000 per whole share held); 0 = off.',
+      when: 'Lower it when one tenant’s bursts delay the others; 0 for a single tenant.',
+    }),
+    tenantBudgetDefaults: parsed({
+      env: 'AGENTQ_TENANT_BUDGET_DEFAULTS',
+      default: '{}',
+      shownDefault: '`{}` (unlimited)',
+      allowed: 'JSON like `{"tokensPerDay":1000000,"costUsdPerMonth":50}`',
+      doc: 'Budgets of a tenant an admin has set none for: `tokensPerDay`, `tokensPerMonth`, `costUsdPerDay`, `costUsdPerMonth`.',
+      read: (value): Read<TenantBudgetLimits> => {
+        try {
+          return { value: parseTenantBudgetLimits(JSON.parse(value)) };
+        } catch (error) {
+          return {
+            problems: [`must be JSON like {"tokensPerDay":1000000,"costUsdPerMonth":50}: ${(error as Error).message}`],
+          };
+        }
+      },
+    }),
+    dashboardWrite: flag({
+      env: 'AGENTQ_DASHBOARD_WRITE',
+      default: false,
+      doc: 'Bull Board may retry, remove and promote jobs (read-only otherwise).',
+    }),
+    dashboardSessionSeconds: integer({
+      env: 'AGENTQ_DASHBOARD_SESSION_SECONDS',
+      min: 60,
+      default: 12 * 3600,
+      shownDefault: '`43200` (12 h)',
+      doc: 'Lifetime of a dashboard sign-in cookie.',
+    }),
+    traceUrl: parsed({
+      env: 'AGENTQ_TRACE_URL',
+      allowed: 'an http(s) URL containing `{traceId}`',
+      doc: 'A trace viewer’s URL with `{traceId}` in it: the run inspector links each run’s trace id there; unset, the id is shown as text.',
+      when: 'When traces are exported; Jaeger from `docker-compose.yml`: `http://localhost:16686/trace/{traceId}`.',
+      read: (value): Read<string> =>
+        value.includes('{traceId}') && /^https?:\/\//.test(value)
+          ? { value }
+          : {
+              problems: [
+                `must be an http(s) URL containing {traceId}, e.g. http://localhost:16686/trace/{traceId}, got ${quoteValue(value)}`,
+              ],
+            },
+    }),
+    chatWaitMs: integer({
+      env: 'AGENTQ_CHAT_WAIT_MS',
+      min: 0,
+      default: 30_000,
+      doc: '`POST /v1/agent/chat` waits this long for the `rag-agent` run’s answer (200); after it, the answer is 202 with the run record and `Location: /v1/runs/<id>` to poll; 0 = always 202.',
+    }),
+  },
+  configOf: (values) => ({ ...values, traceUrl: values.traceUrl ?? null }),
+});
+
+export type ApiConfig = AreaConfig<typeof apiArea>;

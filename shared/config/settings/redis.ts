@@ -1,0 +1,95 @@
+// Setting declarations: read shared/config/settings/all-settings.ts first (how to add one).
+import { integer, matching, text, url } from '../setting-builders.js';
+import { defineArea, type AreaConfig } from '../settings-area.js';
+import { DEFAULT_TENANT, ID_PATTERN } from '../../contracts/ids.js';
+import { DEFAULT_KEY_PREFIX } from '../../store/keys.js';
+import { DEFAULT_QUEUE_PREFIX } from '../../contracts/queues.js';
+import { checkClusterConfig, parseClusterNodes } from '../../adapters/redis/redis-cluster-nodes.js';
+
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/**
+ * Where agentq's Redis is and how its run store is laid out: all that the CLI's read commands
+ * (`status`, `runs`, `steps`, …) need, read by them without the rest (shared/config/redis-config.ts).
+ */
+export const redisArea = defineArea({
+  title: 'Redis and the run store',
+  intro:
+    'Where Redis is and how the run store is laid out. The CLI’s read commands (`status`, `runs`, `steps`, `wait`, `events`, `purge`) read only these, so a bad value of another variable does not stop them.',
+  settings: {
+    redisUrl: url({
+      env: 'REDIS_URL',
+      example: 'redis://127.0.0.1:6379',
+      shownDefault: `\`${DEFAULT_REDIS_URL}\``,
+      doc: 'Redis for the queues and the run store. Unset in `agentq start`: the local Redis on `AGENTQ_LOCAL_REDIS_PORT`, or a private redis-server started there.',
+      when: 'For any other Redis; `rediss://` for TLS.',
+    }),
+    redisClusterNodes: text({
+      env: 'REDIS_CLUSTER_NODES',
+      allowed: '`host:port` entries separated by commas',
+      doc: 'Redis Cluster seed nodes (any nodes of one cluster): every component connects to the cluster.',
+      when: 'To run on a Redis Cluster. Refused together with `REDIS_URL`, and `AGENTQ_QUEUE_PREFIX` must then carry a hash tag such as `{agentq}`.',
+    }),
+    queuePrefix: matching({
+      env: 'AGENTQ_QUEUE_PREFIX',
+      default: DEFAULT_QUEUE_PREFIX,
+      pattern: /^[^:]+$/,
+      allowed: 'text without `:`',
+      doc: 'BullMQ key prefix.',
+      when: 'On a Redis Cluster: a hash tag such as `{agentq}`.',
+    }),
+    keyPrefix: matching({
+      env: 'AGENTQ_KEY_PREFIX',
+      default: DEFAULT_KEY_PREFIX,
+      pattern: /^[^:{}]+$/,
+      allowed: 'text without `:`, `{` or `}`',
+      doc: 'Run-store key prefix.',
+      when: 'To let several deployments share one Redis.',
+    }),
+    tenant: matching({
+      env: 'AGENTQ_TENANT',
+      default: DEFAULT_TENANT,
+      pattern: ID_PATTERN,
+      allowed: "1-128 letters, digits, '_', '.' or '-'",
+      doc: 'Tenant of the CLI and the client when a request names none.',
+    }),
+    retentionSeconds: integer({
+      env: 'AGENTQ_RETENTION_SECONDS',
+      min: 1,
+      default: 7 * 24 * 3600,
+      shownDefault: '`604800` (7 days)',
+      doc: 'Finished runs expire after this long.',
+    }),
+    eventsMaxLen: integer({
+      env: 'AGENTQ_EVENTS_MAXLEN',
+      min: 10,
+      default: 1000,
+      doc: 'Each run’s event stream is trimmed to about this many events.',
+    }),
+    shards: integer({
+      env: 'AGENTQ_SHARDS',
+      min: 1,
+      max: 1024,
+      default: 1,
+      allowed: 'a whole number from 1 to 1024 (the number of step-queue shards; 1 unless you run Redis Cluster)',
+      doc: 'Step-queue shards: a run’s keys and its step jobs share shard `k`’s hash tag, so they spread evenly over the masters of a Redis Cluster.',
+      when: 'On a Redis Cluster: a multiple of the masters. Every worker and producer of a deployment must use the same value (the first worker records it; later ones with another value refuse to start); changing it needs a drained deployment.',
+    }),
+    redisCommandTimeoutMs: integer({
+      env: 'AGENTQ_REDIS_COMMAND_TIMEOUT_MS',
+      min: 50,
+      default: 750,
+      doc: 'Producers (client, API) fail fast when Redis does not answer: a request already waiting when Redis stops gets its 503 within this time, later ones at once.',
+      when: 'Raise it for a Redis far away (round trips near it).',
+    }),
+  },
+  /** Refuses a malformed REDIS_CLUSTER_NODES, or cluster settings that contradict the others. */
+  configOf: ({ redisClusterNodes, ...values }) => {
+    const nodes = redisClusterNodes === undefined ? undefined : parseClusterNodes(redisClusterNodes);
+    if (nodes) checkClusterConfig(values.redisUrl, values.queuePrefix);
+    return { ...values, redisClusterNodes: nodes };
+  },
+});
+
+/** Where agentq's Redis is and how its run store is laid out. */
+export type RedisConfig = AreaConfig<typeof redisArea>;
