@@ -129,7 +129,7 @@ export const cliColdStartSection: BenchSection = {
           0,
         );
         log(
-          `agentq ${args.join(' ')}: median ${figures[`cli_cold_start_ms_${name}`]} ms wall, ${figures[`cli_cpu_ms_${name}`]} ms CPU, of ${repeats}`,
+          `${name}, agentq ${args.join(' ')}: median ${figures[`cli_cold_start_ms_${name}`]} ms wall, ${figures[`cli_cpu_ms_${name}`]} ms CPU, of ${repeats}`,
         );
       }
     } finally {
