@@ -17,7 +17,10 @@ agentq reads its settings from environment variables, each declared once in \`sh
 worker or the API starts: a bad value stops the process with \`INVALID_INPUT\` and a message naming the
 variable, the value given and what is allowed, every bad variable at once, e.g.
 
-    invalid configuration: AGENTQ_WORKER_CONCURRENCY: must be a whole number ≥ 1, got "0" (see docs/reference/configuration.md)
+<!-- tested: test/unit/configuration-reference.test.ts -->
+\`\`\`text
+invalid configuration: AGENTQ_WORKER_CONCURRENCY: must be a whole number ≥ 1, got "0"; AGENTQ_LLM_STREAM: must be true or false (or 1/0, yes/no), got "on" (see docs/reference/configuration.md)
+\`\`\`
 
 Secrets (API keys, signing secrets) are never repeated in such a message, and a URL's user and password
 are masked. The CLI's read commands (\`status\`, \`runs\`, \`steps\`, \`wait\`, \`events\`, \`purge\`) read only

@@ -8,6 +8,7 @@ import {
   CONFIGURATION_REFERENCE_PATH,
   renderConfigurationReference,
 } from '../../scripts/render-configuration-reference.js';
+import { docSnippet } from '../helpers/doc-pages.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const settings = SETTINGS_AREAS.flatMap((area) => Object.entries(area.settings));
@@ -26,6 +27,11 @@ describe('the configuration reference page (docs/reference/configuration.md)', (
       committed === renderConfigurationReference(),
       `${CONFIGURATION_REFERENCE_PATH} is stale: the declarations in shared/config/settings/ changed; run npm run docs:config and commit the page`,
     ).toBe(true);
+  });
+
+  it('quotes a refusal as loadConfig words it (docs/reference/configuration.md)', () => {
+    const example = docSnippet('docs/reference/configuration.md', 'text', 'invalid configuration:').trim();
+    expect(() => loadConfig({ AGENTQ_WORKER_CONCURRENCY: '0', AGENTQ_LLM_STREAM: 'on' })).toThrow(example);
   });
 
   it('shows every setting once, with its default and what is allowed', () => {
