@@ -1,4 +1,20 @@
-import { QueueKeys } from 'bullmq';
+import { createRequire } from 'node:module';
+import type { QueueKeys as BullmqQueueKeys } from 'bullmq';
+
+type QueueKeysClass = typeof BullmqQueueKeys;
+let queueKeysClass: QueueKeysClass | undefined;
+
+/**
+ * BullMQ's QueueKeys, loaded on first use from its own small module: the CLI's read commands import the
+ * run store (whose scripts name these keys) without ever adding a job, and must not load BullMQ
+ * (test/integration/cli-read-path.test.ts). The class is stateless, so the CommonJS copy is the same.
+ */
+function QueueKeys(prefix: string): BullmqQueueKeys {
+  queueKeysClass ??= (
+    createRequire(import.meta.url)('bullmq/dist/cjs/classes/queue-keys.js') as { QueueKeys: QueueKeysClass }
+  ).QueueKeys;
+  return new queueKeysClass(prefix);
+}
 
 /**
  * A BullMQ queue's Redis keys by the names BullMQ gives them (QueueKeys.getKeys), and the KEYS layout of
@@ -74,7 +90,7 @@ export type LayoutScript = keyof typeof SCRIPT_KEY_LAYOUTS;
 
 /** The keys of queue `name` under `prefix` (`bull`, or a shard's `bull:{s0}`), as BullMQ's QueueKeys names them. */
 export function bullmqQueueKeys(prefix: string, name: string): NamedQueueKeys {
-  const keys = new QueueKeys(prefix).getKeys(name);
+  const keys = QueueKeys(prefix).getKeys(name);
   const named = { prefix: keys['']! } as NamedQueueKeys;
   for (const key of QUEUE_KEY_NAMES) named[key] = keys[key]!;
   return named;
@@ -82,7 +98,7 @@ export function bullmqQueueKeys(prefix: string, name: string): NamedQueueKeys {
 
 /** BullMQ's `<prefix>:<queue>`: the base every key of the queue starts with (what Worker.toKey prepends). */
 export function queueQualifiedName(prefix: string, name: string): string {
-  return new QueueKeys(prefix).getQueueQualifiedName(name);
+  return QueueKeys(prefix).getQueueQualifiedName(name);
 }
 
 function layout(script: LayoutScript, keys: NamedQueueKeys, jobId = ''): string[] {
