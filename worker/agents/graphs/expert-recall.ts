@@ -1,4 +1,6 @@
+import { AgentqError } from '../../../shared/contracts/errors.js';
 import { cosineSimilarity } from '../../../shared/retrieval/cosine-similarity.js';
+import { expertNames, type Expert, type RecallMode } from '../schemas/multi-agent-input.js';
 
 /** An item and how similar it is to the query (higher is more similar). */
 export interface Scored {
@@ -68,4 +70,39 @@ export function rankLexically(query: string, documents: readonly string[], top: 
     return score;
   });
   return rankScores(scores, top);
+}
+
+/** A run's recall mode and named lead: its input's, else the graph's. */
+export function leadChoiceOf(
+  input: { recall?: RecallMode | undefined; lead?: string | undefined },
+  graphRecall: RecallMode,
+  graphLead: string | undefined,
+): { recallMode: RecallMode; leadName: string | null } {
+  const recallMode = input.recall ?? (input.lead !== undefined ? 'specific' : graphRecall);
+  return { recallMode, leadName: recallMode === 'specific' ? (input.lead ?? graphLead ?? null) : null };
+}
+
+/** `first` and `specific`: the lead by position or by name, then the next experts in list order. */
+export function chooseLead(state: {
+  experts: readonly Expert[];
+  topN: number;
+  recallMode: RecallMode;
+  leadName: string | null;
+}): { recall: 'first' | 'specific'; selected: { name: string; score: null }[] } {
+  const index = state.recallMode === 'first' ? 0 : state.experts.findIndex((expert) => expert.name === state.leadName);
+  if (state.leadName === null && state.recallMode === 'specific')
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `multi-agent: recall 'specific' needs lead, the name of the expert who leads; known experts: ${expertNames(state.experts)}`,
+    );
+  if (index < 0)
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `multi-agent: the lead '${state.leadName}' is not one of the run's experts; known experts: ${expertNames(state.experts)}`,
+    );
+  const order = [state.experts[index]!, ...state.experts.filter((_, position) => position !== index)];
+  return {
+    recall: state.recallMode === 'first' ? 'first' : 'specific',
+    selected: order.slice(0, state.topN).map((expert) => ({ name: expert.name, score: null })),
+  };
 }

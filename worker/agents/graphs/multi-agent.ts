@@ -4,6 +4,8 @@ import { channel } from '../../../shared/graph/channels.js';
 import { defineGraph } from '../../../shared/graph/define-graph.js';
 import { END, Send, START } from '../../../shared/graph/graph.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
+import { planGuardrails, type GuardrailPlan, type GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
+import { guardAnswer, guardInput } from '../guardrails/guard-text.js';
 import { memoryChannel } from '../memory/memory-state.js';
 import { messageWindow } from '../memory/message-window.js';
 import { loadPromptHistory } from '../memory/prompt-history.js';
@@ -15,14 +17,13 @@ import { agentSettingsOf, embedderOf } from '../agent-services.js';
 import type { ToolCall, ToolDescription } from '../../../shared/ports/language-model.js';
 import type { Message } from '../../../shared/contracts/run-record.js';
 import {
-  expertNames,
   multiAgentInputSchema,
   type Expert,
   type MultiAgentOutput,
   type RecallMode,
 } from '../schemas/multi-agent-input.js';
 import { memoryChoiceOf } from '../schemas/react-agent-input.js';
-import { rankByEmbedding, rankLexically } from './expert-recall.js';
+import { chooseLead, leadChoiceOf, rankByEmbedding, rankLexically } from './expert-recall.js';
 import { FINAL_ANSWER_REQUEST } from './react-agent.js';
 
 const RETRY = { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } } as const;
@@ -82,6 +83,8 @@ export interface MultiAgentGraphOptions {
   recall?: RecallMode;
   /** The expert who leads with `recall: 'specific'` (a run's `lead` overrides); runs must list it. */
   lead?: string;
+  /** Input guardrails on the query, output guardrails on the lead's answer (a run's `guardrails` replaces a stage's list). @default none */
+  guardrails?: GuardrailsInput;
 }
 
 /**
@@ -103,6 +106,7 @@ export function createMultiAgentGraph({
   version = '1',
   recall: graphRecall = 'similarity',
   lead: graphLead,
+  guardrails,
 }: MultiAgentGraphOptions = {}) {
   if (graphRecall === 'specific' && !graphLead)
     throw new AgentqError('INVALID_INPUT', "createMultiAgentGraph: recall 'specific' needs lead, the expert who leads");
@@ -132,12 +136,18 @@ export function createMultiAgentGraph({
       memory: memoryChannel(),
       /** The lead's prompt is too long: the next step summarises the history. */
       summarize: channel.replace(false),
+      /** The graph's guardrails with the run's overrides (none in runs admitted before this key existed). */
+      guardrails: channel.replace<GuardrailPlan>(() => planGuardrails()),
+      /** Output guardrail reprompts so far, and whether the last answer was sent back to the lead. */
+      reprompts: channel.replace(0),
+      reprompting: channel.replace(false),
     },
     initialState: (input) => ({
       query: input.query,
       experts: input.experts,
       topN: input.topN,
       ...leadChoiceOf(input, graphRecall, graphLead),
+      guardrails: planGuardrails(guardrails, input.guardrails),
       ...memoryChoiceOf(input.memory),
     }),
     output: (state): MultiAgentOutput => ({
@@ -151,19 +161,24 @@ export function createMultiAgentGraph({
     .node(
       'recall',
       async (state, context) => {
-        if (state.recallMode !== 'similarity') return chooseLead(state);
+        // The input guardrails see the query before anything is embedded or asked (a rewrite is what follows).
+        const query = await guardInput(context, state.guardrails, state.query);
+        const rewritten = query === state.query ? {} : { query };
+        if (state.recallMode !== 'similarity') return { ...rewritten, ...chooseLead(state) };
         const embedder = embedderOf(context);
         const texts = state.experts.map(recallText);
         if (!embedder) {
-          const ranked = rankLexically(state.query, texts, state.topN);
+          const ranked = rankLexically(query, texts, state.topN);
           return {
+            ...rewritten,
             recall: 'lexical' as const,
             selected: ranked.map(({ index, score }) => ({ name: state.experts[index]!.name, score: round(score) })),
           };
         }
-        const { vectors } = await embedTexts(context, embedder, [state.query, ...texts]);
+        const { vectors } = await embedTexts(context, embedder, [query, ...texts]);
         const ranked = rankByEmbedding(vectors[0]!, vectors.slice(1), state.topN);
         return {
+          ...rewritten,
           recall: 'embedding' as const,
           selected: ranked.map(({ index, score }) => ({ name: state.experts[index]!.name, score: round(score) })),
         };
@@ -218,11 +233,31 @@ export function createMultiAgentGraph({
               : `the lead expert '${lead.name}' called tools (${calls.map((call) => call.function.name).join(', ')}) although it has no colleagues to consult`,
           );
         }
+        if (calls.length > 0)
+          return {
+            messages: [...added, response.message],
+            summarize: false,
+            reprompting: false,
+            pendingConsults: calls,
+            toolRounds: state.toolRounds + 1,
+          };
+        // The answer joins the history as the output guardrails leave it (rewritten, or with the rejection).
+        const guarded = await guardAnswer(context, state.guardrails, state.reprompts, response.message.content ?? '');
+        const answered = { ...response.message, content: guarded.text };
+        if (guarded.action === 'reprompt')
+          return {
+            messages: [...added, answered, guarded.rejection],
+            summarize: false,
+            pendingConsults: [],
+            reprompts: guarded.reprompts,
+            reprompting: true,
+          };
         return {
-          messages: [...added, response.message],
+          messages: [...added, answered],
           summarize: false,
-          pendingConsults: calls,
-          ...(calls.length > 0 ? { toolRounds: state.toolRounds + 1 } : { answer: response.message.content ?? '' }),
+          reprompting: false,
+          pendingConsults: [],
+          answer: guarded.text,
         };
       },
       RETRY,
@@ -285,8 +320,10 @@ export function createMultiAgentGraph({
           ? 'summarize'
           : state.pendingConsults.length > 0
             ? state.pendingConsults.map((call) => new Send('consult', call))
-            : END,
-      ['summarize', 'consult', END],
+            : state.reprompting
+              ? 'lead'
+              : END,
+      ['summarize', 'consult', 'lead', END],
     )
     .edge('summarize', 'lead')
     .edge('consult', 'lead')
@@ -295,41 +332,6 @@ export function createMultiAgentGraph({
 
 /** The built-in `multi-agent@1`. */
 export const multiAgentGraph = createMultiAgentGraph();
-
-/** A run's recall mode and named lead: its input's, else the graph's. */
-function leadChoiceOf(
-  input: { recall?: RecallMode | undefined; lead?: string | undefined },
-  graphRecall: RecallMode,
-  graphLead: string | undefined,
-): { recallMode: RecallMode; leadName: string | null } {
-  const recallMode = input.recall ?? (input.lead !== undefined ? 'specific' : graphRecall);
-  return { recallMode, leadName: recallMode === 'specific' ? (input.lead ?? graphLead ?? null) : null };
-}
-
-/** `first` and `specific`: the lead by position or by name, then the next experts in list order. */
-function chooseLead(state: {
-  experts: readonly Expert[];
-  topN: number;
-  recallMode: RecallMode;
-  leadName: string | null;
-}): { recall: 'first' | 'specific'; selected: { name: string; score: null }[] } {
-  const index = state.recallMode === 'first' ? 0 : state.experts.findIndex((expert) => expert.name === state.leadName);
-  if (state.leadName === null && state.recallMode === 'specific')
-    throw new AgentqError(
-      'INVALID_INPUT',
-      `multi-agent: recall 'specific' needs lead, the name of the expert who leads; known experts: ${expertNames(state.experts)}`,
-    );
-  if (index < 0)
-    throw new AgentqError(
-      'INVALID_INPUT',
-      `multi-agent: the lead '${state.leadName}' is not one of the run's experts; known experts: ${expertNames(state.experts)}`,
-    );
-  const order = [state.experts[index]!, ...state.experts.filter((_, position) => position !== index)];
-  return {
-    recall: state.recallMode === 'first' ? 'first' : 'specific',
-    selected: order.slice(0, state.topN).map((expert) => ({ name: expert.name, score: null })),
-  };
-}
 
 function expertNamed(experts: readonly Expert[], name: string): Expert {
   const expert = experts.find((candidate) => candidate.name === name);

@@ -6,6 +6,8 @@ import { callLanguageModel } from '../llm/call-language-model.js';
 import { generateObject } from '../llm/generate-object.js';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import { estimateTextTokens } from '../../../shared/llm/estimate-tokens.js';
+import { planGuardrails, type GuardrailPlan, type GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
+import { guardAnswer, guardInput } from '../guardrails/guard-text.js';
 import { memoryChannel } from '../memory/memory-state.js';
 import { messageWindow } from '../memory/message-window.js';
 import { loadPromptHistory } from '../memory/prompt-history.js';
@@ -60,6 +62,10 @@ export const reflectState = {
   memory: memoryChannel(),
   /** The writer's prompt is too long: the next step summarises the history. */
   summarize: channel.replace(false),
+  /** The graph's guardrails with the run's overrides (none in runs admitted before this key existed). */
+  guardrails: channel.replace<GuardrailPlan>(() => planGuardrails()),
+  /** Output guardrail reprompts so far. */
+  reprompts: channel.replace(0),
 };
 export type ReflectState = StateOf<typeof reflectState>;
 type ReflectUpdate = NodeResult<typeof reflectState>;
@@ -84,6 +90,8 @@ export interface ReflectGraphOptions {
   judge?: ReflectJudge;
   /** Drafts at most unless a run's `maxIterations` says otherwise (1-10). @default 3 */
   maxIterations?: number;
+  /** Input guardrails on the task, output guardrails on the final draft (a run's `guardrails` replaces a stage's list). @default none */
+  guardrails?: GuardrailsInput;
 }
 
 /**
@@ -108,6 +116,7 @@ export function createReflectGraph({
   writer,
   judge,
   maxIterations = 3,
+  guardrails,
 }: ReflectGraphOptions = {}) {
   const builder = defineGraph({
     name,
@@ -117,6 +126,7 @@ export function createReflectGraph({
     initialState: (input) => ({
       task: input.task,
       maxIterations: input.maxIterations ?? maxIterations,
+      guardrails: planGuardrails(guardrails, input.guardrails),
       ...(input.criteria === undefined ? {} : { criteria: input.criteria }),
       ...(input.writerSystem === undefined ? {} : { writerSystem: input.writerSystem }),
       ...(input.judgeSystem === undefined ? {} : { judgeSystem: input.judgeSystem }),
@@ -147,14 +157,20 @@ export function createReflectGraph({
   const judgeIsGraph = judge !== undefined && typeof judge !== 'function';
   if (writerIsGraph) builder.node('write', writer).node('drafted', (state) => drafted(state), RETRY);
   else builder.node('write', writer ? countDraft(writer) : builtInWriter, RETRY);
-  if (judgeIsGraph) builder.node('judge', judge).node('reviewed', (state) => reviewed(state), RETRY);
+  if (judgeIsGraph) builder.node('judge', judge).node('reviewed', (state, context) => reviewed(state, context), RETRY);
   else builder.node('judge', judge ? judgeWith(judge) : builtInJudge, RETRY);
+  // The input guardrails check the task before the first draft, whatever the writer is.
+  builder.node('input_guard', async (state, context) => {
+    const task = await guardInput(context, state.guardrails, state.task);
+    return task === state.task ? {} : { task };
+  });
   const afterWrite = writerIsGraph ? 'drafted' : 'write';
   const afterJudge = judgeIsGraph ? 'reviewed' : 'judge';
   if (writerIsGraph) builder.edge('write', 'drafted');
   if (judgeIsGraph) builder.edge('judge', 'reviewed');
   return builder
-    .edge(START, 'write')
+    .route(START, (state) => (state.guardrails.input.length > 0 ? 'input_guard' : 'write'), ['input_guard', 'write'])
+    .edge('input_guard', 'write')
     .route(afterWrite, (state) => (state.summarize ? 'summarize' : 'judge'), ['summarize', 'judge'])
     .edge('summarize', 'write')
     .route(afterJudge, (state) => (state.approved || state.iteration >= state.maxIterations ? END : 'write'), [
@@ -212,11 +228,38 @@ const builtInJudge = async (state: Readonly<ReflectState>, context: NodeContext)
       },
     ],
   });
-  return applyVerdict(state, verdict);
+  return applyVerdict(context, state, verdict);
 };
 
-/** A verdict on the latest draft: recorded, and (when another draft follows) its critique sent to the writer. */
-function applyVerdict(state: Readonly<ReflectState>, verdict: ReflectVerdict): ReflectUpdate {
+/**
+ * A verdict on the latest draft: recorded, and (when another draft follows) its critique sent to the
+ * writer. A draft that ends the loop (approved, or the last one) passes the output guardrails first: a
+ * rewrite becomes the answer; a reprompt counts as a critique while drafts are left, else it blocks.
+ */
+async function applyVerdict(
+  context: NodeContext,
+  state: Readonly<ReflectState>,
+  verdict: ReflectVerdict,
+): Promise<ReflectUpdate> {
+  const reviewed = recordVerdict(state, verdict);
+  if (!reviewed.ends) return reviewed.update;
+  const drafts = state.iteration < state.maxIterations;
+  const guarded = await guardAnswer(context, state.guardrails, state.reprompts, state.draft, drafts);
+  if (guarded.action === 'pass') return { ...reviewed.update, draft: guarded.text };
+  const critique = String(guarded.rejection.content);
+  return {
+    ...reviewed.update,
+    approved: false,
+    critique,
+    reprompts: guarded.reprompts,
+    messages: [{ role: 'user' as const, content: critiqueMessage(critique) }],
+  };
+}
+
+function recordVerdict(
+  state: Readonly<ReflectState>,
+  verdict: ReflectVerdict,
+): { update: ReflectUpdate; ends: boolean } {
   const review = {
     iteration: state.iteration,
     approved: verdict.approved,
@@ -224,11 +267,14 @@ function applyVerdict(state: Readonly<ReflectState>, verdict: ReflectVerdict): R
   };
   const another = !verdict.approved && state.iteration < state.maxIterations;
   return {
-    approved: verdict.approved,
-    reviews: review,
-    critique: review.critique,
-    verdict: null,
-    ...(another ? { messages: [{ role: 'user' as const, content: critiqueMessage(review.critique) }] } : {}),
+    ends: !another,
+    update: {
+      approved: verdict.approved,
+      reviews: review,
+      critique: review.critique,
+      verdict: null,
+      ...(another ? { messages: [{ role: 'user' as const, content: critiqueMessage(review.critique) }] } : {}),
+    },
   };
 }
 
@@ -245,13 +291,13 @@ function drafted(state: Readonly<ReflectState>): ReflectUpdate {
 function judgeWith(judge: NodeFunction<typeof reflectState>): NodeFunction<typeof reflectState> {
   return async (state, context) => {
     const update = (await judge(state, context)) ?? {};
-    return { ...update, ...applyVerdict(state, verdictOf(update.verdict, 'judge')) };
+    return { ...update, ...(await applyVerdict(context, state, verdictOf(update.verdict, 'judge'))) };
   };
 }
 
 /** After a judge subgraph: its verdict (in the state) applied. */
-function reviewed(state: Readonly<ReflectState>): ReflectUpdate {
-  return applyVerdict(state, verdictOf(state.verdict, 'judge subgraph'));
+function reviewed(state: Readonly<ReflectState>, context: NodeContext): Promise<ReflectUpdate> {
+  return applyVerdict(context, state, verdictOf(state.verdict, 'judge subgraph'));
 }
 
 function verdictOf(value: unknown, who: string): ReflectVerdict {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { guardrailsInputSchema } from '../../../shared/contracts/guardrail-spec.js';
 import { memoryOptionSchema } from './react-agent-input.js';
 
 /** One expert of a `multi-agent` run. */
@@ -61,6 +62,8 @@ export const multiAgentInputSchema = z
     recall: z.enum(RECALL_MODES).optional(),
     /** The expert who leads with `recall: "specific"`: one of `experts`' names. */
     lead: z.string().optional(),
+    /** Input guardrails on the query, output guardrails on the lead's answer (each stage replaces the graph's). @default the graph's (none) */
+    guardrails: guardrailsInputSchema.optional(),
   })
   .strict()
   .superRefine((input, context) => {

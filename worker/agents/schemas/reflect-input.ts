@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { guardrailsInputSchema } from '../../../shared/contracts/guardrail-spec.js';
 import { memoryOptionSchema } from './react-agent-input.js';
 
 /**
@@ -28,6 +29,8 @@ export const reflectInputSchema = z
     judgeSystem: z.string().max(100_000).optional(),
     /** `{ window: N }`: the writer sees its system prompt and the task, then only the last N messages (drafts and critiques); `{ summarizeAt: x }`: summarise past that share of the context window. @default the summariser at AGENTQ_SUMMARIZE_AT */
     memory: memoryOptionSchema.optional(),
+    /** Input guardrails on the task, output guardrails on the final draft (each stage replaces the graph's). @default the graph's (none) */
+    guardrails: guardrailsInputSchema.optional(),
   })
   .strict();
 
