@@ -220,7 +220,7 @@ export type { DocumentRecord, DocumentStatus, DocumentType } from './shared/retr
 export type { IngestItemResult, IngestOutcome, IngestProgress } from './shared/retrieval/ingest-batch.js';
 export { INGEST_QUEUE } from './shared/contracts/queues.js';
 // Agentic RAG with citations (docs/guides/batch-qa.md).
-export { ragAgentGraph } from './worker/retrieval/rag/rag-agent.js';
+export { createRagAgentGraph, ragAgentGraph, type RagAgentGraphOptions } from './worker/retrieval/rag/rag-agent.js';
 export { ragInputSchema, type ParsedRagInput, type RagInput } from './shared/retrieval/rag-input.js';
 export type { RagOutput, RagSource, RetrievalMode, RetrievedDocument } from './shared/retrieval/rag-output.js';
 export type { RagServices } from './shared/retrieval/rag-services.js';
