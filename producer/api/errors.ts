@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AgentqError, type ErrorCode } from '../../shared/contracts/errors.js';
+import { redactCredentials } from '../../shared/contracts/redact-credentials.js';
 
 /**
  * Codes of HTTP answers: the product's error codes (shared/contracts/errors.ts) plus the few that only HTTP has.
@@ -31,7 +32,8 @@ export class ApiError extends Error {
     message: string,
     readonly options: { details?: unknown; headers?: Record<string, string> } = {},
   ) {
-    super(message);
+    // Every answer's message, whatever it quotes (a driver's error, a URL): never a URL's credentials.
+    super(redactCredentials(message));
   }
 
   toBody(): ErrorBody {

@@ -1,3 +1,5 @@
+import { redactCredentials } from './redact-credentials.js';
+
 /**
  * One error type for the whole product. `code` is stable (never renamed); `retryable` tells the step
  * processor whether another attempt can help. Only the step processor translates these into BullMQ's
@@ -67,7 +69,8 @@ export class AgentqError extends Error {
     message: string,
     { retryable = false, details, cause, retryAfterMs }: AgentqErrorOptions = {},
   ) {
-    super(message, cause === undefined ? undefined : { cause });
+    // Messages reach users, run records and logs: never with a URL's credentials in them.
+    super(redactCredentials(message), cause === undefined ? undefined : { cause });
     this.name = 'AgentqError';
     this.code = code;
     this.retryable = retryable;
