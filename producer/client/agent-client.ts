@@ -72,6 +72,12 @@ export interface EnqueueOptions {
    * AGENTQ_UNSERVED_GRAPH_WAIT_MS for one before it fails with UNKNOWN_GRAPH. @default false (refused at once)
    */
   queueUnserved?: boolean;
+  /**
+   * For agentq's own producers (the HTTP API): the run id it derived for the caller (a tenant-scoped
+   * name, an idempotency key's id), used as it is. It is in agentq's namespace, which a request's own
+   * `runId` may not enter (ids.ts). @default derived here from the request
+   */
+  derivedRunId?: string;
 }
 
 /** Options of `AgentClient`: `RunReader`'s, with the whole configuration. */
@@ -209,13 +215,21 @@ export class AgentClient extends RunReader {
    * Creates the run (status `queued`) and hands it to the workers. The same idempotency key (per tenant)
    * returns the same run and adds nothing twice.
    */
-  async enqueue(request: EnqueueRequest, { queueUnserved = false }: EnqueueOptions = {}): Promise<RunRecord> {
+  async enqueue(
+    request: EnqueueRequest,
+    { queueUnserved = false, derivedRunId }: EnqueueOptions = {},
+  ): Promise<RunRecord> {
     // Validate before touching Redis, so a bad request is an error even when Redis is down.
     const valid = parseEnqueueRequest(request);
     await this.ready();
     // A graph that live workers exist for but none serves would only wait, then fail: say so now.
     if (!queueUnserved) await this.served.requireServed(valid.graph, valid.graphVersion);
-    return (await this.enqueuer.enqueueValid({ tenant: this.tenant, ...valid })).record;
+    return (
+      await this.enqueuer.enqueueValid(
+        { tenant: this.tenant, ...valid },
+        derivedRunId === undefined ? {} : { runId: derivedRunId },
+      )
+    ).record;
   }
 
   /**

@@ -51,6 +51,12 @@ export function startJobOptions(runId: string, priority = 0): JobsOptions {
 }
 
 export interface EnqueueExtras {
+  /**
+   * A run id agentq derived (a batch's question, a schedule's tick, the API's tenant-scoped name for a
+   * client's runId): used as it is. A request's own `runId` is the client's and may not be in that
+   * namespace (ids.ts, DERIVED_RUN_ID_PREFIXES).
+   */
+  runId?: string;
   /** The batch this run answers an item of. */
   batchId?: string;
   /** The schedule whose tick starts this run. */
@@ -97,7 +103,9 @@ export class RunEnqueuer {
   ): Promise<{ record: RunRecord; created: boolean; meta: RunMeta }> {
     const tenant = data.tenant ?? this.config.tenant;
     const runId =
-      data.runId ?? (data.idempotencyKey ? runIdForIdempotencyKey(tenant, data.idempotencyKey) : newRunId());
+      extras.runId ??
+      data.runId ??
+      (data.idempotencyKey ? runIdForIdempotencyKey(tenant, data.idempotencyKey) : newRunId());
     const now = Date.now();
     const deadlineMs = data.options?.deadlineMs ?? this.config.defaultDeadlineMs;
     const graphId = graphIdOf({ graph: data.graph, graphVersion: data.graphVersion ?? null });

@@ -4,7 +4,7 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Config } from '../../shared/config/config.js';
 import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
 import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
-import { ID_PATTERN, runIdForIdempotencyKey } from '../../shared/contracts/ids.js';
+import { ID_PATTERN, isDerivedRunId, runIdForIdempotencyKey } from '../../shared/contracts/ids.js';
 import {
   formatZodError,
   runJobSchema,
@@ -88,8 +88,9 @@ export class IntakeProcessor {
     const parsed = runJobSchema.safeParse(job.data);
     const raw = (typeof job.data === 'object' && job.data !== null ? job.data : {}) as Record<string, unknown>;
     const tenant = typeof raw.tenant === 'string' && ID_PATTERN.test(raw.tenant) ? raw.tenant : config.tenant;
+    // A runId in agentq's namespace is refused by the schema below; its failed run must not take that id either.
     const runId =
-      typeof raw.runId === 'string' && ID_PATTERN.test(raw.runId)
+      typeof raw.runId === 'string' && ID_PATTERN.test(raw.runId) && !isDerivedRunId(raw.runId)
         ? raw.runId
         : typeof raw.idempotencyKey === 'string' && ID_PATTERN.test(raw.idempotencyKey)
           ? runIdForIdempotencyKey(tenant, raw.idempotencyKey)

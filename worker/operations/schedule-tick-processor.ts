@@ -40,11 +40,10 @@ export class ScheduleTickProcessor {
         ...(spec.graphVersion === undefined ? {} : { graphVersion: spec.graphVersion }),
         input: spec.input,
         tenant,
-        runId,
         ...(spec.options === undefined ? {} : { options: spec.options }),
         ...(spec.priority === undefined ? {} : { priority: spec.priority }),
       },
-      { scheduleId },
+      { runId, scheduleId },
     );
     await schedules.recordTick(tenant, scheduleId, runId, tickAt);
     logger.info(

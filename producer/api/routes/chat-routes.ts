@@ -166,13 +166,10 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         const wantsStream = request.body.stream === true;
         try {
           const { stream: _stream, ...input } = request.body;
-          record = await client.enqueue({
-            graph: CHAT_GRAPH,
-            input,
-            tenant,
-            runId,
-            ...(idempotencyKey ? { idempotencyKey } : {}),
-          });
+          record = await client.enqueue(
+            { graph: CHAT_GRAPH, input, tenant, ...(idempotencyKey ? { idempotencyKey } : {}) },
+            { derivedRunId: runId },
+          );
         } catch (error) {
           if (reserved) await inflight.release(tenant, runId).catch(() => undefined);
           throw error;

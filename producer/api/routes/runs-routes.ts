@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
-import { MADE_RUN_ID, newRunId, runIdForIdempotencyKey, tenantRunId } from '../../../shared/contracts/ids.js';
+import { newRunId, runIdForIdempotencyKey, tenantRunId } from '../../../shared/contracts/ids.js';
 import type { RunMeta } from '../../../shared/store/redis-run-store.js';
 import { toRunRecord } from '../../../shared/store/redis-run-store.js';
 import { withPartialOutput } from '../../client/partial-output.js';
@@ -90,18 +90,13 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
           );
         }
         const idempotencyKey = headerKey ?? body.idempotencyKey;
-        if (body.runId !== undefined && MADE_RUN_ID.test(body.runId)) {
-          // Decided on the string alone: an id agentq makes (maybe another tenant's) is never probed.
-          throw new ApiError(
-            400,
-            'INVALID_INPUT',
-            `runId ${body.runId} has the form of an id agentq makes (run_ and hex); choose another runId, or send an idempotencyKey`,
-          );
-        }
-        // A client-chosen runId is scoped by tenant (tenantRunId), so it cannot meet another tenant's run.
+        // An id in agentq's namespace (run_…, bat_…) was refused by the body's schema, on the string alone
+        // (no existing run is ever probed). A client-chosen runId is scoped by tenant (tenantRunId), so it
+        // cannot meet another tenant's run.
+        const { runId: name, ...fields } = body;
         const runId =
-          body.runId !== undefined
-            ? tenantRunId(tenant, body.runId)
+          name !== undefined
+            ? tenantRunId(tenant, name)
             : idempotencyKey
               ? runIdForIdempotencyKey(tenant, idempotencyKey)
               : newRunId();
@@ -117,8 +112,8 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
           // A replay returns its run whatever the workers serve now.
           const queueUnserved = request.query.queueUnserved || Boolean(existing);
           record = await client.enqueue(
-            { ...body, tenant, runId, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
-            { queueUnserved },
+            { ...fields, tenant, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
+            { queueUnserved, derivedRunId: runId },
           );
         } catch (error) {
           if (reserved) await inflight.release(tenant, runId).catch(() => undefined);

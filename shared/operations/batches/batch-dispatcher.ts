@@ -216,10 +216,9 @@ export class BatchDispatcher {
       {
         graph: meta.graph,
         tenant: meta.tenant,
-        runId,
         input: { query: question, collection: meta.collection, ...meta.options },
       },
-      { batchId: meta.id, priority: meta.priority },
+      { runId, batchId: meta.id, priority: meta.priority },
     );
     // Already answered (a repaired or re-sent item): free its slot at once.
     if (isTerminal(record.status)) await this.onRunFinished(runId, meta.id);
