@@ -42,7 +42,8 @@ export interface BatchesApi {
  * reads as null (not found).
  */
 export interface SchedulesApi {
-  create(spec: unknown, options?: { tenant?: string }): Promise<ScheduleRecord>;
+  /** `keyId`: the API key that asks (the HTTP API), charged for every tick's run. */
+  create(spec: unknown, options?: { tenant?: string; keyId?: string }): Promise<ScheduleRecord>;
   list(options?: { tenant?: string }): Promise<ScheduleRecord[]>;
   get(scheduleId: string, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
   update(scheduleId: string, patch: unknown, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
@@ -176,9 +177,9 @@ export class AgentClient extends RunReader {
       },
     };
     this.schedules = {
-      create: async (spec, { tenant = this.tenant } = {}) => {
+      create: async (spec, { tenant = this.tenant, keyId } = {}) => {
         await this.ready();
-        return schedules.create(tenant, spec);
+        return schedules.create(tenant, spec, keyId === undefined ? {} : { keyId });
       },
       list: async ({ tenant = this.tenant } = {}) => {
         await this.ready();
@@ -275,10 +276,32 @@ export class AgentClient extends RunReader {
     );
   }
 
-  /** Retries a failed run from its last commit (the failed step runs again, with fresh attempts). */
+  /**
+   * Retries a failed run from its last commit (the failed step runs again, with fresh attempts). It is in
+   * flight again, so it passes the admission (the tenant's in-flight cap) as a new run does.
+   */
   async retry(runId: string): Promise<RunRecord> {
     await this.require(runId);
-    const { superstep } = await this.store.retry(runId, Date.now());
+    const meta = await this.store.get(runId);
+    if (!meta) return this.require(runId);
+    // Only a failed run is retried (store.retry says why not): only then does it take a slot.
+    const admission =
+      meta.status === 'failed'
+        ? await this.enqueuer.admission.admit({
+            tenant: meta.tenant,
+            runId,
+            origin: 'retry',
+            priority: meta.priority ?? 0,
+            bytes: 0,
+          })
+        : undefined;
+    let superstep: number;
+    try {
+      ({ superstep } = await this.store.retry(runId, Date.now()));
+    } catch (error) {
+      await admission?.undo();
+      throw error;
+    }
     const job: StoredRunJob = { v: 1, stored: true, runId };
     // A fresh job id: the run's first intake job may still be kept as completed or failed.
     await this.intakeQueue.add('retry', job, {

@@ -56,6 +56,8 @@ const envSchema = z.object({
   AGENTQ_RATE_LIMIT_PER_MINUTE: int(600),
   AGENTQ_TENANT_MAX_INFLIGHT: int(1000),
   AGENTQ_TENANT_FAIR_SHARE: int(50),
+  // ── Admission (issue 35): a tenant's storage budget ──
+  AGENTQ_TENANT_MAX_BYTES: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
   AGENTQ_TENANT_BUDGET_DEFAULTS: z
     .string()
     .default('{}')
@@ -271,6 +273,13 @@ export interface Config extends RedisConfig, SearchConfig {
   tenantFairShare: number;
   /** Token and cost budgets of a tenant an admin has not set limits for. @default {} (unlimited) */
   tenantBudgetDefaults: TenantBudgetLimits;
+  // ── Admission (issue 35): a tenant's storage budget ──
+  /**
+   * Bytes of run inputs, outputs and documents a tenant may keep in Redis (AGENTQ_TENANT_MAX_BYTES), unless
+   * its limits set `storageBytes`; a run or upload past it is refused (429, or 413 when it alone is more).
+   * 0 = unlimited. @default 0
+   */
+  tenantMaxBytes: number;
   /** Bull Board may retry, remove and promote jobs. @default false (read-only) */
   dashboardWrite: boolean;
   /** Lifetime of a dashboard sign-in cookie. @default 12 h */
@@ -423,6 +432,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tenantMaxInflight: e.AGENTQ_TENANT_MAX_INFLIGHT,
     tenantFairShare: e.AGENTQ_TENANT_FAIR_SHARE,
     tenantBudgetDefaults: e.AGENTQ_TENANT_BUDGET_DEFAULTS,
+    // Admission (issue 35).
+    // storageBytes in AGENTQ_TENANT_BUDGET_DEFAULTS means the same, when AGENTQ_TENANT_MAX_BYTES is unset.
+    tenantMaxBytes: e.AGENTQ_TENANT_MAX_BYTES || (e.AGENTQ_TENANT_BUDGET_DEFAULTS.storageBytes ?? 0),
     dashboardWrite: e.AGENTQ_DASHBOARD_WRITE,
     dashboardSessionSeconds: e.AGENTQ_DASHBOARD_SESSION_SECONDS,
     traceUrl: e.AGENTQ_TRACE_URL ?? null,

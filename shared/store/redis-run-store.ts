@@ -168,6 +168,8 @@ export interface FinishedRun {
   tenant: string | null;
   webhookUrl: string | null;
   batchId: string | null;
+  /** Length of the run's output as stored (JSON), for the tenant's storage budget; 0 without one. */
+  outputBytes: number;
 }
 
 /**
@@ -207,10 +209,12 @@ export class RedisRunStore {
     const replies = await slotPipeline(this.redis)
       .zrem(this.keys.activeRuns(), runId)
       .hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId')
+      .hstrlen(this.keys.run(runId).meta, 'output')
       .exec();
     const [tenant = null, webhookUrl = null, batchId = null] =
       (replies?.[1]?.[1] as (string | null)[] | undefined) ?? [];
-    await this.onFinished?.(runId, status, { tenant, webhookUrl, batchId }).catch(() => undefined);
+    const outputBytes = Number(replies?.[2]?.[1] ?? 0);
+    await this.onFinished?.(runId, status, { tenant, webhookUrl, batchId, outputBytes }).catch(() => undefined);
   }
 
   private script<T>(lua: string, runId: string, args: (string | number)[]): Promise<T> {
@@ -505,7 +509,12 @@ export class RedisRunStore {
    */
   async purge(runId: string, tenant: string): Promise<void> {
     await this.redis.del(...this.keys.runAll(runId));
-    await slotPipeline(this.redis).zrem(this.keys.tenantRuns(tenant), runId).zrem(this.keys.activeRuns(), runId).exec();
+    await slotPipeline(this.redis)
+      .zrem(this.keys.tenantRuns(tenant), runId)
+      .zrem(this.keys.activeRuns(), runId)
+      // Its bytes leave the tenant's storage budget (StorageBudget counts them down at the next charge).
+      .zadd(this.keys.tenantStorage(tenant).expiry, 'XX', 0, runId)
+      .exec();
   }
 
   /** Usage of an attempt that failed after paying for a model call (a committed step carries its own). */

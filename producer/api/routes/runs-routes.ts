@@ -43,17 +43,6 @@ function notFound(runId: string): ApiError {
   );
 }
 
-function inflightFull(tenant: string, max: number): ApiError {
-  return new ApiError(
-    429,
-    'RATE_LIMITED',
-    `tenant ${tenant} has ${max} runs in flight, its limit (AGENTQ_TENANT_MAX_INFLIGHT); wait for some to finish`,
-    {
-      headers: { 'retry-after': '2' },
-    },
-  );
-}
-
 /** The routes of DESIGN §6 for runs, scoped to the caller's tenant. */
 export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
   const { client, store, inflight } = context;
@@ -105,22 +94,13 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
           // Only reachable for a run a trusted producer enqueued straight onto the intake queue under another tenant.
           throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; choose another runId`);
         }
-        const reserved = !existing && (await inflight.reserve(tenant, runId));
-        if (!existing && !reserved) throw inflightFull(tenant, inflight.max);
-        let record;
-        try {
-          // A replay returns its run whatever the workers serve now.
-          const queueUnserved = request.query.queueUnserved || Boolean(existing);
-          record = await client.enqueue(
-            { ...fields, tenant, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
-            { queueUnserved, derivedRunId: runId },
-          );
-        } catch (error) {
-          if (reserved) await inflight.release(tenant, runId).catch(() => undefined);
-          throw error;
-        }
-        // A replay of a run that already finished holds no slot.
-        if (isTerminal(record.status)) await inflight.release(tenant, runId);
+        // A replay returns its run whatever the workers serve now. The in-flight cap, fair share and the
+        // storage budget are the admission's (RunAdmission), as for every other way a run is created.
+        const queueUnserved = request.query.queueUnserved || Boolean(existing);
+        const record = await client.enqueue(
+          { ...fields, tenant, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
+          { queueUnserved, derivedRunId: runId },
+        );
         if (existing) reply.header('idempotent-replayed', 'true');
         return reply.code(202).header('location', `/v1/runs/${record.id}`).send(record);
       },
@@ -251,13 +231,8 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
             'CONFLICT',
             `run ${request.params.id} is ${meta.status}; only a failed run can be retried`,
           );
-        if (!(await inflight.reserve(meta.tenant, meta.id))) throw inflightFull(meta.tenant, inflight.max);
-        try {
-          return reply.code(202).send(await client.retry(meta.id));
-        } catch (error) {
-          await inflight.release(meta.tenant, meta.id).catch(() => undefined);
-          throw error;
-        }
+        // In flight again: the retry passes the admission (the tenant's in-flight cap) in client.retry.
+        return reply.code(202).send(await client.retry(meta.id));
       },
     });
 
