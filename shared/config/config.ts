@@ -275,8 +275,8 @@ export interface Config extends RedisConfig, SearchConfig {
   tenantBudgetDefaults: TenantBudgetLimits;
   // ── Admission (issue 35): a tenant's storage budget ──
   /**
-   * Bytes of run inputs, outputs and documents a tenant may keep in Redis (AGENTQ_TENANT_MAX_BYTES), unless
-   * its limits set `storageBytes`; a run or upload past it is refused (429, or 413 when it alone is more).
+   * Bytes of run inputs and outputs a tenant may keep in Redis (AGENTQ_TENANT_MAX_BYTES), unless
+   * its limits set `storageBytes`; a run past it is refused (429, or 413 when it alone is more).
    * 0 = unlimited. @default 0
    */
   tenantMaxBytes: number;

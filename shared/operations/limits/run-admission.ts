@@ -130,24 +130,4 @@ export class RunAdmission {
       throw error;
     }
   }
-
-  /** The tenant's stored bytes (the storage budget's count). */
-  storedBytes(tenant: string): Promise<number> {
-    return this.storage.usage(tenant);
-  }
-
-  /** A run finished: the storage budget counts its output and lets its bytes go when its retention ends. */
-  settle(tenant: string, runId: string, outputBytes: number, now = Date.now()): Promise<void> {
-    return this.storage.settle(tenant, runId, outputBytes, now);
-  }
-
-  /** A document's bytes enter the tenant's storage (`doc:<docId>`, per stored version): refused like a run's. */
-  async chargeDocument(tenant: string, docId: string, bytes: number): Promise<void> {
-    await this.storage.charge(tenant, `doc:${docId}`, bytes);
-  }
-
-  /** A document left (deleted, or replaced by a new version charged on its own). */
-  releaseDocument(tenant: string, docId: string): Promise<void> {
-    return this.storage.release(tenant, `doc:${docId}`);
-  }
 }

@@ -63,8 +63,9 @@ const SWEEP_EVERY_MS = 60_000;
 export type StorageCharge = 'new' | 'held';
 
 /**
- * A tenant's storage budget: bytes of run inputs and outputs and of documents kept in Redis, against
- * `storageBytes` of its limits or AGENTQ_TENANT_MAX_BYTES. Approximate by design:
+ * A tenant's storage budget: bytes of run inputs and outputs kept in Redis, against `storageBytes` of its
+ * limits or AGENTQ_TENANT_MAX_BYTES. Charges are by id, so documents can join (`doc:<docId>`, never
+ * swept as runs are) — not wired yet. Approximate by design:
  * - a run is charged the JSON length of its input when it is admitted (RunAdmission) and the JSON
  *   length of its output when it finishes (the run-finished hook), not its state, history or events;
  * - its bytes leave the total when its retention ends (the finish sets the charge's expiry to finish
@@ -87,7 +88,7 @@ export class StorageBudget {
   ) {}
 
   /**
-   * Charges `id` (a run id, or `doc:<docId>`) `bytes`; → 'held' when it is charged already. Throws
+   * Charges `id` (a run id) `bytes`; → 'held' when it is charged already. Throws
    * STORAGE_BUDGET_EXCEEDED: retryable when the tenant's stored bytes leave no room now, not retryable
    * when `bytes` alone are more than the whole budget.
    */
@@ -109,7 +110,7 @@ export class StorageBudget {
       );
     throw new AgentqError(
       'STORAGE_BUDGET_EXCEEDED',
-      `tenant ${tenant} keeps ${total} bytes of run inputs, outputs and documents; ${bytes} more would pass its storage budget of ${limit} bytes (${where}). Purge finished runs (DELETE /v1/runs/<id>?purge=true), delete documents, wait for runs to expire, or raise the budget`,
+      `tenant ${tenant} keeps ${total} bytes of run inputs and outputs; ${bytes} more would pass its storage budget of ${limit} bytes (${where}). Purge finished runs (DELETE /v1/runs/<id>?purge=true), wait for runs to expire, or raise the budget`,
       { retryable: true, retryAfterMs: 60_000, details: { tenant, bytes, storedBytes: total, maxBytes: limit } },
     );
   }
@@ -119,7 +120,7 @@ export class StorageBudget {
     await this.run(SETTLE, tenant, [runId, outputBytes, now + this.options.retentionSeconds * 1000]);
   }
 
-  /** Takes `id`'s bytes out at once (a refused admission undone, a deleted document). */
+  /** Takes `id`'s bytes out at once (a refused admission undone). */
   async release(tenant: string, id: string): Promise<void> {
     await this.run(RELEASE, tenant, [id]);
   }
