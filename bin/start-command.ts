@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Config } from '../shared/config/config.js';
 import type { PrivateRedis } from '../shared/adapters/redis/private-redis-server.js';
+import { redactCredentials } from '../shared/contracts/redact-credentials.js';
 
 async function answers(url: string): Promise<boolean> {
   const { Redis } = await import('ioredis');
@@ -80,7 +81,7 @@ export function registerStartCommand(program: Command): void {
           `  api:       ${api.url}/v1/runs   (OpenAPI: ${api.url}/docs)`,
           `  dashboard: ${api.url}/admin/queues`,
           `  metrics:   ${api.url}/metrics`,
-          `  redis:     ${config.redisClusterNodes ? `cluster, seeds ${config.redisClusterNodes.map((node) => `${node.host}:${node.port}`).join(',')}` : config.redisUrl}${privateRedis ? ` (private, data in ${resolve(base.dataDir, 'redis')})` : ''}`,
+          `  redis:     ${config.redisClusterNodes ? `cluster, seeds ${config.redisClusterNodes.map((node) => `${node.host}:${node.port}`).join(',')}` : redactCredentials(config.redisUrl ?? '')}${privateRedis ? ` (private, data in ${resolve(base.dataDir, 'redis')})` : ''}`,
           `  worker:    concurrency ${config.concurrency}`,
           '  stop:      Ctrl-C (or SIGTERM)',
           '',

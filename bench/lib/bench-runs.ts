@@ -3,7 +3,11 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AgentClient, EnqueueRequest } from '../../producer/client/agent-client.js';
 
-/** Worker and client environment: this Redis, key and queue prefixes of their own, quiet logs, no tracing. */
+/**
+ * Worker and client environment: this Redis, key and queue prefixes of their own, quiet logs, no tracing,
+ * and no in-flight cap (the capacity section holds 10,000 runs in flight through the client library,
+ * which the admission now holds to AGENTQ_TENANT_MAX_INFLIGHT like every producer).
+ */
 export function benchEnv(redisUrl: string, extra: Record<string, string> = {}): Record<string, string> {
   const id = randomBytes(3).toString('hex');
   return {
@@ -12,6 +16,7 @@ export function benchEnv(redisUrl: string, extra: Record<string, string> = {}): 
     AGENTQ_QUEUE_PREFIX: `benchq${id}`,
     AGENTQ_LOG_LEVEL: 'error',
     OTEL_TRACES_EXPORTER: 'none',
+    AGENTQ_TENANT_MAX_INFLIGHT: '0',
     ...extra,
   };
 }

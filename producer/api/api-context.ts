@@ -8,8 +8,8 @@ import type { TokenHub } from '../client/token-hub.js';
 import type { AgentClient } from '../client/agent-client.js';
 import type { ApiKeys } from './auth/api-keys.js';
 import type { DashboardSessions } from './auth/dashboard-sessions.js';
-import type { RateLimiter } from './limits/rate-limiter.js';
-import type { TenantInflight } from './limits/tenant-inflight.js';
+import type { RateLimiter } from '../../shared/operations/limits/rate-limiter.js';
+import type { TenantInflight } from '../../shared/operations/limits/tenant-inflight.js';
 
 /** What the API's routes share: built once by createApi, handed to each route plugin. */
 export interface ApiContext {

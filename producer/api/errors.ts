@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AgentqError, type ErrorCode } from '../../shared/contracts/errors.js';
+import { redactCredentials } from '../../shared/contracts/redact-credentials.js';
 
 /**
  * Codes of HTTP answers: the product's error codes (shared/contracts/errors.ts) plus the few that only HTTP has.
@@ -31,7 +32,8 @@ export class ApiError extends Error {
     message: string,
     readonly options: { details?: unknown; headers?: Record<string, string> } = {},
   ) {
-    super(message);
+    // Every answer's message, whatever it quotes (a driver's error, a URL): never a URL's credentials.
+    super(redactCredentials(message));
   }
 
   toBody(): ErrorBody {
@@ -51,6 +53,7 @@ const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   INVALID_GRAPH: 400,
   BUDGET_EXCEEDED: 400,
   TENANT_BUDGET_EXCEEDED: 429,
+  STORAGE_BUDGET_EXCEEDED: 429,
   NOT_FOUND: 404,
   CONFLICT: 409,
   RATE_LIMITED: 429,
@@ -104,9 +107,15 @@ function describeValidation(error: FastifyError): ApiError {
 export function toApiError(error: unknown, request?: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
   if (AgentqError.isInstance(error)) {
-    const status = STATUS_OF[error.code] ?? (isRedisUnavailable(error) ? 503 : 500);
+    // A storage budget that can never hold the request: 413, not a 429 that retrying would not cure.
+    const tooLarge = error.code === 'STORAGE_BUDGET_EXCEEDED' && !error.retryable;
+    const status = tooLarge ? 413 : (STATUS_OF[error.code] ?? (isRedisUnavailable(error) ? 503 : 500));
     return new ApiError(status, status === 503 ? 'UNAVAILABLE' : error.code, error.message, {
       ...(error.details === undefined ? {} : { details: error.details }),
+      // A refusal that says when to come back (the admission's limits) says it in Retry-After.
+      ...(status === 429 && error.retryAfterMs !== undefined
+        ? { headers: { 'retry-after': String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))) } }
+        : {}),
     });
   }
   if (isRedisUnavailable(error)) {

@@ -42,7 +42,8 @@ export interface BatchesApi {
  * reads as null (not found).
  */
 export interface SchedulesApi {
-  create(spec: unknown, options?: { tenant?: string }): Promise<ScheduleRecord>;
+  /** `keyId`: the API key that asks (the HTTP API), charged for every tick's run. */
+  create(spec: unknown, options?: { tenant?: string; keyId?: string }): Promise<ScheduleRecord>;
   list(options?: { tenant?: string }): Promise<ScheduleRecord[]>;
   get(scheduleId: string, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
   update(scheduleId: string, patch: unknown, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
@@ -72,6 +73,12 @@ export interface EnqueueOptions {
    * AGENTQ_UNSERVED_GRAPH_WAIT_MS for one before it fails with UNKNOWN_GRAPH. @default false (refused at once)
    */
   queueUnserved?: boolean;
+  /**
+   * For agentq's own producers (the HTTP API): the run id it derived for the caller (a tenant-scoped
+   * name, an idempotency key's id), used as it is. It is in agentq's namespace, which a request's own
+   * `runId` may not enter (ids.ts). @default derived here from the request
+   */
+  derivedRunId?: string;
 }
 
 /** Options of `AgentClient`: `RunReader`'s, with the whole configuration. */
@@ -170,9 +177,9 @@ export class AgentClient extends RunReader {
       },
     };
     this.schedules = {
-      create: async (spec, { tenant = this.tenant } = {}) => {
+      create: async (spec, { tenant = this.tenant, keyId } = {}) => {
         await this.ready();
-        return schedules.create(tenant, spec);
+        return schedules.create(tenant, spec, keyId === undefined ? {} : { keyId });
       },
       list: async ({ tenant = this.tenant } = {}) => {
         await this.ready();
@@ -209,13 +216,21 @@ export class AgentClient extends RunReader {
    * Creates the run (status `queued`) and hands it to the workers. The same idempotency key (per tenant)
    * returns the same run and adds nothing twice.
    */
-  async enqueue(request: EnqueueRequest, { queueUnserved = false }: EnqueueOptions = {}): Promise<RunRecord> {
+  async enqueue(
+    request: EnqueueRequest,
+    { queueUnserved = false, derivedRunId }: EnqueueOptions = {},
+  ): Promise<RunRecord> {
     // Validate before touching Redis, so a bad request is an error even when Redis is down.
     const valid = parseEnqueueRequest(request);
     await this.ready();
     // A graph that live workers exist for but none serves would only wait, then fail: say so now.
     if (!queueUnserved) await this.served.requireServed(valid.graph, valid.graphVersion);
-    return (await this.enqueuer.enqueueValid({ tenant: this.tenant, ...valid })).record;
+    return (
+      await this.enqueuer.enqueueValid(
+        { tenant: this.tenant, ...valid },
+        derivedRunId === undefined ? {} : { runId: derivedRunId },
+      )
+    ).record;
   }
 
   /**
@@ -261,10 +276,32 @@ export class AgentClient extends RunReader {
     );
   }
 
-  /** Retries a failed run from its last commit (the failed step runs again, with fresh attempts). */
+  /**
+   * Retries a failed run from its last commit (the failed step runs again, with fresh attempts). It is in
+   * flight again, so it passes the admission (the tenant's in-flight cap) as a new run does.
+   */
   async retry(runId: string): Promise<RunRecord> {
     await this.require(runId);
-    const { superstep } = await this.store.retry(runId, Date.now());
+    const meta = await this.store.get(runId);
+    if (!meta) return this.require(runId);
+    // Only a failed run is retried (store.retry says why not): only then does it take a slot.
+    const admission =
+      meta.status === 'failed'
+        ? await this.enqueuer.admission.admit({
+            tenant: meta.tenant,
+            runId,
+            origin: 'retry',
+            priority: meta.priority ?? 0,
+            bytes: 0,
+          })
+        : undefined;
+    let superstep: number;
+    try {
+      ({ superstep } = await this.store.retry(runId, Date.now()));
+    } catch (error) {
+      await admission?.undo();
+      throw error;
+    }
     const job: StoredRunJob = { v: 1, stored: true, runId };
     // A fresh job id: the run's first intake job may still be kept as completed or failed.
     await this.intakeQueue.add('retry', job, {

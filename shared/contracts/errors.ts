@@ -1,3 +1,5 @@
+import { redactCredentials } from './redact-credentials.js';
+
 /**
  * One error type for the whole product. `code` is stable (never renamed); `retryable` tells the step
  * processor whether another attempt can help. Only the step processor translates these into BullMQ's
@@ -27,6 +29,9 @@ export const ERROR_CODES = [
   'GUARDRAIL_BLOCKED',
   // A tenant's token or cost budget (per day or month) cannot cover the next model call: the run fails before it.
   'TENANT_BUDGET_EXCEEDED',
+  // A tenant's storage budget (bytes of run inputs and outputs kept in Redis) cannot hold what
+  // is asked: retryable (429) when it fits once stored runs expire or are purged, not (413) when it never fits.
+  'STORAGE_BUDGET_EXCEEDED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -67,7 +72,8 @@ export class AgentqError extends Error {
     message: string,
     { retryable = false, details, cause, retryAfterMs }: AgentqErrorOptions = {},
   ) {
-    super(message, cause === undefined ? undefined : { cause });
+    // Messages reach users, run records and logs: never with a URL's credentials in them.
+    super(redactCredentials(message), cause === undefined ? undefined : { cause });
     this.name = 'AgentqError';
     this.code = code;
     this.retryable = retryable;

@@ -18,8 +18,24 @@ export function runIdForIdempotencyKey(tenant: string, key: string): string {
   return `run_k${digest.slice(0, 31)}`;
 }
 
-/** The forms of the ids agentq makes (newRunId, runIdForIdempotencyKey, runIdForClientName, runIdForScheduleTick); a client may not choose one. */
-export const MADE_RUN_ID = /^run_(?:[0-9a-f]{24}|[kcs][0-9a-f]{31})$/;
+/**
+ * The namespace of the run ids agentq derives: every id it makes starts with one of these — `run_`
+ * (random, idempotency key, a tenant's client-chosen name, schedule tick, raw job) or `bat_` (a batch's
+ * questions, `<batchId>.i<n>`). A client-chosen run id may not (RESERVED_RUN_ID_MESSAGE), so no client
+ * can take an id agentq will derive later, however it guesses the derivation (issue 35 item 2).
+ */
+export const DERIVED_RUN_ID_PREFIXES = ['run_', 'bat_'] as const;
+
+/** True when `id` is in agentq's own namespace (DERIVED_RUN_ID_PREFIXES); decided on the string alone. */
+export function isDerivedRunId(id: string): boolean {
+  return DERIVED_RUN_ID_PREFIXES.some((prefix) => id.startsWith(prefix));
+}
+
+/** Why a client may not choose `id`: what every entry point (API, client, CLI, raw job) answers. */
+export function reservedRunIdMessage(id: string): string {
+  const prefix = DERIVED_RUN_ID_PREFIXES.find((candidate) => id.startsWith(candidate)) ?? '';
+  return `runId '${id}' starts with '${prefix}', a prefix reserved for the run ids agentq makes (${DERIVED_RUN_ID_PREFIXES.join(', ')}); choose a runId without it, or send an idempotencyKey instead`;
+}
 
 /**
  * The stored id of a run a non-default tenant named `name` (its client-chosen runId over the HTTP API).
@@ -32,12 +48,13 @@ export function runIdForClientName(tenant: string, name: string): string {
 }
 
 /**
- * The stored run id that `id` means for `tenant`: ids agentq made are used as they are; a client-chosen
- * name is the id itself for the default tenant (single-tenant deployments keep their ids) and scoped
- * for every other tenant. Depends on the strings only, never on what exists.
+ * The stored run id that `id` means for `tenant`: ids agentq derived (its namespace, isDerivedRunId —
+ * a batch's questions included) are used as they are, and readers then check the run's tenant; a
+ * client-chosen name is the id itself for the default tenant (single-tenant deployments keep their ids)
+ * and scoped for every other tenant. Depends on the strings only, never on what exists.
  */
 export function tenantRunId(tenant: string, id: string): string {
-  return tenant === DEFAULT_TENANT || MADE_RUN_ID.test(id) ? id : runIdForClientName(tenant, id);
+  return tenant === DEFAULT_TENANT || isDerivedRunId(id) ? id : runIdForClientName(tenant, id);
 }
 
 /**

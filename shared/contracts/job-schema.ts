@@ -1,6 +1,6 @@
 import type { JobsOptions } from 'bullmq';
 import { z } from 'zod';
-import { ID_PATTERN } from './ids.js';
+import { ID_PATTERN, isDerivedRunId, reservedRunIdMessage } from './ids.js';
 
 const id = (what: string) =>
   z.string().regex(ID_PATTERN, `${what} must be 1-128 characters of letters, digits, '_', '.' or '-'`);
@@ -56,7 +56,10 @@ export const runJobSchema = z
     input: z
       .unknown()
       .refine((input) => nestsWithin(input, MAX_INPUT_DEPTH), `input must nest at most ${MAX_INPUT_DEPTH} levels deep`),
-    runId: id('runId').optional(),
+    // A client's id never enters agentq's namespace (ids.ts): derived ids come in beside the request.
+    runId: id('runId')
+      .refine((runId) => !isDerivedRunId(runId), { error: (issue) => reservedRunIdMessage(String(issue.input)) })
+      .optional(),
     idempotencyKey: id('idempotencyKey').optional(),
     tenant: id('tenant').optional(),
     options: runOptionsSchema.optional(),

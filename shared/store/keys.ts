@@ -251,4 +251,16 @@ export class Keys {
       settled: `${base}:settled`,
     };
   }
+
+  // ── Admission (issue 35): a tenant's storage budget ──────────────────────────────────────────────
+
+  /**
+   * A tenant's stored bytes (StorageBudget), under its budget tag `{budget:<tenant>}` so one script reads
+   * its limits beside them: total (string, bytes), charges (hash: run id or `doc:<id>` → bytes) and
+   * expiry (zset: the same ids → when their bytes leave Redis, ms; +inf while a run is unfinished).
+   */
+  tenantStorage(tenant: string): { total: string; charges: string; expiry: string } {
+    const base = `${this.prefix}:{budget:${tenant}}:storage`;
+    return { total: `${base}:bytes`, charges: `${base}:charges`, expiry: `${base}:expiry` };
+  }
 }

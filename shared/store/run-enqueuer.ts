@@ -2,7 +2,7 @@ import type { JobsOptions } from 'bullmq';
 import type { z } from 'zod';
 import type { Config } from '../config/config.js';
 import { AgentqError } from '../contracts/errors.js';
-import { FairShare } from '../operations/limits/fair-share.js';
+import { RunAdmission, type RunAdmissionConfig, type RunOrigin } from '../operations/limits/run-admission.js';
 import { newRunId, runIdForIdempotencyKey } from '../contracts/ids.js';
 import {
   formatZodError,
@@ -13,7 +13,7 @@ import {
   stepJobOptions,
 } from '../contracts/job-schema.js';
 import { toRunRecord, type RedisRunStore, type RunMeta } from './redis-run-store.js';
-import type { RunRecord } from '../contracts/run-record.js';
+import { isTerminal, type RunRecord } from '../contracts/run-record.js';
 import type { StepQueues } from './step-queues.js';
 
 /** What a producer asks for. Same fields as job schema v1 (DESIGN §4), without `v`. */
@@ -51,28 +51,40 @@ export function startJobOptions(runId: string, priority = 0): JobsOptions {
 }
 
 export interface EnqueueExtras {
+  /**
+   * A run id agentq derived (a batch's question, a schedule's tick, the API's tenant-scoped name for a
+   * client's runId): used as it is. A request's own `runId` is the client's and may not be in that
+   * namespace (ids.ts, DERIVED_RUN_ID_PREFIXES).
+   */
+  runId?: string;
   /** The batch this run answers an item of. */
   batchId?: string;
   /** The schedule whose tick starts this run. */
   scheduleId?: string;
   /** BullMQ priority of the run's step jobs (1 most urgent); absent: none — the wait list, taken first. */
   priority?: number;
+  /** Who creates the run, for its admission (RunAdmission). @default 'batch' with a batchId, 'schedule' with a scheduleId, else 'producer' */
+  origin?: RunOrigin;
+  /** The API key (hash id) the run is charged to: a schedule's creator's. */
+  keyId?: string;
 }
 
 /**
  * Creates a run (status `queued`) and adds its start job, the first step job (DESIGN §2.1): the worker
- * that takes it takes the run in and runs the entry task. Used by the client library, the HTTP API and
- * the batch dispatcher alike, so every run starts the same way. (Raw jobs of other services come in
- * through the intake queue instead.)
+ * that takes it takes the run in and runs the entry task. Used by the client library, the HTTP API, the
+ * CLI, schedule ticks and the batch dispatcher alike, so every run starts the same way, through the same
+ * admission (RunAdmission). (Raw jobs of other services come in through the intake queue instead, and
+ * pass the same admission there.)
  */
 export class RunEnqueuer {
-  private readonly fairShare: FairShare;
+  /** The admission of every run this enqueuer creates; a retry passes it too (AgentClient.retry). */
+  readonly admission: RunAdmission;
 
   constructor(
     private readonly store: RedisRunStore,
     private readonly stepQueues: StepQueues,
     private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'> &
-      Partial<Pick<Config, 'tenantFairShare'>>,
+      Partial<RunAdmissionConfig>,
     /**
      * A worker's own intake, for runs a worker enqueues (a batch's next question): it takes the run in
      * at once and adds the entry tasks' jobs itself. → false when it cannot (this worker lacks the
@@ -80,7 +92,7 @@ export class RunEnqueuer {
      */
     private readonly admitInline?: (meta: RunMeta) => Promise<boolean>,
   ) {
-    this.fairShare = new FairShare(store.redis, store.keys, config.tenantFairShare ?? 0);
+    this.admission = new RunAdmission(store.redis, store.keys, config);
   }
 
   async enqueue(
@@ -97,7 +109,9 @@ export class RunEnqueuer {
   ): Promise<{ record: RunRecord; created: boolean; meta: RunMeta }> {
     const tenant = data.tenant ?? this.config.tenant;
     const runId =
-      data.runId ?? (data.idempotencyKey ? runIdForIdempotencyKey(tenant, data.idempotencyKey) : newRunId());
+      extras.runId ??
+      data.runId ??
+      (data.idempotencyKey ? runIdForIdempotencyKey(tenant, data.idempotencyKey) : newRunId());
     const now = Date.now();
     const deadlineMs = data.options?.deadlineMs ?? this.config.defaultDeadlineMs;
     const graphId = graphIdOf({ graph: data.graph, graphVersion: data.graphVersion ?? null });
@@ -110,28 +124,54 @@ export class RunEnqueuer {
           START_JOB_ATTEMPTS,
         );
     const own = data.priority ?? extras.priority ?? 0;
-    // Fairness between tenants (FairShare): a batch's questions are held to its concurrency already.
-    const priority = extras.batchId === undefined ? await this.fairShare.admit(tenant, runId, own, now) : own;
-    const { meta, created } = await this.store.create(
-      {
-        id: runId,
+    const origin = extras.origin ?? (extras.batchId ? 'batch' : extras.scheduleId ? 'schedule' : 'producer');
+    let admission;
+    try {
+      admission = await this.admission.admit({
         tenant,
-        graph: data.graph,
-        ...(data.graphVersion === undefined ? {} : { graphVersion: data.graphVersion }),
-        input: data.input,
-        maxSteps: data.options?.maxSteps ?? this.config.defaultMaxSteps,
-        ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
-        ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
-        ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
-        ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
-        ...(extras.batchId === undefined ? {} : { batchId: extras.batchId }),
-        ...(extras.scheduleId === undefined ? {} : { scheduleId: extras.scheduleId }),
-        ...(priority > 0 ? { priority } : {}),
-        ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
+        runId,
+        origin,
+        ...(extras.keyId === undefined ? {} : { keyId: extras.keyId }),
+        priority: own,
+        bytes: Buffer.byteLength(JSON.stringify(data.input ?? null)),
         now,
-      },
-      start,
-    );
+      });
+    } catch (error) {
+      // A replay of the caller's own run answers with that run whatever the limits say now.
+      const existing = await this.store.get(runId).catch(() => null);
+      if (existing?.tenant === tenant) return { record: toRunRecord(existing), created: false, meta: existing };
+      throw error;
+    }
+    const { priority } = admission;
+    let created: boolean;
+    let meta: RunMeta;
+    try {
+      ({ meta, created } = await this.store.create(
+        {
+          id: runId,
+          tenant,
+          graph: data.graph,
+          ...(data.graphVersion === undefined ? {} : { graphVersion: data.graphVersion }),
+          input: data.input,
+          maxSteps: data.options?.maxSteps ?? this.config.defaultMaxSteps,
+          ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
+          ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
+          ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
+          ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
+          ...(extras.batchId === undefined ? {} : { batchId: extras.batchId }),
+          ...(extras.scheduleId === undefined ? {} : { scheduleId: extras.scheduleId }),
+          ...(priority > 0 ? { priority } : {}),
+          ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
+          now,
+        },
+        start,
+      ));
+    } catch (error) {
+      await admission.undo();
+      throw error;
+    }
+    // An existing run of another tenant, or one already finished, holds nothing this admission took.
+    if (!created && (meta.tenant !== tenant || isTerminal(meta.status))) await admission.undo();
     if (meta.tenant !== tenant) throw new AgentqError('CONFLICT', `run id ${runId} is taken; choose another runId`);
     // The start job's id is the first step's (`<runId>.s0.t0`): a retried enqueue adds nothing while it
     // exists, and a start job for a run already taken in just runs that run's first task.

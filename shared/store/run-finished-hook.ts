@@ -5,6 +5,7 @@ import { Keys } from './keys.js';
 import type { FinishedRun } from './redis-run-store.js';
 import type { Logger } from '../telemetry/logger.js';
 import { RedisMetrics } from '../operations/metrics/redis-metrics.js';
+import { StorageBudget } from '../operations/limits/storage-budget.js';
 import { queueStreamOptions, WEBHOOK_QUEUE } from '../contracts/queues.js';
 import { webhookJobId, type WebhookJobData } from '../contracts/webhook-job.js';
 
@@ -31,6 +32,7 @@ export interface RunFinishedHookOptions {
     | 'keepCompletedJobs'
     | 'keepFailedJobs'
     | 'queueEventsMaxLen'
+    | 'retentionSeconds'
   >;
   /** Where the hook's own failures are logged. @default none (dropped) */
   logger?: Logger;
@@ -38,13 +40,15 @@ export interface RunFinishedHookOptions {
 
 /**
  * Builds the run store's `onFinished` hook: after a run reaches completed, failed or cancelled it counts
- * the run in the shared metrics, releases the run's slot in its tenant's in-flight set (the API's cap)
- * and its place in the tenant's load (FairShare)
- * and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
+ * the run in the shared metrics, releases the run's slot in its tenant's in-flight set (the admission's
+ * cap) and its place in the tenant's load (FairShare), settles its bytes in the tenant's storage budget
+ * (its output counted, all of it gone when its retention ends) and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
  */
 export function createRunFinishedHook({ redis, config, logger }: RunFinishedHookOptions): RunFinishedHook {
   const keys = new Keys(config.keyPrefix);
   const metrics = new RedisMetrics(redis, config.keyPrefix);
+  // Only settle() is used here: the budget's limit is the admission's business.
+  const storage = new StorageBudget(redis, keys, { defaultMaxBytes: 0, retentionSeconds: config.retentionSeconds });
   let queue: Queue<WebhookJobData> | undefined;
 
   const addDelivery = async (runId: string, status: FinishedStatus): Promise<void> => {
@@ -79,12 +83,17 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
     );
   };
 
-  const hook = async (runId: string, status: FinishedStatus, { tenant, webhookUrl }: FinishedRun): Promise<void> => {
+  const hook = async (
+    runId: string,
+    status: FinishedStatus,
+    { tenant, webhookUrl, outputBytes }: FinishedRun,
+  ): Promise<void> => {
     try {
       await Promise.all([
         metrics.runFinished(status),
         tenant ? redis.zrem(keys.tenantInflight(tenant), runId) : undefined,
         tenant ? redis.zrem(keys.tenantLoad(tenant), runId) : undefined,
+        tenant ? storage.settle(tenant, runId, outputBytes) : undefined,
       ]);
       if (webhookUrl) await addDelivery(runId, status);
     } catch (error) {

@@ -14,6 +14,8 @@ export class RunRetention {
     await slotPipeline(this.context.redis)
       .zrem(this.context.keys.tenantRuns(tenant), runId)
       .zrem(this.context.keys.activeRuns(), runId)
+      // Its bytes leave the tenant's storage budget (StorageBudget counts them down at the next charge).
+      .zadd(this.context.keys.tenantStorage(tenant).expiry, 'XX', 0, runId)
       .exec();
   }
 

@@ -36,10 +36,12 @@ export class RunStoreContext {
     const replies = await slotPipeline(this.redis)
       .zrem(this.keys.activeRuns(), runId)
       .hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId')
+      .hstrlen(this.keys.run(runId).meta, 'output')
       .exec();
     const [tenant = null, webhookUrl = null, batchId = null] =
       (replies?.[1]?.[1] as (string | null)[] | undefined) ?? [];
-    await this.onFinished?.(runId, status, { tenant, webhookUrl, batchId }).catch(() => undefined);
+    const outputBytes = Number(replies?.[2]?.[1] ?? 0);
+    await this.onFinished?.(runId, status, { tenant, webhookUrl, batchId, outputBytes }).catch(() => undefined);
   }
 
   script<T>(lua: string, runId: string, args: (string | number)[]): Promise<T> {

@@ -106,4 +106,6 @@ export interface FinishedRun {
   tenant: string | null;
   webhookUrl: string | null;
   batchId: string | null;
+  /** Length of the run's output as stored (JSON), for the tenant's storage budget; 0 without one. */
+  outputBytes: number;
 }

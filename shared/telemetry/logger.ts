@@ -1,5 +1,6 @@
 import { trace } from '@opentelemetry/api';
 import { pino, type Logger } from 'pino';
+import { redactCredentials } from '../contracts/redact-credentials.js';
 
 /** trace_id/span_id of the active span (none when tracing is off: no context manager, no span). */
 function traceFields(): Record<string, string> {
@@ -9,9 +10,31 @@ function traceFields(): Record<string, string> {
   return { trace_id: traceId, span_id: spanId };
 }
 
+/** A log object's string fields (one level down too) with URL credentials redacted. */
+function redactFields(object: Record<string, unknown>): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, value] of Object.entries(object)) {
+    let clean = value;
+    if (typeof value === 'string') clean = redactCredentials(value);
+    else if (value !== null && typeof value === 'object' && !(value instanceof Error) && !Array.isArray(value))
+      clean = redactFields(value as Record<string, unknown>);
+    if (clean !== value) (copy ??= { ...object })[key] = clean;
+  }
+  return copy ?? object;
+}
+
+/** pino's error serializer, with URL credentials redacted from the message and stack (a driver's error may quote a URL). */
+function serializeError(error: Error): ReturnType<typeof pino.stdSerializers.err> {
+  const serialized = pino.stdSerializers.err(error);
+  if (typeof serialized.message === 'string') serialized.message = redactCredentials(serialized.message);
+  if (typeof serialized.stack === 'string') serialized.stack = redactCredentials(serialized.stack);
+  return serialized;
+}
+
 /**
  * pino JSON on stderr: stdout belongs to the CLI's results. Secrets are redacted wherever they appear
- * under the usual names.
+ * under the usual names, and URL credentials (redactCredentials) wherever they appear in a message, a
+ * field or an error.
  */
 export function createLogger(
   level = 'info',
@@ -23,6 +46,18 @@ export function createLogger(
       level,
       base: { pid: process.pid, ...bindings },
       mixin: traceFields,
+      serializers: { err: serializeError, error: serializeError },
+      formatters: { log: redactFields },
+      hooks: {
+        logMethod(args, method) {
+          // The message (and printf-style arguments) are not fields: formatters.log never sees them.
+          for (let index = 0; index < args.length; index += 1) {
+            const value: unknown = args[index];
+            if (typeof value === 'string') (args as unknown[])[index] = redactCredentials(value);
+          }
+          return method.apply(this, args);
+        },
+      },
       redact: {
         paths: [
           'apiKey',

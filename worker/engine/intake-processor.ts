@@ -1,10 +1,10 @@
-import { FairShare } from '../../shared/operations/limits/fair-share.js';
+import { RunAdmission, type RunAdmissionConfig } from '../../shared/operations/limits/run-admission.js';
 import { createHash } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Config } from '../../shared/config/config.js';
 import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
 import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
-import { ID_PATTERN, runIdForIdempotencyKey } from '../../shared/contracts/ids.js';
+import { ID_PATTERN, isDerivedRunId, runIdForIdempotencyKey } from '../../shared/contracts/ids.js';
 import {
   formatZodError,
   runJobSchema,
@@ -14,7 +14,7 @@ import {
 import type { Logger } from '../../shared/telemetry/logger.js';
 import { ConversationHistory } from '../agents/memory/conversation-history.js';
 import { MEMORY_STATE_KEY } from '../agents/memory/memory-state.js';
-import type { Message } from '../../shared/contracts/run-record.js';
+import { isTerminal, type Message } from '../../shared/contracts/run-record.js';
 import type { Task } from '../../shared/graph/graph.js';
 import type { BeginResult, RedisRunStore, RunMeta } from '../../shared/store/redis-run-store.js';
 import type { Telemetry } from '../../shared/telemetry/telemetry.js';
@@ -44,7 +44,7 @@ export interface IntakeProcessorOptions {
   registry: GraphRegistry;
   stepJobs: StepJobs;
   config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'unservedGraphWaitMs'> &
-    Partial<Pick<Config, 'tenantFairShare'>>;
+    Partial<RunAdmissionConfig>;
   logger: Logger;
   telemetry: Telemetry;
   /** The graphs live workers serve (#19): a run this worker cannot serve is left for them, not failed. */
@@ -62,19 +62,19 @@ export interface IntakeProcessorOptions {
  */
 export class IntakeProcessor {
   private readonly conversations: ConversationHistory;
-  private readonly fairShare: FairShare;
+  private readonly admission: RunAdmission;
 
   constructor(private readonly options: IntakeProcessorOptions) {
     this.conversations = new ConversationHistory(options.store);
-    this.fairShare = new FairShare(options.store.redis, options.store.keys, options.config.tenantFairShare ?? 0);
+    this.admission = new RunAdmission(options.store.redis, options.store.keys, options.config);
   }
 
   process = async (job: Job, token?: string): Promise<string> => {
-    const meta = await this.runOf(job);
+    const meta = await this.runOf(job, token);
     return (await this.admit(meta, job, token)).result;
   };
 
-  private async runOf(job: Job): Promise<RunMeta> {
+  private async runOf(job: Job, token?: string): Promise<RunMeta> {
     const { store, config } = this.options;
     const stored = storedRunJobSchema.safeParse(job.data);
     if (stored.success) {
@@ -88,8 +88,9 @@ export class IntakeProcessor {
     const parsed = runJobSchema.safeParse(job.data);
     const raw = (typeof job.data === 'object' && job.data !== null ? job.data : {}) as Record<string, unknown>;
     const tenant = typeof raw.tenant === 'string' && ID_PATTERN.test(raw.tenant) ? raw.tenant : config.tenant;
+    // A runId in agentq's namespace is refused by the schema below; its failed run must not take that id either.
     const runId =
-      typeof raw.runId === 'string' && ID_PATTERN.test(raw.runId)
+      typeof raw.runId === 'string' && ID_PATTERN.test(raw.runId) && !isDerivedRunId(raw.runId)
         ? raw.runId
         : typeof raw.idempotencyKey === 'string' && ID_PATTERN.test(raw.idempotencyKey)
           ? runIdForIdempotencyKey(tenant, raw.idempotencyKey)
@@ -101,39 +102,83 @@ export class IntakeProcessor {
     const now = Date.now();
     if (!parsed.success) {
       const message = `invalid job for queue ${job.queueName} (job schema v1): ${formatZodError(parsed.error)}`;
-      const { meta } = await store.create({
-        id: runId,
-        tenant,
-        graph: typeof raw.graph === 'string' ? raw.graph.slice(0, 128) : '(invalid)',
-        input: null,
-        maxSteps: config.defaultMaxSteps,
-        now,
-      });
-      await store.finish(meta.id, 'failed', { code: 'INVALID_INPUT', message, retryable: false }, now, {
-        onlyFrom: 'queued',
-      });
+      const graph = typeof raw.graph === 'string' ? raw.graph : '(invalid)';
+      await this.failRun(runId, tenant, graph, { code: 'INVALID_INPUT', message, retryable: false }, now);
       throw new UnrecoverableError(message);
     }
     const data = parsed.data;
-    // Fairness between tenants (FairShare), as for runs the client and API enqueue.
-    const priority = await this.fairShare.admit(tenant, runId, data.priority ?? 0, now);
+    // The same admission as every other way in (RunAdmission): in-flight cap, storage budget, fair share.
+    let admission;
+    try {
+      admission = await this.admission.admit({
+        tenant,
+        runId,
+        origin: 'raw-job',
+        priority: data.priority ?? 0,
+        bytes: Buffer.byteLength(JSON.stringify(data.input ?? null)),
+        now,
+      });
+    } catch (error) {
+      const existing = await store.get(runId);
+      if (existing?.tenant === tenant) return existing; // a job delivered again finds its run
+      const refusal = toAgentqError(error);
+      if (refusal.code === 'RATE_LIMITED' && token) {
+        // The tenant is at its in-flight cap: the job waits for a slot without spending an attempt.
+        await job.moveToDelayed(Date.now() + (refusal.retryAfterMs ?? 2000), token);
+        throw new DelayedError();
+      }
+      if (refusal.code !== 'STORAGE_BUDGET_EXCEEDED') throw error;
+      // Refused for good: the run is failed with the reason (no input kept), as an invalid job's is.
+      await this.failRun(runId, tenant, data.graph, refusal.toRecord(), now);
+      throw new UnrecoverableError(`${refusal.code}: ${refusal.message}`);
+    }
     const deadlineMs = data.options?.deadlineMs ?? config.defaultDeadlineMs;
+    const { priority } = admission;
+    let created: boolean;
+    let meta: RunMeta;
+    try {
+      ({ meta, created } = await store.create({
+        id: runId,
+        tenant,
+        graph: data.graph,
+        ...(data.graphVersion === undefined ? {} : { graphVersion: data.graphVersion }),
+        input: data.input,
+        maxSteps: data.options?.maxSteps ?? config.defaultMaxSteps,
+        ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
+        ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
+        ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
+        ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
+        ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
+        ...(priority > 0 ? { priority } : {}),
+        now,
+      }));
+    } catch (error) {
+      await admission.undo();
+      throw error;
+    }
+    if (!created && (meta.tenant !== tenant || isTerminal(meta.status))) await admission.undo();
+    return meta;
+  }
+
+  /** Creates `runId` failed with `error` (no input kept): what a raw job refused before it became a run leaves. */
+  private async failRun(
+    runId: string,
+    tenant: string,
+    graph: string,
+    error: ReturnType<AgentqError['toRecord']>,
+    now: number,
+  ): Promise<void> {
+    const { store, config } = this.options;
     const { meta } = await store.create({
       id: runId,
       tenant,
-      graph: data.graph,
-      ...(data.graphVersion === undefined ? {} : { graphVersion: data.graphVersion }),
-      input: data.input,
-      maxSteps: data.options?.maxSteps ?? config.defaultMaxSteps,
-      ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
-      ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
-      ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
-      ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
-      ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
-      ...(priority > 0 ? { priority } : {}),
+      graph: graph.slice(0, 128),
+      input: null,
+      maxSteps: config.defaultMaxSteps,
       now,
     });
-    return meta;
+    // Never another tenant's run that happens to have this id.
+    if (meta.tenant === tenant) await store.finish(meta.id, 'failed', error, now, { onlyFrom: 'queued' });
   }
 
   /**

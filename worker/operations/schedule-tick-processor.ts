@@ -1,8 +1,12 @@
 import { UnrecoverableError, type Job } from 'bullmq';
+import { AgentqError, type ErrorCode } from '../../shared/contracts/errors.js';
 import { runIdForScheduleTick } from '../../shared/contracts/ids.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { RunEnqueuer } from '../../shared/store/run-enqueuer.js';
 import { tickTimeOf, type Schedules, type ScheduleTickData } from '../../shared/operations/schedules/schedules.js';
+
+/** What RunAdmission refuses with: a tick refused so is skipped, not retried. */
+const REFUSALS = new Set<ErrorCode>(['RATE_LIMITED', 'STORAGE_BUDGET_EXCEEDED']);
 
 export interface ScheduleTickProcessorOptions {
   schedules: Schedules;
@@ -34,18 +38,36 @@ export class ScheduleTickProcessor {
     if (definition.paused) return 'paused';
     const { spec } = definition;
     const runId = runIdForScheduleTick(tenant, scheduleId, tickAt);
-    const { created } = await enqueuer.enqueue(
-      {
-        graph: spec.graph,
-        ...(spec.graphVersion === undefined ? {} : { graphVersion: spec.graphVersion }),
-        input: spec.input,
-        tenant,
-        runId,
-        ...(spec.options === undefined ? {} : { options: spec.options }),
-        ...(spec.priority === undefined ? {} : { priority: spec.priority }),
-      },
-      { scheduleId },
-    );
+    let created: boolean;
+    try {
+      ({ created } = await enqueuer.enqueue(
+        {
+          graph: spec.graph,
+          ...(spec.graphVersion === undefined ? {} : { graphVersion: spec.graphVersion }),
+          input: spec.input,
+          tenant,
+          ...(spec.options === undefined ? {} : { options: spec.options }),
+          ...(spec.priority === undefined ? {} : { priority: spec.priority }),
+        },
+        { runId, scheduleId, origin: 'schedule', ...(definition.keyId ? { keyId: definition.keyId } : {}) },
+      ));
+    } catch (error) {
+      // Refused by the admission every run passes (the creator key's rate limit, the tenant's in-flight
+      // cap or storage budget): this tick starts nothing, as a cron job skips a tick its host missed.
+      if (!AgentqError.isInstance(error) || !REFUSALS.has(error.code)) throw error;
+      logger.warn(
+        {
+          scheduleId,
+          tenant,
+          runId,
+          scheduledFor: new Date(tickAt).toISOString(),
+          code: error.code,
+          reason: error.message,
+        },
+        'schedule tick skipped: its run was refused',
+      );
+      return `skipped: ${error.code}`;
+    }
     await schedules.recordTick(tenant, scheduleId, runId, tickAt);
     logger.info(
       { scheduleId, tenant, runId, scheduledFor: new Date(tickAt).toISOString(), created },

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RedisConnection } from '../../../shared/adapters/redis/connect-redis.js';
 import { ApiError, sendApiError } from '../errors.js';
 import { requireRedis } from '../redis-ready.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { RateLimiter } from '../../../shared/operations/limits/rate-limiter.js';
 
 /**
  * onRequest hook (after authentication): 503 at once when Redis is down, 429 with Retry-After once the

@@ -106,7 +106,7 @@ function answerOrThrow(done: RunRecord, citations: boolean): ChatAnswer {
  * `"stream": true` the answer comes as Server-Sent Events (streamChatAnswer).
  */
 export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
-  const { client, store, inflight, config } = context;
+  const { client, store, config } = context;
 
   /** The run once finished, or null when `waitMs` passed (or the API is closing) first. */
   const finished = async (runId: string, waitMs: number): Promise<RunRecord | null> => {
@@ -153,30 +153,13 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         const existing = await store.get(runId);
         if (existing && existing.tenant !== tenant)
           throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; use another Idempotency-Key`);
-        const reserved = !existing && (await inflight.reserve(tenant, runId));
-        if (!existing && !reserved) {
-          throw new ApiError(
-            429,
-            'RATE_LIMITED',
-            `tenant ${tenant} has ${inflight.max} runs in flight, its limit (AGENTQ_TENANT_MAX_INFLIGHT); wait for some to finish`,
-            { headers: { 'retry-after': '2' } },
-          );
-        }
-        let record: RunRecord;
         const wantsStream = request.body.stream === true;
-        try {
-          const { stream: _stream, ...input } = request.body;
-          record = await client.enqueue({
-            graph: CHAT_GRAPH,
-            input,
-            tenant,
-            runId,
-            ...(idempotencyKey ? { idempotencyKey } : {}),
-          });
-        } catch (error) {
-          if (reserved) await inflight.release(tenant, runId).catch(() => undefined);
-          throw error;
-        }
+        const { stream: _stream, ...input } = request.body;
+        // The in-flight cap and the storage budget are the admission's (RunAdmission), as for every run.
+        const record: RunRecord = await client.enqueue(
+          { graph: CHAT_GRAPH, input, tenant, ...(idempotencyKey ? { idempotencyKey } : {}) },
+          { derivedRunId: runId },
+        );
         if (existing) reply.header('idempotent-replayed', 'true');
         if (wantsStream) {
           return streamChatAnswer({

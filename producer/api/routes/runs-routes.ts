@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
-import { MADE_RUN_ID, newRunId, runIdForIdempotencyKey, tenantRunId } from '../../../shared/contracts/ids.js';
+import { newRunId, runIdForIdempotencyKey, tenantRunId } from '../../../shared/contracts/ids.js';
 import type { RunMeta } from '../../../shared/store/redis-run-store.js';
 import { toRunRecord } from '../../../shared/store/redis-run-store.js';
 import { withPartialOutput } from '../../client/partial-output.js';
@@ -43,17 +43,6 @@ function notFound(runId: string): ApiError {
   );
 }
 
-function inflightFull(tenant: string, max: number): ApiError {
-  return new ApiError(
-    429,
-    'RATE_LIMITED',
-    `tenant ${tenant} has ${max} runs in flight, its limit (AGENTQ_TENANT_MAX_INFLIGHT); wait for some to finish`,
-    {
-      headers: { 'retry-after': '2' },
-    },
-  );
-}
-
 /** The routes of DESIGN §6 for runs, scoped to the caller's tenant. */
 export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
   const { client, store, inflight } = context;
@@ -90,18 +79,13 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
           );
         }
         const idempotencyKey = headerKey ?? body.idempotencyKey;
-        if (body.runId !== undefined && MADE_RUN_ID.test(body.runId)) {
-          // Decided on the string alone: an id agentq makes (maybe another tenant's) is never probed.
-          throw new ApiError(
-            400,
-            'INVALID_INPUT',
-            `runId ${body.runId} has the form of an id agentq makes (run_ and hex); choose another runId, or send an idempotencyKey`,
-          );
-        }
-        // A client-chosen runId is scoped by tenant (tenantRunId), so it cannot meet another tenant's run.
+        // An id in agentq's namespace (run_…, bat_…) was refused by the body's schema, on the string alone
+        // (no existing run is ever probed). A client-chosen runId is scoped by tenant (tenantRunId), so it
+        // cannot meet another tenant's run.
+        const { runId: name, ...fields } = body;
         const runId =
-          body.runId !== undefined
-            ? tenantRunId(tenant, body.runId)
+          name !== undefined
+            ? tenantRunId(tenant, name)
             : idempotencyKey
               ? runIdForIdempotencyKey(tenant, idempotencyKey)
               : newRunId();
@@ -110,22 +94,13 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
           // Only reachable for a run a trusted producer enqueued straight onto the intake queue under another tenant.
           throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; choose another runId`);
         }
-        const reserved = !existing && (await inflight.reserve(tenant, runId));
-        if (!existing && !reserved) throw inflightFull(tenant, inflight.max);
-        let record;
-        try {
-          // A replay returns its run whatever the workers serve now.
-          const queueUnserved = request.query.queueUnserved || Boolean(existing);
-          record = await client.enqueue(
-            { ...body, tenant, runId, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
-            { queueUnserved },
-          );
-        } catch (error) {
-          if (reserved) await inflight.release(tenant, runId).catch(() => undefined);
-          throw error;
-        }
-        // A replay of a run that already finished holds no slot.
-        if (isTerminal(record.status)) await inflight.release(tenant, runId);
+        // A replay returns its run whatever the workers serve now. The in-flight cap, fair share and the
+        // storage budget are the admission's (RunAdmission), as for every other way a run is created.
+        const queueUnserved = request.query.queueUnserved || Boolean(existing);
+        const record = await client.enqueue(
+          { ...fields, tenant, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
+          { queueUnserved, derivedRunId: runId },
+        );
         if (existing) reply.header('idempotent-replayed', 'true');
         return reply.code(202).header('location', `/v1/runs/${record.id}`).send(record);
       },
@@ -256,13 +231,8 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
             'CONFLICT',
             `run ${request.params.id} is ${meta.status}; only a failed run can be retried`,
           );
-        if (!(await inflight.reserve(meta.tenant, meta.id))) throw inflightFull(meta.tenant, inflight.max);
-        try {
-          return reply.code(202).send(await client.retry(meta.id));
-        } catch (error) {
-          await inflight.release(meta.tenant, meta.id).catch(() => undefined);
-          throw error;
-        }
+        // In flight again: the retry passes the admission (the tenant's in-flight cap) in client.retry.
+        return reply.code(202).send(await client.retry(meta.id));
       },
     });
 

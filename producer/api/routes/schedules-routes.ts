@@ -70,7 +70,11 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
         response: { 201: scheduleRecordSchema, ...errors },
       },
       handler: async (request, reply) => {
-        const schedule = await client.schedules.create(request.body, { tenant: tenantOf(request) });
+        const schedule = await client.schedules.create(request.body, {
+          tenant: tenantOf(request),
+          // Its ticks' runs are charged to this key's rate limit, as its own requests are.
+          ...(request.principal?.keyId ? { keyId: request.principal.keyId } : {}),
+        });
         return reply.code(201).header('location', `/v1/schedules/${schedule.id}`).send(schedule);
       },
     });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Config } from '../../config/config.js';
 import { AgentqError } from '../../contracts/errors.js';
+import { redactCredentials } from '../../contracts/redact-credentials.js';
 
 interface CommandIo {
   out(text: string): void;
@@ -49,7 +50,7 @@ export function registerReindexCommand(program: Command, io: CommandIo, readConf
           },
         });
         io.err(
-          `copied ${result.records} records of ${result.collections} collections into Qdrant at ${config.qdrantUrl}`,
+          `copied ${result.records} records of ${result.collections} collections into Qdrant at ${redactCredentials(config.qdrantUrl)}`,
         );
         io.out(JSON.stringify({ ...result, seconds: Math.round((Date.now() - started) / 10) / 100 }));
       } finally {

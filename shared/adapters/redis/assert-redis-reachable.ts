@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { DEFAULT_REDIS_URL } from '../../config/redis-config.js';
 import { AgentqError } from '../../contracts/errors.js';
+import { redactCredentials } from '../../contracts/redact-credentials.js';
 
 /**
  * Resolves once Redis answers PING; throws UNAVAILABLE naming the URL and what to do when it does not
@@ -34,7 +35,7 @@ export async function assertRedisReachable(url: string | undefined, timeoutMs = 
   const reason = lastError instanceof Error ? lastError.message : String(lastError);
   throw new AgentqError(
     'UNAVAILABLE',
-    `cannot reach Redis at ${target.replace(/\/\/[^@/]*@/, '//***@')} within ${timeoutMs} ms (${reason}). Start Redis (\`npm start\` starts a private one) or set REDIS_URL to a Redis you run`,
+    `cannot reach Redis at ${redactCredentials(target)} within ${timeoutMs} ms (${reason}). Start Redis (\`npm start\` starts a private one) or set REDIS_URL to a Redis you run`,
     { retryable: true, cause: lastError },
   );
 }

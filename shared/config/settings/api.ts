@@ -56,6 +56,13 @@ export const apiArea = defineArea({
       doc: 'A tenant’s unfinished runs (batch questions aside) beyond which its new runs queue behind other tenants’ (their BullMQ priority is raised by 1000 per whole share held); 0 = off.',
       when: 'Lower it when one tenant’s bursts delay the others; 0 for a single tenant.',
     }),
+    tenantMaxBytes: integer({
+      env: 'AGENTQ_TENANT_MAX_BYTES',
+      min: 0,
+      default: 0,
+      doc: 'Bytes of run inputs and outputs a tenant may keep in Redis (a tenant’s own `storageBytes` limit replaces it; `storageBytes` in `AGENTQ_TENANT_BUDGET_DEFAULTS` when this is 0); a run past it gets 429 `STORAGE_BUDGET_EXCEEDED`, or 413 when its input alone is larger; 0 = unlimited.',
+      when: 'Set it when tenants you do not trust share one Redis.',
+    }),
     tenantBudgetDefaults: parsed({
       env: 'AGENTQ_TENANT_BUDGET_DEFAULTS',
       default: '{}',
@@ -105,7 +112,12 @@ export const apiArea = defineArea({
       doc: '`POST /v1/agent/chat` waits this long for the `rag-agent` run’s answer (200); after it, the answer is 202 with the run record and `Location: /v1/runs/<id>` to poll; 0 = always 202.',
     }),
   },
-  configOf: (values) => ({ ...values, traceUrl: values.traceUrl ?? null }),
+  configOf: (values) => ({
+    ...values,
+    traceUrl: values.traceUrl ?? null,
+    // storageBytes in AGENTQ_TENANT_BUDGET_DEFAULTS means the same, when AGENTQ_TENANT_MAX_BYTES is unset.
+    tenantMaxBytes: values.tenantMaxBytes || (values.tenantBudgetDefaults.storageBytes ?? 0),
+  }),
 });
 
 export type ApiConfig = AreaConfig<typeof apiArea>;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
-import { AgentqError } from '../../contracts/errors.js';
+import { AgentqError, type ErrorCode, type ErrorRecord } from '../../contracts/errors.js';
 import { BATCH_PRIORITY, formatZodError } from '../../contracts/job-schema.js';
 import type { Keys } from '../../store/keys.js';
 import { runScript } from '../../adapters/redis/create-redis.js';
@@ -8,6 +8,7 @@ import { slotPipeline } from '../../store/slot-pipeline.js';
 import { parseMeta, type RedisRunStore } from '../../store/redis-run-store.js';
 import type { RunEnqueuer } from '../../store/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
+import { CLAIM, RELEASE } from './batch-scripts.js';
 import {
   batchRequestSchema,
   type BatchProgress,
@@ -18,40 +19,8 @@ import {
   type ParsedBatchRequest,
 } from './batch-schema.js';
 
-/**
- * Claims the next item of a running batch if it has a free slot: advances the dispatch cursor and
- * puts the item's run id in the in-flight set, in one step, so two dispatchers never claim one item
- * and a claimed item is never forgotten (a crash after the claim leaves an in-flight id without a run,
- * which `repair` enqueues).
- * KEYS: 1 meta · 2 inflight · ARGV: 1 run id prefix · 2 now
- * → the claimed index, or -1 not running · -2 all dispatched · -3 no free slot
- */
-const CLAIM = `
-local m = redis.call('HMGET', KEYS[1], 'status', 'next', 'total', 'concurrency')
-if m[1] ~= 'running' then return -1 end
-local next, total = tonumber(m[2]), tonumber(m[3])
-if next >= total then return -2 end
-if redis.call('SCARD', KEYS[2]) >= tonumber(m[4]) then return -3 end
-redis.call('HSET', KEYS[1], 'next', next + 1, 'updatedAt', ARGV[2])
-redis.call('SADD', KEYS[2], ARGV[1] .. next)
-return next
-`;
-
-/**
- * A run of the batch finished: free its slot; the batch is completed once every item was dispatched
- * and none is in flight.
- * KEYS: 1 meta · 2 inflight · ARGV: 1 run id · 2 now → the batch status
- */
-const RELEASE = `
-redis.call('SREM', KEYS[2], ARGV[1])
-local m = redis.call('HMGET', KEYS[1], 'status', 'next', 'total')
-if m[1] == 'running' and tonumber(m[2]) >= tonumber(m[3]) and redis.call('SCARD', KEYS[2]) == 0 then
-  redis.call('HSET', KEYS[1], 'status', 'completed', 'finishedAt', ARGV[2], 'updatedAt', ARGV[2])
-  return 'completed'
-end
-redis.call('HSET', KEYS[1], 'updatedAt', ARGV[2])
-return m[1] or 'missing'
-`;
+/** What RunAdmission refuses with. */
+const ADMISSION_REFUSALS = new Set<ErrorCode>(['RATE_LIMITED', 'STORAGE_BUDGET_EXCEEDED']);
 
 interface BatchItem {
   id: string;
@@ -186,7 +155,11 @@ export class BatchDispatcher {
     );
   }
 
-  /** Dispatches items while the batch has free slots. */
+  /**
+   * Dispatches items while the batch has free slots and the tenant's admission takes them. An item the
+   * admission refuses (the tenant's in-flight cap, its storage budget) stays claimed without a run, as
+   * after a crash: `repair` (the reconciler, each sweep) starts it once there is room.
+   */
   async topUp(batchId: string): Promise<number> {
     const { redis, keys } = this.options;
     const batchKeys = keys.batch(batchId);
@@ -199,30 +172,90 @@ export class BatchDispatcher {
         [batchKeys.meta, batchKeys.inflight],
         [`${batchId}.i`, Date.now()],
       );
+      if (index === -4) {
+        // Items the admission refused before go first; stop while it still refuses them.
+        const started = await this.startDeferred(batchId);
+        if (started < 0) break;
+        dispatched += started;
+        continue;
+      }
       if (index < 0) break;
       meta ??= await this.meta(batchId);
       if (!meta) break;
-      await this.start(meta, index);
+      if (!(await this.start(meta, index))) {
+        await redis.hincrby(batchKeys.meta, 'deferred', 1);
+        break;
+      }
       dispatched += 1;
     }
     return dispatched;
   }
 
-  private async start(meta: BatchMeta, index: number): Promise<void> {
+  /** Starts the claimed items that have no run (refused before); → how many, or -1 when one is refused again. */
+  private async startDeferred(batchId: string): Promise<number> {
+    const { redis, keys } = this.options;
+    const batchKeys = keys.batch(batchId);
+    await redis.hset(batchKeys.meta, 'deferred', 0);
+    const meta = await this.meta(batchId);
+    if (!meta) return -1;
+    const claimed = await redis.smembers(batchKeys.inflight);
+    const pipeline = slotPipeline(redis);
+    for (const runId of claimed) pipeline.exists(keys.run(runId).meta);
+    const exists = (await pipeline.exec()) ?? [];
+    let started = 0;
+    for (const [position, runId] of claimed.entries()) {
+      if (exists[position]?.[1] === 1) continue;
+      if (!(await this.start(meta, Number(runId.slice(runId.lastIndexOf('.i') + 2))))) {
+        await redis.hincrby(batchKeys.meta, 'deferred', 1);
+        return -1;
+      }
+      started += 1;
+    }
+    return started;
+  }
+
+  /** → false when the admission refused the item's run for now (it stays claimed, for `repair`). */
+  private async start(meta: BatchMeta, index: number): Promise<boolean> {
     const item = (await this.options.redis.lindex(this.options.keys.batch(meta.id).items, index)) ?? '{}';
     const { question } = JSON.parse(item) as BatchItem;
     const runId = this.runId(meta.id, index);
-    const { record } = await this.options.enqueuer.enqueue(
-      {
-        graph: meta.graph,
-        tenant: meta.tenant,
-        runId,
-        input: { query: question, collection: meta.collection, ...meta.options },
-      },
-      { batchId: meta.id, priority: meta.priority },
-    );
+    let record;
+    try {
+      ({ record } = await this.options.enqueuer.enqueue(
+        {
+          graph: meta.graph,
+          tenant: meta.tenant,
+          input: { query: question, collection: meta.collection, ...meta.options },
+        },
+        { runId, batchId: meta.id, priority: meta.priority, origin: 'batch' },
+      ));
+    } catch (error) {
+      if (!AgentqError.isInstance(error) || !ADMISSION_REFUSALS.has(error.code)) throw error;
+      if (error.retryable) return false;
+      // It can never fit (a question larger than the whole storage budget): the item fails with the reason.
+      await this.failItem(meta, runId, error.toRecord());
+      return true;
+    }
     // Already answered (a repaired or re-sent item): free its slot at once.
     if (isTerminal(record.status)) await this.onRunFinished(runId, meta.id);
+    return true;
+  }
+
+  /** The item's run, failed with `error` (no input kept), and its slot freed. */
+  private async failItem(meta: BatchMeta, runId: string, error: ErrorRecord): Promise<void> {
+    const { store } = this.options;
+    const now = Date.now();
+    const { meta: run } = await store.create({
+      id: runId,
+      tenant: meta.tenant,
+      graph: meta.graph,
+      input: null,
+      maxSteps: 1,
+      batchId: meta.id,
+      now,
+    });
+    if (run.tenant === meta.tenant) await store.finish(runId, 'failed', error, now, { onlyFrom: 'queued' });
+    await this.onRunFinished(runId, meta.id);
   }
 
   /** A run finished: free its slot, then fill free slots. Workers call this for runs with a batchId. */

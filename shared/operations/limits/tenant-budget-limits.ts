@@ -14,6 +14,11 @@ export interface TenantBudgetLimits {
   costUsdPerDay?: number;
   /** Model cost in USD per UTC calendar month. */
   costUsdPerMonth?: number;
+  /**
+   * Bytes of run inputs and outputs the tenant may keep in Redis (StorageBudget). Left out:
+   * AGENTQ_TENANT_MAX_BYTES applies (unlike the fields above, a tenant's own limits never lift it).
+   */
+  storageBytes?: number;
 }
 
 const tokens = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -25,6 +30,7 @@ export const tenantBudgetLimitsSchema = z.strictObject({
   tokensPerMonth: tokens.optional(),
   costUsdPerDay: dollars.optional(),
   costUsdPerMonth: dollars.optional(),
+  storageBytes: tokens.optional(),
 });
 
 /** The Redis hash field of each limit (cost as integer micro-dollars). */
@@ -33,6 +39,7 @@ export const LIMIT_FIELDS = {
   tokensPerMonth: 'tokensPerMonth',
   costUsdPerDay: 'costMicrosPerDay',
   costUsdPerMonth: 'costMicrosPerMonth',
+  storageBytes: 'storageBytes',
 } as const satisfies Record<keyof TenantBudgetLimits, string>;
 
 /** Validates an admin's limits; a bad one is INVALID_INPUT naming the field and what it accepts. */
@@ -48,7 +55,9 @@ export function parseTenantBudgetLimits(value: unknown): TenantBudgetLimits {
         ? 'must be a whole number of tokens ≥ 0 (leave it out for no limit)'
         : field.startsWith('cost')
           ? 'must be a number of US dollars ≥ 0 (leave it out for no limit)'
-          : issue.message;
+          : field === 'storageBytes'
+            ? 'must be a whole number of bytes ≥ 0 (leave it out for AGENTQ_TENANT_MAX_BYTES)'
+            : issue.message;
   throw new AgentqError('INVALID_INPUT', `limits field ${field} ${expected}`, { details: { field } });
 }
 

@@ -18,6 +18,8 @@ export interface ScheduleDefinition {
   paused: boolean;
   createdAt: number;
   updatedAt: number;
+  /** The API key (hash id) that created it: its ticks' runs are charged to that key's rate limit. */
+  keyId?: string;
 }
 
 /** A schedule as users read it: the spec, its state, and its last and next runs. */
@@ -74,7 +76,12 @@ export interface SchedulesOptions {
 export class Schedules {
   constructor(private readonly options: SchedulesOptions) {}
 
-  async create(tenant: string, input: unknown, now = Date.now()): Promise<ScheduleRecord> {
+  /** `keyId`: the API key that asks (its ticks are charged to it); absent for trusted producers. */
+  async create(
+    tenant: string,
+    input: unknown,
+    { keyId, now = Date.now() }: { keyId?: string; now?: number } = {},
+  ): Promise<ScheduleRecord> {
     const { redis, keys } = this.options;
     const { paused = false, ...spec } = parseScheduleSpec(input);
     await this.options.requireGraph?.(spec.graph, spec.graphVersion);
@@ -92,6 +99,7 @@ export class Schedules {
       paused,
       createdAt: now,
       updatedAt: now,
+      ...(keyId === undefined ? {} : { keyId }),
     };
     await redis.hset(key, definition.id, JSON.stringify(definition));
     try {

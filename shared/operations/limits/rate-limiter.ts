@@ -1,6 +1,6 @@
-import type { RedisConnection } from '../../../shared/adapters/redis/connect-redis.js';
-import type { Keys } from '../../../shared/store/keys.js';
-import { runScript } from '../../../shared/adapters/redis/create-redis.js';
+import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import type { Keys } from '../../store/keys.js';
+import { runScript } from '../../adapters/redis/create-redis.js';
 
 /** KEYS: 1 window counter · ARGV: 1 window length (ms) → requests in this window, this one included. */
 const COUNT_REQUEST = `

@@ -1,0 +1,39 @@
+/** The batch dispatcher's Lua scripts (BatchDispatcher): each over one batch's keys, one hash tag. */
+
+/**
+ * Claims the next item of a running batch if it has a free slot: advances the dispatch cursor and
+ * puts the item's run id in the in-flight set, in one step, so two dispatchers never claim one item
+ * and a claimed item is never forgotten (a crash after the claim leaves an in-flight id without a run,
+ * which `repair` enqueues).
+ * Items the admission refused (the meta's `deferred` count) go first: while there are any, nothing new
+ * is claimed.
+ * KEYS: 1 meta · 2 inflight · ARGV: 1 run id prefix · 2 now
+ * → the claimed index, or -1 not running · -2 all dispatched · -3 no free slot · -4 items deferred
+ */
+export const CLAIM = `
+local m = redis.call('HMGET', KEYS[1], 'status', 'next', 'total', 'concurrency', 'deferred')
+if m[1] ~= 'running' then return -1 end
+if tonumber(m[5] or '0') > 0 then return -4 end
+local next, total = tonumber(m[2]), tonumber(m[3])
+if next >= total then return -2 end
+if redis.call('SCARD', KEYS[2]) >= tonumber(m[4]) then return -3 end
+redis.call('HSET', KEYS[1], 'next', next + 1, 'updatedAt', ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[1] .. next)
+return next
+`;
+
+/**
+ * A run of the batch finished: free its slot; the batch is completed once every item was dispatched
+ * and none is in flight.
+ * KEYS: 1 meta · 2 inflight · ARGV: 1 run id · 2 now → the batch status
+ */
+export const RELEASE = `
+redis.call('SREM', KEYS[2], ARGV[1])
+local m = redis.call('HMGET', KEYS[1], 'status', 'next', 'total')
+if m[1] == 'running' and tonumber(m[2]) >= tonumber(m[3]) and redis.call('SCARD', KEYS[2]) == 0 then
+  redis.call('HSET', KEYS[1], 'status', 'completed', 'finishedAt', ARGV[2], 'updatedAt', ARGV[2])
+  return 'completed'
+end
+redis.call('HSET', KEYS[1], 'updatedAt', ARGV[2])
+return m[1] or 'missing'
+`;

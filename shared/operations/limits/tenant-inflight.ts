@@ -1,0 +1,79 @@
+import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import type { Keys } from '../../store/keys.js';
+import { runScript } from '../../adapters/redis/create-redis.js';
+import { slotPipeline } from '../../store/slot-pipeline.js';
+import { TERMINAL_STATUSES } from '../../contracts/run-record.js';
+
+/** KEYS: 1 tenant's in-flight set · ARGV: 1 runId, 2 cap, 3 now → 2 held already, 1 reserved now, 0 full. */
+const RESERVE = `
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 2 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1
+`;
+
+/** A slot reserved this recently may belong to a run being created right now: the sweep leaves it. */
+const SWEEP_GRACE_MS = 60_000;
+
+/** What `reserve` did: a new slot, one the run held already, or none (the tenant is at its cap). */
+export type InflightReservation = 'new' | 'held' | 'full';
+
+/**
+ * The per-tenant cap on runs in flight (accepted, not yet completed, failed or cancelled), shared by
+ * every process through one sorted set per tenant. Every creator reserves a slot through RunAdmission
+ * before the run exists; the run store's onFinished hook (run-finished-hook.ts) releases it. A slot
+ * whose release was lost (a crash between finish and hook, a purge) is swept when the set looks full.
+ */
+export class TenantInflight {
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly keys: Keys,
+    /** Runs in flight per tenant; 0 = unlimited. */
+    readonly max: number,
+  ) {}
+
+  /** → true when `runId` holds a slot now; false when the tenant is at its cap. */
+  async reserve(tenant: string, runId: string, now = Date.now()): Promise<boolean> {
+    return (await this.take(tenant, runId, now)) !== 'full';
+  }
+
+  /** Holds a slot for `runId` (unless it holds one): what RunAdmission asks, to undo only what it took. */
+  async take(tenant: string, runId: string, now = Date.now()): Promise<InflightReservation> {
+    if (this.max === 0) return 'held';
+    const key = this.keys.tenantInflight(tenant);
+    const first = await runScript<number>(this.redis, RESERVE, [key], [runId, this.max, now]);
+    if (first !== 0) return first === 2 ? 'held' : 'new';
+    // Slots may also have been freed by a hook since the first try: try again after the sweep either way.
+    await this.sweep(tenant, now);
+    const second = await runScript<number>(this.redis, RESERVE, [key], [runId, this.max, now]);
+    return second === 0 ? 'full' : second === 2 ? 'held' : 'new';
+  }
+
+  async release(tenant: string, runId: string): Promise<void> {
+    if (this.max === 0) return;
+    await this.redis.zrem(this.keys.tenantInflight(tenant), runId);
+  }
+
+  async count(tenant: string): Promise<number> {
+    return this.redis.zcard(this.keys.tenantInflight(tenant));
+  }
+
+  /** Drops entries whose run finished, and entries without a run once they are older than the grace. */
+  private async sweep(tenant: string, now: number): Promise<void> {
+    const key = this.keys.tenantInflight(tenant);
+    const flat = await this.redis.zrange(key, '0', '-1', 'WITHSCORES');
+    if (flat.length === 0) return;
+    const pipeline = slotPipeline(this.redis); // runs of all shards
+    for (let i = 0; i < flat.length; i += 2) pipeline.hget(this.keys.run(flat[i]!).meta, 'status');
+    const replies = (await pipeline.exec()) ?? [];
+    const stale = replies.flatMap(([, status], index) => {
+      const [id, reservedAt] = [flat[index * 2]!, Number(flat[index * 2 + 1])];
+      const gone =
+        typeof status === 'string'
+          ? (TERMINAL_STATUSES as readonly string[]).includes(status)
+          : now - reservedAt > SWEEP_GRACE_MS;
+      return gone ? [id] : [];
+    });
+    if (stale.length > 0) await this.redis.zrem(key, ...stale);
+  }
+}

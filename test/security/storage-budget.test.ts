@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../shared/contracts/run-record.js';
+import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
+import { atScale } from '../helpers/suite-scale.js';
+import { recordFigure } from '../helpers/suite-figures.js';
+import { eventually } from '../helpers/test-env.js';
+
+/**
+ * Issue 35 item 4. Attack: a tenant posts run after run with large inputs that fail at once (so the
+ * in-flight cap never holds them), each kept in Redis for the retention period. Expected: the tenant's
+ * storage budget (AGENTQ_TENANT_MAX_BYTES, or `storageBytes` of its limits) refuses the run that would
+ * pass it — 429 STORAGE_BUDGET_EXCEEDED naming the budget, 413 when one input alone is larger — and Redis
+ * grows by about the budget, not by every input; purging a run or its retention ending frees its bytes.
+ */
+const INPUT_BYTES = atScale(50_000, 1_000_000);
+const RUNS = atScale(20, 100);
+const BUDGET = atScale(200_000, 10 * 1024 * 1024);
+const RETENTION_SECONDS = 3;
+
+describe(`storage budget: ${RUNS} runs of ${INPUT_BYTES} B inputs against ${BUDGET} B`, () => {
+  let env: ApiTestEnv;
+  beforeAll(async () => {
+    env = await startApiTestEnv({
+      env: {
+        AGENTQ_TENANT_MAX_BYTES: String(BUDGET),
+        AGENTQ_RETENTION_SECONDS: String(RETENTION_SECONDS),
+        AGENTQ_BODY_LIMIT_BYTES: String(2 * 1024 * 1024),
+      },
+    });
+  });
+  afterAll(async () => env?.close());
+
+  /** A chain run whose input the graph rejects (unknown field): it fails at its first step. */
+  const failingRun = (bytes: number) => ({ graph: 'chain', input: { steps: 1, pad: 'x'.repeat(bytes) } });
+  const post = (key: string, payload: Record<string, unknown>) =>
+    env.as(key, { method: 'POST', url: '/v1/runs', payload });
+  const usedMemory = async () => Number(/^used_memory:(\d+)/m.exec(await env.client.store.redis.info('memory'))![1]);
+
+  it('the run past the budget gets 429 with a clear message; Redis grows by about the budget', async () => {
+    const before = await usedMemory();
+    const answers: number[] = [];
+    let refusal: Record<string, unknown> | undefined;
+    let accepted: RunRecord | undefined;
+    for (let index = 0; index < RUNS; index += 1) {
+      const response = await post(KEYS.acmeProducer, failingRun(INPUT_BYTES));
+      answers.push(response.statusCode);
+      if (response.statusCode === 429) refusal ??= { ...json(response), retryAfter: response.headers['retry-after'] };
+      else accepted = json<RunRecord>(response);
+    }
+    const grown = (await usedMemory()) - before;
+    const admitted = answers.filter((status) => status === 202).length;
+    recordFigure({
+      scenario: 'storage budget',
+      name: 'runs_admitted',
+      value: admitted,
+      goal: `≤ ${BUDGET / INPUT_BYTES}`,
+    });
+    recordFigure({
+      scenario: 'storage budget',
+      name: 'redis_growth_bytes',
+      value: grown,
+      goal: `< 2 × ${BUDGET} + 2 MiB (all: ${RUNS * INPUT_BYTES})`,
+    });
+    expect(answers.every((status) => status === 202 || status === 429)).toBe(true);
+    expect(admitted).toBeGreaterThan(0);
+    expect(admitted).toBeLessThanOrEqual(Math.floor(BUDGET / INPUT_BYTES));
+    expect(refusal).toMatchObject({
+      error: {
+        code: 'STORAGE_BUDGET_EXCEEDED',
+        message: expect.stringContaining(`storage budget of ${BUDGET} bytes (AGENTQ_TENANT_MAX_BYTES`),
+      },
+      retryAfter: expect.any(String),
+    });
+    expect(grown).toBeLessThan(2 * BUDGET + 2 * 1024 * 1024);
+    // Another tenant's budget is its own.
+    expect((await post(KEYS.globexProducer, failingRun(INPUT_BYTES))).statusCode).toBe(202);
+    // The client library is held to the same budget.
+    await expect(env.client.enqueue({ ...failingRun(INPUT_BYTES), tenant: 'acme' })).rejects.toMatchObject({
+      code: 'STORAGE_BUDGET_EXCEEDED',
+      retryable: true,
+    });
+
+    // Purging a finished run gives its bytes back at once.
+    await eventually(async () => (await env.client.get(accepted!.id))?.status === 'failed', 15_000, 'the run fails');
+    expect(
+      (await env.as(KEYS.acmeProducer, { method: 'DELETE', url: `/v1/runs/${accepted!.id}?purge=true` })).statusCode,
+    ).toBe(204);
+    expect((await post(KEYS.acmeProducer, failingRun(INPUT_BYTES))).statusCode).toBe(202);
+    // Once the runs' retention ends, their bytes are free again.
+    await new Promise((resolve) => setTimeout(resolve, (RETENTION_SECONDS + 1) * 1000));
+    expect((await post(KEYS.acmeProducer, failingRun(INPUT_BYTES))).statusCode).toBe(202);
+  });
+
+  it('one input larger than the whole budget: 413; a tenant limit (storageBytes) set by an admin applies', async () => {
+    const huge = await post(KEYS.acmeProducer, failingRun(BUDGET + 10));
+    expect(huge.statusCode).toBe(413);
+    expect(json(huge)).toMatchObject({
+      error: { code: 'STORAGE_BUDGET_EXCEEDED', message: expect.stringContaining('whole storage budget') },
+    });
+    const set = await env.as(KEYS.acmeAdmin, {
+      method: 'PUT',
+      url: '/v1/admin/tenants/globex/limits',
+      payload: { storageBytes: 5000 },
+    });
+    expect(set.statusCode).toBe(200);
+    expect(json(set)).toMatchObject({ limits: { storageBytes: 5000 } });
+    expect((await post(KEYS.globexProducer, failingRun(6000))).statusCode).toBe(413);
+    // globex holds a 50 kB run from the first test until its retention ends: wait it out, then fill up.
+    await new Promise((resolve) => setTimeout(resolve, (RETENTION_SECONDS + 1) * 1000));
+    expect((await post(KEYS.globexProducer, failingRun(3000))).statusCode).toBe(202);
+    expect((await post(KEYS.globexProducer, failingRun(3000))).statusCode).toBe(429);
+  });
+
+  it("a finished run's output counts too", async () => {
+    const run = json<RunRecord>(await post(KEYS.globexProducer, { graph: 'chain', input: { steps: 1 } }));
+    await eventually(async () => (await env.client.get(run.id))?.status === 'completed', 15_000, 'the run');
+    const keys = env.client.store.keys.tenantStorage('globex');
+    const input = Buffer.byteLength(JSON.stringify({ steps: 1 }));
+    const charged = await eventually(async () => {
+      const bytes = Number(await env.client.store.redis.hget(keys.charges, run.id));
+      return bytes > input && bytes;
+    }, 5000);
+    expect(charged).toBe(
+      input + Buffer.byteLength(JSON.stringify(run.output ?? (await env.client.get(run.id))!.output)),
+    );
+  });
+});
