@@ -61,16 +61,29 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     plugins: { 'import-x': importX },
     settings: {
       'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
       // Without .ts here no-cycle does not follow imports into TypeScript files (and finds no cycle).
-      'import-x/extensions': ['.ts', '.js'],
+      'import-x/extensions': ['.ts', '.tsx', '.js'],
     },
     rules: {
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       'import-x/no-restricted-paths': ['error', { zones: rooms }],
+    },
+  },
+  {
+    // The pages escape every value by construction (Preact's renderer); raw HTML would undo that.
+    files: ['**/*.tsx'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'JSXAttribute[name.name="dangerouslySetInnerHTML"]',
+          message: 'pages render escaped values only: build the markup as elements instead of raw HTML',
+        },
+      ],
     },
   },
 );

@@ -8,6 +8,7 @@ import type { TokenHub } from '../client/token-hub.js';
 import type { AgentClient } from '../client/agent-client.js';
 import type { ApiKeys } from './auth/api-keys.js';
 import type { DashboardSessions } from './auth/dashboard-sessions.js';
+import type { AuthThrottle } from './limits/auth-throttle.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
 import type { TenantInflight } from './limits/tenant-inflight.js';
 
@@ -22,6 +23,8 @@ export interface ApiContext {
   apiKeys: ApiKeys;
   sessions: DashboardSessions;
   rateLimiter: RateLimiter;
+  /** Failed authentications per client address (AGENTQ_AUTH_FAILURES_PER_MINUTE). */
+  authThrottle: AuthThrottle;
   inflight: TenantInflight;
   metrics: RedisMetrics;
   /** Every agentq queue (Bull Board, queue depth in /metrics). */

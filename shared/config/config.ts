@@ -7,6 +7,7 @@ import { parseRateLimits, type RateLimitTable } from '../llm/rate-limit-table.js
 import { mcpServersSchema, type McpServers } from '../adapters/mcp/mcp-servers-schema.js';
 import { invalidConfiguration, parseRedisEnv, presentEnv, redisConfigOf, type RedisConfig } from './redis-config.js';
 import { parseSearchEnv, searchConfigOf, type SearchConfig } from './search-config.js';
+import { webSecurityConfigOf, webSecurityEnv, type WebSecurityConfig } from './web-security-config.js';
 import { parseTenantBudgetLimits, type TenantBudgetLimits } from '../operations/limits/tenant-budget-limits.js';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
@@ -205,10 +206,12 @@ const envSchema = z.object({
   AGENTQ_HTTP_FETCH_TIMEOUT_MS: int(10_000, 100),
   // Agentic RAG chat (the README configuration table describes it).
   AGENTQ_CHAT_WAIT_MS: int(30_000, 0),
+  // Web pages' security: AGENTQ_TRUST_PROXY, AGENTQ_PUBLIC_DOCS, AGENTQ_AUTH_FAILURES_PER_MINUTE (web-security-config.ts).
+  ...webSecurityEnv,
 });
 
 /** The whole configuration: the Redis settings (`RedisConfig`), the search settings (`SearchConfig`) and the rest. */
-export interface Config extends RedisConfig, SearchConfig {
+export interface Config extends RedisConfig, SearchConfig, WebSecurityConfig {
   production: boolean;
   logLevel: string;
   defaultMaxSteps: number;
@@ -466,6 +469,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpFetchMaxBytes: e.AGENTQ_HTTP_FETCH_MAX_BYTES,
     httpFetchTimeoutMs: e.AGENTQ_HTTP_FETCH_TIMEOUT_MS,
     chatWaitMs: e.AGENTQ_CHAT_WAIT_MS,
+    ...webSecurityConfigOf(e),
   };
 }
 
