@@ -68,8 +68,9 @@ describe('attacks on the pages and their answers', () => {
       .flat()
       .map((header) => String(header).split(';')[0]!)
       .join('; ');
-    const page = await inject({ method: 'GET', url: '/runs/logout', headers: { cookie } });
-    return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page.body)![1]! };
+    // The token as the browser has it: in the page's forms (the runs list's sign-out button).
+    const page = await inject({ method: 'GET', url: '/runs', headers: { cookie } });
+    return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? 'none-on-the-page' };
   }
   const startRun = async (graph: string, input: unknown) =>
     json(await env.as(KEYS.acmeProducer, { method: 'POST', url: '/v1/runs', payload: { graph, input } })).id as string;
@@ -77,6 +78,7 @@ describe('attacks on the pages and their answers', () => {
 
   beforeAll(async () => {
     env = await startApiTestEnv({ graphs: [approval], env: { AGENTQ_RATE_LIMIT_PER_MINUTE: '0' } });
+    expect((await env.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
   });
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.close()));
