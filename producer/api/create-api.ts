@@ -154,8 +154,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     if (!options.client) await client.close();
   });
 
-  // First: the per-path Content-Security-Policies are attached as routes are added.
-  await registerSecurityHeaders(app);
+  registerSecurityHeaders(app);
   await app.register(fastifySwagger, {
     openapi: {
       info: {

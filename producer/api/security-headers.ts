@@ -1,4 +1,4 @@
-import fastifyHelmet from '@fastify/helmet';
+import helmet from 'helmet';
 import type { FastifyInstance } from 'fastify';
 
 type Directives = Record<string, string[]>;
@@ -46,25 +46,29 @@ const POLICIES: readonly [prefix: string, directives: Directives][] = [
   ['/docs', DOCS_CSP],
 ];
 
+/** The headers of one policy: helmet's middleware, built once (@fastify/helmet builds it again for every request). */
+function headersWith(directives: Directives) {
+  return helmet({
+    contentSecurityPolicy: { useDefaults: false, directives },
+    strictTransportSecurity: false,
+    xFrameOptions: { action: 'deny' },
+    referrerPolicy: { policy: 'same-origin' },
+  });
+}
+
 /**
  * Security headers on every answer (helmet): the Content-Security-Policy above, X-Frame-Options DENY
  * with `frame-ancestors 'none'`, X-Content-Type-Options nosniff, Referrer-Policy same-origin (run ids
  * in URLs do not leak to other sites; same-origin forms keep their Origin header), and helmet's other
  * defaults. No Strict-Transport-Security: the TLS-terminating proxy knows whether https is there.
- * Register before any route: the per-path policies are set as routes are added.
  */
-export async function registerSecurityHeaders(app: FastifyInstance): Promise<void> {
-  // Before helmet's own onRoute hook, which reads a route's `helmet` option.
-  app.addHook('onRoute', (route) => {
-    const url = route.url ?? '';
-    const policy = POLICIES.find(([prefix]) => url === prefix || url.startsWith(`${prefix}/`));
-    if (policy) route.helmet = { contentSecurityPolicy: { useDefaults: false, directives: policy[1] } };
-  });
-  await app.register(fastifyHelmet, {
-    global: true,
-    contentSecurityPolicy: { useDefaults: false, directives: PAGES_CSP },
-    strictTransportSecurity: false,
-    xFrameOptions: { action: 'deny' },
-    referrerPolicy: { policy: 'same-origin' },
+export function registerSecurityHeaders(app: FastifyInstance): void {
+  const pages = headersWith(PAGES_CSP);
+  const byPrefix = POLICIES.map(([prefix, directives]) => [prefix, headersWith(directives)] as const);
+  app.addHook('onRequest', (request, reply, done) => {
+    // The route's pattern (not the raw URL, whose path may be encoded any way); unrouted 404s get the pages' policy.
+    const url = request.routeOptions.url ?? '';
+    const own = byPrefix.find(([prefix]) => url === prefix || url.startsWith(`${prefix}/`));
+    (own?.[1] ?? pages)(request.raw, reply.raw, () => done());
   });
 }
