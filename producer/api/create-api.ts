@@ -21,7 +21,7 @@ import type { ApiContext } from './api-context.js';
 import { ApiKeys } from './auth/api-keys.js';
 import { requireRole } from './auth/authenticate.js';
 import { DashboardSessions, INSPECTOR_COOKIE } from './auth/dashboard-sessions.js';
-import { requirePageCaller } from './auth/page-session.js';
+import { requirePageCaller } from './auth/page-caller.js';
 import { ApiError, notFound, sendApiError } from './errors.js';
 import { AuthThrottle } from './limits/auth-throttle.js';
 import { limitRate } from './limits/limit-rate.js';
@@ -142,6 +142,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('principal', null);
+  app.decorateRequest('pageSession', null);
   // JSON only (the sign-in form adds urlencoded for itself): a text body gets 415, not a schema error.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler((error, _request, reply) => sendApiError(reply, error));

@@ -11,7 +11,7 @@ import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
 import { csrfRefusal, csrfToken, requireSameOrigin } from '../auth/csrf.js';
 import { INSPECTOR_COOKIE } from '../auth/dashboard-sessions.js';
-import { requirePageCaller } from '../auth/page-session.js';
+import { requirePageCaller } from '../auth/page-caller.js';
 import { ApiError, sendApiError } from '../errors.js';
 import { batchPage } from '../inspector/batch-page.js';
 import { messagePage } from '../inspector/message-page.js';
