@@ -117,12 +117,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     plugins: { 'import-x': importX },
     settings: {
       'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
       // Without .ts here no-cycle does not follow imports into TypeScript files (and finds no cycle).
-      'import-x/extensions': ['.ts', '.js'],
+      'import-x/extensions': ['.ts', '.tsx', '.js'],
     },
     rules: {
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
@@ -133,5 +133,18 @@ export default tseslint.config(
     files: ['**/*.ts'],
     ignores: [`${BULLMQ_SEAM}**`],
     rules: seamRules,
+  },
+  {
+    // The pages escape every value by construction (Preact's renderer); raw HTML would undo that.
+    files: ['**/*.tsx'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'JSXAttribute[name.name="dangerouslySetInnerHTML"]',
+          message: 'pages render escaped values only: build the markup as elements instead of raw HTML',
+        },
+      ],
+    },
   },
 );

@@ -10,6 +10,7 @@ import type { ApiKeys } from './auth/api-keys.js';
 import type { DashboardSessions } from './auth/dashboard-sessions.js';
 import type { RateLimiter } from '../../shared/operations/limits/rate-limiter.js';
 import type { TenantInflight } from '../../shared/operations/limits/tenant-inflight.js';
+import type { AuthThrottle } from './limits/auth-throttle.js';
 
 /** What the API's routes share: built once by createApi, handed to each route plugin. */
 export interface ApiContext {
@@ -22,6 +23,8 @@ export interface ApiContext {
   apiKeys: ApiKeys;
   sessions: DashboardSessions;
   rateLimiter: RateLimiter;
+  /** Failed authentications per client address (AGENTQ_AUTH_FAILURES_PER_MINUTE). */
+  authThrottle: AuthThrottle;
   inflight: TenantInflight;
   metrics: RedisMetrics;
   /** Every agentq queue (Bull Board, queue depth in /metrics). */

@@ -20,13 +20,17 @@ import { allShards, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import type { ApiContext } from './api-context.js';
 import { ApiKeys } from './auth/api-keys.js';
 import { requireRole } from './auth/authenticate.js';
-import { DashboardSessions } from './auth/dashboard-sessions.js';
+import { DashboardSessions, INSPECTOR_COOKIE } from './auth/dashboard-sessions.js';
+import { requirePageCaller } from './auth/page-caller.js';
 import { ApiError, notFound, sendApiError } from './errors.js';
+import { AuthThrottle } from './limits/auth-throttle.js';
 import { limitRate } from './limits/limit-rate.js';
 import { RateLimiter } from '../../shared/operations/limits/rate-limiter.js';
 import { TenantInflight } from '../../shared/operations/limits/tenant-inflight.js';
 import { dashboardRoutes } from './routes/dashboard-routes.js';
 import { inspectorRoutes } from './routes/inspector-routes.js';
+import { signInRoutes } from './routes/sign-in-routes.js';
+import { registerSecurityHeaders } from './security-headers.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
 import { runsRoutes } from './routes/runs-routes.js';
@@ -105,6 +109,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     apiKeys,
     sessions: new DashboardSessions(redis, store.keys, config.dashboardSessionSeconds),
     rateLimiter: new RateLimiter(redis, store.keys, config.rateLimitPerMinute),
+    authThrottle: new AuthThrottle(redis, store.keys, config.authFailuresPerMinute),
     inflight: new TenantInflight(redis, store.keys, config.tenantMaxInflight),
     metrics: new RedisMetrics(redis, config.keyPrefix, config.shards),
     queues,
@@ -119,6 +124,11 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     // Run ids are up to 128 characters (find-my-way's default stops at 100).
     routerOptions: { maxParamLength: 256 },
     return503OnClosing: true,
+    // AGENTQ_TRUST_PROXY: whose X-Forwarded-For/-Proto/-Host make request.ip and request.protocol (Secure cookies).
+    trustProxy:
+      typeof config.trustProxy === 'number'
+        ? (_address: string, hop: number) => hop < (config.trustProxy as number)
+        : config.trustProxy,
     // Errors fastify raises before routing (a malformed URL) get the one error shape too.
     frameworkErrors: (error, _request, reply) => {
       sendApiError(
@@ -132,6 +142,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('principal', null);
+  app.decorateRequest('pageSession', null);
   // JSON only (the sign-in form adds urlencoded for itself): a text body gets 415, not a schema error.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler((error, _request, reply) => sendApiError(reply, error));
@@ -144,6 +155,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     if (!options.client) await client.close();
   });
 
+  registerSecurityHeaders(app);
   await app.register(fastifySwagger, {
     openapi: {
       info: {
@@ -161,14 +173,30 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     },
     transform: createJsonSchemaTransform({ skipList: [] }),
   });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  // The route map is for callers with a key (or a signed-in browser) unless AGENTQ_PUBLIC_DOCS=true.
+  const docsGuard = requirePageCaller(
+    { apiKeys, sessions: context.sessions, authThrottle: context.authThrottle, defaultTenant: config.tenant },
+    {
+      cookie: INSPECTOR_COOKIE,
+      sendsToSignIn: (request) => (request.headers.accept ?? '').includes('text/html'),
+      hint: 'the API docs need a key: send "Authorization: Bearer <API key>", sign in at /runs/login, or set AGENTQ_PUBLIC_DOCS=true',
+    },
+  );
+  await app.register(fastifySwaggerUi, {
+    routePrefix: '/docs',
+    ...(config.publicDocs ? {} : { uiHooks: { onRequest: docsGuard } }),
+  });
 
   await app.register(healthRoutes(context));
   await app.register(metricsRoute(context));
   await app.register(dashboardRoutes(context));
+  await app.register(signInRoutes(context));
   await app.register(inspectorRoutes(context));
   await app.register(async (v1) => {
-    v1.addHook('onRequest', requireRole(apiKeys, config.tenant, 'producer'));
+    v1.addHook(
+      'onRequest',
+      requireRole({ apiKeys, defaultTenant: config.tenant, throttle: context.authThrottle }, 'producer'),
+    );
     v1.addHook('onRequest', limitRate(context.rateLimiter, redis));
     await v1.register(runsRoutes(context));
     await v1.register(batchesRoutes(context));

@@ -185,6 +185,16 @@ export class Keys {
     return `${this.prefix}:api:session:${tokenHash}`;
   }
 
+  /** A sign-in session's one-time notice for the next page it loads (the result of a page's action). */
+  dashboardFlash(tokenHash: string): string {
+    return `${this.prefix}:api:flash:${tokenHash}`;
+  }
+
+  /** Failed authentications from one client address in one window (the API answers 429 past the limit). */
+  authFailures(address: string, window: number): string {
+    return `${this.prefix}:api:authfail:${address}:${window}`;
+  }
+
   /** Sliding-window log of one provider+model's requests (member `<ms>:<id>:<tokens>`), shared by all workers. */
   providerLimit(provider: string, model: string): string {
     return `${this.prefix}:limits:{${provider}:${model}}`;

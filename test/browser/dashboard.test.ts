@@ -46,6 +46,13 @@ describe('the dashboard in a browser', () => {
     expect((await env.client.wait(runId)).status).toBe('completed');
 
     const page = await browser!.newPage({ viewport: { width: 1440, height: 900 } });
+    // Bull Board runs under a Content-Security-Policy of its own: anything it blocks is reported here.
+    await page.addInitScript(`
+      window.__violations = [];
+      document.addEventListener('securitypolicyviolation', function (event) {
+        window.__violations.push(event.violatedDirective + ' ' + event.blockedURI);
+      });
+    `);
     await page.goto(`${url}/admin/queues`);
     expect(new URL(page.url()).pathname).toBe('/admin/login');
     await page.fill('#key', KEYS.acmeAdmin);
@@ -62,6 +69,13 @@ describe('the dashboard in a browser', () => {
     await page.getByText(`${runId}.s1.t0`).first().waitFor({ timeout: 15_000 });
     expect(await page.getByText(`${runId}.s0.t0`).count()).toBeGreaterThan(0);
     await page.screenshot({ path: `${artifacts}dashboard.png`, fullPage: true });
+    expect(await page.evaluate('window.__violations')).toEqual([]);
+
+    // The admin's sign-in also opens the API docs (Swagger UI, under its own policy).
+    await page.goto(`${url}/docs`);
+    await page.getByText('agentq API').first().waitFor({ timeout: 15_000 });
+    await page.getByText('/v1/runs').first().waitFor({ timeout: 15_000 });
+    expect(await page.evaluate('window.__violations')).toEqual([]);
 
     // The session cookie is HttpOnly: page scripts cannot read it.
     expect(String(await page.evaluate('document.cookie'))).not.toContain('agentq_session');

@@ -350,7 +350,16 @@ describe('HTTP API: keys, roles and tenants', () => {
       // Only dashboard paths as the place to go after signing in.
       expect((await login(KEYS.acmeAdmin, '//evil.example/admin/queues')).headers.location).toBe('/admin/queues');
       // Signing out ends the session everywhere (it lives in Redis).
-      await env.app.inject({ method: 'GET', url: '/admin/logout', headers: { cookie: session } });
+      // Signing out is a POST with the session's CSRF token (its GET shows the button).
+      const signOut = await env.app.inject({ method: 'GET', url: '/admin/logout', headers: { cookie: session } });
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(signOut.body)![1]!;
+      const out = await env.app.inject({
+        method: 'POST',
+        url: '/admin/logout',
+        payload: `_csrf=${csrf}`,
+        headers: { cookie: session, 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect(out.statusCode).toBe(303);
       expect(
         (await env.app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: { cookie: session } }))
           .statusCode,

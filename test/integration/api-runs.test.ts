@@ -343,7 +343,7 @@ describe('HTTP API v1: runs', () => {
 
     // Every route in the OpenAPI document works: no 501 placeholders are left.
     const openapi = json<{ paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }>(
-      await env.app.inject({ method: 'GET', url: '/docs/json' }),
+      await env.as(KEYS.acmeProducer, { method: 'GET', url: '/docs/json' }),
     );
     const stubs = Object.entries(openapi.paths).flatMap(([path, methods]) =>
       Object.entries(methods)
@@ -353,17 +353,17 @@ describe('HTTP API v1: runs', () => {
     expect(stubs).toEqual([]);
   });
 
-  it('serves /healthz and /readyz without a key, and the OpenAPI document at /docs/json and a page at /docs', async () => {
+  it('serves /healthz and /readyz without a key, and to a key the OpenAPI document at /docs/json and a page at /docs', async () => {
     expect(json(await env.app.inject({ method: 'GET', url: '/healthz' }))).toEqual({ status: 'ok' });
     expect(json(await env.app.inject({ method: 'GET', url: '/readyz' }))).toEqual({ status: 'ready' });
-    const page = await env.app.inject({ method: 'GET', url: '/docs' });
+    const page = await env.as(KEYS.acmeProducer, { method: 'GET', url: '/docs' });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/text\/html/);
     const document = json<{
       openapi: string;
       paths: Record<string, Record<string, { requestBody?: unknown; parameters?: { name: string }[] }>>;
       components: { securitySchemes: object };
-    }>(await env.app.inject({ method: 'GET', url: '/docs/json' }));
+    }>(await env.as(KEYS.acmeProducer, { method: 'GET', url: '/docs/json' }));
     expect(document.openapi).toMatch(/^3\./);
     for (const path of [
       '/v1/runs',

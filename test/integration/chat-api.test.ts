@@ -235,7 +235,7 @@ describe('HTTP API: POST /v1/agent/chat', () => {
           };
         }
       >;
-    }>(await env.app.inject({ method: 'GET', url: '/docs/json' }));
+    }>(await env.as(KEYS.acmeProducer, { method: 'GET', url: '/docs/json' }));
     const responses = document.paths['/v1/agent/chat']!.post.responses;
     expect(JSON.stringify(responses['200'])).toContain('reasoning_steps');
     expect(JSON.stringify(responses['202'])).toContain('stepCount');

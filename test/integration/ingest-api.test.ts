@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeys } from '../../producer/api/auth/api-keys.js';
 import { requireRole } from '../../producer/api/auth/authenticate.js';
 import { notFound, sendApiError } from '../../producer/api/errors.js';
+import { AuthThrottle } from '../../producer/api/limits/auth-throttle.js';
 import { documentsRoutes } from '../../producer/api/routes/documents-routes.js';
 import { searchRoutes } from '../../producer/api/routes/search-routes.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
@@ -32,7 +33,12 @@ describe('HTTP routes for documents and search (on a fastify instance of their o
     server.setErrorHandler((error, _request, reply) => sendApiError(reply, error));
     server.setNotFoundHandler(notFound);
     await server.register(async (v1) => {
-      v1.addHook('onRequest', requireRole(apiKeys, env.config.tenant, 'producer'));
+      const throttle = new AuthThrottle(
+        env.client.store.redis,
+        env.client.store.keys,
+        env.config.authFailuresPerMinute,
+      );
+      v1.addHook('onRequest', requireRole({ apiKeys, defaultTenant: env.config.tenant, throttle }, 'producer'));
       await v1.register(documentsRoutes({ config: env.config }));
       await v1.register(searchRoutes({ config: env.config }));
     });

@@ -78,7 +78,7 @@ describe('run inspector pages', () => {
     expect(String(good.headers['set-cookie'])).toMatch(/^agentq_inspect=[^;]+; Path=\/; HttpOnly; SameSite=Strict/);
     // The pages are not part of the API's OpenAPI document.
     const document = json<{ paths: Record<string, unknown> }>(
-      await env.app.inject({ method: 'GET', url: '/docs/json' }),
+      await env.as(KEYS.acmeProducer, { method: 'GET', url: '/docs/json' }),
     );
     expect(Object.keys(document.paths).some((path) => path.startsWith('/runs') || path.startsWith('/batches/'))).toBe(
       false,
@@ -96,19 +96,42 @@ describe('run inspector pages', () => {
     expect(failedPage.body).toContain('id="retry"');
     expect(failedPage.body).toContain('TOOL_ERROR');
     failing.delete(stored);
-    const retried = await env.as(KEYS.acmeProducer, { method: 'POST', url: `/runs/${runId}/retry` });
-    expect(retried.statusCode).toBe(303);
-    expect(decodeURIComponent(String(retried.headers.location))).toContain(
-      'retry: the run continues from its last commit',
-    );
-    expect(await env.client.wait(stored)).toMatchObject({ status: 'completed', output: ['a', 'b', 'c'] });
-    const resumed = await env.as(KEYS.acmeProducer, {
+    // A signed-in browser: its forms carry the session's CSRF token; the result comes back as a one-time notice.
+    const signedIn = await env.app.inject({
       method: 'POST',
-      url: `/runs/${runId}/resume`,
-      payload: 'value=42',
+      url: '/runs/login',
+      payload: `key=${KEYS.acmeProducer}`,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
-    expect(decodeURIComponent(String(resumed.headers.location))).toContain('resume: the run is completed, not waiting');
+    const cookie = String(signedIn.headers['set-cookie']).split(';')[0]!;
+    const page = await env.app.inject({ method: 'GET', url: `/runs/${runId}`, headers: { cookie } });
+    const token = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    // A page for a Bearer caller has no token to carry: its posts are not a browser's.
+    expect(failedPage.body).not.toContain('name="_csrf"');
+    const form = (path: string, fields: Record<string, string>) =>
+      env.app.inject({
+        method: 'POST',
+        url: path,
+        payload: new URLSearchParams(fields).toString(),
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      });
+    const retried = await form(`/runs/${runId}/retry`, { _csrf: token });
+    expect(retried.statusCode).toBe(303);
+    expect(retried.headers.location).toBe(`/runs/${encodeURIComponent(stored)}`);
+    const shown = await env.app.inject({ method: 'GET', url: String(retried.headers.location), headers: { cookie } });
+    expect(shown.body).toContain('retry: the run continues from its last commit');
+    expect(await env.client.wait(stored)).toMatchObject({ status: 'completed', output: ['a', 'b', 'c'] });
+    const resumed = await form(`/runs/${runId}/resume`, { _csrf: token, value: '42' });
+    const answered = await env.app.inject({
+      method: 'GET',
+      url: String(resumed.headers.location),
+      headers: { cookie },
+    });
+    expect(answered.body).toContain('resume: the run is completed, not waiting');
+    // A Bearer caller (a script) gets the same redirect, without a notice.
+    const scripted = await env.as(KEYS.acmeProducer, { method: 'POST', url: `/runs/${runId}/retry` });
+    expect(scripted.statusCode).toBe(303);
+    expect(scripted.headers.location).toBe(`/runs/${encodeURIComponent(stored)}`);
     expect((await env.as(KEYS.globexProducer, { method: 'POST', url: `/runs/${runId}/retry` })).statusCode).toBe(404);
   });
 

@@ -203,11 +203,14 @@ describe('fuzzing every route (no 5xx)', () => {
   let app: ApiInstance;
   const ownIds: string[] = [];
   let foreignId = '';
+  const session = { cookie: '', csrf: '' };
 
   beforeAll(async () => {
     console.log(`api fuzz seed=${SEED}, ${CASES} cases per route (AGENTQ_SEED=${SEED} reproduces them)`);
     app = await createTestApi({
       AGENTQ_RATE_LIMIT_PER_MINUTE: '0',
+      // The fuzzer's wrong keys would soon lock its one address out (429 for every key): limits are tested apart.
+      AGENTQ_AUTH_FAILURES_PER_MINUTE: '0',
       AGENTQ_TENANT_MAX_INFLIGHT: '0',
       AGENTQ_BODY_LIMIT_BYTES: '16384',
     });
@@ -229,6 +232,16 @@ describe('fuzzing every route (no 5xx)', () => {
     }
     foreignId = 'fz-foreign-1';
     await finishedRun(KEYS.globexProducer, foreignId);
+    // A signed-in browser's cookie and CSRF token, for the pages' forms.
+    const signedIn = await app.inject({
+      method: 'POST',
+      url: '/runs/login',
+      payload: `key=${KEYS.acmeProducer}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    session.cookie = String(signedIn.headers['set-cookie']).split(';')[0]!;
+    const list = await app.inject({ method: 'GET', url: '/runs', headers: { cookie: session.cookie } });
+    session.csrf = /name="_csrf" value="([^"]+)"/.exec(list.body)![1]!;
   });
   const totals = { routes: 0, cases: 0, serverErrors: 0 };
   afterAll(async () => {
@@ -444,6 +457,57 @@ describe('fuzzing every route (no 5xx)', () => {
         ),
       ),
     ));
+  it('the inspector pages and their forms', () => {
+    const pageHeaders = fc
+      .tuple(
+        headers,
+        fc.record(
+          {
+            cookie: fc.oneof(fc.constant(session.cookie), printable(60)),
+            origin: fc.oneof(fc.constantFrom('http://localhost:80', 'http://localhost:9999', 'null'), printable(40)),
+            'sec-fetch-site': fc.constantFrom('same-origin', 'same-site', 'cross-site', 'none'),
+          },
+          { requiredKeys: [] },
+        ),
+      )
+      .map(([base, page]) => ({ ...base, ...page, 'content-type': 'application/x-www-form-urlencoded' }));
+    const formBody = fc
+      .array(
+        fc.tuple(
+          fc.constantFrom('_csrf', 'value', 'key', 'next', 'x'),
+          fc.oneof(printable(60), fc.constantFrom(session.csrf, KEYS.acmeProducer, '/runs', '//evil.example')),
+        ),
+      )
+      .map((pairs) => new URLSearchParams(pairs).toString());
+    return fuzz(
+      'pages',
+      fc.oneof(
+        fc.record({
+          method: fc.constant<RouteCase['method']>('POST'),
+          path: fc
+            .tuple(idParam(), fc.constantFrom('cancel', 'retry', 'resume'))
+            .map(([id, action]) => `/runs/${id}/${action}`),
+          query,
+          headers: pageHeaders,
+          payload: formBody,
+        }),
+        fc.record({
+          method: fc.constant<RouteCase['method']>('POST'),
+          path: fc.constantFrom('/runs/login', '/runs/logout', '/admin/logout'),
+          query,
+          headers: pageHeaders,
+          payload: formBody,
+        }),
+        routeCase(
+          'GET',
+          fc.oneof(
+            idParam().map((id) => `/runs/${id}`),
+            fc.constantFrom('/runs', '/runs/login', '/runs/logout', '/docs', '/docs/json', '/assets/run-live.js'),
+          ),
+        ),
+      ),
+    );
+  });
   it('unknown routes', () =>
     fuzz(
       'unknown',

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, sendApiError } from '../errors.js';
+import type { AuthThrottle } from '../limits/auth-throttle.js';
 import type { ApiKeys, Principal, Role } from './api-keys.js';
 
 declare module 'fastify' {
@@ -31,6 +32,32 @@ export function bearerPrincipal(request: FastifyRequest, apiKeys: ApiKeys): Prin
   );
 }
 
+/**
+ * A presented credential checked under the failed-authentication throttle: 429 without checking while
+ * the client's address is over its limit, and every 401 counted against the address (the 401, or 429
+ * once past the limit). Callers without a credential do not come here: they guess nothing.
+ */
+export async function throttled<T>(
+  throttle: AuthThrottle,
+  request: FastifyRequest,
+  check: () => T | ApiError,
+): Promise<T | ApiError> {
+  const refused = await throttle.refusal(request.ip);
+  if (refused) return refused;
+  const result = check();
+  return result instanceof ApiError && result.statusCode === 401 ? throttle.failed(request.ip, result) : result;
+}
+
+/** `bearerPrincipal` under the failed-authentication throttle (no Redis round trip without the header). */
+export async function throttledBearer(
+  request: FastifyRequest,
+  apiKeys: ApiKeys,
+  throttle: AuthThrottle,
+): Promise<Principal | null | ApiError> {
+  if (request.headers.authorization === undefined) return null;
+  return throttled(throttle, request, () => bearerPrincipal(request, apiKeys));
+}
+
 /** 403 unless `principal` has `role` (admin may do everything a producer may). */
 export function checkRole(principal: Principal, role: Role): ApiError | null {
   if (role === 'admin' && principal.role !== 'admin') {
@@ -43,14 +70,22 @@ export function checkRole(principal: Principal, role: Role): ApiError | null {
   return null;
 }
 
-/** onRequest hook: Bearer key of at least `role` (401 without one, 403 with a weaker one). */
-export function requireRole(apiKeys: ApiKeys, defaultTenant: string, role: Role) {
+/** onRequest hook: Bearer key of at least `role` (401 without one, 403 with a weaker one, 429 after too many wrong ones). */
+export function requireRole(
+  { apiKeys, defaultTenant, throttle }: { apiKeys: ApiKeys; defaultTenant: string; throttle: AuthThrottle },
+  role: Role,
+) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     if (apiKeys.isOpen) {
       request.principal = openPrincipal(defaultTenant);
       return undefined;
     }
-    const principal = bearerPrincipal(request, apiKeys);
+    let principal: Principal | null | ApiError;
+    try {
+      principal = await throttledBearer(request, apiKeys, throttle);
+    } catch (error) {
+      return sendApiError(reply, error);
+    }
     if (principal === null) {
       return sendApiError(
         reply,

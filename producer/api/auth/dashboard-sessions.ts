@@ -2,8 +2,29 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { RedisConnection } from '../../../shared/adapters/redis/connect-redis.js';
 import type { Keys } from '../../../shared/store/keys.js';
 
-/** Name of the dashboard's sign-in cookie. */
+/** A flash notice waits this long for the page it is for (the redirect that follows the action). */
+const FLASH_SECONDS = 60;
+
+function tokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** Name of the dashboard's sign-in cookie (Path=/admin). */
 export const SESSION_COOKIE = 'agentq_session';
+/** The inspector's sign-in cookie: Path=/ so it reaches /runs, /batches and /docs (the dashboard's stops at /admin). */
+export const INSPECTOR_COOKIE = 'agentq_inspect';
+
+/**
+ * A sign-in cookie: HttpOnly, SameSite=Strict, and Secure when the request came over https (directly, or
+ * through a proxy AGENTQ_TRUST_PROXY trusts, whose X-Forwarded-Proto then counts). An empty token clears it.
+ */
+export function sessionCookie(
+  name: string,
+  token: string,
+  { path, maxAgeSeconds, secure }: { path: string; maxAgeSeconds: number; secure: boolean },
+): string {
+  return `${name}=${token}; Path=${path}; HttpOnly; SameSite=Strict; Max-Age=${token ? maxAgeSeconds : 0}${secure ? '; Secure' : ''}`;
+}
 
 /**
  * Dashboard sign-ins, so a browser (which cannot add a Bearer header to Bull Board's own requests) can
@@ -30,11 +51,37 @@ export class DashboardSessions {
   }
 
   async delete(token: string): Promise<void> {
-    await this.redis.del(this.key(token));
+    const hash = tokenHash(token);
+    // Two commands: the keys may live in different cluster slots.
+    await Promise.all([
+      this.redis.del(this.keys.dashboardSession(hash)),
+      this.redis.del(this.keys.dashboardFlash(hash)),
+    ]);
+  }
+
+  /**
+   * Leaves `notice` for the session's next view of `page`: the result of a form's action travels in the
+   * session, not in the URL, so no link can put words of its own on a real page.
+   */
+  async flash(token: string, page: string, notice: string): Promise<void> {
+    await this.redis.set(
+      this.keys.dashboardFlash(tokenHash(token)),
+      JSON.stringify({ page, notice }),
+      'EX',
+      FLASH_SECONDS,
+    );
+  }
+
+  /** The notice left for `page`, once: it is gone after this read (also when it was for another page). */
+  async takeFlash(token: string, page: string): Promise<string | null> {
+    const stored = await this.redis.getdel(this.keys.dashboardFlash(tokenHash(token)));
+    if (!stored) return null;
+    const flash = JSON.parse(stored) as { page?: unknown; notice?: unknown };
+    return flash.page === page && typeof flash.notice === 'string' ? flash.notice : null;
   }
 
   private key(token: string): string {
-    return this.keys.dashboardSession(createHash('sha256').update(token).digest('hex'));
+    return this.keys.dashboardSession(tokenHash(token));
   }
 }
 

@@ -4,26 +4,17 @@ import { STEP_QUEUE } from '../../../shared/contracts/queues.js';
 import { shardOfQueuePrefix, stepQueueBoardName } from '../../../shared/contracts/shards.js';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
-import { bearerPrincipal, checkRole, openPrincipal } from '../auth/authenticate.js';
+import { bearerPrincipal, checkRole, openPrincipal, throttled } from '../auth/authenticate.js';
+import { crossOriginRefusal } from '../auth/csrf.js';
 import { readCookie, SESSION_COOKIE } from '../auth/dashboard-sessions.js';
 import { ApiError, sendApiError } from '../errors.js';
 import { requireRedis } from '../redis-ready.js';
-import { loginPage } from './login-page.js';
-import { INSPECTOR_COOKIE } from './inspector-routes.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
 const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="agentq dashboard", charset="UTF-8"' };
-
-/** Only paths of the dashboard itself: anything else (`//evil.example`, `https://…`) goes to the dashboard. */
-function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/admin\/queues(?:[/?#][^\s\\]*)?$/.test(next) && !next.startsWith('//')
-    ? next
-    : DASHBOARD_PATH;
-}
 
 /**
  * Bull Board at /admin/queues, for the admin role. A browser signs in at /admin/login with the admin key
@@ -31,9 +22,9 @@ function safeNext(next: unknown): string {
  * Bearer header. Read-only unless AGENTQ_DASHBOARD_WRITE=true, enforced here as well as in the UI.
  */
 export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
-  const { apiKeys, config, sessions, queues } = context;
+  const { apiKeys, config, sessions, queues, authThrottle } = context;
 
-  /** Who the request is from: Bearer, Basic or session cookie; null with none of them. */
+  /** Who the request is from: Bearer, Basic or session cookie; null with none of them. Keys are throttled. */
   const principalOf = async (request: FastifyRequest): Promise<Principal | null | ApiError> => {
     if (apiKeys.isOpen) return openPrincipal(config.tenant);
     const header = request.headers.authorization ?? '';
@@ -41,14 +32,17 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
     if (basic) {
       const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
       const password = decoded.slice(decoded.indexOf(':') + 1);
-      return (
-        apiKeys.authenticate(password) ??
-        new ApiError(401, 'UNAUTHORIZED', 'the API key (Basic auth password) is not valid', {
-          headers: BASIC_CHALLENGE,
-        })
+      return throttled(
+        authThrottle,
+        request,
+        () =>
+          apiKeys.authenticate(password) ??
+          new ApiError(401, 'UNAUTHORIZED', 'the API key (Basic auth password) is not valid', {
+            headers: BASIC_CHALLENGE,
+          }),
       );
     }
-    if (header !== '') return bearerPrincipal(request, apiKeys);
+    if (header !== '') return throttled(authThrottle, request, () => bearerPrincipal(request, apiKeys)!);
     const token = readCookie(request.headers.cookie, SESSION_COOKIE);
     if (!token) return null;
     const keyId = await sessions.find(token);
@@ -80,7 +74,8 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
       }
       const refused = checkRole(principal, 'admin');
       if (refused) return sendApiError(reply, refused);
-      if (!config.dashboardWrite && request.method !== 'GET' && request.method !== 'HEAD') {
+      const writes = request.method !== 'GET' && request.method !== 'HEAD';
+      if (!config.dashboardWrite && writes) {
         return sendApiError(
           reply,
           new ApiError(
@@ -90,6 +85,10 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
           ),
         );
       }
+      // A browser's Basic credentials and session cookie go along with any page's request: writes from
+      // another origin (another port of this host included) are refused.
+      const foreign = writes ? crossOriginRefusal(request) : null;
+      if (foreign) return sendApiError(reply, foreign);
       request.principal = principal;
       return undefined;
     } catch (error) {
@@ -123,72 +122,5 @@ export function dashboardRoutes(context: ApiContext): FastifyPluginAsyncZod {
     });
 
     app.get('/admin', { schema: { hide: true } }, async (_request, reply) => reply.redirect(DASHBOARD_PATH, 303));
-
-    await app.register(async (plain) => {
-      const scope = plain.withTypeProvider<ZodTypeProvider>();
-      // The sign-in form posts urlencoded; only these routes accept it.
-      scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
-        done(null, Object.fromEntries(new URLSearchParams(body as string)));
-      });
-      const html = (reply: FastifyReply, status: number, body: string) =>
-        reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
-
-      scope.get(
-        '/admin/login',
-        { schema: { hide: true, querystring: z.object({ next: z.string().optional() }).loose() } },
-        async (request, reply) => {
-          if (apiKeys.isOpen) return reply.redirect(DASHBOARD_PATH, 303);
-          return html(reply, 200, loginPage({ next: safeNext(request.query.next) }));
-        },
-      );
-
-      scope.post(
-        '/admin/login',
-        {
-          schema: {
-            hide: true,
-            body: z.object({ key: z.string().max(4096).default(''), next: z.string().max(2048).optional() }).loose(),
-          },
-        },
-        async (request, reply) => {
-          const next = safeNext(request.body.next);
-          const principal = apiKeys.authenticate(request.body.key);
-          if (!principal) return html(reply, 401, loginPage({ next, problem: 'That key is not valid.' }));
-          if (principal.role !== 'admin') {
-            return html(
-              reply,
-              403,
-              loginPage({
-                next,
-                problem: `That key has the ${principal.role} role; the dashboard needs an admin key.`,
-              }),
-            );
-          }
-          const token = await sessions.create(principal.keyId);
-          const secure = request.protocol === 'https' ? '; Secure' : '';
-          // The same session also signs the browser in to the run inspector (/runs, /batches), whose cookie is on /.
-          reply.header('set-cookie', [
-            `${SESSION_COOKIE}=${token}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=${sessions.ttlSeconds}${secure}`,
-            `${INSPECTOR_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${sessions.ttlSeconds}${secure}`,
-          ]);
-          return reply.redirect(next, 303);
-        },
-      );
-
-      scope.route({
-        method: ['GET', 'POST'],
-        url: '/admin/logout',
-        schema: { hide: true },
-        handler: async (request, reply) => {
-          const token = readCookie(request.headers.cookie, SESSION_COOKIE);
-          if (token) await sessions.delete(token);
-          reply.header('set-cookie', [
-            `${SESSION_COOKIE}=; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=0`,
-            `${INSPECTOR_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`,
-          ]);
-          return reply.redirect('/admin/login', 303);
-        },
-      });
-    });
   };
 }

@@ -9,18 +9,17 @@ import { RUN_STATUSES, type RunRecord, isTerminal } from '../../../shared/contra
 import { tenantRunId } from '../../../shared/contracts/ids.js';
 import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
-import { bearerPrincipal, openPrincipal } from '../auth/authenticate.js';
-import { readCookie } from '../auth/dashboard-sessions.js';
+import { csrfRefusal, csrfToken, requireSameOrigin } from '../auth/csrf.js';
+import { INSPECTOR_COOKIE } from '../auth/dashboard-sessions.js';
+import { requirePageCaller } from '../auth/page-caller.js';
 import { ApiError, sendApiError } from '../errors.js';
 import { batchPage } from '../inspector/batch-page.js';
-import { escapeHtml, page } from '../inspector/html.js';
-import { inspectorLoginPage } from '../inspector/inspector-login-page.js';
+import { messagePage } from '../inspector/message-page.js';
+import { PAGE_ASSETS, PAGE_STYLE, RUN_LIVE_SCRIPT } from '../inspector/page-assets.js';
 import { pathOf, runPage } from '../inspector/run-page.js';
 import { runsListPage } from '../inspector/runs-list-page.js';
+import { limitRate } from '../limits/limit-rate.js';
 import { streamRunEvents } from '../sse.js';
-
-/** The inspector's session cookie: Path=/ so it reaches /runs and /batches (the dashboard's stops at /admin). */
-export const INSPECTOR_COOKIE = 'agentq_inspect';
 /** Recent runs of the same graph whose paths the diagram adds to this run's. */
 const DIAGRAM_RUNS = 10;
 /** Tenants an admin's "all tenants" list reads at most. */
@@ -32,7 +31,6 @@ const listQuery = z.object({
   graph: z.string().max(128).optional(),
   tenant: z.string().max(128).optional(),
   cursor: z.string().max(512).optional(),
-  notice: z.string().max(300).optional(),
 });
 
 function notFoundPage(reply: FastifyReply, what: string): FastifyReply {
@@ -40,49 +38,37 @@ function notFoundPage(reply: FastifyReply, what: string): FastifyReply {
     .code(404)
     .type('text/html; charset=utf-8')
     .send(
-      page({
+      messagePage({
         title: 'Not found',
-        body: `<h1>Not found</h1><p>${escapeHtml(what)} not found (it may never have existed, belong to another tenant, or have expired).</p><p><a href="/runs">All runs</a></p>`,
+        text: `${what} not found (it may never have existed, belong to another tenant, or have expired).`,
       }),
     );
 }
 
 /**
- * The run inspector (issue #22): server-rendered pages at /runs, /runs/:id and /batches/:id, with a
- * small inline script for live updates. A caller is its Bearer key or the session from /runs/login
- * (any valid key; the same session store as the dashboard's); a tenant sees its own runs, an admin
- * every tenant's; a foreign run is a 404 like a missing one.
+ * The run inspector (issue #22): server-rendered pages at /runs, /runs/:id and /batches/:id, with the
+ * API's own script for live updates. A caller is its Bearer key or the session from /runs/login or
+ * /admin/login (sign-in-routes.ts); a tenant sees its own runs, an admin every tenant's; a foreign run
+ * is a 404 like a missing one. The pages count against the caller's rate limit like /v1; a form that
+ * changes a run must come from this API's origin and, from a session, carry the session's CSRF token.
  */
 export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
   const { apiKeys, config, sessions, store, client, inflight } = context;
+  const auth = { apiKeys, sessions, authThrottle: context.authThrottle, defaultTenant: config.tenant };
 
-  const principalOf = async (request: FastifyRequest): Promise<Principal | null | ApiError> => {
-    if (apiKeys.isOpen) return openPrincipal(config.tenant);
-    const bearer = bearerPrincipal(request, apiKeys);
-    if (bearer !== null) return bearer;
-    const token = readCookie(request.headers.cookie, INSPECTOR_COOKIE);
-    const keyId = token ? await sessions.find(token) : null;
-    return keyId ? apiKeys.byKeyId(keyId) : null;
-  };
+  const guard = requirePageCaller(auth, {
+    cookie: INSPECTOR_COOKIE,
+    sendsToSignIn: (request) => request.method === 'GET' && !request.url.includes('/events'),
+    hint: 'sign in at /runs/login, or send "Authorization: Bearer <API key>"',
+  });
 
-  const guard = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    try {
-      const principal = await principalOf(request);
-      if (principal instanceof ApiError) return sendApiError(reply, principal);
-      if (principal === null) {
-        if (request.method === 'GET' && !request.url.includes('/events'))
-          return reply.redirect(`/runs/login?next=${encodeURIComponent(request.url)}`, 303);
-        return sendApiError(
-          reply,
-          new ApiError(401, 'UNAUTHORIZED', 'sign in at /runs/login, or send "Authorization: Bearer <API key>"'),
-        );
-      }
-      request.principal = principal;
-      return undefined;
-    } catch (error) {
-      return sendApiError(reply, error);
-    }
+  /** preHandler of the forms (the body is parsed by then): a session's post carries its CSRF token. */
+  const checkCsrf = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const refused = request.pageSession ? csrfRefusal(request.pageSession, request.body) : null;
+    return refused ? sendApiError(reply, refused) : undefined;
   };
+  const signOutOf = (request: FastifyRequest) =>
+    request.pageSession ? { action: '/runs/logout', csrf: csrfToken(request.pageSession) } : null;
 
   const caller = (request: FastifyRequest): Principal => request.principal!;
   const visible = (request: FastifyRequest, tenant: string) =>
@@ -94,8 +80,11 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
   };
   const html = (reply: FastifyReply, body: string, status = 200) =>
     reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
-  const back = (reply: FastifyReply, runId: string, notice: string) =>
-    reply.redirect(`/runs/${encodeURIComponent(runId)}?notice=${encodeURIComponent(notice)}`, 303);
+  /** Back to the run page; the notice travels in the session (a flash), never in the URL. */
+  const back = async (request: FastifyRequest, reply: FastifyReply, runId: string, notice: string) => {
+    if (request.pageSession) await sessions.flash(request.pageSession, runId, notice);
+    return reply.redirect(`/runs/${encodeURIComponent(runId)}`, 303);
+  };
 
   /** Paths of recent runs of the same graph and tenant, for the diagram. */
   const otherPaths = async (meta: RunMeta) => {
@@ -133,50 +122,24 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
       scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
         done(null, Object.fromEntries(new URLSearchParams(body as string)));
       });
-      const safeNext = (next: unknown) =>
-        typeof next === 'string' && /^\/(runs|batches)(?:[/?#][^\s\\]*)?$/.test(next) ? next : '/runs';
-
-      scope.get(
-        '/runs/login',
-        { schema: { hide: true, querystring: z.object({ next: z.string().optional() }).loose() } },
-        async (request, reply) => html(reply, inspectorLoginPage({ next: safeNext(request.query.next) })),
-      );
-      scope.post(
-        '/runs/login',
-        {
-          schema: {
-            hide: true,
-            body: z.object({ key: z.string().max(4096).default(''), next: z.string().max(2048).optional() }).loose(),
-          },
-        },
-        async (request, reply) => {
-          const next = safeNext(request.body.next);
-          const principal = apiKeys.authenticate(request.body.key);
-          if (!principal) return html(reply, inspectorLoginPage({ next, problem: 'That key is not valid.' }), 401);
-          const token = await sessions.create(principal.keyId);
-          const secure = request.protocol === 'https' ? '; Secure' : '';
-          reply.header(
-            'set-cookie',
-            `${INSPECTOR_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${sessions.ttlSeconds}${secure}`,
-          );
-          return reply.redirect(next, 303);
-        },
-      );
-      scope.route({
-        method: ['GET', 'POST'],
-        url: '/runs/logout',
-        schema: { hide: true },
-        handler: async (request, reply) => {
-          const token = readCookie(request.headers.cookie, INSPECTOR_COOKIE);
-          if (token) await sessions.delete(token);
-          reply.header('set-cookie', `${INSPECTOR_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
-          return reply.redirect('/runs/login', 303);
-        },
-      });
+      // The pages' stylesheet and script: public (no secrets), so the sign-in page has its style too.
+      for (const [asset, text] of [
+        [PAGE_ASSETS.style, PAGE_STYLE],
+        [PAGE_ASSETS.runLive, RUN_LIVE_SCRIPT],
+      ] as const) {
+        scope.get(asset.path, { schema: { hide: true } }, async (_request, reply) =>
+          reply.type(asset.type).header('cache-control', 'public, max-age=300').send(text),
+        );
+      }
 
       await scope.register(async (guarded) => {
         const pages = guarded.withTypeProvider<ZodTypeProvider>();
+        pages.addHook('onRequest', requireSameOrigin);
         pages.addHook('onRequest', guard);
+        pages.addHook('onRequest', limitRate(context.rateLimiter, context.redis));
+        pages.addHook('preHandler', async (request, reply) =>
+          request.method === 'POST' ? checkCsrf(request, reply) : undefined,
+        );
 
         pages.get('/runs', { schema: { hide: true, querystring: listQuery } }, async (request, reply) => {
           const principal = caller(request);
@@ -207,7 +170,13 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
           }
           return html(
             reply,
-            runsListPage({ ...result, filter: { ...filter, ...(tenant ? { tenant } : {}) }, tenants, now: Date.now() }),
+            runsListPage({
+              ...result,
+              filter: { ...filter, ...(tenant ? { tenant } : {}) },
+              tenants,
+              now: Date.now(),
+              signOut: signOutOf(request),
+            }),
           );
         });
 
@@ -238,7 +207,12 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
                 now: Date.now(),
                 shards: config.shards,
                 traceUrl: config.traceUrl,
-                ...(request.query.notice ? { notice: request.query.notice } : {}),
+                // The live script's refreshes (X-Agentq-Refresh) leave the notice to the page view it is for.
+                notice:
+                  request.pageSession && request.headers['x-agentq-refresh'] === undefined
+                    ? await sessions.takeFlash(request.pageSession, meta.id)
+                    : null,
+                csrf: request.pageSession ? csrfToken(request.pageSession) : null,
               }),
             );
           },
@@ -283,16 +257,17 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
           const meta = await ownRun(request, request.params.id);
           if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
           const record = isTerminal(meta.status) ? toRunRecord(meta) : await client.cancel(meta.id);
-          return back(reply, meta.id, `cancel: the run is ${record.status}`);
+          return back(request, reply, meta.id, `cancel: the run is ${record.status}`);
         });
 
         pages.post('/runs/:id/retry', { schema: { hide: true, params: idParams } }, async (request, reply) => {
           const meta = await ownRun(request, request.params.id);
           if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
           if (meta.status !== 'failed')
-            return back(reply, meta.id, `retry: the run is ${meta.status}; only a failed run can be retried`);
+            return back(request, reply, meta.id, `retry: the run is ${meta.status}; only a failed run can be retried`);
           if (!(await inflight.reserve(meta.tenant, meta.id)))
             return back(
+              request,
               reply,
               meta.id,
               `retry: tenant ${meta.tenant} has ${inflight.max} runs in flight (AGENTQ_TENANT_MAX_INFLIGHT)`,
@@ -303,7 +278,7 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
             await inflight.release(meta.tenant, meta.id).catch(() => undefined);
             throw error;
           }
-          return back(reply, meta.id, 'retry: the run continues from its last commit');
+          return back(request, reply, meta.id, 'retry: the run continues from its last commit');
         });
 
         pages.post(
@@ -319,9 +294,9 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
               // Plain text is an answer too.
             }
             if (meta.status !== 'waiting')
-              return back(reply, meta.id, `resume: the run is ${meta.status}, not waiting`);
+              return back(request, reply, meta.id, `resume: the run is ${meta.status}, not waiting`);
             await client.resume(meta.id, value);
-            return back(reply, meta.id, 'resume: the answer was sent');
+            return back(request, reply, meta.id, 'resume: the answer was sent');
           },
         );
 
@@ -332,7 +307,8 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
         pages.get('/batches/:id', { schema: { hide: true, params: idParams } }, async (request, reply) => {
           const batch = await ownBatch(request, request.params.id);
           if (!batch) return notFoundPage(reply, `batch ${request.params.id}`);
-          return html(reply, batchPage(batch, (await client.batches.results(batch.id)) ?? []));
+          const results = (await client.batches.results(batch.id)) ?? [];
+          return html(reply, batchPage(batch, results, { signOut: signOutOf(request) }));
         });
         pages.get(
           '/batches/:id/results.:format',

@@ -6,9 +6,16 @@ import { errorBodySchema } from '../errors.js';
 import { requireRedis } from '../redis-ready.js';
 
 /** `/metrics`: Prometheus text from the counters every process keeps in Redis, plus queue depths. Admin role. */
-export function metricsRoute({ apiKeys, config, metrics, queues, redis }: ApiContext): FastifyPluginAsyncZod {
+export function metricsRoute({
+  apiKeys,
+  authThrottle,
+  config,
+  metrics,
+  queues,
+  redis,
+}: ApiContext): FastifyPluginAsyncZod {
   return async (app) => {
-    app.addHook('onRequest', requireRole(apiKeys, config.tenant, 'admin'));
+    app.addHook('onRequest', requireRole({ apiKeys, defaultTenant: config.tenant, throttle: authThrottle }, 'admin'));
     app.get('/metrics', {
       schema: {
         summary: 'Prometheus metrics',

@@ -79,6 +79,38 @@ export const apiArea = defineArea({
         }
       },
     }),
+    trustProxy: parsed({
+      env: 'AGENTQ_TRUST_PROXY',
+      default: 'false',
+      allowed: '`true`, `false`, a hop count, or proxy addresses/CIDRs separated by commas',
+      doc: 'Which proxies’ `X-Forwarded-For/-Proto/-Host` the API believes: the client address failed sign-ins are counted by, and https, which makes sign-in cookies `Secure`.',
+      when: 'Set it behind a TLS-terminating proxy (e.g. `1`, or `10.0.0.0/8`).',
+      read: (value): Read<TrustProxy> => {
+        const text = value.trim();
+        if (/^(false|0|no|)$/i.test(text)) return { value: false };
+        if (/^(true|yes)$/i.test(text)) return { value: true };
+        if (/^\d+$/.test(text)) return { value: Number(text) };
+        const addresses = text.split(',').map((item) => item.trim());
+        if (addresses.every((item) => /^[0-9A-Fa-f.:]+(\/\d{1,3})?$/.test(item))) return { value: addresses };
+        return {
+          problems: [
+            `must be true, false, a hop count, or proxy addresses/CIDRs separated by commas (e.g. 10.0.0.0/8,127.0.0.1), got "${value}"`,
+          ],
+        };
+      },
+    }),
+    publicDocs: flag({
+      env: 'AGENTQ_PUBLIC_DOCS',
+      default: false,
+      doc: 'Serve `/docs` and `/docs/json` (the route map) without a key; otherwise they need a Bearer key or a signed-in browser.',
+    }),
+    authFailuresPerMinute: integer({
+      env: 'AGENTQ_AUTH_FAILURES_PER_MINUTE',
+      min: 0,
+      default: 20,
+      doc: 'Failed authentications per client address per minute before 429 with `Retry-After` (every credential from that address, a correct key included, until the minute passes); 0 = off.',
+      when: 'Raise it when many clients share one address behind an untrusted proxy.',
+    }),
     dashboardWrite: flag({
       env: 'AGENTQ_DASHBOARD_WRITE',
       default: false,
@@ -121,3 +153,6 @@ export const apiArea = defineArea({
 });
 
 export type ApiConfig = AreaConfig<typeof apiArea>;
+
+/** Fastify's trustProxy: which proxies' X-Forwarded-For/-Proto/-Host the API believes. */
+export type TrustProxy = boolean | number | string[];

@@ -1,5 +1,5 @@
 import type { RunEvent } from '../../../shared/contracts/run-record.js';
-import { escapeHtml, formatDuration } from './html.js';
+import { formatDuration } from './format.js';
 
 /** One attempt of one step, in ms since the epoch. */
 export interface AttemptSpan {
@@ -103,33 +103,69 @@ export function timelineRows(events: readonly RunEvent[], createdAt: number): Ti
 const COLORS = { wait: '#c9d1dc', ok: '#2f6fde', retry: '#d64545', failed: '#d64545', running: '#f0a020' } as const;
 
 /** The timeline as an SVG: a row per task, a grey bar for its queue wait, a coloured bar per attempt. */
-export function stepTimeline(rows: readonly TimelineRow[], now: number): string {
-  if (rows.length === 0) return '<p class="muted">No step has started yet.</p>';
+export function StepTimeline({ rows, now }: { rows: readonly TimelineRow[]; now: number }) {
+  if (rows.length === 0) return <p class="muted">No step has started yet.</p>;
   const start = Math.min(...rows.map((row) => row.ready));
   const end = Math.max(...rows.flatMap((row) => row.attempts.map((attempt) => attempt.end ?? now)), start + 1);
   const labelWidth = 190;
   const width = 900;
   const rowHeight = 24;
   const x = (time: number) => labelWidth + ((time - start) / (end - start)) * (width - labelWidth - 10);
-  const body = rows
-    .map((row, index) => {
-      const y = 8 + index * rowHeight;
-      const first = row.attempts[0]?.start ?? row.ready;
-      const retries = row.attempts.length - 1;
-      const label = `s${row.superstep}.t${row.task} ${row.node}${retries > 0 ? ` (${row.attempts.length} attempts)` : ''}`;
-      const wait = `<rect class="bar-wait" x="${x(row.ready)}" y="${y + 4}" width="${Math.max(1, x(first) - x(row.ready))}" height="12" fill="${COLORS.wait}"><title>queue wait ${formatDuration(first - row.ready)}</title></rect>`;
-      const attempts = row.attempts
-        .map((attempt) => {
-          const stop = attempt.end ?? now;
-          const title = `attempt ${attempt.attempt}: ${attempt.outcome} after ${formatDuration(stop - attempt.start)}${attempt.error ? ` — ${attempt.error}` : ''}`;
-          return `<rect class="bar-exec bar-${attempt.outcome}" x="${x(attempt.start)}" y="${y + 2}" width="${Math.max(2, x(stop) - x(attempt.start))}" height="16" rx="2" fill="${COLORS[attempt.outcome]}"><title>${escapeHtml(title)}</title></rect>`;
-        })
-        .join('');
-      return `<g class="timeline-row" data-step="s${row.superstep}.t${row.task}"><text x="4" y="${y + 15}" font-size="12">${escapeHtml(label)}</text>${wait}${attempts}</g>`;
-    })
-    .join('');
   const height = 30 + rows.length * rowHeight;
-  const axis = `<text x="${labelWidth}" y="${height - 4}" font-size="11" fill="#6b7482">0</text><text x="${width - 10}" y="${height - 4}" font-size="11" fill="#6b7482" text-anchor="end">${escapeHtml(formatDuration(end - start))}</text>`;
-  const legend = `<p class="muted"><span style="color:${COLORS.wait}">■</span> queue wait · <span style="color:${COLORS.ok}">■</span> execution · <span style="color:${COLORS.retry}">■</span> failed attempt (retried) or failure · <span style="color:${COLORS.running}">■</span> running · gaps between attempts are backoff</p>`;
-  return `<svg class="timeline" role="img" aria-label="step timeline" width="${width}" height="${height}">${body}${axis}</svg>${legend}`;
+  return (
+    <>
+      <svg class="timeline" role="img" aria-label="step timeline" width={width} height={height}>
+        {rows.map((row, index) => {
+          const y = 8 + index * rowHeight;
+          const first = row.attempts[0]?.start ?? row.ready;
+          const retries = row.attempts.length - 1;
+          const label = `s${row.superstep}.t${row.task} ${row.node}${retries > 0 ? ` (${row.attempts.length} attempts)` : ''}`;
+          return (
+            <g class="timeline-row" data-step={`s${row.superstep}.t${row.task}`}>
+              <text x="4" y={y + 15} font-size="12">
+                {label}
+              </text>
+              <rect
+                class="bar-wait"
+                x={x(row.ready)}
+                y={y + 4}
+                width={Math.max(1, x(first) - x(row.ready))}
+                height="12"
+                fill={COLORS.wait}
+              >
+                <title>{`queue wait ${formatDuration(first - row.ready)}`}</title>
+              </rect>
+              {row.attempts.map((attempt) => {
+                const stop = attempt.end ?? now;
+                return (
+                  <rect
+                    class={`bar-exec bar-${attempt.outcome}`}
+                    x={x(attempt.start)}
+                    y={y + 2}
+                    width={Math.max(2, x(stop) - x(attempt.start))}
+                    height="16"
+                    rx="2"
+                    fill={COLORS[attempt.outcome]}
+                  >
+                    <title>{`attempt ${attempt.attempt}: ${attempt.outcome} after ${formatDuration(stop - attempt.start)}${attempt.error ? ` — ${attempt.error}` : ''}`}</title>
+                  </rect>
+                );
+              })}
+            </g>
+          );
+        })}
+        <text x={labelWidth} y={height - 4} font-size="11" fill="#6b7482">
+          0
+        </text>
+        <text x={width - 10} y={height - 4} font-size="11" fill="#6b7482" text-anchor="end">
+          {formatDuration(end - start)}
+        </text>
+      </svg>
+      <p class="muted">
+        <span class="legend-wait">■</span> queue wait · <span class="legend-ok">■</span> execution ·{' '}
+        <span class="legend-retry">■</span> failed attempt (retried) or failure · <span class="legend-running">■</span>{' '}
+        running · gaps between attempts are backoff
+      </p>
+    </>
+  );
 }

@@ -1,0 +1,382 @@
+import type { ComponentChildren } from 'preact';
+import { stepJobId } from '../../../shared/contracts/job-schema.js';
+import { STEP_QUEUE } from '../../../shared/contracts/queues.js';
+import { shardOf, stepQueueBoardName } from '../../../shared/contracts/shards.js';
+import type { RunMeta } from '../../../shared/store/redis-run-store.js';
+import {
+  isTerminal,
+  type Message,
+  type RunEvent,
+  type RunRecord,
+  type StepRecord,
+} from '../../../shared/contracts/run-record.js';
+import { CSRF_FIELD } from '../auth/csrf.js';
+import { formatCost, formatDuration } from './format.js';
+import { Layout, renderPage } from './layout.js';
+import { PAGE_ASSETS } from './page-assets.js';
+import { RunDiagram, type Path } from './run-diagram.js';
+import { StepTimeline, timelineRows } from './step-timeline.js';
+
+export interface RunPageData {
+  record: RunRecord;
+  meta: RunMeta;
+  steps: StepRecord[];
+  events: RunEvent[];
+  messages: Message[];
+  state: Record<string, unknown>;
+  /** Paths of recent runs of the same graph (the diagram's other edges). */
+  otherPaths: Path[];
+  /** A notice to show: the result of this session's last action on the run (a flash, never from the URL). */
+  notice?: string | null;
+  /** The session's CSRF token for the action and sign-out forms; null for a Bearer caller or an open API. */
+  csrf?: string | null;
+  now: number;
+  /** AGENTQ_TRACE_URL: where the trace id links (`{traceId}` replaced); plain text without. */
+  traceUrl?: string | null;
+  /** AGENTQ_SHARDS: which shard's step queue (Bull Board name) holds the run's jobs. @default 1 */
+  shards?: number;
+}
+
+/** The supersteps of a run as the nodes each ran (from its committed steps, or its timeline rows). */
+export function pathOf(steps: readonly { superstep: number; node: string }[]): Path {
+  const bySuperstep = new Map<number, string[]>();
+  for (const step of steps) bySuperstep.set(step.superstep, [...(bySuperstep.get(step.superstep) ?? []), step.node]);
+  return [...bySuperstep.entries()].sort(([left], [right]) => left - right).map(([, nodes]) => nodes);
+}
+
+function Json({ value }: { value: unknown }) {
+  return <pre>{JSON.stringify(value, null, 2)}</pre>;
+}
+
+function MessageView({ message, index }: { message: Message; index: number }) {
+  return (
+    <div class={`msg msg-${message.role}`} data-index={index}>
+      <div class="role">
+        {message.role === 'tool' ? (
+          <>
+            tool result <span class="muted">{message.tool_call_id ?? ''}</span>
+          </>
+        ) : (
+          message.role
+        )}
+      </div>
+      {message.content ? <div class="content">{message.content}</div> : null}
+      {(message.tool_calls ?? []).map((call) => {
+        let args: unknown = call.function.arguments;
+        try {
+          args = JSON.parse(call.function.arguments);
+        } catch {
+          // Shown as sent.
+        }
+        return (
+          <div class="tool-call">
+            <b>→ {call.function.name}</b> <span class="muted">{call.id}</span>
+            <Json value={args} />
+          </div>
+        );
+      })}
+    </div>
+  );
+}
+
+function Citations({ output }: { output: unknown }) {
+  const sources = (
+    output as { sources?: { title?: string; path?: string; page?: number | null; score?: number }[] } | null
+  )?.sources;
+  if (!Array.isArray(sources) || sources.length === 0) return null;
+  return (
+    <>
+      <h2>Citations</h2>
+      <table class="citations">
+        <tr>
+          <th></th>
+          <th>title</th>
+          <th>path</th>
+          <th>page</th>
+          <th>score</th>
+        </tr>
+        {sources.map((source, index) => (
+          <tr>
+            <td>[{index + 1}]</td>
+            <td>{String(source.title ?? '')}</td>
+            <td>{String(source.path ?? '')}</td>
+            <td>{String(source.page ?? '')}</td>
+            <td>{typeof source.score === 'number' ? source.score.toFixed(3) : ''}</td>
+          </tr>
+        ))}
+      </table>
+    </>
+  );
+}
+
+function UsageTable({ steps, record }: { steps: readonly StepRecord[]; record: RunRecord }) {
+  return (
+    <table class="usage">
+      <tr>
+        <th>#</th>
+        <th>step</th>
+        <th>node</th>
+        <th>attempts</th>
+        <th>execution</th>
+        <th>input tokens</th>
+        <th>output tokens</th>
+        <th>cost</th>
+        <th>model</th>
+      </tr>
+      {steps.map((step) => {
+        const usage = step.usage;
+        return (
+          <tr>
+            <td>{step.index}</td>
+            <td>{`s${step.superstep}.t${step.task}`}</td>
+            <td>{step.node}</td>
+            <td>{step.attempts}</td>
+            <td>{formatDuration(Date.parse(step.endedAt) - Date.parse(step.startedAt))}</td>
+            <td>{usage ? usage.inputTokens : ''}</td>
+            <td>{usage ? usage.outputTokens : ''}</td>
+            <td>{usage ? formatCost(usage.costUsd) : ''}</td>
+            <td>{usage?.model ?? ''}</td>
+          </tr>
+        );
+      })}
+      <tr>
+        <th colSpan={5}>total</th>
+        <th>{record.usage.inputTokens}</th>
+        <th>{record.usage.outputTokens}</th>
+        <th>{formatCost(record.usage.costUsd)}</th>
+        <th></th>
+      </tr>
+    </table>
+  );
+}
+
+function StepDetails({ steps, events }: { steps: readonly StepRecord[]; events: readonly RunEvent[] }) {
+  if (steps.length === 0) return <p class="muted">No committed step yet.</p>;
+  return (
+    <>
+      {steps.map((step) => {
+        const own = events.filter((event) => {
+          const data = event.data as { superstep?: number; task?: number };
+          return (
+            data.superstep === step.superstep &&
+            (data.task === undefined || data.task === step.task) &&
+            event.type !== 'step-start'
+          );
+        });
+        return (
+          <details class="step-detail">
+            <summary>{`s${step.superstep}.t${step.task} ${step.node} — ${step.attempts} attempt${step.attempts === 1 ? '' : 's'}`}</summary>
+            <Json value={{ step, events: own.map(({ type, data }) => ({ type, data })) }} />
+          </details>
+        );
+      })}
+    </>
+  );
+}
+
+/** A form that changes the run: POST to the run's action, with the session's CSRF token. */
+function ActionForm({ action, csrf, children }: { action: string; csrf: string | null; children: ComponentChildren }) {
+  return (
+    <form method="post" action={action}>
+      {csrf ? <input type="hidden" name={CSRF_FIELD} value={csrf} /> : null}
+      {children}
+    </form>
+  );
+}
+
+function Actions({ record, csrf }: { record: RunRecord; csrf: string | null }) {
+  const base = `/runs/${encodeURIComponent(record.id)}`;
+  const cancel = !isTerminal(record.status);
+  const retry = record.status === 'failed';
+  const resume = record.status === 'waiting';
+  if (!cancel && !retry && !resume) return null;
+  return (
+    <div class="actions card">
+      {cancel ? (
+        <ActionForm action={`${base}/cancel`} csrf={csrf}>
+          <button class="danger" id="cancel" type="submit">
+            Cancel run
+          </button>
+        </ActionForm>
+      ) : null}
+      {retry ? (
+        <ActionForm action={`${base}/retry`} csrf={csrf}>
+          <button id="retry" type="submit">
+            Retry from last commit
+          </button>
+        </ActionForm>
+      ) : null}
+      {resume ? (
+        <>
+          <ActionForm action={`${base}/resume`} csrf={csrf}>
+            <label>
+              Answer (JSON or text) <input name="value" id="resume-value" required />
+            </label>{' '}
+            <button id="resume" type="submit">
+              Answer the interrupt
+            </button>
+          </ActionForm>
+          <Json value={record.interrupt} />
+        </>
+      ) : null}
+    </div>
+  );
+}
+
+/** The trace id: a link to the trace viewer (AGENTQ_TRACE_URL, an http(s) URL), or plain text. */
+function TraceId({ traceId, traceUrl }: { traceId: string | undefined; traceUrl: string | null | undefined }) {
+  if (traceId && traceUrl)
+    return (
+      <a id="trace-id" href={traceUrl.replace('{traceId}', encodeURIComponent(traceId))}>
+        <code>{traceId}</code>
+      </a>
+    );
+  return <code id="trace-id">{traceId || '–'}</code>;
+}
+
+/** The sections the live script swaps in after each committed event. */
+function Sections({ data }: { data: RunPageData }) {
+  const { record, meta, steps, events, messages, state, otherPaths, now } = data;
+  const created = Date.parse(record.createdAt);
+  const rows = timelineRows(events, created);
+  // This run's path from its events, so a step that started but has not committed (running, cancelled, failed) is on it.
+  const path: Path = rows.length > 0 ? pathOf(rows) : pathOf(steps);
+  const duration = (isTerminal(record.status) ? Date.parse(record.updatedAt) : now) - created;
+  const [traceId] = (meta.trace ?? '').split('-');
+  const shards = data.shards ?? 1;
+  const board = stepQueueBoardName(shardOf(record.id, shards), shards, STEP_QUEUE);
+  return (
+    <div id="sections">
+      <div class="card facts">
+        <div>
+          <b>status</b>
+          <span class={`status status-${record.status}`} id="status">
+            {record.status}
+          </span>
+        </div>
+        <div>
+          <b>graph</b>
+          {record.graphVersion ? `${record.graph}@${record.graphVersion}` : record.graph}
+        </div>
+        <div>
+          <b>tenant</b>
+          {record.tenant}
+        </div>
+        <div>
+          <b>started</b>
+          {record.createdAt}
+        </div>
+        <div>
+          <b>duration</b>
+          {formatDuration(duration)}
+        </div>
+        <div>
+          <b>steps</b>
+          {record.stepCount}
+        </div>
+        <div>
+          <b>tokens</b>
+          <span id="tokens">{record.usage.inputTokens + record.usage.outputTokens}</span>
+          {` (${record.usage.inputTokens} in / ${record.usage.outputTokens} out)`}
+        </div>
+        <div>
+          <b>cost</b>
+          {formatCost(record.usage.costUsd)}
+        </div>
+        <div>
+          <b>trace id</b>
+          <TraceId traceId={traceId} traceUrl={data.traceUrl} />
+        </div>
+        <div>
+          <b>BullMQ jobs</b>
+          <a href={`/admin/queues/queue/${encodeURIComponent(board)}?status=completed`}>{board}</a>{' '}
+          {steps.map((step) => (
+            <>
+              <a
+                href={`/admin/queues/queue/${encodeURIComponent(board)}/${encodeURIComponent(stepJobId(record.id, step.superstep, step.task))}`}
+              >
+                {`s${step.superstep}.t${step.task}`}
+              </a>{' '}
+            </>
+          ))}
+        </div>
+      </div>
+      {record.error ? (
+        <div class="card problem" id="error">
+          <b>{record.error.code}</b>: {record.error.message}
+        </div>
+      ) : null}
+      <Actions record={record} csrf={data.csrf ?? null} />
+      <h2>Graph</h2>
+      <div class="card">
+        <RunDiagram path={path} others={otherPaths} />
+        <p class="muted">
+          Drawn from the steps this run and recent runs of {record.graph} took; this run's path is blue.
+        </p>
+      </div>
+      <h2>Timeline</h2>
+      <div class="card">
+        <StepTimeline rows={rows} now={now} />
+      </div>
+      <h2>Tokens and cost</h2>
+      <UsageTable steps={steps} record={record} />
+      <h2>Transcript</h2>
+      <div id="transcript">
+        {messages.length > 0 ? (
+          messages.map((message, index) => <MessageView message={message} index={index} />)
+        ) : (
+          <p class="muted">No messages yet.</p>
+        )}
+      </div>
+      <Citations output={record.output} />
+      {record.output !== null ? (
+        <>
+          <h2>Output</h2>
+          <Json value={record.output} />
+        </>
+      ) : null}
+      <h2>State</h2>
+      <details class="card" id="state">
+        <summary>Current state (after the last commit)</summary>
+        <Json value={state} />
+      </details>
+      <h2>Steps</h2>
+      <div class="card">
+        <StepDetails steps={steps} events={events} />
+        <p class="muted">
+          State is not stored per step: each step shows its record and its events; the state above is the last committed
+          one.
+        </p>
+      </div>
+      <span id="last-event" data-id={events.at(-1)?.id ?? '0-0'} hidden />
+    </div>
+  );
+}
+
+/** The run inspector page. */
+export function runPage(data: RunPageData): string {
+  const { record, notice, csrf } = data;
+  const terminal = isTerminal(record.status);
+  return renderPage(
+    <Layout
+      title={`Run ${record.id}`}
+      scripts={[PAGE_ASSETS.runLive.path]}
+      signOut={csrf ? { action: '/runs/logout', csrf } : null}
+    >
+      <h1>
+        Run <code>{record.id}</code>
+      </h1>
+      {notice ? (
+        <div class="card" role="status" id="notice">
+          {notice}
+        </div>
+      ) : null}
+      <h2>Live output</h2>
+      <div class="live" id="live">
+        {terminal ? <span class="muted">The run has finished: its text is in the transcript below.</span> : null}
+      </div>
+      <Sections data={data} />
+      <div id="run-config" data-run-id={record.id} data-terminal={String(terminal)} hidden />
+    </Layout>,
+  );
+}
