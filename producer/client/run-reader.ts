@@ -118,12 +118,18 @@ export class RunReader {
   }
 
   /** Resolves with the run once it is finished (or waiting for input), or rejects after `timeoutMs`. */
-  async wait(runId: string, { timeoutMs = 10 * 60_000 }: { timeoutMs?: number } = {}): Promise<RunRecord> {
+  async wait(
+    runId: string,
+    { timeoutMs = 10 * 60_000, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<RunRecord> {
     const deadline = Date.now() + timeoutMs;
     let after = '0-0';
     const reader = this.reader();
     try {
       for (;;) {
+        // Checked once per (at most one second) turn: whoever stopped waiting frees the reader soon after.
+        if (signal?.aborted)
+          throw new AgentqError('CANCELLED', `stopped waiting for run ${runId}: ${String(signal.reason ?? 'aborted')}`);
         const record = await this.require(runId);
         if (isTerminal(record.status) || record.status === 'waiting') return record;
         const left = deadline - Date.now();

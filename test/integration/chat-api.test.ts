@@ -28,11 +28,16 @@ describe('HTTP API: POST /v1/agent/chat', () => {
   beforeAll(async () => {
     rag = await startRagTestEnv(startApiTestEnv, data.path, {
       model: {},
-      env: { AGENTQ_CHAT_WAIT_MS: String(WAIT_MS) },
+      // Sources are in acme's plan, not globex's (the "allowed by plan" rule).
+      env: { AGENTQ_CHAT_WAIT_MS: String(WAIT_MS), AGENTQ_CHAT_SOURCES_TENANTS: 'acme' },
     });
     ({ env } = rag);
     server = rag.server!;
     await ingestFolder(rag.ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'default', tenant: 'acme' });
+    await ingestFolder(rag.ingest, writeDocs(data.path, 'paris-globex', RAG_DOCS), {
+      collection: 'default',
+      tenant: 'globex',
+    });
   });
   afterAll(async () => {
     await rag.close();
@@ -143,11 +148,23 @@ describe('HTTP API: POST /v1/agent/chat', () => {
     ).toBe(404);
   });
 
-  it('answers 202 with the run id and Location when the wait is exceeded; the run finishes with the same contract', async () => {
+  it('a synchronous request keeps waiting past AGENTQ_CHAT_WAIT_MS and answers 200 with the chat contract', async () => {
     scriptAnswer(WAIT_MS + 1500);
     const response = await env.as(KEYS.acmeProducer, {
       method: 'POST',
       url: '/v1/agent/chat',
+      payload: { query: 'Who drew the first sketch of the Eiffel Tower?' },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(json(response)).toMatchObject({ answer: 'Maurice Koechlin drew it.', search_count: 1 });
+  });
+
+  it('Prefer: respond-async answers 202 with the run id and Location when the wait is exceeded; the run finishes with the same contract', async () => {
+    scriptAnswer(WAIT_MS + 1500);
+    const response = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/agent/chat',
+      headers: { prefer: 'respond-async' },
       payload: { query: 'Who drew the first sketch of the Eiffel Tower?' },
     });
     expect(response.statusCode).toBe(202);
@@ -220,6 +237,18 @@ describe('HTTP API: POST /v1/agent/chat', () => {
         .filter((message) => message.role === 'tool')
         .at(-1)?.content ?? '';
     expect(shownDefault.match(/^\[[0-9a-f]{6}\]/gm)!.length).toBeGreaterThan(1);
+  });
+
+  it('sources only for tenants whose plan includes them (AGENTQ_CHAT_SOURCES_TENANTS): no sources, no markers', async () => {
+    scriptAnswer();
+    const response = await env.as(KEYS.globexProducer, {
+      method: 'POST',
+      url: '/v1/agent/chat',
+      payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(json(response)).toMatchObject({ answer: 'Maurice Koechlin drew it.', sources: [] });
+    // acme's plan includes them (the tests above): [1] and one source for the same question.
   });
 
   it('the OpenAPI document gives both answers of POST /v1/agent/chat: 200 ChatAnswer and 202 RunRecord', async () => {

@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
@@ -44,6 +46,19 @@ const openingHours = defineTool({
   },
 });
 
+/** The worker's log lines at debug level, parsed. */
+const logLines: Record<string, unknown>[] = [];
+const logger = pino(
+  { level: 'debug' },
+  new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n'))
+        if (line) logLines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  }),
+);
+
 const toolNames = (request: ScriptedChatRequest) =>
   (request.body.tools ?? []).map((tool) => (tool as { function: { name: string } }).function.name);
 const userContents = (request: ScriptedChatRequest) =>
@@ -63,6 +78,7 @@ describe('rag-agent: guardrails and extra tools', () => {
           ...options,
           services: { ...options.services, guardrails: [noTickets, noApologies, noPasswords] },
           tools: [openingHours],
+          logger,
           graphs: [
             createRagAgentGraph({
               name: 'guarded-rag',

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
@@ -47,6 +47,29 @@ export const chatAnswerSchema = z
   })
   .describe('ChatAnswer');
 export type ChatAnswer = z.infer<typeof chatAnswerSchema>;
+
+/** Longest a synchronous chat request waits for its run (a day: the answer comes while the client waits). */
+const SYNC_WAIT_MAX_MS = 24 * 3600_000;
+
+/**
+ * The client's `Prefer` header (RFC 7240): `respond-async` opts into a 202 after a wait, `wait=<s>` sets
+ * that wait (else AGENTQ_CHAT_WAIT_MS). Without `respond-async` the request waits for the answer.
+ */
+export function chatPreferenceOf(header: string | string[] | undefined): { respondAsync: boolean; waitMs?: number } {
+  const tokens = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(/[,;]/)
+    .map((token) => token.trim().toLowerCase());
+  const wait = tokens.map((token) => /^wait\s*=\s*(\d+)$/.exec(token)?.[1]).find((value) => value !== undefined);
+  return {
+    respondAsync: tokens.includes('respond-async'),
+    ...(wait === undefined ? {} : { waitMs: Number(wait) * 1000 }),
+  };
+}
+
+/** Whether the tenant's chat answers may carry `sources` (AGENTQ_CHAT_SOURCES_TENANTS: `*` or a list). */
+export function sourcesAllowed(allowed: readonly string[], tenant: string): boolean {
+  return allowed.includes('*') || allowed.includes(tenant);
+}
 
 function tenantOf(request: FastifyRequest): string {
   if (!request.principal)
@@ -129,19 +152,40 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
     }
   };
 
+  /**
+   * A synchronous request: the run once finished, however long it takes, or null when the client went
+   * away (the run goes on; nobody is left to answer) or the API is closing.
+   */
+  const untilAnswered = async (runId: string, reply: FastifyReply): Promise<RunRecord | null> => {
+    const gone = new AbortController();
+    const onClose = () => gone.abort('the client closed the connection');
+    reply.raw.once('close', onClose);
+    try {
+      return await client.wait(runId, {
+        timeoutMs: SYNC_WAIT_MAX_MS,
+        signal: AbortSignal.any([gone.signal, context.closing]),
+      });
+    } catch (error) {
+      if (AgentqError.isInstance(error) && (error.code === 'CANCELLED' || error.code === 'TIMEOUT')) return null;
+      throw error;
+    } finally {
+      reply.raw.off('close', onClose);
+    }
+  };
+
   return async (app) => {
     app.post('/v1/agent/chat', {
       schema: {
         summary: 'Ask a question of your documents (agentic RAG)',
         description:
-          'Runs `rag-agent` on the caller\'s documents: searches (each one a step), a grounded answer, and its sources — every source a passage the run retrieved. Waits up to AGENTQ_CHAT_WAIT_MS: 200 with the answer, or 202 with the run record (and `Location`) to poll `GET /v1/runs/<id>`, whose `output` is this same answer. Without a language model on the workers the answer is extractive (sentences copied from the passages; `model: "extractive"`). With `"stream": true`: text/event-stream of `run` ({run_id}), `reasoning` ({step}) as each step commits, `token`/`token-reset` (the model\'s text live), then `answer` (this JSON) or `error`.',
+          'Runs `rag-agent` on the caller\'s documents: searches (each one a step), a grounded answer, and its sources — every source a passage the run retrieved. Waits for the answer as long as the client does: 200 with the answer. A client that sends `Prefer: respond-async` (optionally `, wait=<seconds>`) gets 202 with the run record (and `Location`) after that wait (default AGENTQ_CHAT_WAIT_MS) instead, to poll `GET /v1/runs/<id>`, whose `output` is this same answer. `sources` are given to tenants whose plan includes them (AGENTQ_CHAT_SOURCES_TENANTS). Without a language model on the workers the answer is extractive (sentences copied from the passages; `model: "extractive"`). With `"stream": true`: text/event-stream of `run` ({run_id}), `reasoning` ({step}) as each step commits, `token`/`token-reset` (the model\'s text live), then `answer` (this JSON) or `error`.',
         tags: ['agent'],
         headers: idempotencyHeadersSchema,
         body: chatBodySchema,
         response: {
-          200: chatAnswerSchema.describe('ChatAnswer: the run finished within AGENTQ_CHAT_WAIT_MS'),
+          200: chatAnswerSchema.describe('ChatAnswer: the run finished'),
           202: runRecordSchema.describe(
-            'RunRecord: still running after AGENTQ_CHAT_WAIT_MS; poll the `Location` (GET /v1/runs/<id>) — its `output` becomes the answer',
+            'RunRecord: with `Prefer: respond-async`, still running after the wait; poll the `Location` (GET /v1/runs/<id>) — its `output` becomes the answer',
           ),
           ...errors,
         },
@@ -154,7 +198,10 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         if (existing && existing.tenant !== tenant)
           throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; use another Idempotency-Key`);
         const wantsStream = request.body.stream === true;
-        const { stream: _stream, ...input } = request.body;
+        const { stream: _stream, ...asked } = request.body;
+        // Sources (and citation markers) only for tenants whose plan includes them.
+        const citations = asked.citations && sourcesAllowed(config.chatSourcesTenants, tenant);
+        const input = { ...asked, citations };
         // The in-flight cap and the storage budget are the admission's (RunAdmission), as for every run.
         const record: RunRecord = await client.enqueue(
           { graph: CHAT_GRAPH, input, tenant, ...(idempotencyKey ? { idempotencyKey } : {}) },
@@ -167,15 +214,29 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
             reply,
             context,
             runId: record.id,
-            answerOf: async (id) => answerOrThrow((await client.get(id)) ?? record, request.body.citations),
+            answerOf: async (id) => answerOrThrow((await client.get(id)) ?? record, citations),
           });
         }
-        const done = isTerminal(record.status) ? record : await finished(record.id, config.chatWaitMs);
+        const prefer = chatPreferenceOf(request.raw.headers.prefer);
+        const done = isTerminal(record.status)
+          ? record
+          : prefer.respondAsync
+            ? await finished(record.id, prefer.waitMs ?? config.chatWaitMs)
+            : await untilAnswered(record.id, reply);
         if (!done || done.status === 'waiting' || done.status === 'cancelling') {
+          // Only a client that opted in (Prefer: respond-async) gets 202 for a run still going; a
+          // synchronous one gets it only when the run waits for input, or the API is stopping.
+          if (!prefer.respondAsync && !done && context.closing.aborted)
+            throw new ApiError(
+              503,
+              'UNAVAILABLE',
+              `the API is shutting down; the rag-agent run ${record.id} goes on: GET /v1/runs/${record.id} for its answer`,
+              { details: { runId: record.id }, headers: { 'retry-after': '1' } },
+            );
           const current = done ?? (await client.get(record.id)) ?? record;
           return reply.code(202).header('location', `/v1/runs/${record.id}`).send(current);
         }
-        return reply.code(200).send(answerOrThrow(done, request.body.citations));
+        return reply.code(200).send(answerOrThrow(done, citations));
       },
     });
   };

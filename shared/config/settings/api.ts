@@ -141,7 +141,21 @@ export const apiArea = defineArea({
       env: 'AGENTQ_CHAT_WAIT_MS',
       min: 0,
       default: 30_000,
-      doc: '`POST /v1/agent/chat` waits this long for the `rag-agent` run’s answer (200); after it, the answer is 202 with the run record and `Location: /v1/runs/<id>` to poll; 0 = always 202.',
+      doc: 'How long `POST /v1/agent/chat` waits for the answer when the client sent `Prefer: respond-async` (its `wait=<s>` overrides): 200 within it, else 202 with the run record and `Location: /v1/runs/<id>` to poll; 0 = always 202. Without that header a chat request waits for its answer as long as the client does.',
+    }),
+    chatSourcesTenants: parsed({
+      env: 'AGENTQ_CHAT_SOURCES_TENANTS',
+      default: '*',
+      shownDefault: '`*` (every tenant)',
+      allowed: '`*`, or tenant names separated by commas',
+      doc: 'Tenants whose chat answers may carry `sources` and citation markers — the “sources allowed by plan” rule; others get `sources: []` whatever `citations` says.',
+      when: 'Set it when sources are part of a paid plan.',
+      read: (value) => ({
+        value: value
+          .split(',')
+          .map((name) => name.trim())
+          .filter(Boolean),
+      }),
     }),
   },
   configOf: (values) => ({

@@ -4,6 +4,7 @@ import { estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
 import type { RagOutput } from '../../../shared/retrieval/rag-output.js';
 import { ragInputSchema } from '../../../shared/retrieval/rag-input.js';
 import { planGuardrails, type GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
+import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { runExtraTool, TOOL_MAX_ATTEMPTS } from './run-extra-tool.js';
 import { agentSettingsOf } from '../../agents/agent-services.js';
 import { summarizeStep } from '../../agents/memory/summarize-step.js';
@@ -17,6 +18,7 @@ import {
   ragState,
   SEARCH_CANDIDATES,
   type RagMode,
+  type RagState,
   type RagUpdate,
 } from './rag-state.js';
 import { ragTools } from './rag-tools.js';
@@ -82,6 +84,7 @@ export function createRagAgentGraph({
       async (current, context) => {
         const mode: RagMode = current.mode ?? (context.services.languageModel ? 'model' : 'extractive');
         const update = mode === 'model' ? await modelTurn(current, context) : await extractiveTurn(current, context);
+        logTurn(context, current, update, mode);
         return { ...update, mode };
       },
       { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
@@ -90,6 +93,14 @@ export function createRagAgentGraph({
       'search',
       async (current, context) => {
         const request = pendingSearchOf(context.arg);
+        context.logger.debug(
+          {
+            tool: request.tool,
+            arguments: truncate(JSON.stringify({ query: request.query }), 200),
+            round: request.round,
+          },
+          'rag-agent: tool call',
+        );
         await context.emit('tool-call', { toolCallId: request.callId, tool: request.tool });
         const topK = current.topK ?? agentSettingsOf(context).ragTopK;
         const result = await searchPassages(context, ragVectorStoreOf(context), {
@@ -172,3 +183,28 @@ export function createRagAgentGraph({
 
 /** The built-in `rag-agent@1`. */
 export const ragAgentGraph = createRagAgentGraph();
+
+/** A debug line per iteration (what the model or the extractive answerer decided), and one at the answer. */
+function logTurn(context: NodeContext, current: Readonly<RagState>, update: RagUpdate, mode: RagMode): void {
+  if (!context.logger.isLevelEnabled('debug')) return;
+  const searches = update.pendingSearches ?? [];
+  const tools = update.pendingToolCalls ?? [];
+  context.logger.debug(
+    {
+      mode,
+      iteration: update.rounds ?? current.rounds,
+      searches: searches.map((search) => truncate(search.query, 200)),
+      tools: tools.map((call) => ({ tool: call.function.name, arguments: truncate(call.function.arguments, 200) })),
+    },
+    'rag-agent: iteration',
+  );
+  if (update.done)
+    context.logger.debug(
+      { mode, answerChars: (update.answer ?? '').length, cited: update.cited ?? [], searches: current.searches.length },
+      'rag-agent: answer',
+    );
+}
+
+function truncate(text: string, limit: number): string {
+  return text.length <= limit ? text : `${text.slice(0, limit)}…`;
+}
