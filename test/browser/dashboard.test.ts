@@ -1,22 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentqQueueNames } from '../../producer/api/agentq-queue-names.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
+import { launchChromium } from '../helpers/chromium.js';
 
-/** Debian's chromium (never a browser downloaded by playwright). */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-quic',
-  '--no-first-run',
-];
 const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url));
 
 describe('the dashboard in a browser', () => {
@@ -24,12 +13,9 @@ describe('the dashboard in a browser', () => {
   let browser: Browser | undefined;
   let url: string;
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`the browser test needs Debian's chromium at ${CHROMIUM}: apt-get install -y chromium`);
-    }
     env = await startApiTestEnv();
     url = await env.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

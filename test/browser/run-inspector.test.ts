@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../shared/contracts/run-record.js';
 import {
@@ -11,19 +11,8 @@ import {
   type ScriptedResponse,
 } from '../fakes/scripted-openai-server.js';
 import { bearer, json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
+import { launchChromium } from '../helpers/chromium.js';
 
-/** Debian's chromium (never a browser downloaded by playwright). */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-quic',
-  '--no-first-run',
-];
 const STREAMED = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
 
 /** The model of these runs, by the run's question: a tool run whose first call fails once, and a slow streamer. */
@@ -75,7 +64,7 @@ describe('the run inspector in a browser', () => {
       },
     });
     url = await env.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+    browser = await launchChromium();
     console.log(`inspector screenshots in ${shots}`);
   });
   afterAll(async () => {
