@@ -24,6 +24,7 @@ import { DashboardSessions, INSPECTOR_COOKIE } from './auth/dashboard-sessions.j
 import { requirePageCaller } from './auth/page-caller.js';
 import { ApiError, notFound, sendApiError } from './errors.js';
 import { AuthThrottle } from './limits/auth-throttle.js';
+import { limitJsonDepth } from './limits/limit-json-depth.js';
 import { limitRate } from './limits/limit-rate.js';
 import { RateLimiter } from '../../shared/operations/limits/rate-limiter.js';
 import { TenantInflight } from '../../shared/operations/limits/tenant-inflight.js';
@@ -146,6 +147,8 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   // JSON only (the sign-in form adds urlencoded for itself): a text body gets 415, not a schema error.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler((error, _request, reply) => sendApiError(reply, error));
+  // Before any route's schema: no JSON field nests deeper than a run's input may (issue 35).
+  app.addHook('preValidation', limitJsonDepth());
   app.setNotFoundHandler(notFound);
   // Event streams end first (clients reconnect with Last-Event-ID, to another instance if need be).
   app.addHook('preClose', async () => closing.abort());

@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
-import { stepJobId, type StoredRunJob } from '../../shared/contracts/job-schema.js';
+import { MAX_INPUT_DEPTH, nestsWithin, stepJobId, type StoredRunJob } from '../../shared/contracts/job-schema.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
 import { INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE } from '../../shared/contracts/queues.js';
 import { Schedules, type ScheduledRun, type ScheduleRecord } from '../../shared/operations/schedules/schedules.js';
 import { TenantBudget, type UsagePeriod } from '../../shared/operations/limits/tenant-budget.js';
@@ -313,6 +314,12 @@ export class AgentClient extends RunReader {
 
   /** Answers a run waiting on an interrupt: the step that asked runs again and receives `value`. */
   async resume(runId: string, value: unknown): Promise<RunRecord> {
+    // Deeper JSON cannot be stored: JSON.stringify recurses and overflows the stack (issue 35).
+    if (!nestsWithin(value, MAX_INPUT_DEPTH))
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `the resume value of run ${runId} nests more than ${MAX_INPUT_DEPTH} arrays/objects deep; send a flatter value`,
+      );
     await this.require(runId);
     const { superstep } = await this.store.resume(runId, value, Date.now());
     const job: StoredRunJob = { v: 1, stored: true, runId };
