@@ -16,9 +16,13 @@ import { bullmqConnection, type BullmqConnection } from '../../shared/bullmq/bul
 import { connectRedis, describeRedisTarget } from '../../shared/adapters/redis/connect-redis.js';
 import { collectFiles } from '../cli/collect-files.js';
 import { DocumentSearch, type DocumentSearchOptions } from './document-search.js';
+import { UploadReceiver, type ReceivedDocument } from './upload-receiver.js';
 
-/** A file or directory path, or a document's bytes under a name (an upload). */
-export type IngestSource = string | { name: string; content: Uint8Array };
+/**
+ * A file or directory path, a document's bytes under a name, or a file an UploadReceiver has streamed
+ * into Redis already (an API upload: its bytes are never in this process whole).
+ */
+export type IngestSource = string | { name: string; content: Uint8Array } | ReceivedDocument;
 
 export interface IngestOptions {
   /** @default 'default' */
@@ -50,12 +54,13 @@ const GROUP_FILES = 200;
 const GROUP_BYTES = 16 * 1024 * 1024;
 /** Files read at once (each at most AGENTQ_INGEST_MAX_BYTES). */
 const PARALLEL_READS = 16;
+/** A received file left behind by an API that died mid-request lasts this long at most. */
+const UPLOAD_TTL_SECONDS = 24 * 3600;
 
-interface Pending {
-  item: number;
-  path: string;
-  content: Uint8Array;
-}
+/** A document read (its bytes) or received (its bytes in Redis already), waiting to be staged. */
+type Pending = { item: number; path: string } & ({ content: Uint8Array } | { received: ReceivedDocument });
+
+const bytesOf = (pending: Pending) => ('content' in pending ? pending.content.byteLength : pending.received.bytes);
 
 /**
  * Document ingestion and search for producers (the CLI's `ingest` and `search`, the API's
@@ -109,9 +114,7 @@ export class IngestClient {
     checkId('collection', collection);
     checkId('tenant', tenant);
     const paths = await collectFiles(sources.filter((source): source is string => typeof source === 'string'));
-    const uploads = sources.filter(
-      (source): source is { name: string; content: Uint8Array } => typeof source !== 'string',
-    );
+    const uploads = sources.filter((source) => typeof source !== 'string');
     for (const upload of uploads)
       if (!upload.name || upload.name.length > 4096)
         throw new AgentqError(
@@ -140,7 +143,7 @@ export class IngestClient {
         );
         const reads = await Promise.all(
           items.map((item) =>
-            item < paths.length ? this.readFile(names[item]!) : { content: uploads[item - paths.length]!.content },
+            item < paths.length ? this.readFile(names[item]!) : readUpload(uploads[item - paths.length]!),
           ),
         );
         for (const [offset, read] of reads.entries()) {
@@ -150,8 +153,9 @@ export class IngestClient {
             batch.documents.push(await this.failEarly(tenant, collection, batchId, { item, path, error: read.error }));
             continue;
           }
-          group.push({ item, path, content: read.content });
-          groupBytes += read.content.byteLength;
+          const pending: Pending = { item, path, ...read };
+          group.push(pending);
+          groupBytes += bytesOf(pending);
           if (group.length >= GROUP_FILES || groupBytes >= GROUP_BYTES) await flush();
         }
       }
@@ -175,7 +179,7 @@ export class IngestClient {
   ): Promise<AgentqError> {
     const handedIn = new Set(batch.documents.map((document) => document.item));
     const missing = names.map((path, item) => ({ item, path })).filter(({ item }) => !handedIn.has(item));
-    const groupBytes = group.reduce((sum, pending) => sum + pending.content.byteLength, 0);
+    const groupBytes = group.reduce((sum, pending) => sum + bytesOf(pending), 0);
     const cause = error instanceof Error ? error.message : String(error);
     const message =
       `handing documents to Redis failed (${cause}) while writing ${group.length} document(s), ${(groupBytes / 1024 / 1024).toFixed(1)} MB; ` +
@@ -291,6 +295,20 @@ export class IngestClient {
     return this.searcher.search(request);
   }
 
+  /**
+   * Receives the files of one upload into Redis as they stream in, within `maxBytes` for all of them
+   * (and AGENTQ_INGEST_MAX_BYTES each); hand `receiver.received` to `ingest`, or `discard` them.
+   */
+  async receiver(tenant: string, { maxBytes }: { maxBytes: number }): Promise<UploadReceiver> {
+    checkId('tenant', tenant);
+    await this.ready();
+    return new UploadReceiver(this.blobRedis, this.documents.keys.documents(tenant), {
+      maxBytes,
+      fileMaxBytes: this.config.ingestMaxBytes,
+      ttlSeconds: Math.min(this.config.retentionSeconds, UPLOAD_TTL_SECONDS),
+    });
+  }
+
   async close(): Promise<void> {
     this.closing ??= (async () => {
       await this.queue.close();
@@ -347,8 +365,9 @@ export class IngestClient {
     if (group.length === 0) return [];
     const entries = group.map((pending) => ({
       ...pending,
+      bytes: bytesOf(pending),
       docId: documentIdFor(tenant, collection, pending.path),
-      hash: contentHashOf(pending.content),
+      hash: 'content' in pending ? contentHashOf(pending.content) : pending.received.contentHash,
     }));
     const existing = await this.documents.getMany(
       tenant,
@@ -359,14 +378,14 @@ export class IngestClient {
     const jobs: { name: string; data: IngestJobData; opts: typeof INGEST_JOB_OPTIONS & { jobId: string } }[] = [];
     for (const [index, entry] of entries.entries()) {
       const record = existing[index];
-      if (entry.content.byteLength > this.config.ingestMaxBytes) {
+      if (entry.bytes > this.config.ingestMaxBytes) {
         results.push(
           await this.failEarly(tenant, collection, batchId, {
             item: entry.item,
             path: entry.path,
             error: {
               code: 'INVALID_INPUT',
-              message: `${entry.path} is ${entry.content.byteLength} bytes, over the limit of ${this.config.ingestMaxBytes} (AGENTQ_INGEST_MAX_BYTES)`,
+              message: `${entry.path} is ${entry.bytes} bytes, over the limit of ${this.config.ingestMaxBytes} (AGENTQ_INGEST_MAX_BYTES)`,
             },
           }),
         );
@@ -403,11 +422,11 @@ export class IngestClient {
           collection,
           title,
           path: entry.path,
-          bytes: entry.content.byteLength,
+          bytes: entry.bytes,
           batchId,
           pendingHash: entry.hash,
         },
-        content: entry.content,
+        ...('content' in entry ? { content: entry.content } : { uploadKey: entry.received.uploadKey }),
       });
       jobs.push({
         name: 'ingest',
@@ -428,6 +447,12 @@ export class IngestClient {
     // Records and bytes before jobs: a worker never takes a job whose document is not there yet.
     await this.documents.stage(tenant, staged, Date.now(), { blobRedis: this.blobRedis });
     if (jobs.length > 0) await this.queue.addBulk(jobs);
+    // Received bytes nobody will index (unchanged, too large) go now rather than at their TTL.
+    const handedIn = new Set(staged.map((document) => document.uploadKey));
+    const unused = entries.flatMap((entry) =>
+      'received' in entry && !handedIn.has(entry.received.uploadKey) ? [entry.received.uploadKey] : [],
+    );
+    if (unused.length > 0) await this.blobRedis.del(...unused);
     return results;
   }
 
@@ -469,4 +494,8 @@ function checkId(what: string, value: string): void {
       'INVALID_INPUT',
       `${what} '${value}' must be 1-128 characters of letters, digits, '_', '.' or '-'`,
     );
+}
+
+function readUpload(upload: Exclude<IngestSource, string>): { content: Uint8Array } | { received: ReceivedDocument } {
+  return 'content' in upload ? { content: upload.content } : { received: upload };
 }

@@ -55,11 +55,13 @@ end
 return 0
 `;
 
-/** A document handed in for indexing: its new version's bytes and record fields. */
-export interface StagedDocument {
+/**
+ * A document handed in for indexing: its record fields and its new version's bytes, given (`content`) or
+ * already in Redis under the key an upload streamed them to (`uploadKey`, a key of the same tenant).
+ */
+export type StagedDocument = {
   record: Pick<DocumentRecord, 'id' | 'collection' | 'title' | 'path' | 'bytes' | 'batchId'> & { pendingHash: string };
-  content: Uint8Array;
-}
+} & ({ content: Uint8Array; uploadKey?: never } | { uploadKey: string; content?: never });
 
 export interface RedisDocumentStoreOptions {
   /** @default 'agentq' */
@@ -152,8 +154,18 @@ export class RedisDocumentStore {
     const keys = this.tenantKeys(tenant);
     const at = new Date(now).toISOString();
     // Bytes first, in bounded pieces on their own connection (see writeBlob); the records only after.
-    for (const { record, content } of documents)
-      await writeBlob(blobRedis, keys.blob(record.id, record.pendingHash), content, this.retentionSeconds);
+    // Streamed uploads are there already: RENAME (same tag, one slot) makes them the version's blob.
+    for (const { record, content, uploadKey } of documents) {
+      const blob = keys.blob(record.id, record.pendingHash);
+      if (content) await writeBlob(blobRedis, blob, content, this.retentionSeconds);
+      else
+        for (const [error] of (await blobRedis
+          .multi()
+          .rename(uploadKey, blob)
+          .expire(blob, this.retentionSeconds)
+          .exec()) ?? [])
+          if (error) throw error;
+    }
     const pipeline = this.redis.pipeline();
     for (const { record } of documents) {
       const key = keys.record(record.id);

@@ -37,6 +37,11 @@ export interface DocumentKeys {
   collections: string;
   /** String: an uploaded document's bytes until a worker has indexed them. */
   blob(docId: string, contentHash: string): string;
+  /**
+   * String: the bytes of one file of an upload while they still arrive (streamed in pieces), renamed to
+   * its blob once the whole request is in; under the same tag, so the RENAME stays in one Cluster slot.
+   */
+  upload(uploadId: string): string;
   /** Hash: an ingest batch's counters (total, done, failed) and metadata. */
   batch(batchId: string): string;
   /** Hash: an ingest batch's per-document results, by item index (each written once). */
@@ -224,6 +229,7 @@ export class Keys {
       collection: (collection) => `${base}:collection:${collection}`,
       collections: `${base}:collections`,
       blob: (docId, contentHash) => `${base}:blob:${docId}:${contentHash}`,
+      upload: (uploadId) => `${base}:upload:${uploadId}`,
       batch: (batchId) => `${base}:batch:${batchId}`,
       batchResults: (batchId) => `${base}:batch:${batchId}:results`,
     };

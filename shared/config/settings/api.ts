@@ -157,6 +157,30 @@ export const apiArea = defineArea({
           .filter(Boolean),
       }),
     }),
+    // ---- The API's edge (issue 35): uploads and event streams. ----
+    uploadMaxBytes: integer({
+      env: 'AGENTQ_UPLOAD_MAX_BYTES',
+      min: 1024,
+      default: 100 * 1024 * 1024,
+      shownDefault: '`104857600` (100 MiB)',
+      doc: 'Bytes of all files of one `POST /v1/documents` together (each file also at most `AGENTQ_INGEST_MAX_BYTES`). Files stream to Redis as they arrive; past the limit the API answers 413 at once and keeps nothing of the request.',
+      when: 'Raise it to upload more per request (Redis holds an upload’s bytes until they are indexed); the CLI’s `agentq ingest` has no such limit.',
+    }),
+    sseMaxStreams: integer({
+      env: 'AGENTQ_SSE_MAX_STREAMS',
+      min: 0,
+      default: 5000,
+      doc: 'Event streams (SSE: `GET /v1/runs/:id/events`, the inspector’s, streamed chat) one API process serves at once; more get 429 with `Retry-After`; 0 = no limit. All of a process’s streams share one Redis connection (one per shard on a Cluster).',
+      when: 'Lower it to the file descriptors you give the API process (each stream holds one socket).',
+    }),
+    sseTenantMaxStreams: integer({
+      env: 'AGENTQ_SSE_TENANT_MAX_STREAMS',
+      min: 0,
+      default: 500,
+      doc: 'Event streams one tenant may hold open on one API process; more get 429 with `Retry-After`; 0 = no limit.',
+      when: 'Lower it so that one tenant cannot take a process’s streams from the others.',
+    }),
+    // ---- end of the API's edge ----
   },
   configOf: (values) => ({
     ...values,
