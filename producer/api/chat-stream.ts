@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
 import { followRun } from '../client/follow-run.js';
 import type { ApiContext } from './api-context.js';
 import { toApiError } from './errors.js';
@@ -11,6 +10,8 @@ export interface StreamChatAnswerOptions {
   runId: string;
   /** Turns a finished run into the chat contract (or throws the ApiError the JSON route would). */
   answerOf: (runId: string) => Promise<unknown>;
+  /** Gives back the stream's slot (StreamSlots) once the stream has ended. */
+  release: () => void;
 }
 
 /**
@@ -25,6 +26,7 @@ export async function streamChatAnswer({
   context,
   runId,
   answerOf,
+  release,
 }: StreamChatAnswerOptions): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
@@ -46,7 +48,7 @@ export async function streamChatAnswer({
   try {
     const stream = followRun({
       store: context.store,
-      reader: connectRedis(context.config, 'blocking'),
+      events: context.events,
       tokens: context.tokens,
       runId,
       signal: gone.signal,
@@ -66,6 +68,7 @@ export async function streamChatAnswer({
   } finally {
     raw.off('close', onClose);
     context.closing.removeEventListener('abort', onClose);
+    release();
     if (!raw.writableEnded) raw.end();
   }
 }

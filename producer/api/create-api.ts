@@ -1,6 +1,7 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { Queue } from 'bullmq';
+import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import {
@@ -42,6 +43,8 @@ import { chatRoutes } from './routes/chat-routes.js';
 import { schedulesRoutes } from './routes/schedules-routes.js';
 import { budgetRoutes } from './routes/budget-routes.js';
 import { TokenHub } from '../client/token-hub.js';
+import { RunEventHub } from '../client/run-event-hub.js';
+import { StreamSlots } from './limits/stream-slots.js';
 import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
 import { checkRedisCluster } from '../../shared/adapters/redis/check-redis-cluster.js';
 
@@ -60,6 +63,8 @@ export type ApiRoutes = (context: ApiContext) => FastifyPluginAsyncZod;
 export interface CreateApiOptions {
   /** The live-token fan-out (tests read its listener count); its owner closes it. @default one of the API's own */
   tokens?: TokenHub;
+  /** The multiplexed reader of run events (tests read its counts); its owner closes it. @default one of the API's own */
+  events?: RunEventHub;
   /** @default loadConfig() (the environment) */
   config?: Config;
   /** @default a pino logger on stderr at config.logLevel */
@@ -101,7 +106,10 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     }),
   );
   const closing = new AbortController();
+  // Every open event stream listens for it: thousands are expected, not a leak.
+  setMaxListeners(0, closing.signal);
   const tokens = options.tokens ?? new TokenHub(store.keys, () => connectRedis(config, 'subscriber'));
+  const events = options.events ?? new RunEventHub(store, () => connectRedis(config, 'blocking'));
   const context: ApiContext = {
     config,
     client,
@@ -117,6 +125,8 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     logger,
     closing: closing.signal,
     tokens,
+    events,
+    streams: new StreamSlots(config.sseMaxStreams, config.sseTenantMaxStreams),
   };
 
   const app = Fastify<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger>({
@@ -155,6 +165,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   app.addHook('onClose', async () => {
     await Promise.all(queues.map((queue) => queue.close()));
     if (!options.tokens) tokens.close();
+    if (!options.events) events.close();
     if (!options.client) await client.close();
   });
 

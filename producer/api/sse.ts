@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
-import { connectRedis, type RedisTarget } from '../../shared/adapters/redis/connect-redis.js';
 import { isTerminal, type RunEvent } from '../../shared/contracts/run-record.js';
+import type { RunEventHub } from '../client/run-event-hub.js';
+import type { StreamSlots } from './limits/stream-slots.js';
 import type { TokenEvent } from '../../shared/contracts/token-event.js';
 import type { TokenHub } from '../client/token-hub.js';
 import { toApiError } from './errors.js';
@@ -10,8 +11,12 @@ export interface StreamRunEventsOptions {
   request: FastifyRequest;
   reply: FastifyReply;
   store: RedisRunStore;
-  /** Where Redis is: the stream reads with a blocking connection of its own. */
-  redisTarget: RedisTarget;
+  /** The API's multiplexed reader of run events (no Redis connection per stream). */
+  events: RunEventHub;
+  /** The process's stream limits: no slot for `tenant` → 429 before the stream opens. */
+  streams: StreamSlots;
+  /** The run's tenant (its streams count against its limit). */
+  tenant: string;
   runId: string;
   /** Stream id to resume after (`Last-Event-ID`); '0-0' for every event. */
   after: string;
@@ -21,7 +26,7 @@ export interface StreamRunEventsOptions {
   signal: AbortSignal;
   /** A comment line this often keeps proxies from closing an idle stream. @default 15000 */
   heartbeatMs?: number;
-  /** How long one blocking read waits for new events. @default 5000 */
+  /** How long one wait for new events lasts before the run's status is checked again. @default 5000 */
   blockMs?: number;
 }
 
@@ -36,9 +41,9 @@ function tokenFrame(event: TokenEvent): string {
 
 /**
  * Serves a run's events as Server-Sent Events: what the stream holds after `after`, then new events as
- * they come (XREAD BLOCK on a connection of its own), ending after `run-end`. A client that connects
- * after the run ended gets every event and the end at once. When the client goes away the blocking
- * connection is dropped, so an abandoned stream holds nothing.
+ * they come (through the API's RunEventHub: one blocking connection for every stream), ending after
+ * `run-end`. A client that connects after the run ended gets every event and the end at once. When the
+ * client goes away its follower is closed, so an abandoned stream holds nothing.
  *
  * With `tokens`, the run's live model text is sent too: subscribed before the first read, held back
  * until the committed events so far are out (a late subscriber sees what is committed first, then
@@ -48,7 +53,9 @@ export async function streamRunEvents({
   request,
   reply,
   store,
-  redisTarget,
+  events: hub,
+  streams,
+  tenant,
   runId,
   after,
   tokens,
@@ -56,6 +63,8 @@ export async function streamRunEvents({
   heartbeatMs = 15_000,
   blockMs = 5000,
 }: StreamRunEventsOptions): Promise<void> {
+  // Before the answer starts: a refusal is still an ordinary 429 in the error shape.
+  const release = streams.take(tenant);
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -66,17 +75,15 @@ export async function streamRunEvents({
     'x-accel-buffering': 'no',
   });
   raw.write('retry: 2000\n\n');
-  const reader = connectRedis(redisTarget, 'blocking');
-  reader.on('error', () => undefined);
+  const follower = hub.follow(runId, after);
   let closed = false;
   const onClose = () => {
     closed = true;
-    reader.disconnect();
+    follower.close();
   };
   raw.once('close', onClose);
   signal.addEventListener('abort', onClose, { once: true });
   if (signal.aborted) onClose();
-  let cursor = after;
   let lastWrite = Date.now();
   const write = (text: string) => {
     if (closed || raw.writableEnded) return;
@@ -96,7 +103,9 @@ export async function streamRunEvents({
     }
     for (;;) {
       if (closed) return;
-      let events = await store.events(runId, { after: cursor, connection: reader });
+      // Pages of the backlog at once, an empty answer once caught up, then live events (or [] after blockMs).
+      let events = await follower.next(blockMs);
+      if (closed) return;
       if (events.length === 0 && held) {
         // Caught up with what is committed: live text from here on.
         for (const event of held) write(tokenFrame(event));
@@ -107,22 +116,16 @@ export async function streamRunEvents({
         if (!meta) return; // purged or expired meanwhile
         if (isTerminal(meta.status)) {
           // The status and run-end are written by one script: once finished, the stream is complete.
-          while ((events = await store.events(runId, { after: cursor, connection: reader })).length > 0) {
-            for (const event of events) {
-              write(frame(event));
-              cursor = event.id;
-            }
-          }
+          while ((events = await follower.catchUp()).length > 0) for (const event of events) write(frame(event));
           return;
         }
-        events = await store.events(runId, { after: cursor, blockMs, connection: reader });
+        if (Date.now() - lastWrite >= heartbeatMs) write(': keep-alive\n\n');
+        continue;
       }
       for (const event of events) {
         write(frame(event));
-        cursor = event.id;
         if (event.type === 'run-end') return;
       }
-      if (events.length === 0 && Date.now() - lastWrite >= heartbeatMs) write(': keep-alive\n\n');
     }
   } catch (error) {
     if (!closed) {
@@ -135,13 +138,14 @@ export async function streamRunEvents({
     unsubscribe?.();
     raw.off('close', onClose);
     signal.removeEventListener('abort', onClose);
-    reader.disconnect();
+    follower.close();
+    release();
     if (!raw.writableEnded) raw.end();
     // Closing: let go of the connection too, or the server's close waits out its keep-alive.
     if (signal.aborted) {
-      const release = () => request.raw.socket?.end();
-      if (raw.writableFinished) release();
-      else raw.once('finish', release);
+      const releaseSocket = () => request.raw.socket?.end();
+      if (raw.writableFinished) releaseSocket();
+      else raw.once('finish', releaseSocket);
     }
   }
 }

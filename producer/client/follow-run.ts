@@ -2,6 +2,7 @@ import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.
 import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
 import { isTerminal, type RunEvent } from '../../shared/contracts/run-record.js';
 import type { TokenEvent } from '../../shared/contracts/token-event.js';
+import type { RunEventFollower, RunEventHub } from './run-event-hub.js';
 import type { TokenHub } from './token-hub.js';
 
 /** What following a run yields: its committed events (with ids) and its live tokens (without). */
@@ -9,33 +10,68 @@ export type RunStreamEvent = RunEvent | TokenEvent;
 
 export interface FollowRunOptions {
   store: RedisRunStore;
-  /** A connection of its own for the blocking reads; disconnected when the stream ends. */
-  reader: RedisConnection;
+  /**
+   * Where committed events come from: the API's multiplexed hub, or a connection of its own for blocking
+   * reads (disconnected by `release` when the stream ends). One of the two.
+   */
+  events: RunEventHub | { reader: RedisConnection };
   tokens: TokenHub;
   runId: string;
   /** Resume after this committed event id. @default '0-0' (from the start) */
   after?: string;
-  /** How long one blocking read waits. @default 1000 */
+  /** How long one wait for new events lasts before the run's status is checked again. @default 1000 */
   blockMs?: number;
-  /** Called when the stream ends, to let go of `reader`. @default reader.disconnect() */
+  /** Called when the stream ends, to let go of a reader of its own. @default reader.disconnect() */
   release?: () => void;
   /** Ends the stream early (the consumer went away). @default none */
   signal?: AbortSignal;
 }
 
 /**
+ * Committed events read with blocking XREADs on a connection of its own (the library's and the CLI's
+ * streams; the API multiplexes through a RunEventHub instead). Same answers as a hub's follower.
+ */
+export function ownReaderFollower(
+  store: RedisRunStore,
+  reader: RedisConnection,
+  runId: string,
+  after: string,
+): RunEventFollower {
+  let seen = after;
+  let caughtUp = false;
+  const read = async (blockMs?: number) => {
+    const events = await store.events(runId, {
+      after: seen,
+      connection: reader,
+      ...(blockMs === undefined ? {} : { blockMs }),
+    });
+    if (events.length > 0) seen = events.at(-1)!.id;
+    return events;
+  };
+  return {
+    async next(waitMs) {
+      const events = await read(caughtUp && waitMs > 0 ? waitMs : undefined);
+      if (events.length === 0) caughtUp = true;
+      return events;
+    },
+    catchUp: () => read(),
+    close: () => undefined,
+  };
+}
+
+/**
  * A run's committed events and live model tokens as one stream, ending after `run-end`: the committed
  * backlog first (tokens that arrive meanwhile are held), then both as they come. Tokens are pushed by
- * the hub while a blocking read waits, so they reach the consumer without waiting out the read.
+ * the hub while a read waits, so they reach the consumer without waiting out the read.
  */
 export async function* followRun({
   store,
-  reader,
+  events: source,
   tokens,
   runId,
   after = '0-0',
   blockMs = 1000,
-  release = () => reader.disconnect(),
+  release = 'reader' in source ? () => source.reader.disconnect() : () => undefined,
   signal,
 }: FollowRunOptions): AsyncGenerator<RunStreamEvent> {
   const queue: RunStreamEvent[] = [];
@@ -48,11 +84,13 @@ export async function* followRun({
     wake?.();
   };
   const unsubscribe = await tokens.subscribe(runId, (event) => (held ? held.push(event) : push(event)));
+  const follower =
+    'reader' in source ? ownReaderFollower(store, source.reader, runId, after) : source.follow(runId, after);
   const readCommitted = async () => {
-    let cursor = after;
     try {
       while (!done) {
-        let events = await store.events(runId, { after: cursor, connection: reader });
+        const events = await follower.next(blockMs);
+        if (done) return;
         if (events.length === 0) {
           if (held) {
             for (const event of held) push(event);
@@ -61,13 +99,14 @@ export async function* followRun({
           const record = await store.record(runId);
           if (!record) return;
           if (isTerminal(record.status)) {
-            for (const event of await store.events(runId, { after: cursor, connection: reader })) push(event);
+            // The status and run-end are written by one script: once finished, what is committed is complete.
+            for (let rest = await follower.catchUp(); rest.length > 0; rest = await follower.catchUp())
+              for (const event of rest) push(event);
             return;
           }
-          events = await store.events(runId, { after: cursor, blockMs, connection: reader });
+          continue;
         }
         for (const event of events) {
-          cursor = event.id;
           push(event);
           if (event.type === 'run-end') return;
         }
@@ -81,8 +120,9 @@ export async function* followRun({
   };
   const stop = () => {
     done = true;
-    // A blocked read ends with its connection.
-    reader.disconnect();
+    // A waiting read ends with its follower (the hub's) or its connection (one of its own).
+    follower.close();
+    release();
     wake?.();
   };
   signal?.addEventListener('abort', stop, { once: true });
@@ -107,6 +147,7 @@ export async function* followRun({
     done = true;
     signal?.removeEventListener('abort', stop);
     unsubscribe();
+    follower.close();
     release();
     await reading;
   }

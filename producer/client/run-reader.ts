@@ -191,7 +191,7 @@ export class RunReader {
     const reader = this.reader();
     return followRun({
       store: this.store,
-      reader,
+      events: { reader },
       tokens: this.tokens,
       runId,
       after,

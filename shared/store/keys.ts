@@ -83,6 +83,15 @@ export class Keys {
     return `${this.prefix}:${shardTag(0, this.shards)}:procs`;
   }
 
+  /**
+   * Stream an API process adds to when a run's events start being followed, to wake its multiplexed
+   * reader (RunEventHub) out of an XREAD BLOCK that does not yet name that run. Under the shard's tag, so
+   * one XREAD covers it and the shard's runs' event streams in one Cluster slot; `hubId` is the process's.
+   */
+  eventsWake(shard: number, hubId: string): string {
+    return `${this.prefix}:${shardTag(shard, this.shards)}:events-wake:${hubId}`;
+  }
+
   /** ZSET of `<graph id> <worker id>` → last heartbeat (ms): the graphs live workers serve (ServedGraphs). */
   servedGraphs(): string {
     return `${this.prefix}:graphs:served`;

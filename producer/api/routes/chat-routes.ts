@@ -202,17 +202,26 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         // Sources (and citation markers) only for tenants whose plan includes them.
         const citations = asked.citations && sourcesAllowed(config.chatSourcesTenants, tenant);
         const input = { ...asked, citations };
-        // The in-flight cap and the storage budget are the admission's (RunAdmission), as for every run.
-        const record: RunRecord = await client.enqueue(
-          { graph: CHAT_GRAPH, input, tenant, ...(idempotencyKey ? { idempotencyKey } : {}) },
-          { derivedRunId: runId },
-        );
+        // A stream's slot before the run: a 429 for too many streams starts nothing.
+        const releaseStream = wantsStream ? context.streams.take(tenant) : undefined;
+        let record: RunRecord;
+        try {
+          // The in-flight cap and the storage budget are the admission's (RunAdmission), as for every run.
+          record = await client.enqueue(
+            { graph: CHAT_GRAPH, input, tenant, ...(idempotencyKey ? { idempotencyKey } : {}) },
+            { derivedRunId: runId },
+          );
+        } catch (error) {
+          releaseStream?.();
+          throw error;
+        }
         if (existing) reply.header('idempotent-replayed', 'true');
-        if (wantsStream) {
+        if (releaseStream) {
           return streamChatAnswer({
             request,
             reply,
             context,
+            release: releaseStream,
             runId: record.id,
             answerOf: async (id) => answerOrThrow((await client.get(id)) ?? record, citations),
           });
