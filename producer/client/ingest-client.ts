@@ -5,17 +5,18 @@ import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.
 import { loadConfig, type Config } from '../../shared/config/config.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { ID_PATTERN } from '../../shared/contracts/ids.js';
-import { contentHashOf, documentIdFor, type DocumentRecord } from '../../shared/retrieval/document-record.js';
-import type { IngestItemResult, IngestProgress } from '../../shared/retrieval/ingest-batch.js';
+import type { DocumentRecord } from '../../shared/retrieval/document-record.js';
+import type { IngestProgress } from '../../shared/retrieval/ingest-batch.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
-import { INGEST_JOB_OPTIONS, ingestJobId, type IngestJobData } from '../../shared/retrieval/ingest-job.js';
-import { RedisDocumentStore, type StagedDocument } from '../../shared/retrieval/redis-document-store.js';
+import type { IngestJobData } from '../../shared/retrieval/ingest-job.js';
+import { RedisDocumentStore } from '../../shared/retrieval/redis-document-store.js';
 import type { SearchHit, SearchRequest } from '../../shared/retrieval/search-documents.js';
 import { INGEST_QUEUE, queueStreamOptions } from '../../shared/contracts/queues.js';
 import { bullmqConnection, type BullmqConnection } from '../../shared/bullmq/bullmq-connection.js';
 import { connectRedis, describeRedisTarget } from '../../shared/adapters/redis/connect-redis.js';
 import { collectFiles } from '../cli/collect-files.js';
 import { DocumentSearch, type DocumentSearchOptions } from './document-search.js';
+import { bytesOf, failEarly, stageGroup, type HandInTarget, type Pending } from './stage-group.js';
 import { UploadReceiver, type ReceivedDocument } from './upload-receiver.js';
 
 /**
@@ -57,11 +58,6 @@ const PARALLEL_READS = 16;
 /** A received file left behind by an API that died mid-request lasts this long at most. */
 const UPLOAD_TTL_SECONDS = 24 * 3600;
 
-/** A document read (its bytes) or received (its bytes in Redis already), waiting to be staged. */
-type Pending = { item: number; path: string } & ({ content: Uint8Array } | { received: ReceivedDocument });
-
-const bytesOf = (pending: Pending) => ('content' in pending ? pending.content.byteLength : pending.received.bytes);
-
 /**
  * Document ingestion and search for producers (the CLI's `ingest` and `search`, the API's
  * `/v1/documents` and `/v1/search`): hands documents to the workers as one job each on INGEST_QUEUE,
@@ -80,6 +76,8 @@ export class IngestClient {
   private readonly searcher: DocumentSearch;
   private closing: Promise<void> | undefined;
   private readonly bullmq: BullmqConnection;
+  /** Where stageGroup hands documents in. */
+  private readonly handIn: HandInTarget;
 
   constructor(options: IngestClientOptions = {}) {
     this.config = options.config ?? loadConfig();
@@ -99,6 +97,12 @@ export class IngestClient {
       ...queueStreamOptions(this.config.queueEventsMaxLen),
     });
     this.queue.on('error', () => undefined);
+    this.handIn = {
+      documents: this.documents,
+      queue: this.queue,
+      blobRedis: this.blobRedis,
+      maxBytes: this.config.ingestMaxBytes,
+    };
   }
 
   /**
@@ -131,7 +135,7 @@ export class IngestClient {
     let group: Pending[] = [];
     let groupBytes = 0;
     const flush = async () => {
-      batch.documents.push(...(await this.stageGroup(tenant, collection, batchId, group)));
+      batch.documents.push(...(await stageGroup(this.handIn, tenant, collection, batchId, group)));
       group = [];
       groupBytes = 0;
     };
@@ -150,7 +154,9 @@ export class IngestClient {
           const item = first + offset;
           const path = names[item]!;
           if ('error' in read) {
-            batch.documents.push(await this.failEarly(tenant, collection, batchId, { item, path, error: read.error }));
+            batch.documents.push(
+              await failEarly(this.handIn, tenant, collection, batchId, { item, path, error: read.error }),
+            );
             continue;
           }
           const pending: Pending = { item, path, ...read };
@@ -342,118 +348,6 @@ export class IngestClient {
     } catch (error) {
       return { error: { code: 'INVALID_INPUT', message: `${path} cannot be read (${(error as Error).message})` } };
     }
-  }
-
-  private async failEarly(
-    tenant: string,
-    collection: string,
-    batchId: string,
-    { item, path, error }: { item: number; path: string; error: { code: string; message: string } },
-  ) {
-    const result: IngestItemResult = { item, docId: null, path, status: 'failed', error };
-    await this.documents.finishItem(tenant, { batchId, collection, docId: null, contentHash: '', result });
-    return { item, docId: null, path, status: 'failed' as const, error };
-  }
-
-  /** One group: unchanged documents are finished at once; the others are staged and queued. */
-  private async stageGroup(
-    tenant: string,
-    collection: string,
-    batchId: string,
-    group: readonly Pending[],
-  ): Promise<IngestBatch['documents']> {
-    if (group.length === 0) return [];
-    const entries = group.map((pending) => ({
-      ...pending,
-      bytes: bytesOf(pending),
-      docId: documentIdFor(tenant, collection, pending.path),
-      hash: 'content' in pending ? contentHashOf(pending.content) : pending.received.contentHash,
-    }));
-    const existing = await this.documents.getMany(
-      tenant,
-      entries.map((entry) => entry.docId),
-    );
-    const results: IngestBatch['documents'] = [];
-    const staged: StagedDocument[] = [];
-    const jobs: { name: string; data: IngestJobData; opts: typeof INGEST_JOB_OPTIONS & { jobId: string } }[] = [];
-    for (const [index, entry] of entries.entries()) {
-      const record = existing[index];
-      if (entry.bytes > this.config.ingestMaxBytes) {
-        results.push(
-          await this.failEarly(tenant, collection, batchId, {
-            item: entry.item,
-            path: entry.path,
-            error: {
-              code: 'INVALID_INPUT',
-              message: `${entry.path} is ${entry.bytes} bytes, over the limit of ${this.config.ingestMaxBytes} (AGENTQ_INGEST_MAX_BYTES)`,
-            },
-          }),
-        );
-        continue;
-      }
-      if (record?.status === 'indexed' && record.contentHash === entry.hash && record.pendingHash === entry.hash) {
-        const result: IngestItemResult = {
-          item: entry.item,
-          docId: entry.docId,
-          path: entry.path,
-          status: 'unchanged',
-          chunks: record.chunkCount,
-          ...(record.type ? { type: record.type } : {}),
-        };
-        await this.documents.finishItem(tenant, {
-          batchId,
-          collection,
-          docId: entry.docId,
-          contentHash: entry.hash,
-          result,
-        });
-        results.push({ item: entry.item, docId: entry.docId, path: entry.path, status: 'unchanged' });
-        continue;
-      }
-      const title =
-        record?.title ||
-        entry.path
-          .split('/')
-          .pop()!
-          .replace(/\.[^.]+$/, '');
-      staged.push({
-        record: {
-          id: entry.docId,
-          collection,
-          title,
-          path: entry.path,
-          bytes: entry.bytes,
-          batchId,
-          pendingHash: entry.hash,
-        },
-        ...('content' in entry ? { content: entry.content } : { uploadKey: entry.received.uploadKey }),
-      });
-      jobs.push({
-        name: 'ingest',
-        data: {
-          v: 1,
-          tenant,
-          collection,
-          docId: entry.docId,
-          batchId,
-          item: entry.item,
-          contentHash: entry.hash,
-          path: entry.path,
-        },
-        opts: { ...INGEST_JOB_OPTIONS, jobId: ingestJobId(batchId, entry.item) },
-      });
-      results.push({ item: entry.item, docId: entry.docId, path: entry.path, status: 'queued' });
-    }
-    // Records and bytes before jobs: a worker never takes a job whose document is not there yet.
-    await this.documents.stage(tenant, staged, Date.now(), { blobRedis: this.blobRedis });
-    if (jobs.length > 0) await this.queue.addBulk(jobs);
-    // Received bytes nobody will index (unchanged, too large) go now rather than at their TTL.
-    const handedIn = new Set(staged.map((document) => document.uploadKey));
-    const unused = entries.flatMap((entry) =>
-      'received' in entry && !handedIn.has(entry.received.uploadKey) ? [entry.received.uploadKey] : [],
-    );
-    if (unused.length > 0) await this.blobRedis.del(...unused);
-    return results;
   }
 
   /**
