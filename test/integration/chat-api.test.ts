@@ -268,7 +268,7 @@ describe('HTTP API: POST /v1/agent/chat', () => {
     const responses = document.paths['/v1/agent/chat']!.post.responses;
     expect(JSON.stringify(responses['200'])).toContain('reasoning_steps');
     expect(JSON.stringify(responses['202'])).toContain('stepCount');
-    expect(responses['202']!.description).toMatch(/AGENTQ_CHAT_WAIT_MS/);
+    expect(responses['202']!.description).toMatch(/Prefer: respond-async/);
   });
 
   it('rejects an invalid RAG input with 400 naming the field, before any run exists', async () => {
