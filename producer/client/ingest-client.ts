@@ -16,7 +16,9 @@ import { bullmqConnection, type BullmqConnection } from '../../shared/bullmq/bul
 import { connectRedis, describeRedisTarget } from '../../shared/adapters/redis/connect-redis.js';
 import { collectFiles } from '../cli/collect-files.js';
 import { DocumentSearch, type DocumentSearchOptions } from './document-search.js';
-import { bytesOf, failEarly, stageGroup, type HandInTarget, type Pending } from './stage-group.js';
+import { StorageBudget } from '../../shared/operations/limits/storage-budget.js';
+import { Keys } from '../../shared/store/keys.js';
+import { bytesOf, documentCharge, failEarly, stageGroup, type HandInTarget, type Pending } from './stage-group.js';
 import { UploadReceiver, type ReceivedDocument } from './upload-receiver.js';
 
 /**
@@ -97,12 +99,12 @@ export class IngestClient {
       ...queueStreamOptions(this.config.queueEventsMaxLen),
     });
     this.queue.on('error', () => undefined);
-    this.handIn = {
-      documents: this.documents,
-      queue: this.queue,
-      blobRedis: this.blobRedis,
-      maxBytes: this.config.ingestMaxBytes,
-    };
+    const storage = new StorageBudget(this.redis, new Keys(this.config.keyPrefix), {
+      defaultMaxBytes: this.config.tenantMaxBytes,
+      retentionSeconds: this.config.retentionSeconds,
+    });
+    const { documents, queue, blobRedis } = this;
+    this.handIn = { documents, queue, blobRedis, maxBytes: this.config.ingestMaxBytes, storage };
   }
 
   /**
@@ -271,7 +273,9 @@ export class IngestClient {
     if (!record) return false;
     // Chunks first: a failure in between leaves a record to delete again, never chunks without a record.
     await (await this.store()).delete(tenant, record.collection, { filter: { docId } });
-    return this.documents.delete(tenant, docId);
+    const deleted = await this.documents.delete(tenant, docId);
+    await this.handIn.storage.release(tenant, documentCharge(docId));
+    return deleted;
   }
 
   /**
@@ -292,6 +296,7 @@ export class IngestClient {
     for (const record of records) {
       await (await this.store()).delete(tenant, collection, { filter: { docId: record.id } });
       if (await this.documents.delete(tenant, record.id)) deleted += 1;
+      await this.handIn.storage.release(tenant, documentCharge(record.id));
     }
     return deleted;
   }

@@ -1,5 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import type { StorageBudget } from '../../shared/operations/limits/storage-budget.js';
 import { contentHashOf, documentIdFor } from '../../shared/retrieval/document-record.js';
 import type { IngestItemResult } from '../../shared/retrieval/ingest-batch.js';
 import { INGEST_JOB_OPTIONS, ingestJobId, type IngestJobData } from '../../shared/retrieval/ingest-job.js';
@@ -17,7 +19,12 @@ export interface HandInTarget {
   blobRedis: RedisConnection;
   /** AGENTQ_INGEST_MAX_BYTES */
   maxBytes: number;
+  /** The tenants' storage budgets: a document is charged its bytes (`doc:<docId>`) until it is deleted. */
+  storage: StorageBudget;
 }
+
+/** A document's charge in its tenant's storage budget. */
+export const documentCharge = (docId: string) => `doc:${docId}`;
 
 /** A document read (its bytes) or received (its bytes in Redis already), waiting to be staged. */
 export type Pending = { item: number; path: string } & ({ content: Uint8Array } | { received: ReceivedDocument });
@@ -92,6 +99,22 @@ export async function stageGroup(
         result,
       });
       results.push({ item: entry.item, docId: entry.docId, path: entry.path, status: 'unchanged' });
+      continue;
+    }
+    // The new version's bytes replace the old one's in the tenant's storage budget; a document past the
+    // budget fails alone, with the reason, and the rest of the batch goes on.
+    try {
+      await target.storage.release(tenant, documentCharge(entry.docId));
+      await target.storage.charge(tenant, documentCharge(entry.docId), entry.bytes);
+    } catch (error) {
+      if (!AgentqError.isInstance(error) || error.code !== 'STORAGE_BUDGET_EXCEEDED') throw error;
+      results.push(
+        await failEarly(target, tenant, collection, batchId, {
+          item: entry.item,
+          path: entry.path,
+          error: { code: error.code, message: `${entry.path}: ${error.message}` },
+        }),
+      );
       continue;
     }
     const title =

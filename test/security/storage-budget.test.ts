@@ -4,6 +4,7 @@ import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-tes
 import { atScale } from '../helpers/suite-scale.js';
 import { recordFigure } from '../helpers/suite-figures.js';
 import { eventually } from '../helpers/test-env.js';
+import { IngestClient } from '../../producer/client/ingest-client.js';
 
 /**
  * Issue 35 item 4. Attack: a tenant posts run after run with large inputs that fail at once (so the
@@ -123,5 +124,28 @@ describe(`storage budget: ${RUNS} runs of ${INPUT_BYTES} B inputs against ${BUDG
     expect(charged).toBe(
       input + Buffer.byteLength(JSON.stringify(run.output ?? (await env.client.get(run.id))!.output)),
     );
+  });
+
+  it('documents count too: a document past the budget fails alone with the reason; deleting one frees its bytes', async () => {
+    const ingest = new IngestClient({ config: env.config, tenant: 'initech' });
+    try {
+      const big = (name: string) => ({ name, content: Buffer.alloc(Math.floor(BUDGET * 0.6), 'a') });
+      const first = await ingest.ingest([big('handbook.txt')], { collection: 'docs' });
+      expect(first.documents).toMatchObject([{ status: 'queued' }]);
+      const second = await ingest.ingest([big('policies.txt'), { name: 'note.txt', content: Buffer.from('small') }], {
+        collection: 'docs',
+      });
+      expect(second.documents).toMatchObject([
+        { path: 'policies.txt', status: 'failed', error: { code: 'STORAGE_BUDGET_EXCEEDED' } },
+        { path: 'note.txt', status: 'queued' },
+      ]);
+      expect(second.documents[0]!.error!.message).toMatch(/storage budget of \d+ bytes/);
+      // Deleting the first document takes its bytes out: the refused one fits now.
+      expect(await ingest.deleteDocument(first.documents[0]!.docId!)).toBe(true);
+      const again = await ingest.ingest([big('policies.txt')], { collection: 'docs' });
+      expect(again.documents).toMatchObject([{ status: 'queued' }]);
+    } finally {
+      await ingest.close();
+    }
   });
 });
