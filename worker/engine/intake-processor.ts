@@ -191,26 +191,18 @@ export class IntakeProcessor {
     };
     const graph = registry.find(meta.graph, meta.graphVersion);
     if (!graph) {
-      if (!registry.hasName(meta.graph)) {
-        // #19: leave the run for a live worker that serves the graph; fail it only when none appears in time.
-        const verdict = await unservedGraphVerdict({
-          meta,
-          registry,
-          served: this.options.served,
-          waitMs: this.options.config.unservedGraphWaitMs,
-        });
-        if (verdict.kind === 'fail') return reject(verdict.error);
-        if (!job) return { result: 'deferred' };
-        await store.addEvent(meta.id, 'step-deferred', { reason: verdict.reason });
-        await job.moveToDelayed(Date.now() + verdict.delayMs, token);
-        throw new DelayedError();
-      }
-      // The name is known but not this version: another worker may have it.
-      if (!job) return { result: 'deferred' };
-      await store.addEvent(meta.id, 'step-deferred', {
-        reason: `this worker lacks ${meta.graph}@${meta.graphVersion}; it has ${registry.ids().join(', ')}`,
+      // #19, issue 34: a graph this worker lacks — an unknown name or an unserved version of a known one
+      // (`chain@9`) — is left for a live worker that serves it, and fails only when none appears in time.
+      const verdict = await unservedGraphVerdict({
+        meta,
+        registry,
+        served: this.options.served,
+        waitMs: this.options.config.unservedGraphWaitMs,
       });
-      await job.moveToDelayed(Date.now() + 5000, token);
+      if (verdict.kind === 'fail') return reject(verdict.error);
+      if (!job) return { result: 'deferred' };
+      await store.addEvent(meta.id, 'step-deferred', { reason: verdict.reason });
+      await job.moveToDelayed(Date.now() + verdict.delayMs, token);
       throw new DelayedError();
     }
     const input = graph.inputSchema.safeParse(meta.input);
