@@ -8,6 +8,7 @@ import { mcpServersSchema, type McpServers } from '../adapters/mcp/mcp-servers-s
 import { invalidConfiguration, parseRedisEnv, presentEnv, redisConfigOf, type RedisConfig } from './redis-config.js';
 import { parseSearchEnv, searchConfigOf, type SearchConfig } from './search-config.js';
 import { parseTenantBudgetLimits, type TenantBudgetLimits } from '../operations/limits/tenant-budget-limits.js';
+import { faultConfigOf, faultEnvShape, type FaultConfig } from './fault-config.js';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 const bool = (fallback: boolean) =>
@@ -207,8 +208,11 @@ const envSchema = z.object({
   AGENTQ_CHAT_WAIT_MS: int(30_000, 0),
 });
 
+/** Issue 34's settings (what a fault may cost) are a block of their own: shared/config/fault-config.ts. */
+const fullEnvSchema = envSchema.extend(faultEnvShape);
+
 /** The whole configuration: the Redis settings (`RedisConfig`), the search settings (`SearchConfig`) and the rest. */
-export interface Config extends RedisConfig, SearchConfig {
+export interface Config extends RedisConfig, SearchConfig, FaultConfig {
   production: boolean;
   logLevel: string;
   defaultMaxSteps: number;
@@ -359,7 +363,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = presentEnv(env);
   const redis = parseRedisEnv(present);
   const search = parseSearchEnv(present);
-  const parsed = envSchema.safeParse(present);
+  const parsed = fullEnvSchema.safeParse(present);
   if (!parsed.success || redis.problems.length > 0 || search.problems.length > 0) {
     const issues = parsed.success
       ? []
@@ -389,6 +393,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     ...redisConfigOf(redis.values),
     ...searchConfig,
+    ...faultConfigOf(e),
     production: e.NODE_ENV === 'production',
     logLevel: e.AGENTQ_LOG_LEVEL,
     defaultMaxSteps: e.AGENTQ_DEFAULT_MAX_STEPS,

@@ -21,6 +21,10 @@ import type { Telemetry } from '../../shared/telemetry/telemetry.js';
 import { stepJobRun, type StepJobs } from './step-jobs.js';
 import type { ServedGraphs } from '../../shared/graph/served-graphs.js';
 import { unservedGraphVerdict } from '../operations/unserved-graph-verdict.js';
+import { oversizedJobOf, type OversizedJob } from '../../shared/bullmq/oversized-job-data.js';
+
+/** The top-level fields of a raw job read (unparsed) from one over AGENTQ_MAX_JOB_BYTES, to name its run. */
+export const OVERSIZED_JOB_FIELDS = ['runId', 'idempotencyKey', 'tenant', 'graph'] as const;
 
 /** What a start job learns when it takes its run in (IntakeProcessor.admitStart). */
 export interface StartAdmission {
@@ -85,8 +89,11 @@ export class IntakeProcessor {
         );
       return meta;
     }
-    const parsed = runJobSchema.safeParse(job.data);
-    const raw = (typeof job.data === 'object' && job.data !== null ? job.data : {}) as Record<string, unknown>;
+    const oversized = oversizedJobOf(job.data);
+    const parsed = oversized ? undefined : runJobSchema.safeParse(job.data);
+    const raw = (
+      oversized ? oversized.fields : typeof job.data === 'object' && job.data !== null ? job.data : {}
+    ) as Record<string, unknown>;
     const tenant = typeof raw.tenant === 'string' && ID_PATTERN.test(raw.tenant) ? raw.tenant : config.tenant;
     const runId =
       typeof raw.runId === 'string' && ID_PATTERN.test(raw.runId)
@@ -99,8 +106,10 @@ export class IntakeProcessor {
               .digest('hex')
               .slice(0, 31)}`;
     const now = Date.now();
-    if (!parsed.success) {
-      const message = `invalid job for queue ${job.queueName} (job schema v1): ${formatZodError(parsed.error)}`;
+    if (!parsed?.success) {
+      const message = oversized
+        ? oversizedMessage(job, oversized)
+        : `invalid job for queue ${job.queueName} (job schema v1): ${formatZodError(parsed!.error)}`;
       const { meta } = await store.create({
         id: runId,
         tenant,
@@ -109,9 +118,16 @@ export class IntakeProcessor {
         maxSteps: config.defaultMaxSteps,
         now,
       });
-      await store.finish(meta.id, 'failed', { code: 'INVALID_INPUT', message, retryable: false }, now, {
-        onlyFrom: 'queued',
-      });
+      const details = oversized ? { bytes: oversized.bytes, limitBytes: oversized.limitBytes } : undefined;
+      await store.finish(
+        meta.id,
+        'failed',
+        { code: 'INVALID_INPUT', message, retryable: false, ...(details ? { details } : {}) },
+        now,
+        { onlyFrom: 'queued' },
+      );
+      // The failed job keeps the stand-in, not the data: Bull Board and the failed set stay small.
+      if (oversized) await job.updateData(job.data);
       throw new UnrecoverableError(message);
     }
     const data = parsed.data;
@@ -265,4 +281,8 @@ export class IntakeProcessor {
     logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');
     return { result: admitted, tasks, started };
   }
+}
+
+function oversizedMessage(job: Job, oversized: OversizedJob): string {
+  return `raw job ${job.id ?? ''} on queue ${job.queueName} is ${oversized.bytes} bytes, over the limit of ${oversized.limitBytes} bytes (AGENTQ_MAX_JOB_BYTES): it was not read and its input was not stored. Send large content as documents (POST /v1/documents) and refer to them in the input, or raise AGENTQ_MAX_JOB_BYTES`;
 }
