@@ -271,7 +271,14 @@ async function startConnected(
     );
   // One gate for the process: its event loop is what the gate keeps responsive (issue 20).
   const startsGate = new TurnGate(config.stepStartsPerTurn);
-  const claims = new PaidClaims({ redis: stepRedis, keys: store.keys, processId: liveness.processId, logger });
+  const claims = new PaidClaims({
+    redis: stepRedis,
+    keys: store.keys,
+    processId: liveness.processId,
+    logger,
+    takeoverMs: config.paidClaimTakeoverMs,
+    pauseMs: config.livenessTtlMs,
+  });
   const services: Services = {
     ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }),
     ...options.services,
@@ -293,6 +300,8 @@ async function startConnected(
     telemetry,
     observers: options.observers ?? [],
     admitStart: intakeProcessor.admitStart,
+    redisFaultDelayMs: config.redisFaultDelayMs,
+    warnings,
   });
   const concurrency = options.concurrency ?? config.concurrency;
   // Schedule ticks (issue 24): BullMQ's job schedulers add one job per tick; any worker may take it.

@@ -27,6 +27,10 @@ export const ERROR_CODES = [
   'GUARDRAIL_BLOCKED',
   // A tenant's token or cost budget (per day or month) cannot cover the next model call: the run fails before it.
   'TENANT_BUDGET_EXCEEDED',
+  // Redis refused a write because it is full (maxmemory, noeviction): nothing changed; retry shortly (issue 34).
+  'REDIS_FULL',
+  // Redis did not answer (down, unreachable, read-only replica, loading): retry shortly (issue 34).
+  'REDIS_UNAVAILABLE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

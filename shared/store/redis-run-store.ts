@@ -130,6 +130,8 @@ export interface CommitRequest {
 
 export type CommitResult =
   | { kind: 'fenced' | 'missing' }
+  /** Not committed: the run's deadline passed before the step ended (issue 34); the worker fails the run. */
+  | { kind: 'deadline' }
   | { kind: 'stored'; index: number; count: number }
   | { kind: 'advanced' | 'completed' | 'cancelled'; index: number };
 
@@ -388,7 +390,7 @@ export class RedisRunStore {
   /** COMMIT's reply, parsed; a run it finished gets its finish hooks run (webhooks, metrics, batch slot). */
   async committed(runId: string, reply: string[]): Promise<CommitResult> {
     const kind = reply[0];
-    if (kind === 'fenced' || kind === 'missing') return { kind };
+    if (kind === 'fenced' || kind === 'missing' || kind === 'deadline') return { kind };
     if (kind === 'stored') return { kind, index: Number(reply[1]), count: Number(reply[2]) };
     if (kind === 'completed' || kind === 'cancelled') await this.finished(runId, kind);
     return { kind: kind as 'advanced' | 'completed' | 'cancelled', index: Number(reply[1]) };

@@ -22,6 +22,7 @@ import { stepJobRun, type StepJobs } from './step-jobs.js';
 import type { ServedGraphs } from '../../shared/graph/served-graphs.js';
 import { unservedGraphVerdict } from '../operations/unserved-graph-verdict.js';
 import { oversizedJobOf, type OversizedJob } from '../../shared/bullmq/oversized-job-data.js';
+import { redisFaultOf } from '../../shared/adapters/redis/redis-fault.js';
 
 /** The top-level fields of a raw job read (unparsed) from one over AGENTQ_MAX_JOB_BYTES, to name its run. */
 export const OVERSIZED_JOB_FIELDS = ['runId', 'idempotencyKey', 'tenant', 'graph'] as const;
@@ -48,7 +49,7 @@ export interface IntakeProcessorOptions {
   registry: GraphRegistry;
   stepJobs: StepJobs;
   config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'unservedGraphWaitMs'> &
-    Partial<Pick<Config, 'tenantFairShare'>>;
+    Partial<Pick<Config, 'tenantFairShare' | 'redisFaultDelayMs'>>;
   logger: Logger;
   telemetry: Telemetry;
   /** The graphs live workers serve (#19): a run this worker cannot serve is left for them, not failed. */
@@ -74,8 +75,19 @@ export class IntakeProcessor {
   }
 
   process = async (job: Job, token?: string): Promise<string> => {
-    const meta = await this.runOf(job);
-    return (await this.admit(meta, job, token)).result;
+    try {
+      const meta = await this.runOf(job);
+      return (await this.admit(meta, job, token)).result;
+    } catch (error) {
+      // Issue 34: Redis full or gone is not the job's fault: try again later, spending no attempt (a raw
+      // job's producer may have given it one only).
+      if (!redisFaultOf(error)) throw error;
+      this.options.logger.debug({ jobId: job.id, err: String(error) }, 'intake job parked: Redis fault');
+      await job
+        .moveToDelayed(Date.now() + (this.options.config.redisFaultDelayMs ?? 1000), token)
+        .catch(() => undefined);
+      throw new DelayedError();
+    }
   };
 
   private async runOf(job: Job): Promise<RunMeta> {

@@ -30,6 +30,8 @@ import type { StepDelivery, StepResult } from './step-worker.js';
 import type { FinishingJob, StepTransitions } from './step-transitions.js';
 import { runInlineSteps } from './inline-steps.js';
 import type { PaidClaims } from './paid-claims.js';
+import { parkOnRedisFault, parksStep } from './redis-fault-park.js';
+import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
 
 /** Inline steps are short pure functions: nothing aborts them (a shutdown waits for the job as for any). */
 const NEVER = new AbortController().signal;
@@ -53,6 +55,10 @@ export interface StepProcessorOptions {
   logger: Logger;
   telemetry: Telemetry;
   observers?: StepObserver[];
+  /** A step that met a Redis fault is retried after this, no attempt spent (AGENTQ_REDIS_FAULT_DELAY_MS, issue 34). @default 1000 */
+  redisFaultDelayMs?: number;
+  /** Repeated warnings, one line per kind per interval (issue 34). */
+  warnings?: WarningGate;
   /** Takes a run in from its start job (IntakeProcessor.admitStart); → superstep 0's tasks (and its task begun), or null. */
   admitStart: (meta: RunMeta, job: Job<StepJobData>, token?: string) => Promise<StartAdmission | null>;
 }
@@ -88,6 +94,12 @@ export class StepProcessor {
       const outcome = await this.step(at, job.data.node, delivery.begin, (result) => (transition = result));
       return transition ? { outcome, transition } : { outcome };
     } catch (error) {
+      // Issue 34: a Redis fault is not the step's failure: parked, no attempt spent.
+      if (!transition && parksStep(error))
+        return parkOnRedisFault(job, token, error, {
+          delayMs: this.options.redisFaultDelayMs ?? 1000,
+          warnings: this.options.warnings,
+        });
       // After its commit finished the job, a failure (a parallel superstep's advance) is no longer the
       // job's: the run is at a committed boundary, and the reconciler re-drives it if nothing else does.
       if (!transition) throw error;
@@ -395,6 +407,7 @@ export class StepProcessor {
         last?.commits ?? [],
       );
       finished(transition);
+      if (transition.commit.kind === 'deadline') return this.pastDeadline(meta, superstep, nodeName, attempt);
       if (transition.commit.kind === 'advanced') {
         // The state at the new cursor, as Redis now holds it: what an eager hop of this run will read.
         const text: StateText = { base: stored.base, changed: { ...stored.changed, ...changedJson } };
@@ -435,6 +448,7 @@ export class StepProcessor {
         output: result ?? {},
         state: Object.freeze(applyUpdates(graph.channels, state, [update as never]).state),
       });
+    if (transition.commit.kind === 'deadline') return this.pastDeadline(meta, superstep, nodeName, attempt);
     if (transition.commit.kind !== 'stored') return 'fenced';
     if (transition.commit.count === tasks.length) await this.advance(meta, graph, graphId);
     return 'committed';
@@ -574,6 +588,8 @@ export class StepProcessor {
       logger.info('step interrupted: the run waits for input');
       return 'waiting';
     }
+    // A Redis fault (full, gone) goes up to `process`, which parks the step without spending an attempt.
+    if (parksStep(thrown)) throw thrown;
     const abort = thrown instanceof StepAbort ? thrown : undefined;
     if (abort?.kind === 'stale') {
       // Another delivery committed this step while this one ran: nothing to do, no attempt spent.
@@ -678,7 +694,7 @@ export class StepProcessor {
       next.length > 0
         ? { kind: 'next' as const, tasks: next }
         : { kind: 'completed' as const, output: graph.output(applied.state) };
-    await transitions.commit(
+    const merged = await transitions.commit(
       {
         runId: meta.id,
         superstep: meta.superstep,
@@ -694,6 +710,22 @@ export class StepProcessor {
       undefined,
       meta,
     );
+    if (merged.commit.kind === 'deadline') await this.pastDeadline(meta, meta.superstep, 'advance', 1);
+  }
+
+  /**
+   * The commit script refused a step that ended past its run's deadline (issue 34: a paused worker
+   * committed 5.7 s late): the run fails with DEADLINE, its last commit kept. The job is finished already.
+   */
+  private async pastDeadline(meta: StepMeta, superstep: number, node: string, attempt: number): Promise<Outcome> {
+    const error = new AgentqError(
+      'DEADLINE',
+      `the run passed its deadline (${new Date(meta.deadlineAt ?? 0).toISOString()}) before node '${node}' could commit; its work was not kept`,
+    );
+    await this.options.store.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), {
+      superstep,
+    });
+    return 'failed';
   }
 }
 
