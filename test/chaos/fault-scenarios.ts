@@ -19,7 +19,7 @@ import { MODEL_STEPS_WORKER, modelStepsWorkerEnv } from './workers-killed-worker
  */
 export type Figures = Record<string, number>;
 
-interface Fleet {
+export interface Fleet {
   redis: RestartableRedis;
   admin: Redis;
   config: Config;
@@ -31,7 +31,7 @@ interface Fleet {
   close(): Promise<void>;
 }
 
-async function startFleet({
+export async function startFleet({
   workers,
   concurrency,
   latencyMs,
@@ -88,7 +88,7 @@ async function startFleet({
   };
 }
 
-async function enqueueRuns(fleet: Fleet, runs: number, steps: number, tag: string): Promise<string[]> {
+export async function enqueueRuns(fleet: Fleet, runs: number, steps: number, tag: string): Promise<string[]> {
   const records = await Promise.all(
     Array.from({ length: runs }, (_, index) =>
       fleet.client.enqueue({ graph: MODEL_STEPS_GRAPH, input: { steps }, runId: `${tag}-${index}` }),
@@ -97,7 +97,11 @@ async function enqueueRuns(fleet: Fleet, runs: number, steps: number, tag: strin
   return records.map((record) => record.id);
 }
 
-async function until<T>(check: () => Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
+export async function until<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check().catch(() => undefined);
@@ -107,7 +111,7 @@ async function until<T>(check: () => Promise<T | undefined | false>, timeoutMs: 
   }
 }
 
-async function allFinished(fleet: Fleet, ids: string[], timeoutMs: number): Promise<RunRecord[]> {
+export async function allFinished(fleet: Fleet, ids: string[], timeoutMs: number): Promise<RunRecord[]> {
   return until(
     async () => {
       const records = await Promise.all(ids.map((id) => fleet.client.get(id)));
@@ -208,29 +212,30 @@ export async function pausedWorkerScenario({
   kill?: boolean;
   log?: (line: string) => void;
 } = {}): Promise<Figures> {
+  // Two workers from the start, each with room for every run: the one with more calls in flight is the
+  // victim, the other takes its steps over.
   const fleet = await startFleet({
-    workers: 1,
-    concurrency,
-    // Long enough that the peer starts (a few seconds) while the victim's calls are still in flight.
-    latencyMs: [9000, 9500],
+    workers: 2,
+    concurrency: 2 * concurrency,
+    latencyMs: [6000, 6500],
     env: { AGENTQ_PAID_CLAIM_TAKEOVER_MS: String(takeoverMs) },
   });
   try {
-    const victim = fleet.workers[0]!;
-    const ids = await enqueueRuns(fleet, concurrency, 2, kill ? 'killed' : 'paused');
-    const pending = () =>
-      fleet.model.calls().filter((call) => call.pid === victim.pid && call.outcome === 'pending' && call.step === 0);
-    await until(async () => pending().length === concurrency, 60_000, 'the victim to be mid-call on every slot');
-    // The peer starts now: it has free slots, and takes the victim's steps once their locks lapse.
-    const peer = await spawnWorker(MODEL_STEPS_WORKER, {
-      ...modelStepsWorkerEnv(fleet.config, fleet.model.server.url),
-      AGENTQ_PAID_CLAIM_TAKEOVER_MS: String(takeoverMs),
-    });
-    fleet.workers.push(peer);
-    if (pending().length !== concurrency) throw new Error('the victim finished its calls before the fault');
+    const ids = await enqueueRuns(fleet, 2 * concurrency, 2, kill ? 'killed' : 'paused');
+    const pendingOf = (pid: number | undefined) =>
+      fleet.model.calls().filter((call) => call.pid === pid && call.outcome === 'pending' && call.step === 0);
+    await until(
+      async () => fleet.model.calls().filter((call) => call.outcome === 'pending').length === 2 * concurrency,
+      60_000,
+      'every run to be mid-call',
+    );
+    const [victim] = [...fleet.workers].sort((a, b) => pendingOf(b.pid).length - pendingOf(a.pid).length);
+    if (!victim) throw new Error('no worker');
+    const inFlight = pendingOf(victim.pid).length;
+    const victimRuns = new Set(pendingOf(victim.pid).map((call) => call.runId));
     const faultAt = Date.now();
     log(
-      `${kill ? 'kill -9' : `SIGSTOP ${pauseMs} ms`} of a worker with ${concurrency} calls in flight, takeover ${takeoverMs} ms`,
+      `${kill ? 'kill -9' : `SIGSTOP ${pauseMs} ms`} of a worker with ${inFlight} calls in flight, takeover ${takeoverMs} ms`,
     );
     let resumedAt = Number.POSITIVE_INFINITY;
     if (kill) await killHard(victim);
@@ -241,9 +246,10 @@ export async function pausedWorkerScenario({
         resumedAt = Date.now();
       }, pauseMs);
     }
-    // The victim's first steps, committed by anyone: step 0 of every run.
+    // The victim's first steps, committed by anyone: step 0 of each of its runs.
     await until(
-      async () => (await Promise.all(ids.map((id) => fleet.client.get(id)))).every((run) => run!.stepCount >= 1),
+      async () =>
+        (await Promise.all([...victimRuns].map((id) => fleet.client.get(id)))).every((run) => run!.stepCount >= 1),
       120_000,
       "the victim's steps to be committed",
     );
@@ -256,7 +262,7 @@ export async function pausedWorkerScenario({
     const prefix = kill ? 'kill' : 'pause';
     return {
       [`${prefix}_takeover_ms`]: takeoverMs,
-      [`${prefix}_calls_in_flight`]: concurrency,
+      [`${prefix}_calls_in_flight`]: inFlight,
       ...(kill
         ? {}
         : {

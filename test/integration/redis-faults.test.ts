@@ -9,7 +9,9 @@ import { createLogger } from '../../shared/telemetry/logger.js';
 import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
-import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
+import { eventually, startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
+import { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
+import { Keys } from '../../shared/store/keys.js';
 
 /** One memoised model call per run: the node the Redis-full test makes pay while Redis refuses writes. */
 const paidOnce = defineGraph({
@@ -107,6 +109,14 @@ describe('Redis faults and late commits (issue 34)', () => {
       const steps = await client.steps(queued.id);
       expect(steps.map((step) => step.attempts)).toEqual([1]);
       expect(done.usage).toMatchObject({ inputTokens: 10, outputTokens: 2 });
+      // The tenant's budget counts the call once Redis takes writes again (its count was refused at first).
+      const budget = new TenantBudget(admin, new Keys(config.keyPrefix));
+      await eventually(
+        async () => (await budget.usage(config.tenant)).month.calls === 1,
+        10_000,
+        'the call to be counted against the tenant budget',
+      );
+      expect((await budget.usage(config.tenant)).month).toMatchObject({ calls: 1, tokens: 12 });
     }, 60_000);
 
     it('a producer enqueueing while Redis is full gets REDIS_FULL saying what to do, not the raw OOM reply', async () => {
