@@ -87,7 +87,8 @@ export interface AgentWorker {
   /**
    * Graceful shutdown: stop taking jobs; let active steps finish within the grace period
    * (AGENTQ_SHUTDOWN_GRACE_MS); then abort the rest, releasing their jobs to other workers without
-   * spending an attempt.
+   * spending an attempt. Bounded whatever Redis's state: by the grace plus AGENTQ_SHUTDOWN_RELEASE_MS it
+   * resolves, having dropped what it could not release and named it in its last log line (stop-worker.ts).
    */
   close(): Promise<void>;
 }
@@ -278,6 +279,7 @@ async function startConnected(
     logger,
     takeoverMs: config.paidClaimTakeoverMs,
     pauseMs: config.livenessTtlMs,
+    warnings,
   });
   const services: Services = {
     ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }),

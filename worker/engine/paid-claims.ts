@@ -7,6 +7,7 @@ import { runScript } from '../../shared/adapters/redis/create-redis.js';
 import { CLAIM_PAID_WORK, CONFIRM_PAID_CLAIM, RELEASE_PAID_CLAIM, SAVE_PAID_WORK } from './paid-claim-scripts.js';
 import { StepAbort } from '../../shared/contracts/abort.js';
 import { redisFaultOf, retryWhileRedisFaulty } from '../../shared/adapters/redis/redis-fault.js';
+import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
 
 /** A call this process claimed: the claim's field in the memo hash and who holds it. */
 export interface HeldClaim {
@@ -35,6 +36,8 @@ export interface PaidClaimsOptions {
   takeoverMs?: number;
   /** A round trip of `confirm` longer than this means the process was paused: it looks again. @default 3000 */
   pauseMs?: number;
+  /** Repeated warnings (a refused save per call while Redis is full) as one line per interval. */
+  warnings?: WarningGate;
 }
 
 /**
@@ -173,10 +176,11 @@ export class PaidClaims {
       this.unsaved.set(id, { value: memos[key] });
       // Still this process's call (in flight) until saved: the claim must not look over to a later attempt.
       const { logger } = this.options;
-      logger.warn(
-        { runId, stepId, key, err: (error as Error).message },
-        'paid work: Redis refused to save a paid result; it is kept in memory and saved as soon as Redis accepts writes',
-      );
+      const fields = { runId, stepId, key, err: (error as Error).message };
+      const message =
+        'paid work: Redis refused to save a paid result; it is kept in memory and saved as soon as Redis accepts writes';
+      if (this.options.warnings) this.options.warnings.warn('paid result kept', fields, message);
+      else logger.warn(fields, message);
       void retryWhileRedisFaulty(write, {
         untilMs: Math.max(1000, (claim.endsAt ?? Date.now() + 600_000) - Date.now()),
         onGiveUp: (failure) =>
