@@ -31,6 +31,7 @@ import { stepsSection } from './sections/steps.js';
 import { streamingSection } from './sections/streaming.js';
 import { cliColdStartSection } from './sections/cli-cold-start.js';
 import { clusterSection } from './sections/cluster.js';
+import { faultsSection } from './sections/faults.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SECTIONS: BenchSection[] = [
@@ -43,6 +44,7 @@ const SECTIONS: BenchSection[] = [
   streamingSection,
   cliColdStartSection,
   clusterSection,
+  faultsSection,
 ];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 

@@ -1,12 +1,9 @@
-import { Queue, Worker, type MinimalJob } from 'bullmq';
-import { StepAbort } from '../shared/contracts/abort.js';
+import { Queue } from 'bullmq';
 import { loadConfig, type Config } from '../shared/config/config.js';
 import type { AnyGraph } from '../shared/graph/graph.js';
 import { GraphRegistry } from '../shared/graph/graph-registry.js';
 import type { Services } from '../shared/graph/node-context.js';
 import type { LanguageModel } from '../shared/ports/language-model.js';
-import { backoffDelay, DEFAULT_RETRY_POLICY } from '../shared/graph/retry-policy.js';
-import type { StepJobData } from '../shared/contracts/job-schema.js';
 import { createLogger, type Logger } from '../shared/telemetry/logger.js';
 import {
   INGEST_QUEUE,
@@ -24,12 +21,11 @@ import { assertBullmqPinned } from '../shared/bullmq/bullmq-functions.js';
 import { queueQualifiedName } from '../shared/bullmq/bullmq-keys.js';
 import { checkStepLayout } from './engine/check-step-layout.js';
 import { StateCache } from './engine/state-cache.js';
-import { ownWorker, startLiveness } from './engine/liveness-thread.js';
+import { startLiveness } from './engine/liveness-thread.js';
 import { pacedLanguageModel } from './agents/llm/paced-language-model.js';
 import { PaidClaims } from './engine/paid-claims.js';
 import { TurnGate } from './engine/turn-gate.js';
 import { StepTransitions } from './engine/step-transitions.js';
-import { StepWorker } from './engine/step-worker.js';
 import { RedisRunStore, type FinishedRun } from '../shared/store/redis-run-store.js';
 import { ActiveSteps } from './engine/active-steps.js';
 import { builtInGraphs } from './agents/graphs/built-in-graphs.js';
@@ -38,7 +34,7 @@ import type { AnyTool } from '../shared/ports/define-tool.js';
 import { IntakeProcessor } from './engine/intake-processor.js';
 import { Reconciler, type SweepReport } from './operations/reconciler.js';
 import { checkRedisDurability } from './operations/check-redis-durability.js';
-import { splitGraphId, StepJobs } from './engine/step-jobs.js';
+import { StepJobs } from './engine/step-jobs.js';
 import { StepProcessor } from './engine/step-processor.js';
 import { BatchDispatcher } from '../shared/operations/batches/batch-dispatcher.js';
 import { RunEnqueuer } from '../shared/store/run-enqueuer.js';
@@ -55,6 +51,9 @@ import { assertRedisReachable } from '../shared/adapters/redis/assert-redis-reac
 import { checkRedisCluster } from '../shared/adapters/redis/check-redis-cluster.js';
 import { connectRedis } from '../shared/adapters/redis/connect-redis.js';
 import { bullmqConnection } from '../shared/bullmq/bullmq-connection.js';
+import { WarningGate, warningKind } from '../shared/telemetry/warning-gate.js';
+import { startJobWorkers } from './start-job-workers.js';
+import { stopWorker } from './stop-worker.js';
 
 export interface StartWorkerOptions {
   /** Your graphs, registered beside the built-in ones. */
@@ -89,7 +88,8 @@ export interface AgentWorker {
   /**
    * Graceful shutdown: stop taking jobs; let active steps finish within the grace period
    * (AGENTQ_SHUTDOWN_GRACE_MS); then abort the rest, releasing their jobs to other workers without
-   * spending an attempt.
+   * spending an attempt. Bounded whatever Redis's state: by the grace plus AGENTQ_SHUTDOWN_RELEASE_MS it
+   * resolves, having dropped what it could not release and named it in its last log line (stop-worker.ts).
    */
   close(): Promise<void>;
 }
@@ -116,8 +116,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   try {
     return await startConnected(options, config, logger, registry, mcp);
   } catch (error) {
-    // A start that fails after the MCP servers connected (Redis down, a bad layout) leaves no stdio
-    // server process or HTTP session behind.
+    // A start that fails after the MCP servers connected leaves no stdio process or HTTP session behind.
     await mcp.close();
     throw error;
   }
@@ -133,8 +132,7 @@ async function startConnected(
 ): Promise<AgentWorker> {
   // The step scripts run BullMQ's own scripts with the KEYS/ARGV layout of the pinned version.
   assertBullmqPinned();
-  // #19: a clear error instead of a silent wait when Redis is down; for a Cluster, also one that is not
-  // one whole cluster (a seed of another cluster, slots not covered), named with its fix.
+  // #19: a clear error instead of a silent wait when Redis is down, or a Cluster that is not whole.
   if (config.redisClusterNodes) await checkRedisCluster(config.redisClusterNodes);
   else await assertRedisReachable(config.redisUrl);
   const telemetry = options.telemetry ?? (await startTelemetry());
@@ -222,6 +220,8 @@ async function startConnected(
   finishedHooks.push(async (runId, _status, { batchId }) => {
     if (batchId) await batches.onRunFinished(runId, batchId);
   });
+  // Repeated warnings (a Redis outage) as one line per kind per interval, with a count (issue 34).
+  const warnings = new WarningGate(logger, config.warnIntervalMs);
   const activeSteps = new ActiveSteps();
   await activeSteps.listen(connectRedis(config, 'blocking'), store.keys.cancelChannel(), logger);
 
@@ -272,7 +272,15 @@ async function startConnected(
     );
   // One gate for the process: its event loop is what the gate keeps responsive (issue 20).
   const startsGate = new TurnGate(config.stepStartsPerTurn);
-  const claims = new PaidClaims({ redis: stepRedis, keys: store.keys, processId: liveness.processId, logger });
+  const claims = new PaidClaims({
+    redis: stepRedis,
+    keys: store.keys,
+    processId: liveness.processId,
+    logger,
+    takeoverMs: config.paidClaimTakeoverMs,
+    pauseMs: config.livenessTtlMs,
+    warnings,
+  });
   const services: Services = {
     ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }),
     ...options.services,
@@ -294,69 +302,10 @@ async function startConnected(
     telemetry,
     observers: options.observers ?? [],
     admitStart: intakeProcessor.admitStart,
+    redisFaultDelayMs: config.redisFaultDelayMs,
+    warnings,
   });
   const concurrency = options.concurrency ?? config.concurrency;
-  const workerOptions = {
-    connection,
-    prefix: config.queuePrefix,
-    ...bullmqTelemetry,
-    concurrency,
-    lockDuration: config.lockDurationMs,
-    stalledInterval: config.stalledIntervalMs,
-    maxStalledCount: config.maxStalledCount,
-    settings: {
-      backoffStrategy: (attemptsMade: number, _type?: string, _error?: Error, job?: MinimalJob) => {
-        const data = job?.data as StepJobData | undefined;
-        const [name, version] = splitGraphId(data?.graph ?? '');
-        const policy = registry.find(name, version)?.nodes.get(data?.node ?? '')?.retry ?? DEFAULT_RETRY_POLICY;
-        return backoffDelay(policy, attemptsMade);
-      },
-    },
-  };
-  // Step jobs carry no retention of their own (stepJobOptions): the step workers keep the last N. One
-  // StepWorker per shard; the process's concurrency is shared out among them.
-  const perShard = Math.max(1, Math.ceil(concurrency / config.shards));
-  const stepWorkers = stepQueues.all().map(
-    (queue, shard) =>
-      new StepWorker(
-        shard,
-        stepProcessor.process,
-        transitions,
-        config.eventsMaxLen,
-        {
-          ...workerOptions,
-          prefix: queue.opts.prefix!,
-          concurrency: perShard,
-          // BullMQ's own fetch-next gives the take lock too; the liveness thread alone renews step jobs'
-          // locks, to the short AGENTQ_LOCK_DURATION_MS (BullMQ's renewal would set them back to 30 s, and
-          // a job a live worker lost track of would then wait that long).
-          lockDuration: config.takeLockMs,
-          skipLockRenewal: true,
-          removeOnComplete: { count: config.keepCompletedJobs },
-          removeOnFail: { count: config.keepFailedJobs },
-        },
-        telemetry.enabled
-          ? (begin) => (begin?.kind === 'run' ? telemetry.runContext(begin.meta.trace) : undefined)
-          : undefined,
-        liveness,
-        startsGate,
-      ),
-  );
-  // Every worker's job tokens name this process, so that its peers' liveness threads release its locks
-  // when it dies (the locks themselves are long: a blocked event loop must not lose them).
-  for (const worker of stepWorkers) ownWorker(worker, liveness.processId);
-  // Intake jobs (admission of new runs) start through the same gate: 10,000 runs arriving at once are
-  // admitted a few dozen per turn, not all in one stretch of the event loop.
-  const pacedIntake: typeof intakeProcessor.process = (job, token) =>
-    startsGate.through(() => intakeProcessor.process(job, token));
-  const intakeWorker = ownWorker(
-    new Worker(INTAKE_QUEUE, pacedIntake, {
-      ...workerOptions,
-      autorun: false,
-      concurrency: Math.max(1, Math.ceil(concurrency / 2)),
-    }),
-    liveness.processId,
-  );
   // Schedule ticks (issue 24): BullMQ's job schedulers add one job per tick; any worker may take it.
   const schedulesQueue = new Queue(SCHEDULES_QUEUE, queueOptions);
   const schedules = new Schedules({ redis, keys: store.keys, queue: schedulesQueue });
@@ -365,19 +314,36 @@ async function startConnected(
     enqueuer: new RunEnqueuer(store, stepQueues, config, intakeProcessor.admitInline),
     logger,
   });
-  const scheduleWorker = ownWorker(
-    new Worker(SCHEDULES_QUEUE, tickProcessor.process, { ...workerOptions, autorun: false, concurrency: 2 }),
-    liveness.processId,
-  );
-  for (const worker of [...stepWorkers, intakeWorker, scheduleWorker]) {
-    worker.on('error', (error) => logger.warn({ err: error.message }, 'queue worker error (will retry)'));
-  }
+  const {
+    stepWorkers,
+    intakeWorker,
+    scheduleWorker,
+    all: jobWorkers,
+  } = startJobWorkers({
+    config,
+    registry,
+    connection,
+    stepQueues,
+    stepProcessor,
+    transitions,
+    intakeProcessor,
+    tickProcess: tickProcessor.process,
+    liveness,
+    startsGate,
+    telemetry,
+    concurrency,
+    warnings,
+    logger,
+  });
   // Without a listener BullMQ prints a queue's connection errors raw on stderr, outside the JSON logs.
   for (const queue of [...stepQueues.all(), intakeQueue, schedulesQueue]) {
-    queue.on('error', (error) => logger.warn({ err: error.message }, 'queue connection error (will retry)'));
-  }
-  for (const worker of [...stepWorkers, intakeWorker, scheduleWorker]) {
-    worker.run().catch((error: unknown) => logger.error({ err: String(error) }, `${worker.name} worker stopped`));
+    queue.on('error', (error) =>
+      warnings.warn(
+        warningKind('queue connection error', error),
+        { err: error.message },
+        'queue connection error (will retry)',
+      ),
+    );
   }
   const reconciler = new Reconciler({
     store,
@@ -409,36 +375,24 @@ async function startConnected(
     store,
     sweep: () => reconciler.sweep(),
     close() {
-      closing ??= (async () => {
-        logger.info({ active: activeSteps.size }, 'worker shutting down');
-        await heartbeat.stop(); // #19
-        await reconciler.stop();
-        const grace = setTimeout(
-          () => activeSteps.abortAll(new StepAbort('shutdown', 'the worker is shutting down')),
-          config.shutdownGraceMs,
-        );
-        await Promise.all([
-          ...stepWorkers.map((worker) => worker.close()),
-          intakeWorker.close(),
-          scheduleWorker.close(),
-          ingestWorker.close(),
-        ]);
-        clearTimeout(grace);
-        await Promise.all([
-          activeSteps.close(),
-          stepQueues.close(),
-          intakeQueue.close(),
-          schedulesQueue.close(),
-          webhookWorker.close(),
-          runFinished.close(),
-        ]);
-        bullmq.close();
-        await telemetry.flush().catch(() => undefined);
-        await mcp.close();
-        await liveness.close();
-        await Promise.all([redis.quit().catch(() => undefined), stepRedis.quit().catch(() => undefined)]);
-        logger.info('worker stopped');
-      })();
+      closing ??= stopWorker({
+        config,
+        logger,
+        warnings,
+        activeSteps,
+        heartbeat,
+        reconciler,
+        jobWorkers,
+        ingestWorker,
+        webhookWorker,
+        queues: [...stepQueues.all(), intakeQueue, schedulesQueue],
+        runFinished,
+        bullmq,
+        telemetry,
+        mcp,
+        liveness,
+        connections: [redis, stepRedis],
+      });
       return closing;
     },
   };

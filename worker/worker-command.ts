@@ -27,7 +27,12 @@ export function registerWorkerCommand(program: Command, parseCount: (name: strin
       await new Promise<void>((resolve) => {
         const stop = (signal: string) => {
           logger.info({ signal }, 'signal received');
-          void worker.close().then(resolve);
+          // The close is bounded (AGENTQ_SHUTDOWN_GRACE_MS + AGENTQ_SHUTDOWN_RELEASE_MS); a connection it had to
+          // drop may still hold the event loop, so the process ends a second later whatever is left.
+          void worker.close().then(() => {
+            setTimeout(() => process.exit(process.exitCode ?? 0), 1000).unref();
+            resolve();
+          });
         };
         process.once('SIGTERM', () => stop('SIGTERM'));
         process.once('SIGINT', () => stop('SIGINT'));

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { asRedisFaultError, redisFaultOf } from '../../shared/adapters/redis/redis-fault.js';
 import { z } from 'zod';
 import { AgentqError, type ErrorCode } from '../../shared/contracts/errors.js';
 import { redactCredentials } from '../../shared/contracts/redact-credentials.js';
@@ -58,6 +59,8 @@ const STATUS_OF: Partial<Record<ErrorCode, number>> = {
   CONFLICT: 409,
   RATE_LIMITED: 429,
   UNAVAILABLE: 503,
+  REDIS_FULL: 503,
+  REDIS_UNAVAILABLE: 503,
   TIMEOUT: 504,
 };
 
@@ -110,13 +113,19 @@ export function toApiError(error: unknown, request?: FastifyRequest): ApiError {
     // A storage budget that can never hold the request: 413, not a 429 that retrying would not cure.
     const tooLarge = error.code === 'STORAGE_BUDGET_EXCEEDED' && !error.retryable;
     const status = tooLarge ? 413 : (STATUS_OF[error.code] ?? (isRedisUnavailable(error) ? 503 : 500));
-    return new ApiError(status, status === 503 ? 'UNAVAILABLE' : error.code, error.message, {
+    // REDIS_FULL keeps its code (issue 34); every other 503 is UNAVAILABLE, as the API has always said.
+    const code = status === 503 && error.code !== 'REDIS_FULL' ? 'UNAVAILABLE' : error.code;
+    return new ApiError(status, code, error.message, {
       ...(error.details === undefined ? {} : { details: error.details }),
       // A refusal that says when to come back (the admission's limits) says it in Retry-After.
       ...(status === 429 && error.retryAfterMs !== undefined
         ? { headers: { 'retry-after': String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))) } }
         : {}),
     });
+  }
+  if (redisFaultOf(error) === 'full') {
+    const full = asRedisFaultError(error, 'accept this request') as Error;
+    return new ApiError(503, 'REDIS_FULL', full.message, { headers: { 'retry-after': '1' } });
   }
   if (isRedisUnavailable(error)) {
     return new ApiError(503, 'UNAVAILABLE', `Redis is not reachable (${(error as Error).message}); try again shortly`, {

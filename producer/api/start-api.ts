@@ -2,6 +2,7 @@ import { loadConfig } from '../../shared/config/config.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { ApiKeys } from './auth/api-keys.js';
 import { createApi, type CreateApiOptions } from './create-api.js';
+import { BoundedShutdown } from '../../shared/operations/bounded-shutdown.js';
 
 export interface StartApiOptions extends CreateApiOptions {
   /** @default config.port (PORT, 3000); 0 picks a free port */
@@ -43,7 +44,22 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
       { url, keys: apiKeys.size, docs: `${url}/docs`, dashboard: `${url}/admin/queues` },
       'agentq API listening',
     );
-    return { url, close: () => app.close() };
+    return {
+      url,
+      // Bounded whatever Redis's state (issue 34): in-flight requests get the grace period, and what is
+      // still open after it and AGENTQ_SHUTDOWN_RELEASE_MS is cut and named in the last log line.
+      async close() {
+        const shutdown = new BoundedShutdown(Date.now() + config.shutdownGraceMs + config.shutdownReleaseMs, logger);
+        await shutdown.stage([
+          {
+            name: 'HTTP server and its Redis connections',
+            run: () => app.close(),
+            force: () => app.server.closeAllConnections(),
+          },
+        ]);
+        shutdown.finish('API');
+      },
+    };
   } catch (error) {
     await app.close();
     throw error;

@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { asRedisFaultError } from '../../shared/adapters/redis/redis-fault.js';
 import { MAX_INPUT_DEPTH, nestsWithin, stepJobId, type StoredRunJob } from '../../shared/contracts/job-schema.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE } from '../../shared/contracts/queues.js';
@@ -224,14 +225,19 @@ export class AgentClient extends RunReader {
     // Validate before touching Redis, so a bad request is an error even when Redis is down.
     const valid = parseEnqueueRequest(request);
     await this.ready();
-    // A graph that live workers exist for but none serves would only wait, then fail: say so now.
-    if (!queueUnserved) await this.served.requireServed(valid.graph, valid.graphVersion);
-    return (
-      await this.enqueuer.enqueueValid(
-        { tenant: this.tenant, ...valid },
-        derivedRunId === undefined ? {} : { runId: derivedRunId },
-      )
-    ).record;
+    try {
+      // A graph that live workers exist for but none serves would only wait, then fail: say so now.
+      if (!queueUnserved) await this.served.requireServed(valid.graph, valid.graphVersion);
+      return (
+        await this.enqueuer.enqueueValid(
+          { tenant: this.tenant, ...valid },
+          derivedRunId === undefined ? {} : { runId: derivedRunId },
+        )
+      ).record;
+    } catch (error) {
+      // Issue 34: Redis full or gone is REDIS_FULL / REDIS_UNAVAILABLE with what to do, not Redis's raw reply.
+      throw asRedisFaultError(error, 'enqueue the run');
+    }
   }
 
   /**

@@ -32,6 +32,10 @@ export const ERROR_CODES = [
   // A tenant's storage budget (bytes of run inputs and outputs kept in Redis) cannot hold what
   // is asked: retryable (429) when it fits once stored runs expire or are purged, not (413) when it never fits.
   'STORAGE_BUDGET_EXCEEDED',
+  // Redis refused a write because it is full (maxmemory, noeviction): nothing changed; retry shortly (issue 34).
+  'REDIS_FULL',
+  // Redis did not answer (down, unreachable, read-only replica, loading): retry shortly (issue 34).
+  'REDIS_UNAVAILABLE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -47,9 +47,11 @@ export interface NodeContext {
   /**
    * Paid work done at most once (invariant I4): returns the result saved under `key` for this step if
    * an earlier attempt saved one; otherwise runs `compute`, saves its result, then returns it. Save
-   * before acting on it, so a crash after the save does not pay again.
+   * before acting on it, so a crash after the save does not pay again. `compute` gets `paid.confirm`:
+   * call it right before the paid request leaves (issue 34), so a delivery whose claim was taken over or
+   * whose step was committed elsewhere meanwhile (a paused process) stops instead of paying again.
    */
-  memo<T>(key: string, compute: () => Promise<T>): Promise<T>;
+  memo<T>(key: string, compute: (paid?: PaidCall) => Promise<T>): Promise<T>;
   /**
    * Adds model usage to this step. Record the usage of every response the step uses, memoised or
    * fresh: the engine counts a step's usage once, with its commit (or when it fails the run).
@@ -68,4 +70,10 @@ export interface NodeContext {
   readonly streamText?: (text: string, call: string) => void;
   /** Tokens the run may still spend under its budget, or null without a budget. */
   readonly tokenBudgetRemaining: number | null;
+}
+
+/** What `memo` hands its computation: the last check before paying. */
+export interface PaidCall {
+  /** Throws (a stale-step abort) when this delivery's claim or the run's cursor moved on; else resolves. */
+  confirm(): Promise<void>;
 }

@@ -170,11 +170,14 @@ const COMMIT_FN = `
 -- Redis holds them): an eager hop's step reads it from the transition's reply instead of a BEGIN.
 local committed_usage = false
 local function commit_step(rk, A)
-local m = redis.call('HMGET', rk[1], 'status', 'superstep', 'stepCount', 'inputTokens', 'outputTokens', 'costUsd')
+local m = redis.call('HMGET', rk[1], 'status', 'superstep', 'stepCount', 'inputTokens', 'outputTokens', 'costUsd', 'deadlineAt')
 local status = m[1]
 if not status then return {'missing'} end
 if tonumber(m[2]) ~= tonumber(A[1]) then return {'fenced'} end
 local mode, now, maxlen = A[3], A[4], A[5]
+-- Issue 34: a step that ends past its run's deadline (its worker was paused, say) is not committed; the
+-- worker then fails the run with DEADLINE. A cancelling run still stops at this boundary as cancelled.
+if m[7] and status == 'running' and tonumber(now) >= tonumber(m[7]) then return {'deadline'} end
 -- A parallel sibling may still store its write while another task of the superstep waits for input.
 if status ~= 'running' and status ~= 'cancelling' and not (status == 'waiting' and mode == 'task') then return {'fenced'} end
 local index = -1

@@ -68,6 +68,8 @@ export interface CommitRequest {
 
 export type CommitResult =
   | { kind: 'fenced' | 'missing' }
+  /** Not committed: the run's deadline passed before the step ended (issue 34); the worker fails the run. */
+  | { kind: 'deadline' }
   | { kind: 'stored'; index: number; count: number }
   | { kind: 'advanced' | 'completed' | 'cancelled'; index: number };
 

@@ -63,7 +63,7 @@ export class StepCommits {
   /** COMMIT's reply, parsed; a run it finished gets its finish hooks run (webhooks, metrics, batch slot). */
   async committed(runId: string, reply: string[]): Promise<CommitResult> {
     const kind = reply[0];
-    if (kind === 'fenced' || kind === 'missing') return { kind };
+    if (kind === 'fenced' || kind === 'missing' || kind === 'deadline') return { kind };
     if (kind === 'stored') return { kind, index: Number(reply[1]), count: Number(reply[2]) };
     if (kind === 'completed' || kind === 'cancelled') await this.context.finished(runId, kind);
     return { kind: kind as 'advanced' | 'completed' | 'cancelled', index: Number(reply[1]) };

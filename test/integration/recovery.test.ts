@@ -10,7 +10,11 @@ describe('duplicates, lost jobs, shutdown and retention', () => {
   const calls = new Calls();
   let env: TestEnv;
   beforeAll(async () => {
-    env = await startTestEnv({ graphs: [threeStepGraph(calls, new Set())], env: { AGENTQ_RECONCILE_AFTER_MS: '100' } });
+    env = await startTestEnv({
+      graphs: [threeStepGraph(calls, new Set())],
+      // chain@9 (no worker has it) waits for a worker that serves it, as an unknown graph does (issue 34).
+      env: { AGENTQ_RECONCILE_AFTER_MS: '100', AGENTQ_UNSERVED_GRAPH_WAIT_MS: '60000' },
+    });
   });
   afterAll(async () => env.close());
 

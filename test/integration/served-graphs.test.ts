@@ -6,6 +6,7 @@ import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
 import { bearer, createTestApi, json, KEYS } from '../helpers/api-test-env.js';
 import { Calls, threeStepGraph } from '../helpers/test-graphs.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { INTAKE_QUEUE } from '../../shared/contracts/queues.js';
 
 /**
  * Issue #19: a run is only ever executed by a worker that has its graph. Workers announce the graphs
@@ -73,6 +74,30 @@ describe('served graphs', () => {
     expect(done.error?.code).toBe('UNKNOWN_GRAPH');
     expect(done.error?.message).toMatch(
       /unknown graph 'refund-check': no live worker served it within 300 ms \(AGENTQ_UNSERVED_GRAPH_WAIT_MS\); graphs served: .*chain@1/,
+    );
+  });
+
+  it('a raw job for a known graph at a version no live worker serves (chain@9) fails with UNKNOWN_GRAPH after the wait, not deferred forever', async () => {
+    env = await startTestEnv({ env: { AGENTQ_UNSERVED_GRAPH_WAIT_MS: '1500' } });
+    const intake = env.queue(INTAKE_QUEUE);
+    await intake.add('raw', {
+      v: 1,
+      graph: 'chain',
+      graphVersion: '9',
+      input: { steps: 1 },
+      runId: 'unserved-version',
+    });
+    await eventually(async () => (await env!.client.get('unserved-version')) ?? undefined, 10_000, 'the run record');
+    const done = await env.client.wait('unserved-version', { timeoutMs: 20_000 });
+    expect(done.status).toBe('failed');
+    expect(done.error?.code).toBe('UNKNOWN_GRAPH');
+    expect(done.error?.message).toMatch(
+      /unknown graph 'chain@9': no live worker served it within 1500 ms \(AGENTQ_UNSERVED_GRAPH_WAIT_MS\); graphs served: .*chain@1/,
+    );
+    // It waited first (deferred, with the reason), as a run of an unknown name does.
+    const events = await env.client.store.events('unserved-version');
+    expect(events.find((event) => event.type === 'step-deferred')?.data.reason).toMatch(
+      /no live worker serves graph chain@9 yet/,
     );
   });
 

@@ -50,6 +50,12 @@ const protoJson = (runId: string, where: 'top' | 'input') =>
     ? `{"v":1,"graph":"react-agent","input":{"query":"hi"},"runId":"${runId}","__proto__":{"tenant":"globex","v":1}}`
     : `{"v":1,"graph":"react-agent","input":{"query":"hi","__proto__":{"tools":["current_time"]}},"runId":"${runId}"}`;
 
+/**
+ * Jobs over AGENTQ_MAX_JOB_BYTES (1 MiB by default) are refused before their data is parsed (issue 34):
+ * the message names the size and the limit, not a field (no field was read).
+ */
+const OVERSIZED = /over the limit of \d+ bytes \(AGENTQ_MAX_JOB_BYTES\)/;
+
 const CASES: AbuseCase[] = [
   { name: 'v: 2', data: { ...valid('ra-v2'), v: 2 }, runId: 'ra-v2', code: 'INVALID_INPUT', names: /v must be 1/ },
   {
@@ -130,50 +136,50 @@ const CASES: AbuseCase[] = [
     data: valid('ra-10mb-query', { query: TEN_MB }),
     runId: 'ra-10mb-query',
     code: 'INVALID_INPUT',
-    names: /input\.query/,
+    names: OVERSIZED,
   },
   {
     name: '10 MB system prompt',
     data: valid('ra-10mb-system', { query: 'hi', system: TEN_MB }),
     runId: 'ra-10mb-system',
     code: 'INVALID_INPUT',
-    names: /input\.system/,
+    names: OVERSIZED,
   },
   {
     name: '10 MB input string',
     data: valid('ra-10mb-input', TEN_MB),
     runId: 'ra-10mb-input',
     code: 'INVALID_INPUT',
-    names: /input/,
+    names: OVERSIZED,
   },
   {
     name: '10 MB graph name',
     data: { ...valid('ra-10mb-graph'), graph: TEN_MB },
     runId: 'ra-10mb-graph',
     code: 'INVALID_INPUT',
-    names: /graph/,
+    names: OVERSIZED,
   },
   {
     name: '10 MB unknown field',
     data: { ...valid('ra-10mb-extra'), notes: TEN_MB },
     runId: 'ra-10mb-extra',
     code: 'INVALID_INPUT',
-    names: /notes/,
+    names: OVERSIZED,
   },
   {
     name: '10 MB webhookUrl',
     data: { ...valid('ra-10mb-hook'), webhookUrl: `https://example.com/${TEN_MB}` },
     runId: 'ra-10mb-hook',
     code: 'INVALID_INPUT',
-    names: /webhookUrl/,
+    names: OVERSIZED,
   },
-  { name: '10 MB runId', data: { ...valid('x'), runId: TEN_MB }, code: 'INVALID_INPUT', names: /runId/ },
+  { name: '10 MB runId', data: { ...valid('x'), runId: TEN_MB }, code: 'INVALID_INPUT', names: OVERSIZED },
   {
     name: '10 MB tenant',
     data: { ...valid('ra-10mb-tenant'), tenant: TEN_MB },
     runId: 'ra-10mb-tenant',
     code: 'INVALID_INPUT',
-    names: /tenant/,
+    names: OVERSIZED,
   },
   {
     name: 'deep nesting in the query (1,000 levels)',

@@ -52,4 +52,9 @@ export class ActiveSteps {
   async close(): Promise<void> {
     if (this.subscriber) await this.subscriber.quit().catch(() => undefined);
   }
+
+  /** Drops the cancel channel's connection without waiting (a shutdown past its deadline). */
+  disconnect(): void {
+    this.subscriber?.disconnect();
+  }
 }

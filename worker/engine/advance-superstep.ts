@@ -4,6 +4,7 @@ import { applyUpdates, stateFrom } from '../../shared/graph/channels.js';
 import { mergeNextTasks } from '../../shared/graph/define-graph.js';
 import type { Graph, Task } from '../../shared/graph/graph.js';
 import type { StepMeta } from '../../shared/store/redis-run-store.js';
+import { failPastDeadline } from './fail-past-deadline.js';
 import { failRun } from './step-failure.js';
 import type { StepProcessorOptions } from './step-processor-options.js';
 
@@ -47,7 +48,7 @@ export async function advanceSuperstep(
     next.length > 0
       ? { kind: 'next' as const, tasks: next }
       : { kind: 'completed' as const, output: graph.output(applied.state) };
-  await transitions.commit(
+  const merged = await transitions.commit(
     {
       runId: meta.id,
       superstep: meta.superstep,
@@ -63,6 +64,7 @@ export async function advanceSuperstep(
     undefined,
     meta,
   );
+  if (merged.commit.kind === 'deadline') await failPastDeadline(options.store, meta, meta.superstep, 'advance', 1);
 }
 
 /** The named keys of a state, as a fresh object (what a commit writes). */

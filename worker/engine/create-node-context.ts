@@ -1,6 +1,6 @@
 import { StepAbort } from '../../shared/contracts/abort.js';
 import { InterruptSignal } from '../../shared/graph/interrupt-signal.js';
-import type { NodeContext, Services } from '../../shared/graph/node-context.js';
+import type { NodeContext, PaidCall, Services } from '../../shared/graph/node-context.js';
 import type { StepJobData } from '../../shared/contracts/job-schema.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { RedisRunStore, StepMeta } from '../../shared/store/redis-run-store.js';
@@ -96,7 +96,7 @@ class StepNodeContext implements NodeContext {
   get memo(): NodeContext['memo'] {
     const { store, data, attempt, abort, memos, claims, claimMs = 600_000 } = this.input;
     const stepId = this.stepId;
-    return async <T>(key: string, compute: () => Promise<T>): Promise<T> => {
+    return async <T>(key: string, compute: (paid?: PaidCall) => Promise<T>): Promise<T> => {
       if (key in memos) return memos[key] as T;
       if (!claims) {
         const value = await compute();
@@ -122,13 +122,15 @@ class StepNodeContext implements NodeContext {
       }
       let value: T;
       try {
-        value = await compute();
+        // The last look before the request leaves: the claim still this call's, the cursor still here.
+        value = await compute({ confirm: () => claims.confirm(data.runId, data.superstep, data.task, claim) });
       } catch (error) {
         await claims.release(data.runId, claim).catch(() => undefined);
         throw error;
       }
       memos[key] = value ?? null;
-      await claims.save(data.runId, stepId, memos, claim);
+      // A refused save keeps the result in memory for this process's next attempt (issue 34).
+      await claims.save(data.runId, stepId, memos, claim, key);
       return value;
     };
   }

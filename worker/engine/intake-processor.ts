@@ -21,6 +21,11 @@ import type { Telemetry } from '../../shared/telemetry/telemetry.js';
 import { stepJobRun, type StepJobs } from './step-jobs.js';
 import type { ServedGraphs } from '../../shared/graph/served-graphs.js';
 import { unservedGraphVerdict } from '../operations/unserved-graph-verdict.js';
+import { oversizedJobOf, type OversizedJob } from '../../shared/bullmq/oversized-job-data.js';
+import { redisFaultOf } from '../../shared/adapters/redis/redis-fault.js';
+
+/** The top-level fields of a raw job read (unparsed) from one over AGENTQ_MAX_JOB_BYTES, to name its run. */
+export const OVERSIZED_JOB_FIELDS = ['runId', 'idempotencyKey', 'tenant', 'graph'] as const;
 
 /** What a start job learns when it takes its run in (IntakeProcessor.admitStart). */
 export interface StartAdmission {
@@ -44,7 +49,8 @@ export interface IntakeProcessorOptions {
   registry: GraphRegistry;
   stepJobs: StepJobs;
   config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'unservedGraphWaitMs'> &
-    Partial<RunAdmissionConfig>;
+    Partial<RunAdmissionConfig> &
+    Partial<Pick<Config, 'redisFaultDelayMs'>>;
   logger: Logger;
   telemetry: Telemetry;
   /** The graphs live workers serve (#19): a run this worker cannot serve is left for them, not failed. */
@@ -70,8 +76,19 @@ export class IntakeProcessor {
   }
 
   process = async (job: Job, token?: string): Promise<string> => {
-    const meta = await this.runOf(job, token);
-    return (await this.admit(meta, job, token)).result;
+    try {
+      const meta = await this.runOf(job, token);
+      return (await this.admit(meta, job, token)).result;
+    } catch (error) {
+      // Issue 34: Redis full or gone is not the job's fault: try again later, spending no attempt (a raw
+      // job's producer may have given it one only).
+      if (!redisFaultOf(error)) throw error;
+      this.options.logger.debug({ jobId: job.id, err: String(error) }, 'intake job parked: Redis fault');
+      await job
+        .moveToDelayed(Date.now() + (this.options.config.redisFaultDelayMs ?? 1000), token)
+        .catch(() => undefined);
+      throw new DelayedError();
+    }
   };
 
   private async runOf(job: Job, token?: string): Promise<RunMeta> {
@@ -85,8 +102,11 @@ export class IntakeProcessor {
         );
       return meta;
     }
-    const parsed = runJobSchema.safeParse(job.data);
-    const raw = (typeof job.data === 'object' && job.data !== null ? job.data : {}) as Record<string, unknown>;
+    const oversized = oversizedJobOf(job.data);
+    const parsed = oversized ? undefined : runJobSchema.safeParse(job.data);
+    const raw = (
+      oversized ? oversized.fields : typeof job.data === 'object' && job.data !== null ? job.data : {}
+    ) as Record<string, unknown>;
     const tenant = typeof raw.tenant === 'string' && ID_PATTERN.test(raw.tenant) ? raw.tenant : config.tenant;
     // A runId in agentq's namespace is refused by the schema below; its failed run must not take that id either.
     const runId =
@@ -100,10 +120,21 @@ export class IntakeProcessor {
               .digest('hex')
               .slice(0, 31)}`;
     const now = Date.now();
-    if (!parsed.success) {
-      const message = `invalid job for queue ${job.queueName} (job schema v1): ${formatZodError(parsed.error)}`;
+    if (!parsed?.success) {
+      const message = oversized
+        ? oversizedMessage(job, oversized)
+        : `invalid job for queue ${job.queueName} (job schema v1): ${formatZodError(parsed!.error)}`;
       const graph = typeof raw.graph === 'string' ? raw.graph : '(invalid)';
-      await this.failRun(runId, tenant, graph, { code: 'INVALID_INPUT', message, retryable: false }, now);
+      const details = oversized ? { bytes: oversized.bytes, limitBytes: oversized.limitBytes } : undefined;
+      await this.failRun(
+        runId,
+        tenant,
+        graph,
+        { code: 'INVALID_INPUT', message, retryable: false, ...(details ? { details } : {}) },
+        now,
+      );
+      // The failed job keeps the stand-in, not the data: Bull Board and the failed set stay small.
+      if (oversized) await job.updateData(job.data);
       throw new UnrecoverableError(message);
     }
     const data = parsed.data;
@@ -236,26 +267,18 @@ export class IntakeProcessor {
     };
     const graph = registry.find(meta.graph, meta.graphVersion);
     if (!graph) {
-      if (!registry.hasName(meta.graph)) {
-        // #19: leave the run for a live worker that serves the graph; fail it only when none appears in time.
-        const verdict = await unservedGraphVerdict({
-          meta,
-          registry,
-          served: this.options.served,
-          waitMs: this.options.config.unservedGraphWaitMs,
-        });
-        if (verdict.kind === 'fail') return reject(verdict.error);
-        if (!job) return { result: 'deferred' };
-        await store.addEvent(meta.id, 'step-deferred', { reason: verdict.reason });
-        await job.moveToDelayed(Date.now() + verdict.delayMs, token);
-        throw new DelayedError();
-      }
-      // The name is known but not this version: another worker may have it.
-      if (!job) return { result: 'deferred' };
-      await store.addEvent(meta.id, 'step-deferred', {
-        reason: `this worker lacks ${meta.graph}@${meta.graphVersion}; it has ${registry.ids().join(', ')}`,
+      // #19, issue 34: a graph this worker lacks — an unknown name or an unserved version of a known one
+      // (`chain@9`) — is left for a live worker that serves it, and fails only when none appears in time.
+      const verdict = await unservedGraphVerdict({
+        meta,
+        registry,
+        served: this.options.served,
+        waitMs: this.options.config.unservedGraphWaitMs,
       });
-      await job.moveToDelayed(Date.now() + 5000, token);
+      if (verdict.kind === 'fail') return reject(verdict.error);
+      if (!job) return { result: 'deferred' };
+      await store.addEvent(meta.id, 'step-deferred', { reason: verdict.reason });
+      await job.moveToDelayed(Date.now() + verdict.delayMs, token);
       throw new DelayedError();
     }
     const input = graph.inputSchema.safeParse(meta.input);
@@ -318,4 +341,8 @@ export class IntakeProcessor {
     logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');
     return { result: admitted, tasks, started };
   }
+}
+
+function oversizedMessage(job: Job, oversized: OversizedJob): string {
+  return `raw job ${job.id ?? ''} on queue ${job.queueName} is ${oversized.bytes} bytes, over the limit of ${oversized.limitBytes} bytes (AGENTQ_MAX_JOB_BYTES): it was not read and its input was not stored. Send large content as documents (POST /v1/documents) and refer to them in the input, or raise AGENTQ_MAX_JOB_BYTES`;
 }

@@ -115,7 +115,9 @@ const beat = async () => {
     }
     await Promise.all([...byTag.values()].map(({ alive, lockKeys, tokens }) => {
       const pipeline = redis.pipeline();
-      for (const key of alive) pipeline.set(key, '1', 'PX', ttlMs);
+      // PEXPIRE first: Redis refuses SET when it is full (maxmemory) but not PEXPIRE, so a live process
+      // stays alive through it (issue 34: otherwise its peers took its claims over and paid again).
+      for (const key of alive) pipeline.pexpire(key, ttlMs).set(key, '1', 'PX', ttlMs);
       if (lockKeys.length > 0) pipeline.eval(RENEW, lockKeys.length, ...lockKeys, lockMs, ...tokens);
       return pipeline.exec();
     }));

@@ -10,6 +10,8 @@
  * KEYS: 1 the run's memo hash · 2 its meta · 3 its writes (a parallel superstep's stored task writes)
  * ARGV: 1 step id (`s<k>.t<i>`) · 2 memo key · 3 claimant (`<process id>/<call id>`) · 4 attempt · 5 claim ends at (ms)
  *   · 6 now (ms) · 7 liveness key prefix of the run's shard · 8 superstep · 9 task
+ *   · 10 a claimant of this process known to be over ('' none: an earlier delivery here whose call ended
+ *   without releasing, issue 34) · 11 takeover wait (ms) after the owner's liveness lapsed (AGENTQ_PAID_CLAIM_TAKEOVER_MS)
  * → {'memo', result JSON} (saved by an earlier attempt) | {'claimed'} | {'wait', owner, ends at ms}
  *   | {'stale'}: the step is committed already (a delivery that began before the commit and reaches its paid
  *   call after it: the commit dropped the step's memo, and paying now would be paying twice)
@@ -25,16 +27,47 @@ if saved then
 end
 local field = 'claim:' .. ARGV[1] .. ':' .. ARGV[2]
 local held = redis.call('HGET', KEYS[1], field)
+local now = tonumber(ARGV[6])
 if held then
   local claim = cjson.decode(held)
   local process_id = string.match(claim.owner, '^(.*)/[^/]*$') or claim.owner
-  -- Another call's claim holds while it has not run out and its process still beats (liveness-thread.ts).
-  if claim.owner ~= ARGV[3] and tonumber(claim.endsAt) > tonumber(ARGV[6]) and redis.call('EXISTS', ARGV[7] .. process_id) == 1 then
-    return {'wait', claim.owner, tostring(claim.endsAt)}
+  -- Another call's claim holds while it has not run out and its process still beats (liveness-thread.ts),
+  -- and for the takeover wait after its beats stopped (a paused process may still finish its call).
+  if claim.owner ~= ARGV[3] and claim.owner ~= ARGV[10] and tonumber(claim.endsAt) > now then
+    if redis.call('EXISTS', ARGV[7] .. process_id) == 1 then
+      if claim.silentSince then
+        claim.silentSince = nil
+        redis.call('HSET', KEYS[1], field, cjson.encode(claim))
+      end
+      return {'wait', claim.owner, tostring(claim.endsAt)}
+    end
+    local takeover = tonumber(ARGV[11])
+    if takeover > 0 then
+      if not claim.silentSince then
+        claim.silentSince = now
+        redis.call('HSET', KEYS[1], field, cjson.encode(claim))
+      end
+      if now - tonumber(claim.silentSince) < takeover then return {'wait', claim.owner, tostring(claim.endsAt)} end
+    end
   end
 end
 redis.call('HSET', KEYS[1], field, cjson.encode({owner = ARGV[3], attempt = tonumber(ARGV[4]), endsAt = tonumber(ARGV[5])}))
 return {'claimed'}
+`;
+
+/**
+ * The last look before a claimed call is paid for (issue 34: a paused worker sent calls 5-6 s after the
+ * step was committed elsewhere). Reads only, so it answers while Redis is full.
+ * KEYS: 1 memo hash · 2 meta · 3 writes · ARGV: 1 claim field · 2 claimant · 3 superstep · 4 task
+ * → 'ok' | 'stale' (committed, finished or moved on) | 'lost' (the claim is another's now, or gone)
+ */
+export const CONFIRM_PAID_CLAIM = `
+local m = redis.call('HMGET', KEYS[2], 'status', 'superstep')
+if not m[1] or m[1] == 'completed' or m[1] == 'failed' or m[1] == 'cancelled' or tonumber(m[2]) ~= tonumber(ARGV[3]) then return 'stale' end
+if redis.call('HEXISTS', KEYS[3], ARGV[4]) == 1 then return 'stale' end
+local held = redis.call('HGET', KEYS[1], ARGV[1])
+if not held or cjson.decode(held).owner ~= ARGV[2] then return 'lost' end
+return 'ok'
 `;
 
 /**

@@ -4,12 +4,22 @@ import { sleep } from '../../shared/contracts/abort.js';
 import type { Keys } from '../../shared/store/keys.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import { runScript } from '../../shared/adapters/redis/create-redis.js';
-import { CLAIM_PAID_WORK, RELEASE_PAID_CLAIM, SAVE_PAID_WORK } from './paid-claim-scripts.js';
+import { CLAIM_PAID_WORK, CONFIRM_PAID_CLAIM, RELEASE_PAID_CLAIM, SAVE_PAID_WORK } from './paid-claim-scripts.js';
+import { StepAbort } from '../../shared/contracts/abort.js';
+import { redisFaultOf, retryWhileRedisFaulty } from '../../shared/adapters/redis/redis-fault.js';
+import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
 
 /** A call this process claimed: the claim's field in the memo hash and who holds it. */
 export interface HeldClaim {
   field: string;
   claimant: string;
+  /** When the claim runs out (ms): a result whose save failed is re-saved until then. */
+  endsAt?: number;
+}
+
+/** A paid result Redis has not taken yet (it was full): kept here, used by this process's next attempt. */
+interface UnsavedResult {
+  value: unknown;
 }
 
 export type ClaimOutcome = { kind: 'memo'; value: unknown } | ({ kind: 'claimed' } & HeldClaim) | { kind: 'stale' };
@@ -22,6 +32,12 @@ export interface PaidClaimsOptions {
   logger: Logger;
   /** How often a duplicate checks a claim it waits for. @default 200 */
   pollMs?: number;
+  /** How long after its owner's liveness lapsed a claim is taken over (AGENTQ_PAID_CLAIM_TAKEOVER_MS). @default 0 */
+  takeoverMs?: number;
+  /** A round trip of `confirm` longer than this means the process was paused: it looks again. @default 3000 */
+  pauseMs?: number;
+  /** Repeated warnings (a refused save per call while Redis is full) as one line per interval. */
+  warnings?: WarningGate;
 }
 
 /**
@@ -33,9 +49,18 @@ export interface PaidClaimsOptions {
  */
 export class PaidClaims {
   private readonly pollMs: number;
+  /** Claimants of this process whose call is in flight: any other claimant of this process is over. */
+  private readonly inFlight = new Set<string>();
+  /** Results paid for whose save Redis refused, by `<run id>/<claim field>`, until a re-save lands. */
+  private readonly unsaved = new Map<string, UnsavedResult>();
 
   constructor(private readonly options: PaidClaimsOptions) {
     this.pollMs = options.pollMs ?? 200;
+  }
+
+  /** Results held in memory because Redis refused their save (tests, the shutdown's last line). */
+  get unsavedCount(): number {
+    return this.unsaved.size;
   }
 
   async acquire(input: {
@@ -53,13 +78,36 @@ export class PaidClaims {
     const claimant = `${processId}/${randomBytes(4).toString('hex')}`;
     const runKeys = keys.run(runId);
     const alivePrefix = keys.alivePrefix(keys.shardOf(runId));
+    const field = `claim:${stepId}:${key}`;
+    // Issue 34: paid for by an earlier attempt here whose save Redis refused: use it, do not buy it again.
+    const unsaved = this.unsaved.get(`${runId}/${field}`);
+    if (unsaved) {
+      logger.info(
+        { runId, stepId, key },
+        'paid work: using the result an earlier attempt paid for (its save is pending)',
+      );
+      return { kind: 'memo', value: unsaved.value };
+    }
     let waited = false;
+    let over = '';
     for (;;) {
       const reply = await runScript<string[]>(
         redis,
         CLAIM_PAID_WORK,
         [runKeys.memo, runKeys.meta, runKeys.writes],
-        [stepId, key, claimant, attempt, endsAt, Date.now(), alivePrefix, superstep, task],
+        [
+          stepId,
+          key,
+          claimant,
+          attempt,
+          endsAt,
+          Date.now(),
+          alivePrefix,
+          superstep,
+          task,
+          over,
+          this.options.takeoverMs ?? 0,
+        ],
       );
       if (reply[0] === 'stale') {
         logger.info(
@@ -76,7 +124,15 @@ export class PaidClaims {
       if (reply[0] === 'claimed') {
         if (waited)
           logger.warn({ runId, stepId, key }, 'paid work: the claimant is gone or ran out of time; calling again');
-        return { kind: 'claimed', field: `claim:${stepId}:${key}`, claimant };
+        this.inFlight.add(claimant);
+        return { kind: 'claimed', field, claimant, endsAt };
+      }
+      // A claim of this very process whose call is no longer in flight (an earlier delivery here that
+      // ended without releasing it): over, so take it at once instead of waiting for it to run out.
+      const owner = reply[1] ?? '';
+      if (owner.startsWith(`${processId}/`) && !this.inFlight.has(owner) && over !== owner) {
+        over = owner;
+        continue;
       }
       if (!waited)
         logger.info(
@@ -88,23 +144,98 @@ export class PaidClaims {
     }
   }
 
-  /** Saves the step's results and ends the claim, in one script. */
-  async save(runId: string, stepId: string, memos: Record<string, unknown>, claim: HeldClaim): Promise<void> {
-    await runScript(
-      this.options.redis,
-      SAVE_PAID_WORK,
-      [this.options.keys.run(runId).memo],
-      [stepId, JSON.stringify(memos), claim.field, claim.claimant],
-    );
+  /**
+   * Saves the step's results and ends the claim, in one script. When Redis refuses the save (full, or
+   * gone), the result `value` of `key` is kept here — this process's next attempt uses it — and saved
+   * again in the background until Redis takes it (then the claim ends and other deliveries find the
+   * memo), for as long as the claim holds; the error is thrown on, so the step is retried.
+   */
+  async save(
+    runId: string,
+    stepId: string,
+    memos: Record<string, unknown>,
+    claim: HeldClaim,
+    key?: string,
+  ): Promise<void> {
+    const write = () =>
+      runScript(
+        this.options.redis,
+        SAVE_PAID_WORK,
+        [this.options.keys.run(runId).memo],
+        [stepId, JSON.stringify(memos), claim.field, claim.claimant],
+      );
+    try {
+      await write();
+      this.inFlight.delete(claim.claimant);
+    } catch (error) {
+      if (key === undefined || !redisFaultOf(error)) {
+        this.inFlight.delete(claim.claimant);
+        throw error;
+      }
+      const id = `${runId}/${claim.field}`;
+      this.unsaved.set(id, { value: memos[key] });
+      // Still this process's call (in flight) until saved: the claim must not look over to a later attempt.
+      const { logger } = this.options;
+      const fields = { runId, stepId, key, err: (error as Error).message };
+      const message =
+        'paid work: Redis refused to save a paid result; it is kept in memory and saved as soon as Redis accepts writes';
+      if (this.options.warnings) this.options.warnings.warn('paid result kept', fields, message);
+      else logger.warn(fields, message);
+      void retryWhileRedisFaulty(write, {
+        untilMs: Math.max(1000, (claim.endsAt ?? Date.now() + 600_000) - Date.now()),
+        onGiveUp: (failure) =>
+          logger.error(
+            { runId, stepId, key, err: String(failure) },
+            'paid work: a paid result could not be saved before its claim ran out; the call may be paid again',
+          ),
+      }).then((saved) => {
+        this.unsaved.delete(id);
+        this.inFlight.delete(claim.claimant);
+        if (saved) logger.info({ runId, stepId, key }, 'paid work: the kept result is saved now');
+      });
+      throw error;
+    }
   }
 
   /** Ends a claim whose call failed, so a retry need not wait for it to run out. */
   async release(runId: string, claim: HeldClaim): Promise<void> {
+    this.inFlight.delete(claim.claimant);
     await runScript(
       this.options.redis,
       RELEASE_PAID_CLAIM,
       [this.options.keys.run(runId).memo],
       [claim.field, claim.claimant],
     );
+  }
+
+  /**
+   * The last look before paying (issue 34): the claim is still this call's and the run's cursor still
+   * at its step, else a stale-step abort (nothing paid, no attempt spent). A look whose round trip took
+   * longer than a lease (the process was paused meanwhile) is made again.
+   */
+  async confirm(runId: string, superstep: number, task: number, claim: HeldClaim): Promise<void> {
+    const runKeys = this.options.keys.run(runId);
+    const pauseMs = this.options.pauseMs ?? 3000;
+    for (let look = 0; look < 3; look += 1) {
+      const startedAt = Date.now();
+      const verdict = await runScript<string>(
+        this.options.redis,
+        CONFIRM_PAID_CLAIM,
+        [runKeys.memo, runKeys.meta, runKeys.writes],
+        [claim.field, claim.claimant, superstep, task],
+      );
+      if (verdict !== 'ok') {
+        this.inFlight.delete(claim.claimant);
+        this.options.logger.info(
+          { runId, superstep, task, verdict },
+          "paid work: checked right before paying, the step moved on or its claim is another's; not paying",
+        );
+        throw new StepAbort(
+          'stale',
+          `step s${superstep}.t${task} of run ${runId} ${verdict === 'stale' ? 'was committed or ended elsewhere' : 'is being paid for by another delivery'}`,
+        );
+      }
+      if (Date.now() - startedAt < pauseMs) return;
+    }
   }
 }

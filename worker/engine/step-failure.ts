@@ -9,6 +9,7 @@ import type { RedisRunStore, StepMeta } from '../../shared/store/redis-run-store
 import { CANCELLED_ERROR as CANCELLED } from '../../shared/store/run-scripts.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { StepOutcome, StepProcessorOptions } from './step-processor-options.js';
+import { parksStep } from './redis-fault-park.js';
 
 /** A step whose node threw: an interrupt, an abort, a parked or retried attempt, or the run failed. */
 export async function handleStepFailure(
@@ -34,6 +35,8 @@ export async function handleStepFailure(
     logger.info('step interrupted: the run waits for input');
     return 'waiting';
   }
+  // A Redis fault (full, gone) goes up to `process`, which parks the step without spending an attempt.
+  if (parksStep(thrown)) throw thrown;
   const abort = thrown instanceof StepAbort ? thrown : undefined;
   if (abort?.kind === 'stale') {
     // Another delivery committed this step while this one ran: nothing to do, no attempt spent.

@@ -6,6 +6,7 @@ import type { StepObserver } from '../../shared/graph/step-observer.js';
 import type { RedisRunStore, RunMeta } from '../../shared/store/redis-run-store.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { Telemetry } from '../../shared/telemetry/telemetry.js';
+import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
 import type { ActiveSteps } from './active-steps.js';
 import type { StartAdmission } from './intake-processor.js';
 import type { PaidClaims } from './paid-claims.js';
@@ -28,6 +29,10 @@ export interface StepProcessorOptions {
   logger: Logger;
   telemetry: Telemetry;
   observers?: StepObserver[];
+  /** A step that met a Redis fault is retried after this, no attempt spent (AGENTQ_REDIS_FAULT_DELAY_MS, issue 34). @default 1000 */
+  redisFaultDelayMs?: number;
+  /** Repeated warnings, one line per kind per interval (issue 34). */
+  warnings?: WarningGate;
   /** Takes a run in from its start job (IntakeProcessor.admitStart); → superstep 0's tasks (and its task begun), or null. */
   admitStart: (meta: RunMeta, job: Job<StepJobData>, token?: string) => Promise<StartAdmission | null>;
 }

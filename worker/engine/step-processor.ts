@@ -17,6 +17,8 @@ import { observeStep } from './observe-step.js';
 import { failRun, handleStepFailure } from './step-failure.js';
 import type { StepOutcome, StepProcessorOptions } from './step-processor-options.js';
 import { inStepSpan } from './step-span.js';
+import { parkOnRedisFault, parksStep } from './redis-fault-park.js';
+import { failPastDeadline } from './fail-past-deadline.js';
 import { stepLimitError } from './step-limits.js';
 
 export type { StepProcessorOptions } from './step-processor-options.js';
@@ -56,6 +58,12 @@ export class StepProcessor {
       const outcome = await this.step(at, job.data.node, delivery.begin, (result) => (transition = result));
       return transition ? { outcome, transition } : { outcome };
     } catch (error) {
+      // Issue 34: a Redis fault is not the step's failure: parked, no attempt spent.
+      if (!transition && parksStep(error))
+        return parkOnRedisFault(job, token, error, {
+          delayMs: this.options.redisFaultDelayMs ?? 1000,
+          warnings: this.options.warnings,
+        });
       // After its commit finished the job, a failure (a parallel superstep's advance) is no longer the
       // job's: the run is at a committed boundary, and the reconciler re-drives it if nothing else does.
       if (!transition) throw error;
@@ -302,6 +310,8 @@ export class StepProcessor {
         last?.commits ?? [],
       );
       finished(transition);
+      if (transition.commit.kind === 'deadline')
+        return failPastDeadline(this.options.store, meta, superstep, nodeName, attempt);
       if (transition.commit.kind === 'advanced') {
         // The state at the new cursor, as Redis now holds it: what an eager hop of this run will read.
         const text: StateText = { base: stored.base, changed: { ...stored.changed, ...changedJson } };
@@ -347,6 +357,8 @@ export class StepProcessor {
         output: result ?? {},
         state: Object.freeze(applyUpdates(graph.channels, state, [update as never]).state),
       });
+    if (transition.commit.kind === 'deadline')
+      return failPastDeadline(this.options.store, meta, superstep, nodeName, attempt);
     if (transition.commit.kind !== 'stored') return 'fenced';
     if (transition.commit.count === tasks.length) await advanceSuperstep(this.options, meta, graph, graphId);
     return 'committed';

@@ -76,7 +76,7 @@ export async function callLanguageModel(
       : {}),
   };
   let fresh = false;
-  const saved = await context.memo<SavedResponse>(key, async () => {
+  const saved = await context.memo<SavedResponse>(key, async (paid) => {
     let prompt = promptTokens;
     const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
     await checkBudget(context, fullRequest, countPrompt);
@@ -92,9 +92,12 @@ export async function callLanguageModel(
       model: modelId,
       tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
     });
-    fresh = true;
     let response: SavedResponse;
     try {
+      // Issue 34: the claim and the run's cursor, checked right before the request leaves (a paused
+      // worker's claim may have been taken over, or its step committed elsewhere, meanwhile).
+      await paid?.confirm();
+      fresh = true;
       response = await tracedGenerate(model, fullRequest, settings.traceContent);
     } catch (error) {
       await spend.release();

@@ -1,6 +1,7 @@
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import type { TokenUsage } from '../../../shared/ports/language-model.js';
 import { costOf, type PriceTable } from '../../../shared/llm/price-table.js';
+import { redisFaultOf, retryWhileRedisFaulty } from '../../../shared/adapters/redis/redis-fault.js';
 
 /** A fresh model call's hold on its tenant's budgets: settle it with the real usage, or release it. */
 export interface TenantBudgetHold {
@@ -8,6 +9,9 @@ export interface TenantBudgetHold {
   settle(usage: TokenUsage, responseModel: string | undefined): Promise<void>;
   release(): Promise<void>;
 }
+
+/** How long a count Redis refused (full, unreachable) is tried again in the background. */
+const SETTLE_RETRY_MS = 10 * 60_000;
 
 const NO_HOLD: TenantBudgetHold = { settle: async () => undefined, release: async () => undefined };
 
@@ -40,15 +44,29 @@ export async function reserveTenantBudget(
   const reservation = await budget.reserve(context.tenant, { callId, tokens: estimate, costUsd });
   return {
     settle: async (usage, responseModel) => {
-      try {
-        await budget.settle(context.tenant, reservation, {
+      const count = () =>
+        budget.settle(context.tenant, reservation, {
           callId,
           tokens: usage.inputTokens + usage.outputTokens,
           costUsd: costOf(prices, usage, responseModel, modelId),
           graph: context.graph ?? 'unknown',
           model: responseModel ?? modelId,
         });
+      try {
+        await count();
       } catch (error) {
+        if (redisFaultOf(error)) {
+          // Issue 34: the call was paid; count it once Redis takes writes again (idempotent per call id).
+          void retryWhileRedisFaulty(count, {
+            untilMs: SETTLE_RETRY_MS,
+            onGiveUp: (failure) =>
+              context.logger.warn(
+                { err: String(failure), tenant: context.tenant },
+                'could not count a model call against its tenant budget before giving up',
+              ),
+          });
+          return;
+        }
         context.logger.warn(
           { err: (error as Error).message, tenant: context.tenant },
           'could not count a model call against its tenant budget',

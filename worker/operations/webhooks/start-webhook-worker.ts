@@ -30,6 +30,8 @@ export interface StartWebhookWorkerOptions {
 
 export interface WebhookWorker {
   close(): Promise<void>;
+  /** Drops its connections without waiting (a shutdown past its deadline). */
+  disconnect(): void;
 }
 
 /**
@@ -106,6 +108,10 @@ export async function startWebhookWorker({
   return {
     async close() {
       await worker.close();
+      bullmq.close();
+    },
+    disconnect() {
+      worker.disconnect().catch(() => undefined);
       bullmq.close();
     },
   };

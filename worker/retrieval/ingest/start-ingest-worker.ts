@@ -35,6 +35,8 @@ export interface StartIngestWorkerOptions {
 export interface IngestWorker {
   /** Stops taking documents, lets the ones in hand finish, then closes threads, store and connections. */
   close(): Promise<void>;
+  /** Drops its connections without waiting (a shutdown past its deadline). */
+  disconnect(): void;
 }
 
 /**
@@ -50,7 +52,7 @@ export async function startIngestWorker({
   processId,
   embedder = createDefaultServices(config).embedder,
 }: StartIngestWorkerOptions): Promise<IngestWorker> {
-  if (config.ingestConcurrency === 0) return { close: async () => undefined };
+  if (config.ingestConcurrency === 0) return { close: async () => undefined, disconnect: () => undefined };
   const redis = connectRedis(config, 'worker');
   const bullmq = bullmqConnection(config, 'worker');
   const documents = new RedisDocumentStore(redis, {
@@ -100,6 +102,11 @@ export async function startIngestWorker({
       await pool.close();
       await store?.close();
       await redis.quit().catch(() => redis.disconnect());
+    },
+    disconnect() {
+      worker.disconnect().catch(() => undefined);
+      bullmq.close();
+      redis.disconnect();
     },
   };
 }
