@@ -10,14 +10,23 @@ function traceFields(): Record<string, string> {
   return { trace_id: traceId, span_id: spanId };
 }
 
-/** A log object's string fields (one level down too) with URL credentials redacted. */
-function redactFields(object: Record<string, unknown>): Record<string, unknown> {
+/**
+ * A log object's string fields (one level down too) with URL credentials redacted. One level only: a
+ * logged object may be deep or cyclic (a job, a socket), and walking it all overflowed the stack.
+ */
+function redactFields(object: Record<string, unknown>, depth = 1): Record<string, unknown> {
   let copy: Record<string, unknown> | undefined;
   for (const [key, value] of Object.entries(object)) {
     let clean = value;
     if (typeof value === 'string') clean = redactCredentials(value);
-    else if (value !== null && typeof value === 'object' && !(value instanceof Error) && !Array.isArray(value))
-      clean = redactFields(value as Record<string, unknown>);
+    else if (
+      depth > 0 &&
+      value !== null &&
+      typeof value === 'object' &&
+      !(value instanceof Error) &&
+      !Array.isArray(value)
+    )
+      clean = redactFields(value as Record<string, unknown>, depth - 1);
     if (clean !== value) (copy ??= { ...object })[key] = clean;
   }
   return copy ?? object;

@@ -87,7 +87,8 @@ describe('rag-agent: guardrails and extra tools', () => {
           ],
         }),
       data.path,
-      { model: {} },
+      // Content in the debug lines below needs it (as in spans); without it they give lengths only.
+      { model: {}, env: { AGENTQ_TRACE_CONTENT: 'true' } },
     );
     ({ env } = rag);
     server = rag.server!;
@@ -177,6 +178,20 @@ describe('rag-agent: guardrails and extra tools', () => {
       history.some((message) => message.role === 'tool' && message.content === 'Louvre is open 9:00-18:00 today.'),
     ).toBe(true);
     expect(validateHistory(history)).toEqual([]);
+    // At debug level: a line per iteration (with the calls' arguments, cut; AGENTQ_TRACE_CONTENT), per
+    // search, and at the answer.
+    const lines = logLines.filter((line) => line.runId === done.id);
+    expect(lines.filter((line) => line.msg === 'rag-agent: iteration')).toHaveLength(2);
+    expect(lines.find((line) => line.msg === 'rag-agent: iteration')).toMatchObject({
+      mode: 'model',
+      searches: [{ query: 'Louvre' }],
+      tools: [{ tool: 'opening_hours', arguments: '{"monument":"Louvre"}' }],
+    });
+    expect(lines.find((line) => line.msg === 'rag-agent: tool call')).toMatchObject({
+      tool: 'search',
+      arguments: '{"query":"Louvre"}',
+    });
+    expect(lines.find((line) => line.msg === 'rag-agent: answer')).toMatchObject({ mode: 'model', searches: 1 });
   });
 
   it("tools may not take the rag-agent's own names, and an unknown tool fails the run before any model call", async () => {

@@ -96,7 +96,7 @@ export function createRagAgentGraph({
         context.logger.debug(
           {
             tool: request.tool,
-            arguments: truncate(JSON.stringify({ query: request.query }), 200),
+            ...contentOrLength(context, 'arguments', JSON.stringify({ query: request.query })),
             round: request.round,
           },
           'rag-agent: tool call',
@@ -193,8 +193,11 @@ function logTurn(context: NodeContext, current: Readonly<RagState>, update: RagU
     {
       mode,
       iteration: update.rounds ?? current.rounds,
-      searches: searches.map((search) => truncate(search.query, 200)),
-      tools: tools.map((call) => ({ tool: call.function.name, arguments: truncate(call.function.arguments, 200) })),
+      searches: searches.map((search) => contentOrLength(context, 'query', search.query)),
+      tools: tools.map((call) => ({
+        tool: call.function.name,
+        ...contentOrLength(context, 'arguments', call.function.arguments),
+      })),
     },
     'rag-agent: iteration',
   );
@@ -205,6 +208,11 @@ function logTurn(context: NodeContext, current: Readonly<RagState>, update: RagU
     );
 }
 
-function truncate(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, limit)}…`;
+/**
+ * A question's or a call's text in a log line, cut at 200 characters, only where content may be recorded
+ * (AGENTQ_TRACE_CONTENT, as for spans); otherwise its length alone.
+ */
+function contentOrLength(context: NodeContext, field: string, text: string): Record<string, string | number> {
+  if (!agentSettingsOf(context).traceContent) return { [`${field}Chars`]: text.length };
+  return { [field]: text.length <= 200 ? text : `${text.slice(0, 200)}…` };
 }
