@@ -96,7 +96,7 @@ export const cliColdStartSection: BenchSection = {
       AGENTQ_KEY_PREFIX: `benchcli${id}`,
       AGENTQ_QUEUE_PREFIX: `benchcliq${id}`,
     };
-    const runId = `run_bench_cli_${id}`;
+    const runId = `bench_cli_${id}`;
     const repeats = quick ? 3 : 11;
     const figures: BenchFigures = {};
     try {
