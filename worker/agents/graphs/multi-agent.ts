@@ -3,7 +3,6 @@ import { AgentqError } from '../../../shared/contracts/errors.js';
 import { channel } from '../../../shared/graph/channels.js';
 import { defineGraph } from '../../../shared/graph/define-graph.js';
 import { END, Send, START } from '../../../shared/graph/graph.js';
-import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { planGuardrails, type GuardrailPlan, type GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
 import { guardAnswer, guardInput } from '../guardrails/guard-text.js';
 import { memoryChannel } from '../memory/memory-state.js';
@@ -25,16 +24,11 @@ import {
 import { memoryChoiceOf } from '../schemas/react-agent-input.js';
 import { chooseLead, leadChoiceOf, rankByEmbedding, rankLexically } from './expert-recall.js';
 import { FINAL_ANSWER_REQUEST } from './react-agent.js';
+import { toolCallArg } from '../tools/tool-call-arg.js';
 
 const RETRY = { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } } as const;
 
 const consultArgumentsSchema = z.object({ question: z.string().trim().min(1) });
-
-const toolCallSchema = z.object({
-  id: z.string(),
-  type: z.literal('function'),
-  function: z.object({ name: z.string(), arguments: z.string() }),
-});
 
 /** The text an expert is recalled by. */
 function recallText(expert: Expert): string {
@@ -265,7 +259,7 @@ export function createMultiAgentGraph({
     .node(
       'consult',
       async (state, context) => {
-        const call = toolCallOf(context);
+        const call = toolCallArg(context, 'multi-agent: the consult step');
         await context.emit('tool-call', { toolCallId: call.id, tool: call.function.name });
         const colleagues = state.selected.slice(1).map(({ name }) => name);
         const expert = colleagues.includes(call.function.name)
@@ -347,16 +341,6 @@ function parseQuestion(text: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function toolCallOf(context: NodeContext): ToolCall {
-  const parsed = toolCallSchema.safeParse(context.arg);
-  if (!parsed.success)
-    throw new AgentqError(
-      'INTERNAL',
-      `multi-agent: the consult step got no tool call (arg ${JSON.stringify(context.arg)?.slice(0, 200)})`,
-    );
-  return parsed.data;
 }
 
 function round(score: number): number {

@@ -1,21 +1,21 @@
-import { z } from 'zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import { channel } from '../../../shared/graph/channels.js';
 import { defineGraph } from '../../../shared/graph/define-graph.js';
 import { END, Send, START } from '../../../shared/graph/graph.js';
-import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { callLanguageModel } from '../llm/call-language-model.js';
 import { estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
 import type { GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
 import { planGuardrails, type GuardrailPlan } from '../../../shared/contracts/guardrail-spec.js';
 import { guardrailRegistryOf } from '../guardrails/guardrail-registry-of.js';
-import { blocked, runGuardrails } from '../guardrails/run-guardrails.js';
 import { memoryChannel } from '../memory/memory-state.js';
 import { messageWindow } from '../memory/message-window.js';
 import { loadPromptHistory } from '../memory/prompt-history.js';
 import { shouldSummarize, summarizeHistory } from '../memory/summarize-history.js';
 import { summarizeAtFor } from '../memory/summarize-step.js';
 import { checkDirectAnswer } from '../guardrails/check-direct-answer.js';
+import { guardAnswer } from '../guardrails/guard-text.js';
+import { runGuardrails } from '../guardrails/run-guardrails.js';
+import { toolCallArg } from '../tools/tool-call-arg.js';
 import { contextWindowFor, runSettingsOf, type RunSettings } from './react-run-settings.js';
 import { agentSettingsOf, toolRegistryOf } from '../agent-services.js';
 import type { AssistantMessage, ToolCall } from '../../../shared/ports/language-model.js';
@@ -37,12 +37,6 @@ export const FINAL_ANSWER_REQUEST =
 
 /** Attempts of one tool step; a tool's retryable error is retried until the last one, then the model is told. */
 const TOOL_MAX_ATTEMPTS = 3;
-
-const toolCallSchema = z.object({
-  id: z.string(),
-  type: z.literal('function'),
-  function: z.object({ name: z.string(), arguments: z.string() }),
-});
 
 /** How a react-agent graph is built: its name and what its runs get unless their input says otherwise. */
 export interface ReactAgentGraphOptions {
@@ -234,7 +228,7 @@ export function createReactAgentGraph({
       .node(
         'tool',
         async (state, context) => {
-          const call = toolCallOf(context);
+          const call = toolCallArg(context, 'react-agent: the tool step');
           const settings = agentSettingsOf(context);
           const tools = toolRegistryOf(context).select(state.tools ?? undefined);
           const tool = tools.find((candidate) => candidate.name === call.function.name);
@@ -292,39 +286,16 @@ export function createReactAgentGraph({
       )
       .node('output_guard', async (state, context) => {
         const draft = state.draft;
-        const bound = guardrailRegistryOf(context).bind(state.guardrails);
-        if (!draft && state.directAnswer !== null)
+        if (!draft && state.directAnswer !== null) {
+          const bound = guardrailRegistryOf(context).bind(state.guardrails);
           return checkDirectAnswer(context, state, bound.output, state.directAnswer);
-        if (!draft) throw new AgentqError('INTERNAL', 'react-agent: output_guard ran without an answer to check');
-        const verdict = await runGuardrails(context, 'output', bound.output, draft.content ?? '');
-        const checked: AssistantMessage = { ...draft, content: verdict.text };
-        if (verdict.action === 'pass') return { messages: [checked], answer: verdict.text, draft: null };
-        if (state.reprompts >= state.guardrails.maxReprompts) {
-          throw await blocked(
-            context,
-            'output',
-            verdict.guardrail,
-            `${verdict.reason} (still so after ${state.reprompts} reprompt${state.reprompts === 1 ? '' : 's'})`,
-          );
         }
-        await context.emit('guardrail-retry', {
-          guardrail: verdict.guardrail,
-          stage: 'output',
-          reason: verdict.reason,
-          reprompt: state.reprompts + 1,
-        });
-        return {
-          messages: [
-            checked,
-            {
-              role: 'user',
-              content: `Your answer was rejected by the guardrail '${verdict.guardrail}': ${verdict.reason}`,
-            },
-          ],
-          draft: null,
-          reprompts: state.reprompts + 1,
-          reprompting: true,
-        };
+        if (!draft) throw new AgentqError('INTERNAL', 'react-agent: output_guard ran without an answer to check');
+        // The answer joins the history as the guardrails leave it (rewritten, or with the rejection).
+        const guarded = await guardAnswer(context, state.guardrails, state.reprompts, draft.content ?? '');
+        const checked: AssistantMessage = { ...draft, content: guarded.text };
+        if (guarded.action === 'pass') return { messages: [checked], answer: guarded.text, draft: null };
+        return { messages: [checked, guarded.rejection], draft: null, reprompts: guarded.reprompts, reprompting: true };
       })
       .node('retrieve', async (state, context) => {
         // The run's tools and guardrails are checked before the search too, not only at the first model call.
@@ -374,15 +345,4 @@ const retrieveForQuery = retrievalNode<{ query: string; retrieveOptions: Retriev
 /** Retrieval (searching the checked query) comes after the input guardrails, before the first model call. */
 function afterInput(state: { retrieveOptions: RetrieveOptions | null }): 'retrieve' | 'model' {
   return state.retrieveOptions ? 'retrieve' : 'model';
-}
-
-function toolCallOf(context: NodeContext): ToolCall {
-  const parsed = toolCallSchema.safeParse(context.arg);
-  if (!parsed.success) {
-    throw new AgentqError(
-      'INTERNAL',
-      `react-agent: the tool step got no tool call to run (arg ${JSON.stringify(context.arg)?.slice(0, 200)})`,
-    );
-  }
-  return parsed.data;
 }

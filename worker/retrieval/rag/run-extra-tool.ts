@@ -1,32 +1,18 @@
-import { z } from 'zod';
-import { AgentqError } from '../../../shared/contracts/errors.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
-import type { ToolCall } from '../../../shared/ports/language-model.js';
 import { agentSettingsOf, toolRegistryOf } from '../../agents/agent-services.js';
+import { toolCallArg } from '../../agents/tools/tool-call-arg.js';
 import { executeToolCallOutcome, type ToolCallOutcome } from '../../agents/tools/execute-tool-call.js';
 import type { RagUpdate } from './rag-state.js';
 
 /** Attempts of one extra-tool step; a tool's retryable error is retried until the last one, then the model is told. */
 export const TOOL_MAX_ATTEMPTS = 3;
 
-const toolCallSchema = z.object({
-  id: z.string(),
-  type: z.literal('function'),
-  function: z.object({ name: z.string(), arguments: z.string() }),
-});
-
 /**
  * One call of a rag-agent run's extra tool (its `tools`): run once (the outcome is memoised, so a
  * re-delivered step does not call the tool again) and answered with one tool message (invariant I3).
  */
 export async function runExtraTool(extraTools: readonly string[], context: NodeContext): Promise<RagUpdate> {
-  const parsed = toolCallSchema.safeParse(context.arg);
-  if (!parsed.success)
-    throw new AgentqError(
-      'INTERNAL',
-      `rag-agent: the tool step got no tool call to run (arg ${JSON.stringify(context.arg)?.slice(0, 200)})`,
-    );
-  const call: ToolCall = parsed.data;
+  const call = toolCallArg(context, 'rag-agent: the tool step');
   const settings = agentSettingsOf(context);
   const tools = toolRegistryOf(context).select(extraTools);
   await context.emit('tool-call', { toolCallId: call.id, tool: call.function.name });
