@@ -14,7 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, extname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { collectFiles } from '../../producer/cli/collect-files.js';
+import { collectFiles } from '../../producer/client/collect-files.js';
 import { IngestClient } from '../../producer/client/ingest-client.js';
 import { loadConfig } from '../../shared/config/config.js';
 import { cpuSecondsOf, startWorkerProcess, type WorkerProcess } from '../eval/start-worker-process.js';

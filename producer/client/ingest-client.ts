@@ -14,7 +14,7 @@ import type { SearchHit, SearchRequest } from '../../shared/retrieval/search-doc
 import { INGEST_QUEUE, queueStreamOptions } from '../../shared/contracts/queues.js';
 import { bullmqConnection, type BullmqConnection } from '../../shared/bullmq/bullmq-connection.js';
 import { connectRedis, describeRedisTarget } from '../../shared/adapters/redis/connect-redis.js';
-import { collectFiles } from '../cli/collect-files.js';
+import { collectFiles } from './collect-files.js';
 import { DocumentSearch, type DocumentSearchOptions } from './document-search.js';
 import { StorageBudget } from '../../shared/operations/limits/storage-budget.js';
 import { Keys } from '../../shared/store/keys.js';
