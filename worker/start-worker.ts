@@ -54,6 +54,8 @@ import { bullmqConnection } from '../shared/bullmq/bullmq-connection.js';
 import { WarningGate, warningKind } from '../shared/telemetry/warning-gate.js';
 import { startJobWorkers } from './start-job-workers.js';
 import { stopWorker } from './stop-worker.js';
+import { providerBatchesOf } from './provider-batches/provider-batches-of.js';
+import type { FlushPoint } from './provider-batches/provider-batch-flush.js';
 
 export interface StartWorkerOptions {
   /** Your graphs, registered beside the built-in ones. */
@@ -78,6 +80,8 @@ export interface StartWorkerOptions {
   observers?: StepObserver[];
   /** MCP servers whose tools agents may call, by name (stdio or streamable HTTP). @default config.mcpServers (AGENTQ_MCP_SERVERS) */
   mcpServers?: McpServers;
+  /** Called at each point of a provider batch's life (issue 38); chaos tests kill the process there. @default none */
+  onProviderBatchPoint?: (point: FlushPoint, flushId: string) => void | Promise<void>;
 }
 
 export interface AgentWorker {
@@ -281,8 +285,19 @@ async function startConnected(
     pauseMs: config.livenessTtlMs,
     warnings,
   });
+  // Issue 38: model calls of batches submitted with providerBatch go through the provider's Batch API.
+  const providerBatches = providerBatchesOf({
+    config,
+    redis,
+    store,
+    stepQueues,
+    logger,
+    telemetry,
+    ...(options.onProviderBatchPoint ? { onPoint: options.onProviderBatchPoint } : {}),
+  });
   const services: Services = {
     ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }),
+    ...(providerBatches ? { providerBatchRouter: providerBatches.router } : {}),
     ...options.services,
   };
   // Model requests start through the same gate as steps: a burst of them cannot hold the loop.
@@ -355,6 +370,7 @@ async function startConnected(
     staleAfterMs: config.reconcileAfterMs,
   });
   if (options.reconciler !== false) reconciler.start();
+  providerBatches?.collector.start();
   await Promise.all([
     ...stepWorkers.map((worker) => worker.waitUntilReady()),
     intakeWorker.waitUntilReady(),
@@ -375,24 +391,26 @@ async function startConnected(
     store,
     sweep: () => reconciler.sweep(),
     close() {
-      closing ??= stopWorker({
-        config,
-        logger,
-        warnings,
-        activeSteps,
-        heartbeat,
-        reconciler,
-        jobWorkers,
-        ingestWorker,
-        webhookWorker,
-        queues: [...stepQueues.all(), intakeQueue, schedulesQueue],
-        runFinished,
-        bullmq,
-        telemetry,
-        mcp,
-        liveness,
-        connections: [redis, stepRedis],
-      });
+      closing ??= (providerBatches?.collector.stop() ?? Promise.resolve()).then(() =>
+        stopWorker({
+          config,
+          logger,
+          warnings,
+          activeSteps,
+          heartbeat,
+          reconciler,
+          jobWorkers,
+          ingestWorker,
+          webhookWorker,
+          queues: [...stepQueues.all(), intakeQueue, schedulesQueue],
+          runFinished,
+          bullmq,
+          telemetry,
+          mcp,
+          liveness,
+          connections: [redis, stepRedis],
+        }),
+      );
       return closing;
     },
   };

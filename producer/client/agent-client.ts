@@ -138,6 +138,19 @@ export class AgentClient extends RunReader {
       store: this.store,
       enqueuer: this.enqueuer,
       retentionSeconds: this.config.retentionSeconds,
+      // Issue 38: a batch asking for the provider's Batch API is checked against the provider first.
+      providerBatches: {
+        supported: async () => {
+          // Loaded on use: the openai SDK stays out of the CLI's cold start.
+          const { OpenAIProviderBatches } = await import('../../shared/adapters/openai/openai-provider-batches.js');
+          const { endpointOf } = await import('../../shared/adapters/create-embedder.js');
+          return new OpenAIProviderBatches({
+            model: this.config.llmModel ?? 'unset',
+            ...endpointOf(this.config),
+          }).supported();
+        },
+        fallback: this.config.providerBatchFallback,
+      },
     });
     this.batches = {
       submit: async (request, { idempotencyKey, tenant = this.tenant } = {}) => {

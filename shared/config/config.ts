@@ -4,6 +4,7 @@ import type { AgentConfig } from './settings/agents.js';
 import type { ApiConfig } from './settings/api.js';
 import type { IngestConfig } from './settings/ingest.js';
 import type { ModelConfig } from './settings/models.js';
+import type { ProviderBatchConfig } from './settings/provider-batches.js';
 import type { RedisConfig } from './settings/redis.js';
 import type { SearchConfig } from './settings/search.js';
 import type { WebhookConfig } from './settings/webhooks.js';
@@ -20,6 +21,7 @@ export type Config = RedisConfig &
   ApiConfig &
   WebhookConfig &
   ModelConfig &
+  ProviderBatchConfig &
   AgentConfig &
   IngestConfig;
 

@@ -36,6 +36,8 @@ export const ERROR_CODES = [
   'REDIS_FULL',
   // Redis did not answer (down, unreachable, read-only replica, loading): retry shortly (issue 34).
   'REDIS_UNAVAILABLE',
+  // A batch asked for the provider's Batch API, and the provider has none (404 on /v1/batches): refused at submission.
+  'PROVIDER_BATCH_UNSUPPORTED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

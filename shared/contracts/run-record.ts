@@ -61,6 +61,8 @@ export const EVENT_TYPES = [
   'step-end',
   'step-retry',
   'step-deferred',
+  // A step waits without a worker (a model call in a provider batch, issue 38): `data.waitingOn` says on what.
+  'step-parked',
   'run-retry',
   'run-resume',
   'tool-call',

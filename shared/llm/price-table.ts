@@ -53,3 +53,18 @@ export function costOf(table: PriceTable, usage: TokenUsage, ...modelIds: (strin
   if (!price) return 0;
   return (usage.inputTokens * price.inputPerMillion + usage.outputTokens * price.outputPerMillion) / 1_000_000;
 }
+
+/**
+ * Estimated cost in USD of a response answered through the provider's Batch API: the model's batch price
+ * (AGENTQ_BATCH_PRICES), else half its live price (OpenAI's Batch API discount); 0 for a model in neither.
+ */
+export function batchCostOf(
+  batchTable: PriceTable,
+  liveTable: PriceTable,
+  usage: TokenUsage,
+  ...modelIds: (string | undefined)[]
+): number {
+  const batch = priceOf(batchTable, ...modelIds);
+  if (batch) return costOf({ model: batch }, usage, 'model');
+  return costOf(liveTable, usage, ...modelIds) / 2;
+}

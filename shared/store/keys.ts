@@ -23,6 +23,16 @@ export interface RunKeys {
   memo: string;
 }
 
+/** One batch's Batch API keys (Keys.providerBatch). */
+export interface ProviderBatchKeys {
+  pending: string;
+  bodies: string;
+  calls: string;
+  flushes: string;
+  seq: string;
+  flush(flushId: string): string;
+}
+
 /**
  * A tenant's documents and ingest batches. They share the hash tag `{docs:<tenant>}` (one Redis Cluster
  * slot per tenant), so a Lua script over a document record and its batch stays atomic; the tenant is
@@ -228,6 +238,35 @@ export class Keys {
   /** Batches still dispatching; the reconciler tops these up. */
   activeBatches(): string {
     return `${this.prefix}:batches:active`;
+  }
+
+  /**
+   * One batch's model calls through the provider's Batch API (issue 38), under the batch's hash tag so
+   * each move of a call (registered, taken into a flush, answered) is one script: `pending` (zset custom
+   * id → ms parked), `bodies` (hash custom id → request line), `calls` (hash custom id → the call's state
+   * JSON), `flushes` (zset flush id → ms created), `seq` (the flush counter), `flush(id)` (hash: one
+   * provider batch's record: its state machine's position, its usage).
+   */
+  providerBatch(batchId: string): ProviderBatchKeys {
+    const base = `${this.prefix}:{batch:${batchId}}:pb`;
+    return {
+      pending: `${base}:pending`,
+      bodies: `${base}:bodies`,
+      calls: `${base}:calls`,
+      flushes: `${base}:flushes`,
+      seq: `${base}:seq`,
+      flush: (flushId) => `${base}:flush:${flushId}`,
+    };
+  }
+
+  /** Batches with model calls parked or provider batches unfinished (zset batch id → ms), the collector's work list. */
+  providerBatchesActive(): string {
+    return `${this.prefix}:pbatch:active`;
+  }
+
+  /** The collector's lease: one worker of the deployment collects, flushes and polls at a time. */
+  providerBatchesLease(): string {
+    return `${this.prefix}:pbatch:lease`;
   }
 
   /** Document ingestion keys of one tenant (see DocumentKeys). */

@@ -11,6 +11,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
+import { createScriptedBatchApi, type ScriptedBatchApi, type ScriptedBatchApiOptions } from './scripted-batch-api.js';
 
 /** A tool call the scripted assistant makes. */
 export interface ScriptedToolCall {
@@ -138,6 +139,8 @@ export interface ScriptedOpenAIServerOptions {
   models?: readonly string[];
   /** `/v1/moderations` flags (category `harassment`) an input containing one of these, case-insensitive. Default `['FLAG_ME']`. */
   flaggedTerms?: readonly string[];
+  /** The Batch API (`/v1/files`, `/v1/batches`; scripted-batch-api.ts), its lines answered by the chat script; `false`: none (404). Default `{}`. */
+  batchApi?: ScriptedBatchApiOptions | false;
 }
 
 export interface ScriptedOpenAIServer {
@@ -158,6 +161,8 @@ export interface ScriptedOpenAIServer {
   reset(): void;
   /** Stop listening and drop every open connection, hanging requests included. Idempotent. */
   close(): Promise<void>;
+  /** The Batch API's files and batches (undefined when started with `batchApi: false`). */
+  readonly batchApi: ScriptedBatchApi | undefined;
 }
 
 const chatPath = '/v1/chat/completions';
@@ -206,6 +211,46 @@ export async function startScriptedOpenAIServer(
   let queueCursor = 0;
   let chatCount = 0;
   let embeddingsCount = 0;
+  // Batch lines are answered by the chat script (taking chat indexes), but are not live chat requests.
+  const batchApi =
+    options.batchApi === false
+      ? undefined
+      : createScriptedBatchApi(options.batchApi ?? {}, async (body) => {
+          const chatIndex = chatCount++;
+          const record = {
+            index: -1,
+            method: 'POST',
+            path: chatPath,
+            body,
+            receivedAt: Date.now(),
+            headers: {},
+            outcome: 'pending' as const,
+            scriptIndex: chatIndex,
+          };
+          const scripted = await nextChatResponse(record as unknown as ScriptedChatRequest, chatIndex);
+          if (scripted === undefined || isHang(scripted))
+            return {
+              status: 500,
+              body: errorBody(
+                `scripted OpenAI server: no answer for batch line (chat index ${chatIndex})`,
+                'server_error',
+                'script_exhausted',
+              ),
+            };
+          if (isFault(scripted)) {
+            let faulted: { status: number; body: unknown } = { status: scripted.status, body: null };
+            answerFault(
+              scripted,
+              body as unknown as ChatCompletionCreateParams,
+              (status, errorBodyValue) => (faulted = { status, body: errorBodyValue }),
+            );
+            return faulted;
+          }
+          return {
+            status: 200,
+            body: chatCompletion(scripted, body as unknown as ChatCompletionCreateParams, chatIndex),
+          };
+        });
 
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
@@ -262,6 +307,11 @@ export async function startScriptedOpenAIServer(
         object: 'list',
         data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })),
       });
+    } else if (
+      batchApi &&
+      (await batchApi.handle(record.method, request.url ?? path, rawBody, request.headers, response))
+    ) {
+      record.outcome = 'answered';
     } else {
       answer(404, errorBody(`Unknown request URL: ${record.method} ${path}.`, 'invalid_request_error', 'unknown_url'));
     }
@@ -455,6 +505,7 @@ export async function startScriptedOpenAIServer(
     url: `http://127.0.0.1:${port}/v1`,
     port,
     requests,
+    batchApi,
     chatRequests: () =>
       requests.filter(
         (record) => record.path === chatPath && record.scriptIndex !== undefined,

@@ -2,6 +2,7 @@ import type { Config } from '../../shared/config/config.js';
 import { defaultsOf } from '../../shared/config/settings-area.js';
 import { agentArea } from '../../shared/config/settings/agents.js';
 import { modelArea } from '../../shared/config/settings/models.js';
+import { providerBatchArea } from '../../shared/config/settings/provider-batches.js';
 
 /** The settings agent nodes read, by their `Config` field names (docs/reference/configuration.md). */
 const AGENT_SETTING_KEYS = [
@@ -9,6 +10,7 @@ const AGENT_SETTING_KEYS = [
   'maxToolResultChars',
   'traceContent',
   'prices',
+  'batchPrices',
   'rateLimits',
   'contextWindow',
   'contextWindows',
@@ -39,5 +41,5 @@ export function agentSettingsFrom(config: Pick<Config, AgentSettingKey | 'llmMax
 
 /** The settings' defaults, from their declarations (what a worker has with nothing set). */
 export const DEFAULT_AGENT_SETTINGS: Readonly<AgentSettings> = Object.freeze(
-  agentSettingsFrom({ ...defaultsOf(modelArea), ...defaultsOf(agentArea) }),
+  agentSettingsFrom({ ...defaultsOf(modelArea), ...defaultsOf(providerBatchArea), ...defaultsOf(agentArea) }),
 );

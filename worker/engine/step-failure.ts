@@ -5,6 +5,7 @@ import { START_NODE, type StepJobData } from '../../shared/contracts/job-schema.
 import type { Usage } from '../../shared/contracts/run-record.js';
 import type { CompiledNode } from '../../shared/graph/graph.js';
 import { InterruptSignal } from '../../shared/graph/interrupt-signal.js';
+import { ParkSignal } from '../../shared/graph/park-signal.js';
 import type { RedisRunStore, StepMeta } from '../../shared/store/redis-run-store.js';
 import { CANCELLED_ERROR as CANCELLED } from '../../shared/store/run-scripts.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
@@ -37,6 +38,25 @@ export async function handleStepFailure(
   }
   // A Redis fault (full, gone) goes up to `process`, which parks the step without spending an attempt.
   if (parksStep(thrown)) throw thrown;
+  if (thrown instanceof ParkSignal) {
+    // Issue 38: the step waits holding no worker slot and no lock; whoever has its answer promotes the
+    // job, and the delay (never past the run's deadline) is only the bound on a lost wake-up.
+    const delayMs =
+      meta.deadlineAt === null
+        ? thrown.delayMs
+        : Math.max(0, Math.min(thrown.delayMs, meta.deadlineAt - Date.now() + 1));
+    await store.addEvent(runId, 'step-parked', {
+      node: node.name,
+      superstep,
+      task: job.data.task,
+      attempt,
+      parkedMs: delayMs,
+      waitingOn: thrown.waitingOn,
+    });
+    logger.debug({ waitingOn: thrown.waitingOn, delayMs }, 'step parked: it waits without a worker');
+    await job.moveToDelayed(Date.now() + delayMs, token);
+    throw new DelayedError();
+  }
   const abort = thrown instanceof StepAbort ? thrown : undefined;
   if (abort?.kind === 'stale') {
     // Another delivery committed this step while this one ran: nothing to do, no attempt spent.

@@ -99,7 +99,7 @@ export const RUN_LIVE_SCRIPT = `
     var data = JSON.parse(event.data);
     box('s' + data.step + '.t' + data.task, label(data)).textContent += data.text;
   });
-  ['step-start', 'step-end', 'step-retry', 'tool-call', 'tool-result', 'run-waiting', 'run-retry', 'run-resume', 'step-deferred'].forEach(function (type) {
+  ['step-start', 'step-end', 'step-retry', 'tool-call', 'tool-result', 'run-waiting', 'run-retry', 'run-resume', 'step-deferred', 'step-parked'].forEach(function (type) {
     source.addEventListener(type, refresh);
   });
   source.addEventListener('run-end', function () { source.close(); refresh(); });

@@ -1,20 +1,8 @@
 import OpenAI from 'openai';
-import type {
-  ChatCompletion,
-  ChatCompletionCreateParamsNonStreaming,
-  ChatCompletionMessageParam,
-  ChatCompletionTool,
-} from 'openai/resources/chat/completions';
+import type { ChatCompletion } from 'openai/resources/chat/completions';
 import { AgentqError } from '../../contracts/errors.js';
-import type {
-  AssistantMessage,
-  FinishReason,
-  LanguageModel,
-  LanguageModelRequest,
-  LanguageModelResponse,
-  ResponseFormat,
-} from '../../ports/language-model.js';
-import type { Message } from '../../contracts/run-record.js';
+import type { LanguageModel, LanguageModelRequest, LanguageModelResponse } from '../../ports/language-model.js';
+import { chatRequestBody, chatResponseOf } from './chat-completion-codec.js';
 import { collectChatStream } from './collect-chat-stream.js';
 import { mapOpenAIError } from './openai-error.js';
 
@@ -98,14 +86,7 @@ export class OpenAILanguageModel implements LanguageModel {
   }
 
   async generate(request: LanguageModelRequest): Promise<LanguageModelResponse> {
-    const body: ChatCompletionCreateParamsNonStreaming = {
-      model: request.model ?? this.modelId,
-      messages: request.messages.map(toMessageParam),
-      ...(request.tools && request.tools.length > 0 ? { tools: request.tools.map(toToolParam) } : {}),
-      ...(request.maxTokens === undefined ? {} : { [this.maxTokensParameter]: request.maxTokens }),
-      ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-      ...(request.responseFormat ? { response_format: toResponseFormat(request.responseFormat) } : {}),
-    };
+    const body = chatRequestBody(request, { model: this.modelId, maxTokensParameter: this.maxTokensParameter });
     const requestOptions = { signal: request.abortSignal ?? null, timeout: this.timeoutMs, maxRetries: 0 };
     let completion: ChatCompletion;
     let chunks = 0;
@@ -148,106 +129,6 @@ export class OpenAILanguageModel implements LanguageModel {
       }
       throw mapped;
     }
-    return this.toResponse(completion);
-  }
-
-  private toResponse(completion: ChatCompletion): LanguageModelResponse {
-    const choice = completion.choices?.[0];
-    if (!choice?.message) {
-      throw new AgentqError(
-        'PROVIDER_ERROR',
-        `the model server at ${this.baseURL} answered without a choice (model '${this.modelId}')`,
-        {
-          retryable: true,
-          details: { responseId: completion.id },
-        },
-      );
-    }
-    const seen = new Set<string>();
-    const toolCalls = (choice.message.tool_calls ?? []).flatMap((call, index) => {
-      if (call.type !== 'function') return [];
-      // Some local servers send no id, or the same one twice: each result must name exactly one call (I3).
-      let id = call.id || `call_${index}`;
-      if (seen.has(id)) id = `${id}_${index}`;
-      seen.add(id);
-      return [
-        {
-          id,
-          type: 'function' as const,
-          function: { name: call.function.name, arguments: call.function.arguments ?? '' },
-        },
-      ];
-    });
-    const message: AssistantMessage = {
-      role: 'assistant',
-      content: choice.message.content ?? null,
-      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-    };
-    const usage = completion.usage;
-    return {
-      message,
-      usage: usage ? { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 } : undefined,
-      finishReason: toFinishReason(choice.finish_reason, toolCalls.length > 0),
-      model: completion.model || this.modelId,
-      ...(completion.id ? { responseId: completion.id } : {}),
-    };
-  }
-}
-
-function toMessageParam(message: Message): ChatCompletionMessageParam {
-  switch (message.role) {
-    case 'system':
-      return { role: 'system', content: message.content ?? '', ...(message.name ? { name: message.name } : {}) };
-    case 'user':
-      return { role: 'user', content: message.content ?? '', ...(message.name ? { name: message.name } : {}) };
-    case 'tool':
-      return { role: 'tool', content: message.content ?? '', tool_call_id: message.tool_call_id ?? '' };
-    case 'assistant':
-      return {
-        role: 'assistant',
-        content: message.content,
-        ...(message.name ? { name: message.name } : {}),
-        ...(message.tool_calls && message.tool_calls.length > 0 ? { tool_calls: message.tool_calls } : {}),
-      };
-  }
-}
-
-function toToolParam(tool: {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-}): ChatCompletionTool {
-  return {
-    type: 'function',
-    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-  };
-}
-
-function toResponseFormat(
-  format: ResponseFormat,
-): NonNullable<ChatCompletionCreateParamsNonStreaming['response_format']> {
-  if (format.type !== 'json_schema') return { type: format.type };
-  return {
-    type: 'json_schema',
-    json_schema: {
-      name: format.name,
-      schema: format.schema,
-      ...(format.strict === undefined ? {} : { strict: format.strict }),
-    },
-  };
-}
-
-function toFinishReason(reason: string | null | undefined, hasToolCalls: boolean): FinishReason {
-  switch (reason) {
-    case 'stop':
-    case 'length':
-    case 'tool_calls':
-    case 'content_filter':
-      return reason;
-    case 'function_call':
-      return 'tool_calls';
-    default:
-      // Some servers leave it null or use their own words; tool calls still mean tool calls.
-      return hasToolCalls ? 'tool_calls' : 'other';
+    return chatResponseOf(completion, { baseURL: this.baseURL, modelId: this.modelId });
   }
 }

@@ -29,6 +29,7 @@ import { agentArea } from './agents.js';
 import { apiArea } from './api.js';
 import { ingestArea } from './ingest.js';
 import { modelArea } from './models.js';
+import { providerBatchArea } from './provider-batches.js';
 import { redisArea } from './redis.js';
 import { searchArea } from './search.js';
 import { webhookArea } from './webhooks.js';
@@ -42,6 +43,7 @@ export const SETTINGS_AREAS = [
   apiArea,
   webhookArea,
   modelArea,
+  providerBatchArea,
   agentArea,
   ingestArea,
 ] as const;

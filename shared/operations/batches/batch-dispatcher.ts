@@ -9,8 +9,11 @@ import { parseMeta, type RedisRunStore } from '../../store/redis-run-store.js';
 import type { RunEnqueuer } from '../../store/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
 import { CLAIM, RELEASE } from './batch-scripts.js';
+import { readProviderBatchProgress } from './read-provider-batch-progress.js';
 import {
   batchRequestSchema,
+  DEFAULT_CONCURRENCY,
+  MAX_PROVIDER_BATCH_CONCURRENCY,
   type BatchProgress,
   type BatchRecord,
   type BatchRequest,
@@ -39,6 +42,8 @@ interface BatchMeta {
   total: number;
   next: number;
   options: { max_iterations?: number; citations?: boolean };
+  /** Its runs' model calls go through the provider's Batch API (issue 38). */
+  providerBatch: boolean;
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
@@ -50,6 +55,11 @@ export interface BatchDispatcherOptions {
   store: RedisRunStore;
   enqueuer: RunEnqueuer;
   retentionSeconds: number;
+  /**
+   * Asked when a batch wants the provider's Batch API (issue 38): whether the provider has one. Without
+   * it, such a batch is refused. `fallback: 'live'` runs it live instead when the provider has none.
+   */
+  providerBatches?: { supported(): Promise<boolean>; fallback: 'none' | 'live' };
 }
 
 /**
@@ -75,6 +85,7 @@ export class BatchDispatcher {
         details: parsed.error.issues,
       });
     const batch: ParsedBatchRequest = parsed.data;
+    if (batch.providerBatch) batch.providerBatch = await this.checkProviderBatches();
     const batchId = idempotencyKey
       ? `bat_k${createHash('sha256').update(tenant).update('\0').update(idempotencyKey).digest('hex').slice(0, 27)}`
       : `bat_${randomBytes(12).toString('hex')}`;
@@ -92,7 +103,10 @@ export class BatchDispatcher {
     const { redis, keys } = this.options;
     const batchKeys = keys.batch(batchId);
     const now = Date.now();
-    const { concurrency, graph, priority, ...runOptions } = batch.options;
+    const { concurrency: asked, graph, priority, ...runOptions } = batch.options;
+    // A run waiting on its provider batch holds no worker: every question may be in flight at once.
+    const concurrency =
+      asked ?? (batch.providerBatch ? Math.min(items.length, MAX_PROVIDER_BATCH_CONCURRENCY) : DEFAULT_CONCURRENCY);
     const created = await redis.hsetnx(batchKeys.meta, 'id', batchId);
     if (created === 1) {
       await redis
@@ -107,6 +121,7 @@ export class BatchDispatcher {
           total: items.length,
           next: 0,
           options: JSON.stringify(runOptions),
+          providerBatch: batch.providerBatch ? 1 : 0,
           createdAt: now,
           updatedAt: now,
         })
@@ -129,6 +144,32 @@ export class BatchDispatcher {
     return { batch: record!, created: created === 1 };
   }
 
+  /** Whether a batch asking for the provider's Batch API gets it: true, false (runs live), or refused. */
+  private async checkProviderBatches(): Promise<boolean> {
+    const check = this.options.providerBatches;
+    if (!check)
+      throw new AgentqError(
+        'PROVIDER_BATCH_UNSUPPORTED',
+        'providerBatch: this producer has no model endpoint to send batches to; set LLM_MODEL (and OPENAI_BASE_URL) where batches are submitted',
+      );
+    let supported: boolean;
+    try {
+      supported = await check.supported();
+    } catch (error) {
+      throw new AgentqError(
+        'UNAVAILABLE',
+        `providerBatch: could not ask the provider whether it has a Batch API: ${(error as Error).message}; try again, or submit without providerBatch`,
+        { retryable: true, cause: error },
+      );
+    }
+    if (supported) return true;
+    if (check.fallback === 'live') return false;
+    throw new AgentqError(
+      'PROVIDER_BATCH_UNSUPPORTED',
+      'providerBatch: the model provider has no Batch API (it answered 404 on /v1/batches); submit without providerBatch, or set AGENTQ_PROVIDER_BATCH_FALLBACK=live to run such batches live',
+    );
+  }
+
   private async meta(batchId: string): Promise<BatchMeta | null> {
     const fields = await this.options.redis.hgetall(this.options.keys.batch(batchId).meta);
     if (!fields.id || !fields.tenant) return null;
@@ -143,6 +184,7 @@ export class BatchDispatcher {
       total: Number(fields.total),
       next: Number(fields.next),
       options: JSON.parse(fields.options ?? '{}') as BatchMeta['options'],
+      providerBatch: fields.providerBatch === '1',
       createdAt: Number(fields.createdAt),
       updatedAt: Number(fields.updatedAt),
       finishedAt: fields.finishedAt ? Number(fields.finishedAt) : null,
@@ -331,6 +373,9 @@ export class BatchDispatcher {
       collection: meta.collection,
       concurrency: meta.concurrency,
       progress,
+      ...(meta.providerBatch
+        ? { providerBatch: await readProviderBatchProgress(this.options.redis, this.options.keys, meta.id) }
+        : {}),
       createdAt: new Date(meta.createdAt).toISOString(),
       updatedAt: new Date(meta.updatedAt).toISOString(),
       finishedAt: meta.finishedAt === null ? null : new Date(meta.finishedAt).toISOString(),

@@ -9,7 +9,7 @@ import type {
   TokenUsage,
 } from '../../../shared/ports/language-model.js';
 import { estimateMessageTokens, estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
-import { costOf } from '../../../shared/llm/price-table.js';
+import { batchCostOf, costOf } from '../../../shared/llm/price-table.js';
 import { createJsonFieldTextStream } from './json-field-text-stream.js';
 import { takeProviderSlot } from './take-provider-slot.js';
 import { reserveTenantBudget } from './reserve-tenant-budget.js';
@@ -38,6 +38,8 @@ export interface ModelCall extends LanguageModelResponse {
   costUsd: number;
   /** False when the response was saved by an earlier attempt of this step and not requested again. */
   fresh: boolean;
+  /** The provider batch that answered, when the call went through the provider's Batch API (priced at batch prices). */
+  providerBatch?: string;
 }
 
 type SavedResponse = Omit<ModelCall, 'costUsd' | 'fresh'>;
@@ -80,6 +82,9 @@ export async function callLanguageModel(
     let prompt = promptTokens;
     const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
     await checkBudget(context, fullRequest, countPrompt);
+    // Issue 38: a run of a batch that asked for the provider's Batch API parks here until its answer is saved.
+    const batched = await context.services.providerBatchRouter?.send(context, key, fullRequest, paid);
+    if (batched) return batched;
     const modelId = fullRequest.model ?? model.modelId;
     const spend = await reserveTenantBudget(context, {
       key,
@@ -107,7 +112,9 @@ export async function callLanguageModel(
     await spend.settle(response.usage, response.model);
     return response;
   });
-  const costUsd = costOf(settings.prices, saved.usage, saved.model, request.model ?? model.modelId);
+  const costUsd = saved.providerBatch
+    ? batchCostOf(settings.batchPrices, settings.prices, saved.usage, saved.model, request.model ?? model.modelId)
+    : costOf(settings.prices, saved.usage, saved.model, request.model ?? model.modelId);
   context.recordUsage({ ...saved.usage, costUsd, model: saved.model });
   return { ...saved, costUsd, fresh };
 }

@@ -1,0 +1,144 @@
+import type {
+  ChatCompletion,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
+import { AgentqError } from '../../contracts/errors.js';
+import type {
+  AssistantMessage,
+  FinishReason,
+  LanguageModelRequest,
+  LanguageModelResponse,
+  ResponseFormat,
+} from '../../ports/language-model.js';
+import type { Message } from '../../contracts/run-record.js';
+
+/** How a request is encoded: the model asked when the request names none, and the name of its token limit. */
+export interface ChatBodyOptions {
+  model: string;
+  maxTokensParameter: 'max_tokens' | 'max_completion_tokens';
+}
+
+/**
+ * The chat-completions body of a request, not streamed: what a live call sends (it adds only `stream`
+ * and `stream_options` when it streams) and what a line of a Batch API file carries, so a call made
+ * through a provider batch asks exactly what the live call would.
+ */
+export function chatRequestBody(
+  request: Omit<LanguageModelRequest, 'abortSignal'>,
+  { model, maxTokensParameter }: ChatBodyOptions,
+): ChatCompletionCreateParamsNonStreaming {
+  return {
+    model: request.model ?? model,
+    messages: request.messages.map(toMessageParam),
+    ...(request.tools && request.tools.length > 0 ? { tools: request.tools.map(toToolParam) } : {}),
+    ...(request.maxTokens === undefined ? {} : { [maxTokensParameter]: request.maxTokens }),
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.responseFormat ? { response_format: toResponseFormat(request.responseFormat) } : {}),
+  };
+}
+
+/** A chat completion as the port's response; a completion without a choice is a retryable PROVIDER_ERROR. */
+export function chatResponseOf(
+  completion: ChatCompletion,
+  { baseURL, modelId }: { baseURL: string; modelId: string },
+): LanguageModelResponse {
+  const choice = completion.choices?.[0];
+  if (!choice?.message) {
+    throw new AgentqError(
+      'PROVIDER_ERROR',
+      `the model server at ${baseURL} answered without a choice (model '${modelId}')`,
+      {
+        retryable: true,
+        details: { responseId: completion.id },
+      },
+    );
+  }
+  const seen = new Set<string>();
+  const toolCalls = (choice.message.tool_calls ?? []).flatMap((call, index) => {
+    if (call.type !== 'function') return [];
+    // Some local servers send no id, or the same one twice: each result must name exactly one call (I3).
+    let id = call.id || `call_${index}`;
+    if (seen.has(id)) id = `${id}_${index}`;
+    seen.add(id);
+    return [
+      {
+        id,
+        type: 'function' as const,
+        function: { name: call.function.name, arguments: call.function.arguments ?? '' },
+      },
+    ];
+  });
+  const message: AssistantMessage = {
+    role: 'assistant',
+    content: choice.message.content ?? null,
+    ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+  };
+  const usage = completion.usage;
+  return {
+    message,
+    usage: usage ? { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 } : undefined,
+    finishReason: toFinishReason(choice.finish_reason, toolCalls.length > 0),
+    model: completion.model || modelId,
+    ...(completion.id ? { responseId: completion.id } : {}),
+  };
+}
+
+function toMessageParam(message: Message): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content ?? '', ...(message.name ? { name: message.name } : {}) };
+    case 'user':
+      return { role: 'user', content: message.content ?? '', ...(message.name ? { name: message.name } : {}) };
+    case 'tool':
+      return { role: 'tool', content: message.content ?? '', tool_call_id: message.tool_call_id ?? '' };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: message.content,
+        ...(message.name ? { name: message.name } : {}),
+        ...(message.tool_calls && message.tool_calls.length > 0 ? { tool_calls: message.tool_calls } : {}),
+      };
+  }
+}
+
+function toToolParam(tool: {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}): ChatCompletionTool {
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
+}
+
+function toResponseFormat(
+  format: ResponseFormat,
+): NonNullable<ChatCompletionCreateParamsNonStreaming['response_format']> {
+  if (format.type !== 'json_schema') return { type: format.type };
+  return {
+    type: 'json_schema',
+    json_schema: {
+      name: format.name,
+      schema: format.schema,
+      ...(format.strict === undefined ? {} : { strict: format.strict }),
+    },
+  };
+}
+
+function toFinishReason(reason: string | null | undefined, hasToolCalls: boolean): FinishReason {
+  switch (reason) {
+    case 'stop':
+    case 'length':
+    case 'tool_calls':
+    case 'content_filter':
+      return reason;
+    case 'function_call':
+      return 'tool_calls';
+    default:
+      // Some servers leave it null or use their own words; tool calls still mean tool calls.
+      return hasToolCalls ? 'tool_calls' : 'other';
+  }
+}

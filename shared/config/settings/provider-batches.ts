@@ -1,0 +1,60 @@
+// Setting declarations: read shared/config/settings/all-settings.ts first (how to add one).
+import { choice, integer, parsed, tableReader } from '../setting-builders.js';
+import { defineArea, type AreaConfig } from '../settings-area.js';
+import { parsePriceTable } from '../../llm/price-table.js';
+
+/** Model calls of opted-in batches through the provider's Batch API (issue 38). */
+export const providerBatchArea = defineArea({
+  title: 'Provider Batch API',
+  intro:
+    'A batch submitted with `--provider-batch` (`"providerBatch": true`) makes its model calls through the provider’s Batch API (`/v1/files` + `/v1/batches`) at batch prices: a model step parks without holding a worker, one worker at a time gathers the parked requests into provider batches, polls them and wakes each step when its answer is saved.',
+  settings: {
+    providerBatchMaxRequests: integer({
+      env: 'AGENTQ_PROVIDER_BATCH_MAX_REQUESTS',
+      min: 1,
+      max: 50_000,
+      default: 5000,
+      doc: 'A provider batch is sent once this many requests are parked (also its largest size: OpenAI takes up to 50 000 per file).',
+    }),
+    providerBatchMaxBytes: integer({
+      env: 'AGENTQ_PROVIDER_BATCH_MAX_BYTES',
+      min: 1024,
+      default: 100_000_000,
+      doc: 'The largest batch input file, in bytes (OpenAI takes up to 200 MB); more requests wait for the next provider batch.',
+    }),
+    providerBatchFlushMs: integer({
+      env: 'AGENTQ_PROVIDER_BATCH_FLUSH_MS',
+      min: 0,
+      default: 30_000,
+      doc: 'A provider batch is sent this long after its first request parked, however few are parked (sooner when every run of the batch in flight waits).',
+    }),
+    providerBatchPollMs: integer({
+      env: 'AGENTQ_PROVIDER_BATCH_POLL_MS',
+      min: 50,
+      default: 30_000,
+      doc: 'How often an unfinished provider batch is asked for its status; doubled (up to 10 min) while the provider is unreachable.',
+    }),
+    providerBatchParkMs: integer({
+      env: 'AGENTQ_PROVIDER_BATCH_PARK_MS',
+      min: 1000,
+      default: 600_000,
+      doc: 'A parked step looks again after this long even if nobody woke it (a wake-up lost with a killed worker); it normally wakes as soon as its answer is saved.',
+    }),
+    providerBatchFallback: choice({
+      env: 'AGENTQ_PROVIDER_BATCH_FALLBACK',
+      values: ['none', 'live'],
+      default: 'none',
+      doc: '`live`: a batch asked for the Batch API on a provider without one runs live, and requests of an expired provider batch are called live; `none`: refused at submission, and expired requests go in a new provider batch.',
+    }),
+    batchPrices: parsed({
+      env: 'AGENTQ_BATCH_PRICES',
+      default: '',
+      shownDefault: 'empty (half of `AGENTQ_PRICES`)',
+      allowed: '`<model>:<input USD per 1M tokens>:<output USD per 1M tokens>` entries separated by commas',
+      doc: 'Batch API prices, e.g. `gpt-4o-mini:0.075:0.3`; a model without an entry costs half its `AGENTQ_PRICES` price (the Batch API discount).',
+      read: tableReader(parsePriceTable),
+    }),
+  },
+});
+
+export type ProviderBatchConfig = AreaConfig<typeof providerBatchArea>;

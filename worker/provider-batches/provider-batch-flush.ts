@@ -1,0 +1,330 @@
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import { runScript } from '../../shared/adapters/redis/create-redis.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import {
+  FINISHED_PROVIDER_BATCH_STATUSES,
+  type ProviderBatch,
+  type ProviderBatchResult,
+  type ProviderBatches,
+  type ProviderBatchStatus,
+} from '../../shared/ports/provider-batches.js';
+import type { Keys } from '../../shared/store/keys.js';
+import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
+import type { Logger } from '../../shared/telemetry/logger.js';
+import type { Telemetry } from '../../shared/telemetry/telemetry.js';
+import { batchResultsVerdicts, type VerdictContext } from './batch-results-verdicts.js';
+import { parseFlushRecord, type FlushRecord } from '../../shared/operations/batches/provider-batch-flush-record.js';
+import type { ParkedStepWaker } from './parked-step-waker.js';
+import { parseCallId } from './provider-batch-call.js';
+import { MARK_CALLS } from './provider-batch-scripts.js';
+
+/** Points of a flush's life where a test may kill the worker (chaos tests), each after the named provider call. */
+export type FlushPoint = 'intent' | 'uploaded' | 'created' | 'polled' | 'downloaded' | 'applied' | 'marked' | 'done';
+
+/** The metadata key a provider batch carries its flush id in (found again by it after a crash). */
+export const FLUSH_METADATA_KEY = 'agentq_flush';
+/** Downloads of a finished batch's results tried before its requests fail with the reason. */
+const MAX_DOWNLOADS = 5;
+/** The longest wait between two polls while the provider is unreachable. */
+const MAX_POLL_DELAY_MS = 600_000;
+
+export interface FlushDriverOptions {
+  redis: RedisConnection;
+  keys: Keys;
+  store: RedisRunStore;
+  api: ProviderBatches;
+  waker: ParkedStepWaker;
+  logger: Logger;
+  telemetry: Telemetry;
+  pollMs: number;
+  verdicts: Omit<VerdictContext, 'batchCancelled' | 'redis' | 'keys'>;
+  /** Still the collector? Checked right before a provider batch is created (a lapsed lease must not create twice). */
+  holdsLease: () => Promise<boolean>;
+  onPoint?: (point: FlushPoint, flushId: string) => void | Promise<void>;
+}
+
+/**
+ * Moves one flush along its states, each move written right after the provider call it records, so a
+ * worker killed anywhere leaves a state another resumes from without a second provider batch: the file
+ * is looked for by name before a second upload, and the batch by its metadata before a create.
+ */
+export class FlushDriver {
+  constructor(private readonly options: FlushDriverOptions) {}
+
+  async read(batchId: string, flushId: string): Promise<FlushRecord | undefined> {
+    return parseFlushRecord(await this.options.redis.hgetall(this.options.keys.providerBatch(batchId).flush(flushId)));
+  }
+
+  /** One move (or a few, while nothing waits on the provider); `cancelled`: the agentq batch was cancelled. */
+  async advance(batchId: string, flushId: string, cancelled: boolean): Promise<void> {
+    for (let moves = 0; moves < 6; moves += 1) {
+      const flush = await this.read(batchId, flushId);
+      if (!flush || flush.state === 'done') return;
+      const before = flush.state;
+      await this.step(batchId, flush, cancelled);
+      const after = await this.read(batchId, flushId);
+      if (!after || after.state === before) return;
+    }
+  }
+
+  private async step(batchId: string, flush: FlushRecord, cancelled: boolean): Promise<void> {
+    const key = this.options.keys.providerBatch(batchId).flush(flush.id);
+    const { redis, api } = this.options;
+    const now = Date.now();
+    switch (flush.state) {
+      case 'intent': {
+        if (cancelled) return this.settle(batchId, flush, 'cancelled before its provider batch was created');
+        const filename = `agentq-${flush.id}.jsonl`;
+        await redis.hincrby(key, 'uploads', 1);
+        // A second upload of the same intent (its worker died after the first): use the first file.
+        const found = flush.uploads > 0 ? await api.findUpload(filename) : undefined;
+        const fileId = found ?? (await api.upload(filename, await this.fileOf(batchId, flush)));
+        await this.point('uploaded', flush.id);
+        await redis.hset(key, 'fileId', fileId, 'state', 'uploaded', 'updatedAt', Date.now());
+        return;
+      }
+      case 'uploaded': {
+        // Created already by a worker that died before writing it down? Then it is that one.
+        let batch = await api.findBatch(FLUSH_METADATA_KEY, flush.id, Math.floor(flush.createdAt / 1000) - 600);
+        if (!batch) {
+          if (cancelled) return this.settle(batchId, flush, 'cancelled before its provider batch was created');
+          if (!(await this.options.holdsLease())) return;
+          batch = await api.create(flush.fileId!, { [FLUSH_METADATA_KEY]: flush.id, agentq_batch: batchId });
+          this.options.logger.info(
+            { batchId, flush: flush.id, providerBatch: batch.id, requests: flush.requests },
+            'provider batch created',
+          );
+        }
+        await this.point('created', flush.id);
+        await this.record(key, batch, {
+          state: 'created',
+          nextPollAt: now + this.options.pollMs,
+          pollDelayMs: this.options.pollMs,
+        });
+        return;
+      }
+      case 'created':
+        return this.poll(batchId, flush, cancelled);
+      case 'finished':
+        return this.apply(batchId, flush, cancelled);
+      case 'marked': {
+        await this.options.waker.wake(flush.ids);
+        await redis.hset(key, 'state', 'done', 'finishedAt', now, 'updatedAt', now);
+        this.span(batchId, { ...flush, finishedAt: now });
+        await this.point('done', flush.id);
+        return;
+      }
+    }
+  }
+
+  private async poll(batchId: string, flush: FlushRecord, cancelled: boolean): Promise<void> {
+    const key = this.options.keys.providerBatch(batchId).flush(flush.id);
+    const now = Date.now();
+    if (
+      cancelled &&
+      !flush.cancelRequested &&
+      !FINISHED_PROVIDER_BATCH_STATUSES.has(flush.status as ProviderBatchStatus)
+    ) {
+      // Cancelling the agentq batch cancels its provider batches (what the provider answered stays saved).
+      await this.options.api
+        .cancel(flush.batchId!)
+        .catch((error: unknown) =>
+          this.options.logger.warn(
+            { batchId, providerBatch: flush.batchId, err: String(error) },
+            'provider batch: cancel failed; it runs to its end',
+          ),
+        );
+      await this.options.redis.hset(key, 'cancelRequested', 1);
+    }
+    if (now < flush.nextPollAt) return;
+    let batch: ProviderBatch;
+    try {
+      batch = await this.options.api.retrieve(flush.batchId!);
+    } catch (error) {
+      if (AgentqError.isInstance(error) && !error.retryable) {
+        // The provider no longer knows it (404) or refuses to say: its requests fail with the reason (retryable).
+        await this.options.redis.hset(
+          key,
+          'state',
+          'finished',
+          'status',
+          'lost',
+          'errors',
+          JSON.stringify([error.message]),
+          'updatedAt',
+          now,
+        );
+        return;
+      }
+      // The provider unreachable: keep polling, less often.
+      const delay = Math.min(MAX_POLL_DELAY_MS, Math.max(this.options.pollMs, flush.pollDelayMs) * 2);
+      this.options.logger.warn(
+        { batchId, providerBatch: flush.batchId, err: String(error), nextPollMs: delay },
+        'provider batch: poll failed; backing off',
+      );
+      await this.options.redis.hset(key, 'pollDelayMs', delay, 'nextPollAt', now + delay, 'updatedAt', now);
+      return;
+    }
+    await this.point('polled', flush.id);
+    const finished = FINISHED_PROVIDER_BATCH_STATUSES.has(batch.status);
+    await this.record(key, batch, {
+      ...(finished ? { state: 'finished' } : {}),
+      nextPollAt: now + this.options.pollMs,
+      pollDelayMs: this.options.pollMs,
+    });
+  }
+
+  private async apply(batchId: string, flush: FlushRecord, cancelled: boolean): Promise<void> {
+    const { redis, keys, api } = this.options;
+    const key = keys.providerBatch(batchId).flush(flush.id);
+    if (Date.now() < flush.nextPollAt && flush.downloads > 0) return;
+    const results: ProviderBatchResult[] = [];
+    const problems: string[] = [];
+    try {
+      for (const fileId of [flush.outputFileId, flush.errorFileId]) {
+        if (!fileId) continue;
+        const file = await api.download(fileId);
+        results.push(...file.results);
+        problems.push(...file.problems.map(({ line, problem }) => `file ${fileId} line ${line}: ${problem}`));
+      }
+    } catch (error) {
+      const downloads = flush.downloads + 1;
+      const retryable = !AgentqError.isInstance(error) || error.retryable;
+      if (retryable && downloads < MAX_DOWNLOADS) {
+        const delay = Math.min(MAX_POLL_DELAY_MS, this.options.pollMs * 2 ** downloads);
+        this.options.logger.warn(
+          { batchId, providerBatch: flush.batchId, err: String(error) },
+          'provider batch: results download failed; trying again',
+        );
+        await redis.hset(key, 'downloads', downloads, 'nextPollAt', Date.now() + delay, 'updatedAt', Date.now());
+        return;
+      }
+      // Given up: every request of it fails with the reason (retryable: the step's retry asks again).
+      flush = {
+        ...flush,
+        status: 'unreadable',
+        errors: [`its results could not be downloaded: ${(error as Error).message}`],
+      };
+      results.length = 0;
+    }
+    await this.point('downloaded', flush.id);
+    const bodies = keys.providerBatch(batchId).bodies;
+    const { verdicts, usage, saved } = await batchResultsVerdicts(
+      { ...this.options.verdicts, redis, keys, batchCancelled: cancelled },
+      flush,
+      results,
+      problems,
+      async (customId) => (await redis.hget(bodies, customId)) ?? undefined,
+    );
+    if (problems.length > 0)
+      this.options.logger.warn(
+        { batchId, providerBatch: flush.batchId, problems: problems.slice(0, 5) },
+        'provider batch: results lines not used',
+      );
+    await this.point('applied', flush.id);
+    if (this.options.telemetry.enabled) await this.waitSpans(batchId, flush, saved);
+    await redis.hset(key, 'usage', JSON.stringify(usage), 'problems', JSON.stringify(problems.slice(0, 20)));
+    const batchKeys = keys.providerBatch(batchId);
+    await runScript(
+      redis,
+      MARK_CALLS,
+      [batchKeys.calls, batchKeys.pending, batchKeys.bodies, key],
+      [JSON.stringify(verdicts), Date.now(), 'marked'],
+    );
+    await this.point('marked', flush.id);
+  }
+
+  /** A flush that never reached the provider: its requests fail with `reason` (the batch was cancelled). */
+  private async settle(batchId: string, flush: FlushRecord, reason: string): Promise<void> {
+    const verdict = {
+      s: 'error',
+      e: { code: 'CANCELLED', message: `the model call was not sent: ${reason}`, retryable: false },
+    };
+    const batchKeys = this.options.keys.providerBatch(batchId);
+    const verdicts = Object.fromEntries(flush.ids.map((id) => [id, verdict]));
+    await runScript(
+      this.options.redis,
+      MARK_CALLS,
+      [batchKeys.calls, batchKeys.pending, batchKeys.bodies, batchKeys.flush(flush.id)],
+      [JSON.stringify(verdicts), Date.now(), 'marked'],
+    );
+  }
+
+  /** The JSON Lines file of a flush, from its requests' lines as they were parked. */
+  private async fileOf(batchId: string, flush: FlushRecord): Promise<string> {
+    const lines = await this.options.redis.hmget(this.options.keys.providerBatch(batchId).bodies, ...flush.ids);
+    return lines.filter((line): line is string => line !== null).join('\n') + '\n';
+  }
+
+  private async record(key: string, batch: ProviderBatch, extra: Record<string, string | number>): Promise<void> {
+    await this.options.redis.hset(key, {
+      batchId: batch.id,
+      status: batch.status,
+      counts: JSON.stringify(batch.requestCounts),
+      ...(batch.outputFileId ? { outputFileId: batch.outputFileId } : {}),
+      ...(batch.errorFileId ? { errorFileId: batch.errorFileId } : {}),
+      ...(batch.errors ? { errors: JSON.stringify(batch.errors) } : {}),
+      updatedAt: Date.now(),
+      ...extra,
+    });
+  }
+
+  private async point(
+    point: Parameters<NonNullable<FlushDriverOptions['onPoint']>>[0],
+    flushId: string,
+  ): Promise<void> {
+    await this.options.onPoint?.(point, flushId);
+  }
+
+  /** `provider_batch <id>`: one span per provider batch, from its intent to its requests' wake-up. */
+  private span(batchId: string, flush: FlushRecord): void {
+    const { telemetry } = this.options;
+    if (!telemetry.enabled) return;
+    const span = telemetry.tracer.startSpan(`provider_batch ${flush.batchId ?? flush.id}`, {
+      kind: SpanKind.CLIENT,
+      startTime: flush.createdAt,
+      attributes: {
+        'gen_ai.provider.name': this.options.api.provider,
+        'gen_ai.request.model': flush.model,
+        'agentq.batch.id': batchId,
+        'agentq.provider_batch.flush': flush.id,
+        'agentq.provider_batch.id': flush.batchId ?? '',
+        'agentq.provider_batch.status': flush.status ?? 'unknown',
+        'agentq.provider_batch.requests': flush.requests,
+        'agentq.provider_batch.answered': flush.usage?.answered ?? 0,
+        'gen_ai.usage.input_tokens': flush.usage?.inputTokens ?? 0,
+        'gen_ai.usage.output_tokens': flush.usage?.outputTokens ?? 0,
+      },
+    });
+    if (flush.status !== 'completed')
+      span.setStatus({ code: SpanStatusCode.ERROR, message: `provider batch ${flush.status}` });
+    span.end(flush.finishedAt);
+  }
+
+  /** `provider_batch.wait`: one span per parked call answered, in its run's trace, from its park to its answer. */
+  private async waitSpans(batchId: string, flush: FlushRecord, saved: readonly string[]): Promise<void> {
+    const { telemetry, store, redis, keys } = this.options;
+    for (const customId of saved) {
+      const call = parseCallId(customId);
+      if (!call) continue;
+      const meta = await store.get(call.runId);
+      const held = await redis.hget(keys.providerBatch(batchId).calls, customId);
+      const parkedAt = held ? ((JSON.parse(held) as { at?: number }).at ?? flush.createdAt) : flush.createdAt;
+      const span = telemetry.tracer.startSpan(
+        'provider_batch.wait',
+        {
+          startTime: parkedAt,
+          attributes: {
+            'agentq.run.id': call.runId,
+            'agentq.step.id': call.stepId,
+            'agentq.provider_batch.id': flush.batchId ?? '',
+            'agentq.provider_batch.request': customId,
+          },
+        },
+        telemetry.runContext(meta?.trace),
+      );
+      span.end();
+    }
+  }
+}
