@@ -5,6 +5,7 @@ import type { AgentClient } from '../client/agent-client.js';
 import { EXIT, UsageError } from './producer-commands.js';
 import { parseQuestionLines } from './parse-question-lines.js';
 import { createProgressBar } from './progress-bar.js';
+import { registerBatchStatusCommand } from './batch-status-command.js';
 
 interface BatchOptions {
   collection: string;
@@ -16,6 +17,7 @@ interface BatchOptions {
   graph?: string;
   maxIterations?: number;
   citations?: boolean;
+  providerBatch?: boolean;
   pollMs: number;
 }
 
@@ -45,14 +47,18 @@ export function registerBatchCommand(
   parseCount: (name: string) => (value: string) => number,
   setExitCode: (code: number) => void,
 ): void {
-  program
+  const batchCommand = program
     .command('batch')
     .description('answer every question of a JSONL file ({"id"?, "question"} per line) as one batch')
     .argument('<file>', 'questions, one JSON object per line')
     .option('--collection <name>', 'the document collection to answer from', 'default')
     .option('--out <file>', 'write the results here (JSON Lines, or CSV for a .csv name); default: stdout')
     .option('--format <format>', 'jsonl or csv (default: from --out, else jsonl)')
-    .option('--concurrency <n>', 'runs of this batch at once (default 8)', parseCount('--concurrency'))
+    .option(
+      '--concurrency <n>',
+      'runs of this batch at once (default 8; with --provider-batch, every question)',
+      parseCount('--concurrency'),
+    )
     .option(
       '--priority <n>',
       'BullMQ priority of its runs (default 100: behind runs without a priority)',
@@ -62,6 +68,10 @@ export function registerBatchCommand(
     .option('--graph <name>', 'the graph that answers each question (default rag-agent)')
     .option('--max-iterations <n>', 'rag-agent search iterations (1-10)', parseCount('--max-iterations'))
     .option('--citations', 'ask for citations in the answers')
+    .option(
+      '--provider-batch',
+      "make the model calls through the provider's Batch API at batch prices (answers within its completion window, up to 24 h)",
+    )
     .option('--poll-ms <ms>', 'how often to check progress', parseCount('--poll-ms'), 500)
     .action(async (file: string, options: BatchOptions) => {
       const format = options.format ?? (options.out?.endsWith('.csv') ? 'csv' : 'jsonl');
@@ -82,10 +92,13 @@ export function registerBatchCommand(
               ...(options.maxIterations ? { max_iterations: options.maxIterations } : {}),
               ...(options.citations ? { citations: true } : {}),
             },
+            ...(options.providerBatch ? { providerBatch: true } : {}),
           },
           options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {},
         );
-        process.stderr.write(`batch ${batch.id}: ${batch.progress.total} questions\n`);
+        process.stderr.write(
+          `batch ${batch.id}: ${batch.progress.total} questions${batch.providerBatch ? " (model calls through the provider's Batch API)" : ''}\n`,
+        );
         const bar = createProgressBar(process.stderr, `batch ${batch.id}`, 'questions');
         let current = batch;
         for (;;) {
@@ -111,4 +124,5 @@ export function registerBatchCommand(
         await client.close();
       }
     });
+  registerBatchStatusCommand(batchCommand, clientFactory);
 }

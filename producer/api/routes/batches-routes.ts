@@ -43,7 +43,7 @@ function parseJsonl(text: string, query: Record<string, unknown>): unknown {
       'INVALID_INPUT',
       `invalid query for a JSONL upload: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
     );
-  const { collection, concurrency, max_iterations, citations, graph } = parsed.data;
+  const { collection, concurrency, max_iterations, citations, graph, providerBatch } = parsed.data;
   return {
     ...(collection ? { collection } : {}),
     questions,
@@ -53,6 +53,7 @@ function parseJsonl(text: string, query: Record<string, unknown>): unknown {
       ...(citations ? { citations: citations === 'true' } : {}),
       ...(graph ? { graph } : {}),
     },
+    ...(providerBatch ? { providerBatch: providerBatch === 'true' } : {}),
   };
 }
 
@@ -79,7 +80,7 @@ export function batchesRoutes(context: ApiContext): FastifyPluginAsyncZod {
       schema: {
         summary: 'Submit a batch of questions',
         description:
-          'One run of `rag-agent` (or `options.graph`) per question, at most `options.concurrency` in flight. JSON, or a JSON Lines upload (`Content-Type: application/x-ndjson`, one `{"id"?, "question"}` per line, `collection` and `concurrency` in the query). The same Idempotency-Key returns the same batch and answers nothing twice.',
+          'One run of `rag-agent` (or `options.graph`) per question, at most `options.concurrency` in flight. JSON, or a JSON Lines upload (`Content-Type: application/x-ndjson`, one `{"id"?, "question"}` per line, `collection`, `concurrency` and `providerBatch` in the query). The same Idempotency-Key returns the same batch and answers nothing twice. `"providerBatch": true` makes the model calls through the provider\'s Batch API at batch prices (422 PROVIDER_BATCH_UNSUPPORTED when the provider has none).',
         tags: ['batches'],
         headers: idempotencyHeadersSchema,
         body: createBatchBodySchema,

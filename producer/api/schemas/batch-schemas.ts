@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { ID_PATTERN } from '../../../shared/contracts/ids.js';
-import { BATCH_STATUSES, batchRequestSchema } from '../../../shared/operations/batches/batch-schema.js';
+import {
+  BATCH_STATUSES,
+  batchRequestSchema,
+  MAX_PROVIDER_BATCH_CONCURRENCY,
+} from '../../../shared/operations/batches/batch-schema.js';
 
 export const createBatchBodySchema = batchRequestSchema.describe('CreateBatch');
 
@@ -19,10 +23,12 @@ export const getBatchQuerySchema = z
 export const jsonlUploadQuerySchema = z
   .object({
     collection: z.string().regex(ID_PATTERN).optional(),
-    concurrency: z.coerce.number().int().min(1).max(200).optional(),
+    concurrency: z.coerce.number().int().min(1).max(MAX_PROVIDER_BATCH_CONCURRENCY).optional(),
     max_iterations: z.coerce.number().int().min(1).max(10).optional(),
     citations: z.enum(['true', 'false']).optional(),
     graph: z.string().min(1).max(128).optional(),
+    /** `true`: the model calls go through the provider's Batch API (issue 38). */
+    providerBatch: z.enum(['true', 'false']).optional(),
   })
   .loose();
 
@@ -46,6 +52,29 @@ export const batchResultSchema = z.object({
   output: z.unknown(),
 });
 
+const providerBatchSchema = z
+  .object({
+    batches: z.array(
+      z.object({
+        flush: z.string(),
+        id: z.string().nullable(),
+        status: z.string(),
+        requests: z.number().int(),
+        requestCounts: z
+          .object({ total: z.number().int(), completed: z.number().int(), failed: z.number().int() })
+          .nullable(),
+        createdAt: z.string(),
+        finishedAt: z.string().nullable(),
+      }),
+    ),
+    pending: z.number().int(),
+    parked: z.number().int(),
+    usage: z.object({ inputTokens: z.number().int(), outputTokens: z.number().int() }),
+    costUsd: z.number(),
+    liveCostUsd: z.number(),
+  })
+  .describe('ProviderBatchProgress');
+
 export const batchRecordSchema = z
   .object({
     id: z.string(),
@@ -58,6 +87,8 @@ export const batchRecordSchema = z
     createdAt: z.string(),
     updatedAt: z.string(),
     finishedAt: z.string().nullable(),
+    /** Present when its model calls go through the provider's Batch API: its provider batches, calls parked, cost at batch and live prices. */
+    providerBatch: providerBatchSchema.optional(),
     /** Present once the batch finished (completed or cancelled). */
     results: z.array(batchResultSchema).optional(),
   })
