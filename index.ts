@@ -82,6 +82,18 @@ export {
   OpenAILanguageModel,
   type OpenAILanguageModelOptions,
 } from './shared/adapters/openai/openai-language-model.js';
+export type {
+  ProviderBatch,
+  ProviderBatches,
+  ProviderBatchResult,
+  ProviderBatchResults,
+  ProviderBatchStatus,
+} from './shared/ports/provider-batches.js';
+export {
+  OpenAIProviderBatches,
+  type OpenAIProviderBatchesOptions,
+} from './shared/adapters/openai/openai-provider-batches.js';
+export { ParkSignal } from './shared/graph/park-signal.js';
 export {
   agentSettingsOf,
   embedderOf,
@@ -129,6 +141,7 @@ export {
   type BatchRecord,
   type BatchRequest,
   type BatchResult,
+  type ProviderBatchProgress,
 } from './shared/operations/batches/batch-schema.js';
 export { scheduleSpecSchema, type ScheduleSpec } from './shared/operations/schedules/schedule-schema.js';
 export type { ScheduledRun, ScheduleRecord } from './shared/operations/schedules/schedules.js';
