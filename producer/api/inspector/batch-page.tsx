@@ -1,5 +1,6 @@
 import type { BatchRecord, BatchResult } from '../../../shared/operations/batches/batch-schema.js';
 import { Layout, renderPage, type SignOut } from './layout.js';
+import { formatCost } from './format.js';
 
 const SEGMENTS = [
   ['completed', '#3cb371'],
@@ -27,6 +28,56 @@ function ProgressBar({ progress }: { progress: BatchRecord['progress'] }) {
         return segment;
       })}
     </svg>
+  );
+}
+
+/** A batch's provider batches (issue 38): calls waiting, cost at batch prices beside live, one row per provider batch. */
+function ProviderBatches({ progress }: { progress: NonNullable<BatchRecord['providerBatch']> }) {
+  return (
+    <>
+      <h2>Provider batches</h2>
+      <div class="card facts" id="provider-batch">
+        <div>
+          <b>model calls waiting</b>
+          <span id="parked">{progress.parked}</span>
+          {` (${progress.pending} not yet in a provider batch)`}
+        </div>
+        <div>
+          <b>tokens</b>
+          {`${progress.usage.inputTokens} in / ${progress.usage.outputTokens} out`}
+        </div>
+        <div>
+          <b>cost at batch prices</b>
+          <span id="batch-cost">{formatCost(progress.costUsd)}</span>
+        </div>
+        <div>
+          <b>the same, live</b>
+          <span id="live-cost">{formatCost(progress.liveCostUsd)}</span>
+        </div>
+      </div>
+      <table id="provider-batches">
+        <tr>
+          <th>provider batch</th>
+          <th>status</th>
+          <th>requests</th>
+          <th>completed</th>
+          <th>failed</th>
+          <th>created</th>
+        </tr>
+        {progress.batches.map((entry) => (
+          <tr class="provider-batch" data-status={entry.status}>
+            <td>
+              <code>{entry.id ?? entry.flush}</code>
+            </td>
+            <td>{entry.status}</td>
+            <td>{entry.requests}</td>
+            <td>{entry.requestCounts?.completed ?? ''}</td>
+            <td>{entry.requestCounts?.failed ?? ''}</td>
+            <td>{entry.createdAt}</td>
+          </tr>
+        ))}
+      </table>
+    </>
   );
 }
 
@@ -74,6 +125,7 @@ export function batchPage(
         </div>
       </div>
       <ProgressBar progress={progress} />
+      {batch.providerBatch ? <ProviderBatches progress={batch.providerBatch} /> : null}
       <p>
         Download results:{' '}
         <a id="download-csv" href={`/batches/${id}/results.csv`}>

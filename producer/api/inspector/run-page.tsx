@@ -16,6 +16,7 @@ import { Layout, renderPage } from './layout.js';
 import { PAGE_ASSETS } from './page-assets.js';
 import { RunDiagram, type Path } from './run-diagram.js';
 import { StepTimeline, timelineRows } from './step-timeline.js';
+import { ParkedStepNotice } from './parked-step-notice.js';
 
 export interface RunPageData {
   record: RunRecord;
@@ -306,6 +307,7 @@ function Sections({ data }: { data: RunPageData }) {
           <b>{record.error.code}</b>: {record.error.message}
         </div>
       ) : null}
+      {isTerminal(record.status) ? null : <ParkedStepNotice events={events} />}
       <Actions record={record} csrf={data.csrf ?? null} />
       <h2>Graph</h2>
       <div class="card">
