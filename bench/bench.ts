@@ -32,6 +32,7 @@ import { streamingSection } from './sections/streaming.js';
 import { cliColdStartSection } from './sections/cli-cold-start.js';
 import { clusterSection } from './sections/cluster.js';
 import { faultsSection } from './sections/faults.js';
+import { providerBatchSection } from './sections/provider-batch.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SECTIONS: BenchSection[] = [
@@ -40,6 +41,7 @@ const SECTIONS: BenchSection[] = [
   capacitySection,
   recoverySection,
   batchFloorSection,
+  providerBatchSection,
   ingestSection(),
   streamingSection,
   cliColdStartSection,
