@@ -26,6 +26,8 @@ describe('provider batches: spans, fallback and failures', () => {
       env: {
         OPENAI_BASE_URL: server.url,
         LLM_MODEL: 'scripted-chat',
+        // A loaded machine answers slower than the producer's default 750 ms command timeout.
+        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
         AGENTQ_PROVIDER_BATCH_POLL_MS: '100',
         AGENTQ_PROVIDER_BATCH_FALLBACK: 'live',
       },

@@ -29,6 +29,8 @@ describe('provider batches: model calls through the Batch API', () => {
       env: {
         OPENAI_BASE_URL: server.url,
         LLM_MODEL: 'scripted-chat',
+        // A loaded machine answers slower than the producer's default 750 ms command timeout.
+        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
         AGENTQ_PRICES: 'scripted-chat:2:8',
         AGENTQ_PROVIDER_BATCH_FLUSH_MS: '60000',
         AGENTQ_PROVIDER_BATCH_POLL_MS: '100',
@@ -106,10 +108,30 @@ describe('provider batches: model calls through the Batch API', () => {
     expect(second.map((line) => line.custom_id).sort()).toEqual(
       results.map((result) => `${result.runId}|s1.t0|model|1`).sort(),
     );
-    // The run records the usage at batch prices.
+    // The run records the usage at batch prices; the tenant's budget counts each answer once.
     const run = await env.client.get(results[0]!.runId);
     expect(run?.usage).toMatchObject({ inputTokens: 200, outputTokens: 20 });
     expect(run?.usage.costUsd).toBeCloseTo((200 * 2 + 20 * 8) / 2e6, 12);
+    const { month } = await env.client.budgets.usage({ tenant: 'default' });
+    expect(month).toMatchObject({ tokens: 1320, calls: 12 });
+    expect(month.costUsd).toBeCloseTo((1200 * 2 + 120 * 8) / 2e6, 6);
+  });
+
+  it('a tenant whose budget cannot cover a call is refused before the call is parked (TENANT_BUDGET_EXCEEDED)', async () => {
+    await env.client.budgets.setLimits({ tokensPerDay: 1 }, { tenant: 'poor' });
+    const before = server.batchApi!.batches.length;
+    const { batch } = await env.client.batches.submit(
+      { questions: [{ question: 'too dear' }], options: { graph: 'two-turns' }, providerBatch: true },
+      { tenant: 'poor' },
+    );
+    const done = await eventually(async () => {
+      const record = await env.client.batches.get(batch.id);
+      return record && record.status !== 'running' ? record : undefined;
+    }, 20_000);
+    expect(done.progress).toMatchObject({ failed: 1 });
+    expect((await env.client.batches.results(batch.id))![0]!.error?.code).toBe('TENANT_BUDGET_EXCEEDED');
+    expect(server.batchApi!.batches.length).toBe(before);
+    expect(done.providerBatch?.pending).toBe(0);
   });
 
   it('an error line fails only its step, retried by the node policy in a later provider batch; a 4xx fails its run with the provider message', async () => {

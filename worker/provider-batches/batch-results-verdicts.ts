@@ -23,6 +23,8 @@ export interface VerdictContext {
   fallback: 'none' | 'live';
   /** The agentq batch was cancelled (its runs are being cancelled too). */
   batchCancelled: boolean;
+  /** Counts an answer's spend against its tenant's budgets (idempotent per call). @default not counted */
+  countSpend?: (customId: string, answer: BatchedModelResponse, costUsd: number) => Promise<void>;
 }
 
 export interface Verdicts {
@@ -72,7 +74,9 @@ export async function batchResultsVerdicts(
       usage.answered += 1;
       usage.inputTokens += answer.usage.inputTokens;
       usage.outputTokens += answer.usage.outputTokens;
-      usage.costUsd += batchCostOf(context.batchPrices, context.prices, answer.usage, answer.model, flush.model);
+      const costUsd = batchCostOf(context.batchPrices, context.prices, answer.usage, answer.model, flush.model);
+      usage.costUsd += costUsd;
+      await context.countSpend?.(result.customId, answer, costUsd);
       usage.liveCostUsd += costOf(context.prices, answer.usage, answer.model, flush.model);
       continue;
     }

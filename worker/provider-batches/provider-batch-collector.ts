@@ -4,6 +4,7 @@ import { runScript } from '../../shared/adapters/redis/create-redis.js';
 import type { PriceTable } from '../../shared/llm/price-table.js';
 import type { ProviderBatches } from '../../shared/ports/provider-batches.js';
 import type { Keys } from '../../shared/store/keys.js';
+import type { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
 import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
 import type { StepQueues } from '../../shared/store/step-queues.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
@@ -36,6 +37,8 @@ export interface ProviderBatchCollectorOptions {
   retentionSeconds: number;
   /** The longest a provider call may take (the Batch API client's timeout): the lease outlasts it. */
   requestTimeoutMs: number;
+  /** Answers are counted against their tenant's budgets here (as live calls are). @default not counted */
+  tenantBudget?: Pick<TenantBudget, 'settle'>;
   /** Tests: called at each point of a flush's life (chaos tests kill the worker there). */
   onPoint?: (point: FlushPoint, flushId: string) => void | Promise<void>;
 }
@@ -76,6 +79,7 @@ export class ProviderBatchCollector {
       pollMs: options.pollMs,
       verdicts: { prices: options.prices, batchPrices: options.batchPrices, fallback: options.fallback },
       holdsLease: () => this.renew(),
+      ...(options.tenantBudget ? { tenantBudget: options.tenantBudget } : {}),
       ...(options.onPoint ? { onPoint: options.onPoint } : {}),
     });
   }

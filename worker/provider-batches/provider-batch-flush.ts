@@ -10,6 +10,7 @@ import {
   type ProviderBatchStatus,
 } from '../../shared/ports/provider-batches.js';
 import type { Keys } from '../../shared/store/keys.js';
+import type { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
 import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { Telemetry } from '../../shared/telemetry/telemetry.js';
@@ -39,6 +40,8 @@ export interface FlushDriverOptions {
   telemetry: Telemetry;
   pollMs: number;
   verdicts: Omit<VerdictContext, 'batchCancelled' | 'redis' | 'keys'>;
+  /** The tenant budgets a batch's answers are counted against (the live calls' own), when any. */
+  tenantBudget?: Pick<TenantBudget, 'settle'>;
   /** Still the collector? Checked right before a provider batch is created (a lapsed lease must not create twice). */
   holdsLease: () => Promise<boolean>;
   onPoint?: (point: FlushPoint, flushId: string) => void | Promise<void>;
@@ -211,7 +214,7 @@ export class FlushDriver {
     await this.point('downloaded', flush.id);
     const bodies = keys.providerBatch(batchId).bodies;
     const { verdicts, usage, saved } = await batchResultsVerdicts(
-      { ...this.options.verdicts, redis, keys, batchCancelled: cancelled },
+      { ...this.options.verdicts, redis, keys, batchCancelled: cancelled, ...(await this.spendCounter(batchId)) },
       flush,
       results,
       problems,
@@ -233,6 +236,34 @@ export class FlushDriver {
       [JSON.stringify(verdicts), Date.now(), 'marked'],
     );
     await this.point('marked', flush.id);
+  }
+
+  /** Counts answers against the batch's tenant's budgets, as a live call's spend is counted (once per call). */
+  private async spendCounter(batchId: string): Promise<Pick<VerdictContext, 'countSpend'>> {
+    const budget = this.options.tenantBudget;
+    if (!budget) return {};
+    const [tenant, graph] = await this.options.redis.hmget(this.options.keys.batch(batchId).meta, 'tenant', 'graph');
+    if (!tenant) return {};
+    return {
+      countSpend: async (customId, answer, costUsd) => {
+        const call = parseCallId(customId);
+        if (!call) return;
+        await budget
+          .settle(tenant, undefined, {
+            callId: `${call.runId}/${call.stepId}/${call.key}`,
+            tokens: answer.usage.inputTokens + answer.usage.outputTokens,
+            costUsd,
+            graph: graph ?? 'unknown',
+            model: answer.model,
+          })
+          .catch((error: unknown) =>
+            this.options.logger.warn(
+              { batchId, err: String(error) },
+              'provider batch: could not count an answer against its tenant budget',
+            ),
+          );
+      },
+    };
   }
 
   /** A flush that never reached the provider: its requests fail with `reason` (the batch was cancelled). */

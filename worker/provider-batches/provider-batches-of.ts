@@ -10,6 +10,8 @@ import type { Telemetry } from '../../shared/telemetry/telemetry.js';
 import { ProviderBatchCollector } from './provider-batch-collector.js';
 import type { FlushPoint } from './provider-batch-flush.js';
 import { ProviderBatchRouter } from './provider-batch-router.js';
+import { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
+import { RedisMetrics } from '../../shared/operations/metrics/redis-metrics.js';
 
 export interface ProviderBatchesOfOptions {
   config: Config;
@@ -58,6 +60,10 @@ export function providerBatchesOf({
     batchPrices: config.batchPrices,
     retentionSeconds: config.retentionSeconds,
     requestTimeoutMs: config.llmTimeoutMs,
+    tenantBudget: new TenantBudget(redis, store.keys, {
+      defaults: config.tenantBudgetDefaults,
+      metrics: new RedisMetrics(redis, config.keyPrefix),
+    }),
     ...(onPoint ? { onPoint } : {}),
   });
   return { router, collector };

@@ -82,9 +82,6 @@ export async function callLanguageModel(
     let prompt = promptTokens;
     const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
     await checkBudget(context, fullRequest, countPrompt);
-    // Issue 38: a run of a batch that asked for the provider's Batch API parks here until its answer is saved.
-    const batched = await context.services.providerBatchRouter?.send(context, key, fullRequest, paid);
-    if (batched) return batched;
     const modelId = fullRequest.model ?? model.modelId;
     const spend = await reserveTenantBudget(context, {
       key,
@@ -92,6 +89,18 @@ export async function callLanguageModel(
       prices: settings.prices,
       tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
     });
+    // Issue 38: a run of a batch that asked for the provider's Batch API parks here until its answer is
+    // saved (the collector counts its spend then); the tenant's budgets were checked just above.
+    const batched = await context.services.providerBatchRouter
+      ?.send(context, key, fullRequest, paid)
+      .catch(async (error: unknown) => {
+        await spend.release();
+        throw error;
+      });
+    if (batched) {
+      await spend.release();
+      return batched;
+    }
     const slot = await takeProviderSlot(context, {
       provider: model.provider,
       model: modelId,
