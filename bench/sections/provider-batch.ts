@@ -24,15 +24,11 @@ import { IngestClient } from '../../producer/client/ingest-client.js';
 import { loadConfig, type Config } from '../../shared/config/config.js';
 import { stepJobId } from '../../shared/contracts/job-schema.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
-import type { Message } from '../../shared/contracts/run-record.js';
 import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import type { BatchRecord } from '../../shared/operations/batches/batch-schema.js';
 import type { Keys } from '../../shared/store/keys.js';
-import {
-  startScriptedOpenAIServer,
-  type ScriptedChatRequest,
-  type ScriptedResponse,
-} from '../../test/fakes/scripted-openai-server.js';
+import { startScriptedOpenAIServer } from '../../test/fakes/scripted-openai-server.js';
+import { scriptedRagModel } from '../lib/scripted-rag-model.js';
 import { readQuestions, resolveEvalSet } from '../eval/eval-set.js';
 import { cpuSecondsOf, startWorkerProcess, type WorkerProcess } from '../eval/start-worker-process.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
@@ -48,26 +44,6 @@ const WORKERS = 2;
 const QUESTIONS = { quick: 100, full: 500 };
 /** gpt-4o-mini's live prices (USD per 1M tokens); batch prices are half (the AGENTQ_BATCH_PRICES default). */
 const PRICES = 'scripted-chat:0.15:0.6';
-
-/** rag-agent's two model turns: search for the question, then answer citing the first passage shown. */
-function ragScript(request: ScriptedChatRequest): ScriptedResponse {
-  const messages = request.body.messages as unknown as Message[];
-  const toolResult = messages.filter((message) => message.role === 'tool').at(-1);
-  if (!toolResult) {
-    const question = messages.find((message) => message.role === 'user')?.content ?? '';
-    return { delayMs: MODEL_LATENCY_MS, toolCalls: [{ name: 'search', arguments: { query: String(question) } }] };
-  }
-  const id = /^\[([0-9a-f]{6})\]/m.exec(String(toolResult.content ?? ''))?.[1];
-  return {
-    delayMs: MODEL_LATENCY_MS,
-    toolCalls: [
-      {
-        name: 'final_answer',
-        arguments: { answer: id ? `The filing says so [${id}].` : 'Not found.', citations: id ? [id] : [] },
-      },
-    ],
-  };
-}
 
 interface Phase {
   batch: BatchRecord;
@@ -90,7 +66,10 @@ async function runProviderBatch({ redisUrl, quick, log }: BenchContext): Promise
   }));
   const providerDelayMs = quick ? PROVIDER_DELAY_MS.quick : PROVIDER_DELAY_MS.full;
   const work = mkdtempSync(join(tmpdir(), 'agentq-bench-pbatch-'));
-  const model = await startScriptedOpenAIServer({ script: ragScript, batchApi: { processingMs: providerDelayMs } });
+  const model = await startScriptedOpenAIServer({
+    script: scriptedRagModel(MODEL_LATENCY_MS),
+    batchApi: { processingMs: providerDelayMs },
+  });
   const id = randomBytes(3).toString('hex');
   const env = {
     REDIS_URL: redisUrl,
@@ -101,6 +80,9 @@ async function runProviderBatch({ redisUrl, quick, log }: BenchContext): Promise
     AGENTQ_WORKER_CONCURRENCY: String(2 * LIVE_CONCURRENCY),
     AGENTQ_PRICES: PRICES,
     AGENTQ_PROVIDER_BATCH_POLL_MS: '250',
+    // A batch that can wait: its provider batches are sent when every run in flight waits (one per turn),
+    // not when a window closes on a batch still arriving (500 runs take a while to reach their first call).
+    AGENTQ_PROVIDER_BATCH_FLUSH_MS: '600000',
     OPENAI_BASE_URL: model.url,
     OPENAI_API_KEY: 'bench',
     LLM_MODEL: 'scripted-chat',
@@ -175,6 +157,7 @@ async function runProviderBatch({ redisUrl, quick, log }: BenchContext): Promise
       }
     });
     const created = model.batchApi!.batches;
+    log(`provider batches: ${created.map((entry) => `${entry.lines.length} requests, ${entry.status}`).join('; ')}`);
     record('pb_questions', questions.length);
     record('pb_live_chat_requests', model.chatRequests().length);
     record('pb_provider_batches', created.length);

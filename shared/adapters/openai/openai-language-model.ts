@@ -1,8 +1,9 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletion } from 'openai/resources/chat/completions';
 import { AgentqError } from '../../contracts/errors.js';
 import type { LanguageModel, LanguageModelRequest, LanguageModelResponse } from '../../ports/language-model.js';
 import { chatRequestBody, chatResponseOf } from './chat-completion-codec.js';
+import { createOpenAIClient } from './create-openai-client.js';
 import { collectChatStream } from './collect-chat-stream.js';
 import { mapOpenAIError } from './openai-error.js';
 
@@ -69,20 +70,7 @@ export class OpenAILanguageModel implements LanguageModel {
     this.maxTokensParameter = maxTokensParameter;
     this.maxRetryAfterMs = maxRetryAfterMs;
     this.stream = stream;
-    // Every option the SDK would otherwise read from process.env is given: the config is the only env reader.
-    this.client =
-      client ??
-      new OpenAI({
-        baseURL,
-        // The SDK refuses to start without a key; local servers ignore the placeholder.
-        apiKey: apiKey ?? 'unused',
-        organization: null,
-        project: null,
-        webhookSecret: null,
-        maxRetries: 0,
-        timeout: timeoutMs,
-        logLevel: 'warn',
-      });
+    this.client = client ?? createOpenAIClient({ baseURL, apiKey, timeoutMs });
   }
 
   async generate(request: LanguageModelRequest): Promise<LanguageModelResponse> {

@@ -1,4 +1,4 @@
-import OpenAI, { APIError, toFile } from 'openai';
+import { APIError, toFile, type OpenAI } from 'openai';
 import type { Batch } from 'openai/resources/batches';
 import type { ChatCompletion } from 'openai/resources/chat/completions';
 import { AgentqError } from '../../contracts/errors.js';
@@ -10,6 +10,7 @@ import type {
   ProviderBatches,
 } from '../../ports/provider-batches.js';
 import { chatRequestBody, chatResponseOf } from './chat-completion-codec.js';
+import { createOpenAIClient } from './create-openai-client.js';
 import { mapOpenAIError } from './openai-error.js';
 import { OPENAI_DEFAULT_BASE_URL } from './openai-language-model.js';
 
@@ -67,18 +68,7 @@ export class OpenAIProviderBatches implements ProviderBatches {
     this.timeoutMs = timeoutMs;
     this.maxTokensParameter = maxTokensParameter;
     this.completionWindow = completionWindow;
-    this.client =
-      client ??
-      new OpenAI({
-        baseURL,
-        apiKey: apiKey ?? 'unused',
-        organization: null,
-        project: null,
-        webhookSecret: null,
-        maxRetries: 0,
-        timeout: timeoutMs,
-        logLevel: 'warn',
-      });
+    this.client = client ?? createOpenAIClient({ baseURL, apiKey, timeoutMs });
   }
 
   requestBody(request: Omit<LanguageModelRequest, 'abortSignal'>): Record<string, unknown> {
