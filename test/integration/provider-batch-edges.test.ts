@@ -156,3 +156,56 @@ describe('provider batches: spans, fallback and failures', () => {
     expect(await apply('third', 1)).toBe('stale');
   });
 });
+
+describe('provider batches: the limits of one provider batch', () => {
+  let server: ScriptedOpenAIServer;
+  let env: TestEnv;
+  beforeAll(async () => {
+    server = await startScriptedOpenAIServer({ script: () => ({ content: 'fine' }), batchApi: { processingMs: 50 } });
+    env = await startTestEnv({
+      graphs: [twoTurnGraph()],
+      env: {
+        OPENAI_BASE_URL: server.url,
+        LLM_MODEL: 'scripted-chat',
+        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
+        AGENTQ_PROVIDER_BATCH_POLL_MS: '100',
+        AGENTQ_PROVIDER_BATCH_MAX_REQUESTS: '2',
+        AGENTQ_PROVIDER_BATCH_MAX_BYTES: '1024',
+      },
+    });
+  });
+  afterAll(async () => {
+    await env?.close();
+    await server?.close();
+  });
+
+  it('splits what is parked by AGENTQ_PROVIDER_BATCH_MAX_REQUESTS and _MAX_BYTES', async () => {
+    const long = 'x'.repeat(700);
+    const questions = ['short 1', 'short 2', 'short 3', 'short 4', 'short 5', `${long} 6`, `${long} 7`];
+    const { batch } = await env.client.batches.submit({
+      questions: questions.map((question) => ({ question })),
+      options: { graph: 'two-turns' },
+      providerBatch: true,
+    });
+    const done = await eventually(
+      async () => {
+        const record = await env.client.batches.get(batch.id);
+        return record && record.status !== 'running' ? record : undefined;
+      },
+      30_000,
+      'the batch to finish',
+    );
+    expect(done.progress).toMatchObject({ completed: 7, failed: 0 });
+    for (const created of server.batchApi!.batches) {
+      expect(created.lines.length).toBeLessThanOrEqual(2);
+      const bytes = created.lines.reduce((sum, line) => sum + JSON.stringify(line).length + 1, 0);
+      // A request larger than the limit goes alone; never two when together they pass it.
+      if (created.lines.length > 1) expect(bytes).toBeLessThanOrEqual(1024);
+    }
+    const withLong = server.batchApi!.batches.filter((created) =>
+      created.lines.some((line) => JSON.stringify(line).includes(long)),
+    );
+    expect(withLong.every((created) => created.lines.length === 1)).toBe(true);
+    expect(server.chatRequests()).toHaveLength(0);
+  });
+});

@@ -149,6 +149,11 @@ describe('provider batches: model calls through the Batch API', () => {
     const firstWith = ids.findIndex((lines) => lines.includes(`${results[1]!.runId}|s0.t0|model|1`));
     expect(ids.findIndex((lines) => lines.includes(retried))).toBeGreaterThan(firstWith);
     expect(server.chatRequests()).toHaveLength(0);
+    // Retried by hand once its batch is over: nothing collects for that batch any more, so it calls live.
+    await env.client.retry(results[2]!.runId);
+    const again = await env.client.wait(results[2]!.runId, { timeoutMs: 20_000 });
+    expect(again.error?.message).toMatch(/HTTP 400.*messages\[0\] is not allowed here/);
+    expect(server.chatRequests().length).toBeGreaterThan(0);
   });
 
   it('an expired provider batch: what it answered is kept, the rest goes in a new provider batch', async () => {

@@ -72,7 +72,8 @@ export class ProviderBatchRouter {
       [batchKeys.calls, batchKeys.pending, batchKeys.bodies, keys.batch(batchId).meta],
       [customId, line, now, String(body['model'] ?? '')],
     );
-    const call = held ? (JSON.parse(held) as { f?: string; e?: ErrorRecord }) : {};
+    // 'closed' answers the batch's status; every other state the call's record.
+    const call = held && state !== 'closed' ? (JSON.parse(held) as { f?: string; e?: ErrorRecord }) : {};
     switch (state) {
       case 'pending':
       case 'assigned':
@@ -94,7 +95,8 @@ export class ProviderBatchRouter {
       default:
         if (held === 'cancelled')
           throw new StepAbort('cancel', `batch ${batchId} was cancelled; its model calls are not sent`);
-        throw new AgentqError('INTERNAL', `batch ${batchId} is ${held}: a run of it cannot send model calls`);
+        // The batch is over (a failed run of it retried later): nothing collects for it any more, so live.
+        return undefined;
     }
   }
 
