@@ -80,6 +80,8 @@ async function runProviderBatch({ redisUrl, quick, log }: BenchContext): Promise
     AGENTQ_WORKER_CONCURRENCY: String(2 * LIVE_CONCURRENCY),
     AGENTQ_PRICES: PRICES,
     AGENTQ_PROVIDER_BATCH_POLL_MS: '250',
+    // The bench's clients on a loaded machine: not the producer's fail-fast 750 ms.
+    AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '10000',
     // A batch that can wait: its provider batches are sent when every run in flight waits (one per turn),
     // not when a window closes on a batch still arriving (500 runs take a while to reach their first call).
     AGENTQ_PROVIDER_BATCH_FLUSH_MS: '600000',
