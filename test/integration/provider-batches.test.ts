@@ -234,6 +234,41 @@ describe('provider batches: model calls through the Batch API', () => {
     }
   });
 
+  it('a results file that cannot be downloaded: its requests fail with the reason and are asked again, nothing else lost', async () => {
+    const before = server.batchApi!.batches.length;
+    const unreadable = new Set<string>();
+    server.batchApi!.configure({
+      fault: (route, path) => {
+        if (route !== 'files.content') return undefined;
+        const first = server.batchApi!.batches[before];
+        const fileId = decodeURIComponent(path.split('/')[3] ?? '');
+        if (first && (fileId === first.outputFileId || fileId === first.errorFileId)) {
+          unreadable.add(fileId);
+          return { status: 500, message: 'storage unavailable' };
+        }
+        return undefined;
+      },
+    });
+    try {
+      const { batch, results } = await answer(['lost file 1', 'lost file 2']);
+      expect(batch.progress).toMatchObject({ completed: 2, failed: 0 });
+      expect(unreadable.size).toBe(1);
+      const created = createdSince(before);
+      // The first turn again, as each step's second attempt, then the second turn.
+      expect(created.map((entry) => entry.lines.map((line) => line.custom_id.split('|').slice(1).join('|')))).toEqual([
+        ['s0.t0|model|1', 's0.t0|model|1'],
+        ['s0.t0|model|2', 's0.t0|model|2'],
+        ['s1.t0|model|1', 's1.t0|model|1'],
+      ]);
+      const events = await env.client.store.events(results[0]!.runId);
+      expect(events.find((event) => event.type === 'step-retry')?.data).toMatchObject({
+        error: { message: expect.stringMatching(/its results could not be downloaded: .*storage unavailable/) },
+      });
+    } finally {
+      server.batchApi!.configure({ fault: undefined });
+    }
+  });
+
   it('while its calls wait, a run holds no worker slot and no job lock, and the reconciler leaves it alone', async () => {
     server.batchApi!.configure({ processingMs: 3000 });
     try {
