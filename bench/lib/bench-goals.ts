@@ -21,6 +21,12 @@ export const GOALS: Readonly<Record<string, Goal>> = {
   recovery_duplicate_model_calls: { op: '<=', value: 0 },
   capacity_duplicate_model_calls: { op: '<=', value: 0 },
   batch_wall_vs_floor: { op: '<=', value: 1.15 },
+  // Issue #38: a provider batch's model calls make no live request, hold no worker while they wait, go in
+  // one provider batch per model turn, and cost half.
+  pb_live_chat_requests: { op: '<=', value: 0 },
+  pb_slots_held_while_waiting: { op: '<=', value: 0 },
+  pb_provider_batches_beyond_turns: { op: '<=', value: 0 },
+  pb_cost_vs_live: { op: '<=', value: 0.51 },
   // Issue #22: live tokens add little latency and nothing durable.
   ttft_overhead_ms_p95: { op: '<=', value: 20 },
   durable_bytes_per_token: { op: '<=', value: 0 },

@@ -164,6 +164,7 @@ async function runProviderBatch({ redisUrl, quick, log }: BenchContext): Promise
     record('pb_live_chat_requests', model.chatRequests().length);
     record('pb_provider_batches', created.length);
     record('pb_model_turns_per_run', 2);
+    record('pb_provider_batches_beyond_turns', created.length - 2);
     record(
       'pb_requests_in_provider_batches',
       created.reduce((sum, entry) => sum + entry.lines.length, 0),
