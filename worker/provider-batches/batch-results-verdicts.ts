@@ -10,6 +10,10 @@ import type { FlushRecord, FlushUsage } from '../../shared/operations/batches/pr
 import { parseCallId } from './provider-batch-call.js';
 import type { BatchedModelResponse } from './provider-batch-router.js';
 import { APPLY_ANSWER } from './provider-batch-scripts.js';
+import { inGroups } from './in-groups.js';
+
+/** Answers saved at once (each its own script; a provider batch may hold 50 000). */
+const SAVES_AT_ONCE = 32;
 
 /** What becomes of one call of a flush (the `calls` state MARK_CALLS writes). */
 export type CallVerdict = { s: 'applied' } | { s: 'pending' } | { s: 'live' } | { s: 'error'; e: ErrorRecord };
@@ -53,6 +57,7 @@ export async function batchResultsVerdicts(
   const verdicts: Record<string, CallVerdict> = {};
   const usage: FlushUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0, liveCostUsd: 0, answered: 0, errors: 0 };
   const saved: string[] = [];
+  const answered: { customId: string; response: NonNullable<ProviderBatchResult['response']> }[] = [];
   for (const result of results) {
     if (!ours.has(result.customId)) {
       problems.push(`a line for custom_id '${result.customId.slice(0, 120)}', which is not a request of this batch`);
@@ -60,24 +65,8 @@ export async function batchResultsVerdicts(
     }
     if (verdicts[result.customId]) continue;
     if (result.response) {
-      const answer = await answerOf(result.response, batchId, () => bodyOf(result.customId));
-      const call = parseCallId(result.customId)!;
-      const runKeys = context.keys.run(call.runId);
-      await runScript(
-        context.redis,
-        APPLY_ANSWER,
-        [runKeys.memo, runKeys.meta, runKeys.writes],
-        [call.stepId, call.key, JSON.stringify(answer), call.superstep, call.task],
-      );
       verdicts[result.customId] = { s: 'applied' };
-      saved.push(result.customId);
-      usage.answered += 1;
-      usage.inputTokens += answer.usage.inputTokens;
-      usage.outputTokens += answer.usage.outputTokens;
-      const costUsd = batchCostOf(context.batchPrices, context.prices, answer.usage, answer.model, flush.model);
-      usage.costUsd += costUsd;
-      await context.countSpend?.(result.customId, answer, costUsd);
-      usage.liveCostUsd += costOf(context.prices, answer.usage, answer.model, flush.model);
+      answered.push({ customId: result.customId, response: result.response });
       continue;
     }
     const error = result.error ?? { message: 'no answer and no error' };
@@ -99,6 +88,26 @@ export async function batchResultsVerdicts(
       },
     };
   }
+  // Saved a few at a time: one round trip each, independent of each other.
+  await inGroups(answered, SAVES_AT_ONCE, async ({ customId, response }) => {
+    const answer = await answerOf(response, batchId, () => bodyOf(customId));
+    const call = parseCallId(customId)!;
+    const runKeys = context.keys.run(call.runId);
+    await runScript(
+      context.redis,
+      APPLY_ANSWER,
+      [runKeys.memo, runKeys.meta, runKeys.writes],
+      [call.stepId, call.key, JSON.stringify(answer), call.superstep, call.task],
+    );
+    saved.push(customId);
+    usage.answered += 1;
+    usage.inputTokens += answer.usage.inputTokens;
+    usage.outputTokens += answer.usage.outputTokens;
+    const costUsd = batchCostOf(context.batchPrices, context.prices, answer.usage, answer.model, flush.model);
+    usage.costUsd += costUsd;
+    usage.liveCostUsd += costOf(context.prices, answer.usage, answer.model, flush.model);
+    await context.countSpend?.(customId, answer, costUsd);
+  });
   for (const customId of flush.ids) verdicts[customId] ??= unanswered(context, flush, batchId, problems);
   return { verdicts, usage, saved };
 }

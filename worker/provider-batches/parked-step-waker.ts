@@ -1,8 +1,11 @@
 import { stepJobId } from '../../shared/contracts/job-schema.js';
 import type { StepQueues } from '../../shared/store/step-queues.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
+import { inGroups } from './in-groups.js';
 import { parseCallId } from './provider-batch-call.js';
 
+/** Steps woken at once (a few round trips each). */
+const WAKES_AT_ONCE = 32;
 /** How many ticks a wake-up of a step that was not parked yet is tried again. */
 const RETRIES = 20;
 
@@ -23,15 +26,14 @@ export class ParkedStepWaker {
   /** Wakes the steps of these calls (custom ids); → how many were parked and are now promoted. */
   async wake(customIds: readonly string[]): Promise<number> {
     let woken = 0;
-    const seen = new Set<string>();
+    const steps = new Map<string, string>();
     for (const customId of customIds) {
       const call = parseCallId(customId);
-      if (!call) continue;
-      const jobId = stepJobId(call.runId, call.superstep, call.task);
-      if (seen.has(jobId)) continue;
-      seen.add(jobId);
-      if (await this.promote(call.runId, jobId)) woken += 1;
+      if (call) steps.set(stepJobId(call.runId, call.superstep, call.task), call.runId);
     }
+    await inGroups([...steps], WAKES_AT_ONCE, async ([jobId, runId]) => {
+      if (await this.promote(runId, jobId)) woken += 1;
+    });
     return woken;
   }
 
