@@ -157,8 +157,12 @@ export class ProviderBatchCollector {
       if (pending === 0) return;
       const [, oldest] = await redis.zrange(batchKeys.pending, '0', '0', 'WITHSCORES');
       const inFlight = await redis.scard(keys.batch(batchId).inflight);
-      // Every run of the batch in flight waits on a model call: none can finish, so no other call can come.
-      const allWaiting = pending >= inFlight;
+      const [next, total, concurrency] = (
+        await redis.hmget(keys.batch(batchId).meta, 'next', 'total', 'concurrency')
+      ).map(Number);
+      // Every run of the batch in flight waits on a model call, and no other run can start (every question
+      // dispatched, or every slot taken): none can finish, so no other call can come.
+      const allWaiting = pending >= inFlight && (next! >= total! || inFlight >= concurrency!);
       if (pending < maxRequests && Date.now() - Number(oldest) < flushMs && !allWaiting) return;
       const flushId = `${batchId}.f${await redis.incr(batchKeys.seq)}`;
       const now = Date.now();

@@ -1,4 +1,3 @@
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
 import { runScript } from '../../shared/adapters/redis/create-redis.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
@@ -19,6 +18,7 @@ import { parseFlushRecord, type FlushRecord } from '../../shared/operations/batc
 import type { ParkedStepWaker } from './parked-step-waker.js';
 import { parseCallId } from './provider-batch-call.js';
 import { MARK_CALLS } from './provider-batch-scripts.js';
+import { emitProviderBatchSpan, emitWaitSpans } from './provider-batch-spans.js';
 
 /** Points of a flush's life where a test may kill the worker (chaos tests), each after the named provider call. */
 export type FlushPoint = 'intent' | 'uploaded' | 'created' | 'polled' | 'downloaded' | 'applied' | 'marked' | 'done';
@@ -114,7 +114,10 @@ export class FlushDriver {
       case 'marked': {
         await this.options.waker.wake(flush.ids);
         await redis.hset(key, 'state', 'done', 'finishedAt', now, 'updatedAt', now);
-        this.span(batchId, { ...flush, finishedAt: now });
+        emitProviderBatchSpan(this.options.telemetry, this.options.api.provider, batchId, {
+          ...flush,
+          finishedAt: now,
+        });
         await this.point('done', flush.id);
         return;
       }
@@ -226,7 +229,7 @@ export class FlushDriver {
         'provider batch: results lines not used',
       );
     await this.point('applied', flush.id);
-    if (this.options.telemetry.enabled) await this.waitSpans(batchId, flush, saved);
+    if (this.options.telemetry.enabled) await emitWaitSpans(this.options, batchId, flush, saved);
     await redis.hset(key, 'usage', JSON.stringify(usage), 'problems', JSON.stringify(problems.slice(0, 20)));
     const batchKeys = keys.providerBatch(batchId);
     await runScript(
@@ -306,56 +309,5 @@ export class FlushDriver {
     flushId: string,
   ): Promise<void> {
     await this.options.onPoint?.(point, flushId);
-  }
-
-  /** `provider_batch <id>`: one span per provider batch, from its intent to its requests' wake-up. */
-  private span(batchId: string, flush: FlushRecord): void {
-    const { telemetry } = this.options;
-    if (!telemetry.enabled) return;
-    const span = telemetry.tracer.startSpan(`provider_batch ${flush.batchId ?? flush.id}`, {
-      kind: SpanKind.CLIENT,
-      startTime: flush.createdAt,
-      attributes: {
-        'gen_ai.provider.name': this.options.api.provider,
-        'gen_ai.request.model': flush.model,
-        'agentq.batch.id': batchId,
-        'agentq.provider_batch.flush': flush.id,
-        'agentq.provider_batch.id': flush.batchId ?? '',
-        'agentq.provider_batch.status': flush.status ?? 'unknown',
-        'agentq.provider_batch.requests': flush.requests,
-        'agentq.provider_batch.answered': flush.usage?.answered ?? 0,
-        'gen_ai.usage.input_tokens': flush.usage?.inputTokens ?? 0,
-        'gen_ai.usage.output_tokens': flush.usage?.outputTokens ?? 0,
-      },
-    });
-    if (flush.status !== 'completed')
-      span.setStatus({ code: SpanStatusCode.ERROR, message: `provider batch ${flush.status}` });
-    span.end(flush.finishedAt);
-  }
-
-  /** `provider_batch.wait`: one span per parked call answered, in its run's trace, from its park to its answer. */
-  private async waitSpans(batchId: string, flush: FlushRecord, saved: readonly string[]): Promise<void> {
-    const { telemetry, store, redis, keys } = this.options;
-    for (const customId of saved) {
-      const call = parseCallId(customId);
-      if (!call) continue;
-      const meta = await store.get(call.runId);
-      const held = await redis.hget(keys.providerBatch(batchId).calls, customId);
-      const parkedAt = held ? ((JSON.parse(held) as { at?: number }).at ?? flush.createdAt) : flush.createdAt;
-      const span = telemetry.tracer.startSpan(
-        'provider_batch.wait',
-        {
-          startTime: parkedAt,
-          attributes: {
-            'agentq.run.id': call.runId,
-            'agentq.step.id': call.stepId,
-            'agentq.provider_batch.id': flush.batchId ?? '',
-            'agentq.provider_batch.request': customId,
-          },
-        },
-        telemetry.runContext(meta?.trace),
-      );
-      span.end();
-    }
   }
 }

@@ -10,6 +10,7 @@ import type { RunEnqueuer } from '../../store/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
 import { CLAIM, RELEASE } from './batch-scripts.js';
 import { readProviderBatchProgress } from './read-provider-batch-progress.js';
+import { checkProviderBatches, type ProviderBatchesCheck } from './check-provider-batches.js';
 import {
   batchRequestSchema,
   DEFAULT_CONCURRENCY,
@@ -59,7 +60,7 @@ export interface BatchDispatcherOptions {
    * Asked when a batch wants the provider's Batch API (issue 38): whether the provider has one. Without
    * it, such a batch is refused. `fallback: 'live'` runs it live instead when the provider has none.
    */
-  providerBatches?: { supported(): Promise<boolean>; fallback: 'none' | 'live' };
+  providerBatches?: ProviderBatchesCheck;
 }
 
 /**
@@ -85,7 +86,7 @@ export class BatchDispatcher {
         details: parsed.error.issues,
       });
     const batch: ParsedBatchRequest = parsed.data;
-    if (batch.providerBatch) batch.providerBatch = await this.checkProviderBatches();
+    if (batch.providerBatch) batch.providerBatch = await checkProviderBatches(this.options.providerBatches);
     const batchId = idempotencyKey
       ? `bat_k${createHash('sha256').update(tenant).update('\0').update(idempotencyKey).digest('hex').slice(0, 27)}`
       : `bat_${randomBytes(12).toString('hex')}`;
@@ -142,32 +143,6 @@ export class BatchDispatcher {
     await this.topUp(batchId);
     const record = await this.get(batchId);
     return { batch: record!, created: created === 1 };
-  }
-
-  /** Whether a batch asking for the provider's Batch API gets it: true, false (runs live), or refused. */
-  private async checkProviderBatches(): Promise<boolean> {
-    const check = this.options.providerBatches;
-    if (!check)
-      throw new AgentqError(
-        'PROVIDER_BATCH_UNSUPPORTED',
-        'providerBatch: this producer has no model endpoint to send batches to; set LLM_MODEL (and OPENAI_BASE_URL) where batches are submitted',
-      );
-    let supported: boolean;
-    try {
-      supported = await check.supported();
-    } catch (error) {
-      throw new AgentqError(
-        'UNAVAILABLE',
-        `providerBatch: could not ask the provider whether it has a Batch API: ${(error as Error).message}; try again, or submit without providerBatch`,
-        { retryable: true, cause: error },
-      );
-    }
-    if (supported) return true;
-    if (check.fallback === 'live') return false;
-    throw new AgentqError(
-      'PROVIDER_BATCH_UNSUPPORTED',
-      'providerBatch: the model provider has no Batch API (it answered 404 on /v1/batches); submit without providerBatch, or set AGENTQ_PROVIDER_BATCH_FALLBACK=live to run such batches live',
-    );
   }
 
   private async meta(batchId: string): Promise<BatchMeta | null> {
