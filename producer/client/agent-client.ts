@@ -23,8 +23,12 @@ import { createRunFinishedHook } from '../../shared/store/run-finished-hook.js';
 import { ServedGraphs } from '../../shared/graph/served-graphs.js';
 import { loadConfig, type Config } from '../../shared/config/config.js';
 import { RunReader, type RunReaderOptions } from './run-reader.js';
+import { forkRun, type ForkOptions } from './fork-run.js';
+import { replayRun, type ReplayOptions } from './replay-run.js';
+import { replayReport, type ReplayReport } from './replay-report.js';
 
 export { enqueueRequestSchema, type EnqueueRequest };
+export type { ForkOptions, ReplayOptions, ReplayReport };
 
 /** Batch Q&A: one run per question (see `BatchDispatcher`). */
 export interface BatchesApi {
@@ -334,6 +338,44 @@ export class AgentClient extends RunReader {
       jobId: `${runId}.resume.s${superstep}.${Date.now()}`,
     });
     return this.require(runId);
+  }
+
+  /**
+   * Forks a finished run, or one waiting on an interrupt, from its step `options.from` (issue 39): a new run
+   * with the original's state, history and step log as committed just before that step (those steps are
+   * inherited, not run again), optionally a state patch (`set`) and another graph version.
+   */
+  async fork(runId: string, options: ForkOptions): Promise<RunRecord> {
+    await this.ready();
+    return forkRun(
+      {
+        store: this.store,
+        admission: this.enqueuer.admission,
+        served: this.served,
+        handOver: async (forkId) => {
+          const job: StoredRunJob = { v: 1, stored: true, runId: forkId };
+          await this.intakeQueue.add('fork', job, { ...INTAKE_JOB_OPTIONS, jobId: `${forkId}.fork` });
+        },
+      },
+      runId,
+      options,
+    );
+  }
+
+  /**
+   * Replays a finished run's input through its graph (or `options.graphVersion`) with the model and tool
+   * calls answered by its recording: zero paid calls; the first call that differs stops it (REPLAY_DIVERGED)
+   * unless `continueLive`. → the replay run; `replayReport` gives its verdict once it finished.
+   */
+  async replay(runId: string, options: ReplayOptions = {}): Promise<RunRecord> {
+    await this.ready();
+    return replayRun({ store: this.store, enqueuer: this.enqueuer, served: this.served }, runId, options);
+  }
+
+  /** A replay run's verdict: `diverged` and, when true, the step, node and diff (issue 39). */
+  async replayReport(replayRunId: string): Promise<ReplayReport> {
+    await this.ready();
+    return replayReport(this.store, replayRunId);
   }
 
   override async close(): Promise<void> {

@@ -36,6 +36,11 @@ export const ERROR_CODES = [
   'REDIS_FULL',
   // Redis did not answer (down, unreachable, read-only replica, loading): retry shortly (issue 34).
   'REDIS_UNAVAILABLE',
+  // A replay asked another question than its original at some step (issue 39): details {step, node, diff}.
+  'REPLAY_DIVERGED',
+  // A fork or replay needs a run's recording, and it is not there: never made (AGENTQ_RECORDING), expired
+  // with the run, or stopped at its byte budget; the message names what is missing (issue 39).
+  'RECORDING_UNAVAILABLE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
