@@ -26,9 +26,15 @@ import { RunReader, type RunReaderOptions } from './run-reader.js';
 import { forkRun, type ForkOptions } from './fork-run.js';
 import { replayRun, type ReplayOptions } from './replay-run.js';
 import { replayReport, type ReplayReport } from './replay-report.js';
+import {
+  retryFailedRuns,
+  type FailedRunsFilter,
+  type RetryFailedOptions,
+  type RetryFailedSummary,
+} from './retry-failed-runs.js';
 
 export { enqueueRequestSchema, type EnqueueRequest };
-export type { ForkOptions, ReplayOptions, ReplayReport };
+export type { FailedRunsFilter, ForkOptions, ReplayOptions, ReplayReport, RetryFailedOptions, RetryFailedSummary };
 
 /** Batch Q&A: one run per question (see `BatchDispatcher`). */
 export interface BatchesApi {
@@ -289,9 +295,10 @@ export class AgentClient extends RunReader {
 
   /**
    * Retries a failed run from its last commit (the failed step runs again, with fresh attempts). It is in
-   * flight again, so it passes the admission (the tenant's in-flight cap) as a new run does.
+   * flight again, so it passes the admission (the tenant's in-flight cap) as a new run does. `failedAt`:
+   * only if its failure is still the one that ended then (CONFLICT otherwise: someone retried it since).
    */
-  async retry(runId: string): Promise<RunRecord> {
+  async retry(runId: string, { failedAt }: { failedAt?: number } = {}): Promise<RunRecord> {
     await this.require(runId);
     const meta = await this.store.get(runId);
     if (!meta) return this.require(runId);
@@ -308,7 +315,7 @@ export class AgentClient extends RunReader {
         : undefined;
     let superstep: number;
     try {
-      ({ superstep } = await this.store.retry(runId, Date.now()));
+      ({ superstep } = await this.store.retry(runId, Date.now(), failedAt));
     } catch (error) {
       await admission?.undo();
       throw error;
@@ -320,6 +327,20 @@ export class AgentClient extends RunReader {
       jobId: `${runId}.retry.s${superstep}.${Date.now()}`,
     });
     return this.require(runId);
+  }
+
+  /**
+   * Retries failed runs in bulk (issue 39): every failed run matching `filter` (error code, since, graph),
+   * from its failed step, at `options.ratePerSecond`; `dryRun` only counts them. Two racing calls never
+   * retry a run twice. → what matched, what was retried, what was skipped and why.
+   */
+  async retryFailed(filter: FailedRunsFilter = {}, options: RetryFailedOptions = {}): Promise<RetryFailedSummary> {
+    await this.ready();
+    return retryFailedRuns(
+      { list: (listFilter) => this.list(listFilter), retry: (runId, retryOptions) => this.retry(runId, retryOptions) },
+      filter,
+      options,
+    );
   }
 
   /** Answers a run waiting on an interrupt: the step that asked runs again and receives `value`. */

@@ -30,6 +30,8 @@ export interface RunRecord {
   replayOf?: { runId: string; live: boolean };
   /** A retried run's earlier attempts: how many, and the last one's error and end. */
   retryOf?: { attempts: number; error: ErrorRecord | null; failedAt: number | null };
+  /** When a finished run finished. */
+  finishedAt?: string;
   createdAt: string;
   updatedAt: string;
 }

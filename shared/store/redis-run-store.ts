@@ -160,8 +160,8 @@ export class RedisRunStore {
     return this.lifecycle.requestCancel(runId, now);
   }
 
-  retry(runId: string, now: number): Promise<{ superstep: number; tasks: Task[] }> {
-    return this.lifecycle.retry(runId, now);
+  retry(runId: string, now: number, failedAt?: number): Promise<{ superstep: number; tasks: Task[] }> {
+    return this.lifecycle.retry(runId, now, failedAt);
   }
 
   interrupt(

@@ -2,7 +2,15 @@
 import type { ErrorRecord } from '../contracts/errors.js';
 import { AgentqError } from '../contracts/errors.js';
 import type { Task } from '../graph/graph.js';
-import type { PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, Usage } from '../contracts/run-record.js';
+import {
+  isTerminal,
+  type PendingInterrupt,
+  type RunEvent,
+  type RunEventType,
+  type RunRecord,
+  type RunStatus,
+  type Usage,
+} from '../contracts/run-record.js';
 
 /** A run as stored in its meta hash, parsed. */
 export interface RunMeta {
@@ -50,6 +58,8 @@ export interface RunMeta {
   divergence: unknown;
   /** The earlier attempts of a run retried in bulk: how many, and the error of the last (issue 39). */
   retryOf: RetryOf | null;
+  /** When the run finished (ms); null while it has not. */
+  finishedAt: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -184,6 +194,7 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     forkOf: parseJson(fields.forkOf) as ForkOf | null,
     divergence: parseJson(fields.divergence),
     retryOf: parseJson(fields.retryOf) as RetryOf | null,
+    finishedAt: fields.finishedAt ? Number(fields.finishedAt) : null,
     createdAt: Number(fields.createdAt),
     updatedAt: Number(fields.updatedAt),
   };
@@ -219,6 +230,7 @@ export function toRunRecord(meta: RunMeta): RunRecord {
     ...(meta.forkOf ? { forkOf: meta.forkOf } : {}),
     ...(meta.replay ? { replayOf: meta.replay } : {}),
     ...(meta.retryOf ? { retryOf: meta.retryOf } : {}),
+    ...(meta.finishedAt && isTerminal(meta.status) ? { finishedAt: new Date(meta.finishedAt).toISOString() } : {}),
     createdAt: new Date(meta.createdAt).toISOString(),
     updatedAt: new Date(meta.updatedAt).toISOString(),
   };

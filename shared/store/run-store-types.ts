@@ -78,6 +78,10 @@ export type CommitResult =
 export interface ListFilter {
   status?: RunStatus;
   graph?: string;
+  /** Only runs created at or after this time (ms since the epoch). */
+  since?: number;
+  /** Only runs whose error has this code (failed or cancelled runs), e.g. PROVIDER_ERROR. */
+  errorCode?: string;
   /** @default 50 */
   limit?: number;
   cursor?: string;
