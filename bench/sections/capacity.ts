@@ -18,6 +18,9 @@
  *   step jobs, so that part does not grow with N).
  * - `event_loop_delay_p99_ms` / `event_loop_delay_max_ms`: the workers' event-loop delay (perf_hooks
  *   monitorEventLoopDelay) from the warm-up until all N were parked, the worse worker's.
+ * - `redis_record_bytes_per_finished_run` / `record_json_bytes_per_finished_run` (issue 39): MEMORY USAGE of a
+ *   finished run's recording key (AGENTQ_RECORDING; 0 when off), part of the figure above, and the JSON bytes
+ *   it counts against AGENTQ_RECORDING_MAX_BYTES; the mean of the first 200 runs.
  * - `heap_bytes_per_inflight_run`: per worker, heapUsed after a forced full GC with its runs parked minus
  *   before, ÷ the steps it was running; the mean of the two workers.
  */
@@ -69,7 +72,8 @@ export const capacitySection: BenchSection = {
       AGENTQ_LLM_TIMEOUT_MS: '600000',
     });
     const redis = new Redis(redisServer.url);
-    const client = new AgentClient({ config: loadConfig(env) });
+    // The environment's AGENTQ_RECORDING (issue 39) too, as the forked workers get it: runs record what the client says.
+    const client = new AgentClient({ config: loadConfig({ ...process.env, ...env }) });
     const workers: BenchWorker[] = [];
     const started = Date.now();
     try {
@@ -122,6 +126,7 @@ export const capacitySection: BenchSection = {
         () => `${ids.filter((id) => finished.has(id)).length} of ${runs} finished`,
       );
       const redisFinished = await usedMemory(redis);
+      const recordBytes = await recordingFootprint(redis, env, ids.slice(0, 200));
       const completed = ids.filter((id) => finished.get(id) === 'completed').length;
       // A step taken again while its first delivery still waits on the model asks the model twice.
       const duplicateCalls = model.chatRequests().length - WARMUP_RUNS - runs;
@@ -167,6 +172,9 @@ export const capacitySection: BenchSection = {
         [`inflight_${runs}_ok`]: completed === runs ? 1 : 0,
         redis_bytes_per_inflight_run: Math.round((redisParked - redisBefore) / runs),
         redis_bytes_per_finished_run: Math.round((redisFinished - redisBefore) / runs),
+        // Issue 39: the recording's own key (AGENTQ_RECORDING), part of the figure above; 0 when off.
+        redis_record_bytes_per_finished_run: recordBytes.memory,
+        record_json_bytes_per_finished_run: recordBytes.json,
         heap_bytes_per_inflight_run: Math.round(
           perWorker.reduce((sum, worker) => sum + worker.bytesPerRun, 0) / perWorker.length,
         ),
@@ -216,6 +224,7 @@ async function runFootprint(redis: Redis, env: Record<string, string>, runId: st
     events: `${base}:events`,
     steps: `${base}:steps`,
     memo: `${base}:memo`,
+    record: `${base}:record`,
     stepJob: job,
     stepJobLock: jobLockKey(job),
   };
@@ -223,4 +232,24 @@ async function runFootprint(redis: Redis, env: Record<string, string>, runId: st
   for (const [name, key] of Object.entries(keys))
     usage[name] = Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
   return usage;
+}
+
+/** Mean MEMORY USAGE of the recording key of finished runs (issue 39) and the JSON bytes it counts (its `bytes`). */
+async function recordingFootprint(
+  redis: Redis,
+  env: Record<string, string>,
+  runIds: string[],
+): Promise<{ memory: number; json: number }> {
+  const keys = new Keys(env.AGENTQ_KEY_PREFIX, Number(env.AGENTQ_SHARDS ?? 1));
+  let memory = 0;
+  let json = 0;
+  for (const runId of runIds) {
+    const key = keys.run(runId).record;
+    memory += Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
+    json += Number((await redis.hget(key, 'bytes')) ?? 0);
+  }
+  return {
+    memory: Math.round(memory / Math.max(1, runIds.length)),
+    json: Math.round(json / Math.max(1, runIds.length)),
+  };
 }
