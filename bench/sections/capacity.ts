@@ -70,10 +70,14 @@ export const capacitySection: BenchSection = {
       OPENAI_BASE_URL: model.url,
       // The gate holds the first calls until the last run is parked: far longer than 2 s on purpose.
       AGENTQ_LLM_TIMEOUT_MS: '600000',
+      // The enqueue of 200 runs at a time on a loaded 2-core machine can pass the producer's 750 ms command
+      // timeout (a refused enqueue, not a slow Redis): this section measures memory, not latency.
+      AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '10000',
+      // Issue 39: measured with and without the recording (`AGENTQ_RECORDING=off npm run bench -- --only capacity`).
+      AGENTQ_RECORDING: process.env.AGENTQ_RECORDING ?? 'full',
     });
     const redis = new Redis(redisServer.url);
-    // The environment's AGENTQ_RECORDING (issue 39) too, as the forked workers get it: runs record what the client says.
-    const client = new AgentClient({ config: loadConfig({ ...process.env, ...env }) });
+    const client = new AgentClient({ config: loadConfig(env) });
     const workers: BenchWorker[] = [];
     const started = Date.now();
     try {

@@ -9,6 +9,8 @@ import {
   type ScriptedResponse,
 } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { z } from 'zod';
+import { defineTool } from '../../shared/ports/define-tool.js';
 
 const experts = [
   { name: 'redis', description: 'Redis persistence, AOF, RDB snapshots' },
@@ -230,5 +232,67 @@ describe('fork without a recording', () => {
       message: expect.stringContaining('AGENTQ_RECORDING was off'),
     });
     expect(await env.client.store.redis.exists(env.client.store.keys.run(done.id).record)).toBe(0);
+  });
+});
+
+/** A run paused at an interrupt (a tool call waiting for approval) forks too; the original keeps waiting. */
+describe('fork a waiting run', () => {
+  let server: ScriptedOpenAIServer;
+  let env: TestEnv;
+  const refunds: string[] = [];
+  const refund = defineTool({
+    name: 'refund',
+    description: 'Refunds an order (a person approves each refund)',
+    input: z.object({ order: z.string() }),
+    requiresApproval: true,
+    execute: ({ order }, { runId }) => {
+      refunds.push(`${runId} ${order}`);
+      return { refunded: order };
+    },
+  });
+  beforeAll(async () => {
+    server = await startScriptedOpenAIServer({
+      script: (request) =>
+        lastMessage(request).role === 'user'
+          ? { toolCalls: [{ name: 'refund', arguments: { order: 'A-17' } }] }
+          : { content: 'Refunded.' },
+    });
+    env = await startTestEnv({
+      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' },
+      tools: [refund],
+    });
+  });
+  afterAll(async () => {
+    await env.close();
+    await server.close();
+  });
+
+  it('forks from the step that waits (it asks again) and from an earlier one; answering the fork leaves the original waiting', async () => {
+    const queued = await env.client.enqueue({
+      graph: 'react-agent',
+      input: { query: 'refund A-17', tools: ['refund'] },
+    });
+    const waiting = await env.client.wait(queued.id, { timeoutMs: 30_000 });
+    expect(waiting).toMatchObject({ status: 'waiting', stepCount: 1, interrupt: { node: 'tool' } });
+
+    const atWait = await env.client.wait((await env.client.fork(waiting.id, { from: 1 })).id, { timeoutMs: 30_000 });
+    expect(atWait).toMatchObject({
+      status: 'waiting',
+      interrupt: { node: 'tool' },
+      forkOf: { runId: waiting.id, step: 1 },
+    });
+    expect(server.chatRequests()).toHaveLength(1);
+    await env.client.resume(atWait.id, { approved: true });
+    expect(await env.client.wait(atWait.id, { timeoutMs: 30_000 })).toMatchObject({
+      status: 'completed',
+      output: { answer: 'Refunded.' },
+    });
+    expect(refunds).toEqual([`${atWait.id} A-17`]);
+    expect(server.chatRequests()).toHaveLength(2);
+
+    const fromStart = await env.client.wait((await env.client.fork(waiting.id, { from: 0 })).id, { timeoutMs: 30_000 });
+    expect(fromStart.status).toBe('waiting');
+    expect(server.chatRequests()).toHaveLength(3);
+    expect((await env.client.get(waiting.id))?.status).toBe('waiting');
   });
 });
