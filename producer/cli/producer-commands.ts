@@ -54,7 +54,8 @@ function parseJson(flag: string, text: string): unknown {
   }
 }
 
-function parseCount(name: string) {
+/** A commander parser of a positive integer option, refusing anything else as a usage error naming it. */
+export function parseCount(name: string) {
   return (value: string): number => {
     const number = Number(value);
     if (!Number.isInteger(number) || number < 1)

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { RunRecord } from '../../shared/contracts/run-record.js';
 import type { AgentClient, ReplayReport } from '../client/agent-client.js';
+import { parseCount } from './producer-commands.js';
 import { UsageError } from './usage-error.js';
 
 interface Io {
@@ -28,15 +29,6 @@ function parseStep(value: string): number {
   if (!Number.isInteger(step) || step < 0)
     throw new UsageError(`--from must be a step index (0, 1, … as agentq steps numbers them), got '${value}'`);
   return step;
-}
-
-function parsePositive(name: string) {
-  return (value: string): number => {
-    const number = Number(value);
-    if (!Number.isInteger(number) || number < 1)
-      throw new UsageError(`${name} must be a positive integer, got '${value}'`);
-    return number;
-  };
 }
 
 /** One line per replay: same, diverged at step k, or failed. */
@@ -70,7 +62,7 @@ export function registerTimeTravelCommands(program: Command, client: () => Promi
     .option('--graph-version <version>', 'run the fork on this graph version (default: the original’s)')
     .option('--queue-unserved', 'queue it even if no live worker serves that graph version')
     .option('--wait', 'wait for the fork to finish')
-    .option('--timeout-ms <ms>', 'with --wait: give up after this long', parsePositive('--timeout-ms'))
+    .option('--timeout-ms <ms>', 'with --wait: give up after this long', parseCount('--timeout-ms'))
     .option('--json', 'print the run record as JSON')
     .action(
       async (
@@ -123,7 +115,7 @@ export function registerTimeTravelCommands(program: Command, client: () => Promi
     .option('--batch <batchId>', 'replay every run of this batch')
     .option('--graph-version <version>', 'replay against this graph version (default: each run’s own)')
     .option('--continue-live', 'after the first divergence go on with live (paid) calls instead of stopping')
-    .option('--timeout-ms <ms>', 'give up waiting for a replay after this long', parsePositive('--timeout-ms'))
+    .option('--timeout-ms <ms>', 'give up waiting for a replay after this long', parseCount('--timeout-ms'))
     .option('--json', 'one run: print its report as one JSON object; several: {summary, reports}')
     .action(
       async (

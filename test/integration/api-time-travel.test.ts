@@ -1,19 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Message, RunRecord } from '../../shared/contracts/run-record.js';
-import {
-  startScriptedOpenAIServer,
-  type ScriptedChatRequest,
-  type ScriptedOpenAIServer,
-  type ScriptedResponse,
-} from '../fakes/scripted-openai-server.js';
+import type { RunRecord } from '../../shared/contracts/run-record.js';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import { calculatorScript } from '../helpers/time-travel-scripts.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
-
-const lastMessage = (request: ScriptedChatRequest) => request.body.messages.at(-1) as Message;
-function reactScript(request: ScriptedChatRequest): ScriptedResponse {
-  return lastMessage(request).role === 'user'
-    ? { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }
-    : { content: 'forty-two' };
-}
 
 /** The HTTP side of time travel (issue 39): fork, replay, its report, bulk retry; tenants see only their own. */
 describe('API: fork, replay and bulk retry', () => {
@@ -21,7 +10,7 @@ describe('API: fork, replay and bulk retry', () => {
   let env: ApiTestEnv;
   let original: RunRecord;
   beforeAll(async () => {
-    server = await startScriptedOpenAIServer({ script: reactScript });
+    server = await startScriptedOpenAIServer({ script: calculatorScript });
     env = await startApiTestEnv({ env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' } });
     const created = json<RunRecord>(
       await env.as(KEYS.acmeProducer, {

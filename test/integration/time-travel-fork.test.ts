@@ -8,6 +8,7 @@ import {
   type ScriptedOpenAIServer,
   type ScriptedResponse,
 } from '../fakes/scripted-openai-server.js';
+import { calculatorScript, lastMessage } from '../helpers/time-travel-scripts.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 import { z } from 'zod';
 import { defineTool } from '../../shared/ports/define-tool.js';
@@ -17,15 +18,7 @@ const experts = [
   { name: 'queues', description: 'Job queues, BullMQ, retries, backoff' },
   { name: 'chef', description: 'French cooking, sauces, bread' },
 ];
-const lastMessage = (request: ScriptedChatRequest) => request.body.messages.at(-1) as Message;
 const systemOf = (request: ScriptedChatRequest) => (request.body.messages[0] as Message).content;
-
-/** react-agent: a tool call, then an answer (3 steps: model, tool, model). */
-function reactScript(request: ScriptedChatRequest): ScriptedResponse {
-  return lastMessage(request).role === 'user'
-    ? { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }
-    : { content: `the answer is ${JSON.parse(lastMessage(request).content ?? '{}').result}` };
-}
 
 /** multi-agent (recall 'first'): the lead consults two colleagues in parallel, then answers. */
 function multiAgentScript(request: ScriptedChatRequest): ScriptedResponse {
@@ -74,7 +67,7 @@ describe('fork a run from a step (issue 39)', () => {
   });
 
   it('react-agent: forks at the first, a middle and the last step; only steps from the fork point call the model', async () => {
-    server.setScript(reactScript);
+    server.setScript(calculatorScript);
     const original = await run('react-agent', { query: 'what is 6*7?', tools: ['calculator'] });
     expect(original).toMatchObject({ status: 'completed', output: { answer: 'the answer is 42' } });
     expect(server.chatRequests()).toHaveLength(2);
@@ -161,7 +154,7 @@ describe('fork a run from a step (issue 39)', () => {
   });
 
   it('a state patch replaces a key of the fork (the original untouched); a key not in the state or of another kind is INVALID_INPUT naming it', async () => {
-    server.setScript(reactScript);
+    server.setScript(calculatorScript);
     const original = await run('react-agent', { query: 'what is 6*7?', tools: ['calculator'] });
     const { done, requests } = await fork(original.id, 0, { query: 'what is 6*7 really?' });
     expect(done.status).toBe('completed');
@@ -182,7 +175,7 @@ describe('fork a run from a step (issue 39)', () => {
   });
 
   it('an unknown run or step is NOT_FOUND; nothing is created', async () => {
-    server.setScript(reactScript);
+    server.setScript(calculatorScript);
     const original = await run('react-agent', { query: 'what is 6*7?', tools: ['calculator'] });
     await expect(env.client.fork('run_nope', { from: 0 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(env.client.fork(original.id, { from: 3 })).rejects.toMatchObject({
@@ -211,7 +204,7 @@ describe('fork without a recording', () => {
   let server: ScriptedOpenAIServer;
   let env: TestEnv;
   beforeAll(async () => {
-    server = await startScriptedOpenAIServer({ script: reactScript });
+    server = await startScriptedOpenAIServer({ script: calculatorScript });
     env = await startTestEnv({
       env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_RECORDING: 'off' },
     });

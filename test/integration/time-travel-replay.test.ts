@@ -10,16 +10,8 @@ import {
   type ScriptedOpenAIServer,
   type ScriptedResponse,
 } from '../fakes/scripted-openai-server.js';
+import { calculatorScript } from '../helpers/time-travel-scripts.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
-
-const lastMessage = (request: ScriptedChatRequest) => request.body.messages.at(-1) as Message;
-
-/** react-agent: a tool call, then an answer. */
-function reactScript(request: ScriptedChatRequest): ScriptedResponse {
-  return lastMessage(request).role === 'user'
-    ? { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }
-    : { content: `the answer is ${JSON.parse(lastMessage(request).content ?? '{}').result}` };
-}
 
 /** `brief@<version>`: outline (a model call) → draft (a model call whose prompt is the version's). */
 function briefGraph(version: string, draftPrompt: string) {
@@ -87,7 +79,7 @@ describe('replay a run against its recording (issue 39)', () => {
   };
 
   it('an unchanged graph replays with zero model requests (tools answered from the recording too) and the same output', async () => {
-    server.setScript(reactScript);
+    server.setScript(calculatorScript);
     const original = await run('react-agent', { query: 'what is 6*7?', tools: ['calculator'] });
     expect(original).toMatchObject({ status: 'completed', output: { answer: 'the answer is 42' } });
     expect(server.chatRequests()).toHaveLength(2);
