@@ -183,13 +183,15 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
     .action(async (runId: string, options: { json?: boolean }) => {
       await withClient(clients.reader, async (client) => {
         const steps = await client.steps(runId);
-        const shown = steps.map(({ index, superstep, node, attempts, startedAt, endedAt }) => ({
+        const shown = steps.map(({ index, superstep, node, attempts, startedAt, endedAt, inheritedFrom }) => ({
           index,
           superstep,
           node,
           attempts,
           startedAt,
           endedAt,
+          // A fork's steps before its fork point ran in another run (issue 39).
+          ...(inheritedFrom ? { inheritedFrom } : {}),
         }));
         io.out(
           options.json
@@ -197,7 +199,7 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
             : shown
                 .map(
                   (step) =>
-                    `${step.index}\ts${step.superstep}\t${step.node}\tattempts=${step.attempts}\t${step.startedAt} → ${step.endedAt}`,
+                    `${step.index}\ts${step.superstep}\t${step.node}\tattempts=${step.attempts}\t${step.startedAt} → ${step.endedAt}${step.inheritedFrom ? `\tinherited from ${step.inheritedFrom}` : ''}`,
                 )
                 .join('\n'),
         );
