@@ -36,6 +36,14 @@ export async function replayRun(deps: ReplayDeps, runId: string, options: Replay
     );
   if (!isTerminal(meta.status))
     throw new AgentqError('CONFLICT', `run ${runId} is ${meta.status}; only a finished run can be replayed`);
+  // A fork's steps before its fork point ran in its original (and its state may be patched): its own
+  // recording cannot answer a replay from the input.
+  if (meta.forkOf)
+    throw new AgentqError(
+      'RECORDING_UNAVAILABLE',
+      `cannot replay run ${runId}: it is a fork of run ${meta.forkOf.runId} from step ${meta.forkOf.step}, whose earlier calls were made (and recorded) by that run; replay run ${meta.forkOf.runId} instead`,
+      { details: { runId, forkOf: meta.forkOf } },
+    );
   const recording = await store.recordings.summary(runId);
   const missing = !recording.present
     ? 'it has no recording (it was created with AGENTQ_RECORDING=off, before recording existed, or its recording expired)'

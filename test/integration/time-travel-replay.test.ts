@@ -134,10 +134,15 @@ describe('replay a run against its recording (issue 39)', () => {
     expect(done.usage.inputTokens).toBeGreaterThan(0);
   });
 
-  it('a replay of a running or unknown run is refused; a recording that is gone is RECORDING_UNAVAILABLE saying so', async () => {
+  it('a replay of an unknown run or of a fork is refused; a recording that is gone is RECORDING_UNAVAILABLE saying so', async () => {
     await expect(env.client.replay('run_nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
     server.setScript(briefScript);
     const original = await run('brief', { topic: 'expiry' }, '1');
+    const fork = await env.client.wait((await env.client.fork(original.id, { from: 1 })).id, { timeoutMs: 30_000 });
+    await expect(env.client.replay(fork.id)).rejects.toMatchObject({
+      code: 'RECORDING_UNAVAILABLE',
+      message: expect.stringContaining(`it is a fork of run ${original.id} from step 1`),
+    });
     await env.client.store.redis.del(env.client.store.keys.run(original.id).record);
     await expect(env.client.replay(original.id)).rejects.toMatchObject({
       code: 'RECORDING_UNAVAILABLE',
