@@ -9,7 +9,7 @@ import {
   type ScriptedResponse,
 } from '../fakes/scripted-openai-server.js';
 import { calculatorScript, lastMessage } from '../helpers/time-travel-scripts.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 import { z } from 'zod';
 import { defineTool } from '../../shared/ports/define-tool.js';
 
@@ -185,7 +185,24 @@ describe('fork a run from a step (issue 39)', () => {
     await expect(env.client.fork(original.id, { from: -1 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
-  it('a failed run forks from its failed step (and earlier ones); a running run is refused', async () => {
+  it('a cancelled run forks from the step it stopped at, its state patched (no more sleeping); a running run is refused', async () => {
+    const slow = await env.client.enqueue({ graph: 'chain', input: { steps: 4, sleepMs: 400 } });
+    await eventually(async () => ((await env.client.get(slow.id))?.stepCount ?? 0) >= 2, 15_000, 'two steps');
+    await expect(env.client.fork(slow.id, { from: 0 })).rejects.toMatchObject({
+      code: 'CONFLICT',
+      message: expect.stringContaining('only a finished run or one waiting on an interrupt can be forked'),
+    });
+    await env.client.cancel(slow.id);
+    const cancelled = await env.client.wait(slow.id, { timeoutMs: 30_000 });
+    expect(cancelled.status).toBe('cancelled');
+    const { done } = await fork(cancelled.id, cancelled.stepCount, { sleepMs: 0 });
+    expect(done).toMatchObject({ status: 'completed', stepCount: 4 });
+    expect((await env.client.steps(done.id)).filter((step) => step.inheritedFrom === cancelled.id)).toHaveLength(
+      cancelled.stepCount,
+    );
+  });
+
+  it('a failed run forks from its failed step, which runs again', async () => {
     server.setScript([
       { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] },
       { status: 400, message: 'bad request from the provider' },
