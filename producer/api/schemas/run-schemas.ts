@@ -84,7 +84,7 @@ export const resumeBodySchema = z
     path: ['value'],
   });
 
-const errorRecordSchema = z
+export const errorRecordSchema = z
   .object({
     code: z.enum(ERROR_CODES),
     message: z.string(),

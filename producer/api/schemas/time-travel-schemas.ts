@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ERROR_CODES } from '../../../shared/contracts/errors.js';
+import { RUN_STATUSES } from '../../../shared/contracts/run-record.js';
+import { errorRecordSchema } from './run-schemas.js';
 import type { ReplayReport, RetryFailedSummary } from '../../client/agent-client.js';
 
 /** `POST /v1/runs/:id/fork`. */
@@ -55,7 +57,7 @@ export const replayReportSchema: z.ZodType<ReplayReport> = z
   .object({
     runId: z.string(),
     replayOf: z.string(),
-    status: z.string(),
+    status: z.enum(RUN_STATUSES),
     outcome: z.enum(['same', 'diverged', 'failed', 'pending']),
     diverged: z.boolean(),
     step: z.number().optional(),
@@ -63,10 +65,10 @@ export const replayReportSchema: z.ZodType<ReplayReport> = z
     reason: z.string().optional(),
     diff: z.array(differenceSchema).optional(),
     continuedLive: z.boolean().optional(),
-    error: z.unknown().optional(),
+    error: errorRecordSchema.optional(),
   })
   .loose()
-  .describe('ReplayReport') as unknown as z.ZodType<ReplayReport>;
+  .describe('ReplayReport');
 
 /** `POST /v1/runs/retry`: failed runs retried in bulk. */
 export const retryFailedBodySchema = z
