@@ -33,12 +33,14 @@ import { cliColdStartSection } from './sections/cli-cold-start.js';
 import { clusterSection } from './sections/cluster.js';
 import { faultsSection } from './sections/faults.js';
 import { providerBatchSection } from './sections/provider-batch.js';
+import { recordingSection } from './sections/recording.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SECTIONS: BenchSection[] = [
   stepsSection,
   langgraphSection,
   capacitySection,
+  recordingSection,
   recoverySection,
   batchFloorSection,
   providerBatchSection,

@@ -8,6 +8,7 @@ import { registerProducerCommands, UsageError } from '../producer/cli/producer-c
 import { registerBatchCommand } from '../producer/cli/batch-command.js';
 import { registerScheduleCommands } from '../producer/cli/schedule-commands.js';
 import { registerBudgetCommands } from '../producer/cli/budget-commands.js';
+import { registerTimeTravelCommands } from '../producer/cli/time-travel-commands.js';
 
 /** Where a command writes: results to `out`, progress and diagnostics to `err`. */
 export interface CliIo {
@@ -56,6 +57,7 @@ export async function createAgentqProgram(io: CliIo): Promise<Command> {
   registerBatchCommand(program, clientFactory, parseCount, io.setExitCode);
   registerScheduleCommands(program, clientFactory, io);
   registerBudgetCommands(program, clientFactory, io);
+  registerTimeTravelCommands(program, clientFactory, io);
   const { registerWorkerCommand } = await import('../worker/worker-command.js');
   registerWorkerCommand(program, parseCount);
   const { registerApiCommand } = await import('../producer/api/api-command.js');

@@ -161,6 +161,7 @@ async function startConnected(
     shards: config.shards,
     retentionSeconds: config.retentionSeconds,
     eventsMaxLen: config.eventsMaxLen,
+    recording: { mode: config.recording, maxBytes: config.recordingMaxBytes },
     stepRedis,
     onFinished: async (runId, status, run) => {
       // Independent of each other (metrics, webhook, batch slot, trace, observers): all at once, so the

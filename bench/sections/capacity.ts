@@ -18,6 +18,9 @@
  *   step jobs, so that part does not grow with N).
  * - `event_loop_delay_p99_ms` / `event_loop_delay_max_ms`: the workers' event-loop delay (perf_hooks
  *   monitorEventLoopDelay) from the warm-up until all N were parked, the worse worker's.
+ * - `redis_record_bytes_per_finished_run` / `record_json_bytes_per_finished_run` (issue 39): MEMORY USAGE of a
+ *   finished run's recording key (AGENTQ_RECORDING; 0 when off), part of the figure above, and the JSON bytes
+ *   it counts against AGENTQ_RECORDING_MAX_BYTES; the mean of the first 200 runs.
  * - `heap_bytes_per_inflight_run`: per worker, heapUsed after a forced full GC with its runs parked minus
  *   before, ÷ the steps it was running; the mean of the two workers.
  */
@@ -67,6 +70,11 @@ export const capacitySection: BenchSection = {
       OPENAI_BASE_URL: model.url,
       // The gate holds the first calls until the last run is parked: far longer than 2 s on purpose.
       AGENTQ_LLM_TIMEOUT_MS: '600000',
+      // The enqueue of 200 runs at a time on a loaded 2-core machine can pass the producer's 750 ms command
+      // timeout (a refused enqueue, not a slow Redis): this section measures memory, not latency.
+      AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '10000',
+      // Issue 39: measured with and without the recording (`AGENTQ_RECORDING=off npm run bench -- --only capacity`).
+      AGENTQ_RECORDING: process.env.AGENTQ_RECORDING ?? 'full',
     });
     const redis = new Redis(redisServer.url);
     const client = new AgentClient({ config: loadConfig(env) });
@@ -122,6 +130,7 @@ export const capacitySection: BenchSection = {
         () => `${ids.filter((id) => finished.has(id)).length} of ${runs} finished`,
       );
       const redisFinished = await usedMemory(redis);
+      const recordBytes = await recordingFootprint(redis, env, ids.slice(0, 200));
       const completed = ids.filter((id) => finished.get(id) === 'completed').length;
       // A step taken again while its first delivery still waits on the model asks the model twice.
       const duplicateCalls = model.chatRequests().length - WARMUP_RUNS - runs;
@@ -167,6 +176,9 @@ export const capacitySection: BenchSection = {
         [`inflight_${runs}_ok`]: completed === runs ? 1 : 0,
         redis_bytes_per_inflight_run: Math.round((redisParked - redisBefore) / runs),
         redis_bytes_per_finished_run: Math.round((redisFinished - redisBefore) / runs),
+        // Issue 39: the recording's own key (AGENTQ_RECORDING), part of the figure above; 0 when off.
+        redis_record_bytes_per_finished_run: recordBytes.memory,
+        record_json_bytes_per_finished_run: recordBytes.json,
         heap_bytes_per_inflight_run: Math.round(
           perWorker.reduce((sum, worker) => sum + worker.bytesPerRun, 0) / perWorker.length,
         ),
@@ -216,6 +228,7 @@ async function runFootprint(redis: Redis, env: Record<string, string>, runId: st
     events: `${base}:events`,
     steps: `${base}:steps`,
     memo: `${base}:memo`,
+    record: `${base}:record`,
     stepJob: job,
     stepJobLock: jobLockKey(job),
   };
@@ -223,4 +236,24 @@ async function runFootprint(redis: Redis, env: Record<string, string>, runId: st
   for (const [name, key] of Object.entries(keys))
     usage[name] = Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
   return usage;
+}
+
+/** Mean MEMORY USAGE of the recording key of finished runs (issue 39) and the JSON bytes it counts (its `bytes`). */
+async function recordingFootprint(
+  redis: Redis,
+  env: Record<string, string>,
+  runIds: string[],
+): Promise<{ memory: number; json: number }> {
+  const keys = new Keys(env.AGENTQ_KEY_PREFIX, Number(env.AGENTQ_SHARDS ?? 1));
+  let memory = 0;
+  let json = 0;
+  for (const runId of runIds) {
+    const key = keys.run(runId).record;
+    memory += Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
+    json += Number((await redis.hget(key, 'bytes')) ?? 0);
+  }
+  return {
+    memory: Math.round(memory / Math.max(1, runIds.length)),
+    json: Math.round(json / Math.max(1, runIds.length)),
+  };
 }

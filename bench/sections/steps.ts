@@ -98,6 +98,8 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
     AGENTQ_LOG_LEVEL: 'error',
     AGENTQ_RETENTION_SECONDS: '600',
     OTEL_TRACES_EXPORTER: 'none',
+    // Issue 39: a step with and without its recording (`AGENTQ_RECORDING=off npm run bench:steps -- --compare`).
+    AGENTQ_RECORDING: process.env.AGENTQ_RECORDING ?? 'full',
   };
   const client = new AgentClient({ config: loadConfig(baseEnv) });
   const chainQueue = new Queue('bench-chain', { connection: { url: redisUrl }, prefix: baseEnv.AGENTQ_QUEUE_PREFIX });

@@ -36,6 +36,7 @@ import { registerSecurityHeaders } from './security-headers.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
 import { runsRoutes } from './routes/runs-routes.js';
+import { timeTravelRoutes } from './routes/time-travel-routes.js';
 import { batchesRoutes } from './routes/batches-routes.js';
 import { documentsRoutes } from './routes/documents-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
@@ -213,6 +214,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     );
     v1.addHook('onRequest', limitRate(context.rateLimiter, redis));
     await v1.register(runsRoutes(context));
+    await v1.register(timeTravelRoutes(context));
     await v1.register(batchesRoutes(context));
     await v1.register(documentsRoutes(context));
     await v1.register(searchRoutes(context));

@@ -5,6 +5,7 @@ import type { AgentClient } from '../client/agent-client.js';
 import type { RunReader } from '../client/run-reader.js';
 import type { RunRecordSource } from '../client/run-record-reader.js';
 import { readRunInput } from './read-run-input.js';
+import { retryInBulk, sinceOf, type BulkRetryOptions } from './retry-in-bulk.js';
 export { UsageError } from './usage-error.js';
 import { UsageError } from './usage-error.js';
 
@@ -53,7 +54,8 @@ function parseJson(flag: string, text: string): unknown {
   }
 }
 
-function parseCount(name: string) {
+/** A commander parser of a positive integer option, refusing anything else as a usage error naming it. */
+export function parseCount(name: string) {
   return (value: string): number => {
     const number = Number(value);
     if (!Number.isInteger(number) || number < 1)
@@ -75,7 +77,7 @@ export async function withClient<C extends { close(): Promise<void> }, T>(
   }
 }
 
-/** The producer's commands: run, status, steps, cancel, retry, runs, events, purge. */
+/** The producer's commands: run, status, steps, cancel, retry (one run or in bulk), runs, events, purge. */
 export function registerProducerCommands(program: Command, clients: ProducerClients, io: Io): void {
   program
     .command('run')
@@ -181,13 +183,15 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
     .action(async (runId: string, options: { json?: boolean }) => {
       await withClient(clients.reader, async (client) => {
         const steps = await client.steps(runId);
-        const shown = steps.map(({ index, superstep, node, attempts, startedAt, endedAt }) => ({
+        const shown = steps.map(({ index, superstep, node, attempts, startedAt, endedAt, inheritedFrom }) => ({
           index,
           superstep,
           node,
           attempts,
           startedAt,
           endedAt,
+          // A fork's steps before its fork point ran in another run (issue 39).
+          ...(inheritedFrom ? { inheritedFrom } : {}),
         }));
         io.out(
           options.json
@@ -195,7 +199,7 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
             : shown
                 .map(
                   (step) =>
-                    `${step.index}\ts${step.superstep}\t${step.node}\tattempts=${step.attempts}\t${step.startedAt} → ${step.endedAt}`,
+                    `${step.index}\ts${step.superstep}\t${step.node}\tattempts=${step.attempts}\t${step.startedAt} → ${step.endedAt}${step.inheritedFrom ? `\tinherited from ${step.inheritedFrom}` : ''}`,
                 )
                 .join('\n'),
         );
@@ -216,10 +220,27 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
 
   program
     .command('retry')
-    .description('retry a failed run from its last commit')
-    .argument('<runId>')
-    .option('--json', 'print the run record as JSON')
-    .action(async (runId: string, options: { json?: boolean }) => {
+    .description(
+      'retry a failed run from its last commit; or, with --status failed, every failed run that matches (dead letters), counted first',
+    )
+    .argument('[runId]', 'the run to retry (leave out to retry in bulk with --status failed)')
+    .option('--status <status>', "bulk: 'failed' (the only status that can be retried)")
+    .option('--error <code>', 'bulk: only runs that failed with this error code, e.g. PROVIDER_ERROR')
+    .option('--since <when>', 'bulk: only runs created since then: a duration back (30m, 1h, 7d) or an ISO time')
+    .option('--graph <name>', 'bulk: only runs of this graph')
+    .option('--tenant <tenant>', 'bulk: tenant (default AGENTQ_TENANT)')
+    .option('--dry-run', 'bulk: count and list the matching runs; retry nothing')
+    .option('--rate <n>', 'bulk: at most this many retries a second (default 5)', parseCount('--rate'))
+    .option('--limit <n>', 'bulk: at most this many runs (default 1000)', parseCount('--limit'))
+    .option('--json', 'print the run record (bulk: the summary) as JSON')
+    .action(async (runId: string | undefined, options: BulkRetryOptions) => {
+      const bulk = options.status !== undefined || options.error !== undefined || options.since !== undefined;
+      if (runId !== undefined && bulk)
+        throw new UsageError('give a run id, or the bulk filters (--status failed, --error, --since), not both');
+      if (runId === undefined) {
+        await retryInBulk(clients, options, io);
+        return;
+      }
       await withClient(clients.client, async (client) => {
         const record = await client.retry(runId);
         io.out(options.json ? JSON.stringify(record) : `${record.id} ${record.status}`);
@@ -256,6 +277,8 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
     .description("list the tenant's runs, newest first")
     .option('--status <status>', `one of ${RUN_STATUSES.join(', ')}`)
     .option('--graph <name>', 'only runs of this graph')
+    .option('--error <code>', 'only runs whose error has this code, e.g. PROVIDER_ERROR (failed runs: dead letters)')
+    .option('--since <when>', 'only runs created since then: a duration back (30m, 1h, 7d) or an ISO time')
     .option('--limit <n>', 'at most this many (default 50)', parseCount('--limit'))
     .option('--cursor <cursor>', 'continue after a previous page')
     .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
@@ -264,6 +287,8 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
       async (options: {
         status?: string;
         graph?: string;
+        error?: string;
+        since?: string;
         limit?: number;
         cursor?: string;
         tenant?: string;
@@ -272,10 +297,13 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
         if (options.status && !RUN_STATUSES.includes(options.status as RunStatus)) {
           throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}, got '${options.status}'`);
         }
+        const since = options.since === undefined ? undefined : sinceOf(options.since);
         await withClient(clients.reader, async (client) => {
           const page = await client.list({
             ...(options.status ? { status: options.status as RunStatus } : {}),
             ...(options.graph ? { graph: options.graph } : {}),
+            ...(options.error ? { errorCode: options.error } : {}),
+            ...(since === undefined ? {} : { since }),
             ...(options.limit ? { limit: options.limit } : {}),
             ...(options.cursor ? { cursor: options.cursor } : {}),
             ...(options.tenant ? { tenant: options.tenant } : {}),

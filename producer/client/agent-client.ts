@@ -23,8 +23,18 @@ import { createRunFinishedHook } from '../../shared/store/run-finished-hook.js';
 import { ServedGraphs } from '../../shared/graph/served-graphs.js';
 import { loadConfig, type Config } from '../../shared/config/config.js';
 import { RunReader, type RunReaderOptions } from './run-reader.js';
+import { forkRun, type ForkOptions } from './fork-run.js';
+import { replayRun, type ReplayOptions } from './replay-run.js';
+import { replayReport, type ReplayReport } from './replay-report.js';
+import {
+  retryFailedRuns,
+  type FailedRunsFilter,
+  type RetryFailedOptions,
+  type RetryFailedSummary,
+} from './retry-failed-runs.js';
 
 export { enqueueRequestSchema, type EnqueueRequest };
+export type { FailedRunsFilter, ForkOptions, ReplayOptions, ReplayReport, RetryFailedOptions, RetryFailedSummary };
 
 /** Batch Q&A: one run per question (see `BatchDispatcher`). */
 export interface BatchesApi {
@@ -298,9 +308,10 @@ export class AgentClient extends RunReader {
 
   /**
    * Retries a failed run from its last commit (the failed step runs again, with fresh attempts). It is in
-   * flight again, so it passes the admission (the tenant's in-flight cap) as a new run does.
+   * flight again, so it passes the admission (the tenant's in-flight cap) as a new run does. `failedAt`:
+   * only if its failure is still the one that ended then (CONFLICT otherwise: someone retried it since).
    */
-  async retry(runId: string): Promise<RunRecord> {
+  async retry(runId: string, { failedAt }: { failedAt?: number } = {}): Promise<RunRecord> {
     await this.require(runId);
     const meta = await this.store.get(runId);
     if (!meta) return this.require(runId);
@@ -317,7 +328,7 @@ export class AgentClient extends RunReader {
         : undefined;
     let superstep: number;
     try {
-      ({ superstep } = await this.store.retry(runId, Date.now()));
+      ({ superstep } = await this.store.retry(runId, Date.now(), failedAt));
     } catch (error) {
       await admission?.undo();
       throw error;
@@ -329,6 +340,20 @@ export class AgentClient extends RunReader {
       jobId: `${runId}.retry.s${superstep}.${Date.now()}`,
     });
     return this.require(runId);
+  }
+
+  /**
+   * Retries failed runs in bulk (issue 39): every failed run matching `filter` (error code, since, graph),
+   * from its failed step, at `options.ratePerSecond`; `dryRun` only counts them. Two racing calls never
+   * retry a run twice. → what matched, what was retried, what was skipped and why.
+   */
+  async retryFailed(filter: FailedRunsFilter = {}, options: RetryFailedOptions = {}): Promise<RetryFailedSummary> {
+    await this.ready();
+    return retryFailedRuns(
+      { list: (listFilter) => this.list(listFilter), retry: (runId, retryOptions) => this.retry(runId, retryOptions) },
+      filter,
+      options,
+    );
   }
 
   /** Answers a run waiting on an interrupt: the step that asked runs again and receives `value`. */
@@ -347,6 +372,44 @@ export class AgentClient extends RunReader {
       jobId: `${runId}.resume.s${superstep}.${Date.now()}`,
     });
     return this.require(runId);
+  }
+
+  /**
+   * Forks a finished run, or one waiting on an interrupt, from its step `options.from` (issue 39): a new run
+   * with the original's state, history and step log as committed just before that step (those steps are
+   * inherited, not run again), optionally a state patch (`set`) and another graph version.
+   */
+  async fork(runId: string, options: ForkOptions): Promise<RunRecord> {
+    await this.ready();
+    return forkRun(
+      {
+        store: this.store,
+        admission: this.enqueuer.admission,
+        served: this.served,
+        handOver: async (forkId) => {
+          const job: StoredRunJob = { v: 1, stored: true, runId: forkId };
+          await this.intakeQueue.add('fork', job, { ...INTAKE_JOB_OPTIONS, jobId: `${forkId}.fork` });
+        },
+      },
+      runId,
+      options,
+    );
+  }
+
+  /**
+   * Replays a finished run's input through its graph (or `options.graphVersion`) with the model and tool
+   * calls answered by its recording: zero paid calls; the first call that differs stops it (REPLAY_DIVERGED)
+   * unless `continueLive`. → the replay run; `replayReport` gives its verdict once it finished.
+   */
+  async replay(runId: string, options: ReplayOptions = {}): Promise<RunRecord> {
+    await this.ready();
+    return replayRun({ store: this.store, enqueuer: this.enqueuer, served: this.served }, runId, options);
+  }
+
+  /** A replay run's verdict: `diverged` and, when true, the step, node and diff (issue 39). */
+  async replayReport(replayRunId: string): Promise<ReplayReport> {
+    await this.ready();
+    return replayReport(this.store, replayRunId);
   }
 
   override async close(): Promise<void> {

@@ -57,6 +57,7 @@ export class RunReader {
       shards: this.config.shards,
       retentionSeconds: this.config.retentionSeconds,
       eventsMaxLen: this.config.eventsMaxLen,
+      recording: { mode: this.config.recording, maxBytes: this.config.recordingMaxBytes },
       ...(this.runFinished ? { onFinished: this.runFinished } : {}),
     });
   }

@@ -38,6 +38,11 @@ export const ERROR_CODES = [
   'REDIS_UNAVAILABLE',
   // A batch asked for the provider's Batch API, and the provider has none (404 on /v1/batches): refused at submission.
   'PROVIDER_BATCH_UNSUPPORTED',
+  // A replay asked another question than its original at some step (issue 39): details {step, node, diff}.
+  'REPLAY_DIVERGED',
+  // A fork or replay needs a run's recording, and it is not there: never made (AGENTQ_RECORDING), expired
+  // with the run, or stopped at its byte budget; the message names what is missing (issue 39).
+  'RECORDING_UNAVAILABLE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

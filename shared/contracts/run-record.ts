@@ -24,6 +24,14 @@ export interface RunRecord {
   usage: Usage;
   /** The schedule whose tick started the run (absent for runs enqueued directly). */
   scheduleId?: string;
+  /** A fork's original run and the step it started from (absent for other runs). */
+  forkOf?: { runId: string; step: number; patched?: string[] };
+  /** A replay's original run; `live`: it goes on with live calls after a divergence. */
+  replayOf?: { runId: string; live: boolean };
+  /** A retried run's earlier attempts: how many, and the last one's error and end. */
+  retryOf?: { attempts: number; error: ErrorRecord | null; failedAt: number | null };
+  /** When a finished run finished. */
+  finishedAt?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -53,6 +61,8 @@ export interface StepRecord {
   endedAt: string;
   /** Model usage of this step, when it called a model (and which model answered). */
   usage?: Usage & { model?: string };
+  /** A fork's step that ran in another run, before the fork point: that run's id (same index there). */
+  inheritedFrom?: string;
 }
 
 export const EVENT_TYPES = [
@@ -65,6 +75,7 @@ export const EVENT_TYPES = [
   'step-parked',
   'run-retry',
   'run-resume',
+  'run-fork',
   'tool-call',
   'tool-result',
   'guardrail-pass',

@@ -51,7 +51,7 @@ export interface NodeContext {
    * call it right before the paid request leaves (issue 34), so a delivery whose claim was taken over or
    * whose step was committed elsewhere meanwhile (a paused process) stops instead of paying again.
    */
-  memo<T>(key: string, compute: (paid?: PaidCall) => Promise<T>): Promise<T>;
+  memo<T>(key: string, compute: (paid?: PaidCall) => Promise<T>, options?: MemoOptions): Promise<T>;
   /**
    * Adds model usage to this step. Record the usage of every response the step uses, memoised or
    * fresh: the engine counts a step's usage once, with its commit (or when it fails the run).
@@ -70,6 +70,17 @@ export interface NodeContext {
   readonly streamText?: (text: string, call: string) => void;
   /** Tokens the run may still spend under its budget, or null without a budget. */
   readonly tokenBudgetRemaining: number | null;
+}
+
+/** What a memoised call asked (issue 39: time travel), besides its key. */
+export interface MemoOptions {
+  /**
+   * The request as plain JSON (a model request; a tool's name and arguments). A run that records
+   * (AGENTQ_RECORDING=full) keeps its fingerprint with the result; a replay answers the call from the
+   * recording only when the fingerprints match, and reports the difference otherwise.
+   * @default none: recorded and replayed without a comparison
+   */
+  request?: unknown;
 }
 
 /** What `memo` hands its computation: the last check before paying. */

@@ -8,8 +8,8 @@ import { shardOf, shardTag } from '../contracts/shards.js';
  */
 export const DEFAULT_KEY_PREFIX = 'agentq';
 
-/** A run's keys in the order the Lua scripts take them (KEYS[1] … KEYS[7]). */
-export const RUN_KEY_SUFFIXES = ['meta', 'state', 'messages', 'steps', 'events', 'writes', 'memo'] as const;
+/** A run's keys in the order the Lua scripts take them (KEYS[1] … KEYS[8]). */
+export const RUN_KEY_SUFFIXES = ['meta', 'state', 'messages', 'steps', 'events', 'writes', 'memo', 'record'] as const;
 
 export interface RunKeys {
   meta: string;
@@ -21,6 +21,14 @@ export interface RunKeys {
   writes: string;
   /** Memoised paid work (model responses), by step. */
   memo: string;
+  /**
+   * Hash: the run's recording for time travel (issue 39, AGENTQ_RECORDING), kept beside the memo and
+   * expiring with the run: `b<k>` the state change, history length and tasks before superstep k (fork),
+   * `w<k>.t<i>` a parallel task's write, `k:<stepId>:<memo key>` a paid call's request fingerprint and
+   * response (replay), `c:<hash>` a message or tool list those requests name, `bytes` the JSON kept,
+   * `over` the first field the byte budget refused (shared/store/recordings/).
+   */
+  record: string;
 }
 
 /** One batch's Batch API keys (Keys.providerBatch). */
@@ -117,6 +125,7 @@ export class Keys {
       events: `${base}:events`,
       writes: `${base}:writes`,
       memo: `${base}:memo`,
+      record: `${base}:record`,
     };
   }
 

@@ -30,6 +30,8 @@ import type {
   TaskWrite,
 } from './run-store-types.js';
 import { StepCommits } from './step-commits.js';
+import { RunRecordings } from './recordings/run-recordings.js';
+import { RunForks } from './forks/run-forks.js';
 
 export { parseBeginReply, type BeginResult } from './begin-reply.js';
 export type { EventReadOptions } from './run-events.js';
@@ -39,6 +41,7 @@ export type {
   FinishedRun,
   ListFilter,
   NewRun,
+  RecordingOptions,
   RunStoreOptions,
   StartJob,
   TaskWrite,
@@ -59,6 +62,10 @@ export class RedisRunStore {
   readonly keys: Keys;
   readonly retentionSeconds: number;
   readonly eventsMaxLen: number;
+  /** Time travel's recordings of paid calls (issue 39; the commit scripts record the rest). */
+  readonly recordings: RunRecordings;
+  /** Forks of finished or waiting runs from any recorded step (issue 39). */
+  readonly forks: RunForks;
   private readonly admission: RunAdmission;
   private readonly stepCommits: StepCommits;
   private readonly lifecycle: RunLifecycle;
@@ -80,6 +87,8 @@ export class RedisRunStore {
     this.lifecycle = new RunLifecycle(context, this.reads);
     this.eventStream = new RunEvents(context);
     this.retention = new RunRetention(context);
+    this.recordings = new RunRecordings(context);
+    this.forks = new RunForks(context);
   }
 
   // Admission (run-admission.ts)
@@ -151,8 +160,8 @@ export class RedisRunStore {
     return this.lifecycle.requestCancel(runId, now);
   }
 
-  retry(runId: string, now: number): Promise<{ superstep: number; tasks: Task[] }> {
-    return this.lifecycle.retry(runId, now);
+  retry(runId: string, now: number, failedAt?: number): Promise<{ superstep: number; tasks: Task[] }> {
+    return this.lifecycle.retry(runId, now, failedAt);
   }
 
   interrupt(

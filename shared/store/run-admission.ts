@@ -40,6 +40,13 @@ export class RunAdmission {
     if (run.scheduleId) fields.scheduleId = run.scheduleId;
     if (run.conversationId) fields.conversationId = run.conversationId;
     if (run.priority) fields.priority = run.priority;
+    if (run.replay) fields.replay = JSON.stringify(run.replay);
+    // Decided once per run: its scripts read these two fields to keep (or not) its recording (issue 39).
+    const { recording } = this.context;
+    if (recording.mode !== 'off') {
+      fields.record = recording.mode;
+      fields.recordMax = recording.maxBytes;
+    }
     // One round trip. The active index comes first: a crash after it leaves an index entry without a
     // run, which readers skip and the reconciler drops. The run's script touches only the run's shard
     // (its keys and its step queue, one Cluster slot); the indexes are global keys written beside it, by

@@ -67,6 +67,8 @@ export interface EnqueueExtras {
   origin?: RunOrigin;
   /** The API key (hash id) the run is charged to: a schedule's creator's. */
   keyId?: string;
+  /** A replay's original run (issue 39): the new run's calls are answered by its recording. */
+  replay?: { runId: string; live: boolean };
 }
 
 /**
@@ -162,6 +164,7 @@ export class RunEnqueuer {
           ...(extras.scheduleId === undefined ? {} : { scheduleId: extras.scheduleId }),
           ...(priority > 0 ? { priority } : {}),
           ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
+          ...(extras.replay === undefined ? {} : { replay: extras.replay }),
           now,
         },
         start,

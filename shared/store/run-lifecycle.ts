@@ -53,10 +53,15 @@ export class RunLifecycle {
     return result;
   }
 
-  async retry(runId: string, now: number): Promise<{ superstep: number; tasks: Task[] }> {
+  /** `failedAt`: retry only the failure that ended then (a bulk retry's match), not a later one. */
+  async retry(runId: string, now: number, failedAt?: number): Promise<{ superstep: number; tasks: Task[] }> {
     const meta = await this.reads.get(runId);
     if (meta) await this.context.redis.zadd(this.context.keys.activeRuns(), 'NX', meta.createdAt, runId);
-    const reply = await this.context.script<string[]>(RETRY_RUN, runId, [now, this.context.eventsMaxLen]);
+    const reply = await this.context.script<string[]>(RETRY_RUN, runId, [
+      now,
+      this.context.eventsMaxLen,
+      failedAt ?? '',
+    ]);
     switch (reply[0]) {
       case 'ok':
         return { superstep: Number(reply[1]), tasks: JSON.parse(reply[2]!) as Task[] };
@@ -68,9 +73,18 @@ export class RunLifecycle {
           'CONFLICT',
           `run ${runId} failed before its first step (its input was rejected); enqueue a corrected run instead`,
         );
-      default:
-        await this.context.redis.zrem(this.context.keys.activeRuns(), runId);
-        throw new AgentqError('CONFLICT', `run ${runId} is ${reply[1]}; only a failed run can be retried`);
+      default: {
+        // Only a finished run leaves the active index: a run another retry just started is active (issue 39).
+        const status = reply[1] ?? '';
+        if (status === 'completed' || status === 'cancelled')
+          await this.context.redis.zrem(this.context.keys.activeRuns(), runId);
+        if (status === 'retried since' || status === 'failed')
+          throw new AgentqError(
+            'CONFLICT',
+            `run ${runId} was retried since it failed at ${failedAt === undefined ? '?' : new Date(failedAt).toISOString()}; it is not retried again`,
+          );
+        throw new AgentqError('CONFLICT', `run ${runId} is ${status}; only a failed run can be retried`);
+      }
     }
   }
 

@@ -2,7 +2,15 @@
 import type { ErrorRecord } from '../contracts/errors.js';
 import { AgentqError } from '../contracts/errors.js';
 import type { Task } from '../graph/graph.js';
-import type { PendingInterrupt, RunEvent, RunEventType, RunRecord, RunStatus, Usage } from '../contracts/run-record.js';
+import {
+  isTerminal,
+  type PendingInterrupt,
+  type RunEvent,
+  type RunEventType,
+  type RunRecord,
+  type RunStatus,
+  type Usage,
+} from '../contracts/run-record.js';
 
 /** A run as stored in its meta hash, parsed. */
 export interface RunMeta {
@@ -40,8 +48,46 @@ export interface RunMeta {
   trace: string | null;
   /** The answer to the last interrupt, for the step that asked. */
   resume: { stepId: string; value: unknown } | null;
+  /** What the run records for time travel (AGENTQ_RECORDING when it was created); null: nothing. */
+  record: 'full' | 'steps' | null;
+  /** A replay's original run and whether it goes on with live calls after a divergence (issue 39). */
+  replay: ReplayOf | null;
+  /** The run and step a fork started from (issue 39). */
+  forkOf: ForkOf | null;
+  /** A replay's first divergence, when it went on with live calls after it (`--continue-live`). */
+  divergence: unknown;
+  /** The earlier attempts of a run retried in bulk: how many, and the error of the last (issue 39). */
+  retryOf: RetryOf | null;
+  /** When the run finished (ms); null while it has not. */
+  finishedAt: number | null;
   createdAt: number;
   updatedAt: number;
+}
+
+/** A replay run's link to the run it replays. */
+export interface ReplayOf {
+  runId: string;
+  /** Go on with live calls after the first divergence instead of failing with REPLAY_DIVERGED. */
+  live: boolean;
+}
+
+/** A forked run's link to its original. */
+export interface ForkOf {
+  runId: string;
+  /** The original's step index the fork started from (steps before it are inherited). */
+  step: number;
+  /** State keys the fork's patch set. */
+  patched?: string[];
+}
+
+/** A retried run's link to its earlier attempt(s). */
+export interface RetryOf {
+  /** Attempts before this one (1 after the first retry). */
+  attempts: number;
+  /** The error the last attempt failed with. */
+  error: ErrorRecord | null;
+  /** When the last attempt failed (ms). */
+  failedAt: number | null;
 }
 
 /**
@@ -67,6 +113,8 @@ export const STEP_META_FIELDS = [
   'trace',
   'resume',
   'priority',
+  'record',
+  'replay',
 ] as const;
 
 /** A run as a step sees it (BEGIN's reply). */
@@ -87,6 +135,8 @@ export type StepMeta = Pick<
   | 'trace'
   | 'resume'
   | 'priority'
+  | 'record'
+  | 'replay'
 >;
 
 /** BEGIN's HMGET of STEP_META_FIELDS, in that order (false or null for absent fields), parsed. */
@@ -139,6 +189,12 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     resume: parseJson(fields.resume) as RunMeta['resume'],
     trace: fields.trace ?? null,
     priority: Number(fields.priority ?? 0),
+    record: fields.record === 'full' || fields.record === 'steps' ? fields.record : null,
+    replay: parseJson(fields.replay) as ReplayOf | null,
+    forkOf: parseJson(fields.forkOf) as ForkOf | null,
+    divergence: parseJson(fields.divergence),
+    retryOf: parseJson(fields.retryOf) as RetryOf | null,
+    finishedAt: fields.finishedAt ? Number(fields.finishedAt) : null,
     createdAt: Number(fields.createdAt),
     updatedAt: Number(fields.updatedAt),
   };
@@ -171,6 +227,10 @@ export function toRunRecord(meta: RunMeta): RunRecord {
     interrupt: meta.status === 'waiting' ? meta.interrupt : null,
     usage: meta.usage,
     ...(meta.scheduleId ? { scheduleId: meta.scheduleId } : {}),
+    ...(meta.forkOf ? { forkOf: meta.forkOf } : {}),
+    ...(meta.replay ? { replayOf: meta.replay } : {}),
+    ...(meta.retryOf ? { retryOf: meta.retryOf } : {}),
+    ...(meta.finishedAt && isTerminal(meta.status) ? { finishedAt: new Date(meta.finishedAt).toISOString() } : {}),
     createdAt: new Date(meta.createdAt).toISOString(),
     updatedAt: new Date(meta.updatedAt).toISOString(),
   };

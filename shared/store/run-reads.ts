@@ -43,14 +43,22 @@ export class RunReads {
   /** A tenant's runs, newest first. The cursor is opaque; a full page always carries one. */
   async list(
     tenant: string,
-    { status, graph, limit = 50, cursor }: ListFilter = {},
+    { status, graph, since, errorCode, limit = 50, cursor }: ListFilter = {},
   ): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
     const key = this.context.keys.tenantRuns(tenant);
     const runs: RunRecord[] = [];
     let [maxScore, afterId] = cursor ? decodeCursor(cursor) : ['+inf', null as string | null];
     const batch = limit * 2 + 10;
     for (let round = 0; round < 20 && runs.length < limit; round += 1) {
-      const page = await this.context.redis.zrevrangebyscore(key, maxScore, '-inf', 'WITHSCORES', 'LIMIT', 0, batch);
+      const page = await this.context.redis.zrevrangebyscore(
+        key,
+        maxScore,
+        since === undefined ? '-inf' : since,
+        'WITHSCORES',
+        'LIMIT',
+        0,
+        batch,
+      );
       const entries: [string, string][] = [];
       for (let i = 0; i < page.length; i += 2) {
         const id = page[i]!;
@@ -75,6 +83,7 @@ export class RunReads {
         }
         const meta = parseMeta(fields);
         if (meta.tenant !== tenant || (status && meta.status !== status) || (graph && meta.graph !== graph)) continue;
+        if (errorCode && meta.error?.code !== errorCode) continue;
         runs.push(toRunRecord(meta));
       }
       if (expired.length > 0) await this.context.redis.zrem(key, ...expired);

@@ -5,10 +5,14 @@
  *
  * Run keys, in the order `Keys.runAll` gives them:
  *   KEYS[1] meta · KEYS[2] state · KEYS[3] messages · KEYS[4] steps · KEYS[5] events · KEYS[6] writes · KEYS[7] memo
+ *   · KEYS[8] record (time travel's recording, issue 39)
  */
 
 import type { ErrorRecord } from '../contracts/errors.js';
+import { RUN_KEY_SUFFIXES } from './keys.js';
 import { STEP_META_FIELDS } from './run-meta.js';
+
+const RUN_KEY_COUNT = RUN_KEY_SUFFIXES.length;
 
 /** The error a cancelled run ends with. */
 export const CANCELLED_ERROR: ErrorRecord = {
@@ -20,11 +24,36 @@ export const CANCELLED_ERROR: ErrorRecord = {
 const CANCELLED_ERROR_LUA = `[[${JSON.stringify(CANCELLED_ERROR)}]]`;
 const CANCELLED_END_LUA = `[[${JSON.stringify({ status: 'cancelled', error: CANCELLED_ERROR })}]]`;
 
+/** The recording's helpers (issue 39): every script that may record includes them (through TERMINAL). */
+export const RECORD_LUA = `
+-- The run's recording (issue 39, rk[8]): writes field unless the run's byte budget (max) is spent. The first
+-- write refused names itself in 'over' and fills the budget, so later writes are refused too: a recording
+-- is whole up to the point it stops, never with holes.
+local function record_put(rk, max, field, value)
+  local size = #field + #value
+  local used = redis.call('HINCRBY', rk[8], 'bytes', size)
+  if used > tonumber(max) then
+    redis.call('HSET', rk[8], 'bytes', max)
+    redis.call('HSETNX', rk[8], 'over', field)
+    return false
+  end
+  redis.call('HSET', rk[8], field, value)
+  return true
+end
+-- A superstep boundary as the recording keeps it (b<k>): the history's length, the tasks and the state
+-- change (its changed keys, values as JSON already), from args[from .. from + 2n - 1].
+local function boundary(messages_len, tasks, args, from, n)
+  local s = {}
+  for i = 0, n - 1 do s[#s + 1] = cjson.encode(args[from + 2 * i]) .. ':' .. args[from + 2 * i + 1] end
+  return '{"m":' .. messages_len .. ',"t":' .. tasks .. ',"s":{' .. table.concat(s, ',') .. '}}'
+end
+`;
+
 /**
- * Helpers every script shares. `rk` is a run's seven keys in RUN_KEY_SUFFIXES order: KEYS itself in the
+ * Helpers every script shares. `rk` is a run's eight keys in RUN_KEY_SUFFIXES order: KEYS itself in the
  * scripts over one run, or a table built in Lua for the run of a job a transition hands out.
  */
-const TERMINAL = `
+export const TERMINAL = `
 local function terminal(status)
   return status == 'completed' or status == 'failed' or status == 'cancelled'
 end
@@ -35,7 +64,7 @@ local function event(maxlen, kind, data)
   return run_event(KEYS, maxlen, kind, data)
 end
 local function expire_run(rk, seconds)
-  for i = 1, 7 do redis.call('EXPIRE', rk[i], seconds) end
+  for i = 1, ${RUN_KEY_COUNT} do redis.call('EXPIRE', rk[i], seconds) end
 end
 local function expire_all(seconds)
   expire_run(KEYS, seconds)
@@ -52,7 +81,8 @@ end
 local function push_all(cmd, key, from, count)
   push_from(cmd, key, ARGV, from, count)
 end
-`;
+
+${RECORD_LUA}`;
 
 const STEP_FIELDS_LUA = STEP_META_FIELDS.map((field) => `'${field}'`).join(', ');
 
@@ -143,6 +173,8 @@ if seeded > 0 then
 end
 redis.call('HSET', KEYS[1], 'graphVersion', ARGV[2], 'tasks', ARGV[3], 'superstep', 0, 'updatedAt', ARGV[1])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'trace', ARGV[4]) end
+local rec = redis.call('HMGET', KEYS[1], 'record', 'recordMax')
+if rec[1] then record_put(KEYS, rec[2], 'b0', boundary(seeded, ARGV[3], ARGV, 9, n)) end
 if ARGV[5] == '' then return 'ok' end
 return start_task(KEYS, redis.call('HMGET', KEYS[1], ${STEP_FIELDS_LUA}), '0', ARGV[5], ARGV[1], ARGV[6], ARGV[7], false)
 `;
@@ -170,7 +202,7 @@ const COMMIT_FN = `
 -- Redis holds them): an eager hop's step reads it from the transition's reply instead of a BEGIN.
 local committed_usage = false
 local function commit_step(rk, A)
-local m = redis.call('HMGET', rk[1], 'status', 'superstep', 'stepCount', 'inputTokens', 'outputTokens', 'costUsd', 'deadlineAt')
+local m = redis.call('HMGET', rk[1], 'status', 'superstep', 'stepCount', 'inputTokens', 'outputTokens', 'costUsd', 'deadlineAt', 'record', 'recordMax')
 local status = m[1]
 if not status then return {'missing'} end
 if tonumber(m[2]) ~= tonumber(A[1]) then return {'fenced'} end
@@ -201,6 +233,7 @@ if mode == 'single' or mode == 'task' then
   run_event(rk, maxlen, 'step-end', '{"index":' .. index .. ',' .. string.sub(A[12], 2))
   if mode == 'task' then
     redis.call('HSET', rk[6], A[2], A[8])
+    if m[8] then record_put(rk, m[9], 'w' .. A[1] .. '.t' .. A[2], A[8]) end
     redis.call('HSET', rk[1], 'updatedAt', now)
     return {'stored', tostring(index), tostring(redis.call('HLEN', rk[6]))}
   end
@@ -213,6 +246,9 @@ push_from('HSET', rk[2], A, 18, 2 * n)
 local pos = 18 + 2 * n
 push_from('RPUSH', rk[3], A, pos + 1, tonumber(A[pos]))
 local next_superstep = tonumber(A[1]) + 1
+if m[8] then
+  record_put(rk, m[9], 'b' .. next_superstep, boundary(redis.call('LLEN', rk[3]), A[10] == 'completed' and '[]' or A[11], A, 18, n))
+end
 if status == 'cancelling' and A[10] ~= 'completed' then
   -- The step finished despite the cancellation: keep its commit, then stop at this boundary.
   redis.call('HSET', rk[1], 'status', 'cancelled', 'error', ${CANCELLED_ERROR_LUA}, 'superstep', next_superstep, 'tasks', A[11],
@@ -277,18 +313,24 @@ return 'cancelled'
 `;
 
 /**
- * Retry a failed run from its last commit: back to running, expiry removed, same superstep.
- * ARGV: 1 now · 2 events maxlen
+ * Retry a failed run from its last commit: back to running, expiry removed, same superstep. The run keeps
+ * a link to the attempt that failed (retryOf: how many attempts before, the last one's error and end).
+ * ARGV: 1 now · 2 events maxlen · 3 the failure to retry: its finishedAt ('' = whichever): a bulk retry
+ *   that matched a run's failure never retries a later one (another command retried it meanwhile)
  * → {'ok', superstep, tasks} | {'missing'} | {'not-failed', status} | {'no-tasks'}
  */
 export const RETRY_RUN = `${TERMINAL}
-local m = redis.call('HMGET', KEYS[1], 'status', 'superstep', 'tasks')
+local m = redis.call('HMGET', KEYS[1], 'status', 'superstep', 'tasks', 'error', 'finishedAt', 'retryOf')
 if not m[1] then return {'missing'} end
 if m[1] ~= 'failed' then return {'not-failed', m[1]} end
+if ARGV[3] and ARGV[3] ~= '' and m[5] ~= ARGV[3] then return {'not-failed', 'retried since'} end
 if not m[3] or m[3] == '[]' then return {'no-tasks'} end
-redis.call('HSET', KEYS[1], 'status', 'running', 'updatedAt', ARGV[1])
+local attempts = 1
+if m[6] then attempts = (tonumber(cjson.decode(m[6])['attempts']) or 0) + 1 end
+redis.call('HSET', KEYS[1], 'status', 'running', 'updatedAt', ARGV[1],
+  'retryOf', '{"attempts":' .. attempts .. ',"error":' .. (m[4] or 'null') .. ',"failedAt":' .. (m[5] or 'null') .. '}')
 redis.call('HDEL', KEYS[1], 'error', 'finishedAt')
-for i = 1, 7 do redis.call('PERSIST', KEYS[i]) end
+for i = 1, ${RUN_KEY_COUNT} do redis.call('PERSIST', KEYS[i]) end
 event(ARGV[2], 'run-retry', '{"superstep":' .. m[2] .. '}')
 return {'ok', m[2], m[3]}
 `;

@@ -1,7 +1,7 @@
 import type { RedisConnection } from '../adapters/redis/connect-redis.js';
 import { runScript } from '../adapters/redis/create-redis.js';
 import { Keys } from './keys.js';
-import type { RunStoreOptions } from './run-store-types.js';
+import type { RecordingOptions, RunStoreOptions } from './run-store-types.js';
 import { slotPipeline } from './slot-pipeline.js';
 
 /** What every role of the run store shares: the connections, the keys, the limits and the finish hook. */
@@ -10,6 +10,7 @@ export class RunStoreContext {
   readonly retentionSeconds: number;
   readonly eventsMaxLen: number;
   readonly stepRedis: RedisConnection;
+  readonly recording: RecordingOptions;
   private readonly onFinished: RunStoreOptions['onFinished'];
 
   constructor(
@@ -21,8 +22,10 @@ export class RunStoreContext {
       eventsMaxLen = 1000,
       onFinished,
       stepRedis,
+      recording = { mode: 'full', maxBytes: 1024 * 1024 },
     }: RunStoreOptions = {},
   ) {
+    this.recording = recording;
     this.stepRedis = stepRedis ?? redis;
     this.keys = new Keys(keyPrefix, shards);
     this.retentionSeconds = retentionSeconds;

@@ -20,6 +20,8 @@ export interface NewRun {
   conversationId?: string;
   /** BullMQ priority of the run's step jobs (1 most urgent; absent or 0: none, the wait list). */
   priority?: number;
+  /** A replay's original run (issue 39): its recorded calls answer this run's. */
+  replay?: { runId: string; live: boolean };
   now: number;
 }
 
@@ -76,6 +78,10 @@ export type CommitResult =
 export interface ListFilter {
   status?: RunStatus;
   graph?: string;
+  /** Only runs created at or after this time (ms since the epoch). */
+  since?: number;
+  /** Only runs whose error has this code (failed or cancelled runs), e.g. PROVIDER_ERROR. */
+  errorCode?: string;
   /** @default 50 */
   limit?: number;
   cursor?: string;
@@ -89,6 +95,8 @@ export interface RunStoreOptions {
   retentionSeconds?: number;
   /** @default 1000 */
   eventsMaxLen?: number;
+  /** What runs created through this store record for time travel (AGENTQ_RECORDING*). @default full, 1 MiB */
+  recording?: RecordingOptions;
   /**
    * Called after this store moved a run to completed, failed or cancelled (webhooks, metrics). Errors
    * are the hook's own business: they are caught and do not undo the transition.
@@ -110,4 +118,10 @@ export interface FinishedRun {
   batchId: string | null;
   /** Length of the run's output as stored (JSON), for the tenant's storage budget; 0 without one. */
   outputBytes: number;
+}
+
+/** What a run records for fork and replay (issue 39): AGENTQ_RECORDING and AGENTQ_RECORDING_MAX_BYTES. */
+export interface RecordingOptions {
+  mode: 'full' | 'steps' | 'off';
+  maxBytes: number;
 }

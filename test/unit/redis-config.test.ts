@@ -38,6 +38,13 @@ const zodSchemas: Record<string, z.ZodType> = {
     .max(1024, 'AGENTQ_SHARDS must be at most 1024')
     .default(1),
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).default(750),
+  // Issue 39 (time travel's recording): declared with the run store's layout, read by the same readers.
+  AGENTQ_RECORDING: z.enum(['full', 'steps', 'off']).default('full'),
+  AGENTQ_RECORDING_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
 };
 
 const numbers = [
@@ -92,6 +99,8 @@ const values: Record<string, string[]> = {
   AGENTQ_EVENTS_MAXLEN: numbers,
   AGENTQ_SHARDS: numbers,
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: numbers,
+  AGENTQ_RECORDING: ['full', 'steps', 'off', 'OFF', 'none', ' full'],
+  AGENTQ_RECORDING_MAX_BYTES: [...numbers, '1023', '1024', '1048576'],
 };
 
 const configKeys: Record<string, keyof RedisConfig> = {
@@ -103,6 +112,8 @@ const configKeys: Record<string, keyof RedisConfig> = {
   AGENTQ_EVENTS_MAXLEN: 'eventsMaxLen',
   AGENTQ_SHARDS: 'shards',
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: 'redisCommandTimeoutMs',
+  AGENTQ_RECORDING: 'recording',
+  AGENTQ_RECORDING_MAX_BYTES: 'recordingMaxBytes',
 };
 
 describe('the Redis settings, read without zod', () => {

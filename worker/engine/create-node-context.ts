@@ -1,6 +1,6 @@
 import { StepAbort } from '../../shared/contracts/abort.js';
 import { InterruptSignal } from '../../shared/graph/interrupt-signal.js';
-import type { NodeContext, PaidCall, Services } from '../../shared/graph/node-context.js';
+import type { MemoOptions, NodeContext, PaidCall, Services } from '../../shared/graph/node-context.js';
 import type { StepJobData } from '../../shared/contracts/job-schema.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { RedisRunStore, StepMeta } from '../../shared/store/redis-run-store.js';
@@ -8,6 +8,7 @@ import type { Usage } from '../../shared/contracts/run-record.js';
 import type { StepAbortHandle } from './step-abort.js';
 import { createTokenPublisher } from './token-publisher.js';
 import type { PaidClaims } from './paid-claims.js';
+import { StepTimeTravel } from './replay/step-time-travel.js';
 
 export interface NodeContextInput {
   store: RedisRunStore;
@@ -52,6 +53,8 @@ class StepNodeContext implements NodeContext {
   readonly services: Services;
   readonly tokenBudgetRemaining: number | null;
   private publisher: ((text: string, call: string) => void) | undefined;
+  /** The last paid call was answered from a replay's recording: the usage recorded after it is not this run's. */
+  private replayed = false;
 
   constructor(private readonly input: NodeContextInput) {
     const { meta, data } = input;
@@ -94,50 +97,70 @@ class StepNodeContext implements NodeContext {
   }
 
   get memo(): NodeContext['memo'] {
+    const { meta, memos } = this.input;
+    // Time travel (issue 39): a replay answers from its original's recording; a recording run keeps each call.
+    const travel = new StepTimeTravel(this.input, this.stepId);
+    return async <T>(key: string, compute: (paid?: PaidCall) => Promise<T>, options?: MemoOptions): Promise<T> => {
+      this.replayed = false;
+      if (key in memos) return travel.record(key, options, memos[key] as T);
+      if (meta.replay) {
+        const answer = await travel.replay(key, options);
+        if (answer.kind === 'recorded') {
+          memos[key] = answer.value;
+          this.replayed = true;
+          return answer.value as T;
+        }
+      }
+      const value = await this.paidMemo(key, compute);
+      return travel.record(key, options, value);
+    };
+  }
+
+  /** `memo` without time travel: the step's saved result, or `compute` paid for once under a claim (I4). */
+  private async paidMemo<T>(key: string, compute: (paid?: PaidCall) => Promise<T>): Promise<T> {
     const { store, data, attempt, abort, memos, claims, claimMs = 600_000 } = this.input;
     const stepId = this.stepId;
-    return async <T>(key: string, compute: (paid?: PaidCall) => Promise<T>): Promise<T> => {
-      if (key in memos) return memos[key] as T;
-      if (!claims) {
-        const value = await compute();
-        memos[key] = value ?? null;
-        await store.memoPut(data.runId, stepId, memos);
-        return value;
-      }
-      // Claimed with the read of the saved results: a second delivery of this step waits for this call.
-      const claim = await claims.acquire({
-        runId: data.runId,
-        superstep: data.superstep,
-        task: data.task,
-        key,
-        attempt,
-        endsAt: Date.now() + claimMs,
-        signal: abort.signal,
-      });
-      if (claim.kind === 'stale')
-        throw new StepAbort('stale', `step ${stepId} of run ${data.runId} was committed by another delivery`);
-      if (claim.kind === 'memo') {
-        memos[key] = claim.value;
-        return claim.value as T;
-      }
-      let value: T;
-      try {
-        // The last look before the request leaves: the claim still this call's, the cursor still here.
-        value = await compute({ confirm: () => claims.confirm(data.runId, data.superstep, data.task, claim) });
-      } catch (error) {
-        await claims.release(data.runId, claim).catch(() => undefined);
-        throw error;
-      }
+    if (!claims) {
+      const value = await compute();
       memos[key] = value ?? null;
-      // A refused save keeps the result in memory for this process's next attempt (issue 34).
-      await claims.save(data.runId, stepId, memos, claim, key);
+      await store.memoPut(data.runId, stepId, memos);
       return value;
-    };
+    }
+    // Claimed with the read of the saved results: a second delivery of this step waits for this call.
+    const claim = await claims.acquire({
+      runId: data.runId,
+      superstep: data.superstep,
+      task: data.task,
+      key,
+      attempt,
+      endsAt: Date.now() + claimMs,
+      signal: abort.signal,
+    });
+    if (claim.kind === 'stale')
+      throw new StepAbort('stale', `step ${stepId} of run ${data.runId} was committed by another delivery`);
+    if (claim.kind === 'memo') {
+      memos[key] = claim.value;
+      return claim.value as T;
+    }
+    let value: T;
+    try {
+      // The last look before the request leaves: the claim still this call's, the cursor still here.
+      value = await compute({ confirm: () => claims.confirm(data.runId, data.superstep, data.task, claim) });
+    } catch (error) {
+      await claims.release(data.runId, claim).catch(() => undefined);
+      throw error;
+    }
+    memos[key] = value ?? null;
+    // A refused save keeps the result in memory for this process's next attempt (issue 34).
+    await claims.save(data.runId, stepId, memos, claim, key);
+    return value;
   }
 
   get recordUsage(): NodeContext['recordUsage'] {
     const { usage } = this.input;
     return ({ inputTokens, outputTokens, costUsd, model }) => {
+      // A replay's answer from the recording cost nothing: its usage was the original's (issue 39).
+      if (this.replayed) return;
       usage.inputTokens += inputTokens;
       usage.outputTokens += outputTokens;
       usage.costUsd += costUsd;

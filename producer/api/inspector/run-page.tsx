@@ -1,4 +1,3 @@
-import type { ComponentChildren } from 'preact';
 import { stepJobId } from '../../../shared/contracts/job-schema.js';
 import { STEP_QUEUE } from '../../../shared/contracts/queues.js';
 import { shardOf, stepQueueBoardName } from '../../../shared/contracts/shards.js';
@@ -10,13 +9,15 @@ import {
   type RunRecord,
   type StepRecord,
 } from '../../../shared/contracts/run-record.js';
-import { CSRF_FIELD } from '../auth/csrf.js';
+import type { ReplayReport } from '../../client/replay-report.js';
+import { ActionForm } from './action-form.js';
 import { formatCost, formatDuration } from './format.js';
 import { Layout, renderPage } from './layout.js';
 import { PAGE_ASSETS } from './page-assets.js';
 import { RunDiagram, type Path } from './run-diagram.js';
 import { StepTimeline, timelineRows } from './step-timeline.js';
 import { ParkedStepNotice } from './parked-step-notice.js';
+import { TimeTravelPanel } from './time-travel-panel.js';
 
 export interface RunPageData {
   record: RunRecord;
@@ -36,6 +37,8 @@ export interface RunPageData {
   traceUrl?: string | null;
   /** AGENTQ_SHARDS: which shard's step queue (Bull Board name) holds the run's jobs. @default 1 */
   shards?: number;
+  /** A replay run's verdict (issue 39); null for other runs. */
+  replayReport?: ReplayReport | null;
 }
 
 /** The supersteps of a run as the nodes each ran (from its committed steps, or its timeline rows). */
@@ -166,22 +169,20 @@ function StepDetails({ steps, events }: { steps: readonly StepRecord[]; events: 
         });
         return (
           <details class="step-detail">
-            <summary>{`s${step.superstep}.t${step.task} ${step.node} — ${step.attempts} attempt${step.attempts === 1 ? '' : 's'}`}</summary>
+            <summary>
+              {`#${step.index} s${step.superstep}.t${step.task} ${step.node} — ${step.attempts} attempt${step.attempts === 1 ? '' : 's'}`}
+              {step.inheritedFrom ? (
+                <span class="muted inherited">
+                  {' '}
+                  inherited from <a href={`/runs/${encodeURIComponent(step.inheritedFrom)}`}>{step.inheritedFrom}</a>
+                </span>
+              ) : null}
+            </summary>
             <Json value={{ step, events: own.map(({ type, data }) => ({ type, data })) }} />
           </details>
         );
       })}
     </>
-  );
-}
-
-/** A form that changes the run: POST to the run's action, with the session's CSRF token. */
-function ActionForm({ action, csrf, children }: { action: string; csrf: string | null; children: ComponentChildren }) {
-  return (
-    <form method="post" action={action}>
-      {csrf ? <input type="hidden" name={CSRF_FIELD} value={csrf} /> : null}
-      {children}
-    </form>
   );
 }
 
@@ -309,6 +310,7 @@ function Sections({ data }: { data: RunPageData }) {
       ) : null}
       {isTerminal(record.status) ? null : <ParkedStepNotice events={events} />}
       <Actions record={record} csrf={data.csrf ?? null} />
+      <TimeTravelPanel record={record} steps={steps} report={data.replayReport ?? null} csrf={data.csrf ?? null} />
       <h2>Graph</h2>
       <div class="card">
         <RunDiagram path={path} others={otherPaths} />

@@ -1,3 +1,4 @@
+import { ERROR_CODES } from '../../../shared/contracts/errors.js';
 import { RUN_STATUSES, isTerminal, type RunRecord } from '../../../shared/contracts/run-record.js';
 import { formatCost, formatDuration } from './format.js';
 import { Layout, renderPage, type SignOut } from './layout.js';
@@ -5,7 +6,7 @@ import { Layout, renderPage, type SignOut } from './layout.js';
 export interface RunsListPageData {
   runs: RunRecord[];
   nextCursor: string | null;
-  filter: { status?: string; graph?: string; tenant?: string };
+  filter: { status?: string; graph?: string; errorCode?: string; tenant?: string };
   /** For an admin: every tenant, to pick one (or all). */
   tenants: string[] | null;
   now: number;
@@ -20,7 +21,7 @@ function query(values: Record<string, string | undefined>): string {
   return text ? `?${text}` : '';
 }
 
-/** The runs list: newest first, filtered by status and graph (and tenant for an admin), paged. */
+/** The runs list: newest first, filtered by status, graph and error code (and tenant for an admin), paged. */
 export function runsListPage({ runs, nextCursor, filter, tenants, now, signOut = null }: RunsListPageData): string {
   return renderPage(
     <Layout title="Runs" signOut={signOut}>
@@ -34,6 +35,13 @@ export function runsListPage({ runs, nextCursor, filter, tenants, now, signOut =
           ))}
         </select>{' '}
         <input name="graph" id="graph-filter" placeholder="graph" value={filter.graph ?? ''} />{' '}
+        <select name="error" id="error-filter">
+          {['', ...ERROR_CODES].map((code) => (
+            <option value={code} selected={filter.errorCode === code}>
+              {code || 'any error'}
+            </option>
+          ))}
+        </select>{' '}
         {tenants ? (
           <select name="tenant" id="tenant-filter">
             <option value="">all tenants</option>
@@ -54,10 +62,11 @@ export function runsListPage({ runs, nextCursor, filter, tenants, now, signOut =
           <th>duration</th>
           <th>tokens</th>
           <th>cost</th>
+          <th>error</th>
         </tr>
         {runs.length === 0 ? (
           <tr>
-            <td colSpan={8} class="muted">
+            <td colSpan={9} class="muted">
               No runs.
             </td>
           </tr>
@@ -78,6 +87,7 @@ export function runsListPage({ runs, nextCursor, filter, tenants, now, signOut =
                 <td>{formatDuration(duration)}</td>
                 <td>{run.usage.inputTokens + run.usage.outputTokens}</td>
                 <td>{formatCost(run.usage.costUsd)}</td>
+                <td>{run.error ? <code title={run.error.message}>{run.error.code}</code> : null}</td>
               </tr>
             );
           })
@@ -85,7 +95,10 @@ export function runsListPage({ runs, nextCursor, filter, tenants, now, signOut =
       </table>
       {nextCursor ? (
         <p>
-          <a id="next-page" href={`/runs${query({ ...filter, cursor: nextCursor })}`}>
+          <a
+            id="next-page"
+            href={`/runs${query({ status: filter.status, graph: filter.graph, error: filter.errorCode, tenant: filter.tenant, cursor: nextCursor })}`}
+          >
             Older runs →
           </a>
         </p>

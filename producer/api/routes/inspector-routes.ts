@@ -6,6 +6,7 @@ import type { RunMeta } from '../../../shared/store/redis-run-store.js';
 import { toRunRecord } from '../../../shared/store/redis-run-store.js';
 import { encodeCursor } from '../../../shared/store/run-meta.js';
 import { RUN_STATUSES, type RunRecord, isTerminal } from '../../../shared/contracts/run-record.js';
+import { ERROR_CODES } from '../../../shared/contracts/errors.js';
 import { tenantRunId } from '../../../shared/contracts/ids.js';
 import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
@@ -18,6 +19,7 @@ import { messagePage } from '../inspector/message-page.js';
 import { PAGE_ASSETS, PAGE_STYLE, RUN_LIVE_SCRIPT } from '../inspector/page-assets.js';
 import { pathOf, runPage } from '../inspector/run-page.js';
 import { runsListPage } from '../inspector/runs-list-page.js';
+import { registerTimeTravelForms } from './time-travel-forms.js';
 import { limitRate } from '../limits/limit-rate.js';
 import { streamRunEvents } from '../sse.js';
 /** Recent runs of the same graph whose paths the diagram adds to this run's. */
@@ -29,6 +31,7 @@ const idParams = z.object({ id: z.string().min(1).max(256) });
 const listQuery = z.object({
   status: z.enum(RUN_STATUSES).or(z.literal('')).optional(),
   graph: z.string().max(128).optional(),
+  error: z.enum(ERROR_CODES).or(z.literal('')).optional(),
   tenant: z.string().max(128).optional(),
   cursor: z.string().max(512).optional(),
 });
@@ -97,7 +100,11 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
    * Every tenant's runs as one list, newest first, paged: each tenant's list from the same cursor (its
    * runs older than the last one shown, ties by id as store.list orders them), merged, cut at `limit`.
    */
-  const listAll = async (filter: { status?: RunRecord['status']; graph?: string }, limit: number, cursor?: string) => {
+  const listAll = async (
+    filter: { status?: RunRecord['status']; graph?: string; errorCode?: string },
+    limit: number,
+    cursor?: string,
+  ) => {
     const tenants = (await context.redis.smembers(store.keys.tenants())).sort().slice(0, ALL_TENANTS_MAX);
     const pages = await Promise.all(
       tenants.map((tenant) => store.list(tenant, { ...filter, limit, ...(cursor ? { cursor } : {}) })),
@@ -143,8 +150,12 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
         pages.get('/runs', { schema: { hide: true, querystring: listQuery } }, async (request, reply) => {
           const principal = caller(request);
-          const { status, graph, cursor } = request.query;
-          const filter = { ...(status ? { status } : {}), ...(graph ? { graph } : {}) };
+          const { status, graph, error, cursor } = request.query;
+          const filter = {
+            ...(status ? { status } : {}),
+            ...(graph ? { graph } : {}),
+            ...(error ? { errorCode: error } : {}),
+          };
           const admin = principal.role === 'admin';
           const tenant = admin ? request.query.tenant || undefined : principal.tenant;
           let result: { runs: RunRecord[]; nextCursor: string | null };
@@ -186,12 +197,14 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
           async (request, reply) => {
             const meta = await ownRun(request, request.params.id);
             if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
-            const [steps, events, messages, state, others] = await Promise.all([
+            const [steps, events, messages, state, others, replayReport] = await Promise.all([
               store.steps(meta.id),
               store.events(meta.id, { count: 10_000 }),
               store.messages(meta.id),
               store.state(meta.id),
               otherPaths(meta),
+              // A replay's verdict (issue 39); none when its original is gone.
+              meta.replay ? client.replayReport(meta.id).catch(() => null) : null,
             ]);
             const record = toRunRecord(meta);
             return html(
@@ -213,6 +226,7 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
                     ? await sessions.takeFlash(request.pageSession, meta.id)
                     : null,
                 csrf: request.pageSession ? csrfToken(request.pageSession) : null,
+                replayReport,
               }),
             );
           },
@@ -282,6 +296,8 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
           }
           return back(request, reply, meta.id, 'retry: the run continues from its last commit');
         });
+
+        registerTimeTravelForms(pages, { client, ownRun, back, notFoundPage });
 
         pages.post(
           '/runs/:id/resume',

@@ -1,14 +1,11 @@
-import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentqError } from '../../../shared/contracts/errors.js';
 import { newRunId, runIdForIdempotencyKey, tenantRunId } from '../../../shared/contracts/ids.js';
-import type { RunMeta } from '../../../shared/store/redis-run-store.js';
+import { parseSince } from '../../../shared/contracts/parse-since.js';
 import { toRunRecord } from '../../../shared/store/redis-run-store.js';
 import { withPartialOutput } from '../../client/partial-output.js';
 import { isTerminal } from '../../../shared/contracts/run-record.js';
 import type { ApiContext } from '../api-context.js';
-import type { Principal } from '../auth/api-keys.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import {
   createRunQuerySchema,
@@ -25,35 +22,15 @@ import {
   stepsSchema,
 } from '../schemas/run-schemas.js';
 import { streamRunEvents } from '../sse.js';
+import { ownRunOf, principalOf } from './own-run.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
-
-function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal)
-    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
-  return request.principal;
-}
-
-/** Missing and foreign runs answer alike, so a tenant cannot learn which ids other tenants use. */
-function notFound(runId: string): ApiError {
-  return new ApiError(
-    404,
-    'NOT_FOUND',
-    `run ${runId} not found (it may never have existed, or it expired or was purged)`,
-  );
-}
 
 /** The routes of DESIGN §6 for runs, scoped to the caller's tenant. */
 export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
   const { client, store, inflight } = context;
 
-  /** The run's meta if it belongs to the caller's tenant; 404 otherwise (the client's reads are not tenant-scoped). */
-  const ownRun = async (request: FastifyRequest, runId: string): Promise<RunMeta> => {
-    const { tenant } = principalOf(request);
-    const meta = await store.get(tenantRunId(tenant, runId));
-    if (!meta || meta.tenant !== tenant) throw notFound(runId);
-    return meta;
-  };
+  const ownRun = ownRunOf(store);
 
   return async (app) => {
     app.post('/v1/runs', {
@@ -109,16 +86,22 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
     app.get('/v1/runs', {
       schema: {
         summary: "List the caller's runs",
-        description: 'Newest first. A full page carries `nextCursor`; pass it as `cursor` for the next page.',
+        description:
+          'Newest first. A full page carries `nextCursor`; pass it as `cursor` for the next page. `status=failed&error=PROVIDER_ERROR&since=1h` lists the dead letters of an outage.',
         tags: ['runs'],
         querystring: listRunsQuerySchema,
         response: { 200: runListSchema, ...errors },
       },
       handler: async (request) => {
         const { tenant } = principalOf(request);
-        const { cursor, ...filter } = request.query;
+        const { cursor, error: errorCode, since, ...filter } = request.query;
         try {
-          return await store.list(tenant, { ...filter, ...(cursor === undefined ? {} : { cursor }) });
+          return await store.list(tenant, {
+            ...filter,
+            ...(errorCode === undefined ? {} : { errorCode }),
+            ...(since === undefined ? {} : { since: parseSince(since) }),
+            ...(cursor === undefined ? {} : { cursor }),
+          });
         } catch (error) {
           // A forged cursor can decode to arguments Redis rejects: that is the caller's cursor, not a fault here.
           if (cursor !== undefined && error instanceof Error && error.name === 'ReplyError') {

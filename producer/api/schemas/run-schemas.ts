@@ -52,6 +52,16 @@ export const listRunsQuerySchema = z
   .object({
     status: z.enum(RUN_STATUSES).optional(),
     graph: z.string().min(1).max(128).optional(),
+    error: z
+      .enum(ERROR_CODES)
+      .optional()
+      .describe('only runs whose error has this code, e.g. PROVIDER_ERROR (with status=failed: the dead letters)'),
+    since: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('only runs created since then: a duration back (30m, 1h, 7d) or an ISO 8601 time'),
     limit: z.coerce.number().int().min(1).max(200).default(50),
     cursor: z.string().min(1).max(512).optional(),
   })
@@ -74,7 +84,7 @@ export const resumeBodySchema = z
     path: ['value'],
   });
 
-const errorRecordSchema = z
+export const errorRecordSchema = z
   .object({
     code: z.enum(ERROR_CODES),
     message: z.string(),
@@ -100,6 +110,19 @@ export const runRecordSchema: z.ZodType<RunRecord> = z
     interrupt: z.object({ node: z.string(), stepId: z.string(), request: z.unknown() }).loose().nullable(),
     usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }).loose(),
     scheduleId: z.string().optional().describe('the schedule whose tick started the run'),
+    forkOf: z
+      .object({ runId: z.string(), step: z.number(), patched: z.array(z.string()).optional() })
+      .optional()
+      .describe('a fork: the run and step it was forked from, and the state keys its patch set'),
+    replayOf: z
+      .object({ runId: z.string(), live: z.boolean() })
+      .optional()
+      .describe('a replay: the run it replays; live: it goes on with live calls after a divergence'),
+    retryOf: z
+      .object({ attempts: z.number(), error: errorRecordSchema.nullable(), failedAt: z.number().nullable() })
+      .optional()
+      .describe('a retried run: attempts before this one, the last one’s error and when it failed (ms)'),
+    finishedAt: z.string().optional().describe('when a finished run finished'),
     createdAt: z.string(),
     updatedAt: z.string(),
   })

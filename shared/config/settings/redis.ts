@@ -1,5 +1,5 @@
 // Setting declarations: read shared/config/settings/all-settings.ts first (how to add one).
-import { integer, matching, text, url } from '../setting-builders.js';
+import { choice, integer, matching, text, url } from '../setting-builders.js';
 import { defineArea, type AreaConfig } from '../settings-area.js';
 import { DEFAULT_TENANT, ID_PATTERN } from '../../contracts/ids.js';
 import { DEFAULT_KEY_PREFIX } from '../../store/keys.js';
@@ -59,6 +59,21 @@ export const redisArea = defineArea({
       default: 7 * 24 * 3600,
       shownDefault: '`604800` (7 days)',
       doc: 'Finished runs expire after this long.',
+    }),
+    recording: choice({
+      env: 'AGENTQ_RECORDING',
+      values: ['full', 'steps', 'off'],
+      default: 'full',
+      doc: 'What a run keeps for time travel (issue 39), beside its other keys and for as long as they are retained: `full` — each superstep’s state change, history length and next tasks (what `agentq fork` needs) and each model and tool call’s request fingerprint and response (what `agentq replay` needs); `steps` — only the former; `off` — nothing (fork and replay refuse such runs). Decided per run when it is created.',
+      when: '`steps` or `off` to save Redis memory when nobody forks or replays runs; see docs/guides/time-travel.md for the measured bytes per run.',
+    }),
+    recordingMaxBytes: integer({
+      env: 'AGENTQ_RECORDING_MAX_BYTES',
+      min: 1024,
+      default: 1024 * 1024,
+      shownDefault: '`1048576` (1 MiB)',
+      doc: 'Byte budget of one run’s recording (the JSON kept, not counting Redis’s own overhead). Once a run would pass it, the run stops recording (it still runs); fork and replay then refuse the steps past that point, naming the budget.',
+      when: 'Raise it for long runs with large prompts you want to replay; lower it to bound Redis memory per run.',
     }),
     eventsMaxLen: integer({
       env: 'AGENTQ_EVENTS_MAXLEN',

@@ -15,6 +15,7 @@ import { summarizeAtFor } from '../memory/summarize-step.js';
 import { checkDirectAnswer } from '../guardrails/check-direct-answer.js';
 import { guardAnswer } from '../guardrails/guard-text.js';
 import { runGuardrails } from '../guardrails/run-guardrails.js';
+import { toolCallRequest } from '../tools/tool-call-request.js';
 import { toolCallArg } from '../tools/tool-call-arg.js';
 import { contextWindowFor, runSettingsOf, type RunSettings } from './react-run-settings.js';
 import { agentSettingsOf, toolRegistryOf } from '../agent-services.js';
@@ -243,16 +244,19 @@ export function createReactAgentGraph({
           });
           const handling = resolveToolHandling(toolHandling, state.settings.toolHandling);
           // Saved once done: a re-delivered step does not repeat the call (tools also get an idempotency key).
-          const outcome = await context.memo<ToolCallOutcome>('tool-outcome', async () =>
-            approval && !approval.approved
-              ? { content: approval.message, failure: 'rejected' }
-              : executeToolCallOutcome(call, context, {
-                  tools,
-                  maxResultChars: settings.maxToolResultChars,
-                  traceContent: settings.traceContent,
-                  maxAttempts: TOOL_MAX_ATTEMPTS,
-                  handling,
-                }),
+          const outcome = await context.memo<ToolCallOutcome>(
+            'tool-outcome',
+            async () =>
+              approval && !approval.approved
+                ? { content: approval.message, failure: 'rejected' }
+                : executeToolCallOutcome(call, context, {
+                    tools,
+                    maxResultChars: settings.maxToolResultChars,
+                    traceContent: settings.traceContent,
+                    maxAttempts: TOOL_MAX_ATTEMPTS,
+                    handling,
+                  }),
+            { request: toolCallRequest(call) },
           );
           const { content } = outcome;
           await context.emit('tool-result', { toolCallId: call.id, tool: call.function.name, chars: content.length });

@@ -1,6 +1,6 @@
 import { SpanKind, trace, type Attributes } from '@opentelemetry/api';
 import { AgentqError } from '../../../shared/contracts/errors.js';
-import type { NodeContext } from '../../../shared/graph/node-context.js';
+import type { NodeContext, PaidCall } from '../../../shared/graph/node-context.js';
 import { agentSettingsOf, languageModelOf } from '../agent-services.js';
 import type {
   LanguageModel,
@@ -78,7 +78,10 @@ export async function callLanguageModel(
       : {}),
   };
   let fresh = false;
-  const saved = await context.memo<SavedResponse>(key, async (paid) => {
+  // What was asked (callbacks left out): time travel records it with the response and a replay compares it (issue 39).
+  const asked = { request: { ...request, ...(maxTokens === undefined ? {} : { maxTokens }) } };
+  const memo = <T>(memoKey: string, compute: (paid?: PaidCall) => Promise<T>) => context.memo(memoKey, compute, asked);
+  const saved = await memo<SavedResponse>(key, async (paid) => {
     let prompt = promptTokens;
     const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
     await checkBudget(context, fullRequest, countPrompt);

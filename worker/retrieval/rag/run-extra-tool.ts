@@ -1,6 +1,7 @@
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { agentSettingsOf, toolRegistryOf } from '../../agents/agent-services.js';
 import { toolCallArg } from '../../agents/tools/tool-call-arg.js';
+import { toolCallRequest } from '../../agents/tools/tool-call-request.js';
 import { executeToolCallOutcome, type ToolCallOutcome } from '../../agents/tools/execute-tool-call.js';
 import type { RagUpdate } from './rag-state.js';
 
@@ -16,13 +17,16 @@ export async function runExtraTool(extraTools: readonly string[], context: NodeC
   const settings = agentSettingsOf(context);
   const tools = toolRegistryOf(context).select(extraTools);
   await context.emit('tool-call', { toolCallId: call.id, tool: call.function.name });
-  const outcome = await context.memo<ToolCallOutcome>('tool-outcome', () =>
-    executeToolCallOutcome(call, context, {
-      tools,
-      maxResultChars: settings.maxToolResultChars,
-      traceContent: settings.traceContent,
-      maxAttempts: TOOL_MAX_ATTEMPTS,
-    }),
+  const outcome = await context.memo<ToolCallOutcome>(
+    'tool-outcome',
+    () =>
+      executeToolCallOutcome(call, context, {
+        tools,
+        maxResultChars: settings.maxToolResultChars,
+        traceContent: settings.traceContent,
+        maxAttempts: TOOL_MAX_ATTEMPTS,
+      }),
+    { request: toolCallRequest(call) },
   );
   await context.emit('tool-result', { toolCallId: call.id, tool: call.function.name, chars: outcome.content.length });
   return {

@@ -1,0 +1,31 @@
+import type { FastifyRequest } from 'fastify';
+import { AgentqError } from '../../../shared/contracts/errors.js';
+import { tenantRunId } from '../../../shared/contracts/ids.js';
+import type { RedisRunStore, RunMeta } from '../../../shared/store/redis-run-store.js';
+import type { Principal } from '../auth/api-keys.js';
+import { ApiError } from '../errors.js';
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal)
+    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
+  return request.principal;
+}
+
+/** Missing and foreign runs answer alike, so a tenant cannot learn which ids other tenants use. */
+export function notFound(runId: string): ApiError {
+  return new ApiError(
+    404,
+    'NOT_FOUND',
+    `run ${runId} not found (it may never have existed, or it expired or was purged)`,
+  );
+}
+
+/** The run's meta if it belongs to the caller's tenant; 404 otherwise (the client's reads are not tenant-scoped). */
+export function ownRunOf(store: RedisRunStore) {
+  return async (request: FastifyRequest, runId: string): Promise<RunMeta> => {
+    const { tenant } = principalOf(request);
+    const meta = await store.get(tenantRunId(tenant, runId));
+    if (!meta || meta.tenant !== tenant) throw notFound(runId);
+    return meta;
+  };
+}
