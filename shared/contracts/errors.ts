@@ -36,6 +36,8 @@ export const ERROR_CODES = [
   'REDIS_FULL',
   // Redis did not answer (down, unreachable, read-only replica, loading): retry shortly (issue 34).
   'REDIS_UNAVAILABLE',
+  // A conversation's new turn with onBusy 'reject' while its previous turn is still queued or running (issue 40).
+  'CONVERSATION_BUSY',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,4 +1,5 @@
 import { AgentqError } from '../../../shared/contracts/errors.js';
+import type { OnBusy } from '../../../shared/contracts/job-schema.js';
 import { channel } from '../../../shared/graph/channels.js';
 import { defineGraph } from '../../../shared/graph/define-graph.js';
 import { END, Send, START } from '../../../shared/graph/graph.js';
@@ -50,6 +51,8 @@ export interface ReactAgentGraphOptions {
   guardrails?: GuardrailsInput;
   /** `{ window: N }`: prompts show the last N messages; `{ summarizeAt: x }`: summarise past that share (a run's `memory` overrides). @default summarise past AGENTQ_SUMMARIZE_AT */
   memory?: { window: number } | { summarizeAt: number };
+  /** A conversation's new turn while the previous one is unfinished: wait, cancel it, or fail (a run's `onBusy` wins). @default 'queue' */
+  onBusy?: OnBusy;
 }
 
 /**
@@ -72,11 +75,13 @@ export function createReactAgentGraph({
   toolHandling,
   guardrails,
   memory,
+  onBusy,
 }: ReactAgentGraphOptions = {}) {
   return (
     defineGraph({
       name,
       version,
+      ...(onBusy === undefined ? {} : { onBusy }),
       input: reactAgentInputSchema,
       state: {
         query: channel.replace(''),
