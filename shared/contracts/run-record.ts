@@ -80,11 +80,33 @@ export interface RunEvent {
   data: Record<string, unknown>;
 }
 
+/** One part of a user message's content (OpenAI's content-part format): text, or an image by URL. */
+export type ContentPart =
+  { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
+
 /** A chat message in a run's history (OpenAI chat-completions shape). */
 export interface Message {
   role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string | null;
+  /** Text; or, in a user message, content parts (text and images, issue 40). */
+  content: string | null | ContentPart[];
   name?: string;
   tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
   tool_call_id?: string;
 }
+
+/** The text of a message's content: its text parts joined, an image as `[image]` (content parts, issue 40). */
+export function contentText(content: Message['content']): string {
+  if (content === null) return '';
+  if (typeof content === 'string') return content;
+  return content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n');
+}
+
+/** The images of a message's content (none for text). */
+export function contentImages(content: Message['content']): Extract<ContentPart, { type: 'image_url' }>[] {
+  return Array.isArray(content)
+    ? content.filter((part): part is Extract<ContentPart, { type: 'image_url' }> => part.type === 'image_url')
+    : [];
+}
+
+/** A message whose content is text (what a model answers, and every message but a user's with images). */
+export type TextMessage = Omit<Message, 'content'> & { content: string | null };

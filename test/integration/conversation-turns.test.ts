@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Message } from '../../shared/contracts/run-record.js';
+import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
 import { createReactAgentGraph } from '../../worker/agents/graphs/react-agent.js';
 import {
   startScriptedOpenAIServer,

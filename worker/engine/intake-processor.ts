@@ -16,7 +16,7 @@ import type { Logger } from '../../shared/telemetry/logger.js';
 import { ConversationHistory } from '../agents/memory/conversation-history.js';
 import { ConversationTurns } from '../../shared/store/conversation-turns.js';
 import { takeConversationTurn } from './take-conversation-turn.js';
-import { MEMORY_STATE_KEY } from '../agents/memory/memory-state.js';
+import { MEMORY_STATE_KEY, memoryKeepOf } from '../agents/memory/memory-state.js';
 import { isTerminal, type Message } from '../../shared/contracts/run-record.js';
 import type { Task } from '../../shared/graph/graph.js';
 import type { BeginResult, RedisRunStore, RunMeta } from '../../shared/store/redis-run-store.js';
@@ -327,7 +327,7 @@ export class IntakeProcessor {
     if (verdict.kind === 'wait') return { result: 'turn-waiting' };
     // A conversation's run starts from its latest completed run's history (and memory, when the graph keeps one).
     let messages: Message[] = [];
-    const seed = await this.conversations.seed(meta);
+    const seed = await this.conversations.seed(meta, { keep: memoryKeepOf(state, input.data) });
     if (seed) {
       const keepsMemory = MEMORY_STATE_KEY in graph.channels;
       messages = keepsMemory ? seed.messages : seed.flatMessages;

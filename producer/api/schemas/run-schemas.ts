@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ERROR_CODES } from '../../../shared/contracts/errors.js';
+import { contentPartSchema } from '../../../shared/contracts/content-parts.js';
 import { ID_PATTERN } from '../../../shared/contracts/ids.js';
 import { RUN_STATUSES, type Message, type RunRecord, type StepRecord } from '../../../shared/contracts/run-record.js';
 import { enqueueRequestSchema } from '../../client/agent-client.js';
@@ -129,6 +130,12 @@ export const stepsSchema: z.ZodType<{ steps: StepRecord[] }> = z.object({
 
 export const messagesSchema: z.ZodType<{ messages: Message[] }> = z.object({
   messages: z.array(
-    z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']), content: z.string().nullable() }).loose(),
+    z
+      .object({
+        role: z.enum(['system', 'user', 'assistant', 'tool']),
+        // Text, or a user message's content parts (text and image_url, OpenAI's format).
+        content: z.union([z.string(), z.array(contentPartSchema)]).nullable(),
+      })
+      .loose(),
   ),
 });
