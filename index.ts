@@ -69,6 +69,15 @@ export type {
 } from './worker/agents/tools/before-tool-call.js';
 export type { ToolProvider, ToolProviderRequest } from './worker/agents/tools/tool-provider.js';
 export type { MessageTemplates } from './worker/agents/graphs/react-turn.js';
+export type {
+  ModelCallInfo,
+  ModelErrorEvent,
+  ModelListener,
+  ModelRequestPayload,
+  ModelResponseEvent,
+} from './worker/agents/llm/model-listeners.js';
+export { buildRunResult, type RunResult, type ToolExecution } from './shared/contracts/run-result.js';
+export type { ConversationRecord, ConversationTurnRecord } from './shared/store/conversations.js';
 export type { Moderator, ModerationVerdict } from './shared/ports/moderator.js';
 export {
   formatPassages,

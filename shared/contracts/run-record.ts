@@ -34,6 +34,13 @@ export interface Usage {
   costUsd: number;
 }
 
+/** A step's model usage: tokens and cost, the model that answered, and its last response's finish reason. */
+export type StepUsage = Usage & {
+  model?: string;
+  /** `stop`, `length`, `tool_calls`, `content_filter` or `other` (the model port's FinishReason). */
+  finishReason?: string;
+};
+
 export interface PendingInterrupt {
   node: string;
   stepId: string;
@@ -51,8 +58,8 @@ export interface StepRecord {
   attempts: number;
   startedAt: string;
   endedAt: string;
-  /** Model usage of this step, when it called a model (and which model answered). */
-  usage?: Usage & { model?: string };
+  /** Model usage of this step, when it called a model (which model answered, and why its last response ended). */
+  usage?: StepUsage;
 }
 
 export const EVENT_TYPES = [

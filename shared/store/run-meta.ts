@@ -35,6 +35,8 @@ export interface RunMeta {
   conversationId: string | null;
   /** What the run does while its conversation's previous turn is unfinished; null: its graph's default. */
   onBusy: OnBusy | null;
+  /** How many messages of its history a conversation's earlier turns gave it (0 for a first turn or a lone run). */
+  seededMessages: number;
   /** What the run waits for (status `waiting`). */
   interrupt: PendingInterrupt | null;
   /** BullMQ priority of the run's step jobs: 0 none (the wait list, taken first), else 1 most urgent. */
@@ -139,6 +141,7 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     scheduleId: fields.scheduleId ?? null,
     conversationId: fields.conversationId ?? null,
     onBusy: (fields.onBusy as OnBusy | undefined) ?? null,
+    seededMessages: Number(fields.seededMessages ?? 0),
     interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
     resume: parseJson(fields.resume) as RunMeta['resume'],
     trace: fields.trace ?? null,

@@ -337,6 +337,9 @@ export class IntakeProcessor {
         'run continues its conversation',
       );
     }
+    // Where the run's own messages start (its result leaves the earlier turns out): before the admission,
+    // so a run taken in always has it; a second admission writes the same number.
+    if (messages.length > 0) await store.redis.hset(store.keys.runMeta(meta.id), 'seededMessages', messages.length);
     const ownNode = own && tasks[own.task]?.node;
     const start =
       own && ownNode
