@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
 import { createReactAgentGraph } from '../../worker/agents/graphs/react-agent.js';
+import { ConversationTurns } from '../../shared/store/conversation-turns.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import { startWorker } from '../../worker/start-worker.js';
 import {
   startScriptedOpenAIServer,
   type ScriptedChatRequest,
@@ -13,10 +16,18 @@ const messagesOf = (request: ScriptedChatRequest) => request.body.messages as un
 const lastUser = (request: ScriptedChatRequest) =>
   [...messagesOf(request)].reverse().find((message) => message.role === 'user')?.content ?? '';
 
-/** Answers `answer to <question>` after `delayMs`; a question containing HANG never gets an answer. */
+/**
+ * Answers `answer to <question>` after `delayMs`; a question containing HANG never gets an answer, and one
+ * containing TOOL-HANG first calls the calculator and then hangs (so its run has committed steps).
+ */
 function echoModel(delayMs: number) {
-  return (request: ScriptedChatRequest): ScriptedResponse =>
-    lastUser(request).includes('HANG') ? { hang: true } : { content: `answer to ${lastUser(request)}`, delayMs };
+  return (request: ScriptedChatRequest): ScriptedResponse => {
+    const question = lastUser(request);
+    const toolDone = messagesOf(request).some((message) => message.role === 'tool');
+    if (question.includes('TOOL-HANG') && !toolDone)
+      return { toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] };
+    return question.includes('HANG') ? { hang: true } : { content: `answer to ${question}`, delayMs };
+  };
 }
 
 describe('one turn at a time per conversation (onBusy)', () => {
@@ -35,8 +46,8 @@ describe('one turn at a time per conversation (onBusy)', () => {
   });
   beforeEach(() => server.reset());
 
-  const turn = (conversationId: string, query: string, extra: Record<string, unknown> = {}) =>
-    env.client.enqueue({ graph: 'react-agent', input: { query, tools: [] }, conversationId, ...extra });
+  const turn = (conversationId: string, query: string, extra: Record<string, unknown> = {}, tools: string[] = []) =>
+    env.client.enqueue({ graph: 'react-agent', input: { query, tools }, conversationId, ...extra });
 
   it('queue (the default): two turns enqueued at once run one after the other, the second continuing the first', async () => {
     server.setScript(echoModel(400));
@@ -55,18 +66,77 @@ describe('one turn at a time per conversation (onBusy)', () => {
     );
   });
 
+  it('turns enqueued at once on two workers run one at a time, in creation order, each continuing the last', async () => {
+    server.setScript(echoModel(150));
+    const second = await startWorker({ config: env.config, logger: createLogger('silent'), reconciler: false });
+    try {
+      const queued = await Promise.all(['A', 'B', 'C', 'D'].map((name) => turn('c-race', `Q-${name}`)));
+      const done = await Promise.all(queued.map((run) => env.client.wait(run.id, { timeoutMs: 30_000 })));
+      expect(done.map((run) => run.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
+      const requests = server.chatRequests();
+      expect(requests).toHaveLength(4);
+      for (let index = 1; index < requests.length; index += 1) {
+        // Never two turns at once, and each later turn's prompt holds every earlier answer.
+        expect(requests[index]!.receivedAt).toBeGreaterThanOrEqual(requests[index - 1]!.answeredAt!);
+        const contents = messagesOf(requests[index]!).map((message) => message.content);
+        for (const earlier of requests.slice(0, index)) expect(contents).toContain(`answer to ${lastUser(earlier)}`);
+      }
+      // Creation order: the turns ran in the order their runs were created.
+      const byCreation = [...done].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+      expect(requests.map(lastUser)).toEqual(
+        byCreation.map((run) => (run.output as { answer: string }).answer.replace('answer to ', '')),
+      );
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('the turn order is one atomic decision: of many turns asking at once, exactly one is first', async () => {
+    const turns = new ConversationTurns(env.worker.store.redis, env.worker.store.keys, 60);
+    const asks = Array.from({ length: 20 }, (_, index) => ({
+      id: `race-${index}`,
+      tenant: 'default',
+      conversationId: 'c-atomic',
+      createdAt: 1000 + (index % 3),
+    }));
+    const ahead = await Promise.all(asks.map((ask) => turns.ahead(ask)));
+    expect(ahead.filter((list) => list.length === 0)).toHaveLength(1);
+    // The first to leave hands the conversation to exactly the next one; leaving twice hands nothing.
+    const first = asks[ahead.findIndex((list) => list.length === 0)]!;
+    const next = await turns.leave('default', 'c-atomic', first.id);
+    expect(next).not.toBeNull();
+    expect(await turns.leave('default', 'c-atomic', first.id)).toBeNull();
+    expect(await turns.ahead(asks.find((ask) => ask.id === next)!)).toEqual([]);
+  });
+
+  it('a turn ahead whose run ended or is gone (a hand-on lost in a crash) does not block the conversation', async () => {
+    server.setScript(echoModel(0));
+    const { redis, keys } = env.worker.store;
+    const finished = await turn('c-stale', 'Q1');
+    expect((await env.client.wait(finished.id, { timeoutMs: 15_000 })).status).toBe('completed');
+    // As if its run-finished hook never ran, and as if a run vanished long ago while listed.
+    const key = keys.conversationTurns('default', 'c-stale');
+    await redis.zadd(key, Date.parse(finished.createdAt), finished.id);
+    await redis.zadd(key, Date.now() - 120_000, 'run-long-gone');
+    const next = await turn('c-stale', 'Q2', { onBusy: 'reject' });
+    expect((await env.client.wait(next.id, { timeoutMs: 15_000 })).status).toBe('completed');
+    expect(await redis.zrange(key, '0', '-1')).toEqual([]);
+  });
+
   it('cancel: a new turn cancels the running one, which keeps its last context, and then runs', async () => {
     server.setScript(echoModel(0));
-    const first = await turn('c-cancel', 'Q1 HANG think about it for ever');
-    await eventually(async () => server.chatRequests().length === 1, 15_000, 'the first turn calling the model');
+    const first = await turn('c-cancel', 'Q1 TOOL-HANG think about it for ever', {}, ['calculator']);
+    await eventually(async () => server.chatRequests().length === 2, 15_000, 'the first turn calling the model again');
     const second = await turn('c-cancel', 'Q2 never mind', { onBusy: 'cancel' });
     const [firstDone, secondDone] = await Promise.all(
       [first, second].map((run) => env.client.wait(run.id, { timeoutMs: 30_000 })),
     );
     expect(firstDone?.status).toBe('cancelled');
     expect(secondDone).toMatchObject({ status: 'completed', output: { answer: 'answer to Q2 never mind' } });
-    // The cancelled turn keeps what it had committed (its record and history are readable).
-    expect((await env.client.messages(first.id)).length).toBeGreaterThanOrEqual(0);
+    // The cancelled turn keeps what it had committed: its question, the tool call and the tool's result.
+    const kept = await env.client.messages(first.id);
+    expect(kept.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(kept[1]!.content).toBe('Q1 TOOL-HANG think about it for ever');
     // The new turn did not continue the cancelled one (it was never answered).
     const last = server.chatRequests().at(-1)!;
     expect(JSON.stringify(messagesOf(last))).not.toContain('HANG');

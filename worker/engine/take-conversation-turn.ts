@@ -64,6 +64,16 @@ export async function takeConversationTurn(
       // Every turn ahead: the newest input wins, as in a chat where the user interrupts the answer.
       for (const runId of live) await store.requestCancel(runId, now);
     }
+    // Said once per turn (the reconciler hands a waiting turn back to the intake now and then, as a safety
+    // net for a lost hand-on); updatedAt moves, so the sweep looks again only after AGENTQ_RECONCILE_AFTER_MS.
+    const metaKey = store.keys.runMeta(meta.id);
+    const [[, noted] = [null, 0]] =
+      (await store.redis
+        .multi()
+        .hsetnx(metaKey, 'turnBehind', live.join(','))
+        .hset(metaKey, 'updatedAt', now)
+        .exec()) ?? [];
+    if (noted !== 1) return { kind: 'wait', behind: active };
     await store.addEvent(meta.id, 'step-deferred', {
       reason: `conversation ${conversationId} is busy: this turn ${mode === 'cancel' ? 'cancelled' : 'waits behind'} ${live.join(', ')} and starts when ${live.length > 1 ? 'they end' : 'it ends'}`,
       conversationId,
