@@ -57,18 +57,23 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
   const turns = new ConversationTurns(redis, keys, config.retentionSeconds * 2);
   let intake: Queue<StoredRunJob> | undefined;
 
+  /** A queue on the store's connection, made when first needed (most processes never add to it). */
+  const openQueue = <Data>(name: string, what: string): Queue<Data> => {
+    const opened = new Queue<Data>(name, {
+      connection: redis,
+      prefix: config.queuePrefix,
+      ...queueStreamOptions(config.queueEventsMaxLen),
+    });
+    // Without a listener BullMQ prints connection errors raw on stderr, outside the JSON logs.
+    opened.on('error', (error) => logger?.warn({ err: error.message }, `${what} queue connection error (will retry)`));
+    return opened;
+  };
+
   /** Issue 40: the conversation's next turn, waiting behind this one, goes to the intake to be taken in. */
   const handOn = async (tenant: string, conversationId: string, runId: string): Promise<void> => {
     const next = await turns.leave(tenant, conversationId, runId);
     if (!next) return;
-    if (!intake) {
-      intake = new Queue<StoredRunJob>(INTAKE_QUEUE, {
-        connection: redis,
-        prefix: config.queuePrefix,
-        ...queueStreamOptions(config.queueEventsMaxLen),
-      });
-      intake.on('error', (error) => logger?.warn({ err: error.message }, 'intake queue connection error (will retry)'));
-    }
+    intake ??= openQueue<StoredRunJob>(INTAKE_QUEUE, 'intake');
     // An id of its own per hand-on: an intake job of the same run still finishing (one that found it
     // waiting a moment ago) must not swallow this one.
     await intake.add(
@@ -79,15 +84,7 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
   };
 
   const addDelivery = async (runId: string, status: FinishedStatus): Promise<void> => {
-    if (!queue) {
-      queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, {
-        connection: redis,
-        prefix: config.queuePrefix,
-        ...queueStreamOptions(config.queueEventsMaxLen),
-      });
-      // Without a listener BullMQ prints connection errors raw on stderr, outside the JSON logs.
-      queue.on('error', (error) => logger?.warn({ err: error.message }, 'webhook queue connection error (will retry)'));
-    }
+    queue ??= openQueue<WebhookJobData>(WEBHOOK_QUEUE, 'webhook');
     const jobId = webhookJobId(runId);
     const existing = await queue.getJob(jobId);
     if (existing) {

@@ -1,12 +1,10 @@
-import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentqError } from '../../../shared/contracts/errors.js';
 import { ID_PATTERN } from '../../../shared/contracts/ids.js';
 import { RUN_STATUSES } from '../../../shared/contracts/run-record.js';
 import { Conversations, type ConversationRecord } from '../../../shared/store/conversations.js';
 import type { ApiContext } from '../api-context.js';
-import type { Principal } from '../auth/api-keys.js';
+import { principalOf } from '../auth/principal-of.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import { messageSchema } from '../schemas/run-schemas.js';
 
@@ -29,12 +27,6 @@ const conversationSchema: z.ZodType<ConversationRecord> = z
   })
   .loose()
   .describe('Conversation');
-
-function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal)
-    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
-  return request.principal;
-}
 
 /** Missing and foreign conversations answer alike: a tenant cannot learn which ids other tenants use. */
 function notFound(conversationId: string): ApiError {

@@ -1,14 +1,13 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentqError } from '../../../shared/contracts/errors.js';
 import { newRunId, runIdForIdempotencyKey, tenantRunId } from '../../../shared/contracts/ids.js';
 import type { RunMeta } from '../../../shared/store/redis-run-store.js';
 import { toRunRecord } from '../../../shared/store/redis-run-store.js';
 import { withPartialOutput } from '../../client/partial-output.js';
 import { isTerminal } from '../../../shared/contracts/run-record.js';
 import type { ApiContext } from '../api-context.js';
-import type { Principal } from '../auth/api-keys.js';
+import { principalOf } from '../auth/principal-of.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import {
   createRunQuerySchema,
@@ -29,12 +28,6 @@ import { readRunResult } from '../../../shared/store/read-run-result.js';
 import { streamRunEvents } from '../sse.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
-
-function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal)
-    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
-  return request.principal;
-}
 
 /** Missing and foreign runs answer alike, so a tenant cannot learn which ids other tenants use. */
 function notFound(runId: string): ApiError {
