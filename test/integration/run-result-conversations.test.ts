@@ -164,6 +164,26 @@ describe('model listeners, run results and conversations by id', () => {
     expect(result.intermediateResponses).toEqual([]);
   });
 
+  it('a run with image parts: the messages route serves the parts and the run page shows them', async () => {
+    server.setScript([{ content: 'A red square.' }]);
+    const image = { type: 'image_url', image_url: { url: 'https://example.com/square.png' } };
+    const response = await enqueue(KEYS.acmeProducer, {
+      graph: 'react-agent',
+      input: { query: [{ type: 'text', text: 'What is this?' }, image], tools: [] },
+    });
+    const runId = response.json<{ id: string }>().id;
+    expect((await wait(runId)).status).toBe('completed');
+    const messages = await env.as(KEYS.acmeProducer, { method: 'GET', url: `/v1/runs/${runId}/messages` });
+    expect(messages.statusCode).toBe(200);
+    expect(messages.json().messages[1]).toEqual({
+      role: 'user',
+      content: [{ type: 'text', text: 'What is this?' }, image],
+    });
+    const page = await env.as(KEYS.acmeProducer, { method: 'GET', url: `/runs/${runId}` });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('What is this?\n[image https://example.com/square.png]');
+  });
+
   it('reads and clears a conversation by id in its tenant; a foreign id answers 404 like a missing one', async () => {
     server.setScript([{ content: 'Hello Ada.' }, { content: 'You are Ada.' }, { content: 'I do not know your name.' }]);
     const turn = async (query: string) => {
