@@ -243,12 +243,19 @@ describe('model listeners, run results and conversations by id', () => {
 
   it('the CLI shows and clears a conversation', async () => {
     server.setScript([{ content: 'Noted.' }]);
-    const queued = await env.client.enqueue({
-      graph: 'react-agent',
-      input: { query: 'Remember 7.', tools: [] },
-      conversationId: 'cli-conv',
-      tenant: 'acme',
-    });
+    const input = JSON.stringify({ query: 'Remember 7.', tools: [] });
+    const badMode = await runCli(
+      ['run', 'react-agent', '--input', input, '--conversation', 'cli-conv', '--on-busy', 'sometimes'],
+      cliEnv(env.config),
+    );
+    expect(badMode.code).toBe(2);
+    expect(badMode.stderr).toMatch(/onBusy: onBusy must be one of "queue", "cancel", "reject"/);
+    const ran = await runCli(
+      ['run', 'react-agent', '--input', input, '--conversation', 'cli-conv', '--on-busy', 'queue', '--tenant', 'acme'],
+      cliEnv(env.config),
+    );
+    expect(ran.code).toBe(0);
+    const queued = { id: ran.stdout.trim() };
     await wait(queued.id);
     const shown = await runCli(['conversation', 'show', 'cli-conv', '--tenant', 'acme', '--json'], cliEnv(env.config));
     expect(shown.code).toBe(0);
