@@ -184,6 +184,20 @@ describe('model listeners, run results and conversations by id', () => {
     expect(page.body).toContain('What is this?\n[image https://example.com/square.png]');
   });
 
+  it('POST /v1/runs refuses a bad onBusy with 400 naming the field', async () => {
+    const unknown = await enqueue(KEYS.acmeProducer, {
+      graph: 'react-agent',
+      conversationId: 'c-400',
+      onBusy: 'sometimes',
+      input: { query: 'hi' },
+    });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('onBusy') });
+    const alone = await enqueue(KEYS.acmeProducer, { graph: 'react-agent', onBusy: 'queue', input: { query: 'hi' } });
+    expect(alone.statusCode).toBe(400);
+    expect(alone.json().error.message).toMatch(/onBusy: .*send conversationId with it/);
+  });
+
   it('reads and clears a conversation by id in its tenant; a foreign id answers 404 like a missing one', async () => {
     server.setScript([{ content: 'Hello Ada.' }, { content: 'You are Ada.' }, { content: 'I do not know your name.' }]);
     const turn = async (query: string) => {
