@@ -26,7 +26,17 @@ export { AgentqError, ERROR_CODES, type ErrorCode, type ErrorRecord } from './sh
 export { loadConfig, type Config } from './shared/config/config.js';
 export { INTAKE_QUEUE, STEP_QUEUE } from './shared/contracts/queues.js';
 export { runJobSchema, type RunJob, type RunOptions } from './shared/contracts/job-schema.js';
-export type { Message, RunEvent, RunRecord, RunStatus, StepRecord } from './shared/contracts/run-record.js';
+export {
+  contentText,
+  type ContentPart,
+  type Message,
+  type RunEvent,
+  type RunRecord,
+  type RunStatus,
+  type StepRecord,
+  type TextMessage,
+} from './shared/contracts/run-record.js';
+export { ON_BUSY_MODES, type OnBusy } from './shared/contracts/job-schema.js';
 export { sleep } from './shared/contracts/abort.js';
 export { startWorker, type AgentWorker, type StartWorkerOptions } from './worker/start-worker.js';
 export { chainGraph } from './worker/agents/graphs/chain.js';
@@ -52,6 +62,22 @@ export type {
   ToolArgumentsProblem,
   ToolErrorProblem,
 } from './worker/agents/tools/tool-handling.js';
+export type {
+  BeforeToolCall,
+  BeforeToolCallDecision,
+  BeforeToolCallRequest,
+} from './worker/agents/tools/before-tool-call.js';
+export type { ToolProvider, ToolProviderRequest } from './worker/agents/tools/tool-provider.js';
+export type { MessageTemplates } from './worker/agents/graphs/react-turn.js';
+export type {
+  ModelCallInfo,
+  ModelErrorEvent,
+  ModelListener,
+  ModelRequestPayload,
+  ModelResponseEvent,
+} from './worker/agents/llm/model-listeners.js';
+export { buildRunResult, type RunResult, type ToolExecution } from './shared/contracts/run-result.js';
+export type { ConversationRecord, ConversationTurnRecord } from './shared/store/conversations.js';
 export type { Moderator, ModerationVerdict } from './shared/ports/moderator.js';
 export {
   formatPassages,

@@ -9,6 +9,7 @@ import { registerBatchCommand } from '../producer/cli/batch-command.js';
 import { registerScheduleCommands } from '../producer/cli/schedule-commands.js';
 import { registerBudgetCommands } from '../producer/cli/budget-commands.js';
 import { registerTimeTravelCommands } from '../producer/cli/time-travel-commands.js';
+import { registerConversationCommands } from '../producer/cli/conversation-commands.js';
 
 /** Where a command writes: results to `out`, progress and diagnostics to `err`. */
 export interface CliIo {
@@ -55,6 +56,7 @@ export async function createAgentqProgram(io: CliIo): Promise<Command> {
     });
   registerProducerCommands(program, { client: clientFactory, reader: readerFactory, record: recordFactory }, io);
   registerBatchCommand(program, clientFactory, parseCount, io.setExitCode);
+  registerConversationCommands(program, readerFactory, io);
   registerScheduleCommands(program, clientFactory, io);
   registerBudgetCommands(program, clientFactory, io);
   registerTimeTravelCommands(program, clientFactory, io);

@@ -11,7 +11,7 @@
  * - `replay_model_requests`: model requests of a replay of the 8-round run (0: nothing paid).
  */
 import { randomBytes } from 'node:crypto';
-import type { Message } from '../../shared/contracts/run-record.js';
+import { contentText, type Message } from '../../shared/contracts/run-record.js';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { loadConfig } from '../../shared/config/config.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
@@ -29,7 +29,7 @@ async function runRecording({ redisUrl, log }: BenchContext): Promise<BenchFigur
     script: (request) => {
       const messages = request.body.messages as unknown as Message[];
       const rounds = Number(
-        /(\d+) rounds/.exec(messages.find((message) => message.role === 'user')?.content ?? '')?.[1],
+        /(\d+) rounds/.exec(contentText(messages.find((message) => message.role === 'user')?.content ?? null))?.[1],
       );
       const done = messages.filter((message) => message.role === 'tool').length;
       return done < rounds

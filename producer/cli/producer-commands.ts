@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { AgentqError } from '../../shared/contracts/errors.js';
+import type { OnBusy } from '../../shared/contracts/job-schema.js';
 import { RUN_STATUSES, isTerminal, type RunRecord, type RunStatus } from '../../shared/contracts/run-record.js';
 import type { AgentClient } from '../client/agent-client.js';
 import type { RunReader } from '../client/run-reader.js';
@@ -100,6 +101,11 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
       'BullMQ priority of its steps: 1 most urgent; runs without one go first',
       parseCount('--priority'),
     )
+    .option('--conversation <id>', "continue this conversation (its latest completed turn's history)")
+    .option(
+      '--on-busy <mode>',
+      "with --conversation, while its previous turn is unfinished: 'queue' behind it, 'cancel' it, or 'reject' this turn",
+    )
     .option('--wait', 'wait for the run to finish')
     .option('--timeout-ms <ms>', 'with --wait: give up after this long', parseCount('--timeout-ms'))
     .option('--json', 'print the run record as JSON')
@@ -124,6 +130,9 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
               ...(options.runId ? { runId: String(options.runId) } : {}),
               ...(options.tenant ? { tenant: String(options.tenant) } : {}),
               ...(options.priority === undefined ? {} : { priority: Number(options.priority) }),
+              ...(options.conversation ? { conversationId: String(options.conversation) } : {}),
+              // Checked by the request schema (onBusy), whose message names the field.
+              ...(options.onBusy ? { onBusy: String(options.onBusy) as OnBusy } : {}),
               ...(Object.keys(runOptions).length > 0 ? { options: runOptions } : {}),
             },
             { queueUnserved: Boolean(options.queueUnserved) },

@@ -13,6 +13,9 @@ import {
 } from '../../shared/contracts/run-record.js';
 import { followRun, type RunStreamEvent } from './follow-run.js';
 import { TokenHub } from './token-hub.js';
+import type { RunResult } from '../../shared/contracts/run-result.js';
+import { readRunResult } from '../../shared/store/read-run-result.js';
+import { Conversations, type ConversationRecord } from '../../shared/store/conversations.js';
 
 export interface RunReaderOptions {
   /** Where Redis is and how the run store is laid out. @default readRedisConfig() (the environment's Redis settings only) */
@@ -111,6 +114,39 @@ export class RunReader {
   async messages(runId: string): Promise<Message[]> {
     await this.require(runId);
     return this.store.messages(runId);
+  }
+
+  /** The run's result object: answer, tool executions, intermediate responses, sources, finishReason (RunResult). */
+  async result(runId: string): Promise<RunResult> {
+    await this.ready();
+    const meta = await this.store.get(runId);
+    if (!meta)
+      throw new AgentqError(
+        'NOT_FOUND',
+        `run ${runId} not found (it may never have existed, or it expired or was purged)`,
+      );
+    return readRunResult(this.store, meta);
+  }
+
+  /**
+   * A conversation of the client's tenant (or `tenant`): its turns, the unfinished ones, and the history
+   * of its latest completed turn; NOT_FOUND when there is none with this id.
+   */
+  async conversation(
+    conversationId: string,
+    { tenant = this.tenant }: { tenant?: string } = {},
+  ): Promise<ConversationRecord> {
+    await this.ready();
+    const record = await new Conversations(this.store).get(tenant, conversationId);
+    if (!record) throw conversationNotFound(conversationId);
+    return record;
+  }
+
+  /** Clears what a conversation remembers (its next turn starts afresh; its runs stay); NOT_FOUND when there is none. */
+  async clearConversation(conversationId: string, { tenant = this.tenant }: { tenant?: string } = {}): Promise<void> {
+    await this.ready();
+    if (!(await new Conversations(this.store).clear(tenant, conversationId)))
+      throw conversationNotFound(conversationId);
   }
 
   async list(filter: ListFilter & { tenant?: string } = {}): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
@@ -220,4 +256,11 @@ export class RunReader {
     if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
     else this.redis.disconnect();
   }
+}
+
+function conversationNotFound(conversationId: string): AgentqError {
+  return new AgentqError(
+    'NOT_FOUND',
+    `conversation ${conversationId} not found (it never had a turn, or it was cleared or expired)`,
+  );
 }

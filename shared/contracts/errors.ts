@@ -43,6 +43,8 @@ export const ERROR_CODES = [
   // A fork or replay needs a run's recording, and it is not there: never made (AGENTQ_RECORDING), expired
   // with the run, or stopped at its byte budget; the message names what is missing (issue 39).
   'RECORDING_UNAVAILABLE',
+  // A conversation's new turn with onBusy 'reject' while its previous turn is still queued or running (issue 40).
+  'CONVERSATION_BUSY',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

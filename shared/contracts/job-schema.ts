@@ -39,6 +39,17 @@ export const runOptionsSchema = z
   .strict();
 export type RunOptions = z.infer<typeof runOptionsSchema>;
 
+/** What a conversation's new turn does while its previous turn is still queued or running (`onBusy`). */
+export const ON_BUSY_MODES = ['queue', 'cancel', 'reject'] as const;
+export type OnBusy = (typeof ON_BUSY_MODES)[number];
+
+/** A run request's conversation options that no field check alone catches; → the problem, or undefined. */
+export function conversationOptionsProblem(request: { conversationId?: string; onBusy?: OnBusy }): string | undefined {
+  return request.onBusy !== undefined && request.conversationId === undefined
+    ? "onBusy: applies to a conversation's turns; send conversationId with it (or leave onBusy out)"
+    : undefined;
+}
+
 /** BullMQ's largest job priority (2^21). */
 export const MAX_PRIORITY = 2_097_152;
 /** The priority of a batch's questions unless the batch sets one: behind every run without a priority. */
@@ -68,6 +79,14 @@ export const runJobSchema = z
      * (same tenant), whichever worker ran it. Same id rules as runId; a new id starts a conversation.
      */
     conversationId: id('conversationId').optional(),
+    /**
+     * What happens when the conversation's previous turn is still queued or running (issue 40): `queue`
+     * waits behind it, `cancel` cancels it (and any turn waiting before this one) and then starts,
+     * `reject` fails this run with CONVERSATION_BUSY. Needs `conversationId`. @default the graph's, else 'queue'
+     */
+    onBusy: z
+      .enum(ON_BUSY_MODES, { error: `onBusy must be one of ${ON_BUSY_MODES.map((mode) => `"${mode}"`).join(', ')}` })
+      .optional(),
     /**
      * BullMQ's job priority for the run's step jobs: 1 is the most urgent, larger numbers wait longer.
      * Runs without one are served before any run with one (BullMQ takes its wait list first); batch

@@ -42,6 +42,13 @@ export interface Usage {
   costUsd: number;
 }
 
+/** A step's model usage: tokens and cost, the model that answered, and its last response's finish reason. */
+export type StepUsage = Usage & {
+  model?: string;
+  /** `stop`, `length`, `tool_calls`, `content_filter` or `other` (the model port's FinishReason). */
+  finishReason?: string;
+};
+
 export interface PendingInterrupt {
   node: string;
   stepId: string;
@@ -59,8 +66,8 @@ export interface StepRecord {
   attempts: number;
   startedAt: string;
   endedAt: string;
-  /** Model usage of this step, when it called a model (and which model answered). */
-  usage?: Usage & { model?: string };
+  /** Model usage of this step, when it called a model (which model answered, and why its last response ended). */
+  usage?: StepUsage;
   /** A fork's step that ran in another run, before the fork point: that run's id (same index there). */
   inheritedFrom?: string;
 }
@@ -93,11 +100,33 @@ export interface RunEvent {
   data: Record<string, unknown>;
 }
 
+/** One part of a user message's content (OpenAI's content-part format): text, or an image by URL. */
+export type ContentPart =
+  { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
+
 /** A chat message in a run's history (OpenAI chat-completions shape). */
 export interface Message {
   role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string | null;
+  /** Text; or, in a user message, content parts (text and images, issue 40). */
+  content: string | null | ContentPart[];
   name?: string;
   tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
   tool_call_id?: string;
 }
+
+/** The text of a message's content: its text parts joined, an image as `[image]` (content parts, issue 40). */
+export function contentText(content: Message['content']): string {
+  if (content === null) return '';
+  if (typeof content === 'string') return content;
+  return content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n');
+}
+
+/** The images of a message's content (none for text). */
+export function contentImages(content: Message['content']): Extract<ContentPart, { type: 'image_url' }>[] {
+  return Array.isArray(content)
+    ? content.filter((part): part is Extract<ContentPart, { type: 'image_url' }> => part.type === 'image_url')
+    : [];
+}
+
+/** A message whose content is text (what a model answers, and every message but a user's with images). */
+export type TextMessage = Omit<Message, 'content'> & { content: string | null };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AgentqError } from '../contracts/errors.js';
+import type { OnBusy } from '../contracts/job-schema.js';
 import type { Channels, StateOf, UpdateOf } from './channels.js';
 import {
   END,
@@ -28,6 +29,11 @@ export interface GraphDefinition<C extends Channels, Input> {
   initialState?: (input: Input) => UpdateOf<C>;
   /** The run's output, from its final state. @default the whole state */
   output?: (state: StateOf<C>) => unknown;
+  /**
+   * What a conversation's new turn does while the conversation's previous turn is unfinished, unless the
+   * run's own `onBusy` says: wait behind it, cancel it, or fail with CONVERSATION_BUSY. @default 'queue'
+   */
+  onBusy?: OnBusy;
 }
 
 type NodeEntry<C extends Channels> =
@@ -186,7 +192,7 @@ export class GraphBuilder<C extends Channels, Input> {
   }
 
   private compile(name: string, version: string): Graph<C, Input> {
-    const { state: channels, input, initialState, output } = this.definition;
+    const { state: channels, input, initialState, output, onBusy } = this.definition;
     const inputSchema = (input ?? z.unknown()) as z.ZodType<Input>;
     const compiled = new Map<string, CompiledNode<C>>();
     // How to enter a top-level node: a subgraph is entered through its own entry tasks.
@@ -257,6 +263,7 @@ export class GraphBuilder<C extends Channels, Input> {
       channels,
       inputSchema,
       nodes: compiled,
+      ...(onBusy === undefined ? {} : { onBusy }),
       initialState(value: Input): StateOf<C> {
         const base = Object.fromEntries(Object.entries(channels).map(([key, ch]) => [key, ch.initial()])) as StateOf<C>;
         if (!initialState) return base;

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Message } from '../contracts/run-record.js';
+import type { OnBusy } from '../contracts/job-schema.js';
 import type { Channels, StateOf, UpdateOf } from './channels.js';
 import type { NodeContext } from './node-context.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -68,6 +69,8 @@ export interface Graph<C extends Channels = Channels, Input = unknown> {
   readonly channels: C;
   readonly inputSchema: z.ZodType<Input>;
   readonly nodes: ReadonlyMap<string, CompiledNode<C>>;
+  /** What a conversation's new turn does while the previous one is unfinished (a run's `onBusy` wins). @default 'queue' */
+  readonly onBusy?: OnBusy;
   initialState(input: Input): StateOf<C>;
   output(state: StateOf<C>): unknown;
   /** Tasks of the first superstep (a promise only when a router on the way is async). */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Message, Usage } from '../contracts/run-record.js';
+import type { Message, StepUsage } from '../contracts/run-record.js';
 
 /**
  * Services a worker hands to every node (language model, embedder, vector store, tools, …). Open so a
@@ -56,7 +56,7 @@ export interface NodeContext {
    * Adds model usage to this step. Record the usage of every response the step uses, memoised or
    * fresh: the engine counts a step's usage once, with its commit (or when it fails the run).
    */
-  recordUsage(usage: Usage & { model?: string }): void;
+  recordUsage(usage: StepUsage): void;
   /**
    * Adds a `tool-call`, `tool-result` or `guardrail-*` event to the run's stream (what producers follow
    * over SSE). At least once: a re-run step emits again.

@@ -1,5 +1,5 @@
 import type { ToolDescription } from '../ports/language-model.js';
-import type { Message } from '../contracts/run-record.js';
+import { contentImages, type Message } from '../contracts/run-record.js';
 
 type CountTokens = (text: string) => number;
 let loading: Promise<CountTokens> | undefined;
@@ -33,7 +33,7 @@ export async function estimatePromptTokens(
 ): Promise<number> {
   const count = await tokenizer();
   let total = REPLY_PRIMING_TOKENS;
-  for (const message of messages) total += PER_MESSAGE_TOKENS + count(messageText(message));
+  for (const message of messages) total += PER_MESSAGE_TOKENS + count(messageText(message)) + imageTokens(message);
   if (tools.length > 0) total += count(JSON.stringify(tools));
   return total;
 }
@@ -43,8 +43,25 @@ export async function estimateMessageTokens(message: Message): Promise<number> {
   return estimateTextTokens(messageText(message));
 }
 
+/**
+ * Tokens an image part costs, as OpenAI documents it for its vision models: 85 at detail 'low'; at 'high'
+ * (and 'auto', which picks high for most pictures) 85 plus 170 per 512-pixel tile, 765 for a 1024 × 1024
+ * picture — the size the estimate assumes, since the picture itself is not opened here.
+ */
+export const IMAGE_TOKENS = { low: 85, high: 765 } as const;
+
+function imageTokens(message: Message): number {
+  return contentImages(message.content).reduce(
+    (sum, image) => sum + (image.image_url.detail === 'low' ? IMAGE_TOKENS.low : IMAGE_TOKENS.high),
+    0,
+  );
+}
+
 function messageText(message: Message): string {
-  let text = message.content ?? '';
+  // Content parts count by their text; images by imageTokens (a data: URL's bytes are not text the model reads).
+  let text = Array.isArray(message.content)
+    ? message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n')
+    : (message.content ?? '');
   for (const call of message.tool_calls ?? []) text += call.function.name + call.function.arguments;
   return text;
 }

@@ -1,7 +1,7 @@
 import type { Message } from '../contracts/run-record.js';
 
-/** An assistant message as a model returns it: text, tool calls, or both. */
-export type AssistantMessage = Message & { role: 'assistant' };
+/** An assistant message as a model returns it: text (never content parts), tool calls, or both. */
+export type AssistantMessage = Omit<Message, 'role' | 'content'> & { role: 'assistant'; content: string | null };
 
 /** A tool call inside an assistant message (OpenAI chat-completions shape). */
 export type ToolCall = NonNullable<Message['tool_calls']>[number];

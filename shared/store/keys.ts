@@ -195,6 +195,15 @@ export class Keys {
     return `${this.prefix}:t:${tenant}:conversation:${conversationId}`;
   }
 
+  /**
+   * The unfinished turns of one conversation of a tenant (ConversationTurns, issue 40), scored by creation
+   * time: the first is the turn that may run, the others wait or are refused by their `onBusy`. Every
+   * script on it touches only this key, so it needs no hash tag.
+   */
+  conversationTurns(tenant: string, conversationId: string): string {
+    return `${this.prefix}:t:${tenant}:conversation:${conversationId}:turns`;
+  }
+
   /** A tenant's runs not yet finished (the API's per-tenant cap), scored by creation time. */
   tenantInflight(tenant: string): string {
     return `${this.prefix}:t:${tenant}:inflight`;

@@ -39,6 +39,7 @@ export class RunAdmission {
     if (run.batchId) fields.batchId = run.batchId;
     if (run.scheduleId) fields.scheduleId = run.scheduleId;
     if (run.conversationId) fields.conversationId = run.conversationId;
+    if (run.onBusy) fields.onBusy = run.onBusy;
     if (run.priority) fields.priority = run.priority;
     if (run.replay) fields.replay = JSON.stringify(run.replay);
     // Decided once per run: its scripts read these two fields to keep (or not) its recording (issue 39).
@@ -54,7 +55,7 @@ export class RunAdmission {
     const script = await runScriptSha(this.context.redis, start ? CREATE_RUN_AND_START : CREATE_RUN);
     const pairs = Object.entries(fields).flat();
     const runKeys = this.context.keys.runAll(run.id);
-    const replies = await slotPipeline(this.context.redis)
+    const pipeline = slotPipeline(this.context.redis)
       .zadd(this.context.keys.activeRuns(), 'NX', run.now, run.id)
       .evalsha(
         script,
@@ -77,8 +78,14 @@ export class RunAdmission {
       // In the same round trip, so no crash can leave a created run out of its tenant's list. When the id
       // was already taken by another tenant's run, list() skips that foreign entry (it checks meta.tenant).
       .zadd(this.context.keys.tenantRuns(run.tenant), 'NX', run.now, run.id)
-      .sadd(this.context.keys.tenants(), run.tenant)
-      .exec();
+      .sadd(this.context.keys.tenants(), run.tenant);
+    if (run.conversationId) {
+      // Issue 40: the turn takes its place in its conversation as it is created (ConversationTurns), so
+      // turns run in the order they were created, whichever worker takes which in first.
+      const turns = this.context.keys.conversationTurns(run.tenant, run.conversationId);
+      pipeline.zadd(turns, 'NX', run.now, run.id).expire(turns, this.context.retentionSeconds * 2);
+    }
+    const replies = await pipeline.exec();
     const [, createReply] = replies ?? [];
     if (createReply?.[0] instanceof Error && createReply[0].message.includes('NOSCRIPT') && !retried) {
       // Redis restarted and lost its script cache since we loaded the script.

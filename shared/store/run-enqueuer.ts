@@ -5,6 +5,7 @@ import { AgentqError } from '../contracts/errors.js';
 import { RunAdmission, type RunAdmissionConfig, type RunOrigin } from '../operations/limits/run-admission.js';
 import { newRunId, runIdForIdempotencyKey } from '../contracts/ids.js';
 import {
+  conversationOptionsProblem,
   formatZodError,
   graphIdOf,
   runJobSchema,
@@ -29,6 +30,8 @@ export function parseEnqueueRequest(request: EnqueueRequest): ValidEnqueueReques
     throw new AgentqError('INVALID_INPUT', `invalid run request: ${formatZodError(parsed.error)}`, {
       details: parsed.error.issues,
     });
+  const problem = conversationOptionsProblem(parsed.data);
+  if (problem) throw new AgentqError('INVALID_INPUT', `invalid run request: ${problem}`);
   return parsed.data;
 }
 
@@ -165,6 +168,7 @@ export class RunEnqueuer {
           ...(priority > 0 ? { priority } : {}),
           ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
           ...(extras.replay === undefined ? {} : { replay: extras.replay }),
+          ...(data.onBusy === undefined ? {} : { onBusy: data.onBusy }),
           now,
         },
         start,

@@ -6,7 +6,10 @@ import type { FinishedRun } from './redis-run-store.js';
 import type { Logger } from '../telemetry/logger.js';
 import { RedisMetrics } from '../operations/metrics/redis-metrics.js';
 import { StorageBudget } from '../operations/limits/storage-budget.js';
-import { queueStreamOptions, WEBHOOK_QUEUE } from '../contracts/queues.js';
+import { INTAKE_QUEUE, queueStreamOptions, WEBHOOK_QUEUE } from '../contracts/queues.js';
+import type { StoredRunJob } from '../contracts/job-schema.js';
+import { ConversationTurns } from './conversation-turns.js';
+import { INTAKE_JOB_OPTIONS } from './run-enqueuer.js';
 import { webhookJobId, type WebhookJobData } from '../contracts/webhook-job.js';
 
 export type FinishedStatus = 'completed' | 'failed' | 'cancelled';
@@ -42,7 +45,8 @@ export interface RunFinishedHookOptions {
  * Builds the run store's `onFinished` hook: after a run reaches completed, failed or cancelled it counts
  * the run in the shared metrics, releases the run's slot in its tenant's in-flight set (the admission's
  * cap) and its place in the tenant's load (FairShare), settles its bytes in the tenant's storage budget
- * (its output counted, all of it gone when its retention ends) and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
+ * (its output counted, all of it gone when its retention ends), hands its conversation to the next turn
+ * waiting behind it (ConversationTurns) and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
  */
 export function createRunFinishedHook({ redis, config, logger }: RunFinishedHookOptions): RunFinishedHook {
   const keys = new Keys(config.keyPrefix);
@@ -50,17 +54,37 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
   // Only settle() is used here: the budget's limit is the admission's business.
   const storage = new StorageBudget(redis, keys, { defaultMaxBytes: 0, retentionSeconds: config.retentionSeconds });
   let queue: Queue<WebhookJobData> | undefined;
+  const turns = new ConversationTurns(redis, keys, config.retentionSeconds * 2);
+  let intake: Queue<StoredRunJob> | undefined;
+
+  /** A queue on the store's connection, made when first needed (most processes never add to it). */
+  const openQueue = <Data>(name: string, what: string): Queue<Data> => {
+    const opened = new Queue<Data>(name, {
+      connection: redis,
+      prefix: config.queuePrefix,
+      ...queueStreamOptions(config.queueEventsMaxLen),
+    });
+    // Without a listener BullMQ prints connection errors raw on stderr, outside the JSON logs.
+    opened.on('error', (error) => logger?.warn({ err: error.message }, `${what} queue connection error (will retry)`));
+    return opened;
+  };
+
+  /** Issue 40: the conversation's next turn, waiting behind this one, goes to the intake to be taken in. */
+  const handOn = async (tenant: string, conversationId: string, runId: string): Promise<void> => {
+    const next = await turns.leave(tenant, conversationId, runId);
+    if (!next) return;
+    intake ??= openQueue<StoredRunJob>(INTAKE_QUEUE, 'intake');
+    // An id of its own per hand-on: an intake job of the same run still finishing (one that found it
+    // waiting a moment ago) must not swallow this one.
+    await intake.add(
+      'run',
+      { v: 1, stored: true, runId: next },
+      { jobId: `${next}.after.${runId}`, ...INTAKE_JOB_OPTIONS },
+    );
+  };
 
   const addDelivery = async (runId: string, status: FinishedStatus): Promise<void> => {
-    if (!queue) {
-      queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, {
-        connection: redis,
-        prefix: config.queuePrefix,
-        ...queueStreamOptions(config.queueEventsMaxLen),
-      });
-      // Without a listener BullMQ prints connection errors raw on stderr, outside the JSON logs.
-      queue.on('error', (error) => logger?.warn({ err: error.message }, 'webhook queue connection error (will retry)'));
-    }
+    queue ??= openQueue<WebhookJobData>(WEBHOOK_QUEUE, 'webhook');
     const jobId = webhookJobId(runId);
     const existing = await queue.getJob(jobId);
     if (existing) {
@@ -86,7 +110,7 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
   const hook = async (
     runId: string,
     status: FinishedStatus,
-    { tenant, webhookUrl, outputBytes }: FinishedRun,
+    { tenant, webhookUrl, outputBytes, conversationId }: FinishedRun,
   ): Promise<void> => {
     try {
       await Promise.all([
@@ -94,6 +118,7 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
         tenant ? redis.zrem(keys.tenantInflight(tenant), runId) : undefined,
         tenant ? redis.zrem(keys.tenantLoad(tenant), runId) : undefined,
         tenant ? storage.settle(tenant, runId, outputBytes) : undefined,
+        tenant && conversationId ? handOn(tenant, conversationId, runId) : undefined,
       ]);
       if (webhookUrl) await addDelivery(runId, status);
     } catch (error) {
@@ -106,7 +131,7 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
   };
   return Object.assign(hook, {
     async close() {
-      await queue?.close();
+      await Promise.all([queue?.close(), intake?.close()]);
     },
   });
 }

@@ -1,5 +1,6 @@
 /** The run's meta hash as the run store parses it, and the other parsers of stored run data. */
 import type { ErrorRecord } from '../contracts/errors.js';
+import type { OnBusy } from '../contracts/job-schema.js';
 import { AgentqError } from '../contracts/errors.js';
 import type { Task } from '../graph/graph.js';
 import {
@@ -40,6 +41,10 @@ export interface RunMeta {
   scheduleId: string | null;
   /** The conversation this run continues, if any. */
   conversationId: string | null;
+  /** What the run does while its conversation's previous turn is unfinished; null: its graph's default. */
+  onBusy: OnBusy | null;
+  /** How many messages of its history a conversation's earlier turns gave it (0 for a first turn or a lone run). */
+  seededMessages: number;
   /** What the run waits for (status `waiting`). */
   interrupt: PendingInterrupt | null;
   /** BullMQ priority of the run's step jobs: 0 none (the wait list, taken first), else 1 most urgent. */
@@ -185,6 +190,8 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     batchId: fields.batchId ?? null,
     scheduleId: fields.scheduleId ?? null,
     conversationId: fields.conversationId ?? null,
+    onBusy: (fields.onBusy as OnBusy | undefined) ?? null,
+    seededMessages: Number(fields.seededMessages ?? 0),
     interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
     resume: parseJson(fields.resume) as RunMeta['resume'],
     trace: fields.trace ?? null,

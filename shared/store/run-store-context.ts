@@ -38,13 +38,15 @@ export class RunStoreContext {
     // one per slot, at once: the index is a key of its own).
     const replies = await slotPipeline(this.redis)
       .zrem(this.keys.activeRuns(), runId)
-      .hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId')
+      .hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId', 'conversationId')
       .hstrlen(this.keys.run(runId).meta, 'output')
       .exec();
-    const [tenant = null, webhookUrl = null, batchId = null] =
+    const [tenant = null, webhookUrl = null, batchId = null, conversationId = null] =
       (replies?.[1]?.[1] as (string | null)[] | undefined) ?? [];
     const outputBytes = Number(replies?.[2]?.[1] ?? 0);
-    await this.onFinished?.(runId, status, { tenant, webhookUrl, batchId, outputBytes }).catch(() => undefined);
+    await this.onFinished?.(runId, status, { tenant, webhookUrl, batchId, conversationId, outputBytes }).catch(
+      () => undefined,
+    );
   }
 
   script<T>(lua: string, runId: string, args: (string | number)[]): Promise<T> {

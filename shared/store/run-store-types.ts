@@ -1,3 +1,4 @@
+import type { OnBusy } from '../contracts/job-schema.js';
 import type { RedisConnection } from '../adapters/redis/connect-redis.js';
 import type { Message, StepRecord, RunStatus, Usage } from '../contracts/run-record.js';
 import type { Task } from '../graph/graph.js';
@@ -18,6 +19,8 @@ export interface NewRun {
   scheduleId?: string;
   /** The conversation this run continues (its history starts from the conversation's latest completed run). */
   conversationId?: string;
+  /** What the run does while its conversation's previous turn is unfinished; absent: its graph's default. */
+  onBusy?: OnBusy;
   /** BullMQ priority of the run's step jobs (1 most urgent; absent or 0: none, the wait list). */
   priority?: number;
   /** A replay's original run (issue 39): its recorded calls answer this run's. */
@@ -116,6 +119,8 @@ export interface FinishedRun {
   tenant: string | null;
   webhookUrl: string | null;
   batchId: string | null;
+  /** The conversation the run is a turn of: its place there is freed (ConversationTurns). */
+  conversationId?: string | null;
   /** Length of the run's output as stored (JSON), for the tenant's storage budget; 0 without one. */
   outputBytes: number;
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Message } from '../../shared/contracts/run-record.js';
+import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
 import {
   startScriptedOpenAIServer,
   type ScriptedChatRequest,

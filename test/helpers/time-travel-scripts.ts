@@ -1,4 +1,4 @@
-import type { Message } from '../../shared/contracts/run-record.js';
+import { contentText, type Message } from '../../shared/contracts/run-record.js';
 import type { ScriptedChatRequest, ScriptedResponse } from '../fakes/scripted-openai-server.js';
 
 /** The last message of a scripted chat request. */
@@ -11,5 +11,7 @@ export const lastMessage = (request: ScriptedChatRequest) => request.body.messag
 export function calculatorScript(request: ScriptedChatRequest): ScriptedResponse {
   return lastMessage(request).role === 'user'
     ? { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }
-    : { content: `the answer is ${(JSON.parse(lastMessage(request).content ?? '{}') as { result?: number }).result}` };
+    : {
+        content: `the answer is ${(JSON.parse(contentText(lastMessage(request).content) || '{}') as { result?: number }).result}`,
+      };
 }

@@ -1,9 +1,10 @@
+import { contentText } from '../../shared/contracts/run-record.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import { estimatePromptTokens } from '../../shared/llm/estimate-tokens.js';
 import { ANCHOR_HEADING, SUMMARY_HEADING } from '../../worker/agents/memory/prompt-history.js';
 import { SUMMARIZER_SYSTEM_PROMPT } from '../../worker/agents/memory/summarize-history.js';
-import type { Message } from '../../shared/contracts/run-record.js';
+import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
 import { DEFAULT_JUDGE_SYSTEM_PROMPT, DEFAULT_WRITER_SYSTEM_PROMPT } from '../../worker/agents/graphs/reflect.js';
 import {
   startScriptedOpenAIServer,
@@ -109,7 +110,7 @@ describe('summarisation in reflect and multi-agent', () => {
     const history = await env.client.messages(done.id);
     expect(validateHistory(history)).toEqual([]);
     expect(history.filter((message) => message.role === 'assistant')).toHaveLength(4);
-    expect(history.some((message) => message.content?.includes(SUMMARY_HEADING))).toBe(false);
+    expect(history.some((message) => contentText(message.content).includes(SUMMARY_HEADING))).toBe(false);
   });
 
   it('multi-agent: the lead prompt past the threshold is summarised; the lead carries on with the summary and the query', async () => {

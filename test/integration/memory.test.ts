@@ -1,10 +1,11 @@
+import { contentText } from '../../shared/contracts/run-record.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import { estimatePromptTokens } from '../../shared/llm/estimate-tokens.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { SUMMARY_HEADING } from '../../worker/agents/memory/prompt-history.js';
 import { SUMMARIZER_SYSTEM_PROMPT } from '../../worker/agents/memory/summarize-history.js';
-import type { Message } from '../../shared/contracts/run-record.js';
+import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
 import {
   startScriptedOpenAIServer,
@@ -108,7 +109,7 @@ describe('memory: summarisation and conversations', () => {
     const history = await env.client.messages(done.id);
     expect(validateHistory(history)).toEqual([]);
     expect(history.filter((message) => message.role === 'tool')).toHaveLength(7);
-    expect(history.some((message) => message.content?.includes(SUMMARY_HEADING))).toBe(false);
+    expect(history.some((message) => contentText(message.content).includes(SUMMARY_HEADING))).toBe(false);
 
     // The next turn of this conversation starts from the summary, not from the summarised messages.
     server.reset();

@@ -1,6 +1,7 @@
+import { contentText } from '../../shared/contracts/run-record.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
-import type { Message } from '../../shared/contracts/run-record.js';
+import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
 import { FINAL_ANSWER_REQUEST } from '../../worker/agents/graphs/react-agent.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
@@ -101,9 +102,9 @@ describe('react-agent', () => {
     expect(validateHistory(history)).toEqual([]);
     const toolMessages = history.filter((message) => message.role === 'tool');
     expect(toolMessages.map((message) => message.tool_call_id)).toEqual(['call_0_0', 'call_0_1', 'call_0_2']);
-    expect(JSON.parse(toolMessages[0]!.content!)).toEqual({ expression: '1+1', result: 2 });
-    expect(JSON.parse(toolMessages[1]!.content!)).toMatchObject({ timezone: 'Europe/Paris' });
-    expect(JSON.parse(toolMessages[2]!.content!)).toEqual({ expression: '(2+3)*4', result: 20 });
+    expect(JSON.parse(contentText(toolMessages[0]!.content))).toEqual({ expression: '1+1', result: 2 });
+    expect(JSON.parse(contentText(toolMessages[1]!.content))).toMatchObject({ timezone: 'Europe/Paris' });
+    expect(JSON.parse(contentText(toolMessages[2]!.content))).toEqual({ expression: '(2+3)*4', result: 20 });
     // Each tool call is visible in the run's event stream.
     const events = await env.client.store.events(done.id);
     const toolEvents = events.filter((event) => event.type === 'tool-call' || event.type === 'tool-result');

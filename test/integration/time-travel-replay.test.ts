@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Message } from '../../shared/contracts/run-record.js';
+import { contentText, type Message } from '../../shared/contracts/run-record.js';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
@@ -47,7 +47,7 @@ function briefGraph(version: string, draftPrompt: string) {
 }
 
 const briefScript = (request: ScriptedChatRequest): ScriptedResponse =>
-  (request.body.messages[0] as Message).content?.startsWith('Outline')
+  contentText((request.body.messages[0] as Message).content).startsWith('Outline')
     ? { content: '1. queues 2. retries 3. idempotency' }
     : { content: `draft (${(request.body.messages[0] as Message).content})` };
 

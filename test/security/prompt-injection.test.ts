@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Message, RunEvent, RunRecord } from '../../shared/contracts/run-record.js';
+import type { TextMessage as Message, RunEvent, RunRecord } from '../../shared/contracts/run-record.js';
 import type { RagOutput } from '../../shared/retrieval/rag-output.js';
 import { defineTool } from '../../shared/ports/define-tool.js';
 import { citationIdOf } from '../../worker/retrieval/rag/retrieved-passage.js';
@@ -115,7 +115,7 @@ describe('prompt injection: obedient model, injected documents', () => {
 
   /** A conversation's run starts with the earlier turn's history: only its own turn counts. */
   const ownTurn = async (runId: string, query: string): Promise<Message[]> => {
-    const history = await rag.env.client.messages(runId);
+    const history = (await rag.env.client.messages(runId)) as Message[];
     return history.slice(history.findLastIndex((message) => message.role === 'user' && message.content === query));
   };
 

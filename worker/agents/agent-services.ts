@@ -7,6 +7,7 @@ import type { AnyGuardrail } from './guardrails/define-guardrail.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import type { Moderator } from '../../shared/ports/moderator.js';
 import type { LanguageModel } from '../../shared/ports/language-model.js';
+import type { ModelListener } from './llm/model-listeners.js';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './agent-settings.js';
 
 export { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './agent-settings.js';
@@ -38,6 +39,8 @@ export interface AgentServices {
   guardrails?: readonly AnyGuardrail[];
   /** The moderation model behind the `moderation` guardrail (MODERATION_MODEL); absent: no such guardrail. */
   moderator?: Moderator;
+  /** In-process listeners of every fresh model request, response and error (model-listeners.ts). @default [] */
+  modelListeners?: readonly ModelListener[];
 }
 
 declare module '../../shared/graph/node-context.js' {

@@ -4,7 +4,7 @@ import type { MemoOptions, NodeContext, PaidCall, Services } from '../../shared/
 import type { StepJobData } from '../../shared/contracts/job-schema.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { RedisRunStore, StepMeta } from '../../shared/store/redis-run-store.js';
-import type { Usage } from '../../shared/contracts/run-record.js';
+import type { StepUsage } from '../../shared/contracts/run-record.js';
 import type { StepAbortHandle } from './step-abort.js';
 import { createTokenPublisher } from './token-publisher.js';
 import type { PaidClaims } from './paid-claims.js';
@@ -21,7 +21,7 @@ export interface NodeContextInput {
   abort: StepAbortHandle;
   logger: Logger;
   /** Filled by the node's `recordUsage`; the step commits it. */
-  usage: Usage & { model?: string };
+  usage: StepUsage;
   /** The step's memos saved by earlier attempts (read with the cursor); `memo` adds to it. */
   memos: Record<string, unknown>;
   /** Claims on paid work (issue 20): without, `memo` saves without claiming (library contexts, tests). */
@@ -158,7 +158,9 @@ class StepNodeContext implements NodeContext {
 
   get recordUsage(): NodeContext['recordUsage'] {
     const { usage } = this.input;
-    return ({ inputTokens, outputTokens, costUsd, model }) => {
+    return ({ inputTokens, outputTokens, costUsd, model, finishReason }) => {
+      // The step's last response's: what the run's result reports (issue 40).
+      if (finishReason) usage.finishReason = finishReason;
       // A replay's answer from the recording cost nothing: its usage was the original's (issue 39).
       if (this.replayed) return;
       usage.inputTokens += inputTokens;

@@ -1,4 +1,4 @@
-import type { Usage } from '../../shared/contracts/run-record.js';
+import type { StepUsage } from '../../shared/contracts/run-record.js';
 import { StepAbort } from '../../shared/contracts/abort.js';
 import { graphIdOf, type StepJobData } from '../../shared/contracts/job-schema.js';
 import type { StateOf } from '../../shared/graph/channels.js';
@@ -20,7 +20,7 @@ export async function executeNode(
   data: StepJobData,
   attempt: number,
   logger: Logger,
-  usage: Usage & { model?: string },
+  usage: StepUsage,
   memos: Record<string, unknown>,
 ): Promise<{ result: NodeResult<Graph['channels']> | void; ended?: StepObservation }> {
   const abort = new StepAbortHandle();

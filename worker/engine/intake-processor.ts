@@ -6,6 +6,7 @@ import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
 import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
 import { ID_PATTERN, isDerivedRunId, runIdForIdempotencyKey } from '../../shared/contracts/ids.js';
 import {
+  conversationOptionsProblem,
   formatZodError,
   runJobSchema,
   storedRunJobSchema,
@@ -13,7 +14,9 @@ import {
 } from '../../shared/contracts/job-schema.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import { ConversationHistory } from '../agents/memory/conversation-history.js';
-import { MEMORY_STATE_KEY } from '../agents/memory/memory-state.js';
+import { ConversationTurns } from '../../shared/store/conversation-turns.js';
+import { takeConversationTurn } from './take-conversation-turn.js';
+import { MEMORY_STATE_KEY, memoryKeepOf } from '../agents/memory/memory-state.js';
 import { isTerminal, type Message } from '../../shared/contracts/run-record.js';
 import type { Task } from '../../shared/graph/graph.js';
 import type { BeginResult, RedisRunStore, RunMeta } from '../../shared/store/redis-run-store.js';
@@ -68,10 +71,12 @@ export interface IntakeProcessorOptions {
  */
 export class IntakeProcessor {
   private readonly conversations: ConversationHistory;
+  private readonly turns: ConversationTurns;
   private readonly admission: RunAdmission;
 
   constructor(private readonly options: IntakeProcessorOptions) {
     this.conversations = new ConversationHistory(options.store);
+    this.turns = new ConversationTurns(options.store.redis, options.store.keys, options.store.retentionSeconds * 2);
     this.admission = new RunAdmission(options.store.redis, options.store.keys, options.config);
   }
 
@@ -103,7 +108,9 @@ export class IntakeProcessor {
       return meta;
     }
     const oversized = oversizedJobOf(job.data);
-    const parsed = oversized ? undefined : runJobSchema.safeParse(job.data);
+    const schemaParsed = oversized ? undefined : runJobSchema.safeParse(job.data);
+    const problem = schemaParsed?.success ? conversationOptionsProblem(schemaParsed.data) : undefined;
+    const parsed = problem ? undefined : schemaParsed;
     const raw = (
       oversized ? oversized.fields : typeof job.data === 'object' && job.data !== null ? job.data : {}
     ) as Record<string, unknown>;
@@ -123,7 +130,7 @@ export class IntakeProcessor {
     if (!parsed?.success) {
       const message = oversized
         ? oversizedMessage(job, oversized)
-        : `invalid job for queue ${job.queueName} (job schema v1): ${formatZodError(parsed!.error)}`;
+        : `invalid job for queue ${job.queueName} (job schema v1): ${problem ?? formatZodError(parsed!.error)}`;
       const graph = typeof raw.graph === 'string' ? raw.graph : '(invalid)';
       const details = oversized ? { bytes: oversized.bytes, limitBytes: oversized.limitBytes } : undefined;
       await this.failRun(
@@ -179,6 +186,7 @@ export class IntakeProcessor {
         ...(data.options?.tokenBudget ? { tokenBudget: data.options.tokenBudget } : {}),
         ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
         ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
+        ...(data.onBusy === undefined ? {} : { onBusy: data.onBusy }),
         ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
         ...(priority > 0 ? { priority } : {}),
         now,
@@ -302,9 +310,24 @@ export class IntakeProcessor {
       return reject(
         new AgentqError('INVALID_GRAPH', `graph ${graph.id} routes from START straight to END for this input`),
       );
+    // One turn at a time per conversation (issue 40): a turn behind an unfinished one is taken in when
+    // that one ends (the run-finished hook hands the conversation on), or refused (onBusy 'reject').
+    let verdict;
+    try {
+      verdict = await takeConversationTurn(meta, {
+        store,
+        turns: this.turns,
+        ...(graph.onBusy ? { graphOnBusy: graph.onBusy } : {}),
+        logger,
+      });
+    } catch (error) {
+      if (AgentqError.isInstance(error) && error.code === 'CONVERSATION_BUSY') return reject(error);
+      throw error;
+    }
+    if (verdict.kind === 'wait') return { result: 'turn-waiting' };
     // A conversation's run starts from its latest completed run's history (and memory, when the graph keeps one).
     let messages: Message[] = [];
-    const seed = await this.conversations.seed(meta);
+    const seed = await this.conversations.seed(meta, { keep: memoryKeepOf(state, input.data) });
     if (seed) {
       const keepsMemory = MEMORY_STATE_KEY in graph.channels;
       messages = keepsMemory ? seed.messages : seed.flatMessages;
@@ -314,6 +337,9 @@ export class IntakeProcessor {
         'run continues its conversation',
       );
     }
+    // Where the run's own messages start (its result leaves the earlier turns out): before the admission,
+    // so a run taken in always has it; a second admission writes the same number.
+    if (messages.length > 0) await store.redis.hset(store.keys.runMeta(meta.id), 'seededMessages', messages.length);
     const ownNode = own && tasks[own.task]?.node;
     const start =
       own && ownNode
@@ -331,9 +357,21 @@ export class IntakeProcessor {
     );
     // 'admitted' means a concurrent attempt got there first and added the jobs itself. A start job is
     // the first task's job already (same id), so it adds only the others.
-    if (admitted === 'ok')
+    const run = { runId: meta.id, graphId: graph.id, priority: meta.priority };
+    if (admitted === 'ok' && !own && meta.conversationId) {
+      // A turn that waited for its conversation (issue 40) may have left its start job behind, finished
+      // or still finishing, under the id of its first task: replace a finished one, and come back (a
+      // retried intake job: 'kicked' below) while one is still finishing.
+      const added = await stepJobs.ensure(run, 0, tasks);
+      if (added < tasks.length)
+        throw new AgentqError(
+          'UNAVAILABLE',
+          `run ${meta.id}: the start job of its turn is still finishing; its first step jobs are checked again`,
+          { retryable: true },
+        );
+    } else if (admitted === 'ok')
       await stepJobs.add(
-        { runId: meta.id, graphId: graph.id, priority: meta.priority },
+        run,
         0,
         tasks,
         own ? new Set(tasks.map((_task, index) => index).filter((index) => index !== own.task)) : undefined,

@@ -6,7 +6,7 @@ import { graphIdOf, START_NODE, type StepJobData } from '../../shared/contracts/
 import { lazyChild } from '../../shared/telemetry/logger.js';
 import { parseStateText, type StateText, type StepMeta } from '../../shared/store/redis-run-store.js';
 import { CANCELLED_ERROR as CANCELLED } from '../../shared/store/run-scripts.js';
-import type { Usage } from '../../shared/contracts/run-record.js';
+import type { StepUsage } from '../../shared/contracts/run-record.js';
 import type { StepObservation } from '../../shared/graph/step-observer.js';
 import type { StepDelivery, StepResult } from './step-worker.js';
 import type { FinishingJob } from './step-transitions.js';
@@ -231,7 +231,7 @@ export class StepProcessor {
     const startedAt = new Date(now).toISOString();
     let result: NodeResult<typeof graph.channels> | void;
     let ended: StepObservation | undefined; // onNodeEnd's observation (when an observer watches nodes), told after the commit (with the state it made)
-    const usage: Usage & { model?: string } = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+    const usage: StepUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     try {
       ({ result, ended } = await executeNode(this.options, node, state, meta, job.data, attempt, logger, usage, memos));
     } catch (error) {

@@ -93,7 +93,11 @@ export class Reconciler {
             { jobId: runId, attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true },
           );
           report.requeued += 1;
-          logger.warn({ runId }, 'reconciler: run was never taken in; re-sent to the intake');
+          // A conversation's turn waiting behind an unfinished one is expected here (it checks its turn again).
+          (meta.conversationId ? logger.debug.bind(logger) : logger.warn.bind(logger))(
+            { runId },
+            'reconciler: run was never taken in; re-sent to the intake',
+          );
         }
         continue;
       }

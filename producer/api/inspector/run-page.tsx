@@ -64,7 +64,7 @@ function MessageView({ message, index }: { message: Message; index: number }) {
           message.role
         )}
       </div>
-      {message.content ? <div class="content">{message.content}</div> : null}
+      {message.content ? <div class="content">{shownContent(message.content)}</div> : null}
       {(message.tool_calls ?? []).map((call) => {
         let args: unknown = call.function.arguments;
         try {
@@ -383,4 +383,16 @@ export function runPage(data: RunPageData): string {
       <div id="run-config" data-run-id={record.id} data-terminal={String(terminal)} hidden />
     </Layout>,
   );
+}
+
+/** A message's content as the page shows it: its text, and each image part by its URL (a data: URL cut short). */
+function shownContent(content: NonNullable<Message['content']>): string {
+  if (typeof content === 'string') return content;
+  return content
+    .map((part) =>
+      part.type === 'text'
+        ? part.text
+        : `[image ${part.image_url.url.length > 80 ? `${part.image_url.url.slice(0, 80)}…` : part.image_url.url}]`,
+    )
+    .join('\n');
 }

@@ -1,15 +1,8 @@
 import type { FastifyRequest } from 'fastify';
-import { AgentqError } from '../../../shared/contracts/errors.js';
 import { tenantRunId } from '../../../shared/contracts/ids.js';
 import type { RedisRunStore, RunMeta } from '../../../shared/store/redis-run-store.js';
-import type { Principal } from '../auth/api-keys.js';
+import { principalOf } from '../auth/principal-of.js';
 import { ApiError } from '../errors.js';
-
-export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal)
-    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
-  return request.principal;
-}
 
 /** Missing and foreign runs answer alike, so a tenant cannot learn which ids other tenants use. */
 export function notFound(runId: string): ApiError {

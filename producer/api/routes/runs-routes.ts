@@ -6,6 +6,7 @@ import { toRunRecord } from '../../../shared/store/redis-run-store.js';
 import { withPartialOutput } from '../../client/partial-output.js';
 import { isTerminal } from '../../../shared/contracts/run-record.js';
 import type { ApiContext } from '../api-context.js';
+import { principalOf } from '../auth/principal-of.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import {
   createRunQuerySchema,
@@ -19,10 +20,12 @@ import {
   runIdParamsSchema,
   runListSchema,
   runRecordSchema,
+  runResultSchema,
   stepsSchema,
 } from '../schemas/run-schemas.js';
+import { readRunResult } from '../../../shared/store/read-run-result.js';
 import { streamRunEvents } from '../sse.js';
-import { ownRunOf, principalOf } from './own-run.js';
+import { ownRunOf } from './own-run.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 
@@ -135,6 +138,18 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
         const meta = await ownRun(request, request.params.id);
         return { messages: await store.messages(meta.id) };
       },
+    });
+
+    app.get('/v1/runs/:id/result', {
+      schema: {
+        summary: "A run's result object",
+        description:
+          "What the run produced, in one object: the answer, every tool execution (arguments and result), the model's responses before its final one, the sources, why the model's last response ended (finishReason), usage and error. A conversation's earlier turns are left out. Readable in every status (a running run's so far).",
+        tags: ['runs'],
+        params: runIdParamsSchema,
+        response: { 200: runResultSchema, ...errors },
+      },
+      handler: async (request) => readRunResult(store, await ownRun(request, request.params.id)),
     });
 
     app.get('/v1/runs/:id/steps', {

@@ -11,7 +11,8 @@ import {
   retryFailedBodySchema,
   retryFailedSummarySchema,
 } from '../schemas/time-travel-schemas.js';
-import { ownRunOf, principalOf } from './own-run.js';
+import { principalOf } from '../auth/principal-of.js';
+import { ownRunOf } from './own-run.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 

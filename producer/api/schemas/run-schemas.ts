@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ERROR_CODES } from '../../../shared/contracts/errors.js';
+import { contentPartSchema } from '../../../shared/contracts/content-parts.js';
+import type { RunResult } from '../../../shared/contracts/run-result.js';
 import { ID_PATTERN } from '../../../shared/contracts/ids.js';
 import { RUN_STATUSES, type Message, type RunRecord, type StepRecord } from '../../../shared/contracts/run-record.js';
 import { enqueueRequestSchema } from '../../client/agent-client.js';
@@ -150,8 +152,37 @@ export const stepsSchema: z.ZodType<{ steps: StepRecord[] }> = z.object({
   ),
 });
 
-export const messagesSchema: z.ZodType<{ messages: Message[] }> = z.object({
-  messages: z.array(
-    z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']), content: z.string().nullable() }).loose(),
-  ),
-});
+export const messageSchema = z
+  .object({
+    role: z.enum(['system', 'user', 'assistant', 'tool']),
+    // Text, or a user message's content parts (text and image_url, OpenAI's format).
+    content: z.union([z.string(), z.array(contentPartSchema)]).nullable(),
+  })
+  .loose();
+
+export const messagesSchema: z.ZodType<{ messages: Message[] }> = z.object({ messages: z.array(messageSchema) });
+
+/** `GET /v1/runs/:id/result`: the run's result object (shared/contracts/run-result.ts). */
+export const runResultSchema: z.ZodType<RunResult> = z
+  .object({
+    runId: z.string(),
+    status: z.enum(RUN_STATUSES),
+    graph: z.string(),
+    output: z.unknown(),
+    answer: z.string().nullable(),
+    finishReason: z
+      .string()
+      .nullable()
+      .describe("why the model's last response ended: stop, length, tool_calls, content_filter, other"),
+    toolExecutions: z.array(
+      z
+        .object({ toolCallId: z.string(), name: z.string(), arguments: z.string(), result: z.string().nullable() })
+        .loose(),
+    ),
+    intermediateResponses: z.array(messageSchema).describe("the model's responses before its final one"),
+    sources: z.array(z.unknown()),
+    usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }).loose(),
+    error: errorRecordSchema.nullable(),
+  })
+  .loose()
+  .describe('RunResult');

@@ -12,7 +12,7 @@ import type {
   LanguageModelResponse,
   ResponseFormat,
 } from '../../ports/language-model.js';
-import type { Message } from '../../contracts/run-record.js';
+import { contentText, type Message } from '../../contracts/run-record.js';
 
 /** How a request is encoded: the model asked when the request names none, and the name of its token limit. */
 export interface ChatBodyOptions {
@@ -88,15 +88,16 @@ export function chatResponseOf(
 function toMessageParam(message: Message): ChatCompletionMessageParam {
   switch (message.role) {
     case 'system':
-      return { role: 'system', content: message.content ?? '', ...(message.name ? { name: message.name } : {}) };
+      return { role: 'system', content: contentText(message.content), ...(message.name ? { name: message.name } : {}) };
     case 'user':
+      // Content parts (text and images) go to the model as they are: OpenAI's own format (issue 40).
       return { role: 'user', content: message.content ?? '', ...(message.name ? { name: message.name } : {}) };
     case 'tool':
-      return { role: 'tool', content: message.content ?? '', tool_call_id: message.tool_call_id ?? '' };
+      return { role: 'tool', content: contentText(message.content), tool_call_id: message.tool_call_id ?? '' };
     case 'assistant':
       return {
         role: 'assistant',
-        content: message.content,
+        content: message.content === null ? null : contentText(message.content),
         ...(message.name ? { name: message.name } : {}),
         ...(message.tool_calls && message.tool_calls.length > 0 ? { tool_calls: message.tool_calls } : {}),
       };

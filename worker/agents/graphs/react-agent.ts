@@ -1,4 +1,5 @@
 import { AgentqError } from '../../../shared/contracts/errors.js';
+import type { OnBusy } from '../../../shared/contracts/job-schema.js';
 import { channel } from '../../../shared/graph/channels.js';
 import { defineGraph } from '../../../shared/graph/define-graph.js';
 import { END, Send, START } from '../../../shared/graph/graph.js';
@@ -18,10 +19,20 @@ import { runGuardrails } from '../guardrails/run-guardrails.js';
 import { toolCallRequest } from '../tools/tool-call-request.js';
 import { toolCallArg } from '../tools/tool-call-arg.js';
 import { contextWindowFor, runSettingsOf, type RunSettings } from './react-run-settings.js';
-import { agentSettingsOf, toolRegistryOf } from '../agent-services.js';
+import { agentSettingsOf } from '../agent-services.js';
+import type { NodeContext } from '../../../shared/graph/node-context.js';
+import type { AnyTool } from '../../../shared/ports/define-tool.js';
+import { runToolsOf, type ToolProvider } from '../tools/tool-provider.js';
+import type { BeforeToolCall } from '../tools/before-tool-call.js';
+import { reactTurnOf, userTurnMessage, type ImagePart, type MessageTemplates } from './react-turn.js';
 import type { AssistantMessage, ToolCall } from '../../../shared/ports/language-model.js';
 import type { Message } from '../../../shared/contracts/run-record.js';
-import { memoryChoiceOf, reactAgentInputSchema, type ReactAgentOutput } from '../schemas/react-agent-input.js';
+import {
+  memoryChoiceOf,
+  reactAgentInputSchema,
+  type MemoryKeep,
+  type ReactAgentOutput,
+} from '../schemas/react-agent-input.js';
 import { executeToolCallOutcome, type ToolCallOutcome } from '../tools/execute-tool-call.js';
 import { resolveToolHandling, type ToolHandling } from '../tools/tool-handling.js';
 import type { RetrieveOptions } from '../schemas/retrieve-options.js';
@@ -50,7 +61,15 @@ export interface ReactAgentGraphOptions {
   /** Input and output guardrails (a run's `guardrails` replaces a stage's list). @default none */
   guardrails?: GuardrailsInput;
   /** `{ window: N }`: prompts show the last N messages; `{ summarizeAt: x }`: summarise past that share (a run's `memory` overrides). @default summarise past AGENTQ_SUMMARIZE_AT */
-  memory?: { window: number } | { summarizeAt: number };
+  memory?: { window?: number; summarizeAt?: number; keep?: MemoryKeep };
+  /** System and user message templates with `{{name}}` variables (the run's `variables`). @default none */
+  templates?: MessageTemplates;
+  /** Sees each tool call's arguments before it runs; may veto or rewrite it. @default none */
+  beforeToolCall?: BeforeToolCall;
+  /** Tools chosen for each run from its input, beside the fixed ones. @default none */
+  toolProvider?: ToolProvider;
+  /** A conversation's new turn while the previous one is unfinished: wait, cancel it, or fail (a run's `onBusy` wins). @default 'queue' */
+  onBusy?: OnBusy;
 }
 
 /**
@@ -73,14 +92,29 @@ export function createReactAgentGraph({
   toolHandling,
   guardrails,
   memory,
+  onBusy,
+  templates,
+  beforeToolCall,
+  toolProvider,
 }: ReactAgentGraphOptions = {}) {
+  const runTools = (
+    context: NodeContext,
+    state: { tools: string[] | null; providerInput: unknown },
+  ): Promise<AnyTool[]> => runToolsOf(context, state.tools ?? undefined, toolProvider, state.providerInput);
   return (
     defineGraph({
       name,
       version,
+      ...(onBusy === undefined ? {} : { onBusy }),
       input: reactAgentInputSchema,
       state: {
         query: channel.replace(''),
+        /** The image parts of the run's query (content parts), sent with its text. */
+        queryImages: channel.replace<ImagePart[]>([]),
+        /** The run's input, for the graph's tool provider (null without one). */
+        providerInput: channel.replace<unknown>(null),
+        /** What a conversation's next turn keeps of this one (read by the intake of that turn). */
+        memoryKeep: channel.replace<MemoryKeep | null>(null),
         system: channel.replace<string | null>(null),
         /** Tool names the run may use; null = every registered tool. */
         tools: channel.replace<string[] | null>(null),
@@ -116,16 +150,22 @@ export function createReactAgentGraph({
         /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
         summarizeAt: channel.replace<number | null>(null),
       },
-      initialState: (input) => ({
-        query: input.query,
-        system: input.system ?? null,
-        tools: input.tools ?? null,
-        turnStarted: false,
-        settings: runSettingsOf(input),
-        guardrails: planGuardrails(guardrails, input.guardrails),
-        retrieveOptions: input.retrieve ?? null,
-        ...memoryChoiceOf(input.memory ?? memory),
-      }),
+      initialState: (input) => {
+        const turn = reactTurnOf(input, templates);
+        return {
+          query: turn.query,
+          queryImages: turn.images,
+          system: turn.system,
+          providerInput: toolProvider ? input : null,
+          memoryKeep: input.memory?.keep ?? memory?.keep ?? null,
+          tools: input.tools ?? null,
+          turnStarted: false,
+          settings: runSettingsOf(input),
+          guardrails: planGuardrails(guardrails, input.guardrails),
+          retrieveOptions: input.retrieve ?? null,
+          ...memoryChoiceOf(input.memory ?? memory),
+        };
+      },
       output: (state): ReactAgentOutput => ({
         answer: state.directAnswer ?? state.answer,
         ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}),
@@ -135,7 +175,7 @@ export function createReactAgentGraph({
         // Binding both stages (and selecting the tools) here fails a run naming an unknown output guardrail
         // or tool before any paid check or model call.
         const bound = guardrailRegistryOf(context).bind(state.guardrails);
-        toolRegistryOf(context).select(state.tools ?? undefined);
+        await runTools(context, state);
         const verdict = await runGuardrails(context, 'input', bound.input, state.query);
         return verdict.text === state.query ? {} : { query: verdict.text };
       })
@@ -145,7 +185,7 @@ export function createReactAgentGraph({
           const settings = agentSettingsOf(context);
           const maxToolRounds = state.settings.maxToolRounds ?? settings.maxToolRounds;
           // Checked before any model call, so a bad tool name costs nothing (invariant I5's spirit).
-          const tools = toolRegistryOf(context).select(state.tools ?? undefined);
+          const tools = await runTools(context, state);
           if (state.guardrails.output.length > 0) guardrailRegistryOf(context).bind(state.guardrails);
           const { messages: history, length } = await loadPromptHistory(context, state.memory);
           const added: Message[] = [];
@@ -153,10 +193,12 @@ export function createReactAgentGraph({
           const startTurn = state.turnStarted === false || (state.turnStarted === null && length === 0);
           if (startTurn) {
             if (length === 0) added.push({ role: 'system', content: state.system ?? DEFAULT_REACT_SYSTEM_PROMPT });
-            added.push({
-              role: 'user',
-              content: state.retrieval ? `${state.query}\n\n${formatPassages(state.retrieval)}` : state.query,
-            });
+            added.push(
+              userTurnMessage(
+                state.retrieval ? `${state.query}\n\n${formatPassages(state.retrieval)}` : state.query,
+                state.queryImages,
+              ),
+            );
           }
           const finalRound = tools.length > 0 && state.toolRounds >= maxToolRounds;
           if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
@@ -231,7 +273,7 @@ export function createReactAgentGraph({
         async (state, context) => {
           const call = toolCallArg(context, 'react-agent: the tool step');
           const settings = agentSettingsOf(context);
-          const tools = toolRegistryOf(context).select(state.tools ?? undefined);
+          const tools = await runTools(context, state);
           const tool = tools.find((candidate) => candidate.name === call.function.name);
           // Asked before anything runs: until a person answers, this throws and the run waits.
           const approval = tool?.requiresApproval
@@ -255,11 +297,18 @@ export function createReactAgentGraph({
                     traceContent: settings.traceContent,
                     maxAttempts: TOOL_MAX_ATTEMPTS,
                     handling,
+                    ...(beforeToolCall ? { beforeToolCall } : {}),
                   }),
             { request: toolCallRequest(call) },
           );
           const { content } = outcome;
-          await context.emit('tool-result', { toolCallId: call.id, tool: call.function.name, chars: content.length });
+          await context.emit('tool-result', {
+            toolCallId: call.id,
+            tool: call.function.name,
+            chars: content.length,
+            ...(outcome.failure === 'vetoed' ? { vetoed: true } : {}),
+            ...(outcome.rewrittenArguments === undefined ? {} : { rewritten: true }),
+          });
           const direct = tool?.returnDirect === true && outcome.failure === undefined;
           return {
             messages: [{ role: 'tool', tool_call_id: call.id, content }],
@@ -273,10 +322,8 @@ export function createReactAgentGraph({
         async (state, context) => {
           const settings = agentSettingsOf(context);
           // Room for what the next prompt adds besides the history: the tool schemas and a turn not yet started.
-          const tools = toolRegistryOf(context)
-            .select(state.tools ?? undefined)
-            .map((tool) => tool.describe());
-          const pendingTurn = state.turnStarted === false ? [{ role: 'user' as const, content: state.query }] : [];
+          const tools = (await runTools(context, state)).map((tool) => tool.describe());
+          const pendingTurn = state.turnStarted === false ? [userTurnMessage(state.query, state.queryImages)] : [];
           const reservedTokens = await estimatePromptTokens(pendingTurn, tools);
           const summarizeAt = summarizeAtFor(context, state.summarizeAt);
           const memory = await summarizeHistory(context, state.memory, {
@@ -303,7 +350,7 @@ export function createReactAgentGraph({
       })
       .node('retrieve', async (state, context) => {
         // The run's tools and guardrails are checked before the search too, not only at the first model call.
-        toolRegistryOf(context).select(state.tools ?? undefined);
+        await runTools(context, state);
         guardrailRegistryOf(context).bind(state.guardrails);
         return retrieveForQuery(state, context);
       })

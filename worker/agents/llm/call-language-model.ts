@@ -14,6 +14,7 @@ import { createJsonFieldTextStream } from './json-field-text-stream.js';
 import { takeProviderSlot } from './take-provider-slot.js';
 import { reserveTenantBudget } from './reserve-tenant-budget.js';
 import { recordSpanError } from '../../../shared/telemetry/record-span-error.js';
+import { observeModelCall } from './model-listeners.js';
 
 export interface CallLanguageModelOptions {
   /** The memo key of this call within the step; a node making several calls gives each its own. @default 'model' */
@@ -115,7 +116,10 @@ export async function callLanguageModel(
       // worker's claim may have been taken over, or its step committed elsewhere, meanwhile).
       await paid?.confirm();
       fresh = true;
-      response = await tracedGenerate(model, fullRequest, settings.traceContent);
+      // Issue 40: in-process listeners hear the request and its response or error (model-listeners.ts).
+      response = await observeModelCall(context, model, fullRequest, () =>
+        tracedGenerate(model, fullRequest, settings.traceContent),
+      );
     } catch (error) {
       await spend.release();
       throw error;
@@ -127,7 +131,7 @@ export async function callLanguageModel(
   const costUsd = saved.providerBatch
     ? batchCostOf(settings.batchPrices, settings.prices, saved.usage, saved.model, request.model ?? model.modelId)
     : costOf(settings.prices, saved.usage, saved.model, request.model ?? model.modelId);
-  context.recordUsage({ ...saved.usage, costUsd, model: saved.model });
+  context.recordUsage({ ...saved.usage, costUsd, model: saved.model, finishReason: saved.finishReason });
   return { ...saved, costUsd, fresh };
 }
 

@@ -40,8 +40,22 @@ export class ConversationHistory {
     this.lookBack = lookBack;
   }
 
-  /** Adds `run` to its conversation and returns what it starts from (undefined: the first turn). */
-  async seed(run: RunMeta): Promise<ConversationSeed | undefined> {
+  /**
+   * Adds `run` to its conversation and returns what it starts from (undefined: the first turn). `keep`
+   * 'answers' (memory mode, issue 40): only the earlier questions and final answers, without tool calls,
+   * tool results and intermediate responses.
+   */
+  async seed(run: RunMeta, { keep = 'all' }: { keep?: 'all' | 'answers' } = {}): Promise<ConversationSeed | undefined> {
+    const seed = await this.fullSeed(run);
+    if (!seed || keep === 'all') return seed;
+    return {
+      ...seed,
+      messages: questionsAndAnswers(seed.messages),
+      flatMessages: questionsAndAnswers(seed.flatMessages),
+    };
+  }
+
+  private async fullSeed(run: RunMeta): Promise<ConversationSeed | undefined> {
     if (!run.conversationId) return undefined;
     const { redis, keys } = this.store;
     const key = keys.conversation(run.tenant, run.conversationId);
@@ -83,4 +97,18 @@ export class ConversationHistory {
       flatMessages,
     };
   }
+}
+
+/**
+ * The system prompt, the user's messages and the assistant's final answers (text without tool calls) of
+ * a history: what the 'answers' memory mode carries to a conversation's next turn. Valid for invariant
+ * I3 by construction (no tool calls are left to answer).
+ */
+export function questionsAndAnswers(messages: readonly Message[]): Message[] {
+  return messages.filter(
+    (message) =>
+      message.role === 'system' ||
+      message.role === 'user' ||
+      (message.role === 'assistant' && !message.tool_calls?.length && (message.content ?? '') !== ''),
+  );
 }

@@ -25,6 +25,19 @@ export interface MemoryState {
 /** The state key graphs keep their `MemoryState` under; the intake seeds it for conversations. */
 export const MEMORY_STATE_KEY = 'memory';
 
+/**
+ * The state key a graph keeps its default memory mode under (react-agent's `memory: { keep }` option);
+ * the intake reads it, else the run input's `memory.keep`, to seed a conversation's turn.
+ */
+export const MEMORY_KEEP_STATE_KEY = 'memoryKeep';
+
+/** What a new turn keeps of the earlier ones: the state's MEMORY_KEEP_STATE_KEY, else the input's `memory.keep`, else 'all'. */
+export function memoryKeepOf(state: Readonly<Record<string, unknown>>, input: unknown): 'all' | 'answers' {
+  const fromInput = (input as { memory?: { keep?: unknown } } | null)?.memory?.keep;
+  const keep = state[MEMORY_KEEP_STATE_KEY] ?? fromInput;
+  return keep === 'answers' ? 'answers' : 'all';
+}
+
 export function emptyMemory(): MemoryState {
   return { upTo: 0, summary: null, system: null, pinned: null, summarizedAtLength: -1 };
 }

@@ -2,7 +2,7 @@ import { AgentqError } from '../../../shared/contracts/errors.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { callLanguageModel } from '../llm/call-language-model.js';
 import { estimatePromptTokens, estimateTextTokens } from '../../../shared/llm/estimate-tokens.js';
-import type { Message } from '../../../shared/contracts/run-record.js';
+import { contentText, type Message } from '../../../shared/contracts/run-record.js';
 import { chooseSummaryCut, latestUserIndex } from './choose-summary-cut.js';
 import type { MemoryState } from './memory-state.js';
 import { loadPromptHistory } from './prompt-history.js';
@@ -57,7 +57,7 @@ export async function summarizeHistory(
   const threshold = Math.max(256, Math.floor(summarizeAt * contextWindow));
   const counts = new Map<Message, number>();
   for (const message of tail) counts.set(message, (await estimatePromptTokens([message])) - 3);
-  const system = memory.upTo === 0 && tail[0]?.role === 'system' ? (tail[0].content ?? '') : memory.system;
+  const system = memory.upTo === 0 && tail[0]?.role === 'system' ? contentText(tail[0].content) : memory.system;
   const keepTokens = Math.max(
     0,
     Math.floor(threshold / 2) - reservedTokens - (system ? await estimateTextTokens(system) : 0),
@@ -100,7 +100,7 @@ export async function summarizeHistory(
 async function transcriptOf(previous: string | null, messages: readonly Message[], maxTokens: number): Promise<string> {
   const toolNames = new Map<string, string>();
   const lines = messages.map((message) => {
-    const text = cut(message.content ?? '');
+    const text = cut(contentText(message.content));
     if (message.role === 'tool')
       return `[tool result${toolNames.has(message.tool_call_id ?? '') ? ` of ${toolNames.get(message.tool_call_id ?? '')}` : ''}] ${text}`;
     const calls = (message.tool_calls ?? []).map((call) => {

@@ -1,10 +1,10 @@
 import { Buffer } from 'node:buffer';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { contextWindowOf } from '../../../shared/llm/context-window.js';
-import { estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
+import { estimatePromptTokens, IMAGE_TOKENS } from '../../../shared/llm/estimate-tokens.js';
 import { agentSettingsOf, languageModelOf } from '../agent-services.js';
 import type { ToolDescription } from '../../../shared/ports/language-model.js';
-import type { Message } from '../../../shared/contracts/run-record.js';
+import { contentImages, contentText, type Message } from '../../../shared/contracts/run-record.js';
 import type { MemoryState } from './memory-state.js';
 import { shouldSummarize, summarizeHistory } from './summarize-history.js';
 
@@ -43,7 +43,9 @@ export async function checkPromptSize(
       (sum, message) =>
         sum +
         8 +
-        Buffer.byteLength(message.content ?? '') +
+        Buffer.byteLength(contentText(message.content)) +
+        // An image's tokens are not in its text: count them as bytes (a byte per token is the floor).
+        contentImages(message.content).length * IMAGE_TOKENS.high +
         Buffer.byteLength(JSON.stringify(message.tool_calls ?? '')),
       0,
     ) + Buffer.byteLength(JSON.stringify(tools ?? []));

@@ -2,10 +2,16 @@ import { z } from 'zod';
 import { guardrailsInputSchema } from '../../../shared/contracts/guardrail-spec.js';
 import { retrieveOptionsSchema, type RetrievedSource } from './retrieve-options.js';
 import { toolHandlingInputSchema } from '../tools/tool-handling.js';
+import { userContentPartsSchema } from '../../../shared/contracts/content-parts.js';
+import { missingVariables, templateVariablesSchema } from './message-template.js';
 
 const WINDOW_RANGE = 'memory.window must be an integer from 1 to 10000';
 const SUMMARIZE_AT_RANGE =
   'memory.summarizeAt must be a number from 0 to 1 (a share of the context window; 0 = never summarise)';
+
+/** What a conversation keeps of a turn for the next one: everything, or only the questions and final answers. */
+export const MEMORY_KEEP_MODES = ['all', 'answers'] as const;
+export type MemoryKeep = (typeof MEMORY_KEEP_MODES)[number];
 
 /**
  * A run's `memory` option (react-agent, reflect, multi-agent), one of:
@@ -27,15 +33,17 @@ export const memoryOptionSchema = z
       .min(0, SUMMARIZE_AT_RANGE)
       .max(1, SUMMARIZE_AT_RANGE)
       .optional(),
+    /** What a conversation's next turn keeps of this one: everything, or only questions and final answers. @default 'all' */
+    keep: z.enum(MEMORY_KEEP_MODES, { error: 'memory.keep must be "all" or "answers"' }).optional(),
   })
   .strict()
   .refine((memory) => memory.window === undefined || memory.summarizeAt === undefined, {
     message:
       'memory takes either window (keep the last N messages) or summarizeAt (summarise past that share of the context window), not both',
   })
-  .refine((memory) => memory.window !== undefined || memory.summarizeAt !== undefined, {
+  .refine((memory) => memory.window !== undefined || memory.summarizeAt !== undefined || memory.keep !== undefined, {
     message:
-      'memory needs window (e.g. {"window": 20}) or summarizeAt (e.g. {"summarizeAt": 0.6}); omit memory for the default summariser',
+      'memory needs window (e.g. {"window": 20}), summarizeAt (e.g. {"summarizeAt": 0.6}) or keep (e.g. {"keep": "answers"}); omit memory for the default summariser',
   });
 
 /** The run's choice, as graphs keep it in their state: a window, or the summarising share (null: the worker's). */
@@ -52,8 +60,15 @@ export function memoryChoiceOf(memory: z.infer<typeof memoryOptionSchema> | unde
  */
 export const reactAgentInputSchema = z
   .object({
-    /** The user's question or task. */
-    query: z.string().trim().min(1, 'query must not be empty').max(100_000),
+    /**
+     * The user's question or task: text, or content parts in OpenAI's format (text and `image_url` parts,
+     * passed through to the model; image URLs http(s) or data:).
+     */
+    query: z.union([z.string().trim().min(1, 'query must not be empty').max(100_000), userContentPartsSchema], {
+      error: 'query must be a non-empty string or an array of content parts',
+    }),
+    /** Values of the `{{name}}` variables in `query` and `system` (templates); without it, braces are plain text. */
+    variables: templateVariablesSchema.optional(),
     /** A system prompt replacing the default one. */
     system: z.string().max(100_000).optional(),
     /** Names of registered tools the agent may call; omitted: every tool the worker registers; []: none. */
@@ -88,7 +103,27 @@ export const reactAgentInputSchema = z
     /** `{ window: N }`: prompts show only the last N messages (no summarising then); `{ summarizeAt: x }`: summarise past that share of the context window. @default the graph's, else the summariser at AGENTQ_SUMMARIZE_AT */
     memory: memoryOptionSchema.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((input, context) => {
+    // A template variable with no value stops at the door, named (issue 40).
+    if (!input.variables) return;
+    const texts: [string, string][] = [
+      ...(input.system === undefined ? [] : [['system', input.system] as [string, string]]),
+      ...(typeof input.query === 'string'
+        ? [['query', input.query] as [string, string]]
+        : input.query.flatMap((part, index) =>
+            part.type === 'text' ? [[`query.${index}.text`, part.text] as [string, string]] : [],
+          )),
+    ];
+    for (const [field, text] of texts) {
+      for (const name of missingVariables(text, input.variables))
+        context.addIssue({
+          code: 'custom',
+          path: ['variables', name],
+          message: `${field} uses {{${name}}} but variables has no value for it`,
+        });
+    }
+  });
 
 export type ReactAgentInput = z.infer<typeof reactAgentInputSchema>;
 

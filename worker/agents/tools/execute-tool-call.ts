@@ -5,6 +5,7 @@ import type { NodeContext } from '../../../shared/graph/node-context.js';
 import type { ToolCall } from '../../../shared/ports/language-model.js';
 import type { AnyTool } from '../../../shared/ports/define-tool.js';
 import { resolveToolHandling, type ResolvedToolHandling } from './tool-handling.js';
+import { decideToolCall, type BeforeToolCall } from './before-tool-call.js';
 
 export interface ExecuteToolCallOptions {
   /** The tools this run may use (what the model was offered). */
@@ -20,6 +21,8 @@ export interface ExecuteToolCallOptions {
   maxAttempts: number;
   /** What an unknown tool, bad arguments or a failing tool become. @default resolveToolHandling() (tell the model; retry a retryable error first) */
   handling?: ResolvedToolHandling;
+  /** Sees each call's arguments before the tool runs, and may veto or rewrite the call. @default none */
+  beforeToolCall?: BeforeToolCall;
 }
 
 /**
@@ -40,8 +43,10 @@ export async function executeToolCall(
 /** A tool call's message content, and why it failed if it did (a `returnDirect` tool ends the run only on success). */
 export interface ToolCallOutcome {
   content: string;
-  /** `unknown_tool`, `invalid_arguments`, or the tool's error code; absent on success. */
+  /** `unknown_tool`, `invalid_arguments`, `vetoed`, or the tool's error code; absent on success. */
   failure?: string;
+  /** The arguments the tool ran with, when beforeToolCall rewrote the model's. */
+  rewrittenArguments?: unknown;
 }
 
 /** `executeToolCall`, also saying whether the call failed. */
@@ -69,7 +74,7 @@ export async function executeToolCallOutcome(
         }
         const content = truncate(outcome.content, options.maxResultChars);
         if (options.traceContent) span.setAttribute('gen_ai.tool.call.result', content);
-        return outcome.failure ? { content, failure: outcome.failure } : { content };
+        return { ...outcome, content };
       } catch (error) {
         span.recordException(error as Error);
         span.setAttribute('error.type', AgentqError.isInstance(error) ? error.code : (error as Error).name);
@@ -107,6 +112,17 @@ async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCal
       ),
     };
   }
+  let rewritten: { rewrittenArguments: unknown } | undefined;
+  if (options.beforeToolCall) {
+    const decision = await decideToolCall(
+      options.beforeToolCall,
+      { call, arguments: raw, tool, runId: context.runId, tenant: context.tenant },
+      context,
+    );
+    if ('veto' in decision) return { failure: 'vetoed', content: decision.veto };
+    raw = decision.arguments;
+    if (decision.rewritten) rewritten = { rewrittenArguments: raw };
+  }
   const parsed = tool.input.safeParse(raw);
   if (!parsed.success) {
     return {
@@ -126,7 +142,7 @@ async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCal
       abortSignal: context.abortSignal,
       logger: context.logger,
     });
-    return { content: stringify(result) };
+    return { content: stringify(result), ...rewritten };
   } catch (error) {
     // The step's own abort (cancel, timeout, shutdown) is the step's business, not the model's.
     if (context.abortSignal.aborted)
@@ -139,7 +155,7 @@ async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCal
       { tool: name, toolCallId: call.id, err: error instanceof Error ? error.message : String(error) },
       'tool failed; the model is told',
     );
-    return { failure: AgentqError.isInstance(error) ? error.code : 'tool_error', content };
+    return { failure: AgentqError.isInstance(error) ? error.code : 'tool_error', content, ...rewritten };
   }
 }
 
