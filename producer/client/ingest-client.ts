@@ -7,6 +7,7 @@ import { AgentqError } from '../../shared/contracts/errors.js';
 import { ID_PATTERN } from '../../shared/contracts/ids.js';
 import type { DocumentRecord } from '../../shared/retrieval/document-record.js';
 import type { IngestProgress } from '../../shared/retrieval/ingest-batch.js';
+import { collectionStatuses, type CollectionStatus } from '../../shared/retrieval/collection-status.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import type { IngestJobData } from '../../shared/retrieval/ingest-job.js';
 import { RedisDocumentStore } from '../../shared/retrieval/redis-document-store.js';
@@ -299,6 +300,61 @@ export class IngestClient {
       await this.handIn.storage.release(tenant, documentCharge(record.id));
     }
     return deleted;
+  }
+
+  /** The tenant's collections: chunks, and how many chunks still wait for their vector (see CollectionStatus). */
+  async collections({ tenant = this.tenant }: { tenant?: string } = {}): Promise<CollectionStatus[]> {
+    checkId('tenant', tenant);
+    return collectionStatuses(await this.store(), tenant, this.config.embedProvider !== 'none');
+  }
+
+  /** One collection's status; null when the tenant has no such collection. */
+  async collection(
+    collection: string,
+    { tenant = this.tenant }: { tenant?: string } = {},
+  ): Promise<CollectionStatus | null> {
+    checkId('collection', collection);
+    return (await this.collections({ tenant })).find((status) => status.name === collection) ?? null;
+  }
+
+  /**
+   * Resolves once every chunk of the collection has its vector (at once without an embedder, or when
+   * the store takes vectors at ingest). Documents are searchable before: this is for a caller who wants
+   * the hybrid ranking from the first question (a benchmark, an evaluation). Workers with an embedder
+   * must be running, as for `wait`.
+   */
+  async waitForVectors(
+    collection: string,
+    {
+      tenant = this.tenant,
+      timeoutMs = 60 * 60_000,
+      intervalMs = 500,
+      onProgress,
+    }: {
+      tenant?: string;
+      timeoutMs?: number;
+      intervalMs?: number;
+      onProgress?: (vectors: { added: number; pending: number }) => void;
+    } = {},
+  ): Promise<CollectionStatus | null> {
+    const deadline = Date.now() + timeoutMs;
+    let seen = -1;
+    for (;;) {
+      const status = await this.collection(collection, { tenant });
+      if (!status?.vectors) return status;
+      if (status.vectors.pending !== seen) {
+        seen = status.vectors.pending;
+        onProgress?.(status.vectors);
+      }
+      if (status.vectors.pending === 0) return status;
+      if (Date.now() > deadline)
+        throw new AgentqError(
+          'TIMEOUT',
+          `collection ${collection} still has ${status.vectors.pending} of ${status.chunks} chunks without a vector after ${timeoutMs} ms; are workers with an embedder (EMBED_PROVIDER) running?`,
+          { retryable: true },
+        );
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
   }
 
   /** Ranked chunks of the tenant's documents (see searchDocuments); with an embedder, the query is embedded too. */

@@ -7,18 +7,22 @@ import {
   checkCollection,
   checkEnsureCollection,
   checkFilter,
+  checkPendingLimit,
   checkQuery,
   checkRecords,
   checkTenant,
+  checkVectorUpdates,
 } from '../../ports/vector-store-arguments.js';
 import type {
   CollectionInfo,
   DeleteSelector,
   PayloadFilter,
+  PendingVector,
   VectorHit,
   VectorQuery,
   VectorRecord,
   VectorStore,
+  VectorUpdate,
 } from '../../ports/vector-store.js';
 import { fuseHybrid as fuse } from '../../retrieval/fuse-hybrid.js';
 import { DenseVectorCache, type DenseNeighbour } from './dense-vector-cache.js';
@@ -97,10 +101,11 @@ export class SqliteVectorStore implements VectorStore {
   async listCollections(tenant: string): Promise<CollectionInfo[]> {
     checkTenant(tenant);
     const rows = this.statement(
-      `select name, dimensions, (select count(*) from chunks c where c.tenant = k.tenant and c.collection = k.name) as count
+      `select name, dimensions, (select count(*) from chunks c where c.tenant = k.tenant and c.collection = k.name) as count,
+         (select count(*) from chunks c where c.tenant = k.tenant and c.collection = k.name and c.dimensions is null) as missing
        from collections k where tenant = ? order by name`,
-    ).all(tenant) as { name: string; dimensions: number | null; count: number }[];
-    return rows.map(({ name, dimensions, count }) => ({ name, dimensions, count }));
+    ).all(tenant) as { name: string; dimensions: number | null; count: number; missing: number }[];
+    return rows.map(({ name, dimensions, count, missing }) => ({ name, dimensions, count, missingVectors: missing }));
   }
 
   async deleteCollection(tenant: string, collection: string): Promise<boolean> {
@@ -161,6 +166,43 @@ export class SqliteVectorStore implements VectorStore {
           ).run(BigInt(rowid), tenant, collection, new Float32Array(record.vector));
         }
       }
+    });
+  }
+
+  async pendingVectors(tenant: string, collection: string, options: { limit: number }): Promise<PendingVector[]> {
+    checkTenant(tenant);
+    checkCollection(collection);
+    const limit = checkPendingLimit(options?.limit);
+    return this.statement(
+      'select id, text from chunks where tenant = ? and collection = ? and dimensions is null order by rowid limit ?',
+    ).all(tenant, collection, limit) as PendingVector[];
+  }
+
+  async setVectors(tenant: string, collection: string, updates: readonly VectorUpdate[]): Promise<number> {
+    checkTenant(tenant);
+    checkCollection(collection);
+    const dimensions = checkVectorUpdates(updates);
+    if (dimensions === null) return 0;
+    return this.write(() => {
+      this.collectionDimensions(tenant, collection, dimensions, 'INVALID_INPUT');
+      createVectorTable(this.db, dimensions);
+      // Still without a vector and still this text: a record replaced since it was read keeps its new text's turn.
+      const find = this.statement(
+        'select rowid from chunks where tenant = ? and collection = ? and id = ? and dimensions is null and text = ?',
+      );
+      const insert = this.statement(
+        `insert into ${vectorTable(dimensions)} (rowid, tenant, collection, embedding) values (?, ?, ?, ?)`,
+      );
+      const mark = this.statement('update chunks set dimensions = ? where rowid = ?');
+      let set = 0;
+      for (const update of updates) {
+        const row = find.get(tenant, collection, update.id, update.text) as { rowid: number } | undefined;
+        if (!row) continue;
+        insert.run(BigInt(row.rowid), tenant, collection, new Float32Array(update.vector));
+        mark.run(dimensions, row.rowid);
+        set += 1;
+      }
+      return set;
     });
   }
 
