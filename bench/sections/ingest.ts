@@ -22,7 +22,7 @@ import { startWorkerProcess, type WorkerProcess } from '../eval/start-worker-pro
 import { measureIngest } from '../lib/measure-ingest.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { figureRecorder } from '../lib/figure-recorder.js';
-import { percentile, round } from '../lib/stats.js';
+import { percentile } from '../lib/stats.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const evalSet = join(root, '../shared/eval/hotpotqa-dev-distractor');
