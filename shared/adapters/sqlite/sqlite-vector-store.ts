@@ -260,8 +260,11 @@ export class SqliteVectorStore implements VectorStore {
     const lists: Hit[][] = [];
     if (query.text !== undefined) lists.push(this.lexical(tenant, query, query.text, candidates));
     if (query.vector !== undefined) lists.push(this.dense(tenant, query, query.vector, candidates));
+    // A chunk whose vector is still being added counts its lexical standing on the dense side too (fuseHybrid).
     const hits =
-      lists.length === 1 ? lists[0]!.slice(0, limit) : fuse(lists[0]!, lists[1]!, query.fusion).slice(0, limit);
+      lists.length === 1
+        ? lists[0]!.slice(0, limit)
+        : fuse(lists[0]!, lists[1]!, query.fusion, (hit) => hit.withoutVector === true).slice(0, limit);
     return hits.map(({ id, collection, score, text, payload }) => ({ id, collection, score, text, payload }));
   }
 
@@ -276,7 +279,7 @@ export class SqliteVectorStore implements VectorStore {
     const collectionSql = query.collection === undefined ? '' : ' and c.collection = ?';
     // bm25() is lower-is-better (negative); negated so that higher is better like every other score.
     const rows = this.statement(
-      `select c.rowid, c.id, c.collection, c.text, c.payload, -bm25(chunks_fts, ?, 1.0) as score
+      `select c.rowid, c.id, c.collection, c.text, c.payload, c.dimensions, -bm25(chunks_fts, ?, 1.0) as score
        from chunks_fts join chunks c on c.rowid = chunks_fts.rowid
        where chunks_fts match ? and c.tenant = ?${collectionSql} and ${where.sql}
        order by score desc limit ?`,
