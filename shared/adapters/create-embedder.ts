@@ -35,7 +35,7 @@ export function createEmbedder(
   if (config.embedProvider === 'local')
     return new LocalEmbedder({
       threads: role === 'background' ? config.localEmbedBackgroundThreads : config.localEmbedThreads,
-      background: role === 'background',
+      ...(role === 'background' ? { background: { nice: config.localEmbedBackgroundNice } } : {}),
       denseWeight: config.localDenseWeight,
       documentTokens: config.localEmbedDocumentTokens,
     });

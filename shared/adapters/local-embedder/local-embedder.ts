@@ -34,11 +34,11 @@ export interface LocalEmbedderOptions {
    */
   documentTokens?: number;
   /**
-   * Threads for background work (vectors added after ingest): they run at low CPU priority (nice 10,
-   * Linux), so they use cores nothing else needs and yield to parsing and to the question phase, and
-   * they stop after a minute without work (their memory goes with them). @default false
+   * Threads for background work (vectors added after ingest): they run at low CPU priority (`nice`,
+   * Linux: 10 by default), so they use cores nothing else needs and yield to parsing and to the question
+   * phase, and they stop after a minute without work (their memory goes with them). @default none
    */
-  background?: boolean;
+  background?: { nice?: number };
 }
 
 /**
@@ -68,7 +68,7 @@ export class LocalEmbedder implements Embedder {
     threads = 1,
     denseWeight = LOCAL_DENSE_WEIGHT,
     documentTokens = LOCAL_EMBEDDING_MAX_TOKENS,
-    background = false,
+    background,
   }: LocalEmbedderOptions = {}) {
     if (!Number.isInteger(threads) || threads < 1)
       throw new AgentqError('INVALID_INPUT', `LocalEmbedder threads must be a positive integer, got ${threads}`);
@@ -81,7 +81,13 @@ export class LocalEmbedder implements Embedder {
     if (!(Number.isFinite(denseWeight) && denseWeight >= 0))
       throw new AgentqError('INVALID_INPUT', `LocalEmbedder denseWeight must be a number ≥ 0, got ${denseWeight}`);
     this.fusion = { method: 'scores', denseWeight };
-    this.pool = sharedPool(threads, background);
+    const nice = background ? (background.nice ?? BACKGROUND_NICE) : null;
+    if (nice !== null && !(Number.isInteger(nice) && nice >= 0 && nice <= 19))
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `LocalEmbedder background nice must be an integer from 0 to 19, got ${nice}`,
+      );
+    this.pool = sharedPool(threads, nice);
   }
 
   async embed(texts: readonly string[], { abortSignal, input = 'query' }: EmbedOptions = {}): Promise<EmbedResult> {
@@ -165,14 +171,15 @@ interface Thread {
 
 const pools = new Map<string, LocalEmbeddingPool>();
 
-function sharedPool(threads: number, background: boolean): LocalEmbeddingPool {
-  const key = `${threads}${background ? ' background' : ''}`;
+/** `nice`: null for the threads of queries, a niceness for background threads. */
+function sharedPool(threads: number, nice: number | null): LocalEmbeddingPool {
+  const key = `${threads}${nice === null ? '' : ` background nice ${nice}`}`;
   let pool = pools.get(key);
-  if (!pool) pools.set(key, (pool = new LocalEmbeddingPool(threads, background)));
+  if (!pool) pools.set(key, (pool = new LocalEmbeddingPool(threads, nice)));
   return pool;
 }
 
-/** Niceness of background threads (Linux: a thread's priority is its own): above it, anything else on the machine goes first. */
+/** Default niceness of background threads (Linux: a thread's priority is its own): anything else on the machine goes first. */
 const BACKGROUND_NICE = 10;
 /** A background thread without work for this long stops (it starts again on the next batch). */
 const BACKGROUND_IDLE_MS = 60_000;
@@ -274,10 +281,14 @@ class LocalEmbeddingPool {
   private readonly waiting: Task[] = [];
   private nextId = 1;
 
+  private readonly background: boolean;
+
   constructor(
     private readonly size: number,
-    private readonly background: boolean,
-  ) {}
+    private readonly nice: number | null,
+  ) {
+    this.background = nice !== null;
+  }
 
   run(
     texts: readonly string[],
@@ -351,7 +362,7 @@ class LocalEmbeddingPool {
     const thread: Thread = {
       worker: new Worker(THREAD, {
         eval: true,
-        workerData: { ...modulePaths(), nice: this.background ? BACKGROUND_NICE : 0 },
+        workerData: { ...modulePaths(), nice: this.nice ?? 0 },
       }),
       batch: null,
       idle: undefined,
