@@ -8,6 +8,7 @@ import { ID_PATTERN } from '../../shared/contracts/ids.js';
 import type { DocumentRecord } from '../../shared/retrieval/document-record.js';
 import type { IngestProgress } from '../../shared/retrieval/ingest-batch.js';
 import { collectionStatuses, type CollectionStatus } from '../../shared/retrieval/collection-status.js';
+import { waitForVectors, type WaitForVectorsOptions } from './wait-for-vectors.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import type { IngestJobData } from '../../shared/retrieval/ingest-job.js';
 import { RedisDocumentStore } from '../../shared/retrieval/redis-document-store.js';
@@ -325,36 +326,10 @@ export class IngestClient {
    */
   async waitForVectors(
     collection: string,
-    {
-      tenant = this.tenant,
-      timeoutMs = 60 * 60_000,
-      intervalMs = 500,
-      onProgress,
-    }: {
-      tenant?: string;
-      timeoutMs?: number;
-      intervalMs?: number;
-      onProgress?: (vectors: { added: number; pending: number }) => void;
-    } = {},
+    { tenant = this.tenant, ...options }: { tenant?: string } & WaitForVectorsOptions = {},
   ): Promise<CollectionStatus | null> {
-    const deadline = Date.now() + timeoutMs;
-    let seen = -1;
-    for (;;) {
-      const status = await this.collection(collection, { tenant });
-      if (!status?.vectors) return status;
-      if (status.vectors.pending !== seen) {
-        seen = status.vectors.pending;
-        onProgress?.(status.vectors);
-      }
-      if (status.vectors.pending === 0) return status;
-      if (Date.now() > deadline)
-        throw new AgentqError(
-          'TIMEOUT',
-          `collection ${collection} still has ${status.vectors.pending} of ${status.chunks} chunks without a vector after ${timeoutMs} ms; are workers with an embedder (EMBED_PROVIDER) running?`,
-          { retryable: true },
-        );
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
-    }
+    checkId('collection', collection);
+    return waitForVectors(() => this.collection(collection, { tenant }), options);
   }
 
   /** Ranked chunks of the tenant's documents (see searchDocuments); with an embedder, the query is embedded too. */

@@ -26,6 +26,7 @@ import type {
 } from '../../ports/vector-store.js';
 import { fuseHybrid as fuse } from '../../retrieval/fuse-hybrid.js';
 import { DenseVectorCache, type DenseNeighbour } from './dense-vector-cache.js';
+import { denseSql } from './dense-sql.js';
 import { toFtsQuery } from './fts-query.js';
 import { payloadFilterSql } from './payload-filter-sql.js';
 import { createVectorTable, SCHEMA, vectorTable } from './sqlite-schema.js';
@@ -309,40 +310,12 @@ export class SqliteVectorStore implements VectorStore {
       const neighbours = this.cache.nearest(tenant, query.collection, vector, limit, among);
       if (neighbours) return this.neighbourHits(neighbours);
     }
-    const { sql, params } = this.denseSql(tenant, query, table, dimensions, new Float32Array(vector), limit);
+    const { sql, params } = denseSql(tenant, query, table, dimensions, new Float32Array(vector), limit);
     const rows = this.statement(
       `select c.rowid, c.id, c.collection, c.text, c.payload, knn.distance from (${sql}) knn join chunks c on c.rowid = knn.rowid order by knn.distance`,
     ).all(...params) as (ChunkRow & { distance: number | null })[];
     // Cosine distance is 1 - similarity: report the similarity, higher is better. A zero vector's distance is NaN (null here): near nothing.
     return rows.flatMap((row) => (row.distance === null ? [] : [toHit(row, 1 - row.distance)]));
-  }
-
-  /** sqlite-vec's query for the `limit` nearest records: `rowid` and `distance` (cosine), nearest first. */
-  private denseSql(
-    tenant: string,
-    query: VectorQuery,
-    table: string,
-    dimensions: number,
-    bytes: Float32Array,
-    limit: number,
-  ): { sql: string; params: unknown[] } {
-    const collectionArgs = query.collection === undefined ? [] : [query.collection];
-    if (!hasFilter(query)) {
-      // k-nearest neighbours inside the tenant's partition (vec0 answers the tenant filter itself).
-      return {
-        sql: `select rowid, distance from ${table} where embedding match ? and k = ? and tenant = ?${query.collection === undefined ? '' : ' and collection = ?'} order by distance`,
-        params: [bytes, limit, tenant, ...collectionArgs],
-      };
-    }
-    // With a payload filter the k nearest might all be filtered out: measure every matching record instead.
-    const where = payloadFilterSql(query.filter, 'c.payload');
-    return {
-      sql: `select c.rowid as rowid, vec_distance_cosine(v.embedding, ?) as distance
-         from chunks c join ${table} v on v.rowid = c.rowid
-         where c.tenant = ? and c.dimensions = ?${query.collection === undefined ? '' : ' and c.collection = ?'} and ${where.sql}
-         order by distance limit ?`,
-      params: [bytes, tenant, dimensions, ...collectionArgs, ...where.params, limit],
-    };
   }
 
   private matchingRowids(
