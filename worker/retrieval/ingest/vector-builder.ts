@@ -116,6 +116,12 @@ export class VectorBuilder {
     const store = this.options.vectorStore();
     const started = Date.now();
     let added = 0;
+    // Kept alive while a page is embedded, however long that takes (low-priority threads on a busy machine).
+    const heartbeat = setInterval(
+      () => void redis.eval(RENEW, 1, lease, this.owner, leaseMs).catch(() => undefined),
+      Math.max(100, Math.floor(leaseMs / 3)),
+    );
+    heartbeat.unref();
     try {
       for (;;) {
         if (this.closed) return added > 0;
@@ -129,14 +135,18 @@ export class VectorBuilder {
         }
         const vectors = await this.embed(pending.map((record) => record.text));
         const updates: VectorUpdate[] = pending.map((record, index) => ({ ...record, vector: vectors[index]! }));
-        // Renewed before writing: a lease lost meanwhile (this process stalled past it) means another may be on it.
-        if ((await redis.eval(RENEW, 1, lease, this.owner, leaseMs)) !== 1) {
-          logger.warn({ tenant, collection }, 'lost the lease on a collection while adding its vectors; leaving it');
+        // Renewed before writing. Lapsed (this process stalled past it): taken again if free; held by another, left to it.
+        if (
+          (await redis.eval(RENEW, 1, lease, this.owner, leaseMs)) !== 1 &&
+          (await redis.set(lease, this.owner, 'PX', leaseMs, 'NX')) !== 'OK'
+        ) {
+          logger.warn({ tenant, collection }, 'another worker took over this collection’s vectors; leaving it');
           return added > 0;
         }
         added += await store.setVectors!(tenant, collection, updates);
       }
     } finally {
+      clearInterval(heartbeat);
       await redis.eval(RELEASE, 1, lease, this.owner).catch(() => undefined);
     }
     if (added > 0)
