@@ -3,7 +3,8 @@
  * the 20 SEC filings ingested lexically and with the default settings side by side (time until
  * searchable, ingest_chunks_per_s, vectors_per_s: bench/sections/ingest-sec.ts), then ingestion and
  * search on the embedded store over the HotpotQA distractor set (bench/sections/ingest.ts). Uses
- * REDIS_URL, or a private redis-server when it is unset. `--no-sec` skips the SEC filings; `--docs <dir>`
+ * REDIS_URL, or a private redis-server when it is unset. `--no-sec` skips the SEC filings, `--vectors-timeout
+ * <s>` stops waiting for their vectors after s seconds (a machine too busy for low-priority threads); `--docs <dir>`
  * and `--questions <file>` point the second part elsewhere; `--limit <n>` ingests only the first n
  * documents; `--quick` 500 documents and 50 searches; `--embed local` embeds chunks and queries with the
  * built-in model (default `none`: lexical). Writes bench/results/ingest-latest.json
@@ -31,7 +32,12 @@ const hotpot = ingestSection({
   ...(limit === undefined ? {} : { limit }),
   embed,
 });
-const sec = process.argv.includes('--no-sec') ? undefined : ingestSecSection();
+const vectorsTimeout = argument('--vectors-timeout');
+if (vectorsTimeout !== undefined && !(Number(vectorsTimeout) > 0))
+  throw new Error(`--vectors-timeout must be a number of seconds, got '${vectorsTimeout}'`);
+const sec = process.argv.includes('--no-sec')
+  ? undefined
+  : ingestSecSection(vectorsTimeout === undefined ? {} : { vectorsTimeoutMs: Number(vectorsTimeout) * 1000 });
 await runStandalone(
   {
     name: sec ? 'ingest-sec + ingest' : 'ingest',

@@ -8,8 +8,10 @@ export interface IngestMeasure {
   chunks: number;
   /** From handing the documents in until every one is indexed: searchable by its words. */
   searchableSeconds: number;
-  /** Until every chunk also has its vector (equal to searchableSeconds without an embedder). */
-  vectorsReadySeconds: number;
+  /** Until every chunk also has its vector (equal to searchableSeconds without an embedder); null when they were not all in by `vectorsTimeoutMs`. */
+  vectorsReadySeconds: number | null;
+  /** Chunks still without a vector at the end (0 unless the wait timed out). */
+  vectorsPending: number;
   /** Vectors added per second, from the first one seen to the last (null without vectors). */
   vectorsPerSecond: number | null;
   /** The worker process's CPU (all threads, Linux) per chunk, until searchable and until vectors were ready. */
@@ -28,6 +30,7 @@ export async function measureIngest(
   sources: IngestSource[],
   collection: string,
   log: (line: string) => void,
+  { vectorsTimeoutMs = 2 * 60 * 60_000 }: { vectorsTimeoutMs?: number } = {},
 ): Promise<IngestMeasure> {
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
@@ -52,33 +55,46 @@ export async function measureIngest(
       `  ${progress.failed} documents failed: ${JSON.stringify(progress.documents.filter((document) => document.status === 'failed').slice(0, 3))}`,
     );
   let first: { at: number; added: number } | undefined;
-  const status = await client.waitForVectors(collection, {
-    timeoutMs: 2 * 60 * 60_000,
-    intervalMs: 250,
-    onProgress: ({ added, pending }) => {
-      if (added > 0) first ??= { at: seconds(), added };
-      every5s(() => `  vectors ${added}/${added + pending}`);
-    },
-  });
-  const vectorsReadySeconds = seconds();
+  let last = { at: searchableSeconds, added: 0, pending: 0 };
+  const timedOut = await client
+    .waitForVectors(collection, {
+      timeoutMs: vectorsTimeoutMs,
+      intervalMs: 250,
+      onProgress: ({ added, pending }) => {
+        if (added > 0) first ??= { at: seconds(), added };
+        last = { at: seconds(), added, pending };
+        every5s(() => `  vectors ${added}/${added + pending}`);
+      },
+    })
+    .then(
+      () => false,
+      (error: unknown) => {
+        if ((error as { code?: string }).code !== 'TIMEOUT') throw error;
+        log(`  vectors not all in after ${vectorsTimeoutMs / 1000} s: ${last.pending} pending`);
+        return true;
+      },
+    );
+  const vectorsReadySeconds = timedOut ? null : seconds();
   const cpuReady = cpuSecondsOf(worker.child.pid);
-  const added = status?.vectors?.added ?? 0;
+  const added = last.added;
   const cpuMs = (after: typeof cpuReady) =>
     cpuBefore && after && chunks > 0 ? ((after.all - cpuBefore.all) * 1000) / chunks : null;
+  const until = vectorsReadySeconds ?? last.at;
   return {
     documents: progress.total,
     failed: progress.failed,
     chunks,
     searchableSeconds,
     vectorsReadySeconds,
+    vectorsPending: timedOut ? last.pending : 0,
     // Vectors may all be in by the first look (a small set): then from the moment the documents were searchable.
     vectorsPerSecond:
       added === 0
         ? null
-        : first && vectorsReadySeconds > first.at
-          ? (added - first.added) / (vectorsReadySeconds - first.at)
-          : added / Math.max(0.001, vectorsReadySeconds - searchableSeconds),
+        : first && until > first.at
+          ? (added - first.added) / (until - first.at)
+          : added / Math.max(0.001, until - searchableSeconds),
     cpuMsPerChunk: cpuMs(cpuSearchable),
-    cpuMsPerChunkWithVectors: cpuMs(cpuReady),
+    cpuMsPerChunkWithVectors: timedOut ? null : cpuMs(cpuReady),
   };
 }

@@ -110,7 +110,7 @@ async function runIngest(
     record('ingest_chunks_per_s', measured.chunks / measured.searchableSeconds);
     // The worker process's CPU per chunk (every thread: parsing, embedding, SQLite; Linux): steadier than throughput on a shared machine.
     if (measured.cpuMsPerChunk !== null) record('ingest_worker_cpu_ms_per_chunk', measured.cpuMsPerChunk);
-    if (measured.vectorsPerSecond !== null) {
+    if (measured.vectorsPerSecond !== null && measured.vectorsReadySeconds !== null) {
       record('vectors_ready_seconds', measured.vectorsReadySeconds);
       record('vectors_per_s', measured.vectorsPerSecond);
       if (measured.cpuMsPerChunkWithVectors !== null)
