@@ -136,20 +136,24 @@ export function registerIngestCommands(
                 ? `; vectors pending for ${pending} of ${status!.chunks} chunks of ${batch.collection}, added in the background (searches rank those by their words until then; --wait-vectors waits)`
                 : ''),
           );
-          if (options.waitVectors && pending > 0) {
-            const vectorsBar = createProgressBar(process.stderr, 'adding vectors', 'chunks');
-            const before = status!.vectors!.added;
-            status = await client.waitForVectors(batch.collection, {
-              ...tenant,
-              ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
-              onProgress: ({ added, pending: left }) =>
-                vectorsBar.update({ done: added - before, failed: 0, total: added - before + left }),
-            });
-            vectorsBar.finish();
+          if (options.waitVectors) {
+            if (pending > 0) {
+              const vectorsBar = createProgressBar(process.stderr, 'adding vectors', 'chunks');
+              const before = status!.vectors!.added;
+              status = await client.waitForVectors(batch.collection, {
+                ...tenant,
+                ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+                onProgress: ({ added, pending: left }) =>
+                  vectorsBar.update({ done: added - before, failed: 0, total: added - before + left }),
+              });
+              vectorsBar.finish();
+            }
             const vectorsSeconds = (Date.now() - started) / 1000 - seconds;
-            io.err(
-              `vectors added: ${status?.vectors?.added ?? 0} chunks have one, ${status?.vectors?.pending ?? 0} pending (${vectorsSeconds.toFixed(2)} s more)`,
-            );
+            if (pending > 0)
+              io.err(
+                `vectors added: ${status?.vectors?.added ?? 0} chunks have one, ${status?.vectors?.pending ?? 0} pending (${vectorsSeconds.toFixed(2)} s more)`,
+              );
+            // Seconds after the documents were searchable until every vector was in (0: none was pending).
             Object.assign(result, {
               vectors: status?.vectors ?? null,
               vectorsSeconds: Math.round(vectorsSeconds * 100) / 100,
