@@ -205,8 +205,6 @@ async function main(): Promise<void> {
     process.stdout.write(
       `steps_per_run=${(steps.reduce((sum, count) => sum + count, 0) / Math.max(1, steps.length)).toFixed(2)}\n`,
     );
-    for (const [name, seconds] of Object.entries(ingestFigures))
-      process.stdout.write(`${name}=${seconds.toFixed(1)}\n`);
     process.stdout.write(`wall_s=${wallSeconds.toFixed(1)}\n`);
     // The worker process's CPU over the same span (every thread: steps, searches, the embedding threads): steadier than wall time on a shared machine.
     if (cpuBefore !== undefined && cpuAfter !== undefined) {
@@ -251,7 +249,15 @@ async function main(): Promise<void> {
         Number(value),
       ]);
       const retrieval = modes.size === 1 ? [...modes.keys()][0]! : 'mixed';
-      const figures = { ...metrics, ...Object.fromEntries(scored), wall_s: Number(wallSeconds.toFixed(1)) };
+      const ingestSeconds = Object.fromEntries(
+        Object.entries(ingestFigures).map(([name, seconds]) => [name, Number(seconds.toFixed(1))]),
+      );
+      const figures = {
+        ...metrics,
+        ...Object.fromEntries(scored),
+        wall_s: Number(wallSeconds.toFixed(1)),
+        ...ingestSeconds,
+      };
       writeFileSync(
         resolve(jsonFile),
         `${JSON.stringify({ at: new Date().toISOString(), command: `npm run eval -- ${process.argv.slice(2).join(' ')}`, set: set.name, retrieval, figures }, null, 2)}\n`,
