@@ -4,7 +4,7 @@
  * searchable, ingest_chunks_per_s, vectors_per_s: bench/sections/ingest-sec.ts), then ingestion and
  * search on the embedded store over the HotpotQA distractor set (bench/sections/ingest.ts). Uses
  * REDIS_URL, or a private redis-server when it is unset. `--no-sec` skips the SEC filings, `--vectors-timeout
- * <s>` stops waiting for their vectors after s seconds (a machine too busy for low-priority threads); `--docs <dir>`
+ * <s>` stops waiting for vectors after s seconds (a machine too busy for low-priority threads); `--docs <dir>`
  * and `--questions <file>` point the second part elsewhere; `--limit <n>` ingests only the first n
  * documents; `--quick` 500 documents and 50 searches; `--embed local` embeds chunks and queries with the
  * built-in model (default `none`: lexical). Writes bench/results/ingest-latest.json
@@ -26,15 +26,16 @@ const questionsFile = argument('--questions');
 const embed = argument('--embed') ?? 'none';
 if (embed !== 'none' && embed !== 'local') throw new Error(`--embed must be none or local, got '${embed}'`);
 
+const vectorsTimeout = argument('--vectors-timeout');
+if (vectorsTimeout !== undefined && !(Number(vectorsTimeout) > 0))
+  throw new Error(`--vectors-timeout must be a number of seconds, got '${vectorsTimeout}'`);
 const hotpot = ingestSection({
   ...(docsDir ? { docsDir } : {}),
   ...(questionsFile ? { questionsFile } : {}),
   ...(limit === undefined ? {} : { limit }),
+  ...(vectorsTimeout === undefined ? {} : { vectorsTimeoutMs: Number(vectorsTimeout) * 1000 }),
   embed,
 });
-const vectorsTimeout = argument('--vectors-timeout');
-if (vectorsTimeout !== undefined && !(Number(vectorsTimeout) > 0))
-  throw new Error(`--vectors-timeout must be a number of seconds, got '${vectorsTimeout}'`);
 const sec = process.argv.includes('--no-sec')
   ? undefined
   : ingestSecSection(vectorsTimeout === undefined ? {} : { vectorsTimeoutMs: Number(vectorsTimeout) * 1000 });
