@@ -239,10 +239,12 @@ export type {
   PayloadMatch,
   PayloadScalar,
   PayloadValue,
+  PendingVector,
   VectorHit,
   VectorQuery,
   VectorRecord,
   VectorStore,
+  VectorUpdate,
 } from './shared/ports/vector-store.js';
 export { SqliteVectorStore, type SqliteVectorStoreOptions } from './shared/adapters/sqlite/sqlite-vector-store.js';
 export { QdrantVectorStore, type QdrantVectorStoreOptions } from './shared/adapters/qdrant/qdrant-vector-store.js';
@@ -257,6 +259,7 @@ export {
 export { searchDocuments, type SearchHit, type SearchRequest } from './shared/retrieval/search-documents.js';
 export type { DocumentRecord, DocumentStatus, DocumentType } from './shared/retrieval/document-record.js';
 export type { IngestItemResult, IngestOutcome, IngestProgress } from './shared/retrieval/ingest-batch.js';
+export type { CollectionStatus } from './shared/retrieval/collection-status.js';
 export { INGEST_QUEUE } from './shared/contracts/queues.js';
 // Agentic RAG with citations (docs/guides/batch-qa.md).
 export { createRagAgentGraph, ragAgentGraph, type RagAgentGraphOptions } from './worker/retrieval/rag/rag-agent.js';

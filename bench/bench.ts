@@ -25,6 +25,7 @@ import { round } from './lib/stats.js';
 import { batchFloorSection } from './sections/batch-floor.js';
 import { capacitySection } from './sections/capacity.js';
 import { ingestSection } from './sections/ingest.js';
+import { ingestSecSection } from './sections/ingest-sec.js';
 import { langgraphSection } from './sections/langgraph.js';
 import { recoverySection } from './sections/recovery.js';
 import { stepsSection } from './sections/steps.js';
@@ -45,6 +46,7 @@ const SECTIONS: BenchSection[] = [
   batchFloorSection,
   providerBatchSection,
   ingestSection(),
+  ingestSecSection(),
   streamingSection,
   cliColdStartSection,
   clusterSection,

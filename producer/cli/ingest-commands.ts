@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { UsageError } from './producer-commands.js';
 import type { IngestProgress } from '../../shared/retrieval/ingest-batch.js';
+import type { CollectionStatus } from '../../shared/retrieval/collection-status.js';
 import type { IngestClient } from '../client/ingest-client.js';
 import type { DocumentSearch } from '../client/document-search.js';
 import { createProgressBar } from './progress-bar.js';
@@ -53,8 +54,8 @@ function parsePositive(name: string) {
   };
 }
 
-/** The batch as `agentq ingest` prints it: counts, then one line of outcome per document. */
-function summary(progress: IngestProgress, seconds: number) {
+/** The batch as `agentq ingest` prints it: counts, the collection's vectors, then one line of outcome per document. */
+function summary(progress: IngestProgress, seconds: number, status: CollectionStatus | null) {
   const count = (status: string) => progress.documents.filter((document) => document.status === status).length;
   return {
     batchId: progress.batchId,
@@ -69,6 +70,8 @@ function summary(progress: IngestProgress, seconds: number) {
       0,
     ),
     seconds: Math.round(seconds * 100) / 100,
+    // The collection's (not only this batch's) chunks with and without their vector; null when lexical.
+    vectors: status?.vectors ?? null,
     documents: progress.documents.map(({ item: _item, ...document }) => document),
   };
 }
@@ -93,8 +96,15 @@ export function registerIngestCommands(
     .option('--tenant <tenant>', 'tenant (default AGENTQ_TENANT)')
     .option('--no-wait', 'return once the documents are queued (prints the batch; follow it with its batchId)')
     .option('--timeout-ms <ms>', 'give up waiting after this long', parsePositive('--timeout-ms'))
+    .option(
+      '--wait-vectors',
+      'also wait until every chunk of the collection has its vector (they are added in the background; documents are searchable before)',
+    )
     .action(
-      async (paths: string[], options: { collection: string; tenant?: string; wait: boolean; timeoutMs?: number }) => {
+      async (
+        paths: string[],
+        options: { collection: string; tenant?: string; wait: boolean; timeoutMs?: number; waitVectors?: boolean },
+      ) => {
         await withClient(clientFactory, async (client) => {
           const started = Date.now();
           const batch = await client.ingest(paths, {
@@ -115,10 +125,40 @@ export function registerIngestCommands(
             onProgress: (current) => bar.update(current),
           });
           bar.finish();
-          const result = summary(progress, (Date.now() - started) / 1000);
+          const seconds = (Date.now() - started) / 1000;
+          const tenant = { tenant: batch.tenant };
+          let status = await client.collection(batch.collection, tenant);
+          const result = summary(progress, seconds, status);
+          const pending = status?.vectors?.pending ?? 0;
           io.err(
-            `indexed ${result.indexed}, unchanged ${result.unchanged}, failed ${result.failed} (${result.chunks} chunks) in ${result.seconds} s`,
+            `indexed ${result.indexed}, unchanged ${result.unchanged}, failed ${result.failed} (${result.chunks} chunks) in ${result.seconds} s: searchable now` +
+              (pending > 0
+                ? `; vectors pending for ${pending} of ${status!.chunks} chunks of ${batch.collection}, added in the background (searches rank those by their words until then; --wait-vectors waits)`
+                : ''),
           );
+          if (options.waitVectors) {
+            if (pending > 0) {
+              const vectorsBar = createProgressBar(process.stderr, 'adding vectors', 'chunks');
+              const before = status!.vectors!.added;
+              status = await client.waitForVectors(batch.collection, {
+                ...tenant,
+                ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+                onProgress: ({ added, pending: left }) =>
+                  vectorsBar.update({ done: added - before, failed: 0, total: added - before + left }),
+              });
+              vectorsBar.finish();
+            }
+            const vectorsSeconds = (Date.now() - started) / 1000 - seconds;
+            if (pending > 0)
+              io.err(
+                `vectors added: ${status?.vectors?.added ?? 0} chunks have one, ${status?.vectors?.pending ?? 0} pending (${vectorsSeconds.toFixed(2)} s more)`,
+              );
+            // Seconds after the documents were searchable until every vector was in (0: none was pending).
+            Object.assign(result, {
+              vectors: status?.vectors ?? null,
+              vectorsSeconds: Math.round(vectorsSeconds * 100) / 100,
+            });
+          }
           io.out(JSON.stringify(result));
           if (progress.failed > 0) io.setExitCode(1);
         });

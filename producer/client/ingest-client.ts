@@ -7,6 +7,8 @@ import { AgentqError } from '../../shared/contracts/errors.js';
 import { ID_PATTERN } from '../../shared/contracts/ids.js';
 import type { DocumentRecord } from '../../shared/retrieval/document-record.js';
 import type { IngestProgress } from '../../shared/retrieval/ingest-batch.js';
+import { collectionStatuses, type CollectionStatus } from '../../shared/retrieval/collection-status.js';
+import { waitForVectors, type WaitForVectorsOptions } from './wait-for-vectors.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import type { IngestJobData } from '../../shared/retrieval/ingest-job.js';
 import { RedisDocumentStore } from '../../shared/retrieval/redis-document-store.js';
@@ -299,6 +301,35 @@ export class IngestClient {
       await this.handIn.storage.release(tenant, documentCharge(record.id));
     }
     return deleted;
+  }
+
+  /** The tenant's collections: chunks, and how many chunks still wait for their vector (see CollectionStatus). */
+  async collections({ tenant = this.tenant }: { tenant?: string } = {}): Promise<CollectionStatus[]> {
+    checkId('tenant', tenant);
+    return collectionStatuses(await this.store(), tenant, this.config.embedProvider !== 'none');
+  }
+
+  /** One collection's status; null when the tenant has no such collection. */
+  async collection(
+    collection: string,
+    { tenant = this.tenant }: { tenant?: string } = {},
+  ): Promise<CollectionStatus | null> {
+    checkId('collection', collection);
+    return (await this.collections({ tenant })).find((status) => status.name === collection) ?? null;
+  }
+
+  /**
+   * Resolves once every chunk of the collection has its vector (at once without an embedder, or when
+   * the store takes vectors at ingest). Documents are searchable before: this is for a caller who wants
+   * the hybrid ranking from the first question (a benchmark, an evaluation). Workers with an embedder
+   * must be running, as for `wait`.
+   */
+  async waitForVectors(
+    collection: string,
+    { tenant = this.tenant, ...options }: { tenant?: string } & WaitForVectorsOptions = {},
+  ): Promise<CollectionStatus | null> {
+    checkId('collection', collection);
+    return waitForVectors(() => this.collection(collection, { tenant }), options);
   }
 
   /** Ranked chunks of the tenant's documents (see searchDocuments); with an embedder, the query is embedded too. */

@@ -23,10 +23,22 @@ export function endpointOf(config: Config): EndpointOptions {
  * The embedder EMBED_PROVIDER names: the built-in model (`local`, the default without EMBED_MODEL; its
  * threads start on the first text to embed), EMBED_MODEL on the endpoint (`openai`), or none (`none`).
  * Workers and the producer's searches build the same one, so a query is embedded as its chunks were.
+ * `background`: the one that adds chunks' vectors after ingest — for the built-in model, its own
+ * AGENTQ_LOCAL_EMBED_BACKGROUND_THREADS threads at low CPU priority, apart from the threads that embed
+ * queries, so a search never waits behind a page of chunks.
  */
-export function createEmbedder(config: Config, endpoint: EndpointOptions = endpointOf(config)): Embedder | undefined {
+export function createEmbedder(
+  config: Config,
+  endpoint: EndpointOptions = endpointOf(config),
+  role: 'queries' | 'background' = 'queries',
+): Embedder | undefined {
   if (config.embedProvider === 'local')
-    return new LocalEmbedder({ threads: config.localEmbedThreads, denseWeight: config.localDenseWeight });
+    return new LocalEmbedder({
+      threads: role === 'background' ? config.localEmbedBackgroundThreads : config.localEmbedThreads,
+      ...(role === 'background' ? { background: { nice: config.localEmbedBackgroundNice } } : {}),
+      denseWeight: config.localDenseWeight,
+      documentTokens: config.localEmbedDocumentTokens,
+    });
   if (config.embedProvider === 'openai' && config.embedModel)
     return new OpenAIEmbedder({ model: config.embedModel, batchSize: config.embedBatchSize, ...endpoint });
   return undefined;

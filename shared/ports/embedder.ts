@@ -4,6 +4,12 @@ import type { HybridFusion } from './vector-store.js';
 export interface EmbedOptions {
   /** The step's signal: cancellation, timeout, deadline, shutdown. @default none */
   abortSignal?: AbortSignal;
+  /**
+   * What the texts are: `query` (a search's question, a sentence compared with it) or `document`
+   * (chunks being indexed). A model may read them differently (the local one reads a shorter leading
+   * window of a document, AGENTQ_LOCAL_EMBED_DOCUMENT_TOKENS). @default 'query'
+   */
+  input?: 'query' | 'document';
 }
 
 /** Vectors for texts, in the order the texts were given. */

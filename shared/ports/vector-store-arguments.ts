@@ -1,6 +1,6 @@
 import { AgentqError } from '../contracts/errors.js';
 import { ID_PATTERN } from '../contracts/ids.js';
-import type { PayloadFilter, VectorQuery, VectorRecord } from './vector-store.js';
+import type { PayloadFilter, VectorQuery, VectorRecord, VectorUpdate } from './vector-store.js';
 
 /**
  * Argument checks every VectorStore adapter runs first, so all of them refuse the same inputs with the
@@ -120,6 +120,29 @@ export function checkRecords(records: readonly VectorRecord[]): number | null {
     }
   }
   return dimensions;
+}
+
+/** The updates of `setVectors` (each with an id, its text and a vector, all of one length); → that length, null when there are none. */
+export function checkVectorUpdates(updates: readonly VectorUpdate[]): number | null {
+  if (!Array.isArray(updates))
+    throw new AgentqError('INVALID_INPUT', 'vector store: setVectors takes an array of {id, text, vector}');
+  for (const update of updates)
+    if (update?.vector === undefined)
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `vector store: setVectors needs a vector for every record, '${String(update?.id)}' has none`,
+      );
+  return checkRecords(updates);
+}
+
+/** `pendingVectors`' limit: a positive integer up to MAX_QUERY_LIMIT. */
+export function checkPendingLimit(limit: unknown): number {
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_QUERY_LIMIT)
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `vector store: pendingVectors' limit must be an integer from 1 to ${MAX_QUERY_LIMIT}, got ${String(limit)}`,
+    );
+  return limit;
 }
 
 /** The query's limit, defaults filled in, after checking the rest of it. */

@@ -94,6 +94,26 @@ export interface CollectionInfo {
   readonly count: number;
   /** Length of its vectors, or null while it has none. */
   readonly dimensions: number | null;
+  /**
+   * Records without a vector yet: what a background embedder still has to add (stores with
+   * `setVectors`; a lexical collection, ingested with no embedder, has all of its records here).
+   * @default absent (the store does not count them)
+   */
+  readonly missingVectors?: number;
+}
+
+/** A record waiting for its vector (`VectorStore.pendingVectors`): what the embedder reads. */
+export interface PendingVector {
+  readonly id: string;
+  readonly text: string;
+}
+
+/** A vector for a record written earlier without one (`VectorStore.setVectors`). */
+export interface VectorUpdate {
+  readonly id: string;
+  /** The text the vector was computed from: a record whose text changed meanwhile is left alone. */
+  readonly text: string;
+  readonly vector: readonly number[];
 }
 
 /** Which records `delete` removes: these ids, or every record whose payload matches (a non-empty filter). */
@@ -120,6 +140,19 @@ export interface VectorStore {
   delete(tenant: string, collection: string, selector: DeleteSelector): Promise<void>;
   /** Best hits first. Needs `text`, `vector` or both (`INVALID_INPUT` otherwise). */
   query(tenant: string, query: VectorQuery): Promise<VectorHit[]>;
+  /**
+   * Records of the collection that have no vector yet, oldest first, at most `limit`: lets ingestion
+   * write chunks searchable by their words at once and add their vectors afterwards (setVectors).
+   * Optional: a store without it gets its vectors with the records, at ingest.
+   */
+  pendingVectors?(tenant: string, collection: string, options: { limit: number }): Promise<PendingVector[]>;
+  /**
+   * Adds vectors to records written without one, in one write: a record that is gone, already has a
+   * vector, or whose text is no longer the text given (replaced meanwhile) is skipped, so a late
+   * vector never lands on newer text. Records the collection's vector length like `upsert` (a
+   * different length throws `INVALID_INPUT`). → how many records got their vector.
+   */
+  setVectors?(tenant: string, collection: string, updates: readonly VectorUpdate[]): Promise<number>;
   /** Records of the tenant, optionally of one collection and matching a filter. */
   count(tenant: string, options?: { collection?: string; filter?: PayloadFilter }): Promise<number>;
   /** Releases connections and files. */

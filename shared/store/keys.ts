@@ -64,6 +64,11 @@ export interface DocumentKeys {
   batch(batchId: string): string;
   /** Hash: an ingest batch's per-document results, by item index (each written once). */
   batchResults(batchId: string): string;
+  /**
+   * String with a TTL: the worker process adding a collection's vectors in the background holds it
+   * (its owner id), so two processes never embed the same chunks; it lapses when that process dies.
+   */
+  vectorLease(collection: string): string;
 }
 
 export class Keys {
@@ -298,7 +303,17 @@ export class Keys {
       upload: (uploadId) => `${base}:upload:${uploadId}`,
       batch: (batchId) => `${base}:batch:${batchId}`,
       batchResults: (batchId) => `${base}:batch:${batchId}:results`,
+      vectorLease: (collection) => `${base}:vectors:lease:${collection}`,
     };
+  }
+
+  /**
+   * SET of the collections whose chunks were written without vectors, as JSON `[tenant, collection]`:
+   * what workers with an embedder look at to add them in the background (VectorBuilder). A member is
+   * removed once its collection has none left to add.
+   */
+  vectorsPending(): string {
+    return `${this.prefix}:vectors:pending`;
   }
 
   /**

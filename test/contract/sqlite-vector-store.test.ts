@@ -18,6 +18,38 @@ vectorStoreContract(
 );
 
 describe('SqliteVectorStore (embedded specifics)', () => {
+  it('adds vectors after the records (the contract cases on it run, never skip)', async () => {
+    const store = new SqliteVectorStore({ path: newFile() });
+    expect(typeof store.pendingVectors).toBe('function');
+    expect(typeof store.setVectors).toBe('function');
+    await store.close();
+  });
+
+  it('serves a hybrid query on a collection whose vectors are half added: chunks without one rank by their words', async () => {
+    const store = new SqliteVectorStore({ path: newFile() });
+    await store.upsert('acme', 'half', [
+      { id: 'h1', text: 'apple orchard harvest', payload: {} },
+      { id: 'h2', text: 'apple pie recipe', payload: {} },
+      { id: 'h3', text: 'banana bread', payload: {} },
+    ]);
+    await store.setVectors!('acme', 'half', [{ id: 'h3', text: 'banana bread', vector: [1, 0] }]);
+    const hits = await store.query('acme', { collection: 'half', text: 'apple', vector: [1, 0] });
+    // The chunks with the word rank first though the model has not seen them yet; the one only the model finds comes after.
+    expect(hits.map((hit) => hit.id)).toEqual(['h1', 'h2', 'h3']);
+    // Once they have vectors too, the model has its say on them (and would move h2 above h1 here).
+    await store.setVectors!('acme', 'half', [
+      { id: 'h1', text: 'apple orchard harvest', vector: [0, 1] },
+      { id: 'h2', text: 'apple pie recipe', vector: [1, 0.1] },
+    ]);
+    const embedded = await store.query('acme', {
+      collection: 'half',
+      text: 'apple',
+      vector: [1, 0],
+      fusion: { method: 'scores', denseWeight: 0.3 },
+    });
+    expect(embedded.map((hit) => hit.id)).toEqual(['h2', 'h1', 'h3']);
+    await store.close();
+  });
   it('keeps its records in the file across reopening', async () => {
     const path = newFile();
     const first = new SqliteVectorStore({ path });

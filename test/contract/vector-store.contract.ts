@@ -214,10 +214,14 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
       await store.ensureCollection(owner, 'empty');
       await store.upsert(owner, 'full', docs);
       await store.upsert(other, 'theirs', docs);
-      expect(await store.listCollections(owner)).toEqual([
+      const listed = await store.listCollections(owner);
+      expect(listed.map(({ name, count, dimensions }) => ({ name, count, dimensions }))).toEqual([
         { name: 'empty', count: 0, dimensions: null },
         { name: 'full', count: 4, dimensions: null },
       ]);
+      // A store that counts records without a vector counts all of them here (none was given one).
+      if (listed.some((collection) => collection.missingVectors !== undefined))
+        expect(listed.map((collection) => collection.missingVectors)).toEqual([0, 4]);
       expect(await store.deleteCollection(owner, 'full')).toBe(true);
       expect(await store.deleteCollection(owner, 'full')).toBe(false);
       expect(await store.count(owner)).toBe(0);
@@ -257,6 +261,75 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
         await expectCode(store.ensureCollection(missing, 'animals'), 'INVALID_INPUT');
       }
       expect(await store.count(owner)).toBe(4);
+    });
+
+    describe('vectors added after the records (pendingVectors, setVectors)', () => {
+      const chunks: VectorRecord[] = [
+        { id: 'p1', text: 'north wind', payload: { docId: 'a' } },
+        { id: 'p2', text: 'east wind', payload: { docId: 'a' } },
+        { id: 'p3', text: 'west wind', vector: [0, 0, 1], payload: { docId: 'b' } },
+        { id: 'p4', text: 'south wind', payload: { docId: 'b' } },
+      ];
+      const supported = () => store.pendingVectors !== undefined && store.setVectors !== undefined;
+
+      it('lists records without a vector, oldest first, and adds vectors to them in place', async (test) => {
+        if (!supported()) return test.skip();
+        const owner = tenant();
+        await store.upsert(owner, 'later', chunks);
+        expect(await store.pendingVectors!(owner, 'later', { limit: 10 })).toEqual([
+          { id: 'p1', text: 'north wind' },
+          { id: 'p2', text: 'east wind' },
+          { id: 'p4', text: 'south wind' },
+        ]);
+        expect(await store.pendingVectors!(owner, 'later', { limit: 1 })).toEqual([{ id: 'p1', text: 'north wind' }]);
+        expect((await store.listCollections(owner))[0]).toMatchObject({ count: 4, dimensions: 3, missingVectors: 3 });
+        expect(await store.setVectors!(owner, 'later', [{ id: 'p1', text: 'north wind', vector: [1, 0, 0] }])).toBe(1);
+        expect((await store.pendingVectors!(owner, 'later', { limit: 10 })).map((record) => record.id)).toEqual([
+          'p2',
+          'p4',
+        ]);
+        expect((await store.listCollections(owner))[0]).toMatchObject({ missingVectors: 2 });
+        // The vector is searchable, the record's text and payload are untouched.
+        const [hit] = await store.query(owner, { collection: 'later', vector: [1, 0, 0], limit: 1 });
+        expect(hit).toMatchObject({ id: 'p1', text: 'north wind', payload: { docId: 'a' } });
+        expect((await store.query(owner, { text: 'north' })).map((found) => found.id)).toEqual(['p1']);
+      });
+
+      it('skips records replaced, deleted or given a vector since they were read, so a late vector never lands on new text', async (test) => {
+        if (!supported()) return test.skip();
+        const owner = tenant();
+        await store.upsert(owner, 'later', chunks);
+        const pending = await store.pendingVectors!(owner, 'later', { limit: 10 });
+        await store.upsert(owner, 'later', [{ id: 'p1', text: 'north wind, revised', payload: { docId: 'a' } }]);
+        await store.delete(owner, 'later', { ids: ['p2'] });
+        const updates = pending.map((record) => ({ ...record, vector: [1, 1, 0] }));
+        expect(await store.setVectors!(owner, 'later', updates)).toBe(1); // p4 only
+        expect(await store.setVectors!(owner, 'later', updates)).toBe(0); // p4 has one now
+        expect(await store.pendingVectors!(owner, 'later', { limit: 10 })).toEqual([
+          { id: 'p1', text: 'north wind, revised' },
+        ]);
+        expect(await store.setVectors!(owner, 'later', [])).toBe(0);
+      });
+
+      it('keeps tenants apart and checks its arguments', async (test) => {
+        if (!supported()) return test.skip();
+        const owner = tenant();
+        const other = tenant();
+        await store.upsert(owner, 'later', chunks);
+        expect(await store.pendingVectors!(other, 'later', { limit: 10 })).toEqual([]);
+        expect(await store.setVectors!(other, 'later', [{ id: 'p1', text: 'north wind', vector: [1, 0, 0] }])).toBe(0);
+        expect(await store.pendingVectors!(owner, 'later', { limit: 10 })).toHaveLength(3);
+        await expectCode(store.pendingVectors!('a b', 'later', { limit: 10 }), 'INVALID_INPUT');
+        await expectCode(store.pendingVectors!(owner, 'later', { limit: 0 }), 'INVALID_INPUT');
+        await expectCode(
+          store.setVectors!(owner, 'later', [{ id: 'p1', text: 'north wind', vector: [1, 0] }]),
+          'INVALID_INPUT', // the collection holds vectors of length 3
+        );
+        await expectCode(
+          store.setVectors!(owner, 'later', [{ id: 'p1', text: 'north wind' } as never]),
+          'INVALID_INPUT',
+        );
+      });
     });
 
     describe('dense vectors', () => {

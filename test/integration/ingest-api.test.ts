@@ -314,4 +314,33 @@ describe('HTTP routes for documents and search (on a fastify instance of their o
       (await app.inject({ method: 'DELETE', url: '/v1/documents?collection=bulk', headers: as(ALICE) })).json(),
     ).toEqual({ collection: 'bulk', deleted: 0 });
   });
+
+  it('GET /v1/collections and /v1/collections/:name: the caller’s collections, chunks and vector progress', async () => {
+    const body = multipart({ collection: 'shelf' }, [
+      { name: 'heron.md', content: '# Heron\n\nThe heron waits in the shallows.\n' },
+      { name: 'egret.md', content: '# Egret\n\nThe egret walks the marsh.\n' },
+    ]);
+    const uploaded = await app.inject({
+      method: 'POST',
+      url: '/v1/documents',
+      headers: { ...as(BOB), ...body.headers },
+      payload: body.payload,
+    });
+    await waitIndexed(BOB, uploaded.json().batchId);
+    const one = await app.inject({ method: 'GET', url: '/v1/collections/shelf', headers: as(BOB) });
+    expect(one.statusCode, one.body).toBe(200);
+    // No embedder in this environment: lexical, so no vectors to wait for.
+    expect(one.json()).toEqual({ name: 'shelf', chunks: 2, dimensions: null, vectors: null });
+    const all = await app.inject({ method: 'GET', url: '/v1/collections', headers: as(BOB) });
+    expect(all.json().collections).toContainEqual(one.json());
+    // Another tenant's collection answers as a missing one.
+    const foreign = await app.inject({ method: 'GET', url: '/v1/collections/shelf', headers: as(ALICE) });
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.json().error.code).toBe('NOT_FOUND');
+    expect(
+      (await app.inject({ method: 'GET', url: '/v1/collections', headers: as(ALICE) })).json().collections,
+    ).not.toContainEqual(expect.objectContaining({ name: 'shelf' }));
+    const bad = await app.inject({ method: 'GET', url: '/v1/collections/a%20b', headers: as(BOB) });
+    expect(bad.statusCode).toBe(400);
+  });
 });

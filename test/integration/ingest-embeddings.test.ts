@@ -37,10 +37,22 @@ describe('ingestion with an embedder (scripted OpenAI-compatible server)', () =>
       { collection: 'dense' },
     );
     expect((await ingest.wait(batch.batchId)).done).toBe(2);
-    expect(server.embeddingRequests().length).toBeGreaterThanOrEqual(2);
+    // Searchable at once; the vectors follow in the background, each chunk embedded once.
+    expect(await ingest.waitForVectors('dense', { timeoutMs: 20_000 })).toMatchObject({
+      chunks: 2,
+      dimensions: 32,
+      vectors: { added: 2, pending: 0 },
+    });
+    const embedded = server.embeddingRequests().flatMap((request) => (request.body as { input: string[] }).input);
+    expect(embedded.sort()).toEqual([
+      'Reindeer cross the frozen tundra every winter.',
+      'The okapi lives in the rainforest of the Congo.',
+    ]);
 
     const store = new SqliteVectorStore({ path: embeddedVectorStorePath(env.config) });
-    expect(await store.listCollections(env.config.tenant)).toEqual([{ name: 'dense', count: 2, dimensions: 32 }]);
+    expect(await store.listCollections(env.config.tenant)).toEqual([
+      { name: 'dense', count: 2, dimensions: 32, missingVectors: 0 },
+    ]);
     const [nearest] = await store.query(env.config.tenant, {
       collection: 'dense',
       vector: embedText('reindeer tundra winter', 32),

@@ -18,8 +18,8 @@ const DOCS = {
 };
 
 /**
- * EMBED_PROVIDER=local, offline end to end: the worker's ingest embeds every chunk with the built-in
- * model, and searches embed the query, so a question that shares no word with its document still finds
+ * EMBED_PROVIDER=local, offline end to end: the worker indexes the chunks, then adds their vectors with
+ * the built-in model in the background (waited for here), and searches embed the query, so a question that shares no word with its document still finds
  * it through the dense half of the hybrid search.
  */
 describe('ingestion and search with the local embedding model (offline)', () => {
@@ -41,6 +41,11 @@ describe('ingestion and search with the local embedding model (offline)', () => 
     const done = await ingest.wait(batch.batchId, { timeoutMs: 60_000 });
     // The Japanese document is ingested too (its words are searchable; its vector means little to an English model).
     expect(done).toMatchObject({ done: 4, failed: 0 });
+    // Searchable now; the vectors are added in the background.
+    expect(await ingest.waitForVectors('notes', { timeoutMs: 60_000 })).toMatchObject({
+      chunks: 4,
+      vectors: { added: 4, pending: 0 },
+    });
   }, 90_000);
   afterAll(async () => {
     await ingest.close();
@@ -51,7 +56,9 @@ describe('ingestion and search with the local embedding model (offline)', () => 
   it('stores a 512-d vector per chunk', async () => {
     const store = new SqliteVectorStore({ path: embeddedVectorStorePath(env.config) });
     try {
-      expect(await store.listCollections(env.config.tenant)).toEqual([{ name: 'notes', count: 4, dimensions: 512 }]);
+      expect(await store.listCollections(env.config.tenant)).toEqual([
+        { name: 'notes', count: 4, dimensions: 512, missingVectors: 0 },
+      ]);
     } finally {
       await store.close();
     }
@@ -117,6 +124,7 @@ describe('ingestion and search with the local embedding model (offline)', () => 
       { collection: 'beroids' },
     );
     expect(await ingest.wait(batch.batchId, { timeoutMs: 60_000 })).toMatchObject({ done: 5, failed: 0 });
+    await ingest.waitForVectors('beroids', { timeoutMs: 60_000 });
     const ask = async (env: TestEnv) => {
       const queued = await env.client.enqueue({
         graph: 'rag-agent',

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../shared/config/config.js';
@@ -107,6 +108,46 @@ describe('LocalEmbedder (the real model, in a thread)', () => {
     const [shorter] = (await embedder.embed([words.slice(0, 60).join(' ')])).vectors;
     expect(cosine(vectors[0]!, shorter!)).toBeLessThan(0.999);
   });
+
+  it("reads only a document's leading window (documentTokens) for input 'document', queries in full", async () => {
+    const windowed = new LocalEmbedder({ documentTokens: 8 });
+    // Common words, one token each: the first 8 tokens are the first 8 words.
+    const text = 'the cat and the dog sat on the mat while the bird sang in the tree by the old house';
+    const lead = text.split(' ').slice(0, 8).join(' ');
+    const document = await windowed.embed([text], { input: 'document' });
+    expect(document.usage.inputTokens).toBe(8);
+    const [asDocument] = document.vectors;
+    const [ofLead] = (await windowed.embed([lead])).vectors;
+    const [asQuery] = (await windowed.embed([text])).vectors;
+    expect(cosine(asDocument!, ofLead!)).toBeGreaterThan(0.9999);
+    expect(cosine(asDocument!, asQuery!)).toBeLessThan(0.99);
+    expect(() => new LocalEmbedder({ documentTokens: 0 })).toThrow(/documentTokens/);
+    expect(() => new LocalEmbedder({ documentTokens: LOCAL_EMBEDDING_MAX_TOKENS + 1 })).toThrow(/documentTokens/);
+  });
+
+  it.runIf(process.platform === 'linux')(
+    'runs background threads at low CPU priority, apart from the threads of queries',
+    async () => {
+      const niceOfThreads = () =>
+        readdirSync('/proc/self/task').map((tid) => {
+          const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+          // Fields after the command name (which may hold spaces): nice is the 19th field overall.
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+        });
+      expect(niceOfThreads().filter((nice) => nice === 7)).toEqual([]);
+      const background = new LocalEmbedder({ background: { nice: 7 } });
+      try {
+        await background.embed(['a page of chunks'], { input: 'document' });
+        expect(niceOfThreads().filter((nice) => nice === 7).length).toBeGreaterThan(0);
+        await embedder.embed(['a query']);
+        // The query ran on this file's embedder, whose threads kept their priority.
+        expect(niceOfThreads().filter((nice) => nice !== 0 && nice !== 7)).toEqual([]);
+      } finally {
+        await background.close();
+      }
+      expect(() => new LocalEmbedder({ background: { nice: 20 } })).toThrow(/nice/);
+    },
+  );
 
   it('batches texts of similar length together and still answers each in its place', async () => {
     const texts = Array.from({ length: 40 }, (_, index) =>

@@ -1,12 +1,19 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
-import { searchBodySchema, searchQuerySchema, searchResultSchema } from '../schemas/document-schemas.js';
+import {
+  collectionListSchema,
+  collectionParamsSchema,
+  collectionStatusSchema,
+  searchBodySchema,
+  searchQuerySchema,
+  searchResultSchema,
+} from '../schemas/document-schemas.js';
 import { ingestClientFor } from '../../client/ingest-client-for.js';
 import type { IngestClient } from '../../client/ingest-client.js';
 import type { ApiContext } from '../api-context.js';
 import type { Principal } from '../auth/api-keys.js';
-import { errorBodySchema } from '../errors.js';
+import { ApiError, errorBodySchema } from '../errors.js';
 
 function principalOf(request: FastifyRequest): Principal {
   if (!request.principal)
@@ -21,7 +28,9 @@ export interface SearchRoutesOptions {
 
 /**
  * `POST /v1/search {query, collection?, k?}` and `GET /v1/search?query=…&collection=…&k=…`: ranked chunks
- * of the caller's documents, with what a citation needs.
+ * of the caller's documents, with what a citation needs. `GET /v1/collections` and
+ * `GET /v1/collections/:name`: what the caller's collections hold, and how many chunks still wait for
+ * their vector.
  */
 export function searchRoutes(
   context: Pick<ApiContext, 'config'>,
@@ -56,6 +65,33 @@ export function searchRoutes(
         response: { 200: searchResultSchema, '4xx': errorBodySchema, '5xx': errorBodySchema },
       },
       handler: async (request) => ({ hits: await search(principalOf(request).tenant, request.query) }),
+    });
+
+    app.get('/v1/collections', {
+      schema: {
+        summary: 'List your collections',
+        description:
+          'Your collections, by name: chunks, vector length, and (with an embedder) how many chunks have their vector and how many are still waiting for it. Documents are searchable by their words as soon as they are indexed; vectors are added in the background.',
+        tags: ['documents'],
+        response: { 200: collectionListSchema, '4xx': errorBodySchema, '5xx': errorBodySchema },
+      },
+      handler: async (request) => ({ collections: await ingest.collections({ tenant: principalOf(request).tenant }) }),
+    });
+
+    app.get('/v1/collections/:name', {
+      schema: {
+        summary: 'A collection and its vector progress',
+        description:
+          'One of your collections: chunks, vector length, and `vectors: {added, pending}` while an embedder adds vectors in the background (a hybrid search ranks chunks still without one by their words). 404 when you have no collection of that name.',
+        tags: ['documents'],
+        params: collectionParamsSchema,
+        response: { 200: collectionStatusSchema, '4xx': errorBodySchema, '5xx': errorBodySchema },
+      },
+      handler: async (request) => {
+        const status = await ingest.collection(request.params.name, { tenant: principalOf(request).tenant });
+        if (!status) throw new ApiError(404, 'NOT_FOUND', `collection ${request.params.name} not found`);
+        return status;
+      },
     });
   };
 }

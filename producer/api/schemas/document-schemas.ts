@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ID_PATTERN } from '../../../shared/contracts/ids.js';
 import { DOCUMENT_STATUSES, DOCUMENT_TYPES, type DocumentRecord } from '../../../shared/retrieval/document-record.js';
 import type { IngestProgress } from '../../../shared/retrieval/ingest-batch.js';
+import type { CollectionStatus } from '../../../shared/retrieval/collection-status.js';
 import { MAX_SEARCH_K, type SearchHit } from '../../../shared/retrieval/search-documents.js';
 import type { IngestBatch } from '../../client/ingest-client.js';
 
@@ -142,3 +143,20 @@ export const searchResultSchema: z.ZodType<{ hits: SearchHit[] }> = z.object({
       .loose(),
   ),
 });
+
+export const collectionParamsSchema = z.object({ name: z.string().regex(ID_PATTERN, idMessage('collection')) });
+
+export const collectionStatusSchema: z.ZodType<CollectionStatus> = z.object({
+  name: z.string(),
+  chunks: z.number().describe('chunks in the collection, each searchable by its words as soon as it is written'),
+  dimensions: z.number().nullable().describe('length of its vectors; null while it has none'),
+  vectors: z
+    .object({
+      added: z.number().describe('chunks that have their vector'),
+      pending: z.number().describe('chunks whose vector is still being added in the background'),
+    })
+    .nullable()
+    .describe('null when no embedder is configured (lexical search) or the store takes vectors only at ingest'),
+});
+
+export const collectionListSchema = z.object({ collections: z.array(collectionStatusSchema) });

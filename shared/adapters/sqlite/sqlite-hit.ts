@@ -7,10 +7,12 @@ export interface ChunkRow {
   collection: string;
   text: string;
   payload: string;
+  /** Length of the record's vector, null while it has none (selected by the lexical side only). */
+  dimensions?: number | null;
 }
 
-/** A hit with its row id, which the dense and lexical sides are fused by. */
-export type Hit = VectorHit & { rowid: number };
+/** A hit with its row id, which the dense and lexical sides are fused by, and whether it has a vector yet (lexical hits). */
+export type Hit = VectorHit & { rowid: number; withoutVector?: boolean };
 
 /** A hit from a row and its score. */
 export function toHit(row: ChunkRow, score: number): Hit {
@@ -21,6 +23,7 @@ export function toHit(row: ChunkRow, score: number): Hit {
     score,
     text: row.text,
     payload: JSON.parse(row.payload) as Payload,
+    ...(row.dimensions === undefined ? {} : { withoutVector: row.dimensions === null }),
   };
 }
 

@@ -30,6 +30,9 @@ create table if not exists chunks (
 -- Replacing a document's chunks deletes by docId: keep that a lookup, not a scan.
 create index if not exists chunks_doc on chunks (tenant, collection, json_extract(payload, '$.docId'));
 
+-- Records still waiting for their vector (added in the background after ingest): a lookup, not a scan.
+create index if not exists chunks_pending on chunks (tenant, collection, rowid) where dimensions is null;
+
 -- Bumped by every change to a collection's chunks, by whichever process writes: an in-memory copy of
 -- the collection's vectors (DenseVectorCache) is reloaded when its version moved.
 create table if not exists chunk_versions (

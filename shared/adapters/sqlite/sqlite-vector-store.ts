@@ -7,21 +7,26 @@ import {
   checkCollection,
   checkEnsureCollection,
   checkFilter,
+  checkPendingLimit,
   checkQuery,
   checkRecords,
   checkTenant,
+  checkVectorUpdates,
 } from '../../ports/vector-store-arguments.js';
 import type {
   CollectionInfo,
   DeleteSelector,
   PayloadFilter,
+  PendingVector,
   VectorHit,
   VectorQuery,
   VectorRecord,
   VectorStore,
+  VectorUpdate,
 } from '../../ports/vector-store.js';
 import { fuseHybrid as fuse } from '../../retrieval/fuse-hybrid.js';
 import { DenseVectorCache, type DenseNeighbour } from './dense-vector-cache.js';
+import { denseSql } from './dense-sql.js';
 import { toFtsQuery } from './fts-query.js';
 import { payloadFilterSql } from './payload-filter-sql.js';
 import { createVectorTable, SCHEMA, vectorTable } from './sqlite-schema.js';
@@ -97,10 +102,11 @@ export class SqliteVectorStore implements VectorStore {
   async listCollections(tenant: string): Promise<CollectionInfo[]> {
     checkTenant(tenant);
     const rows = this.statement(
-      `select name, dimensions, (select count(*) from chunks c where c.tenant = k.tenant and c.collection = k.name) as count
+      `select name, dimensions, (select count(*) from chunks c where c.tenant = k.tenant and c.collection = k.name) as count,
+         (select count(*) from chunks c where c.tenant = k.tenant and c.collection = k.name and c.dimensions is null) as missing
        from collections k where tenant = ? order by name`,
-    ).all(tenant) as { name: string; dimensions: number | null; count: number }[];
-    return rows.map(({ name, dimensions, count }) => ({ name, dimensions, count }));
+    ).all(tenant) as { name: string; dimensions: number | null; count: number; missing: number }[];
+    return rows.map(({ name, dimensions, count, missing }) => ({ name, dimensions, count, missingVectors: missing }));
   }
 
   async deleteCollection(tenant: string, collection: string): Promise<boolean> {
@@ -164,6 +170,43 @@ export class SqliteVectorStore implements VectorStore {
     });
   }
 
+  async pendingVectors(tenant: string, collection: string, options: { limit: number }): Promise<PendingVector[]> {
+    checkTenant(tenant);
+    checkCollection(collection);
+    const limit = checkPendingLimit(options?.limit);
+    return this.statement(
+      'select id, text from chunks where tenant = ? and collection = ? and dimensions is null order by rowid limit ?',
+    ).all(tenant, collection, limit) as PendingVector[];
+  }
+
+  async setVectors(tenant: string, collection: string, updates: readonly VectorUpdate[]): Promise<number> {
+    checkTenant(tenant);
+    checkCollection(collection);
+    const dimensions = checkVectorUpdates(updates);
+    if (dimensions === null) return 0;
+    return this.write(() => {
+      this.collectionDimensions(tenant, collection, dimensions, 'INVALID_INPUT');
+      createVectorTable(this.db, dimensions);
+      // Still without a vector and still this text: a record replaced since it was read keeps its new text's turn.
+      const find = this.statement(
+        'select rowid from chunks where tenant = ? and collection = ? and id = ? and dimensions is null and text = ?',
+      );
+      const insert = this.statement(
+        `insert into ${vectorTable(dimensions)} (rowid, tenant, collection, embedding) values (?, ?, ?, ?)`,
+      );
+      const mark = this.statement('update chunks set dimensions = ? where rowid = ?');
+      let set = 0;
+      for (const update of updates) {
+        const row = find.get(tenant, collection, update.id, update.text) as { rowid: number } | undefined;
+        if (!row) continue;
+        insert.run(BigInt(row.rowid), tenant, collection, new Float32Array(update.vector));
+        mark.run(dimensions, row.rowid);
+        set += 1;
+      }
+      return set;
+    });
+  }
+
   async delete(tenant: string, collection: string, selector: DeleteSelector): Promise<void> {
     checkTenant(tenant);
     checkCollection(collection);
@@ -218,8 +261,11 @@ export class SqliteVectorStore implements VectorStore {
     const lists: Hit[][] = [];
     if (query.text !== undefined) lists.push(this.lexical(tenant, query, query.text, candidates));
     if (query.vector !== undefined) lists.push(this.dense(tenant, query, query.vector, candidates));
+    // A chunk whose vector is still being added counts its lexical standing on the dense side too (fuseHybrid).
     const hits =
-      lists.length === 1 ? lists[0]!.slice(0, limit) : fuse(lists[0]!, lists[1]!, query.fusion).slice(0, limit);
+      lists.length === 1
+        ? lists[0]!.slice(0, limit)
+        : fuse(lists[0]!, lists[1]!, query.fusion, (hit) => hit.withoutVector === true).slice(0, limit);
     return hits.map(({ id, collection, score, text, payload }) => ({ id, collection, score, text, payload }));
   }
 
@@ -234,7 +280,7 @@ export class SqliteVectorStore implements VectorStore {
     const collectionSql = query.collection === undefined ? '' : ' and c.collection = ?';
     // bm25() is lower-is-better (negative); negated so that higher is better like every other score.
     const rows = this.statement(
-      `select c.rowid, c.id, c.collection, c.text, c.payload, -bm25(chunks_fts, ?, 1.0) as score
+      `select c.rowid, c.id, c.collection, c.text, c.payload, c.dimensions, -bm25(chunks_fts, ?, 1.0) as score
        from chunks_fts join chunks c on c.rowid = chunks_fts.rowid
        where chunks_fts match ? and c.tenant = ?${collectionSql} and ${where.sql}
        order by score desc limit ?`,
@@ -264,40 +310,12 @@ export class SqliteVectorStore implements VectorStore {
       const neighbours = this.cache.nearest(tenant, query.collection, vector, limit, among);
       if (neighbours) return this.neighbourHits(neighbours);
     }
-    const { sql, params } = this.denseSql(tenant, query, table, dimensions, new Float32Array(vector), limit);
+    const { sql, params } = denseSql(tenant, query, table, dimensions, new Float32Array(vector), limit);
     const rows = this.statement(
       `select c.rowid, c.id, c.collection, c.text, c.payload, knn.distance from (${sql}) knn join chunks c on c.rowid = knn.rowid order by knn.distance`,
     ).all(...params) as (ChunkRow & { distance: number | null })[];
     // Cosine distance is 1 - similarity: report the similarity, higher is better. A zero vector's distance is NaN (null here): near nothing.
     return rows.flatMap((row) => (row.distance === null ? [] : [toHit(row, 1 - row.distance)]));
-  }
-
-  /** sqlite-vec's query for the `limit` nearest records: `rowid` and `distance` (cosine), nearest first. */
-  private denseSql(
-    tenant: string,
-    query: VectorQuery,
-    table: string,
-    dimensions: number,
-    bytes: Float32Array,
-    limit: number,
-  ): { sql: string; params: unknown[] } {
-    const collectionArgs = query.collection === undefined ? [] : [query.collection];
-    if (!hasFilter(query)) {
-      // k-nearest neighbours inside the tenant's partition (vec0 answers the tenant filter itself).
-      return {
-        sql: `select rowid, distance from ${table} where embedding match ? and k = ? and tenant = ?${query.collection === undefined ? '' : ' and collection = ?'} order by distance`,
-        params: [bytes, limit, tenant, ...collectionArgs],
-      };
-    }
-    // With a payload filter the k nearest might all be filtered out: measure every matching record instead.
-    const where = payloadFilterSql(query.filter, 'c.payload');
-    return {
-      sql: `select c.rowid as rowid, vec_distance_cosine(v.embedding, ?) as distance
-         from chunks c join ${table} v on v.rowid = c.rowid
-         where c.tenant = ? and c.dimensions = ?${query.collection === undefined ? '' : ' and c.collection = ?'} and ${where.sql}
-         order by distance limit ?`,
-      params: [bytes, tenant, dimensions, ...collectionArgs, ...where.params, limit],
-    };
   }
 
   private matchingRowids(

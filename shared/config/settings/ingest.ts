@@ -53,6 +53,28 @@ export const ingestArea = defineArea({
       doc: 'Threads per process that run the local model (each its own copy, ~130 MB).',
       when: 'More threads embed more chunks at once when cores are free (2: 9.1 → 12.7 chunks/s measured on busy shared cores).',
     }),
+    localEmbedBackgroundThreads: integer({
+      env: 'AGENTQ_LOCAL_EMBED_BACKGROUND_THREADS',
+      min: 1,
+      default: 2,
+      doc: 'Threads per worker process that add chunks’ vectors with the local model after ingest (each its own copy, ~130 MB, stopped after a minute without work). They run at low CPU priority (nice 10, Linux): they take the cores parsing and questions leave free.',
+      when: '1 on a machine with one core or little memory.',
+    }),
+    localEmbedBackgroundNice: integer({
+      env: 'AGENTQ_LOCAL_EMBED_BACKGROUND_NICE',
+      min: 0,
+      max: 19,
+      default: 10,
+      doc: 'CPU niceness of those background threads (Linux; 0 = the same priority as everything else). At 10 they take what parsing, questions and other processes leave; on a machine kept busy by other work they may wait long.',
+      when: 'Lower it (e.g. 0) when vectors must keep pace on a machine that is never idle.',
+    }),
+    localEmbedDocumentTokens: integer({
+      env: 'AGENTQ_LOCAL_EMBED_DOCUMENT_TOKENS',
+      min: 8,
+      max: 128,
+      default: 128,
+      doc: 'Tokens of a chunk’s leading window the local model embeds (queries are read up to 128, all the model takes). Its cost grows faster than its input: ~100 ms of CPU per chunk at 128, ~42 at 64.',
+    }),
     localDenseWeight: decimal({
       env: 'AGENTQ_LOCAL_DENSE_WEIGHT',
       min: 0,

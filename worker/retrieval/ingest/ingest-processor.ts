@@ -18,6 +18,13 @@ export interface IngestProcessorOptions {
   chunking: { maxTokens: number; overlapTokens: number };
   /** Embeds the chunks (the store keeps the vectors beside the text). @default none (lexical search only) */
   embedder?: Embedder;
+  /**
+   * Adds the vectors after the document is indexed (VectorBuilder), when the store can take them later
+   * (`setVectors`): the chunks are written without vectors, searchable by their words at once, and the
+   * collection is handed to the builder. Without it, or with a store that cannot, the chunks are embedded
+   * here, before they are written. @default none
+   */
+  vectorsLater?: { added(tenant: string, collection: string): Promise<void> };
   logger: Logger;
 }
 
@@ -30,7 +37,9 @@ export function titleFromPath(path: string): string {
 /**
  * Indexes one document per job (INGEST_QUEUE): reads the version handed in, parses and chunks it in the
  * ParsePool's threads, upserts its chunks (ids from docId and position, so a re-run writes the same
- * records) and then deletes the chunks of any other version, then records the result once. Every step
+ * records) and then deletes the chunks of any other version, then records the result once. With an
+ * embedder and `vectorsLater`, the chunks are written without vectors (searchable by their words as
+ * soon as they are written) and their vectors are added in the background (VectorBuilder). Every step
  * can run again after a crash: a job re-delivered after its worker died ends with the document indexed
  * once. A document that cannot be parsed fails at once (not retried) with the reason in its record
  * and in the batch result; other errors are retried with backoff, and recorded after the last attempt.
@@ -124,13 +133,16 @@ export class IngestProcessor {
     const started = Date.now();
     const result = await this.options.pool.parse({ bytes: content, name: data.path, ...this.options.chunking });
     const title = result.title ?? titleFromPath(data.path);
-    const vectors = this.options.embedder
-      ? await this.embed(
-          this.options.embedder,
-          result.chunks.map((chunk) => chunk.text),
-        )
-      : undefined;
     const store = this.options.vectorStore();
+    const later =
+      this.options.embedder && this.options.vectorsLater && store.setVectors ? this.options.vectorsLater : null;
+    const vectors =
+      this.options.embedder && !later
+        ? await this.embed(
+            this.options.embedder,
+            result.chunks.map((chunk) => chunk.text),
+          )
+        : undefined;
     const records = toChunkRecords(
       result.chunks,
       {
@@ -146,6 +158,8 @@ export class IngestProcessor {
     // New chunks first, then the old version's: the document stays searchable throughout.
     await store.upsert(tenant, data.collection, records);
     await store.delete(tenant, data.collection, { filter: { docId, contentHash: { notIn: [contentHash] } } });
+    // Before the document counts as indexed: a crash in between runs the job again, which marks it again.
+    if (later && records.length > 0) await later.added(tenant, data.collection);
     const applied = await finish(
       { status: 'indexed', type: result.type, title, chunks: records.length },
       {
@@ -172,7 +186,7 @@ export class IngestProcessor {
 
   private async embed(embedder: Embedder, texts: string[]): Promise<number[][]> {
     // The embedder batches for its provider; the vector store gets them in the chunks' order.
-    const { vectors } = await embedder.embed(texts);
+    const { vectors } = await embedder.embed(texts, { input: 'document' });
     if (vectors.length !== texts.length)
       throw new AgentqError(
         'PROVIDER_ERROR',

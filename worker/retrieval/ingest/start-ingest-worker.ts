@@ -11,10 +11,14 @@ import { bullmqConnection } from '../../../shared/bullmq/bullmq-connection.js';
 import { connectRedis } from '../../../shared/adapters/redis/connect-redis.js';
 import type { Embedder } from '../../../shared/ports/embedder.js';
 import { createVectorStore } from '../../../shared/adapters/create-vector-store.js';
-import { createDefaultServices } from '../../default-services.js';
+import { createEmbedder, endpointOf } from '../../../shared/adapters/create-embedder.js';
+import { Keys } from '../../../shared/store/keys.js';
 import { IngestProcessor } from './ingest-processor.js';
 import { ParsePool } from './parse-pool.js';
+import { VectorBuilder } from './vector-builder.js';
 
+/** A collection's vector lease lasts this many AGENTQ_LIVENESS_TTL_MS: a killed worker's half-embedded collections are taken over that soon. */
+const VECTOR_LEASE_LIVENESS_TTLS = 5;
 /** Documents a worker holds per parse thread (the extra ones wait for a thread with their lock renewed). */
 const JOBS_PER_THREAD = 4;
 
@@ -24,8 +28,9 @@ export interface StartIngestWorkerOptions {
   /** @default createVectorStore(config), opened on the first document */
   vectorStore?: VectorStore;
   /**
-   * Embeds every chunk, so the store keeps dense vectors beside the text. `null`: none.
-   * @default the embedder EMBED_PROVIDER names (createDefaultServices): the built-in model unless EMBED_MODEL is set, none with EMBED_PROVIDER=none
+   * Embeds every chunk, so the store keeps dense vectors beside the text. `null`: none. With a store that
+   * takes vectors later (the embedded one), chunks are written first and embedded in the background.
+   * @default the embedder EMBED_PROVIDER names for documents (createEmbedder(config, …, 'background')): the built-in model unless EMBED_MODEL is set, none with EMBED_PROVIDER=none
    */
   embedder?: Embedder | null;
   /** The process's liveness id (startWorker): the worker's job tokens name it, so a dead process's locks are released by its peers. */
@@ -50,7 +55,7 @@ export async function startIngestWorker({
   logger,
   vectorStore,
   processId,
-  embedder = createDefaultServices(config).embedder,
+  embedder = createEmbedder(config, endpointOf(config), 'background'),
 }: StartIngestWorkerOptions): Promise<IngestWorker> {
   if (config.ingestConcurrency === 0) return { close: async () => undefined, disconnect: () => undefined };
   const redis = connectRedis(config, 'worker');
@@ -61,12 +66,26 @@ export async function startIngestWorker({
   });
   const pool = new ParsePool({ size: config.ingestConcurrency, timeoutMs: config.ingestParseTimeoutMs, logger });
   let store = vectorStore;
+  const openStore = () => (store ??= createVectorStore(config));
+  // Vectors in the background: one builder per process, which also carries on with collections other
+  // processes (or this one before a restart) left half embedded.
+  const builder = embedder
+    ? new VectorBuilder({
+        redis,
+        keys: new Keys(config.keyPrefix),
+        vectorStore: openStore,
+        embedder,
+        logger,
+        leaseMs: VECTOR_LEASE_LIVENESS_TTLS * config.livenessTtlMs,
+      })
+    : undefined;
   const processor = new IngestProcessor({
     documents,
-    vectorStore: () => (store ??= createVectorStore(config)),
+    vectorStore: openStore,
     pool,
     chunking: { maxTokens: config.chunkTokens, overlapTokens: config.chunkOverlapTokens },
     ...(embedder ? { embedder } : {}),
+    ...(builder ? { vectorsLater: builder } : {}),
     logger,
   });
   const worker = ownWorker(
@@ -95,15 +114,19 @@ export async function startIngestWorker({
       .catch((failure: unknown) => logger.warn({ err: String(failure) }, 'could not record an ingest failure'));
   });
   await worker.waitUntilReady();
+  // Only with a store that takes vectors later; others get them at ingest.
+  if (builder && openStore().setVectors) builder.start();
   return {
     async close() {
       await worker.close();
+      await builder?.close();
       bullmq.close();
       await pool.close();
       await store?.close();
       await redis.quit().catch(() => redis.disconnect());
     },
     disconnect() {
+      builder?.close().catch(() => undefined);
       worker.disconnect().catch(() => undefined);
       bullmq.close();
       redis.disconnect();
