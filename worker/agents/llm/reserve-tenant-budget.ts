@@ -38,10 +38,15 @@ export async function reserveTenantBudget(
   const budget = context.services.tenantBudget;
   if (!budget) return NO_HOLD;
   const callId = `${context.runId}/${context.stepId}/${key}`;
-  const estimate = await tokens();
-  // The estimate's cost prices every token at the output rate: the dearer side, so the hold is an upper bound.
-  const costUsd = costOf(prices, { inputTokens: 0, outputTokens: estimate }, modelId);
-  const reservation = await budget.reserve(context.tenant, { callId, tokens: estimate, costUsd });
+  // Estimated only when the tenant has limits to hold it against.
+  const reservation = await budget.reserve(context.tenant, {
+    callId,
+    estimate: async () => {
+      const estimate = await tokens();
+      // The estimate's cost prices every token at the output rate: the dearer side, so the hold is an upper bound.
+      return { tokens: estimate, costUsd: costOf(prices, { inputTokens: 0, outputTokens: estimate }, modelId) };
+    },
+  });
   return {
     settle: async (usage, responseModel) => {
       const count = () =>
