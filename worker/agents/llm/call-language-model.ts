@@ -76,6 +76,7 @@ export async function callLanguageModel(
       : {}),
   };
   let fresh = false;
+  let counting: Promise<unknown> | undefined;
   const saved = await context.memo<SavedResponse>(key, async (paid) => {
     let prompt = promptTokens;
     const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
@@ -103,10 +104,16 @@ export async function callLanguageModel(
       await spend.release();
       throw error;
     }
-    await slot.settle(response.usage.inputTokens + response.usage.outputTokens);
-    await spend.settle(response.usage, response.model);
+    // Counted while the memo saves the response, not before it: neither waits for the other (both settles
+    // log their own failures). A crash between the two leaves one call's spend uncounted either way (the
+    // count is idempotent per call id, never doubled), as it did when the count went first.
+    counting = Promise.all([
+      slot.settle(response.usage.inputTokens + response.usage.outputTokens),
+      spend.settle(response.usage, response.model),
+    ]);
     return response;
   });
+  await counting;
   const costUsd = costOf(settings.prices, saved.usage, saved.model, request.model ?? model.modelId);
   context.recordUsage({ ...saved.usage, costUsd, model: saved.model });
   return { ...saved, costUsd, fresh };

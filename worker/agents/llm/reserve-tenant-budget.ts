@@ -27,9 +27,9 @@ export interface ReserveTenantBudgetRequest {
 /**
  * Reserves a model call's estimate against its tenant's budgets (services.tenantBudget) before the call:
  * throws TENANT_BUDGET_EXCEEDED (not retryable) when it does not fit, so the run fails before the model
- * is asked. The spend is counted right before the memo write of the response: a crash between the two
- * calls the model again on re-delivery, and that call's spend is not counted twice (same call id) —
- * the one bound on the count is that single step. Without a budget service this is a no-op.
+ * is asked. The spend is counted while the response's memo is written: a crash before the count lands
+ * leaves that call's spend uncounted (and a re-delivery that calls the model again is not counted twice:
+ * same call id) — the one bound on the count is that single step. Without a budget service this is a no-op.
  */
 export async function reserveTenantBudget(
   context: Pick<NodeContext, 'services' | 'tenant' | 'runId' | 'stepId' | 'graph' | 'logger'>,
