@@ -218,9 +218,24 @@ export class SqliteVectorStore implements VectorStore {
     const lists: Hit[][] = [];
     if (query.text !== undefined) lists.push(this.lexical(tenant, query, query.text, candidates));
     if (query.vector !== undefined) lists.push(this.dense(tenant, query, query.vector, candidates));
-    const hits =
-      lists.length === 1 ? lists[0]!.slice(0, limit) : fuse(lists[0]!, lists[1]!, query.fusion).slice(0, limit);
-    return hits.map(({ id, collection, score, text, payload }) => ({ id, collection, score, text, payload }));
+    if (lists.length === 1) {
+      // One side: its score is the BM25 or the cosine similarity itself.
+      const side = query.text !== undefined ? 'lexicalScore' : 'similarity';
+      return lists[0]!
+        .slice(0, limit)
+        .map(({ id, collection, score, text, payload }) => ({ id, collection, score, [side]: score, text, payload }));
+    }
+    return fuse(lists[0]!, lists[1]!, query.fusion)
+      .slice(0, limit)
+      .map(({ id, collection, score, lexicalScore, similarity, text, payload }) => ({
+        id,
+        collection,
+        score,
+        ...(lexicalScore === undefined ? {} : { lexicalScore }),
+        ...(similarity === undefined ? {} : { similarity }),
+        text,
+        payload,
+      }));
   }
 
   async close(): Promise<void> {
