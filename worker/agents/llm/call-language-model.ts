@@ -77,42 +77,57 @@ export async function callLanguageModel(
   };
   let fresh = false;
   let counting: Promise<unknown> | undefined;
-  const saved = await context.memo<SavedResponse>(key, async (paid) => {
-    let prompt = promptTokens;
-    const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
-    await checkBudget(context, fullRequest, countPrompt);
-    const modelId = fullRequest.model ?? model.modelId;
-    const spend = await reserveTenantBudget(context, {
-      key,
-      modelId,
-      prices: settings.prices,
-      tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
-    });
-    const slot = await takeProviderSlot(context, {
-      provider: model.provider,
-      model: modelId,
-      tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
-    });
-    let response: SavedResponse;
-    try {
-      // Issue 34: the claim and the run's cursor, checked right before the request leaves (a paused
-      // worker's claim may have been taken over, or its step committed elsewhere, meanwhile).
-      await paid?.confirm();
-      fresh = true;
-      response = await tracedGenerate(model, fullRequest, settings.traceContent);
-    } catch (error) {
-      await spend.release();
-      throw error;
-    }
-    // Counted while the memo saves the response, not before it: neither waits for the other (both settles
-    // log their own failures). A crash between the two leaves one call's spend uncounted either way (the
-    // count is idempotent per call id, never doubled), as it did when the count went first.
-    counting = Promise.all([
-      slot.settle(response.usage.inputTokens + response.usage.outputTokens),
-      spend.settle(response.usage, response.model),
-    ]);
-    return response;
+  let prompt = promptTokens;
+  const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
+  const modelId = fullRequest.model ?? model.modelId;
+  // The tenant-budget reservation goes out beside the claim (memo), not after it: one round trip before
+  // the request instead of two. A tenant without limits holds nothing; a hold that a saved response (or
+  // the run's own budget) makes unneeded is released, and a refusal surfaces only where the hold is used.
+  const reserving = reserveTenantBudget(context, {
+    key,
+    modelId,
+    prices: settings.prices,
+    tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
   });
+  reserving.catch(() => undefined);
+  let reserved = false;
+  const saved = await context
+    .memo<SavedResponse>(key, async (paid) => {
+      await checkBudget(context, fullRequest, countPrompt);
+      reserved = true;
+      const spend = await reserving;
+      const slot = await takeProviderSlot(context, {
+        provider: model.provider,
+        model: modelId,
+        tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
+      });
+      let response: SavedResponse;
+      try {
+        // Issue 34: the claim and the run's cursor, checked right before the request leaves (a paused
+        // worker's claim may have been taken over, or its step committed elsewhere, meanwhile).
+        await paid?.confirm();
+        fresh = true;
+        response = await tracedGenerate(model, fullRequest, settings.traceContent);
+      } catch (error) {
+        await spend.release();
+        throw error;
+      }
+      // Counted while the memo saves the response, not before it: neither waits for the other (both settles
+      // log their own failures). A crash between the two leaves one call's spend uncounted either way (the
+      // count is idempotent per call id, never doubled), as it did when the count went first.
+      counting = Promise.all([
+        slot.settle(response.usage.inputTokens + response.usage.outputTokens),
+        spend.settle(response.usage, response.model),
+      ]);
+      return response;
+    })
+    .finally(() => {
+      if (!reserved)
+        void reserving.then(
+          (hold) => hold.release(),
+          () => undefined,
+        );
+    });
   await counting;
   const costUsd = costOf(settings.prices, saved.usage, saved.model, request.model ?? model.modelId);
   context.recordUsage({ ...saved.usage, costUsd, model: saved.model });
