@@ -213,8 +213,8 @@ async function startConnected(
     redis,
     keys: store.keys,
     store,
-    // The next question is taken in here at once (no intake job) when this worker has its graph.
-    enqueuer: new RunEnqueuer(store, stepQueues, config, intakeProcessor.admitInline),
+    // The next question's run goes in with its start job (one script); the worker taking it takes it in.
+    enqueuer: new RunEnqueuer(store, stepQueues, config),
     retentionSeconds: config.retentionSeconds,
   });
   finishedHooks.push(async (runId, _status, { batchId }) => {
