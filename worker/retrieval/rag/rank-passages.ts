@@ -114,25 +114,25 @@ interface AnalysedPassage {
 }
 
 /**
- * Analysed passages by title and text. The questions of a batch retrieve the same passages again and
+ * Analysed passages by chunk id (with the title and text they were made from). The questions of a batch retrieve the same passages again and
  * again (each answer ranks its run's 20 or so); the analysis is pure, so it is kept. Cleared when full,
  * as the stem memo is, so memory stays bounded whatever the input.
  */
 const ANALYSED_CACHE_SIZE = 4096;
-const analysedPassages = new Map<string, AnalysedPassage>();
+const analysedPassages = new Map<string, AnalysedPassage & { title: string; text: string }>();
 
 function analysePassage(passage: RetrievedPassage): AnalysedPassage {
-  const key = `${passage.title}\u0000${passage.text}`;
-  const cached = analysedPassages.get(key);
-  if (cached) return cached;
+  // By chunk id, checked against the text (a re-ingested chunk keeps its id): no long key to build and hash.
+  const cached = analysedPassages.get(passage.chunkId);
+  if (cached && cached.text === passage.text && cached.title === passage.title) return cached;
   const sentences = splitSentences(passage.text);
   const sentenceTerms = sentences.map(keyTerms);
   // Sentences split at whitespace, so no word spans two of them: these are keyTerms(`${title} ${text}`).
   const terms = new Set(keyTerms(passage.title));
   for (const list of sentenceTerms) for (const term of list) terms.add(term);
-  const analysed = { sentences, sentenceTerms, terms };
+  const analysed = { sentences, sentenceTerms, terms, title: passage.title, text: passage.text };
   if (analysedPassages.size >= ANALYSED_CACHE_SIZE) analysedPassages.clear();
-  analysedPassages.set(key, analysed);
+  analysedPassages.set(passage.chunkId, analysed);
   return analysed;
 }
 
