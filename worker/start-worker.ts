@@ -22,7 +22,7 @@ import { queueQualifiedName } from '../shared/bullmq/bullmq-keys.js';
 import { checkStepLayout } from './engine/check-step-layout.js';
 import { StateCache } from './engine/state-cache.js';
 import { startLiveness } from './engine/liveness-thread.js';
-import { pacedLanguageModel } from './agents/llm/paced-language-model.js';
+import { workerLanguageModel } from './agents/llm/paced-language-model.js';
 import { PaidClaims } from './engine/paid-claims.js';
 import { TurnGate } from './engine/turn-gate.js';
 import { StepTransitions } from './engine/step-transitions.js';
@@ -218,8 +218,8 @@ async function startConnected(
     redis,
     keys: store.keys,
     store,
-    // The next question is taken in here at once (no intake job) when this worker has its graph.
-    enqueuer: new RunEnqueuer(store, stepQueues, config, intakeProcessor.admitInline),
+    // The next question's run goes in with its start job (one script); the worker taking it takes it in.
+    enqueuer: new RunEnqueuer(store, stepQueues, config),
     retentionSeconds: config.retentionSeconds,
   });
   finishedHooks.push(async (runId, _status, { batchId }) => {
@@ -303,7 +303,7 @@ async function startConnected(
   };
   // Model requests start through the same gate as steps: a burst of them cannot hold the loop.
   if (services.languageModel)
-    services.languageModel = pacedLanguageModel(services.languageModel as LanguageModel, startsGate);
+    services.languageModel = await workerLanguageModel(services.languageModel as LanguageModel, startsGate);
   const stepProcessor = new StepProcessor({
     claims,
     paidClaimMs: config.paidClaimMs,

@@ -44,8 +44,9 @@ export interface NodeOptions {
    * Run this node in the job of the step before it, when it is that step's only next task — a router,
    * reducer or pure transform of state. It is still its own step (step record, events, fenced commit,
    * in the same script as the step before), but it has no BullMQ job of its own: no Bull Board row,
-   * attempts or backoff. It must not call models or tools: its context refuses memo, history, interrupt,
-   * emit and recordUsage, and a node that throws (or uses them) simply runs as its own job instead.
+   * attempts or backoff. It must not call models or paid tools: its context refuses memo, history,
+   * interrupt and recordUsage, and a node that throws (or uses them) simply runs as its own job instead.
+   * Events it emits are written with its commit, between its step-start and step-end.
    * @default false
    */
   inline?: boolean;

@@ -83,6 +83,13 @@ export interface VectorHit {
    * or the weighted sum of normalised scores (0…1 + denseWeight) with `fusion: {method: 'scores'}`.
    */
   readonly score: number;
+  /** The record's BM25 score for the query's text, when the text matched it. */
+  readonly lexicalScore?: number;
+  /**
+   * Cosine similarity (-1…1) of the record's vector with the query's, when the query had a vector and the
+   * record was among the dense candidates (a hybrid query fetches more than `limit` on each side).
+   */
+  readonly similarity?: number;
   readonly text: string;
   readonly payload: Payload;
 }

@@ -17,6 +17,11 @@ const LATIN_LIGATURES: Readonly<Record<string, string>> = {
   ı: 'i',
 };
 
+// Any UTF-16 unit above U+007F (surrogates included): text that is not plain ASCII.
+const NON_ASCII = /[\u0080-\uffff]/;
+const SEPARATORS = /[^\p{L}\p{M}\p{N}_]+/u;
+const ASCII_SEPARATORS = /[^a-z0-9_]+/;
+
 /**
  * Porter2 stems of words seen before. Stemming is most of the cost of tokenizing (rag-agent ranks every
  * retrieved passage sentence by sentence for each answer), and words repeat: a bounded memo makes it a
@@ -51,16 +56,21 @@ function cachedStem(token: string): string {
  * would otherwise split words apart); Latin text — what the stemmer and stopwords are for — is unaffected.
  */
 export function bm25Tokens(text: string): string[] {
-  const folded = text
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/(\p{Script=Latin})\p{M}+/gu, '$1')
-    .normalize('NFC')
-    .replace(/[ßæœøđłþðı]/g, (letter) => LATIN_LIGATURES[letter] ?? letter);
+  // ASCII text (most English prose) has nothing to fold and only [a-z0-9_] as word characters: the same
+  // terms without the Unicode normalisation and property classes, which are most of the cost.
+  const ascii = !NON_ASCII.test(text);
+  const folded = ascii
+    ? text.toLowerCase()
+    : text
+        .toLowerCase()
+        .normalize('NFKD')
+        .replace(/(\p{Script=Latin})\p{M}+/gu, '$1')
+        .normalize('NFC')
+        .replace(/[ßæœøđłþðı]/g, (letter) => LATIN_LIGATURES[letter] ?? letter);
   const terms: string[] = [];
-  for (const token of folded.split(/[^\p{L}\p{M}\p{N}_]+/u)) {
+  for (const token of folded.split(ascii ? ASCII_SEPARATORS : SEPARATORS)) {
     if (token.length === 0 || ENGLISH_STOPWORDS.has(token)) continue;
-    if ([...token].length > MAX_TOKEN_LENGTH) continue;
+    if ((ascii ? token.length : [...token].length) > MAX_TOKEN_LENGTH) continue;
     const term = cachedStem(token);
     if (term.length > 0) terms.push(term);
   }

@@ -14,8 +14,11 @@ export interface RagSource {
   /** 1-based page for paged formats (PDF, DOCX with page breaks); null otherwise. */
   page: number | null;
   /**
-   * Retrieval score in [0, 1]: the passage's search score relative to that search's best hit (BM25 for
-   * a lexical search, reciprocal-rank fusion for a hybrid one); 1 = the best match of a search.
+   * Relevance in [0, 1], the same for a passage whatever else a search returned and comparable across
+   * questions: cosine similarity with the question where a dense model compared them (a hybrid run),
+   * else calibrated BM25 — the stronger of BM25 per question word squashed to 0…1 and 0.8 × the share of
+   * the question's words the passage holds (shared/retrieval/relevance-score.ts). The best over the run's
+   * searches.
    */
   score: number;
 }
@@ -26,7 +29,7 @@ export interface RetrievedDocument {
   path: string;
   /** The page of its best passage (null for formats without pages). */
   page: number | null;
-  /** Retrieval score in [0, 1] of its best-ranked passage (as `RagSource.score`). */
+  /** Relevance in [0, 1] of its best-ranked passage (as `RagSource.score`). */
   score: number;
 }
 

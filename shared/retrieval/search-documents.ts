@@ -1,6 +1,7 @@
 import { AgentqError } from '../contracts/errors.js';
 import type { HybridFusion, PayloadFilter, VectorStore } from '../ports/vector-store.js';
 import type { ChunkPayload } from './chunk-records.js';
+import { relevanceOf } from './relevance-score.js';
 
 export interface SearchRequest {
   /** The question or keywords (plain text; search syntax in it is ignored). */
@@ -29,6 +30,8 @@ export interface SearchHit {
   page: number | null;
   /** Higher is better; comparable within one search only (see VectorHit.score). */
   score: number;
+  /** Relevance in [0, 1], comparable across searches: cosine similarity where a dense model ran, else calibrated BM25 (relevance-score.ts). */
+  relevance: number;
   text: string;
   headingPath: string[];
   collection: string;
@@ -61,6 +64,7 @@ export async function searchDocuments(
       path: payload.path ?? '',
       page: payload.page ?? null,
       score: hit.score,
+      relevance: relevanceOf(query, { ...hit, text: `${payload.title ?? ''} ${hit.text}` }),
       text: hit.text,
       headingPath: payload.headingPath ?? [],
       collection: hit.collection,

@@ -91,9 +91,10 @@ export class RunEnqueuer {
     private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'> &
       Partial<RunAdmissionConfig>,
     /**
-     * A worker's own intake, for runs a worker enqueues (a batch's next question): it takes the run in
-     * at once and adds the entry tasks' jobs itself. → false when it cannot (this worker lacks the
-     * graph); the run then gets a start job like any other.
+     * A worker's own intake, for runs a worker enqueues (a schedule's tick): it takes the run in at once
+     * and adds the entry tasks' jobs itself. → false when it cannot (this worker lacks the graph); the
+     * run then gets a start job like any other. (A batch's next question does without: its start job goes
+     * in with the run, one round trip fewer before its first step.)
      */
     private readonly admitInline?: (meta: RunMeta) => Promise<boolean>,
   ) {

@@ -195,9 +195,16 @@ return begin_step(KEYS, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
  *   · 12 step-end data JSON (without index) · 13 input tokens · 14 output tokens · 15 cost USD (the step's
  *   model usage, added to the run's) · 16 '1' when the step may have memos to drop (its BEGIN brought some
  *   or it saved some), else '0' · 17 n · n state field/value pairs · m · m messages
- * → {'fenced'} | {'missing'} | {'stored', index, count} | {'advanced'|'completed'|'cancelled', index}
+ * → {'fenced'} | {'missing'} | {'stored', index, count} | {'advanced', index}
+ *   | {'completed'|'cancelled', index, tenant, webhook URL, batch id ('' none), output bytes}
  */
 const COMMIT_FN = `
+-- A run this commit finished: with what its finish hooks need (tenant, webhook URL, batch, output
+-- length), so the worker need not read them back before it hands the batch's slot on.
+local function finished_reply(rk, status, index)
+  local f = redis.call('HMGET', rk[1], 'tenant', 'webhookUrl', 'batchId')
+  return {status, tostring(index), f[1] or '', f[2] or '', f[3] or '', tostring(redis.call('HSTRLEN', rk[1], 'output'))}
+end
 -- The run's usage after the last commit_step that went through (inputTokens, outputTokens, costUsd as
 -- Redis holds them): an eager hop's step reads it from the transition's reply instead of a BEGIN.
 local committed_usage = false
@@ -255,14 +262,14 @@ if status == 'cancelling' and A[10] ~= 'completed' then
     'finishedAt', now, 'updatedAt', now, unpack(counted))
   run_event(rk, maxlen, 'run-end', ${CANCELLED_END_LUA})
   expire_run(rk, A[6])
-  return {'cancelled', tostring(index)}
+  return finished_reply(rk, 'cancelled', index)
 end
 if A[10] == 'completed' then
   redis.call('HSET', rk[1], 'status', 'completed', 'output', A[11], 'superstep', next_superstep, 'tasks', '[]',
     'finishedAt', now, 'updatedAt', now, unpack(counted))
   run_event(rk, maxlen, 'run-end', '{"status":"completed"}')
   expire_run(rk, A[6])
-  return {'completed', tostring(index)}
+  return finished_reply(rk, 'completed', index)
 end
 redis.call('HSET', rk[1], 'superstep', next_superstep, 'tasks', A[11], 'updatedAt', now, unpack(counted))
 return {'advanced', tostring(index)}

@@ -1,7 +1,7 @@
 import type { RedisConnection } from '../adapters/redis/connect-redis.js';
 import { runScript } from '../adapters/redis/create-redis.js';
 import { Keys } from './keys.js';
-import type { RecordingOptions, RunStoreOptions } from './run-store-types.js';
+import type { FinishedRun, RecordingOptions, RunStoreOptions } from './run-store-types.js';
 import { slotPipeline } from './slot-pipeline.js';
 
 /** What every role of the run store shares: the connections, the keys, the limits and the finish hook. */
@@ -33,7 +33,16 @@ export class RunStoreContext {
     this.onFinished = onFinished;
   }
 
-  async finished(runId: string, status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
+  /** Runs the finish hooks; `run`: what they need, when the caller has it (a commit's reply), else read here. */
+  async finished(runId: string, status: 'completed' | 'failed' | 'cancelled', run?: FinishedRun): Promise<void> {
+    if (run) {
+      // The index beside the hooks, not before them: a batch's next question waits for no extra round trip.
+      await Promise.all([
+        this.redis.zrem(this.keys.activeRuns(), runId),
+        this.onFinished?.(runId, status, run).catch(() => undefined),
+      ]);
+      return;
+    }
     // One round trip for the index and for what every hook needs, instead of one per hook (on a Cluster,
     // one per slot, at once: the index is a key of its own).
     const replies = await slotPipeline(this.redis)

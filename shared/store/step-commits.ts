@@ -65,7 +65,13 @@ export class StepCommits {
     const kind = reply[0];
     if (kind === 'fenced' || kind === 'missing' || kind === 'deadline') return { kind };
     if (kind === 'stored') return { kind, index: Number(reply[1]), count: Number(reply[2]) };
-    if (kind === 'completed' || kind === 'cancelled') await this.context.finished(runId, kind);
+    if (kind === 'completed' || kind === 'cancelled')
+      await this.context.finished(runId, kind, {
+        tenant: reply[2] || null,
+        webhookUrl: reply[3] || null,
+        batchId: reply[4] || null,
+        outputBytes: Number(reply[5] ?? 0),
+      });
     return { kind: kind as 'advanced' | 'completed' | 'cancelled', index: Number(reply[1]) };
   }
 

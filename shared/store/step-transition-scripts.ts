@@ -56,7 +56,7 @@ end
  *   · t+10 next jobs JSON [[id, name, data JSON, attempts], …] · t+11 the finished job's return value (JSON)
  *   · t+12 the run's BullMQ priority (0 none: the wait list; > 0 the prioritized set, 1 most urgent)
  *   · t+13 the current job's attempts made (its atm) · t+14 inline steps c (0 none) · then c blocks, each: its
- *   length L · step-start data JSON · L-1 COMMIT arguments
+ *   length L · step-start data JSON · the events its node emitted, JSON [[type, data JSON], …] · L-2 COMMIT arguments
  * → {the last COMMIT's reply, moveToFinished's code (0 or < 0; 0 when no job), the job handed out as BullMQ's
  *   [fields, id, rate-limit delay, delay until] or nil, its BEGIN reply or nil, 1 when it came eagerly,
  *   inline steps committed}; after a lean hop {the last COMMIT's reply, code, nil, nil, 2, inline steps
@@ -84,7 +84,8 @@ for _ = 1, tonumber(ARGV[inline_at] or '0') do
   if committed[1] ~= 'advanced' then break end
   local len = tonumber(ARGV[at])
   run_event(rk, maxlen, 'step-start', ARGV[at + 1])
-  committed = commit_step(rk, {unpack(ARGV, at + 2, at + len)})
+  for _, emitted in ipairs(cjson.decode(ARGV[at + 2])) do run_event(rk, maxlen, emitted[1], emitted[2]) end
+  committed = commit_step(rk, {unpack(ARGV, at + 3, at + len)})
   inlined = inlined + 1
   at = at + len + 1
 end

@@ -204,7 +204,7 @@ describe('HTTP API: POST /v1/agent/chat', () => {
     expect(server.chatRequests()).toHaveLength(2);
   });
 
-  it('sources only with citations: true; scores are retrieval scores in 0-1; top_k sets the passages the model reads', async () => {
+  it('sources only with citations: true; scores are relevances in 0-1; top_k sets the passages the model reads', async () => {
     scriptAnswer();
     const plain = json(
       await env.as(KEYS.acmeProducer, {
@@ -230,8 +230,10 @@ describe('HTTP API: POST /v1/agent/chat', () => {
       }),
     );
     expect(cited.sources).toHaveLength(1);
-    // The first passage shown is the search's best hit: its lexical score relative to the best is 1.
-    expect(cited.sources[0]!.score).toBe(1);
+    // The first passage shown (Koechlin's) holds every word of the search: a calibrated relevance of at
+    // least 0.8 — not 1 for being the search's best hit, as the score relative to the best hit was.
+    expect(cited.sources[0]!.score).toBeGreaterThanOrEqual(0.8);
+    expect(cited.sources[0]!.score).toBeLessThan(1);
     const shownDefault =
       (server.chatRequests()[1]!.body.messages as unknown as Message[])
         .filter((message) => message.role === 'tool')

@@ -8,7 +8,8 @@ import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 /**
  * Nodes marked inline: true (engine v2 item 6) run in the job of the step before them, each still its
- * own fenced commit with its own step record and events, and without a BullMQ job of their own.
+ * own fenced commit with its own step record and events (those its node emits included), and without a
+ * BullMQ job of their own.
  */
 const inlineGraph = (impure = false) =>
   defineGraph({
@@ -30,7 +31,10 @@ const inlineGraph = (impure = false) =>
     )
     .node(
       'label',
-      (state) => ({ trail: `label:${state.n}`, messages: [{ role: 'assistant' as const, content: `n=${state.n}` }] }),
+      async (state, context) => {
+        await context.emit('tool-result', { toolCallId: 'label', tool: 'label', n: state.n });
+        return { trail: `label:${state.n}`, messages: [{ role: 'assistant' as const, content: `n=${state.n}` }] };
+      },
       { inline: true },
     )
     .node('finish', (state) => ({ trail: `finish:${state.n}` }))
@@ -69,6 +73,15 @@ describe('inline nodes', () => {
     const ends = events.filter((event) => event.type === 'step-end').map((event) => event.data.node);
     expect(starts).toEqual(['work', 'double', 'label', 'finish']);
     expect(ends).toEqual(['work', 'double', 'label', 'finish']);
+    // An event an inline node emits is written with its commit, between its step-start and step-end.
+    const labelled = events
+      .filter((event) => event.data.node === 'label')
+      .map((event) => [event.type, event.data.superstep, event.data.n]);
+    expect(labelled).toEqual([
+      ['step-start', 2, undefined],
+      ['tool-result', 2, 8],
+      ['step-end', 2, undefined],
+    ]);
     expect((await env.client.messages(run.id)).map((message) => message.content)).toEqual(['n=8']);
     const queue = env.queue(STEP_QUEUE, run.id);
     const jobs = await Promise.all([0, 1, 2, 3].map((superstep) => queue.getJob(`${run.id}.s${superstep}.t0`)));

@@ -14,6 +14,7 @@ import {
   type RagTestEnv,
 } from '../helpers/rag-fixtures.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 
 /** The passage ids the model was shown in the last tool message of a request, in order. */
 function shownIds(request: ScriptedChatRequest): string[] {
@@ -127,6 +128,17 @@ describe('rag-agent with a language model', () => {
       'refine_and_search',
     ]);
     expect(events.filter((event) => event.type === 'tool-result')).toHaveLength(2);
+    // A single search runs in its model turn's job (an inline step): no job of its own, its events
+    // between its own step-start and step-end.
+    const queue = env.queue(STEP_QUEUE, done.id);
+    const jobs = await Promise.all([0, 1, 2, 3, 4].map((superstep) => queue.getJob(`${done.id}.s${superstep}.t0`)));
+    expect(jobs.map((job) => Boolean(job))).toEqual([true, false, true, false, true]);
+    expect(events.filter((event) => event.data.superstep === 1).map((event) => event.type)).toEqual([
+      'step-start',
+      'tool-call',
+      'tool-result',
+      'step-end',
+    ]);
     // Another tenant's document never reaches this run.
     expect(JSON.stringify(history)).not.toMatch(/Zebulon|secret-tower/);
   });

@@ -148,6 +148,33 @@ describe('tenant budgets shared by workers', () => {
     expect((await budget.usage('tight', { days: 1, now: noon })).days[0]).toMatchObject({ tokens: 0, calls: 0 });
   });
 
+  it('makes a lazy estimate only for a tenant with limits, and holds and enforces it there', async () => {
+    const budget = new TenantBudget(connections[0]!, keys);
+    let estimates = 0;
+    const lazy = (callId: string, tokens: number) => ({
+      callId,
+      estimate: async () => {
+        estimates += 1;
+        return { tokens, costUsd: 0 };
+      },
+    });
+    // No limits (and no defaults): nothing is held, and the prompt is never counted.
+    const free = await budget.reserve('unlimited', lazy('f1', 5_000_000), noon);
+    expect(free.member).toBe('');
+    await budget.release(free);
+    expect(estimates).toBe(0);
+    expect(await connections[0]!.zcard(keys.tenantBudget('unlimited').reservations)).toBe(0);
+    // Limits: estimated, held like an eager estimate, and refused past the limit.
+    await budget.setLimits('limited', { tokensPerDay: 1000 });
+    const held = await budget.reserve('limited', lazy('l1', 600), noon);
+    expect(held.member).toBe('l1|600|0');
+    expect(await refusal(budget.reserve('limited', lazy('l2', 500), noon))).toMatchObject({
+      code: 'TENANT_BUDGET_EXCEEDED',
+      details: { limit: 'tokensPerDay', used: 600, estimate: 500 },
+    });
+    expect(estimates).toBe(2);
+  });
+
   it('a negative budget or an unknown field is INVALID_INPUT naming the field', async () => {
     const budget = new TenantBudget(connections[0]!, keys);
     await budget.setLimits('strict', { tokensPerDay: 1000 });

@@ -470,8 +470,8 @@ describe('QdrantVectorStore: querying', () => {
       with_vector: false,
     });
     expect(hits).toEqual([
-      { id: 'a', collection: 'docs', score: 4.2, text: 'The zebra runs.', payload: { docId: 'd1' } },
-      { id: 'b', collection: 'docs', score: 1.1, text: 'text of b', payload: { docId: 'd1' } },
+      { id: 'a', collection: 'docs', score: 4.2, lexicalScore: 4.2, text: 'The zebra runs.', payload: { docId: 'd1' } },
+      { id: 'b', collection: 'docs', score: 1.1, lexicalScore: 1.1, text: 'text of b', payload: { docId: 'd1' } },
     ]);
   });
 

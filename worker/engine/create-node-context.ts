@@ -28,6 +28,12 @@ export interface NodeContextInput {
   claims?: PaidClaims;
   /** How long a claim of this step holds at most (the node's timeout, else AGENTQ_PAID_CLAIM_MS). */
   claimMs?: number;
+  /**
+   * The run's history length as this step's begin knew it (a start job's admission: the seed of a
+   * conversation, else 0): nothing is read for messages past it, since only a commit adds messages and
+   * this step is not committed. @default unknown (read)
+   */
+  historyLength?: number;
 }
 
 /** What a node gets besides the state (NodeContext), for one attempt of one step. */
@@ -83,8 +89,12 @@ class StepNodeContext implements NodeContext {
   }
 
   get history(): NodeContext['history'] {
-    const { store, data } = this.input;
-    return (options) => store.messages(data.runId, options?.from ?? 0);
+    const { store, data, historyLength } = this.input;
+    return async (options) => {
+      const from = options?.from ?? 0;
+      if (historyLength !== undefined && from >= historyLength) return [];
+      return store.messages(data.runId, from);
+    };
   }
 
   get interrupt(): NodeContext['interrupt'] {

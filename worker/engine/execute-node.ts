@@ -22,6 +22,7 @@ export async function executeNode(
   logger: Logger,
   usage: StepUsage,
   memos: Record<string, unknown>,
+  { historyLength }: { historyLength?: number } = {},
 ): Promise<{ result: NodeResult<Graph['channels']> | void; ended?: StepObservation }> {
   const abort = new StepAbortHandle();
   const release = options.activeSteps.add(data.runId, abort);
@@ -58,6 +59,7 @@ export async function executeNode(
     logger,
     usage,
     memos,
+    ...(historyLength === undefined ? {} : { historyLength }),
     ...(claims ? { claims, claimMs } : {}),
   });
   try {

@@ -54,6 +54,7 @@ export async function runInlineSteps(input: {
     let messages: Message[];
     let applied: ReturnType<typeof applyUpdates>;
     let outcome: InlineCommit['request']['outcome'];
+    const events: InlineCommit['events'] = [];
     try {
       const context = inlineNodeContext({
         runId: meta.id,
@@ -64,6 +65,7 @@ export async function runInlineSteps(input: {
         services,
         logger,
         signal,
+        events,
       });
       const result = await node.run(Object.freeze(state) as StateOf<Graph['channels']>, context);
       const { messages: written = [], ...update } = (result ?? {}) as NodeResult<Graph['channels']>;
@@ -94,6 +96,7 @@ export async function runInlineSteps(input: {
         messages,
       },
       startData: { node: task.node, superstep, task: 0, attempt: 1 },
+      events,
     });
     state = applied.state as Record<string, unknown>;
     next = outcome.kind === 'next' ? outcome.tasks : [];
@@ -102,7 +105,11 @@ export async function runInlineSteps(input: {
   return { commits, state, changed, next };
 }
 
-/** An inline node's context: state in, update out. What would need a job of its own is refused. */
+/**
+ * An inline node's context: state in, update out. What would need a job of its own is refused. Events it
+ * emits are kept in `events` and written by its commit, between its step-start and step-end, as a step
+ * job's would be (the node's own fields added as `emit` adds them).
+ */
 function inlineNodeContext(input: {
   runId: string;
   tenant: string;
@@ -112,12 +119,13 @@ function inlineNodeContext(input: {
   services: Services;
   logger: Logger;
   signal: AbortSignal;
+  events: InlineCommit['events'];
 }): NodeContext {
-  const { runId, tenant, superstep, node, arg, services, logger, signal } = input;
+  const { runId, tenant, superstep, node, arg, services, logger, signal, events } = input;
   const refuse = (what: string) => () => {
     throw new AgentqError(
       'INVALID_INPUT',
-      `node '${node}' is marked inline: true but uses ${what}; inline nodes only read state and return an update (remove inline: true)`,
+      `node '${node}' is marked inline: true but uses ${what}; inline nodes only read state, emit events and return an update (remove inline: true)`,
     );
   };
   return {
@@ -136,7 +144,9 @@ function inlineNodeContext(input: {
     interrupt: refuse('interrupt()'),
     memo: refuse('memo()'),
     recordUsage: refuse('recordUsage()'),
-    emit: refuse('emit()'),
+    emit: async (type, data) => {
+      events.push({ type, data: { ...data, node, superstep, task: 0 } });
+    },
     tokenBudgetRemaining: null,
   };
 }

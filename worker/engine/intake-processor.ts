@@ -36,6 +36,8 @@ export interface StartAdmission {
   tasks: Task[];
   /** The start job's own task, begun by the admission (as BEGIN's 'run'); absent when taken in before. */
   started?: Extract<BeginResult, { kind: 'run' }>;
+  /** With `started`: the run's history as the admission left it (a conversation's seed, else none). */
+  historyLength?: number;
 }
 
 /**
@@ -246,8 +248,9 @@ export class IntakeProcessor {
       result,
       tasks: taken,
       started,
+      historyLength,
     } = await this.admit(meta, job, token, { task: job.data.task, attempt: job.attemptsMade + 1 });
-    if (result === 'ok') return taken ? { tasks: taken, started } : null;
+    if (result === 'ok') return taken ? { tasks: taken, started, historyLength } : null;
     if (result !== 'admitted' && result !== 'kicked') return null;
     const tasks = (await this.options.store.get(meta.id))?.tasks;
     return tasks ? { tasks } : null;
@@ -377,7 +380,7 @@ export class IntakeProcessor {
         own ? new Set(tasks.map((_task, index) => index).filter((index) => index !== own.task)) : undefined,
       );
     logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');
-    return { result: admitted, tasks, started };
+    return { result: admitted, tasks, started, historyLength: messages.length };
   }
 }
 

@@ -112,7 +112,7 @@ export class StepProcessor {
         const entry = admission?.tasks[task]?.node;
         if (!entry) return 'stale';
         // Taken in now: the admission began the task too. Taken in by someone else: BEGIN decides.
-        const { started } = admission;
+        const { started, historyLength } = admission;
         return started
           ? this.run(
               at,
@@ -122,6 +122,7 @@ export class StepProcessor {
               started.memos,
               attempt,
               finished,
+              historyLength,
             )
           : this.step(at, entry, undefined, finished);
       }
@@ -167,7 +168,10 @@ export class StepProcessor {
     return this.options.registry.find(meta.graph, meta.graphVersion);
   }
 
-  /** The step inside its span `agent.step <node>`, a child of the run's root span (DESIGN §8). */
+  /**
+   * The step inside its span `agent.step <node>`, a child of the run's root span (DESIGN §8).
+   * `historyLength`: the run's history length when the begin knew it (a start job's admission).
+   */
   private run(
     at: StepJob,
     nodeName: string,
@@ -176,11 +180,12 @@ export class StepProcessor {
     memos: Record<string, unknown>,
     attempt: number,
     finished: (result: NonNullable<StepResult['transition']>) => void,
+    historyLength?: number,
   ): Promise<StepOutcome> {
     const { telemetry } = this.options;
-    if (!telemetry.enabled) return this.runStep(at, nodeName, meta, stored, memos, attempt, finished);
+    if (!telemetry.enabled) return this.runStep(at, nodeName, meta, stored, memos, attempt, finished, historyLength);
     return inStepSpan(telemetry, at.job, nodeName, meta, attempt, () =>
-      this.runStep(at, nodeName, meta, stored, memos, attempt, finished),
+      this.runStep(at, nodeName, meta, stored, memos, attempt, finished, historyLength),
     );
   }
 
@@ -192,6 +197,7 @@ export class StepProcessor {
     memos: Record<string, unknown>,
     attempt: number,
     finished: (result: NonNullable<StepResult['transition']>) => void,
+    historyLength?: number,
   ): Promise<StepOutcome> {
     const { store, logger: baseLogger, transitions, stateCache } = this.options;
     const { job, token } = at;
@@ -233,7 +239,9 @@ export class StepProcessor {
     let ended: StepObservation | undefined; // onNodeEnd's observation (when an observer watches nodes), told after the commit (with the state it made)
     const usage: StepUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     try {
-      ({ result, ended } = await executeNode(this.options, node, state, meta, job.data, attempt, logger, usage, memos));
+      ({ result, ended } = await executeNode(this.options, node, state, meta, job.data, attempt, logger, usage, memos, {
+        historyLength,
+      }));
     } catch (error) {
       return handleStepFailure(this.options, job, token, meta, node, attempt, error, logger, usage);
     }

@@ -31,6 +31,8 @@ export interface InlineCommit {
   request: CommitRequest;
   /** Its step-start event's data (node, superstep, task, attempt), written in the same script. */
   startData: { node: string; superstep: number; task: number; attempt: number };
+  /** The events its node emitted, in order: written after its step-start, before its commit's step-end. */
+  events: { type: string; data: Record<string, unknown> }[];
 }
 
 export interface TransitionResult {
@@ -135,9 +137,10 @@ export class StepTransitions {
       job?.attemptsMade ?? 0,
       inline.length,
     ];
-    for (const { request: step, startData } of inline) {
+    for (const { request: step, startData, events } of inline) {
       const stepArgs = store.commitArgs(step, now);
-      args.push(stepArgs.length + 1, JSON.stringify(startData), ...stepArgs);
+      const emitted = events.map(({ type, data }) => [type, JSON.stringify(data)]);
+      args.push(stepArgs.length + 2, JSON.stringify(startData), JSON.stringify(emitted), ...stepArgs);
     }
     const [commitReply, finishCode, handed, begun, eager, inlined, usage] = await runScript<
       [string[], number, unknown[] | null, unknown[] | null, number, number, (string | number)[] | null]

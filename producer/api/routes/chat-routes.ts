@@ -31,7 +31,7 @@ export const chatAnswerSchema = z
             .min(0)
             .max(1)
             .describe(
-              "retrieval score in 0-1: the passage's BM25 (lexical) or rank-fusion (hybrid) score relative to its search's best hit",
+              "relevance in 0-1, the same for a passage whatever else its search returned and comparable across questions: cosine similarity with the question where a dense model ran (hybrid), else calibrated BM25 (the stronger of BM25 per question word squashed to 0-1 and 0.8 x the share of the question's words the passage holds)",
             ),
         }),
       )

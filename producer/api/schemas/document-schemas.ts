@@ -136,6 +136,13 @@ export const searchResultSchema: z.ZodType<{ hits: SearchHit[] }> = z.object({
         path: z.string(),
         page: z.number().nullable(),
         score: z.number().describe('higher is better; comparable within one search only'),
+        relevance: z
+          .number()
+          .min(0)
+          .max(1)
+          .describe(
+            'relevance in 0-1, comparable across searches: cosine similarity where a dense model ran, else calibrated BM25 (docs/reference/rag-output.md)',
+          ),
         text: z.string(),
         headingPath: z.array(z.string()),
         collection: z.string(),

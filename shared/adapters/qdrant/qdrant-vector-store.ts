@@ -267,6 +267,7 @@ export class QdrantVectorStore implements VectorStore {
         ]);
         return fuseHybrid(lexicalHits, denseHits, query.fusion).slice(0, limit);
       }
+      // Fused on the server: its hits carry no side's score (a relevance then rests on word overlap alone).
       const result = await this.request('hybrid query', () =>
         this.client.query(this.names.chunks, {
           ...request,
@@ -284,7 +285,11 @@ export class QdrantVectorStore implements VectorStore {
     const result = await this.request(lexical ? 'lexical query' : 'dense query', () =>
       this.client.query(this.names.chunks, { ...request, ...side }),
     );
-    const hits = result.points.map((point) => toHit(point));
+    // One side: its score is the BM25 or the cosine similarity itself.
+    const hits = result.points.map((point) => ({
+      ...toHit(point),
+      [lexical ? 'lexicalScore' : 'similarity']: point.score,
+    }));
     // Asked for both but only one side can match: still a fused score, as the port documents.
     return query.text !== undefined && query.vector !== undefined
       ? fuseHybrid(lexical ? hits : [], lexical ? [] : hits, query.fusion)

@@ -261,12 +261,25 @@ export class SqliteVectorStore implements VectorStore {
     const lists: Hit[][] = [];
     if (query.text !== undefined) lists.push(this.lexical(tenant, query, query.text, candidates));
     if (query.vector !== undefined) lists.push(this.dense(tenant, query, query.vector, candidates));
+    if (lists.length === 1) {
+      // One side: its score is the BM25 or the cosine similarity itself.
+      const side = query.text !== undefined ? 'lexicalScore' : 'similarity';
+      return lists[0]!
+        .slice(0, limit)
+        .map(({ id, collection, score, text, payload }) => ({ id, collection, score, [side]: score, text, payload }));
+    }
     // A chunk whose vector is still being added counts its lexical standing on the dense side too (fuseHybrid).
-    const hits =
-      lists.length === 1
-        ? lists[0]!.slice(0, limit)
-        : fuse(lists[0]!, lists[1]!, query.fusion, (hit) => hit.withoutVector === true).slice(0, limit);
-    return hits.map(({ id, collection, score, text, payload }) => ({ id, collection, score, text, payload }));
+    return fuse(lists[0]!, lists[1]!, query.fusion, (hit) => hit.withoutVector === true)
+      .slice(0, limit)
+      .map(({ id, collection, score, lexicalScore, similarity, text, payload }) => ({
+        id,
+        collection,
+        score,
+        ...(lexicalScore === undefined ? {} : { lexicalScore }),
+        ...(similarity === undefined ? {} : { similarity }),
+        text,
+        payload,
+      }));
   }
 
   async close(): Promise<void> {

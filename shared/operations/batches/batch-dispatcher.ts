@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
 import { AgentqError, type ErrorCode, type ErrorRecord } from '../../contracts/errors.js';
-import { BATCH_PRIORITY, formatZodError } from '../../contracts/job-schema.js';
+import { formatZodError } from '../../contracts/job-schema.js';
 import type { Keys } from '../../store/keys.js';
 import { runScript } from '../../adapters/redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
@@ -11,6 +11,7 @@ import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
 import { CLAIM, RELEASE } from './batch-scripts.js';
 import { readProviderBatchProgress } from './read-provider-batch-progress.js';
 import { checkProviderBatches, type ProviderBatchesCheck } from './check-provider-batches.js';
+import { fieldsOf, parseBatchMeta, type BatchMeta } from './batch-meta.js';
 import {
   batchRequestSchema,
   DEFAULT_CONCURRENCY,
@@ -26,28 +27,12 @@ import {
 /** What RunAdmission refuses with. */
 const ADMISSION_REFUSALS = new Set<ErrorCode>(['RATE_LIMITED', 'STORAGE_BUDGET_EXCEEDED']);
 
+/** CLAIM's reply: the claimed index with its item and the batch's meta (HGETALL), or a negative code alone. */
+type ClaimReply = [number, string?, string[]?];
+
 interface BatchItem {
   id: string;
   question: string;
-}
-
-interface BatchMeta {
-  id: string;
-  tenant: string;
-  status: BatchStatus;
-  graph: string;
-  collection: string;
-  concurrency: number;
-  /** BullMQ priority of the batch's runs. */
-  priority: number;
-  total: number;
-  next: number;
-  options: { max_iterations?: number; citations?: boolean };
-  /** Its runs' model calls go through the provider's Batch API (issue 38). */
-  providerBatch: boolean;
-  createdAt: number;
-  updatedAt: number;
-  finishedAt: number | null;
 }
 
 export interface BatchDispatcherOptions {
@@ -146,24 +131,18 @@ export class BatchDispatcher {
   }
 
   private async meta(batchId: string): Promise<BatchMeta | null> {
-    const fields = await this.options.redis.hgetall(this.options.keys.batch(batchId).meta);
-    if (!fields.id || !fields.tenant) return null;
-    return {
-      id: fields.id,
-      tenant: fields.tenant,
-      status: fields.status as BatchStatus,
-      graph: fields.graph!,
-      collection: fields.collection!,
-      concurrency: Number(fields.concurrency),
-      priority: Number(fields.priority ?? BATCH_PRIORITY),
-      total: Number(fields.total),
-      next: Number(fields.next),
-      options: JSON.parse(fields.options ?? '{}') as BatchMeta['options'],
-      providerBatch: fields.providerBatch === '1',
-      createdAt: Number(fields.createdAt),
-      updatedAt: Number(fields.updatedAt),
-      finishedAt: fields.finishedAt ? Number(fields.finishedAt) : null,
-    };
+    return parseBatchMeta(await this.options.redis.hgetall(this.options.keys.batch(batchId).meta));
+  }
+
+  /** Claims the batch's next item (CLAIM). */
+  private claim(batchId: string): Promise<ClaimReply> {
+    const batchKeys = this.options.keys.batch(batchId);
+    return runScript<ClaimReply>(
+      this.options.redis,
+      CLAIM,
+      [batchKeys.meta, batchKeys.inflight, batchKeys.items],
+      [`${batchId}.i`, Date.now()],
+    );
   }
 
   private async items(batchId: string): Promise<BatchItem[]> {
@@ -177,18 +156,14 @@ export class BatchDispatcher {
    * admission refuses (the tenant's in-flight cap, its storage budget) stays claimed without a run, as
    * after a crash: `repair` (the reconciler, each sweep) starts it once there is room.
    */
-  async topUp(batchId: string): Promise<number> {
+  async topUp(batchId: string, claimed?: ClaimReply): Promise<number> {
     const { redis, keys } = this.options;
     const batchKeys = keys.batch(batchId);
     let dispatched = 0;
     let meta: BatchMeta | null = null;
     for (;;) {
-      const index = await runScript<number>(
-        redis,
-        CLAIM,
-        [batchKeys.meta, batchKeys.inflight],
-        [`${batchId}.i`, Date.now()],
-      );
+      const [index, item, fields] = claimed ?? (await this.claim(batchId));
+      claimed = undefined;
       if (index === -4) {
         // Items the admission refused before go first; stop while it still refuses them.
         const started = await this.startDeferred(batchId);
@@ -197,9 +172,9 @@ export class BatchDispatcher {
         continue;
       }
       if (index < 0) break;
-      meta ??= await this.meta(batchId);
+      meta ??= fields ? parseBatchMeta(fieldsOf(fields)) : await this.meta(batchId);
       if (!meta) break;
-      if (!(await this.start(meta, index))) {
+      if (!(await this.start(meta, index, item))) {
         await redis.hincrby(batchKeys.meta, 'deferred', 1);
         break;
       }
@@ -231,9 +206,9 @@ export class BatchDispatcher {
     return started;
   }
 
-  /** → false when the admission refused the item's run for now (it stays claimed, for `repair`). */
-  private async start(meta: BatchMeta, index: number): Promise<boolean> {
-    const item = (await this.options.redis.lindex(this.options.keys.batch(meta.id).items, index)) ?? '{}';
+  /** → false when the admission refused the item's run for now (it stays claimed, for `repair`). `item`: its JSON, when the claim brought it. */
+  private async start(meta: BatchMeta, index: number, item?: string): Promise<boolean> {
+    item ??= (await this.options.redis.lindex(this.options.keys.batch(meta.id).items, index)) ?? '{}';
     const { question } = JSON.parse(item) as BatchItem;
     const runId = this.runId(meta.id, index);
     let record;
@@ -275,17 +250,17 @@ export class BatchDispatcher {
     await this.onRunFinished(runId, meta.id);
   }
 
-  /** A run finished: free its slot, then fill free slots. Workers call this for runs with a batchId. */
+  /** A run finished: free its slot and claim the next item in one script, then fill free slots. Workers call this for runs with a batchId. */
   async onRunFinished(runId: string, batchId: string): Promise<void> {
     const batchKeys = this.options.keys.batch(batchId);
-    const status = await runScript<string>(
+    const [status, claimed] = await runScript<[string, ClaimReply?]>(
       this.options.redis,
       RELEASE,
-      [batchKeys.meta, batchKeys.inflight],
-      [runId, Date.now()],
+      [batchKeys.meta, batchKeys.inflight, batchKeys.items],
+      [runId, Date.now(), `${batchId}.i`],
     );
     if (status === 'completed') await this.finish(batchId);
-    else if (status === 'running') await this.topUp(batchId);
+    else if (status === 'running') await this.topUp(batchId, claimed);
   }
 
   private async finish(batchId: string): Promise<void> {

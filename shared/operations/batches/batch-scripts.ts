@@ -4,36 +4,46 @@
  * Claims the next item of a running batch if it has a free slot: advances the dispatch cursor and
  * puts the item's run id in the in-flight set, in one step, so two dispatchers never claim one item
  * and a claimed item is never forgotten (a crash after the claim leaves an in-flight id without a run,
- * which `repair` enqueues).
+ * which `repair` enqueues). The claimed item comes back with the batch's meta, so starting its run needs
+ * no further read.
  * Items the admission refused (the meta's `deferred` count) go first: while there are any, nothing new
  * is claimed.
- * KEYS: 1 meta · 2 inflight · ARGV: 1 run id prefix · 2 now
- * → the claimed index, or -1 not running · -2 all dispatched · -3 no free slot · -4 items deferred
+ * → {index, item JSON, meta as HGETALL}, or {-1} not running · {-2} all dispatched · {-3} no free slot · {-4} items deferred
  */
-export const CLAIM = `
-local m = redis.call('HMGET', KEYS[1], 'status', 'next', 'total', 'concurrency', 'deferred')
-if m[1] ~= 'running' then return -1 end
-if tonumber(m[5] or '0') > 0 then return -4 end
-local next, total = tonumber(m[2]), tonumber(m[3])
-if next >= total then return -2 end
-if redis.call('SCARD', KEYS[2]) >= tonumber(m[4]) then return -3 end
-redis.call('HSET', KEYS[1], 'next', next + 1, 'updatedAt', ARGV[2])
-redis.call('SADD', KEYS[2], ARGV[1] .. next)
-return next
+const CLAIM_FN = `
+local function claim_next(meta, inflight, items, prefix, now)
+  local m = redis.call('HMGET', meta, 'status', 'next', 'total', 'concurrency', 'deferred')
+  if m[1] ~= 'running' then return {-1} end
+  if tonumber(m[5] or '0') > 0 then return {-4} end
+  local next, total = tonumber(m[2]), tonumber(m[3])
+  if next >= total then return {-2} end
+  if redis.call('SCARD', inflight) >= tonumber(m[4]) then return {-3} end
+  redis.call('HSET', meta, 'next', next + 1, 'updatedAt', now)
+  redis.call('SADD', inflight, prefix .. next)
+  return {next, redis.call('LINDEX', items, next) or '{}', redis.call('HGETALL', meta)}
+end
+`;
+
+/** CLAIM_FN on its own. KEYS: 1 meta · 2 inflight · 3 items · ARGV: 1 run id prefix · 2 now */
+export const CLAIM = `${CLAIM_FN}
+return claim_next(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 `;
 
 /**
  * A run of the batch finished: free its slot; the batch is completed once every item was dispatched
- * and none is in flight.
- * KEYS: 1 meta · 2 inflight · ARGV: 1 run id · 2 now → the batch status
+ * and none is in flight. While it is still running, the freed slot's next item is claimed in the same
+ * step (as CLAIM): the next question starts one round trip after the last one ended, not four.
+ * KEYS: 1 meta · 2 inflight · 3 items · ARGV: 1 run id · 2 now · 3 run id prefix
+ * → {batch status} or {'running', CLAIM's reply}
  */
-export const RELEASE = `
+export const RELEASE = `${CLAIM_FN}
 redis.call('SREM', KEYS[2], ARGV[1])
 local m = redis.call('HMGET', KEYS[1], 'status', 'next', 'total')
 if m[1] == 'running' and tonumber(m[2]) >= tonumber(m[3]) and redis.call('SCARD', KEYS[2]) == 0 then
   redis.call('HSET', KEYS[1], 'status', 'completed', 'finishedAt', ARGV[2], 'updatedAt', ARGV[2])
-  return 'completed'
+  return {'completed'}
 end
 redis.call('HSET', KEYS[1], 'updatedAt', ARGV[2])
-return m[1] or 'missing'
+if m[1] ~= 'running' then return {m[1] or 'missing'} end
+return {'running', claim_next(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[2])}
 `;

@@ -13,15 +13,16 @@ import {
 
 /**
  * KEYS: 1 limits · 2 day usage · 3 month usage · 4 reservations
- * ARGV: 1 member `<callId>|<tokens>|<costMicros>` · 2 tokens · 3 cost µ$ · 4 now ms · 5 reservation ttl ms
- *       6..9 default tokensPerDay, tokensPerMonth, costMicrosPerDay, costMicrosPerMonth ('' = none)
- * → {1} reserved · {0, field, limit, usedAndReserved} refused.
+ * ARGV: 1 member `<callId>|<tokens>|<costMicros>` ('' = no estimate yet) · 2 tokens · 3 cost µ$ · 4 now ms
+ *       5 reservation ttl ms · 6..9 default tokensPerDay, tokensPerMonth, costMicrosPerDay, costMicrosPerMonth ('' = none)
+ * → {1} reserved (or nothing to hold: the tenant has no limits) · {2} the tenant has limits, ask again with
+ * the estimate · {0, field, limit, usedAndReserved} refused.
  * Usage + live reservations + this estimate must fit every limit; the estimate is then held as a
  * reservation, so concurrent callers see each other's calls before any of them has been counted.
  */
 const RESERVE = `
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[4])
-if redis.call('ZSCORE', KEYS[4], ARGV[1]) then
+if ARGV[1] ~= '' and redis.call('ZSCORE', KEYS[4], ARGV[1]) then
   redis.call('ZADD', KEYS[4], tonumber(ARGV[4]) + tonumber(ARGV[5]), ARGV[1])
   return {1}
 end
@@ -34,6 +35,7 @@ else
   for i, name in ipairs(names) do if ARGV[5 + i] ~= '' then limits[name] = tonumber(ARGV[5 + i]) end end
 end
 if next(limits) == nil then return {1} end
+if ARGV[1] == '' then return {2} end
 local reservedTokens, reservedCost = 0, 0
 for _, member in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
   local t, c = string.match(member, '|(%d+)|(%d+)$')
@@ -85,7 +87,16 @@ return 1
 /** An estimate held against a tenant's budgets until the call is settled or released. */
 export interface BudgetReservation {
   readonly tenant: string;
+  /** '' when nothing is held (the tenant has no limits). */
   readonly member: string;
+}
+
+/** What a model call may spend, held before it is made. */
+export interface BudgetEstimate {
+  /** Unique per paid call and stable across re-deliveries (see BudgetSpend). */
+  callId: string;
+  tokens: number;
+  costUsd: number;
 }
 
 /** What one model call really spent, counted once per `callId`. */
@@ -189,30 +200,26 @@ export class TenantBudget {
     return { limits, source: 'tenant' };
   }
 
-  /** Holds an estimate before a model call; throws TENANT_BUDGET_EXCEEDED (not retryable) when it does not fit. */
+  /**
+   * Holds an estimate before a model call; throws TENANT_BUDGET_EXCEEDED (not retryable) when it does not
+   * fit. A lazy estimate (`estimate()`) is made only when the tenant has limits: a tenant without any
+   * holds nothing, and counting a prompt's tokens is most of a model call's own CPU.
+   */
   async reserve(
     tenant: string,
-    estimate: { callId: string; tokens: number; costUsd: number },
+    request: BudgetEstimate | { callId: string; estimate: () => Promise<Omit<BudgetEstimate, 'callId'>> },
     now = Date.now(),
   ): Promise<BudgetReservation> {
-    const keys = this.keys.tenantBudget(tenant);
+    let estimate: BudgetEstimate;
+    if ('estimate' in request) {
+      const [verdict] = await this.reserveScript(tenant, ['', '', ''], now);
+      if (verdict === 1) return { tenant, member: '' };
+      estimate = { callId: request.callId, ...(await request.estimate()) };
+    } else estimate = request;
     const tokens = Math.max(0, Math.ceil(estimate.tokens));
     const cost = Math.max(0, usdToMicros(estimate.costUsd));
     const member = `${estimate.callId}|${tokens}|${cost}`;
-    const defaults = toFields(this.defaults);
-    const result = await runScript<[number, string?, string?, string?]>(
-      this.redis,
-      RESERVE,
-      [keys.limits, keys.day(utcDay(now)), keys.month(utcMonth(now)), keys.reservations],
-      [
-        member,
-        tokens,
-        cost,
-        now,
-        this.reservationTtlMs,
-        ...Object.values(LIMIT_FIELDS).map((field) => defaults[field] ?? ''),
-      ],
-    );
+    const result = await this.reserveScript(tenant, [member, tokens, cost], now);
     if (result[0] === 1) return { tenant, member };
     const [, field, limit, used] = result;
     const isCost = field!.startsWith('cost');
@@ -232,6 +239,28 @@ export class TenantBudget {
           estimate: isCost ? microsToUsd(cost) : tokens,
         },
       },
+    );
+  }
+
+  private reserveScript(
+    tenant: string,
+    [member, tokens, cost]: [string, number | '', number | ''],
+    now: number,
+  ): Promise<[number, string?, string?, string?]> {
+    const keys = this.keys.tenantBudget(tenant);
+    const defaults = toFields(this.defaults);
+    return runScript<[number, string?, string?, string?]>(
+      this.redis,
+      RESERVE,
+      [keys.limits, keys.day(utcDay(now)), keys.month(utcMonth(now)), keys.reservations],
+      [
+        member,
+        tokens,
+        cost,
+        now,
+        this.reservationTtlMs,
+        ...Object.values(LIMIT_FIELDS).map((field) => defaults[field] ?? ''),
+      ],
     );
   }
 
@@ -268,6 +297,7 @@ export class TenantBudget {
 
   /** Drops a reservation whose call spent nothing (it failed before the provider answered). */
   async release(reservation: BudgetReservation): Promise<void> {
+    if (reservation.member === '') return;
     await this.redis.zrem(this.keys.tenantBudget(reservation.tenant).reservations, reservation.member);
   }
 

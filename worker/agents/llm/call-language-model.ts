@@ -1,6 +1,6 @@
 import { SpanKind, trace, type Attributes } from '@opentelemetry/api';
 import { AgentqError } from '../../../shared/contracts/errors.js';
-import type { NodeContext, PaidCall } from '../../../shared/graph/node-context.js';
+import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { agentSettingsOf, languageModelOf } from '../agent-services.js';
 import type {
   LanguageModel,
@@ -81,53 +81,78 @@ export async function callLanguageModel(
   let fresh = false;
   // What was asked (callbacks left out): time travel records it with the response and a replay compares it (issue 39).
   const asked = { request: { ...request, ...(maxTokens === undefined ? {} : { maxTokens }) } };
-  const memo = <T>(memoKey: string, compute: (paid?: PaidCall) => Promise<T>) => context.memo(memoKey, compute, asked);
-  const saved = await memo<SavedResponse>(key, async (paid) => {
-    let prompt = promptTokens;
-    const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
-    await checkBudget(context, fullRequest, countPrompt);
-    const modelId = fullRequest.model ?? model.modelId;
-    const spend = await reserveTenantBudget(context, {
-      key,
-      modelId,
-      prices: settings.prices,
-      tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
-    });
-    // Issue 38: a run of a batch that asked for the provider's Batch API parks here until its answer is
-    // saved (the collector counts its spend then); the tenant's budgets were checked just above.
-    const batched = await context.services.providerBatchRouter
-      ?.send(context, key, fullRequest, paid)
-      .catch(async (error: unknown) => {
-        await spend.release();
-        throw error;
-      });
-    if (batched) {
-      await spend.release();
-      return batched;
-    }
-    const slot = await takeProviderSlot(context, {
-      provider: model.provider,
-      model: modelId,
-      tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
-    });
-    let response: SavedResponse;
-    try {
-      // Issue 34: the claim and the run's cursor, checked right before the request leaves (a paused
-      // worker's claim may have been taken over, or its step committed elsewhere, meanwhile).
-      await paid?.confirm();
-      fresh = true;
-      // Issue 40: in-process listeners hear the request and its response or error (model-listeners.ts).
-      response = await observeModelCall(context, model, fullRequest, () =>
-        tracedGenerate(model, fullRequest, settings.traceContent),
-      );
-    } catch (error) {
-      await spend.release();
-      throw error;
-    }
-    await slot.settle(response.usage.inputTokens + response.usage.outputTokens);
-    await spend.settle(response.usage, response.model);
-    return response;
+  let counting: Promise<unknown> | undefined;
+  let prompt = promptTokens;
+  const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
+  const modelId = fullRequest.model ?? model.modelId;
+  // The tenant-budget reservation goes out beside the claim (memo), not after it: one round trip before
+  // the request instead of two. A tenant without limits holds nothing; a hold that a saved response (or
+  // the run's own budget) makes unneeded is released, and a refusal surfaces only where the hold is used.
+  const reserving = reserveTenantBudget(context, {
+    key,
+    modelId,
+    prices: settings.prices,
+    tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
   });
+  reserving.catch(() => undefined);
+  let reserved = false;
+  const saved = await context
+    .memo<SavedResponse>(
+      key,
+      async (paid) => {
+        await checkBudget(context, fullRequest, countPrompt);
+        reserved = true;
+        const spend = await reserving;
+        // Issue 38: a run of a batch that asked for the provider's Batch API parks here until its answer is
+        // saved (the collector counts its spend then); the tenant's budgets were checked just above.
+        const batched = await context.services.providerBatchRouter
+          ?.send(context, key, fullRequest, paid)
+          .catch(async (error: unknown) => {
+            await spend.release();
+            throw error;
+          });
+        if (batched) {
+          await spend.release();
+          return batched;
+        }
+        const slot = await takeProviderSlot(context, {
+          provider: model.provider,
+          model: modelId,
+          tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
+        });
+        let response: SavedResponse;
+        try {
+          // Issue 34: the claim and the run's cursor, checked right before the request leaves (a paused
+          // worker's claim may have been taken over, or its step committed elsewhere, meanwhile).
+          await paid?.confirm();
+          fresh = true;
+          // Issue 40: in-process listeners hear the request and its response or error (model-listeners.ts).
+          response = await observeModelCall(context, model, fullRequest, () =>
+            tracedGenerate(model, fullRequest, settings.traceContent),
+          );
+        } catch (error) {
+          await spend.release();
+          throw error;
+        }
+        // Counted while the memo saves the response, not before it: neither waits for the other (both settles
+        // log their own failures). A crash between the two leaves one call's spend uncounted either way (the
+        // count is idempotent per call id, never doubled), as it did when the count went first.
+        counting = Promise.all([
+          slot.settle(response.usage.inputTokens + response.usage.outputTokens),
+          spend.settle(response.usage, response.model),
+        ]);
+        return response;
+      },
+      asked,
+    )
+    .finally(() => {
+      if (!reserved)
+        void reserving.then(
+          (hold) => hold.release(),
+          () => undefined,
+        );
+    });
+  await counting;
   const costUsd = saved.providerBatch
     ? batchCostOf(settings.batchPrices, settings.prices, saved.usage, saved.model, request.model ?? model.modelId)
     : costOf(settings.prices, saved.usage, saved.model, request.model ?? model.modelId);

@@ -27,9 +27,9 @@ export interface ReserveTenantBudgetRequest {
 /**
  * Reserves a model call's estimate against its tenant's budgets (services.tenantBudget) before the call:
  * throws TENANT_BUDGET_EXCEEDED (not retryable) when it does not fit, so the run fails before the model
- * is asked. The spend is counted right before the memo write of the response: a crash between the two
- * calls the model again on re-delivery, and that call's spend is not counted twice (same call id) —
- * the one bound on the count is that single step. Without a budget service this is a no-op.
+ * is asked. The spend is counted while the response's memo is written: a crash before the count lands
+ * leaves that call's spend uncounted (and a re-delivery that calls the model again is not counted twice:
+ * same call id) — the one bound on the count is that single step. Without a budget service this is a no-op.
  */
 export async function reserveTenantBudget(
   context: Pick<NodeContext, 'services' | 'tenant' | 'runId' | 'stepId' | 'graph' | 'logger'>,
@@ -38,10 +38,15 @@ export async function reserveTenantBudget(
   const budget = context.services.tenantBudget;
   if (!budget) return NO_HOLD;
   const callId = `${context.runId}/${context.stepId}/${key}`;
-  const estimate = await tokens();
-  // The estimate's cost prices every token at the output rate: the dearer side, so the hold is an upper bound.
-  const costUsd = costOf(prices, { inputTokens: 0, outputTokens: estimate }, modelId);
-  const reservation = await budget.reserve(context.tenant, { callId, tokens: estimate, costUsd });
+  // Estimated only when the tenant has limits to hold it against.
+  const reservation = await budget.reserve(context.tenant, {
+    callId,
+    estimate: async () => {
+      const estimate = await tokens();
+      // The estimate's cost prices every token at the output rate: the dearer side, so the hold is an upper bound.
+      return { tokens: estimate, costUsd: costOf(prices, { inputTokens: 0, outputTokens: estimate }, modelId) };
+    },
+  });
   return {
     settle: async (usage, responseModel) => {
       const count = () =>

@@ -143,7 +143,10 @@ export function createRagAgentGraph({
           ];
         return update;
       },
-      { retry: { maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 10_000 } },
+      // One search after a model turn runs in that turn's job and commits with it (its events too): no
+      // job of its own, one transition less per question. A search that needs a paid call (a query
+      // embedding through the memo) or fails runs as its own step job, with these attempts.
+      { retry: { maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 10_000 }, inline: true },
     )
     .node(
       'summarize',

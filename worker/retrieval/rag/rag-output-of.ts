@@ -25,9 +25,11 @@ export interface RagOutputState {
 /**
  * The run's output (`RagOutput`): sources are the cited passages by document and page, numbered in
  * the answer when `citations` is on (markers removed otherwise); `retrieved` lists every document the
- * run saw, cited ones first, then by rank. A score is the passage's retrieval score in 0…1: its
- * search's score (BM25 for a lexical search, reciprocal-rank fusion for a hybrid one) divided by that
- * search's best hit, the best over the run's searches — what the store found, not how the answer used it.
+ * run saw, cited ones first, then by rank. A score is the passage's relevance in 0…1 (SearchHit's
+ * `relevance`: cosine similarity where a dense model ran, else calibrated BM25), the best over the
+ * run's searches — the same for a passage whatever else a search returned, and comparable across
+ * questions; what the store found, not how the answer used it. (A state saved before relevances were
+ * kept gives the older score, relative to each search's best hit.)
  */
 export function ragOutputOf(state: RagOutputState): RagOutput {
   const ranked = rankPassages(state.query, state.passages, {
@@ -36,7 +38,7 @@ export function ragOutputOf(state: RagOutputState): RagOutput {
     ...(state.denseWeight ? { denseWeight: state.denseWeight } : {}),
   });
   const relevance = new Map(
-    state.passages.map((passage) => [passage.id, round(Math.min(1, Math.max(0, passage.score)))]),
+    state.passages.map((passage) => [passage.id, round(Math.min(1, Math.max(0, passage.relevance ?? passage.score)))]),
   );
   const byId = new Map(state.passages.map((passage) => [passage.id, passage]));
   const sources: RagSource[] = [];

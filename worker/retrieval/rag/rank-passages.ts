@@ -69,10 +69,13 @@ export function rankPassages(
 ): RankedPassage[] {
   if (passages.length === 0) return [];
   const terms = keyTerms(question);
-  const weights = termWeights(terms, passages);
+  // Each passage's sentences are tokenized once: for the term weights (a passage's terms are its title's
+  // and its sentences') and for its best sentence.
+  const analysed = passages.map(analysePassage);
+  const weights = termWeights(terms, analysed);
   const total = [...weights.values()].reduce((sum, weight) => sum + weight, 0);
   const scored = passages.map((passage, index) => {
-    const { coverage, sentence, match } = bestSentence(passage.text, weights, total, {
+    const { coverage, sentence, match } = bestSentence(analysed[index]!, weights, total, {
       sentenceWeight,
       denseWeight,
       similarity: denseMatch[passage.id] ?? {},
@@ -103,9 +106,39 @@ function byRelevance(left: { relevance: number; index: number }, right: { releva
   return right.relevance - left.relevance || left.index - right.index;
 }
 
+/** A passage's sentences with their key terms, and every key term of its title and text. */
+interface AnalysedPassage {
+  readonly sentences: readonly string[];
+  readonly sentenceTerms: readonly (readonly string[])[];
+  readonly terms: ReadonlySet<string>;
+}
+
+/**
+ * Analysed passages by chunk id (with the title and text they were made from). The questions of a batch retrieve the same passages again and
+ * again (each answer ranks its run's 20 or so); the analysis is pure, so it is kept. Cleared when full,
+ * as the stem memo is, so memory stays bounded whatever the input.
+ */
+const ANALYSED_CACHE_SIZE = 4096;
+const analysedPassages = new Map<string, AnalysedPassage & { title: string; text: string }>();
+
+function analysePassage(passage: RetrievedPassage): AnalysedPassage {
+  // By chunk id, checked against the text (a re-ingested chunk keeps its id): no long key to build and hash.
+  const cached = analysedPassages.get(passage.chunkId);
+  if (cached && cached.text === passage.text && cached.title === passage.title) return cached;
+  const sentences = splitSentences(passage.text);
+  const sentenceTerms = sentences.map(keyTerms);
+  // Sentences split at whitespace, so no word spans two of them: these are keyTerms(`${title} ${text}`).
+  const terms = new Set(keyTerms(passage.title));
+  for (const list of sentenceTerms) for (const term of list) terms.add(term);
+  const analysed = { sentences, sentenceTerms, terms, title: passage.title, text: passage.text };
+  if (analysedPassages.size >= ANALYSED_CACHE_SIZE) analysedPassages.clear();
+  analysedPassages.set(passage.chunkId, analysed);
+  return analysed;
+}
+
 /** Inverse document frequency of each question term among the passages themselves (BM25's idf form, always > 0). */
-function termWeights(terms: readonly string[], passages: readonly RetrievedPassage[]): Map<string, number> {
-  const passageTerms = passages.map((passage) => new Set(keyTerms(`${passage.title} ${passage.text}`)));
+function termWeights(terms: readonly string[], passages: readonly AnalysedPassage[]): Map<string, number> {
+  const passageTerms = passages.map((passage) => passage.terms);
   const count = passages.length;
   return new Map(
     terms.map((term) => {
@@ -120,7 +153,7 @@ function termWeights(terms: readonly string[], passages: readonly RetrievedPassa
  * plus dense weight × its meaning similarity where one was measured. `match` is that sum.
  */
 function bestSentence(
-  text: string,
+  { sentences, sentenceTerms }: AnalysedPassage,
   weights: ReadonlyMap<string, number>,
   total: number,
   {
@@ -130,9 +163,9 @@ function bestSentence(
   }: { sentenceWeight: number; denseWeight: number; similarity: Readonly<Record<string, number>> },
 ): { coverage: number; sentence: string; match: number } {
   let best = { coverage: 0, sentence: '', match: 0 };
-  splitSentences(text).forEach((sentence, index) => {
+  sentences.forEach((sentence, index) => {
     let matched = 0;
-    for (const term of keyTerms(sentence)) matched += weights.get(term) ?? 0;
+    for (const term of sentenceTerms[index]!) matched += weights.get(term) ?? 0;
     const coverage = total > 0 ? matched / total : 0;
     // A sentence unlike the question gets no bonus, not a penalty below one never compared.
     const match = sentenceWeight * coverage + denseWeight * Math.max(0, similarity[index] ?? 0);

@@ -11,8 +11,13 @@ export interface RetrievedPassage {
   page: number | null;
   headingPath: string[];
   text: string;
-  /** Its best hit over the run's searches, relative to the top hit of that search: in (0, 1]. */
+  /** Its best hit over the run's searches, relative to the top hit of that search: in (0, 1]. Ranks the run's passages. */
   score: number;
+  /**
+   * Its best relevance over the run's searches, in [0, 1] and comparable across queries (SearchHit's
+   * `relevance`): what the output's sources say. Absent in a state saved before it was kept.
+   */
+  relevance?: number;
   /** The first search round that returned it (1-based). */
   round: number;
 }
@@ -24,7 +29,7 @@ export function citationIdOf(chunkId: string): string {
 
 /**
  * The reducer of the run's `passages` state key: passages new to the run are appended in the order
- * given; one seen before keeps its place and its earliest round, with the better of the two scores.
+ * given; one seen before keeps its place and its earliest round, with the better of the two scores (and relevances).
  * Pure, as reducers must be: parallel search steps' writes are merged through it in task order.
  */
 export function mergePassages(
@@ -41,9 +46,11 @@ export function mergePassages(
       continue;
     }
     const existing = merged[index]!;
+    const relevance = Math.max(existing.relevance ?? 0, passage.relevance ?? 0);
     merged[index] = {
       ...existing,
       score: Math.max(existing.score, passage.score),
+      ...(existing.relevance === undefined && passage.relevance === undefined ? {} : { relevance }),
       round: Math.min(existing.round, passage.round),
     };
   }

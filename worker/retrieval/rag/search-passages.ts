@@ -65,6 +65,7 @@ export async function searchPassages(
     headingPath: hit.headingPath,
     text: hit.text,
     score: best > 0 ? hit.score / best : 0,
+    relevance: hit.relevance,
     round,
   }));
   return { passages, retrieval: vector ? 'hybrid' : 'lexical', scope };

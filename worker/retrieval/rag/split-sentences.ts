@@ -20,7 +20,7 @@ export function splitSentences(text: string): string[] {
     let start = 0;
     for (const match of line.matchAll(/[.!?]["'”’)\]]*\s+(?=["'“‘([]?[\p{Lu}\p{N}])/gu)) {
       const end = match.index + match[0].trimEnd().length;
-      if (line[match.index] === '.' && endsWithAbbreviation(line.slice(start, match.index))) continue;
+      if (line[match.index] === '.' && endsWithAbbreviation(line, start, match.index)) continue;
       pushTrimmed(sentences, line.slice(start, end));
       start = match.index + match[0].length;
     }
@@ -29,12 +29,29 @@ export function splitSentences(text: string): string[] {
   return sentences;
 }
 
-function endsWithAbbreviation(before: string): boolean {
-  const word = /([\p{L}.]+)$/u.exec(before)?.[1];
+/** Whether `line.slice(start, end)` ends with an abbreviation or an initial. */
+function endsWithAbbreviation(line: string, start: number, end: number): boolean {
+  const word = lastWord(line, start, end);
   if (!word) return false;
   // A single capital ("J" of "J. Smith") is an initial, not the end of a sentence.
   if (/^\p{Lu}$/u.test(word)) return true;
   return ABBREVIATIONS.has(word.toLowerCase());
+}
+
+/**
+ * The letters and periods `line.slice(start, end)` ends with (`/([\p{L}.]+)$/u`), scanned back from the
+ * end: the regex tries every position of the text before it, which made this most of splitting's cost.
+ */
+function lastWord(line: string, start: number, end: number): string | undefined {
+  let from = end;
+  while (from > start) {
+    const code = line.charCodeAt(from - 1);
+    if (code === 46 || (code >= 65 && code <= 90) || (code >= 97 && code <= 122)) from -= 1;
+    else if (code < 128) break;
+    // A letter of another script (or a surrogate pair): the regex, as it was.
+    else return /([\p{L}.]+)$/u.exec(line.slice(start, end))?.[1];
+  }
+  return from < end ? line.slice(from, end) : undefined;
 }
 
 function pushTrimmed(sentences: string[], sentence: string): void {

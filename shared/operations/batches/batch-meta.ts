@@ -1,0 +1,50 @@
+import { BATCH_PRIORITY } from '../../contracts/job-schema.js';
+import type { BatchStatus } from './batch-schema.js';
+
+/** A batch as its meta hash holds it. */
+export interface BatchMeta {
+  id: string;
+  tenant: string;
+  status: BatchStatus;
+  graph: string;
+  collection: string;
+  concurrency: number;
+  /** BullMQ priority of the batch's runs. */
+  priority: number;
+  total: number;
+  next: number;
+  options: { max_iterations?: number; citations?: boolean };
+  /** Its runs' model calls go through the provider's Batch API (issue 38). */
+  providerBatch: boolean;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+/** A batch's meta hash (HGETALL), or null when it is missing. */
+export function parseBatchMeta(fields: Record<string, string>): BatchMeta | null {
+  if (!fields.id || !fields.tenant) return null;
+  return {
+    id: fields.id,
+    tenant: fields.tenant,
+    status: fields.status as BatchStatus,
+    graph: fields.graph!,
+    collection: fields.collection!,
+    concurrency: Number(fields.concurrency),
+    priority: Number(fields.priority ?? BATCH_PRIORITY),
+    total: Number(fields.total),
+    next: Number(fields.next),
+    options: JSON.parse(fields.options ?? '{}') as BatchMeta['options'],
+    providerBatch: fields.providerBatch === '1',
+    createdAt: Number(fields.createdAt),
+    updatedAt: Number(fields.updatedAt),
+    finishedAt: fields.finishedAt ? Number(fields.finishedAt) : null,
+  };
+}
+
+/** HGETALL's reply inside a script's (a flat list of fields and values) as a record. */
+export function fieldsOf(flat: readonly string[]): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (let index = 0; index + 1 < flat.length; index += 2) fields[flat[index]!] = flat[index + 1]!;
+  return fields;
+}
