@@ -269,6 +269,43 @@ describe('provider batches: model calls through the Batch API', () => {
     }
   });
 
+  it('a provider that fails the upload and the create for a while is asked again later; one that refuses them fails the calls, never a stuck run', async () => {
+    let uploads = 0;
+    let creates = 0;
+    server.batchApi!.configure({
+      fault: (route) => {
+        if (route === 'files.create' && ++uploads <= 2) return { status: 502, message: 'bad gateway' };
+        if (route === 'batches.create' && ++creates <= 2) return { status: 500, message: 'try later' };
+        return undefined;
+      },
+    });
+    try {
+      const { batch } = await answer(['flaky 1', 'flaky 2']);
+      expect(batch.progress).toMatchObject({ completed: 2, failed: 0 });
+      expect([uploads, creates]).toEqual([4, 4]); // 2 failures then 1 success, for each of the 2 turns' flushes
+    } finally {
+      server.batchApi!.configure({ fault: undefined });
+    }
+    const before = server.batchApi!.batches.length;
+    server.batchApi!.configure({
+      fault: (route) =>
+        route === 'batches.create'
+          ? { status: 400, code: 'invalid_model', message: 'model not available for batch' }
+          : undefined,
+    });
+    try {
+      const { batch, results } = await answer(['refused 1', 'refused 2']);
+      expect(batch.progress).toMatchObject({ failed: 2 });
+      expect(results[0]!.error?.message).toMatch(
+        /the provider refused the provider batch of this model call: .*HTTP 400.*model not available for batch/,
+      );
+      expect(server.batchApi!.batches.length).toBe(before);
+      expect(batch.providerBatch?.batches[0]?.status).toBe('refused');
+    } finally {
+      server.batchApi!.configure({ fault: undefined });
+    }
+  });
+
   it('while its calls wait, a run holds no worker slot and no job lock, and the reconciler leaves it alone', async () => {
     server.batchApi!.configure({ processingMs: 3000 });
     try {

@@ -166,9 +166,21 @@ describe('react-agent', () => {
     expect(done.usage.costUsd).toBeCloseTo((2200 * 1 + 60 * 2) / 1e6, 12);
     const steps = await env.client.steps(done.id);
     expect(steps.map((step) => step.usage ?? null)).toEqual([
-      { inputTokens: 1000, outputTokens: 50, costUsd: expect.closeTo(0.0011, 12), model: 'scripted-chat' },
+      {
+        inputTokens: 1000,
+        outputTokens: 50,
+        costUsd: expect.closeTo(0.0011, 12),
+        model: 'scripted-chat',
+        finishReason: 'tool_calls',
+      },
       null,
-      { inputTokens: 1200, outputTokens: 10, costUsd: expect.closeTo(0.00122, 12), model: 'scripted-chat' },
+      {
+        inputTokens: 1200,
+        outputTokens: 10,
+        costUsd: expect.closeTo(0.00122, 12),
+        model: 'scripted-chat',
+        finishReason: 'stop',
+      },
     ]);
   });
 

@@ -25,7 +25,13 @@ describe('callLanguageModel', () => {
     const call = await callLanguageModel(first.context, { messages });
     expect(call).toMatchObject({ fresh: true, usageEstimated: false, costUsd: 0.15, message: { content: 'Paris' } });
     expect(first.recorded).toEqual([
-      { inputTokens: 1_000_000, outputTokens: 0, costUsd: 0.15, model: 'gpt-4o-mini-2024-07-18' },
+      {
+        inputTokens: 1_000_000,
+        outputTokens: 0,
+        costUsd: 0.15,
+        model: 'gpt-4o-mini-2024-07-18',
+        finishReason: 'stop',
+      },
     ]);
 
     const again = fakeContext(services, { memo: first.memo });

@@ -73,6 +73,75 @@ export class FlushDriver {
 
   private async step(batchId: string, flush: FlushRecord, cancelled: boolean): Promise<void> {
     const key = this.options.keys.providerBatch(batchId).flush(flush.id);
+    const { redis } = this.options;
+    const now = Date.now();
+    switch (flush.state) {
+      case 'intent':
+      case 'uploaded':
+        return this.send(batchId, flush, cancelled);
+      case 'created':
+        return this.poll(batchId, flush, cancelled);
+      case 'finished':
+        return this.apply(batchId, flush, cancelled);
+      case 'marked': {
+        await this.options.waker.wake(flush.ids);
+        await redis.hset(key, 'state', 'done', 'finishedAt', now, 'updatedAt', now);
+        emitProviderBatchSpan(this.options.telemetry, this.options.api.provider, batchId, {
+          ...flush,
+          finishedAt: now,
+        });
+        await this.point('done', flush.id);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Upload, then create: a provider that fails for a while is asked again later and later; one that
+   * refuses (a 4xx: no Batch API, a file or model it does not take) settles the flush's requests with its
+   * reason — or sends them live, for a provider without a Batch API and AGENTQ_PROVIDER_BATCH_FALLBACK=live
+   * — so no run waits on a provider batch that will never exist.
+   */
+  private async send(batchId: string, flush: FlushRecord, cancelled: boolean): Promise<void> {
+    if (Date.now() < flush.nextPollAt) return;
+    try {
+      await this.sendStep(batchId, flush, cancelled);
+    } catch (error) {
+      const key = this.options.keys.providerBatch(batchId).flush(flush.id);
+      const now = Date.now();
+      if (!AgentqError.isInstance(error) || error.retryable) {
+        const delay = Math.min(MAX_POLL_DELAY_MS, Math.max(this.options.pollMs, flush.pollDelayMs) * 2);
+        this.options.logger.warn(
+          { batchId, flush: flush.id, err: String(error), retryInMs: delay },
+          `provider batch: ${flush.state === 'intent' ? 'upload' : 'create'} failed; trying again`,
+        );
+        await this.options.redis.hset(key, 'pollDelayMs', delay, 'nextPollAt', now + delay, 'updatedAt', now);
+        return;
+      }
+      const unsupported = (error.details as { status?: number } | undefined)?.status === 404;
+      const verdict =
+        unsupported && this.options.verdicts.fallback === 'live'
+          ? { s: 'live' }
+          : {
+              s: 'error',
+              e: {
+                code: 'PROVIDER_ERROR',
+                message: `the provider refused the provider batch of this model call: ${error.message}`,
+                retryable: false,
+                details: error.details,
+              },
+            };
+      this.options.logger.warn(
+        { batchId, flush: flush.id, err: error.message },
+        'provider batch: refused by the provider',
+      );
+      await this.options.redis.hset(key, 'status', 'refused', 'errors', JSON.stringify([error.message]));
+      await this.mark(batchId, flush, verdict);
+    }
+  }
+
+  private async sendStep(batchId: string, flush: FlushRecord, cancelled: boolean): Promise<void> {
+    const key = this.options.keys.providerBatch(batchId).flush(flush.id);
     const { redis, api } = this.options;
     const now = Date.now();
     switch (flush.state) {
@@ -105,20 +174,6 @@ export class FlushDriver {
           nextPollAt: now + this.options.pollMs,
           pollDelayMs: this.options.pollMs,
         });
-        return;
-      }
-      case 'created':
-        return this.poll(batchId, flush, cancelled);
-      case 'finished':
-        return this.apply(batchId, flush, cancelled);
-      case 'marked': {
-        await this.options.waker.wake(flush.ids);
-        await redis.hset(key, 'state', 'done', 'finishedAt', now, 'updatedAt', now);
-        emitProviderBatchSpan(this.options.telemetry, this.options.api.provider, batchId, {
-          ...flush,
-          finishedAt: now,
-        });
-        await this.point('done', flush.id);
         return;
       }
     }
@@ -271,10 +326,14 @@ export class FlushDriver {
 
   /** A flush that never reached the provider: its requests fail with `reason` (the batch was cancelled). */
   private async settle(batchId: string, flush: FlushRecord, reason: string): Promise<void> {
-    const verdict = {
+    await this.mark(batchId, flush, {
       s: 'error',
       e: { code: 'CANCELLED', message: `the model call was not sent: ${reason}`, retryable: false },
-    };
+    });
+  }
+
+  /** Every request of the flush gets `verdict`; the flush goes to 'marked' (its steps are woken next). */
+  private async mark(batchId: string, flush: FlushRecord, verdict: Record<string, unknown>): Promise<void> {
     const batchKeys = this.options.keys.providerBatch(batchId);
     const verdicts = Object.fromEntries(flush.ids.map((id) => [id, verdict]));
     await runScript(

@@ -67,6 +67,8 @@ export async function startIngestWorker({
   const pool = new ParsePool({ size: config.ingestConcurrency, timeoutMs: config.ingestParseTimeoutMs, logger });
   let store = vectorStore;
   const openStore = () => (store ??= createVectorStore(config));
+  // Documents in hand: while there are any, this process's vectors wait (parsing goes first).
+  let inHand = 0;
   // Vectors in the background: one builder per process, which also carries on with collections other
   // processes (or this one before a restart) left half embedded.
   const builder = embedder
@@ -77,6 +79,7 @@ export async function startIngestWorker({
         embedder,
         logger,
         leaseMs: VECTOR_LEASE_LIVENESS_TTLS * config.livenessTtlMs,
+        busy: () => inHand > 0,
       })
     : undefined;
   const processor = new IngestProcessor({
@@ -89,16 +92,27 @@ export async function startIngestWorker({
     logger,
   });
   const worker = ownWorker(
-    new Worker<IngestJobData>(INGEST_QUEUE, processor.process, {
-      connection: bullmq.connection,
-      prefix: config.queuePrefix,
-      // More documents in hand than threads: one document's Redis and SQLite I/O overlaps another's parsing.
-      concurrency: config.ingestConcurrency * JOBS_PER_THREAD,
-      lockDuration: config.lockDurationMs,
-      stalledInterval: config.stalledIntervalMs,
-      maxStalledCount: config.maxStalledCount,
-      autorun: false,
-    }),
+    new Worker<IngestJobData>(
+      INGEST_QUEUE,
+      async (job) => {
+        inHand += 1;
+        try {
+          return await processor.process(job);
+        } finally {
+          inHand -= 1;
+        }
+      },
+      {
+        connection: bullmq.connection,
+        prefix: config.queuePrefix,
+        // More documents in hand than threads: one document's Redis and SQLite I/O overlaps another's parsing.
+        concurrency: config.ingestConcurrency * JOBS_PER_THREAD,
+        lockDuration: config.lockDurationMs,
+        stalledInterval: config.stalledIntervalMs,
+        maxStalledCount: config.maxStalledCount,
+        autorun: false,
+      },
+    ),
     processId,
   );
   worker.run().catch((error: unknown) => logger.error({ err: String(error) }, 'ingest worker stopped'));

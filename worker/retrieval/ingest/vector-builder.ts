@@ -10,6 +10,8 @@ import type { Logger } from '../../../shared/telemetry/logger.js';
 const PAGE_SIZE = 64;
 /** Vectors of texts embedded lately, by text: a chunk repeated in many documents (a filing's boilerplate) is embedded once. */
 const REPEATS_KEPT = 4096;
+/** How often a builder that yields to documents in hand looks again. */
+const YIELD_MS = 250;
 /** Waits after a failed round, doubling up to the last (a provider down, a store locked). */
 const BACKOFF_MS = [1000, 5000, 30_000, 60_000];
 
@@ -29,6 +31,12 @@ export interface VectorBuilderOptions {
   leaseMs: number;
   /** How often an idle builder looks for collections other processes wrote. @default 2000 */
   pollMs?: number;
+  /**
+   * True while this process has documents in hand (the ingest processor): it embeds nothing meanwhile
+   * and gives back its lease between pages, so parsing goes first and documents become searchable at
+   * lexical speed; vectors follow once it is free (or on an idle process). @default never busy
+   */
+  busy?: () => boolean;
 }
 
 /**
@@ -79,6 +87,11 @@ export class VectorBuilder {
   private async run(): Promise<void> {
     const { redis, keys, logger } = this.options;
     while (!this.closed) {
+      // Documents in hand: they become searchable first, at lexical speed; their vectors follow.
+      if (this.options.busy?.()) {
+        await this.sleep(YIELD_MS);
+        continue;
+      }
       let worked = false;
       try {
         const members = await redis.smembers(keys.vectorsPending());
@@ -133,6 +146,8 @@ export class VectorBuilder {
           await redis.sadd(keys.vectorsPending(), member);
           continue;
         }
+        // Parsing first: the lease goes back (another, idle process may carry on) until this one is free.
+        if (this.options.busy?.()) return added > 0;
         const vectors = await this.embed(pending.map((record) => record.text));
         const updates: VectorUpdate[] = pending.map((record, index) => ({ ...record, vector: vectors[index]! }));
         // Renewed before writing. Lapsed (this process stalled past it): taken again if free; held by another, left to it.
