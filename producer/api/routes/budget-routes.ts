@@ -1,19 +1,12 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentqError } from '../../../shared/contracts/errors.js';
 import { TenantBudget } from '../../../shared/operations/limits/tenant-budget.js';
 import { tenantBudgetLimitsSchema } from '../../../shared/operations/limits/tenant-budget-limits.js';
 import type { ApiContext } from '../api-context.js';
-import type { Principal } from '../auth/api-keys.js';
 import { checkRole } from '../auth/authenticate.js';
 import { errorBodySchema } from '../errors.js';
-
-function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal)
-    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
-  return request.principal;
-}
+import { principalOf } from '../auth/principal-of.js';
 
 const limitsAnswer = z.object({
   tenant: z.string(),

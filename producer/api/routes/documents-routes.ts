@@ -19,18 +19,12 @@ import { ingestClientFor } from '../../client/ingest-client-for.js';
 import type { IngestClient } from '../../client/ingest-client.js';
 import { UploadTooLargeError, type UploadReceiver } from '../../client/upload-receiver.js';
 import type { ApiContext } from '../api-context.js';
-import type { Principal } from '../auth/api-keys.js';
 import { ApiError, errorBodySchema, isRedisUnavailable } from '../errors.js';
+import { principalOf } from '../auth/principal-of.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 /** Files per upload request; more in one batch: use the CLI or several requests. */
 const MAX_FILES = 1000;
-
-function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal)
-    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
-  return request.principal;
-}
 
 /** Missing and foreign documents answer alike, so a tenant cannot learn which ids other tenants use. */
 const documentNotFound = (id: string) =>

@@ -1,6 +1,4 @@
-import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { AgentqError } from '../../../shared/contracts/errors.js';
 import {
   collectionListSchema,
   collectionParamsSchema,
@@ -12,14 +10,8 @@ import {
 import { ingestClientFor } from '../../client/ingest-client-for.js';
 import type { IngestClient } from '../../client/ingest-client.js';
 import type { ApiContext } from '../api-context.js';
-import type { Principal } from '../auth/api-keys.js';
 import { ApiError, errorBodySchema } from '../errors.js';
-
-function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal)
-    throw new AgentqError('INTERNAL', 'route reached without authentication (a scope lacks its auth hook)');
-  return request.principal;
-}
+import { principalOf } from '../auth/principal-of.js';
 
 export interface SearchRoutesOptions {
   /** @default one IngestClient per API context (ingestClientFor), closed with the app */
