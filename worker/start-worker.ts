@@ -1,6 +1,5 @@
 import { Queue } from 'bullmq';
 import { loadConfig, type Config } from '../shared/config/config.js';
-import type { AnyGraph } from '../shared/graph/graph.js';
 import { GraphRegistry } from '../shared/graph/graph-registry.js';
 import type { Services } from '../shared/graph/node-context.js';
 import type { LanguageModel } from '../shared/ports/language-model.js';
@@ -30,9 +29,8 @@ import { RedisRunStore, type FinishedRun } from '../shared/store/redis-run-store
 import { ActiveSteps } from './engine/active-steps.js';
 import { builtInGraphs } from './agents/graphs/built-in-graphs.js';
 import { createDefaultServices } from './default-services.js';
-import type { AnyTool } from '../shared/ports/define-tool.js';
 import { IntakeProcessor } from './engine/intake-processor.js';
-import { Reconciler, type SweepReport } from './operations/reconciler.js';
+import { Reconciler } from './operations/reconciler.js';
 import { checkRedisDurability } from './operations/check-redis-durability.js';
 import { StepJobs } from './engine/step-jobs.js';
 import { StepProcessor } from './engine/step-processor.js';
@@ -41,9 +39,7 @@ import { RunEnqueuer } from '../shared/store/run-enqueuer.js';
 import { createRunFinishedHook } from '../shared/store/run-finished-hook.js';
 import { startWebhookWorker } from './operations/webhooks/start-webhook-worker.js';
 import { startIngestWorker } from './retrieval/ingest/start-ingest-worker.js';
-import { startTelemetry, type Telemetry } from '../shared/telemetry/telemetry.js';
-import type { StepObserver } from '../shared/graph/step-observer.js';
-import type { McpServers } from '../shared/adapters/mcp/mcp-servers-schema.js';
+import { startTelemetry } from '../shared/telemetry/telemetry.js';
 import { connectMcpServers, type McpConnections } from '../shared/adapters/mcp/connect-mcp-servers.js';
 import { ServedGraphs } from '../shared/graph/served-graphs.js';
 import { startServedGraphsHeartbeat } from './operations/served-graphs-heartbeat.js';
@@ -55,48 +51,9 @@ import { WarningGate, warningKind } from '../shared/telemetry/warning-gate.js';
 import { startJobWorkers } from './start-job-workers.js';
 import { stopWorker } from './stop-worker.js';
 import { providerBatchesOf } from './provider-batches/provider-batches-of.js';
-import type { FlushPoint } from './provider-batches/provider-batch-flush.js';
 
-export interface StartWorkerOptions {
-  /** Your graphs, registered beside the built-in ones. */
-  graphs?: AnyGraph[];
-  /** Register the built-in graphs (`chain`, …). @default true */
-  builtInGraphs?: boolean;
-  /** Services every node receives in `context.services`, over the defaults. @default createDefaultServices(config): language model (LLM_MODEL), tools, agent limits */
-  services?: Services;
-  /** Your tools, registered beside the built-in ones (`calculator`, `current_time`). @default [] */
-  tools?: AnyTool[];
-  /** @default loadConfig() (the environment) */
-  config?: Config;
-  /** Steps run at once in this process. @default config.concurrency */
-  concurrency?: number;
-  /** @default a pino logger on stderr */
-  logger?: Logger;
-  /** Sweep for runs without a live job. @default true */
-  reconciler?: boolean;
-  /** @default startTelemetry() (on only when OTEL_* configures an exporter) */
-  telemetry?: Telemetry;
-  /** Watch node executions (metrics, benchmarks) without touching the nodes. @default [] */
-  observers?: StepObserver[];
-  /** MCP servers whose tools agents may call, by name (stdio or streamable HTTP). @default config.mcpServers (AGENTQ_MCP_SERVERS) */
-  mcpServers?: McpServers;
-  /** Called at each point of a provider batch's life (issue 38); chaos tests kill the process there. @default none */
-  onProviderBatchPoint?: (point: FlushPoint, flushId: string) => void | Promise<void>;
-}
-
-export interface AgentWorker {
-  readonly registry: GraphRegistry;
-  readonly store: RedisRunStore;
-  /** One reconciler sweep now (tests and operators). */
-  sweep(): Promise<SweepReport>;
-  /**
-   * Graceful shutdown: stop taking jobs; let active steps finish within the grace period
-   * (AGENTQ_SHUTDOWN_GRACE_MS); then abort the rest, releasing their jobs to other workers without
-   * spending an attempt. Bounded whatever Redis's state: by the grace plus AGENTQ_SHUTDOWN_RELEASE_MS it
-   * resolves, having dropped what it could not release and named it in its last log line (stop-worker.ts).
-   */
-  close(): Promise<void>;
-}
+import type { AgentWorker, StartWorkerOptions } from './agent-worker.js';
+export type { AgentWorker, StartWorkerOptions };
 
 /**
  * Starts a worker process's share of agentq: the intake (raw and client jobs), the step processor and

@@ -3,9 +3,8 @@ import { asRedisFaultError } from '../../shared/adapters/redis/redis-fault.js';
 import { MAX_INPUT_DEPTH, nestsWithin, stepJobId, type StoredRunJob } from '../../shared/contracts/job-schema.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE } from '../../shared/contracts/queues.js';
-import { Schedules, type ScheduledRun, type ScheduleRecord } from '../../shared/operations/schedules/schedules.js';
-import { TenantBudget, type UsagePeriod } from '../../shared/operations/limits/tenant-budget.js';
-import type { TenantBudgetLimits } from '../../shared/operations/limits/tenant-budget-limits.js';
+import { Schedules } from '../../shared/operations/schedules/schedules.js';
+import { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
 import { StepQueues } from '../../shared/store/step-queues.js';
 import { bullmqConnection, type BullmqConnection } from '../../shared/bullmq/bullmq-connection.js';
 import {
@@ -16,7 +15,6 @@ import {
   type EnqueueRequest,
 } from '../../shared/store/run-enqueuer.js';
 import { BatchDispatcher } from '../../shared/operations/batches/batch-dispatcher.js';
-import type { BatchRecord, BatchRequest, BatchResult } from '../../shared/operations/batches/batch-schema.js';
 import type { RunRecord } from '../../shared/contracts/run-record.js';
 // The same hook as the workers' (a queued run cancelled here finishes here): metrics, in-flight cap, webhook job.
 import { createRunFinishedHook } from '../../shared/store/run-finished-hook.js';
@@ -34,50 +32,9 @@ import {
 } from './retry-failed-runs.js';
 
 export { enqueueRequestSchema, type EnqueueRequest };
+import type { BatchesApi, BudgetsApi, SchedulesApi } from './client-apis.js';
+export type { BatchesApi, BudgetsApi, SchedulesApi };
 export type { FailedRunsFilter, ForkOptions, ReplayOptions, ReplayReport, RetryFailedOptions, RetryFailedSummary };
-
-/** Batch Q&A: one run per question (see `BatchDispatcher`). */
-export interface BatchesApi {
-  submit(
-    request: BatchRequest,
-    options?: { idempotencyKey?: string; tenant?: string },
-  ): Promise<{ batch: BatchRecord; created: boolean }>;
-  get(batchId: string): Promise<BatchRecord | null>;
-  results(batchId: string): Promise<BatchResult[] | null>;
-  cancel(batchId: string): Promise<BatchRecord | null>;
-}
-
-/**
- * Scheduled runs, per tenant (default: the client's). `create` takes `{graph, input, cron, tz?}` or
- * `{graph, input, everyMs}` (optional startAt/endAt, options, priority, name, paused); `update` takes any
- * of those fields (`null` clears an optional one, `paused` pauses or resumes). Another tenant's schedule
- * reads as null (not found).
- */
-export interface SchedulesApi {
-  /** `keyId`: the API key that asks (the HTTP API), charged for every tick's run. */
-  create(spec: unknown, options?: { tenant?: string; keyId?: string }): Promise<ScheduleRecord>;
-  list(options?: { tenant?: string }): Promise<ScheduleRecord[]>;
-  get(scheduleId: string, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
-  update(scheduleId: string, patch: unknown, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
-  pause(scheduleId: string, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
-  resume(scheduleId: string, options?: { tenant?: string }): Promise<ScheduleRecord | null>;
-  delete(scheduleId: string, options?: { tenant?: string }): Promise<boolean>;
-  /** The runs its ticks started, newest first (the last 100). */
-  runs(scheduleId: string, options?: { tenant?: string }): Promise<ScheduledRun[] | null>;
-}
-
-/** Tenant budgets (default tenant: the client's): limits per UTC day and month, and the spend against them. */
-export interface BudgetsApi {
-  getLimits(options?: {
-    tenant?: string;
-  }): Promise<{ tenant: string; limits: TenantBudgetLimits; source: 'tenant' | 'defaults' }>;
-  /** Replaces the tenant's limits (`tokensPerDay`, `tokensPerMonth`, `costUsdPerDay`, `costUsdPerMonth`); INVALID_INPUT names a bad field. */
-  setLimits(limits: unknown, options?: { tenant?: string }): Promise<{ tenant: string; limits: TenantBudgetLimits }>;
-  usage(options?: {
-    tenant?: string;
-    days?: number;
-  }): Promise<{ tenant: string; days: UsagePeriod[]; month: UsagePeriod }>;
-}
 
 export interface EnqueueOptions {
   /**

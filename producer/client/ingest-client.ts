@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
 import { Queue } from 'bullmq';
 import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
 import { loadConfig, type Config } from '../../shared/config/config.js';
@@ -15,7 +14,9 @@ import { RedisDocumentStore } from '../../shared/retrieval/redis-document-store.
 import type { SearchHit, SearchRequest } from '../../shared/retrieval/search-documents.js';
 import { INGEST_QUEUE, queueStreamOptions } from '../../shared/contracts/queues.js';
 import { bullmqConnection, type BullmqConnection } from '../../shared/bullmq/bullmq-connection.js';
-import { connectRedis, describeRedisTarget } from '../../shared/adapters/redis/connect-redis.js';
+import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
+import { whenRedisReady } from './redis-ready.js';
+import { readSourceFile } from './read-source-file.js';
 import { collectFiles } from './collect-files.js';
 import { DocumentSearch, type DocumentSearchOptions } from './document-search.js';
 import { StorageBudget } from '../../shared/operations/limits/storage-budget.js';
@@ -151,7 +152,9 @@ export class IngestClient {
         );
         const reads = await Promise.all(
           items.map((item) =>
-            item < paths.length ? this.readFile(names[item]!) : readUpload(uploads[item - paths.length]!),
+            item < paths.length
+              ? readSourceFile(names[item]!, this.config.ingestMaxBytes)
+              : readUpload(uploads[item - paths.length]!),
           ),
         );
         for (const [offset, read] of reads.entries()) {
@@ -368,24 +371,6 @@ export class IngestClient {
     return this.searcher.store();
   }
 
-  private async readFile(
-    path: string,
-  ): Promise<{ content: Uint8Array } | { error: { code: string; message: string } }> {
-    try {
-      const { size } = await stat(path);
-      if (size > this.config.ingestMaxBytes)
-        return {
-          error: {
-            code: 'INVALID_INPUT',
-            message: `${path} is ${size} bytes, over the limit of ${this.config.ingestMaxBytes} (AGENTQ_INGEST_MAX_BYTES)`,
-          },
-        };
-      return { content: await readFile(path) };
-    } catch (error) {
-      return { error: { code: 'INVALID_INPUT', message: `${path} cannot be read (${(error as Error).message})` } };
-    }
-  }
-
   /**
    * Waits until Redis answers on both connections (they are lazy), failing fast if it does not:
    * documents' bytes go through the second one (blobRedis), and a producer connection has no offline
@@ -393,28 +378,8 @@ export class IngestClient {
    * first was waited for.
    */
   private async ready(): Promise<void> {
-    await Promise.all([this.redis, this.blobRedis].map((redis) => this.connected(redis)));
-  }
-
-  private async connected(redis: RedisConnection): Promise<void> {
-    if (redis.status === 'ready') return;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          reject(
-            new AgentqError(
-              'UNAVAILABLE',
-              `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`,
-              { retryable: true },
-            ),
-          ),
-        this.config.redisCommandTimeoutMs + 1000,
-      );
-      redis.once('ready', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    const timeoutMs = this.config.redisCommandTimeoutMs + 1000;
+    await Promise.all([this.redis, this.blobRedis].map((redis) => whenRedisReady(redis, this.config, timeoutMs)));
   }
 }
 

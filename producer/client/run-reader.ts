@@ -1,5 +1,6 @@
 import { AgentqError } from '../../shared/contracts/errors.js';
-import { connectRedis, describeRedisTarget, type RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import { connectRedis, type RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import { whenRedisReady } from './redis-ready.js';
 import { RedisRunStore, type ListFilter } from '../../shared/store/redis-run-store.js';
 import { withPartialOutput } from './partial-output.js';
 import { readRedisConfig, type RedisConfig } from '../../shared/config/redis-config.js';
@@ -69,23 +70,9 @@ export class RunReader {
   protected async ready(): Promise<void> {
     if (this.redis.status === 'ready') return;
     // One wait shared by every call made meanwhile: a listener each would pile up while Redis is down.
-    this.readyWait ??= new Promise<void>((resolve, reject) => {
-      const onReady = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.redis.off('ready', onReady);
-        reject(
-          new AgentqError(
-            'UNAVAILABLE',
-            `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`,
-            { retryable: true },
-          ),
-        );
-      }, this.config.redisCommandTimeoutMs + 1000);
-      this.redis.once('ready', onReady);
-    }).finally(() => (this.readyWait = undefined));
+    this.readyWait ??= whenRedisReady(this.redis, this.config, this.config.redisCommandTimeoutMs + 1000).finally(
+      () => (this.readyWait = undefined),
+    );
     await this.readyWait;
   }
 

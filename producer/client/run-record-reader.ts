@@ -3,6 +3,7 @@ import { Keys } from '../../shared/store/keys.js';
 import { withPartialOutput } from './partial-output.js';
 import { DEFAULT_REDIS_URL, type RedisConfig } from '../../shared/config/redis-config.js';
 import { describeRedisTarget } from '../../shared/adapters/redis/redis-target.js';
+import { redisUnreachable } from './redis-ready.js';
 import { respAddressOf, RespConnection, type RespAddress } from '../../shared/adapters/redis/resp-connection.js';
 import { pairsToObject, parseState, runRecordOf } from '../../shared/store/run-meta.js';
 import type { RunRecord } from '../../shared/contracts/run-record.js';
@@ -70,11 +71,7 @@ export class RunRecordReader implements RunRecordSource {
       readyTimeoutMs: this.config.redisCommandTimeoutMs + 1000,
       commandTimeoutMs: this.config.redisCommandTimeoutMs,
     }).catch((error: unknown) => {
-      throw new AgentqError(
-        'UNAVAILABLE',
-        `${describeRedisTarget(this.config)} is not reachable: start redis-server or set REDIS_URL (REDIS_CLUSTER_NODES for a cluster)`,
-        { retryable: true, cause: error },
-      );
+      throw redisUnreachable(this.config, error);
     });
     return this.connection;
   }
