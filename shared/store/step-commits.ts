@@ -71,6 +71,7 @@ export class StepCommits {
         webhookUrl: reply[3] || null,
         batchId: reply[4] || null,
         outputBytes: Number(reply[5] ?? 0),
+        conversationId: reply[6] || null,
       });
     return { kind: kind as 'advanced' | 'completed' | 'cancelled', index: Number(reply[1]) };
   }
