@@ -6,6 +6,7 @@ import { estimateTextTokens } from '../../llm/estimate-tokens.js';
 import type { Embedder, EmbedOptions, EmbedResult } from '../../ports/embedder.js';
 import { OPENAI_DEFAULT_BASE_URL } from './openai-language-model.js';
 import { mapOpenAIError } from './openai-error.js';
+import { createOpenAIClient } from './create-openai-client.js';
 
 export interface OpenAIEmbedderOptions {
   /** The embedding model id, e.g. `text-embedding-3-small`, `nomic-embed-text`. */
@@ -68,18 +69,7 @@ export class OpenAIEmbedder implements Embedder {
     this.batchSize = batchSize;
     this.requestedDimensions = dimensions;
     this.maxRetryAfterMs = maxRetryAfterMs;
-    this.client =
-      client ??
-      new OpenAI({
-        baseURL,
-        apiKey: apiKey ?? 'unused',
-        organization: null,
-        project: null,
-        webhookSecret: null,
-        maxRetries: 0,
-        timeout: timeoutMs,
-        logLevel: 'warn',
-      });
+    this.client = client ?? createOpenAIClient({ baseURL, apiKey, timeoutMs });
   }
 
   /** The vector length, once a first answer told it. */

@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import type { ModerationVerdict, Moderator } from '../../ports/moderator.js';
 import { AgentqError } from '../../contracts/errors.js';
 import { mapOpenAIError } from './openai-error.js';
+import { createOpenAIClient } from './create-openai-client.js';
 
 export interface OpenAIModeratorOptions {
   /** The moderation model, e.g. `omni-moderation-latest` (MODERATION_MODEL). */
@@ -24,16 +25,7 @@ export class OpenAIModerator implements Moderator {
     this.modelId = model;
     this.baseURL = baseURL;
     this.timeoutMs = timeoutMs;
-    this.client = new OpenAI({
-      baseURL,
-      apiKey: apiKey ?? 'unused',
-      organization: null,
-      project: null,
-      webhookSecret: null,
-      maxRetries: 0,
-      timeout: timeoutMs,
-      logLevel: 'warn',
-    });
+    this.client = createOpenAIClient({ baseURL, apiKey, timeoutMs });
   }
 
   async moderate(text: string, { abortSignal }: { abortSignal?: AbortSignal } = {}): Promise<ModerationVerdict> {
