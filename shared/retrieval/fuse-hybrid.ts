@@ -1,5 +1,5 @@
 import type { HybridFusion } from '../ports/vector-store.js';
-import { reciprocalRankFusion, type RankedItem } from './reciprocal-rank-fusion.js';
+import { reciprocalRankFusion, RRF_K, type RankedItem } from './reciprocal-rank-fusion.js';
 import { weightedScoreFusion } from './weighted-score-fusion.js';
 
 /**
@@ -52,7 +52,7 @@ function withStandIns<T extends RankedItem & { score: number }>(
       extra.set(itemKey(item), fusion.denseWeight * (high > low ? (item.score - low) / (high - low) : 1));
   } else {
     lexical.forEach((item, index) => {
-      if (withoutVector!(item)) extra.set(itemKey(item), 1 / (60 + index + 1));
+      if (withoutVector!(item)) extra.set(itemKey(item), 1 / (RRF_K + index + 1));
     });
   }
   // Array.prototype.sort is stable: equal scores keep the fused order.

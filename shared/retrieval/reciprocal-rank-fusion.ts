@@ -4,6 +4,9 @@ export interface RankedItem {
   readonly collection?: string;
 }
 
+/** The usual reciprocal-rank-fusion constant, the port's (VectorHit.score: Σ 1/(60 + rank)). */
+export const RRF_K = 60;
+
 /**
  * Reciprocal-rank fusion of ranked lists, each best first: an item's score is Σ 1/(k + rank) over the
  * lists it appears in, rank starting at 1. The usual k = 60 keeps one list's top hit from drowning
@@ -15,7 +18,7 @@ export interface RankedItem {
  */
 export function reciprocalRankFusion<T extends RankedItem>(
   lists: readonly (readonly T[])[],
-  k = 60,
+  k = RRF_K,
 ): (T & { score: number })[] {
   if (!(k >= 0)) throw new RangeError(`reciprocalRankFusion: k must be 0 or more, got ${k}`);
   const fused = new Map<string, { item: T; score: number }>();

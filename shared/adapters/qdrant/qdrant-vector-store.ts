@@ -26,6 +26,7 @@ import { QdrantLayoutKeeper } from './qdrant-layout-keeper.js';
 import { qdrantPointId } from './qdrant-point-id.js';
 import { callQdrant, qdrantStatus, type QdrantRetryOptions } from './qdrant-request.js';
 import { dimensionsOf, toHit } from './qdrant-hit.js';
+import { RRF_K } from '../../retrieval/reciprocal-rank-fusion.js';
 
 export interface QdrantVectorStoreOptions {
   /** Qdrant's REST address, e.g. `http://qdrant:6333` (QDRANT_URL). */
@@ -43,9 +44,6 @@ export interface QdrantVectorStoreOptions {
   /** BM25 parameters of the client-side sparse encoding. Changing them needs a re-index. @default {k: 1.2, b: 0.75, averageLength: 256} */
   bm25?: Bm25SparseEncoderOptions;
 }
-
-/** Reciprocal-rank-fusion constant of the port (Σ 1/(60 + rank), rank from 1). */
-const RRF_K = 60;
 
 /**
  * The vector store on a Qdrant server (used when QDRANT_URL is set): several worker machines share it,

@@ -31,6 +31,7 @@ import { toFtsQuery } from './fts-query.js';
 import { payloadFilterSql } from './payload-filter-sql.js';
 import { createVectorTable, SCHEMA, vectorTable } from './sqlite-schema.js';
 import { hasFilter, toHit, type ChunkRow, type Hit } from './sqlite-hit.js';
+import { ensureCollectionDimensions } from './collection-dimensions.js';
 
 export interface SqliteVectorStoreOptions {
   /** The database file (its folder is created), or `:memory:`. */
@@ -96,7 +97,9 @@ export class SqliteVectorStore implements VectorStore {
 
   async ensureCollection(tenant: string, collection: string, options: { dimensions?: number } = {}): Promise<void> {
     const dimensions = checkEnsureCollection(tenant, collection, options.dimensions);
-    this.write(() => this.collectionDimensions(tenant, collection, dimensions, 'CONFLICT'));
+    this.write(() =>
+      ensureCollectionDimensions((sql) => this.statement(sql), tenant, collection, dimensions, 'CONFLICT'),
+    );
   }
 
   async listCollections(tenant: string): Promise<CollectionInfo[]> {
@@ -126,7 +129,7 @@ export class SqliteVectorStore implements VectorStore {
     const dimensions = checkRecords(records);
     const rows = records.map((record) => ({ record, payload: JSON.stringify(record.payload ?? {}) }));
     this.write(() => {
-      this.collectionDimensions(tenant, collection, dimensions, 'INVALID_INPUT');
+      ensureCollectionDimensions((sql) => this.statement(sql), tenant, collection, dimensions, 'INVALID_INPUT');
       if (dimensions !== null) createVectorTable(this.db, dimensions);
       const find = this.statement(
         'select rowid, dimensions from chunks where tenant = ? and collection = ? and id = ?',
@@ -185,7 +188,7 @@ export class SqliteVectorStore implements VectorStore {
     const dimensions = checkVectorUpdates(updates);
     if (dimensions === null) return 0;
     return this.write(() => {
-      this.collectionDimensions(tenant, collection, dimensions, 'INVALID_INPUT');
+      ensureCollectionDimensions((sql) => this.statement(sql), tenant, collection, dimensions, 'INVALID_INPUT');
       createVectorTable(this.db, dimensions);
       // Still without a vector and still this text: a record replaced since it was read keeps its new text's turn.
       const find = this.statement(
@@ -355,41 +358,6 @@ export class SqliteVectorStore implements VectorStore {
       const row = byRowid.get(neighbour.rowid);
       return row ? [toHit(row, neighbour.similarity)] : [];
     });
-  }
-
-  /**
-   * The collection's vector length after this call: creates the collection when missing, records the
-   * length when it had none, and refuses a different one.
-   */
-  private collectionDimensions(
-    tenant: string,
-    collection: string,
-    dimensions: number | null,
-    conflictCode: 'CONFLICT' | 'INVALID_INPUT',
-  ): void {
-    const row = this.statement('select dimensions from collections where tenant = ? and name = ?').get(
-      tenant,
-      collection,
-    ) as { dimensions: number | null } | undefined;
-    if (!row) {
-      this.statement('insert into collections (tenant, name, dimensions, created_at) values (?, ?, ?, ?)').run(
-        tenant,
-        collection,
-        dimensions,
-        Date.now(),
-      );
-    } else if (dimensions !== null && row.dimensions === null) {
-      this.statement('update collections set dimensions = ? where tenant = ? and name = ?').run(
-        dimensions,
-        tenant,
-        collection,
-      );
-    } else if (dimensions !== null && row.dimensions !== dimensions) {
-      throw new AgentqError(
-        conflictCode,
-        `vector store: collection '${collection}' holds vectors of length ${row.dimensions}, not ${dimensions}; use another collection for another embedding model`,
-      );
-    }
   }
 
   /** One BEGIN IMMEDIATE transaction: the write lock is taken up front, so two writers never deadlock upgrading. */
