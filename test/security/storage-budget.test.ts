@@ -25,7 +25,9 @@ describe(`storage budget: ${RUNS} runs of ${INPUT_BYTES} B inputs against ${BUDG
       env: {
         AGENTQ_TENANT_MAX_BYTES: String(BUDGET),
         AGENTQ_RETENTION_SECONDS: String(RETENTION_SECONDS),
-        AGENTQ_BODY_LIMIT_BYTES: String(2 * 1024 * 1024),
+        // Above the budget, so that an input larger than the whole budget reaches the budget's check
+        // (at full scale the budget is 10 MiB: a 2 MiB body limit answered PAYLOAD_TOO_LARGE first).
+        AGENTQ_BODY_LIMIT_BYTES: String(Math.max(2 * 1024 * 1024, BUDGET + 1024 * 1024)),
       },
     });
   });
