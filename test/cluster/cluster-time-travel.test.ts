@@ -10,6 +10,8 @@ import {
 } from '../helpers/redis-cluster.js';
 import { waitForRuns } from '../helpers/wait-for-runs.js';
 
+// Skipped, with the reason printed, where no Redis Cluster can be started (redis-server or redis-cli not on PATH);
+// `npm run test:cluster` runs it (excluded from `npm test`).
 const unavailable = clusterUnavailableReason();
 if (unavailable) console.warn(`skipping the Redis Cluster time-travel suite: ${unavailable}`);
 

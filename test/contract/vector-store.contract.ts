@@ -270,10 +270,13 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
         { id: 'p3', text: 'west wind', vector: [0, 0, 1], payload: { docId: 'b' } },
         { id: 'p4', text: 'south wind', payload: { docId: 'b' } },
       ];
+      // Vectors added later (issue 41) are an optional part of the port: the embedded store has them; Qdrant
+      // embeds at ingest and has not. A store without them reports these three tests as skipped (that
+      // reason), never as passed.
       const supported = () => store.pendingVectors !== undefined && store.setVectors !== undefined;
 
       it('lists records without a vector, oldest first, and adds vectors to them in place', async (test) => {
-        if (!supported()) return test.skip();
+        if (!supported()) return test.skip('this store has no pendingVectors/setVectors (Qdrant embeds at ingest)');
         const owner = tenant();
         await store.upsert(owner, 'later', chunks);
         expect(await store.pendingVectors!(owner, 'later', { limit: 10 })).toEqual([
@@ -296,7 +299,7 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
       });
 
       it('skips records replaced, deleted or given a vector since they were read, so a late vector never lands on new text', async (test) => {
-        if (!supported()) return test.skip();
+        if (!supported()) return test.skip('this store has no pendingVectors/setVectors (Qdrant embeds at ingest)');
         const owner = tenant();
         await store.upsert(owner, 'later', chunks);
         const pending = await store.pendingVectors!(owner, 'later', { limit: 10 });
@@ -312,7 +315,7 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
       });
 
       it('keeps tenants apart and checks its arguments', async (test) => {
-        if (!supported()) return test.skip();
+        if (!supported()) return test.skip('this store has no pendingVectors/setVectors (Qdrant embeds at ingest)');
         const owner = tenant();
         const other = tenant();
         await store.upsert(owner, 'later', chunks);

@@ -125,6 +125,7 @@ describe('LocalEmbedder (the real model, in a thread)', () => {
     expect(() => new LocalEmbedder({ documentTokens: LOCAL_EMBEDDING_MAX_TOKENS + 1 })).toThrow(/documentTokens/);
   });
 
+  // Linux only: thread priority is read from /proc (nice of each thread); other platforms skip it.
   it.runIf(process.platform === 'linux')(
     'runs background threads at low CPU priority, apart from the threads of queries',
     async () => {
