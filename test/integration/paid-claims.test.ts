@@ -61,6 +61,40 @@ describe('claims on paid work', () => {
     expect(await client.store.redis.hkeys(client.store.keys.run(runId).memo)).toEqual(['s0.t0']);
   });
 
+  it("the last look before paying is the claim's own while it is younger than a lease, and a look of its own once older", async () => {
+    const runId = `claims-confirm-${Date.now()}`;
+    await runAtSuperstep0(runId);
+    await alive('proc-a');
+    const claims = new PaidClaims({
+      redis: client.store.redis,
+      keys: client.store.keys,
+      processId: 'proc-a',
+      logger: createLogger('silent'),
+      pauseMs: 300,
+    });
+    const held = await claims.acquire({
+      runId,
+      superstep: 0,
+      task: 0,
+      key: 'model',
+      attempt: 1,
+      endsAt: Date.now() + 60_000,
+      signal: new AbortController().signal,
+    });
+    if (held.kind !== 'claimed') throw new Error(`expected a claim, got ${held.kind}`);
+    // Taken over behind the claim's back (as after a pause): a look now would say 'lost'.
+    await client.store.redis.hset(
+      client.store.keys.run(runId).memo,
+      held.field,
+      JSON.stringify({ owner: 'proc-b/1', attempt: 2, endsAt: Date.now() + 60_000 }),
+    );
+    // The claim was looked at less than a lease ago: that look stands, no round trip.
+    await expect(claims.confirm(runId, 0, 0, held)).resolves.toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    // Older than a lease: looked at again, and the takeover is seen.
+    await expect(claims.confirm(runId, 0, 0, held)).rejects.toMatchObject({ kind: 'stale' });
+  });
+
   it('takes over when the owner stops beating', async () => {
     const runId = `claims-dead-${Date.now()}`;
     await runAtSuperstep0(runId);

@@ -121,13 +121,22 @@ class StepNodeContext implements NodeContext {
           return answer.value as T;
         }
       }
-      const value = await this.paidMemo(key, compute);
+      // The recording rides with the save of a fresh result (one script); a result saved earlier is recorded here.
+      const value = await this.paidMemo(key, compute, travel, options);
       return travel.record(key, options, value);
     };
   }
 
-  /** `memo` without time travel: the step's saved result, or `compute` paid for once under a claim (I4). */
-  private async paidMemo<T>(key: string, compute: (paid?: PaidCall) => Promise<T>): Promise<T> {
+  /**
+   * `memo` past a replay's answer: the step's saved result, or `compute` paid for once under a claim (I4),
+   * saved with its recording (`travel`, when the run records `full`) in one script.
+   */
+  private async paidMemo<T>(
+    key: string,
+    compute: (paid?: PaidCall) => Promise<T>,
+    travel: StepTimeTravel,
+    options: MemoOptions | undefined,
+  ): Promise<T> {
     const { store, data, attempt, abort, memos, claims, claimMs = 600_000 } = this.input;
     const stepId = this.stepId;
     if (!claims) {
@@ -162,7 +171,8 @@ class StepNodeContext implements NodeContext {
     }
     memos[key] = value ?? null;
     // A refused save keeps the result in memory for this process's next attempt (issue 34).
-    await claims.save(data.runId, stepId, memos, claim, key);
+    const record = travel.recordArgs(key, options, value);
+    travel.recordedAs(key, await claims.save(data.runId, stepId, memos, claim, key, record));
     return value;
   }
 

@@ -1,3 +1,5 @@
+import { RECORD_CALL_LUA } from '../../shared/store/recordings/record-call-script.js';
+
 /**
  * Claims on paid work (issue 20): before a step pays for a model call (or embeddings, moderation, a tool
  * marked paid — anything behind NodeContext.memo), it claims that call in the run's memo hash, atomically
@@ -81,6 +83,21 @@ if ARGV[3] ~= '' then
   if held and cjson.decode(held).owner == ARGV[4] then redis.call('HDEL', KEYS[1], ARGV[3]) end
 end
 return 1
+`;
+
+/**
+ * SAVE_PAID_WORK and the call's recording (issue 39) in one script, for a run that records `full`: one
+ * round trip where the save and RECORD_CALL were two, in the same order (the recording after the save).
+ * KEYS: the run's keys (Keys.runAll; 7 is the memo hash) · ARGV: 1-4 as SAVE_PAID_WORK's · 5… recordCallArgs
+ * → record_call's verdict
+ */
+export const SAVE_AND_RECORD_PAID_WORK = `${RECORD_CALL_LUA}
+redis.call('HSET', KEYS[7], ARGV[1], ARGV[2])
+if ARGV[3] ~= '' then
+  local held = redis.call('HGET', KEYS[7], ARGV[3])
+  if held and cjson.decode(held).owner == ARGV[4] then redis.call('HDEL', KEYS[7], ARGV[3]) end
+end
+return record_call(KEYS, ARGV, 5)
 `;
 
 /** End a claim without a result (the call failed or was abandoned), if it is still the claimant's. KEYS: 1 memo hash · ARGV: 1 claim field · 2 claimant */

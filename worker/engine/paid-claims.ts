@@ -4,7 +4,14 @@ import { sleep } from '../../shared/contracts/abort.js';
 import type { Keys } from '../../shared/store/keys.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import { runScript } from '../../shared/adapters/redis/create-redis.js';
-import { CLAIM_PAID_WORK, CONFIRM_PAID_CLAIM, RELEASE_PAID_CLAIM, SAVE_PAID_WORK } from './paid-claim-scripts.js';
+import {
+  CLAIM_PAID_WORK,
+  CONFIRM_PAID_CLAIM,
+  RELEASE_PAID_CLAIM,
+  SAVE_AND_RECORD_PAID_WORK,
+  SAVE_PAID_WORK,
+} from './paid-claim-scripts.js';
+import type { RecordVerdict } from '../../shared/store/recordings/run-recordings.js';
 import { StepAbort } from '../../shared/contracts/abort.js';
 import { redisFaultOf, retryWhileRedisFaulty } from '../../shared/adapters/redis/redis-fault.js';
 import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
@@ -15,6 +22,8 @@ export interface HeldClaim {
   claimant: string;
   /** When the claim runs out (ms): a result whose save failed is re-saved until then. */
   endsAt?: number;
+  /** When the script that took the claim was sent (ms): its look is the last one while it is recent (`confirm`). */
+  lookedAt?: number;
 }
 
 /** A paid result Redis has not taken yet (it was full): kept here, used by this process's next attempt. */
@@ -91,6 +100,7 @@ export class PaidClaims {
     let waited = false;
     let over = '';
     for (;;) {
+      const lookedAt = Date.now();
       const reply = await runScript<string[]>(
         redis,
         CLAIM_PAID_WORK,
@@ -125,7 +135,7 @@ export class PaidClaims {
         if (waited)
           logger.warn({ runId, stepId, key }, 'paid work: the claimant is gone or ran out of time; calling again');
         this.inFlight.add(claimant);
-        return { kind: 'claimed', field, claimant, endsAt };
+        return { kind: 'claimed', field, claimant, endsAt, lookedAt };
       }
       // A claim of this very process whose call is no longer in flight (an earlier delivery here that
       // ended without releasing it): over, so take it at once instead of waiting for it to run out.
@@ -156,17 +166,19 @@ export class PaidClaims {
     memos: Record<string, unknown>,
     claim: HeldClaim,
     key?: string,
-  ): Promise<void> {
+    record?: (string | number)[],
+  ): Promise<RecordVerdict | undefined> {
+    const args = [stepId, JSON.stringify(memos), claim.field, claim.claimant];
+    const { redis, keys } = this.options;
+    // `record`: the call's recording (recordCallArgs) goes in the same script, after the save.
     const write = () =>
-      runScript(
-        this.options.redis,
-        SAVE_PAID_WORK,
-        [this.options.keys.run(runId).memo],
-        [stepId, JSON.stringify(memos), claim.field, claim.claimant],
-      );
+      record
+        ? runScript<RecordVerdict>(redis, SAVE_AND_RECORD_PAID_WORK, keys.runAll(runId), [...args, ...record])
+        : runScript<undefined>(redis, SAVE_PAID_WORK, [keys.run(runId).memo], args).then(() => undefined);
     try {
-      await write();
+      const verdict = await write();
       this.inFlight.delete(claim.claimant);
+      return verdict;
     } catch (error) {
       if (key === undefined || !redisFaultOf(error)) {
         this.inFlight.delete(claim.claimant);
@@ -212,10 +224,15 @@ export class PaidClaims {
    * The last look before paying (issue 34): the claim is still this call's and the run's cursor still
    * at its step, else a stale-step abort (nothing paid, no attempt spent). A look whose round trip took
    * longer than a lease (the process was paused meanwhile) is made again.
+   *
+   * The claim's own script made the same checks (cursor, writes, the claim now this call's): sent less
+   * than a lease ago, it is as recent a look as this one would be, and the round trip is saved (one per
+   * model call; a pause between the claim and here, as in issue 34, makes it older than a lease).
    */
   async confirm(runId: string, superstep: number, task: number, claim: HeldClaim): Promise<void> {
     const runKeys = this.options.keys.run(runId);
     const pauseMs = this.options.pauseMs ?? 3000;
+    if (claim.lookedAt !== undefined && Date.now() - claim.lookedAt < pauseMs) return;
     for (let look = 0; look < 3; look += 1) {
       const startedAt = Date.now();
       const verdict = await runScript<string>(

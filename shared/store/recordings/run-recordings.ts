@@ -31,6 +31,25 @@ interface StoredCall {
   r: unknown;
 }
 
+/** A paid call as a step records it. */
+export interface CallToRecord {
+  stepId: string;
+  key: string;
+  node: string;
+  request: unknown;
+  response: unknown;
+}
+
+/** The recording verdict of a call (record_call in record-call-script.ts). */
+export type RecordVerdict = 'ok' | 'exists' | 'off' | 'over';
+
+/** A call as record_call's arguments: its field, its JSON, then its contents not stored inline. */
+export function recordCallArgs(call: CallToRecord): (string | number)[] {
+  const { fingerprint, compact, contents } = fingerprintRequest(call.request);
+  const stored: StoredCall = { n: call.node, f: fingerprint, q: compact, r: call.response ?? null };
+  return [callField(call.stepId, call.key), JSON.stringify(stored), contents.size, ...[...contents].flat()];
+}
+
 /** The field of a call: `k:<stepId>:<memo key>`. */
 export function callField(stepId: string, key: string): string {
   return `k:${stepId}:${key}`;
@@ -45,18 +64,8 @@ export class RunRecordings {
   constructor(private readonly context: RunStoreContext) {}
 
   /** Records a call of a step of a run that records `full` (the script checks): → the script's verdict. */
-  async recordCall(
-    runId: string,
-    call: { stepId: string; key: string; node: string; request: unknown; response: unknown },
-  ): Promise<'ok' | 'exists' | 'off' | 'over'> {
-    const { fingerprint, compact, contents } = fingerprintRequest(call.request);
-    const stored: StoredCall = { n: call.node, f: fingerprint, q: compact, r: call.response ?? null };
-    return this.context.script(RECORD_CALL, runId, [
-      callField(call.stepId, call.key),
-      JSON.stringify(stored),
-      contents.size,
-      ...[...contents].flat(),
-    ]);
+  async recordCall(runId: string, call: CallToRecord): Promise<RecordVerdict> {
+    return this.context.script(RECORD_CALL, runId, recordCallArgs(call));
   }
 
   /** A recorded call, or null when the run recorded none under that step and key. */

@@ -1,6 +1,11 @@
 import type { MemoOptions } from '../../../shared/graph/node-context.js';
 import type { NodeContextInput } from '../create-node-context.js';
 import { replayedCall, type ReplayAnswer } from './replayed-call.js';
+import {
+  recordCallArgs,
+  type CallToRecord,
+  type RecordVerdict,
+} from '../../../shared/store/recordings/run-recordings.js';
 
 /**
  * Time travel's part in one attempt of a step's paid calls (issue 39), for NodeContext.memo: a replay
@@ -39,21 +44,37 @@ export class StepTimeTravel {
    * recording, never the step: the replay of that call later says the recording is missing.
    */
   async record<T>(key: string, options: MemoOptions | undefined, value: T): Promise<T> {
-    const { store, meta, data, node, logger } = this.input;
-    if (meta.record !== 'full' || this.recorded.has(key)) return value;
-    this.recorded.add(key);
+    const { store, data, logger } = this.input;
+    const call = this.toRecord(key, options, value);
+    if (!call) return value;
     try {
-      const verdict = await store.recordings.recordCall(data.runId, {
-        stepId: this.stepId,
-        key,
-        node,
-        request: options?.request,
-        response: value,
-      });
-      if (verdict === 'over') logger.debug({ key }, 'recording stopped: the run reached AGENTQ_RECORDING_MAX_BYTES');
+      this.recordedAs(key, await store.recordings.recordCall(data.runId, call));
     } catch (error) {
       logger.warn({ key, err: String(error) }, 'recording of a paid call failed; a replay of it will say so');
     }
     return value;
+  }
+
+  /**
+   * The call's recording as arguments of the script that saves its result (record_call), when the run
+   * records `full` and this attempt has not recorded it yet: then it counts as recorded (`recordedAs`
+   * takes the verdict), and `record` leaves it be.
+   */
+  recordArgs(key: string, options: MemoOptions | undefined, value: unknown): (string | number)[] | undefined {
+    const call = this.toRecord(key, options, value);
+    return call && recordCallArgs(call);
+  }
+
+  /** What the script that recorded `key` answered. */
+  recordedAs(key: string, verdict: RecordVerdict | undefined): void {
+    if (verdict === 'over')
+      this.input.logger.debug({ key }, 'recording stopped: the run reached AGENTQ_RECORDING_MAX_BYTES');
+  }
+
+  private toRecord(key: string, options: MemoOptions | undefined, value: unknown): CallToRecord | undefined {
+    const { meta, node } = this.input;
+    if (meta.record !== 'full' || this.recorded.has(key)) return undefined;
+    this.recorded.add(key);
+    return { stepId: this.stepId, key, node, request: options?.request, response: value };
   }
 }
