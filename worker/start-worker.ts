@@ -179,8 +179,8 @@ async function startConnected(
     enqueuer: new RunEnqueuer(store, stepQueues, config),
     retentionSeconds: config.retentionSeconds,
   });
-  finishedHooks.push(async (runId, _status, { batchId }) => {
-    if (batchId) await batches.onRunFinished(runId, batchId);
+  finishedHooks.push(async (runId, status, { batchId }) => {
+    if (batchId) await batches.onRunFinished(runId, batchId, status);
   });
   // Repeated warnings (a Redis outage) as one line per kind per interval, with a count (issue 34).
   const warnings = new WarningGate(logger, config.warnIntervalMs);

@@ -72,6 +72,7 @@ export class AgentClient extends RunReader {
   private readonly bullmq: BullmqConnection;
   private readonly enqueuer: RunEnqueuer;
   private readonly served: ServedGraphs;
+  private readonly batchDispatcher: BatchDispatcher;
   /** Batch Q&A through the queue. */
   readonly batches: BatchesApi;
   /** Scheduled runs (BullMQ job schedulers; the workers start each tick's run). */
@@ -99,7 +100,7 @@ export class AgentClient extends RunReader {
       keys: this.store.keys,
       heartbeatMs: this.config.graphHeartbeatMs,
     });
-    const dispatcher = new BatchDispatcher({
+    const dispatcher = (this.batchDispatcher = new BatchDispatcher({
       redis: this.redis,
       keys: this.store.keys,
       store: this.store,
@@ -118,7 +119,7 @@ export class AgentClient extends RunReader {
         },
         fallback: this.config.providerBatchFallback,
       },
-    });
+    }));
     this.batches = {
       submit: async (request, { idempotencyKey, tenant = this.tenant } = {}) => {
         await this.ready();
@@ -290,6 +291,8 @@ export class AgentClient extends RunReader {
       await admission?.undo();
       throw error;
     }
+    // A question of a batch is in flight again: its batch's progress counts it running, not failed.
+    if (meta.batchId) await this.batchDispatcher.onRunRetried(runId, meta.batchId);
     const job: StoredRunJob = { v: 1, stored: true, runId };
     // A fresh job id: the run's first intake job may still be kept as completed or failed.
     await this.intakeQueue.add('retry', job, {

@@ -247,10 +247,19 @@ export class Keys {
     return `${this.prefix}:limits:{${provider}:${model}}`;
   }
 
-  /** One batch's keys, under one hash tag: meta (hash), items (list of JSON), inflight (set of run ids). */
-  batch(batchId: string): { meta: string; items: string; inflight: string; lock: string } {
+  /**
+   * One batch's keys, under one hash tag: meta (hash), items (list of JSON), inflight (set of run ids),
+   * done (hash: a finished run's id → the status its last finish counted, behind the meta's done counts).
+   */
+  batch(batchId: string): { meta: string; items: string; inflight: string; lock: string; done: string } {
     const base = `${this.prefix}:{batch:${batchId}}`;
-    return { meta: `${base}:meta`, items: `${base}:items`, inflight: `${base}:inflight`, lock: `${base}:lock` };
+    return {
+      meta: `${base}:meta`,
+      items: `${base}:items`,
+      inflight: `${base}:inflight`,
+      lock: `${base}:lock`,
+      done: `${base}:done`,
+    };
   }
 
   /** A tenant's batches, scored by creation time. */

@@ -8,7 +8,7 @@ import { slotPipeline } from '../../store/slot-pipeline.js';
 import { parseMeta, type RedisRunStore } from '../../store/redis-run-store.js';
 import type { RunEnqueuer } from '../../store/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
-import { CLAIM, RELEASE } from './batch-scripts.js';
+import { CLAIM, RELEASE, REOPEN } from './batch-scripts.js';
 import { readProviderBatchProgress } from './read-provider-batch-progress.js';
 import { checkProviderBatches, type ProviderBatchesCheck } from './check-provider-batches.js';
 import { fieldsOf, parseBatchMeta, type BatchMeta } from './batch-meta.js';
@@ -108,6 +108,8 @@ export class BatchDispatcher {
           next: 0,
           options: JSON.stringify(runOptions),
           providerBatch: batch.providerBatch ? 1 : 0,
+          // Finished runs are counted as they finish (RELEASE): progress reads only the runs in flight.
+          countsDone: 1,
           createdAt: now,
           updatedAt: now,
         })
@@ -229,7 +231,7 @@ export class BatchDispatcher {
       return true;
     }
     // Already answered (a repaired or re-sent item): free its slot at once.
-    if (isTerminal(record.status)) await this.onRunFinished(runId, meta.id);
+    if (isTerminal(record.status)) await this.onRunFinished(runId, meta.id, record.status);
     return true;
   }
 
@@ -247,20 +249,29 @@ export class BatchDispatcher {
       now,
     });
     if (run.tenant === meta.tenant) await store.finish(runId, 'failed', error, now, { onlyFrom: 'queued' });
-    await this.onRunFinished(runId, meta.id);
+    await this.onRunFinished(runId, meta.id, 'failed');
   }
 
-  /** A run finished: free its slot and claim the next item in one script, then fill free slots. Workers call this for runs with a batchId. */
-  async onRunFinished(runId: string, batchId: string): Promise<void> {
+  /**
+   * A run finished (`status`): count it, free its slot and claim the next item in one script, then fill
+   * free slots. Workers call this for runs with a batchId.
+   */
+  async onRunFinished(runId: string, batchId: string, status: RunStatus): Promise<void> {
     const batchKeys = this.options.keys.batch(batchId);
-    const [status, claimed] = await runScript<[string, ClaimReply?]>(
+    const [batchStatus, claimed] = await runScript<[string, ClaimReply?]>(
       this.options.redis,
       RELEASE,
-      [batchKeys.meta, batchKeys.inflight, batchKeys.items],
-      [runId, Date.now(), `${batchId}.i`],
+      [batchKeys.meta, batchKeys.inflight, batchKeys.items, batchKeys.done],
+      [runId, Date.now(), `${batchId}.i`, status],
     );
-    if (status === 'completed') await this.finish(batchId);
-    else if (status === 'running') await this.topUp(batchId, claimed);
+    if (batchStatus === 'completed') await this.finish(batchId);
+    else if (batchStatus === 'running') await this.topUp(batchId, claimed);
+  }
+
+  /** A finished run of the batch was retried in place: in flight again, no longer counted as finished. */
+  async onRunRetried(runId: string, batchId: string): Promise<void> {
+    const batchKeys = this.options.keys.batch(batchId);
+    await runScript(this.options.redis, REOPEN, [batchKeys.meta, batchKeys.inflight, batchKeys.done], [runId]);
   }
 
   private async finish(batchId: string): Promise<void> {
@@ -271,6 +282,7 @@ export class BatchDispatcher {
       .zrem(keys.activeBatches(), batchId)
       .expire(batchKeys.meta, retentionSeconds)
       .expire(batchKeys.items, retentionSeconds)
+      .expire(batchKeys.done, retentionSeconds)
       .exec();
   }
 
@@ -284,7 +296,7 @@ export class BatchDispatcher {
     for (const runId of await this.options.redis.smembers(this.options.keys.batch(batchId).inflight)) {
       const run = await this.options.store.get(runId);
       if (!run) await this.start(meta, Number(runId.slice(runId.lastIndexOf('.i') + 2)));
-      else if (isTerminal(run.status)) await this.onRunFinished(runId, batchId);
+      else if (isTerminal(run.status)) await this.onRunFinished(runId, batchId, run.status);
     }
     await this.topUp(batchId);
   }
@@ -312,9 +324,7 @@ export class BatchDispatcher {
   async get(batchId: string): Promise<BatchRecord | null> {
     const meta = await this.meta(batchId);
     if (!meta) return null;
-    const statuses = await this.runStatuses(meta);
-    const progress: BatchProgress = { total: meta.total, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
-    for (const status of statuses) progress[bucket(status, meta.status)] += 1;
+    const progress = await this.progressOf(meta);
     return {
       id: meta.id,
       tenant: meta.tenant,
@@ -335,6 +345,36 @@ export class BatchDispatcher {
   /** The tenant of a batch (for the API's scoping), or null. */
   tenantOf(batchId: string): Promise<string | null> {
     return this.options.redis.hget(this.options.keys.batch(batchId).meta, 'tenant');
+  }
+
+  /**
+   * Where the batch's items are. Finished runs come from the meta's counts (RELEASE keeps them), so only
+   * the runs in flight are read — at most the batch's concurrency, not one read per question on every
+   * poll. Items neither finished nor in flight have no run yet: queued (cancelled with their batch).
+   */
+  private async progressOf(meta: BatchMeta): Promise<BatchProgress> {
+    const progress: BatchProgress = { total: meta.total, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
+    if (!meta.done) {
+      for (const status of await this.runStatuses(meta)) progress[bucket(status, meta.status)] += 1;
+      return progress;
+    }
+    // The counts and the in-flight set in one read: a run moves from one to the other atomically (RELEASE).
+    const [fields, inflight] = (await this.options.redis
+      .multi()
+      .hmget(this.options.keys.batch(meta.id).meta, 'done_completed', 'done_failed', 'done_cancelled')
+      .smembers(this.options.keys.batch(meta.id).inflight)
+      .exec()
+      .then((replies) => replies?.map(([, value]) => value))) as [(string | null)[], string[]];
+    progress.completed = Number(fields[0] ?? 0);
+    progress.failed = Number(fields[1] ?? 0);
+    progress.cancelled = Number(fields[2] ?? 0);
+    const pipeline = slotPipeline(this.options.redis);
+    for (const runId of inflight) pipeline.hget(this.options.keys.run(runId).meta, 'status');
+    const replies = inflight.length > 0 ? ((await pipeline.exec()) ?? []) : [];
+    for (const [, status] of replies) progress[bucket((status as RunStatus | null) ?? null, meta.status)] += 1;
+    const unstarted = meta.total - progress.completed - progress.failed - progress.cancelled - inflight.length;
+    progress[meta.status === 'cancelled' ? 'cancelled' : 'queued'] += Math.max(0, unstarted);
+    return progress;
   }
 
   private async runStatuses(meta: BatchMeta): Promise<(RunStatus | null)[]> {

@@ -19,6 +19,11 @@ export interface BatchMeta {
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
+  /**
+   * Its finished runs by status, as RELEASE counted them; null for a batch made before these counts
+   * were kept (its progress reads every run's status instead).
+   */
+  done: { completed: number; failed: number; cancelled: number } | null;
 }
 
 /** A batch's meta hash (HGETALL), or null when it is missing. */
@@ -39,6 +44,14 @@ export function parseBatchMeta(fields: Record<string, string>): BatchMeta | null
     createdAt: Number(fields.createdAt),
     updatedAt: Number(fields.updatedAt),
     finishedAt: fields.finishedAt ? Number(fields.finishedAt) : null,
+    done:
+      fields.countsDone === '1'
+        ? {
+            completed: Number(fields.done_completed ?? 0),
+            failed: Number(fields.done_failed ?? 0),
+            cancelled: Number(fields.done_cancelled ?? 0),
+          }
+        : null,
   };
 }
 
