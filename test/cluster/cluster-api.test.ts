@@ -35,6 +35,7 @@ interface RunBody {
  * with AGENTQ_SHARDS=3: every cross-slot read (a tenant's run list, batch progress, /metrics, purge)
  * works by design (per-slot pipelines), with no CROSSSLOT error; so do SSE, webhooks and Bull Board.
  */
+// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
 describe.skipIf(unavailable)('the API on a real Redis Cluster (3 masters + 3 replicas, 3 shards)', () => {
   const data = tempDirectory('agentq-cluster-api-');
   let cluster: LocalRedisCluster;

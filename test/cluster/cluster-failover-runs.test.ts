@@ -34,6 +34,7 @@ const RECOVERY_GOAL_MS = 15_000;
  * shards are committed again. Lost runs and the recovery time are figures (asynchronous replication can
  * lose acknowledged writes: docs/operations/redis-cluster.md, "Failover"); duplicate commits and worker exits are asserted.
  */
+// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
 describe.skipIf(unavailable)('chaos: a Redis Cluster master SIGKILLed under 200 in-flight runs', () => {
   let cluster: LocalRedisCluster | undefined;
   let fleet: WorkerFleet | undefined;

@@ -13,6 +13,7 @@ if (unavailable) console.warn(`skipping the Redis Cluster failover suite: ${unav
  * and processing jobs after the master that owns the shard's slot is SIGKILLed and its replica promoted,
  * with no reconnect code of ours beyond createRedisCluster's options. Prints the outage it measured.
  */
+// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
 describe.skipIf(unavailable)('Redis Cluster failover: the Cluster connection recovers by itself', () => {
   let cluster: LocalRedisCluster;
 

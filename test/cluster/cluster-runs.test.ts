@@ -22,6 +22,7 @@ import { bullmqConnection } from '../../shared/bullmq/bullmq-connection.js';
 const unavailable = clusterUnavailableReason();
 if (unavailable) console.warn(`skipping the Redis Cluster runs suite: ${unavailable}`);
 
+// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
 describe.skipIf(unavailable)('runs on a real Redis Cluster (3 masters + 3 replicas): worker, client, shards', () => {
   let cluster: LocalRedisCluster;
 

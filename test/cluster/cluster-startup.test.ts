@@ -24,6 +24,7 @@ async function refusal(promise: Promise<unknown>): Promise<AgentqError> {
   return error as AgentqError;
 }
 
+// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
 describe.skipIf(unavailable)(
   'Redis Cluster: start-time check and queues on a real cluster (3 masters + 3 replicas)',
   () => {

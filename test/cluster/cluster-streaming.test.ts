@@ -27,6 +27,7 @@ const ANSWER = 'Streaming tokens arrive one word at a time until the answer is w
  * text live and in order, as on one Redis. (With PUBLISH through whichever node ioredis picked, words
  * arrived swapped.)
  */
+// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
 describe.skipIf(unavailable)('token streaming on a real Redis Cluster', () => {
   let cluster: LocalRedisCluster;
   let server: ScriptedOpenAIServer;

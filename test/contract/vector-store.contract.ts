@@ -276,6 +276,7 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
       const supported = () => store.pendingVectors !== undefined && store.setVectors !== undefined;
 
       it('lists records without a vector, oldest first, and adds vectors to them in place', async (test) => {
+        // Skipped (with this reason) on a store without vectors added later: Qdrant embeds at ingest.
         if (!supported()) return test.skip('this store has no pendingVectors/setVectors (Qdrant embeds at ingest)');
         const owner = tenant();
         await store.upsert(owner, 'later', chunks);
@@ -299,6 +300,7 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
       });
 
       it('skips records replaced, deleted or given a vector since they were read, so a late vector never lands on new text', async (test) => {
+        // Skipped (with this reason) on a store without vectors added later: Qdrant embeds at ingest.
         if (!supported()) return test.skip('this store has no pendingVectors/setVectors (Qdrant embeds at ingest)');
         const owner = tenant();
         await store.upsert(owner, 'later', chunks);
@@ -315,6 +317,7 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
       });
 
       it('keeps tenants apart and checks its arguments', async (test) => {
+        // Skipped (with this reason) on a store without vectors added later: Qdrant embeds at ingest.
         if (!supported()) return test.skip('this store has no pendingVectors/setVectors (Qdrant embeds at ingest)');
         const owner = tenant();
         const other = tenant();

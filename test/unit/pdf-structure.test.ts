@@ -88,11 +88,11 @@ describe('PDF structure: titles from content, page furniture out of the text', (
     expect(readSecCover(['Annual Report 2024', 'Revenue grew.'])).toBeNull();
   });
 
-  // The filing comes from the team folder ../shared/eval, which a clone of this repo alone lacks: skipped
-  // then (and the runner says so), run whenever ../shared sits beside the repo, as in CI.
   const realFiling = fileURLToPath(
     new URL('../../../shared/eval/sec10q-docugami/docs/2022_Q3_AMZN.pdf', import.meta.url),
   );
+  // The filing comes from the team folder ../shared/eval, which a clone of this repo alone lacks: skipped
+  // then (and the runner says so), run whenever ../shared sits beside the repo, as in CI.
   it.skipIf(!existsSync(realFiling))(
     'a real 10-Q (../shared/eval; SKIPPED when ../shared is not beside the repo): titled from its cover, no "Table of Contents" link lines or page numbers left',
     async () => {
