@@ -100,7 +100,7 @@ export class AgentClient extends RunReader {
       keys: this.store.keys,
       heartbeatMs: this.config.graphHeartbeatMs,
     });
-    const dispatcher = (this.batchDispatcher = new BatchDispatcher({
+    this.batchDispatcher = new BatchDispatcher({
       redis: this.redis,
       keys: this.store.keys,
       store: this.store,
@@ -119,7 +119,8 @@ export class AgentClient extends RunReader {
         },
         fallback: this.config.providerBatchFallback,
       },
-    }));
+    });
+    const dispatcher = this.batchDispatcher;
     this.batches = {
       submit: async (request, { idempotencyKey, tenant = this.tenant } = {}) => {
         await this.ready();

@@ -18,13 +18,25 @@ describe('claims on paid work', () => {
     await store.begin(id, 0, 0, {}, Date.now());
     return store;
   }
-  const claimsOf = (processId: string) =>
+  const claimsOf = (processId: string, { pauseMs }: { pauseMs?: number } = {}) =>
     new PaidClaims({
       redis: client.store.redis,
       keys: client.store.keys,
       processId,
       logger: createLogger('silent'),
       pollMs: 20,
+      ...(pauseMs === undefined ? {} : { pauseMs }),
+    });
+  /** Claims step s0.t0's `model` call of `runId` (its claim runs out in `endsInMs`). */
+  const claimModel = (claims: PaidClaims, runId: string, { attempt = 1, endsInMs = 60_000 } = {}) =>
+    claims.acquire({
+      runId,
+      superstep: 0,
+      task: 0,
+      key: 'model',
+      attempt,
+      endsAt: Date.now() + endsInMs,
+      signal: new AbortController().signal,
     });
   const alive = (processId: string, ms = 5000) =>
     client.store.redis.set(`${client.store.keys.alivePrefix(0)}${processId}`, '1', 'PX', ms);
@@ -34,25 +46,9 @@ describe('claims on paid work', () => {
     await runAtSuperstep0(runId);
     await alive('proc-a');
     const a = claimsOf('proc-a');
-    const held = await a.acquire({
-      runId,
-      superstep: 0,
-      task: 0,
-      key: 'model',
-      attempt: 1,
-      endsAt: Date.now() + 60_000,
-      signal: new AbortController().signal,
-    });
+    const held = await claimModel(a, runId);
     expect(held.kind).toBe('claimed');
-    const waiting = claimsOf('proc-b').acquire({
-      runId,
-      superstep: 0,
-      task: 0,
-      key: 'model',
-      attempt: 1,
-      endsAt: Date.now() + 60_000,
-      signal: new AbortController().signal,
-    });
+    const waiting = claimModel(claimsOf('proc-b'), runId);
     await new Promise((resolve) => setTimeout(resolve, 150));
     if (held.kind !== 'claimed') throw new Error('unreachable');
     await a.save(runId, 's0.t0', { model: { text: 'paid' } }, held);
@@ -65,22 +61,8 @@ describe('claims on paid work', () => {
     const runId = `claims-confirm-${Date.now()}`;
     await runAtSuperstep0(runId);
     await alive('proc-a');
-    const claims = new PaidClaims({
-      redis: client.store.redis,
-      keys: client.store.keys,
-      processId: 'proc-a',
-      logger: createLogger('silent'),
-      pauseMs: 300,
-    });
-    const held = await claims.acquire({
-      runId,
-      superstep: 0,
-      task: 0,
-      key: 'model',
-      attempt: 1,
-      endsAt: Date.now() + 60_000,
-      signal: new AbortController().signal,
-    });
+    const claims = claimsOf('proc-a', { pauseMs: 300 });
+    const held = await claimModel(claims, runId);
     if (held.kind !== 'claimed') throw new Error(`expected a claim, got ${held.kind}`);
     // Taken over behind the claim's back (as after a pause): a look now would say 'lost'.
     await client.store.redis.hset(
@@ -99,24 +81,8 @@ describe('claims on paid work', () => {
     const runId = `claims-dead-${Date.now()}`;
     await runAtSuperstep0(runId);
     await alive('proc-dead', 300);
-    await claimsOf('proc-dead').acquire({
-      runId,
-      superstep: 0,
-      task: 0,
-      key: 'model',
-      attempt: 1,
-      endsAt: Date.now() + 60_000,
-      signal: new AbortController().signal,
-    });
-    const taken = await claimsOf('proc-b').acquire({
-      runId,
-      superstep: 0,
-      task: 0,
-      key: 'model',
-      attempt: 2,
-      endsAt: Date.now() + 60_000,
-      signal: new AbortController().signal,
-    });
+    await claimModel(claimsOf('proc-dead'), runId);
+    const taken = await claimModel(claimsOf('proc-b'), runId, { attempt: 2 });
     expect(taken.kind).toBe('claimed');
     // It waited for the owner's liveness key to lapse.
     expect(await client.store.redis.exists(`${client.store.keys.alivePrefix(0)}proc-dead`)).toBe(0);
@@ -126,24 +92,8 @@ describe('claims on paid work', () => {
     const runId = `claims-hung-${Date.now()}`;
     await runAtSuperstep0(runId);
     await alive('proc-hung');
-    await claimsOf('proc-hung').acquire({
-      runId,
-      superstep: 0,
-      task: 0,
-      key: 'model',
-      attempt: 1,
-      endsAt: Date.now() + 100,
-      signal: new AbortController().signal,
-    });
-    const taken = await claimsOf('proc-b').acquire({
-      runId,
-      superstep: 0,
-      task: 0,
-      key: 'model',
-      attempt: 1,
-      endsAt: Date.now() + 60_000,
-      signal: new AbortController().signal,
-    });
+    await claimModel(claimsOf('proc-hung'), runId, { endsInMs: 100 });
+    const taken = await claimModel(claimsOf('proc-b'), runId);
     expect(taken.kind).toBe('claimed');
   });
 
@@ -193,15 +143,7 @@ describe('claims on paid work', () => {
     );
     expect(committed.kind).toBe('advanced');
     await alive('proc-late');
-    const late = await claimsOf('proc-late').acquire({
-      runId,
-      superstep: 0,
-      task: 0,
-      key: 'model',
-      attempt: 1,
-      endsAt: Date.now() + 60_000,
-      signal: new AbortController().signal,
-    });
+    const late = await claimModel(claimsOf('proc-late'), runId);
     expect(late).toEqual({ kind: 'stale' });
     expect(await client.store.redis.hlen(client.store.keys.run(runId).memo)).toBe(0);
   });

@@ -72,16 +72,23 @@ if not held or cjson.decode(held).owner ~= ARGV[2] then return 'lost' end
 return 'ok'
 `;
 
+/** `save_paid`: a step's results saved in the memo hash, and the claim of the call that produced them ended. */
+const SAVE_FN = `
+local function save_paid(memo, step, results, field, claimant)
+  redis.call('HSET', memo, step, results)
+  if field ~= '' then
+    local held = redis.call('HGET', memo, field)
+    if held and cjson.decode(held).owner == claimant then redis.call('HDEL', memo, field) end
+  end
+end
+`;
+
 /**
  * Save a step's results and end the claim of the call that produced them, in one script.
  * KEYS: 1 the run's memo hash · ARGV: 1 step id · 2 the step's results JSON · 3 claim field ('' none) · 4 claimant
  */
-export const SAVE_PAID_WORK = `
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-if ARGV[3] ~= '' then
-  local held = redis.call('HGET', KEYS[1], ARGV[3])
-  if held and cjson.decode(held).owner == ARGV[4] then redis.call('HDEL', KEYS[1], ARGV[3]) end
-end
+export const SAVE_PAID_WORK = `${SAVE_FN}
+save_paid(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 return 1
 `;
 
@@ -91,12 +98,8 @@ return 1
  * KEYS: the run's keys (Keys.runAll; 7 is the memo hash) · ARGV: 1-4 as SAVE_PAID_WORK's · 5… recordCallArgs
  * → record_call's verdict
  */
-export const SAVE_AND_RECORD_PAID_WORK = `${RECORD_CALL_LUA}
-redis.call('HSET', KEYS[7], ARGV[1], ARGV[2])
-if ARGV[3] ~= '' then
-  local held = redis.call('HGET', KEYS[7], ARGV[3])
-  if held and cjson.decode(held).owner == ARGV[4] then redis.call('HDEL', KEYS[7], ARGV[3]) end
-end
+export const SAVE_AND_RECORD_PAID_WORK = `${RECORD_CALL_LUA}${SAVE_FN}
+save_paid(KEYS[7], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 return record_call(KEYS, ARGV, 5)
 `;
 

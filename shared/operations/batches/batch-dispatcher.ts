@@ -11,16 +11,15 @@ import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
 import { CLAIM, RELEASE, REOPEN } from './batch-scripts.js';
 import { readProviderBatchProgress } from './read-provider-batch-progress.js';
 import { checkProviderBatches, type ProviderBatchesCheck } from './check-provider-batches.js';
-import { fieldsOf, parseBatchMeta, type BatchMeta } from './batch-meta.js';
+import { batchRunId, fieldsOf, parseBatchMeta, type BatchMeta } from './batch-meta.js';
+import { bucket, readBatchProgress } from './batch-progress.js';
 import {
   batchRequestSchema,
   DEFAULT_CONCURRENCY,
   MAX_PROVIDER_BATCH_CONCURRENCY,
-  type BatchProgress,
   type BatchRecord,
   type BatchRequest,
   type BatchResult,
-  type BatchStatus,
   type ParsedBatchRequest,
 } from './batch-schema.js';
 
@@ -56,10 +55,6 @@ export interface BatchDispatcherOptions {
  */
 export class BatchDispatcher {
   constructor(private readonly options: BatchDispatcherOptions) {}
-
-  private runId(batchId: string, index: number): string {
-    return `${batchId}.i${index}`;
-  }
 
   async submit(
     request: BatchRequest,
@@ -212,7 +207,7 @@ export class BatchDispatcher {
   private async start(meta: BatchMeta, index: number, item?: string): Promise<boolean> {
     item ??= (await this.options.redis.lindex(this.options.keys.batch(meta.id).items, index)) ?? '{}';
     const { question } = JSON.parse(item) as BatchItem;
-    const runId = this.runId(meta.id, index);
+    const runId = batchRunId(meta.id, index);
     let record;
     try {
       ({ record } = await this.options.enqueuer.enqueue(
@@ -322,9 +317,9 @@ export class BatchDispatcher {
 
   /** The batch with its progress; null when missing. */
   async get(batchId: string): Promise<BatchRecord | null> {
-    const meta = await this.meta(batchId);
-    if (!meta) return null;
-    const progress = await this.progressOf(meta);
+    const read = await readBatchProgress(this.options.redis, this.options.keys, batchId);
+    if (!read) return null;
+    const { meta, progress } = read;
     return {
       id: meta.id,
       tenant: meta.tenant,
@@ -347,45 +342,6 @@ export class BatchDispatcher {
     return this.options.redis.hget(this.options.keys.batch(batchId).meta, 'tenant');
   }
 
-  /**
-   * Where the batch's items are. Finished runs come from the meta's counts (RELEASE keeps them), so only
-   * the runs in flight are read — at most the batch's concurrency, not one read per question on every
-   * poll. Items neither finished nor in flight have no run yet: queued (cancelled with their batch).
-   */
-  private async progressOf(meta: BatchMeta): Promise<BatchProgress> {
-    const progress: BatchProgress = { total: meta.total, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
-    if (!meta.done) {
-      for (const status of await this.runStatuses(meta)) progress[bucket(status, meta.status)] += 1;
-      return progress;
-    }
-    // The counts and the in-flight set in one read: a run moves from one to the other atomically (RELEASE).
-    const [fields, inflight] = (await this.options.redis
-      .multi()
-      .hmget(this.options.keys.batch(meta.id).meta, 'done_completed', 'done_failed', 'done_cancelled')
-      .smembers(this.options.keys.batch(meta.id).inflight)
-      .exec()
-      .then((replies) => replies?.map(([, value]) => value))) as [(string | null)[], string[]];
-    progress.completed = Number(fields[0] ?? 0);
-    progress.failed = Number(fields[1] ?? 0);
-    progress.cancelled = Number(fields[2] ?? 0);
-    const pipeline = slotPipeline(this.options.redis);
-    for (const runId of inflight) pipeline.hget(this.options.keys.run(runId).meta, 'status');
-    const replies = inflight.length > 0 ? ((await pipeline.exec()) ?? []) : [];
-    for (const [, status] of replies) progress[bucket((status as RunStatus | null) ?? null, meta.status)] += 1;
-    const unstarted = meta.total - progress.completed - progress.failed - progress.cancelled - inflight.length;
-    progress[meta.status === 'cancelled' ? 'cancelled' : 'queued'] += Math.max(0, unstarted);
-    return progress;
-  }
-
-  private async runStatuses(meta: BatchMeta): Promise<(RunStatus | null)[]> {
-    // The runs of a batch are spread over the shards: one pipeline per slot on a Cluster.
-    const pipeline = slotPipeline(this.options.redis);
-    for (let index = 0; index < meta.total; index += 1)
-      pipeline.hget(this.options.keys.run(this.runId(meta.id, index)).meta, 'status');
-    const replies = (await pipeline.exec()) ?? [];
-    return replies.map(([, status]) => (status as RunStatus | null) ?? null);
-  }
-
   /** One result per question, in order; answers only for completed runs. */
   async results(batchId: string): Promise<BatchResult[] | null> {
     const meta = await this.meta(batchId);
@@ -393,7 +349,7 @@ export class BatchDispatcher {
     const items = await this.items(batchId);
     const pipeline = slotPipeline(this.options.redis);
     for (let index = 0; index < items.length; index += 1)
-      pipeline.hgetall(this.options.keys.run(this.runId(meta.id, index)).meta);
+      pipeline.hgetall(this.options.keys.run(batchRunId(meta.id, index)).meta);
     const replies = (await pipeline.exec()) ?? [];
     return items.map((item, index) => {
       const fields = replies[index]?.[1] as Record<string, string> | undefined;
@@ -404,7 +360,7 @@ export class BatchDispatcher {
       return {
         id: item.id,
         question: item.question,
-        runId: this.runId(meta.id, index),
+        runId: batchRunId(meta.id, index),
         status: bucket(run?.status ?? null, meta.status),
         answer: typeof answer === 'string' ? answer : answer === null ? null : JSON.stringify(answer),
         sources: Array.isArray(sources) ? sources : [],
@@ -412,20 +368,5 @@ export class BatchDispatcher {
         output,
       };
     });
-  }
-}
-
-/** A run status as a batch progress bucket; an item never dispatched is queued (or cancelled with its batch). */
-function bucket(status: RunStatus | null, batchStatus: BatchStatus): keyof Omit<BatchProgress, 'total'> {
-  switch (status) {
-    case null:
-    case 'queued':
-      return batchStatus === 'cancelled' ? 'cancelled' : 'queued';
-    case 'completed':
-    case 'failed':
-    case 'cancelled':
-      return status;
-    default:
-      return 'running';
   }
 }

@@ -26,6 +26,11 @@ export interface BatchMeta {
   done: { completed: number; failed: number; cancelled: number } | null;
 }
 
+/** The run id of a batch's item `index`. */
+export function batchRunId(batchId: string, index: number): string {
+  return `${batchId}.i${index}`;
+}
+
 /** A batch's meta hash (HGETALL), or null when it is missing. */
 export function parseBatchMeta(fields: Record<string, string>): BatchMeta | null {
   if (!fields.id || !fields.tenant) return null;
