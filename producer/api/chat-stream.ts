@@ -18,7 +18,7 @@ export interface StreamChatAnswerOptions {
  * `POST /v1/agent/chat` with `"stream": true`: Server-Sent Events of the rag-agent run as it works —
  * `run` (its id, first), `reasoning` (each new reasoning step, as its step commits), `token` /
  * `token-reset` (the model's text live; a reset drops that step's partial text), then `answer` (the
- * same JSON as the non-streamed answer, with sources) or `error` ({error:{code,message}}), and the end.
+ * same JSON as the non-streamed answer, with sources) or `error` ({error:{code,message,details},status}: the non-streamed answer's body and status), and the end.
  */
 export async function streamChatAnswer({
   request,
@@ -64,7 +64,11 @@ export async function streamChatAnswer({
     }
     if (!gone.signal.aborted) send('answer', await answerOf(runId));
   } catch (error) {
-    if (!gone.signal.aborted) send('error', toApiError(error, request).toBody());
+    // The same body the JSON answer would have, and the status it would have had.
+    if (!gone.signal.aborted) {
+      const failure = toApiError(error, request);
+      send('error', { ...failure.toBody(), status: failure.statusCode });
+    }
   } finally {
     raw.off('close', onClose);
     context.closing.removeEventListener('abort', onClose);

@@ -10,8 +10,27 @@ import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import { idempotencyHeadersSchema, runRecordSchema } from '../schemas/run-schemas.js';
 import { streamChatAnswer } from '../chat-stream.js';
+import { runOutcomeError } from '../run-outcome.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
+
+/** The statuses of a chat whose run did not complete (RUN_OUTCOME_STATUS), each with what it means. */
+const chatOutcomes = {
+  400: errorBodySchema.describe('INVALID_INPUT: the body, or the worker found the input wrong (e.g. an unknown tool)'),
+  409: errorBodySchema.describe('CANCELLED: the run was cancelled; CONFLICT: the Idempotency-Key names another run'),
+  422: errorBodySchema.describe(
+    "GUARDRAIL_BLOCKED (details: guardrail, stage, reason), BUDGET_EXCEEDED (the run's token budget), MODEL_REFUSED or CONTENT_FILTERED: the content's outcome",
+  ),
+  424: errorBodySchema.describe('TOOL_ERROR: a tool the run called failed, and its tool handling fails the run'),
+  429: errorBodySchema.describe(
+    "TENANT_BUDGET_EXCEEDED (details.budget: the tenant's limit spent), or a rate or in-flight limit (Retry-After)",
+  ),
+  500: errorBodySchema.describe('INTERNAL: a bug; the API and worker logs have the details'),
+  502: errorBodySchema.describe(
+    'PROVIDER_ERROR, OUTPUT_TRUNCATED, EMPTY_RESPONSE or UNSUPPORTED_TOOL_CALL: the model provider failed or answered nothing usable',
+  ),
+  504: errorBodySchema.describe('TIMEOUT: the model provider did not answer in time, after retries'),
+};
 
 /** The graph every chat request runs. */
 export const CHAT_GRAPH = 'rag-agent';
@@ -98,27 +117,10 @@ const chatBodySchema = ragInputSchema.extend({
   stream: z.boolean({ error: 'stream must be true or false' }).optional(),
 });
 
-/** A finished run's chat answer; a run that did not complete is the error the caller gets. */
+/** A finished run's chat answer; a run that did not complete is the error the caller gets (runOutcomeError). */
 function answerOrThrow(done: RunRecord, citations: boolean): ChatAnswer {
   if (done.status === 'completed') return chatAnswerOf(done, { citations });
-  const failure = done.error;
-  // A failed model provider is a bad gateway; anything else that failed the run is ours.
-  const status =
-    done.status === 'cancelled'
-      ? 409
-      : failure?.code === 'INVALID_INPUT'
-        ? 400
-        : failure?.code === 'PROVIDER_ERROR'
-          ? 502
-          : 500;
-  throw new ApiError(
-    status,
-    done.status === 'cancelled' ? 'CANCELLED' : (failure?.code ?? 'INTERNAL'),
-    `the rag-agent run ${done.id} ${done.status}: ${failure?.message ?? 'no error recorded'}`,
-    {
-      details: { runId: done.id },
-    },
-  );
+  throw runOutcomeError(done, CHAT_GRAPH);
 }
 
 /**
@@ -188,6 +190,7 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
             'RunRecord: with `Prefer: respond-async`, still running after the wait; poll the `Location` (GET /v1/runs/<id>) — its `output` becomes the answer',
           ),
           ...errors,
+          ...chatOutcomes,
         },
       },
       handler: async (request, reply) => {

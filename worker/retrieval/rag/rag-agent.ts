@@ -6,6 +6,7 @@ import { ragInputSchema } from '../../../shared/retrieval/rag-input.js';
 import { planGuardrails, type GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { runExtraTool, TOOL_MAX_ATTEMPTS } from './run-extra-tool.js';
+import { resolveToolHandling, type ToolHandling } from '../../agents/tools/tool-handling.js';
 import { agentSettingsOf } from '../../agents/agent-services.js';
 import { summarizeStep } from '../../agents/memory/summarize-step.js';
 import { extractiveTurn } from './extractive-turn.js';
@@ -54,6 +55,8 @@ export interface RagAgentGraphOptions {
   guardrails?: GuardrailsInput;
   /** Tools of the worker's registry offered beside the three (a run's `tools` replaces them). @default none */
   tools?: readonly string[];
+  /** What happens when an extra tool is unknown, sent bad arguments or fails (react-agent's). @default tell the model */
+  toolHandling?: ToolHandling;
 }
 
 export function createRagAgentGraph({
@@ -61,7 +64,9 @@ export function createRagAgentGraph({
   version = '1',
   guardrails,
   tools = [],
+  toolHandling,
 }: RagAgentGraphOptions = {}) {
+  const handling = resolveToolHandling(toolHandling);
   return defineGraph({
     name,
     version,
@@ -159,7 +164,7 @@ export function createRagAgentGraph({
       },
       { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
     )
-    .node('tool', (current, context) => runExtraTool(current.extraTools, context), {
+    .node('tool', (current, context) => runExtraTool(current.extraTools, context, handling), {
       retry: { maxAttempts: TOOL_MAX_ATTEMPTS, initialDelayMs: 500, maxDelayMs: 10_000 },
     })
     .edge(START, 'model')

@@ -4,6 +4,7 @@ import { toolCallArg } from '../../agents/tools/tool-call-arg.js';
 import { toolCallRequest } from '../../agents/tools/tool-call-request.js';
 import { executeToolCallOutcome, type ToolCallOutcome } from '../../agents/tools/execute-tool-call.js';
 import type { RagUpdate } from './rag-state.js';
+import type { ResolvedToolHandling } from '../../agents/tools/tool-handling.js';
 
 /** Attempts of one extra-tool step; a tool's retryable error is retried until the last one, then the model is told. */
 export const TOOL_MAX_ATTEMPTS = 3;
@@ -12,7 +13,11 @@ export const TOOL_MAX_ATTEMPTS = 3;
  * One call of a rag-agent run's extra tool (its `tools`): run once (the outcome is memoised, so a
  * re-delivered step does not call the tool again) and answered with one tool message (invariant I3).
  */
-export async function runExtraTool(extraTools: readonly string[], context: NodeContext): Promise<RagUpdate> {
+export async function runExtraTool(
+  extraTools: readonly string[],
+  context: NodeContext,
+  handling: ResolvedToolHandling,
+): Promise<RagUpdate> {
   const call = toolCallArg(context, 'rag-agent: the tool step');
   const settings = agentSettingsOf(context);
   const tools = toolRegistryOf(context).select(extraTools);
@@ -22,6 +27,7 @@ export async function runExtraTool(extraTools: readonly string[], context: NodeC
     () =>
       executeToolCallOutcome(call, context, {
         tools,
+        handling,
         maxResultChars: settings.maxToolResultChars,
         traceContent: settings.traceContent,
         maxAttempts: TOOL_MAX_ATTEMPTS,
