@@ -5,7 +5,6 @@ import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import {
-  createJsonSchemaTransform,
   serializerCompiler,
   validatorCompiler,
   type FastifyPluginAsyncZod,
@@ -24,6 +23,7 @@ import { requireRole } from './auth/authenticate.js';
 import { DashboardSessions, INSPECTOR_COOKIE } from './auth/dashboard-sessions.js';
 import { requirePageCaller } from './auth/page-caller.js';
 import { ApiError, notFound, sendApiError } from './errors.js';
+import { servedSchemaTransform } from './openapi-served.js';
 import { AuthThrottle } from './limits/auth-throttle.js';
 import { limitJsonDepth } from './limits/limit-json-depth.js';
 import { limitRate } from './limits/limit-rate.js';
@@ -174,6 +174,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   registerSecurityHeaders(app);
   await app.register(fastifySwagger, {
     openapi: {
+      openapi: '3.1.0',
       info: {
         title: 'agentq API',
         version: '1.0.0',
@@ -186,8 +187,10 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
         },
       },
       security: [{ apiKey: [] }],
+      // Relative: the API that served the document (a client generated from it sets its own base URL).
+      servers: [{ url: '/', description: 'the agentq API that served this document' }],
     },
-    transform: createJsonSchemaTransform({ skipList: [] }),
+    transform: servedSchemaTransform(),
   });
   // The route map is for callers with a key (or a signed-in browser) unless AGENTQ_PUBLIC_DOCS=true.
   const docsGuard = requirePageCaller(

@@ -13,9 +13,9 @@ import {
 } from '../schemas/batch-schemas.js';
 import { idempotencyHeadersSchema } from '../schemas/run-schemas.js';
 import { parseQuestionLines } from '../../cli/parse-question-lines.js';
+import { batchResultsServed, batchUploadServed, JSONL_TYPES } from '../schemas/served-media.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
-const JSONL_TYPES = ['application/x-ndjson', 'application/jsonl', 'application/x-jsonlines'];
 
 function tenantOf(request: FastifyRequest): string {
   if (!request.principal)
@@ -68,7 +68,7 @@ export function batchesRoutes(context: ApiContext): FastifyPluginAsyncZod {
   };
 
   return async (app) => {
-    app.addContentTypeParser(JSONL_TYPES, { parseAs: 'string' }, (request, body, done) => {
+    app.addContentTypeParser([...JSONL_TYPES], { parseAs: 'string' }, (request, body, done) => {
       try {
         done(null, parseJsonl(String(body), request.query as Record<string, unknown>));
       } catch (error) {
@@ -78,6 +78,8 @@ export function batchesRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.post('/v1/batches', {
       schema: {
+        operationId: 'createBatch',
+        served: batchUploadServed,
         summary: 'Submit a batch of questions',
         description:
           'One run of `rag-agent` (or `options.graph`) per question, at most `options.concurrency` in flight. JSON, or a JSON Lines upload (`Content-Type: application/x-ndjson`, one `{"id"?, "question"}` per line, `collection`, `concurrency` and `providerBatch` in the query). The same Idempotency-Key returns the same batch and answers nothing twice. `"providerBatch": true` makes the model calls through the provider\'s Batch API at batch prices (422 PROVIDER_BATCH_UNSUPPORTED when the provider has none).',
@@ -99,6 +101,8 @@ export function batchesRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.get('/v1/batches/:id', {
       schema: {
+        operationId: 'getBatch',
+        served: batchResultsServed,
         summary: 'A batch: progress, and results once finished',
         description:
           'The batch record (schema `Batch`), with `results` once it finished. `?format=jsonl` or `?format=csv` returns the results so far instead (one per question, in order, as text: no JSON schema for this 200).',
@@ -127,6 +131,7 @@ export function batchesRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.delete('/v1/batches/:id', {
       schema: {
+        operationId: 'cancelBatch',
         summary: 'Cancel a batch',
         description:
           'No more questions are dispatched; the runs in flight are cancelled. Answered questions keep their answers.',

@@ -54,6 +54,7 @@ export function budgetRoutes(
 
     app.get('/v1/admin/tenants/:tenant/limits', {
       schema: {
+        operationId: 'getTenantLimits',
         summary: "Read a tenant's budgets (admin)",
         tags: ['admin'],
         params: tenantParam,
@@ -68,6 +69,8 @@ export function budgetRoutes(
 
     app.put('/v1/admin/tenants/:tenant/limits', {
       schema: {
+        operationId: 'setTenantLimits',
+        served: { body: { 'application/json': tenantBudgetLimitsSchema } },
         summary: "Set a tenant's budgets (admin)",
         description:
           "Replaces the tenant's limits: `tokensPerDay`, `tokensPerMonth`, `costUsdPerDay`, `costUsdPerMonth` (UTC day and month). A field left out is unlimited; 0 allows nothing. A run whose next model call would pass a limit fails before the call with TENANT_BUDGET_EXCEEDED. `storageBytes`: bytes of run inputs and outputs the tenant may keep (left out: AGENTQ_TENANT_MAX_BYTES); a run past it is refused with STORAGE_BUDGET_EXCEEDED (429, or 413 when it alone is larger).",
@@ -86,6 +89,7 @@ export function budgetRoutes(
 
     app.get('/v1/usage', {
       schema: {
+        operationId: 'getUsage',
         summary: "Your tenant's budgets and spend",
         description:
           'Tokens, cost and model calls per UTC day (newest first, `days` of them) and this month, each split per graph and per model.',

@@ -11,6 +11,7 @@ import { ApiError, errorBodySchema } from '../errors.js';
 import { idempotencyHeadersSchema, runRecordSchema } from '../schemas/run-schemas.js';
 import { streamChatAnswer } from '../chat-stream.js';
 import { runOutcomeError } from '../run-outcome.js';
+import { chatServed } from '../schemas/served-media.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 
@@ -178,6 +179,8 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
   return async (app) => {
     app.post('/v1/agent/chat', {
       schema: {
+        operationId: 'chat',
+        served: chatServed,
         summary: 'Ask a question of your documents (agentic RAG)',
         description:
           'Runs `rag-agent` on the caller\'s documents: searches (each one a step), a grounded answer, and its sources — every source a passage the run retrieved. Waits for the answer as long as the client does: 200 with the answer. A client that sends `Prefer: respond-async` (optionally `, wait=<seconds>`) gets 202 with the run record (and `Location`) after that wait (default AGENTQ_CHAT_WAIT_MS) instead, to poll `GET /v1/runs/<id>`, whose `output` is this same answer. `sources` are given to tenants whose plan includes them (AGENTQ_CHAT_SOURCES_TENANTS). Without a language model on the workers the answer is extractive (sentences copied from the passages; `model: "extractive"`). With `"stream": true`: text/event-stream of `run` ({run_id}), `reasoning` ({step}) as each step commits, `token`/`token-reset` (the model\'s text live), then `answer` (this JSON) or `error`.',

@@ -43,6 +43,7 @@ export function conversationsRoutes(context: ApiContext): FastifyPluginAsyncZod 
   return async (app) => {
     app.get('/v1/conversations/:id', {
       schema: {
+        operationId: 'getConversation',
         summary: 'A conversation: its turns and what it remembers',
         description:
           "The runs enqueued with this conversationId in your tenant, their statuses, the turns not yet finished, and the history of the latest completed turn (what the next turn starts from). Another tenant's conversation with the same id answers 404, as a missing one.",
@@ -59,6 +60,7 @@ export function conversationsRoutes(context: ApiContext): FastifyPluginAsyncZod 
 
     app.delete('/v1/conversations/:id', {
       schema: {
+        operationId: 'clearConversation',
         summary: 'Clear a conversation',
         description:
           'Forgets what the conversation remembers: its next turn starts from an empty history. Its runs are kept (until their retention ends; purge them with DELETE /v1/runs/:id?purge=true) and unfinished turns go on, one at a time. 404 when your tenant has no conversation with this id.',

@@ -21,6 +21,7 @@ import { UploadTooLargeError, type UploadReceiver } from '../../client/upload-re
 import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema, isRedisUnavailable } from '../errors.js';
 import { principalOf } from '../auth/principal-of.js';
+import { documentUploadServed } from '../schemas/served-media.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 /** Files per upload request; more in one batch: use the CLI or several requests. */
@@ -57,6 +58,8 @@ export function documentsRoutes(
 
     app.post('/v1/documents', {
       schema: {
+        operationId: 'uploadDocuments',
+        served: documentUploadServed,
         summary: 'Upload documents for indexing',
         description:
           'multipart/form-data: one or more file parts (PDF, DOCX, HTML, Markdown, text; the type is detected from the content) and an optional `collection` field (default `default`). Answers 202 with the batch at once; follow it at `GET /v1/documents/batches/:batchId`. A file name identifies its document within the collection: uploading it again replaces the document when its bytes changed and does nothing when they did not. A document that cannot be parsed fails alone (its reason in the batch and in its record). Files stream to Redis as they arrive; a file over AGENTQ_INGEST_MAX_BYTES or files adding up to more than AGENTQ_UPLOAD_MAX_BYTES answer 413 at once, and nothing of that request is kept (no document changes).',
@@ -111,6 +114,7 @@ export function documentsRoutes(
 
     app.get('/v1/documents', {
       schema: {
+        operationId: 'listDocuments',
         summary: "List the caller's documents",
         description:
           'Most recently updated first, with status (queued, indexing, indexed, failed), chunk count and error.',
@@ -130,6 +134,7 @@ export function documentsRoutes(
 
     app.get('/v1/documents/:id', {
       schema: {
+        operationId: 'getDocument',
         summary: 'Get a document record',
         tags: ['documents'],
         params: documentIdParamsSchema,
@@ -144,6 +149,7 @@ export function documentsRoutes(
 
     app.delete('/v1/documents/:id', {
       schema: {
+        operationId: 'deleteDocument',
         summary: 'Delete a document and its chunks',
         tags: ['documents'],
         params: documentIdParamsSchema,
@@ -158,6 +164,7 @@ export function documentsRoutes(
 
     app.delete('/v1/documents', {
       schema: {
+        operationId: 'deleteDocuments',
         summary: 'Delete every document of a collection',
         description:
           "Deletes the documents of `collection` (required) and their chunks, for the caller's tenant only; answers how many. A collection with no documents answers `deleted: 0`.",
@@ -176,6 +183,7 @@ export function documentsRoutes(
 
     app.get('/v1/documents/batches/:batchId', {
       schema: {
+        operationId: 'getIngestBatch',
         summary: 'Progress of an upload batch',
         description:
           '`done` counts documents indexed (or unchanged), `failed` the others that finished; `finished` when both add up to `total`.',

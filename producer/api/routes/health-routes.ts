@@ -10,6 +10,7 @@ export function healthRoutes({ redis, config }: ApiContext): FastifyPluginAsyncZ
   return async (app) => {
     app.get('/healthz', {
       schema: {
+        operationId: 'getHealth',
         summary: 'Liveness',
         tags: ['health'],
         security: [],
@@ -19,6 +20,7 @@ export function healthRoutes({ redis, config }: ApiContext): FastifyPluginAsyncZ
     });
     app.get('/readyz', {
       schema: {
+        operationId: 'getReadiness',
         summary: 'Readiness: Redis is reachable',
         tags: ['health'],
         security: [],

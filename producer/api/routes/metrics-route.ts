@@ -4,6 +4,7 @@ import type { ApiContext } from '../api-context.js';
 import { requireRole } from '../auth/authenticate.js';
 import { errorBodySchema } from '../errors.js';
 import { requireRedis } from '../redis-ready.js';
+import { metricsServed } from '../schemas/served-media.js';
 
 /** `/metrics`: Prometheus text from the counters every process keeps in Redis, plus queue depths. Admin role. */
 export function metricsRoute({
@@ -18,6 +19,8 @@ export function metricsRoute({
     app.addHook('onRequest', requireRole({ apiKeys, defaultTenant: config.tenant, throttle: authThrottle }, 'admin'));
     app.get('/metrics', {
       schema: {
+        operationId: 'getMetrics',
+        served: metricsServed,
         summary: 'Prometheus metrics',
         description:
           'Runs by status, steps completed/failed/retried, step duration histogram, queue depth per queue, tokens and cost by model.',

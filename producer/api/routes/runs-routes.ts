@@ -26,6 +26,7 @@ import {
 import { readRunResult } from '../../../shared/store/read-run-result.js';
 import { streamRunEvents } from '../sse.js';
 import { ownRunOf } from './own-run.js';
+import { eventsServed } from '../schemas/served-media.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 
@@ -38,6 +39,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
   return async (app) => {
     app.post('/v1/runs', {
       schema: {
+        operationId: 'enqueueRun',
         summary: 'Enqueue a run',
         description:
           'Creates the run (queued) and hands it to the workers. The same Idempotency-Key (header or body) returns the same run and adds nothing twice; a replay carries `Idempotent-Replayed: true`. 429 when the tenant has AGENTQ_TENANT_MAX_INFLIGHT runs in flight.',
@@ -88,6 +90,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.get('/v1/runs', {
       schema: {
+        operationId: 'listRuns',
         summary: "List the caller's runs",
         description:
           'Newest first. A full page carries `nextCursor`; pass it as `cursor` for the next page. `status=failed&error=PROVIDER_ERROR&since=1h` lists the dead letters of an outage.',
@@ -117,6 +120,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.get('/v1/runs/:id', {
       schema: {
+        operationId: 'getRun',
         summary: 'Get a run (poll)',
         description: 'The same run record as `agentq status --json`.',
         tags: ['runs'],
@@ -129,6 +133,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.get('/v1/runs/:id/messages', {
       schema: {
+        operationId: 'getRunMessages',
         summary: "A run's message history",
         tags: ['runs'],
         params: runIdParamsSchema,
@@ -142,6 +147,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.get('/v1/runs/:id/result', {
       schema: {
+        operationId: 'getRunResult',
         summary: "A run's result object",
         description:
           "What the run produced, in one object: the answer, every tool execution (arguments and result), the model's responses before its final one, the sources, why the model's last response ended (finishReason), usage and error. A conversation's earlier turns are left out. Readable in every status (a running run's so far).",
@@ -154,6 +160,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.get('/v1/runs/:id/steps', {
       schema: {
+        operationId: 'getRunSteps',
         summary: "A run's committed steps",
         tags: ['runs'],
         params: runIdParamsSchema,
@@ -167,6 +174,8 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.get('/v1/runs/:id/events', {
       schema: {
+        operationId: 'streamRunEvents',
+        served: eventsServed,
         summary: "A run's events (Server-Sent Events)",
         description:
           'text/event-stream: one SSE event per run event (`id` = stream id, `event` = type, `data` = JSON {id, type, data}); all past events first, then live ones; the stream ends after `run-end`. Reconnect with `Last-Event-ID` to resume after that event. Live model text comes as `token` events (no id; data {type, runId, step, task, node, attempt, call, index, text}) after the committed backlog; a `token-reset` opens each attempt, so drop partial text of that step when it comes. Tokens are not stored: the committed message is the record.',
@@ -194,6 +203,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.delete('/v1/runs/:id', {
       schema: {
+        operationId: 'cancelRun',
         summary: 'Cancel a run (or purge a finished one)',
         description:
           'Cancels the run: 200 with the record when it is finished now (a queued or waiting run is cancelled at once), 202 while it is `cancelling` (the running step is aborted at its boundary). With `?purge=true` a run that is finished (or just got cancelled) is deleted: 204.',
@@ -218,6 +228,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.post('/v1/runs/:id/retry', {
       schema: {
+        operationId: 'retryRun',
         summary: 'Retry a failed run from its last commit',
         tags: ['runs'],
         params: runIdParamsSchema,
@@ -238,6 +249,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.post('/v1/runs/:id/resume', {
       schema: {
+        operationId: 'resumeRun',
         summary: 'Answer an interrupt',
         description: 'For a `waiting` run: the step that asked runs again and receives `value`.',
         tags: ['runs'],

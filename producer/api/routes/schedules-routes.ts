@@ -5,6 +5,7 @@ import { AgentqError } from '../../../shared/contracts/errors.js';
 import { RUN_STATUSES } from '../../../shared/contracts/run-record.js';
 import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema } from '../errors.js';
+import { scheduleCreateServed, schedulePatchServed } from '../schemas/served-media.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 
@@ -62,6 +63,8 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
   return async (app) => {
     app.post('/v1/schedules', {
       schema: {
+        operationId: 'createSchedule',
+        served: scheduleCreateServed,
         summary: 'Create a schedule',
         description: SPEC_DESCRIPTION,
         tags: ['schedules'],
@@ -81,6 +84,7 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.get('/v1/schedules', {
       schema: {
+        operationId: 'listSchedules',
         summary: "Your tenant's schedules",
         tags: ['schedules'],
         response: { 200: z.object({ schedules: z.array(scheduleRecordSchema) }), ...errors },
@@ -90,6 +94,7 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.get('/v1/schedules/:id', {
       schema: {
+        operationId: 'getSchedule',
         summary: 'A schedule, with its last and next runs',
         tags: ['schedules'],
         params: idParams,
@@ -104,6 +109,7 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.get('/v1/schedules/:id/runs', {
       schema: {
+        operationId: 'listScheduleRuns',
         summary: "The runs a schedule's ticks started",
         description:
           "Newest first, the last 100; `status` is the run's now (null when the run has expired from the store).",
@@ -124,6 +130,8 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.patch('/v1/schedules/:id', {
       schema: {
+        operationId: 'updateSchedule',
+        served: schedulePatchServed,
         summary: 'Change, pause or resume a schedule',
         description:
           'Any field of the create body; `null` clears an optional one; `{"paused": true}` pauses (no ticks), `{"paused": false}` resumes. Giving `cron` drops `everyMs` and the other way round.',
@@ -143,6 +151,7 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.delete('/v1/schedules/:id', {
       schema: {
+        operationId: 'deleteSchedule',
         summary: 'Delete a schedule',
         description: 'No more ticks; the runs it started stay.',
         tags: ['schedules'],

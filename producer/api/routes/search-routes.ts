@@ -38,6 +38,7 @@ export function searchRoutes(
 
     app.post('/v1/search', {
       schema: {
+        operationId: 'search',
         summary: 'Search ingested documents',
         description:
           'Lexical (BM25) search over the chunks of your documents, in one collection or all of yours; best first. `score`: higher is better, comparable within one search only. Search syntax in `query` is ignored: any text is safe.',
@@ -50,6 +51,7 @@ export function searchRoutes(
 
     app.get('/v1/search', {
       schema: {
+        operationId: 'searchByQuery',
         summary: 'Search ingested documents (query string)',
         description: 'The same search as `POST /v1/search`, with `query`, `collection` and `k` in the query string.',
         tags: ['documents'],
@@ -61,6 +63,7 @@ export function searchRoutes(
 
     app.get('/v1/collections', {
       schema: {
+        operationId: 'listCollections',
         summary: 'List your collections',
         description:
           'Your collections, by name: chunks, vector length, and (with an embedder) how many chunks have their vector and how many are still waiting for it. Documents are searchable by their words as soon as they are indexed; vectors are added in the background.',
@@ -72,6 +75,7 @@ export function searchRoutes(
 
     app.get('/v1/collections/:name', {
       schema: {
+        operationId: 'getCollection',
         summary: 'A collection and its vector progress',
         description:
           'One of your collections: chunks, vector length, and `vectors: {added, pending}` while an embedder adds vectors in the background (a hybrid search ranks chunks still without one by their words). 404 when you have no collection of that name.',

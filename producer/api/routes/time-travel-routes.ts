@@ -24,6 +24,7 @@ export function timeTravelRoutes(context: ApiContext): FastifyPluginAsyncZod {
   return async (app) => {
     app.post('/v1/runs/:id/fork', {
       schema: {
+        operationId: 'forkRun',
         summary: 'Fork a run from one of its steps',
         description:
           'A new run whose state, history and step log are this run’s as committed just before step `from` (its index in GET …/steps); the steps before it are inherited (`inheritedFrom`), not run again; the original is untouched. For finished runs and runs waiting on an interrupt (409 otherwise). `set` replaces state keys (400 naming a key the state does not have, or a value of another kind); 404 for an unknown run or step; 409 RECORDING_UNAVAILABLE when the run did not record its steps (AGENTQ_RECORDING).',
@@ -48,6 +49,7 @@ export function timeTravelRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.post('/v1/runs/:id/replay', {
       schema: {
+        operationId: 'replayRun',
         summary: 'Replay a finished run against its recording',
         description:
           'A new run of the same input through the graph (this run’s version, or `graphVersion`) whose model and tool calls are answered by this run’s recording: no paid call. It fails with REPLAY_DIVERGED at the first call that asks something else (`continueLive`: it notes the divergence and goes on live). GET /v1/runs/{replay id}/replay-report gives the verdict. 409 RECORDING_UNAVAILABLE, naming what is missing, when the run did not record its calls, its recording expired, or it stopped at AGENTQ_RECORDING_MAX_BYTES.',
@@ -71,6 +73,7 @@ export function timeTravelRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.get('/v1/runs/:id/replay-report', {
       schema: {
+        operationId: 'getReplayReport',
         summary: 'The verdict of a replay run',
         description:
           '`diverged` and, when true, the first divergence: `step` (as the original’s step log numbers it), `node`, `reason` and `diff` (recorded against replayed value, by JSON path). `outcome` is same, diverged, failed or pending. 400 for a run that is not a replay.',
@@ -86,6 +89,7 @@ export function timeTravelRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
     app.post('/v1/runs/retry', {
       schema: {
+        operationId: 'retryRuns',
         summary: 'Retry failed runs in bulk',
         description:
           'Every failed run of the caller that matches (`error` code, created `since`, `graph`) is retried from its failed step, at `ratePerSecond`; `dryRun` only counts and lists them. Each retried run keeps `retryOf` (the link to its earlier attempt). A run is retried once even when two such requests race.',
