@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { createScriptedBatchApi, type ScriptedBatchApi, type ScriptedBatchApiOptions } from './scripted-batch-api.js';
+import { moderation } from './scripted-moderation.js';
 
 /** A tool call the scripted assistant makes. */
 export interface ScriptedToolCall {
@@ -592,21 +593,6 @@ function defaultFaultMessage(
   if (status === 429) return 'Rate limit reached for requests. Please try again later.';
   if (status >= 500) return 'The server had an error while processing your request. Sorry about that!';
   return `Scripted error (HTTP ${status}).`;
-}
-
-/** A `/v1/moderations` answer: one result per input, flagged when it contains a flagged term. */
-function moderation(body: unknown, flaggedTerms: readonly string[]): unknown {
-  const { input, model } = (body ?? {}) as { input?: string | string[]; model?: string };
-  const inputs = Array.isArray(input) ? input : [input ?? ''];
-  const results = inputs.map((text) => {
-    const flagged = flaggedTerms.some((term) => String(text).toLowerCase().includes(term.toLowerCase()));
-    return {
-      flagged,
-      categories: { harassment: flagged, violence: false },
-      category_scores: { harassment: flagged ? 0.98 : 0.01, violence: 0.01 },
-    };
-  });
-  return { id: 'modr-scripted', model: model ?? 'omni-moderation-latest', results };
 }
 
 function chatCompletion(message: ScriptedMessage, body: ChatCompletionCreateParams, chatIndex: number): unknown {
