@@ -38,6 +38,9 @@ export const ERROR_CODES = [
   'REDIS_UNAVAILABLE',
   // A batch asked for the provider's Batch API, and the provider has none (404 on /v1/batches): refused at submission.
   'PROVIDER_BATCH_UNSUPPORTED',
+  // A provider batch ended but its results could not be downloaded (or the batch read) within
+  // AGENTQ_PROVIDER_BATCH_RESULTS_WAIT_MS: its runs fail, not retried (the provider may have answered and charged).
+  'PROVIDER_BATCH_RESULTS_UNAVAILABLE',
   // A replay asked another question than its original at some step (issue 39): details {step, node, diff}.
   'REPLAY_DIVERGED',
   // A fork or replay needs a run's recording, and it is not there: never made (AGENTQ_RECORDING), expired
