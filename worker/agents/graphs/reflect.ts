@@ -9,10 +9,10 @@ import { estimateTextTokens } from '../../../shared/llm/estimate-tokens.js';
 import { planGuardrails, type GuardrailPlan, type GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
 import { guardAnswer, guardInput } from '../guardrails/guard-text.js';
 import { memoryChannel } from '../memory/memory-state.js';
-import { messageWindow } from '../memory/message-window.js';
+import { requestWindow } from '../memory/message-window.js';
+import { openTurn, turnStartedChannel } from '../memory/conversation-turn.js';
 import { loadPromptHistory } from '../memory/prompt-history.js';
 import { checkPromptSize, summarizeAtFor, summarizeStep } from '../memory/summarize-step.js';
-import type { Message } from '../../../shared/contracts/run-record.js';
 import { memoryChoiceOf } from '../schemas/react-agent-input.js';
 import {
   reflectInputSchema,
@@ -62,6 +62,8 @@ export const reflectState = {
   memory: memoryChannel(),
   /** The writer's prompt is too long: the next step summarises the history. */
   summarize: channel.replace(false),
+  /** The built-in writer added this run's task (a conversation's run starts with the earlier turns). */
+  turnStarted: turnStartedChannel(),
   /** The graph's guardrails with the run's overrides (none in runs admitted before this key existed). */
   guardrails: channel.replace<GuardrailPlan>(() => planGuardrails()),
   /** Output guardrail reprompts so far. */
@@ -125,6 +127,7 @@ export function createReflectGraph({
     state: reflectState,
     initialState: (input) => ({
       task: input.task,
+      turnStarted: false,
       maxIterations: input.maxIterations ?? maxIterations,
       guardrails: planGuardrails(guardrails, input.guardrails),
       ...(input.criteria === undefined ? {} : { criteria: input.criteria }),
@@ -186,16 +189,16 @@ const builtInWriter = async (state: Readonly<ReflectState>, context: NodeContext
   // With a window nothing is ever summarised (upTo stays 0): this is the whole history.
   const window = state.messageWindow;
   const { messages: history, length } = await loadPromptHistory(context, state.memory, state.task);
-  const added: Message[] =
-    length === 0
-      ? [
-          { role: 'system', content: state.writerSystem },
-          { role: 'user', content: state.task },
-        ]
-      : [];
-  // A window keeps the system prompt and the task in front: a writer that lost the task cannot revise.
-  const shown = window === null ? history : [...history.slice(0, 2), ...messageWindow(history.slice(2), window)];
-  const messages = [...shown, ...added];
+  // A conversation's run starts with the earlier turns in its history: its own task is still to add.
+  const added = openTurn({
+    turnStarted: state.turnStarted,
+    historyLength: length,
+    system: state.writerSystem,
+    question: { role: 'user', content: state.task },
+  });
+  // A window keeps the system prompt and the task in view: a writer that lost the task cannot revise.
+  const messages =
+    window === null ? [...history, ...added] : requestWindow(history, { request: state.task, added, size: window });
   let promptTokens: number | undefined;
   if (window === null) {
     // Nothing is sent or appended past the threshold: the summary is its own step, then this one runs again.
@@ -209,6 +212,7 @@ const builtInWriter = async (state: Readonly<ReflectState>, context: NodeContext
   const draft = response.message.content ?? '';
   return {
     messages: [...added, { role: 'assistant', content: draft }],
+    turnStarted: true,
     draft,
     iteration: state.iteration + 1,
     summarize: false,
