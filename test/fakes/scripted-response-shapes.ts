@@ -14,8 +14,8 @@ export interface ScriptedResponseShape {
   response: ScriptedMessage;
 }
 
-/** The tool a legacy `function_call` and a `custom` call of these shapes name. */
-export const SHAPE_TOOL = 'add';
+/** The tool a legacy `function_call` and a `custom` call of these shapes name (a worker's built-in tool). */
+export const SHAPE_TOOL = 'calculator';
 
 export const RESPONSE_SHAPES = [
   {
@@ -46,12 +46,12 @@ export const RESPONSE_SHAPES = [
   {
     name: 'custom-tool-call',
     description: 'a lone tool call of type custom (a streamed request gets it as JSON)',
-    response: { toolCalls: [{ type: 'custom', name: SHAPE_TOOL, arguments: '2 + 3' }] },
+    response: { toolCalls: [{ type: 'custom', name: SHAPE_TOOL, arguments: '2+3' }] },
   },
   {
     name: 'legacy-function-call',
     description: 'a legacy message.function_call (delta.function_call when streamed), finish_reason function_call',
-    response: { functionCall: { name: SHAPE_TOOL, arguments: { a: 2, b: 3 } } },
+    response: { functionCall: { name: SHAPE_TOOL, arguments: { expression: '2+3' } } },
   },
 ] as const satisfies readonly ScriptedResponseShape[];
 

@@ -69,7 +69,7 @@ const EXPECTED: Record<
           {
             id: 'call_chatcmpl-scripted-0_function',
             type: 'function',
-            function: { name: SHAPE_TOOL, arguments: '{"a":2,"b":3}' },
+            function: { name: SHAPE_TOOL, arguments: '{"expression":"2+3"}' },
           },
         ],
       },
@@ -113,7 +113,7 @@ describe.each([true, false])('response shapes (stream: %s)', (stream) => {
     expect(error).toMatchObject({ code: expected.code, retryable: expected.retryable });
     if (name === 'refusal')
       expect((error as Error).message).toContain("I'm sorry, but I can't help with that request.");
-    if (name === 'custom-tool-call') expect((error as Error).message).toMatch(/'custom' call of tool 'add'/);
+    if (name === 'custom-tool-call') expect((error as Error).message).toMatch(/'custom' call of tool 'calculator'/);
     if (expected.accept) {
       const accepted = usableResponse(response, [expected.accept]);
       // An accepted refusal is the answer; the other accepted cases answer nothing.
