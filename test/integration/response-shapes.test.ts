@@ -10,6 +10,7 @@ import {
 } from '../fakes/scripted-response-shapes.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 import { recordFigure } from '../helpers/suite-figures.js';
+import { DEFAULT_JUDGE_SYSTEM_PROMPT } from '../../worker/agents/graphs/reflect.js';
 
 /** How a react-agent run ends when the model answers with each shape (and the run accepts none). */
 const OUTCOMES: Record<ResponseShapeName, { status: RunStatus; code?: ErrorCode; modelCalls: number }> = {
@@ -101,6 +102,19 @@ describe.each([true, false])('react-agent runs for each response shape (streamed
       status: 'completed',
       output: { answer: "I'm sorry, but I can't help with that request." },
     });
+  });
+
+  it("reflect's judge refusing fails the run with MODEL_REFUSED and the judge's own words", async () => {
+    const refusal = 'I cannot judge this draft.';
+    server.setScript((request) =>
+      (request.body.messages[0] as { content: unknown }).content === DEFAULT_JUDGE_SYSTEM_PROMPT
+        ? { refusal }
+        : { content: 'A draft.' },
+    );
+    const queued = await env.client.enqueue({ graph: 'reflect', input: { task: 'Write one line.' } });
+    const done = await env.client.wait(queued.id, { timeoutMs: 60_000 });
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'MODEL_REFUSED', node: 'judge', retryable: false } });
+    expect(done.error?.message).toContain(refusal);
   });
 
   it('fails a run whose accept names something else, before any model call', async () => {
