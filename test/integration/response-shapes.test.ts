@@ -117,6 +117,24 @@ describe.each([true, false])('react-agent runs for each response shape (streamed
     expect(done.error?.message).toContain(refusal);
   });
 
+  it("reflect's writer refusing fails the run, unless the run accepts a refusal: then the refusal is the draft", async () => {
+    const refusal = 'I will not write that.';
+    server.setScript((request) =>
+      (request.body.messages[0] as { content: unknown }).content === DEFAULT_JUDGE_SYSTEM_PROMPT
+        ? { content: JSON.stringify({ approved: true, critique: '' }) }
+        : { refusal },
+    );
+    const reflect = async (input: Record<string, unknown>) =>
+      env.client.wait((await env.client.enqueue({ graph: 'reflect', input: { task: 'Write.', ...input } })).id, {
+        timeoutMs: 60_000,
+      });
+    expect(await reflect({})).toMatchObject({ status: 'failed', error: { code: 'MODEL_REFUSED', node: 'write' } });
+    expect(await reflect({ accept: ['refusal'] })).toMatchObject({
+      status: 'completed',
+      output: { answer: refusal, approved: true },
+    });
+  });
+
   it('fails a run whose accept names something else, before any model call', async () => {
     const done = await run({ query: 'q', accept: ['anything'] });
     expect(done).toMatchObject({ status: 'failed', error: { code: 'INVALID_INPUT' } });
