@@ -271,7 +271,9 @@ export function createScriptedBatchApi(options: ScriptedBatchApiOptions, answerC
           .filter((file) => !purpose || file.purpose === purpose)
           .reverse()
           .map(fileJson);
-        send(response, 200, { object: 'list', data, has_more: false });
+        // The contract requires both ids as strings, even for an empty page.
+        const ends = { first_id: data[0]?.id ?? '', last_id: data.at(-1)?.id ?? '' };
+        send(response, 200, { object: 'list', data, ...ends, has_more: false });
         return true;
       }
       case 'files.content': {
@@ -326,8 +328,8 @@ export function createScriptedBatchApi(options: ScriptedBatchApiOptions, answerC
         send(response, 200, {
           object: 'list',
           data: page.map(batchJson),
-          first_id: page[0]?.id ?? null,
-          last_id: page.at(-1)?.id ?? null,
+          // Strings when present (the contract has no null here), absent for an empty page.
+          ...(page.length > 0 ? { first_id: page[0]!.id, last_id: page.at(-1)!.id } : {}),
           has_more: start + limit < newest.length,
         });
         return true;

@@ -21,6 +21,7 @@ import {
   type ScriptedMessage,
   type ScriptedTiming,
 } from './scripted-chat-completion.js';
+import { moderation } from './scripted-moderation.js';
 
 export type { ScriptedMessage, ScriptedTiming, ScriptedToolCall, ScriptedUsage } from './scripted-chat-completion.js';
 export { estimateTokens } from './scripted-chat-completion.js';
@@ -542,21 +543,6 @@ function defaultFaultMessage(
   if (status === 429) return 'Rate limit reached for requests. Please try again later.';
   if (status >= 500) return 'The server had an error while processing your request. Sorry about that!';
   return `Scripted error (HTTP ${status}).`;
-}
-
-/** A `/v1/moderations` answer: one result per input, flagged when it contains a flagged term. */
-function moderation(body: unknown, flaggedTerms: readonly string[]): unknown {
-  const { input, model } = (body ?? {}) as { input?: string | string[]; model?: string };
-  const inputs = Array.isArray(input) ? input : [input ?? ''];
-  const results = inputs.map((text) => {
-    const flagged = flaggedTerms.some((term) => String(text).toLowerCase().includes(term.toLowerCase()));
-    return {
-      flagged,
-      categories: { harassment: flagged, violence: false },
-      category_scores: { harassment: flagged ? 0.98 : 0.01, violence: 0.01 },
-    };
-  });
-  return { id: 'modr-scripted', model: model ?? 'omni-moderation-latest', results };
 }
 
 function validateChatBody(body: unknown, rawBody: string): OpenAIErrorBody | undefined {
