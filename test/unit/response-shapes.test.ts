@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import type { LanguageModelResponse } from '../../shared/ports/language-model.js';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { OpenAILanguageModel } from '../../shared/adapters/openai/openai-language-model.js';
+import { chatResponseOf } from '../../shared/adapters/openai/chat-completion-codec.js';
+import { collectChatStream } from '../../shared/adapters/openai/collect-chat-stream.js';
 import { usableResponse, type AcceptableOutcome } from '../../worker/agents/llm/usable-response.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import {
@@ -138,5 +141,31 @@ describe('a streamed refusal and function_call in fragments', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('collectChatStream and chatResponseOf on tool calls of another type', () => {
+  it('keep a streamed custom call as unsupported, naming its tool, instead of dropping it', async () => {
+    const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk' as const, created: 0, model: 'm' };
+    async function* chunks(): AsyncGenerator<ChatCompletionChunk> {
+      yield {
+        ...base,
+        choices: [
+          {
+            index: 0,
+            delta: { tool_calls: [{ index: 0, id: 'c1', type: 'custom', function: { name: 'grep' } }] },
+            finish_reason: null,
+          },
+        ],
+      } as unknown as ChatCompletionChunk;
+      yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] };
+    }
+    const { completion } = await collectChatStream(chunks());
+    const response = chatResponseOf(completion, { baseURL: 'http://x', modelId: 'm' });
+    expect(response.unsupportedToolCalls).toEqual([{ type: 'custom', name: 'grep' }]);
+    expect(response.message.tool_calls).toBeUndefined();
+    expect(() => usableResponse(response, ['empty', 'length', 'content_filter', 'refusal'])).toThrow(
+      expect.objectContaining({ code: 'UNSUPPORTED_TOOL_CALL' }),
+    );
   });
 });
