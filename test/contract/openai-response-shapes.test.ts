@@ -6,6 +6,7 @@ import {
   type ScriptedOpenAIServer,
   type ScriptedResponse,
 } from '../fakes/scripted-openai-server.js';
+import { RESPONSE_SHAPES } from '../fakes/scripted-response-shapes.js';
 import { multipart } from '../helpers/multipart-body.js';
 import {
   loadOpenAIContract,
@@ -43,6 +44,11 @@ const chatShapes: [name: string, response: ScriptedResponse, request: Record<str
   ['content_filter with no text, streamed', { content: '', finishReason: 'content_filter' }, streamed],
   ['usage as scripted', { content: 'Four.', usage: { prompt_tokens: 9, completion_tokens: 1 } }, {}],
   ['rate limited (429 with Retry-After)', { status: 429, retryAfter: 2 }, {}],
+  // The shapes a run must read right (refusal, legacy function_call, custom tool call, JSON to a stream…), both ways.
+  ...RESPONSE_SHAPES.flatMap(({ name, response }): [string, ScriptedResponse, Record<string, unknown>][] => [
+    [name, response, {}],
+    [`${name}, streamed`, response, streamed],
+  ]),
 ];
 
 const jsonl = [

@@ -11,6 +11,7 @@ import { openTurn, turnStartedChannel } from '../memory/conversation-turn.js';
 import { loadPromptHistory } from '../memory/prompt-history.js';
 import { checkPromptSize, summarizeAtFor, summarizeStep } from '../memory/summarize-step.js';
 import { callLanguageModel } from '../llm/call-language-model.js';
+import type { AcceptableOutcome } from '../llm/usable-response.js';
 import { embedTexts } from '../llm/embed-texts.js';
 import { estimatePromptTokens, estimateTextTokens } from '../../../shared/llm/estimate-tokens.js';
 import { agentSettingsOf, embedderOf } from '../agent-services.js';
@@ -137,6 +138,8 @@ export function createMultiAgentGraph({
       /** Output guardrail reprompts so far, and whether the last answer was sent back to the lead. */
       reprompts: channel.replace(0),
       reprompting: channel.replace(false),
+      /** Model answers without usable output the run accepts (its `accept`). */
+      accept: channel.replace<AcceptableOutcome[]>([]),
     },
     initialState: (input) => ({
       query: input.query,
@@ -146,6 +149,7 @@ export function createMultiAgentGraph({
       ...leadChoiceOf(input, graphRecall, graphLead),
       guardrails: planGuardrails(guardrails, input.guardrails),
       ...memoryChoiceOf(input.memory),
+      accept: input.accept ?? [],
     }),
     output: (state): MultiAgentOutput => ({
       answer: state.answer,
@@ -218,7 +222,7 @@ export function createMultiAgentGraph({
         const response = await callLanguageModel(
           context,
           { messages, ...(tools ? { tools } : {}) },
-          promptTokens === undefined ? {} : { promptTokens },
+          { promptTokens, accept: state.accept },
         );
         const calls = response.message.tool_calls ?? [];
         if (calls.length > 0 && (finalRound || colleagues.length === 0)) {
@@ -277,12 +281,16 @@ export function createMultiAgentGraph({
         } else if (question === undefined) {
           content = `Error: consult ${expert.name} with arguments {"question": "<your question>"}.`;
         } else {
-          const response = await callLanguageModel(context, {
-            messages: [
-              { role: 'system', content: expertSystemPrompt(expert) },
-              { role: 'user', content: question },
-            ],
-          });
+          const response = await callLanguageModel(
+            context,
+            {
+              messages: [
+                { role: 'system', content: expertSystemPrompt(expert) },
+                { role: 'user', content: question },
+              ],
+            },
+            { accept: state.accept },
+          );
           content = response.message.content ?? '';
         }
         await context.emit('tool-result', { toolCallId: call.id, tool: call.function.name, chars: content.length });

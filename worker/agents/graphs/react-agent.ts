@@ -227,11 +227,8 @@ export function createReactAgentGraph({
             ...(temperature === undefined ? {} : { temperature }),
             ...(maxOutputTokens === undefined ? {} : { maxTokens: maxOutputTokens }),
           };
-          const response = await callLanguageModel(
-            context,
-            request,
-            promptTokens === undefined ? {} : { promptTokens },
-          );
+          const accept = state.settings.accept ?? [];
+          const response = await callLanguageModel(context, request, { promptTokens, accept });
           const toolCalls = response.message.tool_calls ?? [];
           if (toolCalls.length > 0 && (finalRound || tools.length === 0)) {
             // Appending this message without tool results would break invariant I3, so the run stops here.

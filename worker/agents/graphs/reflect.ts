@@ -3,6 +3,7 @@ import { defineGraph } from '../../../shared/graph/define-graph.js';
 import { END, START, type AnyGraph, type NodeFunction, type NodeResult } from '../../../shared/graph/graph.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { callLanguageModel } from '../llm/call-language-model.js';
+import type { AcceptableOutcome } from '../llm/usable-response.js';
 import { generateObject } from '../llm/generate-object.js';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import { estimateTextTokens } from '../../../shared/llm/estimate-tokens.js';
@@ -54,6 +55,8 @@ export const reflectState = {
   messageWindow: channel.replace<number | null>(null),
   /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
   summarizeAt: channel.replace<number | null>(null),
+  /** Model answers without usable output the writer's calls accept (the run's `accept`); the judge needs a verdict. */
+  accept: channel.replace<AcceptableOutcome[]>([]),
   /** The latest critique (null before the first review): what a custom writer revises against. */
   critique: channel.replace<string | null>(null),
   /** A custom judge's verdict on the latest draft, applied by the graph. */
@@ -134,6 +137,7 @@ export function createReflectGraph({
       ...(input.writerSystem === undefined ? {} : { writerSystem: input.writerSystem }),
       ...(input.judgeSystem === undefined ? {} : { judgeSystem: input.judgeSystem }),
       ...memoryChoiceOf(input.memory),
+      accept: input.accept ?? [],
     }),
     output: (state): ReflectOutput => ({
       answer: state.draft,
@@ -208,7 +212,7 @@ const builtInWriter = async (state: Readonly<ReflectState>, context: NodeContext
     if (size.summarize) return { summarize: true };
     promptTokens = size.promptTokens;
   }
-  const response = await callLanguageModel(context, { messages }, promptTokens === undefined ? {} : { promptTokens });
+  const response = await callLanguageModel(context, { messages }, { promptTokens, accept: state.accept });
   const draft = response.message.content ?? '';
   return {
     messages: [...added, { role: 'assistant', content: draft }],
