@@ -218,7 +218,8 @@ export {
 export { ProviderRateLimiter, type ProviderLimits } from './shared/operations/limits/provider-rate-limiter.js';
 export { memoryChannel, type MemoryState } from './worker/agents/memory/memory-state.js';
 export { loadPromptHistory, promptView } from './worker/agents/memory/prompt-history.js';
-export { messageWindow } from './worker/agents/memory/message-window.js';
+export { messageWindow, requestWindow } from './worker/agents/memory/message-window.js';
+export { closeTurn, openTurn, startsTurn, turnStartedChannel } from './worker/agents/memory/conversation-turn.js';
 export { checkPromptSize, summarizeStep } from './worker/agents/memory/summarize-step.js';
 export {
   shouldSummarize,

@@ -38,6 +38,9 @@ export const ERROR_CODES = [
   'REDIS_UNAVAILABLE',
   // A batch asked for the provider's Batch API, and the provider has none (404 on /v1/batches): refused at submission.
   'PROVIDER_BATCH_UNSUPPORTED',
+  // A provider batch ended but its results could not be downloaded (or the batch read) within
+  // AGENTQ_PROVIDER_BATCH_RESULTS_WAIT_MS: its runs fail, not retried (the provider may have answered and charged).
+  'PROVIDER_BATCH_RESULTS_UNAVAILABLE',
   // A replay asked another question than its original at some step (issue 39): details {step, node, diff}.
   'REPLAY_DIVERGED',
   // A fork or replay needs a run's recording, and it is not there: never made (AGENTQ_RECORDING), expired
@@ -45,6 +48,17 @@ export const ERROR_CODES = [
   'RECORDING_UNAVAILABLE',
   // A conversation's new turn with onBusy 'reject' while its previous turn is still queued or running (issue 40).
   'CONVERSATION_BUSY',
+  // The model answered, but not with something a run can use; each fails the step unless the run accepts it
+  // (an agent's `accept` option). The model refused (its refusal text in the message): not retried.
+  'MODEL_REFUSED',
+  // finish_reason content_filter and no usable output: the provider's filter stopped the answer; not retried.
+  'CONTENT_FILTERED',
+  // finish_reason length and no usable output: maxTokens (AGENTQ_LLM_MAX_TOKENS) too small; not retried.
+  'OUTPUT_TRUNCATED',
+  // No text, no tool call, no refusal: retried (the empty answer is not saved, so a retry asks again).
+  'EMPTY_RESPONSE',
+  // A tool call of a type agentq cannot run (e.g. `custom`); the message names the type and the tool.
+  'UNSUPPORTED_TOOL_CALL',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -45,7 +45,7 @@ export interface Usage {
 /** A step's model usage: tokens and cost, the model that answered, and its last response's finish reason. */
 export type StepUsage = Usage & {
   model?: string;
-  /** `stop`, `length`, `tool_calls`, `content_filter` or `other` (the model port's FinishReason). */
+  /** `stop`, `length`, `tool_calls`, `content_filter`, `refusal` or `other` (the model port's FinishReason). */
   finishReason?: string;
 };
 

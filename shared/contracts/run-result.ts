@@ -33,7 +33,7 @@ export interface RunResult {
   output: unknown;
   /** `output.answer` when it is a string, else the final assistant message's text; null without either. */
   answer: string | null;
-  /** Why the model's last response ended (`stop`, `length`, `tool_calls`, `content_filter`, `other`); null without a model call. */
+  /** Why the model's last response ended (`stop`, `length`, `tool_calls`, `content_filter`, `refusal`, `other`); null without a model call. */
   finishReason: string | null;
   /** Every tool call of the run, in the order the model made them. */
   toolExecutions: ToolExecution[];

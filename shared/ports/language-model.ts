@@ -53,13 +53,27 @@ export interface TokenUsage {
   outputTokens: number;
 }
 
-export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';
+/**
+ * Why the model stopped, as the provider said: `refusal` when it refused (the text is on the
+ * response's `refusal`); `other` only for a reason the port has no word for (or none sent).
+ */
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'refusal' | 'other';
+
+/** A tool call of a kind agentq cannot run (only `function` calls run), by its type and tool name. */
+export interface UnsupportedToolCall {
+  type: string;
+  name: string;
+}
 
 export interface LanguageModelResponse {
   message: AssistantMessage;
   /** The provider's own count; undefined when it sent none (the caller may estimate). */
   usage: TokenUsage | undefined;
   finishReason: FinishReason;
+  /** The model's refusal, in its own words, when it refused instead of answering. @default none */
+  refusal?: string;
+  /** Tool calls the response made that are not `function` calls (e.g. `custom`), left out of the message. @default none */
+  unsupportedToolCalls?: UnsupportedToolCall[];
   /** The model that answered, as the provider names it (may carry a version suffix). */
   model: string;
   /** The provider's response id, when it sends one. */

@@ -9,6 +9,8 @@
  */
 import { Buffer } from 'node:buffer';
 import type { ServerResponse } from 'node:http';
+import { DownloadGate, type DownloadGateSettings } from './scripted-download-gate.js';
+import { parseMultipart } from './scripted-multipart.js';
 
 /** A route of the Batch API, for faults. */
 export type BatchApiRoute =
@@ -35,7 +37,8 @@ export type ScriptedBatchOutcome =
   /** The input file failed validation: nothing answered. */
   | { status: 'failed'; message?: string };
 
-export interface ScriptedBatchApiOptions {
+/** Downloads: `strictAccept` (406 to an Accept without the contract's type, default on) and `failDownloads`. */
+export interface ScriptedBatchApiOptions extends DownloadGateSettings {
   /** Time in `validating`. @default 0 */
   validatingMs?: number;
   /** Time in `in_progress` before the batch ends: the scripted provider delay. @default 0 */
@@ -46,6 +49,18 @@ export interface ScriptedBatchApiOptions {
   fault?: (route: BatchApiRoute, path: string) => BatchApiFault | undefined;
   /** Rewrite a results file before it is stored (tests of malformed lines, unknown or missing custom_ids). */
   outputFile?: (lines: string[], batch: ScriptedBatch) => string;
+}
+
+/** What the fake was asked, to count duplicates. */
+export interface ScriptedBatchApiCounts {
+  /** `POST /v1/batches` that created a batch. */
+  batchesCreated: number;
+  /** `POST /v1/files` that stored a file (not the output files the fake writes). */
+  filesUploaded: number;
+  /** `GET /v1/files/:id/content` answered with the file. */
+  downloads: number;
+  /** Downloads refused: 406 for the Accept header, or a scripted failure. */
+  downloadsRefused: number;
 }
 
 /** A file as uploaded. */
@@ -86,6 +101,8 @@ export interface ScriptedBatchApi {
   readonly batches: readonly ScriptedBatch[];
   /** Request lines of every batch created (its custom_ids), in order. */
   customIds(): string[];
+  /** Batches created, files uploaded and downloads answered or refused so far. */
+  counts(): ScriptedBatchApiCounts;
   /** Change the options (timings, outcome, faults) from now on. */
   configure(options: ScriptedBatchApiOptions): void;
   /** → true when it answered the request (a Batch API route), false to let the server answer 404. */
@@ -104,6 +121,8 @@ export function createScriptedBatchApi(options: ScriptedBatchApiOptions, answerC
   const files: ScriptedFile[] = [];
   const batches: ScriptedBatch[] = [];
   const finishing = new Map<string, Promise<void>>();
+  const counts: ScriptedBatchApiCounts = { batchesCreated: 0, filesUploaded: 0, downloads: 0, downloadsRefused: 0 };
+  const downloadGate = new DownloadGate(options.failDownloads?.times ?? 0);
 
   const send = (response: ServerResponse, status: number, body: unknown) => {
     const text = JSON.stringify(body);
@@ -262,6 +281,7 @@ export function createScriptedBatchApi(options: ScriptedBatchApiOptions, answerC
         const form = parseMultipart(rawBody, String(headers['content-type'] ?? ''));
         if (!form.file) return (error(response, 400, "Missing required parameter: 'file'."), true);
         if (form.fields.purpose !== 'batch') return (error(response, 400, "'purpose' must be 'batch' here"), true);
+        counts.filesUploaded += 1;
         send(response, 200, fileJson(storeFile(form.file.filename, 'batch', form.file.content)));
         return true;
       }
@@ -271,13 +291,18 @@ export function createScriptedBatchApi(options: ScriptedBatchApiOptions, answerC
           .filter((file) => !purpose || file.purpose === purpose)
           .reverse()
           .map(fileJson);
-        send(response, 200, { object: 'list', data, has_more: false });
+        // The contract requires both ids as strings, even for an empty page.
+        const ends = { first_id: data[0]?.id ?? '', last_id: data.at(-1)?.id ?? '' };
+        send(response, 200, { object: 'list', data, ...ends, has_more: false });
         return true;
       }
       case 'files.content': {
         const id = decodeURIComponent(path.split('/')[3] ?? '');
         const file = files.find((candidate) => candidate.id === id);
         if (!file) return (error(response, 404, `No such File object: ${id}`), true);
+        const accept = String(headers['accept'] ?? '*/*');
+        if (downloadGate.refused(settings, accept, response)) return ((counts.downloadsRefused += 1), true);
+        counts.downloads += 1;
         response.writeHead(200, {
           'content-type': 'application/octet-stream',
           'content-length': Buffer.byteLength(file.content),
@@ -313,6 +338,7 @@ export function createScriptedBatchApi(options: ScriptedBatchApiOptions, answerC
           cancelRequested: false,
         };
         batches.push(batch);
+        counts.batchesCreated += 1;
         send(response, 200, batchJson(batch));
         return true;
       }
@@ -326,8 +352,8 @@ export function createScriptedBatchApi(options: ScriptedBatchApiOptions, answerC
         send(response, 200, {
           object: 'list',
           data: page.map(batchJson),
-          first_id: page[0]?.id ?? null,
-          last_id: page.at(-1)?.id ?? null,
+          // Strings when present (the contract has no null here), absent for an empty page.
+          ...(page.length > 0 ? { first_id: page[0]!.id, last_id: page.at(-1)!.id } : {}),
           has_more: start + limit < newest.length,
         });
         return true;
@@ -354,8 +380,10 @@ export function createScriptedBatchApi(options: ScriptedBatchApiOptions, answerC
     files,
     batches,
     customIds: () => batches.flatMap((batch) => batch.lines.map((line) => line.custom_id)),
+    counts: () => ({ ...counts }),
     configure(next) {
       settings = { ...settings, ...next };
+      if ('failDownloads' in next) downloadGate.failuresLeft = next.failDownloads?.times ?? 0;
     },
     handle,
   };
@@ -370,27 +398,4 @@ function routeOf(method: string, path: string): BatchApiRoute | undefined {
   if (method === 'GET' && /^\/v1\/batches\/[^/]+$/.test(path)) return 'batches.retrieve';
   if (method === 'POST' && /^\/v1\/batches\/[^/]+\/cancel$/.test(path)) return 'batches.cancel';
   return undefined;
-}
-
-/** The parts of a multipart/form-data body: text fields, and the file part's name and content. */
-function parseMultipart(
-  body: string,
-  contentType: string,
-): { fields: Record<string, string>; file?: { filename: string; content: string } } {
-  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType);
-  const fields: Record<string, string> = {};
-  let file: { filename: string; content: string } | undefined;
-  if (!boundary) return { fields };
-  const marker = `--${boundary[1] ?? boundary[2]}`;
-  for (const part of body.split(marker)) {
-    const split = part.indexOf('\r\n\r\n');
-    if (split < 0) continue;
-    const head = part.slice(0, split);
-    const content = part.slice(split + 4).replace(/\r\n$/, '');
-    const name = /name="([^"]*)"/.exec(head)?.[1];
-    const filename = /filename="([^"]*)"/.exec(head)?.[1];
-    if (filename !== undefined) file = { filename, content };
-    else if (name) fields[name] = content;
-  }
-  return { fields, ...(file ? { file } : {}) };
 }

@@ -12,44 +12,19 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { createScriptedBatchApi, type ScriptedBatchApi, type ScriptedBatchApiOptions } from './scripted-batch-api.js';
+import {
+  answersStreamAsJson,
+  chatCompletion,
+  chatStreamPieces,
+  estimateTokens,
+  promptText,
+  type ScriptedMessage,
+  type ScriptedTiming,
+} from './scripted-chat-completion.js';
+import { moderation } from './scripted-moderation.js';
 
-/** A tool call the scripted assistant makes. */
-export interface ScriptedToolCall {
-  /** Tool call id; default `call_<chatIndex>_<position>`, deterministic so tests can match results to calls. */
-  id?: string;
-  /** Function name. */
-  name: string;
-  /** Arguments: an object is JSON-encoded; a string is sent as is (so tests can send malformed JSON on purpose). */
-  arguments: Record<string, unknown> | string;
-}
-
-/** Token counts to report instead of the default estimate. `total_tokens` is their sum. */
-export interface ScriptedUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-}
-
-/** Fields every scripted response may carry. */
-export interface ScriptedTiming {
-  /** Latency before answering, in ms; overrides `defaultLatencyMs` for this request. */
-  delayMs?: number;
-}
-
-/** An assistant message answered as a standard `chat.completion` body. */
-export interface ScriptedMessage extends ScriptedTiming {
-  /** Text of the answer; default `null` when there are tool calls, `''` otherwise. */
-  content?: string | null;
-  /** Tool calls; when present and non-empty the default finish reason is `'tool_calls'`. */
-  toolCalls?: ScriptedToolCall[];
-  /** Reported usage; default: an estimate of characters / 4 of the prompt and of the completion (see {@link estimateTokens}). */
-  usage?: ScriptedUsage;
-  /** `finish_reason`; default `'tool_calls'` with tool calls, `'stop'` otherwise (set `'length'` to test truncation). */
-  finishReason?: 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
-  /** Streamed answers (`stream: true`): ms between chunks; overrides `streamChunkDelayMs`. */
-  chunkDelayMs?: number;
-  /** Streamed answers: drop the connection after this many content chunks (a provider dying mid-stream). */
-  failAfterChunks?: number;
-}
+export type { ScriptedMessage, ScriptedTiming, ScriptedToolCall, ScriptedUsage } from './scripted-chat-completion.js';
+export { estimateTokens } from './scripted-chat-completion.js';
 
 /**
  * An injected HTTP error with an OpenAI-shaped body `{ error: { message, type, param, code } }`.
@@ -169,11 +144,6 @@ const chatPath = '/v1/chat/completions';
 const embeddingsPath = '/v1/embeddings';
 const modelsPath = '/v1/models';
 const moderationsPath = '/v1/moderations';
-
-/** A deterministic token estimate: characters / 4, rounded up, at least 1 for non-empty text. */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}
 
 /**
  * The deterministic embedding of `text`: a signed hashed bag of lowercase words, L2-normalised. Texts
@@ -318,9 +288,8 @@ export async function startScriptedOpenAIServer(
   }
 
   /**
-   * A streamed answer as OpenAI sends it: `chat.completion.chunk` objects over SSE, the role first, the
-   * content a word per chunk, each tool call's name, then its arguments a word per chunk, the finish reason,
-   * the usage chunk when `stream_options.include_usage` asks for it, then `[DONE]`.
+   * A streamed answer as OpenAI sends it: `chat.completion.chunk` objects over SSE (the deltas of
+   * `chatStreamPieces`), the usage chunk when `stream_options.include_usage` asks for it, then `[DONE]`.
    */
   async function streamChat(
     record: RecordedRequest,
@@ -330,8 +299,12 @@ export async function startScriptedOpenAIServer(
     chatIndex: number,
     signal: AbortSignal,
   ): Promise<void> {
-    const completion = chatCompletion(scripted, body, chatIndex) as ChatCompletionBody;
-    const choice = completion.choices[0]!;
+    const completion = chatCompletion(scripted, body, chatIndex) as {
+      id: string;
+      created: number;
+      model: string;
+      usage: unknown;
+    };
     const delayMs = scripted.chunkDelayMs ?? options.streamChunkDelayMs ?? 0;
     record.status = 200;
     record.chunkTimes = [];
@@ -351,35 +324,23 @@ export async function startScriptedOpenAIServer(
         `data: ${JSON.stringify({ ...base, choices: usage ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(usage ? { usage } : {}) })}\n\n`,
       );
     };
-    send({ role: 'assistant', content: '' });
-    const words = (choice.message.content ?? '').match(/\s*\S+\s*|\s+/g) ?? [];
-    for (const [position, word] of words.entries()) {
-      if (scripted.failAfterChunks !== undefined && position >= scripted.failAfterChunks) {
+    let contentChunks = 0;
+    for (const piece of chatStreamPieces(completion)) {
+      if (piece.content && scripted.failAfterChunks !== undefined && contentChunks >= scripted.failAfterChunks) {
         record.outcome = 'aborted';
         // Destroyed once what was written has reached the socket, so the client sees the chunks, then the cut.
         await new Promise<void>((resolve) => response.write('', () => resolve()));
         response.destroy();
         return;
       }
-      if (delayMs > 0 && !(await waitLatency(delayMs, signal))) return;
+      if (piece.paced && delayMs > 0 && !(await waitLatency(delayMs, signal))) return;
       if (signal.aborted || response.destroyed) return;
-      send({ content: word });
-      record.chunkTimes.push(Date.now());
-    }
-    for (const [position, call] of (choice.message.tool_calls ?? []).entries()) {
-      send({
-        tool_calls: [
-          { index: position, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
-        ],
-      });
-      // Arguments come in fragments, as real models send them (words, cut anywhere in the JSON).
-      for (const piece of call.function.arguments.match(/\s*\S+\s*|\s+/g) ?? []) {
-        if (delayMs > 0 && !(await waitLatency(delayMs, signal))) return;
-        if (signal.aborted || response.destroyed) return;
-        send({ tool_calls: [{ index: position, function: { arguments: piece } }] });
+      send(piece.delta, piece.finishReason ?? null);
+      if (piece.content) {
+        contentChunks++;
+        record.chunkTimes.push(Date.now());
       }
     }
-    send({}, choice.finish_reason);
     const streamOptions = (body as { stream_options?: { include_usage?: boolean } }).stream_options;
     if (streamOptions?.include_usage) send({}, null, completion.usage);
     response.end('data: [DONE]\n\n');
@@ -409,7 +370,8 @@ export async function startScriptedOpenAIServer(
     if (!(await waitLatency(scripted.delayMs, signal))) return;
     if (isHang(scripted)) return waitForAbort(signal);
     if (isFault(scripted)) return answerFault(scripted, body, answer);
-    if (body.stream === true) return streamChat(record, response, scripted, body, chatIndex, signal);
+    if (body.stream === true && !answersStreamAsJson(scripted))
+      return streamChat(record, response, scripted, body, chatIndex, signal);
     answer(200, chatCompletion(scripted, body, chatIndex));
   }
 
@@ -540,17 +502,6 @@ export async function startScriptedOpenAIServer(
   };
 }
 
-interface ChatCompletionBody {
-  id: string;
-  created: number;
-  model: string;
-  choices: {
-    message: { content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[] };
-    finish_reason: string;
-  }[];
-  usage: unknown;
-}
-
 type Answer = (status: number, body: unknown, headers?: Record<string, string>) => void;
 
 interface OpenAIErrorBody {
@@ -592,77 +543,6 @@ function defaultFaultMessage(
   if (status === 429) return 'Rate limit reached for requests. Please try again later.';
   if (status >= 500) return 'The server had an error while processing your request. Sorry about that!';
   return `Scripted error (HTTP ${status}).`;
-}
-
-/** A `/v1/moderations` answer: one result per input, flagged when it contains a flagged term. */
-function moderation(body: unknown, flaggedTerms: readonly string[]): unknown {
-  const { input, model } = (body ?? {}) as { input?: string | string[]; model?: string };
-  const inputs = Array.isArray(input) ? input : [input ?? ''];
-  const results = inputs.map((text) => {
-    const flagged = flaggedTerms.some((term) => String(text).toLowerCase().includes(term.toLowerCase()));
-    return {
-      flagged,
-      categories: { harassment: flagged, violence: false },
-      category_scores: { harassment: flagged ? 0.98 : 0.01, violence: 0.01 },
-    };
-  });
-  return { id: 'modr-scripted', model: model ?? 'omni-moderation-latest', results };
-}
-
-function chatCompletion(message: ScriptedMessage, body: ChatCompletionCreateParams, chatIndex: number): unknown {
-  const toolCalls = (message.toolCalls ?? []).map((call, position) => ({
-    id: call.id ?? `call_${chatIndex}_${position}`,
-    type: 'function',
-    function: {
-      name: call.name,
-      arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
-    },
-  }));
-  const hasToolCalls = toolCalls.length > 0;
-  const content = message.content !== undefined ? message.content : hasToolCalls ? null : '';
-  const completionText =
-    (content ?? '') + toolCalls.map((call) => call.function.name + call.function.arguments).join('');
-  const usage = message.usage ?? {
-    prompt_tokens: estimateTokens(promptText(body)),
-    completion_tokens: estimateTokens(completionText),
-  };
-  return {
-    id: `chatcmpl-scripted-${chatIndex}`,
-    object: 'chat.completion',
-    created: Math.floor(Date.now() / 1000),
-    model: body.model,
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content, refusal: null, ...(hasToolCalls ? { tool_calls: toolCalls } : {}) },
-        logprobs: null,
-        finish_reason: message.finishReason ?? (hasToolCalls ? 'tool_calls' : 'stop'),
-      },
-    ],
-    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-  };
-}
-
-/** The text the default prompt-token estimate counts: message contents (text parts) and tool-call arguments. */
-function promptText(body: ChatCompletionCreateParams): string {
-  let text = '';
-  for (const message of body.messages as unknown[]) {
-    if (!isObject(message)) continue;
-    const content = message['content'];
-    if (typeof content === 'string') text += content;
-    else if (Array.isArray(content)) {
-      for (const part of content) if (isObject(part) && typeof part['text'] === 'string') text += part['text'];
-    }
-    const toolCalls = message['tool_calls'];
-    if (Array.isArray(toolCalls)) {
-      for (const call of toolCalls) {
-        const functionCall = isObject(call) ? call['function'] : undefined;
-        if (isObject(functionCall))
-          text += String(functionCall['name'] ?? '') + String(functionCall['arguments'] ?? '');
-      }
-    }
-  }
-  return text;
 }
 
 function validateChatBody(body: unknown, rawBody: string): OpenAIErrorBody | undefined {

@@ -1,3 +1,4 @@
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAIProviderBatches } from '../../shared/adapters/openai/openai-provider-batches.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
@@ -123,5 +124,51 @@ describe('OpenAIProviderBatches', () => {
       server.batchApi!.configure({ fault: undefined });
     }
     await expect(api.retrieve('batch_nope')).rejects.toMatchObject({ code: 'PROVIDER_ERROR', retryable: false });
+  });
+
+  it("downloads with an Accept the published contract lists; the SDK's own `application/binary` is refused 406 by a server holding to it", async () => {
+    const fileId = await api.upload('agentq-z.f1.jsonl', `${line('e|s0.t0|model|1', 'ask')}\n`);
+    const sdk = new OpenAI({ baseURL: server.url, apiKey: 'unused', maxRetries: 0 });
+    // The contract (GET /files/{file_id}/content) lists only application/json; the SDK asks for application/binary.
+    const refused = await sdk.files.content(fileId).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 406 });
+    // The SDK keeps only a JSON body's `error` member: the server's reason is lost in its own message.
+    expect((refused as Error).message).toBe('406 status code (no body)');
+    const before = server.batchApi!.counts();
+    expect((await api.download(fileId)).results.map((result) => result.customId)).toEqual(['e|s0.t0|model|1']);
+    expect(server.batchApi!.counts()).toMatchObject({
+      downloads: before.downloads + 1,
+      downloadsRefused: before.downloadsRefused,
+    });
+    // Not strict: the SDK's own request is answered (the option tests rely on to compare).
+    server.batchApi!.configure({ strictAccept: false });
+    try {
+      expect(await (await sdk.files.content(fileId)).text()).toContain('e|s0.t0|model|1');
+    } finally {
+      server.batchApi!.configure({ strictAccept: true });
+    }
+  });
+
+  it("a refused download's error keeps the response's body (JSON without an `error` member, or text), cut to 500 characters", async () => {
+    const fileId = await api.upload('agentq-w.f1.jsonl', `${line('f|s0.t0|model|1', 'ask')}\n`);
+    const problem = JSON.stringify({ title: 'Not Acceptable', status: 406, detail: 'Unable to find content for x' });
+    server.batchApi!.configure({ failDownloads: { times: 1, status: 406, body: problem } });
+    await expect(api.download(fileId)).rejects.toMatchObject({
+      code: 'PROVIDER_ERROR',
+      retryable: false,
+      message: expect.stringContaining(`HTTP 406): ${problem}`),
+      details: { status: 406, body: problem },
+    });
+    const long = `storage unavailable ${'x'.repeat(2000)}`;
+    server.batchApi!.configure({ failDownloads: { times: 1, status: 503, body: long, contentType: 'text/plain' } });
+    const error = (await api.download(fileId).catch((caught: unknown) => caught)) as Error;
+    expect(error).toMatchObject({
+      retryable: true,
+      message: expect.stringContaining('HTTP 503): storage unavailable x'),
+    });
+    expect(error.message).toContain('… (2020 characters)');
+    expect(error.message.length).toBeLessThan(700);
+    // Then the download answers again.
+    expect((await api.download(fileId)).results).toHaveLength(1);
   });
 });

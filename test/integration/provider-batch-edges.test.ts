@@ -6,6 +6,7 @@ import { parseCallId } from '../../worker/provider-batches/provider-batch-call.j
 import { APPLY_ANSWER } from '../../worker/provider-batches/provider-batch-scripts.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { answerAsProviderBatch } from '../helpers/answer-as-provider-batch.js';
 import { twoTurnGraph } from '../helpers/two-turn-graph.js';
 
 /** Issue 38: spans of provider batches and waits; an expired batch called live; a failed one retried; the memo append. */
@@ -39,21 +40,7 @@ describe('provider batches: spans, fallback and failures', () => {
     await telemetry?.shutdown();
   });
 
-  const answer = async (questions: string[]) => {
-    const { batch } = await env.client.batches.submit({
-      questions: questions.map((question) => ({ question })),
-      options: { graph: 'two-turns' },
-      providerBatch: true,
-    });
-    return eventually(
-      async () => {
-        const record = await env.client.batches.get(batch.id);
-        return record && record.status !== 'running' ? record : undefined;
-      },
-      30_000,
-      'the batch to finish',
-    );
-  };
+  const answer = async (questions: string[]) => (await answerAsProviderBatch(env, questions)).batch;
 
   it('a span per provider batch, and a span per wait in its run trace', async () => {
     const before = server.batchApi!.batches.length;
@@ -182,19 +169,7 @@ describe('provider batches: the limits of one provider batch', () => {
   it('splits what is parked by AGENTQ_PROVIDER_BATCH_MAX_REQUESTS and _MAX_BYTES', async () => {
     const long = 'x'.repeat(700);
     const questions = ['short 1', 'short 2', 'short 3', 'short 4', 'short 5', `${long} 6`, `${long} 7`];
-    const { batch } = await env.client.batches.submit({
-      questions: questions.map((question) => ({ question })),
-      options: { graph: 'two-turns' },
-      providerBatch: true,
-    });
-    const done = await eventually(
-      async () => {
-        const record = await env.client.batches.get(batch.id);
-        return record && record.status !== 'running' ? record : undefined;
-      },
-      30_000,
-      'the batch to finish',
-    );
+    const { batch: done } = await answerAsProviderBatch(env, questions);
     expect(done.progress).toMatchObject({ completed: 7, failed: 0 });
     for (const created of server.batchApi!.batches) {
       expect(created.lines.length).toBeLessThanOrEqual(2);

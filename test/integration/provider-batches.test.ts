@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { answerAsProviderBatch, providerBatchEnv } from '../helpers/answer-as-provider-batch.js';
 import { twoTurnGraph } from '../helpers/two-turn-graph.js';
 
 /** Issue 38: a batch's model calls through the provider's Batch API, against the scripted server's Batch API. */
@@ -26,16 +27,7 @@ describe('provider batches: model calls through the Batch API', () => {
     });
     env = await startTestEnv({
       graphs: [twoTurnGraph()],
-      env: {
-        OPENAI_BASE_URL: server.url,
-        LLM_MODEL: 'scripted-chat',
-        // A loaded machine answers slower than the producer's default 750 ms command timeout.
-        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
-        AGENTQ_PRICES: 'scripted-chat:2:8',
-        AGENTQ_PROVIDER_BATCH_FLUSH_MS: '60000',
-        AGENTQ_PROVIDER_BATCH_POLL_MS: '100',
-        AGENTQ_LLM_TIMEOUT_MS: '2000',
-      },
+      env: providerBatchEnv(server.url, { AGENTQ_PRICES: 'scripted-chat:2:8' }),
     });
   });
   afterAll(async () => {
@@ -43,24 +35,8 @@ describe('provider batches: model calls through the Batch API', () => {
     await server?.close();
   });
 
-  /** Submits the questions as a provider batch of two-turns runs and waits until it is no longer running. */
-  async function answer(questions: string[], options: { concurrency?: number } = {}) {
-    const { batch } = await env.client.batches.submit({
-      collection: 'docs',
-      questions: questions.map((question) => ({ question })),
-      options: { graph: 'two-turns', ...options },
-      providerBatch: true,
-    });
-    const done = await eventually(
-      async () => {
-        const record = await env.client.batches.get(batch.id);
-        return record && record.status !== 'running' ? record : undefined;
-      },
-      30_000,
-      `batch ${batch.id} to finish`,
-    );
-    return { batch: done, results: (await env.client.batches.results(batch.id))! };
-  }
+  const answer = (questions: string[], options: { concurrency?: number } = {}) =>
+    answerAsProviderBatch(env, questions, options);
 
   /** The provider batches created from now on (the fake keeps them all). */
   function createdSince(before: number) {
@@ -229,41 +205,6 @@ describe('provider batches: model calls through the Batch API', () => {
       expect(batch.progress).toMatchObject({ completed: 2, failed: 0 });
       expect(retrieves).toBeGreaterThan(3);
       expect(downloads).toBeGreaterThan(2);
-    } finally {
-      server.batchApi!.configure({ fault: undefined });
-    }
-  });
-
-  it('a results file that cannot be downloaded: its requests fail with the reason and are asked again, nothing else lost', async () => {
-    const before = server.batchApi!.batches.length;
-    const unreadable = new Set<string>();
-    server.batchApi!.configure({
-      fault: (route, path) => {
-        if (route !== 'files.content') return undefined;
-        const first = server.batchApi!.batches[before];
-        const fileId = decodeURIComponent(path.split('/')[3] ?? '');
-        if (first && (fileId === first.outputFileId || fileId === first.errorFileId)) {
-          unreadable.add(fileId);
-          return { status: 500, message: 'storage unavailable' };
-        }
-        return undefined;
-      },
-    });
-    try {
-      const { batch, results } = await answer(['lost file 1', 'lost file 2']);
-      expect(batch.progress).toMatchObject({ completed: 2, failed: 0 });
-      expect(unreadable.size).toBe(1);
-      const created = createdSince(before);
-      // The first turn again, as each step's second attempt, then the second turn.
-      expect(created.map((entry) => entry.lines.map((line) => line.custom_id.split('|').slice(1).join('|')))).toEqual([
-        ['s0.t0|model|1', 's0.t0|model|1'],
-        ['s0.t0|model|2', 's0.t0|model|2'],
-        ['s1.t0|model|1', 's1.t0|model|1'],
-      ]);
-      const events = await env.client.store.events(results[0]!.runId);
-      expect(events.find((event) => event.type === 'step-retry')?.data).toMatchObject({
-        error: { message: expect.stringMatching(/its results could not be downloaded: .*storage unavailable/) },
-      });
     } finally {
       server.batchApi!.configure({ fault: undefined });
     }

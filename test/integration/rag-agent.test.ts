@@ -119,7 +119,13 @@ describe('rag-agent with a language model', () => {
       'tool',
       'assistant',
       'tool',
+      'assistant',
     ]);
+    // The answer closes the history as text, its citations checked (the invented one dropped), markers kept.
+    expect(history.at(-1)).toEqual({
+      role: 'assistant',
+      content: expect.stringMatching(/^Maurice Koechlin drew the first sketch \[[0-9a-f]{6}\], per the archives\.$/),
+    });
     // The first request offers the reference design's three tools.
     expect(toolNames(server.chatRequests()[0]!)).toEqual(['search', 'refine_and_search', 'final_answer']);
     const events = await env.client.store.events(done.id);

@@ -136,7 +136,14 @@ function unanswered(context: VerdictContext, flush: FlushRecord, batchId: string
       return error(`provider batch ${batchId} completed without an answer for this model call${unreadable}`);
     }
     default:
-      return error(`provider batch ${batchId}: ${(flush.errors ?? ['its results could not be read']).join('; ')}`);
+      // Its results could not be downloaded, or the provider would not show it, for as long as allowed: the
+      // provider never said it ended without an answer, and it may have answered (and charged) this call, so
+      // the step fails rather than send it again in another provider batch.
+      return error(
+        `provider batch ${batchId}: ${(flush.errors ?? ['its results could not be read']).join('; ')}; this model call is not sent again (the provider may have answered it); its results can still be fetched from the provider`,
+        false,
+        'PROVIDER_BATCH_RESULTS_UNAVAILABLE',
+      );
   }
 }
 

@@ -29,6 +29,8 @@ export interface ProviderBatchCollectorOptions {
   flushMs: number;
   /** AGENTQ_PROVIDER_BATCH_POLL_MS */
   pollMs: number;
+  /** AGENTQ_PROVIDER_BATCH_RESULTS_WAIT_MS @default 3600000 */
+  resultsWaitMs?: number;
   /** AGENTQ_PROVIDER_BATCH_FALLBACK */
   fallback: 'none' | 'live';
   prices: PriceTable;
@@ -77,6 +79,7 @@ export class ProviderBatchCollector {
       logger: options.logger,
       telemetry: options.telemetry,
       pollMs: options.pollMs,
+      resultsWaitMs: options.resultsWaitMs ?? 3_600_000,
       verdicts: { prices: options.prices, batchPrices: options.batchPrices, fallback: options.fallback },
       holdsLease: () => this.renew(),
       ...(options.tenantBudget ? { tenantBudget: options.tenantBudget } : {}),

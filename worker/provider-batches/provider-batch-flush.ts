@@ -25,8 +25,6 @@ export type FlushPoint = 'intent' | 'uploaded' | 'created' | 'polled' | 'downloa
 
 /** The metadata key a provider batch carries its flush id in (found again by it after a crash). */
 export const FLUSH_METADATA_KEY = 'agentq_flush';
-/** Downloads of a finished batch's results tried before its requests fail with the reason. */
-const MAX_DOWNLOADS = 5;
 /** The longest wait between two polls while the provider is unreachable. */
 const MAX_POLL_DELAY_MS = 600_000;
 
@@ -39,6 +37,8 @@ export interface FlushDriverOptions {
   logger: Logger;
   telemetry: Telemetry;
   pollMs: number;
+  /** How long a finished batch's results (or a batch the provider refuses to show) are asked for again (AGENTQ_PROVIDER_BATCH_RESULTS_WAIT_MS). */
+  resultsWaitMs: number;
   verdicts: Omit<VerdictContext, 'batchCancelled' | 'redis' | 'keys'>;
   /** The tenant budgets a batch's answers are counted against (the live calls' own), when any. */
   tenantBudget?: Pick<TenantBudget, 'settle'>;
@@ -204,7 +204,9 @@ export class FlushDriver {
       batch = await this.options.api.retrieve(flush.batchId!);
     } catch (error) {
       if (AgentqError.isInstance(error) && !error.retryable) {
-        // The provider no longer knows it (404) or refuses to say: its requests fail with the reason (retryable).
+        // A refusal (404, 403, 406…) is not the provider saying the batch ended: asked again until the bound,
+        // then its requests fail — not sent again, since the provider may have answered them.
+        if (!(await this.givenUp(key, flush, error, 'poll'))) return;
         await this.options.redis.hset(
           key,
           'state',
@@ -228,6 +230,7 @@ export class FlushDriver {
       return;
     }
     await this.point('polled', flush.id);
+    if (flush.failingSince !== undefined) await this.options.redis.hdel(key, 'failingSince', 'downloads');
     const finished = FINISHED_PROVIDER_BATCH_STATUSES.has(batch.status);
     await this.record(key, batch, {
       ...(finished ? { state: 'finished' } : {}),
@@ -250,23 +253,11 @@ export class FlushDriver {
         problems.push(...file.problems.map(({ line, problem }) => `file ${fileId} line ${line}: ${problem}`));
       }
     } catch (error) {
-      const downloads = flush.downloads + 1;
-      const retryable = !AgentqError.isInstance(error) || error.retryable;
-      if (retryable && downloads < MAX_DOWNLOADS) {
-        const delay = Math.min(MAX_POLL_DELAY_MS, this.options.pollMs * 2 ** downloads);
-        this.options.logger.warn(
-          { batchId, providerBatch: flush.batchId, err: String(error) },
-          'provider batch: results download failed; trying again',
-        );
-        await redis.hset(key, 'downloads', downloads, 'nextPollAt', Date.now() + delay, 'updatedAt', Date.now());
-        return;
-      }
-      // Given up: every request of it fails with the reason (retryable: the step's retry asks again).
-      flush = {
-        ...flush,
-        status: 'unreadable',
-        errors: [`its results could not be downloaded: ${(error as Error).message}`],
-      };
+      // Whatever the failure (a 4xx too): the provider batch ended and holds the answers, maybe paid for.
+      if (!(await this.givenUp(key, flush, error, 'download'))) return;
+      const reason = `its results could not be downloaded in ${flush.downloads + 1} tries over ${Math.round((Date.now() - (flush.failingSince ?? Date.now())) / 1000)} s (AGENTQ_PROVIDER_BATCH_RESULTS_WAIT_MS): ${(error as Error).message}`;
+      await redis.hset(key, 'errors', JSON.stringify([reason]));
+      flush = { ...flush, status: 'unreadable', errors: [reason] };
       results.length = 0;
     }
     await this.point('downloaded', flush.id);
@@ -294,6 +285,38 @@ export class FlushDriver {
       [JSON.stringify(verdicts), Date.now(), 'marked'],
     );
     await this.point('marked', flush.id);
+  }
+
+  /**
+   * After a failed download or a refused poll: → true once AGENTQ_PROVIDER_BATCH_RESULTS_WAIT_MS have passed
+   * since the first failure; until then the next try is set, the delay doubling from twice the poll
+   * interval (up to 10 min), the last one at the bound.
+   */
+  private async givenUp(key: string, flush: FlushRecord, error: unknown, what: 'download' | 'poll'): Promise<boolean> {
+    const now = Date.now();
+    const since = flush.failingSince ?? now;
+    if (now - since >= this.options.resultsWaitMs) return true;
+    const tries = flush.downloads + 1;
+    const nextAt = Math.min(
+      now + Math.min(MAX_POLL_DELAY_MS, this.options.pollMs * 2 ** tries),
+      since + this.options.resultsWaitMs,
+    );
+    this.options.logger.warn(
+      { flush: flush.id, providerBatch: flush.batchId, err: String(error), tries, retryInMs: nextAt - now },
+      `provider batch: ${what === 'download' ? 'results download' : 'poll'} failed; trying the same provider batch again`,
+    );
+    await this.options.redis.hset(
+      key,
+      'downloads',
+      tries,
+      'failingSince',
+      since,
+      'nextPollAt',
+      nextAt,
+      'updatedAt',
+      now,
+    );
+    return false;
   }
 
   /** Counts answers against the batch's tenant's budgets, as a live call's spend is counted (once per call). */

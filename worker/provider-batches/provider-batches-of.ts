@@ -55,6 +55,7 @@ export function providerBatchesOf({
     maxBytes: config.providerBatchMaxBytes,
     flushMs: config.providerBatchFlushMs,
     pollMs: config.providerBatchPollMs,
+    resultsWaitMs: config.providerBatchResultsWaitMs,
     fallback: config.providerBatchFallback,
     prices: config.prices,
     batchPrices: config.batchPrices,

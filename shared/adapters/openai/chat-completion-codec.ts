@@ -11,6 +11,7 @@ import type {
   LanguageModelRequest,
   LanguageModelResponse,
   ResponseFormat,
+  UnsupportedToolCall,
 } from '../../ports/language-model.js';
 import { contentText, type Message } from '../../contracts/run-record.js';
 
@@ -56,8 +57,13 @@ export function chatResponseOf(
     );
   }
   const seen = new Set<string>();
+  const unsupported: UnsupportedToolCall[] = [];
   const toolCalls = (choice.message.tool_calls ?? []).flatMap((call, index) => {
-    if (call.type !== 'function') return [];
+    if (call.type !== 'function') {
+      // Kept on the response, not dropped: the caller fails the step naming it, rather than reading "no answer".
+      unsupported.push({ type: String(call.type), name: toolNameOf(call) });
+      return [];
+    }
     // Some local servers send no id, or the same one twice: each result must name exactly one call (I3).
     let id = call.id || `call_${index}`;
     if (seen.has(id)) id = `${id}_${index}`;
@@ -70,6 +76,17 @@ export function chatResponseOf(
       },
     ];
   });
+  // A legacy `function_call` reply is one tool call: it runs like any other. Its id comes from the
+  // completion's, so it is the same whenever this response is read again (memo, batch results).
+  const legacy = choice.message.function_call;
+  if (legacy?.name && toolCalls.length === 0)
+    toolCalls.push({
+      id: `call_${completion.id || 'legacy'}_function`,
+      type: 'function' as const,
+      function: { name: legacy.name, arguments: legacy.arguments ?? '' },
+    });
+  const refusal =
+    typeof choice.message.refusal === 'string' && choice.message.refusal !== '' ? choice.message.refusal : undefined;
   const message: AssistantMessage = {
     role: 'assistant',
     content: choice.message.content ?? null,
@@ -79,10 +96,19 @@ export function chatResponseOf(
   return {
     message,
     usage: usage ? { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 } : undefined,
-    finishReason: toFinishReason(choice.finish_reason, toolCalls.length > 0),
+    finishReason: refusal ? 'refusal' : toFinishReason(choice.finish_reason, toolCalls.length > 0),
+    ...(refusal ? { refusal } : {}),
+    ...(unsupported.length > 0 ? { unsupportedToolCalls: unsupported } : {}),
     model: completion.model || modelId,
     ...(completion.id ? { responseId: completion.id } : {}),
   };
+}
+
+/** The tool a call of another type names (a `custom` call names it under `custom`). */
+function toolNameOf(call: object): string {
+  const fields = call as Record<string, { name?: unknown } | undefined>;
+  const named = fields[String((call as { type?: unknown }).type)] ?? fields['function'];
+  return typeof named?.name === 'string' ? named.name : '(unnamed)';
 }
 
 function toMessageParam(message: Message): ChatCompletionMessageParam {

@@ -8,6 +8,8 @@ export interface CollectedChatStream {
 
 interface PartialToolCall {
   id: string;
+  /** `function` unless the delta said otherwise (the caller refuses other types by name). */
+  type: string;
   name: string;
   arguments: string;
 }
@@ -15,7 +17,8 @@ interface PartialToolCall {
 /**
  * Reads a chat-completions stream to its end: content deltas go to `onTextDelta` as they come and are
  * joined; tool calls arrive in pieces keyed by `index` (id and name first, arguments in fragments, each
- * also handed to `onToolCallDelta`) and are joined per index; the usage comes in the last chunk (`stream_options.include_usage`). The result
+ * also handed to `onToolCallDelta`) and are joined per index; a refusal and a legacy `function_call` come
+ * in fragments too and are joined; the usage comes in the last chunk (`stream_options.include_usage`). The result
  * has the shape of a non-streamed answer, so everything after it (memo, history, I3) is unchanged.
  */
 export async function collectChatStream(
@@ -27,6 +30,8 @@ export async function collectChatStream(
   let model = '';
   let created = 0;
   let content: string | null = null;
+  let refusal: string | null = null;
+  let functionCall: { name: string; arguments: string } | undefined;
   let finishReason: string | null = null;
   let usage: ChatCompletion['usage'];
   let chunks = 0;
@@ -44,9 +49,17 @@ export async function collectChatStream(
       content = (content ?? '') + text;
       onTextDelta?.(text);
     }
+    if (typeof choice.delta?.refusal === 'string') refusal = (refusal ?? '') + choice.delta.refusal;
+    const legacy = choice.delta?.function_call;
+    if (legacy) {
+      functionCall ??= { name: '', arguments: '' };
+      functionCall.name += legacy.name ?? '';
+      functionCall.arguments += legacy.arguments ?? '';
+    }
     for (const piece of choice.delta?.tool_calls ?? []) {
-      const call = toolCalls.get(piece.index) ?? { id: '', name: '', arguments: '' };
+      const call = toolCalls.get(piece.index) ?? { id: '', type: 'function', name: '', arguments: '' };
       if (piece.id) call.id = piece.id;
+      if (piece.type) call.type = piece.type;
       if (piece.function?.name) call.name += piece.function.name;
       if (piece.function?.arguments) {
         call.arguments += piece.function.arguments;
@@ -70,13 +83,14 @@ export async function collectChatStream(
         message: {
           role: 'assistant',
           content,
-          refusal: null,
+          refusal,
+          ...(functionCall ? { function_call: functionCall } : {}),
           ...(calls.length > 0
             ? {
                 tool_calls: calls.map((call) => ({
                   id: call.id,
-                  type: 'function',
-                  function: { name: call.name, arguments: call.arguments },
+                  type: call.type,
+                  [call.type]: { name: call.name, arguments: call.arguments },
                 })),
               }
             : {}),

@@ -1,5 +1,9 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { AgentqError } from '../../contracts/errors.js';
+import { errorBodyOf } from './create-openai-client.js';
+
+/** How much of an error response's body a message (and its details) keeps. */
+const BODY_CHARS = 500;
 
 export interface OpenAIErrorContext {
   /** Where the request went, for messages. */
@@ -55,6 +59,7 @@ export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unk
     ...(error.type ? { type: error.type } : {}),
     ...(error.param ? { param: error.param } : {}),
     ...(error.requestID ? { requestId: error.requestID } : {}),
+    ...(error.error === undefined && errorBodyOf(error.headers) ? { body: clip(errorBodyOf(error.headers)!) } : {}),
   };
   const providerMessage = providerMessageOf(error);
   if (status === 429) {
@@ -103,7 +108,13 @@ export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unk
 function providerMessageOf(error: APIError): string {
   const body = error.error as { message?: unknown } | undefined;
   if (body && typeof body.message === 'string' && body.message !== '') return body.message;
-  return error.message;
+  // A body the SDK did not keep (JSON without an `error` member): its text says what the server refused.
+  const kept = body === undefined ? errorBodyOf(error.headers)?.trim() : undefined;
+  return kept ? clip(kept) : error.message;
+}
+
+function clip(text: string): string {
+  return text.length > BODY_CHARS ? `${text.slice(0, BODY_CHARS)}… (${text.length} characters)` : text;
 }
 
 /** `retry-after-ms` (OpenAI's own), else `retry-after` in seconds or as an HTTP date; capped. */

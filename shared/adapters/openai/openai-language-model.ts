@@ -80,18 +80,21 @@ export class OpenAILanguageModel implements LanguageModel {
     let chunks = 0;
     try {
       if (this.stream) {
-        const stream = await this.client.chat.completions.create(
-          { ...body, stream: true, stream_options: { include_usage: true } },
-          requestOptions,
-        );
-        ({ completion, chunks } = await collectChatStream(
-          stream,
-          (text) => {
-            chunks++;
-            request.onTextDelta?.(text);
-          },
-          request.onToolCallDelta,
-        ));
+        const { data: stream, response } = await this.client.chat.completions
+          .create({ ...body, stream: true, stream_options: { include_usage: true } }, requestOptions)
+          .withResponse();
+        // A server may answer a streamed request with the whole completion as JSON (the contract allows
+        // it); read as events it would be an empty answer, so it is read as the completion it is.
+        if (isJsonBody(response)) completion = (await response.json()) as ChatCompletion;
+        else
+          ({ completion, chunks } = await collectChatStream(
+            stream,
+            (text) => {
+              chunks++;
+              request.onTextDelta?.(text);
+            },
+            request.onToolCallDelta,
+          ));
       } else {
         completion = await this.client.chat.completions.create(body, requestOptions);
       }
@@ -119,4 +122,10 @@ export class OpenAILanguageModel implements LanguageModel {
     }
     return chatResponseOf(completion, { baseURL: this.baseURL, modelId: this.modelId });
   }
+}
+
+/** `application/json` (or `+json`); anything else, a missing content type included, is read as events. */
+function isJsonBody(response: Response): boolean {
+  const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  return mediaType === 'application/json' || mediaType.endsWith('+json');
 }

@@ -161,7 +161,13 @@ export class OpenAIProviderBatches implements ProviderBatches {
   async download(fileId: string): Promise<ProviderBatchResults> {
     let text: string;
     try {
-      text = await (await this.client.files.content(fileId, this.options())).text();
+      // The SDK asks for `application/binary`, which the published contract does not list for this
+      // route (a server holding to it answers 406); the contract's own is `application/json`.
+      const response = await this.client.files.content(fileId, {
+        ...this.options(),
+        headers: { Accept: 'application/json' },
+      });
+      text = await response.text();
     } catch (error) {
       throw this.mapped(error, `download file ${fileId}`);
     }

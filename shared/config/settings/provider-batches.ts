@@ -34,6 +34,12 @@ export const providerBatchArea = defineArea({
       default: 30_000,
       doc: 'How often an unfinished provider batch is asked for its status; doubled (up to 10 min) while the provider is unreachable.',
     }),
+    providerBatchResultsWaitMs: integer({
+      env: 'AGENTQ_PROVIDER_BATCH_RESULTS_WAIT_MS',
+      min: 0,
+      default: 3_600_000,
+      doc: 'A finished provider batch whose results cannot be downloaded (4xx, 5xx, timeout, unreachable), or one whose status the provider refuses to show (a 4xx), is asked again with a growing delay (twice `AGENTQ_PROVIDER_BATCH_POLL_MS`, doubled up to 10 min) for this long after the first failure, its runs waiting on it; then they fail with `PROVIDER_BATCH_RESULTS_UNAVAILABLE`. Its requests are never sent again in another provider batch for this (the provider may have answered and charged them).',
+    }),
     providerBatchParkMs: integer({
       env: 'AGENTQ_PROVIDER_BATCH_PARK_MS',
       min: 1000,

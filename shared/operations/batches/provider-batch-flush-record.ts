@@ -43,8 +43,10 @@ export interface FlushRecord {
   errors?: string[];
   nextPollAt: number;
   pollDelayMs: number;
-  /** Failed downloads of its results so far. */
+  /** Failed downloads of its results (or refused polls) in a row so far. */
   downloads: number;
+  /** When the first of those failed (ms); unset once a poll answers. */
+  failingSince?: number;
   cancelRequested: boolean;
   usage?: FlushUsage;
   /** Lines of its results files that were not a result of this flush (malformed, unknown custom_id). */
@@ -82,6 +84,7 @@ export function parseFlushRecord(fields: Record<string, string>): FlushRecord | 
     usage: json<FlushUsage>('usage'),
     problems: json<string[]>('problems'),
     finishedAt: fields['finishedAt'] === undefined ? undefined : Number(fields['finishedAt']),
+    failingSince: fields['failingSince'] === undefined ? undefined : Number(fields['failingSince']),
   };
   for (const [name, value] of Object.entries(optional))
     if (value !== undefined) Object.assign(record, { [name]: value });

@@ -6,15 +6,16 @@ import { END, Send, START } from '../../../shared/graph/graph.js';
 import { planGuardrails, type GuardrailPlan, type GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
 import { guardAnswer, guardInput } from '../guardrails/guard-text.js';
 import { memoryChannel } from '../memory/memory-state.js';
-import { messageWindow } from '../memory/message-window.js';
+import { requestWindow } from '../memory/message-window.js';
+import { openTurn, turnStartedChannel } from '../memory/conversation-turn.js';
 import { loadPromptHistory } from '../memory/prompt-history.js';
 import { checkPromptSize, summarizeAtFor, summarizeStep } from '../memory/summarize-step.js';
 import { callLanguageModel } from '../llm/call-language-model.js';
+import type { AcceptableOutcome } from '../llm/usable-response.js';
 import { embedTexts } from '../llm/embed-texts.js';
 import { estimatePromptTokens, estimateTextTokens } from '../../../shared/llm/estimate-tokens.js';
 import { agentSettingsOf, embedderOf } from '../agent-services.js';
 import type { ToolCall, ToolDescription } from '../../../shared/ports/language-model.js';
-import type { Message } from '../../../shared/contracts/run-record.js';
 import {
   multiAgentInputSchema,
   type Expert,
@@ -130,19 +131,25 @@ export function createMultiAgentGraph({
       memory: memoryChannel(),
       /** The lead's prompt is too long: the next step summarises the history. */
       summarize: channel.replace(false),
+      /** The lead added this run's query (a conversation's run starts with the earlier turns). */
+      turnStarted: turnStartedChannel(),
       /** The graph's guardrails with the run's overrides (none in runs admitted before this key existed). */
       guardrails: channel.replace<GuardrailPlan>(() => planGuardrails()),
       /** Output guardrail reprompts so far, and whether the last answer was sent back to the lead. */
       reprompts: channel.replace(0),
       reprompting: channel.replace(false),
+      /** Model answers without usable output the run accepts (its `accept`). */
+      accept: channel.replace<AcceptableOutcome[]>([]),
     },
     initialState: (input) => ({
       query: input.query,
+      turnStarted: false,
       experts: input.experts,
       topN: input.topN,
       ...leadChoiceOf(input, graphRecall, graphLead),
       guardrails: planGuardrails(guardrails, input.guardrails),
       ...memoryChoiceOf(input.memory),
+      accept: input.accept ?? [],
     }),
     output: (state): MultiAgentOutput => ({
       answer: state.answer,
@@ -188,21 +195,20 @@ export function createMultiAgentGraph({
         // Bounded by the tool rounds (AGENTQ_MAX_TOOL_ROUNDS), but answers can be long: past the threshold they are
         // summarised. With a window nothing is ever summarised (upTo stays 0): this is the whole history.
         const { messages: history, length } = await loadPromptHistory(context, state.memory, state.query);
-        const added: Message[] =
-          length === 0
-            ? [
-                { role: 'system', content: leadSystemPrompt(lead, colleagues) },
-                { role: 'user', content: state.query },
-              ]
-            : [];
+        // A conversation's run starts with the earlier turns in its history: its own query is still to add.
+        const added = openTurn({
+          turnStarted: state.turnStarted,
+          historyLength: length,
+          system: leadSystemPrompt(lead, colleagues),
+          question: { role: 'user', content: state.query },
+        });
         const finalRound = colleagues.length > 0 && state.toolRounds >= settings.maxToolRounds;
         if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
-        // A window keeps the lead's system prompt and the query in front; it never starts at a tool result (invariant I3).
-        const shown =
+        // A window keeps the lead's system prompt and the query in view; it never starts at a tool result (invariant I3).
+        const messages =
           state.messageWindow === null
-            ? history
-            : [...history.slice(0, 2), ...messageWindow(history.slice(2), state.messageWindow)];
-        const messages = [...shown, ...added];
+            ? [...history, ...added]
+            : requestWindow(history, { request: state.query, added, size: state.messageWindow });
         const tools = colleagues.length > 0 && !finalRound ? colleagues.map(consultTool) : undefined;
         let promptTokens: number | undefined;
         if (state.messageWindow === null) {
@@ -216,7 +222,7 @@ export function createMultiAgentGraph({
         const response = await callLanguageModel(
           context,
           { messages, ...(tools ? { tools } : {}) },
-          promptTokens === undefined ? {} : { promptTokens },
+          { promptTokens, accept: state.accept },
         );
         const calls = response.message.tool_calls ?? [];
         if (calls.length > 0 && (finalRound || colleagues.length === 0)) {
@@ -230,6 +236,7 @@ export function createMultiAgentGraph({
         if (calls.length > 0)
           return {
             messages: [...added, response.message],
+            turnStarted: true,
             summarize: false,
             reprompting: false,
             pendingConsults: calls,
@@ -241,6 +248,7 @@ export function createMultiAgentGraph({
         if (guarded.action === 'reprompt')
           return {
             messages: [...added, answered, guarded.rejection],
+            turnStarted: true,
             summarize: false,
             pendingConsults: [],
             reprompts: guarded.reprompts,
@@ -248,6 +256,7 @@ export function createMultiAgentGraph({
           };
         return {
           messages: [...added, answered],
+          turnStarted: true,
           summarize: false,
           reprompting: false,
           pendingConsults: [],
@@ -272,12 +281,16 @@ export function createMultiAgentGraph({
         } else if (question === undefined) {
           content = `Error: consult ${expert.name} with arguments {"question": "<your question>"}.`;
         } else {
-          const response = await callLanguageModel(context, {
-            messages: [
-              { role: 'system', content: expertSystemPrompt(expert) },
-              { role: 'user', content: question },
-            ],
-          });
+          const response = await callLanguageModel(
+            context,
+            {
+              messages: [
+                { role: 'system', content: expertSystemPrompt(expert) },
+                { role: 'user', content: question },
+              ],
+            },
+            { accept: state.accept },
+          );
           content = response.message.content ?? '';
         }
         await context.emit('tool-result', { toolCallId: call.id, tool: call.function.name, chars: content.length });

@@ -11,6 +11,7 @@ import { guardrailRegistryOf } from '../guardrails/guardrail-registry-of.js';
 import { memoryChannel } from '../memory/memory-state.js';
 import { messageWindow } from '../memory/message-window.js';
 import { loadPromptHistory } from '../memory/prompt-history.js';
+import { openTurn, turnStartedChannel } from '../memory/conversation-turn.js';
 import { shouldSummarize, summarizeHistory } from '../memory/summarize-history.js';
 import { summarizeAtFor } from '../memory/summarize-step.js';
 import { checkDirectAnswer } from '../guardrails/check-direct-answer.js';
@@ -126,7 +127,7 @@ export function createReactAgentGraph({
         /** Which older messages prompts show as a summary (shared/memory). */
         memory: memoryChannel(),
         /** The model step added this run's user turn; null in runs admitted before this key existed. */
-        turnStarted: channel.replace<boolean | null>(null),
+        turnStarted: turnStartedChannel(),
         /** The prompt is too long: the next step summarises the history. */
         summarize: channel.replace(false),
         /** The run's own model settings and tool handling (its input), over the worker's. */
@@ -188,18 +189,15 @@ export function createReactAgentGraph({
           const tools = await runTools(context, state);
           if (state.guardrails.output.length > 0) guardrailRegistryOf(context).bind(state.guardrails);
           const { messages: history, length } = await loadPromptHistory(context, state.memory);
-          const added: Message[] = [];
-          // A conversation's run starts with earlier turns in its history: its own query is still to add.
-          const startTurn = state.turnStarted === false || (state.turnStarted === null && length === 0);
-          if (startTurn) {
-            if (length === 0) added.push({ role: 'system', content: state.system ?? DEFAULT_REACT_SYSTEM_PROMPT });
-            added.push(
-              userTurnMessage(
-                state.retrieval ? `${state.query}\n\n${formatPassages(state.retrieval)}` : state.query,
-                state.queryImages,
-              ),
-            );
-          }
+          const added: Message[] = openTurn({
+            turnStarted: state.turnStarted,
+            historyLength: length,
+            system: state.system ?? DEFAULT_REACT_SYSTEM_PROMPT,
+            question: userTurnMessage(
+              state.retrieval ? `${state.query}\n\n${formatPassages(state.retrieval)}` : state.query,
+              state.queryImages,
+            ),
+          });
           const finalRound = tools.length > 0 && state.toolRounds >= maxToolRounds;
           if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
           const messages = [
@@ -229,11 +227,8 @@ export function createReactAgentGraph({
             ...(temperature === undefined ? {} : { temperature }),
             ...(maxOutputTokens === undefined ? {} : { maxTokens: maxOutputTokens }),
           };
-          const response = await callLanguageModel(
-            context,
-            request,
-            promptTokens === undefined ? {} : { promptTokens },
-          );
+          const accept = state.settings.accept ?? [];
+          const response = await callLanguageModel(context, request, { promptTokens, accept });
           const toolCalls = response.message.tool_calls ?? [];
           if (toolCalls.length > 0 && (finalRound || tools.length === 0)) {
             // Appending this message without tool results would break invariant I3, so the run stops here.

@@ -6,14 +6,14 @@ import type { ReactAgentInput } from '../schemas/react-agent-input.js';
 /** The per-run settings a react-agent run carries in its state (from its input). */
 export type RunSettings = Pick<
   ReactAgentInput,
-  'maxToolRounds' | 'model' | 'temperature' | 'maxOutputTokens' | 'toolHandling'
+  'maxToolRounds' | 'model' | 'temperature' | 'maxOutputTokens' | 'toolHandling' | 'accept'
 >;
 
 /** The run's own settings from its input (only those it sets). */
 export function runSettingsOf(input: ReactAgentInput): RunSettings {
-  const { maxToolRounds, model, temperature, maxOutputTokens, toolHandling } = input;
+  const { maxToolRounds, model, temperature, maxOutputTokens, toolHandling, accept } = input;
   return Object.fromEntries(
-    Object.entries({ maxToolRounds, model, temperature, maxOutputTokens, toolHandling }).filter(
+    Object.entries({ maxToolRounds, model, temperature, maxOutputTokens, toolHandling, accept }).filter(
       ([, value]) => value !== undefined,
     ),
   ) as RunSettings;

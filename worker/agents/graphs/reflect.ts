@@ -3,16 +3,17 @@ import { defineGraph } from '../../../shared/graph/define-graph.js';
 import { END, START, type AnyGraph, type NodeFunction, type NodeResult } from '../../../shared/graph/graph.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { callLanguageModel } from '../llm/call-language-model.js';
+import type { AcceptableOutcome } from '../llm/usable-response.js';
 import { generateObject } from '../llm/generate-object.js';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import { estimateTextTokens } from '../../../shared/llm/estimate-tokens.js';
 import { planGuardrails, type GuardrailPlan, type GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
 import { guardAnswer, guardInput } from '../guardrails/guard-text.js';
 import { memoryChannel } from '../memory/memory-state.js';
-import { messageWindow } from '../memory/message-window.js';
+import { requestWindow } from '../memory/message-window.js';
+import { openTurn, turnStartedChannel } from '../memory/conversation-turn.js';
 import { loadPromptHistory } from '../memory/prompt-history.js';
 import { checkPromptSize, summarizeAtFor, summarizeStep } from '../memory/summarize-step.js';
-import type { Message } from '../../../shared/contracts/run-record.js';
 import { memoryChoiceOf } from '../schemas/react-agent-input.js';
 import {
   reflectInputSchema,
@@ -54,6 +55,8 @@ export const reflectState = {
   messageWindow: channel.replace<number | null>(null),
   /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
   summarizeAt: channel.replace<number | null>(null),
+  /** Model answers without usable output the writer's calls accept (the run's `accept`); the judge needs a verdict. */
+  accept: channel.replace<AcceptableOutcome[]>([]),
   /** The latest critique (null before the first review): what a custom writer revises against. */
   critique: channel.replace<string | null>(null),
   /** A custom judge's verdict on the latest draft, applied by the graph. */
@@ -62,6 +65,8 @@ export const reflectState = {
   memory: memoryChannel(),
   /** The writer's prompt is too long: the next step summarises the history. */
   summarize: channel.replace(false),
+  /** The built-in writer added this run's task (a conversation's run starts with the earlier turns). */
+  turnStarted: turnStartedChannel(),
   /** The graph's guardrails with the run's overrides (none in runs admitted before this key existed). */
   guardrails: channel.replace<GuardrailPlan>(() => planGuardrails()),
   /** Output guardrail reprompts so far. */
@@ -125,12 +130,14 @@ export function createReflectGraph({
     state: reflectState,
     initialState: (input) => ({
       task: input.task,
+      turnStarted: false,
       maxIterations: input.maxIterations ?? maxIterations,
       guardrails: planGuardrails(guardrails, input.guardrails),
       ...(input.criteria === undefined ? {} : { criteria: input.criteria }),
       ...(input.writerSystem === undefined ? {} : { writerSystem: input.writerSystem }),
       ...(input.judgeSystem === undefined ? {} : { judgeSystem: input.judgeSystem }),
       ...memoryChoiceOf(input.memory),
+      accept: input.accept ?? [],
     }),
     output: (state): ReflectOutput => ({
       answer: state.draft,
@@ -186,16 +193,16 @@ const builtInWriter = async (state: Readonly<ReflectState>, context: NodeContext
   // With a window nothing is ever summarised (upTo stays 0): this is the whole history.
   const window = state.messageWindow;
   const { messages: history, length } = await loadPromptHistory(context, state.memory, state.task);
-  const added: Message[] =
-    length === 0
-      ? [
-          { role: 'system', content: state.writerSystem },
-          { role: 'user', content: state.task },
-        ]
-      : [];
-  // A window keeps the system prompt and the task in front: a writer that lost the task cannot revise.
-  const shown = window === null ? history : [...history.slice(0, 2), ...messageWindow(history.slice(2), window)];
-  const messages = [...shown, ...added];
+  // A conversation's run starts with the earlier turns in its history: its own task is still to add.
+  const added = openTurn({
+    turnStarted: state.turnStarted,
+    historyLength: length,
+    system: state.writerSystem,
+    question: { role: 'user', content: state.task },
+  });
+  // A window keeps the system prompt and the task in view: a writer that lost the task cannot revise.
+  const messages =
+    window === null ? [...history, ...added] : requestWindow(history, { request: state.task, added, size: window });
   let promptTokens: number | undefined;
   if (window === null) {
     // Nothing is sent or appended past the threshold: the summary is its own step, then this one runs again.
@@ -205,10 +212,11 @@ const builtInWriter = async (state: Readonly<ReflectState>, context: NodeContext
     if (size.summarize) return { summarize: true };
     promptTokens = size.promptTokens;
   }
-  const response = await callLanguageModel(context, { messages }, promptTokens === undefined ? {} : { promptTokens });
+  const response = await callLanguageModel(context, { messages }, { promptTokens, accept: state.accept });
   const draft = response.message.content ?? '';
   return {
     messages: [...added, { role: 'assistant', content: draft }],
+    turnStarted: true,
     draft,
     iteration: state.iteration + 1,
     summarize: false,

@@ -15,6 +15,7 @@ import { takeProviderSlot } from './take-provider-slot.js';
 import { reserveTenantBudget } from './reserve-tenant-budget.js';
 import { recordSpanError } from '../../../shared/telemetry/record-span-error.js';
 import { observeModelCall } from './model-listeners.js';
+import { usableResponse, type AcceptableOutcome } from './usable-response.js';
 
 export interface CallLanguageModelOptions {
   /** The memo key of this call within the step; a node making several calls gives each its own. @default 'model' */
@@ -29,6 +30,11 @@ export interface CallLanguageModelOptions {
    * answer comes as a tool call (rag-agent's `final_answer`). @default only the message content streams
    */
   streamToolField?: { tool: string; field: string };
+  /**
+   * Answers without usable output the caller takes instead of failing the step (see `usableResponse`):
+   * an empty reply, a `length` or `content_filter` stop with nothing in it, a refusal. @default none
+   */
+  accept?: readonly AcceptableOutcome[];
 }
 
 /** A model response as a node uses it: usage always filled in, with its estimated cost. */
@@ -62,7 +68,7 @@ type SavedResponse = Omit<ModelCall, 'costUsd' | 'fresh'>;
 export async function callLanguageModel(
   context: NodeContext,
   request: Omit<LanguageModelRequest, 'abortSignal'>,
-  { key = 'model', promptTokens, streamToolField }: CallLanguageModelOptions = {},
+  { key = 'model', promptTokens, streamToolField, accept = [] }: CallLanguageModelOptions = {},
 ): Promise<ModelCall> {
   const model = languageModelOf(context);
   const settings = agentSettingsOf(context);
@@ -141,6 +147,20 @@ export async function callLanguageModel(
           slot.settle(response.usage.inputTokens + response.usage.outputTokens),
           spend.settle(response.usage, response.model),
         ]);
+        // A retryable rejection (an empty reply) is checked before the memo saves the response: saved, it
+        // would be replayed by every retry of the step and fail each the same way; unsaved, a retry asks again.
+        // Its usage is recorded here, since the code after the memo never sees it.
+        const rejection = rejectionOf(response, accept);
+        if (rejection?.retryable) {
+          await counting;
+          context.recordUsage({
+            ...response.usage,
+            costUsd: costOf(settings.prices, response.usage, response.model, modelId),
+            model: response.model,
+            finishReason: response.finishReason,
+          });
+          throw rejection;
+        }
         return response;
       },
       asked,
@@ -157,7 +177,30 @@ export async function callLanguageModel(
     ? batchCostOf(settings.batchPrices, settings.prices, saved.usage, saved.model, request.model ?? model.modelId)
     : costOf(settings.prices, saved.usage, saved.model, request.model ?? model.modelId);
   context.recordUsage({ ...saved.usage, costUsd, model: saved.model, finishReason: saved.finishReason });
-  return { ...saved, costUsd, fresh };
+  // Every response is checked here, fresh or saved: a provider batch's answer reaches the step only
+  // through the memo. A retryable rejection seen here was saved (a provider batch's empty answer) and would
+  // be replayed by each retry, so it fails the step at once.
+  const rejection = rejectionOf(saved, accept);
+  if (rejection)
+    throw rejection.retryable
+      ? new AgentqError(
+          rejection.code,
+          `${rejection.message}; it was saved as this step's answer, so a retry would only read it again`,
+          { details: rejection.details },
+        )
+      : rejection;
+  return { ...usableResponse(saved, accept), costUsd, fresh };
+}
+
+/** The error that fails the step for this response, or undefined when the run can use it. */
+function rejectionOf(response: LanguageModelResponse, accept: readonly AcceptableOutcome[]): AgentqError | undefined {
+  try {
+    usableResponse(response, accept);
+    return undefined;
+  } catch (error) {
+    if (error instanceof AgentqError) return error;
+    throw error;
+  }
 }
 
 /** A tool-call delta handler that sends the text of one string field of one tool's arguments (the first such call). */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { guardrailsInputSchema } from '../../../shared/contracts/guardrail-spec.js';
 import { memoryOptionSchema } from './react-agent-input.js';
+import { acceptOptionSchema } from '../llm/usable-response.js';
 
 /** One expert of a `multi-agent` run. */
 export const expertSchema = z
@@ -56,6 +57,8 @@ export const multiAgentInputSchema = z
       ),
     /** Experts recalled: the best leads, the others are its tools. @default 3 */
     topN: z.number().int().min(1).max(8).default(3),
+    /** Model answers without usable output the run takes as its answer instead of failing: `empty`, `length`, `content_filter`, `refusal`. @default none */
+    accept: acceptOptionSchema.optional(),
     /** `{ window: N }`: the lead sees its system prompt and the query, then only the last N messages (consultations); `{ summarizeAt: x }`: summarise past that share of the context window. @default the summariser at AGENTQ_SUMMARIZE_AT */
     memory: memoryOptionSchema.optional(),
     /** How the lead is chosen (RECALL_MODES). @default the graph's (`similarity` for the built-in graph); `specific` when only `lead` is given */

@@ -4,6 +4,7 @@ import { retrieveOptionsSchema, type RetrievedSource } from './retrieve-options.
 import { toolHandlingInputSchema } from '../tools/tool-handling.js';
 import { userContentPartsSchema } from '../../../shared/contracts/content-parts.js';
 import { missingVariables, templateVariablesSchema } from './message-template.js';
+import { acceptOptionSchema } from '../llm/usable-response.js';
 
 const WINDOW_RANGE = 'memory.window must be an integer from 1 to 10000';
 const SUMMARIZE_AT_RANGE =
@@ -94,6 +95,8 @@ export const reactAgentInputSchema = z
       .optional(),
     /** `max_tokens` of each model request. @default AGENTQ_LLM_MAX_TOKENS (else the provider's limit) */
     maxOutputTokens: z.number().int().min(1).max(1_000_000).optional(),
+    /** Model answers without usable output the run takes as its answer instead of failing: `empty`, `length`, `content_filter`, `refusal`. @default none */
+    accept: acceptOptionSchema.optional(),
     /** How unknown tools, bad arguments and failing tools are handled (overrides the graph's). */
     toolHandling: toolHandlingInputSchema.optional(),
     /** Guardrails replacing the graph's, per stage (shared/guardrails). */

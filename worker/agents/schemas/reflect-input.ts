@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { guardrailsInputSchema } from '../../../shared/contracts/guardrail-spec.js';
 import { memoryOptionSchema } from './react-agent-input.js';
+import { acceptOptionSchema } from '../llm/usable-response.js';
 
 /**
  * Input of the built-in `reflect` graph: a writer answers `task`, a judge reviews each draft against
@@ -27,6 +28,8 @@ export const reflectInputSchema = z
     writerSystem: z.string().max(100_000).optional(),
     /** A system prompt replacing the judge's default one. */
     judgeSystem: z.string().max(100_000).optional(),
+    /** Model answers without usable output the run takes as its answer instead of failing: `empty`, `length`, `content_filter`, `refusal`. @default none */
+    accept: acceptOptionSchema.optional(),
     /** `{ window: N }`: the writer sees its system prompt and the task, then only the last N messages (drafts and critiques); `{ summarizeAt: x }`: summarise past that share of the context window. @default the summariser at AGENTQ_SUMMARIZE_AT */
     memory: memoryOptionSchema.optional(),
     /** Input guardrails on the task, output guardrails on the final draft (each stage replaces the graph's). @default the graph's (none) */

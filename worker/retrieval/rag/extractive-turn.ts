@@ -1,6 +1,7 @@
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { agentSettingsOf, embedderOf } from '../../agents/agent-services.js';
 import { guardAnswer, guardInput } from '../../agents/guardrails/guard-text.js';
+import { closeTurn, openTurn } from '../../agents/memory/conversation-turn.js';
 import { DENSE_MATCH_NOTE, denseSentenceMatch } from './dense-sentence-match.js';
 import { extractAnswer } from './extract-answer.js';
 import { planExtractiveRound } from './plan-extractive-round.js';
@@ -67,8 +68,20 @@ export async function extractiveTurn(current: Readonly<RagState>, context: NodeC
       : `No passage in collection '${current.collection}' matches the question.`;
   // The extractive answerer cannot be asked again: an output guardrail's reprompt blocks.
   const guarded = await guardAnswer(context, current.guardrails, current.reprompts, answer, false);
+  // The question and answer join the history as a model turn's would: the run's transcript, and what a
+  // conversation's next turn (extractive or not) starts from; the searches stay in the state. Nothing was
+  // added before the answer (in a run from before `turnStarted` was kept too), and without a system
+  // prompt the history's length changes nothing: no history is read for it.
+  const opened = openTurn({
+    turnStarted: current.turnStarted ?? false,
+    historyLength: 0,
+    system: null,
+    question: { role: 'user', content: current.query },
+  });
   return {
     modelName: 'extractive',
+    messages: closeTurn(opened, guarded.text),
+    turnStarted: true,
     done: true,
     pendingSearches: [],
     answer: guarded.text,

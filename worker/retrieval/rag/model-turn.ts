@@ -2,6 +2,7 @@ import type { NodeContext } from '../../../shared/graph/node-context.js';
 import type { Message } from '../../../shared/contracts/run-record.js';
 import { callLanguageModel } from '../../agents/llm/call-language-model.js';
 import { loadPromptHistory } from '../../agents/memory/prompt-history.js';
+import { closeTurn, openTurn, startsTurn } from '../../agents/memory/conversation-turn.js';
 import { checkPromptSize } from '../../agents/memory/summarize-step.js';
 import { guardAnswer, guardInput } from '../../agents/guardrails/guard-text.js';
 import { toolRegistryOf } from '../../agents/agent-services.js';
@@ -17,16 +18,14 @@ import { parseRagToolCall, ragTools, type RagToolCall } from './rag-tools.js';
 /** One model call and what follows from it: searches to run, or the final answer (citations checked). */
 export async function modelTurn(current: Readonly<RagState>, context: NodeContext): Promise<RagUpdate> {
   const { messages: history, length } = await loadPromptHistory(context, current.memory);
-  // A run with a conversationId starts from the conversation's earlier turns: its own question is still to add.
-  const startTurn = current.turnStarted === false || (current.turnStarted === null && length === 0);
+  const opening = { turnStarted: current.turnStarted, historyLength: length };
   // The input guardrails see the question before the model does (a rewrite is what the model reads).
-  const query = startTurn ? await guardInput(context, current.guardrails, current.query) : current.query;
-  const added: Message[] = !startTurn
-    ? []
-    : [
-        ...(length === 0 ? [{ role: 'system' as const, content: ragSystemPrompt(current.maxIterations) }] : []),
-        { role: 'user', content: query },
-      ];
+  const query = startsTurn(opening) ? await guardInput(context, current.guardrails, current.query) : current.query;
+  const added: Message[] = openTurn({
+    ...opening,
+    system: ragSystemPrompt(current.maxIterations),
+    question: { role: 'user', content: query },
+  });
   const searchesLeft = current.rounds < current.maxIterations;
   if (!searchesLeft) added.push({ role: 'user', content: RAG_FINAL_ANSWER_REQUEST });
   const messages = [...history, ...added];
@@ -144,7 +143,14 @@ async function finish(
     (id) => `Dropped citation [${id}]: no passage with that id was retrieved in this run`,
   );
   if (checked.cited.length === 0) reasoning.push('The answer cites no retrieved passage');
-  return { messages, done: true, pendingSearches: [], answer: guarded.text, cited: checked.cited, reasoning };
+  return {
+    messages: closeTurn(messages, guarded.text),
+    done: true,
+    pendingSearches: [],
+    answer: guarded.text,
+    cited: checked.cited,
+    reasoning,
+  };
 }
 
 async function extractiveFallback(
@@ -160,7 +166,7 @@ async function extractiveFallback(
   // No model turn is left to ask again: a reprompt blocks.
   const guarded = await guardAnswer(context, current.guardrails, current.reprompts, extracted, false);
   return {
-    messages,
+    messages: closeTurn(messages, guarded.text),
     done: true,
     pendingSearches: [],
     answer: guarded.text,

@@ -5,6 +5,7 @@ import type { NodeResult } from '../../../shared/graph/graph.js';
 import { planGuardrails, type GuardrailPlan } from '../../../shared/contracts/guardrail-spec.js';
 import type { ToolCall } from '../../../shared/ports/language-model.js';
 import { memoryChannel } from '../../agents/memory/memory-state.js';
+import { turnStartedChannel } from '../../agents/memory/conversation-turn.js';
 import type { DenseMatch } from './rank-passages.js';
 import { mergePassages, type RetrievedPassage } from './retrieved-passage.js';
 import type { SearchLogEntry } from './search-log-entry.js';
@@ -59,7 +60,7 @@ export const ragState = {
   denseWeight: channel.replace(0),
   done: channel.replace(false),
   /** The model step added this run's question; false until then (a conversation's run starts with earlier turns); null in runs admitted before this key existed. */
-  turnStarted: channel.replace<boolean | null>(null),
+  turnStarted: turnStartedChannel(),
   /** Which older messages prompts show as a summary (shared/memory); conversations seed it. */
   memory: memoryChannel(),
   /** The prompt is too long: the next step summarises the history. */
