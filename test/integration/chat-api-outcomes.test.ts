@@ -164,6 +164,19 @@ describe('HTTP API: POST /v1/agent/chat, runs that do not complete', () => {
     }
   });
 
+  it("a model's refusal is 422 MODEL_REFUSED and a filtered answer 422 CONTENT_FILTERED, each with the provider's reason", async () => {
+    server.setScript(() => ({ refusal: "I can't help with that." }));
+    const refused = await chat({ query: 'Who drew the first sketch of the Eiffel Tower?' });
+    expect(refused.statusCode).toBe(422);
+    const refusal = await failedRun(refused, 'MODEL_REFUSED');
+    expect(refusal.details).toMatchObject({ node: 'model', stage: 'model' });
+    expect(refusal.details.reason).toContain("I can't help with that.");
+    server.setScript(() => ({ finishReason: 'content_filter' }));
+    const filtered = await chat({ query: 'Who drew the first sketch of the Eiffel Tower?' });
+    expect(filtered.statusCode).toBe(422);
+    await failedRun(filtered, 'CONTENT_FILTERED');
+  });
+
   it("a model provider that refuses the request is 502 PROVIDER_ERROR with the provider's reason", async () => {
     server.setScript(() => ({ status: 400, code: 'invalid_api_key', message: 'Incorrect API key provided' }));
     const response = await chat({ query: 'Who drew the first sketch of the Eiffel Tower?' });
