@@ -19,6 +19,12 @@ export const RUN_OUTCOME_STATUS: Readonly<Record<string, number>> = {
   BUDGET_EXCEEDED: 422,
   // The tenant's token or cost budget for the day or month is spent: a quota, as at admission.
   TENANT_BUDGET_EXCEEDED: 429,
+  // The run took its maxSteps without ending: the graph's routing (or the limit) decides, not chance.
+  MAX_STEPS: 422,
+  // Another turn of the same conversation holds it and this turn asked to be refused (onBusy 'reject').
+  CONVERSATION_BUSY: 409,
+  // A single model request is larger than the whole provider window of AGENTQ_RATE_LIMITS.
+  RATE_LIMITED: 429,
   // A tool the run depended on failed and the run's tool handling fails the run on that.
   TOOL_ERROR: 424,
   // The model refused, or the provider's filter withheld the answer: the content's outcome.
@@ -29,8 +35,11 @@ export const RUN_OUTCOME_STATUS: Readonly<Record<string, number>> = {
   OUTPUT_TRUNCATED: 502,
   EMPTY_RESPONSE: 502,
   UNSUPPORTED_TOOL_CALL: 502,
+  PROVIDER_BATCH_RESULTS_UNAVAILABLE: 502,
   // The provider did not answer in time, after the step's retries.
   TIMEOUT: 504,
+  // The run passed its deadlineMs before it could answer.
+  DEADLINE: 504,
 };
 
 /** The budget a budget error names: the run's own, or the tenant's limit (tokensPerDay, costPerMonth, …). */

@@ -26,7 +26,14 @@ describe('the status of a run that did not complete', () => {
     expect(status('TIMEOUT')).toBe(504);
     // A bug, or a code nobody mapped, stays a 500 with its own code.
     expect(runOutcomeError(failed('INTERNAL'), 'rag-agent')).toMatchObject({ statusCode: 500, code: 'INTERNAL' });
-    expect(runOutcomeError(failed('MAX_STEPS'), 'rag-agent')).toMatchObject({ statusCode: 500, code: 'MAX_STEPS' });
+    expect(runOutcomeError(failed('SOMETHING_NEW'), 'rag-agent')).toMatchObject({
+      statusCode: 500,
+      code: 'SOMETHING_NEW',
+    });
+    // Expected ends of a run are not bugs.
+    expect(['MAX_STEPS', 'DEADLINE', 'CONVERSATION_BUSY', 'PROVIDER_BATCH_RESULTS_UNAVAILABLE'].map(status)).toEqual([
+      422, 504, 409, 502,
+    ]);
   });
 
   it('a cancelled run is 409 CANCELLED; a failed run with no error recorded is 500 INTERNAL', () => {
