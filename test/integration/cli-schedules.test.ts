@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../helpers/run-cli.js';
+import { loadScaledMs } from '../helpers/load-scale.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 /** `agentq schedule …` (issue 24, item 1): the API's schedule operations from the command line. */
@@ -29,7 +30,11 @@ describe('the agentq CLI: schedules', () => {
     const schedule = JSON.parse(created.stdout) as { id: string; everyMs: number; paused: boolean };
     expect(schedule).toMatchObject({ everyMs: 1000, paused: false, name: 'cli test' });
 
-    await eventually(async () => ((await env.client.schedules.runs(schedule.id)) ?? []).length >= 1, 15_000, 'a tick');
+    await eventually(
+      async () => ((await env.client.schedules.runs(schedule.id)) ?? []).length >= 1,
+      loadScaledMs(15_000),
+      'a tick',
+    );
     const runs = await cli('schedule', 'runs', schedule.id);
     expect(runs.code).toBe(0);
     expect(runs.stdout).toMatch(/^run_s[0-9a-f]{31} {2}\d{4}-/m);

@@ -10,7 +10,10 @@ import { tempDirectory } from '../helpers/ingest-fixtures.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 
-/** `npm run eval` on a tiny generated set, as a child process: its own worker, real ingest, one batch, score.py last. */
+/**
+ * `npm run eval` on a tiny generated set, as a child process: its own worker, real ingest, one batch, score.py last.
+ * It runs as `npm run eval` does, bench/eval.ts through tsx (bench/ is not built into dist/).
+ */
 describe('eval script', () => {
   const set = tempDirectory('agentq-eval-set-');
   afterAll(() => set.remove());
