@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Config } from '../../shared/config/config.js';
-import { describeBound, readinessBoundMs } from './load-scale.js';
+import { describeBound, loadScaledMs, readinessBoundMs } from './load-scale.js';
 import { nodeEntry, repoRoot } from './node-entry.js';
 import { OutputTail } from './process-readiness.js';
 
@@ -17,6 +17,8 @@ export function cliEnv(config: Config, extra: Record<string, string> = {}): Reco
     AGENTQ_KEY_PREFIX: config.keyPrefix,
     AGENTQ_QUEUE_PREFIX: config.queuePrefix,
     AGENTQ_DATA_DIR: config.dataDir,
+    // A producer's fail-fast limit on a Redis command: a loaded machine answers later than a quiet one.
+    AGENTQ_REDIS_COMMAND_TIMEOUT_MS: String(loadScaledMs(750)),
     ...extra,
   };
 }

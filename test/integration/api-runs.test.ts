@@ -11,6 +11,7 @@ import { parseSseFrames, readSse } from '../helpers/api-sse.js';
 import { Calls, threeStepGraph } from '../helpers/test-graphs.js';
 import { eventually } from '../helpers/test-env.js';
 import { cliEnv, runCli } from '../helpers/run-cli.js';
+import { loadScaledMs } from '../helpers/load-scale.js';
 
 const calls = new Calls();
 const failing = new Set<string>();
@@ -31,7 +32,8 @@ describe('HTTP API v1: runs', () => {
   beforeAll(async () => {
     env = await startApiTestEnv({
       graphs: [approval, threeStepGraph(calls, failing)],
-      env: { AGENTQ_BODY_LIMIT_BYTES: '4096' },
+      // A loaded machine answers slower than the producer's default 750 ms command timeout (a 503).
+      env: { AGENTQ_BODY_LIMIT_BYTES: '4096', AGENTQ_REDIS_COMMAND_TIMEOUT_MS: String(loadScaledMs(750)) },
     });
   });
   afterAll(async () => env?.close());

@@ -36,12 +36,13 @@ describe('the agentq CLI: schedules', () => {
       'a tick',
     );
     const runs = await cli('schedule', 'runs', schedule.id);
-    expect(runs.code).toBe(0);
+    expect(runs.code, runs.stderr).toBe(0);
     expect(runs.stdout).toMatch(/^run_s[0-9a-f]{31} {2}\d{4}-/m);
 
     const paused = await cli('schedule', 'pause', schedule.id, '--json');
     expect(JSON.parse(paused.stdout)).toMatchObject({ paused: true, nextRunAt: null });
     const resumed = await cli('schedule', 'resume', schedule.id);
+    expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain(`${schedule.id}  active  every 1000 ms  chain`);
     const changed = await cli(
       'schedule',
@@ -55,6 +56,7 @@ describe('the agentq CLI: schedules', () => {
     );
     expect(JSON.parse(changed.stdout)).toMatchObject({ cron: '0 9 * * 1-5', tz: 'Europe/Berlin' });
     const list = await cli('schedule', 'list');
+    expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toContain(`${schedule.id}  active  cron '0 9 * * 1-5' Europe/Berlin  chain`);
 
     expect((await cli('schedule', 'delete', schedule.id)).stdout).toContain('deleted');
