@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
+import type TypeScript from 'typescript';
 
 /**
  * What a spawned Node process runs. Processes start from `dist/` (built by `npm test`'s pretest; the
@@ -59,6 +60,8 @@ function linkBuiltFolders(): void {
 function transpileTree(entry: string): void {
   if (transpiled.has(entry)) return;
   transpiled.add(entry);
+  // Loaded only here: most test files spawn only the built CLI and need no compiler.
+  const ts = createRequire(import.meta.url)('typescript') as typeof TypeScript;
   const source = readFileSync(join(repoRoot, entry), 'utf8');
   const { outputText } = ts.transpileModule(source, {
     fileName: entry,
