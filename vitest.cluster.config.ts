@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/cluster/**/*.test.ts'],
+    // The CLI runs from dist/: rebuilt first when a source is newer.
+    globalSetup: ['test/global-setup-dist.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // One cluster at a time: 6 redis-servers per file on two shared cores.

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { suiteTimeouts } from './test/helpers/load-scale.js';
 
 // `npm run test:chaos` and `npm run test:security` set AGENTQ_SUITE_SCALE=full: the suites run at the
 // issue's full size and `*.full.test.ts` files join in. `npm test` runs the fast subset.
@@ -8,9 +9,11 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     exclude: ['**/node_modules/**', 'test/cluster/**', ...(full ? [] : ['test/**/*.full.test.ts'])],
-    globalSetup: ['test/global-setup.ts'],
-    testTimeout: full ? 20 * 60_000 : 60_000,
-    hookTimeout: full ? 5 * 60_000 : 60_000,
+    // Workers and CLIs are spawned from dist/: global-setup-dist.ts rebuilds it when a source is newer.
+    globalSetup: ['test/global-setup-dist.ts', 'test/global-setup.ts'],
+    // Scaled by the machine's load as each file starts (test/setup-load-scale.ts).
+    ...suiteTimeouts(full),
+    setupFiles: ['test/setup-load-scale.ts'],
     // Test files share one redis-server and two cores: a few at a time keeps timings honest.
     maxWorkers: 2,
   },

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { launchChromium } from '../helpers/chromium.js';
+import { loadScaledMs } from '../helpers/load-scale.js';
 import { eventually } from '../helpers/test-env.js';
 import { twoTurnGraph } from '../helpers/two-turn-graph.js';
 
@@ -12,6 +13,7 @@ describe('provider batches in the inspector pages', () => {
   let server: ScriptedOpenAIServer;
   let browser: Browser;
   let url: string;
+  let holdFirst = true;
   const signIn = async (): Promise<Page> => {
     const page = await browser.newPage({ viewport: { width: 1300, height: 1000 } });
     await page.goto(`${url}/runs`);
@@ -23,7 +25,9 @@ describe('provider batches in the inspector pages', () => {
   beforeAll(async () => {
     server = await startScriptedOpenAIServer({
       script: () => ({ content: 'ok', usage: { prompt_tokens: 500, completion_tokens: 50 } }),
-      batchApi: { processingMs: 4000 },
+      // The first provider batch (the draft steps) stays in flight until the run page has been read: on a
+      // busy machine the page can take longer than any fixed processing time, and the run would have moved on.
+      batchApi: { processingMs: 4000, hold: (_batch, index) => index === 0 && holdFirst },
     });
     env = await startApiTestEnv({
       graphs: [twoTurnGraph()],
@@ -58,7 +62,11 @@ describe('provider batches in the inspector pages', () => {
     expect(created.statusCode, created.body).toBe(202);
     const batchId = json(created).id as string;
     const runId = `${batchId}.i0`;
-    await eventually(async () => server.batchApi!.batches.length === 1, 10_000, 'the first provider batch');
+    await eventually(
+      async () => server.batchApi!.batches.length === 1,
+      loadScaledMs(10_000),
+      'the first provider batch',
+    );
     const page = await signIn();
     await page.goto(`${url}/runs/${runId}`);
     const notice = await page.textContent('#parked');
@@ -68,13 +76,14 @@ describe('provider batches in the inspector pages', () => {
     expect(new URL(page.url()).pathname).toBe(`/batches/${batchId}`);
     expect(await page.textContent('#parked')).toBe('2');
     expect(await page.locator('#provider-batches tr.provider-batch').count()).toBe(1);
+    holdFirst = false;
 
     await eventually(async () => {
       const body = json<{ status: string }>(
         await env.as(KEYS.acmeProducer, { method: 'GET', url: `/v1/batches/${batchId}` }),
       );
       return body.status === 'completed';
-    }, 30_000);
+    }, loadScaledMs(30_000));
     await page.goto(`${url}/batches/${batchId}`);
     const rows = page.locator('#provider-batches tr.provider-batch');
     expect(await rows.count()).toBe(2);

@@ -94,7 +94,7 @@ describe('chaos: ingest workers killed with SIGKILL mid-batch', () => {
       await killHard(worker);
       kills += 1;
       console.log(`ingest chaos kill #${kills}: worker ${victim} at ${finished}/${DOCUMENTS}`);
-      // Restarted in the background (~2 s of tsx start-up): the other worker may be killed meanwhile.
+      // Restarted in the background (a process start-up of a second or more): the other worker may be killed meanwhile.
       restarts.push(spawnWorker('test/chaos/chain-worker.ts', env).then((spawned) => (workers[victim] = spawned)));
     }
     await Promise.all(restarts);

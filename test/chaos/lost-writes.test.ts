@@ -8,6 +8,7 @@ import { stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { auditRun } from '../helpers/run-audit.js';
 import { recordFigure } from '../helpers/suite-figures.js';
 import { suiteSeed } from '../helpers/suite-scale.js';
+import { loadScaledMs } from '../helpers/load-scale.js';
 import { eventually, testConfig } from '../helpers/test-env.js';
 import { killHard, spawnWorker } from '../helpers/worker-processes.js';
 import { MODEL_STEPS_GRAPH } from './workers-killed-graph.js';
@@ -22,7 +23,8 @@ const STEPS = 3;
  * and its job failed by BullMQ's stalled limit — and nothing but the reconciler (on, in every worker
  * process, sweeping every 500 ms for runs untouched for 1 s) can bring the run back. Both runs must
  * complete, each step committed once. A short lock and maxStalledCount 1 make the stall limit
- * reachable with two kills.
+ * reachable with two kills. Its waits stretch with the machine's load (load-scale.ts): a busy machine
+ * starts and runs the workers slower, without changing what must happen.
  */
 describe('chaos: lost step jobs are brought back by the reconciler', () => {
   const seed = suiteSeed();
@@ -63,84 +65,96 @@ describe('chaos: lost step jobs are brought back by the reconciler', () => {
     await (await starting).close();
   });
 
-  it('a waiting step job deleted from Redis (list entry and hash): the reconciler re-enqueues it and the run completes', async () => {
-    console.log(`lost-writes seed=${seed} (AGENTQ_SEED=${seed} replays the model latencies)`);
-    const model = await starting;
-    const first = await spawn();
-    const run = await client.enqueue({ graph: MODEL_STEPS_GRAPH, input: { steps: STEPS }, runId: `lost-job-${seed}` });
-    // Stop the only worker while step 0 is mid-call: it commits step 0, adds step 1's job, and exits.
-    await eventually(
-      async () => model.callsOf(run.id, 0).some((call) => call.outcome === 'pending'),
-      30_000,
-      'step 0 asking the model',
-    );
-    first.kill('SIGTERM');
-    await new Promise((resolve) => first.once('exit', resolve));
-
-    const meta = await client.store.get(run.id);
-    expect(meta).toMatchObject({ status: 'running', superstep: 1 });
-    const jobId = stepJobId(run.id, 1, 0);
-    expect(await (await stepQueue.getJob(jobId))?.getState()).toBe('waiting');
-    // Lose it the way a failed write or an evicted key would: gone from the wait list, hash deleted.
-    const redis = client.store.redis;
-    expect(await redis.lrem(stepQueue.toKey('wait'), 0, jobId)).toBe(1);
-    expect(await redis.del(stepQueue.toKey(jobId))).toBe(1);
-    expect(await stepQueue.getJob(jobId)).toBeUndefined();
-
-    await spawn();
-    const done = await client.wait(run.id, { timeoutMs: 60_000 });
-    const audit = await auditRun(client, run.id, { supersteps: STEPS });
-    recordFigure({ scenario: SCENARIO, name: 'deleted_waiting_job_run', value: done.status, goal: 'completed' });
-    expect(done).toMatchObject({ status: 'completed', output: { visited: [0, 1, 2] } });
-    expect(audit.problems).toEqual([]);
-    // The deleted job never ran: each step asked the model once.
-    expect([0, 1, 2].map((step) => model.callsOf(run.id, step).length)).toEqual([1, 1, 1]);
-  }, 120_000);
-
-  it('a step job failed by the stalled limit (its workers SIGKILLed twice): the reconciler re-enqueues it and the run completes', async () => {
-    const model = await starting;
-    // Only the workers started below may take the run's step: stop the ones of the test before.
-    await Promise.all(workers.map((worker) => killHard(worker)));
-    const failed: { jobId: string; failedReason: string }[] = [];
-    queueEvents.on('failed', ({ jobId, failedReason }) => failed.push({ jobId, failedReason }));
-    await queueEvents.waitUntilReady();
-
-    const run = await client.enqueue({ graph: MODEL_STEPS_GRAPH, input: { steps: STEPS }, runId: `stalled-${seed}` });
-    held.add(run.id);
-    const killed: number[] = [];
-    // Two workers in turn take step 0 and die holding it: the second stall is one more than maxStalledCount.
-    for (let kill = 1; kill <= 2; kill += 1) {
-      const worker = await spawn();
+  it(
+    'a waiting step job deleted from Redis (list entry and hash): the reconciler re-enqueues it and the run completes',
+    async () => {
+      console.log(`lost-writes seed=${seed} (AGENTQ_SEED=${seed} replays the model latencies)`);
+      const model = await starting;
+      const first = await spawn();
+      const run = await client.enqueue({
+        graph: MODEL_STEPS_GRAPH,
+        input: { steps: STEPS },
+        runId: `lost-job-${seed}`,
+      });
+      // Stop the only worker while step 0 is mid-call: it commits step 0, adds step 1's job, and exits.
       await eventually(
-        async () => model.callsOf(run.id, 0).some((call) => call.pid === worker.pid && call.outcome === 'pending'),
-        30_000,
-        `worker ${kill} mid-call on step 0`,
+        async () => model.callsOf(run.id, 0).some((call) => call.outcome === 'pending'),
+        loadScaledMs(30_000),
+        'step 0 asking the model',
       );
-      killed.push(worker.pid!);
-      await killHard(worker);
-    }
-    held.delete(run.id);
-    await spawn();
+      first.kill('SIGTERM');
+      await new Promise((resolve) => first.once('exit', resolve));
 
-    const jobId = stepJobId(run.id, 0, 0);
-    const stalledOut = await eventually(
-      async () => failed.find((event) => event.jobId === jobId),
-      30_000,
-      `${jobId} failed by the stalled limit`,
-    );
-    const done = await client.wait(run.id, { timeoutMs: 60_000 });
-    const audit = await auditRun(client, run.id, { supersteps: STEPS });
-    recordFigure({ scenario: SCENARIO, name: 'stalled_limit_job_run', value: done.status, goal: 'completed' });
-    expect(stalledOut.failedReason).toMatch(/stalled more than allowable limit/);
-    expect(done).toMatchObject({ status: 'completed', output: { visited: [0, 1, 2] } });
-    expect(audit.problems).toEqual([]);
-    // Step 0 asked again only because the processes that asked before were killed mid-call (I4).
-    expect(model.callsOf(run.id, 0).map((call) => [killed.includes(call.pid), call.outcome])).toEqual([
-      [true, 'aborted'],
-      [true, 'aborted'],
-      [false, 'answered'],
-    ]);
-    // The job the reconciler put back in place of the failed one ran to completion.
-    expect(await (await stepQueue.getJob(jobId))?.getState()).toBe('completed');
-  }, 120_000);
+      const meta = await client.store.get(run.id);
+      expect(meta).toMatchObject({ status: 'running', superstep: 1 });
+      const jobId = stepJobId(run.id, 1, 0);
+      expect(await (await stepQueue.getJob(jobId))?.getState()).toBe('waiting');
+      // Lose it the way a failed write or an evicted key would: gone from the wait list, hash deleted.
+      const redis = client.store.redis;
+      expect(await redis.lrem(stepQueue.toKey('wait'), 0, jobId)).toBe(1);
+      expect(await redis.del(stepQueue.toKey(jobId))).toBe(1);
+      expect(await stepQueue.getJob(jobId)).toBeUndefined();
+
+      await spawn();
+      const done = await client.wait(run.id, { timeoutMs: loadScaledMs(60_000) });
+      const audit = await auditRun(client, run.id, { supersteps: STEPS });
+      recordFigure({ scenario: SCENARIO, name: 'deleted_waiting_job_run', value: done.status, goal: 'completed' });
+      expect(done).toMatchObject({ status: 'completed', output: { visited: [0, 1, 2] } });
+      expect(audit.problems).toEqual([]);
+      // The deleted job never ran: each step asked the model once.
+      expect([0, 1, 2].map((step) => model.callsOf(run.id, step).length)).toEqual([1, 1, 1]);
+    },
+    loadScaledMs(120_000),
+  );
+
+  it(
+    'a step job failed by the stalled limit (its workers SIGKILLed twice): the reconciler re-enqueues it and the run completes',
+    async () => {
+      const model = await starting;
+      // Only the workers started below may take the run's step: stop the ones of the test before.
+      await Promise.all(workers.map((worker) => killHard(worker)));
+      const failed: { jobId: string; failedReason: string }[] = [];
+      queueEvents.on('failed', ({ jobId, failedReason }) => failed.push({ jobId, failedReason }));
+      await queueEvents.waitUntilReady();
+
+      const run = await client.enqueue({ graph: MODEL_STEPS_GRAPH, input: { steps: STEPS }, runId: `stalled-${seed}` });
+      held.add(run.id);
+      const killed: number[] = [];
+      // Two workers in turn take step 0 and die holding it: the second stall is one more than maxStalledCount.
+      for (let kill = 1; kill <= 2; kill += 1) {
+        const worker = await spawn();
+        await eventually(
+          async () => model.callsOf(run.id, 0).some((call) => call.pid === worker.pid && call.outcome === 'pending'),
+          loadScaledMs(30_000),
+          `worker ${kill} mid-call on step 0`,
+        );
+        killed.push(worker.pid!);
+        await killHard(worker);
+      }
+      held.delete(run.id);
+      await spawn();
+
+      const jobId = stepJobId(run.id, 0, 0);
+      const stalledOut = await eventually(
+        async () => failed.find((event) => event.jobId === jobId),
+        loadScaledMs(30_000),
+        `${jobId} failed by the stalled limit`,
+      );
+      const done = await client.wait(run.id, { timeoutMs: loadScaledMs(60_000) });
+      const audit = await auditRun(client, run.id, { supersteps: STEPS });
+      recordFigure({ scenario: SCENARIO, name: 'stalled_limit_job_run', value: done.status, goal: 'completed' });
+      expect(stalledOut.failedReason).toMatch(/stalled more than allowable limit/);
+      expect(done).toMatchObject({ status: 'completed', output: { visited: [0, 1, 2] } });
+      expect(audit.problems).toEqual([]);
+      // Step 0 asked again only because the processes that asked before were killed mid-call (I4).
+      expect(model.callsOf(run.id, 0).map((call) => [killed.includes(call.pid), call.outcome])).toEqual([
+        [true, 'aborted'],
+        [true, 'aborted'],
+        [false, 'answered'],
+      ]);
+      // The job the reconciler put back in place of the failed one ran to completion.
+      expect(await (await stepQueue.getJob(jobId))?.getState()).toBe('completed');
+    },
+    loadScaledMs(120_000),
+  );
 });

@@ -1,13 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { recordFigure } from '../helpers/suite-figures.js';
 import { eventually, testConfig } from '../helpers/test-env.js';
+import { loadScaledMs } from '../helpers/load-scale.js';
 import { killHard } from '../helpers/worker-processes.js';
+import { nodeEntry, repoRoot } from '../helpers/node-entry.js';
+import { waitForReadiness } from '../helpers/process-readiness.js';
 import { startRestartableRedis, type RestartableRedis } from './redis-restartable.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const GRACE_MS = 2000;
 const RELEASE_MS = 2000;
 /** "A few seconds" beyond grace + release: a loaded machine's process start-up and exit. */
@@ -19,10 +20,14 @@ interface Started {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
 }
 
-/** Starts `args` under tsx, resolves once stderr or stdout shows `ready` (a log message or a line). */
-function start(args: string[], env: Record<string, string>, ready: RegExp): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-    cwd: root,
+/**
+ * Starts `args` (a repository .ts entry and its arguments, run from dist/), resolves once stderr or stdout
+ * shows `ready` (a log message or a line) however long a loaded machine takes.
+ */
+async function start(args: string[], env: Record<string, string>, ready: RegExp): Promise<Started> {
+  const [entry, ...rest] = args;
+  const child = spawn(process.execPath, [nodeEntry(entry!), ...rest], {
+    cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -31,19 +36,11 @@ function start(args: string[], env: Record<string, string>, ready: RegExp): Prom
     child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
   );
   const lines = () => output.split('\n').filter((line) => line.trim() !== '');
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} not ready in 30 s: ${output}`)), 30_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (ready.test(output)) {
-        clearTimeout(timer);
-        resolve({ child, lines, exited });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    void exited.then(() => reject(new Error(`${args.join(' ')} exited before it was ready: ${output}`)));
-  });
+  const collect = (chunk: Buffer) => (output += chunk.toString());
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  await waitForReadiness(child, { what: args.join(' '), signal: ready, on: 'either' });
+  return { child, lines, exited };
 }
 
 /**
@@ -133,6 +130,6 @@ describe('chaos: stopping while Redis goes away', () => {
         expect(last.some((entry) => entry.msg?.includes('worker stopped without releasing'))).toBe(true);
       }
     },
-    60_000,
+    loadScaledMs(60_000),
   );
 });

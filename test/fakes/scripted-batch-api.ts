@@ -43,6 +43,8 @@ export interface ScriptedBatchApiOptions extends DownloadGateSettings {
   validatingMs?: number;
   /** Time in `in_progress` before the batch ends: the scripted provider delay. @default 0 */
   processingMs?: number;
+  /** While true, the batch stays in_progress past its processing time (its 0-based creation index): a test looks at it in flight. */
+  hold?: (batch: ScriptedBatch, index: number) => boolean;
   /** How each batch ends (its 0-based creation index). @default completed */
   outcome?: (batch: ScriptedBatch, index: number) => ScriptedBatchOutcome;
   /** A fault for a request to a route (`undefined`: answer normally). Called once per request. */
@@ -177,11 +179,11 @@ export function createScriptedBatchApi(options: ScriptedBatchApiOptions, answerC
     const age = Date.now() - batch.createdMs;
     const validating = settings.validatingMs ?? 0;
     if (age < validating) return;
-    if (age < validating + (settings.processingMs ?? 0)) {
+    const index = batches.indexOf(batch);
+    if (age < validating + (settings.processingMs ?? 0) || settings.hold?.(batch, index)) {
       batch.status = 'in_progress';
       return;
     }
-    const index = batches.indexOf(batch);
     const outcome = settings.outcome?.(batch, index) ?? { status: 'completed' as const };
     await finish(batch, outcome.status, outcome);
   }

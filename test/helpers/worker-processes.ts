@@ -1,38 +1,28 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { Config } from '../../shared/config/config.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
+import { nodeEntry, repoRoot } from './node-entry.js';
+import { waitForReadiness } from './process-readiness.js';
 
 /**
- * Starts a real worker process (TypeScript through tsx) and resolves once it is taking jobs. Its stderr
+ * Starts a real worker process (`script`, a test's worker entry, run against dist/: node-entry.ts) and
+ * resolves once it prints `ready`, however long a loaded machine takes (process-readiness.ts). Its stderr
  * goes to the test's stderr, or to `onStderr` when given (tests that read what a worker logged).
  */
-export function spawnWorker(
+export async function spawnWorker(
   script: string,
   env: Record<string, string>,
   { onStderr }: { onStderr?: (text: string) => void } = {},
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    cwd: root,
+  const child = spawn(process.execPath, [nodeEntry(script)], {
+    cwd: repoRoot,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', onStderr ? 'pipe' : 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stderr?.on('data', (chunk: Buffer) => onStderr?.(chunk.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker ${script} did not start within 30 s`)), 30_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`worker ${script} exited with ${code} before it was ready`));
-    });
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) {
-        clearTimeout(timer);
-        child.removeAllListeners('exit');
-        resolve(child);
-      }
-    });
-  });
+  child.stderr.on('data', (chunk: Buffer) => (onStderr ? onStderr(chunk.toString()) : process.stderr.write(chunk)));
+  // Drained after readiness too: a worker writing to a full pipe would block.
+  child.stdout.resume();
+  await waitForReadiness(child, { what: `worker ${script}`, signal: /ready/ });
+  return child;
 }
 
 /** The environment of a worker process on `config`'s Redis and prefixes (logs at error, no embedder, as testConfig), plus `extra`. */

@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../producer/api/create-api.js';
 import { channel } from '../../shared/graph/channels.js';
@@ -12,8 +10,9 @@ import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-tes
 import { parseSseFrames, readSse } from '../helpers/api-sse.js';
 import { Calls, threeStepGraph } from '../helpers/test-graphs.js';
 import { eventually } from '../helpers/test-env.js';
+import { cliEnv, runCli } from '../helpers/run-cli.js';
+import { loadScaledMs } from '../helpers/load-scale.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const calls = new Calls();
 const failing = new Set<string>();
 
@@ -33,7 +32,8 @@ describe('HTTP API v1: runs', () => {
   beforeAll(async () => {
     env = await startApiTestEnv({
       graphs: [approval, threeStepGraph(calls, failing)],
-      env: { AGENTQ_BODY_LIMIT_BYTES: '4096' },
+      // A loaded machine answers slower than the producer's default 750 ms command timeout (a 503).
+      env: { AGENTQ_BODY_LIMIT_BYTES: '4096', AGENTQ_REDIS_COMMAND_TIMEOUT_MS: String(loadScaledMs(750)) },
     });
   });
   afterAll(async () => env?.close());
@@ -60,22 +60,9 @@ describe('HTTP API v1: runs', () => {
     const done = await waitFor(queued.id, 'completed');
     expect(done.output).toEqual({ visited: [0, 1] });
 
-    const status = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', 'status', queued.id, '--json'], {
-        cwd: root,
-        env: {
-          ...process.env,
-          REDIS_URL: env.config.redisUrl!,
-          AGENTQ_KEY_PREFIX: env.config.keyPrefix,
-          AGENTQ_QUEUE_PREFIX: env.config.queuePrefix,
-        },
-      });
-      let stdout = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.on('error', reject);
-      child.on('close', () => resolve(stdout));
-    });
-    expect(json(await get(`/v1/runs/${queued.id}`))).toEqual(JSON.parse(status));
+    const status = await runCli(['status', queued.id, '--json'], cliEnv(env.config));
+    expect(status.code, status.stderr).toBe(0);
+    expect(json(await get(`/v1/runs/${queued.id}`))).toEqual(JSON.parse(status.stdout));
   });
 
   it('honours Idempotency-Key: the same key returns the same run and adds nothing twice', async () => {

@@ -2,12 +2,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { nodeEntry, repoRoot } from '../helpers/node-entry.js';
 import { cliEnv } from '../helpers/run-cli.js';
 import { testConfig } from '../helpers/test-env.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Module hooks (node:module register) that append every module URL the process loads to `data.file`. */
 const RECORD_LOADS = `data:text/javascript,${encodeURIComponent(
@@ -15,7 +13,7 @@ const RECORD_LOADS = `data:text/javascript,${encodeURIComponent(
     'export async function load(url, context, next) { appendFileSync(file, `${url}\\n`); return next(url, context); }',
 )}`;
 
-/** Runs `agentq <args>` (through tsx) and returns its exit code and the packages it loaded. */
+/** Runs `agentq <args>` (the built CLI) and returns its exit code and the packages it loaded. */
 function packagesLoadedBy(
   args: string[],
   env: Record<string, string>,
@@ -23,8 +21,8 @@ function packagesLoadedBy(
 ): Promise<{ code: number | null; stderr: string; packages: Set<string> }> {
   const register = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(RECORD_LOADS)}, { data: { file: ${JSON.stringify(file)} } });`)}`;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', register, '--import', 'tsx', 'bin/agentq.ts', ...args], {
-      cwd: root,
+    const child = spawn(process.execPath, ['--import', register, nodeEntry('bin/agentq.ts'), ...args], {
+      cwd: repoRoot,
       env: { ...process.env, ...env },
     });
     let stderr = '';

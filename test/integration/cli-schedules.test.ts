@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../helpers/run-cli.js';
+import { loadScaledMs } from '../helpers/load-scale.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 /** `agentq schedule …` (issue 24, item 1): the API's schedule operations from the command line. */
@@ -29,14 +30,19 @@ describe('the agentq CLI: schedules', () => {
     const schedule = JSON.parse(created.stdout) as { id: string; everyMs: number; paused: boolean };
     expect(schedule).toMatchObject({ everyMs: 1000, paused: false, name: 'cli test' });
 
-    await eventually(async () => ((await env.client.schedules.runs(schedule.id)) ?? []).length >= 1, 15_000, 'a tick');
+    await eventually(
+      async () => ((await env.client.schedules.runs(schedule.id)) ?? []).length >= 1,
+      loadScaledMs(15_000),
+      'a tick',
+    );
     const runs = await cli('schedule', 'runs', schedule.id);
-    expect(runs.code).toBe(0);
+    expect(runs.code, runs.stderr).toBe(0);
     expect(runs.stdout).toMatch(/^run_s[0-9a-f]{31} {2}\d{4}-/m);
 
     const paused = await cli('schedule', 'pause', schedule.id, '--json');
     expect(JSON.parse(paused.stdout)).toMatchObject({ paused: true, nextRunAt: null });
     const resumed = await cli('schedule', 'resume', schedule.id);
+    expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain(`${schedule.id}  active  every 1000 ms  chain`);
     const changed = await cli(
       'schedule',
@@ -50,6 +56,7 @@ describe('the agentq CLI: schedules', () => {
     );
     expect(JSON.parse(changed.stdout)).toMatchObject({ cron: '0 9 * * 1-5', tz: 'Europe/Berlin' });
     const list = await cli('schedule', 'list');
+    expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toContain(`${schedule.id}  active  cron '0 9 * * 1-5' Europe/Berlin  chain`);
 
     expect((await cli('schedule', 'delete', schedule.id)).stdout).toContain('deleted');

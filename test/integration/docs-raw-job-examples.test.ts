@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runJobSchema } from '../../shared/contracts/job-schema.js';
 import { docSnippet } from '../helpers/doc-pages.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { loadScaledMs } from '../helpers/load-scale.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -26,7 +27,7 @@ function run(
     const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env } });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), loadScaledMs(30_000));
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stderr, ms: Date.now() - started });
@@ -65,7 +66,7 @@ describe("the docs' raw-job examples", () => {
     writeFileSync(file, node);
     const result = await run(process.execPath, [file], { REDIS_URL: env.config.redisUrl! });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.ms).toBeLessThan(20_000);
+    expect(result.ms).toBeLessThan(loadScaledMs(20_000));
     expect((await waitForRawRun('order-42-check')).status).toBe('completed');
   });
 

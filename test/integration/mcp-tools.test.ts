@@ -6,11 +6,12 @@ import { validateHistory } from '../../shared/contracts/validate-history.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import { nodeEntry } from '../helpers/node-entry.js';
 import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
 
 const mcpServer = (env: Record<string, string> = {}) => ({
   command: process.execPath,
-  args: ['--import', 'tsx', 'test/fakes/mcp-stdio-server.ts'],
+  args: [nodeEntry('test/fakes/mcp-stdio-server.ts')],
   env,
 });
 

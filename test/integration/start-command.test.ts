@@ -2,15 +2,15 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { loadConfig } from '../../shared/config/config.js';
 import { freePort, startPrivateRedis } from '../../shared/adapters/redis/private-redis-server.js';
+import { describeBound, readinessBoundMs } from '../helpers/load-scale.js';
+import { nodeEntry, repoRoot } from '../helpers/node-entry.js';
+import { waitForReadiness } from '../helpers/process-readiness.js';
 import { startTerminalSession } from '../helpers/terminal-session.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function redisProcessesOn(port: number): string[] {
   const listing = spawnSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).stdout;
@@ -29,27 +29,16 @@ describe('agentq start (npm start) without REDIS_URL', () => {
       PORT: '0',
     };
     delete env.REDIS_URL;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/agentq.ts', 'start'], {
-      cwd: root,
+    const child = spawn(process.execPath, [nodeEntry('bin/agentq.ts'), 'start'], {
+      cwd: repoRoot,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`start did not report running within 30 s: ${stderr}`)),
-          30_000,
-        );
-        child.stderr.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString();
-          if (stderr.includes('agentq is running')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-      });
+      await waitForReadiness(child, { what: 'agentq start', signal: /agentq is running/, on: 'stderr' });
       expect(stderr).toContain(`redis://127.0.0.1:${port}`);
       // The API and the dashboard run in the same process.
       const apiUrl = /api:\s+(http:\/\/\S+)\/v1\/runs/.exec(stderr)?.[1];
@@ -84,8 +73,8 @@ describe('agentq start (npm start) without REDIS_URL', () => {
     // A real pseudo-terminal: Ctrl-C sends SIGINT to the whole foreground process group, redis-server included
     // unless it runs in a group of its own.
     const session = startTerminalSession({
-      command: [process.execPath, '--import', 'tsx', 'bin/agentq.ts', 'start'],
-      cwd: root,
+      command: [process.execPath, nodeEntry('bin/agentq.ts'), 'start'],
+      cwd: repoRoot,
       dir: dataDir,
       env: {
         AGENTQ_LOCAL_REDIS_PORT: String(port),
@@ -96,10 +85,13 @@ describe('agentq start (npm start) without REDIS_URL', () => {
       },
     });
     try {
-      const startedBy = Date.now() + 30_000;
+      const boundMs = readinessBoundMs(30_000);
+      const startedBy = Date.now() + boundMs;
       while (!session.stderr().includes('agentq is running')) {
         if (Date.now() > startedBy || session.exitCode() !== undefined)
-          throw new Error(`start did not report running: ${session.stderr()}`);
+          throw new Error(
+            `agentq start in a terminal did not print 'agentq is running' on stderr within ${boundMs} ms = ${describeBound(30_000)} (exit code ${session.exitCode()}); its stderr:\n${session.stderr().slice(-2000)}`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       const client = new AgentClient({ config: loadConfig({ REDIS_URL: `redis://127.0.0.1:${port}` }) });

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
+import { loadScaledMs } from '../helpers/load-scale.js';
 import { eventually, testConfig } from '../helpers/test-env.js';
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { killHard, spawnWorker } from '../helpers/worker-processes.js';
@@ -30,7 +31,7 @@ describe('a run traced across two worker processes', () => {
       const queued = await client.enqueue({ graph: 'chain', input: { steps: 6, sleepMs: 300 } });
       await eventually(
         async () => ((await client.get(queued.id))?.stepCount ?? 0) >= 2,
-        20_000,
+        loadScaledMs(20_000),
         'two steps in the first worker',
       );
       // A graceful stop leaves the rest of the run in the queue for the second process.
@@ -39,7 +40,7 @@ describe('a run traced across two worker processes', () => {
       expect((await client.get(queued.id))?.status).toBe('running');
       const second = await spawnWorker('test/chaos/chain-worker.ts', env);
       children.push(second);
-      const done = await client.wait(queued.id, { timeoutMs: 30_000 });
+      const done = await client.wait(queued.id, { timeoutMs: loadScaledMs(30_000) });
       expect(done.status).toBe('completed');
       second.kill('SIGTERM');
       await new Promise((resolve) => second.once('exit', resolve));
