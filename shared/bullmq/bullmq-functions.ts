@@ -3,9 +3,9 @@ import { createRequire } from 'node:module';
 
 /**
  * BullMQ's own Lua scripts, wrapped as Lua functions, so one agentq script can commit a step, add the
- * next step job and finish the current one (and fetch the next) in one round trip (engine v2, DESIGN §2).
- * They are the scripts of the installed bullmq, not copies, so a job added or finished here is exactly
- * what BullMQ would have written; what agentq relies on is their KEYS/ARGV layout, which BULLMQ_VERSION
+ * next step job and finish the current one (and fetch the next) in one round trip (engine v2,
+ * docs/concepts/step-engine.md). They are the scripts of the installed bullmq, not copies, so a job added or finished
+ * here is exactly what BullMQ would have written; what agentq relies on is their KEYS/ARGV layout, which BULLMQ_VERSION
  * pins and test/unit/bullmq-functions.test.ts guards (an upgrade that changes a script fails it loudly).
  */
 export const BULLMQ_VERSION = '6.7.0';

@@ -21,7 +21,7 @@ function QueueKeys(prefix: string): BullmqQueueKeys {
  * each BullMQ script agentq's scripts call: the only place that knows which key goes at which position.
  * Every layout below is copied from BullMQ's own argument builders (src/classes/redis-queue-backend.ts in
  * BULLMQ_VERSION: addStandardJobArgs, addPrioritizedJobArgs, moveToActive, moveToFinishedArgs);
- * test/unit/bullmq-key-layouts.test.ts compares them with what BullMQ sends to a real Redis.
+ * test/integration/bullmq-key-layouts.test.ts compares them with what BullMQ sends to a real Redis.
  */
 
 /** The keys of a queue agentq's scripts use, by BullMQ's names; `job` and `metrics:completed` are per call. */

@@ -21,7 +21,7 @@ export function oversizedJobOf(data: unknown): OversizedJob | undefined {
 }
 
 /**
- * Issue 34 (poison jobs): BullMQ parses a job's data (`JSON.parse` in Job.fromJSON, called from the
+ * BullMQ parses a job's data (`JSON.parse` in Job.fromJSON, called from the
  * Worker's `createJob`) before the processor sees it, on the event loop. A 20 MB raw job blocked the loop
  * past its lock, stalled, and came back again and again. This wraps the worker's `createJob` (BullMQ
  * internals: this seam is the one place allowed to touch them) so that data over `maxBytes` is never

@@ -4,8 +4,8 @@ import { searchArea, type SearchConfig } from './settings/search.js';
 
 /**
  * Only the search settings (shared/config/settings/search.ts) and the default tenant, for `agentq search`
- * on a collection whose queries need no embedding: read without zod and without the other areas (issue
- * 19, CLI cold start). Other variables are not read, so a bad one (say AGENTQ_PRICES) does not stop it;
+ * on a collection whose queries need no embedding: read without zod and without the other areas (the CLI's
+ * cold start). Other variables are not read, so a bad one (say AGENTQ_PRICES) does not stop it;
  * the worker and the API still refuse it, with the same message for a bad search setting.
  */
 export function readSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchConfig & { tenant: string } {

@@ -3,7 +3,7 @@
  * declaration of an environment variable (name, default, bounds, one-line doc, when to change it) and
  * gives the reader the loader validates it with, the words its refusal and the reference page use for
  * what is allowed, and the default as the page shows it. Plain code without zod, so the CLI's light
- * readers (shared/config/redis-config.ts, search-config.ts) load nothing heavy (issue 19, cold start).
+ * readers (shared/config/redis-config.ts, search-config.ts) load nothing heavy (cold start).
  */
 
 /** What a reader makes of a variable's value: the value, or the problems that refuse it. */

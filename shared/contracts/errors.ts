@@ -32,21 +32,21 @@ export const ERROR_CODES = [
   // A tenant's storage budget (bytes of run inputs and outputs kept in Redis) cannot hold what
   // is asked: retryable (429) when it fits once stored runs expire or are purged, not (413) when it never fits.
   'STORAGE_BUDGET_EXCEEDED',
-  // Redis refused a write because it is full (maxmemory, noeviction): nothing changed; retry shortly (issue 34).
+  // Redis refused a write because it is full (maxmemory, noeviction): nothing changed; retry shortly.
   'REDIS_FULL',
-  // Redis did not answer (down, unreachable, read-only replica, loading): retry shortly (issue 34).
+  // Redis did not answer (down, unreachable, read-only replica, loading): retry shortly.
   'REDIS_UNAVAILABLE',
   // A batch asked for the provider's Batch API, and the provider has none (404 on /v1/batches): refused at submission.
   'PROVIDER_BATCH_UNSUPPORTED',
   // A provider batch ended but its results could not be downloaded (or the batch read) within
   // AGENTQ_PROVIDER_BATCH_RESULTS_WAIT_MS: its runs fail, not retried (the provider may have answered and charged).
   'PROVIDER_BATCH_RESULTS_UNAVAILABLE',
-  // A replay asked another question than its original at some step (issue 39): details {step, node, diff}.
+  // A replay asked another question than its original at some step: details {step, node, diff}.
   'REPLAY_DIVERGED',
   // A fork or replay needs a run's recording, and it is not there: never made (AGENTQ_RECORDING), expired
-  // with the run, or stopped at its byte budget; the message names what is missing (issue 39).
+  // with the run, or stopped at its byte budget; the message names what is missing.
   'RECORDING_UNAVAILABLE',
-  // A conversation's new turn with onBusy 'reject' while its previous turn is still queued or running (issue 40).
+  // A conversation's new turn with onBusy 'reject' while its previous turn is still queued or running.
   'CONVERSATION_BUSY',
   // The model answered, but not with something a run can use; each fails the step unless the run accepts it
   // (an agent's `accept` option). The model refused (its refusal text in the message): not retried.

@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 
-/** Run ids and idempotency keys: 1-128 characters of [A-Za-z0-9_.-] (DESIGN §4). No `:` (BullMQ job ids). */
+/**
+ * Run ids and idempotency keys: 1-128 characters of [A-Za-z0-9_.-] (docs/reference/job-schema-v1.md). No `:` (BullMQ
+ * job ids).
+ */
 export const ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 
 export const DEFAULT_TENANT = 'default';
@@ -22,7 +25,7 @@ export function runIdForIdempotencyKey(tenant: string, key: string): string {
  * The namespace of the run ids agentq derives: every id it makes starts with one of these — `run_`
  * (random, idempotency key, a tenant's client-chosen name, schedule tick, raw job) or `bat_` (a batch's
  * questions, `<batchId>.i<n>`). A client-chosen run id may not (RESERVED_RUN_ID_MESSAGE), so no client
- * can take an id agentq will derive later, however it guesses the derivation (issue 35 item 2).
+ * can take an id agentq will derive later, however it guesses the derivation.
  */
 export const DERIVED_RUN_ID_PREFIXES = ['run_', 'bat_'] as const;
 
@@ -40,7 +43,7 @@ export function reservedRunIdMessage(id: string): string {
 /**
  * The stored id of a run a non-default tenant named `name` (its client-chosen runId over the HTTP API).
  * Scoped by tenant so two tenants' equal names never meet: a POST can then never find another tenant's
- * run, and so can never tell that one exists (issue 20, item 5).
+ * run, and so can never tell that one exists.
  */
 export function runIdForClientName(tenant: string, name: string): string {
   const digest = createHash('sha256').update('runId\0').update(tenant).update('\0').update(name).digest('hex');

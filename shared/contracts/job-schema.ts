@@ -56,8 +56,8 @@ export const MAX_PRIORITY = 2_097_152;
 export const BATCH_PRIORITY = 100;
 
 /**
- * Job schema v1 (DESIGN §4): what another service adds to the intake queue `agentq-runs` with plain
- * BullMQ. The worker validates it; an invalid job fails its run at the first attempt.
+ * Job schema v1 (docs/reference/job-schema-v1.md): what another service adds to the intake queue `agentq-runs` with
+ * plain BullMQ. The worker validates it; an invalid job fails its run at the first attempt.
  */
 export const runJobSchema = z
   .object({
@@ -80,7 +80,7 @@ export const runJobSchema = z
      */
     conversationId: id('conversationId').optional(),
     /**
-     * What happens when the conversation's previous turn is still queued or running (issue 40): `queue`
+     * What happens when the conversation's previous turn is still queued or running: `queue`
      * waits behind it, `cancel` cancels it (and any turn waiting before this one) and then starts,
      * `reject` fails this run with CONVERSATION_BUSY. Needs `conversationId`. @default the graph's, else 'queue'
      */
@@ -115,7 +115,7 @@ export const storedRunJobSchema = z.object({ v: z.literal(1), stored: z.literal(
 export type StoredRunJob = z.infer<typeof storedRunJobSchema>;
 
 /**
- * The node name of a run's first step job when a producer added it (DESIGN §2.1). A producer does not
+ * The node name of a run's first step job when a producer added it (docs/concepts/step-engine.md). A producer does not
  * know the graph, so the worker that takes this job takes the run in first (validates the input, writes
  * the initial state, adds the other entry tasks' jobs) and then runs the entry task in the same job: one
  * job less per run than an intake hop.

@@ -78,7 +78,7 @@ export const EVENT_TYPES = [
   'step-end',
   'step-retry',
   'step-deferred',
-  // A step waits without a worker (a model call in a provider batch, issue 38): `data.waitingOn` says on what.
+  // A step waits without a worker (a model call in a provider batch): `data.waitingOn` says on what.
   'step-parked',
   'run-retry',
   'run-resume',
@@ -107,14 +107,14 @@ export type ContentPart =
 /** A chat message in a run's history (OpenAI chat-completions shape). */
 export interface Message {
   role: 'system' | 'user' | 'assistant' | 'tool';
-  /** Text; or, in a user message, content parts (text and images, issue 40). */
+  /** Text; or, in a user message, content parts (text and images). */
   content: string | null | ContentPart[];
   name?: string;
   tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
   tool_call_id?: string;
 }
 
-/** The text of a message's content: its text parts joined, an image as `[image]` (content parts, issue 40). */
+/** The text of a message's content: its text parts joined, an image as `[image]` (content parts). */
 export function contentText(content: Message['content']): string {
   if (content === null) return '';
   if (typeof content === 'string') return content;

@@ -1,6 +1,6 @@
 /**
- * Shards of the step engine (DESIGN §3, engine v2). A run lives on one shard, chosen by a stable hash of
- * its id: its run-store keys and the step queue its jobs go through share the shard's hash tag, so the
+ * Shards of the step engine (docs/concepts/shards.md). A run lives on one shard, chosen by a stable
+ * hash of its id: its run-store keys and the step queue its jobs go through share the shard's hash tag, so the
  * one-script transition (commit + next job + finish) stays in one Redis Cluster slot. Every worker and
  * producer of a deployment must use the same AGENTQ_SHARDS: the shard of a run is derived from its id.
  */

@@ -1,9 +1,9 @@
 import type { Message } from './run-record.js';
 
 /**
- * Checks invariant I3 (DESIGN §2): every assistant message with tool calls is followed by exactly one
- * tool message per call id, so the history can always be sent back to an OpenAI-compatible API.
- * Returns the problems found, each naming the message's position; an empty list means valid.
+ * Checks that a history stays valid, so it can always be sent back to an OpenAI-compatible API: every assistant message
+ * with tool calls is followed by exactly one tool message per call id, so the history can always be sent back to an
+ * OpenAI-compatible API. Returns the problems found, each naming the message's position; an empty list means valid.
  *
  * The tool messages answering a call must come right after its assistant message (other tool
  * messages of the same call may come in any order), before any other message.

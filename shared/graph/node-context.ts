@@ -35,7 +35,7 @@ export interface NodeContext {
   readonly services: Services;
   /**
    * The run's message history (loaded on demand: most nodes never need it). `from` skips the messages
-   * before that index, so a node whose older messages were summarised (shared/memory) reads only what
+   * before that index, so a node whose older messages were summarised (worker/agents/memory) reads only what
    * its prompt needs and its cost stays flat as the run grows. @default from 0 (the whole history)
    */
   history(options?: { from?: number }): Promise<Message[]>;
@@ -45,10 +45,10 @@ export interface NodeContext {
    */
   interrupt<T = unknown>(request: unknown): T;
   /**
-   * Paid work done at most once (invariant I4): returns the result saved under `key` for this step if
+   * Paid work done at most once (docs/concepts/at-most-once.md): returns the result saved under `key` for this step if
    * an earlier attempt saved one; otherwise runs `compute`, saves its result, then returns it. Save
    * before acting on it, so a crash after the save does not pay again. `compute` gets `paid.confirm`:
-   * call it right before the paid request leaves (issue 34), so a delivery whose claim was taken over or
+   * call it right before the paid request leaves, so a delivery whose claim was taken over or
    * whose step was committed elsewhere meanwhile (a paused process) stops instead of paying again.
    */
   memo<T>(key: string, compute: (paid?: PaidCall) => Promise<T>, options?: MemoOptions): Promise<T>;
@@ -72,7 +72,7 @@ export interface NodeContext {
   readonly tokenBudgetRemaining: number | null;
 }
 
-/** What a memoised call asked (issue 39: time travel), besides its key. */
+/** What a memoised call asked (time travel), besides its key. */
 export interface MemoOptions {
   /**
    * The request as plain JSON (a model request; a tool's name and arguments). A run that records

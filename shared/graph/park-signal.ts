@@ -1,6 +1,6 @@
 /**
  * Thrown by a node whose step must wait for something outside it, holding nothing meanwhile (a model call
- * handed to the provider's Batch API, issue 38). The step processor parks the step: its job is moved to
+ * handed to the provider's Batch API). The step processor parks the step: its job is moved to
  * the delayed set for `delayMs` without spending an attempt, and whoever has the answer wakes it sooner
  * (a promoted job). The woken step runs its node again and finds the answer saved (NodeContext.memo).
  */

@@ -10,7 +10,7 @@ export interface ShutdownPart {
 }
 
 /**
- * A shutdown that ends by a deadline whatever state Redis is in (issue 34: a worker SIGTERMed as its Redis
+ * A shutdown that ends by a deadline whatever state Redis is in (a worker SIGTERMed as its Redis
  * went away said `worker shutting down` and kept reconnecting for over a minute). Parts run in stages
  * (each stage's parts at once, the stages in order); a part still running at the deadline is forced and
  * named; later stages then get only what time is left, and a part that finds none is forced at once.

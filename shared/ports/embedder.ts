@@ -25,9 +25,9 @@ export interface EmbedResult {
 }
 
 /**
- * An embedding model (DESIGN §1: vendor SDKs live only behind ports). One method: texts in, vectors
+ * An embedding model (docs/architecture.md: vendor SDKs live only behind ports). One method: texts in, vectors
  * out. Implementations batch as their provider requires, do not retry, and throw an `AgentqError` whose
- * `retryable` / `retryAfterMs` tell the step processor what to do (DESIGN §7), like `LanguageModel`.
+ * `retryable` / `retryAfterMs` tell the step processor what to do (docs/reference/errors.md), like `LanguageModel`.
  */
 export interface Embedder {
   /** The provider, as the OpenTelemetry GenAI conventions name it, e.g. `openai`. */

@@ -81,9 +81,9 @@ export interface LanguageModelResponse {
 }
 
 /**
- * A chat model (DESIGN §1: vendor SDKs live only behind ports). One method: a single request and its
+ * A chat model (docs/architecture.md: vendor SDKs live only behind ports). One method: a single request and its
  * response. Implementations do not retry: they throw an `AgentqError` whose `retryable` and
- * `retryAfterMs` tell the step processor what to do, so retries are counted in one place (DESIGN §7).
+ * `retryAfterMs` tell the step processor what to do, so retries are counted in one place (docs/reference/errors.md).
  */
 export interface LanguageModel {
   /** The provider, as the OpenTelemetry GenAI conventions name it (`gen_ai.provider.name`), e.g. `openai`. */

@@ -49,7 +49,7 @@ export interface ProviderBatchResults {
 /**
  * The provider's Batch API (OpenAI's `/v1/files` + `/v1/batches`, or a compatible server): chat requests
  * uploaded as a JSON Lines file, answered within a completion window at batch prices. Vendor SDKs stay
- * behind this port (DESIGN §1); the collector in worker/provider-batches drives it. Every method maps the
+ * behind this port (docs/architecture.md); the collector in worker/provider-batches drives it. Every method maps the
  * provider's failures onto `AgentqError` (retryable for 5xx, timeouts and connection errors), as the
  * `LanguageModel` port does.
  */

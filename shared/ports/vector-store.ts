@@ -1,6 +1,6 @@
 /**
- * The vector-store port (DESIGN §1): where chunks of documents are kept and searched. The embedded
- * `SqliteVectorStore` (worker/adapters) is the default; a Qdrant adapter plugs in behind the same port.
+ * The vector-store port (docs/architecture.md): where chunks of documents are kept and searched. The embedded
+ * `SqliteVectorStore` (shared/adapters/sqlite) is the default; a Qdrant adapter plugs in behind the same port.
  * Every implementation passes the shared contract suite (test/contract/vector-store.contract.ts).
  *
  * **Tenancy is not a filter.** Every method takes the tenant as its first, required parameter, and an

@@ -9,8 +9,8 @@ export const RAG_TOOL_NAMES = ['search', 'refine_and_search', 'final_answer'] as
 export const MAX_RAG_QUERY_CHARS = 20_000;
 
 /**
- * The RAG input of DESIGN §4, one schema everywhere: `POST /v1/agent/chat`, each question of a batch,
- * and raw `rag-agent` jobs. Defaults are filled in by parsing, so the worker always sees every field.
+ * The RAG input, one schema everywhere (docs/reference/job-schema-v1.md): `POST /v1/agent/chat`, each question of a
+ * batch, and raw `rag-agent` jobs. Defaults are filled in by parsing, so the worker always sees every field.
  */
 export const ragInputSchema = z
   .object({

@@ -1,5 +1,5 @@
 /**
- * What a `rag-agent` run returns: the chat contract of DESIGN §6 (`answer`, `sources`,
+ * What a `rag-agent` run returns: the chat contract of `POST /v1/agent/chat` (`answer`, `sources`,
  * `reasoning_steps`, `search_count`, `iterations`) plus what operators and evaluations need.
  */
 

@@ -21,7 +21,7 @@ export interface WriteBlobStreamOptions {
  * Writes what `source` yields to `key` as it arrives, in BLOB_PIECE_BYTES pieces (SET the first, APPEND
  * the rest), hashing on the way. At most one piece is being written while the next one is read, so the
  * memory held is about two pieces whatever the size; reading waits for Redis, which slows the sender
- * instead of filling this process (issue 35: a 320 MB upload took the API from 177 to 456 MB). Checks
+ * instead of filling this process (a 320 MB upload took the API from 177 to 456 MB). Checks
  * at the end that Redis holds every byte (a key that expired midway would have lost its beginning).
  */
 export async function writeBlobStream(

@@ -36,7 +36,7 @@ export interface ConversationTurn {
 }
 
 /**
- * One turn at a time per conversation (issue 40): the conversation's unfinished turns are one sorted set
+ * One turn at a time per conversation: the conversation's unfinished turns are one sorted set
  * by creation time. A run is registered as it is created, and only the first of the set may be taken in;
  * a turn leaves the set when it finishes (the run store's onFinished hook), which hands the conversation to
  * the next one. Every decision is one script on that one key, so two turns enqueued at once, taken in by

@@ -1,8 +1,8 @@
 import { shardOf, shardTag } from '../contracts/shards.js';
 
 /**
- * Every Redis key of the run store is built here (DESIGN §3). One run's keys carry its shard's hash tag
- * (`agentq:{s<k>}:run:<id>:meta`), the tag of the shard's step queue too, so the step transition — a
+ * Every Redis key of the run store is built here (docs/reference/redis-layout.md). One run's keys carry its shard's
+ * hash tag (`agentq:{s<k>}:run:<id>:meta`), the tag of the shard's step queue too, so the step transition — a
  * Lua script over the run's keys and that queue's keys — stays in one Redis Cluster slot.
  * BullMQ's keys are BullMQ's business (its own prefix); nothing here touches them.
  */
@@ -22,7 +22,7 @@ export interface RunKeys {
   /** Memoised paid work (model responses), by step. */
   memo: string;
   /**
-   * Hash: the run's recording for time travel (issue 39, AGENTQ_RECORDING), kept beside the memo and
+   * Hash: the run's recording for time travel (AGENTQ_RECORDING), kept beside the memo and
    * expiring with the run: `b<k>` the state change, history length and tasks before superstep k (fork),
    * `w<k>.t<i>` a parallel task's write, `k:<stepId>:<memo key>` a paid call's request fingerprint and
    * response (replay), `c:<hash>` a message or tool list those requests name, `bytes` the JSON kept,
@@ -201,7 +201,7 @@ export class Keys {
   }
 
   /**
-   * The unfinished turns of one conversation of a tenant (ConversationTurns, issue 40), scored by creation
+   * The unfinished turns of one conversation of a tenant (ConversationTurns), scored by creation
    * time: the first is the turn that may run, the others wait or are refused by their `onBusy`. Every
    * script on it touches only this key, so it needs no hash tag.
    */
@@ -273,7 +273,7 @@ export class Keys {
   }
 
   /**
-   * One batch's model calls through the provider's Batch API (issue 38), under the batch's hash tag so
+   * One batch's model calls through the provider's Batch API, under the batch's hash tag so
    * each move of a call (registered, taken into a flush, answered) is one script: `pending` (zset custom
    * id → ms parked), `bodies` (hash custom id → request line), `calls` (hash custom id → the call's state
    * JSON), `flushes` (zset flush id → ms created), `seq` (the flush counter), `flush(id)` (hash: one
@@ -358,7 +358,7 @@ export class Keys {
     };
   }
 
-  // ── Admission (issue 35): a tenant's storage budget ──────────────────────────────────────────────
+  // ── Admission: a tenant's storage budget ─────────────────────────────────────────────────────────
 
   /**
    * A tenant's stored bytes (StorageBudget), under its budget tag `{budget:<tenant>}` so one script reads

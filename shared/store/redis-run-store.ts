@@ -50,8 +50,8 @@ export { parseStateText, type StateText } from './state-text.js';
 export { parseMeta, toRunRecord, type RunMeta, type StepMeta };
 
 /**
- * The run store on Redis (DESIGN §3): meta, state, messages, steps, events and writes of each run under
- * one hash tag; tenant and active-run indexes beside them. Every change to a run goes through a fenced
+ * The run store on Redis (docs/reference/redis-layout.md): meta, state, messages, steps, events and writes of each run
+ * under one hash tag; tenant and active-run indexes beside them. Every change to a run goes through a fenced
  * Lua script (run-scripts.ts); index updates are separate commands, ordered so a crash leaves at worst
  * a stale index entry that readers skip and the reconciler removes.
  *
@@ -62,9 +62,9 @@ export class RedisRunStore {
   readonly keys: Keys;
   readonly retentionSeconds: number;
   readonly eventsMaxLen: number;
-  /** Time travel's recordings of paid calls (issue 39; the commit scripts record the rest). */
+  /** Time travel's recordings of paid calls (time travel; the commit scripts record the rest). */
   readonly recordings: RunRecordings;
-  /** Forks of finished or waiting runs from any recorded step (issue 39). */
+  /** Forks of finished or waiting runs from any recorded step. */
   readonly forks: RunForks;
   private readonly admission: RunAdmission;
   private readonly stepCommits: StepCommits;

@@ -42,7 +42,7 @@ export class RunAdmission {
     if (run.onBusy) fields.onBusy = run.onBusy;
     if (run.priority) fields.priority = run.priority;
     if (run.replay) fields.replay = JSON.stringify(run.replay);
-    // Decided once per run: its scripts read these two fields to keep (or not) its recording (issue 39).
+    // Decided once per run: its scripts read these two fields to keep (or not) its recording.
     const { recording } = this.context;
     if (recording.mode !== 'off') {
       fields.record = recording.mode;
@@ -80,7 +80,7 @@ export class RunAdmission {
       .zadd(this.context.keys.tenantRuns(run.tenant), 'NX', run.now, run.id)
       .sadd(this.context.keys.tenants(), run.tenant);
     if (run.conversationId) {
-      // Issue 40: the turn takes its place in its conversation as it is created (ConversationTurns), so
+      // The turn takes its place in its conversation as it is created (ConversationTurns), so
       // turns run in the order they were created, whichever worker takes which in first.
       const turns = this.context.keys.conversationTurns(run.tenant, run.conversationId);
       pipeline.zadd(turns, 'NX', run.now, run.id).expire(turns, this.context.retentionSeconds * 2);

@@ -17,7 +17,7 @@ import { toRunRecord, type RedisRunStore, type RunMeta } from './redis-run-store
 import { isTerminal, type RunRecord } from '../contracts/run-record.js';
 import type { StepQueues } from './step-queues.js';
 
-/** What a producer asks for. Same fields as job schema v1 (DESIGN §4), without `v`. */
+/** What a producer asks for. Same fields as job schema v1 (docs/reference/job-schema-v1.md), without `v`. */
 export const enqueueRequestSchema = runJobSchema.omit({ v: true });
 export type EnqueueRequest = z.input<typeof enqueueRequestSchema>;
 
@@ -70,12 +70,12 @@ export interface EnqueueExtras {
   origin?: RunOrigin;
   /** The API key (hash id) the run is charged to: a schedule's creator's. */
   keyId?: string;
-  /** A replay's original run (issue 39): the new run's calls are answered by its recording. */
+  /** A replay's original run: the new run's calls are answered by its recording. */
   replay?: { runId: string; live: boolean };
 }
 
 /**
- * Creates a run (status `queued`) and adds its start job, the first step job (DESIGN §2.1): the worker
+ * Creates a run (status `queued`) and adds its start job, the first step job (docs/concepts/step-engine.md): the worker
  * that takes it takes the run in and runs the entry task. Used by the client library, the HTTP API, the
  * CLI, schedule ticks and the batch dispatcher alike, so every run starts the same way, through the same
  * admission (RunAdmission). (Raw jobs of other services come in through the intake queue instead, and

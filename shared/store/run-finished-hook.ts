@@ -69,7 +69,7 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
     return opened;
   };
 
-  /** Issue 40: the conversation's next turn, waiting behind this one, goes to the intake to be taken in. */
+  /** One turn at a time per conversation: the next turn, waiting behind this one, goes to the intake to be taken in. */
   const handOn = async (tenant: string, conversationId: string, runId: string): Promise<void> => {
     const next = await turns.leave(tenant, conversationId, runId);
     if (!next) return;

@@ -74,7 +74,7 @@ export class RunLifecycle {
           `run ${runId} failed before its first step (its input was rejected); enqueue a corrected run instead`,
         );
       default: {
-        // Only a finished run leaves the active index: a run another retry just started is active (issue 39).
+        // Only a finished run leaves the active index: a run another retry just started is active.
         const status = reply[1] ?? '';
         if (status === 'completed' || status === 'cancelled')
           await this.context.redis.zrem(this.context.keys.activeRuns(), runId);

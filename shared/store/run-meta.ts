@@ -55,13 +55,13 @@ export interface RunMeta {
   resume: { stepId: string; value: unknown } | null;
   /** What the run records for time travel (AGENTQ_RECORDING when it was created); null: nothing. */
   record: 'full' | 'steps' | null;
-  /** A replay's original run and whether it goes on with live calls after a divergence (issue 39). */
+  /** A replay's original run and whether it goes on with live calls after a divergence. */
   replay: ReplayOf | null;
-  /** The run and step a fork started from (issue 39). */
+  /** The run and step a fork started from. */
   forkOf: ForkOf | null;
   /** A replay's first divergence, when it went on with live calls after it (`--continue-live`). */
   divergence: unknown;
-  /** The earlier attempts of a run retried in bulk: how many, and the error of the last (issue 39). */
+  /** The earlier attempts of a run retried in bulk: how many, and the error of the last. */
   retryOf: RetryOf | null;
   /** When the run finished (ms); null while it has not. */
   finishedAt: number | null;

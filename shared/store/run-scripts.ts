@@ -1,11 +1,11 @@
 /**
  * Lua scripts of the run store. Each touches only one run's keys (one hash tag), so it is atomic in
  * Redis Cluster too. Every script that changes a run first checks the cursor (`superstep`) and the
- * status: that fence is what makes a committed step never run twice (invariant I1).
+ * status: that fence is what makes a committed step never run twice.
  *
  * Run keys, in the order `Keys.runAll` gives them:
  *   KEYS[1] meta · KEYS[2] state · KEYS[3] messages · KEYS[4] steps · KEYS[5] events · KEYS[6] writes · KEYS[7] memo
- *   · KEYS[8] record (time travel's recording, issue 39)
+ *   · KEYS[8] record (time travel's recording)
  */
 
 import type { ErrorRecord } from '../contracts/errors.js';
@@ -24,9 +24,9 @@ export const CANCELLED_ERROR: ErrorRecord = {
 const CANCELLED_ERROR_LUA = `[[${JSON.stringify(CANCELLED_ERROR)}]]`;
 const CANCELLED_END_LUA = `[[${JSON.stringify({ status: 'cancelled', error: CANCELLED_ERROR })}]]`;
 
-/** The recording's helpers (issue 39): every script that may record includes them (through TERMINAL). */
+/** The recording's helpers: every script that may record includes them (through TERMINAL). */
 export const RECORD_LUA = `
--- The run's recording (issue 39, rk[8]): writes field unless the run's byte budget (max) is spent. The first
+-- The run's recording for time travel (rk[8]): writes field unless the run's byte budget (max) is spent. The first
 -- write refused names itself in 'over' and fills the budget, so later writes are refused too: a recording
 -- is whole up to the point it stops, never with holes.
 local function record_put(rk, max, field, value)
@@ -115,7 +115,7 @@ end
 `;
 
 /**
- * Read the cursor before doing anything (DESIGN §2 step 2): what a step job of (superstep k, task) should
+ * Read the cursor before doing anything (docs/concepts/step-engine.md): what a step job of (superstep k, task) should
  * do, and when it should run, mark the run running and emit step-start in the same script.
  * cached: the superstep whose state the caller holds ('' = none); state is sent only when the cursor differs.
  * → {'missing'} | {'skip', status} | {'stale', status} | {'admit', status, meta pairs}
@@ -151,7 +151,7 @@ return 1
 /**
  * The intake's hand-over: initial state, the first superstep's tasks, and the messages a conversation's
  * run starts with — in one script, so a duplicate intake delivery can never seed a history twice or
- * overwrite one that steps already appended to. A start job (DESIGN §2.1) also starts its task here,
+ * overwrite one that steps already appended to. A start job (docs/concepts/step-engine.md) also starts its task here,
  * which saves it a second BEGIN.
  * ARGV: 1 now · 2 graphVersion · 3 tasks JSON · 4 trace ('' = none) · 5 task to start ('' = none)
  *   · 6 events maxlen · 7 step-start data JSON · 8 n · then n state field/value pairs · then m · m messages
@@ -214,7 +214,7 @@ local status = m[1]
 if not status then return {'missing'} end
 if tonumber(m[2]) ~= tonumber(A[1]) then return {'fenced'} end
 local mode, now, maxlen = A[3], A[4], A[5]
--- Issue 34: a step that ends past its run's deadline (its worker was paused, say) is not committed; the
+-- A step that ends past its run's deadline (its worker was paused, say) is not committed; the
 -- worker then fails the run with DEADLINE. A cancelling run still stops at this boundary as cancelled.
 if m[7] and status == 'running' and tonumber(now) >= tonumber(m[7]) then return {'deadline'} end
 -- A parallel sibling may still store its write while another task of the superstep waits for input.

@@ -23,7 +23,7 @@ export interface NewRun {
   onBusy?: OnBusy;
   /** BullMQ priority of the run's step jobs (1 most urgent; absent or 0: none, the wait list). */
   priority?: number;
-  /** A replay's original run (issue 39): its recorded calls answer this run's. */
+  /** A replay's original run: its recorded calls answer this run's. */
   replay?: { runId: string; live: boolean };
   now: number;
 }
@@ -73,7 +73,7 @@ export interface CommitRequest {
 
 export type CommitResult =
   | { kind: 'fenced' | 'missing' }
-  /** Not committed: the run's deadline passed before the step ended (issue 34); the worker fails the run. */
+  /** Not committed: the run's deadline passed before the step ended; the worker fails the run. */
   | { kind: 'deadline' }
   | { kind: 'stored'; index: number; count: number }
   | { kind: 'advanced' | 'completed' | 'cancelled'; index: number };
@@ -125,7 +125,7 @@ export interface FinishedRun {
   outputBytes: number;
 }
 
-/** What a run records for fork and replay (issue 39): AGENTQ_RECORDING and AGENTQ_RECORDING_MAX_BYTES. */
+/** What a run records for fork and replay: AGENTQ_RECORDING and AGENTQ_RECORDING_MAX_BYTES. */
 export interface RecordingOptions {
   mode: 'full' | 'steps' | 'off';
   maxBytes: number;

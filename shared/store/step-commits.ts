@@ -104,9 +104,9 @@ export class StepCommits {
   }
 
   /**
-   * Saves a step's memoised paid work (invariant I4), all of it: memos live in one hash field per step,
-   * are read by BEGIN when the step starts and deleted when it commits (after which it never runs again).
-   * Only the worker running the step writes them, so it writes what it holds.
+   * Saves a step's memoised paid work (saved before it is acted on, so it is never paid for twice), all of it: memos
+   * live in one hash field per step, are read by BEGIN when the step starts and deleted when it commits (after which it
+   * never runs again). Only the worker running the step writes them, so it writes what it holds.
    */
   async memoPut(runId: string, stepId: string, memos: Record<string, unknown>): Promise<void> {
     await this.context.redis.hset(this.context.keys.run(runId).memo, stepId, JSON.stringify(memos));

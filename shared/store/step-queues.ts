@@ -40,7 +40,7 @@ export class StepQueues {
     return this.queues[shardOf(runId, this.shards)]!;
   }
 
-  /** The start job of a run (DESIGN §2.1) as the run store adds it in the run's creation script. */
+  /** The start job of a run (docs/concepts/step-engine.md) as the run store adds it in the run's creation script. */
   startJob(runId: string, data: StepJobData, attempts: number): StartJob {
     const keys = this.queueKeys[shardOf(runId, this.shards)]!;
     return {

@@ -1,6 +1,6 @@
 /**
- * Engine v2's two step scripts (DESIGN §2): a step's whole transition in one round trip, and a cold fetch
- * that brings the job's cursor along. Both compose BullMQ's own scripts with the run store's BEGIN and
+ * Engine v2's two step scripts (docs/concepts/step-engine.md): a step's whole transition in one round trip, and a cold
+ * fetch that brings the job's cursor along. Both compose BullMQ's own scripts with the run store's BEGIN and
  * COMMIT (run-scripts.ts), through the BullMQ seam's named Lua helpers (shared/bullmq/bullmq-lua.ts):
  * nothing here knows a BullMQ key's position, option encoding or job-hash field. Every key they touch
  * carries the shard's hash tag: the run's keys and the shard's step queue share one Redis Cluster slot,

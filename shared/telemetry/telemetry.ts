@@ -13,8 +13,8 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BullMQOtel } from 'bullmq-otel';
 
 /**
- * Tracing for agentq (DESIGN §8): one trace per run, a root span `agent.run <graph>` and a child span
- * `agent.step <node>` per step, even though steps run in different jobs and processes.
+ * Tracing for agentq (docs/guides/observability.md): one trace per run, a root span `agent.run <graph>` and a child
+ * span `agent.step <node>` per step, even though steps run in different jobs and processes.
  *
  * A run's trace id and root span id are chosen when the run is taken in and stored with the run; each
  * step span names that root as its (remote) parent. The root span itself is emitted once, by whichever

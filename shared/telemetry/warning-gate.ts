@@ -11,7 +11,7 @@ interface Kind {
 }
 
 /**
- * Repeated warnings as one line per kind per interval, with a count (issue 34: a worker logged ~70
+ * Repeated warnings as one line per kind per interval, with a count (a worker logged ~70
  * warnings a second while Redis was full). The first warning of a kind is written at once; the ones
  * after it within `intervalMs` are counted, and written as one line (`repeated: n`, with the last one's
  * fields) when the interval ends, or at the next warning of the kind after it, or on `flush()`.

@@ -64,7 +64,8 @@ export function chatResponseOf(
       unsupported.push({ type: String(call.type), name: toolNameOf(call) });
       return [];
     }
-    // Some local servers send no id, or the same one twice: each result must name exactly one call (I3).
+    // Some local servers send no id, or the same one twice: each result must name exactly one call, or the history
+    // could not be sent back to the model.
     let id = call.id || `call_${index}`;
     if (seen.has(id)) id = `${id}_${index}`;
     seen.add(id);
@@ -116,7 +117,7 @@ function toMessageParam(message: Message): ChatCompletionMessageParam {
     case 'system':
       return { role: 'system', content: contentText(message.content), ...(message.name ? { name: message.name } : {}) };
     case 'user':
-      // Content parts (text and images) go to the model as they are: OpenAI's own format (issue 40).
+      // Content parts (text and images) go to the model as they are: OpenAI's own format.
       return { role: 'user', content: message.content ?? '', ...(message.name ? { name: message.name } : {}) };
     case 'tool':
       return { role: 'tool', content: contentText(message.content), tool_call_id: message.tool_call_id ?? '' };

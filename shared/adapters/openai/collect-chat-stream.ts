@@ -19,7 +19,7 @@ interface PartialToolCall {
  * joined; tool calls arrive in pieces keyed by `index` (id and name first, arguments in fragments, each
  * also handed to `onToolCallDelta`) and are joined per index; a refusal and a legacy `function_call` come
  * in fragments too and are joined; the usage comes in the last chunk (`stream_options.include_usage`). The result
- * has the shape of a non-streamed answer, so everything after it (memo, history, I3) is unchanged.
+ * has the shape of a non-streamed answer, so everything after it (memo, history and its validity) is unchanged.
  */
 export async function collectChatStream(
   stream: AsyncIterable<ChatCompletionChunk>,

@@ -28,8 +28,8 @@ async function fetchKeepingErrorBodies(input: string | URL | Request, init?: Req
 
 /**
  * An openai SDK client for agentq's adapters: every option the SDK would otherwise read from process.env
- * is given (the config is the only env reader), and its own retries are off (DESIGN §7: the step's
- * retry policy counts attempts).
+ * is given (the config is the only env reader), and its own retries are off (the step's
+ * retry policy counts attempts, so retries are counted in one place).
  */
 export function createOpenAIClient({
   baseURL,

@@ -31,8 +31,8 @@ export interface OpenAIEmbedderOptions {
 
 /**
  * The `Embedder` port over the openai SDK's `/v1/embeddings`: batched, errors mapped like chat calls
- * (DESIGN §7), the vector length discovered from the first answer and checked on every later one (a
- * model swapped behind the same name would silently mix incomparable vectors otherwise).
+ * (an `AgentqError` with `retryable`), the vector length discovered from the first answer and checked on every later
+ * one (a model swapped behind the same name would silently mix incomparable vectors otherwise).
  *
  * Floats are asked for explicitly: the SDK's default base64 decoding returns `[]` from servers that
  * ignore `encoding_format` and answer floats; a server that still answers base64 is decoded here.

@@ -17,8 +17,8 @@ export interface OpenAIErrorContext {
 }
 
 /**
- * Maps an openai SDK error onto DESIGN §7: 429 with Retry-After parks the step (RATE_LIMITED with
- * `retryAfterMs`); 429 without it, 5xx, 408, 409, timeouts and connection errors retry with backoff;
+ * Maps an openai SDK error onto agentq's error rules (docs/reference/errors.md): 429 with Retry-After parks the step
+ * (RATE_LIMITED with `retryAfterMs`); 429 without it, 5xx, 408, 409, timeouts and connection errors retry with backoff;
  * every other 4xx fails the run with the provider's message (and its error code in `details`).
  */
 export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unknown {

@@ -38,8 +38,8 @@ export interface OpenAILanguageModelOptions {
 
 /**
  * The `LanguageModel` port over the openai SDK's chat completions, with tools. The SDK's own retries
- * are off: every failure is mapped to an `AgentqError` (DESIGN §7) and the step's retry policy counts
- * the attempts.
+ * are off: every failure is mapped to an `AgentqError` (docs/reference/errors.md) and the step's retry policy
+ * counts the attempts.
  */
 export class OpenAILanguageModel implements LanguageModel {
   readonly provider: string;

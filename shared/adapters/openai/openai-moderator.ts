@@ -14,7 +14,9 @@ export interface OpenAIModeratorOptions {
   timeoutMs?: number;
 }
 
-/** The `Moderator` port over an OpenAI-compatible `/v1/moderations` endpoint; no SDK retries (DESIGN §7). */
+/**
+ * The `Moderator` port over an OpenAI-compatible `/v1/moderations` endpoint; no SDK retries (docs/reference/errors.md).
+ */
 export class OpenAIModerator implements Moderator {
   readonly modelId: string;
   private readonly client: OpenAI;

@@ -3,7 +3,7 @@ import type { PayloadFilter, PayloadMatch, PayloadScalar } from '../../ports/vec
 /** One condition of a Qdrant filter (a field condition, `has_id`, `is_empty`, or a nested filter). */
 export type QdrantCondition = Readonly<Record<string, unknown>>;
 
-/** A Qdrant filter: every `must` holds, no `must_not` does (DESIGN: the tenant is always one of the `must`). */
+/** A Qdrant filter: every `must` holds, no `must_not` does (the tenant is always one of the `must`: a tenant sees only its own documents). */
 export interface QdrantFilter {
   must: QdrantCondition[];
   must_not?: QdrantCondition[];

@@ -16,9 +16,9 @@ export function reconnectDelay(times: number): number {
 }
 
 /**
- * Connections by role (DESIGN §3). Workers wait out Redis outages (`maxRetriesPerRequest: null`, as
- * BullMQ requires). Producers fail fast: no offline queue and a command timeout, so "Redis down" is an
- * error within a second, not a hang (a SIGSTOPped Redis keeps its sockets open). Blocking readers
+ * Connections by role (docs/operations/redis.md). Workers wait out Redis outages
+ * (`maxRetriesPerRequest: null`, as BullMQ requires). Producers fail fast: no offline queue and a command timeout, so
+ * "Redis down" is an error within a second, not a hang (a SIGSTOPped Redis keeps its sockets open). Blocking readers
  * (XREAD BLOCK) get no command timeout, nor do pub/sub subscribers.
  */
 export function createRedis(url: string | undefined, role: RedisRole, commandTimeoutMs = 1000): Redis {

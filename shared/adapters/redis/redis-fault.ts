@@ -4,7 +4,7 @@ import { AgentqError } from '../../contracts/errors.js';
  * What a Redis infrastructure fault means for the caller: `full` (maxmemory reached with noeviction:
  * writes refused, reads fine) or `unavailable` (connection lost, a replica or a loading/failing-over
  * server). Neither says anything about the work that met it: it is not the node's failure, and must not
- * spend a step's attempt (issue 34).
+ * spend a step's attempt.
  */
 export type RedisFaultKind = 'full' | 'unavailable';
 

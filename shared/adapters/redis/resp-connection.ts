@@ -60,7 +60,7 @@ class NotReadyError extends Error {}
 /**
  * A bare Redis connection: RESP2 over one TCP socket, commands answered in order. It is for a one-shot
  * command's few reads (`agentq status`), where loading ioredis cost more CPU than all the rest of the
- * command (issue 19: CLI cold start). No reconnection, no offline queue, no cluster, no TLS, no pub/sub:
+ * command (CLI cold start). No reconnection, no offline queue, no cluster, no TLS, no pub/sub:
  * for anything more, ioredis (shared/adapters/redis/connect-redis.ts).
  *
  * Ready means what ioredis's ready means: connected, AUTH and SELECT accepted, and Redis answering

@@ -157,7 +157,7 @@ export const apiArea = defineArea({
           .filter(Boolean),
       }),
     }),
-    // ---- The API's edge (issue 35): uploads and event streams. ----
+    // ---- The API's edge: uploads and event streams. ----
     uploadMaxBytes: integer({
       env: 'AGENTQ_UPLOAD_MAX_BYTES',
       min: 1024,

@@ -3,7 +3,7 @@ import { choice, integer, parsed, tableReader } from '../setting-builders.js';
 import { defineArea, type AreaConfig } from '../settings-area.js';
 import { parsePriceTable } from '../../llm/price-table.js';
 
-/** Model calls of opted-in batches through the provider's Batch API (issue 38). */
+/** Model calls of opted-in batches through the provider's Batch API. */
 export const providerBatchArea = defineArea({
   title: 'Provider Batch API',
   intro:

@@ -211,7 +211,7 @@ export const workerArea = defineArea({
 
 export type WorkerConfig = AreaConfig<typeof workerArea>;
 
-/** The lock settings' rules (issue 20): refused at start, with the setting to change named. */
+/** The lock settings' rules: refused at start, with the setting to change named. */
 function checkLocks({
   lockDurationMs,
   takeLockMs,

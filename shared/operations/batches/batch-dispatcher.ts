@@ -41,7 +41,7 @@ export interface BatchDispatcherOptions {
   enqueuer: RunEnqueuer;
   retentionSeconds: number;
   /**
-   * Asked when a batch wants the provider's Batch API (issue 38): whether the provider has one. Without
+   * Asked when a batch wants the provider's Batch API: whether the provider has one. Without
    * it, such a batch is refused. `fallback: 'live'` runs it live instead when the provider has none.
    */
   providerBatches?: ProviderBatchesCheck;

@@ -14,7 +14,7 @@ export interface BatchMeta {
   total: number;
   next: number;
   options: { max_iterations?: number; citations?: boolean };
-  /** Its runs' model calls go through the provider's Batch API (issue 38). */
+  /** Its runs' model calls go through the provider's Batch API. */
   providerBatch: boolean;
   createdAt: number;
   updatedAt: number;

@@ -16,8 +16,9 @@ export const batchQuestionSchema = z
   .strict();
 
 /**
- * A batch of questions answered as one run each (DESIGN §6 `POST /v1/batches`). The per-run input is the
- * RAG input of DESIGN §4: `{query: question, collection, max_iterations?, citations?}`.
+ * A batch of questions answered as one run each (`POST /v1/batches`, docs/reference/http-api.md). The per-run
+ * input is the one RAG input of chat, batches and raw jobs (shared/retrieval/rag-input.ts): `{query: question,
+ * collection, max_iterations?, citations?}`.
  */
 export const batchRequestSchema = z
   .object({
@@ -47,7 +48,7 @@ export const batchRequestSchema = z
       .default({ graph: 'rag-agent', priority: BATCH_PRIORITY }),
     /**
      * Make the runs' model calls through the provider's Batch API (`/v1/files` + `/v1/batches`) at batch
-     * prices, answered within its completion window (issue 38). @default false
+     * prices, answered within its completion window. @default false
      */
     providerBatch: z.boolean().default(false),
   })
@@ -76,7 +77,7 @@ export interface BatchProgress {
   cancelled: number;
 }
 
-/** One provider batch of a batch submitted with `providerBatch` (issue 38). */
+/** One provider batch of a batch submitted with `providerBatch`. */
 export interface ProviderBatchSummary {
   /** agentq's name for it (`<batch id>.f<n>`), known before the provider's. */
   flush: string;

@@ -1,6 +1,6 @@
 import { AgentqError } from '../../contracts/errors.js';
 
-/** How a producer learns whether its model provider has a Batch API (issue 38). */
+/** How a producer learns whether its model provider has a Batch API. */
 export interface ProviderBatchesCheck {
   /** Whether the provider has one (false: it answered 404 on its batches route). */
   supported(): Promise<boolean>;

@@ -7,7 +7,7 @@ import { parseFlushRecord } from './provider-batch-flush-record.js';
 const WAITING = new Set(['intent', 'uploaded', 'created', 'finished']);
 
 /**
- * A batch's provider batches as its status shows them (issue 38): each one's ids, status and request
+ * A batch's provider batches as its status shows them: each one's ids, status and request
  * counts, the model calls parked, and the usage so far at batch prices beside live prices. Reads the
  * collector's records (a handful of hashes: one per provider batch).
  */

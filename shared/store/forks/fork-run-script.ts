@@ -1,7 +1,7 @@
 import { TERMINAL } from '../run-scripts.js';
 
 /**
- * Creates a fork (issue 39) in one script over its own keys: meta, state, history, inherited step log,
+ * Creates a fork in one script over its own keys: meta, state, history, inherited step log,
  * its parallel siblings' writes and the recording's boundaries it inherits, and a `run-fork` event. The
  * original is not touched (it may live on another shard: it was read before, in a snapshot of its own).
  * KEYS: the fork's run keys (Keys.runAll)

@@ -17,7 +17,7 @@ export interface NewFork {
 }
 
 /**
- * Forks in the run store (issue 39): reading an original in one snapshot, and creating the fork that
+ * Forks in the run store: reading an original in one snapshot, and creating the fork that
  * planFork describes. The caller admits the fork (RunAdmission) and hands it to the workers.
  */
 export class RunForks {

@@ -1,7 +1,7 @@
 import { RECORD_LUA } from '../run-scripts.js';
 
 /**
- * Records one paid call of a step (issue 39): its contents (messages, tool lists) not recorded yet, then
+ * Records one paid call of a step: its contents (messages, tool lists) not recorded yet, then
  * the call itself — within the run's byte budget (RECORD_LUA's record_put), only while the run records
  * `full` and is not finished (a finished run's keys are expiring: nothing may be added without a TTL).
  * A call recorded already is left as it is (a retried step asks the same, and is answered from its memo).

@@ -56,7 +56,7 @@ export function callField(stepId: string, key: string): string {
 }
 
 /**
- * The run store's recordings (issue 39): paid calls recorded beside the memo (never in place of it) for
+ * The run store's recordings: paid calls recorded beside the memo (never in place of it) for
  * replay, read back for replay and fork. Superstep boundaries and parallel writes are recorded by the
  * commit scripts themselves (run-scripts.ts); this writes and reads the calls.
  */
