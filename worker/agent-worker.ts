@@ -36,7 +36,7 @@ export interface StartWorkerOptions {
   observers?: StepObserver[];
   /** MCP servers whose tools agents may call, by name (stdio or streamable HTTP). @default config.mcpServers (AGENTQ_MCP_SERVERS) */
   mcpServers?: McpServers;
-  /** Called at each point of a provider batch's life (issue 38); chaos tests kill the process there. @default none */
+  /** Called at each point of a provider batch's life; chaos tests kill the process there. @default none */
   onProviderBatchPoint?: (point: FlushPoint, flushId: string) => void | Promise<void>;
 }
 

@@ -101,7 +101,7 @@ export function startJobWorkers(options: JobWorkersOptions): JobWorkers {
   // admitted a few dozen per turn, not all in one stretch of the event loop.
   const intake = options.intakeProcessor;
   const pacedIntake: typeof intake.process = (job, token) => startsGate.through(() => intake.process(job, token));
-  // Issue 34 (poison jobs): data over AGENTQ_MAX_JOB_BYTES is never parsed (the run fails unread), and
+  // Data over AGENTQ_MAX_JOB_BYTES is never parsed (the run fails unread), and
   // intake jobs hold the take lock as step jobs do (renewed by BullMQ at half of it): a stretch of
   // admission work on a busy loop does not lose them to the stall check, and a dead process's are
   // released by its peers' liveness threads within seconds, as its step jobs are.
@@ -118,7 +118,7 @@ export function startJobWorkers(options: JobWorkersOptions): JobWorkers {
     config.maxJobBytes,
     OVERSIZED_JOB_FIELDS,
   );
-  // Schedule ticks (issue 24): BullMQ's job schedulers add one job per tick; any worker may take it.
+  // Schedule ticks: BullMQ's job schedulers add one job per tick; any worker may take it.
   const scheduleWorker = ownWorker(
     new Worker(SCHEDULES_QUEUE, options.tickProcess, { ...workerOptions, autorun: false, concurrency: 2 }),
     liveness.processId,

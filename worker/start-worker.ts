@@ -93,7 +93,7 @@ async function startConnected(
 ): Promise<AgentWorker> {
   // The step scripts run BullMQ's own scripts with the KEYS/ARGV layout of the pinned version.
   assertBullmqPinned();
-  // #19: a clear error instead of a silent wait when Redis is down, or a Cluster that is not whole.
+  // A clear error instead of a silent wait when Redis is down, or a Cluster that is not whole.
   if (config.redisClusterNodes) await checkRedisCluster(config.redisClusterNodes);
   else await assertRedisReachable(config.redisUrl);
   const telemetry = options.telemetry ?? (await startTelemetry());
@@ -168,7 +168,7 @@ async function startConnected(
   const stepQueues = new StepQueues(config.shards, config.queuePrefix, { ...queueOptions, connection: stepRedis });
   const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
   const stepJobs = new StepJobs(stepQueues, registry);
-  const served = new ServedGraphs({ redis, keys: store.keys, heartbeatMs: config.graphHeartbeatMs }); // #19
+  const served = new ServedGraphs({ redis, keys: store.keys, heartbeatMs: config.graphHeartbeatMs });
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry, served });
   // Batches: when a run of a batch finishes, its slot goes to the batch's next question.
   const batches = new BatchDispatcher({
@@ -182,7 +182,7 @@ async function startConnected(
   finishedHooks.push(async (runId, status, { batchId }) => {
     if (batchId) await batches.onRunFinished(runId, batchId, status);
   });
-  // Repeated warnings (a Redis outage) as one line per kind per interval, with a count (issue 34).
+  // Repeated warnings (a Redis outage) as one line per kind per interval, with a count.
   const warnings = new WarningGate(logger, config.warnIntervalMs);
   const activeSteps = new ActiveSteps();
   await activeSteps.listen(connectRedis(config, 'blocking'), store.keys.cancelChannel(), logger);
@@ -198,7 +198,7 @@ async function startConnected(
     keepCompletedJobs: config.keepCompletedJobs,
     attemptsOf: (graphId, node) => stepJobs.attemptsOf(graphId, node),
   });
-  // Liveness from a thread of its own, and claims on paid work that respect it (issue 20).
+  // Liveness from a thread of its own, and claims on paid work that respect it.
   const stepQueueKeys = Array.from({ length: config.shards }, (_value, shard) =>
     queueQualifiedName(stepQueuePrefix(config.queuePrefix, shard, config.shards), STEP_QUEUE),
   );
@@ -232,7 +232,7 @@ async function startConnected(
     logger.warn(
       'liveness thread has not written its first beat within 5 s; claims on paid work by this worker may be taken over',
     );
-  // One gate for the process: its event loop is what the gate keeps responsive (issue 20).
+  // One gate for the process: its event loop is what the gate keeps responsive.
   const startsGate = new TurnGate(config.stepStartsPerTurn);
   const claims = new PaidClaims({
     redis: stepRedis,
@@ -243,7 +243,7 @@ async function startConnected(
     pauseMs: config.livenessTtlMs,
     warnings,
   });
-  // Issue 38: model calls of batches submitted with providerBatch go through the provider's Batch API.
+  // Model calls of batches submitted with providerBatch go through the provider's Batch API.
   const providerBatches = providerBatchesOf({
     config,
     redis,
@@ -279,7 +279,7 @@ async function startConnected(
     warnings,
   });
   const concurrency = options.concurrency ?? config.concurrency;
-  // Schedule ticks (issue 24): BullMQ's job schedulers add one job per tick; any worker may take it.
+  // Schedule ticks: BullMQ's job schedulers add one job per tick; any worker may take it.
   const schedulesQueue = new Queue(SCHEDULES_QUEUE, queueOptions);
   const schedules = new Schedules({ redis, keys: store.keys, queue: schedulesQueue });
   const tickProcessor = new ScheduleTickProcessor({
@@ -335,9 +335,9 @@ async function startConnected(
     scheduleWorker.waitUntilReady(),
   ]);
   const webhookWorker = await startWebhookWorker({ config, store, logger, processId: liveness.processId });
-  // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
+  // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/retrieval/ingest).
   const ingestWorker = await startIngestWorker({ config, logger, processId: liveness.processId });
-  const heartbeat = await startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger }); // #19
+  const heartbeat = await startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger });
   logger.info(
     { graphs: registry.ids(), concurrency, shards: config.shards, queuePrefix: config.queuePrefix },
     'agentq worker started',

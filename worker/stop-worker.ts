@@ -37,7 +37,7 @@ export interface RunningWorkerParts {
 }
 
 /**
- * Graceful shutdown, bounded (issue 34): stop taking jobs; let active steps finish within the grace
+ * Graceful shutdown, bounded: stop taking jobs; let active steps finish within the grace
  * period (AGENTQ_SHUTDOWN_GRACE_MS); then abort the rest, releasing their jobs to other workers without
  * spending an attempt; then close queues and connections. Whatever Redis's state, it ends by the grace
  * plus AGENTQ_SHUTDOWN_RELEASE_MS: what has not been let go of by then is dropped (connections

@@ -35,7 +35,7 @@ export interface AgentServices {
    * `createDefaultServices` adds the Redis one; absent: no tenant budgets and no usage counted.
    */
   tenantBudget?: Pick<TenantBudget, 'reserve' | 'settle' | 'release'>;
-  /** Your guardrails, offered beside the built-in ones (shared/guardrails). @default [] */
+  /** Your guardrails, offered beside the built-in ones (worker/agents/guardrails). @default [] */
   guardrails?: readonly AnyGuardrail[];
   /** The moderation model behind the `moderation` guardrail (MODERATION_MODEL); absent: no such guardrail. */
   moderator?: Moderator;

@@ -8,7 +8,7 @@ import { allShards, shardTag } from '../../shared/contracts/shards.js';
 import { isTerminal, type RunStatus } from '../../shared/contracts/run-record.js';
 
 /**
- * Refuses to start a worker on a Redis it would break (engine v2, DESIGN §3):
+ * Refuses to start a worker on a Redis it would break (engine v2, docs/concepts/shards.md):
  *  - AGENTQ_SHARDS must be the deployment's: a run's shard comes from its id and the shard count, so a
  *    process with another count would look for runs and jobs where they are not. The first worker records
  *    its count; the others must match it.

@@ -24,7 +24,7 @@ export interface NodeContextInput {
   usage: StepUsage;
   /** The step's memos saved by earlier attempts (read with the cursor); `memo` adds to it. */
   memos: Record<string, unknown>;
-  /** Claims on paid work (issue 20): without, `memo` saves without claiming (library contexts, tests). */
+  /** Claims on paid work: without, `memo` saves without claiming (library contexts, tests). */
   claims?: PaidClaims;
   /** How long a claim of this step holds at most (the node's timeout, else AGENTQ_PAID_CLAIM_MS). */
   claimMs?: number;
@@ -108,7 +108,7 @@ class StepNodeContext implements NodeContext {
 
   get memo(): NodeContext['memo'] {
     const { meta, memos } = this.input;
-    // Time travel (issue 39): a replay answers from its original's recording; a recording run keeps each call.
+    // Time travel: a replay answers from its original's recording; a recording run keeps each call.
     const travel = new StepTimeTravel(this.input, this.stepId);
     return async <T>(key: string, compute: (paid?: PaidCall) => Promise<T>, options?: MemoOptions): Promise<T> => {
       this.replayed = false;
@@ -128,7 +128,7 @@ class StepNodeContext implements NodeContext {
   }
 
   /**
-   * `memo` past a replay's answer: the step's saved result, or `compute` paid for once under a claim (I4),
+   * `memo` past a replay's answer: the step's saved result, or `compute` paid for once under a claim,
    * saved with its recording (`travel`, when the run records `full`) in one script.
    */
   private async paidMemo<T>(
@@ -170,7 +170,7 @@ class StepNodeContext implements NodeContext {
       throw error;
     }
     memos[key] = value ?? null;
-    // A refused save keeps the result in memory for this process's next attempt (issue 34).
+    // A refused save keeps the result in memory for this process's next attempt.
     const record = travel.recordArgs(key, options, value);
     travel.recordedAs(key, await claims.save(data.runId, stepId, memos, claim, key, record));
     return value;
@@ -179,9 +179,9 @@ class StepNodeContext implements NodeContext {
   get recordUsage(): NodeContext['recordUsage'] {
     const { usage } = this.input;
     return ({ inputTokens, outputTokens, costUsd, model, finishReason }) => {
-      // The step's last response's: what the run's result reports (issue 40).
+      // The step's last response's: what the run's result reports.
       if (finishReason) usage.finishReason = finishReason;
-      // A replay's answer from the recording cost nothing: its usage was the original's (issue 39).
+      // A replay's answer from the recording cost nothing: its usage was the original's.
       if (this.replayed) return;
       usage.inputTokens += inputTokens;
       usage.outputTokens += outputTokens;

@@ -3,7 +3,7 @@ import type { RedisRunStore, StepMeta } from '../../shared/store/redis-run-store
 import type { StepOutcome } from './step-processor-options.js';
 
 /**
- * The commit script refused a step that ended past its run's deadline (issue 34: a paused worker
+ * The commit script refused a step that ended past its run's deadline (a paused worker
  * committed 5.7 s late): the run fails with DEADLINE, its last commit kept. The job is finished already.
  */
 export async function failPastDeadline(

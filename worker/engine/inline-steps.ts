@@ -20,7 +20,7 @@ export interface InlineRun {
 
 /**
  * Runs the nodes marked `inline: true` that follow a step as its only next task, one after another, in
- * the job of that step (engine v2 item 6). Each becomes a commit of its own, sent in the same transition
+ * the job of that step. Each becomes a commit of its own, sent in the same transition
  * script as the job's step, so each is fenced and recorded like any step. It stops at a node not marked
  * inline, a parallel superstep, the end, the run's step limit or deadline, MAX_INLINE_STEPS, or a node
  * that throws — that one then runs as its own job, with its own attempts, as if nothing were inline.

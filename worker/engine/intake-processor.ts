@@ -58,7 +58,7 @@ export interface IntakeProcessorOptions {
     Partial<Pick<Config, 'redisFaultDelayMs'>>;
   logger: Logger;
   telemetry: Telemetry;
-  /** The graphs live workers serve (#19): a run this worker cannot serve is left for them, not failed. */
+  /** The graphs live workers serve: a run this worker cannot serve is left for them, not failed. */
   served: ServedGraphs;
 }
 
@@ -66,7 +66,8 @@ export interface IntakeProcessorOptions {
  * Takes runs in from the intake queue `agentq-runs`: raw jobs of schema v1 added by other services,
  * and the id-only jobs our client adds after writing the run record. Validates (envelope, graph,
  * input), writes the initial state and adds the first step jobs. An invalid job fails its run at the
- * first attempt, with the reason on the run, and nothing else happens (invariant I5).
+ * first attempt, with the reason on the run, and nothing else happens (bad input
+ * stops at the door: no model call).
  *
  * The same job, sent again for a run already admitted, only makes sure the current step jobs exist —
  * that is how `retry` and the reconciler hand a run back to the workers.
@@ -87,7 +88,7 @@ export class IntakeProcessor {
       const meta = await this.runOf(job, token);
       return (await this.admit(meta, job, token)).result;
     } catch (error) {
-      // Issue 34: Redis full or gone is not the job's fault: try again later, spending no attempt (a raw
+      // Redis full or gone is not the job's fault: try again later, spending no attempt (a raw
       // job's producer may have given it one only).
       if (!redisFaultOf(error)) throw error;
       this.options.logger.debug({ jobId: job.id, err: String(error) }, 'intake job parked: Redis fault');
@@ -238,8 +239,8 @@ export class IntakeProcessor {
   };
 
   /**
-   * Takes a run in from its start job (a step job, DESIGN §2.1), which then runs the first task itself:
-   * only the other entry tasks get jobs here. Rejections fail the run and throw as for an intake job.
+   * Takes a run in from its start job (a step job, docs/concepts/step-engine.md), which then runs the first task
+   * itself: only the other entry tasks get jobs here. Rejections fail the run and throw as for an intake job.
    * → the run's tasks of superstep 0 when it is taken in (now or before), or null when it is not; and
    * when it was taken in now, the job's task already begun (as BEGIN's 'run': no second BEGIN).
    */
@@ -278,7 +279,7 @@ export class IntakeProcessor {
     };
     const graph = registry.find(meta.graph, meta.graphVersion);
     if (!graph) {
-      // #19, issue 34: a graph this worker lacks — an unknown name or an unserved version of a known one
+      // A graph this worker lacks — an unknown name or an unserved version of a known one
       // (`chain@9`) — is left for a live worker that serves it, and fails only when none appears in time.
       const verdict = await unservedGraphVerdict({
         meta,
@@ -313,7 +314,7 @@ export class IntakeProcessor {
       return reject(
         new AgentqError('INVALID_GRAPH', `graph ${graph.id} routes from START straight to END for this input`),
       );
-    // One turn at a time per conversation (issue 40): a turn behind an unfinished one is taken in when
+    // One turn at a time per conversation: a turn behind an unfinished one is taken in when
     // that one ends (the run-finished hook hands the conversation on), or refused (onBusy 'reject').
     let verdict;
     try {
@@ -362,7 +363,7 @@ export class IntakeProcessor {
     // the first task's job already (same id), so it adds only the others.
     const run = { runId: meta.id, graphId: graph.id, priority: meta.priority };
     if (admitted === 'ok' && !own && meta.conversationId) {
-      // A turn that waited for its conversation (issue 40) may have left its start job behind, finished
+      // A turn that waited for its conversation may have left its start job behind, finished
       // or still finishing, under the id of its first task: replace a finished one, and come back (a
       // retried intake job: 'kicked' below) while one is still finishing.
       const added = await stepJobs.ensure(run, 0, tasks);

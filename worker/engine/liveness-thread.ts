@@ -13,8 +13,8 @@ import {
 } from '../../shared/bullmq/bullmq-jobs.js';
 
 /**
- * This worker process's liveness, kept by a `worker_threads` thread with its own Redis connection
- * (issue 20). Every `intervalMs` it
+ * This worker process's liveness, kept by a `worker_threads` thread with its own Redis connection.
+ * Every `intervalMs` it
  *  - sets the process's liveness key on every shard with a TTL of `ttlMs`, which claims on paid work
  *    (paid-claims.ts) check: a claim is not taken over while its owner is merely slow;
  *  - renews the locks of the step jobs this process holds (to `lockMs`), when a lock still holds this
@@ -25,7 +25,7 @@ import {
  *    queues in `reapQueues` (its BullMQ workers' tokens start with its process id: `ownedWorkerId`), so
  *    the stalled-job check hands its jobs on at its next pass. Recovery after kill -9 is then the
  *    liveness TTL plus a beat and a stall check (about 3-5 s) whatever the lock's length, and the lock can
- *    be long enough that no stall of the main thread loses it (issue 20).
+ *    be long enough that no stall of the main thread loses it.
  * A busy main thread (a burst of intake, a long synchronous parse) cannot stop the thread; the death of
  * the process stops it.
  */
@@ -116,7 +116,7 @@ const beat = async () => {
     await Promise.all([...byTag.values()].map(({ alive, lockKeys, tokens }) => {
       const pipeline = redis.pipeline();
       // PEXPIRE first: Redis refuses SET when it is full (maxmemory) but not PEXPIRE, so a live process
-      // stays alive through it (issue 34: otherwise its peers took its claims over and paid again).
+      // stays alive through it (otherwise its peers took its claims over and paid again).
       for (const key of alive) pipeline.pexpire(key, ttlMs).set(key, '1', 'PX', ttlMs);
       if (lockKeys.length > 0) pipeline.eval(RENEW, lockKeys.length, ...lockKeys, lockMs, ...tokens);
       return pipeline.exec();

@@ -1,7 +1,7 @@
 import { RECORD_CALL_LUA } from '../../shared/store/recordings/record-call-script.js';
 
 /**
- * Claims on paid work (issue 20): before a step pays for a model call (or embeddings, moderation, a tool
+ * Claims on paid work: before a step pays for a model call (or embeddings, moderation, a tool
  * marked paid — anything behind NodeContext.memo), it claims that call in the run's memo hash, atomically
  * with reading whether an earlier attempt already saved its result. A duplicate delivery of the step (its
  * job's lock expired while the owner was merely slow) finds the claim and waits instead of paying again.
@@ -13,7 +13,7 @@ import { RECORD_CALL_LUA } from '../../shared/store/recordings/record-call-scrip
  * ARGV: 1 step id (`s<k>.t<i>`) · 2 memo key · 3 claimant (`<process id>/<call id>`) · 4 attempt · 5 claim ends at (ms)
  *   · 6 now (ms) · 7 liveness key prefix of the run's shard · 8 superstep · 9 task
  *   · 10 a claimant of this process known to be over ('' none: an earlier delivery here whose call ended
- *   without releasing, issue 34) · 11 takeover wait (ms) after the owner's liveness lapsed (AGENTQ_PAID_CLAIM_TAKEOVER_MS)
+ *   without releasing) · 11 takeover wait (ms) after the owner's liveness lapsed (AGENTQ_PAID_CLAIM_TAKEOVER_MS)
  * → {'memo', result JSON} (saved by an earlier attempt) | {'claimed'} | {'wait', owner, ends at ms}
  *   | {'stale'}: the step is committed already (a delivery that began before the commit and reaches its paid
  *   call after it: the commit dropped the step's memo, and paying now would be paying twice)
@@ -58,7 +58,7 @@ return {'claimed'}
 `;
 
 /**
- * The last look before a claimed call is paid for (issue 34: a paused worker sent calls 5-6 s after the
+ * The last look before a claimed call is paid for (a paused worker sent calls 5-6 s after the
  * step was committed elsewhere). Reads only, so it answers while Redis is full.
  * KEYS: 1 memo hash · 2 meta · 3 writes · ARGV: 1 claim field · 2 claimant · 3 superstep · 4 task
  * → 'ok' | 'stale' (committed, finished or moved on) | 'lost' (the claim is another's now, or gone)
@@ -93,7 +93,7 @@ return 1
 `;
 
 /**
- * SAVE_PAID_WORK and the call's recording (issue 39) in one script, for a run that records `full`: one
+ * SAVE_PAID_WORK and the call's recording in one script, for a run that records `full`: one
  * round trip where the save and RECORD_CALL were two, in the same order (the recording after the save).
  * KEYS: the run's keys (Keys.runAll; 7 is the memo hash) · ARGV: 1-4 as SAVE_PAID_WORK's · 5… recordCallArgs
  * → record_call's verdict

@@ -50,7 +50,7 @@ export interface PaidClaimsOptions {
 }
 
 /**
- * Paid work at most once at any load (issue 20, invariant I4 under load): NodeContext.memo claims a call
+ * Paid work at most once at any load (docs/concepts/at-most-once.md, under load): NodeContext.memo claims a call
  * before paying for it. A second delivery of the same step — its job's lock ran out while the first was
  * stalled, not dead — finds the claim and waits for the saved result instead of calling again; it takes
  * over only when the claimant's process stops beating or the claim runs out (the node's timeout).
@@ -88,7 +88,7 @@ export class PaidClaims {
     const runKeys = keys.run(runId);
     const alivePrefix = keys.alivePrefix(keys.shardOf(runId));
     const field = `claim:${stepId}:${key}`;
-    // Issue 34: paid for by an earlier attempt here whose save Redis refused: use it, do not buy it again.
+    // Paid for by an earlier attempt here whose save Redis refused: use it, do not buy it again.
     const unsaved = this.unsaved.get(`${runId}/${field}`);
     if (unsaved) {
       logger.info(
@@ -221,13 +221,13 @@ export class PaidClaims {
   }
 
   /**
-   * The last look before paying (issue 34): the claim is still this call's and the run's cursor still
+   * The last look before paying: the claim is still this call's and the run's cursor still
    * at its step, else a stale-step abort (nothing paid, no attempt spent). A look whose round trip took
    * longer than a lease (the process was paused meanwhile) is made again.
    *
    * The claim's own script made the same checks (cursor, writes, the claim now this call's): sent less
    * than a lease ago, it is as recent a look as this one would be, and the round trip is saved (one per
-   * model call; a pause between the claim and here, as in issue 34, makes it older than a lease).
+   * model call; a pause between the claim and here, as a paused worker shows, makes it older than a lease).
    */
   async confirm(runId: string, superstep: number, task: number, claim: HeldClaim): Promise<void> {
     const runKeys = this.options.keys.run(runId);

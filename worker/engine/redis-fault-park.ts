@@ -4,7 +4,7 @@ import type { StepJobData } from '../../shared/contracts/job-schema.js';
 import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
 
 /**
- * Issue 34: a step that met a Redis fault (full, read-only, loading, master down, connection lost) did
+ * A step that met a Redis fault (full, read-only, loading, master down, connection lost) did
  * nothing wrong; spending its attempts on it failed runs whose nodes never failed (attempt 7 and 8 of a
  * 5-attempt step). It is parked instead: moved to the delayed set for `delayMs` without counting an
  * attempt — BullMQ's moveToDelayed deletes the lock first, a write Redis allows when full, so the move

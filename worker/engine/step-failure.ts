@@ -39,7 +39,7 @@ export async function handleStepFailure(
   // A Redis fault (full, gone) goes up to `process`, which parks the step without spending an attempt.
   if (parksStep(thrown)) throw thrown;
   if (thrown instanceof ParkSignal) {
-    // Issue 38: the step waits holding no worker slot and no lock; whoever has its answer promotes the
+    // The step waits holding no worker slot and no lock; whoever has its answer promotes the
     // job, and the delay (never past the run's deadline) is only the bound on a lost wake-up.
     const delayMs =
       meta.deadlineAt === null

@@ -14,7 +14,7 @@ import type { StateCache } from './state-cache.js';
 import type { StepTransitions } from './step-transitions.js';
 
 export interface StepProcessorOptions {
-  /** Claims on paid work (issue 20): a duplicate delivery waits for the call in flight instead of paying again. */
+  /** Claims on paid work: a duplicate delivery waits for the call in flight instead of paying again. */
   claims?: PaidClaims;
   /** A claim's longest hold when the node has no timeout (AGENTQ_PAID_CLAIM_MS). */
   paidClaimMs?: number;
@@ -29,9 +29,11 @@ export interface StepProcessorOptions {
   logger: Logger;
   telemetry: Telemetry;
   observers?: StepObserver[];
-  /** A step that met a Redis fault is retried after this, no attempt spent (AGENTQ_REDIS_FAULT_DELAY_MS, issue 34). @default 1000 */
+  /**
+   * A step that met a Redis fault is retried after this, no attempt spent (AGENTQ_REDIS_FAULT_DELAY_MS). @default 1000
+   */
   redisFaultDelayMs?: number;
-  /** Repeated warnings, one line per kind per interval (issue 34). */
+  /** Repeated warnings, one line per kind per interval. */
   warnings?: WarningGate;
   /** Takes a run in from its start job (IntakeProcessor.admitStart); → superstep 0's tasks (and its task begun), or null. */
   admitStart: (meta: RunMeta, job: Job<StepJobData>, token?: string) => Promise<StartAdmission | null>;

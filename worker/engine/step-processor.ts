@@ -27,7 +27,7 @@ export type { StepProcessorOptions } from './step-processor-options.js';
 const NEVER = new AbortController().signal;
 
 /** How long a step for a graph version this worker lacks waits before another worker may take it. */
-const DEFER_MS = 1000; // #19: short, so a run left for the worker that has its graph is not held up long
+const DEFER_MS = 1000; // short, so a run left for the worker that has its graph is not held up long
 
 /** How the step's job is finished when its step commits: by the transition script, with what this worker wants next. */
 interface StepJob {
@@ -38,8 +38,8 @@ interface StepJob {
 }
 
 /**
- * Runs one step job (DESIGN §2, engine v2): its cursor comes with it (or is read first); run the node with
- * an AbortSignal; then one script commits, fenced, adds the next superstep's jobs and finishes this job
+ * Runs one step job (docs/concepts/step-engine.md: engine v2): its cursor comes with it (or is read first); run the
+ * node with an AbortSignal; then one script commits, fenced, adds the next superstep's jobs and finishes this job
  * (handing back the next). This is the only place that turns errors into BullMQ's signals.
  */
 export class StepProcessor {
@@ -58,7 +58,7 @@ export class StepProcessor {
       const outcome = await this.step(at, job.data.node, delivery.begin, (result) => (transition = result));
       return transition ? { outcome, transition } : { outcome };
     } catch (error) {
-      // Issue 34: a Redis fault is not the step's failure: parked, no attempt spent.
+      // A Redis fault is not the step's failure: parked, no attempt spent.
       if (!transition && parksStep(error))
         return parkOnRedisFault(job, token, error, {
           delayMs: this.options.redisFaultDelayMs ?? 1000,
@@ -106,8 +106,8 @@ export class StepProcessor {
       case 'stale':
         return begin.kind;
       case 'admit': {
-        // A start job (DESIGN §2.1): take the run in, then run its first task here. Only a job that has
-        // not taken the run in yet gets here (a second 'admit' would mean the intake was refused).
+        // A start job (docs/concepts/step-engine.md): take the run in, then run its first task here. Only a job that
+        // has not taken the run in yet gets here (a second 'admit' would mean the intake was refused).
         const admission = node === START_NODE ? await this.options.admitStart(begin.meta, job, token) : null;
         const entry = admission?.tasks[task]?.node;
         if (!entry) return 'stale';
@@ -169,7 +169,7 @@ export class StepProcessor {
   }
 
   /**
-   * The step inside its span `agent.step <node>`, a child of the run's root span (DESIGN §8).
+   * The step inside its span `agent.step <node>`, a child of the run's root span (docs/guides/observability.md).
    * `historyLength`: the run's history length when the begin knew it (a start job's admission).
    */
   private run(

@@ -5,7 +5,7 @@ import type { StepMeta } from '../../shared/store/redis-run-store.js';
 import type { Telemetry } from '../../shared/telemetry/telemetry.js';
 import type { StepOutcome } from './step-processor-options.js';
 
-/** The step inside its span `agent.step <node>`, a child of the run's root span (DESIGN §8). */
+/** The step inside its span `agent.step <node>`, a child of the run's root span (docs/guides/observability.md). */
 export function inStepSpan(
   telemetry: Telemetry,
   job: Job<StepJobData>,

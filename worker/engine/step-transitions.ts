@@ -75,8 +75,8 @@ export interface StepTransitionsOptions {
 }
 
 /**
- * Engine v2's step scripts from the worker's side (DESIGN §2): `commit` is a step's whole transition in
- * one round trip — fenced commit, the next superstep's jobs, finishing the current job and the next job
+ * Engine v2's step scripts from the worker's side (docs/concepts/step-engine.md): `commit` is a step's whole transition
+ * in one round trip — fenced commit, the next superstep's jobs, finishing the current job and the next job
  * with its cursor; `take` is a cold fetch that brings the cursor along.
  */
 export class StepTransitions {

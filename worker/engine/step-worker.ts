@@ -40,8 +40,9 @@ export interface LockKeeper {
 export const TAKE_BATCH_MAX = 32;
 
 /**
- * A BullMQ Worker of one shard's step queue whose jobs arrive with their run's cursor (engine v2, DESIGN
- * §2). BullMQ's blocking wait, lock renewal and stalled-job checks are kept; three of its steps change:
+ * A BullMQ Worker of one shard's step queue whose jobs arrive with their run's cursor (engine v2,
+ * docs/concepts/step-engine.md). BullMQ's blocking wait, lock renewal and stalled-job checks are kept; three of its
+ * steps change:
  *  - a cold fetch runs agentq's take script: BullMQ's moveToActive plus BEGIN of the job, for as many
  *    jobs as there are free slots (up to TAKE_BATCH_MAX) in one round trip (`takeJobs`, called by the
  *    BullMQ seam's TakingWorker, whose main loop is BullMQ's with batched takes);
@@ -62,7 +63,7 @@ export class StepWorker extends TakingWorker<StepJobData> {
     options: WorkerOptions,
     /** The trace context a job's BullMQ span goes under (its run's root span), from its cursor. */
     private readonly contextOf: (begin: BeginResult | undefined) => Context | undefined = () => undefined,
-    /** Keeps held jobs' locks renewed while the main thread is blocked (issue 20). */
+    /** Keeps held jobs' locks renewed while the main thread is blocked. */
     private readonly lockKeeper?: LockKeeper,
     /** Spreads job starts over event-loop turns (AGENTQ_STEP_STARTS_PER_TURN). */
     private readonly gate?: TurnGate,

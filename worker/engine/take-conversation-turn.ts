@@ -21,7 +21,7 @@ export interface TakeConversationTurnOptions {
 }
 
 /**
- * One turn at a time per conversation (issue 40), as a run is taken in. The order is decided in Redis
+ * One turn at a time per conversation, as a run is taken in. The order is decided in Redis
  * (ConversationTurns: one script on the conversation's turn list), never by reading statuses and then
  * writing: a run whose turn is not first does not start. Then the run's `onBusy` (else its graph's, else
  * 'queue') says what it does about the turns ahead: wait for them, cancel them (a running turn stops at its

@@ -1,5 +1,5 @@
 /**
- * Lets at most `perTurn` callers through per turn of the event loop (issue 20). When thousands of step
+ * Lets at most `perTurn` callers through per turn of the event loop. When thousands of step
  * jobs start at once (10,000 runs arriving together), each start's synchronous work — its model request
  * through the openai SDK and undici, its scripts — would otherwise run back to back in one stretch of
  * microtasks and hold the event loop for seconds: timers (lock renewal, heartbeats) and I/O wait behind

@@ -40,8 +40,8 @@ export interface Verdicts {
 
 /**
  * A finished provider batch's results, call by call: each answer saved in its step's memo (where a live
- * call's answer is saved, I4); each error line an error the step fails with (retried by the node's
- * policy); each request without a line settled by the batch's status — resubmitted (or called live)
+ * call's answer is saved, so it is never paid for again); each error line an error the step fails with (retried by the
+ * node's policy); each request without a line settled by the batch's status — resubmitted (or called live)
  * after an expiry, an error after a failure, a cancel or a results file that lacked it. Lines naming no
  * request of this flush are `problems`, never applied.
  */

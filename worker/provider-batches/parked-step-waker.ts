@@ -10,7 +10,7 @@ const WAKES_AT_ONCE = 32;
 const RETRIES = 20;
 
 /**
- * Wakes parked steps (issue 38): a step parked on a provider batch is a delayed step job; once its
+ * Wakes parked steps: a step parked on a provider batch is a delayed step job; once its
  * answer is saved it is promoted (BullMQ's public `Job.promote`) and runs at once. A step caught
  * between registering its call and being moved to the delayed set (still active) is tried again on the
  * next ticks; a wake-up lost anyway (the worker killed) is bounded by the park's delay.

@@ -46,7 +46,7 @@ export interface ProviderBatchCollectorOptions {
 }
 
 /**
- * The worker side of the provider's Batch API (issue 38): one worker of the deployment at a time (a
+ * The worker side of the provider's Batch API: one worker of the deployment at a time (a
  * Redis lease) gathers the model calls parked by runs of opted-in batches into provider batches — when
  * AGENTQ_PROVIDER_BATCH_MAX_REQUESTS are pending, AGENTQ_PROVIDER_BATCH_FLUSH_MS after the first, or as
  * soon as every run of the batch in flight waits — and drives each through its flush's states

@@ -28,7 +28,7 @@ export interface ProviderBatchRouterOptions {
 
 declare module '../../shared/graph/node-context.js' {
   interface Services {
-    /** Model calls of runs whose batch asked for the provider's Batch API (issue 38); absent: every call is live. */
+    /** Model calls of runs whose batch asked for the provider's Batch API; absent: every call is live. */
     providerBatchRouter?: ProviderBatchRouter;
   }
 }
@@ -62,7 +62,7 @@ export class ProviderBatchRouter {
     const customId = callIdOf({ runId: context.runId, stepId: context.stepId, key, attempt: context.attempt });
     const body = api.requestBody(request);
     const line = JSON.stringify({ custom_id: customId, method: 'POST', url: api.endpoint, body });
-    // The request leaves this step here: the claim and the cursor are checked once more (issue 34).
+    // The request leaves this step here: the claim and the cursor are checked once more.
     await paid?.confirm();
     const batchKeys = keys.providerBatch(batchId);
     const now = Date.now();

@@ -1,5 +1,5 @@
 /**
- * The Lua scripts of model calls through the provider's Batch API (issue 38). A call is named by its
+ * The Lua scripts of model calls through the provider's Batch API. A call is named by its
  * custom id `<run id>|<step id>|<memo key>|<attempt>`; its state lives in the batch's `calls` hash
  * (Keys.providerBatch), one JSON object per call:
  *   {s: 'pending', m: model, at: parked at ms}             parked, not yet in a provider batch
@@ -76,7 +76,7 @@ return #taken
 `;
 
 /**
- * Saves a call's answer in its step's memo, where a live call's answer is saved (I4), if the run is
+ * Saves a call's answer in its step's memo, where a live call's answer is saved (so it is paid for once), if the run is
  * still at that step; the step's other saved results are kept as they are (appended to, never re-encoded).
  * KEYS: 1 the run's memo hash · 2 its meta · 3 its writes
  * ARGV: 1 step id (`s<k>.t<i>`) · 2 memo key · 3 the answer (JSON) · 4 superstep · 5 task

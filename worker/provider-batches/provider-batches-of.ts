@@ -26,7 +26,7 @@ export interface ProviderBatchesOfOptions {
 }
 
 /**
- * A worker's part of the provider's Batch API (issue 38): the router its model calls consult and the
+ * A worker's part of the provider's Batch API: the router its model calls consult and the
  * collector (started by the caller; one worker at a time does its rounds). None without a chat model.
  */
 export function providerBatchesOf({

@@ -127,7 +127,7 @@ export function createMultiAgentGraph({
       messageWindow: channel.replace<number | null>(null),
       /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
       summarizeAt: channel.replace<number | null>(null),
-      /** Which older messages the lead's prompts show as a summary (shared/memory). */
+      /** Which older messages the lead's prompts show as a summary (worker/agents/memory). */
       memory: memoryChannel(),
       /** The lead's prompt is too long: the next step summarises the history. */
       summarize: channel.replace(false),
@@ -204,7 +204,8 @@ export function createMultiAgentGraph({
         });
         const finalRound = colleagues.length > 0 && state.toolRounds >= settings.maxToolRounds;
         if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
-        // A window keeps the lead's system prompt and the query in view; it never starts at a tool result (invariant I3).
+        // A window keeps the lead's system prompt and the query in view; it never starts at a tool result
+        // (a result without its call is an invalid history).
         const messages =
           state.messageWindow === null
             ? [...history, ...added]

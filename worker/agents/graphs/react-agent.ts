@@ -124,7 +124,7 @@ export function createReactAgentGraph({
         /** Model responses with tool calls so far. */
         toolRounds: channel.replace(0),
         answer: channel.replace(''),
-        /** Which older messages prompts show as a summary (shared/memory). */
+        /** Which older messages prompts show as a summary (worker/agents/memory). */
         memory: memoryChannel(),
         /** The model step added this run's user turn; null in runs admitted before this key existed. */
         turnStarted: turnStartedChannel(),
@@ -185,7 +185,7 @@ export function createReactAgentGraph({
         async (state, context) => {
           const settings = agentSettingsOf(context);
           const maxToolRounds = state.settings.maxToolRounds ?? settings.maxToolRounds;
-          // Checked before any model call, so a bad tool name costs nothing (invariant I5's spirit).
+          // Checked before any model call, so a bad tool name costs nothing (bad input stops at the door).
           const tools = await runTools(context, state);
           if (state.guardrails.output.length > 0) guardrailRegistryOf(context).bind(state.guardrails);
           const { messages: history, length } = await loadPromptHistory(context, state.memory);
@@ -231,7 +231,8 @@ export function createReactAgentGraph({
           const response = await callLanguageModel(context, request, { promptTokens, accept });
           const toolCalls = response.message.tool_calls ?? [];
           if (toolCalls.length > 0 && (finalRound || tools.length === 0)) {
-            // Appending this message without tool results would break invariant I3, so the run stops here.
+            // Appending this message without tool results would leave an invalid history (a tool call never answered),
+            // so the run stops here.
             throw new AgentqError(
               'TOOL_ERROR',
               finalRound

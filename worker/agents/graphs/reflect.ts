@@ -61,7 +61,7 @@ export const reflectState = {
   critique: channel.replace<string | null>(null),
   /** A custom judge's verdict on the latest draft, applied by the graph. */
   verdict: channel.replace<ReflectVerdict | null>(null),
-  /** Which older messages the writer's prompts show as a summary (shared/memory). */
+  /** Which older messages the writer's prompts show as a summary (worker/agents/memory). */
   memory: memoryChannel(),
   /** The writer's prompt is too long: the next step summarises the history. */
   summarize: channel.replace(false),

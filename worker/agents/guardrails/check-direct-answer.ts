@@ -6,7 +6,7 @@ import { blocked, runGuardrails } from './run-guardrails.js';
 /**
  * The output guardrails over a returnDirect tool's result: a rewrite (redaction) becomes the answer; a
  * reprompt cannot ask the tool again, so it sends the model back with the rejection (the tool message
- * stays in the history: invariant I3), within the same maxReprompts as a model answer.
+ * stays in the history, which stays valid), within the same maxReprompts as a model answer.
  */
 export async function checkDirectAnswer(
   context: NodeContext,

@@ -52,9 +52,9 @@ export interface ModelCall extends LanguageModelResponse {
 type SavedResponse = Omit<ModelCall, 'costUsd' | 'fresh'>;
 
 /**
- * One model call inside a node, done the way DESIGN §2 and §8 require:
- * - paid at most once per step (I4): the response is saved with `context.memo` before the node acts on
- *   it, so a retried or re-delivered step reuses it instead of asking again;
+ * One model call inside a node, done the way the step engine and telemetry require:
+ * - paid at most once per step (docs/concepts/at-most-once.md): the response is saved with `context.memo` before the
+ *   node acts on it, so a retried or re-delivered step reuses it instead of asking again;
  * - refused (BUDGET_EXCEEDED, no retry) before the request when the run's remaining token budget is
  *   smaller than the estimated prompt plus `maxTokens`;
  * - within the provider limits shared by all workers (AGENTQ_RATE_LIMITS): a slot for the estimated
@@ -78,14 +78,14 @@ export async function callLanguageModel(
     ...request,
     ...(maxTokens === undefined ? {} : { maxTokens }),
     abortSignal: context.abortSignal,
-    // Live text for subscribers; the memo below still saves the complete response (I4).
+    // Live text for subscribers; the memo below still saves the complete response before it is acted on.
     ...(streamText ? { onTextDelta: (text: string) => streamText(text, key) } : {}),
     ...(streamText && streamToolField
       ? { onToolCallDelta: toolFieldStreamer(streamToolField, (text) => streamText(text, key)) }
       : {}),
   };
   let fresh = false;
-  // What was asked (callbacks left out): time travel records it with the response and a replay compares it (issue 39).
+  // What was asked (callbacks left out): time travel records it with the response and a replay compares it.
   const asked = { request: { ...request, ...(maxTokens === undefined ? {} : { maxTokens }) } };
   let counting: Promise<unknown> | undefined;
   let prompt = promptTokens;
@@ -109,7 +109,7 @@ export async function callLanguageModel(
         await checkBudget(context, fullRequest, countPrompt);
         reserved = true;
         const spend = await reserving;
-        // Issue 38: a run of a batch that asked for the provider's Batch API parks here until its answer is
+        // A run of a batch that asked for the provider's Batch API parks here until its answer is
         // saved (the collector counts its spend then); the tenant's budgets were checked just above.
         const batched = await context.services.providerBatchRouter
           ?.send(context, key, fullRequest, paid)
@@ -128,11 +128,11 @@ export async function callLanguageModel(
         });
         let response: SavedResponse;
         try {
-          // Issue 34: the claim and the run's cursor, checked right before the request leaves (a paused
+          // The claim and the run's cursor, checked right before the request leaves (a paused
           // worker's claim may have been taken over, or its step committed elsewhere, meanwhile).
           await paid?.confirm();
           fresh = true;
-          // Issue 40: in-process listeners hear the request and its response or error (model-listeners.ts).
+          // In-process listeners hear the request and its response or error (model-listeners.ts).
           response = await observeModelCall(context, model, fullRequest, () =>
             tracedGenerate(model, fullRequest, settings.traceContent),
           );

@@ -22,7 +22,7 @@ export interface EmbedCall extends EmbedResult {
 
 /**
  * One embeddings call inside a node, the way `callLanguageModel` does a chat call: saved with
- * `context.memo` before it is used (I4), within the provider limits (AGENTQ_RATE_LIMITS, an entry for
+ * `context.memo` before it is used (paid at most once), within the provider limits (AGENTQ_RATE_LIMITS, an entry for
  * the embedding model), traced as a GenAI `embeddings` span, usage and cost (AGENTQ_PRICES, input
  * price) recorded on the step. An in-process model (`embedder.inProcess`, the local one) is only traced:
  * no memo, no provider limits, no usage charged to the run or tenant.

@@ -39,7 +39,7 @@ export interface ModelErrorEvent extends ModelCallInfo {
 /**
  * In-process listeners of model calls (AiServices' ChatModelListener), given to the worker as
  * `services.modelListeners`: each fresh request, its response or its error, with the payloads and the
- * error object. A response saved by an earlier attempt (I4) is not requested again, so it is not heard
+ * error object. A response saved by an earlier attempt is not requested again, so it is not heard
  * again. Listeners observe: what they return is ignored, a promise is not awaited, and what they throw is
  * logged and dropped — a listener never fails, slows or changes a run.
  */

@@ -3,7 +3,7 @@ import type { TurnGate } from '../../engine/turn-gate.js';
 import { loadTokenizer } from '../../../shared/llm/estimate-tokens.js';
 
 /**
- * A language model whose requests start through the process's turn gate (issue 20). Building a request
+ * A language model whose requests start through the process's turn gate. Building a request
  * in the openai SDK and undici costs about half a millisecond of synchronous work; when thousands of
  * steps reach their model call together — a burst of Redis replies (claims, budget reservations) resumes
  * them all in one drain of the microtask queue — those requests were built back to back and held the

@@ -61,7 +61,7 @@ export async function reserveTenantBudget(
         await count();
       } catch (error) {
         if (redisFaultOf(error)) {
-          // Issue 34: the call was paid; count it once Redis takes writes again (idempotent per call id).
+          // The call was paid; count it once Redis takes writes again (idempotent per call id).
           void retryWhileRedisFaulty(count, {
             untilMs: SETTLE_RETRY_MS,
             onGiveUp: (failure) =>

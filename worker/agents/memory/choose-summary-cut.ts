@@ -16,7 +16,8 @@ export interface SummaryCutRequest {
  * undefined when nothing can be summarised. Everything from `offset` (after the system prompt) up to
  * the cut is summarised.
  *
- * - Never cuts at a tool message, so an assistant message with tool calls stays with its results (I3).
+ * - Never cuts at a tool message, so an assistant message with tool calls stays with its results and the
+ *   history stays valid.
  * - Keeps as many of the latest messages as fit in `keepTokens` (the latest turn, when it fits), and
  *   always at least the last message block, however large.
  */

@@ -42,7 +42,7 @@ export class ConversationHistory {
 
   /**
    * Adds `run` to its conversation and returns what it starts from (undefined: the first turn). `keep`
-   * 'answers' (memory mode, issue 40): only the earlier questions and final answers, without tool calls,
+   * 'answers' (memory mode): only the earlier questions and final answers, without tool calls,
    * tool results and intermediate responses.
    */
   async seed(run: RunMeta, { keep = 'all' }: { keep?: 'all' | 'answers' } = {}): Promise<ConversationSeed | undefined> {
@@ -102,7 +102,7 @@ export class ConversationHistory {
 /**
  * The system prompt, the user's messages and the assistant's final answers (text without tool calls) of
  * a history: what the 'answers' memory mode carries to a conversation's next turn. Valid for invariant
- * I3 by construction (no tool calls are left to answer).
+ * a valid history by construction (no tool calls are left to answer).
  */
 export function questionsAndAnswers(messages: readonly Message[]): Message[] {
   return messages.filter(

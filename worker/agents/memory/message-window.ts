@@ -4,7 +4,7 @@ import type { Message } from '../../../shared/contracts/run-record.js';
  * The prompt's history cut to its last `size` messages, the system prompt kept in front and the
  * latest user message pinned after it when it falls outside (the model must still see what it is
  * asked). The window never starts at a tool result: it reaches back to the assistant message that
- * called the tool, so what the model is sent stays valid (invariant I3) — a window may then hold a
+ * called the tool, so what the model is sent stays valid (every tool call answered) — a window may then hold a
  * few more than `size`.
  */
 export function messageWindow(messages: readonly Message[], size: number): Message[] {

@@ -18,7 +18,7 @@ export const ANCHOR_HEADING = 'The request you are working on (kept verbatim):';
 
 /**
  * What the model is shown: the history from `upTo`, preceded — once something was summarised — by the
- * system prompt with the summary and the pinned user message. Valid for I3 whenever `upTo` is a safe
+ * system prompt with the summary and the pinned user message. A valid history whenever `upTo` is a safe
  * cut (never the index of a tool message), which `chooseSummaryCut` guarantees.
  *
  * `anchor`: a request that must stay verbatim whatever was summarised (a `reflect` task, a

@@ -57,7 +57,7 @@ export function memoryChoiceOf(memory: z.infer<typeof memoryOptionSchema> | unde
 
 /**
  * Input of the built-in `react-agent` graph. One schema for the worker and the HTTP API, so a bad
- * request stops at the door (invariant I5).
+ * request stops at the door, with a message naming the field.
  */
 export const reactAgentInputSchema = z
   .object({
@@ -99,7 +99,7 @@ export const reactAgentInputSchema = z
     accept: acceptOptionSchema.optional(),
     /** How unknown tools, bad arguments and failing tools are handled (overrides the graph's). */
     toolHandling: toolHandlingInputSchema.optional(),
-    /** Guardrails replacing the graph's, per stage (shared/guardrails). */
+    /** Guardrails replacing the graph's, per stage (worker/agents/guardrails). */
     guardrails: guardrailsInputSchema.optional(),
     /** Search the tenant's documents for the query first and give the model the passages (with ids to cite). */
     retrieve: retrieveOptionsSchema.optional(),
@@ -108,7 +108,7 @@ export const reactAgentInputSchema = z
   })
   .strict()
   .superRefine((input, context) => {
-    // A template variable with no value stops at the door, named (issue 40).
+    // A template variable with no value stops at the door, named.
     if (!input.variables) return;
     const texts: [string, string][] = [
       ...(input.system === undefined ? [] : [['system', input.system] as [string, string]]),

@@ -29,7 +29,7 @@ export interface ExecuteToolCallOptions {
  * Runs one tool call and returns the content of its tool message. Whatever goes wrong with the call
  * itself — an unknown tool, arguments that are not JSON or fail the tool's schema, a tool that throws —
  * becomes that content, telling the model what happened and what to do, so the run goes on (and the
- * history keeps one tool message per call, invariant I3). Only the step's own abort, and a tool's
+ * history keeps one tool message per call, so it stays valid). Only the step's own abort, and a tool's
  * retryable error while attempts remain, are thrown.
  */
 export async function executeToolCall(

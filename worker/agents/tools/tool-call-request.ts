@@ -1,7 +1,7 @@
 import type { ToolCall } from '../../../shared/ports/language-model.js';
 
 /**
- * What a tool call asks, for time travel's recording and replay (issue 39, `memo`'s `request`): the tool
+ * What a tool call asks, for time travel's recording and replay (`memo`'s `request`): the tool
  * and its arguments (parsed when they are JSON, so a replay's diff shows the argument that changed).
  */
 export function toolCallRequest(call: ToolCall): { tool: string; arguments: unknown } {

@@ -40,7 +40,7 @@ export interface ReplayedCallInput {
 }
 
 /**
- * A paid call of a replay run (issue 39): the original's recorded answer when the step asks what the
+ * A paid call of a replay run: the original's recorded answer when the step asks what the
  * original asked (same node, same request fingerprint) — no provider request, no tool run. Otherwise the
  * first divergence: the replay fails with REPLAY_DIVERGED naming the step, node and the requests' diff,
  * or (live) keeps it on its meta and pays for this call and every one after it. A recording that is not

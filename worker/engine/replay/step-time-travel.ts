@@ -8,9 +8,10 @@ import {
 } from '../../../shared/store/recordings/run-recordings.js';
 
 /**
- * Time travel's part in one attempt of a step's paid calls (issue 39), for NodeContext.memo: a replay
+ * Time travel's part in one attempt of a step's paid calls, for NodeContext.memo: a replay
  * run's calls are answered from its original's recording; a run that records `full` keeps each call's
- * request fingerprint and result beside the memo (never in place of it: the memo stays I4's).
+ * request fingerprint and result beside the memo (never in place of it: the memo alone keeps paid work from
+ * happening twice).
  */
 export class StepTimeTravel {
   /** Calls recorded by this attempt (a node may read one memo key twice). */

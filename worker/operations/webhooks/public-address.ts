@@ -32,7 +32,7 @@ for (const [network, prefix] of [
   ['fe80::', 10],
   ['fec0::', 10],
   ['ff00::', 8],
-  // Ranges a gateway translates to an IPv4 address of its own choosing (issue 35): the IPv4 address
+  // Ranges a gateway translates to an IPv4 address of its own choosing: the IPv4 address
   // they reach is not the one checked above, so they are refused whole. SIIT's IPv4-translated form
   // (RFC 6145, `::ffff:0:a.b.c.d`), the local-use NAT64 prefix (RFC 8215), 6to4 (RFC 3056, deprecated by
   // RFC 7526) and Teredo (RFC 4380, its client address obfuscated).

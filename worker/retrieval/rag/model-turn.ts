@@ -89,7 +89,7 @@ export async function modelTurn(current: Readonly<RagState>, context: NodeContex
     };
   }
   if (!searchesLeft) {
-    // Only final_answer was offered; the model called something else. History stays valid (I3), and the
+    // Only final_answer was offered; the model called something else. History stays valid, and the
     // run still ends with an answer grounded in what it retrieved.
     const replies = calls.map((call) => toolReply(call.callId, 'Not run: no search rounds are left.'));
     return { ...base, ...(await extractiveFallback(context, current, [...added, message, ...replies])) };

@@ -61,7 +61,7 @@ export const ragState = {
   done: channel.replace(false),
   /** The model step added this run's question; false until then (a conversation's run starts with earlier turns); null in runs admitted before this key existed. */
   turnStarted: turnStartedChannel(),
-  /** Which older messages prompts show as a summary (shared/memory); conversations seed it. */
+  /** Which older messages prompts show as a summary (worker/agents/memory); conversations seed it. */
   memory: memoryChannel(),
   /** The prompt is too long: the next step summarises the history. */
   summarize: channel.replace(false),

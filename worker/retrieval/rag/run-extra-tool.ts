@@ -11,7 +11,7 @@ export const TOOL_MAX_ATTEMPTS = 3;
 
 /**
  * One call of a rag-agent run's extra tool (its `tools`): run once (the outcome is memoised, so a
- * re-delivered step does not call the tool again) and answered with one tool message (invariant I3).
+ * re-delivered step does not call the tool again) and answered with one tool message (so the history stays valid).
  */
 export async function runExtraTool(
   extraTools: readonly string[],
