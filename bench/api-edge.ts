@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/api-edge.ts [--root <checkout>] [--upload-mb 320] [--streams 400] [--port 7510]`: the API's
- * edge under load (issue 35 items 5 and 6), measured on the API in a process of its own
+ * edge under load, measured on the API in a process of its own
  * (bench/workers/api-edge-server.ts) against a private redis-server on `--port`:
  *   - one upload of `--upload-mb` MB (files of 40 MB, streamed from here, never held whole): the API's
  *     RSS before and its peak during the request, and the answer's status;

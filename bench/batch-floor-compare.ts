@@ -1,6 +1,6 @@
 /**
- * `npm run bench:batch-floor -- [--root <checkout>]... [--rounds N] [--quick] [--timeline] [--cpu-prof <dir>]`
- * (issue 41 item 4): the batch-floor section (bench/sections/batch-floor.ts) of each checkout given,
+ * `npm run bench:batch-floor -- [--root <checkout>]... [--rounds N] [--quick] [--timeline] [--cpu-prof <dir>]`:
+ * the batch-floor section (bench/sections/batch-floor.ts) of each checkout given,
  * taking turns round by round, each on a private redis-server of its own — so this checkout and, say,
  * the session's start (`--root /work/base`) are measured in the same period of a busy machine. Besides
  * the section's own figures it prints, for the question phase only (the section's "N questions …" line to

@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (issue 11): every benchmark section, one after another, on one Redis (REDIS_URL, or a
+ * `npm run bench`: every benchmark section, one after another, on one Redis (REDIS_URL, or a
  * private redis-server with AOF on). Progress goes to stderr; stdout gets a table (section, figure,
  * value, goal, met) and then one `name=value` line per figure. Writes bench/results/latest.json.
  *

@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/dense-search.ts`: where a hybrid search's time goes on the embedded store, and the
- * dense side's designs side by side (issue 25, question phase): `sqlite-vec` (sqlite-vec's brute-force
+ * dense side's designs side by side (question phase): `sqlite-vec` (sqlite-vec's brute-force
  * scan on the event loop, the first design; AGENTQ_VECTOR_CACHE_MB=0) and `memory` (DenseVectorCache:
  * the collection's vectors in one Float32Array, scored in JS; the default). A third design, sqlite-vec's
  * scan in a worker thread with its own read-only connection, was measured with this bench and dropped:

@@ -139,7 +139,7 @@ async function main(): Promise<void> {
       log(`  every chunk has its vector ${ingestFigures.vectors_ready_s.toFixed(1)} s after the ingest began`);
     }
 
-    // Batch question ids must be ids (DESIGN §4); a set's own ids are kept in the predictions.
+    // Batch question ids must be ids (1-128 of [A-Za-z0-9_.-]); a set's own ids are kept in the predictions.
     const batchIds = questions.map((question, index) => (ID_PATTERN.test(question.id) ? question.id : `q${index + 1}`));
     const started = performance.now();
     const cpuBefore = cpuSecondsOf(worker.child.pid);

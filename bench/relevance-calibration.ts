@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/relevance-calibration.ts [set] [questions]` (issue 40 item 1): how well a search hit's
+ * `npx tsx bench/relevance-calibration.ts [set] [questions]`: how well a search hit's
  * score tells a gold passage from the other hits of the same lexical top 20, pooled over all questions —
  * the AUC a single threshold gets across queries (1 = every gold hit outscores every other hit of any
  * question). Compares the `relevance` searches return (shared/retrieval/relevance-score.ts) with the raw

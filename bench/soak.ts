@@ -1,5 +1,5 @@
 /**
- * `npm run soak -- --minutes N` (default 30; issue 11): 1 run/s of the 5-step `chain` graph (50 ms a
+ * `npm run soak -- --minutes N` (default 30): 1 run/s of the 5-step `chain` graph (50 ms a
  * step) on 2 worker processes × concurrency 4, against a private redis-server with AOF on, with a short
  * retention (finished runs expire after 10 s, 50 completed step jobs kept) so Redis memory can be flat.
  *

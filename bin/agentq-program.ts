@@ -29,12 +29,12 @@ const clientFactory = async () => {
   const { AgentClient } = await import('../producer/client/agent-client.js');
   return new AgentClient();
 };
-// Read commands get the reader: no BullMQ, no enqueue path (cold start, issue 19).
+// Read commands get the reader: no BullMQ, no enqueue path (cold start).
 const readerFactory = async () => {
   const { RunReader } = await import('../producer/client/run-reader.js');
   return new RunReader();
 };
-// `status` reads one record: without ioredis where a bare connection can reach Redis (cold start, issue 19).
+// `status` reads one record: without ioredis where a bare connection can reach Redis (cold start).
 const recordFactory = async () => {
   const [{ readRedisConfig }, { openRunRecordSource }] = await Promise.all([
     import('../shared/config/redis-config.js'),

@@ -105,7 +105,7 @@ export function registerStartCommand(program: Command): void {
             await worker.close();
             await privateRedis?.stop();
             logger.info('stopped');
-            // Both closes are bounded (issue 34); a connection they had to drop may still hold the event
+            // Both closes are bounded; a connection they had to drop may still hold the event
             // loop, so the process ends a second later whatever is left.
             setTimeout(() => process.exit(process.exitCode ?? 0), 1000).unref();
             done();

@@ -1,4 +1,4 @@
-/** A figure's goal from issue 11 (and the README's earlier targets). */
+/** A figure's goal: the bound it must stay within to count as met (and the README's earlier targets). */
 export interface Goal {
   op: '>=' | '<=';
   value: number;
@@ -17,17 +17,17 @@ export const GOALS: Readonly<Record<string, Goal>> = {
   redis_bytes_per_inflight_run: { op: '<=', value: 5120 },
   inflight_10000_ok: { op: '>=', value: 1 },
   recovery_p95_s: { op: '<=', value: 5 },
-  // Issue #20: a step re-delivered after a kill never pays again for a call whose answer was saved.
+  // A step re-delivered after a kill never pays again for a call whose answer was saved.
   recovery_duplicate_model_calls: { op: '<=', value: 0 },
   capacity_duplicate_model_calls: { op: '<=', value: 0 },
   batch_wall_vs_floor: { op: '<=', value: 1.15 },
-  // Issue #38: a provider batch's model calls make no live request, hold no worker while they wait, go in
+  // A provider batch's model calls make no live request, hold no worker while they wait, go in
   // one provider batch per model turn, and cost half.
   pb_live_chat_requests: { op: '<=', value: 0 },
   pb_slots_held_while_waiting: { op: '<=', value: 0 },
   pb_provider_batches_beyond_turns: { op: '<=', value: 0 },
   pb_cost_vs_live: { op: '<=', value: 0.51 },
-  // Issue #22: live tokens add little latency and nothing durable.
+  // Live tokens add little latency and nothing durable.
   ttft_overhead_ms_p95: { op: '<=', value: 20 },
   durable_bytes_per_token: { op: '<=', value: 0 },
   cli_cold_start_ms_help: { op: '<=', value: 300 },

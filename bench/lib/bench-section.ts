@@ -1,5 +1,5 @@
 /**
- * One part of `npm run bench` (issue 11). `bench/bench.ts` runs the sections one after another on one
+ * One part of `npm run bench`. `bench/bench.ts` runs the sections one after another on one
  * private redis-server, prints a table and then one `name=value` line per figure, and writes
  * `bench/results/latest.json`. Each section can also be run on its own by its own script.
  */

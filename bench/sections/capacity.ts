@@ -1,5 +1,5 @@
 /**
- * `npm run bench` section "capacity" (issue 11): 10,000 runs (1,000 with --quick) parked at once on a
+ * `npm run bench` section "capacity": 10,000 runs (1,000 with --quick) parked at once on a
  * model call, on 2 worker processes, against the real `openai` SDK and the scripted OpenAI server.
  *
  * To have every run parked at the same moment (so memory can be measured), the scripted server holds
@@ -18,7 +18,7 @@
  *   step jobs, so that part does not grow with N).
  * - `event_loop_delay_p99_ms` / `event_loop_delay_max_ms`: the workers' event-loop delay (perf_hooks
  *   monitorEventLoopDelay) from the warm-up until all N were parked, the worse worker's.
- * - `redis_record_bytes_per_finished_run` / `record_json_bytes_per_finished_run` (issue 39): MEMORY USAGE of a
+ * - `redis_record_bytes_per_finished_run` / `record_json_bytes_per_finished_run`: MEMORY USAGE of a
  *   finished run's recording key (AGENTQ_RECORDING; 0 when off), part of the figure above, and the JSON bytes
  *   it counts against AGENTQ_RECORDING_MAX_BYTES; the mean of the first 200 runs.
  * - `heap_bytes_per_inflight_run`: per worker, heapUsed after a forced full GC with its runs parked minus
@@ -73,7 +73,7 @@ export const capacitySection: BenchSection = {
       // The enqueue of 200 runs at a time on a loaded 2-core machine can pass the producer's 750 ms command
       // timeout (a refused enqueue, not a slow Redis): this section measures memory, not latency.
       AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '10000',
-      // Issue 39: measured with and without the recording (`AGENTQ_RECORDING=off npm run bench -- --only capacity`).
+      // Measured with and without the recording (`AGENTQ_RECORDING=off npm run bench -- --only capacity`).
       AGENTQ_RECORDING: process.env.AGENTQ_RECORDING ?? 'full',
     });
     const redis = new Redis(redisServer.url);
@@ -176,14 +176,14 @@ export const capacitySection: BenchSection = {
         [`inflight_${runs}_ok`]: completed === runs ? 1 : 0,
         redis_bytes_per_inflight_run: Math.round((redisParked - redisBefore) / runs),
         redis_bytes_per_finished_run: Math.round((redisFinished - redisBefore) / runs),
-        // Issue 39: the recording's own key (AGENTQ_RECORDING), part of the figure above; 0 when off.
+        // The recording's own key (AGENTQ_RECORDING), part of the figure above; 0 when off.
         redis_record_bytes_per_finished_run: recordBytes.memory,
         record_json_bytes_per_finished_run: recordBytes.json,
         heap_bytes_per_inflight_run: Math.round(
           perWorker.reduce((sum, worker) => sum + worker.bytesPerRun, 0) / perWorker.length,
         ),
         capacity_duplicate_model_calls: duplicateCalls,
-        // The workers' event loops while 10,000 runs arrived and parked (issue 20): the worst of the two.
+        // The workers' event loops while 10,000 runs arrived and parked: the worst of the two.
         event_loop_delay_p99_ms: Math.round(Math.max(...heapParked.map((stats) => stats.eldP99Ms))),
         event_loop_delay_max_ms: Math.round(Math.max(...heapParked.map((stats) => stats.eldMaxMs))),
         // The longest garbage-collection pause in that time (a stall of its own, not the application's).
@@ -238,7 +238,7 @@ async function runFootprint(redis: Redis, env: Record<string, string>, runId: st
   return usage;
 }
 
-/** Mean MEMORY USAGE of the recording key of finished runs (issue 39) and the JSON bytes it counts (its `bytes`). */
+/** Mean MEMORY USAGE of the recording key of finished runs and the JSON bytes it counts (its `bytes`). */
 async function recordingFootprint(
   redis: Redis,
   env: Record<string, string>,

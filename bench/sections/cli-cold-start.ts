@@ -102,7 +102,7 @@ export const cliColdStartSection: BenchSection = {
     try {
       await seed(env, runId);
       // The same `status` read through ioredis (RunReader), which a URL option routes it to, as it does
-      // `rediss://` and a Cluster: the figure that keeps the bare RESP reader's worth measured (issue 36).
+      // `rediss://` and a Cluster: the figure that keeps the bare RESP reader's worth measured.
       const ioredisUrl = new URL(redisUrl);
       ioredisUrl.searchParams.set('family', '4');
       for (const [name, args, commandEnv] of [

@@ -1,5 +1,5 @@
 /**
- * The `cluster` section (issue 21, item 4): what sharding buys on Redis Cluster. The `chain` graph
+ * The `cluster` section: what sharding buys on Redis Cluster. The `chain` graph
  * (10 steps, sleepMs 0) on one worker process, 100 runs in flight, with AGENTQ_SHARDS 1, 3 and 6 on a
  * loopback cluster of 3 masters + 3 replicas, and the same on one Redis. Per configuration: steps/s and
  * each master's Redis CPU per step (INFO cpu before and after), plus the replicas' CPU per step in all.

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --only faults` (issue 34): what faults cost, with real worker processes, a real
+ * `npm run bench -- --only faults`: what faults cost, with real worker processes, a real
  * redis-server of its own per scenario and model calls counted on the scripted server
  * (test/chaos/fault-scenarios.ts, test/chaos/intake-fault-scenarios.ts — the chaos tests assert the same
  * scenarios). Figures, by scenario:

@@ -8,7 +8,7 @@
  * by its words), `_ingest_chunks_per_s` (chunks / searchable_s), `_worker_cpu_ms_per_chunk`;
  * for the default mode also `_vectors_ready_s` (every chunk has its vector), `_vectors_per_s` and
  * `_end_to_end_chunks_per_s` (chunks / vectors_ready_s); and `sec_searchable_vs_lexical` (default ÷
- * lexical time to searchable: issue 41 asks ≤ 2).
+ * lexical time to searchable: the goal is ≤ 2).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The `priority` section (issue 24): what a big batch does to an interactive run's wall time. Two
+ * The `priority` section: what a big batch does to an interactive run's wall time. Two
  * `agentq worker` processes run `rag-agent` in model mode against the scripted OpenAI-compatible server
  * (every chat request answered after 200 ms; search once, then answer), on one small ingested document.
  *
@@ -11,7 +11,7 @@
  * Measures what the engine does with the run meta's `priority` field: once step jobs honour it, the
  * ratio should stay near 1; without it, interactive steps wait behind the batch's.
  *
- * Fairness between tenants (issue 24, item 4): the same 10 runs from another tenant (`beta`), idle and
+ * Fairness between tenants: the same 10 runs from another tenant (`beta`), idle and
  * while the batch runs → `other_tenant_wait_p95_ms` (their wall time from enqueue to completed) and its
  * ratio to idle. Then the harder case, a flood of direct runs (no batch, no priority: 2,000, 300 with
  * --quick) from the first tenant, once with AGENTQ_TENANT_FAIR_SHARE off and once at its default, each

@@ -1,5 +1,5 @@
 /**
- * The `provider-batch` section (issue 38): a 500-question batch over the SEC 10-Q filings
+ * The `provider-batch` section: a 500-question batch over the SEC 10-Q filings
  * (../shared/eval/sec10q-docugami, its 146 questions repeated; 100 with --quick) answered by `rag-agent`
  * in model mode on two `agentq worker` processes, twice on the same ingest and scripted server:
  * - live: `options.concurrency` 20, every chat request answered after 200 ms;

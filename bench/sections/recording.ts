@@ -1,5 +1,5 @@
 /**
- * The `recording` section (issue 39): what time travel's recording (AGENTQ_RECORDING) costs a run in
+ * The `recording` section: what time travel's recording (AGENTQ_RECORDING) costs a run in
  * Redis, and that a replay pays nothing. react-agent runs with 1, 3 and 8 tool rounds (the scripted
  * OpenAI server calls the calculator that many times, then answers), worker and client in this process,
  * once with AGENTQ_RECORDING=full and once with `off`; per run, after it completed:

@@ -1,5 +1,5 @@
 /**
- * `npm run bench` section "recovery" (issue 11): how soon a step interrupted by a killed worker runs
+ * `npm run bench` section "recovery": how soon a step interrupted by a killed worker runs
  * again. Two worker processes run `model-chain` runs (bench/workers/capacity-worker.ts) whose steps each
  * make one model call that the scripted server answers after 3 s; one of them is SIGKILLed
  * mid-step, again and again (alternating), and restarted at once. For every step that was running in
@@ -14,10 +14,11 @@
  *
  * Figures: `recovery_p95_s` (goal ≤ 10), `recovery_p50_s`, `recovery_max_s`, `recovery_samples`,
  * `recovery_lost_steps` (interrupted steps that never started again within 60 s: must be 0), the
- * settings used, `recovery_lock_duration_s` and `recovery_stalled_interval_s`, and (issue 20)
+ * settings used, `recovery_lock_duration_s` and `recovery_stalled_interval_s`, and
  * `recovery_duplicate_model_calls`: model calls answered more than once for the same step. A call cut
- * off by the kill (its answer never arrived, so never saved) is made again by design (invariant I4) and
- * counted apart, as `recovery_calls_cut_by_kills` (with the calls cut when the benchmark stops its workers).
+ * off by the kill (its answer never arrived, so never saved) is made again by design (a paid call is saved before it is
+ * acted on, so one cut off before its save is asked again) and counted apart, as `recovery_calls_cut_by_kills` (with
+ * the calls cut when the benchmark stops its workers).
  */
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { loadConfig } from '../../shared/config/config.js';

@@ -98,7 +98,7 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
     AGENTQ_LOG_LEVEL: 'error',
     AGENTQ_RETENTION_SECONDS: '600',
     OTEL_TRACES_EXPORTER: 'none',
-    // Issue 39: a step with and without its recording (`AGENTQ_RECORDING=off npm run bench:steps -- --compare`).
+    // A step with and without its recording (`AGENTQ_RECORDING=off npm run bench:steps -- --compare`).
     AGENTQ_RECORDING: process.env.AGENTQ_RECORDING ?? 'full',
   };
   const client = new AgentClient({ config: loadConfig(baseEnv) });
@@ -180,7 +180,7 @@ async function runSteps(context: BenchContext): Promise<BenchFigures> {
       engineRates.push(r100Steps / (result.elapsedMs / 1000));
       engineSpends.push(spend);
     };
-    // Engine v2 item 6: the same shape with every other node inline (bench/lib/inline-chain-graph.ts).
+    // Inline nodes: the same shape with every other node inline (bench/lib/inline-chain-graph.ts).
     const inlineRates: number[] = [];
     const inlineSpends: Spend[] = [];
     const measureInline = async () => {

@@ -1,5 +1,5 @@
 /**
- * The `streaming` section (issue #22): what live tokens cost. The scripted OpenAI-compatible server
+ * The `streaming` section: what live tokens cost. The scripted OpenAI-compatible server
  * streams a 50-word answer at 50 tokens/s (a chunk every 20 ms, after a 300 ms think so the subscriber
  * is in place); a `react-agent` run asks it once; an SSE client follows `GET /v1/runs/:id/events` of a
  * real API over HTTP, worker and API in this process on one Redis.

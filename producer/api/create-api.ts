@@ -82,7 +82,7 @@ export interface CreateApiOptions {
 }
 
 /**
- * The HTTP API (DESIGN §6) as a fastify instance, ready (`app.inject()` in tests; `startApi` listens).
+ * The HTTP API (docs/reference/http-api.md) as a fastify instance, ready (`app.inject()` in tests; `startApi` listens).
  * Requests and answers are zod schemas, which also make the OpenAPI document at /docs/json. Every error
  * answers `{error: {code, message, details?}}`. Closing the app closes what it opened.
  */
@@ -159,7 +159,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   // JSON only (the sign-in form adds urlencoded for itself): a text body gets 415, not a schema error.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler((error, _request, reply) => sendApiError(reply, error));
-  // Before any route's schema: no JSON field nests deeper than a run's input may (issue 35).
+  // Before any route's schema: no JSON field nests deeper than a run's input may.
   app.addHook('preValidation', limitJsonDepth());
   app.setNotFoundHandler(notFound);
   // Event streams end first (clients reconnect with Last-Event-ID, to another instance if need be).

@@ -11,7 +11,7 @@ import { redactCredentials } from '../../shared/contracts/redact-credentials.js'
 export type ApiErrorCode =
   ErrorCode | 'UNAUTHORIZED' | 'FORBIDDEN' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'METHOD_NOT_ALLOWED';
 
-/** The one error shape of every HTTP answer (DESIGN §7). */
+/** The one error shape of every HTTP answer (docs/reference/errors.md). */
 export const errorBodySchema = z
   .object({
     error: z.object({
@@ -116,7 +116,7 @@ export function toApiError(error: unknown, request?: FastifyRequest): ApiError {
     // A storage budget that can never hold the request: 413, not a 429 that retrying would not cure.
     const tooLarge = error.code === 'STORAGE_BUDGET_EXCEEDED' && !error.retryable;
     const status = tooLarge ? 413 : (STATUS_OF[error.code] ?? (isRedisUnavailable(error) ? 503 : 500));
-    // REDIS_FULL keeps its code (issue 34); every other 503 is UNAVAILABLE, as the API has always said.
+    // REDIS_FULL keeps its code; every other 503 is UNAVAILABLE, as the API has always said.
     const code = status === 503 && error.code !== 'REDIS_FULL' ? 'UNAVAILABLE' : error.code;
     return new ApiError(status, code, error.message, {
       ...(error.details === undefined ? {} : { details: error.details }),

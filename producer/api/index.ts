@@ -1,4 +1,7 @@
-/** The HTTP API (DESIGN §6): `createApi` for tests and embedding, `startApi` to listen, the `agentq api` command. */
+/**
+ * The HTTP API (docs/reference/http-api.md): `createApi` for tests and embedding, `startApi` to listen, the `agentq
+ * api` command.
+ */
 export { createApi, type ApiInstance, type ApiRoutes, type CreateApiOptions } from './create-api.js';
 export { startApi, type RunningApi, type StartApiOptions } from './start-api.js';
 export { registerApiCommand } from './api-command.js';

@@ -46,7 +46,7 @@ export async function startApi(options: StartApiOptions = {}): Promise<RunningAp
     );
     return {
       url,
-      // Bounded whatever Redis's state (issue 34): in-flight requests get the grace period, and what is
+      // Bounded whatever Redis's state: in-flight requests get the grace period, and what is
       // still open after it and AGENTQ_SHUTDOWN_RELEASE_MS is cut and named in the last log line.
       async close() {
         const shutdown = new BoundedShutdown(Date.now() + config.shutdownGraceMs + config.shutdownReleaseMs, logger);

@@ -7,7 +7,7 @@ interface Io {
   out(text: string): void;
 }
 
-/** `agentq result` and `agentq conversation show|clear` (issue 40): a run's result object; a conversation by id. */
+/** `agentq result` and `agentq conversation show|clear`: a run's result object; a conversation by id. */
 export function registerConversationCommands(program: Command, reader: () => Promise<RunReader>, io: Io): void {
   program
     .command('result')

@@ -24,7 +24,7 @@ async function defaultFactory(): Promise<IngestClient> {
 }
 
 async function defaultSearchFactory(): Promise<DocumentSearch> {
-  // Search needs neither Redis nor the queue: only the vector store (issue 19: CLI cold start).
+  // Search needs neither Redis nor the queue: only the vector store (CLI cold start).
   const { DocumentSearch } = await import('../client/document-search.js');
   return new DocumentSearch();
 }

@@ -199,7 +199,7 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
           attempts,
           startedAt,
           endedAt,
-          // A fork's steps before its fork point ran in another run (issue 39).
+          // A fork's steps before its fork point ran in another run.
           ...(inheritedFrom ? { inheritedFrom } : {}),
         }));
         io.out(

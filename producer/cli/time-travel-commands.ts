@@ -45,7 +45,7 @@ function describeReport(report: ReplayReport): string {
   return `${head}${report.status} (not finished)`;
 }
 
-/** `agentq fork` and `agentq replay` (issue 39). */
+/** `agentq fork` and `agentq replay`. */
 export function registerTimeTravelCommands(program: Command, client: () => Promise<AgentClient>, io: Io): void {
   program
     .command('fork')

@@ -106,7 +106,7 @@ export class AgentClient extends RunReader {
       store: this.store,
       enqueuer: this.enqueuer,
       retentionSeconds: this.config.retentionSeconds,
-      // Issue 38: a batch asking for the provider's Batch API is checked against the provider first.
+      // A batch asking for the provider's Batch API is checked against the provider first.
       providerBatches: {
         supported: async () => {
           // Loaded on use: the openai SDK stays out of the CLI's cold start.
@@ -217,7 +217,7 @@ export class AgentClient extends RunReader {
         )
       ).record;
     } catch (error) {
-      // Issue 34: Redis full or gone is REDIS_FULL / REDIS_UNAVAILABLE with what to do, not Redis's raw reply.
+      // Redis full or gone is REDIS_FULL / REDIS_UNAVAILABLE with what to do, not Redis's raw reply.
       throw asRedisFaultError(error, 'enqueue the run');
     }
   }
@@ -304,7 +304,7 @@ export class AgentClient extends RunReader {
   }
 
   /**
-   * Retries failed runs in bulk (issue 39): every failed run matching `filter` (error code, since, graph),
+   * Retries failed runs in bulk: every failed run matching `filter` (error code, since, graph),
    * from its failed step, at `options.ratePerSecond`; `dryRun` only counts them. Two racing calls never
    * retry a run twice. → what matched, what was retried, what was skipped and why.
    */
@@ -319,7 +319,7 @@ export class AgentClient extends RunReader {
 
   /** Answers a run waiting on an interrupt: the step that asked runs again and receives `value`. */
   async resume(runId: string, value: unknown): Promise<RunRecord> {
-    // Deeper JSON cannot be stored: JSON.stringify recurses and overflows the stack (issue 35).
+    // Deeper JSON cannot be stored: JSON.stringify recurses and overflows the stack.
     if (!nestsWithin(value, MAX_INPUT_DEPTH))
       throw new AgentqError(
         'INVALID_INPUT',
@@ -336,7 +336,7 @@ export class AgentClient extends RunReader {
   }
 
   /**
-   * Forks a finished run, or one waiting on an interrupt, from its step `options.from` (issue 39): a new run
+   * Forks a finished run, or one waiting on an interrupt, from its step `options.from`: a new run
    * with the original's state, history and step log as committed just before that step (those steps are
    * inherited, not run again), optionally a state patch (`set`) and another graph version.
    */
@@ -367,7 +367,7 @@ export class AgentClient extends RunReader {
     return replayRun({ store: this.store, enqueuer: this.enqueuer, served: this.served }, runId, options);
   }
 
-  /** A replay run's verdict: `diverged` and, when true, the step, node and diff (issue 39). */
+  /** A replay run's verdict: `diverged` and, when true, the step, node and diff. */
   async replayReport(replayRunId: string): Promise<ReplayReport> {
     await this.ready();
     return replayReport(this.store, replayRunId);

@@ -23,7 +23,7 @@ export interface DocumentSearchOptions {
 
 /**
  * Searching the ingested documents, and the vector store behind it: all `agentq search` needs. No
- * Redis, no queue: the CLI's search starts on this alone (issue 19: CLI cold start); `IngestClient`
+ * Redis, no queue: the CLI's search starts on this alone (CLI cold start); `IngestClient`
  * searches and deletes chunks through one.
  */
 export class DocumentSearch {

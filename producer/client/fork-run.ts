@@ -27,7 +27,7 @@ export interface ForkDeps {
 }
 
 /**
- * Forks a finished or waiting run from one of its steps (issue 39): a new run whose state, history and
+ * Forks a finished or waiting run from one of its steps: a new run whose state, history and
  * step log are the original's as committed just before that step; the steps before it are inherited (not
  * run again) and the original is not touched. The fork passes the same admission as a new run.
  */

@@ -74,7 +74,7 @@ export class IngestClient {
   private readonly config: Config;
   private readonly tenant: string;
   private readonly redis: RedisConnection;
-  /** Document bytes only: a long command timeout, so big files never race the sub-second one (#19). */
+  /** Document bytes only: a long command timeout, so big files never race the sub-second one. */
   private readonly blobRedis: RedisConnection;
   private readonly queue: Queue<IngestJobData>;
   /** Search, and the vector store chunks are deleted from. */

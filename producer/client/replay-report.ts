@@ -4,7 +4,7 @@ import { diffRequests, type RequestDifference } from '../../shared/store/recordi
 import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
 
 /**
- * A replay's verdict (issue 39), one JSON object for CI (`agentq replay --json`): `diverged` and, when
+ * A replay's verdict, one JSON object for CI (`agentq replay --json`): `diverged` and, when
  * true, where first (`step` as the original's step log numbers it, `node`) and how (`diff`).
  */
 export interface ReplayReport {

@@ -20,7 +20,7 @@ export interface ReplayDeps {
 }
 
 /**
- * Replays a finished run (issue 39): a new run of the same input through the graph (the original's
+ * Replays a finished run: a new run of the same input through the graph (the original's
  * version, or `graphVersion`) whose model and tool calls are answered by the original's recording, in
  * order, with no paid call. It stops with REPLAY_DIVERGED at the first call that asks something else
  * (`continueLive`: notes it and goes on live). Refused with RECORDING_UNAVAILABLE, naming what is

@@ -43,7 +43,7 @@ export interface RetryFailedDeps {
 }
 
 /**
- * Retries failed runs in bulk (issue 39: the dead letters of an outage): every run that failed (with
+ * Retries failed runs in bulk (the dead letters of an outage): every run that failed (with
  * `errorCode`, since `since`, of `graph`) is retried from its failed step, at `ratePerSecond`. Each
  * retry names the failure it matched (its `finishedAt`): when two bulk retries race, a run is retried
  * by one of them only — the other finds it running, or failed again later, and skips it.

@@ -51,7 +51,7 @@ interface Group {
 }
 
 /**
- * Many event streams over few Redis connections (issue 35: each SSE stream held a blocking connection
+ * Many event streams over few Redis connections (each SSE stream held a blocking connection
  * of its own — 400 streams, 426 Redis clients and 832 API file descriptors). Each follower reads what is
  * already committed by plain non-blocking reads on the store's connection; from then on one reader per
  * slot group — one for a single Redis, one per shard on a Cluster, where an XREAD must stay in one slot —

@@ -29,7 +29,7 @@ export interface RunReaderOptions {
  * The read side of the producer: read runs, list them, wait for them, follow their events, purge a
  * finished one. It holds one Redis connection and no queue, so it loads neither BullMQ nor the
  * enqueue path: the CLI's read commands (`status`, `runs`, `steps`, `wait`, `events`, `purge`) start on
- * it alone (issue 19: CLI cold start). `AgentClient` is this plus the commands that add jobs.
+ * it alone (CLI cold start). `AgentClient` is this plus the commands that add jobs.
  *
  * Reads by run id are not tenant-scoped: this is for trusted backends; the HTTP API scopes by the
  * caller's key. Fails fast when Redis is down (no offline queue, a command timeout).
@@ -48,7 +48,7 @@ export class RunReader {
   /**
    * `finishedHook` builds the store's `onFinished` on its connection (AgentClient passes the workers' hook).
    * Without `config` only the Redis settings are read (not the whole configuration, which needs zod):
-   * the CLI's read commands start on this (issue 19).
+   * the CLI's read commands start on this.
    */
   constructor(options: RunReaderOptions = {}, finishedHook?: (redis: RedisConnection) => RunFinishedHook) {
     this.config = options.config ?? readRedisConfig();

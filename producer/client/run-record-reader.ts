@@ -17,12 +17,12 @@ export interface RunRecordSource {
 
 /**
  * A run's record read over a bare RESP connection: `RunReader.get` without ioredis, whose loading cost
- * `agentq status` more CPU than all the rest of it (issue 19, CLI cold start). The same reads (HGETALL of
+ * `agentq status` more CPU than all the rest of it (CLI cold start). The same reads (HGETALL of
  * the run's meta, and of its state for a cancelled run), parsed by the run store's own parsers, and the
  * same refusal when Redis does not answer. It serves one Redis at a plain `redis://` URL (`canRead`);
  * a Cluster, TLS or URL options go through `RunReader` (ioredis).
  *
- * Kept after measuring it against ioredis loaded lazily (issue 36): `agentq status`, built CLI, hyperfine,
+ * Kept after measuring it against ioredis loaded lazily: `agentq status`, built CLI, hyperfine,
  * 3 rounds × 15 runs on 2 busy cores (load 15-17), mean CPU (user + system) per process: this reader
  * 120-131 ms; RunReader (ioredis) 242-250 ms; a reader like this one on ioredis alone 224-254 ms;
  * `--help` 109-129 ms. ioredis's loading is the difference (~110 ms CPU, 150-430 ms wall there). The

@@ -7,7 +7,10 @@ import { loadScaledMs } from '../helpers/load-scale.js';
 import { eventually } from '../helpers/test-env.js';
 import { twoTurnGraph } from '../helpers/two-turn-graph.js';
 
-/** Issue 38 in a browser: the batch page lists its provider batches and costs; the run page says a step waits on one. */
+/**
+ * The provider's Batch API in a browser: the batch page lists its provider batches and costs; the run page says a step
+ * waits on one.
+ */
 describe('provider batches in the inspector pages', () => {
   let env: ApiTestEnv;
   let server: ScriptedOpenAIServer;

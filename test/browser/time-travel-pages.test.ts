@@ -32,7 +32,7 @@ function noteGraph(version: string, prompt: string) {
     .build();
 }
 
-/** The run page's time travel (issue 39) in a browser: fork and replay buttons, lineage links, the replay's diff. */
+/** The run page's time travel in a browser: fork and replay buttons, lineage links, the replay's diff. */
 describe('time travel on the run page', () => {
   let env: ApiTestEnv;
   let server: ScriptedOpenAIServer;

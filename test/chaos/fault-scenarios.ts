@@ -12,8 +12,8 @@ import { startModelStepsServer, type ModelStepsServer } from './workers-killed-m
 import { MODEL_STEPS_WORKER, modelStepsWorkerEnv } from './workers-killed-worker-env.js';
 
 /**
- * Issue 34's fault scenarios with real processes and a real redis-server of their own: worker processes
- * running `model-steps` runs (one memoised model call per step through the real openai SDK), the model
+ * Redis fault scenarios (full, paused workers, late commits) with real processes and a real redis-server of their own:
+ * worker processes running `model-steps` runs (one memoised model call per step through the real openai SDK), the model
  * calls counted per (run, step) on the scripted server. Shared by test/chaos/redis-faults.test.ts (which
  * asserts) and `npm run bench -- --only faults` (which prints the figures).
  */
@@ -275,7 +275,8 @@ export async function pausedWorkerScenario({
                 fleet.model.callsOf(call.runId, call.step)[0]!.receivedAt < call.receivedAt,
             ).length,
           }),
-      // Killed: the cut calls are asked again by design (the crash came before the save, invariant I4).
+      // Killed: the cut calls are asked again by design (the crash came before the save:
+      // docs/concepts/at-most-once.md).
       [kill ? 'kill_model_calls_repeated' : 'pause_model_calls_paid_twice']: fleet.model.duplicateCalls(),
       [`${prefix}_inflight_steps_committed_after_s`]: Math.round(recoveredS * 10) / 10,
     };

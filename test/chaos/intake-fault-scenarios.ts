@@ -5,8 +5,8 @@ import { allFinished, startFleet, until, type Figures } from './fault-scenarios.
 import { MODEL_STEPS_GRAPH } from './workers-killed-graph.js';
 
 /**
- * Issue 34's intake and shutdown scenarios, for `npm run bench -- --only faults` (the chaos tests that
- * assert them: poison-intake.test.ts, served-graphs.test.ts, stop-without-redis.test.ts).
+ * Fault scenarios of the intake (poison jobs, unserved graphs) and of shutdown, for `npm run bench -- --only faults`
+ * (the chaos tests that assert them: poison-intake.test.ts, served-graphs.test.ts, stop-without-redis.test.ts).
  */
 
 /**

@@ -146,7 +146,8 @@ describe('chaos: lost step jobs are brought back by the reconciler', () => {
       expect(stalledOut.failedReason).toMatch(/stalled more than allowable limit/);
       expect(done).toMatchObject({ status: 'completed', output: { visited: [0, 1, 2] } });
       expect(audit.problems).toEqual([]);
-      // Step 0 asked again only because the processes that asked before were killed mid-call (I4).
+      // Step 0 asked again only because the processes that asked before were killed mid-call, before
+      // its answer was saved (a saved answer is never paid for again).
       expect(model.callsOf(run.id, 0).map((call) => [killed.includes(call.pid), call.outcome])).toEqual([
         [true, 'aborted'],
         [true, 'aborted'],

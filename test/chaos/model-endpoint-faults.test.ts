@@ -34,7 +34,7 @@ interface PatternRun {
 /**
  * Scenario 4 of the fault suite: the model endpoint misbehaves (429 with and without Retry-After,
  * 5xx, hangs, `context_length_exceeded`) under the whole path: real openai SDK (maxRetries 0) →
- * AgentqError (DESIGN §7) → step processor → BullMQ backoff or parking. Each test asserts the exact
+ * AgentqError (docs/reference/errors.md) → step processor → BullMQ backoff or parking. Each test asserts the exact
  * number of requests the server saw and lower bounds on the gaps between them derived from the
  * policy (Retry-After honoured; backoff ≥ its jitter floor). Upper bounds are recorded as figures,
  * not asserted: a loaded machine only ever makes gaps longer.

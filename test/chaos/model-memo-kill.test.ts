@@ -6,7 +6,7 @@ import { eventually, testConfig } from '../helpers/test-env.js';
 import { killHard, spawnWorker } from '../helpers/worker-processes.js';
 
 /**
- * Invariant I4 with a real crash: a worker process is SIGKILLed after the model's response was saved
+ * No paid work twice, with a real crash: a worker process is SIGKILLed after the model's response was saved
  * but before the step committed; the worker that takes the step over must not call the model again.
  */
 describe('chaos: worker killed after the model response was saved', () => {

@@ -1,6 +1,6 @@
 /**
- * A worker process for the I4 chaos test: graph `paid-call` asks the model once (memoised), then, when
- * the response is fresh from this process, waits a minute so the test can SIGKILL it after the save.
+ * A worker process for the paid-work-at-most-once chaos test: graph `paid-call` asks the model once (memoised), then,
+ * when the response is fresh from this process, waits a minute so the test can SIGKILL it after the save.
  * Config (model endpoint included) from the environment.
  */
 import { sleep } from '../../shared/contracts/abort.js';

@@ -1,5 +1,5 @@
 /**
- * A worker process for the paid-claims chaos test (issue 20): graph `paid-claim` asks the model once
+ * A worker process for the paid-claims chaos test: graph `paid-claim` asks the model once
  * (memoised, so claimed). With BLOCK_EVENT_LOOP_MS set, 300 ms after its model request goes out this
  * process blocks its own event loop that long with a synchronous loop — a stalled process, not a dead
  * one: its job lock cannot be renewed, but its liveness thread keeps beating.

@@ -7,7 +7,7 @@ import { eventually, testConfig } from '../helpers/test-env.js';
 import { killHard, spawnWorker, workerEnv } from '../helpers/worker-processes.js';
 
 /**
- * Issue 20: paid work at most once at any load. A stalled worker (event loop blocked longer than its job
+ * Paid work at most once at any load. A stalled worker (event loop blocked longer than its job
  * lock) keeps its job — its liveness thread renews the lock — and its claim on the model call it has in
  * flight. A killed worker's lock and claim lapse, and the call is made again, once.
  */

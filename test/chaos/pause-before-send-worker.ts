@@ -1,5 +1,5 @@
 /**
- * A worker process for the paused-worker chaos test (issue 34): the `model-steps` graph, with a provider
+ * A worker process for the paused-worker chaos test: the `model-steps` graph, with a provider
  * rate limiter that stops this very process (SIGSTOP to itself) inside its first slot request — that is,
  * after the step claimed its model call (and reserved its tenant budget) and before the request is sent:
  * the window a paused process would otherwise pay from after it resumes. The test sends SIGCONT.

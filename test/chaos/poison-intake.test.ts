@@ -14,7 +14,7 @@ const POISON_JOBS = atScale(2, 3);
 const POISON_BYTES = 20 * 1024 * 1024;
 
 /**
- * Issue 34, item 4: poison jobs. Raw intake jobs of 20 MB were each re-processed 5-13 times (parsing
+ * Poison jobs. Raw intake jobs of 20 MB were each re-processed 5-13 times (parsing
  * them blocked the loop past the lock), 30 good runs beside them took 47× longer, and the rejected runs
  * kept their 20 MB input for 7 days. Now data over AGENTQ_MAX_JOB_BYTES is never parsed: the run fails
  * once, under the id its producer gave, with a message naming the limit, and without its input.

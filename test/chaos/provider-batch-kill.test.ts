@@ -9,8 +9,8 @@ import { killHard, spawnWorker, workerEnv } from '../helpers/worker-processes.js
 const POINTS = ['intent', 'uploaded', 'created', 'polled', 'downloaded', 'applied', 'marked'] as const;
 
 /**
- * Issue 38, I4 through the Batch API with real crashes: the worker that collects is SIGKILLed at each
- * point of a provider batch's life; a second worker takes the collector's lease over and resumes. No
+ * Paid work at most once through the provider's Batch API, with real crashes: the worker that collects is SIGKILLed at
+ * each point of a provider batch's life; a second worker takes the collector's lease over and resumes. No
  * provider batch is created twice, no file uploaded twice, no request sent twice, every run is answered.
  */
 describe('chaos: the collecting worker killed at each point of a provider batch', () => {

@@ -23,7 +23,7 @@ const ASKED = [
 /**
  * Batch Q&A under fire: 50 questions answered as rag-agent runs (extractive, no model) by real worker
  * processes, one of which is SIGKILLed while the batch is half done and replaced. Every question must
- * be answered by exactly one completed run, with no step committed twice (I1) and nothing lost (I2).
+ * be answered by exactly one completed run, with no step committed twice and nothing lost.
  */
 describe('chaos: a rag-agent batch survives a worker killed midway', () => {
   const data = tempDirectory('agentq-rag-chaos-');
@@ -105,7 +105,7 @@ describe('chaos: a rag-agent batch survives a worker killed midway', () => {
         problems.push(`${result.runId}: a step committed twice: ${keys.join(' ')}`);
       if (steps.filter((step) => step.node === 'search').length !== output?.search_count)
         problems.push(`${result.runId}: ${output?.search_count} searches but ${keys.length} steps`);
-      // I1: after the step-end of a superstep, no step of it starts again.
+      // A committed step never runs again: after the step-end of a superstep, no step of it starts again.
       const committed = new Set<number>();
       for (const event of await client.store.events(result.runId, { count: 10_000 })) {
         const superstep = Number(event.data.superstep);

@@ -18,7 +18,7 @@ const record = (scenario: string, figures: Figures, goals: Record<string, string
 };
 
 /**
- * Issue 34, items 1-3 with real processes and a real redis-server: Redis full under model-calling runs
+ * Redis faults with real processes and a real redis-server: Redis full under model-calling runs
  * (a paid response whose save was refused is neither lost nor bought again; no attempt is spent; no run
  * stalls), and a worker paused with calls in flight (it sends nothing after it resumes; the takeover wait
  * decides whether its in-flight calls are paid twice).

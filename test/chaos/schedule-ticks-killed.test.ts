@@ -7,7 +7,7 @@ import { killHard, spawnWorker, workerEnv } from '../helpers/worker-processes.js
 const EVERY_MS = 5000;
 
 /**
- * Issue 24, item 1: workers die around a schedule's ticks — one after it created the tick's run but
+ * Workers die around a schedule's ticks — one after it created the tick's run but
  * before the tick job completed, one as it took the tick, with no worker at all while a tick fell due —
  * and still every tick starts exactly one run: no tick skipped, none doubled.
  */

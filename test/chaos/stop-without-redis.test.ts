@@ -44,7 +44,7 @@ async function start(args: string[], env: Record<string, string>, ready: RegExp)
 }
 
 /**
- * Issue 34, item 6: a process asked to stop as its Redis goes away at the same moment exits within
+ * A process asked to stop as its Redis goes away at the same moment exits within
  * AGENTQ_SHUTDOWN_GRACE_MS + AGENTQ_SHUTDOWN_RELEASE_MS + a few seconds — the worker (with steps in
  * flight), `agentq api` and `agentq start` — and its last log line says what it could not release.
  * Before, the worker said `worker shutting down` and kept reconnecting every 2 s for minutes.

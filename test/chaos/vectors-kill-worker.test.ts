@@ -21,7 +21,7 @@ function document(index: number): string {
 }
 
 /**
- * Issue 41, bad input: a worker is SIGKILLed while it adds a collection's vectors in the background.
+ * Bad input: a worker is SIGKILLed while it adds a collection's vectors in the background.
  * Meanwhile searches answer (chunks without a vector by their words), never fail; after a restart the
  * worker carries on where the store says it stopped: every chunk ends with its vector, the chunks that
  * were still without one at the kill are embedded exactly once after it, and nothing else is.

@@ -7,10 +7,11 @@ import type { Message } from '../../shared/contracts/run-record.js';
 
 /**
  * The worker-fault scenarios' graph `model-steps`: N sequential steps, each exactly one memoised model
- * call (I4) through the real `openai` SDK. The prompt names the run, the step and the worker process,
- * so the scripted server can count calls per (run, step) and tell which process made each. Each step
+ * call (saved before it is acted on) through the real `openai` SDK. The prompt names the run, the step and the worker
+ * process, so the scripted server can count calls per (run, step) and tell which process made each. Each step
  * appends the assistant message (it carries a tool call) and the tool result, so every history has
- * tool-call pairs for the I3 check, and a step committed twice would show as extra messages.
+ * tool-call pairs for the history check (every call answered once), and a step committed twice would show as extra
+ * messages.
  */
 export const MODEL_STEPS_GRAPH = 'model-steps';
 

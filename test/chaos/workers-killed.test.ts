@@ -27,7 +27,8 @@ interface Kill {
 }
 
 /**
- * Fault scenario 1 (I1, I2, I3, I4 under SIGKILL): 5-step runs, one model call per step through the
+ * Fault scenario 1 (under SIGKILL: no committed step runs again, no run is lost, every history stays valid, no
+ * saved answer is paid for twice): 5-step runs, one model call per step through the
  * real `openai` SDK (scripted latency 50-300 ms), on 2 worker processes × concurrency 4; a random worker
  * is SIGKILLed every few seconds and restarted until every run has finished. The lock and stall
  * settings are the defaults of config.ts, so the kill-to-rerun figure is what a user gets
@@ -174,7 +175,7 @@ function historyShapeProblems(audit: RunAudit): string[] {
 }
 
 /**
- * I4: a (run, step) may ask the model again only when the process that asked before was killed (it
+ * No paid work twice: a (run, step) may ask the model again only when the process that asked before was killed (it
  * died before it could save the response). Returns every request that breaks this. A killed process
  * made all its requests before its kill, even those the server read after the kill was sent.
  */

@@ -27,7 +27,7 @@ const SHARDS = 6;
 const RECOVERY_GOAL_MS = 15_000;
 
 /**
- * Item 3 of issue 21: 200 chain runs on 2 worker processes with AGENTQ_SHARDS=6 on a 3+3 cluster; once
+ * A failover under load: 200 chain runs on 2 worker processes with AGENTQ_SHARDS=6 on a 3+3 cluster; once
  * every run is under way, the master that owns shard 0's slot is SIGKILLed and its replica promoted
  * (cluster-node-timeout 2 s). Workers and the API reconnect by themselves (no exit, no restart). Figures:
  * runs accepted / completed / lost, duplicate commits, and how long until steps of the dead master's

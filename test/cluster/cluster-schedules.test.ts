@@ -14,7 +14,10 @@ import { eventually } from '../helpers/test-env.js';
 const unavailable = clusterUnavailableReason();
 if (unavailable) console.warn(`skipping the Redis Cluster schedules suite: ${unavailable}`);
 
-/** Issue 24 on a cluster: schedules tick into runs, and fair share counts a tenant's load, with 3 shards. */
+/**
+ * Schedules and fair share on a cluster: schedules tick into runs, and fair share counts a tenant's load, with 3
+ * shards.
+ */
 // Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
 describe.skipIf(unavailable)('schedules and fair share on a real Redis Cluster', () => {
   let cluster: LocalRedisCluster;

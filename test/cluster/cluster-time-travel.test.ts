@@ -15,7 +15,9 @@ import { waitForRuns } from '../helpers/wait-for-runs.js';
 const unavailable = clusterUnavailableReason();
 if (unavailable) console.warn(`skipping the Redis Cluster time-travel suite: ${unavailable}`);
 
-/** Issue 39 on a Redis Cluster: a fork (or a replay) lives on another shard than its original, often another master. */
+/**
+ * Time travel on a Redis Cluster: a fork (or a replay) lives on another shard than its original, often another master.
+ */
 // Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
 describe.skipIf(unavailable)('fork, replay and bulk retry on a real Redis Cluster', () => {
   let cluster: LocalRedisCluster;

@@ -270,7 +270,7 @@ export function vectorStoreContract(name: string, createStore: () => Promise<Vec
         { id: 'p3', text: 'west wind', vector: [0, 0, 1], payload: { docId: 'b' } },
         { id: 'p4', text: 'south wind', payload: { docId: 'b' } },
       ];
-      // Vectors added later (issue 41) are an optional part of the port: the embedded store has them; Qdrant
+      // Vectors added later are an optional part of the port: the embedded store has them; Qdrant
       // embeds at ingest and has not. A store without them reports these three tests as skipped (that
       // reason), never as passed.
       const supported = () => store.pendingVectors !== undefined && store.setVectors !== undefined;

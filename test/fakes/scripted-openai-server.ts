@@ -1,9 +1,9 @@
 /**
  * A scripted OpenAI-compatible HTTP server for tests and benchmarks.
  *
- * The real `openai` SDK talks to it over HTTP (DESIGN.md §10: never mock the SDK). Chat answers come
- * from a script, so a test decides exactly what the "model" says and which faults it injects (429 with
- * Retry-After, 5xx, context-length 400s, hangs, latency). Embeddings are deterministic hashed bags of
+ * The real `openai` SDK talks to it over HTTP (never mock the SDK: what it sends and parses is what the tests prove).
+ * Chat answers come from a script, so a test decides exactly what the "model" says and which faults it injects (429
+ * with Retry-After, 5xx, context-length 400s, hangs, latency). Embeddings are deterministic hashed bags of
  * words, so retrieval can be tested without a model. Every request is logged for assertions.
  */
 import { Buffer } from 'node:buffer';

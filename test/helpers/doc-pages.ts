@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
  */
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
-/** A page's text; `page` is relative to the repository root, e.g. `docs/guides/enqueue.md`. */
+/** A page's text; `page` is relative to the repository root, e.g. `docs/guides/batch-qa.md`. */
 export function readDoc(page: string): string {
   return readFileSync(join(repoRoot, page), 'utf8');
 }

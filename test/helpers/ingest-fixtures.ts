@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 
-/** Debian's chromium; its flags are the ones STACK.md lists for headless use on these machines. */
+/** Debian's chromium, headless: no sandbox or GPU (none in a container), no network of its own. */
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
 const CHROMIUM_FLAGS = [
   '--headless',

@@ -65,7 +65,7 @@ function waitForPing(port: number): Promise<void> {
 }
 
 /**
- * Starts `count` cluster-enabled redis-servers on loopback (STACK.md's recipe: own dir each, node timeout
+ * Starts `count` cluster-enabled redis-servers on loopback (each in its own dir, node timeout
  * 2 s so a failover takes seconds) and, unless `create: false`, joins them with
  * `redis-cli --cluster create … --cluster-replicas <replicas>` and waits for cluster_state:ok everywhere.
  */

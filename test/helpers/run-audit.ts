@@ -8,7 +8,7 @@ export interface RunAudit {
   problems: string[];
   /** Steps (`s<superstep>.t<task>`) with more than one step record or `step-end` event. */
   committedTwice: string[];
-  /** I3 problems of the history (validateHistory). */
+  /** Problems of the history: a tool call not answered exactly once (validateHistory). */
   historyProblems: string[];
   /** Redis time (ms, from the stream id) of every `step-start` of each step, in order. */
   starts: Map<string, number[]>;
@@ -23,12 +23,13 @@ export function stepKey(superstep: number, task = 0): string {
 }
 
 /**
- * Audits a finished run against the invariants the fault suites prove:
- * - I2: it completed;
+ * Audits a finished run against the invariants the fault suites prove (labelled I1-I3 in the problems it
+ * reports):
+ * - nothing lost (I2): it completed;
  * - each step committed exactly once: supersteps 0..`supersteps`-1 contiguous in the step log, no step
  *   with two step records or two `step-end` events;
- * - I1: no `step-start` of a step after its `step-end`;
- * - I3: the history is valid (every tool call answered exactly once, right after its assistant message).
+ * - a committed step never runs again (I1): no `step-start` of a step after its `step-end`;
+ * - the history stays valid (I3): every tool call answered exactly once, right after its assistant message.
  */
 export async function auditRun(
   client: AgentClient,

@@ -2,8 +2,7 @@ import { randomInt } from 'node:crypto';
 
 /**
  * The fault and abuse suites run twice over: small inside `npm test` (the fast subset) and at the
- * issue's full size under `npm run test:chaos` / `npm run test:security`, which set
- * AGENTQ_SUITE_SCALE=full. Files named `*.full.test.ts` run only at full scale.
+ * their full size under `npm run test:chaos` / `npm run test:security`, which set AGENTQ_SUITE_SCALE=full.
  */
 export const fullScale = process.env.AGENTQ_SUITE_SCALE === 'full';
 

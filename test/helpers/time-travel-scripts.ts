@@ -5,7 +5,7 @@ import type { ScriptedChatRequest, ScriptedResponse } from '../fakes/scripted-op
 export const lastMessage = (request: ScriptedChatRequest) => request.body.messages.at(-1) as Message;
 
 /**
- * A react-agent run's model, for the time-travel tests (issue 39): one calculator call (`6*7`), then an
+ * A react-agent run's model, for the time-travel tests: one calculator call (`6*7`), then an
  * answer naming the tool's result — 3 steps: model, tool, model.
  */
 export function calculatorScript(request: ScriptedChatRequest): ScriptedResponse {

@@ -41,7 +41,7 @@ const stocks = defineTool({
 });
 const providerCalls: ToolProviderRequest[] = [];
 
-/** AiServices parity on react-agent (issue 40 item 5), through the real openai SDK against the scripted server. */
+/** AiServices parity on react-agent, through the real openai SDK against the scripted server. */
 describe('react-agent: templates, images, beforeToolCall, tool provider, answers-only memory', () => {
   let server: ScriptedOpenAIServer;
   let env: TestEnv;

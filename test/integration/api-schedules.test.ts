@@ -17,7 +17,7 @@ type Schedule = {
   input: unknown;
 };
 
-/** Scheduled runs through the HTTP API (issue 24, item 1), with a worker that turns ticks into runs. */
+/** Scheduled runs through the HTTP API, with a worker that turns ticks into runs. */
 describe('HTTP API: schedules', () => {
   let env: ApiTestEnv;
   let ticks: Queue;

@@ -4,7 +4,7 @@ import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/s
 import { calculatorScript } from '../helpers/time-travel-scripts.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 
-/** The HTTP side of time travel (issue 39): fork, replay, its report, bulk retry; tenants see only their own. */
+/** The HTTP side of time travel: fork, replay, its report, bulk retry; tenants see only their own. */
 describe('API: fork, replay and bulk retry', () => {
   let server: ScriptedOpenAIServer;
   let env: ApiTestEnv;

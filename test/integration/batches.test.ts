@@ -45,8 +45,8 @@ describe('batches through the queue', () => {
     expect(done.progress).toEqual({ total: 12, queued: 0, running: 0, completed: 12, failed: 0, cancelled: 0 });
     expect(maxRunning).toBeLessThanOrEqual(3);
     expect(maxRunning).toBeGreaterThan(1);
-    // Every question's run starts with its start job (DESIGN §2.1), the first 3 (the producer's) as the 9
-    // the workers dispatched: one script creates the run and its job, and the worker that takes the job
+    // Every question's run starts with its start job (docs/concepts/step-engine.md), the first 3 (the producer's) as
+    // the 9 the workers dispatched: one script creates the run and its job, and the worker that takes the job
     // takes the run in. (Read the step queue's event stream.)
     const events = await env.client.store.redis.xrange(
       `${stepQueuePrefix(env.config.queuePrefix, 0, env.config.shards)}:${STEP_QUEUE}:events`,

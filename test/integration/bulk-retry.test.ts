@@ -28,7 +28,7 @@ const askGraph = defineGraph({
   .edge('ask', END)
   .build();
 
-/** Failed runs in bulk (issue 39): the dead letters of a scripted provider outage, listed and retried. */
+/** Failed runs in bulk: the dead letters of a scripted provider outage, listed and retried. */
 describe('bulk retry of failed runs', () => {
   let server: ScriptedOpenAIServer;
   let env: TestEnv;

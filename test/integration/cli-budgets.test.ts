@@ -5,7 +5,7 @@ import { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
 import { cliEnv, runCli } from '../helpers/run-cli.js';
 import { testConfig } from '../helpers/test-env.js';
 
-/** `agentq limits` and `agentq usage` (issue 24, item 3): tenant budgets from the command line. */
+/** `agentq limits` and `agentq usage`: tenant budgets from the command line. */
 describe('the agentq CLI: tenant budgets', () => {
   const config = testConfig();
   const redis = new Redis(config.redisUrl!);

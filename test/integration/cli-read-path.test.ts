@@ -40,7 +40,7 @@ function packagesLoadedBy(
 }
 
 /**
- * Issue 19 (CLI cold start): the read commands and `search` must not load what only writing needs. A
+ * The read commands and `search` must not load what only writing needs. A
  * static import of BullMQ (or of the Qdrant client for the embedded store) slipping back in fails here,
  * without timing anything.
  */

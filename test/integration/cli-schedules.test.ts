@@ -3,7 +3,7 @@ import { cliEnv, runCli } from '../helpers/run-cli.js';
 import { loadScaledMs } from '../helpers/load-scale.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
-/** `agentq schedule …` (issue 24, item 1): the API's schedule operations from the command line. */
+/** `agentq schedule …`: the API's schedule operations from the command line. */
 describe('the agentq CLI: schedules', () => {
   let env: TestEnv;
   const cli = (...args: string[]) => runCli(args, cliEnv(env.config));

@@ -29,7 +29,7 @@ describe('the agentq CLI', () => {
     expect(Object.keys(record).sort()).toEqual([
       'createdAt',
       'error',
-      // A finished run's record says when it finished (issue 39: a bulk retry names the failure it matched by it).
+      // A finished run's record says when it finished (a bulk retry names the failure it matched by it).
       'finishedAt',
       'graph',
       'graphVersion',

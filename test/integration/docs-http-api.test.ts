@@ -30,7 +30,7 @@ describe('the HTTP API reference', () => {
   let app: ApiInstance;
   let openapiRoutes: string[];
   beforeAll(async () => {
-    // The route map is served without a key only with AGENTQ_PUBLIC_DOCS (issue 35): as a public docs site would.
+    // The route map is served without a key only with AGENTQ_PUBLIC_DOCS: as a public docs site would.
     app = await createTestApi({ AGENTQ_PUBLIC_DOCS: 'true' });
     const document = json<{ paths: Record<string, Record<string, unknown>> }>(
       await app.inject({ method: 'GET', url: '/docs/json' }),

@@ -12,7 +12,7 @@ import { AgentClient } from '../../producer/client/agent-client.js';
 import { RunEnqueuer } from '../../shared/store/run-enqueuer.js';
 import { StepQueues } from '../../shared/store/step-queues.js';
 
-/** Engine v2 (DESIGN §2): one script per transition, eager dispatch, the state cache, shards. */
+/** Engine v2 (docs/concepts/step-engine.md): one script per transition, eager dispatch, the state cache, shards. */
 describe('engine v2', () => {
   let env: TestEnv | undefined;
   afterEach(async () => {

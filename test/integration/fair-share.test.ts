@@ -16,7 +16,7 @@ describe('fairPriority', () => {
   });
 });
 
-/** Issue 24, item 4: a tenant's flood of runs queues behind other tenants' runs (AGENTQ_TENANT_FAIR_SHARE). */
+/** Fair share: a tenant's flood of runs queues behind other tenants' runs (AGENTQ_TENANT_FAIR_SHARE). */
 describe('fair share between tenants', () => {
   let env: TestEnv;
   let acme: AgentClient;

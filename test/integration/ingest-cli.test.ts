@@ -50,7 +50,7 @@ describe('agentq ingest and agentq search', () => {
     const hits = JSON.parse(search.stdout);
     expect(hits).toHaveLength(1);
     expect(hits[0]).toMatchObject({ title: 'Lynx', page: null, headingPath: ['Lynx'] });
-    // relevance: the calibrated score in [0, 1] (issue 40), beside the rank score.
+    // relevance: the calibrated score in [0, 1], beside the rank score.
     expect(hits[0].relevance).toBeGreaterThan(0);
     expect(hits[0].relevance).toBeLessThanOrEqual(1);
     expect(Object.keys(hits[0]).sort()).toEqual([

@@ -10,7 +10,7 @@ import { testConfig } from '../helpers/test-env.js';
 
 const MB = 1024 * 1024;
 
-/** 20 MB of text: the size of the 10-Q filings that broke ingestion on a busy machine (#19). */
+/** 20 MB of text: the size of the 10-Q filings that broke ingestion on a busy machine. */
 function twentyMegabytes(): Buffer {
   const line = Buffer.from('Revenue rose in the quarter; operating cash flow covered the dividend and the buyback.\n');
   return Buffer.concat(Array.from({ length: Math.ceil((20 * MB) / line.length) }, () => line)).subarray(0, 20 * MB);

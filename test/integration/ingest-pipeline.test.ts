@@ -189,7 +189,7 @@ describe('document ingestion through the queue and a real worker', () => {
     expect((await ingest.search({ query: 'narwhal axolotls', collection: 'poison' })).length).toBe(2);
   });
 
-  // Issue 25's bad input, in one batch: refused with a reason each, or indexed; nothing else lost.
+  // The bad input ingestion must survive, in one batch: refused with a reason each, or indexed; nothing else lost.
   it('a scan and a protected PDF are refused with what to do; a 300-page filing, French and Japanese text and the rest are indexed; the 300-page filing, French and Japanese text and the rest indexed', async () => {
     const documents: Record<string, string | Uint8Array> = {
       'scan.pdf': makeScannedPdf(),

@@ -21,7 +21,7 @@ function embeddedTexts(server: ScriptedOpenAIServer): string[] {
 }
 
 /**
- * Issue 41: a document is searchable as soon as its chunks are written; its vectors come afterwards,
+ * A document is searchable as soon as its chunks are written; its vectors come afterwards,
  * in the background, and every chunk is embedded once. The embedding endpoint is held shut here (its
  * answers wait on a gate) to show that the ingest does not wait for it.
  */

@@ -7,7 +7,7 @@ import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 /**
- * Nodes marked inline: true (engine v2 item 6) run in the job of the step before them, each still its
+ * Nodes marked inline: true run in the job of the step before them, each still its
  * own fenced commit with its own step record and events (those its node emits included), and without a
  * BullMQ job of their own.
  */

@@ -6,7 +6,7 @@ import { ownWorker, startLiveness, type LivenessOptions } from '../../worker/eng
 import { testConfig } from '../helpers/test-env.js';
 
 /**
- * Issue 20: a worker process's job locks are long (a blocked event loop must not lose them), so its
+ * A worker process's job locks are long (a blocked event loop must not lose them), so its
  * death is found by its liveness key lapsing: another process's liveness thread releases the locks its
  * tokens hold, and BullMQ's stalled-job check hands the jobs on. Real redis-server, real BullMQ workers.
  */

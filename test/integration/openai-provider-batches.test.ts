@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAIProviderBatches } from '../../shared/adapters/openai/openai-provider-batches.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 
-/** The ProviderBatches port over the real openai SDK, against the scripted server's Batch API (issue 38). */
+/** The ProviderBatches port over the real openai SDK, against the scripted server's Batch API. */
 describe('OpenAIProviderBatches', () => {
   let server: ScriptedOpenAIServer;
   let api: OpenAIProviderBatches;

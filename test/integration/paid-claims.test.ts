@@ -4,7 +4,7 @@ import { createLogger } from '../../shared/telemetry/logger.js';
 import { PaidClaims } from '../../worker/engine/paid-claims.js';
 import { testConfig } from '../helpers/test-env.js';
 
-/** The claim script's answers (issue 20), on a real Redis, with liveness keys set by hand. */
+/** The claim script's answers, on a real Redis, with liveness keys set by hand. */
 describe('claims on paid work', () => {
   const config = testConfig();
   const client = new AgentClient({ config });

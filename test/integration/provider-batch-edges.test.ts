@@ -9,7 +9,10 @@ import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 import { answerAsProviderBatch } from '../helpers/answer-as-provider-batch.js';
 import { twoTurnGraph } from '../helpers/two-turn-graph.js';
 
-/** Issue 38: spans of provider batches and waits; an expired batch called live; a failed one retried; the memo append. */
+/**
+ * The provider's Batch API at its edges: spans of provider batches and waits; an expired batch called live; a failed
+ * one retried; the memo append.
+ */
 describe('provider batches: spans, fallback and failures', () => {
   const exporter = new InMemorySpanExporter();
   let telemetry: Telemetry;

@@ -20,7 +20,7 @@ interface BatchBody {
   };
 }
 
-/** Issue 38: opting in and watching a provider batch through the HTTP API and the CLI. */
+/** The provider's Batch API: opting in and watching a provider batch through the HTTP API and the CLI. */
 describe('provider batches: HTTP API and CLI', () => {
   let server: ScriptedOpenAIServer;
   let env: ApiTestEnv;

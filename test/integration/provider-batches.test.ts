@@ -4,7 +4,7 @@ import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 import { answerAsProviderBatch, providerBatchEnv } from '../helpers/answer-as-provider-batch.js';
 import { twoTurnGraph } from '../helpers/two-turn-graph.js';
 
-/** Issue 38: a batch's model calls through the provider's Batch API, against the scripted server's Batch API. */
+/** A batch's model calls through the provider's Batch API, against the scripted server's Batch API. */
 describe('provider batches: model calls through the Batch API', () => {
   const asked = new Map<string, number>();
   let server: ScriptedOpenAIServer;

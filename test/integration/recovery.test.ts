@@ -12,7 +12,7 @@ describe('duplicates, lost jobs, shutdown and retention', () => {
   beforeAll(async () => {
     env = await startTestEnv({
       graphs: [threeStepGraph(calls, new Set())],
-      // chain@9 (no worker has it) waits for a worker that serves it, as an unknown graph does (issue 34).
+      // chain@9 (no worker has it) waits for a worker that serves it, as an unknown graph does.
       env: { AGENTQ_RECONCILE_AFTER_MS: '100', AGENTQ_UNSERVED_GRAPH_WAIT_MS: '60000' },
     });
   });

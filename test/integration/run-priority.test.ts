@@ -5,7 +5,7 @@ import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { eventually } from '../helpers/test-env.js';
 
-/** A run's priority (issue 24) from every way in: API, raw job, batch default; bad values named. */
+/** A run's priority from every way in: API, raw job, batch default; bad values named. */
 describe('run priority', () => {
   let env: ApiTestEnv;
   beforeAll(async () => {

@@ -7,7 +7,7 @@ import { readRedisConfig } from '../../shared/config/redis-config.js';
 import { eventually, startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
 
 /**
- * `agentq status` reads a run's record over a bare RESP connection (issue 19, CLI cold start). What it
+ * `agentq status` reads a run's record over a bare RESP connection (CLI cold start). What it
  * reads must be what RunReader (ioredis) reads, for runs the real store and worker wrote.
  */
 describe('RunRecordReader', () => {

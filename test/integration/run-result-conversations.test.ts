@@ -12,7 +12,7 @@ const heard: { requests: ModelCallInfo[]; responses: ModelResponseEvent[]; error
 };
 
 /**
- * Issue 40 item 5: model listeners, the result object per run, and conversations read and cleared by
+ * Model listeners, the result object per run, and conversations read and cleared by
  * id (HTTP, client library, CLI), through the real openai SDK against the scripted server.
  */
 describe('model listeners, run results and conversations by id', () => {

@@ -9,7 +9,7 @@ import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 import { INTAKE_QUEUE } from '../../shared/contracts/queues.js';
 
 /**
- * Issue #19: a run is only ever executed by a worker that has its graph. Workers announce the graphs
+ * A run is only ever executed by a worker that has its graph. Workers announce the graphs
  * they serve; one without the graph leaves the run (it waits) instead of failing it; producers refuse a
  * graph no live worker serves, unless asked to queue it anyway.
  */

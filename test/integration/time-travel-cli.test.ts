@@ -5,7 +5,7 @@ import { cliEnv, runCli } from '../helpers/run-cli.js';
 import { calculatorScript } from '../helpers/time-travel-scripts.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
-/** `agentq fork` and `agentq replay` as a user types them (issue 39). */
+/** `agentq fork` and `agentq replay` as a user types them. */
 describe('agentq fork and agentq replay', () => {
   let server: ScriptedOpenAIServer;
   let env: TestEnv;

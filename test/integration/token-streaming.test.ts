@@ -25,7 +25,7 @@ function gate(): { promise: Promise<void>; open: () => void } {
 
 const ANSWER = 'Streaming tokens arrive one word at a time until the answer is whole.';
 
-/** Live model text (issue #22): scripted server streaming over HTTP → worker → Redis pub/sub → SSE and the client. */
+/** Live model text: scripted server streaming over HTTP → worker → Redis pub/sub → SSE and the client. */
 describe('token streaming', () => {
   let server: ScriptedOpenAIServer;
   let env: TestEnv;

@@ -7,7 +7,7 @@ import { isErrorShape, json, KEYS, startApiTestEnv, type ApiTestEnv } from '../h
 import { eventually } from '../helpers/test-env.js';
 
 /**
- * Issue 35 item 9. Attack: a JSON body field nested 5,000 levels deep — a run's input was capped at 100
+ * Attack: a JSON body field nested 5,000 levels deep — a run's input was capped at 100
  * levels, a resume value was not, and storing it overflowed the stack in JSON.stringify (500). Expected
  * answer: 400 INVALID_INPUT naming the field and the limit, on every route that takes a JSON body, before
  * anything is stored (the waiting run still waits); a value 100 levels deep is still accepted.

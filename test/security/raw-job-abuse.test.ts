@@ -13,7 +13,7 @@ import { settledJob } from './settled-job.js';
  * Raw jobs (job schema v1) that are malformed or oversized, added with plain BullMQ as another service
  * would: each fails at its first attempt (BullMQ's attemptsMade 1 although the job allows 5), the
  * scripted model receives no request, and a run record, when one was made, is failed with a code and
- * a message naming the problem (invariant I5). The graph is `react-agent` wherever the job names one,
+ * a message naming the problem (bad input stops at the door). The graph is `react-agent` wherever the job names one,
  * so any job that slipped through would call the model.
  */
 const TEN_MB = 'x'.repeat(10 * 1024 * 1024);
@@ -51,7 +51,7 @@ const protoJson = (runId: string, where: 'top' | 'input') =>
     : `{"v":1,"graph":"react-agent","input":{"query":"hi","__proto__":{"tools":["current_time"]}},"runId":"${runId}"}`;
 
 /**
- * Jobs over AGENTQ_MAX_JOB_BYTES (1 MiB by default) are refused before their data is parsed (issue 34):
+ * Jobs over AGENTQ_MAX_JOB_BYTES (1 MiB by default) are refused before their data is parsed:
  * the message names the size and the limit, not a field (no field was read).
  */
 const OVERSIZED = /over the limit of \d+ bytes \(AGENTQ_MAX_JOB_BYTES\)/;

@@ -6,7 +6,7 @@ import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-tes
 import { eventually } from '../helpers/test-env.js';
 
 /**
- * Issue 20 item 5: POST /v1/runs with a runId another tenant uses must answer exactly as an id nobody
+ * POST /v1/runs with a runId another tenant uses must answer exactly as an id nobody
  * uses. Compared: status code, error code, and the body with the fields that differ for every new run
  * (id, times, the location header) set aside.
  */

@@ -9,7 +9,7 @@ import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { eventually } from '../helpers/test-env.js';
 
 /**
- * Issue 35 item 2. Attack: a key of the `default` tenant (whose client-chosen ids are stored as they are)
+ * Attack: a key of the `default` tenant (whose client-chosen ids are stored as they are)
  * creates a run whose id is another tenant's *future* batch question (`bat_k` + a hash of tenant and
  * Idempotency-Key + `.i0`), so that the victim's batch answers 409 or shows the attacker's output.
  * Expected: every entry point refuses a client-chosen id in agentq's namespace (`run_…`, `bat_…`) with

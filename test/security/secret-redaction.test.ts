@@ -13,7 +13,7 @@ import { atScale } from '../helpers/suite-scale.js';
 import { testConfig } from '../helpers/test-env.js';
 
 /**
- * Issue 35 item 1. Attack: call `GET /readyz` (no key needed) while Redis is unreachable, and read the
+ * Attack: call `GET /readyz` (no key needed) while Redis is unreachable, and read the
  * API's logs, hoping for the Redis password. Expected: 503 naming the target with `***` for its
  * credentials, and no log line, error body or error message of the client carries the password.
  */

@@ -11,7 +11,7 @@ import { atScale } from '../helpers/suite-scale.js';
 import { eventually, testConfig } from '../helpers/test-env.js';
 
 /**
- * Issue 35 item 6. Attack: open many Server-Sent Event streams (each used to hold a blocking Redis
+ * Attack: open many Server-Sent Event streams (each used to hold a blocking Redis
  * connection of its own: 400 streams → 426 Redis clients, 832 API file descriptors). Expected answer:
  * the streams share the API's multiplexed reader, so the Redis connections the API holds do not grow
  * with the streams — and every stream still gets its run's live events and its end; past

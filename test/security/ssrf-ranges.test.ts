@@ -4,7 +4,7 @@ import { deliverWebhook, WebhookAddressError } from '../../worker/operations/web
 import { isPublicAddress } from '../../worker/operations/webhooks/public-address.js';
 
 /**
- * Issue 35 item 11. Attack: reach an internal address through an IPv6 range that a gateway translates
+ * Attack: reach an internal address through an IPv6 range that a gateway translates
  * to IPv4 — NAT64 (`64:ff9b::/96`, local-use `64:ff9b:1::/48`), 6to4 (`2002::/16`), SIIT's translated
  * form (`::ffff:0:a.b.c.d`) and Teredo (`2001::/32`) — as a webhook URL, as an `http_fetch` URL, or as
  * what an allowlisted name resolves to. Expected answer: refused before any connection, by both SSRF

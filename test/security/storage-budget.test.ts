@@ -7,7 +7,7 @@ import { eventually } from '../helpers/test-env.js';
 import { IngestClient } from '../../producer/client/ingest-client.js';
 
 /**
- * Issue 35 item 4. Attack: a tenant posts run after run with large inputs that fail at once (so the
+ * Attack: a tenant posts run after run with large inputs that fail at once (so the
  * in-flight cap never holds them), each kept in Redis for the retention period. Expected: the tenant's
  * storage budget (AGENTQ_TENANT_MAX_BYTES, or `storageBytes` of its limits) refuses the run that would
  * pass it — 429 STORAGE_BUDGET_EXCEEDED naming the budget, 413 when one input alone is larger — and Redis

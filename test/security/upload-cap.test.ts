@@ -8,7 +8,7 @@ import { atScale } from '../helpers/suite-scale.js';
 import { eventually } from '../helpers/test-env.js';
 
 /**
- * Issue 35 item 5. Attack: one `POST /v1/documents` whose files add up to far more than anyone should
+ * Attack: one `POST /v1/documents` whose files add up to far more than anyone should
  * upload at once (the API used to buffer every part in memory: 320 MB took it from 177 to 456 MB, and the
  * limits allowed ~50 GB). Expected answer: the files stream to Redis as they arrive; past
  * AGENTQ_UPLOAD_MAX_BYTES (all files) or AGENTQ_INGEST_MAX_BYTES (one file) the API answers 413 at once,

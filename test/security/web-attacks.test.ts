@@ -10,7 +10,7 @@ import { atScale } from '../helpers/suite-scale.js';
 import { eventually } from '../helpers/test-env.js';
 
 /**
- * The holes an outside probe found in the pages (issue 35 items 7 and 8), each as the attack and the
+ * The holes an outside probe found in the pages, each as the attack and the
  * answer it must get. The API is reached as `agentq.test:8080`; "another port of the same host" is
  * `agentq.test:9999` (same site, other origin), "another site" is `evil.example`.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../shared/config/config.js';
 
-/** The lock settings' rules (issue 20): refused at start, with the setting to change named. */
+/** The lock settings' rules: refused at start, with the setting to change named. */
 describe('config: job locks', () => {
   it('defaults: a held lock of 3 s renewed by the liveness thread, a take lock of 30 s', () => {
     const config = loadConfig({});

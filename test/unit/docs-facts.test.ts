@@ -3,7 +3,7 @@ import { MIN_KEY_LENGTH } from '../../producer/api/auth/api-keys.js';
 import { EVENT_TYPES } from '../../shared/contracts/run-record.js';
 import { docSection, readDoc } from '../helpers/doc-pages.js';
 
-/** Facts a new user needs from the docs, checked against the code that defines them (#19), on the page that holds each. */
+/** Facts a new user needs from the docs, checked against the code that defines them, on the page that holds each. */
 describe('the docs tell a new user', () => {
   it('every event type a run can emit (docs/concepts/runs-and-steps.md)', () => {
     const events = docSection('docs/concepts/runs-and-steps.md', 'Events');

@@ -86,7 +86,7 @@ describe('generateObject', () => {
     expect((error as AgentqError).details).toMatchObject({ firstProblem: expect.stringMatching(/not valid JSON/) });
     expect(server.chatRequests()).toHaveLength(2);
 
-    // Both answers were saved (I4): the same step again replays them without a request.
+    // Both answers were saved before they were acted on: the same step again replays them without a request.
     const again = fakeNodeContext(services, { memo: first.memo });
     await expect(
       generateObject(again.context, { messages, schema: verdictSchema, name: 'verdict' }),

@@ -8,7 +8,10 @@ import { promptView, SUMMARY_HEADING } from '../../worker/agents/memory/prompt-h
 import { shouldSummarize } from '../../worker/agents/memory/summarize-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 
-/** A valid history (I3): a system prompt, then user turns, plain answers and tool-call blocks. */
+/**
+ * A valid history (every tool call answered exactly once): a system prompt, then user turns, plain answers and
+ * tool-call blocks.
+ */
 const historyArbitrary = fc
   .array(
     fc.oneof(

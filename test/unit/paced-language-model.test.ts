@@ -3,7 +3,7 @@ import type { LanguageModel, LanguageModelRequest } from '../../shared/ports/lan
 import { pacedLanguageModel } from '../../worker/agents/llm/paced-language-model.js';
 import { TurnGate } from '../../worker/engine/turn-gate.js';
 
-/** Model requests start through the turn gate (issue 20): a burst is spread over event-loop turns. */
+/** Model requests start through the turn gate: a burst is spread over event-loop turns. */
 describe('pacedLanguageModel', () => {
   it('sends at most perTurn requests per turn, each one once, and answers each caller with its own response', async () => {
     let turn = 0;

@@ -6,8 +6,8 @@ import { ID_PATTERN } from '../../shared/contracts/ids.js';
 import { readRedisConfig, REDIS_ENV_NAMES, type RedisConfig } from '../../shared/config/redis-config.js';
 
 /**
- * The zod schemas these variables had in shared/config/config.ts before they were read without zod (issue 19,
- * CLI cold start): the reference for which values are accepted and what each gives (the refusals' words
+ * The zod schemas these variables had in shared/config/config.ts before they were read without zod (the CLI's cold
+ * start): the reference for which values are accepted and what each gives (the refusals' words
  * are now the declarations' own, shared/config/settings/redis.ts).
  */
 const shardsMessage =
@@ -38,7 +38,7 @@ const zodSchemas: Record<string, z.ZodType> = {
     .max(1024, 'AGENTQ_SHARDS must be at most 1024')
     .default(1),
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).default(750),
-  // Issue 39 (time travel's recording): declared with the run store's layout, read by the same readers.
+  // Declared with the run store's layout, read by the same readers.
   AGENTQ_RECORDING: z.enum(['full', 'steps', 'off']).default('full'),
   AGENTQ_RECORDING_MAX_BYTES: z.coerce
     .number()

@@ -13,7 +13,7 @@ async function start(
 ): Promise<{ server: ScriptedOpenAIServer; client: OpenAI }> {
   const server = await startScriptedOpenAIServer(options);
   servers.push(server);
-  // maxRetries: 0 as in the product (DESIGN.md §7): every scripted answer is seen exactly once.
+  // maxRetries: 0 as in the product (docs/reference/errors.md): every scripted answer is seen exactly once.
   return { server, client: new OpenAI({ baseURL: server.url, apiKey: 'test', maxRetries: 0 }) };
 }
 

@@ -5,8 +5,8 @@ import { expectReaderMatchesZod, readOutcome } from '../helpers/env-reader-parit
 import { readSearchConfig, SEARCH_ENV_NAMES, type SearchConfig } from '../../shared/config/search-config.js';
 
 /**
- * The zod schemas these variables had in shared/config/config.ts before they were read without zod (issue 19,
- * CLI cold start): the reference for which values are accepted and what each gives (the refusals' words
+ * The zod schemas these variables had in shared/config/config.ts before they were read without zod (the CLI's cold
+ * start): the reference for which values are accepted and what each gives (the refusals' words
  * are now the declarations' own, shared/config/settings/search.ts).
  */
 const zodSchemas: Record<string, z.ZodType> = {

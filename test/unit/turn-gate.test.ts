@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TurnGate } from '../../worker/engine/turn-gate.js';
 
-/** The gate that spreads a burst of step starts over event-loop turns (issue 20). */
+/** The gate that spreads a burst of step starts over event-loop turns. */
 describe('TurnGate', () => {
   it('lets perTurn callers through per turn, in order, with timers running between turns', async () => {
     const gate = new TurnGate(3);

@@ -26,8 +26,8 @@ export function fieldNestedBeyond(body: unknown, max: number): string | null {
 /**
  * preValidation hook for every route: a JSON body field nested deeper than MAX_INPUT_DEPTH (the limit a
  * run's input already had) gets 400 before any schema or handler sees it. Deeper values cannot be stored
- * (JSON.stringify recurses and overflows the stack: a resume value 5,000 levels deep answered 500,
- * issue 35) and no field of this API needs them.
+ * (JSON.stringify recurses and overflows the stack: a resume value 5,000 levels deep answered 500)
+ * and no field of this API needs them.
  */
 export function limitJsonDepth(max: number = MAX_INPUT_DEPTH) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {

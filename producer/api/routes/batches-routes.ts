@@ -57,7 +57,7 @@ function parseJsonl(text: string, query: Record<string, unknown>): unknown {
   };
 }
 
-/** Batch Q&A (DESIGN §6): `POST /v1/batches`, `GET /v1/batches/:id`, `DELETE /v1/batches/:id`. */
+/** Batch Q&A (docs/reference/http-api.md): `POST /v1/batches`, `GET /v1/batches/:id`, `DELETE /v1/batches/:id`. */
 export function batchesRoutes(context: ApiContext): FastifyPluginAsyncZod {
   const { client } = context;
 

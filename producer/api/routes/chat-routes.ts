@@ -36,7 +36,7 @@ const chatOutcomes = {
 /** The graph every chat request runs. */
 export const CHAT_GRAPH = 'rag-agent';
 
-/** The chat contract of DESIGN §6, plus the run that produced it and how it answered. */
+/** The chat contract (docs/reference/http-api.md), plus the run that produced it and how it answered. */
 export const chatAnswerSchema = z
   .object({
     answer: z.string(),
@@ -125,7 +125,7 @@ function answerOrThrow(done: RunRecord, citations: boolean): ChatAnswer {
 }
 
 /**
- * `POST /v1/agent/chat`: the RAG input of DESIGN §4 → a `rag-agent` run for the caller's tenant. The
+ * `POST /v1/agent/chat`: the RAG input (shared/retrieval/rag-input.ts) → a `rag-agent` run for the caller's tenant. The
  * request waits for the answer up to AGENTQ_CHAT_WAIT_MS: 200 with the chat contract when it came in
  * time, else 202 with the run record and `Location: /v1/runs/<id>` to poll (the run's output is the
  * same contract). The same Idempotency-Key returns the same run and asks nothing twice. With

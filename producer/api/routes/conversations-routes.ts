@@ -37,7 +37,7 @@ function notFound(conversationId: string): ApiError {
   );
 }
 
-/** `GET` and `DELETE /v1/conversations/:id` (issue 40): read and clear a conversation, in the caller's tenant. */
+/** `GET` and `DELETE /v1/conversations/:id`: read and clear a conversation, in the caller's tenant. */
 export function conversationsRoutes(context: ApiContext): FastifyPluginAsyncZod {
   const conversations = new Conversations(context.store);
   return async (app) => {

@@ -49,7 +49,7 @@ function notFoundPage(reply: FastifyReply, what: string): FastifyReply {
 }
 
 /**
- * The run inspector (issue #22): server-rendered pages at /runs, /runs/:id and /batches/:id, with the
+ * The run inspector: server-rendered pages at /runs, /runs/:id and /batches/:id, with the
  * API's own script for live updates. A caller is its Bearer key or the session from /runs/login or
  * /admin/login (sign-in-routes.ts); a tenant sees its own runs, an admin every tenant's; a foreign run
  * is a 404 like a missing one. The pages count against the caller's rate limit like /v1; a form that
@@ -203,7 +203,7 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
               store.messages(meta.id),
               store.state(meta.id),
               otherPaths(meta),
-              // A replay's verdict (issue 39); none when its original is gone.
+              // A replay's verdict; none when its original is gone.
               meta.replay ? client.replayReport(meta.id).catch(() => null) : null,
             ]);
             const record = toRunRecord(meta);

@@ -30,7 +30,7 @@ import { eventsServed } from '../schemas/served-media.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 
-/** The routes of DESIGN §6 for runs, scoped to the caller's tenant. */
+/** The run routes of docs/reference/http-api.md, scoped to the caller's tenant. */
 export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
   const { client, store, inflight } = context;
 

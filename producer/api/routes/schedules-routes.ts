@@ -55,7 +55,7 @@ const SPEC_DESCRIPTION =
   '`{"graph", "input", "cron": "0 9 * * 1-5", "tz": "Europe/Berlin"}` or `{"graph", "input", "everyMs": 60000}`; optional `startAt`/`endAt` (ISO 8601), `options`, `priority`, `name`, `paused`. One run starts per tick however many workers run; each run links back (`scheduleId` on the run record).';
 
 /**
- * Scheduled runs (issue 24): `POST/GET /v1/schedules`, `GET/PATCH/DELETE /v1/schedules/:id`,
+ * Scheduled runs: `POST/GET /v1/schedules`, `GET/PATCH/DELETE /v1/schedules/:id`,
  * `GET /v1/schedules/:id/runs`. Scoped by the caller's tenant: another tenant's schedule is a 404.
  */
 export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {

@@ -38,7 +38,7 @@ function refusal(action: string, error: unknown): string {
 }
 
 /**
- * The run page's time-travel forms (issue 39): fork from a step (with an optional JSON state patch) and
+ * The run page's time-travel forms: fork from a step (with an optional JSON state patch) and
  * replay against the recording. Each goes to the new run's page; a refusal comes back to this run's page
  * as its notice. Registered inside the inspector's guarded scope (same-origin, CSRF, rate limit).
  */

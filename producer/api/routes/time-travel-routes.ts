@@ -16,7 +16,7 @@ import { ownRunOf } from './own-run.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 
-/** Time travel (issue 39): fork a run from a step, replay it against its recording, retry failed runs in bulk. */
+/** Time travel: fork a run from a step, replay it against its recording, retry failed runs in bulk. */
 export function timeTravelRoutes(context: ApiContext): FastifyPluginAsyncZod {
   const { client, store } = context;
   const ownRun = ownRunOf(store);

@@ -27,7 +27,7 @@ export const jsonlUploadQuerySchema = z
     max_iterations: z.coerce.number().int().min(1).max(10).optional(),
     citations: z.enum(['true', 'false']).optional(),
     graph: z.string().min(1).max(128).optional(),
-    /** `true`: the model calls go through the provider's Batch API (issue 38). */
+    /** `true`: the model calls go through the provider's Batch API. */
     providerBatch: z.enum(['true', 'false']).optional(),
   })
   .loose();
