@@ -64,7 +64,7 @@ export const redisArea = defineArea({
       env: 'AGENTQ_RECORDING',
       values: ['full', 'steps', 'off'],
       default: 'full',
-      doc: 'What a run keeps for time travel (issue 39), beside its other keys and for as long as they are retained: `full` — each superstep’s state change, history length and next tasks (what `agentq fork` needs) and each model and tool call’s request fingerprint and response (what `agentq replay` needs); `steps` — only the former; `off` — nothing (fork and replay refuse such runs). Decided per run when it is created.',
+      doc: 'What a run keeps for time travel, beside its other keys and for as long as they are retained: `full` — each superstep’s state change, history length and next tasks (what `agentq fork` needs) and each model and tool call’s request fingerprint and response (what `agentq replay` needs); `steps` — only the former; `off` — nothing (fork and replay refuse such runs). Decided per run when it is created.',
       when: '`steps` or `off` to save Redis memory when nobody forks or replays runs; see docs/guides/time-travel.md for the measured bytes per run.',
     }),
     recordingMaxBytes: integer({
