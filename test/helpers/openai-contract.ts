@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parse } from 'yaml';
-import { parseMultipartParts } from './multipart-body.js';
+import { parseMultipartParts } from '../fakes/scripted-multipart.js';
 
 /** The document beside the repository (../shared), as the project's machines hold it. */
 export const OPENAI_OPENAPI_PATH = fileURLToPath(
