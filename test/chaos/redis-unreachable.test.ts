@@ -40,7 +40,10 @@ const basic = `Basic ${Buffer.from(`admin:${KEYS.acmeAdmin}`).toString('base64')
  */
 describe('fault suite: Redis unreachable', () => {
   it('the API answers 503 at once when nothing listens on the Redis port; /healthz still answers', async () => {
-    const app = await createTestApi({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+    const app = await createTestApi({
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+      AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '750',
+    });
     try {
       for (const request of [
         { method: 'GET', url: '/v1/runs', headers: bearer(KEYS.acmeProducer) },
@@ -89,7 +92,7 @@ describe('fault suite: Redis unreachable', () => {
       async () => {
         const seed = suiteSeed();
         redis = await startRestartableRedis();
-        const config = testConfig({ REDIS_URL: redis.url });
+        const config = testConfig({ REDIS_URL: redis.url, AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '750' });
         const shared = {
           REDIS_URL: redis.url,
           AGENTQ_KEY_PREFIX: config.keyPrefix,

@@ -7,6 +7,7 @@ import { createLogger } from '../../shared/telemetry/logger.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { startWorker, type AgentWorker, type StartWorkerOptions } from '../../worker/start-worker.js';
+import { loadScaledMs } from './load-scale.js';
 
 /**
  * A config of its own for one test: the shared private redis-server, and key and queue prefixes no
@@ -22,6 +23,11 @@ export function testConfig(env: Record<string, string> = {}): Config {
     AGENTQ_SHUTDOWN_GRACE_MS: '2000',
     // A graph no live worker serves fails at once, as a raw job's unknown graph should in most tests.
     AGENTQ_UNSERVED_GRAPH_WAIT_MS: '0',
+    // The production default (750 ms) is a fail-fast bound for a quiet Redis nearby. Here one redis-server
+    // serves every test file of a busy two-core machine, where a PING may wait seconds for a CPU: at
+    // 750 ms the API would answer 503 and the fuzzers would report it. Tests of the fail-fast behaviour
+    // set 750 themselves.
+    AGENTQ_REDIS_COMMAND_TIMEOUT_MS: String(loadScaledMs(5000)),
     // Lexical unless a test asks for an embedder: only the tests of the local model load it.
     ...(env.EMBED_MODEL ? {} : { EMBED_PROVIDER: 'none' }),
     ...env,

@@ -29,7 +29,7 @@ describe('ingesting large documents through a slow Redis', () => {
   afterAll(() => files.remove());
 
   it('hands in a 20 MB document over a link with 50 ms latency and 5 MB/s, under the 750 ms command timeout', async () => {
-    const config = testConfig({ AGENTQ_INGEST_MAX_BYTES: String(64 * MB) });
+    const config = testConfig({ AGENTQ_INGEST_MAX_BYTES: String(64 * MB), AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '750' });
     expect(config.redisCommandTimeoutMs).toBe(750);
     const direct = new URL(config.redisUrl!);
     // Small commands take ~100 ms here (well inside 750 ms, even on a busy machine); the 20 MB take ~4 s
