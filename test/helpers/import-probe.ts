@@ -19,6 +19,8 @@ export interface ImportProbe {
   imports: { specifier: string; names: readonly string[] }[];
   /** Record the modules loaded (slower); without it only the time is measured. */
   recordModules?: boolean;
+  /** The checkout whose package is imported (its built dist/); this one by default. */
+  root?: string;
 }
 
 export interface ImportProbeResult {
@@ -67,7 +69,7 @@ export async function probeImport(probe: ImportProbe): Promise<ImportProbeResult
   const scratch = mkdtempSync(join(tmpdir(), 'agentq-import-probe-'));
   const out = join(scratch, 'loaded.txt');
   try {
-    const stdout = await runNode(['--input-type=module', '-e', childScript(probe, out)]);
+    const stdout = await runNode(['--input-type=module', '-e', childScript(probe, out)], probe.root ?? repoRoot);
     const result = JSON.parse(stdout) as { ms: number; commonJs: string[]; exported: Record<string, string[]> };
     const modules = new Set<string>();
     if (probe.recordModules) {
@@ -82,9 +84,9 @@ export async function probeImport(probe: ImportProbe): Promise<ImportProbeResult
   }
 }
 
-function runNode(args: string[]): Promise<string> {
+function runNode(args: string[], cwd: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -98,10 +100,10 @@ function runNode(args: string[]): Promise<string> {
 }
 
 /** The package (or `dist/…` for the project's own files) a loaded file belongs to. */
-export function moduleOwner(path: string): string {
+export function moduleOwner(path: string, root = repoRoot): string {
   const inModules = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path);
   if (inModules) return inModules[1]!;
-  const relative = path.startsWith(repoRoot) ? path.slice(repoRoot.length) : path;
+  const relative = path.startsWith(root) ? path.slice(root.length) : path;
   return relative.replace(/^\//, '');
 }
 
@@ -109,8 +111,8 @@ export function moduleOwner(path: string): string {
  * Each entry point in package.json "exports" (`agentq`, `agentq/worker`, …) and the source file it is
  * built from: `./dist/worker/index.js` comes from `worker/index.ts`.
  */
-export function entryPoints(): { specifier: string; source: string }[] {
-  const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+export function entryPoints(root = repoRoot): { specifier: string; source: string }[] {
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
     exports: Record<string, string | { default: string }>;
   };
   return Object.entries(manifest.exports).flatMap(([subpath, target]) =>
