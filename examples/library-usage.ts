@@ -1,6 +1,7 @@
 // A service that defines its own graph and runs agentq inside its own process.
 import { randomUUID } from 'node:crypto';
-import { AgentClient, END, START, channel, defineGraph, startWorker } from 'agentq';
+import { AgentClient, END, START, channel, defineGraph } from 'agentq';
+import { startWorker } from 'agentq/worker';
 import { z } from 'zod';
 
 // 1. A graph: fetch an order, then decide; each node runs as its own durable, retried step.

@@ -1,4 +1,5 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import { startWorker } from '../../worker/start-worker.js';
 import { loadScaledMs } from '../helpers/load-scale.js';
 import { testConfig } from '../helpers/test-env.js';
 import { docSnippet } from '../helpers/doc-pages.js';
+import { compileAgainstPackage } from '../helpers/import-probe.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -26,24 +28,7 @@ describe("the docs' library example", () => {
       existsSync(`${root}/dist/index.js`),
       'dist/index.js is missing: run `npm run build` (npm test does it)',
     ).toBe(true);
-    const compile = spawnSync(
-      process.execPath,
-      [
-        'node_modules/typescript/bin/tsc',
-        '--ignoreConfig',
-        '--noEmit',
-        '--strict',
-        '--module',
-        'nodenext',
-        '--moduleResolution',
-        'nodenext',
-        '--target',
-        'es2023',
-        '--skipLibCheck',
-        'examples/library-usage.ts',
-      ],
-      { cwd: root, encoding: 'utf8' },
-    );
+    const compile = compileAgainstPackage(join(root, 'examples/library-usage.ts'));
     expect(compile.status, compile.stdout + compile.stderr).toBe(0);
     const config = testConfig();
     // As beside `npm start`: a worker of the built-in graphs only, on the same Redis, that must leave
