@@ -22,7 +22,8 @@ export function setup(): void {
 function staleSource(): string | undefined {
   const sources = ['index.ts', ...['bin', 'shared', 'worker', 'producer'].flatMap((folder) => filesUnder(folder))];
   for (const source of sources) {
-    if (!/\.tsx?$/.test(source) || source.endsWith('.d.ts')) continue;
+    // The Lua scripts are copied beside the JavaScript as they are (scripts/copy-lua.ts).
+    if (!/\.(tsx?|lua)$/.test(source) || source.endsWith('.d.ts')) continue;
     const built = join(repoRoot, 'dist', source.replace(/\.tsx?$/, '.js'));
     let builtAt: number;
     try {

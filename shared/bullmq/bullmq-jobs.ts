@@ -1,4 +1,5 @@
 import { raw2NextJobData, type Worker } from 'bullmq';
+import { luaScript } from '../adapters/redis/lua-script.js';
 
 /**
  * BullMQ's formats for jobs and their locks, as agentq relies on them outside BullMQ's own code: the lock
@@ -81,12 +82,11 @@ export function leanJobData({ id, name, data, attempts, backoff, now, workerName
 }
 
 /** Lua: delete KEYS[1] (a job's lock) if it still holds token ARGV[1] (BullMQ's releaseLock). → 1 released, 0 not. */
-export const RELEASE_LOCK_LUA =
-  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+export const RELEASE_LOCK_LUA = luaScript(new URL('./lua/release-lock-1.lua', import.meta.url));
 
 /**
  * Lua: the locks of a queue's active jobs whose token starts with ARGV[2] (a worker id prefix: BullMQ's
  * tokens start with their worker's id). KEYS[1] the active list, ARGV[1] the job key prefix
  * (queueLockScope); ARGV[3] 'del' deletes them too. → [job id, token, …]
  */
-export const LOCKS_OF_LUA = `local out = {} for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do local lock = ARGV[1] .. id .. '${JOB_LOCK_SUFFIX}' local token = redis.call('GET', lock) if token and string.sub(token, 1, #ARGV[2]) == ARGV[2] then out[#out + 1] = id out[#out + 1] = token if ARGV[3] == 'del' then redis.call('DEL', lock) end end end return out`;
+export const LOCKS_OF_LUA = luaScript(new URL('./lua/locks-of-1.lua', import.meta.url), { JOB_LOCK_SUFFIX });

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { QueueKeys as BullmqQueueKeys } from 'bullmq';
+import { luaScript } from '../adapters/redis/lua-script.js';
 
 type QueueKeysClass = typeof BullmqQueueKeys;
 let queueKeysClass: QueueKeysClass | undefined;
@@ -138,12 +139,7 @@ export function addJobKeys(keys: NamedQueueKeys): string[] {
 /** Lua: the named table of a queue's keys, `q.wait`, `q['metrics:completed']`, `q.job` (the job `job_id`'s key). */
 export function queueKeysLua(): string {
   const entries = QUEUE_KEY_NAMES.map((name) => `['${name}'] = prefix .. '${name}'`);
-  return `
-local function bullmq_queue_keys(prefix, job_id)
-  return {prefix = prefix, job = prefix .. (job_id or ''), ['metrics:completed'] = prefix .. 'metrics:completed',
-    ${entries.join(', ')}}
-end
-`;
+  return luaScript(new URL('./lua/queue-keys.lua', import.meta.url), { QUEUE_KEY_ENTRIES: entries.join(', ') });
 }
 
 /** Lua: `{q['wait'], q['paused'], …}`, a script's KEYS table made from the named table `q`. */

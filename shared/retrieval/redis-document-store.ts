@@ -4,6 +4,7 @@ import { runScript } from '../adapters/redis/create-redis.js';
 import { writeBlob } from './write-blob.js';
 import { fromDocumentFields, toDocumentFields, type DocumentRecord } from './document-record.js';
 import type { IngestItemResult, IngestProgress } from './ingest-batch.js';
+import { luaScript } from '../adapters/redis/lua-script.js';
 
 /**
  * Records one finished document of a batch, once: the result is written with HSETNX, so a job re-run
@@ -16,44 +17,17 @@ import type { IngestItemResult, IngestProgress } from './ingest-batch.js';
  *       7 doc id, 8… record field/value pairs (none: leave the record alone).
  * Returns 1 when the record was updated.
  */
-const FINISH_ITEM = `
-local applied = 0
-if #ARGV > 7 and redis.call('HGET', KEYS[1], 'pendingHash') == ARGV[4] then
-  redis.call('HSET', KEYS[1], unpack(ARGV, 8))
-  redis.call('ZADD', KEYS[4], ARGV[5], ARGV[7])
-  applied = 1
-end
-if redis.call('EXISTS', KEYS[2]) == 1 and redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[2]) == 1 then
-  redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
-  redis.call('HSET', KEYS[2], 'updatedAt', ARGV[5])
-  redis.call('EXPIRE', KEYS[3], ARGV[6])
-end
-return applied
-`;
+const FINISH_ITEM = luaScript(new URL('./lua/finish-ingest-item-4.lua', import.meta.url));
 
 /**
  * Fails the items of a hand-in that broke off, each once (HSETNX: an item finished meanwhile keeps its
  * result and is not counted twice). KEYS: 1 batch, 2 batch results. ARGV: 1 error message, 2 now (ISO),
  * 3 ttl (s), then item/result-JSON pairs.
  */
-const FAIL_ITEMS = `
-local failed = 0
-for i = 4, #ARGV, 2 do
-  failed = failed + redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
-end
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-redis.call('HINCRBY', KEYS[1], 'failed', failed)
-redis.call('HSET', KEYS[1], 'error', ARGV[1], 'updatedAt', ARGV[2])
-return failed
-`;
+const FAIL_ITEMS = luaScript(new URL('./lua/fail-ingest-items-2.lua', import.meta.url));
 
 /** KEYS: 1 record. ARGV: 1 content hash, 2 now (ISO). Sets `indexing` while the hash is the latest version's. */
-const MARK_INDEXING = `
-if redis.call('HGET', KEYS[1], 'pendingHash') == ARGV[1] then
-  redis.call('HSET', KEYS[1], 'status', 'indexing', 'updatedAt', ARGV[2])
-end
-return 0
-`;
+const MARK_INDEXING = luaScript(new URL('./lua/mark-indexing-1.lua', import.meta.url));
 
 /**
  * A document handed in for indexing: its record fields and its new version's bytes, given (`content`) or

@@ -1,31 +1,21 @@
 import type { RedisConnection } from '../adapters/redis/connect-redis.js';
 import { runScript } from '../adapters/redis/create-redis.js';
 import type { Keys } from './keys.js';
+import { luaScript } from '../adapters/redis/lua-script.js';
 
 /**
  * KEYS: 1 the conversation's turns · ARGV: 1 runId, 2 its createdAt, 3 ttl seconds
  * → the turns ahead of runId, first first (empty: runId is the conversation's first unfinished turn).
  * A turn not registered yet (a raw job's, or one whose registration a crash lost) joins at its creation time.
  */
-const ENTER = `
-if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
-if rank == 0 then return {} end
-return redis.call('ZRANGE', KEYS[1], 0, rank - 1)
-`;
+const ENTER = luaScript(new URL('./lua/enter-conversation-turn-1.lua', import.meta.url));
 
 /**
  * KEYS: 1 the conversation's turns · ARGV: 1 runId
  * → the turn that is first now, when runId was first and another waits; false otherwise (also when runId
  * had left already, so of two callers leaving the same turn only one hands the conversation on).
  */
-const LEAVE = `
-local first = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return false end
-if first ~= ARGV[1] then return false end
-return redis.call('ZRANGE', KEYS[1], 0, 0)[1] or false
-`;
+const LEAVE = luaScript(new URL('./lua/leave-conversation-turn-1.lua', import.meta.url));
 
 /** A conversation's turn as the rule needs it. */
 export interface ConversationTurn {

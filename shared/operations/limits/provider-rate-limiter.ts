@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
 import type { Keys } from '../../store/keys.js';
 import { runScript } from '../../adapters/redis/create-redis.js';
+import { luaScript } from '../../adapters/redis/lua-script.js';
 
 /**
  * Takes a request slot if both the request and the token budget of the last 60 s allow it.
@@ -11,41 +12,7 @@ import { runScript } from '../../adapters/redis/create-redis.js';
  *   · 5 window ms
  * → {0, member} granted | {wait ms, ''} refused | {-1, ''} never (asked more tokens than the window allows)
  */
-const ACQUIRE = `
-local now_parts = redis.call('TIME')
-local now = tonumber(now_parts[1]) * 1000 + math.floor(tonumber(now_parts[2]) / 1000)
-local window = tonumber(ARGV[5])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local max_requests, max_tokens, asked = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local entries = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
-local count = #entries / 2
-local wait = 0
-if max_requests > 0 and count >= max_requests then
-  -- the oldest entries must leave the window first
-  local leaving = count - max_requests + 1
-  wait = math.max(wait, tonumber(entries[leaving * 2]) + window - now)
-end
-if max_tokens > 0 then
-  local used = 0
-  for i = 1, #entries, 2 do used = used + tonumber(string.match(entries[i], ':(%d+)$')) end
-  if used + asked > max_tokens then
-    if asked > max_tokens then return {-1, ''} end
-    local freed = 0
-    for i = 1, #entries, 2 do
-      freed = freed + tonumber(string.match(entries[i], ':(%d+)$'))
-      if used - freed + asked <= max_tokens then
-        wait = math.max(wait, tonumber(entries[i + 1]) + window - now)
-        break
-      end
-    end
-  end
-end
-if wait > 0 then return {wait, ''} end
-local member = now .. ':' .. ARGV[4] .. ':' .. asked
-redis.call('ZADD', KEYS[1], now, member)
-redis.call('PEXPIRE', KEYS[1], window * 2)
-return {0, member}
-`;
+const ACQUIRE = luaScript(new URL('./lua/acquire-provider-slot-1.lua', import.meta.url));
 
 /**
  * Replaces a granted slot's estimated tokens by the tokens the response actually used, and moves the
@@ -55,16 +22,7 @@ return {0, member}
  * counting from then is never early.
  * KEYS[1] the log · ARGV: 1 member · 2 actual tokens → 1 replaced, 0 gone (left the window)
  */
-const SETTLE = `
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score then return 0 end
-local now_parts = redis.call('TIME')
-local now = tonumber(now_parts[1]) * 1000 + math.floor(tonumber(now_parts[2]) / 1000)
-redis.call('ZREM', KEYS[1], ARGV[1])
-local prefix = string.match(ARGV[1], '^(%d+:[^:]+):')
-redis.call('ZADD', KEYS[1], math.max(tonumber(score), now), prefix .. ':' .. ARGV[2])
-return 1
-`;
+const SETTLE = luaScript(new URL('./lua/settle-provider-slot-1.lua', import.meta.url));
 
 export interface ProviderLimits {
   /** Requests per minute; 0 = unlimited. */

@@ -1,13 +1,10 @@
 import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
 import type { Keys } from '../../store/keys.js';
 import { runScript } from '../../adapters/redis/create-redis.js';
+import { luaScript } from '../../adapters/redis/lua-script.js';
 
-/** KEYS: 1 window counter · ARGV: 1 window length (ms) → requests in this window, this one included. */
-const COUNT_REQUEST = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return count
-`;
+/** Counts an event in a fixed window (requests, failed authentications). KEYS and ARGV: the header of lua/count-in-window-1.lua. */
+export const COUNT_IN_WINDOW = luaScript(new URL('./lua/count-in-window-1.lua', import.meta.url));
 
 const WINDOW_MS = 60_000;
 
@@ -36,7 +33,7 @@ export class RateLimiter {
     const resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
     if (this.perMinute === 0) return { allowed: true, limit: 0, remaining: 0, resetSeconds };
     const key = this.keys.apiRateLimit(keyId, window);
-    const count = await runScript<number>(this.redis, COUNT_REQUEST, [key], [WINDOW_MS + 1000]);
+    const count = await runScript<number>(this.redis, COUNT_IN_WINDOW, [key], [WINDOW_MS + 1000]);
     return {
       allowed: count <= this.perMinute,
       limit: this.perMinute,

@@ -4,6 +4,7 @@ import { AgentqError } from '../../contracts/errors.js';
 import { TERMINAL_STATUSES } from '../../contracts/run-record.js';
 import type { Keys } from '../../store/keys.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
+import { luaScript } from '../../adapters/redis/lua-script.js';
 
 /** The tenant limits field of the budget (PUT /v1/admin/tenants/:tenant/limits `storageBytes`). */
 export const STORAGE_LIMIT_FIELD = 'storageBytes';
@@ -15,46 +16,13 @@ export const STORAGE_LIMIT_FIELD = 'storageBytes';
  * ARGV: 1 id · 2 bytes · 3 now ms · 4 default limit (AGENTQ_TENANT_MAX_BYTES; 0 = none)
  * → {2, total, limit} held already (and live again: a retried run) · {1, total, limit} charged · {0, total, limit} refused
  */
-const CHARGE = `
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[3], 'LIMIT', 0, 500)) do
-  redis.call('DECRBY', KEYS[1], tonumber(redis.call('HGET', KEYS[2], id) or '0'))
-  redis.call('HDEL', KEYS[2], id)
-  redis.call('ZREM', KEYS[3], id)
-end
-local total = tonumber(redis.call('GET', KEYS[1]) or '0')
-local own = redis.call('HGET', KEYS[4], '${STORAGE_LIMIT_FIELD}')
-local limit = tonumber(own or ARGV[4])
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then
-  redis.call('ZADD', KEYS[3], '+inf', ARGV[1])
-  return {2, total, limit}
-end
-local bytes = tonumber(ARGV[2])
-if (own or limit > 0) and total + bytes > limit then return {0, total, limit} end
-redis.call('INCRBY', KEYS[1], bytes)
-redis.call('HSET', KEYS[2], ARGV[1], bytes)
-redis.call('ZADD', KEYS[3], '+inf', ARGV[1])
-return {1, total + bytes, limit}
-`;
+const CHARGE = luaScript(new URL('./lua/charge-storage-4.lua', import.meta.url), { STORAGE_LIMIT_FIELD });
 
 /** KEYS: 1 total · 2 charges · 3 expiry · ARGV: 1 id · 2 bytes to add · 3 expires at (ms) */
-const SETTLE = `
-local bytes = tonumber(ARGV[2])
-if bytes > 0 then
-  redis.call('HINCRBY', KEYS[2], ARGV[1], bytes)
-  redis.call('INCRBY', KEYS[1], bytes)
-end
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1]) end
-return 1
-`;
+const SETTLE = luaScript(new URL('./lua/settle-storage-3.lua', import.meta.url));
 
 /** KEYS: 1 total · 2 charges · 3 expiry · ARGV: 1 id → bytes released */
-const RELEASE = `
-local bytes = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
-redis.call('DECRBY', KEYS[1], bytes)
-redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
-return bytes
-`;
+const RELEASE = luaScript(new URL('./lua/release-storage-3.lua', import.meta.url));
 
 /** How long a process goes before it checks a tenant's live charges for runs whose finish was never settled. */
 const SWEEP_EVERY_MS = 60_000;

@@ -10,6 +10,7 @@ import {
   usdToMicros,
   type TenantBudgetLimits,
 } from './tenant-budget-limits.js';
+import { luaScript } from '../../adapters/redis/lua-script.js';
 
 /**
  * KEYS: 1 limits · 2 day usage · 3 month usage · 4 reservations
@@ -20,44 +21,7 @@ import {
  * Usage + live reservations + this estimate must fit every limit; the estimate is then held as a
  * reservation, so concurrent callers see each other's calls before any of them has been counted.
  */
-const RESERVE = `
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[4])
-if ARGV[1] ~= '' and redis.call('ZSCORE', KEYS[4], ARGV[1]) then
-  redis.call('ZADD', KEYS[4], tonumber(ARGV[4]) + tonumber(ARGV[5]), ARGV[1])
-  return {1}
-end
-local limits = {}
-local stored = redis.call('HGETALL', KEYS[1])
-if #stored > 0 then
-  for i = 1, #stored, 2 do limits[stored[i]] = tonumber(stored[i + 1]) end
-else
-  local names = {'tokensPerDay', 'tokensPerMonth', 'costMicrosPerDay', 'costMicrosPerMonth'}
-  for i, name in ipairs(names) do if ARGV[5 + i] ~= '' then limits[name] = tonumber(ARGV[5 + i]) end end
-end
-if next(limits) == nil then return {1} end
-if ARGV[1] == '' then return {2} end
-local reservedTokens, reservedCost = 0, 0
-for _, member in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
-  local t, c = string.match(member, '|(%d+)|(%d+)$')
-  reservedTokens = reservedTokens + tonumber(t)
-  reservedCost = reservedCost + tonumber(c)
-end
-local checks = {
-  {'tokensPerDay', KEYS[2], 'tokens', reservedTokens, tonumber(ARGV[2])},
-  {'tokensPerMonth', KEYS[3], 'tokens', reservedTokens, tonumber(ARGV[2])},
-  {'costMicrosPerDay', KEYS[2], 'costMicros', reservedCost, tonumber(ARGV[3])},
-  {'costMicrosPerMonth', KEYS[3], 'costMicros', reservedCost, tonumber(ARGV[3])},
-}
-for _, check in ipairs(checks) do
-  local limit = limits[check[1]]
-  if limit then
-    local used = tonumber(redis.call('HGET', check[2], check[3]) or '0') + check[4]
-    if used + check[5] > limit then return {0, check[1], tostring(limit), tostring(used)} end
-  end
-end
-redis.call('ZADD', KEYS[4], tonumber(ARGV[4]) + tonumber(ARGV[5]), ARGV[1])
-return {1}
-`;
+const RESERVE = luaScript(new URL('./lua/reserve-budget-4.lua', import.meta.url));
 
 /**
  * KEYS: 1 day usage · 2 month usage · 3 reservations · 4 settled call ids
@@ -65,24 +29,7 @@ return {1}
  *       8 day ttl s · 9 month ttl s · 10 settled-id memory ms
  * → 1 counted · 0 this call id was counted already (a re-delivered step).
  */
-const SETTLE = `
-if ARGV[1] ~= '' then redis.call('ZREM', KEYS[3], ARGV[1]) end
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', tonumber(ARGV[7]) - tonumber(ARGV[10]))
-if redis.call('ZADD', KEYS[4], 'NX', ARGV[7], ARGV[2]) == 0 then return 0 end
-local tokens, cost = tonumber(ARGV[3]), tonumber(ARGV[4])
-for _, key in ipairs({KEYS[1], KEYS[2]}) do
-  redis.call('HINCRBY', key, 'tokens', tokens)
-  redis.call('HINCRBY', key, 'costMicros', cost)
-  redis.call('HINCRBY', key, 'calls', 1)
-  redis.call('HINCRBY', key, 'tokens:graph:' .. ARGV[5], tokens)
-  redis.call('HINCRBY', key, 'costMicros:graph:' .. ARGV[5], cost)
-  redis.call('HINCRBY', key, 'tokens:model:' .. ARGV[6], tokens)
-  redis.call('HINCRBY', key, 'costMicros:model:' .. ARGV[6], cost)
-end
-redis.call('EXPIRE', KEYS[1], ARGV[8])
-redis.call('EXPIRE', KEYS[2], ARGV[9])
-return 1
-`;
+const SETTLE = luaScript(new URL('./lua/settle-budget-4.lua', import.meta.url));
 
 /** An estimate held against a tenant's budgets until the call is settled or released. */
 export interface BudgetReservation {

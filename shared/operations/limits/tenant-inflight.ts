@@ -3,14 +3,10 @@ import type { Keys } from '../../store/keys.js';
 import { runScript } from '../../adapters/redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import { TERMINAL_STATUSES } from '../../contracts/run-record.js';
+import { luaScript } from '../../adapters/redis/lua-script.js';
 
 /** KEYS: 1 tenant's in-flight set · ARGV: 1 runId, 2 cap, 3 now → 2 held already, 1 reserved now, 0 full. */
-const RESERVE = `
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 2 end
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-return 1
-`;
+const RESERVE = luaScript(new URL('./lua/reserve-inflight-slot-1.lua', import.meta.url));
 
 /** A slot reserved this recently may belong to a run being created right now: the sweep leaves it. */
 const SWEEP_GRACE_MS = 60_000;

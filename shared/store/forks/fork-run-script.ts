@@ -1,29 +1,5 @@
-import { TERMINAL } from '../run-scripts.js';
+import { RUN_LUA_VALUES } from '../run-scripts.js';
+import { luaScript } from '../../adapters/redis/lua-script.js';
 
-/**
- * Creates a fork in one script over its own keys: meta, state, history, inherited step log,
- * its parallel siblings' writes and the recording's boundaries it inherits, and a `run-fork` event. The
- * original is not touched (it may live on another shard: it was read before, in a snapshot of its own).
- * KEYS: the fork's run keys (Keys.runAll)
- * ARGV: 1 events maxlen · 2 run-fork event data JSON · then six sections, each a count c and c values:
- *   meta field/value pairs · state field/value pairs · messages · step records · writes task/JSON pairs
- *   · recording field/value pairs
- * → 1 created, 0 the id is taken
- */
-export const FORK_RUN = `${TERMINAL}
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local at = 3
-local function section(cmd, key)
-  local count = tonumber(ARGV[at])
-  if count > 0 then push_from(cmd, key, ARGV, at + 1, count) end
-  at = at + 1 + count
-end
-section('HSET', KEYS[1])
-section('HSET', KEYS[2])
-section('RPUSH', KEYS[3])
-section('RPUSH', KEYS[4])
-section('HSET', KEYS[6])
-section('HSET', KEYS[8])
-run_event(KEYS, ARGV[1], 'run-fork', ARGV[2])
-return 1
-`;
+/** Creates a fork in one script over its own keys. Its KEYS, ARGV and reply: the header of lua/fork-run-8.lua. */
+export const FORK_RUN = luaScript(new URL('./lua/fork-run-8.lua', import.meta.url), RUN_LUA_VALUES);

@@ -1,9 +1,6 @@
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { AgentqError } from '../../../shared/contracts/errors.js';
+import { threadModuleUrl } from '../../../shared/contracts/thread-module.js';
 import type { Logger } from '../../../shared/telemetry/logger.js';
 import type { ParseReply, ParseRequest } from './parse-messages.js';
 
@@ -31,23 +28,11 @@ interface Thread {
   task: (Task & { id: number; timer: NodeJS.Timeout }) | null;
 }
 
-/**
- * Source and tests run as TypeScript through tsx; a thread does not inherit the parent's loader hooks on
- * Node 20, so it registers tsx itself before loading the entry. Built code (dist) loads the .js entry.
- */
+/** A parse thread (parse-thread.ts), started from its compiled module (threadModuleUrl says why). */
 function startThread(maxHeapMb: number): Worker {
-  const resourceLimits = { maxOldGenerationSizeMb: maxHeapMb };
-  if (!import.meta.url.endsWith('.ts'))
-    return new Worker(new URL('./parse-thread.js', import.meta.url), { resourceLimits });
-  const tsxApi = join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs');
-  if (!existsSync(tsxApi))
-    throw new AgentqError(
-      'INTERNAL',
-      `running agentq from TypeScript sources needs tsx (${tsxApi} is missing); build with npm run build and run dist instead`,
-    );
-  const entry = new URL('./parse-thread.ts', import.meta.url).href;
-  const code = `import(${JSON.stringify(pathToFileURL(tsxApi).href)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(code, { eval: true, resourceLimits });
+  return new Worker(threadModuleUrl('parse-thread', import.meta.url), {
+    resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
+  });
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Embedder } from '../../../shared/ports/embedder.js';
 import type { VectorStore, VectorUpdate } from '../../../shared/ports/vector-store.js';
 import type { Keys } from '../../../shared/store/keys.js';
 import type { Logger } from '../../../shared/telemetry/logger.js';
+import { luaScript } from '../../../shared/adapters/redis/lua-script.js';
 
 /** Chunks read and embedded per round: one write of their vectors, and the lease renewed between rounds. */
 const PAGE_SIZE = 64;
@@ -16,8 +17,8 @@ const YIELD_MS = 250;
 const BACKOFF_MS = [1000, 5000, 30_000, 60_000];
 
 // Compare-and-renew and compare-and-delete: only the owner touches its lease.
-const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0`;
-const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+const RENEW = luaScript(new URL('./lua/renew-lease-1.lua', import.meta.url));
+const RELEASE = luaScript(new URL('./lua/release-lease-1.lua', import.meta.url));
 
 export interface VectorBuilderOptions {
   redis: RedisConnection;

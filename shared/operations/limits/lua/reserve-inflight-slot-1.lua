@@ -1,0 +1,17 @@
+--[[
+  Reserve a slot in a tenant's in-flight set.
+
+  Input:
+    KEYS[1] the tenant's in-flight set
+
+    ARGV[1] run id
+    ARGV[2] cap
+    ARGV[3] now (ms)
+
+  Output:
+    2 held already, 1 reserved now, 0 full
+]]
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 2 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1

@@ -1,0 +1,29 @@
+--[[
+  A producer's enqueue in one script: creates the run (as CREATE_RUN) and adds its start job to the
+  run's shard queue (BullMQ's Queue.add: bullmq_add_job); a run that exists but was never taken in gets its
+  start job again (the deterministic id dedupes it). One round trip, and no BullMQ Job built in the producer.
+  KEYS: 1-7 the run's keys · then the queue keys an add touches (the seam's addJobKeys; the script names
+    them from ARGV[1])
+  ARGV: 1 queue key prefix · 2 start job id · 3 job name · 4 job data JSON · 5 attempts · 6 now · 7 BullMQ
+    priority (0 none) · then the meta hash's field/value pairs
+  → 1 created, or the existing run's meta pairs
+
+  KEYS[1..8] the run's keys (Keys.runAll)
+  KEYS[9..19] the queue keys an add touches (addJobKeys)
+  BULLMQ: the placeholder is the Lua of the BullMQ seam's helpers (bullmqLua)
+]]
+{{BULLMQ}}
+
+local function add_start(priority)
+  local opts = {jobId = ARGV[2], attempts = tonumber(ARGV[5]), backoff = {type = 'agentq'}}
+  if priority > 0 then opts.priority = priority end
+  bullmq_add_job(bullmq_queue_keys(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], opts, ARGV[6])
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local m = redis.call('HMGET', KEYS[1], 'status', 'tasks', 'priority')
+  if m[1] == 'queued' and not m[2] then add_start(tonumber(m[3]) or 0) end
+  return redis.call('HGETALL', KEYS[1])
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+add_start(tonumber(ARGV[7]))
+return 1

@@ -1,0 +1,48 @@
+--[[
+  KEYS: 1 the run's memo hash · 2 its meta · 3 its writes (a parallel superstep's stored task writes)
+  ARGV: 1 step id (`s<k>.t<i>`) · 2 memo key · 3 claimant (`<process id>/<call id>`) · 4 attempt · 5 claim ends at (ms)
+    · 6 now (ms) · 7 liveness key prefix of the run's shard · 8 superstep · 9 task
+    · 10 a claimant of this process known to be over ('' none: an earlier delivery here whose call ended
+    without releasing) · 11 takeover wait (ms) after the owner's liveness lapsed (AGENTQ_PAID_CLAIM_TAKEOVER_MS)
+  → {'memo', result JSON} (saved by an earlier attempt) | {'claimed'} | {'wait', owner, ends at ms}
+    | {'stale'}: the step is committed already (a delivery that began before the commit and reaches its paid
+    call after it: the commit dropped the step's memo, and paying now would be paying twice)
+
+  KEYS[1..3] as listed above: memo hash, meta, writes
+]]
+local m = redis.call('HMGET', KEYS[2], 'status', 'superstep')
+if not m[1] or m[1] == 'completed' or m[1] == 'failed' or m[1] == 'cancelled' or tonumber(m[2]) ~= tonumber(ARGV[8]) then return {'stale'} end
+if redis.call('HEXISTS', KEYS[3], ARGV[9]) == 1 then return {'stale'} end
+local saved = redis.call('HGET', KEYS[1], ARGV[1])
+if saved then
+  local memos = cjson.decode(saved)
+  if memos[ARGV[2]] ~= nil then return {'memo', cjson.encode(memos[ARGV[2]])} end
+end
+local field = 'claim:' .. ARGV[1] .. ':' .. ARGV[2]
+local held = redis.call('HGET', KEYS[1], field)
+local now = tonumber(ARGV[6])
+if held then
+  local claim = cjson.decode(held)
+  local process_id = string.match(claim.owner, '^(.*)/[^/]*$') or claim.owner
+  -- Another call's claim holds while it has not run out and its process still beats (liveness-thread.ts),
+  -- and for the takeover wait after its beats stopped (a paused process may still finish its call).
+  if claim.owner ~= ARGV[3] and claim.owner ~= ARGV[10] and tonumber(claim.endsAt) > now then
+    if redis.call('EXISTS', ARGV[7] .. process_id) == 1 then
+      if claim.silentSince then
+        claim.silentSince = nil
+        redis.call('HSET', KEYS[1], field, cjson.encode(claim))
+      end
+      return {'wait', claim.owner, tostring(claim.endsAt)}
+    end
+    local takeover = tonumber(ARGV[11])
+    if takeover > 0 then
+      if not claim.silentSince then
+        claim.silentSince = now
+        redis.call('HSET', KEYS[1], field, cjson.encode(claim))
+      end
+      if now - tonumber(claim.silentSince) < takeover then return {'wait', claim.owner, tostring(claim.endsAt)} end
+    end
+  end
+end
+redis.call('HSET', KEYS[1], field, cjson.encode({owner = ARGV[3], attempt = tonumber(ARGV[4]), endsAt = tonumber(ARGV[5])}))
+return {'claimed'}
