@@ -1,4 +1,4 @@
-// The example of docs/guides/testing-your-graphs.md, as it is written there (imports aside): it must pass.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { defineGraph, channel, START, END, type Message } from '../../index.js';
 import { MockLanguageModel, runInProcess } from '../../testing/index.js';
@@ -42,5 +42,20 @@ describe('the testing guide: adder', () => {
     expect(result.steps.map((step) => step.node)).toEqual(['model', 'tool', 'model']);
     expect(result.steps[1]!.update).toEqual({ turns: { role: 'tool', tool_call_id: 'call_1_0', content: '5' } });
     expect(languageModel.calls[1]!.messages.at(-1)).toMatchObject({ role: 'tool', content: '5' });
+  });
+});
+
+// This file is the example of docs/guides/testing-your-graphs.md as written there (imports aside): it runs above.
+describe('docs/guides/testing-your-graphs.md', () => {
+  it('shows the example this file runs', () => {
+    const page = readFileSync(new URL('../../docs/guides/testing-your-graphs.md', import.meta.url), 'utf8');
+    const block = page.slice(page.indexOf('```ts\n') + 6, page.indexOf('```', page.indexOf('```ts\n') + 6));
+    const own = readFileSync(new URL(import.meta.url), 'utf8');
+    const example = own
+      .slice(own.indexOf('import { describe'), own.indexOf('// This file is the example'))
+      .replace("from '../../index.js';", "from 'agentq';")
+      .replace("from '../../testing/index.js';", "from 'agentq/testing';")
+      .replace("describe('the testing guide: adder'", "describe('adder'");
+    expect(example.trim()).toBe(block.trim());
   });
 });
