@@ -24,6 +24,18 @@ const rooms = [
     from: ['./producer', './worker', './bin'],
     message: 'shared/ is below both sides: it imports neither producer/ nor worker/',
   },
+  // agentq/testing runs graphs as a worker would: it may use shared/ and worker/, and nothing the
+  // product runs may depend on it.
+  {
+    target: './testing',
+    from: ['./producer', './bin'],
+    message: 'testing/ runs graphs in process: it may import shared/ and worker/, not producer/ or bin/',
+  },
+  {
+    target: ['./producer', './worker', './shared', './bin'],
+    from: './testing',
+    message: 'testing/ is for tests: product code may not import it',
+  },
   // Vendor adapters sit below everything but the contracts, ports, config and telemetry.
   {
     target: './shared/adapters',

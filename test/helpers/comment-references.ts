@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import type TypeScript from 'typescript';
 
 /** The trees whose TypeScript comments must be readable without documents outside the repository. */
-export const COMMENTED_TREES = ['bin', 'shared', 'worker', 'producer', 'test', 'bench', 'scripts'];
+export const COMMENTED_TREES = ['bin', 'shared', 'worker', 'producer', 'testing', 'test', 'bench', 'scripts'];
 
 /**
  * What a comment must not lean on: a section of the team's design file (the word DESIGN, then a section

@@ -4,6 +4,7 @@ import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START, Send } from '../../shared/graph/graph.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { Calls } from '../helpers/test-graphs.js';
+import { contractGraphs } from '../helpers/contract-graphs.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 const calls = new Calls();
@@ -53,44 +54,12 @@ const mapReduce = defineGraph({
   .edge('square', END)
   .build();
 
-const inner = defineGraph({ name: 'inner', state: { log: channel.append<string>() } })
-  .node('x', () => ({ log: 'x' }))
-  .node('y', () => ({ log: 'y' }))
-  .edge(START, 'x')
-  .edge('x', 'y')
-  .edge('y', END)
-  .build();
-
-const outer = defineGraph({ name: 'outer', state: { log: channel.append<string>() }, output: (state) => state.log })
-  .node('pre', () => ({ log: 'pre' }))
-  .node('sub', inner)
-  .node('post', () => ({ log: 'post' }))
-  .edge(START, 'pre')
-  .edge('pre', 'sub')
-  .edge('sub', 'post')
-  .edge('post', END)
-  .build();
-
-const approval = defineGraph({
-  name: 'approval',
-  state: { draft: channel.replace(''), verdict: channel.replace('') },
-  output: (state) => state,
-})
-  .node('write', () => ({ draft: 'pay 100 EUR' }))
-  .node('ask', (state, context) => {
-    calls.hit(context.runId, 'ask');
-    const answer = context.interrupt<{ approved: boolean }>({ question: `approve "${state.draft}"?` });
-    return { verdict: answer.approved ? 'approved' : 'rejected' };
-  })
-  .edge(START, 'write')
-  .edge('write', 'ask')
-  .edge('ask', END)
-  .build();
+const [, , , outer, approval] = contractGraphs({ onNode: (runId, node) => calls.hit(runId, node) });
 
 describe('graph execution through the queue', () => {
   let env: TestEnv;
   beforeAll(async () => {
-    env = await startTestEnv({ graphs: [fanOut, mapReduce, outer, approval] });
+    env = await startTestEnv({ graphs: [fanOut, mapReduce, outer!, approval!] });
   });
   afterAll(async () => env.close());
 
@@ -121,14 +90,14 @@ describe('graph execution through the queue', () => {
   });
 
   it('runs a subgraph as nodes of the parent, each its own step', async () => {
-    const queued = await env.client.enqueue({ graph: 'outer', input: null });
+    const queued = await env.client.enqueue({ graph: 'contract-subgraph', input: null });
     const done = await env.client.wait(queued.id);
     expect(done.output).toEqual(['pre', 'x', 'y', 'post']);
     expect((await env.client.steps(queued.id)).map((step) => step.node)).toEqual(['pre', 'sub/x', 'sub/y', 'post']);
   });
 
   it('a node can interrupt the run; resume continues from that step with the given value', async () => {
-    const queued = await env.client.enqueue({ graph: 'approval', input: null });
+    const queued = await env.client.enqueue({ graph: 'contract-interrupt', input: null });
     const waiting = await env.client.wait(queued.id);
     expect(waiting.status).toBe('waiting');
     expect(waiting.interrupt).toEqual({
@@ -152,7 +121,7 @@ describe('graph execution through the queue', () => {
   });
 
   it('cancelling a waiting run ends it at once', async () => {
-    const queued = await env.client.enqueue({ graph: 'approval', input: null });
+    const queued = await env.client.enqueue({ graph: 'contract-interrupt', input: null });
     expect((await env.client.wait(queued.id)).status).toBe('waiting');
     expect((await env.client.cancel(queued.id)).status).toBe('cancelled');
   });

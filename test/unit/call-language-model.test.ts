@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
-import { MockLanguageModel } from '../fakes/mock-language-model.js';
-import { fakeNodeContext as fakeContext } from '../helpers/fake-node-context.js';
+import { MockLanguageModel } from '../../testing/mock-language-model.js';
+import { fakeNodeContext as fakeContext } from '../../testing/fake-node-context.js';
 
 const messages = [{ role: 'user' as const, content: 'What is the capital of France?' }];
 

@@ -4,7 +4,7 @@ import { LocalEmbedder } from '../../shared/adapters/local-embedder/local-embedd
 import { DENSE_MATCH_MARGIN, denseSentenceMatch } from '../../worker/retrieval/rag/dense-sentence-match.js';
 import { rankPassages } from '../../worker/retrieval/rag/rank-passages.js';
 import { citationIdOf, type RetrievedPassage } from '../../worker/retrieval/rag/retrieved-passage.js';
-import { fakeNodeContext } from '../helpers/fake-node-context.js';
+import { fakeNodeContext } from '../../testing/fake-node-context.js';
 
 function passage(title: string, text: string, score: number): RetrievedPassage {
   const chunkId = `doc_${title.replace(/\W+/g, '_')}.c0`;

@@ -6,7 +6,7 @@ import { strictJsonSchema } from '../../worker/agents/llm/strict-json-schema.js'
 import type { Message } from '../../shared/contracts/run-record.js';
 import { OpenAILanguageModel } from '../../shared/adapters/openai/openai-language-model.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
-import { fakeNodeContext } from '../helpers/fake-node-context.js';
+import { fakeNodeContext } from '../../testing/fake-node-context.js';
 
 const verdictSchema = z.object({
   approved: z.boolean(),

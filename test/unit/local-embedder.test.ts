@@ -11,7 +11,7 @@ import {
 } from '../../shared/adapters/local-embedder/local-embedder.js';
 import { OpenAIEmbedder } from '../../shared/adapters/openai/openai-embedder.js';
 import { createDefaultServices } from '../../worker/default-services.js';
-import { fakeNodeContext } from '../helpers/fake-node-context.js';
+import { fakeNodeContext } from '../../testing/fake-node-context.js';
 
 const cosine = (left: readonly number[], right: readonly number[]) => {
   let dot = 0;

@@ -6,7 +6,7 @@ import { limitsFor, parseRateLimits } from '../../shared/llm/rate-limit-table.js
 import { OpenAIEmbedder } from '../../shared/adapters/openai/openai-embedder.js';
 import { rankLexically } from '../../worker/agents/graphs/expert-recall.js';
 import { embedText, startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
-import { fakeNodeContext } from '../helpers/fake-node-context.js';
+import { fakeNodeContext } from '../../testing/fake-node-context.js';
 
 /** The Embedder adapter over the real openai SDK and HTTP, against the scripted server's deterministic embeddings. */
 describe('OpenAIEmbedder', () => {

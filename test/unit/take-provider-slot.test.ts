@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { AcquireResult, ProviderLimits } from '../../shared/operations/limits/provider-rate-limiter.js';
 import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
 import type { RequestRateLimiter } from '../../worker/agents/agent-services.js';
-import { MockLanguageModel } from '../fakes/mock-language-model.js';
-import { fakeNodeContext } from '../helpers/fake-node-context.js';
+import { MockLanguageModel } from '../../testing/mock-language-model.js';
+import { fakeNodeContext } from '../../testing/fake-node-context.js';
 
 /** A limiter double: answers from a list and records what it was asked. */
 class MockRateLimiter implements RequestRateLimiter {

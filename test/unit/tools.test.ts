@@ -8,7 +8,7 @@ import { executeToolCall, truncate } from '../../worker/agents/tools/execute-too
 import { ToolRegistry } from '../../worker/agents/tools/tool-registry.js';
 import { builtInTools } from '../../worker/agents/tools/built-in-tools.js';
 import { currentTimeTool } from '../../worker/agents/tools/current-time.js';
-import { fakeNodeContext } from '../helpers/fake-node-context.js';
+import { fakeNodeContext } from '../../testing/fake-node-context.js';
 
 const call = (name: string, args: unknown, id = 'call_1'): ToolCall => ({
   id,

@@ -1,11 +1,16 @@
 import { toAgentqError } from '../../shared/contracts/errors.js';
 import type { Message } from '../../shared/contracts/run-record.js';
-import { applyUpdates, stateFrom } from '../../shared/graph/channels.js';
-import { mergeNextTasks } from '../../shared/graph/define-graph.js';
-import type { Graph, Task } from '../../shared/graph/graph.js';
+import { stateFrom } from '../../shared/graph/channels.js';
+import type { Graph } from '../../shared/graph/graph.js';
 import type { StepMeta } from '../../shared/store/redis-run-store.js';
 import { failPastDeadline } from './fail-past-deadline.js';
 import { failRun } from './step-failure.js';
+import {
+  superstepOutcome,
+  superstepTransition,
+  type SuperstepTransition,
+  type TaskWrite,
+} from './superstep-transition.js';
 import type { StepProcessorOptions } from './step-processor-options.js';
 
 /** The last task of a parallel superstep merges all writes (in task order) and advances; its script adds the next jobs. */
@@ -23,15 +28,9 @@ export async function advanceSuperstep(
   const stored = await store.state(meta.id);
   const state = stateFrom(graph.channels, stored);
   const ordered = [...writes.entries()].sort(([a], [b]) => a - b).map(([, write]) => write);
-  let next: Task[];
-  let applied: ReturnType<typeof applyUpdates>;
+  let transition: SuperstepTransition;
   try {
-    applied = applyUpdates(
-      graph.channels,
-      state,
-      ordered.map((write) => write.update as never),
-    );
-    next = mergeNextTasks(await Promise.all(ordered.map((write) => graph.next(write.node, applied.state))));
+    transition = await superstepTransition(graph, state, ordered as TaskWrite[]);
   } catch (error) {
     await failRun(
       options.store,
@@ -43,11 +42,9 @@ export async function advanceSuperstep(
     ).catch(() => undefined);
     return;
   }
+  const { applied, next } = transition;
   const messages: Message[] = ordered.flatMap((write) => write.messages);
-  const outcome =
-    next.length > 0
-      ? { kind: 'next' as const, tasks: next }
-      : { kind: 'completed' as const, output: graph.output(applied.state) };
+  const outcome = superstepOutcome(graph, transition);
   const merged = await transitions.commit(
     {
       runId: meta.id,

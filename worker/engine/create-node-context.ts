@@ -100,10 +100,7 @@ class StepNodeContext implements NodeContext {
   get interrupt(): NodeContext['interrupt'] {
     const { meta } = this.input;
     const stepId = this.stepId;
-    return <T>(request: unknown): T => {
-      if (meta.resume?.stepId === stepId) return meta.resume.value as T;
-      throw new InterruptSignal(request);
-    };
+    return <T>(request: unknown): T => resumeOrInterrupt<T>(meta.resume, stepId, request);
   }
 
   get memo(): NodeContext['memo'] {
@@ -178,16 +175,8 @@ class StepNodeContext implements NodeContext {
 
   get recordUsage(): NodeContext['recordUsage'] {
     const { usage } = this.input;
-    return ({ inputTokens, outputTokens, costUsd, model, finishReason }) => {
-      // The step's last response's: what the run's result reports.
-      if (finishReason) usage.finishReason = finishReason;
-      // A replay's answer from the recording cost nothing: its usage was the original's.
-      if (this.replayed) return;
-      usage.inputTokens += inputTokens;
-      usage.outputTokens += outputTokens;
-      usage.costUsd += costUsd;
-      if (model) usage.model = model;
-    };
+    // A replay's answer from the recording cost nothing: its usage was the original's.
+    return (recorded) => addStepUsage(usage, recorded, { replayed: this.replayed });
   }
 
   /** One publisher per attempt (it numbers the attempt's tokens), made when first read. */
@@ -210,4 +199,29 @@ class StepNodeContext implements NodeContext {
     return (type, eventData) =>
       store.addEvent(data.runId, type, { ...eventData, node, superstep: data.superstep, task: data.task });
   }
+}
+
+/**
+ * `interrupt` at step `stepId`: the answer when the run was resumed at this step, else the signal that
+ * makes the run wait for one.
+ */
+export function resumeOrInterrupt<T>(
+  resume: { stepId: string; value: unknown } | null | undefined,
+  stepId: string,
+  request: unknown,
+): T {
+  if (resume?.stepId === stepId) return resume.value as T;
+  throw new InterruptSignal(request);
+}
+
+/** `recordUsage`: adds a response's usage to the step's; a replayed answer only sets the finish reason. */
+export function addStepUsage(usage: StepUsage, recorded: StepUsage, { replayed = false } = {}): void {
+  const { inputTokens, outputTokens, costUsd, model, finishReason } = recorded;
+  // The step's last response's: what the run's result reports.
+  if (finishReason) usage.finishReason = finishReason;
+  if (replayed) return;
+  usage.inputTokens += inputTokens;
+  usage.outputTokens += outputTokens;
+  usage.costUsd += costUsd;
+  if (model) usage.model = model;
 }

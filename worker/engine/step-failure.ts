@@ -1,6 +1,6 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { StepAbort } from '../../shared/contracts/abort.js';
-import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
 import { START_NODE, type StepJobData } from '../../shared/contracts/job-schema.js';
 import type { Usage } from '../../shared/contracts/run-record.js';
 import type { CompiledNode } from '../../shared/graph/graph.js';
@@ -11,6 +11,7 @@ import { CANCELLED_ERROR as CANCELLED } from '../../shared/store/run-scripts.js'
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { StepOutcome, StepProcessorOptions } from './step-processor-options.js';
 import { parksStep } from './redis-fault-park.js';
+import { attemptError, retriesAfter } from './attempt-failure.js';
 
 /** A step whose node threw: an interrupt, an abort, a parked or retried attempt, or the run failed. */
 export async function handleStepFailure(
@@ -73,12 +74,7 @@ export async function handleStepFailure(
     await job.moveToDelayed(Date.now(), token);
     throw new DelayedError();
   }
-  const error =
-    abort?.kind === 'timeout'
-      ? new AgentqError('TIMEOUT', abort.message, { retryable: true })
-      : abort?.kind === 'deadline'
-        ? new AgentqError('DEADLINE', abort.message)
-        : toAgentqError(thrown);
+  const error = attemptError(thrown);
   if (error.retryAfterMs !== undefined && error.retryable) {
     // The provider said when to come back (429 Retry-After): park the step without spending an attempt.
     logger.warn(
@@ -96,10 +92,7 @@ export async function handleStepFailure(
     throw new DelayedError();
   }
   // A start job's attempts were set before its node was known: the fewer of the two counts.
-  if (
-    node.retry.retryOn(error) &&
-    attempt < Math.min(node.retry.maxAttempts, job.opts.attempts ?? node.retry.maxAttempts)
-  ) {
+  if (retriesAfter(node, error, attempt, job.opts.attempts)) {
     logger.warn({ err: error.message, code: error.code }, 'step failed; it will be retried');
     await store.addEvent(runId, 'step-retry', { node: node.name, superstep, attempt, error: error.toRecord() });
     // So BullMQ's backoff (worker settings) finds the node's policy for the next attempt.

@@ -2,7 +2,11 @@ import { AgentqError } from '../../shared/contracts/errors.js';
 import type { StepMeta } from '../../shared/store/redis-run-store.js';
 
 /** The run limit a step may not start past (steps, token budget, deadline), as the error that fails the run; none: undefined. */
-export function stepLimitError(meta: StepMeta, nodeName: string, now: number): AgentqError | undefined {
+export function stepLimitError(
+  meta: Pick<StepMeta, 'stepCount' | 'maxSteps' | 'tokenBudget' | 'usage' | 'deadlineAt'>,
+  nodeName: string,
+  now: number,
+): AgentqError | undefined {
   if (meta.stepCount >= meta.maxSteps) {
     return new AgentqError(
       'MAX_STEPS',

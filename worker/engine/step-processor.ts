@@ -1,7 +1,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
 import { applyUpdates, stateFrom } from '../../shared/graph/channels.js';
-import type { Graph, NodeResult, Task } from '../../shared/graph/graph.js';
+import type { Graph, NodeResult } from '../../shared/graph/graph.js';
 import { graphIdOf, START_NODE, type StepJobData } from '../../shared/contracts/job-schema.js';
 import { lazyChild } from '../../shared/telemetry/logger.js';
 import { parseStateText, type StateText, type StepMeta } from '../../shared/store/redis-run-store.js';
@@ -20,6 +20,7 @@ import { inStepSpan } from './step-span.js';
 import { parkOnRedisFault, parksStep } from './redis-fault-park.js';
 import { failPastDeadline } from './fail-past-deadline.js';
 import { stepLimitError } from './step-limits.js';
+import { superstepOutcome, superstepTransition, type SuperstepTransition } from './superstep-transition.js';
 
 export type { StepProcessorOptions } from './step-processor-options.js';
 
@@ -239,7 +240,15 @@ export class StepProcessor {
     let ended: StepObservation | undefined; // onNodeEnd's observation (when an observer watches nodes), told after the commit (with the state it made)
     const usage: StepUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     try {
-      ({ result, ended } = await executeNode(this.options, node, state, meta, job.data, attempt, logger, usage, memos, {
+      ({ result, ended } = await executeNode(this.options, {
+        node,
+        state,
+        meta,
+        data: job.data,
+        attempt,
+        logger,
+        usage,
+        memos,
         historyLength,
       }));
     } catch (error) {
@@ -261,19 +270,15 @@ export class StepProcessor {
     };
     const graphId = graphIdOf(meta);
     if (tasks.length === 1) {
-      let next: Task[];
-      let applied: ReturnType<typeof applyUpdates>;
+      let moved: SuperstepTransition;
       try {
-        applied = applyUpdates(graph.channels, state, [update as never]);
-        const routed = graph.next(nodeName, applied.state);
-        next = Array.isArray(routed) ? routed : await routed; // a promise only when the router is async
+        const routed = superstepTransition(graph, state, [{ node: nodeName, update }]);
+        moved = 'then' in routed ? await routed : routed; // a promise only when the router is async
       } catch (error) {
         return failRun(this.options.store, meta, superstep, toAgentqError(error), nodeName, attempt);
       }
-      const outcome =
-        next.length > 0
-          ? { kind: 'next' as const, tasks: next }
-          : { kind: 'completed' as const, output: graph.output(applied.state) };
+      const { applied, next } = moved;
+      const outcome = superstepOutcome(graph, moved);
       const changed = pick(applied.state, applied.changed);
       // Serialised once: for the commit and for the state cache.
       const changedJson: Record<string, string> = {};

@@ -1,6 +1,6 @@
 import pino from 'pino';
-import type { NodeContext, Services } from '../../shared/graph/node-context.js';
-import type { Usage } from '../../shared/contracts/run-record.js';
+import type { NodeContext, Services } from '../shared/graph/node-context.js';
+import type { Usage } from '../shared/contracts/run-record.js';
 
 export interface FakeNodeContextOptions {
   /** Saved results, shared between contexts to play a retried or re-delivered step. @default a new Map */
