@@ -14,7 +14,7 @@ import type { Task } from '../graph/graph.js';
 import type { BeginResult } from './begin-reply.js';
 import type { Keys } from './keys.js';
 import { parseMeta, toRunRecord, type RunMeta, type StepMeta } from './run-meta.js';
-import { RunAdmission } from './run-admission.js';
+import { RunCreation } from './run-creation.js';
 import { RunEvents, type EventReadOptions } from './run-events.js';
 import { RunLifecycle } from './run-lifecycle.js';
 import { RunReads } from './run-reads.js';
@@ -66,7 +66,7 @@ export class RedisRunStore {
   readonly recordings: RunRecordings;
   /** Forks of finished or waiting runs from any recorded step. */
   readonly forks: RunForks;
-  private readonly admission: RunAdmission;
+  private readonly creation: RunCreation;
   private readonly stepCommits: StepCommits;
   private readonly lifecycle: RunLifecycle;
   private readonly reads: RunReads;
@@ -81,7 +81,7 @@ export class RedisRunStore {
     this.keys = context.keys;
     this.retentionSeconds = context.retentionSeconds;
     this.eventsMaxLen = context.eventsMaxLen;
-    this.admission = new RunAdmission(context);
+    this.creation = new RunCreation(context);
     this.stepCommits = new StepCommits(context);
     this.reads = new RunReads(context);
     this.lifecycle = new RunLifecycle(context, this.reads);
@@ -91,9 +91,9 @@ export class RedisRunStore {
     this.forks = new RunForks(context);
   }
 
-  // Admission (run-admission.ts)
+  // Creation (run-creation.ts)
   create(run: NewRun, start?: StartJob, retried = false): Promise<{ created: boolean; meta: RunMeta }> {
-    return this.admission.create(run, start, retried);
+    return this.creation.create(run, start, retried);
   }
 
   admit(
@@ -106,7 +106,7 @@ export class RedisRunStore {
     messages: readonly Message[] = [],
     start?: { task: number; data: Record<string, unknown> },
   ): Promise<{ admitted: string; started?: Extract<BeginResult, { kind: 'run' }> }> {
-    return this.admission.admit(runId, graphVersion, state, tasks, now, runTrace, messages, start);
+    return this.creation.admit(runId, graphVersion, state, tasks, now, runTrace, messages, start);
   }
 
   // Step commits (step-commits.ts)

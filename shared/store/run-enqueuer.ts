@@ -2,7 +2,7 @@ import type { JobsOptions } from 'bullmq';
 import type { z } from 'zod';
 import type { Config } from '../config/config.js';
 import { AgentqError } from '../contracts/errors.js';
-import { RunAdmission, type RunAdmissionConfig, type RunOrigin } from '../operations/limits/run-admission.js';
+import { TenantAdmission, type TenantAdmissionConfig, type RunOrigin } from '../operations/limits/tenant-admission.js';
 import { newRunId, runIdForIdempotencyKey } from '../contracts/ids.js';
 import {
   conversationOptionsProblem,
@@ -66,7 +66,7 @@ export interface EnqueueExtras {
   scheduleId?: string;
   /** BullMQ priority of the run's step jobs (1 most urgent); absent: none — the wait list, taken first. */
   priority?: number;
-  /** Who creates the run, for its admission (RunAdmission). @default 'batch' with a batchId, 'schedule' with a scheduleId, else 'producer' */
+  /** Who creates the run, for its admission (TenantAdmission). @default 'batch' with a batchId, 'schedule' with a scheduleId, else 'producer' */
   origin?: RunOrigin;
   /** The API key (hash id) the run is charged to: a schedule's creator's. */
   keyId?: string;
@@ -78,18 +78,18 @@ export interface EnqueueExtras {
  * Creates a run (status `queued`) and adds its start job, the first step job (docs/concepts/step-engine.md): the worker
  * that takes it takes the run in and runs the entry task. Used by the client library, the HTTP API, the
  * CLI, schedule ticks and the batch dispatcher alike, so every run starts the same way, through the same
- * admission (RunAdmission). (Raw jobs of other services come in through the intake queue instead, and
+ * admission (TenantAdmission). (Raw jobs of other services come in through the intake queue instead, and
  * pass the same admission there.)
  */
 export class RunEnqueuer {
   /** The admission of every run this enqueuer creates; a retry passes it too (AgentClient.retry). */
-  readonly admission: RunAdmission;
+  readonly admission: TenantAdmission;
 
   constructor(
     private readonly store: RedisRunStore,
     private readonly stepQueues: StepQueues,
     private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'> &
-      Partial<RunAdmissionConfig>,
+      Partial<TenantAdmissionConfig>,
     /**
      * A worker's own intake, for runs a worker enqueues (a schedule's tick): it takes the run in at once
      * and adds the entry tasks' jobs itself. → false when it cannot (this worker lacks the graph); the
@@ -98,7 +98,7 @@ export class RunEnqueuer {
      */
     private readonly admitInline?: (meta: RunMeta) => Promise<boolean>,
   ) {
-    this.admission = new RunAdmission(store.redis, store.keys, config);
+    this.admission = new TenantAdmission(store.redis, store.keys, config);
   }
 
   async enqueue(

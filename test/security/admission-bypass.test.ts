@@ -8,7 +8,7 @@ import { recordFigure } from '../helpers/suite-figures.js';
 import { eventually } from '../helpers/test-env.js';
 
 /**
- * Every way a run is created passes one admission (RunAdmission): the per-key rate
+ * Every way a run is created passes one admission (TenantAdmission): the per-key rate
  * limit, the tenant's in-flight cap and fair share. Attacks, each with its expected answer:
  * - schedules ticking faster than the cap: the tenant never holds more than AGENTQ_TENANT_MAX_INFLIGHT
  *   unfinished runs, and every one of them holds an in-flight slot (the count was 0 before);

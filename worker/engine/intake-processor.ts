@@ -1,4 +1,4 @@
-import { RunAdmission, type RunAdmissionConfig } from '../../shared/operations/limits/run-admission.js';
+import { TenantAdmission, type TenantAdmissionConfig } from '../../shared/operations/limits/tenant-admission.js';
 import { createHash } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Config } from '../../shared/config/config.js';
@@ -54,7 +54,7 @@ export interface IntakeProcessorOptions {
   registry: GraphRegistry;
   stepJobs: StepJobs;
   config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'unservedGraphWaitMs'> &
-    Partial<RunAdmissionConfig> &
+    Partial<TenantAdmissionConfig> &
     Partial<Pick<Config, 'redisFaultDelayMs'>>;
   logger: Logger;
   telemetry: Telemetry;
@@ -75,12 +75,12 @@ export interface IntakeProcessorOptions {
 export class IntakeProcessor {
   private readonly conversations: ConversationHistory;
   private readonly turns: ConversationTurns;
-  private readonly admission: RunAdmission;
+  private readonly admission: TenantAdmission;
 
   constructor(private readonly options: IntakeProcessorOptions) {
     this.conversations = new ConversationHistory(options.store);
     this.turns = new ConversationTurns(options.store.redis, options.store.keys, options.store.retentionSeconds * 2);
-    this.admission = new RunAdmission(options.store.redis, options.store.keys, options.config);
+    this.admission = new TenantAdmission(options.store.redis, options.store.keys, options.config);
   }
 
   process = async (job: Job, token?: string): Promise<string> => {
@@ -148,7 +148,7 @@ export class IntakeProcessor {
       throw new UnrecoverableError(message);
     }
     const data = parsed.data;
-    // The same admission as every other way in (RunAdmission): in-flight cap, storage budget, fair share.
+    // The same admission as every other way in (TenantAdmission): in-flight cap, storage budget, fair share.
     let admission;
     try {
       admission = await this.admission.admit({

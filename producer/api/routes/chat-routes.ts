@@ -212,7 +212,7 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         const releaseStream = wantsStream ? context.streams.take(tenant) : undefined;
         let record: RunRecord;
         try {
-          // The in-flight cap and the storage budget are the admission's (RunAdmission), as for every run.
+          // The in-flight cap and the storage budget are the admission's (TenantAdmission), as for every run.
           record = await client.enqueue(
             { graph: CHAT_GRAPH, input, tenant, ...(idempotencyKey ? { idempotencyKey } : {}) },
             { derivedRunId: runId },

@@ -77,7 +77,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
           throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; choose another runId`);
         }
         // A replay returns its run whatever the workers serve now. The in-flight cap, fair share and the
-        // storage budget are the admission's (RunAdmission), as for every other way a run is created.
+        // storage budget are the admission's (TenantAdmission), as for every other way a run is created.
         const queueUnserved = request.query.queueUnserved || Boolean(existing);
         const record = await client.enqueue(
           { ...fields, tenant, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },

@@ -23,7 +23,7 @@ import {
   type ParsedBatchRequest,
 } from './batch-schema.js';
 
-/** What RunAdmission refuses with. */
+/** What TenantAdmission refuses with. */
 const ADMISSION_REFUSALS = new Set<ErrorCode>(['RATE_LIMITED', 'STORAGE_BUDGET_EXCEEDED']);
 
 /** CLAIM's reply: the claimed index with its item and the batch's meta (HGETALL), or a negative code alone. */
