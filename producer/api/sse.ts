@@ -112,7 +112,7 @@ export async function streamRunEvents({
         held = null;
       }
       if (events.length === 0) {
-        const meta = await store.get(runId);
+        const meta = await store.reads.get(runId);
         if (!meta) return; // purged or expired meanwhile
         if (isTerminal(meta.status)) {
           // The status and run-end are written by one script: once finished, the stream is complete.

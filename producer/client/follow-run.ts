@@ -40,7 +40,7 @@ export function ownReaderFollower(
   let seen = after;
   let caughtUp = false;
   const read = async (blockMs?: number) => {
-    const events = await store.events(runId, {
+    const events = await store.eventLog.events(runId, {
       after: seen,
       connection: reader,
       ...(blockMs === undefined ? {} : { blockMs }),
@@ -96,7 +96,7 @@ export async function* followRun({
             for (const event of held) push(event);
             held = null;
           }
-          const record = await store.record(runId);
+          const record = await store.reads.record(runId);
           if (!record) return;
           if (isTerminal(record.status)) {
             // The status and run-end are written by one script: once finished, what is committed is complete.

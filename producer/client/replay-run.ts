@@ -28,7 +28,7 @@ export interface ReplayDeps {
  */
 export async function replayRun(deps: ReplayDeps, runId: string, options: ReplayOptions = {}): Promise<RunRecord> {
   const { store, enqueuer, served } = deps;
-  const meta = await store.get(runId);
+  const meta = await store.reads.get(runId);
   if (!meta)
     throw new AgentqError(
       'NOT_FOUND',

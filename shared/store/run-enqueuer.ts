@@ -144,7 +144,7 @@ export class RunEnqueuer {
       });
     } catch (error) {
       // A replay of the caller's own run answers with that run whatever the limits say now.
-      const existing = await this.store.get(runId).catch(() => null);
+      const existing = await this.store.reads.get(runId).catch(() => null);
       if (existing?.tenant === tenant) return { record: toRunRecord(existing), created: false, meta: existing };
       throw error;
     }
@@ -152,7 +152,7 @@ export class RunEnqueuer {
     let created: boolean;
     let meta: RunMeta;
     try {
-      ({ meta, created } = await this.store.create(
+      ({ meta, created } = await this.store.creation.create(
         {
           id: runId,
           tenant,

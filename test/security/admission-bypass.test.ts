@@ -21,7 +21,7 @@ const CAP = 4;
 
 /** The tenant's runs that are not finished, as the run store lists them. */
 async function unfinished(env: ApiTestEnv, tenant: string): Promise<RunRecord[]> {
-  const { runs } = await env.client.store.list(tenant, { limit: 1000 });
+  const { runs } = await env.client.store.reads.list(tenant, { limit: 1000 });
   return runs.filter((run) => !isTerminal(run.status));
 }
 
@@ -164,7 +164,7 @@ describe("admission: schedule ticks are charged to their creator key's rate limi
     // Every tick of 5 schedules for 6 s would be ~30 runs; the key has LIMIT - 5 left this minute (and,
     // should the test cross a minute's edge, LIMIT more in the next).
     await new Promise((resolve) => setTimeout(resolve, 6000));
-    const { runs } = await env.client.store.list('acme', { limit: 1000 });
+    const { runs } = await env.client.store.reads.list('acme', { limit: 1000 });
     recordFigure({
       scenario: 'admission',
       name: 'schedule_runs_in_6s_at_rate_limit',

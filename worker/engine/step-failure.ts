@@ -27,7 +27,7 @@ export async function handleStepFailure(
   const { store } = options;
   const { runId, superstep } = job.data;
   if (thrown instanceof InterruptSignal) {
-    await store.interrupt(
+    await store.lifecycle.interrupt(
       runId,
       superstep,
       { node: node.name, stepId: `s${superstep}.t${job.data.task}`, request: thrown.request },
@@ -45,7 +45,7 @@ export async function handleStepFailure(
       meta.deadlineAt === null
         ? thrown.delayMs
         : Math.max(0, Math.min(thrown.delayMs, meta.deadlineAt - Date.now() + 1));
-    await store.addEvent(runId, 'step-parked', {
+    await store.eventLog.addEvent(runId, 'step-parked', {
       node: node.name,
       superstep,
       task: job.data.task,
@@ -64,7 +64,7 @@ export async function handleStepFailure(
     return 'stale';
   }
   if (abort?.kind === 'cancel') {
-    await store.finish(runId, 'cancelled', CANCELLED, Date.now(), { superstep });
+    await store.lifecycle.finish(runId, 'cancelled', CANCELLED, Date.now(), { superstep });
     return 'cancelled';
   }
   if (abort?.kind === 'shutdown') {
@@ -85,7 +85,7 @@ export async function handleStepFailure(
       { code: error.code, retryAfterMs: error.retryAfterMs },
       'step parked until the provider allows another request',
     );
-    await store.addEvent(runId, 'step-retry', {
+    await store.eventLog.addEvent(runId, 'step-retry', {
       node: node.name,
       superstep,
       attempt,
@@ -101,7 +101,12 @@ export async function handleStepFailure(
     attempt < Math.min(node.retry.maxAttempts, job.opts.attempts ?? node.retry.maxAttempts)
   ) {
     logger.warn({ err: error.message, code: error.code }, 'step failed; it will be retried');
-    await store.addEvent(runId, 'step-retry', { node: node.name, superstep, attempt, error: error.toRecord() });
+    await store.eventLog.addEvent(runId, 'step-retry', {
+      node: node.name,
+      superstep,
+      attempt,
+      error: error.toRecord(),
+    });
     // So BullMQ's backoff (worker settings) finds the node's policy for the next attempt.
     if (job.data.node === START_NODE) await job.updateData({ ...job.data, node: node.name });
     throw error; // BullMQ retries it with the node's backoff
@@ -109,7 +114,7 @@ export async function handleStepFailure(
   logger.error({ err: error.message, code: error.code }, 'step failed; the run fails');
   // A retried attempt re-reads its memoised responses and records their usage again; only a step that
   // ends the run here has its usage counted outside a commit.
-  if (usage.inputTokens + usage.outputTokens > 0) await store.addUsage(runId, usage);
+  if (usage.inputTokens + usage.outputTokens > 0) await store.commits.addUsage(runId, usage);
   return failRun(options.store, meta, superstep, error, node.name, attempt);
 }
 
@@ -122,7 +127,7 @@ export async function failRun(
   node: string,
   attempt: number,
 ): Promise<never> {
-  await store.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), {
+  await store.lifecycle.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), {
     superstep,
   });
   throw new UnrecoverableError(`${error.code}: ${error.message}`);

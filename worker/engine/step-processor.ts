@@ -92,7 +92,7 @@ export class StepProcessor {
     const attempt = job.attemptsMade + 1;
     const begin =
       delivered ??
-      (await store.begin(
+      (await store.commits.begin(
         runId,
         superstep,
         task,
@@ -127,13 +127,13 @@ export class StepProcessor {
           : this.step(at, entry, undefined, finished);
       }
       case 'written': {
-        const meta = await store.get(runId);
+        const meta = await store.reads.get(runId);
         const graph = meta && this.graphOf(meta);
         if (meta && graph) await advanceSuperstep(this.options, meta, graph, graphIdOf(meta));
         return 'written';
       }
       case 'cancel':
-        await store.finish(runId, 'cancelled', CANCELLED, Date.now(), { onlyFrom: 'cancelling' });
+        await store.lifecycle.finish(runId, 'cancelled', CANCELLED, Date.now(), { onlyFrom: 'cancelling' });
         return 'cancelled';
       case 'run':
         // The run's cursor names the task's node (a start job's own data says START_NODE).
@@ -158,7 +158,7 @@ export class StepProcessor {
     const cached = this.options.stateCache.get(runId, superstep);
     if (cached) return cached;
     // Evicted between BEGIN and here (a full cache under load): read it.
-    const stored = await this.options.store.state(runId);
+    const stored = await this.options.store.reads.state(runId);
     const text = { base: JSON.stringify(stored), changed: {} };
     this.options.stateCache.set(runId, superstep, text);
     return text;
@@ -205,7 +205,7 @@ export class StepProcessor {
     const graph = this.graphOf(meta);
     if (!graph) {
       // Never run a step of a graph version this worker lacks: leave it for a worker that has it.
-      await store.addEvent(runId, 'step-deferred', {
+      await store.eventLog.addEvent(runId, 'step-deferred', {
         node: nodeName,
         superstep,
         reason: `this worker lacks graph ${meta.graph}@${meta.graphVersion ?? 'latest'}; it has ${this.options.registry.ids().join(', ') || 'none'}`,

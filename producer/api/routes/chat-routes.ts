@@ -200,7 +200,7 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         const tenant = tenantOf(request);
         const idempotencyKey = request.headers['idempotency-key'];
         const runId = idempotencyKey ? runIdForIdempotencyKey(tenant, idempotencyKey) : newRunId();
-        const existing = await store.get(runId);
+        const existing = await store.reads.get(runId);
         if (existing && existing.tenant !== tenant)
           throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; use another Idempotency-Key`);
         const wantsStream = request.body.stream === true;

@@ -17,7 +17,7 @@ export function notFound(runId: string): ApiError {
 export function ownRunOf(store: RedisRunStore) {
   return async (request: FastifyRequest, runId: string): Promise<RunMeta> => {
     const { tenant } = principalOf(request);
-    const meta = await store.get(tenantRunId(tenant, runId));
+    const meta = await store.reads.get(tenantRunId(tenant, runId));
     if (!meta || meta.tenant !== tenant) throw notFound(runId);
     return meta;
   };

@@ -234,7 +234,7 @@ export class BatchDispatcher {
   private async failItem(meta: BatchMeta, runId: string, error: ErrorRecord): Promise<void> {
     const { store } = this.options;
     const now = Date.now();
-    const { meta: run } = await store.create({
+    const { meta: run } = await store.creation.create({
       id: runId,
       tenant: meta.tenant,
       graph: meta.graph,
@@ -243,7 +243,7 @@ export class BatchDispatcher {
       batchId: meta.id,
       now,
     });
-    if (run.tenant === meta.tenant) await store.finish(runId, 'failed', error, now, { onlyFrom: 'queued' });
+    if (run.tenant === meta.tenant) await store.lifecycle.finish(runId, 'failed', error, now, { onlyFrom: 'queued' });
     await this.onRunFinished(runId, meta.id, 'failed');
   }
 
@@ -289,7 +289,7 @@ export class BatchDispatcher {
       return;
     }
     for (const runId of await this.options.redis.smembers(this.options.keys.batch(batchId).inflight)) {
-      const run = await this.options.store.get(runId);
+      const run = await this.options.store.reads.get(runId);
       if (!run) await this.start(meta, Number(runId.slice(runId.lastIndexOf('.i') + 2)));
       else if (isTerminal(run.status)) await this.onRunFinished(runId, batchId, run.status);
     }

@@ -106,6 +106,6 @@ async function originalStepIndex(
   originalId: string,
   input: Pick<ReplayedCallInput, 'superstep' | 'task' | 'stepCount'>,
 ): Promise<number> {
-  const steps = await store.steps(originalId);
+  const steps = await store.reads.steps(originalId);
   return steps.find((step) => step.superstep === input.superstep && step.task === input.task)?.index ?? input.stepCount;
 }
