@@ -12,18 +12,23 @@ import type { Logger } from '../../shared/telemetry/logger.js';
 import type { StepOutcome, StepProcessorOptions } from './step-processor-options.js';
 import { parksStep } from './redis-fault-park.js';
 
+/** One attempt of a step whose node threw, and what it threw. */
+export interface StepFailure {
+  job: Job<StepJobData>;
+  token: string | undefined;
+  meta: StepMeta;
+  node: CompiledNode;
+  /** The attempt that failed (1 = the first). */
+  attempt: number;
+  thrown: unknown;
+  logger: Logger;
+  /** What the attempt spent before it threw: counted only when the run fails here. */
+  usage: Usage;
+}
+
 /** A step whose node threw: an interrupt, an abort, a parked or retried attempt, or the run failed. */
-export async function handleStepFailure(
-  options: StepProcessorOptions,
-  job: Job<StepJobData>,
-  token: string | undefined,
-  meta: StepMeta,
-  node: CompiledNode,
-  attempt: number,
-  thrown: unknown,
-  logger: Logger,
-  usage: Usage,
-): Promise<StepOutcome> {
+export async function handleStepFailure(options: StepProcessorOptions, failure: StepFailure): Promise<StepOutcome> {
+  const { job, token, meta, node, attempt, thrown, logger, usage } = failure;
   const { store } = options;
   const { runId, superstep } = job.data;
   if (thrown instanceof InterruptSignal) {
