@@ -3,7 +3,7 @@ import { followRun } from '../client/follow-run.js';
 import type { ApiContext } from './api-context.js';
 import { toApiError } from './errors.js';
 
-export interface StreamChatAnswerOptions {
+interface StreamChatAnswerOptions {
   request: FastifyRequest;
   reply: FastifyReply;
   context: ApiContext;

@@ -7,7 +7,7 @@ import type { TokenEvent } from '../../shared/contracts/token-event.js';
 import type { TokenHub } from '../client/token-hub.js';
 import { toApiError } from './errors.js';
 
-export interface StreamRunEventsOptions {
+interface StreamRunEventsOptions {
   request: FastifyRequest;
   reply: FastifyReply;
   store: RedisRunStore;

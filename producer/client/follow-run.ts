@@ -8,7 +8,7 @@ import type { TokenHub } from './token-hub.js';
 /** What following a run yields: its committed events (with ids) and its live tokens (without). */
 export type RunStreamEvent = RunEvent | TokenEvent;
 
-export interface FollowRunOptions {
+interface FollowRunOptions {
   store: RedisRunStore;
   /**
    * Where committed events come from: the API's multiplexed hub, or a connection of its own for blocking
@@ -31,7 +31,7 @@ export interface FollowRunOptions {
  * Committed events read with blocking XREADs on a connection of its own (the library's and the CLI's
  * streams; the API multiplexes through a RunEventHub instead). Same answers as a hub's follower.
  */
-export function ownReaderFollower(
+function ownReaderFollower(
   store: RedisRunStore,
   reader: RedisConnection,
   runId: string,

@@ -18,7 +18,7 @@ export interface ForkOptions {
   queueUnserved?: boolean;
 }
 
-export interface ForkDeps {
+interface ForkDeps {
   store: RedisRunStore;
   admission: TenantAdmission;
   served: ServedGraphs;

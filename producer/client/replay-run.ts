@@ -13,7 +13,7 @@ export interface ReplayOptions {
   queueUnserved?: boolean;
 }
 
-export interface ReplayDeps {
+interface ReplayDeps {
   store: RedisRunStore;
   enqueuer: RunEnqueuer;
   served: ServedGraphs;

@@ -18,7 +18,7 @@ export interface RunEventFollower {
   close(): void;
 }
 
-export interface RunEventHubOptions {
+interface RunEventHubOptions {
   /** How long one XREAD blocks. @default 5000 */
   blockMs?: number;
   /** Events per stream per read. @default 500 */

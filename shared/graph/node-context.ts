@@ -10,7 +10,7 @@ export interface Services {
 }
 
 /** Events a node may add to its run's stream; the engine adds the rest. */
-export type NodeEventType = 'tool-call' | 'tool-result' | 'guardrail-pass' | 'guardrail-block' | 'guardrail-retry';
+type NodeEventType = 'tool-call' | 'tool-result' | 'guardrail-pass' | 'guardrail-block' | 'guardrail-retry';
 
 /** What a node gets besides the state. */
 export interface NodeContext {

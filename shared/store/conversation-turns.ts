@@ -28,7 +28,7 @@ return redis.call('ZRANGE', KEYS[1], 0, 0)[1] or false
 `;
 
 /** A conversation's turn as the rule needs it. */
-export interface ConversationTurn {
+interface ConversationTurn {
   id: string;
   tenant: string;
   conversationId: string;

@@ -21,7 +21,7 @@ import type { StepQueues } from './step-queues.js';
 export const enqueueRequestSchema = runJobSchema.omit({ v: true });
 export type EnqueueRequest = z.input<typeof enqueueRequestSchema>;
 
-export type ValidEnqueueRequest = z.output<typeof enqueueRequestSchema>;
+type ValidEnqueueRequest = z.output<typeof enqueueRequestSchema>;
 
 /** The request checked against job schema v1; → it parsed, or INVALID_INPUT naming each problem. */
 export function parseEnqueueRequest(request: EnqueueRequest): ValidEnqueueRequest {
@@ -46,14 +46,14 @@ export const INTAKE_JOB_OPTIONS = {
  * Attempts of a start job (START_NODE). Its entry node is not known when it is added, so it gets room
  * for any node's policy; the step processor stops at the entry node's own `maxAttempts`.
  */
-export const START_JOB_ATTEMPTS = 10;
+const START_JOB_ATTEMPTS = 10;
 
 /** The options of a run's start job: the step job id of superstep 0, task 0. */
-export function startJobOptions(runId: string, priority = 0): JobsOptions {
+function startJobOptions(runId: string, priority = 0): JobsOptions {
   return stepJobOptions(stepJobId(runId, 0, 0), START_JOB_ATTEMPTS, priority);
 }
 
-export interface EnqueueExtras {
+interface EnqueueExtras {
   /**
    * A run id agentq derived (a batch's question, a schedule's tick, the API's tenant-scoped name for a
    * client's runId): used as it is. A request's own `runId` is the client's and may not be in that

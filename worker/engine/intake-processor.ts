@@ -49,7 +49,7 @@ interface Admitted extends Partial<StartAdmission> {
   result: string;
 }
 
-export interface IntakeProcessorOptions {
+interface IntakeProcessorOptions {
   store: RedisRunStore;
   registry: GraphRegistry;
   stepJobs: StepJobs;

@@ -13,7 +13,7 @@ import type { StepOutcome, StepProcessorOptions } from './step-processor-options
 import { parksStep } from './redis-fault-park.js';
 
 /** One attempt of a step whose node threw, and what it threw. */
-export interface StepFailure {
+interface StepFailure {
   job: Job<StepJobData>;
   token: string | undefined;
   meta: StepMeta;

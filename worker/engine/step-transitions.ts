@@ -60,7 +60,7 @@ export interface FinishingJob {
   returnValue: string;
 }
 
-export interface StepTransitionsOptions {
+interface StepTransitionsOptions {
   store: RedisRunStore;
   /** The connection of the step scripts (one of its own: see RunStoreOptions.stepRedis). */
   redis: RedisConnection;
@@ -220,7 +220,7 @@ export class StepTransitions {
 }
 
 /** One job of a cold fetch and the lock token it was taken with. */
-export interface TakenJob {
+interface TakenJob {
   token: string;
   handed: HandedJob;
 }

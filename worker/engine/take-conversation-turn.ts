@@ -9,9 +9,9 @@ import type { Logger } from '../../shared/telemetry/logger.js';
 const MISSING_TURN_GRACE_MS = 60_000;
 
 /** What a conversation's turn does now: run, or wait behind `behind` (it is handed on when that one ends). */
-export type TurnVerdict = { kind: 'go' } | { kind: 'wait'; behind: string };
+type TurnVerdict = { kind: 'go' } | { kind: 'wait'; behind: string };
 
-export interface TakeConversationTurnOptions {
+interface TakeConversationTurnOptions {
   store: RedisRunStore;
   turns: ConversationTurns;
   /** The graph's default when the run did not say. @default 'queue' */

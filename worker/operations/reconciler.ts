@@ -7,7 +7,7 @@ import { isTerminal } from '../../shared/contracts/run-record.js';
 import type { BatchDispatcher } from '../../shared/operations/batches/batch-dispatcher.js';
 import { stepJobRun, type StepJobs } from '../engine/step-jobs.js';
 
-export interface ReconcilerOptions {
+interface ReconcilerOptions {
   store: RedisRunStore;
   stepJobs: StepJobs;
   intakeQueue: Queue;

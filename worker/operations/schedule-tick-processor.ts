@@ -8,7 +8,7 @@ import { tickTimeOf, type Schedules, type ScheduleTickData } from '../../shared/
 /** What TenantAdmission refuses with: a tick refused so is skipped, not retried. */
 const REFUSALS = new Set<ErrorCode>(['RATE_LIMITED', 'STORAGE_BUDGET_EXCEEDED']);
 
-export interface ScheduleTickProcessorOptions {
+interface ScheduleTickProcessorOptions {
   schedules: Schedules;
   enqueuer: RunEnqueuer;
   logger: Logger;

@@ -13,7 +13,7 @@ import { ParkedStepWaker } from './parked-step-waker.js';
 import { FlushDriver, type FlushPoint } from './provider-batch-flush.js';
 import { RENEW_LEASE, SETTLE_PENDING, TAKE_FLUSH } from './provider-batch-scripts.js';
 
-export interface ProviderBatchCollectorOptions {
+interface ProviderBatchCollectorOptions {
   redis: RedisConnection;
   keys: Keys;
   store: RedisRunStore;

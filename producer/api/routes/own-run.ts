@@ -5,7 +5,7 @@ import { principalOf } from '../auth/principal-of.js';
 import { ApiError } from '../errors.js';
 
 /** Missing and foreign runs answer alike, so a tenant cannot learn which ids other tenants use. */
-export function notFound(runId: string): ApiError {
+function notFound(runId: string): ApiError {
   return new ApiError(
     404,
     'NOT_FOUND',

@@ -34,7 +34,7 @@ interface BatchItem {
   question: string;
 }
 
-export interface BatchDispatcherOptions {
+interface BatchDispatcherOptions {
   redis: RedisConnection;
   keys: Keys;
   store: RedisRunStore;

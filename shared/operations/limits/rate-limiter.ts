@@ -11,7 +11,7 @@ return count
 
 const WINDOW_MS = 60_000;
 
-export interface RateDecision {
+interface RateDecision {
   allowed: boolean;
   limit: number;
   remaining: number;

@@ -6,7 +6,7 @@ import type { Keys } from '../../store/keys.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 
 /** The tenant limits field of the budget (PUT /v1/admin/tenants/:tenant/limits `storageBytes`). */
-export const STORAGE_LIMIT_FIELD = 'storageBytes';
+const STORAGE_LIMIT_FIELD = 'storageBytes';
 
 /**
  * Takes charges whose bytes have left Redis (expired with their run, purged) out of the total; then,
@@ -60,7 +60,7 @@ return bytes
 const SWEEP_EVERY_MS = 60_000;
 
 /** What `charge` did: a new charge, one the id held already. */
-export type StorageCharge = 'new' | 'held';
+type StorageCharge = 'new' | 'held';
 
 /**
  * A tenant's storage budget: bytes of run inputs and outputs kept in Redis, against `storageBytes` of its

@@ -35,7 +35,7 @@ const POLICY: Record<RunOrigin, AdmissionPolicy> = {
   retry: { rate: false, fairShare: false },
 };
 
-export interface AdmissionRequest {
+interface AdmissionRequest {
   tenant: string;
   runId: string;
   origin: RunOrigin;
@@ -48,7 +48,7 @@ export interface AdmissionRequest {
   now?: number;
 }
 
-export interface Admission {
+interface Admission {
   /** The BullMQ priority the run's step jobs get (its own, raised past the tenant's fair share). */
   priority: number;
   /** Gives back what this admission took (slot, load, bytes): the run was not created after all, or existed. */

@@ -16,7 +16,7 @@ return 1
 const SWEEP_GRACE_MS = 60_000;
 
 /** What `reserve` did: a new slot, one the run held already, or none (the tenant is at its cap). */
-export type InflightReservation = 'new' | 'held' | 'full';
+type InflightReservation = 'new' | 'held' | 'full';
 
 /**
  * The per-tenant cap on runs in flight (accepted, not yet completed, failed or cancelled), shared by

@@ -7,7 +7,7 @@ import { FORK_RUN } from './fork-run-script.js';
 import type { ForkPlan, ForkSource } from './plan-fork.js';
 
 /** The fork's own settings: who it is, and what differs from its original. */
-export interface NewFork {
+interface NewFork {
   id: string;
   /** @default the original's */
   graphVersion?: string;

@@ -90,10 +90,7 @@ type ReactAgentChannels = ReturnType<typeof reactAgentChannels>;
 type ReactAgentNode = NodeFunction<ReactAgentChannels>;
 
 /** The tools a run may use (the graph's fixed ones and its tool provider's for the run's input). */
-export type RunTools = (
-  context: NodeContext,
-  state: { tools: string[] | null; providerInput: unknown },
-) => Promise<AnyTool[]>;
+type RunTools = (context: NodeContext, state: { tools: string[] | null; providerInput: unknown }) => Promise<AnyTool[]>;
 
 /**
  * `model`: one LLM call on the prompt (history, or its window, and the turn), unless the prompt is too

@@ -4,7 +4,7 @@ import { asMemoryState, emptyMemory, MEMORY_STATE_KEY, type MemoryState } from '
 import { promptView } from './prompt-history.js';
 
 /** What a conversation's new run starts from. */
-export interface ConversationSeed {
+interface ConversationSeed {
   /** The earlier run it continues. */
   fromRunId: string;
   /** The history the new run starts with. */
@@ -15,7 +15,7 @@ export interface ConversationSeed {
   flatMessages: Message[];
 }
 
-export interface ConversationHistoryOptions {
+interface ConversationHistoryOptions {
   /** Earlier runs of the conversation looked at for a completed one, newest first. @default 20 */
   lookBack?: number;
 }

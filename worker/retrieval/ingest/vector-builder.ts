@@ -19,7 +19,7 @@ const BACKOFF_MS = [1000, 5000, 30_000, 60_000];
 const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0`;
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
-export interface VectorBuilderOptions {
+interface VectorBuilderOptions {
   redis: RedisConnection;
   keys: Keys;
   /** Must have `pendingVectors` and `setVectors` (the embedded store). */
