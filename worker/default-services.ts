@@ -14,7 +14,7 @@ import { agentSettingsFrom } from './agents/agent-settings.js';
 import { builtInTools } from './agents/tools/built-in-tools.js';
 import { createHttpFetchTool } from './agents/tools/http-fetch.js';
 
-export interface DefaultServicesOptions {
+interface DefaultServicesOptions {
   /** Tools registered beside the built-in ones (`calculator`, `current_time`, `http_fetch` when enabled). @default [] */
   tools?: readonly AnyTool[];
   /**

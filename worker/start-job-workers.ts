@@ -17,7 +17,7 @@ import type { StepTransitions } from './engine/step-transitions.js';
 import { StepWorker } from './engine/step-worker.js';
 import type { TurnGate } from './engine/turn-gate.js';
 
-export interface JobWorkersOptions {
+interface JobWorkersOptions {
   config: Config;
   registry: GraphRegistry;
   connection: ConnectionOptions;
@@ -35,7 +35,7 @@ export interface JobWorkersOptions {
 }
 
 /** The BullMQ workers of a worker process: one per step-queue shard, the intake's and the schedule ticks'. */
-export interface JobWorkers {
+interface JobWorkers {
   stepWorkers: StepWorker[];
   intakeWorker: Worker;
   scheduleWorker: Worker;

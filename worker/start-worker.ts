@@ -139,7 +139,7 @@ async function startConnected(
   finishedHooks.push(runFinished);
   if (telemetry.enabled) {
     finishedHooks.push(async (runId) => {
-      const meta = await store.get(runId);
+      const meta = await store.reads.get(runId);
       if (!meta) return;
       telemetry.emitRunSpan({
         trace: meta.trace,

@@ -17,7 +17,7 @@ import type { WebhookWorker } from './operations/webhooks/start-webhook-worker.j
 import type { IngestWorker } from './retrieval/ingest/start-ingest-worker.js';
 
 /** What a worker process holds when it is asked to stop (start-worker.ts). */
-export interface RunningWorkerParts {
+interface RunningWorkerParts {
   config: Pick<Config, 'shutdownGraceMs' | 'shutdownReleaseMs'>;
   logger: Logger;
   warnings: WarningGate;

@@ -142,8 +142,8 @@ export const capacitySection: BenchSection = {
         const outcomes = new Map<string, number>();
         for (const request of model.chatRequests())
           outcomes.set(request.outcome, (outcomes.get(request.outcome) ?? 0) + 1);
-        const retried = (await Promise.all(ids.slice(0, 2000).map((id) => client.store.steps(id)))).filter((steps) =>
-          steps.some((step) => step.attempts > 1),
+        const retried = (await Promise.all(ids.slice(0, 2000).map((id) => client.store.reads.steps(id)))).filter(
+          (steps) => steps.some((step) => step.attempts > 1),
         ).length;
         log(
           `capacity: model requests by outcome ${JSON.stringify(Object.fromEntries(outcomes))}; of the first 2000 runs, ${retried} had a step attempt > 1`,
@@ -156,7 +156,7 @@ export const capacitySection: BenchSection = {
         }
         const twice = [...byRun.entries()].filter(([, count]) => count > 1).slice(0, 3);
         for (const [runId] of twice) {
-          const events = await client.store.events(runId);
+          const events = await client.store.eventLog.events(runId);
           log(
             `capacity: run ${runId} asked ${byRun.get(runId)} times; events ${events.map((event) => event.type).join(',')}`,
           );

@@ -139,7 +139,7 @@ async function restartDelay(
 ): Promise<number | undefined> {
   const deadline = killedAt + LOST_AFTER_MS;
   while (Date.now() < deadline) {
-    const events = await client.store.events(step.runId, { count: 10_000 });
+    const events = await client.store.eventLog.events(step.runId, { count: 10_000 });
     for (const event of events) {
       if (Number(event.data.superstep) !== step.superstep) continue;
       const at = Number(event.id.split('-')[0]);

@@ -3,7 +3,7 @@ import { followRun } from '../client/follow-run.js';
 import type { ApiContext } from './api-context.js';
 import { toApiError } from './errors.js';
 
-export interface StreamChatAnswerOptions {
+interface StreamChatAnswerOptions {
   request: FastifyRequest;
   reply: FastifyReply;
   context: ApiContext;
@@ -56,7 +56,7 @@ export async function streamChatAnswer({
     for await (const event of stream) {
       if (event.type === 'token' || event.type === 'token-reset') send(event.type, event);
       else if (event.type === 'step-end') {
-        const state = await context.store.state(runId);
+        const state = await context.store.reads.state(runId);
         const reasoning = Array.isArray(state.reasoning) ? (state.reasoning as unknown[]).map(String) : [];
         for (const step of reasoning.slice(reasoningSent)) send('reasoning', { step });
         reasoningSent = Math.max(reasoningSent, reasoning.length);

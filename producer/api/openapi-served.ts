@@ -5,7 +5,7 @@ import { z } from 'zod';
 type JsonSchema = Record<string, unknown>;
 
 /** A response the route serves that its zod schemas cannot say: another media type, or none. */
-export interface ServedResponse {
+interface ServedResponse {
   description: string;
   /** Media type → JSON Schema (or a zod schema) of the body. */
   content: Record<string, JsonSchema | z.ZodType>;

@@ -54,7 +54,7 @@ function budgetOf(failure: ErrorRecord, details: Record<string, unknown>): strin
  * `output`, else that node), the reason (a guardrail's own, else the error's message), the guardrail or
  * budget when there is one, and whatever else the run's error recorded.
  */
-export function runFailureDetails(runId: string, failure: ErrorRecord): Record<string, unknown> {
+function runFailureDetails(runId: string, failure: ErrorRecord): Record<string, unknown> {
   const recorded =
     typeof failure.details === 'object' && failure.details !== null && !Array.isArray(failure.details)
       ? (failure.details as Record<string, unknown>)

@@ -7,7 +7,7 @@ type Directives = Record<string, string[]>;
  * The pages' own policy: scripts and styles only from this API's files (no inline script or style, so
  * text that got into a page cannot run), nothing framed, forms post only here.
  */
-export const PAGES_CSP: Directives = {
+const PAGES_CSP: Directives = {
   'default-src': ["'none'"],
   'script-src': ["'self'"],
   'style-src': ["'self'"],
@@ -23,7 +23,7 @@ export const PAGES_CSP: Directives = {
  * Bull Board's page (/admin/queues): its scripts are files of its own ('self'), but its React UI sets
  * inline styles and asks Google Fonts for its typeface, and its page sets `<base href>`.
  */
-export const DASHBOARD_CSP: Directives = {
+const DASHBOARD_CSP: Directives = {
   ...PAGES_CSP,
   'default-src': ["'self'"],
   'style-src': ["'self'", "'unsafe-inline'", 'https://fonts.googleapis.com'],
@@ -32,7 +32,7 @@ export const DASHBOARD_CSP: Directives = {
 };
 
 /** Swagger UI (/docs): script files of its own, inline styles from its React UI. */
-export const DOCS_CSP: Directives = {
+const DOCS_CSP: Directives = {
   ...PAGES_CSP,
   'default-src': ["'self'"],
   'style-src': ["'self'", "'unsafe-inline'"],

@@ -7,7 +7,7 @@ import type { TokenEvent } from '../../shared/contracts/token-event.js';
 import type { TokenHub } from '../client/token-hub.js';
 import { toApiError } from './errors.js';
 
-export interface StreamRunEventsOptions {
+interface StreamRunEventsOptions {
   request: FastifyRequest;
   reply: FastifyReply;
   store: RedisRunStore;
@@ -112,7 +112,7 @@ export async function streamRunEvents({
         held = null;
       }
       if (events.length === 0) {
-        const meta = await store.get(runId);
+        const meta = await store.reads.get(runId);
         if (!meta) return; // purged or expired meanwhile
         if (isTerminal(meta.status)) {
           // The status and run-end are written by one script: once finished, the stream is complete.

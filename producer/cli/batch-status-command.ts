@@ -4,7 +4,7 @@ import type { BatchRecord } from '../../shared/operations/batches/batch-schema.j
 import type { AgentClient } from '../client/agent-client.js';
 
 /** A batch as `agentq batch status` prints it: progress, and its provider batches when it has any. */
-export function describeBatch(batch: BatchRecord): string {
+function describeBatch(batch: BatchRecord): string {
   const { progress } = batch;
   const lines = [
     `batch ${batch.id}: ${batch.status}`,

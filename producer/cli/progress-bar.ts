@@ -1,4 +1,4 @@
-export interface ProgressBar {
+interface ProgressBar {
   /** `done` succeeded and `failed` failed, of `total`. */
   update(progress: { done: number; failed: number; total: number }): void;
   /** Ends the bar's line. */

@@ -228,14 +228,14 @@ export class AgentClient extends RunReader {
    */
   async cancel(runId: string): Promise<RunRecord> {
     await this.require(runId);
-    const status = await this.store.requestCancel(runId, Date.now());
+    const status = await this.store.lifecycle.requestCancel(runId, Date.now());
     if (status === 'cancelling') await this.cancelIdleSteps(runId);
     return this.require(runId);
   }
 
   /** A running run whose next step waits in the queue (or in a retry delay) has no node to abort: end it here. */
   private async cancelIdleSteps(runId: string): Promise<void> {
-    const meta = await this.store.get(runId);
+    const meta = await this.store.reads.get(runId);
     if (!meta?.tasks || meta.status !== 'cancelling') return;
     for (let task = 0; task < meta.tasks.length; task += 1) {
       const job = await this.stepQueues.forRun(runId).getJob(stepJobId(runId, meta.superstep, task));
@@ -253,7 +253,7 @@ export class AgentClient extends RunReader {
           return;
       }
     }
-    await this.store.finish(
+    await this.store.lifecycle.finish(
       runId,
       'cancelled',
       { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false },
@@ -272,7 +272,7 @@ export class AgentClient extends RunReader {
    */
   async retry(runId: string, { failedAt }: { failedAt?: number } = {}): Promise<RunRecord> {
     await this.require(runId);
-    const meta = await this.store.get(runId);
+    const meta = await this.store.reads.get(runId);
     if (!meta) return this.require(runId);
     // Only a failed run is retried (store.retry says why not): only then does it take a slot.
     const admission =
@@ -287,7 +287,7 @@ export class AgentClient extends RunReader {
         : undefined;
     let superstep: number;
     try {
-      ({ superstep } = await this.store.retry(runId, Date.now(), failedAt));
+      ({ superstep } = await this.store.lifecycle.retry(runId, Date.now(), failedAt));
     } catch (error) {
       await admission?.undo();
       throw error;
@@ -326,7 +326,7 @@ export class AgentClient extends RunReader {
         `the resume value of run ${runId} nests more than ${MAX_INPUT_DEPTH} arrays/objects deep; send a flatter value`,
       );
     await this.require(runId);
-    const { superstep } = await this.store.resume(runId, value, Date.now());
+    const { superstep } = await this.store.lifecycle.resume(runId, value, Date.now());
     const job: StoredRunJob = { v: 1, stored: true, runId };
     await this.intakeQueue.add('resume', job, {
       ...INTAKE_JOB_OPTIONS,

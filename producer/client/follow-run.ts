@@ -8,7 +8,7 @@ import type { TokenHub } from './token-hub.js';
 /** What following a run yields: its committed events (with ids) and its live tokens (without). */
 export type RunStreamEvent = RunEvent | TokenEvent;
 
-export interface FollowRunOptions {
+interface FollowRunOptions {
   store: RedisRunStore;
   /**
    * Where committed events come from: the API's multiplexed hub, or a connection of its own for blocking
@@ -31,7 +31,7 @@ export interface FollowRunOptions {
  * Committed events read with blocking XREADs on a connection of its own (the library's and the CLI's
  * streams; the API multiplexes through a RunEventHub instead). Same answers as a hub's follower.
  */
-export function ownReaderFollower(
+function ownReaderFollower(
   store: RedisRunStore,
   reader: RedisConnection,
   runId: string,
@@ -40,7 +40,7 @@ export function ownReaderFollower(
   let seen = after;
   let caughtUp = false;
   const read = async (blockMs?: number) => {
-    const events = await store.events(runId, {
+    const events = await store.eventLog.events(runId, {
       after: seen,
       connection: reader,
       ...(blockMs === undefined ? {} : { blockMs }),
@@ -96,7 +96,7 @@ export async function* followRun({
             for (const event of held) push(event);
             held = null;
           }
-          const record = await store.record(runId);
+          const record = await store.reads.record(runId);
           if (!record) return;
           if (isTerminal(record.status)) {
             // The status and run-end are written by one script: once finished, what is committed is complete.

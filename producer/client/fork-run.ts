@@ -3,7 +3,7 @@ import { newRunId } from '../../shared/contracts/ids.js';
 import { MAX_INPUT_DEPTH, nestsWithin } from '../../shared/contracts/job-schema.js';
 import type { RunRecord } from '../../shared/contracts/run-record.js';
 import type { ServedGraphs } from '../../shared/graph/served-graphs.js';
-import type { RunAdmission } from '../../shared/operations/limits/run-admission.js';
+import type { TenantAdmission } from '../../shared/operations/limits/tenant-admission.js';
 import { planFork } from '../../shared/store/forks/plan-fork.js';
 import { toRunRecord, type RedisRunStore } from '../../shared/store/redis-run-store.js';
 
@@ -18,9 +18,9 @@ export interface ForkOptions {
   queueUnserved?: boolean;
 }
 
-export interface ForkDeps {
+interface ForkDeps {
   store: RedisRunStore;
-  admission: RunAdmission;
+  admission: TenantAdmission;
   served: ServedGraphs;
   /** Hands the created fork to the workers (an id-only intake job: they add its step jobs). */
   handOver(runId: string): Promise<void>;

@@ -50,7 +50,7 @@ function firstOtherStep(original: StepRecord[], replayed: StepRecord[]): number 
 
 /** The report of replay run `runId`: from its error or noted divergence, else by comparing it with its original. */
 export async function replayReport(store: RedisRunStore, runId: string): Promise<ReplayReport> {
-  const meta = await store.get(runId);
+  const meta = await store.reads.get(runId);
   if (!meta) throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may have expired or been purged)`);
   if (!meta.replay)
     throw new AgentqError('INVALID_INPUT', `run ${runId} is not a replay; start one with agentq replay <runId>`);
@@ -72,9 +72,9 @@ export async function replayReport(store: RedisRunStore, runId: string): Promise
   if (meta.status !== 'completed')
     return { ...base, outcome: 'failed', diverged: false, ...(meta.error ? { error: meta.error } : {}) };
   const [original, originalSteps, steps] = await Promise.all([
-    store.get(meta.replay.runId),
-    store.steps(meta.replay.runId),
-    store.steps(runId),
+    store.reads.get(meta.replay.runId),
+    store.reads.steps(meta.replay.runId),
+    store.reads.steps(runId),
   ]);
   if (!original)
     throw new AgentqError(

@@ -13,7 +13,7 @@ export interface ReplayOptions {
   queueUnserved?: boolean;
 }
 
-export interface ReplayDeps {
+interface ReplayDeps {
   store: RedisRunStore;
   enqueuer: RunEnqueuer;
   served: ServedGraphs;
@@ -28,7 +28,7 @@ export interface ReplayDeps {
  */
 export async function replayRun(deps: ReplayDeps, runId: string, options: ReplayOptions = {}): Promise<RunRecord> {
   const { store, enqueuer, served } = deps;
-  const meta = await store.get(runId);
+  const meta = await store.reads.get(runId);
   if (!meta)
     throw new AgentqError(
       'NOT_FOUND',

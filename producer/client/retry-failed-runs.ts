@@ -37,7 +37,7 @@ export interface RetryFailedSummary {
   errors: { runId: string; code: string; message: string }[];
 }
 
-export interface RetryFailedDeps {
+interface RetryFailedDeps {
   list(filter: ListFilter & { tenant?: string }): Promise<{ runs: RunRecord[]; nextCursor: string | null }>;
   retry(runId: string, options: { failedAt?: number }): Promise<RunRecord>;
 }

@@ -18,7 +18,7 @@ export interface RunEventFollower {
   close(): void;
 }
 
-export interface RunEventHubOptions {
+interface RunEventHubOptions {
   /** How long one XREAD blocks. @default 5000 */
   blockMs?: number;
   /** Events per stream per read. @default 500 */
@@ -251,7 +251,7 @@ class HubFollower implements RunEventFollower {
   }
 
   async catchUp(): Promise<RunEvent[]> {
-    const read = await this.hub.store.events(this.entry.runId, { after: this.seen, count: this.hub.pageSize });
+    const read = await this.hub.store.eventLog.events(this.entry.runId, { after: this.seen, count: this.hub.pageSize });
     return [...this.queue.splice(0), ...this.accept(read)];
   }
 
@@ -286,7 +286,7 @@ class HubFollower implements RunEventFollower {
    * here. (A stream that ends — a finished run's, up to run-end — is read to its end without the hub.)
    */
   private async readBacklog(): Promise<RunEvent[]> {
-    const read = await this.hub.store.events(this.entry.runId, { after: this.seen, count: this.hub.pageSize });
+    const read = await this.hub.store.eventLog.events(this.entry.runId, { after: this.seen, count: this.hub.pageSize });
     const events = this.accept(read);
     if (events.length > 0) return events;
     this.hub.caughtUp(this.entry, this.seen);

@@ -79,8 +79,8 @@ export class RunReader {
   /** The run record; a cancelled run's carries its last committed state as `output.partial`. */
   async get(runId: string): Promise<RunRecord | null> {
     await this.ready();
-    const record = await this.store.record(runId);
-    return record && withPartialOutput(record, (id) => this.store.state(id));
+    const record = await this.store.reads.record(runId);
+    return record && withPartialOutput(record, (id) => this.store.reads.state(id));
   }
 
   protected async require(runId: string): Promise<RunRecord> {
@@ -95,18 +95,18 @@ export class RunReader {
 
   async steps(runId: string): Promise<StepRecord[]> {
     await this.require(runId);
-    return this.store.steps(runId);
+    return this.store.reads.steps(runId);
   }
 
   async messages(runId: string): Promise<Message[]> {
     await this.require(runId);
-    return this.store.messages(runId);
+    return this.store.reads.messages(runId);
   }
 
   /** The run's result object: answer, tool executions, intermediate responses, sources, finishReason (RunResult). */
   async result(runId: string): Promise<RunResult> {
     await this.ready();
-    const meta = await this.store.get(runId);
+    const meta = await this.store.reads.get(runId);
     if (!meta)
       throw new AgentqError(
         'NOT_FOUND',
@@ -138,7 +138,7 @@ export class RunReader {
 
   async list(filter: ListFilter & { tenant?: string } = {}): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
     await this.ready();
-    return this.store.list(filter.tenant ?? this.tenant, filter);
+    return this.store.reads.list(filter.tenant ?? this.tenant, filter);
   }
 
   /** Resolves with the run once it is finished (or waiting for input), or rejects after `timeoutMs`. */
@@ -161,7 +161,11 @@ export class RunReader {
           throw new AgentqError('TIMEOUT', `run ${runId} is still ${record.status} after ${timeoutMs} ms`, {
             retryable: true,
           });
-        const events = await this.store.events(runId, { after, blockMs: Math.min(left, 1000), connection: reader });
+        const events = await this.store.eventLog.events(runId, {
+          after,
+          blockMs: Math.min(left, 1000),
+          connection: reader,
+        });
         if (events.length > 0) after = events.at(-1)!.id;
       }
     } finally {
@@ -174,7 +178,7 @@ export class RunReader {
     const record = await this.require(runId);
     if (!isTerminal(record.status))
       throw new AgentqError('CONFLICT', `run ${runId} is ${record.status}; cancel it before purging`);
-    await this.store.purge(runId, record.tenant);
+    await this.store.retention.purge(runId, record.tenant);
   }
 
   /** The run's events from the start (or after `after`), ending after `run-end`. */
@@ -183,18 +187,18 @@ export class RunReader {
     try {
       let cursor = after;
       for (;;) {
-        const events = await this.store.events(runId, { after: cursor, blockMs: 1000, connection: reader });
+        const events = await this.store.eventLog.events(runId, { after: cursor, blockMs: 1000, connection: reader });
         for (const event of events) {
           cursor = event.id;
           yield event;
           if (event.type === 'run-end') return;
         }
         if (events.length === 0) {
-          const record = await this.store.record(runId);
+          const record = await this.store.reads.record(runId);
           if (!record) return;
           if (isTerminal(record.status)) {
             // run-end may have been trimmed away or already read; drain what is left and stop.
-            const rest = await this.store.events(runId, { after: cursor });
+            const rest = await this.store.eventLog.events(runId, { after: cursor });
             for (const event of rest) yield event;
             return;
           }

@@ -2,7 +2,7 @@ import { isCluster, type RedisConnection } from '../../shared/adapters/redis/con
 import type { Keys } from '../../shared/store/keys.js';
 import { parseTokenEvent, type TokenEvent } from '../../shared/contracts/token-event.js';
 
-export type TokenListener = (event: TokenEvent) => void;
+type TokenListener = (event: TokenEvent) => void;
 
 /**
  * Fans the live token channels of many runs out to many listeners over one pub/sub connection: a run's

@@ -20,7 +20,7 @@ export class UploadTooLargeError extends AgentqError {
   }
 }
 
-export interface UploadReceiverOptions {
+interface UploadReceiverOptions {
   /** Bytes of all files together (AGENTQ_UPLOAD_MAX_BYTES). */
   maxBytes: number;
   /** Bytes of one file (AGENTQ_INGEST_MAX_BYTES). */

@@ -19,7 +19,7 @@ export function jobLockKey(jobKey: string): string {
  * Where the locks of a queue's active jobs are: its active list, and the prefix its job keys start with
  * (`<prefix>:<queue>:`; a job's key is that + its id). What a liveness thread scans for a process's locks.
  */
-export interface QueueLockScope {
+interface QueueLockScope {
   activeKey: string;
   jobKeyPrefix: string;
 }
@@ -45,7 +45,7 @@ export function nextJobData(raw: unknown[]): unknown[] {
 }
 
 /** A job the lean hop (bullmq_lean_hop) wrote, as BullMQ's rawToJobJson reads its hash. */
-export interface LeanJob {
+interface LeanJob {
   id: string;
   name: string;
   /** The job's data, JSON. */

@@ -26,7 +26,7 @@ function QueueKeys(prefix: string): BullmqQueueKeys {
  */
 
 /** The keys of a queue agentq's scripts use, by BullMQ's names; `job` and `metrics:completed` are per call. */
-export const QUEUE_KEY_NAMES = [
+const QUEUE_KEY_NAMES = [
   'wait',
   'active',
   'paused',
@@ -42,7 +42,7 @@ export const QUEUE_KEY_NAMES = [
   'marker',
 ] as const;
 
-export type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
+type QueueKeyName = (typeof QUEUE_KEY_NAMES)[number];
 
 /** A queue's keys by name, and `prefix`: `<prefix>:<queue>:`, what a job id or key name is appended to. */
 export type NamedQueueKeys = Record<QueueKeyName, string> & { prefix: string };
@@ -51,7 +51,7 @@ export type NamedQueueKeys = Record<QueueKeyName, string> & { prefix: string };
 type LayoutName = QueueKeyName | 'job' | 'metrics:completed';
 
 /** Each script's KEYS, in BullMQ's order (BULLMQ_VERSION). */
-export const SCRIPT_KEY_LAYOUTS = {
+const SCRIPT_KEY_LAYOUTS = {
   addStandardJob: ['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'],
   addPrioritizedJob: ['marker', 'meta', 'id', 'prioritized', 'delayed', 'completed', 'active', 'events', 'pc'],
   moveToActive: [
@@ -87,7 +87,7 @@ export const SCRIPT_KEY_LAYOUTS = {
   ],
 } as const satisfies Record<string, readonly LayoutName[]>;
 
-export type LayoutScript = keyof typeof SCRIPT_KEY_LAYOUTS;
+type LayoutScript = keyof typeof SCRIPT_KEY_LAYOUTS;
 
 /** The keys of queue `name` under `prefix` (`bull`, or a shard's `bull:{s0}`), as BullMQ's QueueKeys names them. */
 export function bullmqQueueKeys(prefix: string, name: string): NamedQueueKeys {

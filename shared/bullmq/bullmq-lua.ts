@@ -11,7 +11,7 @@ import { luaScript } from '../adapters/redis/lua-script.js';
  * Job options (`opts`) are a Lua table in BullMQ's public JobsOptions names: `jobId`, `attempts`, `backoff`,
  * and `priority` (only when > 0).
  */
-export type BullmqLuaHelper = 'addJob' | 'takeJob' | 'completeJob' | 'jobData' | 'leanHop' | 'takeIfNext';
+type BullmqLuaHelper = 'addJob' | 'takeJob' | 'completeJob' | 'jobData' | 'leanHop' | 'takeIfNext';
 
 const HELPERS: Record<BullmqLuaHelper, { scripts: BullmqScriptName[]; lua: string }> = {
   // Queue.add of one job: BullMQ's addPrioritizedJob for a priority > 0, else addStandardJob. → the job id.

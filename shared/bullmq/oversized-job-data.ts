@@ -1,7 +1,7 @@
 import type { Worker } from 'bullmq';
 
 /** The field of the stand-in data an oversized job gets instead of its own (see refuseOversizedJobData). */
-export const OVERSIZED_JOB = 'agentqOversizedJob';
+const OVERSIZED_JOB = 'agentqOversizedJob';
 
 /** What a processor sees of a job whose data was over the limit: its size and a few short top-level strings. */
 export interface OversizedJob {

@@ -30,7 +30,7 @@ export interface Setting<T> {
 }
 
 /** What every declaration gives. */
-export interface SettingDocs {
+interface SettingDocs {
   env: string;
   doc: string;
   when?: string;
@@ -72,7 +72,7 @@ function common<T>(
   };
 }
 
-export interface IntegerOptions<D> extends SettingDocs {
+interface IntegerOptions<D> extends SettingDocs {
   min: number;
   max?: number;
   default?: D;
@@ -100,7 +100,7 @@ export function integer<const D extends number | undefined = undefined>(
   });
 }
 
-export interface DecimalOptions extends SettingDocs {
+interface DecimalOptions extends SettingDocs {
   min: number;
   max: number;
   default: number;

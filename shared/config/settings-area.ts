@@ -2,10 +2,10 @@ import { AgentqError } from '../contracts/errors.js';
 import type { Setting } from './setting-builders.js';
 
 /** The settings of one area, by their `Config` field name. */
-export type SettingTable = Record<string, Setting<unknown>>;
+type SettingTable = Record<string, Setting<unknown>>;
 
 /** The values a table of settings reads, by field name: what the declarations infer. */
-export type SettingValues<S extends SettingTable> = { [Key in keyof S]: ReturnType<S[Key]['fallback']> };
+type SettingValues<S extends SettingTable> = { [Key in keyof S]: ReturnType<S[Key]['fallback']> };
 
 /**
  * One area of the configuration (Redis, the API, …): its settings, and how their values become its part

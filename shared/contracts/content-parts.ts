@@ -5,7 +5,7 @@ import type { ContentPart } from './run-record.js';
 const IMAGE_URL_SCHEMES = ['http:', 'https:', 'data:'];
 
 /** Longest image URL accepted: a data: URL of a picture of a few MB (the run's input limit applies too). */
-export const MAX_IMAGE_URL_CHARS = 10_000_000;
+const MAX_IMAGE_URL_CHARS = 10_000_000;
 
 const imageUrlSchema = z
   .string()

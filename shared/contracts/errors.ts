@@ -76,7 +76,7 @@ export interface ErrorRecord {
 
 const marker = Symbol.for('agentq.error');
 
-export interface AgentqErrorOptions {
+interface AgentqErrorOptions {
   retryable?: boolean;
   details?: unknown;
   cause?: unknown;

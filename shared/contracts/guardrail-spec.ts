@@ -5,7 +5,7 @@ const guardrailName = z
   .regex(/^[A-Za-z0-9_-]{1,64}$/, 'guardrail names are 1-64 characters of letters, digits, "_" or "-"');
 
 /** One guardrail as a graph or run names it: its name, or `{ name, options }`. */
-export const guardrailSpecSchema = z.union([
+const guardrailSpecSchema = z.union([
   guardrailName,
   z.object({ name: guardrailName, options: z.record(z.string(), z.unknown()).optional() }).strict(),
 ]);
@@ -34,7 +34,7 @@ export interface GuardrailPlan {
   maxReprompts: number;
 }
 
-export const DEFAULT_MAX_REPROMPTS = 2;
+const DEFAULT_MAX_REPROMPTS = 2;
 
 export function planGuardrails(graph: GuardrailsInput = {}, run: GuardrailsInput = {}): GuardrailPlan {
   return {

@@ -27,7 +27,7 @@ export function runIdForIdempotencyKey(tenant: string, key: string): string {
  * questions, `<batchId>.i<n>`). A client-chosen run id may not (RESERVED_RUN_ID_MESSAGE), so no client
  * can take an id agentq will derive later, however it guesses the derivation.
  */
-export const DERIVED_RUN_ID_PREFIXES = ['run_', 'bat_'] as const;
+const DERIVED_RUN_ID_PREFIXES = ['run_', 'bat_'] as const;
 
 /** True when `id` is in agentq's own namespace (DERIVED_RUN_ID_PREFIXES); decided on the string alone. */
 export function isDerivedRunId(id: string): boolean {
@@ -45,7 +45,7 @@ export function reservedRunIdMessage(id: string): string {
  * Scoped by tenant so two tenants' equal names never meet: a POST can then never find another tenant's
  * run, and so can never tell that one exists.
  */
-export function runIdForClientName(tenant: string, name: string): string {
+function runIdForClientName(tenant: string, name: string): string {
   const digest = createHash('sha256').update('runId\0').update(tenant).update('\0').update(name).digest('hex');
   return `run_c${digest.slice(0, 31)}`;
 }

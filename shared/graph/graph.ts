@@ -7,7 +7,7 @@ import type { RetryPolicy } from './retry-policy.js';
 
 export const START = '__start__';
 export const END = '__end__';
-export type End = typeof END;
+type End = typeof END;
 
 /** Schedules `node` with its own payload (`context.arg`): fan-out of one node over many inputs. */
 export class Send {

@@ -7,7 +7,7 @@ const MISSED_HEARTBEATS = 3;
 /** A producer re-reads the served set at most this often while the graph it asks for is in it. */
 const CACHE_MS = 1000;
 
-export interface ServedGraphsOptions {
+interface ServedGraphsOptions {
   redis: RedisConnection;
   keys: Keys;
   /** Workers announce every `heartbeatMs`; an entry older than 3× that is ignored (and swept). */

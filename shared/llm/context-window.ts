@@ -1,7 +1,7 @@
 import { modelEntry, parseModelTable } from './model-table.js';
 
 /** Context windows (tokens) by model id. */
-export type ContextWindowTable = Readonly<Record<string, number>>;
+type ContextWindowTable = Readonly<Record<string, number>>;
 
 /**
  * Parses `AGENTQ_CONTEXT_WINDOWS`: `<model>:<tokens>,…`, e.g. `gpt-4o-mini:128000,llama3.2:3b:131072`

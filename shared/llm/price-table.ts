@@ -38,7 +38,7 @@ export function parsePriceTable(text: string): { table: PriceTable; problems: st
  * The price of a model: by its exact id, else by the id without a date suffix (the provider answers
  * `gpt-4o-mini-2024-07-18` to a request for `gpt-4o-mini`). Undefined when the table lacks it.
  */
-export function priceOf(table: PriceTable, ...modelIds: (string | undefined)[]): ModelPrice | undefined {
+function priceOf(table: PriceTable, ...modelIds: (string | undefined)[]): ModelPrice | undefined {
   for (const id of modelIds) {
     if (!id) continue;
     const price = modelEntry(table, id);

@@ -2,7 +2,7 @@ import type { ProviderLimits } from '../operations/limits/provider-rate-limiter.
 import { modelEntry, parseModelTable } from './model-table.js';
 
 /** Provider limits by model id; `*` applies to every model without its own entry. */
-export type RateLimitTable = Readonly<Record<string, ProviderLimits>>;
+type RateLimitTable = Readonly<Record<string, ProviderLimits>>;
 
 /**
  * Parses `AGENTQ_RATE_LIMITS`: `<model>:<requests/min>:<tokens/min>,…`, e.g.

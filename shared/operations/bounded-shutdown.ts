@@ -1,7 +1,7 @@
 import type { Logger } from '../telemetry/logger.js';
 
 /** One thing a stopping process lets go of: `run` does it politely; `force` (when given) tears it down. */
-export interface ShutdownPart {
+interface ShutdownPart {
   /** Named in the last log line when it did not finish in time (e.g. "step workers"). */
   name: string;
   run: () => Promise<unknown>;

@@ -7,10 +7,10 @@ import type { PayloadFilter, VectorQuery, VectorRecord, VectorUpdate } from './v
  * same messages (the contract suite holds them to it).
  */
 
-export const DEFAULT_QUERY_LIMIT = 10;
+const DEFAULT_QUERY_LIMIT = 10;
 export const MAX_QUERY_LIMIT = 1000;
 /** Longer vectors than any embedding model produces are a mistake (or an attack on memory). */
-export const MAX_VECTOR_LENGTH = 8192;
+const MAX_VECTOR_LENGTH = 8192;
 const FIELD_PATTERN = /^[A-Za-z0-9_]{1,64}$/;
 
 /** Throws unless `tenant` is a tenant id: the tenant is never optional and never "all". */

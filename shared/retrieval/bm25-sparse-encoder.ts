@@ -2,7 +2,7 @@ import { bm25Tokens } from './bm25-tokens.js';
 import { bm25TokenId } from './murmur-hash3.js';
 
 /** A sparse vector as Qdrant takes it: parallel arrays, indices unique. */
-export interface SparseVector {
+interface SparseVector {
   readonly indices: number[];
   readonly values: number[];
 }

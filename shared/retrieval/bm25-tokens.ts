@@ -2,7 +2,7 @@ import stem from 'wink-porter2-stemmer';
 import { ENGLISH_STOPWORDS } from './english-stopwords.js';
 
 /** Longer tokens are dropped (hashes, base64, run-together garbage), as fastembed's `token_max_length`. */
-export const MAX_TOKEN_LENGTH = 40;
+const MAX_TOKEN_LENGTH = 40;
 
 /** Letters with no decomposition that ASCII folding still maps (Lucene's ASCIIFoldingFilter does the same). */
 const LATIN_LIGATURES: Readonly<Record<string, string>> = {

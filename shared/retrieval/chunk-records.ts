@@ -26,13 +26,13 @@ export interface ChunkPayload {
 }
 
 /** What a document says it is beyond its title (see DocumentMetadata in worker/retrieval/parsers). */
-export interface ChunkDocumentMetadata {
+interface ChunkDocumentMetadata {
   company?: string;
   form?: string;
   periodEnded?: string;
 }
 
-export interface ChunkLike {
+interface ChunkLike {
   index: number;
   text: string;
   page: number | null;

@@ -29,7 +29,7 @@ export function fuseHybrid<T extends RankedItem & { score: number }>(
 }
 
 /** What each side of a hybrid query scored an item (VectorHit's fields of the same names). */
-export interface SideScores {
+interface SideScores {
   lexicalScore?: number;
   similarity?: number;
 }

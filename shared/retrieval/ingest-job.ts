@@ -19,7 +19,7 @@ export const ingestJobSchema = z.object({
 export type IngestJobData = z.infer<typeof ingestJobSchema>;
 
 /** A job per document: retried on crashes and transient errors; a document that cannot be parsed fails at once. */
-export const INGEST_JOB_ATTEMPTS = 5;
+const INGEST_JOB_ATTEMPTS = 5;
 export const INGEST_JOB_OPTIONS = {
   attempts: INGEST_JOB_ATTEMPTS,
   backoff: { type: 'exponential', delay: 1000 },

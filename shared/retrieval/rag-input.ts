@@ -3,10 +3,10 @@ import { guardrailsInputSchema } from '../contracts/guardrail-spec.js';
 import { ID_PATTERN } from '../contracts/ids.js';
 
 /** The rag-agent's own tools: a run's extra tools may not take their names. */
-export const RAG_TOOL_NAMES = ['search', 'refine_and_search', 'final_answer'] as const;
+const RAG_TOOL_NAMES = ['search', 'refine_and_search', 'final_answer'] as const;
 
 /** Longest question accepted (the same bound as a batch question). */
-export const MAX_RAG_QUERY_CHARS = 20_000;
+const MAX_RAG_QUERY_CHARS = 20_000;
 
 /**
  * The RAG input, one schema everywhere (docs/reference/job-schema-v1.md): `POST /v1/agent/chat`, each question of a

@@ -37,7 +37,7 @@ export type StagedDocument = {
   record: Pick<DocumentRecord, 'id' | 'collection' | 'title' | 'path' | 'bytes' | 'batchId'> & { pendingHash: string };
 } & ({ content: Uint8Array; uploadKey?: never } | { uploadKey: string; content?: never });
 
-export interface RedisDocumentStoreOptions {
+interface RedisDocumentStoreOptions {
   /** @default 'agentq' */
   keyPrefix?: string;
   /** Batches and not-yet-indexed uploads expire after this long. @default 7 days */

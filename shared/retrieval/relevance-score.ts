@@ -4,13 +4,13 @@ import { bm25Tokens } from './bm25-tokens.js';
  * BM25 per query term at which the lexical relevance's BM25 side reaches 1 − 1/e ≈ 0.63: about one match
  * of a moderately rare word in a passage of average length (FTS5's and Qdrant's BM25 alike).
  */
-export const BM25_PER_TERM = 3;
+const BM25_PER_TERM = 3;
 
 /** What word overlap alone can claim: a passage holding every word of the question scores 0.8, not 1. */
-export const OVERLAP_WEIGHT = 0.8;
+const OVERLAP_WEIGHT = 0.8;
 
 /** What a search hit tells about how it matched (VectorHit's `similarity` and `lexicalScore`). */
-export interface HitEvidence {
+interface HitEvidence {
   /** Cosine similarity with the query's embedding, when a dense model compared them. */
   similarity?: number;
   /** The store's BM25 score for the query's text, when it matched lexically. */

@@ -1,7 +1,7 @@
 import type { RankedItem } from './reciprocal-rank-fusion.js';
 
 /** One ranked list of a weighted score fusion: its items (best first, each with its own score) and its weight. */
-export interface WeightedList<T extends RankedItem & { score: number }> {
+interface WeightedList<T extends RankedItem & { score: number }> {
   readonly items: readonly T[];
   readonly weight: number;
 }

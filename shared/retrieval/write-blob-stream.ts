@@ -4,12 +4,12 @@ import { AgentqError } from '../contracts/errors.js';
 import { BLOB_PIECE_BYTES } from './write-blob.js';
 
 /** What a streamed blob came to: its size and sha256 (the document's content hash). */
-export interface StreamedBlob {
+interface StreamedBlob {
   bytes: number;
   contentHash: string;
 }
 
-export interface WriteBlobStreamOptions {
+interface WriteBlobStreamOptions {
   /** The key expires after this long unless renamed and given another TTL. */
   ttlSeconds: number;
   /** More bytes than this: `tooLarge(bytes)` is thrown at once, nothing more is read. */

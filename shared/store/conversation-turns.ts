@@ -18,7 +18,7 @@ const ENTER = luaScript(new URL('./lua/enter-conversation-turn-1.lua', import.me
 const LEAVE = luaScript(new URL('./lua/leave-conversation-turn-1.lua', import.meta.url));
 
 /** A conversation's turn as the rule needs it. */
-export interface ConversationTurn {
+interface ConversationTurn {
   id: string;
   tenant: string;
   conversationId: string;

@@ -30,7 +30,7 @@ const MAX_TURNS = 100;
  * tenant's conversation with the same id is simply not there (a foreign id reads as a missing one).
  */
 export class Conversations {
-  constructor(private readonly store: Pick<RedisRunStore, 'redis' | 'keys' | 'get' | 'messages'>) {}
+  constructor(private readonly store: Pick<RedisRunStore, 'redis' | 'keys' | 'reads'>) {}
 
   /** → the conversation, or null when the tenant has none with this id (never started, cleared or expired). */
   async get(tenant: string, conversationId: string): Promise<ConversationRecord | null> {
@@ -41,7 +41,7 @@ export class Conversations {
     ]);
     const ids = [...new Set([...runIds, ...open])];
     if (ids.length === 0) return null;
-    const metas = (await Promise.all(ids.map((runId) => this.store.get(runId)))).filter(
+    const metas = (await Promise.all(ids.map((runId) => this.store.reads.get(runId)))).filter(
       (meta) => meta !== null && meta.tenant === tenant,
     );
     if (metas.length === 0) return null;
@@ -58,7 +58,7 @@ export class Conversations {
       turns,
       activeRunIds: open.filter((runId) => metas.some((meta) => meta!.id === runId)),
       latestCompletedRunId: latest?.id ?? null,
-      messages: latest ? await this.store.messages(latest.id) : [],
+      messages: latest ? await this.store.reads.messages(latest.id) : [],
     };
   }
 

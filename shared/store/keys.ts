@@ -11,7 +11,7 @@ export const DEFAULT_KEY_PREFIX = 'agentq';
 /** A run's keys in the order the Lua scripts take them (KEYS[1] … KEYS[8]). */
 export const RUN_KEY_SUFFIXES = ['meta', 'state', 'messages', 'steps', 'events', 'writes', 'memo', 'record'] as const;
 
-export interface RunKeys {
+interface RunKeys {
   meta: string;
   state: string;
   messages: string;
@@ -32,7 +32,7 @@ export interface RunKeys {
 }
 
 /** One batch's Batch API keys (Keys.providerBatch). */
-export interface ProviderBatchKeys {
+interface ProviderBatchKeys {
   pending: string;
   bodies: string;
   calls: string;

@@ -2,7 +2,7 @@ import type { JobsOptions } from 'bullmq';
 import type { z } from 'zod';
 import type { Config } from '../config/config.js';
 import { AgentqError } from '../contracts/errors.js';
-import { RunAdmission, type RunAdmissionConfig, type RunOrigin } from '../operations/limits/run-admission.js';
+import { TenantAdmission, type TenantAdmissionConfig, type RunOrigin } from '../operations/limits/tenant-admission.js';
 import { newRunId, runIdForIdempotencyKey } from '../contracts/ids.js';
 import {
   conversationOptionsProblem,
@@ -21,7 +21,7 @@ import type { StepQueues } from './step-queues.js';
 export const enqueueRequestSchema = runJobSchema.omit({ v: true });
 export type EnqueueRequest = z.input<typeof enqueueRequestSchema>;
 
-export type ValidEnqueueRequest = z.output<typeof enqueueRequestSchema>;
+type ValidEnqueueRequest = z.output<typeof enqueueRequestSchema>;
 
 /** The request checked against job schema v1; → it parsed, or INVALID_INPUT naming each problem. */
 export function parseEnqueueRequest(request: EnqueueRequest): ValidEnqueueRequest {
@@ -46,14 +46,14 @@ export const INTAKE_JOB_OPTIONS = {
  * Attempts of a start job (START_NODE). Its entry node is not known when it is added, so it gets room
  * for any node's policy; the step processor stops at the entry node's own `maxAttempts`.
  */
-export const START_JOB_ATTEMPTS = 10;
+const START_JOB_ATTEMPTS = 10;
 
 /** The options of a run's start job: the step job id of superstep 0, task 0. */
-export function startJobOptions(runId: string, priority = 0): JobsOptions {
+function startJobOptions(runId: string, priority = 0): JobsOptions {
   return stepJobOptions(stepJobId(runId, 0, 0), START_JOB_ATTEMPTS, priority);
 }
 
-export interface EnqueueExtras {
+interface EnqueueExtras {
   /**
    * A run id agentq derived (a batch's question, a schedule's tick, the API's tenant-scoped name for a
    * client's runId): used as it is. A request's own `runId` is the client's and may not be in that
@@ -66,7 +66,7 @@ export interface EnqueueExtras {
   scheduleId?: string;
   /** BullMQ priority of the run's step jobs (1 most urgent); absent: none — the wait list, taken first. */
   priority?: number;
-  /** Who creates the run, for its admission (RunAdmission). @default 'batch' with a batchId, 'schedule' with a scheduleId, else 'producer' */
+  /** Who creates the run, for its admission (TenantAdmission). @default 'batch' with a batchId, 'schedule' with a scheduleId, else 'producer' */
   origin?: RunOrigin;
   /** The API key (hash id) the run is charged to: a schedule's creator's. */
   keyId?: string;
@@ -78,18 +78,18 @@ export interface EnqueueExtras {
  * Creates a run (status `queued`) and adds its start job, the first step job (docs/concepts/step-engine.md): the worker
  * that takes it takes the run in and runs the entry task. Used by the client library, the HTTP API, the
  * CLI, schedule ticks and the batch dispatcher alike, so every run starts the same way, through the same
- * admission (RunAdmission). (Raw jobs of other services come in through the intake queue instead, and
+ * admission (TenantAdmission). (Raw jobs of other services come in through the intake queue instead, and
  * pass the same admission there.)
  */
 export class RunEnqueuer {
   /** The admission of every run this enqueuer creates; a retry passes it too (AgentClient.retry). */
-  readonly admission: RunAdmission;
+  readonly admission: TenantAdmission;
 
   constructor(
     private readonly store: RedisRunStore,
     private readonly stepQueues: StepQueues,
     private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'> &
-      Partial<RunAdmissionConfig>,
+      Partial<TenantAdmissionConfig>,
     /**
      * A worker's own intake, for runs a worker enqueues (a schedule's tick): it takes the run in at once
      * and adds the entry tasks' jobs itself. → false when it cannot (this worker lacks the graph); the
@@ -98,7 +98,7 @@ export class RunEnqueuer {
      */
     private readonly admitInline?: (meta: RunMeta) => Promise<boolean>,
   ) {
-    this.admission = new RunAdmission(store.redis, store.keys, config);
+    this.admission = new TenantAdmission(store.redis, store.keys, config);
   }
 
   async enqueue(
@@ -144,7 +144,7 @@ export class RunEnqueuer {
       });
     } catch (error) {
       // A replay of the caller's own run answers with that run whatever the limits say now.
-      const existing = await this.store.get(runId).catch(() => null);
+      const existing = await this.store.reads.get(runId).catch(() => null);
       if (existing?.tenant === tenant) return { record: toRunRecord(existing), created: false, meta: existing };
       throw error;
     }
@@ -152,7 +152,7 @@ export class RunEnqueuer {
     let created: boolean;
     let meta: RunMeta;
     try {
-      ({ meta, created } = await this.store.create(
+      ({ meta, created } = await this.store.creation.create(
         {
           id: runId,
           tenant,

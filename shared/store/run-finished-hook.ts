@@ -12,7 +12,7 @@ import { ConversationTurns } from './conversation-turns.js';
 import { INTAKE_JOB_OPTIONS } from './run-enqueuer.js';
 import { webhookJobId, type WebhookJobData } from '../contracts/webhook-job.js';
 
-export type FinishedStatus = 'completed' | 'failed' | 'cancelled';
+type FinishedStatus = 'completed' | 'failed' | 'cancelled';
 
 /** The `onFinished` option of RedisRunStore, with a `close()` for the queue it adds to. */
 export interface RunFinishedHook {

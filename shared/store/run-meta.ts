@@ -77,7 +77,7 @@ export interface ReplayOf {
 }
 
 /** A forked run's link to its original. */
-export interface ForkOf {
+interface ForkOf {
   runId: string;
   /** The original's step index the fork started from (steps before it are inherited). */
   step: number;
@@ -86,7 +86,7 @@ export interface ForkOf {
 }
 
 /** A retried run's link to its earlier attempt(s). */
-export interface RetryOf {
+interface RetryOf {
   /** Attempts before this one (1 after the first retry). */
   attempts: number;
   /** The error the last attempt failed with. */

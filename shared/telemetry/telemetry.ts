@@ -40,7 +40,7 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
-export interface RunSpanRecord {
+interface RunSpanRecord {
   trace: string | null;
   runId: string;
   graph: string;
@@ -53,7 +53,7 @@ export interface RunSpanRecord {
   endTime: number;
 }
 
-export interface TelemetryOptions {
+interface TelemetryOptions {
   /** Service name on every span. @default 'agentq' */
   serviceName?: string;
   /** Use this exporter (tests: InMemorySpanExporter), with a simple (synchronous) processor. */
@@ -79,7 +79,7 @@ class RunAwareIdGenerator implements IdGenerator {
 const TRACE_PATTERN = /^([0-9a-f]{32})-([0-9a-f]{16})$/;
 
 /** Which exporter the standard OTEL_* variables ask for; undefined = tracing off. */
-export function tracesExporterFromEnv(env: NodeJS.ProcessEnv): 'otlp' | 'console' | undefined {
+function tracesExporterFromEnv(env: NodeJS.ProcessEnv): 'otlp' | 'console' | undefined {
   if (env.OTEL_SDK_DISABLED === 'true') return undefined;
   const named = env.OTEL_TRACES_EXPORTER?.split(',').map((name) => name.trim());
   if (named?.includes('none')) return undefined;

@@ -85,7 +85,7 @@ describe('chaos: lost step jobs are brought back by the reconciler', () => {
       first.kill('SIGTERM');
       await new Promise((resolve) => first.once('exit', resolve));
 
-      const meta = await client.store.get(run.id);
+      const meta = await client.store.reads.get(run.id);
       expect(meta).toMatchObject({ status: 'running', superstep: 1 });
       const jobId = stepJobId(run.id, 1, 0);
       expect(await (await stepQueue.getJob(jobId))?.getState()).toBe('waiting');

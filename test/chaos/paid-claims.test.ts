@@ -51,7 +51,7 @@ describe('chaos: claims on paid work', () => {
     const done = await client.wait(run.id, { timeoutMs: 60_000 });
     expect(done).toMatchObject({ status: 'completed', output: { answer: 'paid once' } });
     expect(server.chatRequests()).toHaveLength(1);
-    const events = await client.store.events(run.id);
+    const events = await client.store.eventLog.events(run.id);
     // The liveness thread renewed the stalled worker's lock: the step was never handed to the other
     // worker (whose free slots and 1 s stall checks would have taken it). Claims cover what gets past
     // that (a lock lost to a Redis stall, a stale duplicate): test/integration/paid-claims.test.ts.

@@ -75,7 +75,7 @@ describe('chaos: oversized raw jobs on the intake queue', () => {
       expect(record.status).toBe('failed');
       expect(record.error).toMatchObject({ code: 'INVALID_INPUT', details: { limitBytes: 1024 * 1024 } });
       expect(record.error?.message).toMatch(/is \d+ bytes, over the limit of 1048576 bytes \(AGENTQ_MAX_JOB_BYTES\)/);
-      expect((await client.store.get(record.id))?.input ?? null).toBeNull();
+      expect((await client.store.reads.get(record.id))?.input ?? null).toBeNull();
     }
     // Each poison job was taken once (no stall brought it back) and keeps a stand-in, not its 20 MB.
     const jobs = await Promise.all(poisonJobs.map((job) => intake.getJob(job.id!)));

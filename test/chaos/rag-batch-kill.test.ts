@@ -107,7 +107,7 @@ describe('chaos: a rag-agent batch survives a worker killed midway', () => {
         problems.push(`${result.runId}: ${output?.search_count} searches but ${keys.length} steps`);
       // A committed step never runs again: after the step-end of a superstep, no step of it starts again.
       const committed = new Set<number>();
-      for (const event of await client.store.events(result.runId, { count: 10_000 })) {
+      for (const event of await client.store.eventLog.events(result.runId, { count: 10_000 })) {
         const superstep = Number(event.data.superstep);
         if (event.type === 'step-end') committed.add(superstep);
         if (event.type === 'step-start' && committed.has(superstep))

@@ -80,7 +80,7 @@ describe('chaos: workers killed around schedule ticks', () => {
     // What the ticks started, by tick time: a tick a grid step (EVERY_MS) after the one before, each once.
     expect(await client.schedules.runs(schedule.id)).toBeNull();
     const { runs } = await client.list({ limit: 200 });
-    const scheduled = (await Promise.all(runs.map((run) => client.store.get(run.id)))).filter(
+    const scheduled = (await Promise.all(runs.map((run) => client.store.reads.get(run.id)))).filter(
       (meta) => meta?.scheduleId === schedule.id,
     );
     expect(scheduled.length).toBeGreaterThanOrEqual(4);

@@ -111,7 +111,7 @@ describe.skipIf(unavailable)('runs on a real Redis Cluster (3 masters + 3 replic
       await eventually(async () => ((await client.get(queued.id))?.stepCount ?? 0) >= 1);
       // Stop the worker (its active step finishes and hands on), then lose the next step job.
       await worker.close();
-      const meta = await client.store.get(queued.id);
+      const meta = await client.store.reads.get(queued.id);
       expect(meta?.status).toBe('running');
       const queue = new Queue(STEP_QUEUE, {
         connection: bullmq.connection,

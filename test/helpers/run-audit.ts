@@ -42,7 +42,7 @@ export async function auditRun(
     problems.push(`${runId}: ${record?.status ?? 'missing'} ${JSON.stringify(record?.error ?? null)}`);
 
   const committedTwice = new Set<string>();
-  const records = await client.store.steps(runId);
+  const records = await client.store.reads.steps(runId);
   const recorded = new Set<string>();
   for (const step of records) {
     const key = stepKey(step.superstep, step.task);
@@ -58,7 +58,7 @@ export async function auditRun(
 
   const starts = new Map<string, number[]>();
   const commits = new Map<string, number>();
-  for (const event of await client.store.events(runId, { count: 100_000 })) {
+  for (const event of await client.store.eventLog.events(runId, { count: 100_000 })) {
     if (event.data.superstep === undefined) continue;
     const key = stepKey(Number(event.data.superstep), Number(event.data.task ?? 0));
     const at = Number(event.id.split('-')[0]);
@@ -73,7 +73,7 @@ export async function auditRun(
   }
   for (const key of committedTwice) problems.push(`${runId}: ${key} committed twice`);
 
-  const messages = await client.store.messages(runId);
+  const messages = await client.store.reads.messages(runId);
   const historyProblems = validateHistory(messages);
   for (const problem of historyProblems) problems.push(`${runId}: history (I3): ${problem}`);
   return { runId, problems, committedTwice: [...committedTwice], historyProblems, starts, commits, messages };

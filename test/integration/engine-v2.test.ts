@@ -112,7 +112,7 @@ describe('engine v2', () => {
     expect((await env.client.wait(run.id)).status).toBe('completed');
     // A fresh run taken in by hand, so this test plays both workers.
     const runId = `${run.id}-cache`;
-    await store.create({
+    await store.creation.create({
       id: runId,
       tenant: 'default',
       graph: 'chain',
@@ -120,11 +120,11 @@ describe('engine v2', () => {
       maxSteps: 10,
       now: Date.now(),
     });
-    await store.admit(runId, '1', { steps: 3, visited: [] }, [{ node: 'step' }], Date.now());
-    const first = await store.begin(runId, 0, 0, {}, Date.now());
+    await store.creation.admit(runId, '1', { steps: 3, visited: [] }, [{ node: 'step' }], Date.now());
+    const first = await store.commits.begin(runId, 0, 0, {}, Date.now());
     expect(first).toMatchObject({ kind: 'run', state: { base: JSON.stringify({ steps: 3, visited: [] }) } });
     // "Worker A" holds the state at superstep 0; "worker B" commits step 0.
-    const committed = await store.commit(
+    const committed = await store.commits.commit(
       {
         runId,
         superstep: 0,
@@ -140,13 +140,13 @@ describe('engine v2', () => {
     );
     expect(committed.kind).toBe('advanced');
     // A's cache says superstep 0, the cursor says 1: BEGIN sends the state B wrote.
-    const stale = await store.begin(runId, 1, 0, {}, Date.now(), 0);
+    const stale = await store.commits.begin(runId, 1, 0, {}, Date.now(), 0);
     expect(stale.kind === 'run' && stale.state && JSON.parse(stale.state.base)).toEqual({
       steps: 3,
       visited: ['step'],
     });
     // A cache at the cursor gets no copy.
-    const current = await store.begin(runId, 1, 0, {}, Date.now(), 1);
+    const current = await store.commits.begin(runId, 1, 0, {}, Date.now(), 1);
     expect(current).toMatchObject({ kind: 'run', state: null });
   });
 

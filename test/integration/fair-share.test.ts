@@ -31,7 +31,7 @@ describe('fair share between tenants', () => {
     await env.close();
   });
 
-  const priorityOf = async (runId: string) => (await env.client.store.get(runId))!.priority;
+  const priorityOf = async (runId: string) => (await env.client.store.reads.get(runId))!.priority;
 
   it("a deployment with one tenant keeps its runs' own priorities (no one to be fair to)", async () => {
     const alone = [];
@@ -65,7 +65,11 @@ describe('fair share between tenants', () => {
     // A raw job of the flooding tenant is counted the same way.
     const intake = env.queue(INTAKE_QUEUE);
     await intake.add('run', { v: 1, graph: 'chain', input: { steps: 1 }, tenant: 'acme', runId: 'fair-raw-1' });
-    await eventually(async () => (await env.client.store.get('fair-raw-1')) !== null, 15_000, "the raw job's run");
+    await eventually(
+      async () => (await env.client.store.reads.get('fair-raw-1')) !== null,
+      15_000,
+      "the raw job's run",
+    );
     expect(await priorityOf('fair-raw-1')).toBe(2 * FAIR_SHARE_STEP); // 8 held, share 3: two whole shares
 
     const otherDone = await env.client.wait(other.id, { timeoutMs: 60_000 });

@@ -59,7 +59,7 @@ describe('guardrails', () => {
     return env.client.wait(queued.id, { timeoutMs: 30_000 });
   };
   const eventsOf = async (runId: string, prefix = 'guardrail-') =>
-    (await env.client.store.events(runId))
+    (await env.client.store.eventLog.events(runId))
       .filter((event) => event.type.startsWith(prefix))
       .map((event) => ({ type: event.type, ...event.data }));
   const userMessagesSent = (index: number) =>

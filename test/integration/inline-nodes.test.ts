@@ -68,7 +68,7 @@ describe('inline nodes', () => {
       [2, 'label'],
       [3, 'finish'],
     ]);
-    const events = await env.client.store.events(run.id);
+    const events = await env.client.store.eventLog.events(run.id);
     const starts = events.filter((event) => event.type === 'step-start').map((event) => event.data.node);
     const ends = events.filter((event) => event.type === 'step-end').map((event) => event.data.node);
     expect(starts).toEqual(['work', 'double', 'label', 'finish']);

@@ -121,7 +121,7 @@ describe('the lean hop', () => {
         workerName: 'lean-test',
       });
       const runId = `lean-${Date.now()}`;
-      await store.create({
+      await store.creation.create({
         id: runId,
         tenant: 'default',
         graph: 'chain',
@@ -129,7 +129,7 @@ describe('the lean hop', () => {
         maxSteps: 10,
         now: Date.now(),
       });
-      await store.admit(runId, '1', { steps: 3, visited: [] }, [{ node: 'step' }], Date.now());
+      await store.creation.admit(runId, '1', { steps: 3, visited: [] }, [{ node: 'step' }], Date.now());
       await queue.add(
         'step',
         { runId, superstep: 0, task: 0, node: 'step', graph: 'chain@1' },
@@ -185,7 +185,14 @@ describe('the lean hop', () => {
       });
       expect(await redis.get(`${queue.keys['']}${hopId}:lock`)).toBe('token-1');
       // Its BEGIN as a BEGIN of the job would read it (state cached at superstep 1: none sent).
-      const begun = await store.begin(runId, 1, 0, { node: 'step', superstep: 1, task: 0, attempt: 1 }, Date.now(), 1);
+      const begun = await store.commits.begin(
+        runId,
+        1,
+        0,
+        { node: 'step', superstep: 1, task: 0, attempt: 1 },
+        Date.now(),
+        1,
+      );
       expect(result.handed?.begin).toEqual(begun);
       expect(begun).toMatchObject({
         kind: 'run',
@@ -194,7 +201,7 @@ describe('the lean hop', () => {
       });
       // The hop's step started in the same script (its step-start event follows the commit's step-end), as
       // the BEGIN above started it again.
-      const events = (await store.events(runId)).slice(-3);
+      const events = (await store.eventLog.events(runId)).slice(-3);
       expect(events.map((event) => event.type)).toEqual(['step-end', 'step-start', 'step-start']);
       expect(events[1]?.data).toEqual(events[2]?.data);
     } finally {

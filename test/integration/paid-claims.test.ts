@@ -13,9 +13,9 @@ describe('claims on paid work', () => {
   async function runAtSuperstep0(id: string) {
     await client.get('none'); // connects the client's Redis (the store does not wait for it)
     const { store } = client;
-    await store.create({ id, tenant: 'default', graph: 'chain', input: {}, maxSteps: 10, now: Date.now() });
-    await store.admit(id, '1', {}, [{ node: 'step' }], Date.now());
-    await store.begin(id, 0, 0, {}, Date.now());
+    await store.creation.create({ id, tenant: 'default', graph: 'chain', input: {}, maxSteps: 10, now: Date.now() });
+    await store.creation.admit(id, '1', {}, [{ node: 'step' }], Date.now());
+    await store.commits.begin(id, 0, 0, {}, Date.now());
     return store;
   }
   const claimsOf = (processId: string, { pauseMs }: { pauseMs?: number } = {}) =>
@@ -101,8 +101,8 @@ describe('claims on paid work', () => {
     const step = { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' };
     const commit = async (runId: string, memos?: boolean) => {
       const store = await runAtSuperstep0(runId);
-      await store.memoPut(runId, 's0.t0', { model: { text: 'paid' } });
-      const committed = await store.commit(
+      await store.commits.memoPut(runId, 's0.t0', { model: { text: 'paid' } });
+      const committed = await store.commits.commit(
         {
           runId,
           superstep: 0,
@@ -127,7 +127,7 @@ describe('claims on paid work', () => {
   it('a delivery that reaches its paid call after the step was committed stops: stale, no claim', async () => {
     const runId = `claims-stale-${Date.now()}`;
     const store = await runAtSuperstep0(runId);
-    const committed = await store.commit(
+    const committed = await store.commits.commit(
       {
         runId,
         superstep: 0,

@@ -80,6 +80,6 @@ describe('paid work: memo, usage, budget, Retry-After', () => {
     const done = await env.client.wait(queued.id);
     expect(done).toMatchObject({ status: 'failed', error: { code: 'BUDGET_EXCEEDED', node: 'limited' } });
     expect(done.usage.inputTokens + done.usage.outputTokens).toBe(120);
-    expect(await env.client.store.state(queued.id)).toEqual({ answer: 'forty-two' });
+    expect(await env.client.store.reads.state(queued.id)).toEqual({ answer: 'forty-two' });
   });
 });

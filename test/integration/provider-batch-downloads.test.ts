@@ -74,7 +74,7 @@ describe('provider batches: a results download that fails', () => {
         const run = await env.client.get(results[0]!.runId);
         expect(run?.status).toBe('completed');
         // Each step ran once per call: no step failed and was retried for the download.
-        const events = await env.client.store.events(results[0]!.runId);
+        const events = await env.client.store.eventLog.events(results[0]!.runId);
         expect(events.filter((event) => event.type === 'step-retry')).toEqual([]);
       } finally {
         server.batchApi!.configure({ failDownloads: undefined });
@@ -123,7 +123,7 @@ describe('provider batches: a results download that fails', () => {
         });
         // The server's answer is in the message, not "(no body)".
         expect(run?.error?.message).toContain('no representation for you');
-        const events = await env.client.store.events(result.runId);
+        const events = await env.client.store.eventLog.events(result.runId);
         expect(events.filter((event) => event.type === 'step-retry')).toEqual([]);
       }
       // Tried again and again with a growing delay, on the same provider batch: never a second one.

@@ -108,7 +108,7 @@ describe('provider batches: spans, fallback and failures', () => {
       const created = server.batchApi!.batches.slice(before);
       expect(created[0]!.status).toBe('failed');
       expect(created[1]!.lines.map((line) => parseCallId(line.custom_id)?.attempt)).toEqual([2, 2]);
-      const events = await env.client.store.events(`${batch.id}.i0`);
+      const events = await env.client.store.eventLog.events(`${batch.id}.i0`);
       expect(events.find((event) => event.type === 'step-retry')?.data).toMatchObject({
         error: {
           code: 'PROVIDER_ERROR',

@@ -271,7 +271,7 @@ describe('provider batches: model calls through the Batch API', () => {
       expect(await Promise.all(jobs.map((job) => job!.getState()))).toEqual(['delayed', 'delayed', 'delayed']);
       expect(await queue.getActiveCount()).toBe(0);
       expect((await env.worker.sweep()).requeued).toBe(0);
-      const events = await env.client.store.events(results[0]!.runId);
+      const events = await env.client.store.eventLog.events(results[0]!.runId);
       expect(events.find((event) => event.type === 'step-parked')?.data).toMatchObject({
         node: 'draft',
         waitingOn: { providerBatch: { batch: batch.id, request: `${results[0]!.runId}|s0.t0|model|1` } },

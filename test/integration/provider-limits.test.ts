@@ -114,7 +114,7 @@ describe('provider limits shared by all workers, through callLanguageModel', () 
     // Refused steps were parked, not failed: no attempt was spent.
     const steps = (await Promise.all(done.map((run) => env.client.steps(run.id)))).flat();
     expect(steps.every((step) => step.attempts === 1)).toBe(true);
-    const events = (await Promise.all(done.map((run) => env.client.store.events(run.id)))).flat();
+    const events = (await Promise.all(done.map((run) => env.client.store.eventLog.events(run.id)))).flat();
     const parked = events.filter((event) => event.type === 'step-retry');
     expect(parked.length).toBeGreaterThan(0);
     expect(parked[0]!.data).toMatchObject({

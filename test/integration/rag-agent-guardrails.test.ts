@@ -121,7 +121,7 @@ describe('rag-agent: guardrails and extra tools', () => {
     );
     const history = await env.client.messages(done.id);
     expect(validateHistory(history)).toEqual([]);
-    const events = (await env.client.store.events(done.id)).map((event) => event.type);
+    const events = (await env.client.store.eventLog.events(done.id)).map((event) => event.type);
     expect(events).toContain('guardrail-retry');
   });
 

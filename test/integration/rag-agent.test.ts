@@ -128,7 +128,7 @@ describe('rag-agent with a language model', () => {
     });
     // The first request offers the reference design's three tools.
     expect(toolNames(server.chatRequests()[0]!)).toEqual(['search', 'refine_and_search', 'final_answer']);
-    const events = await env.client.store.events(done.id);
+    const events = await env.client.store.eventLog.events(done.id);
     expect(events.filter((event) => event.type === 'tool-call').map((event) => event.data.tool)).toEqual([
       'search',
       'refine_and_search',

@@ -106,7 +106,7 @@ describe('react-agent', () => {
     expect(JSON.parse(contentText(toolMessages[1]!.content))).toMatchObject({ timezone: 'Europe/Paris' });
     expect(JSON.parse(contentText(toolMessages[2]!.content))).toEqual({ expression: '(2+3)*4', result: 20 });
     // Each tool call is visible in the run's event stream.
-    const events = await env.client.store.events(done.id);
+    const events = await env.client.store.eventLog.events(done.id);
     const toolEvents = events.filter((event) => event.type === 'tool-call' || event.type === 'tool-result');
     expect(
       toolEvents

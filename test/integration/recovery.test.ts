@@ -55,7 +55,7 @@ describe('duplicates, lost jobs, shutdown and retention', () => {
     await eventually(async () => ((await env.client.get(queued.id))?.stepCount ?? 0) >= 1);
     // Stop the worker (its active step finishes and hands on), then lose the next step job.
     await env.worker.close();
-    const meta = await env.client.store.get(queued.id);
+    const meta = await env.client.store.reads.get(queued.id);
     expect(meta?.status).toBe('running');
     const pending = await env.queue(STEP_QUEUE).getJob(stepJobId(queued.id, meta!.superstep, 0));
     expect(await pending?.getState()).toBe('waiting');

@@ -54,7 +54,7 @@ describe('Redis faults and late commits (issue 34)', () => {
     const done = await env.client.wait(queued.id, { timeoutMs: 15_000 });
     expect(done).toMatchObject({ status: 'failed', error: { code: 'DEADLINE', node: 'hold' } });
     expect(done.error?.message).toMatch(/before node 'hold' could commit/);
-    expect(await env.client.store.state(queued.id)).toEqual({ done: false });
+    expect(await env.client.store.reads.state(queued.id)).toEqual({ done: false });
   });
 
   describe('on a Redis that fills up', () => {

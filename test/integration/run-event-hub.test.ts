@@ -50,14 +50,14 @@ describe('RunEventHub', () => {
     const followers: { runId: string; after: string; done: Promise<RunEvent[]> }[] = [];
     const writer = async (runId: string) => {
       for (let index = 0; index < EVENTS; index += 1) {
-        await client.store.addEvent(runId, index === EVENTS - 1 ? 'run-end' : 'step-end', { index });
+        await client.store.eventLog.addEvent(runId, index === EVENTS - 1 ? 'run-end' : 'step-end', { index });
         if (random() < 0.3) await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 15)));
       }
     };
     const joiner = async () => {
       for (let index = 0; index < 40; index += 1) {
         const runId = runs[Math.floor(random() * runs.length)]!;
-        const ids = (await client.store.events(runId, { count: 1000 })).map((event) => event.id);
+        const ids = (await client.store.eventLog.events(runId, { count: 1000 })).map((event) => event.id);
         // From the start or from a random event already written (before run-end: a follower after the end waits for nothing).
         const before = ids.slice(0, -1);
         const after = random() < 0.3 || before.length === 0 ? '0-0' : before[Math.floor(random() * before.length)]!;
@@ -68,7 +68,7 @@ describe('RunEventHub', () => {
     await Promise.all([...runs.map(writer), joiner()]);
     const results = await Promise.all(followers.map((follower) => follower.done));
     for (const [index, follower] of followers.entries()) {
-      const all = (await client.store.events(follower.runId, { count: 1000 })).map((event) => event.id);
+      const all = (await client.store.eventLog.events(follower.runId, { count: 1000 })).map((event) => event.id);
       const expected = follower.after === '0-0' ? all : all.slice(all.indexOf(follower.after) + 1);
       expect(
         results[index]!.map((event) => event.id),
@@ -87,7 +87,7 @@ describe('RunEventHub', () => {
     expect(hub.readerCount()).toBe(1);
     const late = hub.follow('hub-late');
     expect(await late.next(0)).toEqual([]);
-    await client.store.addEvent('hub-late', 'run-end', {});
+    await client.store.eventLog.addEvent('hub-late', 'run-end', {});
     // Within the follower's wait, not after the hub's next round: the wake-up stream ended the XREAD.
     const events = await late.next(10_000);
     expect(events.map((event) => event.type)).toEqual(['run-end']);

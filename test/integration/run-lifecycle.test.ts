@@ -54,9 +54,16 @@ describe('a chain run through the queue', () => {
     // Straight on the store (no step job exists for this run), so the request lands between BEGIN and COMMIT.
     const { store } = env.client;
     const id = `run_latecommit${Date.now()}`;
-    await store.create({ id, tenant: 'default', graph: 'chain', input: { steps: 3 }, maxSteps: 10, now: Date.now() });
-    await store.admit(id, '1', { steps: 3, visited: [] }, [{ node: 'step' }], Date.now());
-    const begun = await store.begin(id, 0, 0, { node: 'step', superstep: 0, task: 0, attempt: 1 }, Date.now());
+    await store.creation.create({
+      id,
+      tenant: 'default',
+      graph: 'chain',
+      input: { steps: 3 },
+      maxSteps: 10,
+      now: Date.now(),
+    });
+    await store.creation.admit(id, '1', { steps: 3, visited: [] }, [{ node: 'step' }], Date.now());
+    const begun = await store.commits.begin(id, 0, 0, { node: 'step', superstep: 0, task: 0, attempt: 1 }, Date.now());
     // BEGIN returns the fields a step uses, the status already running.
     expect(begun).toMatchObject({
       kind: 'run',
@@ -73,9 +80,9 @@ describe('a chain run through the queue', () => {
         deadlineAt: null,
       },
     });
-    expect(await store.requestCancel(id, Date.now())).toBe('cancelling');
+    expect(await store.lifecycle.requestCancel(id, Date.now())).toBe('cancelling');
     const at = new Date().toISOString();
-    const committed = await store.commit(
+    const committed = await store.commits.commit(
       {
         runId: id,
         superstep: 0,
@@ -95,7 +102,7 @@ describe('a chain run through the queue', () => {
       stepCount: 1,
       error: { code: 'CANCELLED', retryable: false },
     });
-    const events = await store.events(id);
+    const events = await store.eventLog.events(id);
     expect(events.at(-1)).toMatchObject({
       type: 'run-end',
       data: { status: 'cancelled', error: { code: 'CANCELLED' } },
@@ -105,9 +112,25 @@ describe('a chain run through the queue', () => {
   it("a start job's admission begins its task in the same script; a second admission begins nothing", async () => {
     const { store } = env.client;
     const id = `run_admitstart${Date.now()}`;
-    await store.create({ id, tenant: 'default', graph: 'chain', input: { steps: 2 }, maxSteps: 10, now: Date.now() });
+    await store.creation.create({
+      id,
+      tenant: 'default',
+      graph: 'chain',
+      input: { steps: 2 },
+      maxSteps: 10,
+      now: Date.now(),
+    });
     const start = { task: 0, data: { node: 'step', superstep: 0, task: 0, attempt: 1 } };
-    const first = await store.admit(id, '1', { steps: 2, visited: [] }, [{ node: 'step' }], Date.now(), '', [], start);
+    const first = await store.creation.admit(
+      id,
+      '1',
+      { steps: 2, visited: [] },
+      [{ node: 'step' }],
+      Date.now(),
+      '',
+      [],
+      start,
+    );
     expect(first).toEqual({
       admitted: 'ok',
       started: {
@@ -123,27 +146,27 @@ describe('a chain run through the queue', () => {
         memos: {},
       },
     });
-    expect((await store.events(id)).map((event) => [event.type, event.data])).toEqual([
+    expect((await store.eventLog.events(id)).map((event) => [event.type, event.data])).toEqual([
       ['run-start', {}],
       ['step-start', start.data],
     ]);
     expect(
-      await store.admit(id, '1', { steps: 2, visited: [] }, [{ node: 'step' }], Date.now(), '', [], start),
+      await store.creation.admit(id, '1', { steps: 2, visited: [] }, [{ node: 'step' }], Date.now(), '', [], start),
     ).toEqual({ admitted: 'admitted' });
-    expect(await store.events(id)).toHaveLength(2);
+    expect(await store.eventLog.events(id)).toHaveLength(2);
   });
 
   it('BEGIN answers written for a parallel task whose write is stored, and run for its sibling', async () => {
     const { store } = env.client;
     const id = `run_written${Date.now()}`;
     const tasks = [{ node: 'a' }, { node: 'b' }];
-    await store.create({ id, tenant: 'default', graph: 'chain', input: {}, maxSteps: 10, now: Date.now() });
-    await store.admit(id, '1', { visited: [] }, tasks, Date.now());
+    await store.creation.create({ id, tenant: 'default', graph: 'chain', input: {}, maxSteps: 10, now: Date.now() });
+    await store.creation.admit(id, '1', { visited: [] }, tasks, Date.now());
     const begin = (task: number) =>
-      store.begin(id, 0, task, { node: tasks[task]!.node, superstep: 0, task, attempt: 1 }, Date.now());
+      store.commits.begin(id, 0, task, { node: tasks[task]!.node, superstep: 0, task, attempt: 1 }, Date.now());
     expect(await begin(0)).toMatchObject({ kind: 'run' });
     const at = new Date().toISOString();
-    const stored = await store.commit(
+    const stored = await store.commits.commit(
       {
         runId: id,
         superstep: 0,
@@ -219,7 +242,7 @@ describe('a chain run through the queue', () => {
     expect(start?.name).toBe(START_NODE);
     expect(await env.queue(INTAKE_QUEUE).getJob(queued.id)).toBeUndefined();
     // Events and the step log name the entry node, not the start job's placeholder.
-    const events = await env.client.store.events(queued.id);
+    const events = await env.client.store.eventLog.events(queued.id);
     expect(events.filter((event) => event.type === 'step-start').map((event) => event.data.node)).toEqual([
       'step',
       'step',

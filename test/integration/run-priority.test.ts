@@ -22,7 +22,7 @@ describe('run priority', () => {
     expect(created.statusCode).toBe(202);
     const id = json(created).id as string;
     expect((await env.client.wait(id)).status).toBe('completed');
-    expect((await env.client.store.get(id))?.priority).toBe(7);
+    expect((await env.client.store.reads.get(id))?.priority).toBe(7);
     const job = await env.queue(STEP_QUEUE, id).getJob(`${id}.s1.t0`);
     expect(job?.priority).toBe(7);
   });
@@ -51,7 +51,7 @@ describe('run priority', () => {
       );
       const record = await env.client.wait('raw-priority-1');
       expect(record.status).toBe('completed');
-      expect((await env.client.store.get('raw-priority-1'))?.priority).toBe(3);
+      expect((await env.client.store.reads.get('raw-priority-1'))?.priority).toBe(3);
     } finally {
       await intake.close();
     }
@@ -78,8 +78,8 @@ describe('run priority', () => {
         return body.status === 'completed' && body.results;
       }, 20_000);
     const [byDefault] = await results(await post({}));
-    expect((await env.client.store.get(byDefault!.runId))?.priority).toBe(100);
+    expect((await env.client.store.reads.get(byDefault!.runId))?.priority).toBe(100);
     const [chosen] = await results(await post({ priority: 2 }));
-    expect((await env.client.store.get(chosen!.runId))?.priority).toBe(2);
+    expect((await env.client.store.reads.get(chosen!.runId))?.priority).toBe(2);
   });
 });

@@ -27,7 +27,7 @@ describe('served graphs', () => {
     env = await startTestEnv({ env: { AGENTQ_UNSERVED_GRAPH_WAIT_MS: '60000' } });
     const queued = await env.client.enqueue({ graph: 'three', input: {} }, { queueUnserved: true });
     const deferred = await eventually(
-      async () => (await env!.client.store.events(queued.id)).find((event) => event.type === 'step-deferred'),
+      async () => (await env!.client.store.eventLog.events(queued.id)).find((event) => event.type === 'step-deferred'),
       10_000,
       'a step-deferred event',
     );
@@ -95,7 +95,7 @@ describe('served graphs', () => {
       /unknown graph 'chain@9': no live worker served it within 1500 ms \(AGENTQ_UNSERVED_GRAPH_WAIT_MS\); graphs served: .*chain@1/,
     );
     // It waited first (deferred, with the reason), as a run of an unknown name does.
-    const events = await env.client.store.events('unserved-version');
+    const events = await env.client.store.eventLog.events('unserved-version');
     expect(events.find((event) => event.type === 'step-deferred')?.data.reason).toMatch(
       /no live worker serves graph chain@9 yet/,
     );

@@ -66,7 +66,7 @@ describe('step failures, guards and cancellation', () => {
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ code: 'TOOL_ERROR', node: 'b', attempt: 1, retryable: false });
     expect(calls.of(queued.id, 'b')).toBe(1);
-    expect(await env.client.store.state(queued.id)).toEqual({ log: ['a'] });
+    expect(await env.client.store.reads.state(queued.id)).toEqual({ log: ['a'] });
   });
 
   it('retries a failed run from its last commit: committed steps do not run again', async () => {
@@ -95,7 +95,7 @@ describe('step failures, guards and cancellation', () => {
     const queued = await env.client.enqueue({ graph: 'chain', input: { steps: 10 }, options: { maxSteps: 3 } });
     const done = await env.client.wait(queued.id);
     expect(done).toMatchObject({ status: 'failed', stepCount: 3, error: { code: 'MAX_STEPS' } });
-    expect((await env.client.store.state(queued.id)).visited).toEqual([0, 1, 2]);
+    expect((await env.client.store.reads.state(queued.id)).visited).toEqual([0, 1, 2]);
   });
 
   it('stops a run at its deadline with DEADLINE', async () => {
@@ -123,7 +123,7 @@ describe('step failures, guards and cancellation', () => {
       const abort = aborts.get(queued.id);
       expect(abort?.reason).toMatch(/cancelled/);
       expect(abort!.at - cancelledAt).toBeLessThan(1000);
-      expect(await noTimeout.client.store.state(queued.id)).toEqual({ before: 'kept', done: false });
+      expect(await noTimeout.client.store.reads.state(queued.id)).toEqual({ before: 'kept', done: false });
       expect(calls.of(queued.id, 'wait')).toBe(1);
     } finally {
       await noTimeout.close();

@@ -47,7 +47,7 @@ describe('cold fetches', () => {
     for (let index = 0; index < 5; index += 1) {
       const runId = `take-${index}-${Date.now()}`;
       runIds.push(runId);
-      await store.create({
+      await store.creation.create({
         id: runId,
         tenant: 'default',
         graph: 'chain',
@@ -55,7 +55,7 @@ describe('cold fetches', () => {
         maxSteps: 10,
         now: Date.now(),
       });
-      await store.admit(runId, '1', { steps: 2, visited: [] }, [{ node: 'step' }], Date.now());
+      await store.creation.admit(runId, '1', { steps: 2, visited: [] }, [{ node: 'step' }], Date.now());
       await queue.add(
         'step',
         { runId, superstep: 0, task: 0, node: 'step', graph: 'chain@1' },
@@ -72,8 +72,8 @@ describe('cold fetches', () => {
       expect(await redis.get(`${prefix}:${STEP_QUEUE}:${taken.handed.next[1] as string}:lock`)).toBe(taken.token);
     expect(await queue.getJobCounts('active', 'wait')).toEqual({ active: 3, wait: 2 });
     // The step of each taken job began: its run is running; a run not taken is still queued.
-    expect((await store.get(runIds[0]!))?.status).toBe('running');
-    expect((await store.get(runIds[3]!))?.status).toBe('queued');
+    expect((await store.reads.get(runIds[0]!))?.status).toBe('running');
+    expect((await store.reads.get(runIds[3]!))?.status).toBe('queued');
 
     // Asked for more than wait: the two left, then moveToActive's reply that took nothing (no cursor).
     const rest = await transitions.take(0, 'tok2', undefined, 1000, 5);

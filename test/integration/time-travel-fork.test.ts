@@ -93,7 +93,7 @@ describe('fork a run from a step (issue 39)', () => {
       const history = await env.client.messages(done.id);
       expect(validateHistory(history)).toEqual([]);
       expect(history.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
-      const events = await env.client.store.events(done.id);
+      const events = await env.client.store.eventLog.events(done.id);
       expect(events[0]).toMatchObject({ type: 'run-fork', data: { runId: original.id, step: from } });
     }
     // The original is untouched.

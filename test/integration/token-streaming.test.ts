@@ -120,7 +120,7 @@ describe('token streaming', () => {
     // The committed message is the record; the durable event stream holds no token.
     const messages = await env.client.messages(runId);
     expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: ANSWER });
-    const stored = await env.client.store.events(runId);
+    const stored = await env.client.store.eventLog.events(runId);
     expect(stored.some((event) => String(event.type).startsWith('token'))).toBe(false);
     expect(stored.map((event) => event.type)).toEqual(
       frames.filter((frame) => frame.id !== undefined).map((frame) => frame.event),

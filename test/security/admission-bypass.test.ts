@@ -8,7 +8,7 @@ import { recordFigure } from '../helpers/suite-figures.js';
 import { eventually } from '../helpers/test-env.js';
 
 /**
- * Every way a run is created passes one admission (RunAdmission): the per-key rate
+ * Every way a run is created passes one admission (TenantAdmission): the per-key rate
  * limit, the tenant's in-flight cap and fair share. Attacks, each with its expected answer:
  * - schedules ticking faster than the cap: the tenant never holds more than AGENTQ_TENANT_MAX_INFLIGHT
  *   unfinished runs, and every one of them holds an in-flight slot (the count was 0 before);
@@ -21,7 +21,7 @@ const CAP = 4;
 
 /** The tenant's runs that are not finished, as the run store lists them. */
 async function unfinished(env: ApiTestEnv, tenant: string): Promise<RunRecord[]> {
-  const { runs } = await env.client.store.list(tenant, { limit: 1000 });
+  const { runs } = await env.client.store.reads.list(tenant, { limit: 1000 });
   return runs.filter((run) => !isTerminal(run.status));
 }
 
@@ -164,7 +164,7 @@ describe("admission: schedule ticks are charged to their creator key's rate limi
     // Every tick of 5 schedules for 6 s would be ~30 runs; the key has LIMIT - 5 left this minute (and,
     // should the test cross a minute's edge, LIMIT more in the next).
     await new Promise((resolve) => setTimeout(resolve, 6000));
-    const { runs } = await env.client.store.list('acme', { limit: 1000 });
+    const { runs } = await env.client.store.reads.list('acme', { limit: 1000 });
     recordFigure({
       scenario: 'admission',
       name: 'schedule_runs_in_6s_at_rate_limit',

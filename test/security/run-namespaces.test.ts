@@ -112,7 +112,7 @@ describe('run ids: a client never takes an id agentq derives; batch question run
     }, 10_000);
     expect(failed).toBe('failed');
     expect(await env.client.get('bat_raw.i0')).toBeNull();
-    const { runs } = await env.client.store.list('acme', { status: 'failed' });
+    const { runs } = await env.client.store.reads.list('acme', { status: 'failed' });
     expect(runs.find((run) => run.error?.message.includes("runId 'bat_raw.i0' starts with 'bat_'"))).toBeDefined();
 
     // Honest ids still work as before: a name of the caller's own, and an idempotency key's id.

@@ -69,7 +69,8 @@ describe('SSE streams on bounded Redis connections (issue 35 item 6)', () => {
     );
 
     // A live event reaches every stream (the multiplexed reader wakes for runs it did not follow yet).
-    for (const runId of runs) await client.store.addEvent(runId, 'step-start', { node: 'probe', stepIndex: 0 });
+    for (const runId of runs)
+      await client.store.eventLog.addEvent(runId, 'step-start', { node: 'probe', stepIndex: 0 });
     const during = tcpConnectionsTo(redisPort);
     recordFigure({
       scenario: 'sse connections',

@@ -22,10 +22,10 @@ export async function advanceSuperstep(
 ): Promise<void> {
   const { store, transitions, stateCache } = options;
   const tasks = meta.tasks ?? [];
-  const writes = await store.writes(meta.id);
+  const writes = await store.commits.writes(meta.id);
   if (writes.size < tasks.length) return;
   stateCache.delete(meta.id);
-  const stored = await store.state(meta.id);
+  const stored = await store.reads.state(meta.id);
   const state = stateFrom(graph.channels, stored);
   const ordered = [...writes.entries()].sort(([a], [b]) => a - b).map(([, write]) => write);
   let transition: SuperstepTransition;

@@ -93,7 +93,7 @@ class StepNodeContext implements NodeContext {
     return async (options) => {
       const from = options?.from ?? 0;
       if (historyLength !== undefined && from >= historyLength) return [];
-      return store.messages(data.runId, from);
+      return store.reads.messages(data.runId, from);
     };
   }
 
@@ -139,7 +139,7 @@ class StepNodeContext implements NodeContext {
     if (!claims) {
       const value = await compute();
       memos[key] = value ?? null;
-      await store.memoPut(data.runId, stepId, memos);
+      await store.commits.memoPut(data.runId, stepId, memos);
       return value;
     }
     // Claimed with the read of the saved results: a second delivery of this step waits for this call.
@@ -197,7 +197,7 @@ class StepNodeContext implements NodeContext {
   get emit(): NodeContext['emit'] {
     const { store, data, node } = this.input;
     return (type, eventData) =>
-      store.addEvent(data.runId, type, { ...eventData, node, superstep: data.superstep, task: data.task });
+      store.eventLog.addEvent(data.runId, type, { ...eventData, node, superstep: data.superstep, task: data.task });
   }
 }
 

@@ -17,6 +17,6 @@ export async function failPastDeadline(
     'DEADLINE',
     `the run passed its deadline (${new Date(meta.deadlineAt ?? 0).toISOString()}) before node '${node}' could commit; its work was not kept`,
   );
-  await store.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), { superstep });
+  await store.lifecycle.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), { superstep });
   return 'failed';
 }

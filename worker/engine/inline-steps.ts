@@ -8,9 +8,9 @@ import type { Message } from '../../shared/contracts/run-record.js';
 import type { InlineCommit } from './step-transitions.js';
 
 /** Inline steps one job runs after its own, at most: a bound on how long a job holds a run without a hop. */
-export const MAX_INLINE_STEPS = 16;
+const MAX_INLINE_STEPS = 16;
 
-export interface InlineRun {
+interface InlineRun {
   commits: InlineCommit[];
   /** The state after the last inline step, its changed keys since the job's own step, and what comes next. */
   state: Record<string, unknown>;

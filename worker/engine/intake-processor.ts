@@ -1,4 +1,4 @@
-import { RunAdmission, type RunAdmissionConfig } from '../../shared/operations/limits/run-admission.js';
+import { TenantAdmission, type TenantAdmissionConfig } from '../../shared/operations/limits/tenant-admission.js';
 import { createHash } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Config } from '../../shared/config/config.js';
@@ -49,12 +49,12 @@ interface Admitted extends Partial<StartAdmission> {
   result: string;
 }
 
-export interface IntakeProcessorOptions {
+interface IntakeProcessorOptions {
   store: RedisRunStore;
   registry: GraphRegistry;
   stepJobs: StepJobs;
   config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'unservedGraphWaitMs'> &
-    Partial<RunAdmissionConfig> &
+    Partial<TenantAdmissionConfig> &
     Partial<Pick<Config, 'redisFaultDelayMs'>>;
   logger: Logger;
   telemetry: Telemetry;
@@ -75,12 +75,12 @@ export interface IntakeProcessorOptions {
 export class IntakeProcessor {
   private readonly conversations: ConversationHistory;
   private readonly turns: ConversationTurns;
-  private readonly admission: RunAdmission;
+  private readonly admission: TenantAdmission;
 
   constructor(private readonly options: IntakeProcessorOptions) {
     this.conversations = new ConversationHistory(options.store);
     this.turns = new ConversationTurns(options.store.redis, options.store.keys, options.store.retentionSeconds * 2);
-    this.admission = new RunAdmission(options.store.redis, options.store.keys, options.config);
+    this.admission = new TenantAdmission(options.store.redis, options.store.keys, options.config);
   }
 
   process = async (job: Job, token?: string): Promise<string> => {
@@ -103,7 +103,7 @@ export class IntakeProcessor {
     const { store, config } = this.options;
     const stored = storedRunJobSchema.safeParse(job.data);
     if (stored.success) {
-      const meta = await store.get(stored.data.runId);
+      const meta = await store.reads.get(stored.data.runId);
       if (!meta)
         throw new UnrecoverableError(
           `run ${stored.data.runId} not found: it expired or was purged before a worker took it in`,
@@ -148,7 +148,7 @@ export class IntakeProcessor {
       throw new UnrecoverableError(message);
     }
     const data = parsed.data;
-    // The same admission as every other way in (RunAdmission): in-flight cap, storage budget, fair share.
+    // The same admission as every other way in (TenantAdmission): in-flight cap, storage budget, fair share.
     let admission;
     try {
       admission = await this.admission.admit({
@@ -160,7 +160,7 @@ export class IntakeProcessor {
         now,
       });
     } catch (error) {
-      const existing = await store.get(runId);
+      const existing = await store.reads.get(runId);
       if (existing?.tenant === tenant) return existing; // a job delivered again finds its run
       const refusal = toAgentqError(error);
       if (refusal.code === 'RATE_LIMITED' && token) {
@@ -178,7 +178,7 @@ export class IntakeProcessor {
     let created: boolean;
     let meta: RunMeta;
     try {
-      ({ meta, created } = await store.create({
+      ({ meta, created } = await store.creation.create({
         id: runId,
         tenant,
         graph: data.graph,
@@ -211,7 +211,7 @@ export class IntakeProcessor {
     now: number,
   ): Promise<void> {
     const { store, config } = this.options;
-    const { meta } = await store.create({
+    const { meta } = await store.creation.create({
       id: runId,
       tenant,
       graph: graph.slice(0, 128),
@@ -220,7 +220,7 @@ export class IntakeProcessor {
       now,
     });
     // Never another tenant's run that happens to have this id.
-    if (meta.tenant === tenant) await store.finish(meta.id, 'failed', error, now, { onlyFrom: 'queued' });
+    if (meta.tenant === tenant) await store.lifecycle.finish(meta.id, 'failed', error, now, { onlyFrom: 'queued' });
   }
 
   /**
@@ -253,7 +253,7 @@ export class IntakeProcessor {
     } = await this.admit(meta, job, token, { task: job.data.task, attempt: job.attemptsMade + 1 });
     if (result === 'ok') return taken ? { tasks: taken, started, historyLength } : null;
     if (result !== 'admitted' && result !== 'kicked') return null;
-    const tasks = (await this.options.store.get(meta.id))?.tasks;
+    const tasks = (await this.options.store.reads.get(meta.id))?.tasks;
     return tasks ? { tasks } : null;
   };
 
@@ -267,14 +267,14 @@ export class IntakeProcessor {
     const { store, registry, stepJobs, logger } = this.options;
     if (meta.tasks !== null) {
       if (meta.status === 'running' || meta.status === 'queued' || meta.status === 'cancelling') {
-        const done = new Set((await store.writes(meta.id)).keys());
+        const done = new Set((await store.commits.writes(meta.id)).keys());
         await stepJobs.ensure(stepJobRun(meta), meta.superstep, meta.tasks, done);
       }
       return { result: 'kicked' };
     }
     if (meta.status !== 'queued') return { result: meta.status };
     const reject = async (error: AgentqError): Promise<never> => {
-      await store.finish(meta.id, 'failed', error.toRecord(), Date.now(), { onlyFrom: 'queued' });
+      await store.lifecycle.finish(meta.id, 'failed', error.toRecord(), Date.now(), { onlyFrom: 'queued' });
       throw new UnrecoverableError(`${error.code}: ${error.message}`);
     };
     const graph = registry.find(meta.graph, meta.graphVersion);
@@ -289,7 +289,7 @@ export class IntakeProcessor {
       });
       if (verdict.kind === 'fail') return reject(verdict.error);
       if (!job) return { result: 'deferred' };
-      await store.addEvent(meta.id, 'step-deferred', { reason: verdict.reason });
+      await store.eventLog.addEvent(meta.id, 'step-deferred', { reason: verdict.reason });
       await job.moveToDelayed(Date.now() + verdict.delayMs, token);
       throw new DelayedError();
     }
@@ -349,7 +349,7 @@ export class IntakeProcessor {
       own && ownNode
         ? { task: own.task, data: { node: ownNode, superstep: 0, task: own.task, attempt: own.attempt } }
         : undefined;
-    const { admitted, started } = await store.admit(
+    const { admitted, started } = await store.creation.admit(
       meta.id,
       graph.version,
       state,

@@ -71,7 +71,7 @@ export interface LivenessOptions {
  * The id to give a BullMQ Worker of a process with a liveness thread: its job tokens (`<id>:<n>`) then
  * name the process, and the liveness threads of other processes can release its locks when it dies.
  */
-export function ownedWorkerId(processId: string): string {
+function ownedWorkerId(processId: string): string {
   return `${processId}/${randomUUID()}`;
 }
 

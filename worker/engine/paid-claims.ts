@@ -17,7 +17,7 @@ import { redisFaultOf, retryWhileRedisFaulty } from '../../shared/adapters/redis
 import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
 
 /** A call this process claimed: the claim's field in the memo hash and who holds it. */
-export interface HeldClaim {
+interface HeldClaim {
   field: string;
   claimant: string;
   /** When the claim runs out (ms): a result whose save failed is re-saved until then. */
@@ -31,9 +31,9 @@ interface UnsavedResult {
   value: unknown;
 }
 
-export type ClaimOutcome = { kind: 'memo'; value: unknown } | ({ kind: 'claimed' } & HeldClaim) | { kind: 'stale' };
+type ClaimOutcome = { kind: 'memo'; value: unknown } | ({ kind: 'claimed' } & HeldClaim) | { kind: 'stale' };
 
-export interface PaidClaimsOptions {
+interface PaidClaimsOptions {
   redis: RedisConnection;
   keys: Keys;
   /** This process's id (liveness-thread.ts): a claim names it, and lapses when its liveness key does. */

@@ -13,22 +13,27 @@ import type { StepOutcome, StepProcessorOptions } from './step-processor-options
 import { parksStep } from './redis-fault-park.js';
 import { attemptError, retriesAfter } from './attempt-failure.js';
 
+/** One attempt of a step whose node threw, and what it threw. */
+interface StepFailure {
+  job: Job<StepJobData>;
+  token: string | undefined;
+  meta: StepMeta;
+  node: CompiledNode;
+  /** The attempt that failed (1 = the first). */
+  attempt: number;
+  thrown: unknown;
+  logger: Logger;
+  /** What the attempt spent before it threw: counted only when the run fails here. */
+  usage: Usage;
+}
+
 /** A step whose node threw: an interrupt, an abort, a parked or retried attempt, or the run failed. */
-export async function handleStepFailure(
-  options: StepProcessorOptions,
-  job: Job<StepJobData>,
-  token: string | undefined,
-  meta: StepMeta,
-  node: CompiledNode,
-  attempt: number,
-  thrown: unknown,
-  logger: Logger,
-  usage: Usage,
-): Promise<StepOutcome> {
+export async function handleStepFailure(options: StepProcessorOptions, failure: StepFailure): Promise<StepOutcome> {
+  const { job, token, meta, node, attempt, thrown, logger, usage } = failure;
   const { store } = options;
   const { runId, superstep } = job.data;
   if (thrown instanceof InterruptSignal) {
-    await store.interrupt(
+    await store.lifecycle.interrupt(
       runId,
       superstep,
       { node: node.name, stepId: `s${superstep}.t${job.data.task}`, request: thrown.request },
@@ -46,7 +51,7 @@ export async function handleStepFailure(
       meta.deadlineAt === null
         ? thrown.delayMs
         : Math.max(0, Math.min(thrown.delayMs, meta.deadlineAt - Date.now() + 1));
-    await store.addEvent(runId, 'step-parked', {
+    await store.eventLog.addEvent(runId, 'step-parked', {
       node: node.name,
       superstep,
       task: job.data.task,
@@ -65,7 +70,7 @@ export async function handleStepFailure(
     return 'stale';
   }
   if (abort?.kind === 'cancel') {
-    await store.finish(runId, 'cancelled', CANCELLED, Date.now(), { superstep });
+    await store.lifecycle.finish(runId, 'cancelled', CANCELLED, Date.now(), { superstep });
     return 'cancelled';
   }
   if (abort?.kind === 'shutdown') {
@@ -81,7 +86,7 @@ export async function handleStepFailure(
       { code: error.code, retryAfterMs: error.retryAfterMs },
       'step parked until the provider allows another request',
     );
-    await store.addEvent(runId, 'step-retry', {
+    await store.eventLog.addEvent(runId, 'step-retry', {
       node: node.name,
       superstep,
       attempt,
@@ -94,7 +99,12 @@ export async function handleStepFailure(
   // A start job's attempts were set before its node was known: the fewer of the two counts.
   if (retriesAfter(node, error, attempt, job.opts.attempts)) {
     logger.warn({ err: error.message, code: error.code }, 'step failed; it will be retried');
-    await store.addEvent(runId, 'step-retry', { node: node.name, superstep, attempt, error: error.toRecord() });
+    await store.eventLog.addEvent(runId, 'step-retry', {
+      node: node.name,
+      superstep,
+      attempt,
+      error: error.toRecord(),
+    });
     // So BullMQ's backoff (worker settings) finds the node's policy for the next attempt.
     if (job.data.node === START_NODE) await job.updateData({ ...job.data, node: node.name });
     throw error; // BullMQ retries it with the node's backoff
@@ -102,7 +112,7 @@ export async function handleStepFailure(
   logger.error({ err: error.message, code: error.code }, 'step failed; the run fails');
   // A retried attempt re-reads its memoised responses and records their usage again; only a step that
   // ends the run here has its usage counted outside a commit.
-  if (usage.inputTokens + usage.outputTokens > 0) await store.addUsage(runId, usage);
+  if (usage.inputTokens + usage.outputTokens > 0) await store.commits.addUsage(runId, usage);
   return failRun(options.store, meta, superstep, error, node.name, attempt);
 }
 
@@ -115,7 +125,7 @@ export async function failRun(
   node: string,
   attempt: number,
 ): Promise<never> {
-  await store.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), {
+  await store.lifecycle.finish(meta.id, 'failed', { ...error.toRecord(), node, attempt }, Date.now(), {
     superstep,
   });
   throw new UnrecoverableError(`${error.code}: ${error.message}`);

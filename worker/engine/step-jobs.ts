@@ -7,7 +7,7 @@ import type { StepQueues } from '../../shared/store/step-queues.js';
 const LIVE_STATES = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
 
 /** The run whose step jobs are added: its id, its graph (`name@version`) and its BullMQ priority (0 none). */
-export interface StepJobRun {
+interface StepJobRun {
   runId: string;
   graphId: string;
   priority: number;

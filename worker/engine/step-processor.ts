@@ -1,7 +1,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
 import { applyUpdates, stateFrom } from '../../shared/graph/channels.js';
-import type { Graph, NodeResult } from '../../shared/graph/graph.js';
+import type { CompiledNode, Graph, NodeResult } from '../../shared/graph/graph.js';
 import { graphIdOf, START_NODE, type StepJobData } from '../../shared/contracts/job-schema.js';
 import { lazyChild } from '../../shared/telemetry/logger.js';
 import { parseStateText, type StateText, type StepMeta } from '../../shared/store/redis-run-store.js';
@@ -17,6 +17,7 @@ import { observeStep } from './observe-step.js';
 import { failRun, handleStepFailure } from './step-failure.js';
 import type { StepOutcome, StepProcessorOptions } from './step-processor-options.js';
 import { inStepSpan } from './step-span.js';
+import type { ExecutedStep, StepAttempt, StepJob } from './step-attempt.js';
 import { parkOnRedisFault, parksStep } from './redis-fault-park.js';
 import { failPastDeadline } from './fail-past-deadline.js';
 import { stepLimitError } from './step-limits.js';
@@ -29,14 +30,6 @@ const NEVER = new AbortController().signal;
 
 /** How long a step for a graph version this worker lacks waits before another worker may take it. */
 const DEFER_MS = 1000; // short, so a run left for the worker that has its graph is not held up long
-
-/** How the step's job is finished when its step commits: by the transition script, with what this worker wants next. */
-interface StepJob {
-  job: Job<StepJobData>;
-  token: string | undefined;
-  delivery: StepDelivery;
-  fetchNext: () => boolean;
-}
 
 /**
  * Runs one step job (docs/concepts/step-engine.md: engine v2): its cursor comes with it (or is read first); run the
@@ -93,7 +86,7 @@ export class StepProcessor {
     const attempt = job.attemptsMade + 1;
     const begin =
       delivered ??
-      (await store.begin(
+      (await store.commits.begin(
         runId,
         superstep,
         task,
@@ -115,38 +108,38 @@ export class StepProcessor {
         // Taken in now: the admission began the task too. Taken in by someone else: BEGIN decides.
         const { started, historyLength } = admission;
         return started
-          ? this.run(
+          ? this.run({
               at,
-              entry,
-              started.meta,
-              await this.stateOf(runId, started.meta.superstep, started.state),
-              started.memos,
+              nodeName: entry,
+              meta: started.meta,
+              stored: await this.stateOf(runId, started.meta.superstep, started.state),
+              memos: started.memos,
               attempt,
               finished,
               historyLength,
-            )
+            })
           : this.step(at, entry, undefined, finished);
       }
       case 'written': {
-        const meta = await store.get(runId);
+        const meta = await store.reads.get(runId);
         const graph = meta && this.graphOf(meta);
         if (meta && graph) await advanceSuperstep(this.options, meta, graph, graphIdOf(meta));
         return 'written';
       }
       case 'cancel':
-        await store.finish(runId, 'cancelled', CANCELLED, Date.now(), { onlyFrom: 'cancelling' });
+        await store.lifecycle.finish(runId, 'cancelled', CANCELLED, Date.now(), { onlyFrom: 'cancelling' });
         return 'cancelled';
       case 'run':
         // The run's cursor names the task's node (a start job's own data says START_NODE).
-        return this.run(
+        return this.run({
           at,
-          begin.meta.tasks?.[task]?.node ?? node,
-          begin.meta,
-          await this.stateOf(runId, begin.meta.superstep, begin.state),
-          begin.memos,
+          nodeName: begin.meta.tasks?.[task]?.node ?? node,
+          meta: begin.meta,
+          stored: await this.stateOf(runId, begin.meta.superstep, begin.state),
+          memos: begin.memos,
           attempt,
           finished,
-        );
+        });
     }
   }
 
@@ -159,7 +152,7 @@ export class StepProcessor {
     const cached = this.options.stateCache.get(runId, superstep);
     if (cached) return cached;
     // Evicted between BEGIN and here (a full cache under load): read it.
-    const stored = await this.options.store.state(runId);
+    const stored = await this.options.store.reads.state(runId);
     const text = { base: JSON.stringify(stored), changed: {} };
     this.options.stateCache.set(runId, superstep, text);
     return text;
@@ -169,54 +162,80 @@ export class StepProcessor {
     return this.options.registry.find(meta.graph, meta.graphVersion);
   }
 
-  /**
-   * The step inside its span `agent.step <node>`, a child of the run's root span (docs/guides/observability.md).
-   * `historyLength`: the run's history length when the begin knew it (a start job's admission).
-   */
-  private run(
-    at: StepJob,
-    nodeName: string,
-    meta: StepMeta,
-    stored: StateText,
-    memos: Record<string, unknown>,
-    attempt: number,
-    finished: (result: NonNullable<StepResult['transition']>) => void,
-    historyLength?: number,
-  ): Promise<StepOutcome> {
+  /** The step inside its span `agent.step <node>`, a child of the run's root span (docs/guides/observability.md). */
+  private run(current: StepAttempt): Promise<StepOutcome> {
     const { telemetry } = this.options;
-    if (!telemetry.enabled) return this.runStep(at, nodeName, meta, stored, memos, attempt, finished, historyLength);
-    return inStepSpan(telemetry, at.job, nodeName, meta, attempt, () =>
-      this.runStep(at, nodeName, meta, stored, memos, attempt, finished, historyLength),
+    if (!telemetry.enabled) return this.runStep(current);
+    return inStepSpan(telemetry, current.at.job, current.nodeName, current.meta, current.attempt, () =>
+      this.runStep(current),
     );
   }
 
-  private async runStep(
-    at: StepJob,
-    nodeName: string,
-    meta: StepMeta,
-    stored: StateText,
-    memos: Record<string, unknown>,
-    attempt: number,
-    finished: (result: NonNullable<StepResult['transition']>) => void,
-    historyLength?: number,
-  ): Promise<StepOutcome> {
-    const { store, logger: baseLogger, transitions, stateCache } = this.options;
+  /** Runs the node, then commits what it returned: the superstep's one task, or one of its parallel tasks. */
+  private async runStep(current: StepAttempt): Promise<StepOutcome> {
+    const { at, nodeName, meta, stored, memos, attempt, historyLength } = current;
     const { job, token } = at;
     const { runId, superstep, task } = job.data;
+    const now = Date.now();
+    const { graph, node } = await this.runnable(current, now);
+    const state = stateFrom(graph.channels, parseStateText(stored));
+    const logger = lazyChild(this.options.logger, { runId, stepIndex: superstep, task, node: nodeName, attempt });
+    const startedAt = new Date(now).toISOString();
+    let result: NodeResult<typeof graph.channels> | void;
+    let ended: StepObservation | undefined; // onNodeEnd's observation (when an observer watches nodes), told after the commit (with the state it made)
+    const usage: StepUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+    try {
+      const execution = { node, state, meta, data: job.data, attempt, logger, usage, memos, historyLength };
+      ({ result, ended } = await executeNode(this.options, execution));
+    } catch (error) {
+      return handleStepFailure(this.options, { job, token, meta, node, attempt, thrown: error, logger, usage });
+    }
+    const stepUsage = usage.inputTokens + usage.outputTokens > 0 ? usage : undefined;
+    const { messages = [], ...update } = (result ?? {}) as NodeResult<typeof graph.channels>;
+    const done: ExecutedStep = {
+      graph,
+      state,
+      update,
+      messages,
+      output: result ?? {},
+      ended,
+      logger,
+      step: {
+        superstep,
+        task,
+        node: nodeName,
+        attempts: attempt,
+        startedAt,
+        endedAt: new Date().toISOString(),
+        ...(stepUsage ? { usage: stepUsage } : {}),
+      },
+      stepUsage,
+      // The node context adds what it saves to `memos`: empty, the step has no memo field to drop.
+      hadMemos: hasKeys(memos),
+    };
+    return (meta.tasks ?? []).length === 1 ? this.commitSingle(current, done) : this.commitTask(current, done);
+  }
+
+  /**
+   * The graph and node of the step, when this worker may run it. A graph version it lacks defers the job
+   * (DelayedError); a node the graph lacks, or a step past the run's limits, fails the run.
+   */
+  private async runnable(current: StepAttempt, now: number): Promise<{ graph: Graph; node: CompiledNode }> {
+    const { at, nodeName, meta, attempt } = current;
+    const { runId, superstep, task } = at.job.data;
     const graph = this.graphOf(meta);
     if (!graph) {
       // Never run a step of a graph version this worker lacks: leave it for a worker that has it.
-      await store.addEvent(runId, 'step-deferred', {
+      await this.options.store.eventLog.addEvent(runId, 'step-deferred', {
         node: nodeName,
         superstep,
         reason: `this worker lacks graph ${meta.graph}@${meta.graphVersion ?? 'latest'}; it has ${this.options.registry.ids().join(', ') || 'none'}`,
       });
-      await job.moveToDelayed(Date.now() + DEFER_MS, token);
+      await at.job.moveToDelayed(Date.now() + DEFER_MS, at.token);
       throw new DelayedError();
     }
     const node = graph.nodes.get(nodeName);
-    const tasks = meta.tasks ?? [];
-    if (!node || !tasks[task]) {
+    if (!node || !meta.tasks?.[task]) {
       return failRun(
         this.options.store,
         meta,
@@ -229,120 +248,98 @@ export class StepProcessor {
         attempt,
       );
     }
-    const now = Date.now();
     const limit = stepLimitError(meta, nodeName, now);
     if (limit) return failRun(this.options.store, meta, superstep, limit, nodeName, attempt);
+    return { graph, node };
+  }
 
-    const state = stateFrom(graph.channels, parseStateText(stored));
-    const logger = lazyChild(baseLogger, { runId, stepIndex: superstep, task, node: nodeName, attempt });
-    const startedAt = new Date(now).toISOString();
-    let result: NodeResult<typeof graph.channels> | void;
-    let ended: StepObservation | undefined; // onNodeEnd's observation (when an observer watches nodes), told after the commit (with the state it made)
-    const usage: StepUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  /** The superstep's only task: route, run the inline nodes that follow, and commit all in one script. */
+  private async commitSingle(current: StepAttempt, done: ExecutedStep): Promise<StepOutcome> {
+    const { at, nodeName, meta, stored, attempt, finished } = current;
+    const { graph, state, update, messages, logger, step, stepUsage } = done;
+    const { runId, superstep, task } = at.job.data;
+    const { transitions, stateCache } = this.options;
+    let moved: SuperstepTransition;
     try {
-      ({ result, ended } = await executeNode(this.options, {
-        node,
-        state,
-        meta,
-        data: job.data,
-        attempt,
-        logger,
-        usage,
-        memos,
-        historyLength,
-      }));
+      const routed = superstepTransition(graph, state, [{ node: nodeName, update }]);
+      moved = 'then' in routed ? await routed : routed; // a promise only when the router is async
     } catch (error) {
-      return handleStepFailure(this.options, job, token, meta, node, attempt, error, logger, usage);
+      return failRun(this.options.store, meta, superstep, toAgentqError(error), nodeName, attempt);
     }
-    const stepUsage = usage.inputTokens + usage.outputTokens > 0 ? usage : undefined;
-    // The node context adds what it saves to `memos`: empty, the step has no memo field to drop.
-    const hadMemos = hasKeys(memos);
-
-    const { messages = [], ...update } = (result ?? {}) as NodeResult<typeof graph.channels>;
-    const step = {
-      superstep,
-      task,
-      node: nodeName,
-      attempts: attempt,
-      startedAt,
-      endedAt: new Date().toISOString(),
-      ...(stepUsage ? { usage: stepUsage } : {}),
-    };
-    const graphId = graphIdOf(meta);
-    if (tasks.length === 1) {
-      let moved: SuperstepTransition;
-      try {
-        const routed = superstepTransition(graph, state, [{ node: nodeName, update }]);
-        moved = 'then' in routed ? await routed : routed; // a promise only when the router is async
-      } catch (error) {
-        return failRun(this.options.store, meta, superstep, toAgentqError(error), nodeName, attempt);
-      }
-      const { applied, next } = moved;
-      const outcome = superstepOutcome(graph, moved);
-      const changed = pick(applied.state, applied.changed);
-      // Serialised once: for the commit and for the state cache.
-      const changedJson: Record<string, string> = {};
-      for (const key in changed) changedJson[key] = JSON.stringify(changed[key]);
-      // Nodes marked inline that follow run here, each its own commit in the same script (graph.ts).
-      const inline =
-        next.length === 1 && graph.nodes.get(next[0]!.node)?.inline
-          ? await runInlineSteps({
-              graph,
-              meta,
-              superstep: superstep + 1,
-              state: applied.state,
-              next,
-              services: this.options.services,
-              logger,
-              signal: NEVER,
-            })
-          : undefined;
-      const last = inline && inline.commits.length > 0 ? inline : undefined;
-      const after = last ? last.next : next;
-      // One script: the fenced commit, the next superstep's job, finishing this job and the next job for
-      // this worker (the run's next step by eager dispatch while under AGENTQ_EAGER_HOPS in a row).
-      const transition = await transitions.commit(
-        {
-          runId,
-          superstep,
-          task,
-          mode: 'single',
-          step,
-          totalTasks: 1,
-          outcome,
-          state: changed,
-          stateJson: changedJson,
-          messages,
-          memos: hadMemos,
-          ...(stepUsage ? { usage: stepUsage } : {}),
-        },
-        after,
-        graphId,
-        this.finishing(at, 'committed', after.length === 1),
-        meta,
-        last?.commits ?? [],
-      );
-      finished(transition);
-      if (transition.commit.kind === 'deadline')
-        return failPastDeadline(this.options.store, meta, superstep, nodeName, attempt);
-      if (transition.commit.kind === 'advanced') {
-        // The state at the new cursor, as Redis now holds it: what an eager hop of this run will read.
-        const text: StateText = { base: stored.base, changed: { ...stored.changed, ...changedJson } };
-        if (last) for (const key of last.changed) text.changed[key] = JSON.stringify(last.state[key]);
-        stateCache.set(runId, superstep + 1 + transition.inlined, text);
-      } else {
-        stateCache.delete(runId);
-      }
-      logger.debug({ outcome: transition.commit.kind, eager: transition.handed?.eager ?? false }, 'step committed');
-      if (ended)
-        observeStep(this.options.observers, 'onNodeEnd', {
-          ...ended,
-          output: result ?? {},
-          state: Object.freeze(applied.state),
-        });
-      return transition.commit.kind === 'fenced' || transition.commit.kind === 'missing' ? 'fenced' : 'committed';
-    }
+    const { applied, next } = moved;
+    const outcome = superstepOutcome(graph, moved);
+    const changed = pick(applied.state, applied.changed);
+    // Serialised once: for the commit and for the state cache.
+    const changedJson: Record<string, string> = {};
+    for (const key in changed) changedJson[key] = JSON.stringify(changed[key]);
+    // Nodes marked inline that follow run here, each its own commit in the same script (graph.ts).
+    const inline =
+      next.length === 1 && graph.nodes.get(next[0]!.node)?.inline
+        ? await runInlineSteps({
+            graph,
+            meta,
+            superstep: superstep + 1,
+            state: applied.state,
+            next,
+            services: this.options.services,
+            logger,
+            signal: NEVER,
+          })
+        : undefined;
+    const last = inline && inline.commits.length > 0 ? inline : undefined;
+    const after = last ? last.next : next;
+    // One script: the fenced commit, the next superstep's job, finishing this job and the next job for
+    // this worker (the run's next step by eager dispatch while under AGENTQ_EAGER_HOPS in a row).
     const transition = await transitions.commit(
+      {
+        runId,
+        superstep,
+        task,
+        mode: 'single',
+        step,
+        totalTasks: 1,
+        outcome,
+        state: changed,
+        stateJson: changedJson,
+        messages,
+        memos: done.hadMemos,
+        ...(stepUsage ? { usage: stepUsage } : {}),
+      },
+      after,
+      graphIdOf(meta),
+      this.finishing(at, 'committed', after.length === 1),
+      meta,
+      last?.commits ?? [],
+    );
+    finished(transition);
+    if (transition.commit.kind === 'deadline')
+      return failPastDeadline(this.options.store, meta, superstep, nodeName, attempt);
+    if (transition.commit.kind === 'advanced') {
+      // The state at the new cursor, as Redis now holds it: what an eager hop of this run will read.
+      const text: StateText = { base: stored.base, changed: { ...stored.changed, ...changedJson } };
+      if (last) for (const key of last.changed) text.changed[key] = JSON.stringify(last.state[key]);
+      stateCache.set(runId, superstep + 1 + transition.inlined, text);
+    } else {
+      stateCache.delete(runId);
+    }
+    logger.debug({ outcome: transition.commit.kind, eager: transition.handed?.eager ?? false }, 'step committed');
+    if (done.ended)
+      observeStep(this.options.observers, 'onNodeEnd', {
+        ...done.ended,
+        output: done.output,
+        state: Object.freeze(applied.state),
+      });
+    return transition.commit.kind === 'fenced' || transition.commit.kind === 'missing' ? 'fenced' : 'committed';
+  }
+
+  /** One of a superstep's parallel tasks: its write is stored; the last task to finish advances the run. */
+  private async commitTask(current: StepAttempt, done: ExecutedStep): Promise<StepOutcome> {
+    const { at, nodeName, meta, attempt, finished } = current;
+    const { graph, state, update, messages, step, stepUsage } = done;
+    const { runId, superstep, task } = at.job.data;
+    const tasks = meta.tasks ?? [];
+    const graphId = graphIdOf(meta);
+    const transition = await this.options.transitions.commit(
       {
         runId,
         superstep,
@@ -354,7 +351,7 @@ export class StepProcessor {
         outcome: { kind: 'next', tasks: [] },
         state: {},
         messages: [],
-        memos: hadMemos,
+        memos: done.hadMemos,
         ...(stepUsage ? { usage: stepUsage } : {}),
       },
       [],
@@ -364,10 +361,10 @@ export class StepProcessor {
     );
     finished(transition);
     // A parallel task's state: its own write applied (the siblings' writes are merged by the last one to finish).
-    if (ended)
+    if (done.ended)
       observeStep(this.options.observers, 'onNodeEnd', {
-        ...ended,
-        output: result ?? {},
+        ...done.ended,
+        output: done.output,
         state: Object.freeze(applyUpdates(graph.channels, state, [update as never]).state),
       });
     if (transition.commit.kind === 'deadline')

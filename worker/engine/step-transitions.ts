@@ -60,7 +60,7 @@ export interface FinishingJob {
   returnValue: string;
 }
 
-export interface StepTransitionsOptions {
+interface StepTransitionsOptions {
   store: RedisRunStore;
   /** The connection of the step scripts (one of its own: see RunStoreOptions.stepRedis). */
   redis: RedisConnection;
@@ -120,7 +120,7 @@ export class StepTransitions {
     // The script builds the run's other keys and the queue's from these two (see STEP_TRANSITION).
     const keys = [store.keys.runMeta(runId)];
     const args = [
-      ...store.commitArgs(request, now),
+      ...store.commits.commitArgs(request, now),
       job?.id ?? '',
       job?.token ?? '',
       job?.fetchNext ? '1' : '0',
@@ -138,14 +138,14 @@ export class StepTransitions {
       inline.length,
     ];
     for (const { request: step, startData, events } of inline) {
-      const stepArgs = store.commitArgs(step, now);
+      const stepArgs = store.commits.commitArgs(step, now);
       const emitted = events.map(({ type, data }) => [type, JSON.stringify(data)]);
       args.push(stepArgs.length + 2, JSON.stringify(startData), JSON.stringify(emitted), ...stepArgs);
     }
     const [commitReply, finishCode, handed, begun, eager, inlined, usage] = await runScript<
       [string[], number, unknown[] | null, unknown[] | null, number, number, (string | number)[] | null]
     >(redis, STEP_TRANSITION, keys, args);
-    const commit = await store.committed(runId, commitReply);
+    const commit = await store.commits.committed(runId, commitReply);
     const result = { commit, finishCode: Number(finishCode), inlined: Number(inlined) };
     if (eager === LEAN_HOP && commit.kind === 'advanced') {
       return {
@@ -220,7 +220,7 @@ export class StepTransitions {
 }
 
 /** One job of a cold fetch and the lock token it was taken with. */
-export interface TakenJob {
+interface TakenJob {
   token: string;
   handed: HandedJob;
 }

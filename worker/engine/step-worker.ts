@@ -20,7 +20,7 @@ export interface StepResult {
   transition?: TransitionResult;
 }
 
-export type StepHandler = (
+type StepHandler = (
   job: Job<StepJobData>,
   token: string,
   delivery: StepDelivery,
@@ -28,7 +28,7 @@ export type StepHandler = (
 ) => Promise<StepResult>;
 
 /** Renews the locks of held jobs from outside the main thread (liveness-thread.ts). */
-export interface LockKeeper {
+interface LockKeeper {
   holdLock(lockKey: string, token: string): void;
   releaseLock(lockKey: string): void;
 }

@@ -9,9 +9,9 @@ import type { Logger } from '../../shared/telemetry/logger.js';
 const MISSING_TURN_GRACE_MS = 60_000;
 
 /** What a conversation's turn does now: run, or wait behind `behind` (it is handed on when that one ends). */
-export type TurnVerdict = { kind: 'go' } | { kind: 'wait'; behind: string };
+type TurnVerdict = { kind: 'go' } | { kind: 'wait'; behind: string };
 
-export interface TakeConversationTurnOptions {
+interface TakeConversationTurnOptions {
   store: RedisRunStore;
   turns: ConversationTurns;
   /** The graph's default when the run did not say. @default 'queue' */
@@ -42,7 +42,7 @@ export async function takeConversationTurn(
     if (ahead.length === 0) return { kind: 'go' };
     const live: string[] = [];
     for (const runId of ahead) {
-      const other = await store.get(runId);
+      const other = await store.reads.get(runId);
       const gone = other
         ? other.tenant !== meta.tenant || isTerminal(other.status)
         : now - ((await turns.list(meta.tenant, conversationId)).find((t) => t.runId === runId)?.createdAt ?? 0) >
@@ -62,7 +62,7 @@ export async function takeConversationTurn(
     }
     if (mode === 'cancel') {
       // Every turn ahead: the newest input wins, as in a chat where the user interrupts the answer.
-      for (const runId of live) await store.requestCancel(runId, now);
+      for (const runId of live) await store.lifecycle.requestCancel(runId, now);
     }
     // Said once per turn (the reconciler hands a waiting turn back to the intake now and then, as a safety
     // net for a lost hand-on); updatedAt moves, so the sweep looks again only after AGENTQ_RECONCILE_AFTER_MS.
@@ -74,7 +74,7 @@ export async function takeConversationTurn(
         .hset(metaKey, 'updatedAt', now)
         .exec()) ?? [];
     if (noted !== 1) return { kind: 'wait', behind: active };
-    await store.addEvent(meta.id, 'step-deferred', {
+    await store.eventLog.addEvent(meta.id, 'step-deferred', {
       reason: `conversation ${conversationId} is busy: this turn ${mode === 'cancel' ? 'cancelled' : 'waits behind'} ${live.join(', ')} and starts when ${live.length > 1 ? 'they end' : 'it ends'}`,
       conversationId,
       behind: live,

@@ -1,7 +1,7 @@
 import { isCluster, type RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
 import type { TokenEvent } from '../../shared/contracts/token-event.js';
 
-export interface TokenPublisherOptions {
+interface TokenPublisherOptions {
   redis: RedisConnection;
   /** The run's token channel (`Keys.tokenChannel`). */
   channel: string;

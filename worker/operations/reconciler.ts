@@ -7,7 +7,7 @@ import { isTerminal } from '../../shared/contracts/run-record.js';
 import type { BatchDispatcher } from '../../shared/operations/batches/batch-dispatcher.js';
 import { stepJobRun, type StepJobs } from '../engine/step-jobs.js';
 
-export interface ReconcilerOptions {
+interface ReconcilerOptions {
   store: RedisRunStore;
   stepJobs: StepJobs;
   intakeQueue: Queue;
@@ -68,12 +68,12 @@ export class Reconciler {
     const { store, stepJobs, intakeQueue, logger, staleAfterMs } = this.options;
     const report: SweepReport = { checked: 0, requeued: 0, cancelled: 0, forgotten: 0, trimmed: 0 };
     // Retention expires a run's keys but not its entry in its tenant's list: drop those here.
-    report.trimmed = await store.trimTenantIndexes(now);
-    for (const runId of await store.activeRunIds()) {
+    report.trimmed = await store.retention.trimTenantIndexes(now);
+    for (const runId of await store.retention.activeRunIds()) {
       report.checked += 1;
-      const meta = await store.get(runId);
+      const meta = await store.reads.get(runId);
       if (!meta || isTerminal(meta.status)) {
-        await store.forgetActive(runId);
+        await store.retention.forgetActive(runId);
         report.forgotten += 1;
         continue;
       }
@@ -101,13 +101,13 @@ export class Reconciler {
         }
         continue;
       }
-      const done = new Set((await store.writes(runId)).keys());
+      const done = new Set((await store.commits.writes(runId)).keys());
       if (meta.status === 'cancelling') {
         // Nothing left to run it: end it here.
         const live = await stepJobs.liveCount(runId, meta.superstep, meta.tasks.length);
         if (
           live === 0 &&
-          (await store.finish(runId, 'cancelled', CANCELLED, now, {
+          (await store.lifecycle.finish(runId, 'cancelled', CANCELLED, now, {
             onlyFrom: 'cancelling',
             superstep: meta.superstep,
           })) === 'ok'

@@ -5,10 +5,10 @@ import type { Logger } from '../../shared/telemetry/logger.js';
 import type { RunEnqueuer } from '../../shared/store/run-enqueuer.js';
 import { tickTimeOf, type Schedules, type ScheduleTickData } from '../../shared/operations/schedules/schedules.js';
 
-/** What RunAdmission refuses with: a tick refused so is skipped, not retried. */
+/** What TenantAdmission refuses with: a tick refused so is skipped, not retried. */
 const REFUSALS = new Set<ErrorCode>(['RATE_LIMITED', 'STORAGE_BUDGET_EXCEEDED']);
 
-export interface ScheduleTickProcessorOptions {
+interface ScheduleTickProcessorOptions {
   schedules: Schedules;
   enqueuer: RunEnqueuer;
   logger: Logger;

@@ -4,8 +4,7 @@ import { servesIn, type ServedGraphs } from '../../shared/graph/served-graphs.js
 import type { RunMeta } from '../../shared/store/redis-run-store.js';
 
 /** What a worker does with a run whose graph it lacks: leave it (for `delayMs`), or fail it. */
-export type UnservedGraphVerdict =
-  { kind: 'wait'; delayMs: number; reason: string } | { kind: 'fail'; error: AgentqError };
+type UnservedGraphVerdict = { kind: 'wait'; delayMs: number; reason: string } | { kind: 'fail'; error: AgentqError };
 
 /** How long a run that another live worker can serve is left before it is offered again. */
 const HANDOFF_DELAY_MS = 1000;

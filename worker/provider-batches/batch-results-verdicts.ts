@@ -16,7 +16,7 @@ import { inGroups } from './in-groups.js';
 const SAVES_AT_ONCE = 32;
 
 /** What becomes of one call of a flush (the `calls` state MARK_CALLS writes). */
-export type CallVerdict = { s: 'applied' } | { s: 'pending' } | { s: 'live' } | { s: 'error'; e: ErrorRecord };
+type CallVerdict = { s: 'applied' } | { s: 'pending' } | { s: 'live' } | { s: 'error'; e: ErrorRecord };
 
 export interface VerdictContext {
   redis: RedisConnection;
@@ -31,7 +31,7 @@ export interface VerdictContext {
   countSpend?: (customId: string, answer: BatchedModelResponse, costUsd: number) => Promise<void>;
 }
 
-export interface Verdicts {
+interface Verdicts {
   verdicts: Record<string, CallVerdict>;
   usage: FlushUsage;
   /** Custom ids whose answers were saved in their steps' memos now. */

@@ -1,5 +1,5 @@
 /** One model call of a step, as a provider batch names it (the `custom_id` of its request line). */
-export interface ProviderBatchCall {
+interface ProviderBatchCall {
   runId: string;
   /** `s<superstep>.t<task>` */
   stepId: string;

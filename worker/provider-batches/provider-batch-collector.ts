@@ -17,7 +17,7 @@ import { luaScript } from '../../shared/adapters/redis/lua-script.js';
 /** Release the collector's lease if this worker still holds it. KEYS and ARGV: the header of lua/release-lease-1.lua. */
 const RELEASE_LEASE = luaScript(new URL('./lua/release-lease-1.lua', import.meta.url));
 
-export interface ProviderBatchCollectorOptions {
+interface ProviderBatchCollectorOptions {
   redis: RedisConnection;
   keys: Keys;
   store: RedisRunStore;

@@ -24,11 +24,11 @@ import { emitProviderBatchSpan, emitWaitSpans } from './provider-batch-spans.js'
 export type FlushPoint = 'intent' | 'uploaded' | 'created' | 'polled' | 'downloaded' | 'applied' | 'marked' | 'done';
 
 /** The metadata key a provider batch carries its flush id in (found again by it after a crash). */
-export const FLUSH_METADATA_KEY = 'agentq_flush';
+const FLUSH_METADATA_KEY = 'agentq_flush';
 /** The longest wait between two polls while the provider is unreachable. */
 const MAX_POLL_DELAY_MS = 600_000;
 
-export interface FlushDriverOptions {
+interface FlushDriverOptions {
   redis: RedisConnection;
   keys: Keys;
   store: RedisRunStore;

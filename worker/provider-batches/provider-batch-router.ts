@@ -18,7 +18,7 @@ export type BatchedModelResponse = LanguageModelResponse & {
   providerBatch: string;
 };
 
-export interface ProviderBatchRouterOptions {
+interface ProviderBatchRouterOptions {
   redis: RedisConnection;
   keys: Keys;
   api: ProviderBatches;

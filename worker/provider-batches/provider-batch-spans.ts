@@ -45,7 +45,7 @@ export async function emitWaitSpans(
   for (const customId of saved) {
     const call = parseCallId(customId);
     if (!call) continue;
-    const meta = await store.get(call.runId);
+    const meta = await store.reads.get(call.runId);
     const held = await redis.hget(keys.providerBatch(batchId).calls, customId);
     const parkedAt = held ? ((JSON.parse(held) as { at?: number }).at ?? flush.createdAt) : flush.createdAt;
     const span = telemetry.tracer.startSpan(

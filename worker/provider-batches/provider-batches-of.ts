@@ -13,7 +13,7 @@ import { ProviderBatchRouter } from './provider-batch-router.js';
 import { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
 import { RedisMetrics } from '../../shared/operations/metrics/redis-metrics.js';
 
-export interface ProviderBatchesOfOptions {
+interface ProviderBatchesOfOptions {
   config: Config;
   redis: RedisConnection;
   store: RedisRunStore;

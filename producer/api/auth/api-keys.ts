@@ -4,7 +4,7 @@ import type { Config } from '../../../shared/config/config.js';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import { ID_PATTERN } from '../../../shared/contracts/ids.js';
 
-export const ROLES = ['producer', 'admin'] as const;
+const ROLES = ['producer', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** Who is calling: from the API key (or the open mode's stand-in). */

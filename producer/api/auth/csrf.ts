@@ -14,7 +14,7 @@ export function csrfToken(sessionToken: string): string {
 }
 
 /** True when `presented` is the CSRF token of `sessionToken` (compared in constant time). */
-export function csrfTokenMatches(sessionToken: string, presented: unknown): boolean {
+function csrfTokenMatches(sessionToken: string, presented: unknown): boolean {
   if (typeof presented !== 'string') return false;
   const expected = Buffer.from(csrfToken(sessionToken));
   const given = Buffer.from(presented);

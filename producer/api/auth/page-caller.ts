@@ -13,7 +13,7 @@ declare module 'fastify' {
 }
 
 /** Who may see the pages: the keys, the sessions and the throttle of failed keys. */
-export interface PageAuth {
+interface PageAuth {
   apiKeys: ApiKeys;
   sessions: DashboardSessions;
   authThrottle: AuthThrottle;
@@ -22,7 +22,7 @@ export interface PageAuth {
 }
 
 /** A page's caller, and the session it came by (null for a Bearer key or an open API). */
-export interface PageCaller {
+interface PageCaller {
   principal: Principal;
   session: string | null;
 }
@@ -32,7 +32,7 @@ export interface PageCaller {
  * `cookie`; null with neither (a page then sends the browser to its sign-in). An unknown or expired
  * session is no caller, not a failed authentication: cookies expire on their own.
  */
-export async function pageCaller(
+async function pageCaller(
   auth: PageAuth,
   request: FastifyRequest,
   cookie: string,

@@ -9,7 +9,7 @@ export interface SignOut {
   csrf: string;
 }
 
-export interface LayoutProps {
+interface LayoutProps {
   title: string;
   children: ComponentChildren;
   /** The navigation links (the sign-in page has none). @default true */

@@ -3,7 +3,7 @@ import { RUN_STATUSES, isTerminal, type RunRecord } from '../../../shared/contra
 import { formatCost, formatDuration } from './format.js';
 import { Layout, renderPage, type SignOut } from './layout.js';
 
-export interface RunsListPageData {
+interface RunsListPageData {
   runs: RunRecord[];
   nextCursor: string | null;
   filter: { status?: string; graph?: string; errorCode?: string; tenant?: string };

@@ -2,7 +2,7 @@ import type { RunEvent } from '../../../shared/contracts/run-record.js';
 import { formatDuration } from './format.js';
 
 /** One attempt of one step, in ms since the epoch. */
-export interface AttemptSpan {
+interface AttemptSpan {
   attempt: number;
   start: number;
   end: number | null;
@@ -11,7 +11,7 @@ export interface AttemptSpan {
 }
 
 /** One task of one superstep: when it became ready and how each attempt went. */
-export interface TimelineRow {
+interface TimelineRow {
   superstep: number;
   task: number;
   node: string;

@@ -7,7 +7,7 @@ import { ApiError, sendApiError } from '../errors.js';
  * a top-level array, '' for a scalar body), or null when every field is within. Iterative: any depth is
  * walked without recursion, each value once.
  */
-export function fieldNestedBeyond(body: unknown, max: number): string | null {
+function fieldNestedBeyond(body: unknown, max: number): string | null {
   if (typeof body !== 'object' || body === null) return null;
   const stack: [unknown, number, string][] = Object.entries(body).map(([name, value]) => [
     value,

@@ -28,7 +28,7 @@ const tenantParam = z.object({
     .regex(/^[A-Za-z0-9_.-]+$/, 'a tenant id: letters, digits, _ . -'),
 });
 
-export interface BudgetRoutesOptions {
+interface BudgetRoutesOptions {
   /** @default a TenantBudget on the API's Redis connection, AGENTQ_TENANT_BUDGET_DEFAULTS as defaults */
   budget?: TenantBudget;
 }

@@ -34,10 +34,10 @@ const chatOutcomes = {
 };
 
 /** The graph every chat request runs. */
-export const CHAT_GRAPH = 'rag-agent';
+const CHAT_GRAPH = 'rag-agent';
 
 /** The chat contract (docs/reference/http-api.md), plus the run that produced it and how it answered. */
-export const chatAnswerSchema = z
+const chatAnswerSchema = z
   .object({
     answer: z.string(),
     sources: z
@@ -66,7 +66,7 @@ export const chatAnswerSchema = z
     run_id: z.string().describe('the rag-agent run: GET /v1/runs/<run_id>/steps shows each search'),
   })
   .describe('ChatAnswer');
-export type ChatAnswer = z.infer<typeof chatAnswerSchema>;
+type ChatAnswer = z.infer<typeof chatAnswerSchema>;
 
 /** Longest a synchronous chat request waits for its run (a day: the answer comes while the client waits). */
 const SYNC_WAIT_MAX_MS = 24 * 3600_000;
@@ -75,7 +75,7 @@ const SYNC_WAIT_MAX_MS = 24 * 3600_000;
  * The client's `Prefer` header (RFC 7240): `respond-async` opts into a 202 after a wait, `wait=<s>` sets
  * that wait (else AGENTQ_CHAT_WAIT_MS). Without `respond-async` the request waits for the answer.
  */
-export function chatPreferenceOf(header: string | string[] | undefined): { respondAsync: boolean; waitMs?: number } {
+function chatPreferenceOf(header: string | string[] | undefined): { respondAsync: boolean; waitMs?: number } {
   const tokens = (Array.isArray(header) ? header.join(',') : (header ?? ''))
     .split(/[,;]/)
     .map((token) => token.trim().toLowerCase());
@@ -87,7 +87,7 @@ export function chatPreferenceOf(header: string | string[] | undefined): { respo
 }
 
 /** Whether the tenant's chat answers may carry `sources` (AGENTQ_CHAT_SOURCES_TENANTS: `*` or a list). */
-export function sourcesAllowed(allowed: readonly string[], tenant: string): boolean {
+function sourcesAllowed(allowed: readonly string[], tenant: string): boolean {
   return allowed.includes('*') || allowed.includes(tenant);
 }
 
@@ -98,7 +98,7 @@ function tenantOf(request: FastifyRequest): string {
 }
 
 /** The answer of a completed run, in the chat contract: `sources` only when the request asked for `citations`. */
-export function chatAnswerOf(record: RunRecord, { citations }: { citations: boolean }): ChatAnswer {
+function chatAnswerOf(record: RunRecord, { citations }: { citations: boolean }): ChatAnswer {
   const output = record.output as Partial<RagOutput> | null;
   return {
     answer: output?.answer ?? '',
@@ -200,7 +200,7 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         const tenant = tenantOf(request);
         const idempotencyKey = request.headers['idempotency-key'];
         const runId = idempotencyKey ? runIdForIdempotencyKey(tenant, idempotencyKey) : newRunId();
-        const existing = await store.get(runId);
+        const existing = await store.reads.get(runId);
         if (existing && existing.tenant !== tenant)
           throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; use another Idempotency-Key`);
         const wantsStream = request.body.stream === true;
@@ -212,7 +212,7 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         const releaseStream = wantsStream ? context.streams.take(tenant) : undefined;
         let record: RunRecord;
         try {
-          // The in-flight cap and the storage budget are the admission's (RunAdmission), as for every run.
+          // The in-flight cap and the storage budget are the admission's (TenantAdmission), as for every run.
           record = await client.enqueue(
             { graph: CHAT_GRAPH, input, tenant, ...(idempotencyKey ? { idempotencyKey } : {}) },
             { derivedRunId: runId },

@@ -13,7 +13,7 @@ import { readCookie, SESSION_COOKIE } from '../auth/dashboard-sessions.js';
 import { ApiError, sendApiError } from '../errors.js';
 import { requireRedis } from '../redis-ready.js';
 
-export const DASHBOARD_PATH = '/admin/queues';
+const DASHBOARD_PATH = '/admin/queues';
 const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="agentq dashboard", charset="UTF-8"' };
 
 /**

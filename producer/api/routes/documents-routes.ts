@@ -31,7 +31,7 @@ const MAX_FILES = 1000;
 const documentNotFound = (id: string) =>
   new ApiError(404, 'NOT_FOUND', `document ${id} not found (it may never have existed, or it was deleted)`);
 
-export interface DocumentsRoutesOptions {
+interface DocumentsRoutesOptions {
   /** @default one IngestClient per API context (ingestClientFor), closed with the app */
   ingest?: IngestClient;
 }

@@ -78,7 +78,7 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
     caller(request).role === 'admin' || caller(request).tenant === tenant;
   const ownRun = async (request: FastifyRequest, runId: string): Promise<RunMeta | null> => {
     // A tenant's own client-chosen name resolves as on /v1/runs (tenantRunId).
-    const meta = await store.get(tenantRunId(caller(request).tenant, runId));
+    const meta = await store.reads.get(tenantRunId(caller(request).tenant, runId));
     return meta && visible(request, meta.tenant) ? meta : null;
   };
   const html = (reply: FastifyReply, body: string, status = 200) =>
@@ -91,9 +91,9 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
 
   /** Paths of recent runs of the same graph and tenant, for the diagram. */
   const otherPaths = async (meta: RunMeta) => {
-    const { runs } = await store.list(meta.tenant, { graph: meta.graph, limit: DIAGRAM_RUNS });
+    const { runs } = await store.reads.list(meta.tenant, { graph: meta.graph, limit: DIAGRAM_RUNS });
     const others = runs.filter((run) => run.id !== meta.id);
-    return Promise.all(others.map(async (run) => pathOf(await store.steps(run.id))));
+    return Promise.all(others.map(async (run) => pathOf(await store.reads.steps(run.id))));
   };
 
   /**
@@ -107,7 +107,7 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
   ) => {
     const tenants = (await context.redis.smembers(store.keys.tenants())).sort().slice(0, ALL_TENANTS_MAX);
     const pages = await Promise.all(
-      tenants.map((tenant) => store.list(tenant, { ...filter, limit, ...(cursor ? { cursor } : {}) })),
+      tenants.map((tenant) => store.reads.list(tenant, { ...filter, limit, ...(cursor ? { cursor } : {}) })),
     );
     const newestFirst = (left: RunRecord, right: RunRecord) =>
       Date.parse(right.createdAt) - Date.parse(left.createdAt) ||
@@ -166,7 +166,7 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
               result = { runs: all.runs, nextCursor: all.nextCursor };
               tenants = all.tenants;
             } else {
-              result = await store.list(tenant ?? principal.tenant, {
+              result = await store.reads.list(tenant ?? principal.tenant, {
                 ...filter,
                 limit: 50,
                 ...(cursor ? { cursor } : {}),
@@ -198,10 +198,10 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
             const meta = await ownRun(request, request.params.id);
             if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
             const [steps, events, messages, state, others, replayReport] = await Promise.all([
-              store.steps(meta.id),
-              store.events(meta.id, { count: 10_000 }),
-              store.messages(meta.id),
-              store.state(meta.id),
+              store.reads.steps(meta.id),
+              store.eventLog.events(meta.id, { count: 10_000 }),
+              store.reads.messages(meta.id),
+              store.reads.state(meta.id),
               otherPaths(meta),
               // A replay's verdict; none when its original is gone.
               meta.replay ? client.replayReport(meta.id).catch(() => null) : null,

@@ -5,7 +5,7 @@ import { principalOf } from '../auth/principal-of.js';
 import { ApiError } from '../errors.js';
 
 /** Missing and foreign runs answer alike, so a tenant cannot learn which ids other tenants use. */
-export function notFound(runId: string): ApiError {
+function notFound(runId: string): ApiError {
   return new ApiError(
     404,
     'NOT_FOUND',
@@ -17,7 +17,7 @@ export function notFound(runId: string): ApiError {
 export function ownRunOf(store: RedisRunStore) {
   return async (request: FastifyRequest, runId: string): Promise<RunMeta> => {
     const { tenant } = principalOf(request);
-    const meta = await store.get(tenantRunId(tenant, runId));
+    const meta = await store.reads.get(tenantRunId(tenant, runId));
     if (!meta || meta.tenant !== tenant) throw notFound(runId);
     return meta;
   };

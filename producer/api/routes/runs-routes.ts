@@ -71,13 +71,13 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
             : idempotencyKey
               ? runIdForIdempotencyKey(tenant, idempotencyKey)
               : newRunId();
-        const existing = await store.get(runId);
+        const existing = await store.reads.get(runId);
         if (existing && existing.tenant !== tenant) {
           // Only reachable for a run a trusted producer enqueued straight onto the intake queue under another tenant.
           throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; choose another runId`);
         }
         // A replay returns its run whatever the workers serve now. The in-flight cap, fair share and the
-        // storage budget are the admission's (RunAdmission), as for every other way a run is created.
+        // storage budget are the admission's (TenantAdmission), as for every other way a run is created.
         const queueUnserved = request.query.queueUnserved || Boolean(existing);
         const record = await client.enqueue(
           { ...fields, tenant, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
@@ -102,7 +102,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
         const { tenant } = principalOf(request);
         const { cursor, error: errorCode, since, ...filter } = request.query;
         try {
-          return await store.list(tenant, {
+          return await store.reads.list(tenant, {
             ...filter,
             ...(errorCode === undefined ? {} : { errorCode }),
             ...(since === undefined ? {} : { since: parseSince(since) }),
@@ -128,7 +128,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
         response: { 200: runRecordSchema, ...errors },
       },
       handler: async (request) =>
-        withPartialOutput(toRunRecord(await ownRun(request, request.params.id)), (id) => store.state(id)),
+        withPartialOutput(toRunRecord(await ownRun(request, request.params.id)), (id) => store.reads.state(id)),
     });
 
     app.get('/v1/runs/:id/messages', {
@@ -141,7 +141,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
       },
       handler: async (request) => {
         const meta = await ownRun(request, request.params.id);
-        return { messages: await store.messages(meta.id) };
+        return { messages: await store.reads.messages(meta.id) };
       },
     });
 
@@ -168,7 +168,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
       },
       handler: async (request) => {
         const meta = await ownRun(request, request.params.id);
-        return { steps: await store.steps(meta.id) };
+        return { steps: await store.reads.steps(meta.id) };
       },
     });
 
@@ -215,7 +215,7 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
       handler: async (request, reply) => {
         const meta = await ownRun(request, request.params.id);
         const record = isTerminal(meta.status)
-          ? await withPartialOutput(toRunRecord(meta), (id) => store.state(id))
+          ? await withPartialOutput(toRunRecord(meta), (id) => store.reads.state(id))
           : await client.cancel(meta.id);
         if (request.query.purge && isTerminal(record.status)) {
           await client.purge(meta.id);

@@ -123,7 +123,7 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
       handler: async (request) => {
         const runs = await client.schedules.runs(request.params.id, { tenant: tenantOf(request) });
         if (!runs) throw notFound(request.params.id);
-        const metas = await Promise.all(runs.map((run) => store.get(run.runId)));
+        const metas = await Promise.all(runs.map((run) => store.reads.get(run.runId)));
         return { runs: runs.map((run, index) => ({ ...run, status: metas[index]?.status ?? null })) };
       },
     });

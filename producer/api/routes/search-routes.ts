@@ -13,7 +13,7 @@ import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import { principalOf } from '../auth/principal-of.js';
 
-export interface SearchRoutesOptions {
+interface SearchRoutesOptions {
   /** @default one IngestClient per API context (ingestClientFor), closed with the app */
   ingest?: IngestClient;
 }

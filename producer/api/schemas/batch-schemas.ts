@@ -41,7 +41,7 @@ const progressSchema = z.object({
   cancelled: z.number().int(),
 });
 
-export const batchResultSchema = z.object({
+const batchResultSchema = z.object({
   id: z.string(),
   question: z.string(),
   runId: z.string(),

@@ -15,7 +15,7 @@ export interface McpConnections {
   close(): Promise<void>;
 }
 
-export interface ConnectMcpServersOptions {
+interface ConnectMcpServersOptions {
   logger: Logger;
   /** A server that has not finished its handshake and tool listing by then fails the start. @default 10000 */
   connectTimeoutMs?: number;

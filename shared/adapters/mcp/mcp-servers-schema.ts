@@ -5,7 +5,7 @@ const serverName = z
   .regex(/^[A-Za-z0-9_-]{1,64}$/, 'MCP server names are 1-64 characters of letters, digits, "_" or "-"');
 
 /** An MCP server the worker starts itself and talks to over stdin/stdout. */
-export const stdioMcpServerSchema = z
+const stdioMcpServerSchema = z
   .object({
     command: z.string().min(1),
     args: z.array(z.string()).max(256).default([]),
@@ -16,14 +16,14 @@ export const stdioMcpServerSchema = z
   .strict();
 
 /** An MCP server reached over streamable HTTP. */
-export const httpMcpServerSchema = z
+const httpMcpServerSchema = z
   .object({
     url: z.url({ protocol: /^https?$/, error: 'url must be an absolute http:// or https:// URL' }),
     headers: z.record(z.string(), z.string()).optional(),
   })
   .strict();
 
-export const mcpServerSchema = z.union([stdioMcpServerSchema, httpMcpServerSchema]);
+const mcpServerSchema = z.union([stdioMcpServerSchema, httpMcpServerSchema]);
 export type McpServerConfig = z.input<typeof mcpServerSchema>;
 
 /**

@@ -4,7 +4,7 @@ import { AgentqError } from '../../contracts/errors.js';
 import type { AnyTool } from '../../ports/define-tool.js';
 
 /** A tool as an MCP server lists it (`tools/list`). */
-export interface McpToolListing {
+interface McpToolListing {
   name: string;
   description?: string | undefined;
   inputSchema: Record<string, unknown>;

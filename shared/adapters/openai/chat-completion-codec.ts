@@ -16,7 +16,7 @@ import type {
 import { contentText, type Message } from '../../contracts/run-record.js';
 
 /** How a request is encoded: the model asked when the request names none, and the name of its token limit. */
-export interface ChatBodyOptions {
+interface ChatBodyOptions {
   model: string;
   maxTokensParameter: 'max_tokens' | 'max_completion_tokens';
 }

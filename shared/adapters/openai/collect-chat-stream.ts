@@ -1,7 +1,7 @@
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 
 /** A streamed response folded back into one `ChatCompletion`, with how many chunks it took. */
-export interface CollectedChatStream {
+interface CollectedChatStream {
   completion: ChatCompletion;
   chunks: number;
 }

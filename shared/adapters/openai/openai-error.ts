@@ -5,7 +5,7 @@ import { errorBodyOf } from './create-openai-client.js';
 /** How much of an error response's body a message (and its details) keeps. */
 const BODY_CHARS = 500;
 
-export interface OpenAIErrorContext {
+interface OpenAIErrorContext {
   /** Where the request went, for messages. */
   baseURL: string;
   model: string;

@@ -4,7 +4,7 @@ import { AgentqError } from '../../contracts/errors.js';
 import { mapOpenAIError } from './openai-error.js';
 import { createOpenAIClient } from './create-openai-client.js';
 
-export interface OpenAIModeratorOptions {
+interface OpenAIModeratorOptions {
   /** The moderation model, e.g. `omni-moderation-latest` (MODERATION_MODEL). */
   model: string;
   /** @default https://api.openai.com/v1 */

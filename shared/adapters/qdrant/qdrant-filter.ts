@@ -10,7 +10,7 @@ export interface QdrantFilter {
 }
 
 /** Payload key under which a record's own payload is stored, so its fields never clash with ours. */
-export const RECORD_PAYLOAD_KEY = 'payload';
+const RECORD_PAYLOAD_KEY = 'payload';
 
 /** Equality on one of our own keyword fields (`tenant`, `collection`). */
 export function keywordCondition(key: string, value: string): QdrantCondition {

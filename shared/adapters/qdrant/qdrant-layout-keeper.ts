@@ -15,7 +15,7 @@ import {
 import { qdrantStatus } from './qdrant-request.js';
 
 /** Runs one request with the store's retries and error translation. */
-export type QdrantRequest = <T>(operation: string, request: () => Promise<T>) => Promise<T>;
+type QdrantRequest = <T>(operation: string, request: () => Promise<T>) => Promise<T>;
 
 /**
  * Makes the Qdrant side look like qdrant-layout.ts says, once per process and then only when needed:

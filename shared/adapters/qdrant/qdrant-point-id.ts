@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /** The UUID namespace of agentq's Qdrant point ids (a fixed random UUID; changing it re-keys every point). */
-export const AGENTQ_POINT_NAMESPACE = '6f1b2a4e-3c9d-4b7a-9e52-8d0c41f7a3b6';
+const AGENTQ_POINT_NAMESPACE = '6f1b2a4e-3c9d-4b7a-9e52-8d0c41f7a3b6';
 
 /** RFC 4122 version-5 (name-based, SHA-1) UUID of `name` in `namespace`. */
 export function uuidV5(namespace: string, name: string): string {

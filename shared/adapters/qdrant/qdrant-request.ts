@@ -39,7 +39,7 @@ export function qdrantStatus(error: unknown): number | undefined {
  * connection failures are retryable (UNAVAILABLE / TIMEOUT), 429 is RATE_LIMITED with its delay, and
  * other 4xx are not retryable — Qdrant refused the request, so a retry would be refused too.
  */
-export function toQdrantError(operation: string, error: unknown): AgentqError {
+function toQdrantError(operation: string, error: unknown): AgentqError {
   if (AgentqError.isInstance(error)) return error;
   if (error instanceof QdrantClientResourceExhaustedError) {
     return new AgentqError(

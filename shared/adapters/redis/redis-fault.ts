@@ -60,7 +60,7 @@ export function asRedisFaultError(error: unknown, doing: string): unknown {
       );
 }
 
-export interface RetryWhileFaultyOptions {
+interface RetryWhileFaultyOptions {
   /** Between tries. @default 500 */
   intervalMs?: number;
   /** Give up after this long (the work is then lost: `onGiveUp` says so). */

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 
 /** A Redis reply (RESP2): simple and bulk strings, integers, nil and arrays of these. */
-export type RespReply = string | number | null | RespReply[];
+type RespReply = string | number | null | RespReply[];
 
 /** An error reply (`-ERR …`, `-WRONGTYPE …`): its message is Redis's line, as ioredis's ReplyError's is. */
 export class RespReplyError extends Error {
@@ -17,7 +17,7 @@ export interface RespAddress {
   db?: number;
 }
 
-export interface RespConnectOptions {
+interface RespConnectOptions {
   /** Give up connecting (refused, Redis still loading its data) after this long. */
   readyTimeoutMs: number;
   /** A command unanswered this long fails with `Command timed out` (ioredis's words) and the connection closes. */

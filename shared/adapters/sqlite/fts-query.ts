@@ -1,7 +1,7 @@
 /** Words as FTS5's unicode61 tokenizer sees them: runs of letters, digits and combining marks. */
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 /** Enough for any question; a pasted page would otherwise make one query scan the whole index per word. */
-export const MAX_QUERY_TERMS = 64;
+const MAX_QUERY_TERMS = 64;
 
 /**
  * English function words. They occur in nearly every chunk, so they add almost nothing to BM25 but make

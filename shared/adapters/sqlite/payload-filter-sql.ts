@@ -1,6 +1,6 @@
 import type { PayloadFilter, PayloadScalar } from '../../ports/vector-store.js';
 
-export interface SqlFragment {
+interface SqlFragment {
   /** `1` when there is nothing to filter, so it can always be AND-ed in. */
   sql: string;
   params: (string | number)[];

@@ -193,4 +193,4 @@ export const apiArea = defineArea({
 export type ApiConfig = AreaConfig<typeof apiArea>;
 
 /** Fastify's trustProxy: which proxies' X-Forwarded-For/-Proto/-Host the API believes. */
-export type TrustProxy = boolean | number | string[];
+type TrustProxy = boolean | number | string[];

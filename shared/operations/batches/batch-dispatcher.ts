@@ -23,7 +23,7 @@ import {
   type ParsedBatchRequest,
 } from './batch-schema.js';
 
-/** What RunAdmission refuses with. */
+/** What TenantAdmission refuses with. */
 const ADMISSION_REFUSALS = new Set<ErrorCode>(['RATE_LIMITED', 'STORAGE_BUDGET_EXCEEDED']);
 
 /** CLAIM's reply: the claimed index with its item and the batch's meta (HGETALL), or a negative code alone. */
@@ -34,7 +34,7 @@ interface BatchItem {
   question: string;
 }
 
-export interface BatchDispatcherOptions {
+interface BatchDispatcherOptions {
   redis: RedisConnection;
   keys: Keys;
   store: RedisRunStore;
@@ -234,7 +234,7 @@ export class BatchDispatcher {
   private async failItem(meta: BatchMeta, runId: string, error: ErrorRecord): Promise<void> {
     const { store } = this.options;
     const now = Date.now();
-    const { meta: run } = await store.create({
+    const { meta: run } = await store.creation.create({
       id: runId,
       tenant: meta.tenant,
       graph: meta.graph,
@@ -243,7 +243,7 @@ export class BatchDispatcher {
       batchId: meta.id,
       now,
     });
-    if (run.tenant === meta.tenant) await store.finish(runId, 'failed', error, now, { onlyFrom: 'queued' });
+    if (run.tenant === meta.tenant) await store.lifecycle.finish(runId, 'failed', error, now, { onlyFrom: 'queued' });
     await this.onRunFinished(runId, meta.id, 'failed');
   }
 
@@ -289,7 +289,7 @@ export class BatchDispatcher {
       return;
     }
     for (const runId of await this.options.redis.smembers(this.options.keys.batch(batchId).inflight)) {
-      const run = await this.options.store.get(runId);
+      const run = await this.options.store.reads.get(runId);
       if (!run) await this.start(meta, Number(runId.slice(runId.lastIndexOf('.i') + 2)));
       else if (isTerminal(run.status)) await this.onRunFinished(runId, batchId, run.status);
     }

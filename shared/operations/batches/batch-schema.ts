@@ -3,7 +3,7 @@ import { ID_PATTERN } from '../../contracts/ids.js';
 import { BATCH_PRIORITY, MAX_PRIORITY } from '../../contracts/job-schema.js';
 
 /** Runs of one batch in flight at most; and with `providerBatch`, whose waiting runs hold no worker. */
-export const MAX_CONCURRENCY = 200;
+const MAX_CONCURRENCY = 200;
 export const MAX_PROVIDER_BATCH_CONCURRENCY = 10_000;
 /** A batch's concurrency when it names none. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -11,7 +11,7 @@ export const DEFAULT_CONCURRENCY = 8;
 const id = z.string().regex(ID_PATTERN, "must be 1-128 characters of letters, digits, '_', '.' or '-'");
 
 /** One question of a batch; `id` defaults to its 1-based position. */
-export const batchQuestionSchema = z
+const batchQuestionSchema = z
   .object({ id: id.optional(), question: z.string().trim().min(1, 'question must not be empty').max(20_000) })
   .strict();
 
@@ -78,7 +78,7 @@ export interface BatchProgress {
 }
 
 /** One provider batch of a batch submitted with `providerBatch`. */
-export interface ProviderBatchSummary {
+interface ProviderBatchSummary {
   /** agentq's name for it (`<batch id>.f<n>`), known before the provider's. */
   flush: string;
   /** The provider's batch id, once created. */

@@ -4,7 +4,7 @@
  * provider call it records, so any worker can resume it after a kill -9 (ProviderBatchFlush):
  *   intent → uploaded → created → finished → marked → done
  */
-export type FlushState = 'intent' | 'uploaded' | 'created' | 'finished' | 'marked' | 'done';
+type FlushState = 'intent' | 'uploaded' | 'created' | 'finished' | 'marked' | 'done';
 
 export interface FlushUsage {
   inputTokens: number;

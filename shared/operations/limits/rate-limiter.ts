@@ -8,7 +8,7 @@ export const COUNT_IN_WINDOW = luaScript(new URL('./lua/count-in-window-1.lua', 
 
 const WINDOW_MS = 60_000;
 
-export interface RateDecision {
+interface RateDecision {
   allowed: boolean;
   limit: number;
   remaining: number;

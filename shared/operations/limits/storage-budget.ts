@@ -7,7 +7,7 @@ import { slotPipeline } from '../../store/slot-pipeline.js';
 import { luaScript } from '../../adapters/redis/lua-script.js';
 
 /** The tenant limits field of the budget (PUT /v1/admin/tenants/:tenant/limits `storageBytes`). */
-export const STORAGE_LIMIT_FIELD = 'storageBytes';
+const STORAGE_LIMIT_FIELD = 'storageBytes';
 
 /**
  * Takes charges whose bytes have left Redis (expired with their run, purged) out of the total; then,
@@ -28,13 +28,13 @@ const RELEASE = luaScript(new URL('./lua/release-storage-3.lua', import.meta.url
 const SWEEP_EVERY_MS = 60_000;
 
 /** What `charge` did: a new charge, one the id held already. */
-export type StorageCharge = 'new' | 'held';
+type StorageCharge = 'new' | 'held';
 
 /**
  * A tenant's storage budget: bytes of run inputs and outputs kept in Redis, against `storageBytes` of its
  * limits or AGENTQ_TENANT_MAX_BYTES. Charges are by id, so documents can join (`doc:<docId>`, never
  * swept as runs are) — not wired yet. Approximate by design:
- * - a run is charged the JSON length of its input when it is admitted (RunAdmission) and the JSON
+ * - a run is charged the JSON length of its input when it is admitted (TenantAdmission) and the JSON
  *   length of its output when it finishes (the run-finished hook), not its state, history or events;
  * - its bytes leave the total when its retention ends (the finish sets the charge's expiry to finish
  *   time + AGENTQ_RETENTION_SECONDS) or when it is purged — counted down at the tenant's next charge;

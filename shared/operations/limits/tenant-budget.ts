@@ -32,14 +32,14 @@ const RESERVE = luaScript(new URL('./lua/reserve-budget-4.lua', import.meta.url)
 const SETTLE = luaScript(new URL('./lua/settle-budget-4.lua', import.meta.url));
 
 /** An estimate held against a tenant's budgets until the call is settled or released. */
-export interface BudgetReservation {
+interface BudgetReservation {
   readonly tenant: string;
   /** '' when nothing is held (the tenant has no limits). */
   readonly member: string;
 }
 
 /** What a model call may spend, held before it is made. */
-export interface BudgetEstimate {
+interface BudgetEstimate {
   /** Unique per paid call and stable across re-deliveries (see BudgetSpend). */
   callId: string;
   tokens: number;
@@ -47,7 +47,7 @@ export interface BudgetEstimate {
 }
 
 /** What one model call really spent, counted once per `callId`. */
-export interface BudgetSpend {
+interface BudgetSpend {
   /** Unique per paid call and stable across re-deliveries (e.g. `<runId>.<step>`): counting is idempotent on it. */
   callId: string;
   tokens: number;
@@ -56,7 +56,7 @@ export interface BudgetSpend {
   model: string;
 }
 
-export interface UsageTotals {
+interface UsageTotals {
   tokens: number;
   costUsd: number;
   calls: number;
@@ -69,7 +69,7 @@ export interface UsagePeriod extends UsageTotals {
   byModel: Record<string, Omit<UsageTotals, 'calls'>>;
 }
 
-export interface TenantBudgetOptions {
+interface TenantBudgetOptions {
   /** Limits of a tenant an admin has not set limits for. @default {} (unlimited) */
   defaults?: TenantBudgetLimits;
   /** A reservation not settled by then (its worker died) stops counting. @default 600000 (10 min) */
@@ -300,6 +300,6 @@ function toPeriod(period: string, hash: Record<string, string>): UsagePeriod {
 }
 
 /** `YYYY-MM-DD` of a time in UTC: budgets reset at midnight UTC. */
-export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 /** `YYYY-MM` of a time in UTC. */
-export const utcMonth = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
+const utcMonth = (ms: number): string => new Date(ms).toISOString().slice(0, 7);

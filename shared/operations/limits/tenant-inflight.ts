@@ -12,11 +12,11 @@ const RESERVE = luaScript(new URL('./lua/reserve-inflight-slot-1.lua', import.me
 const SWEEP_GRACE_MS = 60_000;
 
 /** What `reserve` did: a new slot, one the run held already, or none (the tenant is at its cap). */
-export type InflightReservation = 'new' | 'held' | 'full';
+type InflightReservation = 'new' | 'held' | 'full';
 
 /**
  * The per-tenant cap on runs in flight (accepted, not yet completed, failed or cancelled), shared by
- * every process through one sorted set per tenant. Every creator reserves a slot through RunAdmission
+ * every process through one sorted set per tenant. Every creator reserves a slot through TenantAdmission
  * before the run exists; the run store's onFinished hook (run-finished-hook.ts) releases it. A slot
  * whose release was lost (a crash between finish and hook, a purge) is swept when the set looks full.
  */
@@ -33,7 +33,7 @@ export class TenantInflight {
     return (await this.take(tenant, runId, now)) !== 'full';
   }
 
-  /** Holds a slot for `runId` (unless it holds one): what RunAdmission asks, to undo only what it took. */
+  /** Holds a slot for `runId` (unless it holds one): what TenantAdmission asks, to undo only what it took. */
   async take(tenant: string, runId: string, now = Date.now()): Promise<InflightReservation> {
     if (this.max === 0) return 'held';
     const key = this.keys.tenantInflight(tenant);

@@ -21,11 +21,11 @@ export class PrometheusText {
   }
 }
 
-export function escapeLabelValue(value: string): string {
+function escapeLabelValue(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
-export function formatValue(value: number): string {
+function formatValue(value: number): string {
   if (Number.isNaN(value)) return 'NaN';
   if (value === Infinity) return '+Inf';
   if (value === -Infinity) return '-Inf';

@@ -7,7 +7,7 @@ import { PrometheusText } from './prometheus-text.js';
 export const STEP_DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600] as const;
 
 /** What `render` needs of a queue: its name and its job counts (a BullMQ `Queue` fits). */
-export interface QueueCountsSource {
+interface QueueCountsSource {
   readonly name: string;
   getJobCounts(...types: string[]): Promise<Record<string, number>>;
 }

@@ -4,7 +4,7 @@ import { AgentqError } from '../../contracts/errors.js';
 import { formatZodError, runJobSchema, runOptionsSchema } from '../../contracts/job-schema.js';
 
 /** Shortest interval of an `everyMs` schedule: below a second a schedule is a loop, not a schedule. */
-export const MIN_EVERY_MS = 1000;
+const MIN_EVERY_MS = 1000;
 /** Schedules one tenant may have; past it a create is refused (delete some first). */
 export const MAX_SCHEDULES_PER_TENANT = 1000;
 

@@ -11,7 +11,7 @@ import {
 } from './schedule-schema.js';
 
 /** A schedule as stored: its spec (without `paused`) and its state. */
-export interface ScheduleDefinition {
+interface ScheduleDefinition {
   id: string;
   tenant: string;
   spec: Omit<ScheduleSpec, 'paused'>;
@@ -58,7 +58,7 @@ const TICK_JOB_OPTIONS: JobSchedulerTemplateOptions = {
   removeOnFail: { count: 1000 },
 };
 
-export interface SchedulesOptions {
+interface SchedulesOptions {
   redis: RedisConnection;
   keys: Keys;
   /** The schedules queue (SCHEDULES_QUEUE): one BullMQ job scheduler per schedule. */

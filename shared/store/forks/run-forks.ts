@@ -7,7 +7,7 @@ import { FORK_RUN } from './fork-run-script.js';
 import type { ForkPlan, ForkSource } from './plan-fork.js';
 
 /** The fork's own settings: who it is, and what differs from its original. */
-export interface NewFork {
+interface NewFork {
   id: string;
   /** @default the original's */
   graphVersion?: string;
@@ -18,7 +18,7 @@ export interface NewFork {
 
 /**
  * Forks in the run store: reading an original in one snapshot, and creating the fork that
- * planFork describes. The caller admits the fork (RunAdmission) and hands it to the workers.
+ * planFork describes. The caller admits the fork (TenantAdmission) and hands it to the workers.
  */
 export class RunForks {
   constructor(private readonly context: RunStoreContext) {}
@@ -89,7 +89,7 @@ export class RunForks {
       ...section(Object.entries(plan.writes).flat()),
       ...section(recordPairs),
     ];
-    // As RunAdmission.create: one round trip, the active index first, the tenant's list in the same one.
+    // As RunCreation.create: one round trip, the active index first, the tenant's list in the same one.
     // Forks are rare: the script goes as text (EVAL), with no script cache to miss after a Redis restart.
     const runKeys = keys.runAll(fork.id);
     const replies = await slotPipeline(this.context.redis)

@@ -8,7 +8,7 @@ export interface RequestDifference {
   replayed?: unknown;
 }
 
-export interface DiffOptions {
+interface DiffOptions {
   /** At most this many differences. @default 20 */
   limit?: number;
   /** Strings longer than this are cut, saying how much was left out. @default 400 */

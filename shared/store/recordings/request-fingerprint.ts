@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 const NOT_ASKED = new Set(['abortSignal', 'onTextDelta', 'onToolCallDelta']);
 
 /** A request as the recording keeps it: messages and tool lists by content address (`c:<hash>`). */
-export interface FingerprintedRequest {
+interface FingerprintedRequest {
   /** sha256 of the request's canonical JSON (with its contents by address): equal requests, equal prints. */
   fingerprint: string;
   /** The request with each message, and the tool list, replaced by its content address. */

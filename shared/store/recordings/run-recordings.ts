@@ -3,7 +3,7 @@ import { RECORD_CALL } from './record-call-script.js';
 import { addressesOf, expandRequest, fingerprintRequest } from './request-fingerprint.js';
 
 /** One paid call of a step as recorded: who asked, what (by fingerprint and compact form), and the answer. */
-export interface RecordedCall {
+interface RecordedCall {
   node: string;
   fingerprint: string;
   /** The request, its messages and tool list by content address (`expand` reads them). */
@@ -13,7 +13,7 @@ export interface RecordedCall {
 }
 
 /** What a run's recording holds, in a few words. */
-export interface RecordingSummary {
+interface RecordingSummary {
   /** AGENTQ_RECORDING when the run was created; null: it records nothing. */
   mode: 'full' | 'steps' | null;
   /** JSON bytes kept (the budget once it was spent). */
@@ -51,7 +51,7 @@ export function recordCallArgs(call: CallToRecord): (string | number)[] {
 }
 
 /** The field of a call: `k:<stepId>:<memo key>`. */
-export function callField(stepId: string, key: string): string {
+function callField(stepId: string, key: string): string {
   return `k:${stepId}:${key}`;
 }
 

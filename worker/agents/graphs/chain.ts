@@ -5,7 +5,7 @@ import { channel } from '../../../shared/graph/channels.js';
 import { defineGraph } from '../../../shared/graph/define-graph.js';
 import { END, START } from '../../../shared/graph/graph.js';
 
-export const chainInputSchema = z
+const chainInputSchema = z
   .object({
     steps: z.number().int().min(1).max(100_000),
     sleepMs: z.number().int().min(0).max(3_600_000).default(0),

@@ -3,14 +3,14 @@ import { cosineSimilarity } from '../../../shared/retrieval/cosine-similarity.js
 import { expertNames, type Expert, type RecallMode } from '../schemas/multi-agent-input.js';
 
 /** An item and how similar it is to the query (higher is more similar). */
-export interface Scored {
+interface Scored {
   /** Position in the input list. */
   index: number;
   score: number;
 }
 
 /** The items best first; equal scores keep their input order, so a ranking is deterministic. */
-export function rankScores(scores: readonly number[], top: number): Scored[] {
+function rankScores(scores: readonly number[], top: number): Scored[] {
   return scores
     .map((score, index) => ({ index, score }))
     .sort((left, right) => right.score - left.score || left.index - right.index)
@@ -36,7 +36,7 @@ const STOP_WORDS = new Set(
 );
 
 /** Lower-case words without stop words, plural `s` removed (queues → queue), so simple variants match. */
-export function lexicalTerms(text: string): string[] {
+function lexicalTerms(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
     .filter((word) => !STOP_WORDS.has(word))
     .map((word) => (word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word));

@@ -1,55 +1,39 @@
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import type { OnBusy } from '../../../shared/contracts/job-schema.js';
-import { channel } from '../../../shared/graph/channels.js';
 import { defineGraph } from '../../../shared/graph/define-graph.js';
 import { END, Send, START } from '../../../shared/graph/graph.js';
-import { callLanguageModel } from '../llm/call-language-model.js';
-import { estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
 import type { GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
-import { planGuardrails, type GuardrailPlan } from '../../../shared/contracts/guardrail-spec.js';
+import { planGuardrails } from '../../../shared/contracts/guardrail-spec.js';
 import { guardrailRegistryOf } from '../guardrails/guardrail-registry-of.js';
-import { memoryChannel } from '../memory/memory-state.js';
-import { messageWindow } from '../memory/message-window.js';
-import { loadPromptHistory } from '../memory/prompt-history.js';
-import { openTurn, turnStartedChannel } from '../memory/conversation-turn.js';
-import { shouldSummarize, summarizeHistory } from '../memory/summarize-history.js';
-import { summarizeAtFor } from '../memory/summarize-step.js';
 import { checkDirectAnswer } from '../guardrails/check-direct-answer.js';
 import { guardAnswer } from '../guardrails/guard-text.js';
 import { runGuardrails } from '../guardrails/run-guardrails.js';
-import { toolCallRequest } from '../tools/tool-call-request.js';
-import { toolCallArg } from '../tools/tool-call-arg.js';
-import { contextWindowFor, runSettingsOf, type RunSettings } from './react-run-settings.js';
-import { agentSettingsOf } from '../agent-services.js';
+import { runSettingsOf } from './react-run-settings.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import type { AnyTool } from '../../../shared/ports/define-tool.js';
 import { runToolsOf, type ToolProvider } from '../tools/tool-provider.js';
 import type { BeforeToolCall } from '../tools/before-tool-call.js';
-import { reactTurnOf, userTurnMessage, type ImagePart, type MessageTemplates } from './react-turn.js';
-import type { AssistantMessage, ToolCall } from '../../../shared/ports/language-model.js';
-import type { Message } from '../../../shared/contracts/run-record.js';
+import { reactTurnOf, type MessageTemplates } from './react-turn.js';
+import type { AssistantMessage } from '../../../shared/ports/language-model.js';
 import {
   memoryChoiceOf,
   reactAgentInputSchema,
   type MemoryKeep,
   type ReactAgentOutput,
 } from '../schemas/react-agent-input.js';
-import { executeToolCallOutcome, type ToolCallOutcome } from '../tools/execute-tool-call.js';
-import { resolveToolHandling, type ToolHandling } from '../tools/tool-handling.js';
+import { type ToolHandling } from '../tools/tool-handling.js';
 import type { RetrieveOptions } from '../schemas/retrieve-options.js';
-import { formatPassages, retrievalChannel, retrievalNode, sourcesOf } from '../../retrieval/retrieval-node.js';
-import { approvalOf, toolApprovalRequest } from './tool-approval.js';
+import { retrievalNode, sourcesOf } from '../../retrieval/retrieval-node.js';
 
-export const DEFAULT_REACT_SYSTEM_PROMPT =
-  'You are a helpful assistant. Use the tools you are given when they help you answer accurately, ' +
-  'call several at once when they do not depend on each other, and then answer the user directly and concisely.';
+import {
+  reactAgentChannels,
+  reactModelNode,
+  reactSummarizeNode,
+  reactToolNode,
+  TOOL_MAX_ATTEMPTS,
+} from './react-agent-nodes.js';
 
-/** Said to the model when AGENTQ_MAX_TOOL_ROUNDS is reached; it then gets no tools. */
-export const FINAL_ANSWER_REQUEST =
-  'You have used all the tool calls allowed for this task. Answer now with what you know, without calling tools; say what remains uncertain.';
-
-/** Attempts of one tool step; a tool's retryable error is retried until the last one, then the model is told. */
-const TOOL_MAX_ATTEMPTS = 3;
+export { DEFAULT_REACT_SYSTEM_PROMPT, FINAL_ANSWER_REQUEST } from './react-agent-nodes.js';
 
 /** How a react-agent graph is built: its name and what its runs get unless their input says otherwise. */
 export interface ReactAgentGraphOptions {
@@ -108,49 +92,7 @@ export function createReactAgentGraph({
       version,
       ...(onBusy === undefined ? {} : { onBusy }),
       input: reactAgentInputSchema,
-      state: {
-        query: channel.replace(''),
-        /** The image parts of the run's query (content parts), sent with its text. */
-        queryImages: channel.replace<ImagePart[]>([]),
-        /** The run's input, for the graph's tool provider (null without one). */
-        providerInput: channel.replace<unknown>(null),
-        /** What a conversation's next turn keeps of this one (read by the intake of that turn). */
-        memoryKeep: channel.replace<MemoryKeep | null>(null),
-        system: channel.replace<string | null>(null),
-        /** Tool names the run may use; null = every registered tool. */
-        tools: channel.replace<string[] | null>(null),
-        /** The calls of the last model response, fanned out to `tool` steps. */
-        pendingToolCalls: channel.replace<ToolCall[]>([]),
-        /** Model responses with tool calls so far. */
-        toolRounds: channel.replace(0),
-        answer: channel.replace(''),
-        /** Which older messages prompts show as a summary (worker/agents/memory). */
-        memory: memoryChannel(),
-        /** The model step added this run's user turn; null in runs admitted before this key existed. */
-        turnStarted: turnStartedChannel(),
-        /** The prompt is too long: the next step summarises the history. */
-        summarize: channel.replace(false),
-        /** The run's own model settings and tool handling (its input), over the worker's. */
-        settings: channel.replace<RunSettings>({}),
-        /** The graph's guardrails with the run's overrides. */
-        guardrails: channel.replace<GuardrailPlan>(() => planGuardrails()),
-        /** A final answer waiting for the output guardrails (not yet in the history). */
-        draft: channel.replace<AssistantMessage | null>(null),
-        /** Output guardrail reprompts so far; the model is asked again while this is below maxReprompts. */
-        reprompts: channel.replace(0),
-        /** The output guardrails sent the model back: `output_guard` routes to `model`. */
-        reprompting: channel.replace(false),
-        /** The result of a `returnDirect` tool: the run ends with it as its answer. */
-        directAnswer: channel.replace<string | null>(null),
-        /** The run's `retrieve` option; null: no retrieval step. */
-        retrieveOptions: channel.replace<RetrieveOptions | null>(null),
-        /** What the `retrieve` step found (shown with the query, listed as the output's `sources`). */
-        retrieval: retrievalChannel(),
-        /** Message-window memory: prompts show this many of the latest messages; null: the summariser. */
-        messageWindow: channel.replace<number | null>(null),
-        /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
-        summarizeAt: channel.replace<number | null>(null),
-      },
+      state: reactAgentChannels(),
       initialState: (input) => {
         const turn = reactTurnOf(input, templates);
         return {
@@ -180,157 +122,15 @@ export function createReactAgentGraph({
         const verdict = await runGuardrails(context, 'input', bound.input, state.query);
         return verdict.text === state.query ? {} : { query: verdict.text };
       })
-      .node(
-        'model',
-        async (state, context) => {
-          const settings = agentSettingsOf(context);
-          const maxToolRounds = state.settings.maxToolRounds ?? settings.maxToolRounds;
-          // Checked before any model call, so a bad tool name costs nothing (bad input stops at the door).
-          const tools = await runTools(context, state);
-          if (state.guardrails.output.length > 0) guardrailRegistryOf(context).bind(state.guardrails);
-          const { messages: history, length } = await loadPromptHistory(context, state.memory);
-          const added: Message[] = openTurn({
-            turnStarted: state.turnStarted,
-            historyLength: length,
-            system: state.system ?? DEFAULT_REACT_SYSTEM_PROMPT,
-            question: userTurnMessage(
-              state.retrieval ? `${state.query}\n\n${formatPassages(state.retrieval)}` : state.query,
-              state.queryImages,
-            ),
-          });
-          const finalRound = tools.length > 0 && state.toolRounds >= maxToolRounds;
-          if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
-          const messages = [
-            ...(state.messageWindow === null ? history : messageWindow(history, state.messageWindow)),
-            ...added,
-          ];
-          const toolDescriptions = tools.length > 0 && !finalRound ? tools.map((tool) => tool.describe()) : undefined;
-          let promptTokens: number | undefined;
-          const summarizeAt = summarizeAtFor(context, state.summarizeAt);
-          if (summarizeAt > 0 && state.messageWindow === null) {
-            promptTokens = await estimatePromptTokens(messages, toolDescriptions);
-            if (
-              shouldSummarize(state.memory, length, promptTokens, {
-                contextWindow: contextWindowFor(context, settings, state.settings),
-                summarizeAt,
-              })
-            ) {
-              // Nothing is sent or appended: the summary is its own step, then this node runs again.
-              return { summarize: true, pendingToolCalls: [] };
-            }
-          }
-          const { model, temperature, maxOutputTokens } = state.settings;
-          const request = {
-            messages,
-            ...(toolDescriptions ? { tools: toolDescriptions } : {}),
-            ...(model === undefined ? {} : { model }),
-            ...(temperature === undefined ? {} : { temperature }),
-            ...(maxOutputTokens === undefined ? {} : { maxTokens: maxOutputTokens }),
-          };
-          const accept = state.settings.accept ?? [];
-          const response = await callLanguageModel(context, request, { promptTokens, accept });
-          const toolCalls = response.message.tool_calls ?? [];
-          if (toolCalls.length > 0 && (finalRound || tools.length === 0)) {
-            // Appending this message without tool results would leave an invalid history (a tool call never answered),
-            // so the run stops here.
-            throw new AgentqError(
-              'TOOL_ERROR',
-              finalRound
-                ? `the model still called tools (${toolCalls.map((call) => call.function.name).join(', ')}) after ${maxToolRounds} tool rounds and a request for a final answer without tools; raise AGENTQ_MAX_TOOL_ROUNDS (or the run's maxToolRounds) if the task needs more`
-                : `the model called tools (${toolCalls.map((call) => call.function.name).join(', ')}) although this run offers none`,
-            );
-          }
-          if (toolCalls.length === 0 && state.guardrails.output.length > 0) {
-            // The answer joins the history only as the output guardrails leave it (redacted, or with the reprompt).
-            return {
-              messages: added,
-              turnStarted: true,
-              summarize: false,
-              pendingToolCalls: [],
-              draft: response.message,
-              reprompting: false,
-            };
-          }
-          return {
-            messages: [...added, response.message],
-            turnStarted: true,
-            summarize: false,
-            pendingToolCalls: toolCalls,
-            reprompting: false,
-            ...(toolCalls.length > 0
-              ? { toolRounds: state.toolRounds + 1 }
-              : { answer: response.message.content ?? '' }),
-          };
-        },
-        { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
-      )
-      .node(
-        'tool',
-        async (state, context) => {
-          const call = toolCallArg(context, 'react-agent: the tool step');
-          const settings = agentSettingsOf(context);
-          const tools = await runTools(context, state);
-          const tool = tools.find((candidate) => candidate.name === call.function.name);
-          // Asked before anything runs: until a person answers, this throws and the run waits.
-          const approval = tool?.requiresApproval
-            ? approvalOf(context.interrupt(toolApprovalRequest(call)))
-            : undefined;
-          await context.emit('tool-call', {
-            toolCallId: call.id,
-            tool: call.function.name,
-            ...(approval ? { approved: approval.approved } : {}),
-          });
-          const handling = resolveToolHandling(toolHandling, state.settings.toolHandling);
-          // Saved once done: a re-delivered step does not repeat the call (tools also get an idempotency key).
-          const outcome = await context.memo<ToolCallOutcome>(
-            'tool-outcome',
-            async () =>
-              approval && !approval.approved
-                ? { content: approval.message, failure: 'rejected' }
-                : executeToolCallOutcome(call, context, {
-                    tools,
-                    maxResultChars: settings.maxToolResultChars,
-                    traceContent: settings.traceContent,
-                    maxAttempts: TOOL_MAX_ATTEMPTS,
-                    handling,
-                    ...(beforeToolCall ? { beforeToolCall } : {}),
-                  }),
-            { request: toolCallRequest(call) },
-          );
-          const { content } = outcome;
-          await context.emit('tool-result', {
-            toolCallId: call.id,
-            tool: call.function.name,
-            chars: content.length,
-            ...(outcome.failure === 'vetoed' ? { vetoed: true } : {}),
-            ...(outcome.rewrittenArguments === undefined ? {} : { rewritten: true }),
-          });
-          const direct = tool?.returnDirect === true && outcome.failure === undefined;
-          return {
-            messages: [{ role: 'tool', tool_call_id: call.id, content }],
-            ...(direct ? { directAnswer: content } : {}),
-          };
-        },
-        { retry: { maxAttempts: TOOL_MAX_ATTEMPTS, initialDelayMs: 500, maxDelayMs: 10_000 } },
-      )
-      .node(
-        'summarize',
-        async (state, context) => {
-          const settings = agentSettingsOf(context);
-          // Room for what the next prompt adds besides the history: the tool schemas and a turn not yet started.
-          const tools = (await runTools(context, state)).map((tool) => tool.describe());
-          const pendingTurn = state.turnStarted === false ? [userTurnMessage(state.query, state.queryImages)] : [];
-          const reservedTokens = await estimatePromptTokens(pendingTurn, tools);
-          const summarizeAt = summarizeAtFor(context, state.summarizeAt);
-          const memory = await summarizeHistory(context, state.memory, {
-            contextWindow: contextWindowFor(context, settings, state.settings),
-            summarizeAt,
-            reservedTokens,
-          });
-          return { memory, summarize: false };
-        },
-        { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } },
-      )
+      .node('model', reactModelNode(runTools), {
+        retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 },
+      })
+      .node('tool', reactToolNode({ runTools, toolHandling, beforeToolCall }), {
+        retry: { maxAttempts: TOOL_MAX_ATTEMPTS, initialDelayMs: 500, maxDelayMs: 10_000 },
+      })
+      .node('summarize', reactSummarizeNode(runTools), {
+        retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 },
+      })
       .node('output_guard', async (state, context) => {
         const draft = state.draft;
         if (!draft && state.directAnswer !== null) {

@@ -18,7 +18,7 @@ export interface MessageTemplates {
 }
 
 /** What a react-agent run's turn says: the query's text, its images, and the system prompt (null: the default). */
-export interface ReactTurn {
+interface ReactTurn {
   query: string;
   images: ImagePart[];
   system: string | null;

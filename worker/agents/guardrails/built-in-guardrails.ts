@@ -4,7 +4,7 @@ import { defineGuardrail, type AnyGuardrail } from './define-guardrail.js';
 import { redactPii } from './redact-pii.js';
 
 /** `max_input_length`: blocks a text longer than `maxChars` (before any model call when at input). */
-export const maxInputLengthGuardrail = defineGuardrail({
+const maxInputLengthGuardrail = defineGuardrail({
   name: 'max_input_length',
   description: 'Blocks a text longer than options.maxChars (default 4000)',
   options: z.object({ maxChars: z.number().int().min(1).max(10_000_000).default(4000) }).strict(),
@@ -27,7 +27,7 @@ const compiles = (pattern: string) => {
 };
 
 /** `deny_list`: case-insensitive keywords and regular expressions; `action` says what a match does. */
-export const denyListGuardrail = defineGuardrail({
+const denyListGuardrail = defineGuardrail({
   name: 'deny_list',
   description:
     'Blocks (or reprompts, or redacts) a text containing one of options.keywords or matching one of options.patterns (regular expressions), case-insensitive',
@@ -65,7 +65,7 @@ export const denyListGuardrail = defineGuardrail({
 });
 
 /** `pii_redaction`: replaces emails, phone numbers and Luhn-valid card numbers with markers. */
-export const piiRedactionGuardrail = defineGuardrail({
+const piiRedactionGuardrail = defineGuardrail({
   name: 'pii_redaction',
   description:
     'Replaces email addresses, phone numbers and payment card numbers (Luhn-checked) with [EMAIL], [PHONE], [CARD_NUMBER]',
@@ -78,7 +78,7 @@ export const piiRedactionGuardrail = defineGuardrail({
 });
 
 /** `json_schema`: the text must be JSON matching options.schema; an answer that is not is sent back to the model. */
-export const jsonSchemaGuardrail = defineGuardrail({
+const jsonSchemaGuardrail = defineGuardrail({
   name: 'json_schema',
   description:
     'The text must be JSON matching options.schema (a JSON Schema); on output the model is asked again with the errors',
@@ -119,7 +119,7 @@ function toZod(schema: Record<string, unknown>): z.ZodType | undefined {
 }
 
 /** `moderation`: an OpenAI-compatible `/v1/moderations` endpoint (MODERATION_MODEL) flags the text → block. */
-export function moderationGuardrail(moderator: Moderator): AnyGuardrail {
+function moderationGuardrail(moderator: Moderator): AnyGuardrail {
   return defineGuardrail({
     name: 'moderation',
     description: `Blocks a text the moderation model (${moderator.modelId}) flags`,

@@ -19,7 +19,7 @@ export type GuardrailResult =
   | { action: 'rewrite'; text: string; reason?: string }
   | { action: 'reprompt'; reason: string };
 
-export interface GuardrailCheckContext<Options> {
+interface GuardrailCheckContext<Options> {
   stage: GuardrailStage;
   /** The guardrail's options from the graph or run, validated by its `options` schema. */
   options: Options;

@@ -18,7 +18,7 @@ export async function guardInput(context: NodeContext, plan: GuardrailPlan, text
 }
 
 /** What the output guardrails made of an answer: keep it (perhaps rewritten), or ask again. */
-export type GuardedAnswer =
+type GuardedAnswer =
   { action: 'pass'; text: string } | { action: 'reprompt'; text: string; reprompts: number; rejection: Message };
 
 /**

@@ -1,7 +1,7 @@
 /** What `redactPii` replaces each kind of personal data with. */
-export const PII_MARKERS = { email: '[EMAIL]', card: '[CARD_NUMBER]', phone: '[PHONE]' } as const;
+const PII_MARKERS = { email: '[EMAIL]', card: '[CARD_NUMBER]', phone: '[PHONE]' } as const;
 
-export type PiiKind = keyof typeof PII_MARKERS;
+type PiiKind = keyof typeof PII_MARKERS;
 
 const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
 // 13-19 digits, optionally grouped by spaces or dashes; only a Luhn-valid run is a card number.

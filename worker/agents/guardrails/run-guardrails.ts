@@ -4,7 +4,7 @@ import type { GuardrailStage } from './define-guardrail.js';
 import type { BoundGuardrail } from './guardrail-registry.js';
 
 /** What a stage's guardrails decided together. */
-export type GuardrailsVerdict =
+type GuardrailsVerdict =
   | { action: 'pass'; text: string; rewrittenBy: string[] }
   | { action: 'reprompt'; text: string; guardrail: string; reason: string; rewrittenBy: string[] };
 

@@ -4,7 +4,7 @@ import { costOf, type PriceTable } from '../../../shared/llm/price-table.js';
 import { redisFaultOf, retryWhileRedisFaulty } from '../../../shared/adapters/redis/redis-fault.js';
 
 /** A fresh model call's hold on its tenant's budgets: settle it with the real usage, or release it. */
-export interface TenantBudgetHold {
+interface TenantBudgetHold {
   /** Counts the call's real tokens and cost once; a failure is logged (usage undercounted, never doubled). */
   settle(usage: TokenUsage, responseModel: string | undefined): Promise<void>;
   release(): Promise<void>;
@@ -15,7 +15,7 @@ const SETTLE_RETRY_MS = 10 * 60_000;
 
 const NO_HOLD: TenantBudgetHold = { settle: async () => undefined, release: async () => undefined };
 
-export interface ReserveTenantBudgetRequest {
+interface ReserveTenantBudgetRequest {
   /** The memo key of the call within its step: with the run and step id it names the call (idempotent count). */
   key: string;
   modelId: string;

@@ -4,12 +4,12 @@ import { agentSettingsOf } from '../agent-services.js';
 import { limitsFor } from '../../../shared/llm/rate-limit-table.js';
 
 /** A granted request under the provider limits; `settle` reconciles its estimate with real usage. */
-export interface ProviderSlot {
+interface ProviderSlot {
   /** Never throws: a failed reconciliation only leaves the estimate in the window. */
   settle(actualTokens: number): Promise<void>;
 }
 
-export interface TakeProviderSlotRequest {
+interface TakeProviderSlotRequest {
   /** `gen_ai.provider.name` of the model, part of the limit's key. */
   provider: string;
   /** The model requested; its entry in AGENTQ_RATE_LIMITS (or `*`) applies. */

@@ -3,7 +3,7 @@ import { AgentqError } from '../../../shared/contracts/errors.js';
 import type { LanguageModelResponse } from '../../../shared/ports/language-model.js';
 
 /** Answers without usable output that a run may take as its answer instead of failing the step. */
-export const ACCEPTABLE_OUTCOMES = ['empty', 'length', 'content_filter', 'refusal'] as const;
+const ACCEPTABLE_OUTCOMES = ['empty', 'length', 'content_filter', 'refusal'] as const;
 export type AcceptableOutcome = (typeof ACCEPTABLE_OUTCOMES)[number];
 
 /** A run's `accept` option (react-agent, reflect, multi-agent). */

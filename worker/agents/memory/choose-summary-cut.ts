@@ -1,6 +1,6 @@
 import type { Message } from '../../../shared/contracts/run-record.js';
 
-export interface SummaryCutRequest {
+interface SummaryCutRequest {
   /** The stored history from `offset` on. */
   tail: readonly Message[];
   /** Absolute index of `tail[0]` (the memory's `upTo`). */

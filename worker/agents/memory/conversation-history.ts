@@ -4,7 +4,7 @@ import { asMemoryState, emptyMemory, MEMORY_STATE_KEY, type MemoryState } from '
 import { promptView } from './prompt-history.js';
 
 /** What a conversation's new run starts from. */
-export interface ConversationSeed {
+interface ConversationSeed {
   /** The earlier run it continues. */
   fromRunId: string;
   /** The history the new run starts with. */
@@ -15,7 +15,7 @@ export interface ConversationSeed {
   flatMessages: Message[];
 }
 
-export interface ConversationHistoryOptions {
+interface ConversationHistoryOptions {
   /** Earlier runs of the conversation looked at for a completed one, newest first. @default 20 */
   lookBack?: number;
 }
@@ -68,7 +68,7 @@ export class ConversationHistory {
     const earlier = await redis.zrevrangebyscore(key, run.createdAt, '-inf', 'LIMIT', 0, this.lookBack + 1);
     for (const runId of earlier) {
       if (runId === run.id) continue;
-      const previous = await this.store.get(runId);
+      const previous = await this.store.reads.get(runId);
       if (!previous || previous.tenant !== run.tenant || previous.status !== 'completed') continue;
       return this.seedFrom(runId);
     }
@@ -78,7 +78,7 @@ export class ConversationHistory {
   private async seedFrom(runId: string): Promise<ConversationSeed> {
     const stored = await this.store.redis.hget(this.store.keys.run(runId).state, MEMORY_STATE_KEY);
     const memory = asMemoryState(stored === null ? null : JSON.parse(stored));
-    const tail = await this.store.messages(runId, memory.upTo);
+    const tail = await this.store.reads.messages(runId, memory.upTo);
     const flatMessages = promptView(memory, tail);
     if (memory.upTo === 0 || memory.system === null) {
       return { fromRunId: runId, messages: flatMessages, memory: emptyMemory(), flatMessages };

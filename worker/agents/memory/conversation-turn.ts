@@ -12,7 +12,7 @@ export function turnStartedChannel(): Channel<boolean | null, boolean | null> {
 }
 
 /** What a step knows when it may have to open the run's turn. */
-export interface TurnOpening {
+interface TurnOpening {
   /** The state's `turnStarted` (set it to false in `initialState`, true once the messages below are added). */
   turnStarted: boolean | null;
   /** The stored history's length before this step, earlier turns of the conversation included. */

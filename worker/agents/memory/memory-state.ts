@@ -29,7 +29,7 @@ export const MEMORY_STATE_KEY = 'memory';
  * The state key a graph keeps its default memory mode under (react-agent's `memory: { keep }` option);
  * the intake reads it, else the run input's `memory.keep`, to seed a conversation's turn.
  */
-export const MEMORY_KEEP_STATE_KEY = 'memoryKeep';
+const MEMORY_KEEP_STATE_KEY = 'memoryKeep';
 
 /** What a new turn keeps of the earlier ones: the state's MEMORY_KEEP_STATE_KEY, else the input's `memory.keep`, else 'all'. */
 export function memoryKeepOf(state: Readonly<Record<string, unknown>>, input: unknown): 'all' | 'answers' {

@@ -7,7 +7,7 @@ export const SUMMARY_HEADING =
   'Summary of the earlier conversation (older messages were summarised to fit the context window):';
 
 /** The system message that stands for the summarised messages: the system prompt, then the summary. */
-export function summaryMessage(memory: MemoryState): Message {
+function summaryMessage(memory: MemoryState): Message {
   const summary = `${SUMMARY_HEADING}\n${memory.summary ?? ''}`;
   // One system message, first: some chat templates reject a second system message or two user turns in a row.
   return { role: 'system', content: memory.system ? `${memory.system}\n\n${summary}` : summary };
@@ -35,7 +35,7 @@ export function promptView(memory: MemoryState, tail: readonly Message[], anchor
   return [summaryMessage(anchored), ...pinned, ...tail];
 }
 
-export interface PromptHistory {
+interface PromptHistory {
   /** The prompt's messages so far (`promptView`). */
   messages: Message[];
   /** Messages from `upTo` on, as stored. */

@@ -9,7 +9,7 @@ import type { MemoryState } from './memory-state.js';
 import { shouldSummarize, summarizeHistory } from './summarize-history.js';
 
 /** The worker's context window for `model` (AGENTQ_CONTEXT_WINDOW / AGENTQ_CONTEXT_WINDOWS). @default model: the worker's */
-export function contextWindowFor(context: Pick<NodeContext, 'services'>, model?: string): number {
+function contextWindowFor(context: Pick<NodeContext, 'services'>, model?: string): number {
   const settings = agentSettingsOf(context);
   return contextWindowOf(settings.contextWindows, model ?? languageModelOf(context).modelId, settings.contextWindow);
 }

@@ -18,7 +18,7 @@ export const templateVariablesSchema = z
   .refine((variables) => Object.keys(variables).length <= 100, { message: 'at most 100 variables' });
 
 /** The variables `template` uses, in order of first use. */
-export function templateVariables(template: string): string[] {
+function templateVariables(template: string): string[] {
   return [...new Set([...template.matchAll(VARIABLE)].map((match) => match[1]!))];
 }
 

@@ -4,7 +4,7 @@ import { memoryOptionSchema } from './react-agent-input.js';
 import { acceptOptionSchema } from '../llm/usable-response.js';
 
 /** One expert of a `multi-agent` run. */
-export const expertSchema = z
+const expertSchema = z
   .object({
     /** How the expert is called, also its tool name: 1-64 letters, digits, `_` or `-`. */
     name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expert names are 1-64 characters of letters, digits, "_" or "-"'),
@@ -21,7 +21,7 @@ export const expertSchema = z
  * expert of the list lead; `specific` makes the expert named by `lead` lead. With `first` and `specific`
  * the colleagues are the next experts in list order, up to `topN` in all, and nothing is embedded.
  */
-export const RECALL_MODES = ['similarity', 'first', 'specific'] as const;
+const RECALL_MODES = ['similarity', 'first', 'specific'] as const;
 export type RecallMode = (typeof RECALL_MODES)[number];
 
 /** The names of `experts`, for messages that list the known ones. */

@@ -11,7 +11,7 @@ const SUMMARIZE_AT_RANGE =
   'memory.summarizeAt must be a number from 0 to 1 (a share of the context window; 0 = never summarise)';
 
 /** What a conversation keeps of a turn for the next one: everything, or only the questions and final answers. */
-export const MEMORY_KEEP_MODES = ['all', 'answers'] as const;
+const MEMORY_KEEP_MODES = ['all', 'answers'] as const;
 export type MemoryKeep = (typeof MEMORY_KEEP_MODES)[number];
 
 /**

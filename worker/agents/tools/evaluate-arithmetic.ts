@@ -1,5 +1,5 @@
 /** An arithmetic expression that cannot be evaluated; the message says where and why. */
-export class ArithmeticError extends Error {
+class ArithmeticError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ArithmeticError';

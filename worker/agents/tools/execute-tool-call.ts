@@ -7,7 +7,7 @@ import type { AnyTool } from '../../../shared/ports/define-tool.js';
 import { resolveToolHandling, type ResolvedToolHandling } from './tool-handling.js';
 import { decideToolCall, type BeforeToolCall } from './before-tool-call.js';
 
-export interface ExecuteToolCallOptions {
+interface ExecuteToolCallOptions {
   /** The tools this run may use (what the model was offered). */
   tools: readonly AnyTool[];
   /** A longer result is cut, with a marker saying so. */

@@ -50,12 +50,12 @@ export interface ToolHandling {
   onToolError?: ToolErrorPolicy | ToolProblemHandler<ToolErrorProblem>;
 }
 
-export const unknownToolPolicySchema = z.enum(['tell', 'fail']);
-export const toolArgumentsPolicySchema = z.enum(['tell', 'fail']);
-export const toolErrorPolicySchema = z.enum(['retry-then-tell', 'tell', 'retry-then-fail', 'fail']);
-export type UnknownToolPolicy = z.infer<typeof unknownToolPolicySchema>;
-export type ToolArgumentsPolicy = z.infer<typeof toolArgumentsPolicySchema>;
-export type ToolErrorPolicy = z.infer<typeof toolErrorPolicySchema>;
+const unknownToolPolicySchema = z.enum(['tell', 'fail']);
+const toolArgumentsPolicySchema = z.enum(['tell', 'fail']);
+const toolErrorPolicySchema = z.enum(['retry-then-tell', 'tell', 'retry-then-fail', 'fail']);
+type UnknownToolPolicy = z.infer<typeof unknownToolPolicySchema>;
+type ToolArgumentsPolicy = z.infer<typeof toolArgumentsPolicySchema>;
+type ToolErrorPolicy = z.infer<typeof toolErrorPolicySchema>;
 
 /** The per-run override, as it travels in a run's input. */
 export const toolHandlingInputSchema = z
@@ -65,7 +65,7 @@ export const toolHandlingInputSchema = z
     onToolError: toolErrorPolicySchema.optional(),
   })
   .strict();
-export type ToolHandlingInput = z.infer<typeof toolHandlingInputSchema>;
+type ToolHandlingInput = z.infer<typeof toolHandlingInputSchema>;
 
 /** The graph's handling with the run's overrides on top, every handler a function. */
 export interface ResolvedToolHandling {

@@ -6,7 +6,7 @@ import { askedOf, fingerprintRequest } from '../../../shared/store/recordings/re
 import type { Logger } from '../../../shared/telemetry/logger.js';
 
 /** Where a replay first asked another question than its original: a replay report's `diverged: true` part. */
-export interface Divergence {
+interface Divergence {
   /** The original's step index at that point (as `agentq steps` numbers it). */
   step: number;
   stepId: string;
@@ -24,7 +24,7 @@ export interface Divergence {
 /** What a replay does with one paid call: answer it from the recording, or (after a divergence, live) pay. */
 export type ReplayAnswer = { kind: 'recorded'; value: unknown } | { kind: 'live' };
 
-export interface ReplayedCallInput {
+interface ReplayedCallInput {
   store: RedisRunStore;
   replay: ReplayOf;
   runId: string;
@@ -106,6 +106,6 @@ async function originalStepIndex(
   originalId: string,
   input: Pick<ReplayedCallInput, 'superstep' | 'task' | 'stepCount'>,
 ): Promise<number> {
-  const steps = await store.steps(originalId);
+  const steps = await store.reads.steps(originalId);
   return steps.find((step) => step.superstep === input.superstep && step.task === input.task)?.index ?? input.stepCount;
 }

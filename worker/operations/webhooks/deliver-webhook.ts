@@ -9,7 +9,7 @@ export class WebhookAddressError extends Error {
   override readonly name = 'WebhookAddressError';
 }
 
-export interface DeliverWebhookOptions {
+interface DeliverWebhookOptions {
   url: string;
   body: string;
   headers: Record<string, string>;

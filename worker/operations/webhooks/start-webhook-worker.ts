@@ -48,9 +48,9 @@ export async function startWebhookWorker({
 }: StartWebhookWorkerOptions): Promise<WebhookWorker> {
   const process = async (job: Job<WebhookJobData>): Promise<string> => {
     const { runId } = job.data;
-    const meta = await store.get(runId);
+    const meta = await store.reads.get(runId);
     if (!meta?.webhookUrl) return 'run gone';
-    const record = await store.record(runId);
+    const record = await store.reads.record(runId);
     // Retried or resumed since: its next end adds a delivery of its own.
     if (!record || !isTerminal(record.status)) return 'run no longer finished';
     const secret = config.webhookSecrets[meta.tenant] ?? config.webhookSecrets['*'];

@@ -1,7 +1,7 @@
 import type { ParsedDocument } from '../parsers/parsed-document.js';
 import { countTokens } from './count-tokens.js';
 
-export interface ChunkOptions {
+interface ChunkOptions {
   /** Token budget of one chunk, overlap included (cl100k_base). @default 400 */
   maxTokens?: number;
   /** Tokens a chunk repeats from the end of the previous chunk of the same section. @default 50 */
@@ -21,7 +21,7 @@ export interface Chunk {
   charEnd: number;
 }
 
-export interface ChunkedDocument {
+interface ChunkedDocument {
   /** The document's extracted text (blocks separated by blank lines); chunk offsets point into it. */
   text: string;
   chunks: Chunk[];

@@ -10,7 +10,7 @@ import type { Embedder } from '../../../shared/ports/embedder.js';
 import type { VectorStore } from '../../../shared/ports/vector-store.js';
 import type { ParsePool } from './parse-pool.js';
 
-export interface IngestProcessorOptions {
+interface IngestProcessorOptions {
   documents: RedisDocumentStore;
   /** Opened on first use: a worker that never ingests never touches the store. */
   vectorStore: () => VectorStore;
@@ -29,7 +29,7 @@ export interface IngestProcessorOptions {
 }
 
 /** The file name without its extension: the title of a document that names none itself. */
-export function titleFromPath(path: string): string {
+function titleFromPath(path: string): string {
   const name = basename(path);
   return name.slice(0, name.length - extname(name).length) || name;
 }

@@ -4,9 +4,9 @@ import { threadModuleUrl } from '../../../shared/contracts/thread-module.js';
 import type { Logger } from '../../../shared/telemetry/logger.js';
 import type { ParseReply, ParseRequest } from './parse-messages.js';
 
-export type ParseResult = Extract<ParseReply, { ok: true }>;
+type ParseResult = Extract<ParseReply, { ok: true }>;
 
-export interface ParsePoolOptions {
+interface ParsePoolOptions {
   /** Threads at most (documents parsed at once). @default 2 */
   size?: number;
   /** A document still parsing after this long fails, and its thread is replaced. @default 120000 */

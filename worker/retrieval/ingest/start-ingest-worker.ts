@@ -22,7 +22,7 @@ const VECTOR_LEASE_LIVENESS_TTLS = 5;
 /** Documents a worker holds per parse thread (the extra ones wait for a thread with their lock renewed). */
 const JOBS_PER_THREAD = 4;
 
-export interface StartIngestWorkerOptions {
+interface StartIngestWorkerOptions {
   config: Config;
   logger: Logger;
   /** @default createVectorStore(config), opened on the first document */

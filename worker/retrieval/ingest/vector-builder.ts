@@ -20,7 +20,7 @@ const BACKOFF_MS = [1000, 5000, 30_000, 60_000];
 const RENEW = luaScript(new URL('./lua/renew-lease-1.lua', import.meta.url));
 const RELEASE = luaScript(new URL('./lua/release-lease-1.lua', import.meta.url));
 
-export interface VectorBuilderOptions {
+interface VectorBuilderOptions {
   redis: RedisConnection;
   keys: Keys;
   /** Must have `pendingVectors` and `setVectors` (the embedded store). */

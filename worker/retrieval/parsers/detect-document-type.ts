@@ -2,7 +2,7 @@ import { unzipSync } from 'fflate';
 import type { DocumentType } from './parsed-document.js';
 import { parseError, unsupportedFormat } from './document-parse-error.js';
 
-export type DetectedDocument =
+type DetectedDocument =
   { type: 'pdf' | 'docx'; bytes: Uint8Array } | { type: 'html' | 'markdown' | 'text'; text: string };
 
 const SUPPORTED = 'PDF, DOCX, HTML, Markdown or plain text';

@@ -1,10 +1,10 @@
 /** A line of a paged document, in reading order. */
-export interface PagedLine {
+interface PagedLine {
   readonly page: number;
   readonly text: string;
 }
 
-export interface PageFurnitureOptions {
+interface PageFurnitureOptions {
   /**
    * A line counts as a running header or footer when the same text (numbers ignored) sits at the top
    * or bottom of at least this share of the pages. @default 0.4
@@ -17,7 +17,7 @@ export interface PageFurnitureOptions {
 }
 
 /** What was removed, for the ingest log and tests. */
-export interface PageFurnitureReport {
+interface PageFurnitureReport {
   headersAndFooters: number;
   pageNumbers: number;
   tocLines: number;

@@ -3,7 +3,7 @@ import type { DocumentType } from '../../../shared/retrieval/document-record.js'
 export type { DocumentType };
 
 /** A heading of the document (level 1 = top). */
-export interface HeadingBlock {
+interface HeadingBlock {
   readonly kind: 'heading';
   readonly level: number;
   readonly text: string;
@@ -12,7 +12,7 @@ export interface HeadingBlock {
 }
 
 /** A paragraph (or list item, table cell, code block): text that belongs together. */
-export interface ParagraphBlock {
+interface ParagraphBlock {
   readonly kind: 'paragraph';
   readonly text: string;
   readonly page: number | null;

@@ -1,5 +1,5 @@
 /** What the cover page of an SEC filing says the document is. */
-export interface SecCover {
+interface SecCover {
   /** The registrant, e.g. "Amazon.com, Inc.". */
   company: string;
   /** e.g. "10-Q", "10-K". */
@@ -21,7 +21,7 @@ const COMPANY_LINE =
 const NOT_A_NAME = /^[_\s-]*$|commission file|^\(?mark one|^or$|^transition report|^\d/i;
 
 /** "AMAZON.COM, INC." → "Amazon.com, Inc.": an all-capitals name reads as a name, not as shouting. */
-export function companyCase(name: string): string {
+function companyCase(name: string): string {
   if (/\p{Ll}/u.test(name)) return name;
   return name
     .toLowerCase()

@@ -3,7 +3,7 @@ import type { RetrievedPassage } from './retrieved-passage.js';
 /** A bracket group of short ids: `[3fa9c1]`, `[3fa9c1, 77b0e2]` (also what invented citations look like: `[doc7]`). */
 const MARKER = /\s?\[\s*([A-Za-z0-9_#-]{1,16}(?:\s*[,;]\s*[A-Za-z0-9_#-]{1,16})*)\s*\]/g;
 
-export interface CheckedAnswer {
+interface CheckedAnswer {
   /** The answer with a `[id]` marker per kept citation; markers of dropped ones removed. */
   answer: string;
   /** Ids of cited passages that this run retrieved, in order of first mention (text, then the list). */

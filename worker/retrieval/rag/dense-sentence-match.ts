@@ -7,9 +7,9 @@ import { normalizedTitle, type DenseMatch, type RankedPassage } from './rank-pas
 import { splitSentences } from './split-sentences.js';
 
 /** The best passages whose sentences are compared with the question. @default 3 */
-export const DENSE_MATCH_CANDIDATES = 3;
+const DENSE_MATCH_CANDIDATES = 3;
 /** Sentences of each passage compared: those sharing the most key terms with the question (more found nothing more on SQuAD). @default 2 */
-export const DENSE_MATCH_SENTENCES = 2;
+const DENSE_MATCH_SENTENCES = 2;
 /**
  * Only when the two best passages' lexical relevance (search score + best sentence's coverage) lies
  * within this margin: comparing beyond it gained nothing on SQuAD (recall@1 the same at 0.2, 0.3, 0.5

@@ -11,16 +11,16 @@ import { splitSentences } from './split-sentences.js';
  * found" rather than an unrelated sentence.
  * @default 0.25
  */
-export const NOT_FOUND_COVERAGE = 0.25;
+const NOT_FOUND_COVERAGE = 0.25;
 
 /** One sentence of an extractive answer and the passage it was copied from. */
-export interface ExtractedSentence {
+interface ExtractedSentence {
   sentence: string;
   /** The passage's citation id (`RetrievedPassage.id`). */
   passageId: string;
 }
 
-export interface ExtractiveAnswer {
+interface ExtractiveAnswer {
   /** The sentences, best first; empty when the run retrieved nothing. */
   sentences: ExtractedSentence[];
   /** What the answerer did, for `reasoning_steps`. */
@@ -29,7 +29,7 @@ export interface ExtractiveAnswer {
   lead?: string;
 }
 
-export interface ExtractAnswerOptions {
+interface ExtractAnswerOptions {
   followLinks: boolean;
   /** The question: fits the answer to its shape (yes/no, comparison, number) and allows "not found". @default none (the best sentences only) */
   question?: string;

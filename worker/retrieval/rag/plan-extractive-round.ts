@@ -9,16 +9,16 @@ import { salientPhrases } from './salient-phrases.js';
  */
 export const WEAK_COVERAGE = 0.7;
 /** Passages whose names feed the refined query. @default 3 */
-export const REFINE_FROM_PASSAGES = 3;
+const REFINE_FROM_PASSAGES = 3;
 /** Names added to the refined query at most (more would dilute it). @default 8 */
-export const REFINE_MAX_PHRASES = 8;
+const REFINE_MAX_PHRASES = 8;
 
 /** What the extractive answerer does next. */
-export type ExtractiveMove =
+type ExtractiveMove =
   | { kind: 'search'; tool: 'search' | 'refine_and_search'; query: string; reason: string }
   | { kind: 'answer'; reason: string };
 
-export interface ExtractiveRoundInput {
+interface ExtractiveRoundInput {
   question: string;
   /** Search rounds run so far. */
   rounds: number;

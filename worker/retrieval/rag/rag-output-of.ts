@@ -4,7 +4,7 @@ import type { RetrievedPassage } from './retrieved-passage.js';
 import { retrievalModeOf, type SearchLogEntry } from './search-log-entry.js';
 
 /** The state a `rag-agent` output is made from. */
-export interface RagOutputState {
+interface RagOutputState {
   query: string;
   citations: boolean;
   /** The answer with `[id]` markers of cited passages. */

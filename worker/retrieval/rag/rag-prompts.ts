@@ -1,7 +1,7 @@
 import type { RetrievedPassage } from './retrieved-passage.js';
 
 /** Characters of a passage shown to the model (the rest is cut, with a marker). @default 1500 */
-export const PASSAGE_CHARS_SHOWN = 1500;
+const PASSAGE_CHARS_SHOWN = 1500;
 
 /** The system prompt of `rag-agent` with a model: answer from retrieved passages only, cite them, stay within the rounds. */
 export function ragSystemPrompt(maxIterations: number): string {

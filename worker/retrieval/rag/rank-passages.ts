@@ -5,7 +5,7 @@ import { splitSentences } from './split-sentences.js';
 /** Passage id → sentence position (in `splitSentences(text)`) → cosine similarity with the question (`denseSentenceMatch`). */
 export type DenseMatch = Record<string, Record<string, number>>;
 
-export interface RankPassagesOptions {
+interface RankPassagesOptions {
   /**
    * Weight of a passage's best sentence (the share of the question's key-term weight one sentence
    * holds, 0…1) beside its search score (0…1). A question is usually answered by one sentence, so a
@@ -36,7 +36,7 @@ export interface RankPassagesOptions {
 }
 
 /** The default `denseWeight`. */
-export const DENSE_MATCH_WEIGHT = 2;
+const DENSE_MATCH_WEIGHT = 2;
 
 /** A passage with how well it answers the question. */
 export interface RankedPassage extends RetrievedPassage {

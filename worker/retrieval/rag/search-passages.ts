@@ -8,7 +8,7 @@ import { findNamedDocuments, type NamedDocument } from './named-documents.js';
 import { reportForPeriod } from './period-of-query.js';
 import { citationIdOf, type RetrievedPassage } from './retrieved-passage.js';
 
-export interface SearchPassagesRequest {
+interface SearchPassagesRequest {
   query: string;
   collection: string;
   /** Passages to fetch. */
@@ -19,7 +19,7 @@ export interface SearchPassagesRequest {
   lexical?: boolean;
 }
 
-export interface SearchPassagesResult {
+interface SearchPassagesResult {
   /** Best first; `score` relative to the best hit (1 for it). */
   passages: RetrievedPassage[];
   retrieval: RetrievalMode;

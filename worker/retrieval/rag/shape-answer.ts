@@ -4,7 +4,7 @@ import type { ComparisonCriterion, QuestionShape } from './question-shape.js';
 import { splitSentences } from './split-sentences.js';
 
 /** An answer fitted to the question's shape: a short lead ("Yes.", "Shirley Temple.", "412 million.") and the sentences that support it. */
-export interface ShapedAnswer {
+interface ShapedAnswer {
   lead: string;
   support: { sentence: string; passageId: string }[];
   note: string;

@@ -35,7 +35,7 @@ const POLICY: Record<RunOrigin, AdmissionPolicy> = {
   retry: { rate: false, fairShare: false },
 };
 
-export interface AdmissionRequest {
+interface AdmissionRequest {
   tenant: string;
   runId: string;
   origin: RunOrigin;
@@ -48,14 +48,14 @@ export interface AdmissionRequest {
   now?: number;
 }
 
-export interface Admission {
+interface Admission {
   /** The BullMQ priority the run's step jobs get (its own, raised past the tenant's fair share). */
   priority: number;
   /** Gives back what this admission took (slot, load, bytes): the run was not created after all, or existed. */
   undo(): Promise<void>;
 }
 
-export type RunAdmissionConfig = Pick<
+export type TenantAdmissionConfig = Pick<
   Config,
   'rateLimitPerMinute' | 'tenantMaxInflight' | 'tenantFairShare' | 'tenantMaxBytes' | 'retentionSeconds'
 >;
@@ -69,13 +69,13 @@ export type RunAdmissionConfig = Pick<
  * A refusal is an AgentqError (RATE_LIMITED or STORAGE_BUDGET_EXCEEDED) that says which limit and what
  * to do; nothing it took is kept.
  */
-export class RunAdmission {
+export class TenantAdmission {
   private readonly rate: RateLimiter;
   private readonly inflight: TenantInflight;
   private readonly storage: StorageBudget;
   private readonly fairShare: FairShare;
 
-  constructor(redis: RedisConnection, keys: Keys, config: Partial<RunAdmissionConfig>) {
+  constructor(redis: RedisConnection, keys: Keys, config: Partial<TenantAdmissionConfig>) {
     this.rate = new RateLimiter(redis, keys, config.rateLimitPerMinute ?? 0);
     this.inflight = new TenantInflight(redis, keys, config.tenantMaxInflight ?? 0);
     this.storage = new StorageBudget(redis, keys, {

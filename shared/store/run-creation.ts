@@ -11,7 +11,7 @@ import { slotPipeline } from './slot-pipeline.js';
 import { CREATE_RUN_AND_START } from './step-transition-scripts.js';
 
 /** The run store's first two moves on a run: creating it (with its start job) and taking it in. */
-export class RunAdmission {
+export class RunCreation {
   constructor(private readonly context: RunStoreContext) {}
 
   /**
