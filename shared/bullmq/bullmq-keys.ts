@@ -8,7 +8,7 @@ let queueKeysClass: QueueKeysClass | undefined;
 /**
  * BullMQ's QueueKeys, loaded on first use from its own small module: the CLI's read commands import the
  * run store (whose scripts name these keys) without ever adding a job, and must not load BullMQ
- * (test/integration/cli-read-path.test.ts). The class is stateless, so the CommonJS copy is the same.
+ * (test/e2e/cli-read-path.test.ts). The class is stateless, so the CommonJS copy is the same.
  */
 function QueueKeys(prefix: string): BullmqQueueKeys {
   queueKeysClass ??= (

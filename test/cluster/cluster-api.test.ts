@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { InjectOptions } from 'fastify';
 import { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApi, type ApiInstance } from '../../producer/api/create-api.js';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import type { Config } from '../../shared/config/config.js';
@@ -14,16 +14,9 @@ import { startWebhookReceiver } from '../helpers/api-webhook-receiver.js';
 import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { multipart } from '../helpers/multipart-body.js';
-import {
-  clusterTestConfig,
-  clusterUnavailableReason,
-  startRedisCluster,
-  type LocalRedisCluster,
-} from '../helpers/redis-cluster.js';
+import { clusterTestConfig } from '../helpers/redis-cluster.js';
+import { describeOnCluster } from '../helpers/describe-on-cluster.js';
 import { eventually } from '../helpers/test-env.js';
-
-const unavailable = clusterUnavailableReason();
-if (unavailable) console.warn(`skipping the Redis Cluster API suite: ${unavailable}`);
 
 interface RunBody {
   id: string;
@@ -35,10 +28,8 @@ interface RunBody {
  * with AGENTQ_SHARDS=3: every cross-slot read (a tenant's run list, batch progress, /metrics, purge)
  * works by design (per-slot pipelines), with no CROSSSLOT error; so do SSE, webhooks and Bull Board.
  */
-// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
-describe.skipIf(unavailable)('the API on a real Redis Cluster (3 masters + 3 replicas, 3 shards)', () => {
+describeOnCluster('the API on a real Redis Cluster (3 masters + 3 replicas, 3 shards)', (cluster) => {
   const data = tempDirectory('agentq-cluster-api-');
-  let cluster: LocalRedisCluster;
   let config: Config;
   let worker: AgentWorker;
   let app: ApiInstance;
@@ -56,7 +47,6 @@ describe.skipIf(unavailable)('the API on a real Redis Cluster (3 masters + 3 rep
     );
 
   beforeAll(async () => {
-    cluster = await startRedisCluster();
     config = clusterTestConfig(cluster, {
       AGENTQ_API_KEYS: API_KEYS_ENV,
       AGENTQ_SHARDS: '3',
@@ -77,7 +67,6 @@ describe.skipIf(unavailable)('the API on a real Redis Cluster (3 masters + 3 rep
     await app?.close();
     await client?.close();
     await worker?.close();
-    await cluster?.stop();
     data.remove();
   });
 

@@ -1,29 +1,16 @@
 import { Queue, Worker } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createRedisCluster } from '../../shared/adapters/redis/create-redis-cluster.js';
 import { parseClusterNodes } from '../../shared/adapters/redis/redis-cluster-nodes.js';
 import { stepQueuePrefix } from '../../shared/contracts/shards.js';
-import { clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
-
-const unavailable = clusterUnavailableReason();
-if (unavailable) console.warn(`skipping the Redis Cluster failover suite: ${unavailable}`);
+import { describeOnCluster } from '../helpers/describe-on-cluster.js';
 
 /**
  * Connection-level failover (not yet the engine's runs): a BullMQ queue on a shard's prefix keeps taking
  * and processing jobs after the master that owns the shard's slot is SIGKILLed and its replica promoted,
  * with no reconnect code of ours beyond createRedisCluster's options. Prints the outage it measured.
  */
-// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
-describe.skipIf(unavailable)('Redis Cluster failover: the Cluster connection recovers by itself', () => {
-  let cluster: LocalRedisCluster;
-
-  beforeAll(async () => {
-    cluster = await startRedisCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-
+describeOnCluster('Redis Cluster failover: the Cluster connection recovers by itself', (cluster) => {
   it('processes jobs again after the shard master is SIGKILLed and its replica promoted', async () => {
     const nodes = parseClusterNodes(cluster.seeds);
     const producer = createRedisCluster(nodes, 'worker');

@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { isCluster } from '../../shared/adapters/redis/connect-redis.js';
 import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { startWorker } from '../../worker/start-worker.js';
-import {
-  clusterTestConfig,
-  clusterUnavailableReason,
-  startRedisCluster,
-  type LocalRedisCluster,
-} from '../helpers/redis-cluster.js';
+import { clusterTestConfig } from '../helpers/redis-cluster.js';
+import { describeOnCluster } from '../helpers/describe-on-cluster.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitForRuns } from '../helpers/wait-for-runs.js';
 import { eventually } from '../helpers/test-env.js';
@@ -19,20 +15,7 @@ import { stepJobId } from '../../shared/contracts/job-schema.js';
 import { ProviderRateLimiter } from '../../shared/operations/limits/provider-rate-limiter.js';
 import { bullmqConnection } from '../../shared/bullmq/bullmq-connection.js';
 
-const unavailable = clusterUnavailableReason();
-if (unavailable) console.warn(`skipping the Redis Cluster runs suite: ${unavailable}`);
-
-// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
-describe.skipIf(unavailable)('runs on a real Redis Cluster (3 masters + 3 replicas): worker, client, shards', () => {
-  let cluster: LocalRedisCluster;
-
-  beforeAll(async () => {
-    cluster = await startRedisCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-
+describeOnCluster('runs on a real Redis Cluster (3 masters + 3 replicas): worker, client, shards', (cluster) => {
   for (const shards of [3, 6]) {
     it(`AGENTQ_SHARDS=${shards}: chain runs enqueued by the client complete, their shards spread evenly over the masters`, async () => {
       const config = clusterTestConfig(cluster, { AGENTQ_SHARDS: String(shards) });

@@ -1,33 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { isCluster } from '../../shared/adapters/redis/connect-redis.js';
 import { startWorker } from '../../worker/start-worker.js';
-import {
-  clusterTestConfig,
-  clusterUnavailableReason,
-  startRedisCluster,
-  type LocalRedisCluster,
-} from '../helpers/redis-cluster.js';
+import { clusterTestConfig } from '../helpers/redis-cluster.js';
+import { describeOnCluster } from '../helpers/describe-on-cluster.js';
 import { eventually } from '../helpers/test-env.js';
-
-const unavailable = clusterUnavailableReason();
-if (unavailable) console.warn(`skipping the Redis Cluster schedules suite: ${unavailable}`);
 
 /**
  * Schedules and fair share on a cluster: schedules tick into runs, and fair share counts a tenant's load, with 3
  * shards.
  */
-// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
-describe.skipIf(unavailable)('schedules and fair share on a real Redis Cluster', () => {
-  let cluster: LocalRedisCluster;
-  beforeAll(async () => {
-    cluster = await startRedisCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-
+describeOnCluster('schedules and fair share on a real Redis Cluster', (cluster) => {
   it("an everyMs schedule starts one run per tick across shards; a flooding tenant's runs are raised", async () => {
     const config = clusterTestConfig(cluster, { AGENTQ_SHARDS: '3', AGENTQ_TENANT_FAIR_SHARE: '2' });
     const worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false });

@@ -1,5 +1,5 @@
 import { Queue, Worker } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createApi } from '../../producer/api/create-api.js';
 import { loadConfig } from '../../shared/config/config.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
@@ -10,10 +10,8 @@ import { createRedisCluster } from '../../shared/adapters/redis/create-redis-clu
 import { startPrivateRedis } from '../../shared/adapters/redis/private-redis-server.js';
 import { parseClusterNodes } from '../../shared/adapters/redis/redis-cluster-nodes.js';
 import { stepQueuePrefix } from '../../shared/contracts/shards.js';
-import { clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster.js';
-
-const unavailable = clusterUnavailableReason();
-if (unavailable) console.warn(`skipping the Redis Cluster suite: ${unavailable}`);
+import { startRedisCluster } from '../helpers/redis-cluster.js';
+import { describeOnCluster } from '../helpers/describe-on-cluster.js';
 
 async function refusal(promise: Promise<unknown>): Promise<AgentqError> {
   const error = await promise.then(
@@ -24,19 +22,9 @@ async function refusal(promise: Promise<unknown>): Promise<AgentqError> {
   return error as AgentqError;
 }
 
-// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
-describe.skipIf(unavailable)(
+describeOnCluster(
   'Redis Cluster: start-time check and queues on a real cluster (3 masters + 3 replicas)',
-  () => {
-    let cluster: LocalRedisCluster;
-
-    beforeAll(async () => {
-      cluster = await startRedisCluster();
-    });
-    afterAll(async () => {
-      await cluster?.stop();
-    });
-
+  (cluster) => {
     it('accepts the seeds of a cluster that serves every slot', async () => {
       await expect(checkRedisCluster(parseClusterNodes(cluster.seeds))).resolves.toBeUndefined();
     });

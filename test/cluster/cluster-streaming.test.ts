@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { createApi, type ApiInstance } from '../../producer/api/create-api.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
@@ -8,16 +8,9 @@ import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { readSse } from '../helpers/api-sse.js';
 import { API_KEYS_ENV, bearer, KEYS } from '../helpers/api-test-env.js';
-import {
-  clusterTestConfig,
-  clusterUnavailableReason,
-  startRedisCluster,
-  type LocalRedisCluster,
-} from '../helpers/redis-cluster.js';
+import { clusterTestConfig } from '../helpers/redis-cluster.js';
+import { describeOnCluster } from '../helpers/describe-on-cluster.js';
 import { eventually } from '../helpers/test-env.js';
-
-const unavailable = clusterUnavailableReason();
-if (unavailable) console.warn(`skipping the Redis Cluster token streaming suite: ${unavailable}`);
 
 const ANSWER = 'Streaming tokens arrive one word at a time until the answer is whole.';
 
@@ -27,9 +20,7 @@ const ANSWER = 'Streaming tokens arrive one word at a time until the answer is w
  * text live and in order, as on one Redis. (With PUBLISH through whichever node ioredis picked, words
  * arrived swapped.)
  */
-// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
-describe.skipIf(unavailable)('token streaming on a real Redis Cluster', () => {
-  let cluster: LocalRedisCluster;
+describeOnCluster('token streaming on a real Redis Cluster', (cluster) => {
   let server: ScriptedOpenAIServer;
   let worker: AgentWorker;
   let client: AgentClient;
@@ -37,7 +28,6 @@ describe.skipIf(unavailable)('token streaming on a real Redis Cluster', () => {
   let url: string;
 
   beforeAll(async () => {
-    cluster = await startRedisCluster();
     server = await startScriptedOpenAIServer({ streamChunkDelayMs: 20 });
     const config = clusterTestConfig(cluster, {
       OPENAI_BASE_URL: server.url,
@@ -56,7 +46,6 @@ describe.skipIf(unavailable)('token streaming on a real Redis Cluster', () => {
     await client?.close();
     await worker?.close();
     await server?.close();
-    await cluster?.stop();
   });
 
   it('SSE sends the model text live as token events that add up to the committed message', async () => {

@@ -1,33 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
-import {
-  clusterTestConfig,
-  clusterUnavailableReason,
-  startRedisCluster,
-  type LocalRedisCluster,
-} from '../helpers/redis-cluster.js';
+import { clusterTestConfig } from '../helpers/redis-cluster.js';
+import { describeOnCluster } from '../helpers/describe-on-cluster.js';
 import { waitForRuns } from '../helpers/wait-for-runs.js';
 
 // Skipped, with the reason printed, where no Redis Cluster can be started (redis-server or redis-cli not on PATH);
 // `npm run test:cluster` runs it (excluded from `npm test`).
-const unavailable = clusterUnavailableReason();
-if (unavailable) console.warn(`skipping the Redis Cluster time-travel suite: ${unavailable}`);
-
 /**
  * Time travel on a Redis Cluster: a fork (or a replay) lives on another shard than its original, often another master.
  */
-// Skipped when no local Redis Cluster can start (no redis-server/redis-cli): the reason is printed above.
-describe.skipIf(unavailable)('fork, replay and bulk retry on a real Redis Cluster', () => {
-  let cluster: LocalRedisCluster;
-  beforeAll(async () => {
-    cluster = await startRedisCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-
+describeOnCluster('fork, replay and bulk retry on a real Redis Cluster', (cluster) => {
   it('AGENTQ_SHARDS=3: forks and replays of runs on every shard complete across shards', async () => {
     const config = clusterTestConfig(cluster, { AGENTQ_SHARDS: '3' });
     const worker = await startWorker({ config, logger: createLogger(config.logLevel), reconciler: false });

@@ -13,7 +13,8 @@ export interface Figure {
 
 /**
  * Records one figure of the fault or abuse suite. Test files run in worker processes, so figures go
- * to a JSON-lines file that the global teardown prints as one table at the end of the run.
+ * to a JSON-lines file that the suite reporter (test/suite-reporter.ts) prints as one table at the end
+ * of the run.
  */
 export function recordFigure(figure: Figure): void {
   appendFileSync(inject('figuresFile'), `${JSON.stringify(figure)}\n`);

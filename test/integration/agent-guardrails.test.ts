@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 import { defineGuardrail } from '../../worker/agents/guardrails/define-guardrail.js';
@@ -8,12 +8,8 @@ import {
   critiqueMessage,
   DEFAULT_JUDGE_SYSTEM_PROMPT,
 } from '../../worker/agents/graphs/reflect.js';
-import {
-  startScriptedOpenAIServer,
-  type ScriptedChatRequest,
-  type ScriptedOpenAIServer,
-} from '../fakes/scripted-openai-server.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { type ScriptedChatRequest } from '../fakes/scripted-openai-server.js';
+import { useAgentE2E } from '../helpers/agent-e2e.js';
 
 /** Rewrites an account number out of any text. */
 const noAccounts = defineGuardrail({
@@ -50,25 +46,14 @@ const experts = [
 
 /** Guardrails on reflect and multi-agent (as on react-agent and rag-agent), through the real openai SDK. */
 describe('guardrails on reflect and multi-agent', () => {
-  let server: ScriptedOpenAIServer;
-  let env: TestEnv;
-  beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    const guardrails = { input: ['no_accounts', 'refuse_deletes'], output: ['no_shouting', 'no_accounts'] };
-    env = await startTestEnv({
-      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' },
-      services: { guardrails: [noAccounts, noShouting, refuseDeletes] },
-      graphs: [
-        createReflectGraph({ name: 'guarded-reflect', guardrails }),
-        createMultiAgentGraph({ name: 'guarded-experts', guardrails }),
-      ],
-    });
+  const guardrails = { input: ['no_accounts', 'refuse_deletes'], output: ['no_shouting', 'no_accounts'] };
+  const { server, env } = useAgentE2E({
+    services: { guardrails: [noAccounts, noShouting, refuseDeletes] },
+    graphs: [
+      createReflectGraph({ name: 'guarded-reflect', guardrails }),
+      createMultiAgentGraph({ name: 'guarded-experts', guardrails }),
+    ],
   });
-  afterAll(async () => {
-    await env.close();
-    await server.close();
-  });
-  beforeEach(() => server.reset());
 
   const run = async (graph: string, input: unknown) => {
     const queued = await env.client.enqueue({ graph, input });

@@ -1,18 +1,13 @@
 import { contentText } from '../../shared/contracts/run-record.js';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import { estimatePromptTokens } from '../../shared/llm/estimate-tokens.js';
 import { ANCHOR_HEADING, SUMMARY_HEADING } from '../../worker/agents/memory/prompt-history.js';
 import { SUMMARIZER_SYSTEM_PROMPT } from '../../worker/agents/memory/summarize-history.js';
 import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
 import { DEFAULT_JUDGE_SYSTEM_PROMPT, DEFAULT_WRITER_SYSTEM_PROMPT } from '../../worker/agents/graphs/reflect.js';
-import {
-  startScriptedOpenAIServer,
-  type ScriptedChatRequest,
-  type ScriptedOpenAIServer,
-  type ScriptedResponse,
-} from '../fakes/scripted-openai-server.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { type ScriptedChatRequest, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
+import { useAgentE2E } from '../helpers/agent-e2e.js';
 
 const messagesOf = (request: ScriptedChatRequest) => request.body.messages as unknown as Message[];
 const systemOf = (request: ScriptedChatRequest) => messagesOf(request)[0]?.content ?? '';
@@ -29,24 +24,12 @@ const longText = (label: string) =>
  * real openai SDK → scripted server over HTTP. The summary is its own step; the run carries on with it.
  */
 describe('summarisation in reflect and multi-agent', () => {
-  let server: ScriptedOpenAIServer;
-  let env: TestEnv;
-  beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    env = await startTestEnv({
-      env: {
-        OPENAI_BASE_URL: server.url,
-        LLM_MODEL: 'scripted-chat',
-        AGENTQ_CONTEXT_WINDOW: '1000',
-        AGENTQ_SUMMARIZE_AT: '0.5',
-      },
-    });
+  const { server, env } = useAgentE2E({
+    env: {
+      AGENTQ_CONTEXT_WINDOW: '1000',
+      AGENTQ_SUMMARIZE_AT: '0.5',
+    },
   });
-  afterAll(async () => {
-    await env.close();
-    await server.close();
-  });
-  beforeEach(() => server.reset());
 
   const run = async (graph: string, input: unknown) => {
     const queued = await env.client.enqueue({ graph, input });

@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { defineTool } from '../../shared/ports/define-tool.js';
 import { createReactAgentGraph } from '../../worker/agents/graphs/react-agent.js';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { useAgentE2E } from '../helpers/agent-e2e.js';
 
 const executed: string[] = [];
 
@@ -39,29 +38,19 @@ const flaky = defineTool({
 
 /** Per-graph and per-run tool handling, returnDirect, the approval gate and per-run model settings, through the real openai SDK. */
 describe('react-agent tool handling', () => {
-  let server: ScriptedOpenAIServer;
-  let env: TestEnv;
-  beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    const custom = createReactAgentGraph({
-      name: 'support-agent',
-      toolHandling: {
-        onToolError: ({ call, error }) =>
-          `The ${call.function.name} service is unavailable (${(error as Error).message}); apologise to the user.`,
-      },
-    });
-    env = await startTestEnv({
-      env: { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat' },
-      tools: [lookupOrder, refund, flaky],
-      graphs: [custom],
-    });
+  const custom = createReactAgentGraph({
+    name: 'support-agent',
+    toolHandling: {
+      onToolError: ({ call, error }) =>
+        `The ${call.function.name} service is unavailable (${(error as Error).message}); apologise to the user.`,
+    },
   });
-  afterAll(async () => {
-    await env.close();
-    await server.close();
+  const { server, env } = useAgentE2E({
+    env: { OPENAI_API_KEY: 'test-key' },
+    tools: [lookupOrder, refund, flaky],
+    graphs: [custom],
   });
   beforeEach(() => {
-    server.reset();
     executed.length = 0;
   });
 

@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 import { defineTool } from '../../shared/ports/define-tool.js';
 import { createReactAgentGraph } from '../../worker/agents/graphs/react-agent.js';
 import type { ToolProviderRequest } from '../../worker/agents/tools/tool-provider.js';
-import {
-  startScriptedOpenAIServer,
-  type ScriptedChatRequest,
-  type ScriptedOpenAIServer,
-} from '../fakes/scripted-openai-server.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { type ScriptedChatRequest } from '../fakes/scripted-openai-server.js';
+import { useAgentE2E } from '../helpers/agent-e2e.js';
 
 const messagesOf = (request: ScriptedChatRequest) => request.body.messages as unknown as Message[];
 const toolNamesOf = (request: ScriptedChatRequest) =>
@@ -43,46 +39,36 @@ const providerCalls: ToolProviderRequest[] = [];
 
 /** AiServices parity on react-agent, through the real openai SDK against the scripted server. */
 describe('react-agent: templates, images, beforeToolCall, tool provider, answers-only memory', () => {
-  let server: ScriptedOpenAIServer;
-  let env: TestEnv;
-  beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    env = await startTestEnv({
-      env: { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'test-key', LLM_MODEL: 'scripted-chat' },
-      tools: [transfer],
-      graphs: [
-        createReactAgentGraph({
-          name: 'templated',
-          templates: { system: 'You are {{persona}}.', user: 'Answer for {{audience}}: {{query}}' },
-        }),
-        createReactAgentGraph({
-          name: 'guarded-bank',
-          beforeToolCall: ({ call, arguments: args }) => {
-            const { to, amount } = args as { to: string; amount: number };
-            if (to === 'mallory') return { action: 'veto', message: `Transfers to ${to} are not allowed.` };
-            if (amount > 100) return { action: 'rewrite', arguments: { to, amount: 100 } };
-            expect(call.function.name).toBe('transfer');
-            return undefined;
-          },
-        }),
-        createReactAgentGraph({
-          name: 'provided-tools',
-          toolProvider: function topicTools(request) {
-            providerCalls.push(request);
-            const query = String((request.input as { query: string }).query);
-            if (query.includes('BROKEN')) throw new Error('the tool catalogue is down');
-            return query.includes('weather') ? [weather] : [stocks];
-          },
-        }),
-      ],
-    });
-  });
-  afterAll(async () => {
-    await env.close();
-    await server.close();
+  const { server, env } = useAgentE2E({
+    env: { OPENAI_API_KEY: 'test-key' },
+    tools: [transfer],
+    graphs: [
+      createReactAgentGraph({
+        name: 'templated',
+        templates: { system: 'You are {{persona}}.', user: 'Answer for {{audience}}: {{query}}' },
+      }),
+      createReactAgentGraph({
+        name: 'guarded-bank',
+        beforeToolCall: ({ call, arguments: args }) => {
+          const { to, amount } = args as { to: string; amount: number };
+          if (to === 'mallory') return { action: 'veto', message: `Transfers to ${to} are not allowed.` };
+          if (amount > 100) return { action: 'rewrite', arguments: { to, amount: 100 } };
+          expect(call.function.name).toBe('transfer');
+          return undefined;
+        },
+      }),
+      createReactAgentGraph({
+        name: 'provided-tools',
+        toolProvider: function topicTools(request) {
+          providerCalls.push(request);
+          const query = String((request.input as { query: string }).query);
+          if (query.includes('BROKEN')) throw new Error('the tool catalogue is down');
+          return query.includes('weather') ? [weather] : [stocks];
+        },
+      }),
+    ],
   });
   beforeEach(() => {
-    server.reset();
     transfers.length = 0;
     providerCalls.length = 0;
   });

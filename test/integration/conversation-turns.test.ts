@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
 import { createReactAgentGraph } from '../../worker/agents/graphs/react-agent.js';
 import { ConversationTurns } from '../../shared/store/conversation-turns.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
-import {
-  startScriptedOpenAIServer,
-  type ScriptedChatRequest,
-  type ScriptedOpenAIServer,
-  type ScriptedResponse,
-} from '../fakes/scripted-openai-server.js';
-import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { type ScriptedChatRequest, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
+import { useAgentE2E } from '../helpers/agent-e2e.js';
+import { eventually } from '../helpers/test-env.js';
 
 const messagesOf = (request: ScriptedChatRequest) => request.body.messages as unknown as Message[];
 const lastUser = (request: ScriptedChatRequest) =>
@@ -31,20 +27,9 @@ function echoModel(delayMs: number) {
 }
 
 describe('one turn at a time per conversation (onBusy)', () => {
-  let server: ScriptedOpenAIServer;
-  let env: TestEnv;
-  beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    env = await startTestEnv({
-      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' },
-      graphs: [createReactAgentGraph({ name: 'react-reject', onBusy: 'reject' })],
-    });
+  const { server, env } = useAgentE2E({
+    graphs: [createReactAgentGraph({ name: 'react-reject', onBusy: 'reject' })],
   });
-  afterAll(async () => {
-    await env.close();
-    await server.close();
-  });
-  beforeEach(() => server.reset());
 
   const turn = (conversationId: string, query: string, extra: Record<string, unknown> = {}, tools: string[] = []) =>
     env.client.enqueue({ graph: 'react-agent', input: { query, tools }, conversationId, ...extra });

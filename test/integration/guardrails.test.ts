@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineGuardrail } from '../../worker/agents/guardrails/define-guardrail.js';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 import { defineTool } from '../../shared/ports/define-tool.js';
 import { createReactAgentGraph } from '../../worker/agents/graphs/react-agent.js';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { useAgentE2E } from '../helpers/agent-e2e.js';
 
 const noCompetitors = defineGuardrail({
   name: 'no_competitors',
@@ -27,32 +26,20 @@ const customerRecord = defineTool({
 
 /** Input and output guardrails as checkpointed steps of react-agent, through the real openai SDK. */
 describe('guardrails', () => {
-  let server: ScriptedOpenAIServer;
-  let env: TestEnv;
-  beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    env = await startTestEnv({
-      env: {
-        OPENAI_BASE_URL: server.url,
-        OPENAI_API_KEY: 'test-key',
-        LLM_MODEL: 'scripted-chat',
-        MODERATION_MODEL: 'omni-moderation-latest',
-      },
-      graphs: [
-        createReactAgentGraph({
-          name: 'guarded-agent',
-          guardrails: { input: ['pii_redaction'], output: ['pii_redaction', 'no_competitors'] },
-        }),
-      ],
-      services: { guardrails: [noCompetitors] },
-      tools: [customerRecord],
-    });
+  const { server, env } = useAgentE2E({
+    env: {
+      OPENAI_API_KEY: 'test-key',
+      MODERATION_MODEL: 'omni-moderation-latest',
+    },
+    graphs: [
+      createReactAgentGraph({
+        name: 'guarded-agent',
+        guardrails: { input: ['pii_redaction'], output: ['pii_redaction', 'no_competitors'] },
+      }),
+    ],
+    services: { guardrails: [noCompetitors] },
+    tools: [customerRecord],
   });
-  afterAll(async () => {
-    await env.close();
-    await server.close();
-  });
-  beforeEach(() => server.reset());
 
   const run = async (input: Record<string, unknown>, graph = 'react-agent') => {
     const queued = await env.client.enqueue({ graph, input: { tools: [], ...input } });

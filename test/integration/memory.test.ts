@@ -1,5 +1,5 @@
 import { contentText } from '../../shared/contracts/run-record.js';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import { estimatePromptTokens } from '../../shared/llm/estimate-tokens.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
@@ -7,13 +7,8 @@ import { SUMMARY_HEADING } from '../../worker/agents/memory/prompt-history.js';
 import { SUMMARIZER_SYSTEM_PROMPT } from '../../worker/agents/memory/summarize-history.js';
 import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
-import {
-  startScriptedOpenAIServer,
-  type ScriptedChatRequest,
-  type ScriptedOpenAIServer,
-  type ScriptedResponse,
-} from '../fakes/scripted-openai-server.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { type ScriptedChatRequest, type ScriptedResponse } from '../fakes/scripted-openai-server.js';
+import { useAgentE2E } from '../helpers/agent-e2e.js';
 
 const messagesOf = (request: ScriptedChatRequest) => request.body.messages as unknown as Message[];
 const isSummarizer = (request: ScriptedChatRequest) => messagesOf(request)[0]?.content === SUMMARIZER_SYSTEM_PROMPT;
@@ -43,24 +38,12 @@ function talkativeAgent(rounds: number, final = 'All done: 21.') {
 }
 
 describe('memory: summarisation and conversations', () => {
-  let server: ScriptedOpenAIServer;
-  let env: TestEnv;
-  beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    env = await startTestEnv({
-      env: {
-        OPENAI_BASE_URL: server.url,
-        LLM_MODEL: 'scripted-chat',
-        AGENTQ_CONTEXT_WINDOW: '1000',
-        AGENTQ_SUMMARIZE_AT: '0.5',
-      },
-    });
+  const { server, env } = useAgentE2E({
+    env: {
+      AGENTQ_CONTEXT_WINDOW: '1000',
+      AGENTQ_SUMMARIZE_AT: '0.5',
+    },
   });
-  afterAll(async () => {
-    await env.close();
-    await server.close();
-  });
-  beforeEach(() => server.reset());
 
   const run = async (input: unknown, extra: { conversationId?: string; tenant?: string } = {}, client = env.client) => {
     const queued = await client.enqueue({ graph: 'react-agent', input, ...extra });

@@ -1,31 +1,20 @@
 import { contentText } from '../../shared/contracts/run-record.js';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
 import { FINAL_ANSWER_REQUEST } from '../../worker/agents/graphs/react-agent.js';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
+import { useAgentE2E } from '../helpers/agent-e2e.js';
+import { startTestEnv } from '../helpers/test-env.js';
 
 /** The react-agent end to end: client → queue → worker → real openai SDK → scripted server over HTTP. */
 describe('react-agent', () => {
-  let server: ScriptedOpenAIServer;
-  let env: TestEnv;
-  beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    env = await startTestEnv({
-      env: {
-        OPENAI_BASE_URL: server.url,
-        OPENAI_API_KEY: 'test-key',
-        LLM_MODEL: 'scripted-chat',
-        AGENTQ_PRICES: 'scripted-chat:1:2,other:5:5',
-      },
-    });
+  const { server, env } = useAgentE2E({
+    env: {
+      OPENAI_API_KEY: 'test-key',
+      AGENTQ_PRICES: 'scripted-chat:1:2,other:5:5',
+    },
   });
-  afterAll(async () => {
-    await env.close();
-    await server.close();
-  });
-  beforeEach(() => server.reset());
 
   const run = async (input: unknown, options: { tokenBudget?: number } = {}) => {
     const queued = await env.client.enqueue({

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 import { channel } from '../../shared/graph/channels.js';
@@ -11,12 +11,8 @@ import {
   DEFAULT_JUDGE_SYSTEM_PROMPT,
   type ReflectWriter,
 } from '../../worker/agents/graphs/reflect.js';
-import {
-  startScriptedOpenAIServer,
-  type ScriptedChatRequest,
-  type ScriptedOpenAIServer,
-} from '../fakes/scripted-openai-server.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { type ScriptedChatRequest } from '../fakes/scripted-openai-server.js';
+import { useAgentE2E } from '../helpers/agent-e2e.js';
 
 const isJudge = (request: ScriptedChatRequest) =>
   (request.body.messages[0] as Message).content === DEFAULT_JUDGE_SYSTEM_PROMPT;
@@ -55,26 +51,15 @@ const wordCountJudge = defineGraph({
 
 /** reflect end to end: client → queue → worker → real openai SDK → scripted server over HTTP. */
 describe('reflect', () => {
-  let server: ScriptedOpenAIServer;
-  let env: TestEnv;
-  beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    env = await startTestEnv({
-      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' },
-      graphs: [
-        createReflectGraph({ name: 'reflect-own', writer: terseWriter, judge: wordCountJudge, maxIterations: 4 }),
-        createReflectGraph({
-          name: 'reflect-own-judge',
-          judge: (state) => ({ verdict: { approved: state.draft.endsWith('.'), critique: 'End with a full stop.' } }),
-        }),
-      ],
-    });
+  const { server, env } = useAgentE2E({
+    graphs: [
+      createReflectGraph({ name: 'reflect-own', writer: terseWriter, judge: wordCountJudge, maxIterations: 4 }),
+      createReflectGraph({
+        name: 'reflect-own-judge',
+        judge: (state) => ({ verdict: { approved: state.draft.endsWith('.'), critique: 'End with a full stop.' } }),
+      }),
+    ],
   });
-  afterAll(async () => {
-    await env.close();
-    await server.close();
-  });
-  beforeEach(() => server.reset());
 
   const run = async (input: unknown, graph = 'reflect') => {
     const queued = await env.client.enqueue({ graph, input });

@@ -1,14 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ErrorCode } from '../../shared/contracts/errors.js';
 import type { RunStatus } from '../../shared/contracts/run-record.js';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import {
   RESPONSE_SHAPES,
   SHAPE_TOOL,
   responseShape,
   type ResponseShapeName,
 } from '../fakes/scripted-response-shapes.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { useAgentE2E } from '../helpers/agent-e2e.js';
 import { recordFigure } from '../helpers/suite-figures.js';
 import { DEFAULT_JUDGE_SYSTEM_PROMPT } from '../../worker/agents/graphs/reflect.js';
 
@@ -32,24 +31,12 @@ const FINAL = '2+3 is 5.';
  * openai SDK over HTTP → the scripted server, streamed (the default) and not (AGENTQ_LLM_STREAM=false).
  */
 describe.each([true, false])('react-agent runs for each response shape (streamed: %s)', (streamed) => {
-  let server: ScriptedOpenAIServer;
-  let env: TestEnv;
-  beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    env = await startTestEnv({
-      env: {
-        OPENAI_BASE_URL: server.url,
-        OPENAI_API_KEY: 'test-key',
-        LLM_MODEL: 'scripted-chat',
-        AGENTQ_LLM_STREAM: String(streamed),
-      },
-    });
+  const { server, env } = useAgentE2E({
+    env: {
+      OPENAI_API_KEY: 'test-key',
+      AGENTQ_LLM_STREAM: String(streamed),
+    },
   });
-  afterAll(async () => {
-    await env.close();
-    await server.close();
-  });
-  beforeEach(() => server.reset());
 
   /** The shape first; after it (a tool's result), the final answer — or the shape again for a retried step. */
   const script = (name: ResponseShapeName) =>
