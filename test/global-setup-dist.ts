@@ -20,7 +20,10 @@ export function setup(): void {
 
 /** A source file of the build whose dist/ counterpart is missing or older, if any. */
 function staleSource(): string | undefined {
-  const sources = ['index.ts', ...['bin', 'shared', 'worker', 'producer'].flatMap((folder) => filesUnder(folder))];
+  const sources = [
+    'index.ts',
+    ...['bin', 'shared', 'worker', 'producer', 'testing'].flatMap((folder) => filesUnder(folder)),
+  ];
   for (const source of sources) {
     // The Lua scripts are copied beside the JavaScript as they are (scripts/copy-lua.ts).
     if (!/\.(tsx?|lua)$/.test(source) || source.endsWith('.d.ts')) continue;
