@@ -11,29 +11,29 @@ const rooms = [
   // The two sides meet only in shared/.
   {
     target: './producer',
-    from: './worker',
+    from: './worker/index',
     message: 'producer code may not import worker code: move what both need to shared/',
   },
   {
-    target: './worker',
+    target: './worker/index',
     from: './producer',
     message: 'worker code may not import producer code: move what both need to shared/',
   },
   {
     target: './shared',
-    from: ['./producer', './worker', './bin'],
+    from: ['./producer', './worker/index', './bin'],
     message: 'shared/ is below both sides: it imports neither producer/ nor worker/',
   },
   // agentq/testing runs graphs as a worker would: it may use shared/ and worker/, and nothing the
   // product runs may depend on it.
   {
-    target: './testing',
+    target: './testing/index',
     from: ['./producer', './bin'],
     message: 'testing/ runs graphs in process: it may import shared/ and worker/, not producer/ or bin/',
   },
   {
-    target: ['./producer', './worker', './shared', './bin'],
-    from: './testing',
+    target: ['./producer', './worker/index', './shared', './bin'],
+    from: './testing/index',
     message: 'testing/ is for tests: product code may not import it',
   },
   // Vendor adapters sit below everything but the contracts, ports, config and telemetry.
@@ -136,7 +136,7 @@ const LONG_FUNCTIONS = [
   // registerTimeTravelCommands: the replay, fork and diff commands.
   { file: 'producer/cli/time-travel-commands.ts', max: 127 },
   // createRagAgentGraph: the rag agent's nodes and routes.
-  { file: 'worker/retrieval/rag/rag-agent.ts', max: 126 },
+  { file: 'worker/agents/rag/rag-agent.ts', max: 126 },
   // registerScheduleCommands: the schedule commands.
   { file: 'producer/cli/schedule-commands.ts', max: 121 },
 ];

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { startPrivateRedis } from '../shared/adapters/redis/private-redis-server.js';
+import { startPrivateRedis } from '../shared/redis/private-redis-server.js';
 
 const { values } = parseArgs({
   options: {

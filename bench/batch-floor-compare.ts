@@ -17,7 +17,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
-import { startPrivateRedis } from '../shared/adapters/redis/private-redis-server.js';
+import { startPrivateRedis } from '../shared/redis/private-redis-server.js';
 import type { BenchSection } from './lib/bench-section.js';
 import { commandStats, perCommandDelta } from './lib/redis-commandstats.js';
 import { redisCpuUs } from './lib/process-meter.js';

@@ -39,11 +39,11 @@ import type { BatchResult } from '../shared/operations/batches/batch-schema.js';
 import { loadConfig } from '../shared/config/config.js';
 import { ID_PATTERN } from '../shared/contracts/ids.js';
 import type { RagOutput } from '../shared/retrieval/rag-output.js';
-import { startPrivateRedis } from '../shared/adapters/redis/private-redis-server.js';
+import { startPrivateRedis } from '../shared/redis/private-redis-server.js';
 import { citedDocIdsOf, predictionOf } from './eval/eval-prediction.js';
 import { readQuestions, resolveEvalSet } from './eval/eval-set.js';
 import { cpuSecondsOf, startWorkerProcess, type WorkerProcess } from './eval/start-worker-process.js';
-import { DENSE_MATCH_NOTE } from '../worker/retrieval/rag/dense-sentence-match.js';
+import { DENSE_MATCH_NOTE } from '../worker/agents/rag/dense-sentence-match.js';
 import { readGold, secCompanyOf, userMetrics } from './eval/user-metrics.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { AgentClient } from '../producer/client/agent-client.js';
 import { loadConfig } from '../shared/config/config.js';
-import { startPrivateRedis } from '../shared/adapters/redis/private-redis-server.js';
+import { startPrivateRedis } from '../shared/redis/private-redis-server.js';
 import { benchEnv, usedMemory, waitFor } from './lib/bench-runs.js';
 import { forkBenchWorker, type BenchWorker, type WorkerStats } from './lib/bench-worker-process.js';
 import { renderSoakChart } from './lib/soak-chart.js';

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Config } from '../shared/config/config.js';
-import type { PrivateRedis } from '../shared/adapters/redis/private-redis-server.js';
+import type { PrivateRedis } from '../shared/redis/private-redis-server.js';
 import { redactCredentials } from '../shared/contracts/redact-credentials.js';
 
 async function answers(url: string): Promise<boolean> {
@@ -40,7 +40,7 @@ export function registerStartCommand(program: Command): void {
       const [{ loadConfig }, { createLogger }, { startPrivateRedis }, { ensureRedisServer }] = await Promise.all([
         import('../shared/config/config.js'),
         import('../shared/telemetry/logger.js'),
-        import('../shared/adapters/redis/private-redis-server.js'),
+        import('../shared/redis/private-redis-server.js'),
         import('./ensure-redis-server.js'),
       ]);
       const base = loadConfig();

@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 
 /**
  * `npm run build`'s second half: tsc emits only JavaScript, and the Lua scripts are read at run time
- * from beside their modules (shared/adapters/redis/lua-script.ts), so each `.lua` file of the built
+ * from beside their modules (shared/redis/lua-script.ts), so each `.lua` file of the built
  * trees is copied to the same place under dist/.
  */
 const root = join(dirname(new URL(import.meta.url).pathname), '..');

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startPrivateRedis, type PrivateRedis } from '../shared/adapters/redis/private-redis-server.js';
+import { startPrivateRedis, type PrivateRedis } from '../shared/redis/private-redis-server.js';
 import { FIGURES_FILE_VARIABLE } from './suite-reporter.js';
 
 let redis: PrivateRedis | undefined;

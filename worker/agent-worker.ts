@@ -5,7 +5,7 @@ import type { Services } from '../shared/graph/node-context.js';
 import type { Logger } from '../shared/telemetry/logger.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { StepObserver } from '../shared/graph/step-observer.js';
-import type { McpServers } from '../shared/adapters/mcp/mcp-servers-schema.js';
+import type { McpServers } from '../shared/config/mcp-servers-schema.js';
 import type { FlushPoint } from './provider-batches/provider-batch-flush.js';
 import type { RedisRunStore } from '../shared/store/redis-run-store.js';
 import type { SweepReport } from './operations/reconciler.js';

@@ -1,4 +1,4 @@
-import { connectRedis, type RedisConnection } from '../shared/adapters/redis/connect-redis.js';
+import { connectRedis, type RedisConnection } from '../shared/redis/connect-redis.js';
 import type { Config } from '../shared/config/config.js';
 import { Keys } from '../shared/store/keys.js';
 import { ProviderRateLimiter } from '../shared/operations/limits/provider-rate-limiter.js';

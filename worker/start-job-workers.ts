@@ -10,12 +10,12 @@ import type { Logger } from '../shared/telemetry/logger.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import { warningKind, type WarningGate } from '../shared/telemetry/warning-gate.js';
 import { OVERSIZED_JOB_FIELDS, type IntakeProcessor } from './engine/intake-processor.js';
-import { ownWorker, type Liveness } from './engine/liveness-thread.js';
+import { ownWorker, type Liveness } from './runtime/liveness-thread.js';
 import { splitGraphId } from './engine/step-jobs.js';
 import type { StepProcessor } from './engine/step-processor.js';
 import type { StepTransitions } from './engine/step-transitions.js';
 import { StepWorker } from './engine/step-worker.js';
-import type { TurnGate } from './engine/turn-gate.js';
+import type { TurnGate } from './runtime/turn-gate.js';
 
 interface JobWorkersOptions {
   config: Config;

@@ -20,10 +20,10 @@ import { assertBullmqPinned } from '../shared/bullmq/bullmq-functions.js';
 import { queueQualifiedName } from '../shared/bullmq/bullmq-keys.js';
 import { checkStepLayout } from './engine/check-step-layout.js';
 import { StateCache } from './engine/state-cache.js';
-import { startLiveness } from './engine/liveness-thread.js';
+import { startLiveness } from './runtime/liveness-thread.js';
 import { workerLanguageModel } from './agents/llm/paced-language-model.js';
 import { PaidClaims } from './engine/paid-claims.js';
-import { TurnGate } from './engine/turn-gate.js';
+import { TurnGate } from './runtime/turn-gate.js';
 import { StepTransitions } from './engine/step-transitions.js';
 import { RedisRunStore, type FinishedRun } from '../shared/store/redis-run-store.js';
 import { ActiveSteps } from './engine/active-steps.js';
@@ -35,17 +35,17 @@ import { checkRedisDurability } from './operations/check-redis-durability.js';
 import { StepJobs } from './engine/step-jobs.js';
 import { StepProcessor } from './engine/step-processor.js';
 import { BatchDispatcher } from '../shared/operations/batches/batch-dispatcher.js';
-import { RunEnqueuer } from '../shared/store/run-enqueuer.js';
-import { createRunFinishedHook } from '../shared/store/run-finished-hook.js';
+import { RunEnqueuer } from '../shared/operations/runs/run-enqueuer.js';
+import { createRunFinishedHook } from '../shared/operations/runs/run-finished-hook.js';
 import { startWebhookWorker } from './operations/webhooks/start-webhook-worker.js';
-import { startIngestWorker } from './retrieval/ingest/start-ingest-worker.js';
+import { startIngestWorker } from './ingest/start-ingest-worker.js';
 import { startTelemetry } from '../shared/telemetry/telemetry.js';
 import { connectMcpServers, type McpConnections } from '../shared/adapters/mcp/connect-mcp-servers.js';
-import { ServedGraphs } from '../shared/graph/served-graphs.js';
+import { ServedGraphs } from '../shared/store/served-graphs.js';
 import { startServedGraphsHeartbeat } from './operations/served-graphs-heartbeat.js';
-import { assertRedisReachable } from '../shared/adapters/redis/assert-redis-reachable.js';
-import { checkRedisCluster } from '../shared/adapters/redis/check-redis-cluster.js';
-import { connectRedis } from '../shared/adapters/redis/connect-redis.js';
+import { assertRedisReachable } from '../shared/redis/assert-redis-reachable.js';
+import { checkRedisCluster } from '../shared/redis/check-redis-cluster.js';
+import { connectRedis } from '../shared/redis/connect-redis.js';
 import { bullmqConnection } from '../shared/bullmq/bullmq-connection.js';
 import { WarningGate, warningKind } from '../shared/telemetry/warning-gate.js';
 import { startJobWorkers } from './start-job-workers.js';
@@ -335,7 +335,7 @@ async function startConnected(
     scheduleWorker.waitUntilReady(),
   ]);
   const webhookWorker = await startWebhookWorker({ config, store, logger, processId: liveness.processId });
-  // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/retrieval/ingest).
+  // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
   const ingestWorker = await startIngestWorker({ config, logger, processId: liveness.processId });
   const heartbeat = await startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger });
   logger.info(

@@ -1,20 +1,20 @@
 import type { Queue, Worker } from 'bullmq';
-import type { RedisConnection } from '../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../shared/redis/connect-redis.js';
 import type { McpConnections } from '../shared/adapters/mcp/connect-mcp-servers.js';
 import type { BullmqConnection } from '../shared/bullmq/bullmq-connection.js';
 import type { Config } from '../shared/config/config.js';
 import { StepAbort } from '../shared/contracts/abort.js';
-import type { RunFinishedHook } from '../shared/store/run-finished-hook.js';
+import type { RunFinishedHook } from '../shared/operations/runs/run-finished-hook.js';
 import type { Logger } from '../shared/telemetry/logger.js';
 import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { WarningGate } from '../shared/telemetry/warning-gate.js';
 import { BoundedShutdown } from '../shared/operations/bounded-shutdown.js';
 import type { ActiveSteps } from './engine/active-steps.js';
-import type { Liveness } from './engine/liveness-thread.js';
+import type { Liveness } from './runtime/liveness-thread.js';
 import type { ServedGraphsHeartbeat } from './operations/served-graphs-heartbeat.js';
 import type { Reconciler } from './operations/reconciler.js';
 import type { WebhookWorker } from './operations/webhooks/start-webhook-worker.js';
-import type { IngestWorker } from './retrieval/ingest/start-ingest-worker.js';
+import type { IngestWorker } from './ingest/start-ingest-worker.js';
 
 /** What a worker process holds when it is asked to stop (start-worker.ts). */
 interface RunningWorkerParts {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startPrivateRedis } from '../../shared/adapters/redis/private-redis-server.js';
+import { startPrivateRedis } from '../../shared/redis/private-redis-server.js';
 
 /**
  * The Redis a benchmark runs on: REDIS_URL when set, else a private redis-server with AOF on

@@ -37,7 +37,7 @@ import { AgentClient } from '../../producer/client/agent-client.js';
 import { loadConfig } from '../../shared/config/config.js';
 import { Keys } from '../../shared/store/keys.js';
 import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
-import { startPrivateRedis } from '../../shared/adapters/redis/private-redis-server.js';
+import { startPrivateRedis } from '../../shared/redis/private-redis-server.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { forkBenchWorker, type BenchWorker } from '../lib/bench-worker-process.js';
 import { benchEnv, enqueueAll, usedMemory, waitFor } from '../lib/bench-runs.js';

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import type { Config } from '../../shared/config/config.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { RedisMetrics } from '../../shared/operations/metrics/redis-metrics.js';

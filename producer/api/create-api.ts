@@ -47,8 +47,8 @@ import { conversationsRoutes } from './routes/conversations-routes.js';
 import { TokenHub } from '../client/token-hub.js';
 import { RunEventHub } from '../client/run-event-hub.js';
 import { StreamSlots } from './limits/stream-slots.js';
-import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
-import { checkRedisCluster } from '../../shared/adapters/redis/check-redis-cluster.js';
+import { connectRedis } from '../../shared/redis/connect-redis.js';
+import { checkRedisCluster } from '../../shared/redis/check-redis-cluster.js';
 
 /** The API's fastify instance (zod schemas as types). */
 export type ApiInstance = FastifyInstance<

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { asRedisFaultError, redisFaultOf } from '../../shared/adapters/redis/redis-fault.js';
+import { asRedisFaultError, redisFaultOf } from '../../shared/redis/redis-fault.js';
 import { z } from 'zod';
 import { AgentqError, type ErrorCode } from '../../shared/contracts/errors.js';
 import { redactCredentials } from '../../shared/contracts/redact-credentials.js';

@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 
 /** How often a healthy connection is probed with a PING (only while requests come in). */

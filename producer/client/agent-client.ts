@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { asRedisFaultError } from '../../shared/adapters/redis/redis-fault.js';
+import { asRedisFaultError } from '../../shared/redis/redis-fault.js';
 import { MAX_INPUT_DEPTH, nestsWithin, stepJobId, type StoredRunJob } from '../../shared/contracts/job-schema.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE } from '../../shared/contracts/queues.js';
@@ -13,12 +13,12 @@ import {
   parseEnqueueRequest,
   RunEnqueuer,
   type EnqueueRequest,
-} from '../../shared/store/run-enqueuer.js';
+} from '../../shared/operations/runs/run-enqueuer.js';
 import { BatchDispatcher } from '../../shared/operations/batches/batch-dispatcher.js';
 import type { RunRecord } from '../../shared/contracts/run-record.js';
 // The same hook as the workers' (a queued run cancelled here finishes here): metrics, in-flight cap, webhook job.
-import { createRunFinishedHook } from '../../shared/store/run-finished-hook.js';
-import { ServedGraphs } from '../../shared/graph/served-graphs.js';
+import { createRunFinishedHook } from '../../shared/operations/runs/run-finished-hook.js';
+import { ServedGraphs } from '../../shared/store/served-graphs.js';
 import { loadConfig, type Config } from '../../shared/config/config.js';
 import { RunReader, type RunReaderOptions } from './run-reader.js';
 import { forkRun, type ForkOptions } from './fork-run.js';

@@ -1,6 +1,6 @@
 import type { ScheduledRun, ScheduleRecord } from '../../shared/operations/schedules/schedules.js';
 import type { UsagePeriod } from '../../shared/operations/limits/tenant-budget.js';
-import type { TenantBudgetLimits } from '../../shared/operations/limits/tenant-budget-limits.js';
+import type { TenantBudgetLimits } from '../../shared/config/tenant-budget-limits.js';
 import type { BatchRecord, BatchRequest, BatchResult } from '../../shared/operations/batches/batch-schema.js';
 
 // The AgentClient's sub-APIs (`client.batches`, `client.schedules`, `client.budgets`).

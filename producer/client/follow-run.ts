@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
 import { isTerminal, type RunEvent } from '../../shared/contracts/run-record.js';
 import type { TokenEvent } from '../../shared/contracts/token-event.js';

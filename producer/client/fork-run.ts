@@ -2,8 +2,8 @@ import { AgentqError } from '../../shared/contracts/errors.js';
 import { newRunId } from '../../shared/contracts/ids.js';
 import { MAX_INPUT_DEPTH, nestsWithin } from '../../shared/contracts/job-schema.js';
 import type { RunRecord } from '../../shared/contracts/run-record.js';
-import type { ServedGraphs } from '../../shared/graph/served-graphs.js';
-import type { TenantAdmission } from '../../shared/operations/limits/tenant-admission.js';
+import type { ServedGraphs } from '../../shared/store/served-graphs.js';
+import type { TenantAdmission } from '../../shared/operations/runs/tenant-admission.js';
 import { planFork } from '../../shared/store/forks/plan-fork.js';
 import { toRunRecord, type RedisRunStore } from '../../shared/store/redis-run-store.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import { loadConfig, type Config } from '../../shared/config/config.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { ID_PATTERN } from '../../shared/contracts/ids.js';
@@ -10,11 +10,11 @@ import { collectionStatuses, type CollectionStatus } from '../../shared/retrieva
 import { waitForVectors, type WaitForVectorsOptions } from './wait-for-vectors.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import type { IngestJobData } from '../../shared/retrieval/ingest-job.js';
-import { RedisDocumentStore } from '../../shared/retrieval/redis-document-store.js';
+import { RedisDocumentStore } from '../../shared/store/documents/redis-document-store.js';
 import type { SearchHit, SearchRequest } from '../../shared/retrieval/search-documents.js';
 import { INGEST_QUEUE, queueStreamOptions } from '../../shared/contracts/queues.js';
 import { bullmqConnection, type BullmqConnection } from '../../shared/bullmq/bullmq-connection.js';
-import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
+import { connectRedis } from '../../shared/redis/connect-redis.js';
 import { whenRedisReady } from './redis-ready.js';
 import { readSourceFile } from './read-source-file.js';
 import { collectFiles } from './collect-files.js';

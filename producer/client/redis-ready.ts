@@ -1,6 +1,6 @@
 import { AgentqError } from '../../shared/contracts/errors.js';
-import { describeRedisTarget, type RedisTarget } from '../../shared/adapters/redis/redis-target.js';
-import type { RedisConnection } from '../../shared/adapters/redis/redis-connection.js';
+import { describeRedisTarget, type RedisTarget } from '../../shared/redis/redis-target.js';
+import type { RedisConnection } from '../../shared/redis/redis-connection.js';
 
 /** What a producer says when Redis does not answer: the target, and how to point agentq at one that does. */
 export function redisUnreachable(target: RedisTarget, cause?: unknown): AgentqError {

@@ -1,8 +1,8 @@
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { isTerminal, type RunRecord } from '../../shared/contracts/run-record.js';
-import type { ServedGraphs } from '../../shared/graph/served-graphs.js';
+import type { ServedGraphs } from '../../shared/store/served-graphs.js';
 import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
-import type { RunEnqueuer } from '../../shared/store/run-enqueuer.js';
+import type { RunEnqueuer } from '../../shared/operations/runs/run-enqueuer.js';
 
 export interface ReplayOptions {
   /** Replay against this graph version. @default the original's */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isCluster, type RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import { isCluster, type RedisConnection } from '../../shared/redis/connect-redis.js';
 import type { RunEvent } from '../../shared/contracts/run-record.js';
 import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
 import { parseEvent } from '../../shared/store/run-meta.js';

@@ -1,10 +1,10 @@
 import { AgentqError } from '../../shared/contracts/errors.js';
-import { connectRedis, type RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import { connectRedis, type RedisConnection } from '../../shared/redis/connect-redis.js';
 import { whenRedisReady } from './redis-ready.js';
 import { RedisRunStore, type ListFilter } from '../../shared/store/redis-run-store.js';
 import { withPartialOutput } from './partial-output.js';
 import { readRedisConfig, type RedisConfig } from '../../shared/config/redis-config.js';
-import type { RunFinishedHook } from '../../shared/store/run-finished-hook.js';
+import type { RunFinishedHook } from '../../shared/operations/runs/run-finished-hook.js';
 import {
   isTerminal,
   type Message,

@@ -2,9 +2,9 @@ import { AgentqError } from '../../shared/contracts/errors.js';
 import { Keys } from '../../shared/store/keys.js';
 import { withPartialOutput } from './partial-output.js';
 import { DEFAULT_REDIS_URL, type RedisConfig } from '../../shared/config/redis-config.js';
-import { describeRedisTarget } from '../../shared/adapters/redis/redis-target.js';
+import { describeRedisTarget } from '../../shared/redis/redis-target.js';
 import { redisUnreachable } from './redis-ready.js';
-import { respAddressOf, RespConnection, type RespAddress } from '../../shared/adapters/redis/resp-connection.js';
+import { respAddressOf, RespConnection, type RespAddress } from '../../shared/redis/resp-connection.js';
 import { pairsToObject, parseState, runRecordOf } from '../../shared/store/run-meta.js';
 import type { RunRecord } from '../../shared/contracts/run-record.js';
 

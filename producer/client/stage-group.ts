@@ -1,11 +1,11 @@
 import type { Queue } from 'bullmq';
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import type { StorageBudget } from '../../shared/operations/limits/storage-budget.js';
 import { contentHashOf, documentIdFor } from '../../shared/retrieval/document-record.js';
 import type { IngestItemResult } from '../../shared/retrieval/ingest-batch.js';
 import { INGEST_JOB_OPTIONS, ingestJobId, type IngestJobData } from '../../shared/retrieval/ingest-job.js';
-import type { RedisDocumentStore, StagedDocument } from '../../shared/retrieval/redis-document-store.js';
+import type { RedisDocumentStore, StagedDocument } from '../../shared/store/documents/redis-document-store.js';
 import type { IngestBatch } from './ingest-client.js';
 import type { ReceivedDocument } from './upload-receiver.js';
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import type { DocumentKeys } from '../../shared/store/keys.js';
-import { writeBlobStream } from '../../shared/retrieval/write-blob-stream.js';
+import { writeBlobStream } from '../../shared/store/documents/write-blob-stream.js';
 
 /** A file of an upload whose bytes are in Redis already (under `uploadKey`), not in memory. */
 export interface ReceivedDocument {

@@ -1,7 +1,7 @@
 import type { ConnectionOptions } from 'bullmq';
 import { DEFAULT_REDIS_URL } from '../config/redis-config.js';
-import { connectRedis, type RedisTarget } from '../adapters/redis/connect-redis.js';
-import { reconnectDelay } from '../adapters/redis/create-redis.js';
+import { connectRedis, type RedisTarget } from '../redis/connect-redis.js';
+import { reconnectDelay } from '../redis/create-redis.js';
 
 export interface BullmqConnection {
   /** What BullMQ's Queue and Worker take as `connection`. */

@@ -1,5 +1,5 @@
 import { raw2NextJobData, type Worker } from 'bullmq';
-import { luaScript } from '../adapters/redis/lua-script.js';
+import { luaScript } from '../redis/lua-script.js';
 
 /**
  * BullMQ's formats for jobs and their locks, as agentq relies on them outside BullMQ's own code: the lock

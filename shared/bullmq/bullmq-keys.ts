@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { QueueKeys as BullmqQueueKeys } from 'bullmq';
-import { luaScript } from '../adapters/redis/lua-script.js';
+import { luaScript } from '../redis/lua-script.js';
 
 type QueueKeysClass = typeof BullmqQueueKeys;
 let queueKeysClass: QueueKeysClass | undefined;

@@ -1,6 +1,6 @@
 import { bullmqFunctionsLua, type BullmqScriptName } from './bullmq-functions.js';
 import { keysTableLua, queueKeysLua } from './bullmq-keys.js';
-import { luaScript } from '../adapters/redis/lua-script.js';
+import { luaScript } from '../redis/lua-script.js';
 
 /**
  * The Lua agentq's own scripts call to act on a BullMQ queue, by name: each helper below takes the queue's

@@ -25,7 +25,7 @@ export interface ChunkPayload {
   periodEnded?: string;
 }
 
-/** What a document says it is beyond its title (see DocumentMetadata in worker/retrieval/parsers). */
+/** What a document says it is beyond its title (see DocumentMetadata in worker/ingest/parsers). */
 interface ChunkDocumentMetadata {
   company?: string;
   form?: string;

@@ -1,7 +1,7 @@
-import type { RedisConnection } from '../adapters/redis/connect-redis.js';
-import { runScript } from '../adapters/redis/create-redis.js';
+import type { RedisConnection } from '../redis/connect-redis.js';
+import { runScript } from '../redis/create-redis.js';
 import type { Keys } from './keys.js';
-import { luaScript } from '../adapters/redis/lua-script.js';
+import { luaScript } from '../redis/lua-script.js';
 
 /**
  * KEYS: 1 the conversation's turns · ARGV: 1 runId, 2 its createdAt, 3 ttl seconds

@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../redis/connect-redis.js';
 import type { Keys } from './keys.js';
 import { parseMeta, toRunRecord, type RunMeta, type StepMeta } from './run-meta.js';
 import { RunCreation } from './run-creation.js';

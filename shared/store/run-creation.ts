@@ -1,7 +1,7 @@
 import { AgentqError } from '../contracts/errors.js';
 import type { Message } from '../contracts/run-record.js';
 import type { Task } from '../graph/graph.js';
-import { forgetScripts, runScriptSha } from '../adapters/redis/create-redis.js';
+import { forgetScripts, runScriptSha } from '../redis/create-redis.js';
 import { parseRun, type BeginResult } from './begin-reply.js';
 import { pairsToObject, parseMeta, type RunMeta } from './run-meta.js';
 import { ADMIT_RUN, CREATE_RUN } from './run-scripts.js';

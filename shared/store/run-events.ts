@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../redis/connect-redis.js';
 import type { RunEvent, RunEventType } from '../contracts/run-record.js';
 import { parseEvent } from './run-meta.js';
 import type { RunStoreContext } from './run-store-context.js';

@@ -4,7 +4,7 @@
  * status: that fence is what makes a committed step never run twice.
  *
  * The scripts are the `.lua` files of lua/ (each opens with its KEYS and ARGV); the functions they share
- * are fragments there, composed with `--@include` (shared/adapters/redis/lua-script.ts).
+ * are fragments there, composed with `--@include` (shared/redis/lua-script.ts).
  *
  * Run keys, in the order `Keys.runAll` gives them:
  *   KEYS[1] meta · KEYS[2] state · KEYS[3] messages · KEYS[4] steps · KEYS[5] events · KEYS[6] writes · KEYS[7] memo
@@ -14,7 +14,7 @@
 import type { ErrorRecord } from '../contracts/errors.js';
 import { RUN_KEY_SUFFIXES } from './keys.js';
 import { STEP_META_FIELDS } from './run-meta.js';
-import { luaScript } from '../adapters/redis/lua-script.js';
+import { luaScript } from '../redis/lua-script.js';
 
 const RUN_KEY_COUNT = RUN_KEY_SUFFIXES.length;
 

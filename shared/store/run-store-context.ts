@@ -1,5 +1,5 @@
-import type { RedisConnection } from '../adapters/redis/connect-redis.js';
-import { runScript } from '../adapters/redis/create-redis.js';
+import type { RedisConnection } from '../redis/connect-redis.js';
+import { runScript } from '../redis/create-redis.js';
 import { Keys } from './keys.js';
 import type { FinishedRun, RecordingOptions, RunStoreOptions } from './run-store-types.js';
 import { slotPipeline } from './slot-pipeline.js';

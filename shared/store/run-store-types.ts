@@ -1,5 +1,5 @@
 import type { OnBusy } from '../contracts/job-schema.js';
-import type { RedisConnection } from '../adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../redis/connect-redis.js';
 import type { Message, StepRecord, RunStatus, Usage } from '../contracts/run-record.js';
 import type { Task } from '../graph/graph.js';
 

@@ -1,5 +1,5 @@
 import { Command, type ChainableCommander, type Cluster } from 'ioredis';
-import { isCluster, type RedisConnection } from '../adapters/redis/connect-redis.js';
+import { isCluster, type RedisConnection } from '../redis/connect-redis.js';
 
 type QueuedCommand = [name: string, ...args: unknown[]];
 type PipelineReply = [error: Error | null, result: unknown];

@@ -1,5 +1,5 @@
 import type { Usage } from '../contracts/run-record.js';
-import { runScript } from '../adapters/redis/create-redis.js';
+import { runScript } from '../redis/create-redis.js';
 import { parseBeginReply, type BeginResult } from './begin-reply.js';
 import { BEGIN_STEP, COMMIT_STEP } from './run-scripts.js';
 import type { RunStoreContext } from './run-store-context.js';

@@ -10,7 +10,7 @@
 import { bullmqLua } from '../bullmq/bullmq-lua.js';
 import { RUN_KEY_SUFFIXES } from './keys.js';
 import { RUN_LUA_VALUES } from './run-scripts.js';
-import { luaScript } from '../adapters/redis/lua-script.js';
+import { luaScript } from '../redis/lua-script.js';
 
 const RUN_KEYS_LUA = `{${RUN_KEY_SUFFIXES.map((suffix) => `base .. ':${suffix}'`).join(', ')}}`;
 

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';
-import { startPrivateRedis, type PrivateRedis } from '../../shared/adapters/redis/private-redis-server.js';
+import { startPrivateRedis, type PrivateRedis } from '../../shared/redis/private-redis-server.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { cliEnv, runCli } from '../helpers/run-cli.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort, startPrivateRedis, type PrivateRedis } from '../../shared/adapters/redis/private-redis-server.js';
+import { freePort, startPrivateRedis, type PrivateRedis } from '../../shared/redis/private-redis-server.js';
 
 /**
  * A redis-server of the test's own (never the shared one from `inject('redisUrl')`) that can be

@@ -2,7 +2,7 @@ import type { InjectOptions } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import type { ApiInstance } from '../../producer/api/create-api.js';
-import { freePort } from '../../shared/adapters/redis/private-redis-server.js';
+import { freePort } from '../../shared/redis/private-redis-server.js';
 import { isTerminal, type RunRecord } from '../../shared/contracts/run-record.js';
 import { API_KEYS_ENV, bearer, createTestApi, json, KEYS } from '../helpers/api-test-env.js';
 import { atScale, suiteSeed } from '../helpers/suite-scale.js';

@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import { expect, it } from 'vitest';
-import { createRedisCluster } from '../../shared/adapters/redis/create-redis-cluster.js';
-import { parseClusterNodes } from '../../shared/adapters/redis/redis-cluster-nodes.js';
+import { createRedisCluster } from '../../shared/redis/create-redis-cluster.js';
+import { parseClusterNodes } from '../../shared/config/redis-cluster-nodes.js';
 import { stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { describeOnCluster } from '../helpers/describe-on-cluster.js';
 

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
-import { isCluster } from '../../shared/adapters/redis/connect-redis.js';
+import { isCluster } from '../../shared/redis/connect-redis.js';
 import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { startWorker } from '../../worker/start-worker.js';

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
-import { isCluster } from '../../shared/adapters/redis/connect-redis.js';
+import { isCluster } from '../../shared/redis/connect-redis.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { clusterTestConfig } from '../helpers/redis-cluster.js';
 import { describeOnCluster } from '../helpers/describe-on-cluster.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { createApi, type ApiInstance } from '../../producer/api/create-api.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
-import { redisNodes } from '../../shared/adapters/redis/connect-redis.js';
+import { redisNodes } from '../../shared/redis/connect-redis.js';
 import type { TokenEvent } from '../../shared/contracts/token-event.js';
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';

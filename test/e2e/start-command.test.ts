@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { loadConfig } from '../../shared/config/config.js';
-import { freePort, startPrivateRedis } from '../../shared/adapters/redis/private-redis-server.js';
+import { freePort, startPrivateRedis } from '../../shared/redis/private-redis-server.js';
 import { describeBound, readinessBoundMs } from '../helpers/load-scale.js';
 import { nodeEntry, repoRoot } from '../helpers/node-entry.js';
 import { waitForReadiness } from '../helpers/process-readiness.js';

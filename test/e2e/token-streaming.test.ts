@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApi, type ApiInstance } from '../../producer/api/create-api.js';
 import { Keys } from '../../shared/store/keys.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
-import { createRedis } from '../../shared/adapters/redis/create-redis.js';
+import { createRedis } from '../../shared/redis/create-redis.js';
 import type { TokenEvent } from '../../shared/contracts/token-event.js';
 import { TokenHub } from '../../producer/client/token-hub.js';
 import type { RunStreamEvent } from '../../producer/client/follow-run.js';

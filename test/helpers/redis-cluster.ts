@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../shared/config/config.js';
-import type { RedisClusterNode } from '../../shared/adapters/redis/redis-cluster-nodes.js';
-import { assertRedisReachable } from '../../shared/adapters/redis/assert-redis-reachable.js';
+import type { RedisClusterNode } from '../../shared/config/redis-cluster-nodes.js';
+import { assertRedisReachable } from '../../shared/redis/assert-redis-reachable.js';
 
 const run = promisify(execFile);
 

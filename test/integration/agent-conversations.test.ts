@@ -3,11 +3,11 @@ import type { TextMessage as Message } from '../../shared/contracts/run-record.j
 import type { ConversationRecord } from '../../shared/store/conversations.js';
 import type { RagOutput } from '../../shared/retrieval/rag-output.js';
 import type { RunRecord } from '../../shared/contracts/run-record.js';
-import { questionsAndAnswers } from '../../worker/agents/memory/conversation-history.js';
+import { questionsAndAnswers } from '../../worker/runtime/memory/conversation-history.js';
 import { DEFAULT_JUDGE_SYSTEM_PROMPT, DEFAULT_WRITER_SYSTEM_PROMPT } from '../../worker/agents/graphs/reflect.js';
 import { DEFAULT_REACT_SYSTEM_PROMPT } from '../../worker/agents/graphs/react-agent.js';
 import { expertSystemPrompt } from '../../worker/agents/graphs/multi-agent.js';
-import { ragSystemPrompt } from '../../worker/retrieval/rag/rag-prompts.js';
+import { ragSystemPrompt } from '../../worker/agents/rag/rag-prompts.js';
 import type { ScriptedChatRequest, ScriptedOpenAIServer, ScriptedResponse } from '../fakes/scripted-openai-server.js';
 import { KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';

@@ -3,7 +3,7 @@ import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
 import type { Message } from '../../shared/contracts/run-record.js';
-import { formatPassages, retrievalChannel, retrievalNode, sourcesOf } from '../../worker/retrieval/retrieval-node.js';
+import { formatPassages, retrievalChannel, retrievalNode, sourcesOf } from '../../worker/agents/retrieval-node.js';
 import type { ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';

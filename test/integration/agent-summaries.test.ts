@@ -2,7 +2,7 @@ import { contentText } from '../../shared/contracts/run-record.js';
 import { describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import { estimatePromptTokens } from '../../shared/llm/estimate-tokens.js';
-import { ANCHOR_HEADING, SUMMARY_HEADING } from '../../worker/agents/memory/prompt-history.js';
+import { ANCHOR_HEADING, SUMMARY_HEADING } from '../../worker/runtime/memory/prompt-history.js';
 import { SUMMARIZER_SYSTEM_PROMPT } from '../../worker/agents/memory/summarize-history.js';
 import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
 import { DEFAULT_JUDGE_SYSTEM_PROMPT, DEFAULT_WRITER_SYSTEM_PROMPT } from '../../worker/agents/graphs/reflect.js';

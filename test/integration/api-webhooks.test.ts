@@ -6,7 +6,7 @@ import { END, START } from '../../shared/graph/graph.js';
 import { WEBHOOK_QUEUE } from '../../shared/contracts/queues.js';
 import type { RunRecord } from '../../shared/contracts/run-record.js';
 import { deliverWebhook, WebhookAddressError } from '../../worker/operations/webhooks/deliver-webhook.js';
-import { isPublicAddress } from '../../worker/operations/webhooks/public-address.js';
+import { isPublicAddress } from '../../worker/runtime/public-address.js';
 import { verifyWebhookSignature } from '../../worker/operations/webhooks/webhook-signature.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/api-webhook-receiver.js';

@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../shared/ports/define-tool.js';
-import { createRagAgentGraph } from '../../worker/retrieval/rag/rag-agent.js';
+import { createRagAgentGraph } from '../../worker/agents/rag/rag-agent.js';
 import type { ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { parseSseFrames } from '../helpers/api-sse.js';

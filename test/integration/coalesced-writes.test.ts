@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createRedis } from '../../shared/adapters/redis/create-redis.js';
+import { createRedis } from '../../shared/redis/create-redis.js';
 
 /** A worker connection sends the commands of one event-loop callback in one socket write (create-redis.ts). */
 describe('worker connections coalesce writes', () => {

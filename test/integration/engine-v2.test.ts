@@ -2,14 +2,14 @@ import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../shared/config/config.js';
 import { RedisRunStore } from '../../shared/store/redis-run-store.js';
-import { createRedis } from '../../shared/adapters/redis/create-redis.js';
+import { createRedis } from '../../shared/redis/create-redis.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { allShards, shardOf, shardTag, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
 import { AgentClient } from '../../producer/client/agent-client.js';
-import { RunEnqueuer } from '../../shared/store/run-enqueuer.js';
+import { RunEnqueuer } from '../../shared/operations/runs/run-enqueuer.js';
 import { StepQueues } from '../../shared/store/step-queues.js';
 
 /** Engine v2 (docs/concepts/step-engine.md): one script per transition, eager dispatch, the state cache, shards. */

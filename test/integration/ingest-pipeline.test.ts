@@ -126,7 +126,7 @@ describe('document ingestion through the queue and a real worker', () => {
     await ingest.wait(batch.batchId);
     const hits = await ingest.search({ query: 'wombat burrow', collection: 'budget', k: 100 });
     expect(hits.length).toBeGreaterThan(5);
-    const { countTokens } = await import('../../worker/retrieval/ingest/count-tokens.js');
+    const { countTokens } = await import('../../worker/ingest/count-tokens.js');
     for (const hit of hits) expect(countTokens(hit.text)).toBeLessThanOrEqual(120);
   });
 

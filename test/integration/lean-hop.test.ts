@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { nextJobData } from '../../shared/bullmq/bullmq-jobs.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
-import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
+import { connectRedis } from '../../shared/redis/connect-redis.js';
 import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { StepTransitions } from '../../worker/engine/step-transitions.js';
 import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';

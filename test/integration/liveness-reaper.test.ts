@@ -2,7 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Keys } from '../../shared/store/keys.js';
-import { ownWorker, startLiveness, type LivenessOptions } from '../../worker/engine/liveness-thread.js';
+import { ownWorker, startLiveness, type LivenessOptions } from '../../worker/runtime/liveness-thread.js';
 import { testConfig } from '../helpers/test-env.js';
 
 /**

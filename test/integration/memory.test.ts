@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import { estimatePromptTokens } from '../../shared/llm/estimate-tokens.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
-import { SUMMARY_HEADING } from '../../worker/agents/memory/prompt-history.js';
+import { SUMMARY_HEADING } from '../../worker/runtime/memory/prompt-history.js';
 import { SUMMARIZER_SYSTEM_PROMPT } from '../../worker/agents/memory/summarize-history.js';
 import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';

@@ -1,6 +1,6 @@
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runScript } from '../../shared/adapters/redis/create-redis.js';
+import { runScript } from '../../shared/redis/create-redis.js';
 import { startTelemetry, type Telemetry } from '../../shared/telemetry/telemetry.js';
 import { parseCallId } from '../../worker/provider-batches/provider-batch-call.js';
 import { APPLY_ANSWER } from '../../worker/provider-batches/provider-batch-scripts.js';

@@ -6,7 +6,7 @@ import { validateHistory } from '../../shared/contracts/validate-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 import { defineTool } from '../../shared/ports/define-tool.js';
 import { defineGuardrail } from '../../worker/agents/guardrails/define-guardrail.js';
-import { createRagAgentGraph } from '../../worker/retrieval/rag/rag-agent.js';
+import { createRagAgentGraph } from '../../worker/agents/rag/rag-agent.js';
 import type { ScriptedChatRequest, ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';

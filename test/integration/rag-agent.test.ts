@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import type { RagOutput } from '../../shared/retrieval/rag-output.js';
 import type { TextMessage as Message } from '../../shared/contracts/run-record.js';
-import { RAG_FINAL_ANSWER_REQUEST } from '../../worker/retrieval/rag/rag-prompts.js';
+import { RAG_FINAL_ANSWER_REQUEST } from '../../worker/agents/rag/rag-prompts.js';
 import type { ScriptedChatRequest, ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import {

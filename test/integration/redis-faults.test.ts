@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
-import { startPrivateRedis, type PrivateRedis } from '../../shared/adapters/redis/private-redis-server.js';
+import { startPrivateRedis, type PrivateRedis } from '../../shared/redis/private-redis-server.js';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';

@@ -3,12 +3,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import {
-  respAddressOf,
-  RespConnection,
-  RespReplyError,
-  type RespAddress,
-} from '../../shared/adapters/redis/resp-connection.js';
+import { respAddressOf, RespConnection, RespReplyError, type RespAddress } from '../../shared/redis/resp-connection.js';
 
 const timeouts = { readyTimeoutMs: 2000, commandTimeoutMs: 2000 };
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunEventHub, type RunEventFollower } from '../../producer/client/run-event-hub.js';
 import { AgentClient } from '../../producer/client/agent-client.js';
-import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
+import { connectRedis } from '../../shared/redis/connect-redis.js';
 import type { Config } from '../../shared/config/config.js';
 import type { RunEvent } from '../../shared/contracts/run-record.js';
 import { seededRandom } from '../helpers/seeded-random.js';

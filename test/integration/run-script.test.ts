@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createRedis, runScript } from '../../shared/adapters/redis/create-redis.js';
+import { createRedis, runScript } from '../../shared/redis/create-redis.js';
 
 /** runScript writes its own request bytes (create-redis.ts, FlatCommand): they must be what Redis reads. */
 describe('runScript', () => {

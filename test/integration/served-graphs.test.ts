@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServedGraphs } from '../../shared/graph/served-graphs.js';
+import { ServedGraphs } from '../../shared/store/served-graphs.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { Redis } from 'ioredis';
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';

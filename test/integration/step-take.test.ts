@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
-import { connectRedis } from '../../shared/adapters/redis/connect-redis.js';
+import { connectRedis } from '../../shared/redis/connect-redis.js';
 import { stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { StepTransitions } from '../../worker/engine/step-transitions.js';

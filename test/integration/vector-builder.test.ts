@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createRedis } from '../../shared/adapters/redis/create-redis.js';
+import { createRedis } from '../../shared/redis/create-redis.js';
 import { SqliteVectorStore } from '../../shared/adapters/sqlite/sqlite-vector-store.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import { Keys } from '../../shared/store/keys.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
-import { VectorBuilder } from '../../worker/retrieval/ingest/vector-builder.js';
+import { VectorBuilder } from '../../worker/ingest/vector-builder.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { eventually } from '../helpers/test-env.js';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Redis } from 'ioredis';
-import { redisNodes, type RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import { redisNodes, type RedisConnection } from '../../shared/redis/connect-redis.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { agentqQueueNames } from '../../producer/api/agentq-queue-names.js';

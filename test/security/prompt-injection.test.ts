@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TextMessage as Message, RunEvent, RunRecord } from '../../shared/contracts/run-record.js';
 import type { RagOutput } from '../../shared/retrieval/rag-output.js';
 import { defineTool } from '../../shared/ports/define-tool.js';
-import { citationIdOf } from '../../worker/retrieval/rag/retrieved-passage.js';
+import { citationIdOf } from '../../worker/agents/rag/retrieved-passage.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { ingestFolder, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
 import { recordFigure } from '../helpers/suite-figures.js';

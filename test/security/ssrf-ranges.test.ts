@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fetchAllowedUrl, type ResolveHost } from '../../worker/agents/tools/fetch-allowed-url.js';
 import { deliverWebhook, WebhookAddressError } from '../../worker/operations/webhooks/deliver-webhook.js';
-import { isPublicAddress } from '../../worker/operations/webhooks/public-address.js';
+import { isPublicAddress } from '../../worker/runtime/public-address.js';
 
 /**
  * Attack: reach an internal address through an IPv6 range that a gateway translates

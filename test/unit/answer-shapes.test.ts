@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { extractAnswer } from '../../worker/retrieval/rag/extract-answer.js';
-import { questionShape } from '../../worker/retrieval/rag/question-shape.js';
-import { rankPassages } from '../../worker/retrieval/rag/rank-passages.js';
-import { citationIdOf, type RetrievedPassage } from '../../worker/retrieval/rag/retrieved-passage.js';
+import { extractAnswer } from '../../worker/agents/rag/extract-answer.js';
+import { questionShape } from '../../worker/agents/rag/question-shape.js';
+import { rankPassages } from '../../worker/agents/rag/rank-passages.js';
+import { citationIdOf, type RetrievedPassage } from '../../worker/agents/rag/retrieved-passage.js';
 
 function passage(title: string, text: string, score = 1): RetrievedPassage {
   const chunkId = `doc_${title.replace(/\W+/g, '_')}.c0`;

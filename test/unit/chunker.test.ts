@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chunkDocument, type Chunk } from '../../worker/retrieval/ingest/chunker.js';
-import { countTokens } from '../../worker/retrieval/ingest/count-tokens.js';
-import type { Block, ParsedDocument } from '../../worker/retrieval/parsers/parsed-document.js';
-import { parseMarkdown } from '../../worker/retrieval/parsers/parse-markdown.js';
+import { chunkDocument, type Chunk } from '../../worker/ingest/chunker.js';
+import { countTokens } from '../../worker/ingest/count-tokens.js';
+import type { Block, ParsedDocument } from '../../worker/ingest/parsers/parsed-document.js';
+import { parseMarkdown } from '../../worker/ingest/parsers/parse-markdown.js';
 
 const sentence = (index: number) => `Sentence number ${index} tells about the aardvark colony near river ${index % 7}.`;
 const paragraph = (from: number, count: number) =>

@@ -4,7 +4,7 @@ import { contentText, type Message } from '../../shared/contracts/run-record.js'
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import { estimatePromptTokens, IMAGE_TOKENS } from '../../shared/llm/estimate-tokens.js';
 import { missingVariables, renderTemplate } from '../../worker/agents/schemas/message-template.js';
-import { questionsAndAnswers } from '../../worker/agents/memory/conversation-history.js';
+import { questionsAndAnswers } from '../../worker/runtime/memory/conversation-history.js';
 
 const image = (url: string, detail?: 'low' | 'high') => ({
   type: 'image_url' as const,

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import { LocalEmbedder } from '../../shared/adapters/local-embedder/local-embedder.js';
-import { DENSE_MATCH_MARGIN, denseSentenceMatch } from '../../worker/retrieval/rag/dense-sentence-match.js';
-import { rankPassages } from '../../worker/retrieval/rag/rank-passages.js';
-import { citationIdOf, type RetrievedPassage } from '../../worker/retrieval/rag/retrieved-passage.js';
+import { DENSE_MATCH_MARGIN, denseSentenceMatch } from '../../worker/agents/rag/dense-sentence-match.js';
+import { rankPassages } from '../../worker/agents/rag/rank-passages.js';
+import { citationIdOf, type RetrievedPassage } from '../../worker/agents/rag/retrieved-passage.js';
 import { fakeNodeContext } from '../../testing/fake-node-context.js';
 
 function passage(title: string, text: string, score: number): RetrievedPassage {

@@ -1,9 +1,9 @@
 import { strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { AgentqError } from '../../shared/contracts/errors.js';
-import { detectDocumentType } from '../../worker/retrieval/parsers/detect-document-type.js';
-import { parseDocument } from '../../worker/retrieval/parsers/parse-document.js';
-import type { ParsedDocument } from '../../worker/retrieval/parsers/parsed-document.js';
+import { detectDocumentType } from '../../worker/ingest/parsers/detect-document-type.js';
+import { parseDocument } from '../../worker/ingest/parsers/parse-document.js';
+import type { ParsedDocument } from '../../worker/ingest/parsers/parsed-document.js';
 import {
   BOILERPLATE_HTML,
   DOCX_PARAGRAPHS,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { extractAnswer } from '../../worker/retrieval/rag/extract-answer.js';
-import { planExtractiveRound, refineQuery, WEAK_COVERAGE } from '../../worker/retrieval/rag/plan-extractive-round.js';
-import { rankPassages } from '../../worker/retrieval/rag/rank-passages.js';
-import { citationIdOf, type RetrievedPassage } from '../../worker/retrieval/rag/retrieved-passage.js';
-import { salientPhrases } from '../../worker/retrieval/rag/salient-phrases.js';
-import { splitSentences } from '../../worker/retrieval/rag/split-sentences.js';
+import { extractAnswer } from '../../worker/agents/rag/extract-answer.js';
+import { planExtractiveRound, refineQuery, WEAK_COVERAGE } from '../../worker/agents/rag/plan-extractive-round.js';
+import { rankPassages } from '../../worker/agents/rag/rank-passages.js';
+import { citationIdOf, type RetrievedPassage } from '../../worker/agents/rag/retrieved-passage.js';
+import { salientPhrases } from '../../worker/agents/rag/salient-phrases.js';
+import { splitSentences } from '../../worker/agents/rag/split-sentences.js';
 
 function passage(title: string, text: string, score = 1, round = 1): RetrievedPassage {
   const chunkId = `doc_${title.replace(/\W+/g, '_')}.c0`;

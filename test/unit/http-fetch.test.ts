@@ -13,7 +13,7 @@ import {
   type HttpFetchResult,
   type HttpFetchToolOptions,
 } from '../../worker/agents/tools/http-fetch.js';
-import { isPublicAddress } from '../../worker/operations/webhooks/public-address.js';
+import { isPublicAddress } from '../../worker/runtime/public-address.js';
 
 interface TestServer {
   server: Server;

@@ -20,7 +20,7 @@ function declaredKeys(text: string): number | 'n' {
 }
 
 /**
- * Lua lives in `.lua` files beside the code that runs it (shared/adapters/redis/lua-script.ts loads
+ * Lua lives in `.lua` files beside the code that runs it (shared/redis/lua-script.ts loads
  * them), named `<what it does>-<number of keys>.lua` as BullMQ names its scripts, each opening with the
  * KEYS and ARGV it takes (`-n.lua`: any number, `KEYS[1..n]`); a fragment (functions other scripts
  * `--@include`) has no number and says so. Worker threads are TypeScript modules too, not code in strings.

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
 import { contextWindowOf, parseContextWindows } from '../../shared/llm/context-window.js';
 import { chooseSummaryCut, latestUserIndex } from '../../worker/agents/memory/choose-summary-cut.js';
-import { emptyMemory, type MemoryState } from '../../worker/agents/memory/memory-state.js';
-import { promptView, SUMMARY_HEADING } from '../../worker/agents/memory/prompt-history.js';
+import { emptyMemory, type MemoryState } from '../../worker/runtime/memory/memory-state.js';
+import { promptView, SUMMARY_HEADING } from '../../worker/runtime/memory/prompt-history.js';
 import { shouldSummarize } from '../../worker/agents/memory/summarize-history.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 

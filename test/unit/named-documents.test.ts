@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { toChunkRecords } from '../../shared/retrieval/chunk-records.js';
 import { SqliteVectorStore } from '../../shared/adapters/sqlite/sqlite-vector-store.js';
-import { companyNames, findNamedDocuments, mentions } from '../../worker/retrieval/rag/named-documents.js';
-import { reportForPeriod } from '../../worker/retrieval/rag/period-of-query.js';
-import { searchPassages } from '../../worker/retrieval/rag/search-passages.js';
+import { companyNames, findNamedDocuments, mentions } from '../../worker/agents/rag/named-documents.js';
+import { reportForPeriod } from '../../shared/retrieval/sec-filings/period-of-query.js';
+import { searchPassages } from '../../worker/agents/rag/search-passages.js';
 import type { NodeContext } from '../../shared/graph/node-context.js';
 
 const tenant = 'acme';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LanguageModel, LanguageModelRequest } from '../../shared/ports/language-model.js';
 import { pacedLanguageModel } from '../../worker/agents/llm/paced-language-model.js';
-import { TurnGate } from '../../worker/engine/turn-gate.js';
+import { TurnGate } from '../../worker/runtime/turn-gate.js';
 
 /** Model requests start through the turn gate: a burst is spread over event-loop turns. */
 describe('pacedLanguageModel', () => {

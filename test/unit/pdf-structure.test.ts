@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { findPageFurniture } from '../../worker/retrieval/parsers/page-furniture.js';
-import { parseDocument } from '../../worker/retrieval/parsers/parse-document.js';
-import { readSecCover } from '../../worker/retrieval/parsers/sec-cover.js';
+import { findPageFurniture } from '../../worker/ingest/parsers/page-furniture.js';
+import { parseDocument } from '../../worker/ingest/parsers/parse-document.js';
+import { readSecCover } from '../../shared/retrieval/sec-filings/sec-cover.js';
 import { makePdf } from '../helpers/ingest-fixtures.js';
 
 const page = (body: string, number: number) =>

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { predictionOf, docIdOfPath } from '../../bench/eval/eval-prediction.js';
 import { ragInputSchema } from '../../shared/retrieval/rag-input.js';
-import { checkCitations } from '../../worker/retrieval/rag/check-citations.js';
-import { ragOutputOf } from '../../worker/retrieval/rag/rag-output-of.js';
-import { parseRagToolCall } from '../../worker/retrieval/rag/rag-tools.js';
-import { citationIdOf, mergePassages, type RetrievedPassage } from '../../worker/retrieval/rag/retrieved-passage.js';
+import { checkCitations } from '../../worker/agents/rag/check-citations.js';
+import { ragOutputOf } from '../../worker/agents/rag/rag-output-of.js';
+import { parseRagToolCall } from '../../worker/agents/rag/rag-tools.js';
+import { citationIdOf, mergePassages, type RetrievedPassage } from '../../worker/agents/rag/retrieved-passage.js';
 
 function passage(name: string, text: string, score = 1, page: number | null = null): RetrievedPassage {
   const chunkId = `doc_${name}.c0`;

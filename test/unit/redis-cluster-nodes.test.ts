@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../shared/config/config.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
-import {
-  assertHashTaggedPrefix,
-  hashTagOf,
-  parseClusterNodes,
-} from '../../shared/adapters/redis/redis-cluster-nodes.js';
+import { assertHashTaggedPrefix, hashTagOf, parseClusterNodes } from '../../shared/config/redis-cluster-nodes.js';
 
 function refusal(fn: () => unknown): AgentqError {
   try {
@@ -81,8 +77,7 @@ describe('hash tags', () => {
 
 describe('one connection factory for both kinds of Redis', () => {
   it('connects a Cluster when REDIS_CLUSTER_NODES is set, and one Redis otherwise', async () => {
-    const { connectRedis, isCluster, describeRedisTarget } =
-      await import('../../shared/adapters/redis/connect-redis.js');
+    const { connectRedis, isCluster, describeRedisTarget } = await import('../../shared/redis/connect-redis.js');
     const config = loadConfig({
       REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001',
       AGENTQ_QUEUE_PREFIX: '{agentq}',

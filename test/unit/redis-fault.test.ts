@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { ReplyError } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { toApiError } from '../../producer/api/errors.js';
-import { asRedisFaultError, redisFaultOf } from '../../shared/adapters/redis/redis-fault.js';
+import { asRedisFaultError, redisFaultOf } from '../../shared/redis/redis-fault.js';
 import { topLevelStrings } from '../../shared/bullmq/oversized-job-data.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { createLogger } from '../../shared/telemetry/logger.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TurnGate } from '../../worker/engine/turn-gate.js';
+import { TurnGate } from '../../worker/runtime/turn-gate.js';
 
 /** The gate that spreads a burst of step starts over event-loop turns. */
 describe('TurnGate', () => {

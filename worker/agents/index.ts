@@ -40,7 +40,7 @@ export {
   type MultiAgentOutput,
   type RecallMode,
 } from './schemas/multi-agent-input.js';
-export { createRagAgentGraph, ragAgentGraph, type RagAgentGraphOptions } from '../retrieval/rag/rag-agent.js';
+export { createRagAgentGraph, ragAgentGraph, type RagAgentGraphOptions } from './rag/rag-agent.js';
 export { ragInputSchema, type ParsedRagInput, type RagInput } from '../../shared/retrieval/rag-input.js';
 export type { RagOutput, RagSource, RetrievalMode, RetrievedDocument } from '../../shared/retrieval/rag-output.js';
 export type { RagServices } from '../../shared/retrieval/rag-services.js';
@@ -58,8 +58,8 @@ export { callLanguageModel, type CallLanguageModelOptions, type ModelCall } from
 export { generateObject, type GenerateObjectOptions, type GeneratedObject } from './llm/generate-object.js';
 export { embedTexts, type EmbedCall, type EmbedTextsOptions } from './llm/embed-texts.js';
 // Memory and conversation turns in your own graphs (docs/guides/agents/memory.md).
-export { memoryChannel, type MemoryState } from './memory/memory-state.js';
-export { loadPromptHistory } from './memory/prompt-history.js';
+export { memoryChannel, type MemoryState } from '../runtime/memory/memory-state.js';
+export { loadPromptHistory } from '../runtime/memory/prompt-history.js';
 export { messageWindow, requestWindow } from './memory/message-window.js';
 export { closeTurn, openTurn, startsTurn, turnStartedChannel } from './memory/conversation-turn.js';
 export { checkPromptSize, summarizeStep } from './memory/summarize-step.js';
@@ -72,6 +72,6 @@ export {
   retrieve,
   sourcesOf,
   type Retrieval,
-} from '../retrieval/retrieval-node.js';
+} from './retrieval-node.js';
 export type { RetrieveOptions, RetrievedSource } from './schemas/retrieve-options.js';
 export { searchDocuments } from '../../shared/retrieval/search-documents.js';

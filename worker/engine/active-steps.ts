@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import { StepAbort } from '../../shared/contracts/abort.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { StepAbortHandle } from './step-abort.js';

@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import type { Config } from '../../shared/config/config.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { slotPipeline } from '../../shared/store/slot-pipeline.js';

@@ -1,4 +1,4 @@
-import { TenantAdmission, type TenantAdmissionConfig } from '../../shared/operations/limits/tenant-admission.js';
+import { TenantAdmission, type TenantAdmissionConfig } from '../../shared/operations/runs/tenant-admission.js';
 import { createHash } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Config } from '../../shared/config/config.js';
@@ -13,19 +13,19 @@ import {
   type StepJobData,
 } from '../../shared/contracts/job-schema.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
-import { ConversationHistory } from '../agents/memory/conversation-history.js';
+import { ConversationHistory } from '../runtime/memory/conversation-history.js';
 import { ConversationTurns } from '../../shared/store/conversation-turns.js';
 import { takeConversationTurn } from './take-conversation-turn.js';
-import { MEMORY_STATE_KEY, memoryKeepOf } from '../agents/memory/memory-state.js';
+import { MEMORY_STATE_KEY, memoryKeepOf } from '../runtime/memory/memory-state.js';
 import { isTerminal, type Message } from '../../shared/contracts/run-record.js';
 import type { Task } from '../../shared/graph/graph.js';
 import type { BeginResult, RedisRunStore, RunMeta } from '../../shared/store/redis-run-store.js';
 import type { Telemetry } from '../../shared/telemetry/telemetry.js';
 import { stepJobRun, type StepJobs } from './step-jobs.js';
-import type { ServedGraphs } from '../../shared/graph/served-graphs.js';
-import { unservedGraphVerdict } from '../operations/unserved-graph-verdict.js';
+import type { ServedGraphs } from '../../shared/store/served-graphs.js';
+import { unservedGraphVerdict } from './unserved-graph-verdict.js';
 import { oversizedJobOf, type OversizedJob } from '../../shared/bullmq/oversized-job-data.js';
-import { redisFaultOf } from '../../shared/adapters/redis/redis-fault.js';
+import { redisFaultOf } from '../../shared/redis/redis-fault.js';
 
 /** The top-level fields of a raw job read (unparsed) from one over AGENTQ_MAX_JOB_BYTES, to name its run. */
 export const OVERSIZED_JOB_FIELDS = ['runId', 'idempotencyKey', 'tenant', 'graph'] as const;

@@ -1,4 +1,4 @@
-import { luaScript } from '../../shared/adapters/redis/lua-script.js';
+import { luaScript } from '../../shared/redis/lua-script.js';
 
 /**
  * Claims on paid work: before a step pays for a model call (or embeddings, moderation, a tool

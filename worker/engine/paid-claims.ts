@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import { sleep } from '../../shared/contracts/abort.js';
 import type { Keys } from '../../shared/store/keys.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
-import { runScript } from '../../shared/adapters/redis/create-redis.js';
+import { runScript } from '../../shared/redis/create-redis.js';
 import {
   CLAIM_PAID_WORK,
   CONFIRM_PAID_CLAIM,
@@ -13,7 +13,7 @@ import {
 } from './paid-claim-scripts.js';
 import type { RecordVerdict } from '../../shared/store/recordings/run-recordings.js';
 import { StepAbort } from '../../shared/contracts/abort.js';
-import { redisFaultOf, retryWhileRedisFaulty } from '../../shared/adapters/redis/redis-fault.js';
+import { redisFaultOf, retryWhileRedisFaulty } from '../../shared/redis/redis-fault.js';
 import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
 
 /** A call this process claimed: the claim's field in the memo hash and who holds it. */

@@ -1,5 +1,5 @@
 import { DelayedError, type Job } from 'bullmq';
-import { redisFaultOf, type RedisFaultKind } from '../../shared/adapters/redis/redis-fault.js';
+import { redisFaultOf, type RedisFaultKind } from '../../shared/redis/redis-fault.js';
 import type { StepJobData } from '../../shared/contracts/job-schema.js';
 import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
 

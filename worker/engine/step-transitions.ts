@@ -1,7 +1,7 @@
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import { stepJobId, type StepJobData } from '../../shared/contracts/job-schema.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
-import { runScript } from '../../shared/adapters/redis/create-redis.js';
+import { runScript } from '../../shared/redis/create-redis.js';
 import { bullmqQueueKeys, moveToActiveKeys, type NamedQueueKeys } from '../../shared/bullmq/bullmq-keys.js';
 import { jobLockKey, leanJobData, nextJobData, RELEASE_LOCK_LUA } from '../../shared/bullmq/bullmq-jobs.js';
 import {

@@ -5,7 +5,7 @@ import type { StepJobData } from '../../shared/contracts/job-schema.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import type { BeginResult } from '../../shared/store/redis-run-store.js';
 import type { HandedJob, StepTransitions, TransitionResult } from './step-transitions.js';
-import type { TurnGate } from './turn-gate.js';
+import type { TurnGate } from '../runtime/turn-gate.js';
 
 /** What came with a job: its cursor (BEGIN, done by the script that handed it out) and its eager hops so far. */
 export interface StepDelivery {

@@ -1,4 +1,4 @@
-import { isCluster, type RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import { isCluster, type RedisConnection } from '../../shared/redis/connect-redis.js';
 import type { TokenEvent } from '../../shared/contracts/token-event.js';
 
 interface TokenPublisherOptions {

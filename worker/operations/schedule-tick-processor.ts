@@ -2,7 +2,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { AgentqError, type ErrorCode } from '../../shared/contracts/errors.js';
 import { runIdForScheduleTick } from '../../shared/contracts/ids.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
-import type { RunEnqueuer } from '../../shared/store/run-enqueuer.js';
+import type { RunEnqueuer } from '../../shared/operations/runs/run-enqueuer.js';
 import { tickTimeOf, type Schedules, type ScheduleTickData } from '../../shared/operations/schedules/schedules.js';
 
 /** What TenantAdmission refuses with: a tick refused so is skipped, not retried. */

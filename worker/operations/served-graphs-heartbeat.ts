@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
-import type { ServedGraphs } from '../../shared/graph/served-graphs.js';
+import type { ServedGraphs } from '../../shared/store/served-graphs.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 
 export interface ServedGraphsHeartbeat {

@@ -1,5 +1,5 @@
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
-import { runScript } from '../../shared/adapters/redis/create-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
+import { runScript } from '../../shared/redis/create-redis.js';
 import type { ErrorRecord } from '../../shared/contracts/errors.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 import { estimateMessageTokens, estimatePromptTokens } from '../../shared/llm/estimate-tokens.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
-import { runScript } from '../../shared/adapters/redis/create-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
+import { runScript } from '../../shared/redis/create-redis.js';
 import type { PriceTable } from '../../shared/llm/price-table.js';
 import type { ProviderBatches } from '../../shared/ports/provider-batches.js';
 import type { Keys } from '../../shared/store/keys.js';
@@ -12,7 +12,7 @@ import type { Telemetry } from '../../shared/telemetry/telemetry.js';
 import { ParkedStepWaker } from './parked-step-waker.js';
 import { FlushDriver, type FlushPoint } from './provider-batch-flush.js';
 import { RENEW_LEASE, SETTLE_PENDING, TAKE_FLUSH } from './provider-batch-scripts.js';
-import { luaScript } from '../../shared/adapters/redis/lua-script.js';
+import { luaScript } from '../../shared/redis/lua-script.js';
 
 /** Release the collector's lease if this worker still holds it. KEYS and ARGV: the header of lua/release-lease-1.lua. */
 const RELEASE_LEASE = luaScript(new URL('./lua/release-lease-1.lua', import.meta.url));

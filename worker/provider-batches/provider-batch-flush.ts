@@ -1,5 +1,5 @@
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
-import { runScript } from '../../shared/adapters/redis/create-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
+import { runScript } from '../../shared/redis/create-redis.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import {
   FINISHED_PROVIDER_BATCH_STATUSES,

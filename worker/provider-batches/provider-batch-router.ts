@@ -1,5 +1,5 @@
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
-import { runScript } from '../../shared/adapters/redis/create-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
+import { runScript } from '../../shared/redis/create-redis.js';
 import { StepAbort } from '../../shared/contracts/abort.js';
 import { AgentqError, type ErrorRecord } from '../../shared/contracts/errors.js';
 import type { NodeContext, PaidCall } from '../../shared/graph/node-context.js';

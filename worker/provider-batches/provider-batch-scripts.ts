@@ -1,4 +1,4 @@
-import { luaScript } from '../../shared/adapters/redis/lua-script.js';
+import { luaScript } from '../../shared/redis/lua-script.js';
 /**
  * The Lua scripts of model calls through the provider's Batch API. A call is named by its
  * custom id `<run id>|<step id>|<memo key>|<attempt>`; its state lives in the batch's `calls` hash

@@ -1,5 +1,5 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import type { FlushRecord } from '../../shared/operations/batches/provider-batch-flush-record.js';
 import type { Keys } from '../../shared/store/keys.js';
 import type { RedisRunStore } from '../../shared/store/redis-run-store.js';

@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import { endpointOf } from '../../shared/adapters/create-embedder.js';
 import { OpenAIProviderBatches } from '../../shared/adapters/openai/openai-provider-batches.js';
 import type { Config } from '../../shared/config/config.js';

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { RedisConnection } from '../../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../../shared/redis/connect-redis.js';
 import type { Keys } from '../../../shared/store/keys.js';
 
 /** A flash notice waits this long for the page it is for (the redirect that follows the action). */

@@ -1,6 +1,6 @@
-import type { RedisConnection } from '../../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../../shared/redis/connect-redis.js';
 import type { Keys } from '../../../shared/store/keys.js';
-import { runScript } from '../../../shared/adapters/redis/create-redis.js';
+import { runScript } from '../../../shared/redis/create-redis.js';
 import { ApiError } from '../errors.js';
 import { requireRedis } from '../redis-ready.js';
 import { COUNT_IN_WINDOW } from '../../../shared/operations/limits/rate-limiter.js';

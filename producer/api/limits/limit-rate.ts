@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RedisConnection } from '../../../shared/adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../../shared/redis/connect-redis.js';
 import { ApiError, sendApiError } from '../errors.js';
 import { requireRedis } from '../redis-ready.js';
 import type { RateLimiter } from '../../../shared/operations/limits/rate-limiter.js';

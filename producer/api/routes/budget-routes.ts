@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { TenantBudget } from '../../../shared/operations/limits/tenant-budget.js';
-import { tenantBudgetLimitsSchema } from '../../../shared/operations/limits/tenant-budget-limits.js';
+import { tenantBudgetLimitsSchema } from '../../../shared/config/tenant-budget-limits.js';
 import type { ApiContext } from '../api-context.js';
 import { checkRole } from '../auth/authenticate.js';
 import { errorBodySchema } from '../errors.js';

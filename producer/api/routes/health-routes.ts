@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ApiContext } from '../api-context.js';
 import { ApiError, errorBodySchema } from '../errors.js';
-import { describeRedisTarget } from '../../../shared/adapters/redis/connect-redis.js';
+import { describeRedisTarget } from '../../../shared/redis/connect-redis.js';
 import { requireRedis } from '../redis-ready.js';
 
 /** `/healthz` (the process answers) and `/readyz` (Redis answers too): no key needed, for probes. */

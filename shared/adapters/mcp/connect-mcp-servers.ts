@@ -5,7 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { z } from 'zod';
 import { AgentqError } from '../../contracts/errors.js';
 import type { Logger } from '../../telemetry/logger.js';
-import { mcpServersSchema, type McpServers } from './mcp-servers-schema.js';
+import { mcpServersSchema, type McpServers } from '../../config/mcp-servers-schema.js';
 import type { AnyTool } from '../../ports/define-tool.js';
 import { mcpTool } from './mcp-tool.js';
 

@@ -1,7 +1,7 @@
 // Setting declarations: read shared/config/settings/all-settings.ts first (how to add one).
 import { decimal, integer, parsed, type Read } from '../setting-builders.js';
 import { defineArea, type AreaConfig } from '../settings-area.js';
-import { mcpServersSchema, type McpServers } from '../../adapters/mcp/mcp-servers-schema.js';
+import { mcpServersSchema, type McpServers } from '../mcp-servers-schema.js';
 
 const HOST = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$|^\[?[0-9a-f:.]+\]?$/;
 

@@ -1,7 +1,7 @@
 // Setting declarations: read shared/config/settings/all-settings.ts first (how to add one).
 import { flag, integer, parsed, quoteValue, text, type Read } from '../setting-builders.js';
 import { defineArea, type AreaConfig } from '../settings-area.js';
-import { parseTenantBudgetLimits, type TenantBudgetLimits } from '../../operations/limits/tenant-budget-limits.js';
+import { parseTenantBudgetLimits, type TenantBudgetLimits } from '../tenant-budget-limits.js';
 
 /** The HTTP API: where it listens, who may call it, the limits per caller and tenant, the dashboard. */
 export const apiArea = defineArea({

@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../redis/connect-redis.js';
 import { AgentqError, type ErrorCode, type ErrorRecord } from '../../contracts/errors.js';
 import { formatZodError } from '../../contracts/job-schema.js';
 import type { Keys } from '../../store/keys.js';
-import { runScript } from '../../adapters/redis/create-redis.js';
+import { runScript } from '../../redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import { parseMeta, type RedisRunStore } from '../../store/redis-run-store.js';
-import type { RunEnqueuer } from '../../store/run-enqueuer.js';
+import type { RunEnqueuer } from '../runs/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
 import { CLAIM, RELEASE, REOPEN } from './batch-scripts.js';
 import { readProviderBatchProgress } from './read-provider-batch-progress.js';

@@ -1,5 +1,5 @@
 /** The batch dispatcher's Lua scripts (BatchDispatcher): each over one batch's keys, one hash tag. */
-import { luaScript } from '../../adapters/redis/lua-script.js';
+import { luaScript } from '../../redis/lua-script.js';
 
 /**
  * A finished run of the batch was retried (in place, same id): it is in flight again, no longer counted

@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../redis/connect-redis.js';
 import type { Keys } from '../../store/keys.js';
 import type { ProviderBatchProgress } from './batch-schema.js';
 import { parseFlushRecord } from './provider-batch-flush-record.js';

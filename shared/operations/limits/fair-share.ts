@@ -1,10 +1,10 @@
 import { MAX_PRIORITY } from '../../contracts/job-schema.js';
 import type { Keys } from '../../store/keys.js';
-import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
-import { runScript } from '../../adapters/redis/create-redis.js';
+import type { RedisConnection } from '../../redis/connect-redis.js';
+import { runScript } from '../../redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import { TERMINAL_STATUSES } from '../../contracts/run-record.js';
-import { luaScript } from '../../adapters/redis/lua-script.js';
+import { luaScript } from '../../redis/lua-script.js';
 
 /** BullMQ priority added per fair share a tenant has in flight beyond its first. */
 export const FAIR_SHARE_STEP = 1000;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../redis/connect-redis.js';
 import type { Keys } from '../../store/keys.js';
-import { runScript } from '../../adapters/redis/create-redis.js';
-import { luaScript } from '../../adapters/redis/lua-script.js';
+import { runScript } from '../../redis/create-redis.js';
+import { luaScript } from '../../redis/lua-script.js';
 
 /**
  * Takes a request slot if both the request and the token budget of the last 60 s allow it.

@@ -1,7 +1,7 @@
-import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../redis/connect-redis.js';
 import type { Keys } from '../../store/keys.js';
-import { runScript } from '../../adapters/redis/create-redis.js';
-import { luaScript } from '../../adapters/redis/lua-script.js';
+import { runScript } from '../../redis/create-redis.js';
+import { luaScript } from '../../redis/lua-script.js';
 
 /** Counts an event in a fixed window (requests, failed authentications). KEYS and ARGV: the header of lua/count-in-window-1.lua. */
 export const COUNT_IN_WINDOW = luaScript(new URL('./lua/count-in-window-1.lua', import.meta.url));

@@ -1,10 +1,10 @@
-import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
-import { runScript } from '../../adapters/redis/create-redis.js';
+import type { RedisConnection } from '../../redis/connect-redis.js';
+import { runScript } from '../../redis/create-redis.js';
 import { AgentqError } from '../../contracts/errors.js';
 import { TERMINAL_STATUSES } from '../../contracts/run-record.js';
 import type { Keys } from '../../store/keys.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
-import { luaScript } from '../../adapters/redis/lua-script.js';
+import { luaScript } from '../../redis/lua-script.js';
 
 /** The tenant limits field of the budget (PUT /v1/admin/tenants/:tenant/limits `storageBytes`). */
 const STORAGE_LIMIT_FIELD = 'storageBytes';

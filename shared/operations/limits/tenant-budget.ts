@@ -1,16 +1,16 @@
-import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../redis/connect-redis.js';
 import { AgentqError } from '../../contracts/errors.js';
 import type { Keys } from '../../store/keys.js';
 import type { RedisMetrics } from '../metrics/redis-metrics.js';
-import { runScript } from '../../adapters/redis/create-redis.js';
+import { runScript } from '../../redis/create-redis.js';
 import {
   LIMIT_FIELDS,
   microsToUsd,
   parseTenantBudgetLimits,
   usdToMicros,
   type TenantBudgetLimits,
-} from './tenant-budget-limits.js';
-import { luaScript } from '../../adapters/redis/lua-script.js';
+} from '../../config/tenant-budget-limits.js';
+import { luaScript } from '../../redis/lua-script.js';
 
 /**
  * KEYS: 1 limits · 2 day usage · 3 month usage · 4 reservations

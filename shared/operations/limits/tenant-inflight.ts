@@ -1,9 +1,9 @@
-import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../redis/connect-redis.js';
 import type { Keys } from '../../store/keys.js';
-import { runScript } from '../../adapters/redis/create-redis.js';
+import { runScript } from '../../redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import { TERMINAL_STATUSES } from '../../contracts/run-record.js';
-import { luaScript } from '../../adapters/redis/lua-script.js';
+import { luaScript } from '../../redis/lua-script.js';
 
 /** KEYS: 1 tenant's in-flight set · ARGV: 1 runId, 2 cap, 3 now → 2 held already, 1 reserved now, 0 full. */
 const RESERVE = luaScript(new URL('./lua/reserve-inflight-slot-1.lua', import.meta.url));

@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../redis/connect-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import { Keys } from '../../store/keys.js';
 import { PrometheusText } from './prometheus-text.js';

@@ -2,7 +2,7 @@ import type { JobSchedulerTemplateOptions, Queue, RepeatOptions } from 'bullmq';
 import { AgentqError } from '../../contracts/errors.js';
 import { newScheduleId } from '../../contracts/ids.js';
 import type { Keys } from '../../store/keys.js';
-import type { RedisConnection } from '../../adapters/redis/connect-redis.js';
+import type { RedisConnection } from '../../redis/connect-redis.js';
 import {
   applySchedulePatch,
   MAX_SCHEDULES_PER_TENANT,

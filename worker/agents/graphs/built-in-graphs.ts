@@ -1,7 +1,7 @@
 import type { AnyGraph } from '../../../shared/graph/graph.js';
 import { chainGraph } from './chain.js';
 import { multiAgentGraph } from './multi-agent.js';
-import { ragAgentGraph } from '../../retrieval/rag/rag-agent.js';
+import { ragAgentGraph } from '../rag/rag-agent.js';
 import { reactAgentGraph } from './react-agent.js';
 import { reflectGraph } from './reflect.js';
 

@@ -5,9 +5,9 @@ import { callLanguageModel } from '../llm/call-language-model.js';
 import { estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
 import { planGuardrails, type GuardrailPlan } from '../../../shared/contracts/guardrail-spec.js';
 import { guardrailRegistryOf } from '../guardrails/guardrail-registry-of.js';
-import { memoryChannel } from '../memory/memory-state.js';
+import { memoryChannel } from '../../runtime/memory/memory-state.js';
 import { messageWindow } from '../memory/message-window.js';
-import { loadPromptHistory } from '../memory/prompt-history.js';
+import { loadPromptHistory } from '../../runtime/memory/prompt-history.js';
 import { openTurn, turnStartedChannel } from '../memory/conversation-turn.js';
 import { shouldSummarize, summarizeHistory } from '../memory/summarize-history.js';
 import { summarizeAtFor } from '../memory/summarize-step.js';
@@ -25,7 +25,7 @@ import { type MemoryKeep } from '../schemas/react-agent-input.js';
 import { executeToolCallOutcome, type ToolCallOutcome } from '../tools/execute-tool-call.js';
 import { resolveToolHandling, type ToolHandling } from '../tools/tool-handling.js';
 import type { RetrieveOptions } from '../schemas/retrieve-options.js';
-import { formatPassages, retrievalChannel } from '../../retrieval/retrieval-node.js';
+import { formatPassages, retrievalChannel } from '../retrieval-node.js';
 import { approvalOf, toolApprovalRequest } from './tool-approval.js';
 
 export const DEFAULT_REACT_SYSTEM_PROMPT =

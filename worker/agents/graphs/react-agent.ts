@@ -23,7 +23,7 @@ import {
 } from '../schemas/react-agent-input.js';
 import { type ToolHandling } from '../tools/tool-handling.js';
 import type { RetrieveOptions } from '../schemas/retrieve-options.js';
-import { retrievalNode, sourcesOf } from '../../retrieval/retrieval-node.js';
+import { retrievalNode, sourcesOf } from '../retrieval-node.js';
 
 import {
   reactAgentChannels,

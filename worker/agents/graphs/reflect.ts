@@ -9,10 +9,10 @@ import { AgentqError } from '../../../shared/contracts/errors.js';
 import { estimateTextTokens } from '../../../shared/llm/estimate-tokens.js';
 import { planGuardrails, type GuardrailPlan, type GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
 import { guardAnswer, guardInput } from '../guardrails/guard-text.js';
-import { memoryChannel } from '../memory/memory-state.js';
+import { memoryChannel } from '../../runtime/memory/memory-state.js';
 import { requestWindow } from '../memory/message-window.js';
 import { openTurn, turnStartedChannel } from '../memory/conversation-turn.js';
-import { loadPromptHistory } from '../memory/prompt-history.js';
+import { loadPromptHistory } from '../../runtime/memory/prompt-history.js';
 import { checkPromptSize, summarizeAtFor, summarizeStep } from '../memory/summarize-step.js';
 import { memoryChoiceOf } from '../schemas/react-agent-input.js';
 import {

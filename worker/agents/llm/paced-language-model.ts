@@ -1,5 +1,5 @@
 import type { LanguageModel } from '../../../shared/ports/language-model.js';
-import type { TurnGate } from '../../engine/turn-gate.js';
+import type { TurnGate } from '../../runtime/turn-gate.js';
 import { loadTokenizer } from '../../../shared/llm/estimate-tokens.js';
 
 /**

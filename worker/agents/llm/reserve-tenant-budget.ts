@@ -1,7 +1,7 @@
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import type { TokenUsage } from '../../../shared/ports/language-model.js';
 import { costOf, type PriceTable } from '../../../shared/llm/price-table.js';
-import { redisFaultOf, retryWhileRedisFaulty } from '../../../shared/adapters/redis/redis-fault.js';
+import { redisFaultOf, retryWhileRedisFaulty } from '../../../shared/redis/redis-fault.js';
 
 /** A fresh model call's hold on its tenant's budgets: settle it with the real usage, or release it. */
 interface TenantBudgetHold {

@@ -4,8 +4,8 @@ import { callLanguageModel } from '../llm/call-language-model.js';
 import { estimatePromptTokens, estimateTextTokens } from '../../../shared/llm/estimate-tokens.js';
 import { contentText, type Message } from '../../../shared/contracts/run-record.js';
 import { chooseSummaryCut, latestUserIndex } from './choose-summary-cut.js';
-import type { MemoryState } from './memory-state.js';
-import { loadPromptHistory } from './prompt-history.js';
+import type { MemoryState } from '../../runtime/memory/memory-state.js';
+import { loadPromptHistory } from '../../runtime/memory/prompt-history.js';
 
 export const SUMMARIZER_SYSTEM_PROMPT =
   'You summarise the earlier part of a conversation between a user and an AI assistant that uses tools, so the assistant can ' +

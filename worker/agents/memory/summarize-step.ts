@@ -5,7 +5,7 @@ import { estimatePromptTokens, IMAGE_TOKENS } from '../../../shared/llm/estimate
 import { agentSettingsOf, languageModelOf } from '../agent-services.js';
 import type { ToolDescription } from '../../../shared/ports/language-model.js';
 import { contentImages, contentText, type Message } from '../../../shared/contracts/run-record.js';
-import type { MemoryState } from './memory-state.js';
+import type { MemoryState } from '../../runtime/memory/memory-state.js';
 import { shouldSummarize, summarizeHistory } from './summarize-history.js';
 
 /** The worker's context window for `model` (AGENTQ_CONTEXT_WINDOW / AGENTQ_CONTEXT_WINDOWS). @default model: the worker's */

@@ -6,7 +6,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { AgentqError } from '../../../shared/contracts/errors.js';
-import { isPublicAddress } from '../../operations/webhooks/public-address.js';
+import { isPublicAddress } from '../../runtime/public-address.js';
 
 /** Resolves a host name to all its addresses (the `dns.lookup(name, {all: true})` shape). */
 export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import { defineTool, type Tool } from '../../../shared/ports/define-tool.js';
-import { parseHtml } from '../../retrieval/parsers/parse-html.js';
+import { parseHtml } from '../../ingest/parsers/parse-html.js';
 import { fetchAllowedUrl, type FetchAllowedUrlOptions, type FetchedResponse } from './fetch-allowed-url.js';
 
 export type HttpFetchToolOptions = Omit<FetchAllowedUrlOptions, 'abortSignal'>;

@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { isPublicAddress } from './public-address.js';
+import { isPublicAddress } from '../../runtime/public-address.js';
 
 /** The receiver's address is not public (and private ones are not allowed): retrying cannot help. */
 export class WebhookAddressError extends Error {

@@ -3,7 +3,7 @@ export {
   createRunFinishedHook,
   type RunFinishedHook,
   type RunFinishedHookOptions,
-} from '../../../shared/store/run-finished-hook.js';
+} from '../../../shared/operations/runs/run-finished-hook.js';
 export { startWebhookWorker, type StartWebhookWorkerOptions, type WebhookWorker } from './start-webhook-worker.js';
 export {
   signWebhook,

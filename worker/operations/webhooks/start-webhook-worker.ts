@@ -1,4 +1,4 @@
-import { ownWorker } from '../../engine/liveness-thread.js';
+import { ownWorker } from '../../runtime/liveness-thread.js';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Config } from '../../../shared/config/config.js';
 import type { Logger } from '../../../shared/telemetry/logger.js';

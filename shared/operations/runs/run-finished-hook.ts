@@ -1,0 +1,137 @@
+import { Queue } from 'bullmq';
+import type { RedisConnection } from '../../redis/connect-redis.js';
+import type { Config } from '../../config/config.js';
+import { Keys } from '../../store/keys.js';
+import type { FinishedRun } from '../../store/redis-run-store.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { RedisMetrics } from '../metrics/redis-metrics.js';
+import { StorageBudget } from '../limits/storage-budget.js';
+import { INTAKE_QUEUE, queueStreamOptions, WEBHOOK_QUEUE } from '../../contracts/queues.js';
+import type { StoredRunJob } from '../../contracts/job-schema.js';
+import { ConversationTurns } from '../../store/conversation-turns.js';
+import { INTAKE_JOB_OPTIONS } from './run-enqueuer.js';
+import { webhookJobId, type WebhookJobData } from '../../contracts/webhook-job.js';
+
+type FinishedStatus = 'completed' | 'failed' | 'cancelled';
+
+/** The `onFinished` option of RedisRunStore, with a `close()` for the queue it adds to. */
+export interface RunFinishedHook {
+  (runId: string, status: FinishedStatus, run: FinishedRun): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface RunFinishedHookOptions {
+  /**
+   * The run store's own connection: the hook reads the run's meta and adds the webhook job through it,
+   * so it fails fast on a producer's connection and waits out outages on a worker's.
+   */
+  redis: RedisConnection;
+  config: Pick<
+    Config,
+    | 'keyPrefix'
+    | 'queuePrefix'
+    | 'webhookMaxAttempts'
+    | 'webhookBackoffMs'
+    | 'keepCompletedJobs'
+    | 'keepFailedJobs'
+    | 'queueEventsMaxLen'
+    | 'retentionSeconds'
+  >;
+  /** Where the hook's own failures are logged. @default none (dropped) */
+  logger?: Logger;
+}
+
+/**
+ * Builds the run store's `onFinished` hook: after a run reaches completed, failed or cancelled it counts
+ * the run in the shared metrics, releases the run's slot in its tenant's in-flight set (the admission's
+ * cap) and its place in the tenant's load (FairShare), settles its bytes in the tenant's storage budget
+ * (its output counted, all of it gone when its retention ends), hands its conversation to the next turn
+ * waiting behind it (ConversationTurns) and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
+ */
+export function createRunFinishedHook({ redis, config, logger }: RunFinishedHookOptions): RunFinishedHook {
+  const keys = new Keys(config.keyPrefix);
+  const metrics = new RedisMetrics(redis, config.keyPrefix);
+  // Only settle() is used here: the budget's limit is the admission's business.
+  const storage = new StorageBudget(redis, keys, { defaultMaxBytes: 0, retentionSeconds: config.retentionSeconds });
+  let queue: Queue<WebhookJobData> | undefined;
+  const turns = new ConversationTurns(redis, keys, config.retentionSeconds * 2);
+  let intake: Queue<StoredRunJob> | undefined;
+
+  /** A queue on the store's connection, made when first needed (most processes never add to it). */
+  const openQueue = <Data>(name: string, what: string): Queue<Data> => {
+    const opened = new Queue<Data>(name, {
+      connection: redis,
+      prefix: config.queuePrefix,
+      ...queueStreamOptions(config.queueEventsMaxLen),
+    });
+    // Without a listener BullMQ prints connection errors raw on stderr, outside the JSON logs.
+    opened.on('error', (error) => logger?.warn({ err: error.message }, `${what} queue connection error (will retry)`));
+    return opened;
+  };
+
+  /** One turn at a time per conversation: the next turn, waiting behind this one, goes to the intake to be taken in. */
+  const handOn = async (tenant: string, conversationId: string, runId: string): Promise<void> => {
+    const next = await turns.leave(tenant, conversationId, runId);
+    if (!next) return;
+    intake ??= openQueue<StoredRunJob>(INTAKE_QUEUE, 'intake');
+    // An id of its own per hand-on: an intake job of the same run still finishing (one that found it
+    // waiting a moment ago) must not swallow this one.
+    await intake.add(
+      'run',
+      { v: 1, stored: true, runId: next },
+      { jobId: `${next}.after.${runId}`, ...INTAKE_JOB_OPTIONS },
+    );
+  };
+
+  const addDelivery = async (runId: string, status: FinishedStatus): Promise<void> => {
+    queue ??= openQueue<WebhookJobData>(WEBHOOK_QUEUE, 'webhook');
+    const jobId = webhookJobId(runId);
+    const existing = await queue.getJob(jobId);
+    if (existing) {
+      const state = await existing.getState();
+      // A delivery still pending sends the record as it is when it runs; one already done belongs to an
+      // earlier end of the run (before a retry or resume) and makes way for this one.
+      if (state !== 'completed' && state !== 'failed') return;
+      await existing.remove();
+    }
+    await queue.add(
+      'deliver',
+      { runId, status },
+      {
+        jobId,
+        attempts: config.webhookMaxAttempts,
+        backoff: { type: 'exponential', delay: config.webhookBackoffMs },
+        removeOnComplete: { count: config.keepCompletedJobs },
+        removeOnFail: { count: config.keepFailedJobs },
+      },
+    );
+  };
+
+  const hook = async (
+    runId: string,
+    status: FinishedStatus,
+    { tenant, webhookUrl, outputBytes, conversationId }: FinishedRun,
+  ): Promise<void> => {
+    try {
+      await Promise.all([
+        metrics.runFinished(status),
+        tenant ? redis.zrem(keys.tenantInflight(tenant), runId) : undefined,
+        tenant ? redis.zrem(keys.tenantLoad(tenant), runId) : undefined,
+        tenant ? storage.settle(tenant, runId, outputBytes) : undefined,
+        tenant && conversationId ? handOn(tenant, conversationId, runId) : undefined,
+      ]);
+      if (webhookUrl) await addDelivery(runId, status);
+    } catch (error) {
+      // Logged, not thrown: the store would drop it anyway, and the transition stands.
+      logger?.warn(
+        { runId, status, err: (error as Error).message },
+        'run-finished hook failed (metrics, in-flight slot or webhook job)',
+      );
+    }
+  };
+  return Object.assign(hook, {
+    async close() {
+      await Promise.all([queue?.close(), intake?.close()]);
+    },
+  });
+}
