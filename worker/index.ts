@@ -63,7 +63,8 @@ export type {
   ModelRequestPayload,
   ModelResponseEvent,
 } from './agents/llm/model-listeners.js';
-export { ProviderRateLimiter, type ProviderLimits } from '../shared/operations/limits/provider-rate-limiter.js';
+export { ProviderRateLimiter } from '../shared/operations/limits/provider-rate-limiter.js';
+export type { ProviderLimits } from '../shared/llm/rate-limit-table.js';
 // Embeddings and vector stores (docs/guides/documents-and-search.md).
 export type { Embedder, EmbedOptions, EmbedResult } from '../shared/ports/embedder.js';
 export { OpenAIEmbedder, type OpenAIEmbedderOptions } from '../shared/adapters/openai/openai-embedder.js';

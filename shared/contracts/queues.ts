@@ -24,3 +24,9 @@ export function queueStreamOptions(eventsMaxLen: number): { streams: { events: {
 }
 /** BullMQ's own default key prefix, used unless AGENTQ_QUEUE_PREFIX is set. */
 export const DEFAULT_QUEUE_PREFIX = 'bull';
+/**
+ * The run store's own key prefix (shared/store/keys.ts builds every key under it), used unless
+ * AGENTQ_KEY_PREFIX is set. It sits here, beside BullMQ's, so the settings can name it without standing on
+ * the store.
+ */
+export const DEFAULT_KEY_PREFIX = 'agentq';

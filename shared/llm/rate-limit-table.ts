@@ -1,5 +1,12 @@
-import type { ProviderLimits } from '../operations/limits/provider-rate-limiter.js';
 import { modelEntry, parseModelTable } from './model-table.js';
+
+/** What a provider allows one model, as the rate limiter enforces it across the fleet. */
+export interface ProviderLimits {
+  /** Requests per minute; 0 = unlimited. */
+  requestsPerMinute: number;
+  /** Input + output tokens per minute; 0 = unlimited. */
+  tokensPerMinute: number;
+}
 
 /** Provider limits by model id; `*` applies to every model without its own entry. */
 type RateLimitTable = Readonly<Record<string, ProviderLimits>>;

@@ -1,3 +1,4 @@
+import { DEFAULT_KEY_PREFIX } from '../contracts/queues.js';
 import { shardOf, shardTag } from '../contracts/shards.js';
 
 /**
@@ -6,7 +7,7 @@ import { shardOf, shardTag } from '../contracts/shards.js';
  * Lua script over the run's keys and that queue's keys — stays in one Redis Cluster slot.
  * BullMQ's keys are BullMQ's business (its own prefix); nothing here touches them.
  */
-export const DEFAULT_KEY_PREFIX = 'agentq';
+export { DEFAULT_KEY_PREFIX };
 
 /** A run's keys in the order the Lua scripts take them (KEYS[1] … KEYS[8]). */
 export const RUN_KEY_SUFFIXES = ['meta', 'state', 'messages', 'steps', 'events', 'writes', 'memo', 'record'] as const;

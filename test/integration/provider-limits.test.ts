@@ -2,11 +2,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keys } from '../../shared/store/keys.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
-import {
-  ProviderRateLimiter,
-  type AcquireResult,
-  type ProviderLimits,
-} from '../../shared/operations/limits/provider-rate-limiter.js';
+import { ProviderRateLimiter, type AcquireResult } from '../../shared/operations/limits/provider-rate-limiter.js';
+import type { ProviderLimits } from '../../shared/llm/rate-limit-table.js';
 import { startWorker, type AgentWorker } from '../../worker/start-worker.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AcquireResult, ProviderLimits } from '../../shared/operations/limits/provider-rate-limiter.js';
+import type { AcquireResult } from '../../shared/operations/limits/provider-rate-limiter.js';
+import type { ProviderLimits } from '../../shared/llm/rate-limit-table.js';
 import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
 import type { RequestRateLimiter } from '../../worker/agents/agent-services.js';
 import { MockLanguageModel } from '../../testing/mock-language-model.js';

@@ -2,8 +2,7 @@
 import { choice, integer, matching, text, url } from '../setting-builders.js';
 import { defineArea, type AreaConfig } from '../settings-area.js';
 import { DEFAULT_TENANT, ID_PATTERN } from '../../contracts/ids.js';
-import { DEFAULT_KEY_PREFIX } from '../../store/keys.js';
-import { DEFAULT_QUEUE_PREFIX } from '../../contracts/queues.js';
+import { DEFAULT_KEY_PREFIX, DEFAULT_QUEUE_PREFIX } from '../../contracts/queues.js';
 import { checkClusterConfig, parseClusterNodes } from '../redis-cluster-nodes.js';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';

@@ -3,6 +3,7 @@ import type { RedisConnection } from '../../redis/connect-redis.js';
 import type { Keys } from '../../store/keys.js';
 import { runScript } from '../../redis/create-redis.js';
 import { luaScript } from '../../redis/lua-script.js';
+import type { ProviderLimits } from '../../llm/rate-limit-table.js';
 
 /**
  * Takes a request slot if both the request and the token budget of the last 60 s allow it.
@@ -23,13 +24,6 @@ const ACQUIRE = luaScript(new URL('./lua/acquire-provider-slot-1.lua', import.me
  * KEYS[1] the log · ARGV: 1 member · 2 actual tokens → 1 replaced, 0 gone (left the window)
  */
 const SETTLE = luaScript(new URL('./lua/settle-provider-slot-1.lua', import.meta.url));
-
-export interface ProviderLimits {
-  /** Requests per minute; 0 = unlimited. */
-  requestsPerMinute: number;
-  /** Input + output tokens per minute; 0 = unlimited. */
-  tokensPerMinute: number;
-}
 
 export type AcquireResult =
   { granted: true; ticket: string } | { granted: false; retryAfterMs: number; impossible?: boolean };
