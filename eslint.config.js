@@ -4,6 +4,49 @@ import importX from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 /**
+ * The floors inside shared/ and worker/, from the ground up; docs/architecture.md prints the same table (a
+ * unit test holds them equal). A room may import only the rooms below it in its tree, type imports
+ * included; a room nested in another (`retrieval/sec-filings`) is a room of its own, above its parent's
+ * other files. Files at a tree's root (`worker/start-worker.ts`) wire the rooms together and stand on all.
+ */
+export const floors = {
+  shared: [
+    'contracts',
+    'ports',
+    'llm',
+    'config',
+    'telemetry',
+    'graph',
+    'retrieval',
+    'retrieval/sec-filings',
+    'redis',
+    'adapters',
+    'bullmq',
+    'store',
+    'operations',
+  ],
+  worker: ['runtime', 'provider-batches', 'ingest', 'agents', 'engine', 'operations'],
+};
+
+/** One zone per room: it may import none of the rooms above it in its tree. */
+function floorZones(tree, table) {
+  return table.slice(0, -1).map((room, rank) => {
+    const nested = table.filter((other) => other.startsWith(`${room}/`));
+    // A room holding nested rooms is its files outside them (minimatch's extglob names the rest).
+    const target =
+      nested.length === 0
+        ? `./${tree}/${room}`
+        : [`./${tree}/${room}/*.*`, `./${tree}/${room}/!(${nested.map((n) => n.slice(room.length + 1)).join('|')})/**`];
+    const above = table.slice(rank + 1);
+    return {
+      target,
+      from: above.map((other) => `./${tree}/${other}`),
+      message: `${tree}/${room} stands below ${above.join(', ')} (the floors in eslint.config.js): move what both need down`,
+    };
+  });
+}
+
+/**
  * The rooms of docs/architecture.md and the directions between them. A zone's `target` may not import
  * from its `from`; `except` lists the parts of `from` it may use.
  */
@@ -50,6 +93,14 @@ const rooms = [
     from: './shared',
     except: ['./contracts'],
     message: 'shared/contracts is the lowest floor: it imports only other contracts',
+  },
+  ...Object.entries(floors).flatMap(([tree, table]) => floorZones(tree, table)),
+  // Stricter than the floors: the engine stands above the agents but runs them only through the graph
+  // model and the ports, so what both need lives in worker/runtime/ or shared/.
+  {
+    target: './worker/engine',
+    from: './worker/agents',
+    message: 'the engine runs agents through the graph model and ports: move what both need to worker/runtime/',
   },
 ];
 
