@@ -54,29 +54,29 @@ const rooms = [
   // The two sides meet only in shared/.
   {
     target: './producer',
-    from: './worker/index',
+    from: './worker',
     message: 'producer code may not import worker code: move what both need to shared/',
   },
   {
-    target: './worker/index',
+    target: './worker',
     from: './producer',
     message: 'worker code may not import producer code: move what both need to shared/',
   },
   {
     target: './shared',
-    from: ['./producer', './worker/index', './bin'],
+    from: ['./producer', './worker', './bin'],
     message: 'shared/ is below both sides: it imports neither producer/ nor worker/',
   },
   // agentq/testing runs graphs as a worker would: it may use shared/ and worker/, and nothing the
   // product runs may depend on it.
   {
-    target: './testing/index',
+    target: './testing',
     from: ['./producer', './bin'],
     message: 'testing/ runs graphs in process: it may import shared/ and worker/, not producer/ or bin/',
   },
   {
-    target: ['./producer', './worker/index', './shared', './bin'],
-    from: './testing/index',
+    target: ['./producer', './worker', './shared', './bin'],
+    from: './testing',
     message: 'testing/ is for tests: product code may not import it',
   },
   // Vendor adapters sit below everything but the contracts, ports, config and telemetry.
