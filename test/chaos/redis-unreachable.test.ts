@@ -92,7 +92,9 @@ describe('fault suite: Redis unreachable', () => {
       async () => {
         const seed = suiteSeed();
         redis = await startRestartableRedis();
-        const config = testConfig({ REDIS_URL: redis.url, AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '750' });
+        // The production command timeout: the scenario measures how fast a stopped Redis gets its 503.
+        const commandTimeout = { AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '750' };
+        const config = testConfig({ REDIS_URL: redis.url, ...commandTimeout });
         const shared = {
           REDIS_URL: redis.url,
           AGENTQ_KEY_PREFIX: config.keyPrefix,
@@ -105,7 +107,7 @@ describe('fault suite: Redis unreachable', () => {
           AGENTQ_RECONCILE_INTERVAL_MS: '2000',
           AGENTQ_RECONCILE_AFTER_MS: '10000',
         });
-        app = await createTestApi({ ...shared, AGENTQ_API_KEYS: API_KEYS_ENV });
+        app = await createTestApi({ ...shared, ...commandTimeout, AGENTQ_API_KEYS: API_KEYS_ENV });
         const api = app;
         client = new AgentClient({ config });
         const runClient = client;
