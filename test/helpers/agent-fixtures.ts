@@ -4,6 +4,7 @@ import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
 import { defineTool } from '../../shared/ports/define-tool.js';
 import { defineGuardrail } from '../../worker/agents/guardrails/define-guardrail.js';
+import type { ToolProviderRequest } from '../../worker/agents/tools/tool-provider.js';
 import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
 import type { ReflectWriter } from '../../worker/agents/graphs/reflect.js';
 
@@ -63,3 +64,37 @@ export const refund = defineTool({
     return { refunded: amount };
   },
 });
+
+/** A tool that records the transfers it makes in `transfers`. */
+export const transfers: { to: string; amount: number }[] = [];
+export const transfer = defineTool({
+  name: 'transfer',
+  description: 'Transfers money',
+  input: z.object({ to: z.string(), amount: z.number() }),
+  execute: ({ to, amount }) => {
+    transfers.push({ to, amount });
+    return { sent: amount, to };
+  },
+});
+
+export const weather = defineTool({
+  name: 'weather',
+  description: 'The weather in a city',
+  input: z.object({ city: z.string() }),
+  execute: ({ city }) => `Sunny in ${city}`,
+});
+export const stocks = defineTool({
+  name: 'stocks',
+  description: 'A stock price',
+  input: z.object({ symbol: z.string() }),
+  execute: ({ symbol }) => `${symbol}: 42`,
+});
+export const providerCalls: ToolProviderRequest[] = [];
+
+/** A tool provider: the weather tool for weather questions, else stocks; fails on BROKEN. Records its calls. */
+export function topicTools(request: ToolProviderRequest) {
+  providerCalls.push(request);
+  const query = String((request.input as { query: string }).query);
+  if (query.includes('BROKEN')) throw new Error('the tool catalogue is down');
+  return query.includes('weather') ? [weather] : [stocks];
+}
