@@ -7,6 +7,8 @@ import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 const messagesOf = (request: ScriptedChatRequest) => request.body.messages as unknown as Message[];
 
+// Windows, summarisation thresholds and memory options are tested in test/unit/memory-logic.test.ts; this
+// file keeps rag-agent's conversations and summaries over a real index, worker and HTTP model.
 describe('memory options', () => {
   const data = tempDirectory('agentq-memory-');
   let rag: RagTestEnv<TestEnv>;
@@ -26,27 +28,6 @@ describe('memory options', () => {
     const queued = await rag.env.client.enqueue({ graph, input, ...(conversationId ? { conversationId } : {}) });
     return rag.env.client.wait(queued.id, { timeoutMs: 30_000 });
   };
-
-  it('a message window shows the model only the last N messages (system prompt and the current question kept)', async () => {
-    server.setScript([{ content: 'Hello Ada.' }, { content: 'Noted.' }, { content: 'You asked me to note it.' }]);
-    await run('react-agent', { query: 'My name is Ada.', tools: [] }, 'window-1');
-    await run('react-agent', { query: 'Note that I like trains.', tools: [] }, 'window-1');
-    const third = await run(
-      'react-agent',
-      { query: 'What did I ask last?', tools: [], memory: { window: 2 } },
-      'window-1',
-    );
-    expect(third.status).toBe('completed');
-    const sent = messagesOf(server.chatRequests()[2]!).map((message) => `${message.role}: ${message.content}`);
-    expect(sent).toEqual([
-      'system: ' + (messagesOf(server.chatRequests()[0]!)[0]!.content ?? ''),
-      'user: Note that I like trains.',
-      'assistant: Noted.',
-      'user: What did I ask last?',
-    ]);
-    // The stored history stays complete.
-    expect((await rag.env.client.messages(third.id)).length).toBe(7);
-  });
 
   it('rag-agent continues a conversation: the second question comes after the first turn', async () => {
     const answer = (query: string) => (request: ScriptedChatRequest) => {
@@ -73,12 +54,6 @@ describe('memory options', () => {
     const users = sent.filter((message) => message.role === 'user').map((message) => message.content);
     expect(users).toEqual(['Who drew the first sketch of the Eiffel Tower?', 'Where was he born?']);
     expect(sent.filter((message) => message.role === 'system')).toHaveLength(1);
-  });
-
-  it('a bad memory option fails the run naming it, before any model call', async () => {
-    const done = await run('react-agent', { query: 'q', memory: { window: 0 } });
-    expect(done.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('memory.window') });
-    expect(server.chatRequests()).toHaveLength(0);
   });
 });
 

@@ -1,7 +1,6 @@
 import { contentText } from '../../shared/contracts/run-record.js';
 import { describe, expect, it } from 'vitest';
 import { validateHistory } from '../../shared/contracts/validate-history.js';
-import { estimatePromptTokens } from '../../shared/llm/estimate-tokens.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { SUMMARY_HEADING } from '../../worker/runtime/memory/prompt-history.js';
 import { SUMMARIZER_SYSTEM_PROMPT } from '../../worker/agents/memory/summarize-history.js';
@@ -13,8 +12,6 @@ import { useAgentE2E } from '../helpers/agent-e2e.js';
 const messagesOf = (request: ScriptedChatRequest) => request.body.messages as unknown as Message[];
 const isSummarizer = (request: ScriptedChatRequest) => messagesOf(request)[0]?.content === SUMMARIZER_SYSTEM_PROMPT;
 const QUERY = 'Add the numbers one by one and tell me when you are done.';
-/** Threshold: AGENTQ_SUMMARIZE_AT 0.5 × AGENTQ_CONTEXT_WINDOW 1000. */
-const THRESHOLD = 500;
 
 /**
  * An agent that thinks aloud (~90 tokens per step) and calls the calculator `rounds` times, then answers;
@@ -50,7 +47,7 @@ describe('memory: summarisation and conversations', () => {
     return client.wait(queued.id, { timeoutMs: 30_000 });
   };
 
-  it('summarises as its own step when the prompt passes the threshold, and the run goes on with a valid, shorter prompt', async () => {
+  it("summarises as its own step, and the conversation's next turn starts from the summary", async () => {
     server.setScript(talkativeAgent(7));
     const done = await run({ query: QUERY, tools: ['calculator'] }, { conversationId: 'long-1' });
     expect(done).toMatchObject({ status: 'completed', output: { answer: 'All done: 21.' } });
@@ -66,27 +63,8 @@ describe('memory: summarisation and conversations', () => {
       expect(summarize.usage).toMatchObject({ model: 'scripted-chat' });
     }
 
-    const requests = server.chatRequests();
-    const firstSummary = requests.findIndex(isSummarizer);
-    expect(firstSummary).toBeGreaterThan(0);
-    expect(messagesOf(requests[firstSummary]!)[1]!.content).toMatch(
-      /Messages to fold into the summary:\n\[user\] Add the numbers[\s\S]*Thinking step 0/,
-    );
-    const agentRequests = requests.filter((request) => !isSummarizer(request));
-    for (const request of agentRequests) {
-      const messages = messagesOf(request);
-      expect(validateHistory(messages)).toEqual([]);
-      // Every prompt actually sent stays under the threshold.
-      expect(await estimatePromptTokens(messages)).toBeLessThanOrEqual(THRESHOLD);
-    }
-    // After the summary: system prompt + summary first, the user's request kept verbatim, the oldest steps gone.
-    const after = messagesOf(requests[firstSummary + 1]!);
-    expect(after[0]!.role).toBe('system');
-    expect(after[0]!.content).toContain(`${SUMMARY_HEADING}\nSUMMARY: the user wants numbers added`);
-    expect(after[0]!.content).toMatch(/^You are a helpful assistant/);
-    expect(after[1]).toEqual({ role: 'user', content: QUERY });
-    expect(JSON.stringify(after)).not.toContain('Thinking step 0');
-    expect(after.length).toBeLessThan(messagesOf(requests[firstSummary - 1]!).length);
+    // What each prompt holds after a summary is tested in test/unit/memory-logic.test.ts.
+    expect(server.chatRequests().some(isSummarizer)).toBe(true);
 
     // The stored history is the complete, valid audit log: nothing was replaced or inserted.
     const history = await env.client.messages(done.id);

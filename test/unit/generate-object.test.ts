@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { generateObject, repairRequest } from '../../worker/agents/llm/generate-object.js';
 import { strictJsonSchema } from '../../worker/agents/llm/strict-json-schema.js';
 import type { Message } from '../../shared/contracts/run-record.js';
-import { OpenAILanguageModel } from '../../shared/adapters/openai/openai-language-model.js';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
-import { fakeNodeContext } from '../../testing/fake-node-context.js';
+import { fakeNodeContext, MockLanguageModel, type MockResult } from '../../testing/index.js';
 
 const verdictSchema = z.object({
   approved: z.boolean(),
@@ -15,53 +13,49 @@ const verdictSchema = z.object({
 });
 const messages: Message[] = [{ role: 'user', content: 'Judge: "queues hold jobs".' }];
 
-/** generateObject over the real openai SDK and HTTP, against the scripted server. */
+/**
+ * generateObject on a scripted model: what it asks for, its repair round and its memos. How the OpenAI adapter
+ * puts a json_schema format on the wire is tested by test/contract/openai-conformance.test.ts.
+ */
 describe('generateObject', () => {
-  let server: ScriptedOpenAIServer;
-  let services: { languageModel: OpenAILanguageModel };
-  beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-    services = { languageModel: new OpenAILanguageModel({ model: 'scripted-chat', baseURL: server.url }) };
-  });
-  afterAll(() => server.close());
-  beforeEach(() => server.reset());
+  const scripted = (...generate: MockResult[]) => {
+    const languageModel = new MockLanguageModel({ generate });
+    return { languageModel, services: { languageModel } };
+  };
 
   it('asks for strict json_schema output and returns the validated object', async () => {
-    server.setScript([{ content: '{"approved": true, "critique": "", "score": 9}' }]);
+    const { languageModel, services } = scripted('{"approved": true, "critique": "", "score": 9}');
     const { context, recorded } = fakeNodeContext(services);
     const result = await generateObject(context, { messages, schema: verdictSchema, name: 'verdict' });
     expect(result).toMatchObject({ object: { approved: true, critique: '', score: 9 }, repaired: false });
     expect(recorded).toHaveLength(1);
-    const body = server.chatRequests()[0]!.body as unknown as Record<string, unknown>;
-    expect(body.response_format).toEqual({
+    expect(languageModel.calls[0]!.responseFormat).toEqual({
       type: 'json_schema',
-      json_schema: {
-        name: 'verdict',
-        strict: true,
-        schema: {
-          type: 'object',
-          properties: {
-            approved: { type: 'boolean' },
-            critique: { type: 'string' },
-            score: { anyOf: [{ type: 'integer', minimum: 0, maximum: 10 }, { type: 'null' }] },
-          },
-          required: ['approved', 'critique', 'score'],
-          additionalProperties: false,
+      name: 'verdict',
+      strict: true,
+      schema: {
+        type: 'object',
+        properties: {
+          approved: { type: 'boolean' },
+          critique: { type: 'string' },
+          score: { anyOf: [{ type: 'integer', minimum: 0, maximum: 10 }, { type: 'null' }] },
         },
+        required: ['approved', 'critique', 'score'],
+        additionalProperties: false,
       },
     });
   });
 
   it('repairs once: the model sees its invalid answer and the validation error', async () => {
-    server.setScript([
-      { content: '{"approved": "yes", "critique": "fine"}' },
-      { content: '```json\n{"approved": false, "critique": "too short", "score": null}\n```' },
-    ]);
+    const { languageModel, services } = scripted(
+      '{"approved": "yes", "critique": "fine"}',
+      '```json\n{"approved": false, "critique": "too short", "score": null}\n```',
+    );
     const { context, recorded } = fakeNodeContext(services);
     const result = await generateObject(context, { messages, schema: verdictSchema, name: 'verdict' });
     expect(result).toMatchObject({ object: { approved: false, critique: 'too short', score: null }, repaired: true });
     expect(recorded).toHaveLength(2);
-    const repair = server.chatRequests()[1]!.body.messages as unknown as Message[];
+    const repair = languageModel.calls[1]!.messages;
     expect(repair.slice(0, 2)).toEqual([
       messages[0],
       { role: 'assistant', content: '{"approved": "yes", "critique": "fine"}' },
@@ -73,7 +67,7 @@ describe('generateObject', () => {
   });
 
   it('fails with PROVIDER_ERROR and the validation message after a second invalid answer; a retried step pays nothing again', async () => {
-    server.setScript([{ content: 'I approve.' }, { content: '{"approved": true}' }]);
+    const { languageModel, services } = scripted('I approve.', '{"approved": true}');
     const first = fakeNodeContext(services);
     const error = await generateObject(first.context, { messages, schema: verdictSchema, name: 'verdict' }).catch(
       (caught: unknown) => caught,
@@ -84,25 +78,25 @@ describe('generateObject', () => {
       /did not match the structured output schema 'verdict' after one repair round: critique: .*; score: /,
     );
     expect((error as AgentqError).details).toMatchObject({ firstProblem: expect.stringMatching(/not valid JSON/) });
-    expect(server.chatRequests()).toHaveLength(2);
+    expect(languageModel.calls).toHaveLength(2);
 
     // Both answers were saved before they were acted on: the same step again replays them without a request.
     const again = fakeNodeContext(services, { memo: first.memo });
     await expect(
       generateObject(again.context, { messages, schema: verdictSchema, name: 'verdict' }),
     ).rejects.toMatchObject({ code: 'PROVIDER_ERROR' });
-    expect(server.chatRequests()).toHaveLength(2);
+    expect(languageModel.calls).toHaveLength(2);
   });
 
   it('treats a cut-off answer as invalid', async () => {
-    server.setScript([
-      { content: '{"approved": true, "crit', finishReason: 'length' },
-      { content: '{"approved": true, "critique": "", "score": 10}' },
-    ]);
+    const { languageModel, services } = scripted(
+      { text: '{"approved": true, "crit', finishReason: 'length' },
+      '{"approved": true, "critique": "", "score": 10}',
+    );
     const { context } = fakeNodeContext(services);
     const result = await generateObject(context, { messages, schema: verdictSchema });
     expect(result.repaired).toBe(true);
-    expect((server.chatRequests()[1]!.body.messages as unknown as Message[]).at(-1)!.content).toBe(
+    expect(languageModel.calls[1]!.messages.at(-1)!.content).toBe(
       repairRequest('the answer was cut off at the token limit before the JSON object ended'),
     );
   });
@@ -115,6 +109,5 @@ describe('generateObject', () => {
       /'outer\.b'/,
     );
     expect(() => strictJsonSchema(z.string(), 'x')).toThrow(/must be a z\.object/);
-    expect(server.chatRequests()).toHaveLength(0);
   });
 });
