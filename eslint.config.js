@@ -172,8 +172,6 @@ const MAX_FUNCTION_LINES = 120;
 const LONG_FUNCTIONS = [
   // registerProducerCommands: the producer's CLI commands, registered in one function.
   { file: 'producer/cli/producer-commands.ts', max: 253 },
-  // startConnected: a worker process's wiring (queues, workers, reconciler, collectors, shutdown).
-  { file: 'worker/start-worker.ts', max: 265 },
   // createMultiAgentGraph: the supervisor graph's nodes and routes.
   { file: 'worker/agents/graphs/multi-agent.ts', max: 222 },
   // runsRoutes: the runs API's routes in one plugin.
