@@ -1,42 +1,16 @@
-import { Queue } from 'bullmq';
 import { loadConfig, type Config } from '../shared/config/config.js';
 import { GraphRegistry } from '../shared/graph/graph-registry.js';
-import type { Services } from '../shared/graph/node-context.js';
-import type { LanguageModel } from '../shared/ports/language-model.js';
 import { createLogger, type Logger } from '../shared/telemetry/logger.js';
-import {
-  INGEST_QUEUE,
-  INTAKE_QUEUE,
-  queueStreamOptions,
-  SCHEDULES_QUEUE,
-  STEP_QUEUE,
-  WEBHOOK_QUEUE,
-} from '../shared/contracts/queues.js';
 import { Schedules } from '../shared/operations/schedules/schedules.js';
 import { ScheduleTickProcessor } from './operations/schedule-tick-processor.js';
-import { StepQueues } from '../shared/store/step-queues.js';
-import { stepQueuePrefix } from '../shared/contracts/shards.js';
 import { assertBullmqPinned } from '../shared/bullmq/bullmq-functions.js';
-import { queueQualifiedName } from '../shared/bullmq/bullmq-keys.js';
-import { checkStepLayout } from './engine/check-step-layout.js';
-import { StateCache } from './engine/state-cache.js';
-import { startLiveness } from './runtime/liveness-thread.js';
-import { workerLanguageModel } from './agents/llm/paced-language-model.js';
-import { PaidClaims } from './engine/paid-claims.js';
-import { TurnGate } from './runtime/turn-gate.js';
-import { StepTransitions } from './engine/step-transitions.js';
-import { RedisRunStore, type FinishedRun } from '../shared/store/redis-run-store.js';
 import { ActiveSteps } from './engine/active-steps.js';
 import { builtInGraphs } from './agents/graphs/built-in-graphs.js';
-import { createDefaultServices } from './default-services.js';
 import { IntakeProcessor } from './engine/intake-processor.js';
 import { Reconciler } from './operations/reconciler.js';
-import { checkRedisDurability } from './operations/check-redis-durability.js';
 import { StepJobs } from './engine/step-jobs.js';
-import { StepProcessor } from './engine/step-processor.js';
 import { BatchDispatcher } from '../shared/operations/batches/batch-dispatcher.js';
 import { RunEnqueuer } from '../shared/operations/runs/run-enqueuer.js';
-import { createRunFinishedHook } from '../shared/operations/runs/run-finished-hook.js';
 import { startWebhookWorker } from './operations/webhooks/start-webhook-worker.js';
 import { startIngestWorker } from './ingest/start-ingest-worker.js';
 import { startTelemetry } from '../shared/telemetry/telemetry.js';
@@ -45,12 +19,16 @@ import { ServedGraphs } from '../shared/store/served-graphs.js';
 import { startServedGraphsHeartbeat } from './operations/served-graphs-heartbeat.js';
 import { assertRedisReachable } from '../shared/redis/assert-redis-reachable.js';
 import { checkRedisCluster } from '../shared/redis/check-redis-cluster.js';
-import { connectRedis } from '../shared/redis/connect-redis.js';
-import { bullmqConnection } from '../shared/bullmq/bullmq-connection.js';
-import { WarningGate, warningKind } from '../shared/telemetry/warning-gate.js';
+import { connectRedis, type RedisConnection } from '../shared/redis/connect-redis.js';
+import { WarningGate } from '../shared/telemetry/warning-gate.js';
 import { startJobWorkers } from './start-job-workers.js';
 import { stopWorker } from './stop-worker.js';
-import { providerBatchesOf } from './provider-batches/provider-batches-of.js';
+import { openWorkerQueues } from './open-worker-queues.js';
+import { connectRunStore, type FinishedHook } from './connect-run-store.js';
+import type { RedisRunStore } from '../shared/store/redis-run-store.js';
+import type { StepQueues } from '../shared/store/step-queues.js';
+import { startWorkerLiveness } from './start-worker-liveness.js';
+import { createStepProcessor } from './create-step-processor.js';
 
 import type { AgentWorker, StartWorkerOptions } from './agent-worker.js';
 export type { AgentWorker, StartWorkerOptions };
@@ -97,202 +75,48 @@ async function startConnected(
   if (config.redisClusterNodes) await checkRedisCluster(config.redisClusterNodes);
   else await assertRedisReachable(config.redisUrl);
   const telemetry = options.telemetry ?? (await startTelemetry());
-  const redis = connectRedis(config, 'worker');
-  // A step's BEGIN and COMMIT, and the step queue (RunStoreOptions.stepRedis).
-  const stepRedis = connectRedis(config, 'worker');
-  await Promise.all([checkRedisDurability(redis, config, logger), checkStepLayout(redis, config)]).catch(
-    (error: unknown) => {
-      redis.disconnect();
-      stepRedis.disconnect();
-      throw error;
-    },
+  const { redis, stepRedis, store, finishedHooks, runFinished } = await connectRunStore(
+    options,
+    config,
+    logger,
+    telemetry,
   );
-  // Each runs after a run reached a terminal state, whichever way it got there.
-  const finishedHooks: ((
-    runId: string,
-    status: 'completed' | 'failed' | 'cancelled',
-    run: FinishedRun,
-  ) => Promise<void>)[] = [];
-  const store = new RedisRunStore(redis, {
-    keyPrefix: config.keyPrefix,
-    shards: config.shards,
-    retentionSeconds: config.retentionSeconds,
-    eventsMaxLen: config.eventsMaxLen,
-    recording: { mode: config.recording, maxBytes: config.recordingMaxBytes },
+  // Repeated warnings (a Redis outage) as one line per kind per interval, with a count.
+  const warnings = new WarningGate(logger, config.warnIntervalMs);
+  const { bullmq, connection, stepQueues, intakeQueue, schedulesQueue } = openWorkerQueues(
+    config,
+    telemetry,
     stepRedis,
-    onFinished: async (runId, status, run) => {
-      // Independent of each other (metrics, webhook, batch slot, trace, observers): all at once, so the
-      // batch's next question does not wait behind the others' round trips.
-      await Promise.all(
-        finishedHooks.map((hook) =>
-          hook(runId, status, run).catch((error: unknown) =>
-            logger.warn({ runId, err: String(error) }, 'run-finished hook failed'),
-          ),
-        ),
-      );
-    },
-  });
-  for (const observer of options.observers ?? []) {
-    if (observer.onRunFinished) finishedHooks.push(async (runId, status) => observer.onRunFinished?.(runId, status));
-  }
-  const runFinished = createRunFinishedHook({ redis, config, logger }); // metrics, in-flight cap, webhook job
-  finishedHooks.push(runFinished);
-  if (telemetry.enabled) {
-    finishedHooks.push(async (runId) => {
-      const meta = await store.reads.get(runId);
-      if (!meta) return;
-      telemetry.emitRunSpan({
-        trace: meta.trace,
-        runId,
-        graph: meta.graph,
-        graphVersion: meta.graphVersion,
-        status: meta.status,
-        stepCount: meta.stepCount,
-        errorCode: meta.error?.code,
-        errorMessage: meta.error?.message,
-        startTime: meta.createdAt,
-        endTime: meta.updatedAt,
-      });
-    });
-  }
-  const bullmq = bullmqConnection(config, 'worker');
-  const connection = bullmq.connection;
-  const bullmqTelemetry = telemetry.bullmq ? { telemetry: telemetry.bullmq } : {};
-  const queueOptions = {
-    connection,
-    prefix: config.queuePrefix,
-    ...bullmqTelemetry,
-    ...queueStreamOptions(config.queueEventsMaxLen),
-  };
-  // One step queue per shard (AGENTQ_SHARDS), under the shard's prefix: a run's keys share its tag.
-  const stepQueues = new StepQueues(config.shards, config.queuePrefix, { ...queueOptions, connection: stepRedis });
-  const intakeQueue = new Queue(INTAKE_QUEUE, queueOptions);
+    warnings,
+  );
   const stepJobs = new StepJobs(stepQueues, registry);
   const served = new ServedGraphs({ redis, keys: store.keys, heartbeatMs: config.graphHeartbeatMs });
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry, served });
-  // Batches: when a run of a batch finishes, its slot goes to the batch's next question.
-  const batches = new BatchDispatcher({
-    redis,
-    keys: store.keys,
-    store,
-    // The next question's run goes in with its start job (one script); the worker taking it takes it in.
-    enqueuer: new RunEnqueuer(store, stepQueues, config),
-    retentionSeconds: config.retentionSeconds,
-  });
-  finishedHooks.push(async (runId, status, { batchId }) => {
-    if (batchId) await batches.onRunFinished(runId, batchId, status);
-  });
-  // Repeated warnings (a Redis outage) as one line per kind per interval, with a count.
-  const warnings = new WarningGate(logger, config.warnIntervalMs);
+  const batches = dispatchBatches(finishedHooks, { redis, store, stepQueues, config });
   const activeSteps = new ActiveSteps();
   await activeSteps.listen(connectRedis(config, 'blocking'), store.keys.cancelChannel(), logger);
 
-  const transitions = new StepTransitions({
-    store,
-    redis: stepRedis,
-    queuePrefix: config.queuePrefix,
-    shards: config.shards,
-    // The lock a step job gets when taken or handed on: long, so that no stall of this process's event
-    // loop loses it before the liveness thread holds it (and renews it to AGENTQ_LOCK_DURATION_MS).
-    lockDurationMs: config.takeLockMs,
-    keepCompletedJobs: config.keepCompletedJobs,
-    attemptsOf: (graphId, node) => stepJobs.attemptsOf(graphId, node),
-  });
   // Liveness from a thread of its own, and claims on paid work that respect it.
-  const stepQueueKeys = Array.from({ length: config.shards }, (_value, shard) =>
-    queueQualifiedName(stepQueuePrefix(config.queuePrefix, shard, config.shards), STEP_QUEUE),
-  );
-  const liveness = startLiveness({
-    redis: config,
-    alivePrefixes: Array.from({ length: config.shards }, (_value, shard) => store.keys.alivePrefix(shard)),
-    intervalMs: config.livenessIntervalMs,
-    ttlMs: config.livenessTtlMs,
-    lockMs: config.lockDurationMs,
-    registryKey: store.keys.livenessRegistry(),
-    // Every queue of agentq, whether this process takes from it or not: a dead peer may have.
-    reapQueues: [
-      ...stepQueueKeys,
-      ...[INTAKE_QUEUE, SCHEDULES_QUEUE, WEBHOOK_QUEUE, INGEST_QUEUE].map((name) =>
-        queueQualifiedName(config.queuePrefix, name),
-      ),
-    ],
-    heldQueues: stepQueueKeys,
-    onReaped: (processId, released) =>
-      logger.info({ processId, released }, 'a worker process stopped beating: its job locks are released'),
-    onLost: (released) =>
-      logger.info({ released }, 'reconnected to Redis: released the step jobs taken as the connection dropped'),
-  });
-  // Redis answered the checks above; a thread that still cannot write within 5 s is said, not waited for
-  // (this process's claims then look dead to others, which is how a worker without liveness behaved).
-  const beating = await Promise.race([
-    liveness.ready.then(() => true),
-    new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref()),
-  ]);
-  if (!beating)
-    logger.warn(
-      'liveness thread has not written its first beat within 5 s; claims on paid work by this worker may be taken over',
-    );
-  // One gate for the process: its event loop is what the gate keeps responsive.
-  const startsGate = new TurnGate(config.stepStartsPerTurn);
-  const claims = new PaidClaims({
-    redis: stepRedis,
-    keys: store.keys,
-    processId: liveness.processId,
-    logger,
-    takeoverMs: config.paidClaimTakeoverMs,
-    pauseMs: config.livenessTtlMs,
-    warnings,
-  });
-  // Model calls of batches submitted with providerBatch go through the provider's Batch API.
-  const providerBatches = providerBatchesOf({
+  const liveness = await startWorkerLiveness(config, store, logger);
+  const { stepProcessor, transitions, startsGate, providerBatches } = await createStepProcessor({
+    options,
     config,
+    logger,
+    telemetry,
+    warnings,
+    registry,
+    mcp,
     redis,
+    stepRedis,
     store,
     stepQueues,
-    logger,
-    telemetry,
-    ...(options.onProviderBatchPoint ? { onPoint: options.onProviderBatchPoint } : {}),
-  });
-  const services: Services = {
-    ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }),
-    ...(providerBatches ? { providerBatchRouter: providerBatches.router } : {}),
-    ...options.services,
-  };
-  // Model requests start through the same gate as steps: a burst of them cannot hold the loop.
-  if (services.languageModel)
-    services.languageModel = await workerLanguageModel(services.languageModel as LanguageModel, startsGate);
-  const stepProcessor = new StepProcessor({
-    claims,
-    paidClaimMs: config.paidClaimMs,
-    store,
-    registry,
-    transitions,
-    stateCache: new StateCache(config.stateCacheSize),
-    eagerHops: config.eagerHops,
+    liveness,
+    stepJobs,
     activeSteps,
-    services,
-    logger,
-    telemetry,
-    observers: options.observers ?? [],
-    admitStart: intakeProcessor.admitStart,
-    redisFaultDelayMs: config.redisFaultDelayMs,
-    warnings,
+    intakeProcessor,
   });
   const concurrency = options.concurrency ?? config.concurrency;
-  // Schedule ticks: BullMQ's job schedulers add one job per tick; any worker may take it.
-  const schedulesQueue = new Queue(SCHEDULES_QUEUE, queueOptions);
-  const schedules = new Schedules({ redis, keys: store.keys, queue: schedulesQueue });
-  const tickProcessor = new ScheduleTickProcessor({
-    schedules,
-    enqueuer: new RunEnqueuer(store, stepQueues, config, intakeProcessor.admitInline),
-    logger,
-  });
-  const {
-    stepWorkers,
-    intakeWorker,
-    scheduleWorker,
-    all: jobWorkers,
-  } = startJobWorkers({
+  const jobs = startJobWorkers({
     config,
     registry,
     connection,
@@ -300,7 +124,11 @@ async function startConnected(
     stepProcessor,
     transitions,
     intakeProcessor,
-    tickProcess: tickProcessor.process,
+    tickProcess: new ScheduleTickProcessor({
+      schedules: new Schedules({ redis, keys: store.keys, queue: schedulesQueue }),
+      enqueuer: new RunEnqueuer(store, stepQueues, config, intakeProcessor.admitInline),
+      logger,
+    }).process,
     liveness,
     startsGate,
     telemetry,
@@ -308,16 +136,6 @@ async function startConnected(
     warnings,
     logger,
   });
-  // Without a listener BullMQ prints a queue's connection errors raw on stderr, outside the JSON logs.
-  for (const queue of [...stepQueues.all(), intakeQueue, schedulesQueue]) {
-    queue.on('error', (error) =>
-      warnings.warn(
-        warningKind('queue connection error', error),
-        { err: error.message },
-        'queue connection error (will retry)',
-      ),
-    );
-  }
   const reconciler = new Reconciler({
     store,
     stepJobs,
@@ -330,9 +148,9 @@ async function startConnected(
   if (options.reconciler !== false) reconciler.start();
   providerBatches?.collector.start();
   await Promise.all([
-    ...stepWorkers.map((worker) => worker.waitUntilReady()),
-    intakeWorker.waitUntilReady(),
-    scheduleWorker.waitUntilReady(),
+    ...jobs.stepWorkers.map((worker) => worker.waitUntilReady()),
+    jobs.intakeWorker.waitUntilReady(),
+    jobs.scheduleWorker.waitUntilReady(),
   ]);
   const webhookWorker = await startWebhookWorker({ config, store, logger, processId: liveness.processId });
   // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
@@ -343,33 +161,63 @@ async function startConnected(
     'agentq worker started',
   );
 
-  let closing: Promise<void> | undefined;
   return {
     registry,
     store,
     sweep: () => reconciler.sweep(),
-    close() {
-      closing ??= (providerBatches?.collector.stop() ?? Promise.resolve()).then(() =>
-        stopWorker({
-          config,
-          logger,
-          warnings,
-          activeSteps,
-          heartbeat,
-          reconciler,
-          jobWorkers,
-          ingestWorker,
-          webhookWorker,
-          queues: [...stepQueues.all(), intakeQueue, schedulesQueue],
-          runFinished,
-          bullmq,
-          telemetry,
-          mcp,
-          liveness,
-          connections: [redis, stepRedis],
-        }),
-      );
-      return closing;
-    },
+    close: closeOnce(providerBatches?.collector, {
+      config,
+      logger,
+      warnings,
+      activeSteps,
+      heartbeat,
+      reconciler,
+      jobWorkers: jobs.all,
+      ingestWorker,
+      webhookWorker,
+      queues: [...stepQueues.all(), intakeQueue, schedulesQueue],
+      runFinished,
+      bullmq,
+      telemetry,
+      mcp,
+      liveness,
+      connections: [redis, stepRedis],
+    }),
+  };
+}
+
+/** Batches: when a run of a batch finishes, its slot goes to the batch's next question. */
+function dispatchBatches(
+  finishedHooks: FinishedHook[],
+  {
+    redis,
+    store,
+    stepQueues,
+    config,
+  }: { redis: RedisConnection; store: RedisRunStore; stepQueues: StepQueues; config: Config },
+): BatchDispatcher {
+  const batches = new BatchDispatcher({
+    redis,
+    keys: store.keys,
+    store,
+    // The next question's run goes in with its start job (one script); the worker taking it takes it in.
+    enqueuer: new RunEnqueuer(store, stepQueues, config),
+    retentionSeconds: config.retentionSeconds,
+  });
+  finishedHooks.push(async (runId, status, { batchId }) => {
+    if (batchId) await batches.onRunFinished(runId, batchId, status);
+  });
+  return batches;
+}
+
+/** A worker's close: the provider-batch collector first, then the rest; a second call gets the first's promise. */
+function closeOnce(
+  collector: { stop(): Promise<void> } | undefined,
+  parts: Parameters<typeof stopWorker>[0],
+): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => {
+    closing ??= (collector?.stop() ?? Promise.resolve()).then(() => stopWorker(parts));
+    return closing;
   };
 }

@@ -1,5 +1,3 @@
-import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
 import { Queue } from 'bullmq';
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -20,10 +18,9 @@ import { allShards, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import type { ApiContext } from './api-context.js';
 import { ApiKeys } from './auth/api-keys.js';
 import { requireRole } from './auth/authenticate.js';
-import { DashboardSessions, INSPECTOR_COOKIE } from './auth/dashboard-sessions.js';
-import { requirePageCaller } from './auth/page-caller.js';
+import { DashboardSessions } from './auth/dashboard-sessions.js';
 import { ApiError, notFound, sendApiError } from './errors.js';
-import { servedSchemaTransform } from './openapi-served.js';
+import { registerApiDocs } from './register-api-docs.js';
 import { AuthThrottle } from './limits/auth-throttle.js';
 import { limitJsonDepth } from './limits/limit-json-depth.js';
 import { limitRate } from './limits/limit-rate.js';
@@ -172,39 +169,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   });
 
   registerSecurityHeaders(app);
-  await app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'agentq API',
-        version: '1.0.0',
-        description:
-          'Enqueue agent runs, follow them (poll or Server-Sent Events), cancel, retry and resume them. Errors: {error: {code, message, details?}}.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'AGENTQ_API_KEYS entry: <key>:<tenant>:<role>' },
-        },
-      },
-      security: [{ apiKey: [] }],
-      // Relative: the API that served the document (a client generated from it sets its own base URL).
-      servers: [{ url: '/', description: 'the agentq API that served this document' }],
-    },
-    transform: servedSchemaTransform(),
-  });
-  // The route map is for callers with a key (or a signed-in browser) unless AGENTQ_PUBLIC_DOCS=true.
-  const docsGuard = requirePageCaller(
-    { apiKeys, sessions: context.sessions, authThrottle: context.authThrottle, defaultTenant: config.tenant },
-    {
-      cookie: INSPECTOR_COOKIE,
-      sendsToSignIn: (request) => (request.headers.accept ?? '').includes('text/html'),
-      hint: 'the API docs need a key: send "Authorization: Bearer <API key>", sign in at /runs/login, or set AGENTQ_PUBLIC_DOCS=true',
-    },
-  );
-  await app.register(fastifySwaggerUi, {
-    routePrefix: '/docs',
-    ...(config.publicDocs ? {} : { uiHooks: { onRequest: docsGuard } }),
-  });
+  await registerApiDocs(app, context);
 
   await app.register(healthRoutes(context));
   await app.register(metricsRoute(context));

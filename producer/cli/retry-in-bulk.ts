@@ -1,5 +1,5 @@
 import { parseSince } from '../../shared/contracts/parse-since.js';
-import type { ProducerClients } from './producer-commands.js';
+import type { ProducerClients } from './command-helpers.js';
 import { UsageError } from './usage-error.js';
 
 interface Io {

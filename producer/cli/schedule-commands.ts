@@ -71,6 +71,15 @@ export function registerScheduleCommands(program: Command, clientFactory: () => 
   const schedule = program
     .command('schedule')
     .description('scheduled runs: create, list, show, runs, pause, resume, change, delete');
+  registerSpecCommands(schedule, withClient, io);
+  registerExistingCommands(schedule, withClient, io);
+}
+
+/** With a client made for the command, closed after it. */
+type WithClient = <T>(action: (client: AgentClient) => Promise<T>) => Promise<T>;
+
+/** `schedule create` and `schedule change`: the commands that take a schedule's spec (timing, input, …). */
+function registerSpecCommands(schedule: Command, withClient: WithClient, io: Io): void {
   const timing = (command: Command) =>
     command
       .option('--cron <expr>', "cron expression, e.g. '0 9 * * 1-5' (a sixth leading field is seconds)")
@@ -124,7 +133,10 @@ export function registerScheduleCommands(program: Command, clientFactory: () => 
       io.out(options.json ? JSON.stringify(changed) : describe(changed));
     });
   });
+}
 
+/** `schedule list|show|pause|resume|runs|delete`: the commands on existing schedules. */
+function registerExistingCommands(schedule: Command, withClient: WithClient, io: Io): void {
   schedule
     .command('list')
     .description("the tenant's schedules")

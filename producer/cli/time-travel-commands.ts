@@ -47,6 +47,12 @@ function describeReport(report: ReplayReport): string {
 
 /** `agentq fork` and `agentq replay`. */
 export function registerTimeTravelCommands(program: Command, client: () => Promise<AgentClient>, io: Io): void {
+  registerForkCommand(program, client, io);
+  registerReplayCommand(program, client, io);
+}
+
+/** `agentq fork`: a new run from one of a run's steps, optionally with state keys replaced. */
+function registerForkCommand(program: Command, client: () => Promise<AgentClient>, io: Io): void {
   program
     .command('fork')
     .description(
@@ -105,7 +111,10 @@ export function registerTimeTravelCommands(program: Command, client: () => Promi
         }
       },
     );
+}
 
+/** `agentq replay`: runs again on their recordings, each reported as same, diverged or failed. */
+function registerReplayCommand(program: Command, client: () => Promise<AgentClient>, io: Io): void {
   program
     .command('replay')
     .description(

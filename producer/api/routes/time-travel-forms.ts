@@ -1,28 +1,9 @@
-import type {
-  FastifyBaseLogger,
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import type { RunMeta } from '../../../shared/store/redis-run-store.js';
 import type { AgentClient } from '../../client/agent-client.js';
-
-/** The inspector's guarded scope, with zod schemas. */
-type PageScope = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  ZodTypeProvider
->;
-
-const idParams = z.object({ id: z.string().min(1).max(256) });
+import { type PageScope, pageIdParams as idParams } from './inspector-helpers.js';
 
 interface FormDeps {
   client: AgentClient;

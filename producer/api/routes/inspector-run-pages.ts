@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import type { RunMeta } from '../../../shared/store/redis-run-store.js';
+import { toRunRecord } from '../../../shared/store/redis-run-store.js';
+import { csrfToken } from '../auth/csrf.js';
+import { ApiError } from '../errors.js';
+import { pathOf, runPage } from '../inspector/run-page.js';
+import { streamRunEvents } from '../sse.js';
+import { type InspectorHelpers, type PageScope, pageIdParams as idParams } from './inspector-helpers.js';
+import { runListQuery } from './inspector-run-list.js';
+
+/** Recent runs of the same graph whose paths the diagram adds to this run's. */
+const DIAGRAM_RUNS = 10;
+
+/** A run's page at /runs/:id and the live events its script reads at /runs/:id/events. */
+export function registerRunPages(pages: PageScope, helpers: InspectorHelpers): void {
+  const { context, ownRun, html, notFoundPage } = helpers;
+  const { store, client, config, sessions } = context;
+
+  /** Paths of recent runs of the same graph and tenant, for the diagram. */
+  const otherPaths = async (meta: RunMeta) => {
+    const { runs } = await store.reads.list(meta.tenant, { graph: meta.graph, limit: DIAGRAM_RUNS });
+    const others = runs.filter((run) => run.id !== meta.id);
+    return Promise.all(others.map(async (run) => pathOf(await store.reads.steps(run.id))));
+  };
+
+  pages.get(
+    '/runs/:id',
+    { schema: { hide: true, params: idParams, querystring: runListQuery } },
+    async (request, reply) => {
+      const meta = await ownRun(request, request.params.id);
+      if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
+      const [steps, events, messages, state, others, replayReport] = await Promise.all([
+        store.reads.steps(meta.id),
+        store.eventLog.events(meta.id, { count: 10_000 }),
+        store.reads.messages(meta.id),
+        store.reads.state(meta.id),
+        otherPaths(meta),
+        // A replay's verdict; none when its original is gone.
+        meta.replay ? client.replayReport(meta.id).catch(() => null) : null,
+      ]);
+      const record = toRunRecord(meta);
+      return html(
+        reply,
+        runPage({
+          record,
+          meta,
+          steps,
+          events,
+          messages,
+          state,
+          otherPaths: others,
+          now: Date.now(),
+          shards: config.shards,
+          traceUrl: config.traceUrl,
+          // The live script's refreshes (X-Agentq-Refresh) leave the notice to the page view it is for.
+          notice:
+            request.pageSession && request.headers['x-agentq-refresh'] === undefined
+              ? await sessions.takeFlash(request.pageSession, meta.id)
+              : null,
+          csrf: request.pageSession ? csrfToken(request.pageSession) : null,
+          replayReport,
+        }),
+      );
+    },
+  );
+
+  pages.get(
+    '/runs/:id/events',
+    {
+      schema: {
+        hide: true,
+        params: idParams,
+        querystring: z.object({
+          after: z
+            .string()
+            .regex(/^\d{1,16}-\d{1,16}$/, "after must be an event id (like '1700000000000-0')")
+            .optional(),
+        }),
+      },
+    },
+    async (request, reply) => {
+      const meta = await ownRun(request, request.params.id);
+      if (!meta) throw new ApiError(404, 'NOT_FOUND', `run ${request.params.id} not found`);
+      const lastEventId = request.headers['last-event-id'];
+      const after =
+        typeof lastEventId === 'string' && /^\d{1,16}-\d{1,16}$/.test(lastEventId)
+          ? lastEventId
+          : (request.query.after ?? '0-0');
+      await streamRunEvents({
+        request,
+        reply,
+        store,
+        events: context.events,
+        streams: context.streams,
+        tenant: meta.tenant,
+        runId: meta.id,
+        after,
+        tokens: context.tokens,
+        signal: context.closing,
+      });
+    },
+  );
+}

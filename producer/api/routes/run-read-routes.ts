@@ -1,0 +1,108 @@
+import { toRunRecord } from '../../../shared/store/redis-run-store.js';
+import { withPartialOutput } from '../../client/partial-output.js';
+import type { ApiContext } from '../api-context.js';
+import { errorBodySchema } from '../errors.js';
+import {
+  eventsHeadersSchema,
+  messagesSchema,
+  runIdParamsSchema,
+  runRecordSchema,
+  runResultSchema,
+  stepsSchema,
+} from '../schemas/run-schemas.js';
+import { readRunResult } from '../../../shared/store/read-run-result.js';
+import { streamRunEvents } from '../sse.js';
+import { ownRunOf } from './own-run.js';
+import { eventsServed } from '../schemas/served-media.js';
+import type { RouteScope } from './route-scope.js';
+
+const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
+
+/** What a run holds: its record, messages, result, steps and events (SSE). */
+export function registerRunReadRoutes(app: RouteScope, context: ApiContext): void {
+  const { store } = context;
+  const ownRun = ownRunOf(store);
+
+  app.get('/v1/runs/:id', {
+    schema: {
+      operationId: 'getRun',
+      summary: 'Get a run (poll)',
+      description: 'The same run record as `agentq status --json`.',
+      tags: ['runs'],
+      params: runIdParamsSchema,
+      response: { 200: runRecordSchema, ...errors },
+    },
+    handler: async (request) =>
+      withPartialOutput(toRunRecord(await ownRun(request, request.params.id)), (id) => store.reads.state(id)),
+  });
+
+  app.get('/v1/runs/:id/messages', {
+    schema: {
+      operationId: 'getRunMessages',
+      summary: "A run's message history",
+      tags: ['runs'],
+      params: runIdParamsSchema,
+      response: { 200: messagesSchema, ...errors },
+    },
+    handler: async (request) => {
+      const meta = await ownRun(request, request.params.id);
+      return { messages: await store.reads.messages(meta.id) };
+    },
+  });
+
+  app.get('/v1/runs/:id/result', {
+    schema: {
+      operationId: 'getRunResult',
+      summary: "A run's result object",
+      description:
+        "What the run produced, in one object: the answer, every tool execution (arguments and result), the model's responses before its final one, the sources, why the model's last response ended (finishReason), usage and error. A conversation's earlier turns are left out. Readable in every status (a running run's so far).",
+      tags: ['runs'],
+      params: runIdParamsSchema,
+      response: { 200: runResultSchema, ...errors },
+    },
+    handler: async (request) => readRunResult(store, await ownRun(request, request.params.id)),
+  });
+
+  app.get('/v1/runs/:id/steps', {
+    schema: {
+      operationId: 'getRunSteps',
+      summary: "A run's committed steps",
+      tags: ['runs'],
+      params: runIdParamsSchema,
+      response: { 200: stepsSchema, ...errors },
+    },
+    handler: async (request) => {
+      const meta = await ownRun(request, request.params.id);
+      return { steps: await store.reads.steps(meta.id) };
+    },
+  });
+
+  app.get('/v1/runs/:id/events', {
+    schema: {
+      operationId: 'streamRunEvents',
+      served: eventsServed,
+      summary: "A run's events (Server-Sent Events)",
+      description:
+        'text/event-stream: one SSE event per run event (`id` = stream id, `event` = type, `data` = JSON {id, type, data}); all past events first, then live ones; the stream ends after `run-end`. Reconnect with `Last-Event-ID` to resume after that event. Live model text comes as `token` events (no id; data {type, runId, step, task, node, attempt, call, index, text}) after the committed backlog; a `token-reset` opens each attempt, so drop partial text of that step when it comes. Tokens are not stored: the committed message is the record.',
+      tags: ['runs'],
+      params: runIdParamsSchema,
+      headers: eventsHeadersSchema,
+      response: { ...errors },
+    },
+    handler: async (request, reply) => {
+      const meta = await ownRun(request, request.params.id);
+      await streamRunEvents({
+        request,
+        reply,
+        store,
+        events: context.events,
+        streams: context.streams,
+        tenant: meta.tenant,
+        runId: meta.id,
+        after: request.headers['last-event-id'] ?? '0-0',
+        tokens: context.tokens,
+        signal: context.closing,
+      });
+    },
+  });
+}

@@ -1,0 +1,126 @@
+import { estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
+import type { NodeContext } from '../../../shared/graph/node-context.js';
+import { agentSettingsOf } from '../agent-services.js';
+import { summarizeStep } from '../memory/summarize-step.js';
+import { extractiveTurn } from './extractive-turn.js';
+import { modelTurn } from './model-turn.js';
+import { formatSearchResult } from './rag-prompts.js';
+import {
+  MAX_PASSAGES,
+  pendingSearchOf,
+  ragState,
+  SEARCH_CANDIDATES,
+  type RagMode,
+  type RagState,
+  type RagUpdate,
+} from './rag-state.js';
+import { ragTools } from './rag-tools.js';
+import { ragVectorStoreOf } from './rag-vector-store-of.js';
+import { searchPassages } from './search-passages.js';
+import type { NodeFunction } from '../../../shared/graph/graph.js';
+
+type RagNode = NodeFunction<typeof ragState>;
+
+/** `model`: one decision, by the language model or (without one) the extractive answerer. */
+export const ragModelNode: RagNode = async (current, context) => {
+  const mode: RagMode = current.mode ?? (context.services.languageModel ? 'model' : 'extractive');
+  const update = mode === 'model' ? await modelTurn(current, context) : await extractiveTurn(current, context);
+  logTurn(context, current, update, mode);
+  return { ...update, mode };
+};
+
+/** `search`: one search the model decided on, scoped to the run's tenant and collection. */
+export const ragSearchNode: RagNode = async (current, context) => {
+  const request = pendingSearchOf(context.arg);
+  context.logger.debug(
+    {
+      tool: request.tool,
+      ...contentOrLength(context, 'arguments', JSON.stringify({ query: request.query })),
+      round: request.round,
+    },
+    'rag-agent: tool call',
+  );
+  await context.emit('tool-call', { toolCallId: request.callId, tool: request.tool });
+  const topK = current.topK ?? agentSettingsOf(context).ragTopK;
+  const result = await searchPassages(context, ragVectorStoreOf(context), {
+    query: request.query,
+    collection: current.collection,
+    k: Math.max(SEARCH_CANDIDATES, topK),
+    round: request.round,
+    lexical: request.lexical === true,
+  });
+  await context.emit('tool-result', {
+    toolCallId: request.callId,
+    tool: request.tool,
+    passages: result.passages.length,
+  });
+  const shown = result.passages.slice(0, topK);
+  const best = result.passages[0];
+  const update: RagUpdate = {
+    passages: current.passages.length >= MAX_PASSAGES ? shown : result.passages,
+    searches: [
+      {
+        tool: request.tool,
+        query: request.query,
+        round: request.round,
+        found: result.passages.length,
+        retrieval: result.retrieval,
+      },
+    ],
+    reasoning: [
+      ...(result.scope ? [`${request.tool}: ${result.scope}`] : []),
+      `${request.tool} found ${result.passages.length} passage${result.passages.length === 1 ? '' : 's'}${best ? `, best: "${best.title}"` : ''}`,
+    ],
+  };
+  if (current.mode === 'model')
+    update.messages = [
+      {
+        role: 'tool',
+        tool_call_id: request.callId,
+        content: formatSearchResult(request.query, shown, result.passages.length),
+      },
+    ];
+  return update;
+};
+
+/** `summarize`: folds older history into a summary, leaving room for the question and the tools. */
+export const ragSummarizeNode: RagNode = async (current, context) => {
+  const reserved = await estimatePromptTokens(
+    current.turnStarted === false ? [{ role: 'user', content: current.query }] : [],
+    ragTools({ searchesLeft: true }),
+  );
+  return { memory: await summarizeStep(context, current.memory, { reservedTokens: reserved }), summarize: false };
+};
+
+/** A debug line per iteration (what the model or the extractive answerer decided), and one at the answer. */
+function logTurn(context: NodeContext, current: Readonly<RagState>, update: RagUpdate, mode: RagMode): void {
+  if (!context.logger.isLevelEnabled('debug')) return;
+  const searches = update.pendingSearches ?? [];
+  const tools = update.pendingToolCalls ?? [];
+  context.logger.debug(
+    {
+      mode,
+      iteration: update.rounds ?? current.rounds,
+      searches: searches.map((search) => contentOrLength(context, 'query', search.query)),
+      tools: tools.map((call) => ({
+        tool: call.function.name,
+        ...contentOrLength(context, 'arguments', call.function.arguments),
+      })),
+    },
+    'rag-agent: iteration',
+  );
+  if (update.done)
+    context.logger.debug(
+      { mode, answerChars: (update.answer ?? '').length, cited: update.cited ?? [], searches: current.searches.length },
+      'rag-agent: answer',
+    );
+}
+
+/**
+ * A question's or a call's text in a log line, cut at 200 characters, only where content may be recorded
+ * (AGENTQ_TRACE_CONTENT, as for spans); otherwise its length alone.
+ */
+function contentOrLength(context: NodeContext, field: string, text: string): Record<string, string | number> {
+  if (!agentSettingsOf(context).traceContent) return { [`${field}Chars`]: text.length };
+  return { [field]: text.length <= 200 ? text : `${text.slice(0, 200)}…` };
+}
