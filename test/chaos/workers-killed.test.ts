@@ -82,8 +82,11 @@ describe('chaos: workers SIGKILLed and restarted under model-calling runs', () =
       for (;;) {
         const [min, max] = KILL_EVERY_MS;
         await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, min + random() * (max - min)))]);
-        if (finished) break;
-        const victim = Math.floor(random() * WORKERS);
+        // The victim is a worker with a model request in flight, so each kill lands mid-step. Picked by the
+        // clock alone, a kill on a loaded machine could land on a worker that was still starting up, and the
+        // scenario would prove nothing.
+        const victim = await workerMidCall(() => finished, random);
+        if (victim === undefined) break;
         kills.push({ pid: workers[victim]!.pid!, at: Date.now() });
         await killHard(workers[victim]!);
         console.log(
@@ -163,6 +166,22 @@ describe('chaos: workers SIGKILLed and restarted under model-calling runs', () =
     },
     atScale(180_000, 20 * 60_000),
   );
+  /** Index of a worker with a request in flight (seeded pick among them), waiting until one has; undefined once the runs are done. */
+  async function workerMidCall(done: () => boolean, random: () => number): Promise<number | undefined> {
+    const model = await starting;
+    for (;;) {
+      if (done()) return undefined;
+      const pending = new Set(
+        model
+          .calls()
+          .filter((call) => call.outcome === 'pending')
+          .map((call) => call.pid),
+      );
+      const candidates = workers.flatMap((worker, index) => (pending.has(worker.pid!) ? [index] : []));
+      if (candidates.length > 0) return candidates[Math.floor(random() * candidates.length)];
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
 });
 
 /** The history a 5-step run must have: per step, its assistant answer then the tool result, in step order. */
