@@ -1,3 +1,4 @@
+import { bm25TermWeight } from './bm25.js';
 import { bm25Tokens } from './bm25-tokens.js';
 import { bm25TokenId } from './murmur-hash3.js';
 
@@ -55,12 +56,12 @@ export class Bm25SparseEncoder {
       const index = bm25TokenId(term);
       frequencies.set(index, (frequencies.get(index) ?? 0) + 1);
     }
-    const lengthNorm = this.k * (1 - this.b + (this.b * terms.length) / this.averageLength);
+    const length = { length: terms.length, averageLength: this.averageLength };
     const indices: number[] = [];
     const values: number[] = [];
     for (const [index, frequency] of frequencies) {
       indices.push(index);
-      values.push((frequency * (this.k + 1)) / (frequency + lengthNorm));
+      values.push(bm25TermWeight(frequency, length, this));
     }
     return { indices, values };
   }

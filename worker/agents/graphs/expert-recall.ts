@@ -1,4 +1,5 @@
 import { AgentqError } from '../../../shared/contracts/errors.js';
+import { bm25Scores } from '../../../shared/retrieval/bm25.js';
 import { cosineSimilarity } from '../../../shared/retrieval/cosine-similarity.js';
 import { expertNames, type Expert, type RecallMode } from '../schemas/multi-agent-input.js';
 
@@ -48,28 +49,7 @@ function lexicalTerms(text: string): string[] {
  * more than words every document has.
  */
 export function rankLexically(query: string, documents: readonly string[], top: number): Scored[] {
-  const k1 = 1.2;
-  const b = 0.75;
-  const terms = documents.map(lexicalTerms);
-  const averageLength = terms.reduce((sum, words) => sum + words.length, 0) / Math.max(1, terms.length);
-  const documentFrequency = new Map<string, number>();
-  for (const words of terms)
-    for (const word of new Set(words)) documentFrequency.set(word, (documentFrequency.get(word) ?? 0) + 1);
-  const queryTerms = [...new Set(lexicalTerms(query))];
-  const scores = terms.map((words) => {
-    const frequency = new Map<string, number>();
-    for (const word of words) frequency.set(word, (frequency.get(word) ?? 0) + 1);
-    let score = 0;
-    for (const term of queryTerms) {
-      const count = frequency.get(term) ?? 0;
-      if (count === 0) continue;
-      const df = documentFrequency.get(term) ?? 0;
-      const idf = Math.log(1 + (documents.length - df + 0.5) / (df + 0.5));
-      score += (idf * count * (k1 + 1)) / (count + k1 * (1 - b + (b * words.length) / Math.max(1, averageLength)));
-    }
-    return score;
-  });
-  return rankScores(scores, top);
+  return rankScores(bm25Scores(documents.map(lexicalTerms), lexicalTerms(query)), top);
 }
 
 /** A run's recall mode and named lead: its input's, else the graph's. */

@@ -1,3 +1,4 @@
+import { bm25Idf } from '../../../shared/retrieval/bm25.js';
 import { keyTerms } from './key-terms.js';
 import type { RetrievedPassage } from './retrieved-passage.js';
 import { splitSentences } from './split-sentences.js';
@@ -143,7 +144,7 @@ function termWeights(terms: readonly string[], passages: readonly AnalysedPassag
   return new Map(
     terms.map((term) => {
       const frequency = passageTerms.filter((set) => set.has(term)).length;
-      return [term, Math.log(1 + (count - frequency + 0.5) / (frequency + 0.5))];
+      return [term, bm25Idf(count, frequency)];
     }),
   );
 }
