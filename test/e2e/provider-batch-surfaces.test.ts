@@ -35,8 +35,6 @@ describe('provider batches: HTTP API and CLI', () => {
       env: {
         OPENAI_BASE_URL: server.url,
         LLM_MODEL: 'scripted-chat',
-        // A loaded machine answers slower than the producer's default 750 ms command timeout.
-        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
         AGENTQ_PRICES: 'scripted-chat:1:4',
         AGENTQ_BATCH_PRICES: 'scripted-chat:0.4:1.6',
         AGENTQ_PROVIDER_BATCH_POLL_MS: '100',

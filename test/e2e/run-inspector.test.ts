@@ -60,7 +60,6 @@ describe('the run inspector in a browser', () => {
         OPENAI_BASE_URL: server.url,
         LLM_MODEL: 'scripted-chat',
         AGENTQ_PRICES: 'scripted-chat:1:2',
-        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
       },
     });
     url = await env.app.listen({ port: 0, host: '127.0.0.1' });

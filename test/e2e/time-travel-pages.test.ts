@@ -51,7 +51,7 @@ describe('time travel on the run page', () => {
       script: (request) => ({ content: `note by (${(request.body.messages[0] as Message).content})` }),
     });
     env = await startApiTestEnv({
-      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat', AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000' },
+      env: { OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' },
       graphs: [noteGraph('1', 'Be brief.'), noteGraph('2', 'Be <b>verbose</b>.')],
     });
     url = await env.app.listen({ port: 0, host: '127.0.0.1' });

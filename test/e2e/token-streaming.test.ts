@@ -39,7 +39,6 @@ describe('token streaming', () => {
         OPENAI_BASE_URL: server.url,
         LLM_MODEL: 'scripted-chat',
         AGENTQ_API_KEYS: API_KEYS_ENV,
-        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
       },
     });
     tokens = new TokenHub(new Keys(env.config.keyPrefix), () => createRedis(env.config.redisUrl, 'blocking'));

@@ -32,8 +32,6 @@ export function providerBatchEnv(url: string, extra: Record<string, string> = {}
   return {
     OPENAI_BASE_URL: url,
     LLM_MODEL: 'scripted-chat',
-    // A loaded machine answers slower than the producer's default 750 ms command timeout.
-    AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
     AGENTQ_PROVIDER_BATCH_FLUSH_MS: '60000',
     AGENTQ_PROVIDER_BATCH_POLL_MS: '100',
     AGENTQ_LLM_TIMEOUT_MS: '2000',

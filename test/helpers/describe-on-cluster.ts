@@ -11,6 +11,7 @@ import { clusterUnavailableReason, startRedisCluster, type LocalRedisCluster } f
 export function describeOnCluster(title: string, body: (cluster: LocalRedisCluster) => void): void {
   const unavailable = clusterUnavailableReason();
   if (unavailable) console.warn(`skipping "${title}": ${unavailable}`);
+  // Skipped, with the reason printed above, where no local Redis Cluster can start (no redis-server/redis-cli).
   describe.skipIf(unavailable)(title, () => {
     let cluster: LocalRedisCluster | undefined;
     beforeAll(async () => {

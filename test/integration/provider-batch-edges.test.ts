@@ -30,8 +30,6 @@ describe('provider batches: spans, fallback and failures', () => {
       env: {
         OPENAI_BASE_URL: server.url,
         LLM_MODEL: 'scripted-chat',
-        // A loaded machine answers slower than the producer's default 750 ms command timeout.
-        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
         AGENTQ_PROVIDER_BATCH_POLL_MS: '100',
         AGENTQ_PROVIDER_BATCH_FALLBACK: 'live',
       },
@@ -157,7 +155,6 @@ describe('provider batches: the limits of one provider batch', () => {
       env: {
         OPENAI_BASE_URL: server.url,
         LLM_MODEL: 'scripted-chat',
-        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
         AGENTQ_PROVIDER_BATCH_POLL_MS: '100',
         AGENTQ_PROVIDER_BATCH_MAX_REQUESTS: '2',
         AGENTQ_PROVIDER_BATCH_MAX_BYTES: '1024',

@@ -66,7 +66,6 @@ describe('response shapes through a provider batch', () => {
       env: {
         OPENAI_BASE_URL: server.url,
         LLM_MODEL: 'scripted-chat',
-        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '5000',
         AGENTQ_PROVIDER_BATCH_FLUSH_MS: '60000',
         AGENTQ_PROVIDER_BATCH_POLL_MS: '100',
       },
