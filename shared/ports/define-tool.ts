@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import { AgentqError } from '../contracts/errors.js';
-import type { ToolDescription } from './language-model.js';
+import type { ToolCall, ToolDescription } from './language-model.js';
 
 /** What a tool's `execute` gets besides its validated input. */
 export interface ToolExecutionContext {
   readonly runId: string;
+  /** The run's tenant. */
+  readonly tenant: string;
   /** The model's id for this call. */
   readonly toolCallId: string;
   /**
@@ -20,6 +22,27 @@ export interface ToolExecutionContext {
   readonly abortSignal: AbortSignal;
   readonly logger: Logger;
 }
+
+/** What a tool's own `beforeToolCall` sees: the call and its arguments, parsed from JSON (not yet checked against the schema). */
+export interface ToolCallCheck {
+  call: ToolCall;
+  /** The arguments the call would run with (a graph's hook may have rewritten the model's). */
+  arguments: unknown;
+  runId: string;
+  tenant: string;
+}
+
+/**
+ * A `beforeToolCall` hook's answer: nothing (or `{ action: 'run' }`) runs the call; `{ action: 'rewrite',
+ * arguments }` runs it with these arguments instead (checked against the tool's schema like the model's);
+ * `{ action: 'veto', message }` does not run it, and the model reads `message` as the call's result.
+ */
+export type ToolCallDecision =
+  | undefined
+  | void
+  | { action: 'run' }
+  | { action: 'rewrite'; arguments: unknown }
+  | { action: 'veto'; message: string };
 
 export interface ToolDefinition<Input> {
   /** What the model calls it: 1-64 letters, digits, `_` or `-` (OpenAI's rule for function names). */
@@ -45,6 +68,12 @@ export interface ToolDefinition<Input> {
    * call reaches the model as a tool message saying so. @default false
    */
   requiresApproval?: boolean;
+  /**
+   * Sees each call of this tool before it runs, under whatever graph the run chose (after the graph's own
+   * hook, on the arguments that hook leaves), and may veto or rewrite it. A check that belongs to the
+   * tool lives here, so no choice of graph skips it. Throw to fail the step. @default none
+   */
+  beforeToolCall?(request: ToolCallCheck, context: ToolExecutionContext): ToolCallDecision | Promise<ToolCallDecision>;
 }
 
 /** A tool ready to register: its definition plus the JSON Schema sent to the model. */

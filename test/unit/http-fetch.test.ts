@@ -37,6 +37,7 @@ async function listen(host: string, handler: (path: string, response: ServerResp
 
 const toolContext: ToolExecutionContext = {
   runId: 'run-1',
+  tenant: 'default',
   toolCallId: 'call-1',
   idempotencyKey: 'run-1:s0.t0:call-1',
   attempt: 1,

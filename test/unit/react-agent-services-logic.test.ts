@@ -148,11 +148,11 @@ describe('react-agent: templates, beforeToolCall, tool providers', () => {
     expect(llm.calls[1]!.messages.at(-1)).toMatchObject({ role: 'tool', content: 'Sunny in Oslo' });
     const second = await runInProcess(
       providedTools,
-      { query: 'Price of ACME?', tools: [] },
+      { query: 'Price of ACME?', tools: ['transfer'] },
       { services: services(llm) },
     );
     expect(second.status).toBe('completed');
-    expect(toolNamesOf(llm.calls[2]!)).toEqual(['stocks']);
+    expect(toolNamesOf(llm.calls[2]!)).toEqual(['transfer', 'stocks']);
     expect(providerCalls[0]).toMatchObject({
       runId: 'run-weather',
       tenant: 'default',

@@ -3,6 +3,7 @@ import { AgentqError } from '../../shared/contracts/errors.js';
 import type { NodeContext } from '../../shared/graph/node-context.js';
 import type { ProviderRateLimiter } from '../../shared/operations/limits/provider-rate-limiter.js';
 import { ToolRegistry } from './tools/tool-registry.js';
+import type { AllowTool } from './tools/allowed-tools.js';
 import type { AnyGuardrail } from './guardrails/define-guardrail.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import type { Moderator } from '../../shared/ports/moderator.js';
@@ -21,6 +22,11 @@ export interface AgentServices {
   languageModel?: LanguageModel;
   /** Tools agents may call. */
   tools?: ToolRegistry;
+  /**
+   * Which tools a tenant may use, asked before a tool is offered and before a call of it runs, under every
+   * graph (tools/allowed-tools.ts). @default every tool for every tenant
+   */
+  allowTool?: AllowTool;
   agentSettings?: Partial<AgentSettings>;
   /** The embedding model (EMBED_MODEL); absent: graphs that can fall back to lexical matching do. */
   embedder?: Embedder;

@@ -15,7 +15,10 @@ export type {
   ToolErrorProblem,
 } from './tools/tool-handling.js';
 export type { BeforeToolCall, BeforeToolCallDecision, BeforeToolCallRequest } from './tools/before-tool-call.js';
-export type { ToolProvider, ToolProviderRequest } from './tools/tool-provider.js';
+export { runToolsOf, type ToolProvider, type ToolProviderRequest } from './tools/tool-provider.js';
+// The one way a graph runs a tool call (allow-list, approval, hooks, memo): your own graphs' tool steps too.
+export { runToolCall, TOOL_MAX_ATTEMPTS, type RunToolCallOptions, type ToolStepResult } from './tools/run-tool-call.js';
+export { toolAllowed, type AllowTool } from './tools/allowed-tools.js';
 export { reactAgentInputSchema, type ReactAgentInput, type ReactAgentOutput } from './schemas/react-agent-input.js';
 export {
   createReflectGraph,

@@ -11,8 +11,6 @@ import { loadPromptHistory } from '../../runtime/memory/prompt-history.js';
 import { openTurn, turnStartedChannel } from '../memory/conversation-turn.js';
 import { shouldSummarize, summarizeHistory } from '../memory/summarize-history.js';
 import { summarizeAtFor } from '../memory/summarize-step.js';
-import { toolCallRequest } from '../tools/tool-call-request.js';
-import { toolCallArg } from '../tools/tool-call-arg.js';
 import { contextWindowFor, type RunSettings } from './react-run-settings.js';
 import { agentSettingsOf } from '../agent-services.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
@@ -22,11 +20,10 @@ import { userTurnMessage, type ImagePart } from './react-turn.js';
 import type { AssistantMessage, ToolCall } from '../../../shared/ports/language-model.js';
 import type { Message } from '../../../shared/contracts/run-record.js';
 import { type MemoryKeep } from '../schemas/react-agent-input.js';
-import { executeToolCallOutcome, type ToolCallOutcome } from '../tools/execute-tool-call.js';
 import { resolveToolHandling, type ToolHandling } from '../tools/tool-handling.js';
+import { runToolCall, TOOL_MAX_ATTEMPTS } from '../tools/run-tool-call.js';
 import type { RetrieveOptions } from '../schemas/retrieve-options.js';
 import { formatPassages, retrievalChannel } from '../retrieval-node.js';
-import { approvalOf, toolApprovalRequest } from './tool-approval.js';
 
 export const DEFAULT_REACT_SYSTEM_PROMPT =
   'You are a helpful assistant. Use the tools you are given when they help you answer accurately, ' +
@@ -36,8 +33,7 @@ export const DEFAULT_REACT_SYSTEM_PROMPT =
 export const FINAL_ANSWER_REQUEST =
   'You have used all the tool calls allowed for this task. Answer now with what you know, without calling tools; say what remains uncertain.';
 
-/** Attempts of one tool step; a tool's retryable error is retried until the last one, then the model is told. */
-export const TOOL_MAX_ATTEMPTS = 3;
+export { TOOL_MAX_ATTEMPTS } from '../tools/run-tool-call.js';
 
 /** The state of a react-agent run. */
 export function reactAgentChannels() {
@@ -177,7 +173,7 @@ export function reactModelNode(runTools: RunTools): ReactAgentNode {
   };
 }
 
-/** `tool`: one tool call of the model's response, approved when the tool asks for it, its outcome memoised. */
+/** `tool`: one tool call of the model's response, through the one tool path (allow-list, approval, hooks, memo). */
 export function reactToolNode({
   runTools,
   toolHandling,
@@ -188,47 +184,13 @@ export function reactToolNode({
   beforeToolCall: BeforeToolCall | undefined;
 }): ReactAgentNode {
   return async (state, context) => {
-    const call = toolCallArg(context, 'react-agent: the tool step');
-    const settings = agentSettingsOf(context);
-    const tools = await runTools(context, state);
-    const tool = tools.find((candidate) => candidate.name === call.function.name);
-    // Asked before anything runs: until a person answers, this throws and the run waits.
-    const approval = tool?.requiresApproval ? approvalOf(context.interrupt(toolApprovalRequest(call))) : undefined;
-    await context.emit('tool-call', {
-      toolCallId: call.id,
-      tool: call.function.name,
-      ...(approval ? { approved: approval.approved } : {}),
+    const { message, direct } = await runToolCall(context, {
+      tools: await runTools(context, state),
+      handling: resolveToolHandling(toolHandling, state.settings.toolHandling),
+      maxAttempts: TOOL_MAX_ATTEMPTS,
+      ...(beforeToolCall ? { beforeToolCall } : {}),
     });
-    const handling = resolveToolHandling(toolHandling, state.settings.toolHandling);
-    // Saved once done: a re-delivered step does not repeat the call (tools also get an idempotency key).
-    const outcome = await context.memo<ToolCallOutcome>(
-      'tool-outcome',
-      async () =>
-        approval && !approval.approved
-          ? { content: approval.message, failure: 'rejected' }
-          : executeToolCallOutcome(call, context, {
-              tools,
-              maxResultChars: settings.maxToolResultChars,
-              traceContent: settings.traceContent,
-              maxAttempts: TOOL_MAX_ATTEMPTS,
-              handling,
-              ...(beforeToolCall ? { beforeToolCall } : {}),
-            }),
-      { request: toolCallRequest(call) },
-    );
-    const { content } = outcome;
-    await context.emit('tool-result', {
-      toolCallId: call.id,
-      tool: call.function.name,
-      chars: content.length,
-      ...(outcome.failure === 'vetoed' ? { vetoed: true } : {}),
-      ...(outcome.rewrittenArguments === undefined ? {} : { rewritten: true }),
-    });
-    const direct = tool?.returnDirect === true && outcome.failure === undefined;
-    return {
-      messages: [{ role: 'tool', tool_call_id: call.id, content }],
-      ...(direct ? { directAnswer: content } : {}),
-    };
+    return { messages: [message], ...(direct ? { directAnswer: message.content } : {}) };
   };
 }
 

@@ -5,7 +5,7 @@ import { loadPromptHistory } from '../../runtime/memory/prompt-history.js';
 import { closeTurn, openTurn, startsTurn } from '../memory/conversation-turn.js';
 import { checkPromptSize } from '../memory/summarize-step.js';
 import { guardAnswer, guardInput } from '../guardrails/guard-text.js';
-import { toolRegistryOf } from '../agent-services.js';
+import { runToolsOf } from '../tools/tool-provider.js';
 import type { NodeContext as Context } from '../../../shared/graph/node-context.js';
 import type { ToolCall } from '../../../shared/ports/language-model.js';
 import { checkCitations } from './check-citations.js';
@@ -31,7 +31,7 @@ export async function modelTurn(current: Readonly<RagState>, context: NodeContex
   const messages = [...history, ...added];
   // Extra tools are checked before any model call (an unknown name fails the run first) and offered
   // while search rounds are left; the last turn is for the answer.
-  const extra = toolRegistryOf(context).select(current.extraTools);
+  const extra = await runToolsOf(context, current.extraTools);
   const tools = [
     ...ragTools({ searchesLeft }),
     ...(searchesLeft ? extra.map(({ name, description, parameters }) => ({ name, description, parameters })) : []),

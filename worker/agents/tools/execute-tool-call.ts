@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import type { ToolCall } from '../../../shared/ports/language-model.js';
-import type { AnyTool } from '../../../shared/ports/define-tool.js';
+import type { AnyTool, ToolExecutionContext } from '../../../shared/ports/define-tool.js';
 import { resolveToolHandling, type ResolvedToolHandling } from './tool-handling.js';
 import { decideToolCall, type BeforeToolCall } from './before-tool-call.js';
 
@@ -112,13 +112,27 @@ async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCal
       ),
     };
   }
+  const execution = {
+    runId: context.runId,
+    tenant: context.tenant,
+    toolCallId: call.id,
+    idempotencyKey: `${context.runId}:${context.stepId}:${call.id}`,
+    attempt: context.attempt,
+    abortSignal: context.abortSignal,
+    logger: context.logger,
+  };
   let rewritten: { rewrittenArguments: unknown } | undefined;
-  if (options.beforeToolCall) {
-    const decision = await decideToolCall(
-      options.beforeToolCall,
-      { call, arguments: raw, tool, runId: context.runId, tenant: context.tenant },
-      context,
-    );
+  // The graph's hook first, then the tool's own on what the graph's leaves: a graph cannot skip the tool's.
+  const hooks = [
+    ...(options.beforeToolCall
+      ? [{ hook: 'beforeToolCall', decide: graphHook(options.beforeToolCall, call, tool, context) }]
+      : []),
+    ...(tool.beforeToolCall
+      ? [{ hook: `the beforeToolCall of tool '${tool.name}'`, decide: toolHook(tool, call, execution) }]
+      : []),
+  ];
+  for (const { hook, decide } of hooks) {
+    const decision = await decideToolCall(() => decide(raw), { arguments: raw, tool }, hook);
     if ('veto' in decision) return { failure: 'vetoed', content: decision.veto };
     raw = decision.arguments;
     if (decision.rewritten) rewritten = { rewrittenArguments: raw };
@@ -134,14 +148,7 @@ async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCal
     };
   }
   try {
-    const result: unknown = await tool.execute(parsed.data, {
-      runId: context.runId,
-      toolCallId: call.id,
-      idempotencyKey: `${context.runId}:${context.stepId}:${call.id}`,
-      attempt: context.attempt,
-      abortSignal: context.abortSignal,
-      logger: context.logger,
-    });
+    const result: unknown = await tool.execute(parsed.data, execution);
     return { content: stringify(result), ...rewritten };
   } catch (error) {
     // The step's own abort (cancel, timeout, shutdown) is the step's business, not the model's.
@@ -158,6 +165,12 @@ async function run(call: ToolCall, context: NodeContext, options: ExecuteToolCal
     return { failure: AgentqError.isInstance(error) ? error.code : 'tool_error', content, ...rewritten };
   }
 }
+
+const graphHook = (hook: BeforeToolCall, call: ToolCall, tool: AnyTool, context: NodeContext) => (args: unknown) =>
+  hook({ call, arguments: args, tool, runId: context.runId, tenant: context.tenant }, context);
+
+const toolHook = (tool: AnyTool, call: ToolCall, execution: ToolExecutionContext) => (args: unknown) =>
+  tool.beforeToolCall!({ call, arguments: args, runId: execution.runId, tenant: execution.tenant }, execution);
 
 function stringify(result: unknown): string {
   if (typeof result === 'string') return result;

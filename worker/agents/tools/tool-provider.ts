@@ -2,6 +2,7 @@ import { AgentqError } from '../../../shared/contracts/errors.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import type { AnyTool } from '../../../shared/ports/define-tool.js';
 import { toolRegistryOf } from '../agent-services.js';
+import { allowedTools } from './allowed-tools.js';
 
 /** What a tool provider is asked with: the run and its input. */
 export interface ToolProviderRequest {
@@ -21,17 +22,20 @@ export type ToolProvider = (request: ToolProviderRequest) => readonly AnyTool[] 
 
 /**
  * The run's tools: its fixed ones (`names` from the registry; undefined: all of them) followed by what
- * `provider` chooses for its input. A provider that throws, answers something that is not a list of
- * tools, or a tool whose name is taken fails the run with TOOL_ERROR naming the provider (not retried:
- * the same input gives the same answer); nothing else in the worker is touched.
+ * `provider` chooses for its input, less those the operator does not allow the tenant (`services.allowTool`;
+ * a name the run lists itself fails it with INVALID_INPUT). `names: []` is no tools at all, the provider's
+ * included. A provider that throws, answers something that is not a list of tools, or a tool whose name is
+ * taken fails the run with TOOL_ERROR naming the provider (not retried: the same input gives the same
+ * answer); nothing else in the worker is touched. Every graph asks here for what it offers and runs.
  */
 export async function runToolsOf(
   context: Pick<NodeContext, 'services' | 'runId' | 'tenant' | 'logger'>,
   names: readonly string[] | undefined,
-  provider: ToolProvider | undefined,
-  input: unknown,
+  provider?: ToolProvider,
+  input?: unknown,
 ): Promise<AnyTool[]> {
-  const fixed = toolRegistryOf(context).select(names);
+  if (names?.length === 0) return [];
+  const fixed = allowedTools(context, toolRegistryOf(context).select(names), { named: names !== undefined });
   if (!provider) return fixed;
   const label = provider.name ? `tool provider '${provider.name}'` : 'the tool provider';
   let provided: readonly AnyTool[];
@@ -61,5 +65,5 @@ export async function runToolsOf(
       );
     taken.add(tool.name);
   }
-  return [...fixed, ...provided];
+  return [...fixed, ...allowedTools(context, provided, { named: false })];
 }
