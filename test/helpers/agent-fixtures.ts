@@ -65,6 +65,20 @@ export const refund = defineTool({
   },
 });
 
+/** What `wire` executed, in order: a test empties it before each case. */
+export const wired: number[] = [];
+/** A payment a person approves before it runs, whichever graph calls it. */
+export const wire = defineTool({
+  name: 'wire',
+  description: 'Wires money out (a person approves each wire)',
+  input: z.object({ amount: z.number() }),
+  requiresApproval: true,
+  execute: ({ amount }) => {
+    wired.push(amount);
+    return { wired: amount };
+  },
+});
+
 /** A tool that records the transfers it makes in `transfers`. */
 export const transfers: { to: string; amount: number }[] = [];
 export const transfer = defineTool({

@@ -11,6 +11,7 @@ import type { ScriptedChatRequest, ScriptedOpenAIServer } from '../fakes/scripte
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { wire, wired } from '../helpers/agent-fixtures.js';
 
 /** Rewrites a ticket number out of any text (input or output). */
 const noTickets = defineGuardrail({
@@ -77,7 +78,7 @@ describe('rag-agent: guardrails and extra tools', () => {
         startTestEnv({
           ...options,
           services: { ...options.services, guardrails: [noTickets, noApologies, noPasswords] },
-          tools: [openingHours],
+          tools: [openingHours, wire],
           logger,
           graphs: [
             createRagAgentGraph({
@@ -202,5 +203,31 @@ describe('rag-agent: guardrails and extra tools', () => {
     expect(unknown.status).toBe('failed');
     expect(unknown.error?.message).toMatch(/teleport/);
     expect(server.chatRequests()).toHaveLength(0);
+  });
+
+  it('an extra tool that needs approval parks the run (waiting, nothing run) until a person approves; then it runs once', async () => {
+    wired.length = 0;
+    server.setScript([
+      { toolCalls: [{ name: 'wire', arguments: { amount: 999_999 } }] },
+      { toolCalls: [{ name: 'final_answer', arguments: { answer: 'Wired.', citations: [] } }] },
+    ]);
+    // One round: the answer after the tool call needs no search first.
+    const queued = await env.client.enqueue({
+      graph: 'rag-agent',
+      input: { collection: 'paris', query: 'Wire 999999', max_iterations: 1, tools: ['wire'] },
+    });
+    const waiting = await env.client.wait(queued.id, { timeoutMs: 30_000 });
+    expect(waiting).toMatchObject({
+      status: 'waiting',
+      interrupt: { node: 'tool', request: { type: 'tool-approval', tool: 'wire', arguments: '{"amount":999999}' } },
+    });
+    expect(wired).toEqual([]);
+    await env.client.resume(queued.id, { approved: true });
+    const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
+    expect(done).toMatchObject({ status: 'completed', output: { answer: 'Wired.' } });
+    expect(wired).toEqual([999_999]);
+    const history = await env.client.messages(done.id);
+    expect(history.filter((message) => message.role === 'tool')[0]).toMatchObject({ content: '{"wired":999999}' });
+    expect(validateHistory(history)).toEqual([]);
   });
 });

@@ -10,26 +10,15 @@ import { MockLanguageModel, runInProcess, type InProcessResult } from '../../tes
 import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
 import { createReactAgentGraph, reactAgentGraph } from '../../worker/agents/graphs/react-agent.js';
 import { ragAgentGraph } from '../../worker/agents/rag/rag-agent.js';
+import { multiAgentGraph } from '../../worker/agents/graphs/multi-agent.js';
 import { runToolCall, runToolsOf } from '../../worker/agents/index.js';
 import { builtInTools } from '../../worker/agents/tools/built-in-tools.js';
 import { ToolRegistry } from '../../worker/agents/tools/tool-registry.js';
-import { transfer, transfers } from '../helpers/agent-fixtures.js';
+import { transfer, transfers, wire, wired } from '../helpers/agent-fixtures.js';
 
 // The one tool-execution path (worker/agents/tools/run-tool-call.ts) under every graph that runs tools:
 // approval, the tool's own beforeToolCall, the operator's allow predicate and `tools: []`.
 
-/** What `wire` executed, in order. */
-const wired: number[] = [];
-const wire = defineTool({
-  name: 'wire',
-  description: 'Wires money out (a person approves each wire)',
-  input: z.object({ amount: z.number() }),
-  requiresApproval: true,
-  execute: ({ amount }) => {
-    wired.push(amount);
-    return { wired: amount };
-  },
-});
 /** A transfer tool that protects itself: over 100 is vetoed whichever graph calls it. */
 const guardedTransfer = defineTool({
   name: 'guarded_transfer',
@@ -143,12 +132,30 @@ describe('one tool-execution path', () => {
     expect(toolMessages(done)[0]).toMatch(/^Error: a person rejected this tool call: too much\./);
   });
 
+  it("multi-agent: the run's tools are offered to the lead beside its colleagues; a requiresApproval one parks the run", async () => {
+    const experts = [
+      { name: 'treasurer', description: 'Payments and wires' },
+      { name: 'auditor', description: 'Checks payments' },
+    ];
+    const done = await expectParks(multiAgentGraph, { query: 'wire it', experts, recall: 'first', tools: ['wire'] }, [
+      wireCall,
+      'Wired.',
+    ]);
+    expect(done).toMatchObject({ status: 'completed', output: { answer: 'Wired.', consulted: [] } });
+    const clash = await runInProcess(
+      multiAgentGraph,
+      { query: 'x', experts, tools: ['auditor'] },
+      { services: { languageModel: new MockLanguageModel(), tools: registry() } },
+    );
+    expect(clash).toMatchObject({ status: 'failed', error: { code: 'INVALID_INPUT' } });
+  });
+
   it('a custom graph through the exported helpers: a requiresApproval tool parks the run', async () => {
     const done = await expectParks(customGraph, { query: 'wire it' }, [wireCall]);
     expect(done.status).toBe('completed');
   });
 
-  it("a tool's own beforeToolCall runs under every graph: react-agent, rag-agent and a custom graph", async () => {
+  it("a tool's own beforeToolCall runs under every graph: react-agent, rag-agent, multi-agent and a custom graph", async () => {
     const call = { toolCalls: [{ name: 'guarded_transfer', arguments: { to: 'mallory', amount: 1_000_000 } }] };
     const runs = [
       { graph: reactAgentGraph, input: { query: 'send', tools: ['guarded_transfer'] }, script: [call, 'Done.'] },
@@ -162,6 +169,11 @@ describe('one tool-execution path', () => {
         graph: ragAgentGraph,
         input: ragInput(['guarded_transfer']),
         script: [call, { toolCalls: [{ name: 'final_answer', arguments: { answer: 'Done.', citations: [] } }] }],
+      },
+      {
+        graph: multiAgentGraph,
+        input: { query: 'send', experts: [{ name: 'payer', description: 'Pays' }], tools: ['guarded_transfer'] },
+        script: [call, 'Done.'],
       },
       { graph: customGraph, input: { query: 'send', tools: ['guarded_transfer'] }, script: [call] },
     ];

@@ -19,6 +19,8 @@ import { type Expert, type MultiAgentOutput, type RecallMode } from '../schemas/
 import { chooseLead, rankByEmbedding, rankLexically } from './expert-recall.js';
 import { FINAL_ANSWER_REQUEST } from './react-agent-nodes.js';
 import { toolCallArg } from '../tools/tool-call-arg.js';
+import { runToolCall } from '../tools/run-tool-call.js';
+import { runToolsOf } from '../tools/tool-provider.js';
 
 const consultArgumentsSchema = z.object({ question: z.string().trim().min(1) });
 
@@ -93,6 +95,8 @@ export function multiAgentChannels() {
     reprompting: channel.replace(false),
     /** Model answers without usable output the run accepts (its `accept`). */
     accept: channel.replace<AcceptableOutcome[]>([]),
+    /** Registered tools the lead may call beside its colleagues (the run's `tools`); none in older runs. */
+    tools: channel.replace<string[]>([]),
   };
 }
 
@@ -145,7 +149,10 @@ export const leadNode: MultiAgentNode = async (state, context) => {
     system: leadSystemPrompt(lead, colleagues),
     question: { role: 'user', content: state.query },
   });
-  const finalRound = colleagues.length > 0 && state.toolRounds >= settings.maxToolRounds;
+  // Checked before any model call: a tool the run may not use fails it here, not after a paid call.
+  const registered = (await runToolsOf(context, state.tools)).map((tool) => tool.describe());
+  const offered = [...colleagues.map(consultTool), ...registered];
+  const finalRound = offered.length > 0 && state.toolRounds >= settings.maxToolRounds;
   if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
   // A window keeps the lead's system prompt and the query in view; it never starts at a tool result
   // (a result without its call is an invalid history).
@@ -153,7 +160,7 @@ export const leadNode: MultiAgentNode = async (state, context) => {
     state.messageWindow === null
       ? [...history, ...added]
       : requestWindow(history, { request: state.query, added, size: state.messageWindow });
-  const tools = colleagues.length > 0 && !finalRound ? colleagues.map(consultTool) : undefined;
+  const tools = offered.length > 0 && !finalRound ? offered : undefined;
   let promptTokens: number | undefined;
   if (state.messageWindow === null) {
     // Nothing is sent or appended past the threshold: the summary is its own step, then this one runs again.
@@ -169,12 +176,12 @@ export const leadNode: MultiAgentNode = async (state, context) => {
     { promptTokens, accept: state.accept },
   );
   const calls = response.message.tool_calls ?? [];
-  if (calls.length > 0 && (finalRound || colleagues.length === 0)) {
+  if (calls.length > 0 && (finalRound || offered.length === 0)) {
     throw new AgentqError(
       'TOOL_ERROR',
       finalRound
         ? `the lead expert '${lead.name}' still consulted colleagues after ${settings.maxToolRounds} rounds and a request for a final answer; raise AGENTQ_MAX_TOOL_ROUNDS if the task needs more`
-        : `the lead expert '${lead.name}' called tools (${calls.map((call) => call.function.name).join(', ')}) although it has no colleagues to consult`,
+        : `the lead expert '${lead.name}' called tools (${calls.map((call) => call.function.name).join(', ')}) although it has no colleagues to consult and no tools`,
     );
   }
   if (calls.length > 0)
@@ -208,12 +215,25 @@ export const leadNode: MultiAgentNode = async (state, context) => {
   };
 };
 
-/** `consult`: one colleague answers one of the lead's questions, with its own persona. */
+/** Attempts of a `consult` step (a colleague's model call, or a tool call of the run's `tools`). */
+export const CONSULT_MAX_ATTEMPTS = 5;
+
+/**
+ * `consult`: one colleague answers one of the lead's questions, with its own persona; a call of one of
+ * the run's registered tools runs through the one tool path instead (allow-list, approval, hooks).
+ */
 export const consultNode: MultiAgentNode = async (state, context) => {
   const call = toolCallArg(context, 'multi-agent: the consult step');
-  await context.emit('tool-call', { toolCallId: call.id, tool: call.function.name });
   const colleagues = state.selected.slice(1).map(({ name }) => name);
   const expert = colleagues.includes(call.function.name) ? expertNamed(state.experts, call.function.name) : undefined;
+  if (!expert && state.tools.length > 0) {
+    const { message } = await runToolCall(context, {
+      tools: await runToolsOf(context, state.tools),
+      maxAttempts: CONSULT_MAX_ATTEMPTS,
+    });
+    return { messages: [message] };
+  }
+  await context.emit('tool-call', { toolCallId: call.id, tool: call.function.name });
   const question = parseQuestion(call.function.arguments);
   let content: string;
   if (!expert) {

@@ -5,7 +5,14 @@ import { planGuardrails, type GuardrailsInput } from '../../../shared/contracts/
 import { memoryChoiceOf } from '../schemas/react-agent-input.js';
 import { multiAgentInputSchema, type MultiAgentOutput, type RecallMode } from '../schemas/multi-agent-input.js';
 import { leadChoiceOf } from './expert-recall.js';
-import { consultNode, leadNode, multiAgentChannels, recallNode, summarizeNode } from './multi-agent-nodes.js';
+import {
+  CONSULT_MAX_ATTEMPTS,
+  consultNode,
+  leadNode,
+  multiAgentChannels,
+  recallNode,
+  summarizeNode,
+} from './multi-agent-nodes.js';
 export { expertSystemPrompt, leadSystemPrompt } from './multi-agent-nodes.js';
 
 const RETRY = { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } } as const;
@@ -31,7 +38,9 @@ export interface MultiAgentGraphOptions {
  * recall `first` / `specific`, the first expert or the named one leads and the next ones in list order
  * are its colleagues (the Rust runtime's recall modes). The lead (`lead`, a tool loop like
  * react-agent's) calls the others as tools; each call is a `consult` step (one model call with that
- * expert's persona; parallel calls run as one superstep).
+ * expert's persona; parallel calls run as one superstep). The run's `tools` (registered tools) are offered
+ * to the lead beside its colleagues; a call of one is a `consult` step run through the one tool path
+ * (allow-list, approval, the tools' hooks), as react-agent's are.
  *
  * Memory: when the lead's prompt would pass AGENTQ_SUMMARIZE_AT of the context window (or the run's
  * `memory.summarizeAt`), `lead` sends nothing and routes to `summarize`, its own checkpointed step, which
@@ -59,6 +68,7 @@ export function createMultiAgentGraph({
       topN: input.topN,
       ...leadChoiceOf(input, graphRecall, graphLead),
       guardrails: planGuardrails(guardrails, input.guardrails),
+      tools: input.tools ?? [],
       ...memoryChoiceOf(input.memory),
       accept: input.accept ?? [],
     }),
@@ -72,7 +82,7 @@ export function createMultiAgentGraph({
   })
     .node('recall', recallNode, RETRY)
     .node('lead', leadNode, RETRY)
-    .node('consult', consultNode, RETRY)
+    .node('consult', consultNode, { retry: { ...RETRY.retry, maxAttempts: CONSULT_MAX_ATTEMPTS } })
     .node('summarize', summarizeNode, RETRY)
     .edge(START, 'recall')
     .edge('recall', 'lead')

@@ -67,6 +67,8 @@ export const multiAgentInputSchema = z
     lead: z.string().optional(),
     /** Input guardrails on the query, output guardrails on the lead's answer (each stage replaces the graph's). @default the graph's (none) */
     guardrails: guardrailsInputSchema.optional(),
+    /** Names of registered tools the lead may call beside its colleagues (each call a `consult` step). @default none */
+    tools: z.array(z.string().min(1).max(64)).max(32, 'tools may list at most 32 tools').optional(),
   })
   .strict()
   .superRefine((input, context) => {
@@ -81,6 +83,13 @@ export const multiAgentInputSchema = z
         code: 'custom',
         path: ['lead'],
         message: `lead '${input.lead}' is not one of the experts; known experts: ${expertNames(input.experts)}`,
+      });
+    const clash = input.tools?.filter((tool) => input.experts.some((expert) => expert.name === tool)) ?? [];
+    if (clash.length > 0)
+      context.addIssue({
+        code: 'custom',
+        path: ['tools'],
+        message: `tools may not take an expert's name (the lead calls experts by name): ${clash.map((name) => `'${name}'`).join(', ')}`,
       });
   });
 
