@@ -11,6 +11,7 @@ import { callLanguageModel } from '../../worker/agents/llm/call-language-model.j
 import { createReactAgentGraph, reactAgentGraph } from '../../worker/agents/graphs/react-agent.js';
 import { ragAgentGraph } from '../../worker/agents/rag/rag-agent.js';
 import { multiAgentGraph } from '../../worker/agents/graphs/multi-agent.js';
+import { reflectGraph } from '../../worker/agents/graphs/reflect.js';
 import { runToolCall, runToolsOf } from '../../worker/agents/index.js';
 import { builtInTools } from '../../worker/agents/tools/built-in-tools.js';
 import { ToolRegistry } from '../../worker/agents/tools/tool-registry.js';
@@ -150,12 +151,18 @@ describe('one tool-execution path', () => {
     expect(clash).toMatchObject({ status: 'failed', error: { code: 'INVALID_INPUT' } });
   });
 
+  it("reflect: the built-in writer may call the run's tools; a requiresApproval one parks the run", async () => {
+    const approve = JSON.stringify({ approved: true, critique: '' });
+    const done = await expectParks(reflectGraph, { task: 'wire it', tools: ['wire'] }, [wireCall, 'Wired.', approve]);
+    expect(done).toMatchObject({ status: 'completed', output: { answer: 'Wired.', approved: true, iterations: 1 } });
+  });
+
   it('a custom graph through the exported helpers: a requiresApproval tool parks the run', async () => {
     const done = await expectParks(customGraph, { query: 'wire it' }, [wireCall]);
     expect(done.status).toBe('completed');
   });
 
-  it("a tool's own beforeToolCall runs under every graph: react-agent, rag-agent, multi-agent and a custom graph", async () => {
+  it("a tool's own beforeToolCall runs under every graph: react-agent, rag-agent, multi-agent, reflect and a custom graph", async () => {
     const call = { toolCalls: [{ name: 'guarded_transfer', arguments: { to: 'mallory', amount: 1_000_000 } }] };
     const runs = [
       { graph: reactAgentGraph, input: { query: 'send', tools: ['guarded_transfer'] }, script: [call, 'Done.'] },
@@ -174,6 +181,11 @@ describe('one tool-execution path', () => {
         graph: multiAgentGraph,
         input: { query: 'send', experts: [{ name: 'payer', description: 'Pays' }], tools: ['guarded_transfer'] },
         script: [call, 'Done.'],
+      },
+      {
+        graph: reflectGraph,
+        input: { task: 'send', tools: ['guarded_transfer'] },
+        script: [call, 'Done.', JSON.stringify({ approved: true, critique: '' })],
       },
       { graph: customGraph, input: { query: 'send', tools: ['guarded_transfer'] }, script: [call] },
     ];

@@ -1,6 +1,6 @@
 import { channel, type StateOf } from '../../../shared/graph/channels.js';
 import { defineGraph } from '../../../shared/graph/define-graph.js';
-import { END, START, type AnyGraph, type NodeFunction, type NodeResult } from '../../../shared/graph/graph.js';
+import { END, Send, START, type AnyGraph, type NodeFunction, type NodeResult } from '../../../shared/graph/graph.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { callLanguageModel } from '../llm/call-language-model.js';
 import type { AcceptableOutcome } from '../llm/usable-response.js';
@@ -15,6 +15,11 @@ import { openTurn, turnStartedChannel } from '../memory/conversation-turn.js';
 import { loadPromptHistory } from '../../runtime/memory/prompt-history.js';
 import { checkPromptSize, summarizeAtFor, summarizeStep } from '../memory/summarize-step.js';
 import { memoryChoiceOf } from '../schemas/react-agent-input.js';
+import type { ToolCall } from '../../../shared/ports/language-model.js';
+import { agentSettingsOf } from '../agent-services.js';
+import { runToolCall, TOOL_MAX_ATTEMPTS } from '../tools/run-tool-call.js';
+import { runToolsOf } from '../tools/tool-provider.js';
+import { FINAL_ANSWER_REQUEST } from './react-agent-nodes.js';
 import {
   reflectInputSchema,
   reflectVerdictSchema,
@@ -71,6 +76,11 @@ export const reflectState = {
   guardrails: channel.replace<GuardrailPlan>(() => planGuardrails()),
   /** Output guardrail reprompts so far. */
   reprompts: channel.replace(0),
+  /** Registered tools the built-in writer may call (the run's `tools`); none in older runs. */
+  tools: channel.replace<string[]>([]),
+  /** The built-in writer's tool calls, fanned out to `tool` steps, and its responses with tool calls so far. */
+  pendingToolCalls: channel.replace<ToolCall[]>([]),
+  toolRounds: channel.replace(0),
 };
 export type ReflectState = StateOf<typeof reflectState>;
 type ReflectUpdate = NodeResult<typeof reflectState>;
@@ -133,6 +143,7 @@ export function createReflectGraph({
       turnStarted: false,
       maxIterations: input.maxIterations ?? maxIterations,
       guardrails: planGuardrails(guardrails, input.guardrails),
+      tools: input.tools ?? [],
       ...(input.criteria === undefined ? {} : { criteria: input.criteria }),
       ...(input.writerSystem === undefined ? {} : { writerSystem: input.writerSystem }),
       ...(input.judgeSystem === undefined ? {} : { judgeSystem: input.judgeSystem }),
@@ -164,6 +175,8 @@ export function createReflectGraph({
   const judgeIsGraph = judge !== undefined && typeof judge !== 'function';
   if (writerIsGraph) builder.node('write', writer).node('drafted', (state) => drafted(state), RETRY);
   else builder.node('write', writer ? countDraft(writer) : builtInWriter, RETRY);
+  // The built-in writer's tool calls: one step each, through the one tool path (allow-list, approval, hooks).
+  if (!writer) builder.node('tool', toolStep, { retry: { ...RETRY.retry, maxAttempts: TOOL_MAX_ATTEMPTS } });
   if (judgeIsGraph) builder.node('judge', judge).node('reviewed', (state, context) => reviewed(state, context), RETRY);
   else builder.node('judge', judge ? judgeWith(judge) : builtInJudge, RETRY);
   // The input guardrails check the task before the first draft, whatever the writer is.
@@ -174,11 +187,21 @@ export function createReflectGraph({
   const afterWrite = writerIsGraph ? 'drafted' : 'write';
   const afterJudge = judgeIsGraph ? 'reviewed' : 'judge';
   if (writerIsGraph) builder.edge('write', 'drafted');
+  if (!writer) builder.edge('tool', 'write');
   if (judgeIsGraph) builder.edge('judge', 'reviewed');
   return builder
     .route(START, (state) => (state.guardrails.input.length > 0 ? 'input_guard' : 'write'), ['input_guard', 'write'])
     .edge('input_guard', 'write')
-    .route(afterWrite, (state) => (state.summarize ? 'summarize' : 'judge'), ['summarize', 'judge'])
+    .route(
+      afterWrite,
+      (state) =>
+        state.summarize
+          ? 'summarize'
+          : state.pendingToolCalls.length > 0
+            ? state.pendingToolCalls.map((call) => new Send('tool', call))
+            : 'judge',
+      writer ? ['summarize', 'judge'] : ['summarize', 'tool', 'judge'],
+    )
     .edge('summarize', 'write')
     .route(afterJudge, (state) => (state.approved || state.iteration >= state.maxIterations ? END : 'write'), [
       'write',
@@ -200,19 +223,42 @@ const builtInWriter = async (state: Readonly<ReflectState>, context: NodeContext
     system: state.writerSystem,
     question: { role: 'user', content: state.task },
   });
+  // The run's tools are checked before any model call; after AGENTQ_MAX_TOOL_ROUNDS the writer drafts without them.
+  const tools = await runToolsOf(context, state.tools);
+  const finalRound = tools.length > 0 && state.toolRounds >= agentSettingsOf(context).maxToolRounds;
+  if (finalRound && state.pendingToolCalls.length > 0) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
+  const offered = tools.length > 0 && !finalRound ? tools.map((tool) => tool.describe()) : undefined;
   // A window keeps the system prompt and the task in view: a writer that lost the task cannot revise.
   const messages =
     window === null ? [...history, ...added] : requestWindow(history, { request: state.task, added, size: window });
   let promptTokens: number | undefined;
   if (window === null) {
     // Nothing is sent or appended past the threshold: the summary is its own step, then this one runs again.
-    const size = await checkPromptSize(context, state.memory, length, messages, undefined, {
+    const size = await checkPromptSize(context, state.memory, length, messages, offered, {
       summarizeAt: summarizeAtFor(context, state.summarizeAt),
     });
     if (size.summarize) return { summarize: true };
     promptTokens = size.promptTokens;
   }
-  const response = await callLanguageModel(context, { messages }, { promptTokens, accept: state.accept });
+  const request = { messages, ...(offered ? { tools: offered } : {}) };
+  const response = await callLanguageModel(context, request, { promptTokens, accept: state.accept });
+  const calls = response.message.tool_calls ?? [];
+  if (calls.length > 0) {
+    // A tool call left unanswered would make the history invalid, so a call nothing was offered for stops the run.
+    if (!offered)
+      throw new AgentqError(
+        'TOOL_ERROR',
+        `the writer called tools (${calls.map((call) => call.function.name).join(', ')}) although ${finalRound ? 'it was asked to draft without them' : 'this run offers none'}`,
+      );
+    const toolRounds = state.toolRounds + 1;
+    return {
+      messages: [...added, response.message],
+      turnStarted: true,
+      pendingToolCalls: calls,
+      toolRounds,
+      summarize: false,
+    };
+  }
   const draft = response.message.content ?? '';
   return {
     messages: [...added, { role: 'assistant', content: draft }],
@@ -220,7 +266,15 @@ const builtInWriter = async (state: Readonly<ReflectState>, context: NodeContext
     draft,
     iteration: state.iteration + 1,
     summarize: false,
+    pendingToolCalls: [],
   };
+};
+
+/** `tool`: one tool call of the built-in writer, through the one tool path. */
+const toolStep = async (state: Readonly<ReflectState>, context: NodeContext): Promise<ReflectUpdate> => {
+  const tools = await runToolsOf(context, state.tools);
+  const { message } = await runToolCall(context, { tools, maxAttempts: TOOL_MAX_ATTEMPTS });
+  return { messages: [message] };
 };
 
 /** The built-in judge: a structured verdict on the latest draft through generateObject. */

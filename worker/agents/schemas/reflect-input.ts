@@ -34,6 +34,8 @@ export const reflectInputSchema = z
     memory: memoryOptionSchema.optional(),
     /** Input guardrails on the task, output guardrails on the final draft (each stage replaces the graph's). @default the graph's (none) */
     guardrails: guardrailsInputSchema.optional(),
+    /** Names of registered tools the built-in writer may call while drafting (each call a `tool` step). @default none */
+    tools: z.array(z.string().min(1).max(64)).max(32, 'tools may list at most 32 tools').optional(),
   })
   .strict();
 
