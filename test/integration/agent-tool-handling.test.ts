@@ -85,3 +85,42 @@ describe('react-agent tool handling', () => {
     expect(server.chatRequests()).toHaveLength(2);
   });
 });
+
+/** The operator's allow predicate (`services.allowTool`) through the engine, Redis and the real openai SDK. */
+describe("the operator's tool allow-list", () => {
+  const { server, env } = useAgentE2E({
+    env: { OPENAI_API_KEY: 'test-key' },
+    tools: [refund],
+    services: { allowTool: (tenant, tool) => !(tenant === 'acme' && tool === 'refund') },
+  });
+  beforeEach(() => {
+    executed.length = 0;
+  });
+
+  it('a refused tool is not offered, a call of it is not run, and a run naming it fails before any model call', async () => {
+    server.setScript([{ toolCalls: [{ name: 'refund', arguments: { order: 'A-1', amount: 5 } }] }, { content: 'No.' }]);
+    const offered = await env.client.enqueue({ graph: 'react-agent', tenant: 'acme', input: { query: 'refund A-1' } });
+    const done = await env.client.wait(offered.id, { timeoutMs: 30_000 });
+    expect(done).toMatchObject({ status: 'completed', output: { answer: 'No.' } });
+    const names = (server.chatRequests()[0]!.body.tools ?? []).map(
+      (tool) => (tool as { function: { name: string } }).function.name,
+    );
+    expect(names).toContain('calculator');
+    expect(names).not.toContain('refund');
+    // Not offered, and not run when called anyway (no approval asked either).
+    expect(executed).toEqual([]);
+    const messages = await env.client.messages(offered.id);
+    expect(messages.find((message) => message.role === 'tool')?.content).toMatch(/not allowed/);
+
+    server.reset();
+    const named = await env.client.enqueue({
+      graph: 'react-agent',
+      tenant: 'acme',
+      input: { query: 'refund A-1', tools: ['refund'] },
+    });
+    const failed = await env.client.wait(named.id, { timeoutMs: 30_000 });
+    expect(failed).toMatchObject({ status: 'failed', error: { code: 'INVALID_INPUT' } });
+    expect(failed.error?.message).toMatch(/'refund' is not allowed for tenant 'acme'/);
+    expect(server.chatRequests()).toHaveLength(0);
+  });
+});

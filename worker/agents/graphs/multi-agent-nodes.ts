@@ -262,10 +262,14 @@ export const consultNode: MultiAgentNode = async (state, context) => {
 
 /** `summarize`: folds older consultations into a summary, leaving room for the tools and the query. */
 export const summarizeNode: MultiAgentNode = async (state, context) => {
-  // Room for what the next prompt carries besides the history: the consult tools and the query (anchored in the system message).
+  // Room for what the next prompt carries besides the history: the consult tools, the run's tools and the
+  // query (anchored in the system message).
   const colleagues = state.selected.slice(1).map(({ name }) => expertNamed(state.experts, name));
-  const reservedTokens =
-    (await estimatePromptTokens([], colleagues.map(consultTool))) + (await estimateTextTokens(state.query));
+  const tools = [
+    ...colleagues.map(consultTool),
+    ...(await runToolsOf(context, state.tools)).map((tool) => tool.describe()),
+  ];
+  const reservedTokens = (await estimatePromptTokens([], tools)) + (await estimateTextTokens(state.query));
   return {
     memory: await summarizeStep(context, state.memory, {
       reservedTokens,
