@@ -30,6 +30,8 @@ const config = loadConfig({
   AGENTQ_LOG_LEVEL: 'silent',
   AGENTQ_API_KEYS: `${KEY}:acme:admin`,
   EMBED_PROVIDER: 'none',
+  // Thousands of commits sent at once on a shared machine: the production fail-fast bound would cut them off.
+  AGENTQ_REDIS_COMMAND_TIMEOUT_MS: '20000',
 });
 const reader = new RunReader({ config });
 const app = await createApi({ config, logger: createLogger('silent') });

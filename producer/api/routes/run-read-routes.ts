@@ -1,9 +1,12 @@
 import { toRunRecord } from '../../../shared/store/redis-run-store.js';
+import type { ListWindow, ListWindowRequest } from '../../../shared/store/run-reads.js';
+import { READ_BOUNDS } from '../read-bounds.js';
 import { withPartialOutput } from '../../client/partial-output.js';
 import type { ApiContext } from '../api-context.js';
 import { errorBodySchema } from '../errors.js';
 import {
   eventsHeadersSchema,
+  listWindowQuerySchema,
   messagesSchema,
   runIdParamsSchema,
   runRecordSchema,
@@ -17,6 +20,15 @@ import { eventsServed } from '../schemas/served-media.js';
 import type { RouteScope } from './route-scope.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
+
+/** The store's window for `?cursor=&limit=`: from the cursor's position (the start without one), bounded in bytes too. */
+function windowOf(query: { cursor?: string; limit: number }): ListWindowRequest {
+  return { from: Number(query.cursor ?? 0), limit: query.limit, maxBytes: READ_BOUNDS.apiBytes };
+}
+
+function pageFields(window: ListWindow<unknown>): { nextCursor: string | null; total: number } {
+  return { nextCursor: window.next === null ? null : String(window.next), total: window.total };
+}
 
 /** What a run holds: its record, messages, result, steps and events (SSE). */
 export function registerRunReadRoutes(app: RouteScope, context: ApiContext): void {
@@ -40,13 +52,16 @@ export function registerRunReadRoutes(app: RouteScope, context: ApiContext): voi
     schema: {
       operationId: 'getRunMessages',
       summary: "A run's message history",
+      description: `Oldest first, a page at a time: at most \`limit\` messages (${READ_BOUNDS.apiItems} unless smaller) and about 4 MiB; \`nextCursor\`, when not null, is the \`cursor\` of the next page.`,
       tags: ['runs'],
       params: runIdParamsSchema,
+      querystring: listWindowQuerySchema,
       response: { 200: messagesSchema, ...errors },
     },
     handler: async (request) => {
       const meta = await ownRun(request, request.params.id);
-      return { messages: await store.reads.messages(meta.id) };
+      const window = await store.reads.messageWindow(meta.id, windowOf(request.query));
+      return { messages: window.items, ...pageFields(window) };
     },
   });
 
@@ -67,13 +82,16 @@ export function registerRunReadRoutes(app: RouteScope, context: ApiContext): voi
     schema: {
       operationId: 'getRunSteps',
       summary: "A run's committed steps",
+      description: `In commit order, a page at a time: at most \`limit\` steps (${READ_BOUNDS.apiItems} unless smaller) and about 4 MiB; \`nextCursor\`, when not null, is the \`cursor\` of the next page.`,
       tags: ['runs'],
       params: runIdParamsSchema,
+      querystring: listWindowQuerySchema,
       response: { 200: stepsSchema, ...errors },
     },
     handler: async (request) => {
       const meta = await ownRun(request, request.params.id);
-      return { steps: await store.reads.steps(meta.id) };
+      const window = await store.reads.stepWindow(meta.id, windowOf(request.query));
+      return { steps: window.items, ...pageFields(window) };
     },
   });
 
