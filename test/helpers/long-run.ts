@@ -9,6 +9,8 @@ export interface LongRunOptions {
   graph?: string;
   /** Each step adds one assistant message of this text to the history. @default none */
   message?: string;
+  /** false: the last step leaves the run running, its next task never taken. @default true */
+  complete?: boolean;
 }
 
 /**
@@ -19,14 +21,29 @@ export interface LongRunOptions {
  * each answer; each commit is still fenced by the cursor the previous one moved.
  */
 export async function commitLongRun(store: RedisRunStore, options: LongRunOptions): Promise<void> {
-  const { runId, tenant, steps, graph = 'chain', message } = options;
+  const { runId, tenant, steps, graph = 'chain' } = options;
   const start = Date.now();
   await store.creation.create({ id: runId, tenant, graph, input: { steps }, maxSteps: steps + 10, now: start });
   await store.creation.admit(runId, '1', { count: 0 }, [{ node: 'step' }], start);
+  await commitChainSteps(store, options, 0, steps);
+}
+
+/**
+ * Commits supersteps `from` to `to` (excluded) of a run `commitLongRun` began; the run completes at
+ * step `options.steps` unless `complete` is false.
+ */
+export async function commitChainSteps(
+  store: RedisRunStore,
+  options: LongRunOptions,
+  from: number,
+  to: number,
+): Promise<void> {
+  const { runId, steps, message, complete = true } = options;
+  const start = Date.now();
   const pending: Promise<unknown>[] = [];
-  for (let superstep = 0; superstep < steps; superstep += 1) {
-    const now = start + superstep;
-    const last = superstep === steps - 1;
+  for (let superstep = from; superstep < to; superstep += 1) {
+    const now = start + superstep - from;
+    const last = complete && superstep === steps - 1;
     const node = superstep % 2 === 0 ? 'step' : 'check';
     pending.push(
       store.commits.begin(runId, superstep, 0, { node, superstep, task: 0, attempt: 1 }, now),
