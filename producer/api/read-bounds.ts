@@ -1,13 +1,13 @@
+import { LIST_PAGE } from '../client/run-list-pages.js';
+
 /**
  * What one request can make the API read and send of a run, whatever the run's size: the caps of the
  * steps and messages APIs and of the run page (docs/reference/http-api.md, "Bounded reads", lists them).
  * A long run's lists are read in windows (LRANGE, XREVRANGE with COUNT), never whole and then cut.
  */
 export const READ_BOUNDS = {
-  /** Items one page of `GET /v1/runs/:id/steps` or `/messages` holds at most: `limit`'s maximum and default. */
-  apiItems: 1000,
-  /** Bytes of stored JSON one such page holds at most (whole items, at least one): a page of huge messages is cut short. */
-  apiBytes: 4 * 1024 * 1024,
+  /** Items one page of `GET /v1/runs/:id/steps` or `/messages` holds at most: `limit`'s maximum and default (RunReader's pages too). */
+  apiItems: LIST_PAGE.maxItems,
   /** Steps the run page shows at once: the latest, the earlier ones behind a link. */
   pageSteps: 50,
   /** Messages the run page's transcript shows at once: the latest, the earlier ones behind a link. */

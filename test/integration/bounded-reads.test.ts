@@ -104,6 +104,14 @@ describe('bounded pages and reads of a long run', () => {
     expect((await get(`/v1/runs/${runId}/steps?cursor=abc`)).statusCode).toBe(400);
     const past = json<Page<{ steps: StepRecord[] }>>(await get(`/v1/runs/${runId}/steps?cursor=${STEPS}`));
     expect(past).toEqual({ steps: [], nextCursor: null, total: STEPS });
+
+    // The library's RunReader reads the same pages.
+    const tail = await reader.stepPage(runId, { cursor: '19998' });
+    expect(tail).toMatchObject({ nextCursor: null, total: STEPS });
+    expect(tail.steps.map((step) => step.index)).toEqual([19_998, 19_999]);
+    expect((await reader.messagePage(runId, { limit: 3 })).nextCursor).toBe('3');
+    await expect(reader.stepPage(runId, { cursor: 'x' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(reader.stepPage(runId, { limit: 1001 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 
   it('the messages API pages the history the same way', async () => {

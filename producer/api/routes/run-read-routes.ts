@@ -1,7 +1,7 @@
 import { toRunRecord } from '../../../shared/store/redis-run-store.js';
-import type { ListWindow, ListWindowRequest } from '../../../shared/store/run-reads.js';
 import { READ_BOUNDS } from '../read-bounds.js';
 import { withPartialOutput } from '../../client/partial-output.js';
+import { readMessagePage, readStepPage } from '../../client/run-list-pages.js';
 import type { ApiContext } from '../api-context.js';
 import { errorBodySchema } from '../errors.js';
 import {
@@ -20,15 +20,6 @@ import { eventsServed } from '../schemas/served-media.js';
 import type { RouteScope } from './route-scope.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
-
-/** The store's window for `?cursor=&limit=`: from the cursor's position (the start without one), bounded in bytes too. */
-function windowOf(query: { cursor?: string; limit: number }): ListWindowRequest {
-  return { from: Number(query.cursor ?? 0), limit: query.limit, maxBytes: READ_BOUNDS.apiBytes };
-}
-
-function pageFields(window: ListWindow<unknown>): { nextCursor: string | null; total: number } {
-  return { nextCursor: window.next === null ? null : String(window.next), total: window.total };
-}
 
 /** What a run holds: its record, messages, result, steps and events (SSE). */
 export function registerRunReadRoutes(app: RouteScope, context: ApiContext): void {
@@ -60,8 +51,7 @@ export function registerRunReadRoutes(app: RouteScope, context: ApiContext): voi
     },
     handler: async (request) => {
       const meta = await ownRun(request, request.params.id);
-      const window = await store.reads.messageWindow(meta.id, windowOf(request.query));
-      return { messages: window.items, ...pageFields(window) };
+      return readMessagePage(store, meta.id, request.query);
     },
   });
 
@@ -90,8 +80,7 @@ export function registerRunReadRoutes(app: RouteScope, context: ApiContext): voi
     },
     handler: async (request) => {
       const meta = await ownRun(request, request.params.id);
-      const window = await store.reads.stepWindow(meta.id, windowOf(request.query));
-      return { steps: window.items, ...pageFields(window) };
+      return readStepPage(store, meta.id, request.query);
     },
   });
 
