@@ -76,7 +76,11 @@ describe('bounded pages and reads of a long run', () => {
     const first = await get(`/runs/${runId}?steps=0`);
     expect(shownSteps(first.body)).toEqual(range(0, READ_BOUNDS.pageSteps));
     expect(first.body).not.toContain('id="steps-earlier"');
-    expect((await get(`/runs/${runId}?steps=99999999`)).statusCode).toBe(200);
+    const past = await get(`/runs/${runId}?steps=99999999`);
+    expect(past.statusCode).toBe(200);
+    expect(shownSteps(past.body)).toEqual([]);
+    expect(past.body).toContain(`no steps past ${STEPS}`);
+    expect(linkOf(past.body, 'steps-earlier')).toBe(`/runs/${runId}?steps=${STEPS - READ_BOUNDS.pageSteps}`);
     expect((await get(`/runs/${runId}?steps=-1`)).statusCode).toBe(400);
   });
 

@@ -48,7 +48,9 @@ export function ListWindowNav({
           </a>{' '}
         </>
       ) : null}
-      {`${noun} ${from + 1}–${to} of ${total}${to >= total ? ' (the latest)' : ''}`}
+      {items.length === 0
+        ? `no ${noun} past ${total}`
+        : `${noun} ${from + 1}–${to} of ${total}${to >= total ? ' (the latest)' : ''}`}
       {to < total ? (
         <>
           {' '}
