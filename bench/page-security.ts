@@ -2,12 +2,15 @@
  * `npx tsx bench/page-security.ts`: what the pages' security costs per request, on this machine.
  *  - headers: fastify answering a tiny route through app.inject, without and with the security headers
  *    (helmet with the pages' CSP, registerSecurityHeaders), in µs per request;
- *  - render: the run page of a large run (200 steps, 400 messages) rendered by Preact, in ms per page.
+ *  - render: the run page of a large run (200 steps, 400 messages) rendered by Preact (the
+ *    windows of them it shows: the latest 50 of each), in ms per page.
  * Progress on stderr, `name=value` lines on stdout. Not a test: no figure here is asserted.
  */
 import Fastify from 'fastify';
 import { performance } from 'node:perf_hooks';
 import { runPage, type RunPageData } from '../producer/api/inspector/run-page.js';
+import { READ_BOUNDS } from '../producer/api/read-bounds.js';
+import type { ListWindow } from '../shared/store/run-reads.js';
 import { registerSecurityHeaders } from '../producer/api/security-headers.js';
 import { parseMeta, toRunRecord } from '../shared/store/run-meta.js';
 import type { Message, RunEvent, StepRecord } from '../shared/contracts/run-record.js';
@@ -26,6 +29,10 @@ async function perRequestMicros(withHeaders: boolean): Promise<number> {
   const micros = ((performance.now() - started) * 1000) / REQUESTS;
   await app.close();
   return micros;
+}
+
+function latest<T>(list: T[], size: number): ListWindow<T> {
+  return { items: list.slice(-size), from: Math.max(0, list.length - size), total: list.length, next: null };
 }
 
 function largeRun(): RunPageData {
@@ -68,9 +75,10 @@ function largeRun(): RunPageData {
   return {
     record: toRunRecord(meta),
     meta,
-    steps,
+    // The windows the page route reads: the latest of each list.
+    steps: latest(steps, READ_BOUNDS.pageSteps),
     events,
-    messages,
+    messages: latest(messages, READ_BOUNDS.pageMessages),
     state: { messages: messages.slice(0, 50) },
     otherPaths: [],
     now: 1700000200000,

@@ -14,6 +14,7 @@ import {
 } from '../../shared/contracts/run-record.js';
 import { followRun, type RunStreamEvent } from './follow-run.js';
 import { TokenHub } from './token-hub.js';
+import { readMessagePage, readStepPage, type ListPage, type ListPageRequest } from './run-list-pages.js';
 import type { RunResult } from '../../shared/contracts/run-result.js';
 import { readRunResult } from '../../shared/store/read-run-result.js';
 import { Conversations, type ConversationRecord } from '../../shared/store/conversations.js';
@@ -101,6 +102,22 @@ export class RunReader {
   async messages(runId: string): Promise<Message[]> {
     await this.require(runId);
     return this.store.reads.messages(runId);
+  }
+
+  /**
+   * One page of the run's steps, as `GET /v1/runs/:id/steps` answers it: at most `limit` (1000) steps
+   * from `cursor` and about 4 MiB; `nextCursor` (null on the last page) is the next page's `cursor`.
+   * `steps()` reads them all at once; this reads a window, whatever the run's length.
+   */
+  async stepPage(runId: string, request: ListPageRequest = {}): Promise<ListPage<'steps', StepRecord>> {
+    await this.require(runId);
+    return readStepPage(this.store, runId, request);
+  }
+
+  /** One page of the run's history, oldest first, as `GET /v1/runs/:id/messages` answers it (see `stepPage`). */
+  async messagePage(runId: string, request: ListPageRequest = {}): Promise<ListPage<'messages', Message>> {
+    await this.require(runId);
+    return readMessagePage(this.store, runId, request);
   }
 
   /** The run's result object: answer, tool executions, intermediate responses, sources, finishReason (RunResult). */

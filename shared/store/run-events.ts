@@ -38,6 +38,12 @@ export class RunEvents {
     if (!reply) return [];
     return reply[0]![1].map(([id, fields]) => parseEvent(id, fields));
   }
+
+  /** The run's latest `count` events, oldest first (XREVRANGE with COUNT): what a page shows of a long stream. */
+  async latest(runId: string, count: number): Promise<RunEvent[]> {
+    const reply = await this.context.redis.xrevrange(this.context.keys.run(runId).events, '+', '-', 'COUNT', count);
+    return reply.map(([id, fields]) => parseEvent(id, fields)).reverse();
+  }
 }
 
 export interface EventReadOptions {

@@ -12,6 +12,25 @@ import type { RunStoreContext } from './run-store-context.js';
 import type { ListFilter } from './run-store-types.js';
 import { slotPipeline } from './slot-pipeline.js';
 
+/**
+ * Which part of a list to read: `limit` items from position `from` (0-based), or the last `limit`
+ * without `from`; `maxBytes` cuts the window after the item that passes that many bytes of JSON.
+ */
+export interface ListWindowRequest {
+  from?: number;
+  limit: number;
+  maxBytes?: number;
+}
+
+/** A window of a list: its items, the position of the first, the list's length and where the next window starts. */
+export interface ListWindow<T> {
+  items: T[];
+  from: number;
+  total: number;
+  /** The position after the last item returned; null when the list ends there. */
+  next: number | null;
+}
+
 /** Reading runs: a run's meta, record, state, steps and messages, and a tenant's runs page by page. */
 export class RunReads {
   constructor(private readonly context: RunStoreContext) {}
@@ -38,6 +57,44 @@ export class RunReads {
   async messages(runId: string, from = 0): Promise<Message[]> {
     const items = await this.context.redis.lrange(this.context.keys.run(runId).messages, Math.max(0, from), -1);
     return items.map((item) => JSON.parse(item) as Message);
+  }
+
+  /** A window of the run's committed steps in commit order (see ListWindowRequest), read with LRANGE. */
+  async stepWindow(runId: string, request: ListWindowRequest): Promise<ListWindow<StepRecord>> {
+    return this.window<StepRecord>(this.context.keys.run(runId).steps, request);
+  }
+
+  /** A window of the run's history (its messages, oldest first), read with LRANGE. */
+  async messageWindow(runId: string, request: ListWindowRequest): Promise<ListWindow<Message>> {
+    return this.window<Message>(this.context.keys.run(runId).messages, request);
+  }
+
+  /**
+   * At most `limit` items of a list and its length, in one MULTI: the window's positions stay true while
+   * commits append to the list. Only the window crosses the wire, so what one read costs does not grow
+   * with the run.
+   */
+  private async window<T>(key: string, { from, limit, maxBytes }: ListWindowRequest): Promise<ListWindow<T>> {
+    const [start, stop] = from === undefined ? [-limit, -1] : [from, from + limit - 1];
+    const replies = await this.context.redis.multi().llen(key).lrange(key, start, stop).exec();
+    const failed = replies?.find(([error]) => error)?.[0];
+    if (!replies || failed) throw failed ?? new Error(`the read of ${key} was discarded`);
+    const total = replies[0]![1] as number;
+    const raw = replies[1]![1] as string[];
+    const first = from === undefined ? total - raw.length : Math.min(from, total);
+    let kept = raw.length;
+    if (maxBytes !== undefined) {
+      // Whole items only, and at least one, so a page always moves on.
+      let bytes = 0;
+      kept = 0;
+      for (const item of raw) {
+        bytes += item.length;
+        if (kept > 0 && bytes > maxBytes) break;
+        kept += 1;
+      }
+    }
+    const items = raw.slice(0, kept).map((item) => JSON.parse(item) as T);
+    return { items, from: first, total, next: first + kept < total ? first + kept : null };
   }
 
   /** A tenant's runs, newest first. The cursor is opaque; a full page always carries one. */

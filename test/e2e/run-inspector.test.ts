@@ -12,6 +12,8 @@ import {
 } from '../fakes/scripted-openai-server.js';
 import { bearer, json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { launchChromium } from '../helpers/chromium.js';
+import { commitChainSteps, commitLongRun, type LongRunOptions } from '../helpers/long-run.js';
+import { newRunId } from '../../shared/contracts/ids.js';
 
 const STREAMED = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
 
@@ -99,6 +101,31 @@ describe('the run inspector in a browser', () => {
     expect(await page.locator('.msg-tool').textContent()).toContain('42');
     expect(await page.locator('table.usage').textContent()).toContain('total');
     await page.screenshot({ path: join(shots, 'run-tool-retry.png'), fullPage: true });
+    await page.close();
+  }, 60_000);
+
+  it("a long run's page shows a window of its steps; the links move it, and the live refresh keeps it", async () => {
+    const long: LongRunOptions = { runId: newRunId(), tenant: 'acme', steps: 400, message: 'line', complete: false };
+    await commitLongRun(env.client.store, long);
+    const page = await signIn(KEYS.acmeProducer);
+    const window = page.locator('#steps-window');
+    const shown = () => page.locator('details.step-detail').evaluateAll((all) => all.map((one) => one.dataset.index));
+    await page.goto(`${url}/runs/${long.runId}`);
+    expect(await page.locator('#status').textContent()).toBe('running');
+    expect(await window.getAttribute('data-from')).toBe('350');
+    expect(await shown()).toEqual(Array.from({ length: 50 }, (_, index) => String(350 + index)));
+    await Promise.all([page.waitForURL(`${url}/runs/${long.runId}?steps=300`), page.click('#steps-earlier')]);
+    expect(await shown()).toEqual(Array.from({ length: 50 }, (_, index) => String(300 + index)));
+    await page.screenshot({ path: join(shots, 'run-long-window.png'), fullPage: true });
+    // A step commits while the page is open: its sections refresh in the window it shows, with the new total.
+    await commitChainSteps(env.client.store, long, 400, 401);
+    await expect.poll(() => window.getAttribute('data-total'), { timeout: 15_000 }).toBe('401');
+    expect(await window.getAttribute('data-from')).toBe('300');
+    await Promise.all([page.waitForURL(`${url}/runs/${long.runId}?steps=350`), page.click('#steps-later')]);
+    expect(await shown()).toEqual(Array.from({ length: 50 }, (_, index) => String(350 + index)));
+    // From there "later" reaches the end: the latest window, without a position.
+    await Promise.all([page.waitForURL(`${url}/runs/${long.runId}`), page.click('#steps-later')]);
+    expect(await window.getAttribute('data-from')).toBe('351');
     await page.close();
   }, 60_000);
 

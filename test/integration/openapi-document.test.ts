@@ -9,6 +9,7 @@ import {
   servedDocument,
   undeclaredAnswers,
   type OpenApiDocument,
+  type OpenApiOperation,
   type ServedAnswer,
 } from '../helpers/openapi-document.js';
 import { eventually } from '../helpers/test-env.js';
@@ -66,6 +67,18 @@ describe('the OpenAPI document at /docs/json', () => {
     ]);
   });
 
+  it("declares the paged lists' cursor and limit, and the nextCursor and total of their answers", () => {
+    for (const part of ['messages', 'steps']) {
+      const operation = document.paths[`/v1/runs/{id}/${part}`]?.get as
+        (OpenApiOperation & { parameters?: { name: string; in: string }[] }) | undefined;
+      const query = (operation?.parameters ?? []).filter((parameter) => parameter.in === 'query');
+      expect(query.map((parameter) => parameter.name).sort()).toEqual(['cursor', 'limit']);
+      const schema = operation?.responses['200']?.content?.['application/json']?.schema as
+        { properties?: Record<string, unknown>; required?: string[] } | undefined;
+      expect(Object.keys(schema?.properties ?? {}).sort()).toEqual([part, 'nextCursor', 'total'].sort());
+    }
+  });
+
   it('names every operation, once; sets servers; types every body (no `{}` schema)', () => {
     const operations = operationsOf(document);
     expect(operations.length).toBeGreaterThan(40);
@@ -100,6 +113,12 @@ describe('the OpenAPI document at /docs/json', () => {
     await as('GET', '/v1/runs?limit=5');
     await as('GET', `/v1/runs/${id}`);
     for (const part of ['messages', 'result', 'steps', 'replay-report']) await as('GET', `/v1/runs/${id}/${part}`);
+    // The paged lists: a page, the next, and a cursor the API did not hand out.
+    for (const part of ['messages', 'steps']) {
+      const page = json<{ nextCursor: string | null }>(await as('GET', `/v1/runs/${id}/${part}?limit=1`));
+      if (page.nextCursor !== null) await as('GET', `/v1/runs/${id}/${part}?cursor=${page.nextCursor}&limit=1`);
+      expect((await as('GET', `/v1/runs/${id}/${part}?cursor=x`)).statusCode).toBe(400);
+    }
     const events = await as('GET', `/v1/runs/${id}/events`);
     expect(events.headers['content-type']).toMatch(/^text\/event-stream/);
     await as('POST', `/v1/runs/${id}/retry`);

@@ -18,9 +18,9 @@ describe('run page trace link', () => {
   const data = {
     record: toRunRecord(meta),
     meta,
-    steps: [],
+    steps: { items: [], from: 0, total: 0, next: null },
     events: [],
-    messages: [],
+    messages: { items: [], from: 0, total: 0, next: null },
     state: {},
     otherPaths: [],
     now: 1700000002000,

@@ -48,7 +48,7 @@ svg text { font-family: system-ui, sans-serif; }
 
 /**
  * The run page's live part: tokens as they stream, and the sections re-rendered after each committed
- * event (fetched with X-Agentq-Refresh, so a refresh leaves the session's notice to the page view). It reads the run from the data attributes of #run-config (escaped like any attribute), never
+ * event (the same windows of the run's steps and transcript, fetched with X-Agentq-Refresh, so a refresh leaves the session's notice to the page view). It reads the run from the data attributes of #run-config (escaped like any attribute), never
  * from text spliced into the script.
  */
 export const RUN_LIVE_SCRIPT = `
@@ -79,7 +79,7 @@ export const RUN_LIVE_SCRIPT = `
   function refresh() {
     if (refreshing) { again = true; return; }
     refreshing = true;
-    fetch(location.pathname, { credentials: 'same-origin', headers: { 'x-agentq-refresh': 'sections' } }).then(function (response) { return response.text(); }).then(function (html) {
+    fetch(location.pathname + location.search, { credentials: 'same-origin', headers: { 'x-agentq-refresh': 'sections' } }).then(function (response) { return response.text(); }).then(function (html) {
       var doc = new DOMParser().parseFromString(html, 'text/html');
       var fresh = doc.getElementById('sections');
       var openState = document.getElementById('state') && document.getElementById('state').open;

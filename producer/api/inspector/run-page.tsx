@@ -9,11 +9,17 @@ import {
   type RunRecord,
   type StepRecord,
 } from '../../../shared/contracts/run-record.js';
+import type { ListWindow } from '../../../shared/store/run-reads.js';
+import { READ_BOUNDS } from '../read-bounds.js';
 import type { ReplayReport } from '../../client/replay-report.js';
 import { ActionForm } from './action-form.js';
 import { formatCost, formatDuration } from './format.js';
 import { Layout, renderPage } from './layout.js';
+import { Json } from './clipped-json.js';
+import { ListWindowNav, type RunPageWindows } from './list-window-nav.js';
 import { PAGE_ASSETS } from './page-assets.js';
+import { StepDetails, UsageTable } from './run-steps.js';
+import { MessageView } from './run-transcript.js';
 import { RunDiagram, type Path } from './run-diagram.js';
 import { StepTimeline, timelineRows } from './step-timeline.js';
 import { ParkedStepNotice } from './parked-step-notice.js';
@@ -22,9 +28,14 @@ import { TimeTravelPanel } from './time-travel-panel.js';
 export interface RunPageData {
   record: RunRecord;
   meta: RunMeta;
-  steps: StepRecord[];
+  /** The window of its steps the page shows (the latest unless `windows.steps` names another). */
+  steps: ListWindow<StepRecord>;
+  /** Its latest events (READ_BOUNDS.pageEvents at most). */
   events: RunEvent[];
-  messages: Message[];
+  /** The window of its history the transcript shows. */
+  messages: ListWindow<Message>;
+  /** The windows the page's URL asked for; none: the latest. */
+  windows?: RunPageWindows;
   state: Record<string, unknown>;
   /** Paths of recent runs of the same graph (the diagram's other edges). */
   otherPaths: Path[];
@@ -46,41 +57,6 @@ export function pathOf(steps: readonly { superstep: number; node: string }[]): P
   const bySuperstep = new Map<number, string[]>();
   for (const step of steps) bySuperstep.set(step.superstep, [...(bySuperstep.get(step.superstep) ?? []), step.node]);
   return [...bySuperstep.entries()].sort(([left], [right]) => left - right).map(([, nodes]) => nodes);
-}
-
-function Json({ value }: { value: unknown }) {
-  return <pre>{JSON.stringify(value, null, 2)}</pre>;
-}
-
-function MessageView({ message, index }: { message: Message; index: number }) {
-  return (
-    <div class={`msg msg-${message.role}`} data-index={index}>
-      <div class="role">
-        {message.role === 'tool' ? (
-          <>
-            tool result <span class="muted">{message.tool_call_id ?? ''}</span>
-          </>
-        ) : (
-          message.role
-        )}
-      </div>
-      {message.content ? <div class="content">{shownContent(message.content)}</div> : null}
-      {(message.tool_calls ?? []).map((call) => {
-        let args: unknown = call.function.arguments;
-        try {
-          args = JSON.parse(call.function.arguments);
-        } catch {
-          // Shown as sent.
-        }
-        return (
-          <div class="tool-call">
-            <b>→ {call.function.name}</b> <span class="muted">{call.id}</span>
-            <Json value={args} />
-          </div>
-        );
-      })}
-    </div>
-  );
 }
 
 function Citations({ output }: { output: unknown }) {
@@ -109,79 +85,6 @@ function Citations({ output }: { output: unknown }) {
           </tr>
         ))}
       </table>
-    </>
-  );
-}
-
-function UsageTable({ steps, record }: { steps: readonly StepRecord[]; record: RunRecord }) {
-  return (
-    <table class="usage">
-      <tr>
-        <th>#</th>
-        <th>step</th>
-        <th>node</th>
-        <th>attempts</th>
-        <th>execution</th>
-        <th>input tokens</th>
-        <th>output tokens</th>
-        <th>cost</th>
-        <th>model</th>
-      </tr>
-      {steps.map((step) => {
-        const usage = step.usage;
-        return (
-          <tr>
-            <td>{step.index}</td>
-            <td>{`s${step.superstep}.t${step.task}`}</td>
-            <td>{step.node}</td>
-            <td>{step.attempts}</td>
-            <td>{formatDuration(Date.parse(step.endedAt) - Date.parse(step.startedAt))}</td>
-            <td>{usage ? usage.inputTokens : ''}</td>
-            <td>{usage ? usage.outputTokens : ''}</td>
-            <td>{usage ? formatCost(usage.costUsd) : ''}</td>
-            <td>{usage?.model ?? ''}</td>
-          </tr>
-        );
-      })}
-      <tr>
-        <th colSpan={5}>total</th>
-        <th>{record.usage.inputTokens}</th>
-        <th>{record.usage.outputTokens}</th>
-        <th>{formatCost(record.usage.costUsd)}</th>
-        <th></th>
-      </tr>
-    </table>
-  );
-}
-
-function StepDetails({ steps, events }: { steps: readonly StepRecord[]; events: readonly RunEvent[] }) {
-  if (steps.length === 0) return <p class="muted">No committed step yet.</p>;
-  return (
-    <>
-      {steps.map((step) => {
-        const own = events.filter((event) => {
-          const data = event.data as { superstep?: number; task?: number };
-          return (
-            data.superstep === step.superstep &&
-            (data.task === undefined || data.task === step.task) &&
-            event.type !== 'step-start'
-          );
-        });
-        return (
-          <details class="step-detail">
-            <summary>
-              {`#${step.index} s${step.superstep}.t${step.task} ${step.node} — ${step.attempts} attempt${step.attempts === 1 ? '' : 's'}`}
-              {step.inheritedFrom ? (
-                <span class="muted inherited">
-                  {' '}
-                  inherited from <a href={`/runs/${encodeURIComponent(step.inheritedFrom)}`}>{step.inheritedFrom}</a>
-                </span>
-              ) : null}
-            </summary>
-            <Json value={{ step, events: own.map(({ type, data }) => ({ type, data })) }} />
-          </details>
-        );
-      })}
     </>
   );
 }
@@ -218,7 +121,7 @@ function Actions({ record, csrf }: { record: RunRecord; csrf: string | null }) {
               Answer the interrupt
             </button>
           </ActionForm>
-          <Json value={record.interrupt} />
+          <Json value={record.interrupt} max={READ_BOUNDS.pageTextChars} />
         </>
       ) : null}
     </div>
@@ -236,73 +139,85 @@ function TraceId({ traceId, traceUrl }: { traceId: string | undefined; traceUrl:
   return <code id="trace-id">{traceId || '–'}</code>;
 }
 
-/** The sections the live script swaps in after each committed event. */
-function Sections({ data }: { data: RunPageData }) {
-  const { record, meta, steps, events, messages, state, otherPaths, now } = data;
-  const created = Date.parse(record.createdAt);
-  const rows = timelineRows(events, created);
-  // This run's path from its events, so a step that started but has not committed (running, cancelled, failed) is on it.
-  const path: Path = rows.length > 0 ? pathOf(rows) : pathOf(steps);
-  const duration = (isTerminal(record.status) ? Date.parse(record.updatedAt) : now) - created;
+/** The run's facts: status, graph, tenant, times, totals, trace and the BullMQ jobs of the shown steps. */
+function RunFacts({ data, steps, duration }: { data: RunPageData; steps: readonly StepRecord[]; duration: number }) {
+  const { record, meta } = data;
   const [traceId] = (meta.trace ?? '').split('-');
   const shards = data.shards ?? 1;
   const board = stepQueueBoardName(shardOf(record.id, shards), shards, STEP_QUEUE);
   return (
-    <div id="sections">
-      <div class="card facts">
-        <div>
-          <b>status</b>
-          <span class={`status status-${record.status}`} id="status">
-            {record.status}
-          </span>
-        </div>
-        <div>
-          <b>graph</b>
-          {record.graphVersion ? `${record.graph}@${record.graphVersion}` : record.graph}
-        </div>
-        <div>
-          <b>tenant</b>
-          {record.tenant}
-        </div>
-        <div>
-          <b>started</b>
-          {record.createdAt}
-        </div>
-        <div>
-          <b>duration</b>
-          {formatDuration(duration)}
-        </div>
-        <div>
-          <b>steps</b>
-          {record.stepCount}
-        </div>
-        <div>
-          <b>tokens</b>
-          <span id="tokens">{record.usage.inputTokens + record.usage.outputTokens}</span>
-          {` (${record.usage.inputTokens} in / ${record.usage.outputTokens} out)`}
-        </div>
-        <div>
-          <b>cost</b>
-          {formatCost(record.usage.costUsd)}
-        </div>
-        <div>
-          <b>trace id</b>
-          <TraceId traceId={traceId} traceUrl={data.traceUrl} />
-        </div>
-        <div>
-          <b>BullMQ jobs</b>
-          <a href={`/admin/queues/queue/${encodeURIComponent(board)}?status=completed`}>{board}</a>{' '}
-          {steps.map((step) => (
-            <>
-              <a
-                href={`/admin/queues/queue/${encodeURIComponent(board)}/${encodeURIComponent(stepJobId(record.id, step.superstep, step.task))}`}
-              >
-                {`s${step.superstep}.t${step.task}`}
-              </a>{' '}
-            </>
-          ))}
-        </div>
+    <div class="card facts">
+      <div>
+        <b>status</b>
+        <span class={`status status-${record.status}`} id="status">
+          {record.status}
+        </span>
       </div>
+      <div>
+        <b>graph</b>
+        {record.graphVersion ? `${record.graph}@${record.graphVersion}` : record.graph}
+      </div>
+      <div>
+        <b>tenant</b>
+        {record.tenant}
+      </div>
+      <div>
+        <b>started</b>
+        {record.createdAt}
+      </div>
+      <div>
+        <b>duration</b>
+        {formatDuration(duration)}
+      </div>
+      <div>
+        <b>steps</b>
+        {record.stepCount}
+      </div>
+      <div>
+        <b>tokens</b>
+        <span id="tokens">{record.usage.inputTokens + record.usage.outputTokens}</span>
+        {` (${record.usage.inputTokens} in / ${record.usage.outputTokens} out)`}
+      </div>
+      <div>
+        <b>cost</b>
+        {formatCost(record.usage.costUsd)}
+      </div>
+      <div>
+        <b>trace id</b>
+        <TraceId traceId={traceId} traceUrl={data.traceUrl} />
+      </div>
+      <div>
+        <b>BullMQ jobs</b>
+        {/* The shown steps' jobs only: a long run's would be a link per step it ever took. */}
+        <a href={`/admin/queues/queue/${encodeURIComponent(board)}?status=completed`}>{board}</a>{' '}
+        {steps.map((step) => (
+          <>
+            <a
+              href={`/admin/queues/queue/${encodeURIComponent(board)}/${encodeURIComponent(stepJobId(record.id, step.superstep, step.task))}`}
+            >
+              {`s${step.superstep}.t${step.task}`}
+            </a>{' '}
+          </>
+        ))}
+      </div>
+    </div>
+  );
+}
+
+/** The sections the live script swaps in after each committed event. */
+function Sections({ data }: { data: RunPageData }) {
+  const { record, events, messages, state, otherPaths, now } = data;
+  const steps = data.steps.items;
+  const windows = data.windows ?? {};
+  const created = Date.parse(record.createdAt);
+  const rows = timelineRows(events, created);
+  const shownRows = rows.slice(-READ_BOUNDS.pageTimelineRows);
+  // This run's path from its events, so a step that started but has not committed (running, cancelled, failed) is on it.
+  const path: Path = rows.length > 0 ? pathOf(rows) : pathOf(steps);
+  const duration = (isTerminal(record.status) ? Date.parse(record.updatedAt) : now) - created;
+  return (
+    <div id="sections">
+      <RunFacts data={data} steps={steps} duration={duration} />
       {record.error ? (
         <div class="card problem" id="error">
           <b>{record.error.code}</b>: {record.error.message}
@@ -310,24 +225,49 @@ function Sections({ data }: { data: RunPageData }) {
       ) : null}
       {isTerminal(record.status) ? null : <ParkedStepNotice events={events} />}
       <Actions record={record} csrf={data.csrf ?? null} />
-      <TimeTravelPanel record={record} steps={steps} report={data.replayReport ?? null} csrf={data.csrf ?? null} />
+      <TimeTravelPanel
+        record={record}
+        stepCount={data.steps.total}
+        report={data.replayReport ?? null}
+        csrf={data.csrf ?? null}
+      />
       <h2>Graph</h2>
       <div class="card">
         <RunDiagram path={path} others={otherPaths} />
         <p class="muted">
-          Drawn from the steps this run and recent runs of {record.graph} took; this run's path is blue.
+          Drawn from the steps this run and recent runs of {record.graph} took (the latest of a long run's); this run's
+          path is blue.
         </p>
       </div>
       <h2>Timeline</h2>
       <div class="card">
-        <StepTimeline rows={rows} now={now} />
+        <StepTimeline rows={shownRows} now={now} />
+        {shownRows.length < rows.length || data.steps.total > rows.length ? (
+          <p class="muted">The latest tasks only: a long run's whole timeline is in its events and steps (API).</p>
+        ) : null}
       </div>
       <h2>Tokens and cost</h2>
+      <ListWindowNav
+        name="steps"
+        noun="steps"
+        window={data.steps}
+        size={READ_BOUNDS.pageSteps}
+        windows={windows}
+        runId={record.id}
+      />
       <UsageTable steps={steps} record={record} />
       <h2>Transcript</h2>
+      <ListWindowNav
+        name="messages"
+        noun="messages"
+        window={messages}
+        size={READ_BOUNDS.pageMessages}
+        windows={windows}
+        runId={record.id}
+      />
       <div id="transcript">
-        {messages.length > 0 ? (
-          messages.map((message, index) => <MessageView message={message} index={index} />)
+        {messages.items.length > 0 ? (
+          messages.items.map((message, index) => <MessageView message={message} index={messages.from + index} />)
         ) : (
           <p class="muted">No messages yet.</p>
         )}
@@ -336,20 +276,20 @@ function Sections({ data }: { data: RunPageData }) {
       {record.output !== null ? (
         <>
           <h2>Output</h2>
-          <Json value={record.output} />
+          <Json value={record.output} max={READ_BOUNDS.pageStateChars} />
         </>
       ) : null}
       <h2>State</h2>
       <details class="card" id="state">
         <summary>Current state (after the last commit)</summary>
-        <Json value={state} />
+        <Json value={state} max={READ_BOUNDS.pageStateChars} />
       </details>
       <h2>Steps</h2>
       <div class="card">
         <StepDetails steps={steps} events={events} />
         <p class="muted">
           State is not stored per step: each step shows its record and its events; the state above is the last committed
-          one.
+          one. These are the steps of the usage table's window.
         </p>
       </div>
       <span id="last-event" data-id={events.at(-1)?.id ?? '0-0'} hidden />
@@ -383,16 +323,4 @@ export function runPage(data: RunPageData): string {
       <div id="run-config" data-run-id={record.id} data-terminal={String(terminal)} hidden />
     </Layout>,
   );
-}
-
-/** A message's content as the page shows it: its text, and each image part by its URL (a data: URL cut short). */
-function shownContent(content: NonNullable<Message['content']>): string {
-  if (typeof content === 'string') return content;
-  return content
-    .map((part) =>
-      part.type === 'text'
-        ? part.text
-        : `[image ${part.image_url.url.length > 80 ? `${part.image_url.url.slice(0, 80)}…` : part.image_url.url}]`,
-    )
-    .join('\n');
 }

@@ -1,4 +1,4 @@
-import { isTerminal, type RunRecord, type StepRecord } from '../../../shared/contracts/run-record.js';
+import { isTerminal, type RunRecord } from '../../../shared/contracts/run-record.js';
 import type { ReplayReport } from '../../client/replay-report.js';
 import { ActionForm } from './action-form.js';
 
@@ -82,19 +82,11 @@ function ReplayVerdict({ report }: { report: ReplayReport }) {
 }
 
 /** Fork from a step (a finished or waiting run) and replay (a finished run): forms posting to the run's actions. */
-function TimeTravelForms({
-  record,
-  steps,
-  csrf,
-}: {
-  record: RunRecord;
-  steps: readonly StepRecord[];
-  csrf: string | null;
-}) {
+function TimeTravelForms({ record, stepCount, csrf }: { record: RunRecord; stepCount: number; csrf: string | null }) {
   const terminal = isTerminal(record.status);
   if (!terminal && record.status !== 'waiting') return null;
   const base = `/runs/${encodeURIComponent(record.id)}`;
-  const last = record.status === 'completed' ? steps.length - 1 : steps.length;
+  const last = record.status === 'completed' ? stepCount - 1 : stepCount;
   return (
     <div class="actions card" id="time-travel">
       {last >= 0 ? (
@@ -132,12 +124,13 @@ function TimeTravelForms({
 /** Time travel on the run page (issue 39): lineage links, a replay's verdict, the fork and replay forms. */
 export function TimeTravelPanel({
   record,
-  steps,
+  stepCount,
   report,
   csrf,
 }: {
   record: RunRecord;
-  steps: readonly StepRecord[];
+  /** How many steps the run has committed (its list's length; the page reads only a window of them). */
+  stepCount: number;
   report: ReplayReport | null;
   csrf: string | null;
 }) {
@@ -145,7 +138,7 @@ export function TimeTravelPanel({
     <>
       <Lineage record={record} />
       {report ? <ReplayVerdict report={report} /> : null}
-      <TimeTravelForms record={record} steps={steps} csrf={csrf} />
+      <TimeTravelForms record={record} stepCount={stepCount} csrf={csrf} />
     </>
   );
 }

@@ -3,13 +3,31 @@ import type { RunMeta } from '../../../shared/store/redis-run-store.js';
 import { toRunRecord } from '../../../shared/store/redis-run-store.js';
 import { csrfToken } from '../auth/csrf.js';
 import { ApiError } from '../errors.js';
+import type { RunPageWindows } from '../inspector/list-window-nav.js';
 import { pathOf, runPage } from '../inspector/run-page.js';
+import { READ_BOUNDS } from '../read-bounds.js';
 import { streamRunEvents } from '../sse.js';
 import { type InspectorHelpers, type PageScope, pageIdParams as idParams } from './inspector-helpers.js';
 import { runListQuery } from './inspector-run-list.js';
 
 /** Recent runs of the same graph whose paths the diagram adds to this run's. */
 const DIAGRAM_RUNS = 10;
+
+/** A list position in the run page's URL: which window of its steps or transcript to show. */
+const position = z
+  .string()
+  .regex(/^\d{1,10}$/, 'a position is a whole number')
+  .optional();
+
+/** The run page's query: the runs list's filters (kept for its links back) and the windows shown. */
+const runPageQuery = runListQuery.extend({ steps: position, messages: position });
+
+function windowsOf(query: { steps?: string; messages?: string }): RunPageWindows {
+  return {
+    ...(query.steps === undefined ? {} : { steps: Number(query.steps) }),
+    ...(query.messages === undefined ? {} : { messages: Number(query.messages) }),
+  };
+}
 
 /** A run's page at /runs/:id and the live events its script reads at /runs/:id/events. */
 export function registerRunPages(pages: PageScope, helpers: InspectorHelpers): void {
@@ -20,19 +38,25 @@ export function registerRunPages(pages: PageScope, helpers: InspectorHelpers): v
   const otherPaths = async (meta: RunMeta) => {
     const { runs } = await store.reads.list(meta.tenant, { graph: meta.graph, limit: DIAGRAM_RUNS });
     const others = runs.filter((run) => run.id !== meta.id);
-    return Promise.all(others.map(async (run) => pathOf(await store.reads.steps(run.id))));
+    return Promise.all(
+      others.map(async (run) =>
+        pathOf((await store.reads.stepWindow(run.id, { limit: READ_BOUNDS.diagramSteps })).items),
+      ),
+    );
   };
 
   pages.get(
     '/runs/:id',
-    { schema: { hide: true, params: idParams, querystring: runListQuery } },
+    { schema: { hide: true, params: idParams, querystring: runPageQuery } },
     async (request, reply) => {
       const meta = await ownRun(request, request.params.id);
       if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
+      const windows = windowsOf(request.query);
+      // Windows of the run's lists, never the whole: what a view costs does not grow with the run.
       const [steps, events, messages, state, others, replayReport] = await Promise.all([
-        store.reads.steps(meta.id),
-        store.eventLog.events(meta.id, { count: 10_000 }),
-        store.reads.messages(meta.id),
+        store.reads.stepWindow(meta.id, { from: windows.steps, limit: READ_BOUNDS.pageSteps }),
+        store.eventLog.latest(meta.id, READ_BOUNDS.pageEvents),
+        store.reads.messageWindow(meta.id, { from: windows.messages, limit: READ_BOUNDS.pageMessages }),
         store.reads.state(meta.id),
         otherPaths(meta),
         // A replay's verdict; none when its original is gone.
@@ -47,6 +71,7 @@ export function registerRunPages(pages: PageScope, helpers: InspectorHelpers): v
           steps,
           events,
           messages,
+          windows,
           state,
           otherPaths: others,
           now: Date.now(),

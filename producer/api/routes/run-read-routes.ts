@@ -1,9 +1,12 @@
 import { toRunRecord } from '../../../shared/store/redis-run-store.js';
+import { READ_BOUNDS } from '../read-bounds.js';
 import { withPartialOutput } from '../../client/partial-output.js';
+import { readMessagePage, readStepPage } from '../../client/run-list-pages.js';
 import type { ApiContext } from '../api-context.js';
 import { errorBodySchema } from '../errors.js';
 import {
   eventsHeadersSchema,
+  listWindowQuerySchema,
   messagesSchema,
   runIdParamsSchema,
   runRecordSchema,
@@ -40,13 +43,15 @@ export function registerRunReadRoutes(app: RouteScope, context: ApiContext): voi
     schema: {
       operationId: 'getRunMessages',
       summary: "A run's message history",
+      description: `Oldest first, a page at a time: at most \`limit\` messages (${READ_BOUNDS.apiItems} unless smaller) and about 4 MiB; \`nextCursor\`, when not null, is the \`cursor\` of the next page.`,
       tags: ['runs'],
       params: runIdParamsSchema,
+      querystring: listWindowQuerySchema,
       response: { 200: messagesSchema, ...errors },
     },
     handler: async (request) => {
       const meta = await ownRun(request, request.params.id);
-      return { messages: await store.reads.messages(meta.id) };
+      return readMessagePage(store, meta.id, request.query);
     },
   });
 
@@ -67,13 +72,15 @@ export function registerRunReadRoutes(app: RouteScope, context: ApiContext): voi
     schema: {
       operationId: 'getRunSteps',
       summary: "A run's committed steps",
+      description: `In commit order, a page at a time: at most \`limit\` steps (${READ_BOUNDS.apiItems} unless smaller) and about 4 MiB; \`nextCursor\`, when not null, is the \`cursor\` of the next page.`,
       tags: ['runs'],
       params: runIdParamsSchema,
+      querystring: listWindowQuerySchema,
       response: { 200: stepsSchema, ...errors },
     },
     handler: async (request) => {
       const meta = await ownRun(request, request.params.id);
-      return { steps: await store.reads.steps(meta.id) };
+      return readStepPage(store, meta.id, request.query);
     },
   });
 

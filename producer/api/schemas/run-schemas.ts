@@ -5,6 +5,7 @@ import type { RunResult } from '../../../shared/contracts/run-result.js';
 import { ID_PATTERN } from '../../../shared/contracts/ids.js';
 import { RUN_STATUSES, type Message, type RunRecord, type StepRecord } from '../../../shared/contracts/run-record.js';
 import { enqueueRequestSchema } from '../../client/agent-client.js';
+import { READ_BOUNDS } from '../read-bounds.js';
 
 const idMessage = (what: string) => `${what} must be 1-128 characters of letters, digits, '_', '.' or '-'`;
 
@@ -136,7 +137,32 @@ export const runListSchema: z.ZodType<{ runs: RunRecord[]; nextCursor: string | 
   nextCursor: z.string().nullable(),
 });
 
-export const stepsSchema: z.ZodType<{ steps: StepRecord[] }> = z.object({
+/** `?cursor=&limit=` of a run's steps and messages: one window of the list, oldest first. */
+export const listWindowQuerySchema = z
+  .object({
+    cursor: z
+      .string()
+      .regex(/^\d{1,10}$/, 'cursor must be a nextCursor this API returned')
+      .optional()
+      .describe('where the page starts: the nextCursor of the page before (none: the first page)'),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(READ_BOUNDS.apiItems)
+      .default(READ_BOUNDS.apiItems)
+      .describe(`items per page (at most ${READ_BOUNDS.apiItems}; a page also stops after about 4 MiB of items)`),
+  })
+  .strict();
+
+/** What a window of a list says besides its items. */
+const windowFields = {
+  nextCursor: z.string().nullable().describe('pass it as `cursor` for the next page; null on the last page'),
+  total: z.number().describe('how many items the whole list holds'),
+};
+
+export const stepsSchema: z.ZodType<{ steps: StepRecord[]; nextCursor: string | null; total: number }> = z.object({
+  ...windowFields,
   steps: z.array(
     z
       .object({
@@ -160,7 +186,10 @@ export const messageSchema = z
   })
   .loose();
 
-export const messagesSchema: z.ZodType<{ messages: Message[] }> = z.object({ messages: z.array(messageSchema) });
+export const messagesSchema: z.ZodType<{ messages: Message[]; nextCursor: string | null; total: number }> = z.object({
+  messages: z.array(messageSchema),
+  ...windowFields,
+});
 
 /** `GET /v1/runs/:id/result`: the run's result object (shared/contracts/run-result.ts). */
 export const runResultSchema: z.ZodType<RunResult> = z
