@@ -7,6 +7,7 @@ import type { RagOutput } from '../../../shared/retrieval/rag-output.js';
 import { isTerminal, type RunRecord } from '../../../shared/contracts/run-record.js';
 import { ragInputSchema } from '../../../shared/retrieval/rag-input.js';
 import type { ApiContext } from '../api-context.js';
+import { admitByPolicy } from '../run-policy.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import { idempotencyHeadersSchema, runRecordSchema } from '../schemas/run-schemas.js';
 import { streamChatAnswer } from '../chat-stream.js';
@@ -198,6 +199,8 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
       },
       handler: async (request, reply) => {
         const tenant = tenantOf(request);
+        const { stream: _asked, ...policyInput } = request.body;
+        admitByPolicy(context, request, { graph: CHAT_GRAPH, input: policyInput });
         const idempotencyKey = request.headers['idempotency-key'];
         const runId = idempotencyKey ? runIdForIdempotencyKey(tenant, idempotencyKey) : newRunId();
         const existing = await store.reads.get(runId);
