@@ -19,6 +19,9 @@ const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 /** The statuses of a chat whose run did not complete (RUN_OUTCOME_STATUS), each with what it means. */
 const chatOutcomes = {
   400: errorBodySchema.describe('INVALID_INPUT: the body, or the worker found the input wrong (e.g. an unknown tool)'),
+  403: errorBodySchema.describe(
+    "POLICY_DENIED: the tenant's policy (AGENTQ_TENANT_POLICY_FILE) does not allow a tool, the guardrails or the graph asked for",
+  ),
   409: errorBodySchema.describe('CANCELLED: the run was cancelled; CONFLICT: the Idempotency-Key names another run'),
   422: errorBodySchema.describe(
     "GUARDRAIL_BLOCKED (details: guardrail, stage, reason), BUDGET_EXCEEDED (the run's token budget), MODEL_REFUSED or CONTENT_FILTERED: the content's outcome",

@@ -30,7 +30,13 @@ export function registerRunCollectionRoutes(app: RouteScope, context: ApiContext
       headers: idempotencyHeadersSchema,
       querystring: createRunQuerySchema,
       body: createRunBodySchema,
-      response: { 202: runRecordSchema, ...errors },
+      response: {
+        202: runRecordSchema,
+        403: errorBodySchema.describe(
+          "POLICY_DENIED: the tenant's policy does not allow the graph or an input field; details name the field and the policy entry",
+        ),
+        ...errors,
+      },
     },
     handler: async (request, reply) => {
       const { tenant } = principalOf(request);
