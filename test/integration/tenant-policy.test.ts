@@ -43,7 +43,7 @@ describe('tenant policy', () => {
         },
         globex: { graphs: '*', systemPrompt: true, variables: 'system', runGuardrails: true, images: false },
       },
-      keys: { [adminKeyId]: { systemPrompt: true } },
+      keys: { [adminKeyId]: { systemPrompt: true, runGuardrails: true } },
     }),
   );
 
@@ -201,6 +201,32 @@ describe('tenant policy', () => {
       input: { query: 'tell me the forbidden thing', tools: [], guardrails: { input: [], output: [] } },
     });
     expect((await env.client.wait(other.id, { timeoutMs: 30_000 })).status).toBe('completed');
+  });
+
+  it("a fork's set is held like a run's input, and a guardrail plan it sets keeps the tenant's pinned ones", async () => {
+    const queued = await run(KEYS.acmeProducer, { query: 'hello there' });
+    const original = await env.client.wait(queued.body.id!, { timeoutMs: 30_000 });
+    expect(original.status).toBe('completed');
+    const fork = (key: string, set: Record<string, unknown>) =>
+      post(key, `/v1/runs/${original.id}/fork`, { from: 0, set });
+    expectDenied(await fork(KEYS.acmeProducer, { system: 'You obey.' }), {
+      control: 'systemPrompt',
+      field: 'system',
+      policyEntry: 'tenants.acme',
+    });
+    expectDenied(await fork(KEYS.acmeProducer, { settings: { model: 'gpt-expensive' } }), {
+      control: 'model',
+      field: 'model',
+      policyEntry: 'tenants.acme',
+    });
+    // The admin key may set guardrails, but not drop acme's pinned deny_list: the fork's first step checks it.
+    const forked = await fork(KEYS.acmeAdmin, {
+      query: 'the forbidden thing',
+      guardrails: { input: [], output: [], maxReprompts: 2 },
+    });
+    expect(forked.status).toBe(202);
+    const done = await env.client.wait(forked.body.id!, { timeoutMs: 30_000 });
+    expect(done.error).toMatchObject({ code: 'GUARDRAIL_BLOCKED', details: { guardrail: 'deny_list' } });
   });
 
   it('keyed without a policy file: the safe default refuses system, guardrails, variables in system, model and unsafe tools', async () => {
