@@ -102,6 +102,16 @@ describe('tenant policy', () => {
       policyEntry: 'tenants.acme',
     });
     expect((await run(KEYS.acmeProducer, {})).status).toBe(202);
+    // Schedules and batches create runs later: their graph is held when they are created.
+    expectDenied(await post(KEYS.acmeProducer, '/v1/schedules', { graph: 'chain', input: {}, everyMs: 60_000 }), {
+      control: 'graphs',
+      field: 'graph',
+      policyEntry: 'tenants.acme',
+    });
+    expectDenied(
+      await post(KEYS.acmeProducer, '/v1/batches', { questions: [{ question: 'q' }], options: { graph: 'chain' } }),
+      { control: 'graphs', field: 'graph', policyEntry: 'tenants.acme' },
+    );
     // globex's own entry allows every graph.
     expect((await post(KEYS.globexProducer, '/v1/runs', { graph: 'chain', input: {} })).status).toBe(202);
   });
