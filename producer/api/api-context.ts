@@ -8,6 +8,7 @@ import type { RunEventHub } from '../client/run-event-hub.js';
 import type { TokenHub } from '../client/token-hub.js';
 import type { AgentClient } from '../client/agent-client.js';
 import type { ApiKeys } from './auth/api-keys.js';
+import type { TenantPolicy } from '../../shared/config/tenant-policy.js';
 import type { DashboardSessions } from './auth/dashboard-sessions.js';
 import type { RateLimiter } from '../../shared/operations/limits/rate-limiter.js';
 import type { TenantInflight } from '../../shared/operations/limits/tenant-inflight.js';
@@ -23,6 +24,8 @@ export interface ApiContext {
   /** The client's producer connection: fails fast (no offline queue, command timeout). */
   redis: RedisConnection;
   apiKeys: ApiKeys;
+  /** What each tenant's (and key's) runs may ask for (AGENTQ_TENANT_POLICY_FILE): checked before a run is created. */
+  policy: TenantPolicy;
   sessions: DashboardSessions;
   rateLimiter: RateLimiter;
   /** Failed authentications per client address (AGENTQ_AUTH_FAILURES_PER_MINUTE). */

@@ -17,6 +17,7 @@ import { queueStreamOptions, STEP_QUEUE } from '../../shared/contracts/queues.js
 import { allShards, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import type { ApiContext } from './api-context.js';
 import { ApiKeys } from './auth/api-keys.js';
+import { TenantPolicy } from '../../shared/config/tenant-policy.js';
 import { requireRole } from './auth/authenticate.js';
 import { DashboardSessions } from './auth/dashboard-sessions.js';
 import { ApiError, notFound, sendApiError } from './errors.js';
@@ -72,6 +73,8 @@ export interface CreateApiOptions {
   client?: AgentClient;
   /** @default ApiKeys.fromConfig(config) (AGENTQ_API_KEYS, AGENTQ_API_KEYS_FILE) */
   apiKeys?: ApiKeys;
+  /** What each tenant's runs may ask for. @default TenantPolicy.fromConfig(config) (AGENTQ_TENANT_POLICY_FILE; safe with keys) */
+  policy?: TenantPolicy;
   /**
    * More routes under /v1, behind the same key check and rate limit. @default []
    */
@@ -115,6 +118,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     store,
     redis,
     apiKeys,
+    policy: options.policy ?? TenantPolicy.fromConfig(config, !apiKeys.isOpen),
     sessions: new DashboardSessions(redis, store.keys, config.dashboardSessionSeconds),
     rateLimiter: new RateLimiter(redis, store.keys, config.rateLimitPerMinute),
     authThrottle: new AuthThrottle(redis, store.keys, config.authFailuresPerMinute),

@@ -59,6 +59,9 @@ export const ERROR_CODES = [
   'EMPTY_RESPONSE',
   // A tool call of a type agentq cannot run (e.g. `custom`); the message names the type and the tool.
   'UNSUPPORTED_TOOL_CALL',
+  // The operator's tenant policy (AGENTQ_TENANT_POLICY_FILE) does not allow what the run asked for; the
+  // details name the control, the input field and the policy entry to change. Not retried.
+  'POLICY_DENIED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../shared/ports/define-tool.js';
+import { TenantPolicy } from '../../shared/config/tenant-policy.js';
 import { createRagAgentGraph } from '../../worker/agents/rag/rag-agent.js';
 import type { ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
@@ -41,6 +42,8 @@ describe('HTTP API: POST /v1/agent/chat, runs that do not complete', () => {
           ...options,
           graphs: [createRagAgentGraph({ version: '2', toolHandling: { onToolError: 'fail' } })],
           tools: [brokenLookup],
+          // These chats name tools and guardrails of their own: the operator allows it here.
+          api: { policy: TenantPolicy.of({ default: { tools: '*', runGuardrails: true } }) },
         }),
       data.path,
       { model: {} },

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
+import { TenantPolicy } from '../../shared/config/tenant-policy.js';
 import { KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { multipart } from '../helpers/multipart-body.js';
@@ -39,10 +40,16 @@ describe('cross-tenant reads and writes over every resource: 0 successes', () =>
   const body = <T>(response: LightMyRequestResponse): T => JSON.parse(response.body) as T;
 
   beforeAll(async () => {
-    rag = await startRagTestEnv((options) => startApiTestEnv({ ...options, graphs: [askGraph] }), data.path, {
-      model: { script: obedientModel },
-      env: { AGENTQ_CHAT_WAIT_MS: '30000' },
-    });
+    // globex's failed run names an unknown tool: the operator's policy lets the run (not the door) refuse it.
+    const policy = TenantPolicy.of({ default: { tools: '*' } });
+    rag = await startRagTestEnv(
+      (options) => startApiTestEnv({ ...options, graphs: [askGraph], api: { policy } }),
+      data.path,
+      {
+        model: { script: obedientModel },
+        env: { AGENTQ_CHAT_WAIT_MS: '30000' },
+      },
+    );
     const { env } = rag;
     // globex's resources: runs in every state, a batch, documents, a conversation.
     const run = async (payload: Record<string, unknown>) =>

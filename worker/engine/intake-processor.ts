@@ -2,6 +2,8 @@ import { TenantAdmission, type TenantAdmissionConfig } from '../../shared/operat
 import { createHash } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Config } from '../../shared/config/config.js';
+import { TenantPolicy } from '../../shared/config/tenant-policy.js';
+import { pinGuardrailsInState } from '../../shared/config/tenant-policy-check.js';
 import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
 import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
 import { ID_PATTERN, isDerivedRunId, runIdForIdempotencyKey } from '../../shared/contracts/ids.js';
@@ -55,7 +57,7 @@ interface IntakeProcessorOptions {
   stepJobs: StepJobs;
   config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs' | 'unservedGraphWaitMs'> &
     Partial<TenantAdmissionConfig> &
-    Partial<Pick<Config, 'redisFaultDelayMs'>>;
+    Partial<Pick<Config, 'redisFaultDelayMs' | 'tenantPolicy'>>;
   logger: Logger;
   telemetry: Telemetry;
   /** The graphs live workers serve: a run this worker cannot serve is left for them, not failed. */
@@ -76,8 +78,11 @@ export class IntakeProcessor {
   private readonly conversations: ConversationHistory;
   private readonly turns: ConversationTurns;
   private readonly admission: TenantAdmission;
+  /** The operator's policy: only its pinned guardrails matter here (the API checks the rest). */
+  private readonly policy: TenantPolicy;
 
   constructor(private readonly options: IntakeProcessorOptions) {
+    this.policy = TenantPolicy.fromConfig(options.config, true);
     this.conversations = new ConversationHistory(options.store);
     this.turns = new ConversationTurns(options.store.redis, options.store.keys, options.store.retentionSeconds * 2);
     this.admission = new TenantAdmission(options.store.redis, options.store.keys, options.config);
@@ -305,7 +310,7 @@ export class IntakeProcessor {
     let state: Record<string, unknown>;
     let tasks;
     try {
-      state = graph.initialState(input.data);
+      state = pinGuardrailsInState(graph.initialState(input.data), this.policy.rulesFor(meta.tenant));
       tasks = await graph.entry(state as never); // a promise only when a START router is async
     } catch (error) {
       return reject(toAgentqError(error));

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import { formatBatchResultsCsv, formatBatchResultsJsonl } from '../../cli/format-batch-results.js';
 import type { ApiContext } from '../api-context.js';
+import { admitByPolicy } from '../run-policy.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import {
   batchIdParamsSchema,
@@ -90,6 +91,8 @@ export function batchesRoutes(context: ApiContext): FastifyPluginAsyncZod {
       },
       handler: async (request, reply) => {
         const key = request.headers['idempotency-key'];
+        // Each question is a run of this graph whose input the batch builds (no system, tools or model of the caller's).
+        admitByPolicy(context, request, { graph: request.body.options?.graph ?? 'rag-agent', input: {} });
         const { batch, created } = await client.batches.submit(request.body, {
           tenant: tenantOf(request),
           ...(key ? { idempotencyKey: key } : {}),

@@ -7,6 +7,7 @@ import type { RagOutput } from '../../../shared/retrieval/rag-output.js';
 import { isTerminal, type RunRecord } from '../../../shared/contracts/run-record.js';
 import { ragInputSchema } from '../../../shared/retrieval/rag-input.js';
 import type { ApiContext } from '../api-context.js';
+import { admitByPolicy } from '../run-policy.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import { idempotencyHeadersSchema, runRecordSchema } from '../schemas/run-schemas.js';
 import { streamChatAnswer } from '../chat-stream.js';
@@ -18,6 +19,9 @@ const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 /** The statuses of a chat whose run did not complete (RUN_OUTCOME_STATUS), each with what it means. */
 const chatOutcomes = {
   400: errorBodySchema.describe('INVALID_INPUT: the body, or the worker found the input wrong (e.g. an unknown tool)'),
+  403: errorBodySchema.describe(
+    "POLICY_DENIED: the tenant's policy (AGENTQ_TENANT_POLICY_FILE) does not allow a tool, the guardrails or the graph asked for",
+  ),
   409: errorBodySchema.describe('CANCELLED: the run was cancelled; CONFLICT: the Idempotency-Key names another run'),
   422: errorBodySchema.describe(
     "GUARDRAIL_BLOCKED (details: guardrail, stage, reason), BUDGET_EXCEEDED (the run's token budget), MODEL_REFUSED or CONTENT_FILTERED: the content's outcome",
@@ -198,6 +202,8 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
       },
       handler: async (request, reply) => {
         const tenant = tenantOf(request);
+        const { stream: _asked, ...policyInput } = request.body;
+        admitByPolicy(context, request, { graph: CHAT_GRAPH, input: policyInput });
         const idempotencyKey = request.headers['idempotency-key'];
         const runId = idempotencyKey ? runIdForIdempotencyKey(tenant, idempotencyKey) : newRunId();
         const existing = await store.reads.get(runId);

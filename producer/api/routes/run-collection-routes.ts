@@ -1,6 +1,7 @@
 import { newRunId, runIdForIdempotencyKey, tenantRunId } from '../../../shared/contracts/ids.js';
 import { parseSince } from '../../../shared/contracts/parse-since.js';
 import type { ApiContext } from '../api-context.js';
+import { admitByPolicy } from '../run-policy.js';
 import { principalOf } from '../auth/principal-of.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import {
@@ -24,16 +25,23 @@ export function registerRunCollectionRoutes(app: RouteScope, context: ApiContext
       operationId: 'enqueueRun',
       summary: 'Enqueue a run',
       description:
-        'Creates the run (queued) and hands it to the workers. The same Idempotency-Key (header or body) returns the same run and adds nothing twice; a replay carries `Idempotent-Replayed: true`. 429 when the tenant has AGENTQ_TENANT_MAX_INFLIGHT runs in flight.',
+        "Creates the run (queued) and hands it to the workers. 403 POLICY_DENIED when the tenant's policy (AGENTQ_TENANT_POLICY_FILE) does not allow the graph or an input field (system, tools, guardrails, variables, images, model settings). The same Idempotency-Key (header or body) returns the same run and adds nothing twice; a replay carries `Idempotent-Replayed: true`. 429 when the tenant has AGENTQ_TENANT_MAX_INFLIGHT runs in flight.",
       tags: ['runs'],
       headers: idempotencyHeadersSchema,
       querystring: createRunQuerySchema,
       body: createRunBodySchema,
-      response: { 202: runRecordSchema, ...errors },
+      response: {
+        202: runRecordSchema,
+        403: errorBodySchema.describe(
+          "POLICY_DENIED: the tenant's policy does not allow the graph or an input field; details name the field and the policy entry",
+        ),
+        ...errors,
+      },
     },
     handler: async (request, reply) => {
       const { tenant } = principalOf(request);
       const { tenant: _ignored, ...body } = request.body;
+      admitByPolicy(context, request, { graph: body.graph, input: body.input });
       const headerKey = request.headers['idempotency-key'];
       if (headerKey !== undefined && body.idempotencyKey !== undefined && headerKey !== body.idempotencyKey) {
         throw new ApiError(

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import { RUN_STATUSES } from '../../../shared/contracts/run-record.js';
 import type { ApiContext } from '../api-context.js';
+import { admitByPolicy } from '../run-policy.js';
 import { ApiError, errorBodySchema } from '../errors.js';
 import { scheduleCreateServed, schedulePatchServed } from '../schemas/served-media.js';
 
@@ -73,6 +74,12 @@ export function schedulesRoutes(context: ApiContext): FastifyPluginAsyncZod {
         response: { 201: scheduleRecordSchema, ...errors },
       },
       handler: async (request, reply) => {
+        // Its ticks' runs are held to the policy now; a body without a graph is parseScheduleSpec's 400.
+        const spec = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as {
+          graph?: unknown;
+          input?: unknown;
+        };
+        if (typeof spec.graph === 'string') admitByPolicy(context, request, { graph: spec.graph, input: spec.input });
         const schedule = await client.schedules.create(request.body, {
           tenant: tenantOf(request),
           // Its ticks' runs are charged to this key's rate limit, as its own requests are.

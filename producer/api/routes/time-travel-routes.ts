@@ -12,6 +12,7 @@ import {
   retryFailedSummarySchema,
 } from '../schemas/time-travel-schemas.js';
 import { principalOf } from '../auth/principal-of.js';
+import { forkSetByPolicy } from '../run-policy.js';
 import { ownRunOf } from './own-run.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
@@ -39,7 +40,7 @@ export function timeTravelRoutes(context: ApiContext): FastifyPluginAsyncZod {
         const { from, set, graphVersion } = request.body;
         const record = await client.fork(meta.id, {
           from,
-          ...(set ? { set } : {}),
+          ...(set ? { set: forkSetByPolicy(context, request, { graph: meta.graph, set }) } : {}),
           ...(graphVersion ? { graphVersion } : {}),
           queueUnserved: request.query.queueUnserved,
         });

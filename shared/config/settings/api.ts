@@ -2,6 +2,7 @@
 import { flag, integer, parsed, quoteValue, text, type Read } from '../setting-builders.js';
 import { defineArea, type AreaConfig } from '../settings-area.js';
 import { parseTenantBudgetLimits, type TenantBudgetLimits } from '../tenant-budget-limits.js';
+import { readTenantPolicyFile, type TenantPolicyFile } from '../tenant-policy.js';
 
 /** The HTTP API: where it listens, who may call it, the limits per caller and tenant, the dashboard. */
 export const apiArea = defineArea({
@@ -76,6 +77,20 @@ export const apiArea = defineArea({
           return {
             problems: [`must be JSON like {"tokensPerDay":1000000,"costUsdPerMonth":50}: ${(error as Error).message}`],
           };
+        }
+      },
+    }),
+    tenantPolicy: parsed({
+      env: 'AGENTQ_TENANT_POLICY_FILE',
+      allowed: 'the path of a JSON policy file (docs/guides/tenant-policy.md)',
+      shownDefault: 'unset (with API keys: the safe default; without: open)',
+      doc: 'What each tenant’s (and key’s) runs may ask for: graphs, tools, pinned guardrails, system prompt, template variables, images, model settings and their bounds; a request outside it gets 403 `POLICY_DENIED`. Read and validated at start-up. Unset: with API keys, the safe default of docs/guides/tenant-policy.md; without keys (open loopback mode), anything.',
+      when: 'Before tenants you do not control call a keyed API; give the workers the same file (they pin its guardrails).',
+      read: (value): Read<TenantPolicyFile> => {
+        try {
+          return { value: readTenantPolicyFile(value) };
+        } catch (error) {
+          return { problems: [(error as Error).message] };
         }
       },
     }),
