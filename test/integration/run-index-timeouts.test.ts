@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunReader } from '../../producer/client/run-reader.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import { startStallingTcpProxy, type StallingTcpProxy } from '../helpers/stalling-tcp-proxy.js';
+import { eventually, startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
+
+const RUNS = 12;
+const TIMEOUT_MS = 300;
+const STALL_MS = 1500;
+
+describe('run listing when Redis does not answer in time', () => {
+  let env: TestEnv;
+  let proxy: StallingTcpProxy;
+  let reader: RunReader;
+  beforeAll(async () => {
+    env = await startTestEnv();
+    proxy = await startStallingTcpProxy(Number(new URL(env.config.redisUrl!).port));
+    // A reader of the same runs whose connection goes through the proxy, with a short command timeout.
+    reader = new RunReader({
+      config: testConfig({
+        REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+        AGENTQ_KEY_PREFIX: env.config.keyPrefix,
+        AGENTQ_QUEUE_PREFIX: env.config.queuePrefix,
+        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: String(TIMEOUT_MS),
+      }),
+    });
+    for (let i = 0; i < RUNS; i += 1) await env.client.enqueue({ graph: 'chain', input: { steps: 1 } });
+  });
+  afterAll(async () => {
+    await reader.close();
+    await proxy.close();
+    await env.close();
+  });
+
+  it('a listing whose run reads time out fails retryably and removes no entry from the index', async () => {
+    const index = env.client.store.keys.tenantRuns(env.config.tenant);
+    expect(await env.client.store.redis.zcard(index)).toBe(RUNS);
+    expect((await reader.list({ limit: 50 })).runs).toHaveLength(RUNS);
+
+    // The stall starts as the reader sends the runs' reads: they time out, and Redis runs them (and
+    // anything the reader sends meanwhile) once it ends.
+    proxy.stallOn('HGETALL', STALL_MS);
+    const error = await reader.list({ limit: 50 }).then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    expect(proxy.stalls()).toBe(1);
+    // A PING answered through the proxy: the stall is over and Redis has run all the reader sent before it.
+    await eventually(() => reader.store.redis.ping().catch(() => undefined), 10_000, 'the stall to end');
+    expect(await env.client.store.redis.zcard(index)).toBe(RUNS);
+    expect((await reader.list({ limit: 50 })).runs).toHaveLength(RUNS);
+    // The caller was told: a retryable Redis fault, not a short page.
+    expect(error).toBeInstanceOf(AgentqError);
+    expect(error).toMatchObject({ code: 'REDIS_UNAVAILABLE', retryable: true });
+  });
+  it('a listing drops an entry whose run a successful read found gone, once it is past the grace for runs being created', async () => {
+    const index = env.client.store.keys.tenantRuns(env.config.tenant);
+    // Entries without a run: one from a day ago (its run expired), one from now (its run may be on its way).
+    await env.client.store.redis.zadd(index, Date.now() - 86_400_000, 'gone-long-ago', Date.now(), 'not-yet-written');
+    expect((await reader.list({ limit: 50 })).runs).toHaveLength(RUNS);
+    expect(await env.client.store.redis.zscore(index, 'gone-long-ago')).toBeNull();
+    expect(await env.client.store.redis.zscore(index, 'not-yet-written')).not.toBeNull();
+    await env.client.store.redis.zrem(index, 'not-yet-written');
+  });
+});
