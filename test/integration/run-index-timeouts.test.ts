@@ -62,4 +62,22 @@ describe('run listing when Redis does not answer in time', () => {
     expect(await env.client.store.redis.zscore(index, 'not-yet-written')).not.toBeNull();
     await env.client.store.redis.zrem(index, 'not-yet-written');
   });
+  it('reindex puts back the entries a tenant list lost, of that tenant only, and adds nothing else', async () => {
+    const index = env.client.store.keys.tenantRuns(env.config.tenant);
+    const other = await env.client.enqueue({ graph: 'chain', input: { steps: 1 }, tenant: 'other' });
+    const otherIndex = env.client.store.keys.tenantRuns('other');
+    const ids = await env.client.store.redis.zrange(index, '0', '-1');
+    const lost = ids.slice(0, 5);
+    await env.client.store.redis.zrem(index, ...lost);
+    await env.client.store.redis.zrem(otherIndex, other.id);
+
+    // Small passes, so the repair takes several SCAN calls.
+    expect(await reader.reindex({ tenant: env.config.tenant, count: 10 })).toEqual({ runs: RUNS, added: 5 });
+    expect((await env.client.store.redis.zrange(index, '0', '-1')).sort()).toEqual([...ids].sort());
+    expect(await env.client.store.redis.zcard(otherIndex)).toBe(0);
+    expect((await reader.list({ limit: 50 })).runs).toHaveLength(RUNS);
+
+    expect(await reader.reindex()).toEqual({ runs: RUNS + 1, added: 1 });
+    expect(await env.client.store.redis.zrange(otherIndex, '0', '-1')).toEqual([other.id]);
+  });
 });
