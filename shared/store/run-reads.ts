@@ -63,15 +63,11 @@ export class RunReads {
     const batch = limit * 2 + 10;
     const now = Date.now();
     for (let round = 0; round < 20 && runs.length < limit; round += 1) {
-      const page = await this.context.redis.zrevrangebyscore(
-        key,
-        maxScore,
-        since === undefined ? '-inf' : since,
-        'WITHSCORES',
-        'LIMIT',
-        0,
-        batch,
-      );
+      const page = await this.context.redis
+        .zrevrangebyscore(key, maxScore, since === undefined ? '-inf' : since, 'WITHSCORES', 'LIMIT', 0, batch)
+        .catch((error: unknown) => {
+          throw asRedisFaultError(error, `list the runs of tenant ${tenant}`);
+        });
       const entries: [string, string][] = [];
       for (let i = 0; i < page.length; i += 2) {
         const id = page[i]!;

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunReader } from '../../producer/client/run-reader.js';
+import type { RunReader } from '../../producer/client/run-reader.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
-import { startStallingTcpProxy, type StallingTcpProxy } from '../helpers/stalling-tcp-proxy.js';
-import { eventually, startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
+import type { StallingTcpProxy } from '../helpers/stalling-tcp-proxy.js';
+import { startStalledReader } from '../helpers/stalled-reader.js';
+import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 const RUNS = 12;
 const TIMEOUT_MS = 300;
@@ -12,23 +13,15 @@ describe('run listing when Redis does not answer in time', () => {
   let env: TestEnv;
   let proxy: StallingTcpProxy;
   let reader: RunReader;
+  let stalled: Awaited<ReturnType<typeof startStalledReader>>;
   beforeAll(async () => {
     env = await startTestEnv();
-    proxy = await startStallingTcpProxy(Number(new URL(env.config.redisUrl!).port));
-    // A reader of the same runs whose connection goes through the proxy, with a short command timeout.
-    reader = new RunReader({
-      config: testConfig({
-        REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
-        AGENTQ_KEY_PREFIX: env.config.keyPrefix,
-        AGENTQ_QUEUE_PREFIX: env.config.queuePrefix,
-        AGENTQ_REDIS_COMMAND_TIMEOUT_MS: String(TIMEOUT_MS),
-      }),
-    });
+    stalled = await startStalledReader(env, TIMEOUT_MS);
+    ({ proxy, reader } = stalled);
     for (let i = 0; i < RUNS; i += 1) await env.client.enqueue({ graph: 'chain', input: { steps: 1 } });
   });
   afterAll(async () => {
-    await reader.close();
-    await proxy.close();
+    await stalled.close();
     await env.close();
   });
 
