@@ -144,6 +144,7 @@ async function startConnected(
     logger,
     intervalMs: config.reconcileIntervalMs,
     staleAfterMs: config.reconcileAfterMs,
+    reindexKeys: config.reconcileReindexKeys,
   });
   if (options.reconciler !== false) reconciler.start();
   providerBatches?.collector.start();

@@ -4,7 +4,7 @@ import { describeRun, parseCount, withClient, type Io, type ProducerClients } fr
 import { sinceOf } from './retry-in-bulk.js';
 import { UsageError } from './usage-error.js';
 
-/** The commands that list: a tenant's runs, and a run's events. */
+/** The commands that list: a tenant's runs (and rebuild their lists), and a run's events. */
 export function registerRunListCommands(program: Command, clients: ProducerClients, io: Io): void {
   program
     .command('runs')
@@ -50,6 +50,26 @@ export function registerRunListCommands(program: Command, clients: ProducerClien
         });
       },
     );
+
+  program
+    .command('reindex-runs')
+    .description("rebuild the tenants' run lists from the runs that exist (adds missing entries only)")
+    .option('--tenant <tenant>', "only this tenant's runs (the whole keyspace is scanned either way)")
+    .option('--count <n>', 'keys looked at per SCAN call (default 1000)', parseCount('--count'))
+    .option('--json', 'print {runs, added} as JSON')
+    .action(async (options: { tenant?: string; count?: number; json?: boolean }) => {
+      await withClient(clients.reader, async (client) => {
+        const result = await client.reindex({
+          ...(options.tenant ? { tenant: options.tenant } : {}),
+          ...(options.count ? { count: options.count } : {}),
+        });
+        io.out(
+          options.json
+            ? JSON.stringify(result)
+            : `${result.runs} runs found, ${result.added} put back in their tenant's list`,
+        );
+      });
+    });
 
   program
     .command('events')

@@ -1,7 +1,13 @@
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { connectRedis, type RedisConnection } from '../../shared/redis/connect-redis.js';
 import { whenRedisReady } from './redis-ready.js';
-import { RedisRunStore, type ListFilter } from '../../shared/store/redis-run-store.js';
+import {
+  RedisRunStore,
+  type ListFilter,
+  type ReindexPass,
+  type ReindexPassOptions,
+  type ReindexPosition,
+} from '../../shared/store/redis-run-store.js';
 import { withPartialOutput } from './partial-output.js';
 import { readRedisConfig, type RedisConfig } from '../../shared/config/redis-config.js';
 import type { RunFinishedHook } from '../../shared/operations/runs/run-finished-hook.js';
@@ -196,6 +202,27 @@ export class RunReader {
     if (!isTerminal(record.status))
       throw new AgentqError('CONFLICT', `run ${runId} is ${record.status}; cancel it before purging`);
     await this.store.retention.purge(runId, record.tenant);
+  }
+
+  /**
+   * Rebuilds the tenants' run lists (or `tenant`'s) from the runs that exist, scanning the whole keyspace
+   * a bounded SCAN pass at a time (`count` keys each; every master of a Cluster): a run missing from its
+   * tenant's list is put back. It adds entries only. → runs found, and how many of them were missing.
+   */
+  async reindex({ tenant, count }: ReindexPassOptions = {}): Promise<{ runs: number; added: number }> {
+    await this.ready();
+    const total = { runs: 0, added: 0 };
+    let position: ReindexPosition | null = null;
+    do {
+      const pass: ReindexPass = await this.store.indexRepair.pass(position, {
+        ...(tenant === undefined ? {} : { tenant }),
+        ...(count === undefined ? {} : { count }),
+      });
+      total.runs += pass.runs;
+      total.added += pass.added;
+      position = pass.next;
+    } while (position);
+    return total;
   }
 
   /** The run's events from the start (or after `after`), ending after `run-end`. */

@@ -6,6 +6,7 @@ import { RunEvents } from './run-events.js';
 import { RunLifecycle } from './run-lifecycle.js';
 import { RunReads } from './run-reads.js';
 import { RunRetention } from './run-retention.js';
+import { RunIndexRepair } from './run-index-repair.js';
 import { RunStoreContext } from './run-store-context.js';
 import type { RunStoreOptions } from './run-store-types.js';
 import { StepCommits } from './step-commits.js';
@@ -14,6 +15,7 @@ import { RunForks } from './forks/run-forks.js';
 
 export { parseBeginReply, type BeginResult } from './begin-reply.js';
 export type { EventReadOptions } from './run-events.js';
+export type { ReindexPass, ReindexPassOptions, ReindexPosition } from './run-index-repair.js';
 export type {
   CommitRequest,
   CommitResult,
@@ -57,6 +59,8 @@ export class RedisRunStore {
   readonly eventLog: RunEvents;
   /** purge, tenant index trimming, the active-run index. */
   readonly retention: RunRetention;
+  /** Rebuilding the tenants' run lists from the runs that exist, a bounded SCAN pass at a time. */
+  readonly indexRepair: RunIndexRepair;
 
   constructor(
     readonly redis: RedisConnection,
@@ -72,6 +76,7 @@ export class RedisRunStore {
     this.lifecycle = new RunLifecycle(context, this.reads);
     this.eventLog = new RunEvents(context);
     this.retention = new RunRetention(context);
+    this.indexRepair = new RunIndexRepair(context);
     this.recordings = new RunRecordings(context);
     this.forks = new RunForks(context);
   }

@@ -11,6 +11,15 @@ import {
 import type { RunStoreContext } from './run-store-context.js';
 import type { ListFilter } from './run-store-types.js';
 import { slotPipeline } from './slot-pipeline.js';
+import { asRedisFaultError } from '../redis/redis-fault.js';
+
+/**
+ * A listing drops an index entry only on positive evidence that its run is gone: a read that succeeded
+ * and found no meta, of a run created longer ago than this. On a Redis Cluster a run's index entry and
+ * its keys are written by pipelines to different nodes at once, so a young entry may be read before its
+ * run exists.
+ */
+const PRUNE_GRACE_MS = 60_000;
 
 /**
  * Which part of a list to read: `limit` items from position `from` (0-based), or the last `limit`
@@ -97,7 +106,10 @@ export class RunReads {
     return { items, from: first, total, next: first + kept < total ? first + kept : null };
   }
 
-  /** A tenant's runs, newest first. The cursor is opaque; a full page always carries one. */
+  /**
+   * A tenant's runs, newest first. The cursor is opaque; a full page always carries one. A run whose read
+   * fails or times out fails the page (REDIS_UNAVAILABLE, retryable): a page is never short on that account.
+   */
   async list(
     tenant: string,
     { status, graph, since, errorCode, limit = 50, cursor }: ListFilter = {},
@@ -106,16 +118,13 @@ export class RunReads {
     const runs: RunRecord[] = [];
     let [maxScore, afterId] = cursor ? decodeCursor(cursor) : ['+inf', null as string | null];
     const batch = limit * 2 + 10;
+    const now = Date.now();
     for (let round = 0; round < 20 && runs.length < limit; round += 1) {
-      const page = await this.context.redis.zrevrangebyscore(
-        key,
-        maxScore,
-        since === undefined ? '-inf' : since,
-        'WITHSCORES',
-        'LIMIT',
-        0,
-        batch,
-      );
+      const page = await this.context.redis
+        .zrevrangebyscore(key, maxScore, since === undefined ? '-inf' : since, 'WITHSCORES', 'LIMIT', 0, batch)
+        .catch((error: unknown) => {
+          throw asRedisFaultError(error, `list the runs of tenant ${tenant}`);
+        });
       const entries: [string, string][] = [];
       for (let i = 0; i < page.length; i += 2) {
         const id = page[i]!;
@@ -129,21 +138,27 @@ export class RunReads {
       const pipeline = slotPipeline(this.context.redis);
       for (const [id] of entries) pipeline.hgetall(this.context.keys.run(id).meta);
       const metas = (await pipeline.exec()) ?? [];
-      const expired: string[] = [];
+      const gone: string[] = [];
       for (let i = 0; i < entries.length && runs.length < limit; i += 1) {
         const [id, score] = entries[i]!;
+        const [error, fields] = metas[i] ?? [new Error('no reply from the pipeline'), null];
+        // A read that failed or timed out says nothing about the run: the page fails (retryably) rather
+        // than come back short, and nothing is dropped from the index on its account.
+        if (error) throw asRedisFaultError(error, `list the runs of tenant ${tenant}`);
         [maxScore, afterId] = [score, id];
-        const fields = metas[i]?.[1] as Record<string, string> | undefined;
-        if (!fields?.id) {
-          expired.push(id);
+        const meta = fields as Record<string, string> | null;
+        if (!meta?.id) {
+          if (Number(score) < now - PRUNE_GRACE_MS) gone.push(id);
           continue;
         }
-        const meta = parseMeta(fields);
-        if (meta.tenant !== tenant || (status && meta.status !== status) || (graph && meta.graph !== graph)) continue;
-        if (errorCode && meta.error?.code !== errorCode) continue;
-        runs.push(toRunRecord(meta));
+        const parsed = parseMeta(meta);
+        if (parsed.tenant !== tenant || (status && parsed.status !== status) || (graph && parsed.graph !== graph))
+          continue;
+        if (errorCode && parsed.error?.code !== errorCode) continue;
+        runs.push(toRunRecord(parsed));
       }
-      if (expired.length > 0) await this.context.redis.zrem(key, ...expired);
+      // Tidying only (the reconciler trims the rest): a listing that read its runs stands if this fails.
+      if (gone.length > 0) await this.context.redis.zrem(key, ...gone).catch(() => undefined);
       if (page.length < batch * 2) break;
     }
     return { runs, nextCursor: runs.length >= limit && afterId !== null ? encodeCursor(maxScore, afterId) : null };

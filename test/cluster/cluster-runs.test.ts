@@ -38,6 +38,11 @@ describeOnCluster('runs on a real Redis Cluster (3 masters + 3 replicas): worker
         // Every shard got runs, and the shards' slots are on more than one master.
         const used = new Set(runs.map((run) => client.store.keys.shardOf(run.id)));
         expect(used.size).toBe(shards);
+        // The run-list repair scans every master (SCAN is per node) and finds every shard's runs.
+        const index = client.store.keys.tenantRuns(config.tenant);
+        await client.store.redis.del(index);
+        expect(await client.reindex({ count: 100 })).toEqual({ runs: runs.length, added: runs.length });
+        expect(await client.store.redis.zcard(index)).toBe(runs.length);
         const redis = client.store.redis;
         if (!isCluster(redis)) throw new Error('not a cluster connection');
         const masters = new Map<string, number>();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { ErrorRecord } from '../../shared/contracts/errors.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
-import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
+import type { RedisRunStore, ReindexPosition } from '../../shared/store/redis-run-store.js';
 import { isTerminal } from '../../shared/contracts/run-record.js';
 import type { BatchDispatcher } from '../../shared/operations/batches/batch-dispatcher.js';
 import { stepJobRun, type StepJobs } from '../engine/step-jobs.js';
@@ -18,6 +18,8 @@ interface ReconcilerOptions {
   intervalMs: number;
   /** Runs updated more recently than this are left alone. */
   staleAfterMs: number;
+  /** Keys each sweep scans for runs missing from their tenant's run list (0: none). @default 0 */
+  reindexKeys?: number;
 }
 
 const CANCELLED: ErrorRecord = { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false };
@@ -29,6 +31,8 @@ export interface SweepReport {
   forgotten: number;
   /** Entries of expired runs dropped from the tenants' run lists. */
   trimmed: number;
+  /** Runs put back in their tenant's run list, which had lost them. */
+  reindexed: number;
 }
 
 /**
@@ -40,6 +44,8 @@ export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<unknown> | undefined;
   private readonly id = randomUUID();
+  /** Where the run-list repair resumes: one bounded pass per sweep walks the keyspace, then starts over. */
+  private reindexAt: ReindexPosition | null = null;
 
   constructor(private readonly options: ReconcilerOptions) {}
 
@@ -64,11 +70,23 @@ export class Reconciler {
     return lock === 'OK' ? this.sweep() : undefined;
   }
 
+  /** One bounded pass of the run-list repair; a run a list had lost is worth a warning (something dropped it). */
+  private async reindexPass(): Promise<number> {
+    const { store, logger, reindexKeys = 0 } = this.options;
+    if (reindexKeys <= 0) return 0;
+    const pass = await store.indexRepair.pass(this.reindexAt, { count: reindexKeys });
+    this.reindexAt = pass.next;
+    if (pass.added > 0)
+      logger.warn({ added: pass.added }, "reconciler: runs missing from their tenant's run list put back");
+    return pass.added;
+  }
+
   async sweep(now = Date.now()): Promise<SweepReport> {
     const { store, stepJobs, intakeQueue, logger, staleAfterMs } = this.options;
-    const report: SweepReport = { checked: 0, requeued: 0, cancelled: 0, forgotten: 0, trimmed: 0 };
+    const report: SweepReport = { checked: 0, requeued: 0, cancelled: 0, forgotten: 0, trimmed: 0, reindexed: 0 };
     // Retention expires a run's keys but not its entry in its tenant's list: drop those here.
     report.trimmed = await store.retention.trimTenantIndexes(now);
+    report.reindexed = await this.reindexPass();
     for (const runId of await store.retention.activeRunIds()) {
       report.checked += 1;
       const meta = await store.reads.get(runId);

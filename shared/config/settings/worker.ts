@@ -145,6 +145,12 @@ export const workerArea = defineArea({
       default: 30_000,
       doc: 'A run untouched this long is checked by the sweep.',
     }),
+    reconcileReindexKeys: integer({
+      env: 'AGENTQ_RECONCILE_REINDEX_KEYS',
+      min: 0,
+      default: 1000,
+      doc: "Keys each sweep scans for runs missing from their tenant's run list, which it puts back (one SCAN pass, resumed at the next sweep); 0: off.",
+    }),
     shutdownGraceMs: integer({
       env: 'AGENTQ_SHUTDOWN_GRACE_MS',
       min: 0,
