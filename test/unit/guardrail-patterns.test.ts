@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { fakeNodeContext, MockLanguageModel, runInProcess } from '../../testing/index.js';
+import { generateObject } from '../../worker/agents/llm/generate-object.js';
 import { builtInGuardrails } from '../../worker/agents/guardrails/built-in-guardrails.js';
 import { defineGuardrail } from '../../worker/agents/guardrails/define-guardrail.js';
 import { LinearPatternClass } from '../../worker/agents/guardrails/linear-pattern.js';
@@ -107,6 +109,17 @@ describe('built-in patterns', () => {
     const schema = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] };
     const done = await run(llm, { query: 'q', guardrails: { output: [{ name: 'json_schema', options: { schema } }] } });
     expect(done.status).toBe('completed');
+  });
+
+  it('generateObject reads past an answer of 100,000 line breaks in an unclosed fence (then repairs)', async () => {
+    const languageModel = new MockLanguageModel({ generate: ['```\n' + '\n'.repeat(100_000) + '{', '{"n": 1}'] });
+    const { context } = fakeNodeContext({ languageModel });
+    const result = await generateObject(context, {
+      messages: [{ role: 'user', content: 'n?' }],
+      schema: z.object({ n: z.number() }),
+      name: 'n',
+    });
+    expect(result).toMatchObject({ object: { n: 1 }, repaired: true });
   });
 
   it("json_schema refuses a schema's pattern keywords (they would run on the backtracking engine); a property named pattern is fine", async () => {
