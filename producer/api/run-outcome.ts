@@ -15,6 +15,8 @@ export const RUN_OUTCOME_STATUS: Readonly<Record<string, number>> = {
   UNKNOWN_GRAPH: 400,
   // A guardrail refused the question or the answer: the content's outcome.
   GUARDRAIL_BLOCKED: 422,
+  // A guardrail's check ran past AGENTQ_GUARDRAIL_TIMEOUT_MS on the text: the same text would again.
+  GUARDRAIL_TIMEOUT: 422,
   // The run's own token budget (options.tokenBudget) could not cover the work asked.
   BUDGET_EXCEEDED: 422,
   // The tenant's token or cost budget for the day or month is spent: a quota, as at admission.

@@ -27,6 +27,8 @@ export const ERROR_CODES = [
   'PARSE_ERROR',
   // A guardrail refused a run's input or a model's answer (details name the guardrail, stage and reason).
   'GUARDRAIL_BLOCKED',
+  // A guardrail check took longer than AGENTQ_GUARDRAIL_TIMEOUT_MS on one text (details name the guardrail and stage).
+  'GUARDRAIL_TIMEOUT',
   // A tenant's token or cost budget (per day or month) cannot cover the next model call: the run fails before it.
   'TENANT_BUDGET_EXCEEDED',
   // A tenant's storage budget (bytes of run inputs and outputs kept in Redis) cannot hold what

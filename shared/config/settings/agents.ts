@@ -78,6 +78,12 @@ export const agentArea = defineArea({
       default: 2,
       doc: 'Weight of the extractive answerer’s dense sentence match with the local model; 0 = off.',
     }),
+    guardrailTimeoutMs: integer({
+      env: 'AGENTQ_GUARDRAIL_TIMEOUT_MS',
+      min: 10,
+      default: 10_000,
+      doc: 'Time one guardrail check may take on one text; past it the step fails with `GUARDRAIL_TIMEOUT` (not retried). Waits (a moderation call) are cut at the time; the built-in checks stop between patterns and matches; a custom synchronous check stops only where it calls `checkDeadline()`.',
+    }),
     mcpServers: parsed({
       env: 'AGENTQ_MCP_SERVERS',
       default: '{}',

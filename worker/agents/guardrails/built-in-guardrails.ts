@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Moderator } from '../../../shared/ports/moderator.js';
 import { defineGuardrail, type AnyGuardrail } from './define-guardrail.js';
 import { redactPii } from './redact-pii.js';
+import { callerPatternProblem, compileCallerPattern, literalPattern, replaceMatches } from './linear-pattern.js';
 
 /** `max_input_length`: blocks a text longer than `maxChars` (before any model call when at input). */
 const maxInputLengthGuardrail = defineGuardrail({
@@ -17,16 +18,23 @@ const maxInputLengthGuardrail = defineGuardrail({
       : { action: 'pass' },
 });
 
-const compiles = (pattern: string) => {
-  try {
-    new RegExp(pattern, 'iu');
-    return true;
-  } catch {
-    return false;
-  }
-};
+// A request's pattern runs on RE2 (linear-pattern.ts) or is refused, naming what RE2 lacks.
+const callerPattern = z
+  .string()
+  .min(1)
+  .max(500)
+  .superRefine((source, context) => {
+    const problem = callerPatternProblem(source);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  });
 
-/** `deny_list`: case-insensitive keywords and regular expressions; `action` says what a match does. */
+/** A keyword as the reasons show it: the regular expression that matches it literally. */
+const escapeKeyword = (keyword: string) => keyword.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * `deny_list`: case-insensitive keywords and regular expressions (RE2 syntax: linear-time matching, so
+ * no backreferences or lookaround); `action` says what a match does.
+ */
 const denyListGuardrail = defineGuardrail({
   name: 'deny_list',
   description:
@@ -34,10 +42,7 @@ const denyListGuardrail = defineGuardrail({
   options: z
     .object({
       keywords: z.array(z.string().min(1).max(200)).max(1000).default([]),
-      patterns: z
-        .array(z.string().min(1).max(500).refine(compiles, { message: 'not a valid regular expression' }))
-        .max(200)
-        .default([]),
+      patterns: z.array(callerPattern).max(200).default([]),
       /** @default 'block' */
       action: z.enum(['block', 'reprompt', 'redact']).default('block'),
     })
@@ -45,15 +50,23 @@ const denyListGuardrail = defineGuardrail({
     .refine((options) => options.keywords.length + options.patterns.length > 0, {
       message: 'give at least one keyword or pattern',
     }),
-  check: (text, { options }) => {
-    const escaped = options.keywords.map((keyword) => keyword.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-    const expressions = [...escaped, ...options.patterns].map((source) => new RegExp(source, 'giu'));
-    const hit = expressions.find((expression) => expression.test(text));
+  check: (text, { options, checkDeadline }) => {
+    const terms = [
+      ...options.keywords.map((keyword) => ({ source: escapeKeyword(keyword), pattern: literalPattern(keyword) })),
+      ...options.patterns.map((source) => ({ source, pattern: compileCallerPattern(source) })),
+    ];
+    const hit = terms.find(({ pattern }) => {
+      checkDeadline();
+      return pattern.test(text);
+    });
     if (!hit) return { action: 'pass' };
     if (options.action === 'redact') {
       return {
         action: 'rewrite',
-        text: expressions.reduce((current, expression) => current.replace(expression, '[REDACTED]'), text),
+        text: terms.reduce(
+          (current, { pattern }) => replaceMatches(pattern, current, () => '[REDACTED]', { between: checkDeadline }),
+          text,
+        ),
         reason: 'denied terms redacted',
       };
     }
@@ -69,8 +82,8 @@ const piiRedactionGuardrail = defineGuardrail({
   name: 'pii_redaction',
   description:
     'Replaces email addresses, phone numbers and payment card numbers (Luhn-checked) with [EMAIL], [PHONE], [CARD_NUMBER]',
-  check: (text) => {
-    const { text: redacted, found } = redactPii(text);
+  check: (text, { checkDeadline }) => {
+    const { text: redacted, found } = redactPii(text, checkDeadline);
     return found.length === 0
       ? { action: 'pass' }
       : { action: 'rewrite', text: redacted, reason: `redacted: ${found.join(', ')}` };
@@ -86,15 +99,23 @@ const jsonSchemaGuardrail = defineGuardrail({
   options: z
     .object({ schema: z.record(z.string(), z.unknown()) })
     .strict()
-    .refine((options) => toZod(options.schema) !== undefined, {
-      message: 'schema is not a JSON Schema this worker can check',
+    .superRefine(({ schema }, context) => {
+      const keyword = regexKeywordIn(schema);
+      if (keyword) {
+        context.addIssue({
+          code: 'custom',
+          path: ['schema', ...keyword.path],
+          message: `'${keyword.name}' is not supported: a schema's patterns would run on JavaScript's backtracking engine, where one pattern can stall the worker (check patterns with deny_list, which runs them on RE2)`,
+        });
+      } else if (toZod(schema) === undefined) {
+        context.addIssue({ code: 'custom', message: 'schema is not a JSON Schema this worker can check' });
+      }
     }),
   check: (text, { options }) => {
     const schema = toZod(options.schema)!;
     let value: unknown;
     try {
-      // Models often fence JSON in a code block.
-      value = JSON.parse(text.trim().replace(/^```(?:json)?\s*|\s*```$/g, ''));
+      value = JSON.parse(unfence(text));
     } catch (error) {
       return {
         action: 'reprompt',
@@ -109,6 +130,48 @@ const jsonSchemaGuardrail = defineGuardrail({
     };
   },
 });
+
+/**
+ * The text inside a code fence (models often fence JSON), by hand: the regular expression it replaces,
+ * /\s*```$/, takes seconds on a long run of spaces.
+ */
+function unfence(text: string): string {
+  let body = text.trim();
+  if (body.startsWith('```')) body = body.slice(body.startsWith('```json') ? 7 : 3);
+  if (body.endsWith('```')) body = body.slice(0, -3);
+  return body;
+}
+
+// Keywords whose values are schemas by name (a property may be called "pattern"), and those holding data.
+const SCHEMA_MAPS = new Set(['properties', '$defs', 'definitions', 'dependentSchemas']);
+const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples']);
+
+/** The first `pattern` or `patternProperties` keyword in a JSON Schema, with its path. */
+function regexKeywordIn(schema: unknown, path: string[] = []): { name: string; path: string[] } | undefined {
+  if (Array.isArray(schema)) {
+    for (const [index, item] of schema.entries()) {
+      const found = regexKeywordIn(item, [...path, String(index)]);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (typeof schema !== 'object' || schema === null) return undefined;
+  for (const [key, value] of Object.entries(schema)) {
+    if ((key === 'pattern' && typeof value === 'string') || key === 'patternProperties')
+      return { name: key, path: [...path, key] };
+    if (DATA_KEYWORDS.has(key)) continue;
+    if (SCHEMA_MAPS.has(key) && typeof value === 'object' && value !== null) {
+      for (const [name, member] of Object.entries(value)) {
+        const found = regexKeywordIn(member, [...path, key, name]);
+        if (found) return found;
+      }
+      continue;
+    }
+    const found = regexKeywordIn(value, [...path, key]);
+    if (found) return found;
+  }
+  return undefined;
+}
 
 function toZod(schema: Record<string, unknown>): z.ZodType | undefined {
   try {

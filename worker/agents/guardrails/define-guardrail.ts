@@ -25,6 +25,12 @@ interface GuardrailCheckContext<Options> {
   options: Options;
   /** The step's context: memoise paid checks with `node.memo`, stop on `node.abortSignal`. */
   node: NodeContext;
+  /**
+   * Throws GUARDRAIL_TIMEOUT once the check has used its time (AGENTQ_GUARDRAIL_TIMEOUT_MS). A check
+   * that works through a long text in pieces calls it between them: nothing can stop a synchronous
+   * check in the middle of a piece, so that is where the time bound holds.
+   */
+  checkDeadline(): void;
 }
 
 export interface GuardrailDefinition<Options> {

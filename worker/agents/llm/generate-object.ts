@@ -4,6 +4,7 @@ import type { NodeContext } from '../../../shared/graph/node-context.js';
 import type { Message } from '../../../shared/contracts/run-record.js';
 import { callLanguageModel, type ModelCall } from './call-language-model.js';
 import { strictJsonSchema } from './strict-json-schema.js';
+import { compileLinear } from '../guardrails/linear-pattern.js';
 
 export interface GenerateObjectOptions<T> {
   /** The conversation asking for the object (system prompt first). */
@@ -112,8 +113,11 @@ function parseAnswer<T>(call: ModelCall, schema: z.ZodType<T>): Parsed<T> {
   return { ok: false, problem };
 }
 
+// On RE2 (linear time): on JavaScript's engine this takes seconds on an answer of many line breaks.
+const CODE_FENCE = compileLinear('^\\s*```(?:json)?\\s*\\n([\\s\\S]*?)\\n?```\\s*$');
+
 /** Some servers without strict mode wrap JSON in a Markdown code fence. */
 function stripCodeFence(text: string): string {
-  const match = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/.exec(text);
+  const match = CODE_FENCE.exec(text) as string[] | null;
   return match ? match[1]! : text;
 }
