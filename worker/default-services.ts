@@ -13,6 +13,7 @@ import { OpenAIModerator } from '../shared/adapters/openai/openai-moderator.js';
 import { agentSettingsFrom } from './agents/agent-settings.js';
 import { builtInTools } from './agents/tools/built-in-tools.js';
 import { createHttpFetchTool } from './agents/tools/http-fetch.js';
+import { TenantPolicy, toolAllowed } from '../shared/config/tenant-policy.js';
 
 interface DefaultServicesOptions {
   /** Tools registered beside the built-in ones (`calculator`, `current_time`, `http_fetch` when enabled). @default [] */
@@ -28,7 +29,8 @@ interface DefaultServicesOptions {
  * The services a worker hands its nodes unless told otherwise: the language model when LLM_MODEL is
  * set (on OPENAI_BASE_URL / OPENAI_API_KEY), the embedder EMBED_PROVIDER names (see createEmbedder), the tool
  * registry with the built-in tools (plus `http_fetch` when AGENTQ_HTTP_FETCH_ALLOW_HOSTS lists hosts)
- * and yours, the provider limiter when AGENTQ_RATE_LIMITS is set, and the agent limits from the config.
+ * and yours, the provider limiter when AGENTQ_RATE_LIMITS is set, the agent limits from the config, and
+ * the tool rules of AGENTQ_TENANT_POLICY_FILE (every tool for every tenant without one).
  */
 export function createDefaultServices(
   config: Config,
@@ -57,6 +59,7 @@ export function createDefaultServices(
     ...(Object.keys(config.rateLimits).length > 0 ? { rateLimiter: lazyRateLimiter(config, redis) } : {}),
     tenantBudget: lazyTenantBudget(config, redis),
     tools: new ToolRegistry([...builtInTools(), ...httpFetch, ...tools]),
+    ...(config.tenantPolicy ? { allowTool: tenantToolRules(config) } : {}),
     agentSettings: agentSettingsFrom(config),
   };
 }
@@ -91,4 +94,13 @@ function lazyTenantBudget(
     settle: (...args) => get().settle(...args),
     release: (...args) => get().release(...args),
   };
+}
+
+/**
+ * The policy file's tool rules, asked per tool per step. A worker knows a run's tenant, not the API key
+ * that created it, so key entries do not apply here (the API holds them at the door).
+ */
+function tenantToolRules(config: Config): NonNullable<AgentServices['allowTool']> {
+  const policy = TenantPolicy.fromConfig(config, true);
+  return (tenant, tool) => toolAllowed(policy, tenant, tool);
 }
