@@ -47,6 +47,7 @@ if mode == 'single' or mode == 'task' then
     index = redis.call('HINCRBY', rk[1], 'stepCount', 1) - 1
   end
   redis.call('RPUSH', rk[4], '{"index":' .. index .. ',' .. string.sub(A[7], 2))
+  charge(rk, #A[7] + #tostring(index) + 9)
   committed_usage = {m[4] or '0', m[5] or '0', m[6] or '0'}
   if A[13] ~= '0' then committed_usage[1] = redis.call('HINCRBY', rk[1], 'inputTokens', A[13]) end
   if A[14] ~= '0' then committed_usage[2] = redis.call('HINCRBY', rk[1], 'outputTokens', A[14]) end
@@ -64,9 +65,18 @@ else
   redis.call('DEL', rk[6])
 end
 local n = tonumber(A[17])
+-- The bytes this commit adds: a state field's new value less the one it replaces, and the messages.
+local added = 0
+for i = 18, 16 + 2 * n, 2 do
+  local old = redis.call('HSTRLEN', rk[2], A[i])
+  added = added + #A[i + 1] - old + (old == 0 and #A[i] or 0)
+end
 push_from('HSET', rk[2], A, 18, 2 * n)
 local pos = 18 + 2 * n
 push_from('RPUSH', rk[3], A, pos + 1, tonumber(A[pos]))
+added = added + bytes_of(A, pos + 1, tonumber(A[pos]))
+if A[10] == 'completed' then added = added + #A[11] end
+charge(rk, added)
 local next_superstep = tonumber(A[1]) + 1
 if m[8] then
   record_put(rk, m[9], 'b' .. next_superstep, boundary(redis.call('LLEN', rk[3]), A[10] == 'completed' and '[]' or A[11], A, 18, n))
