@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StorageBudget } from '../../shared/operations/limits/storage-budget.js';
 import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
-import { storedRunBytes } from '../helpers/stored-bytes.js';
+import { storedRunBytes } from '../../bench/lib/stored-bytes.js';
 
 /**
  * The storage budget counts every byte a run keeps — its meta and input, state, history, step log, events,

@@ -5,7 +5,7 @@ import { atScale } from '../helpers/suite-scale.js';
 import { recordFigure } from '../helpers/suite-figures.js';
 import { eventually } from '../helpers/test-env.js';
 import { IngestClient } from '../../producer/client/ingest-client.js';
-import { chargedRunBytes, storedRunBytes } from '../helpers/stored-bytes.js';
+import { chargedRunBytes, storedRunBytes } from '../../bench/lib/stored-bytes.js';
 
 /**
  * Attack: a tenant posts run after run with large inputs that fail at once (so the

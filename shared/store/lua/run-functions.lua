@@ -8,11 +8,21 @@
 local function terminal(status)
   return status == 'completed' or status == 'failed' or status == 'cancelled'
 end
--- An event is charged while the stream is below its cap; past it, each new one takes the place of one
--- trimmed (the events of one run are of a size), so the count stays what the stream keeps.
+-- An event is charged as it is added. Past the cap the stream is trimmed to it a hundred entries at a
+-- time (as MAXLEN ~ trims by whole nodes, without a trim on every add), and the bytes of the entries
+-- trimmed, read first, are given back: the charge stays what the stream keeps.
 local function run_event(rk, maxlen, kind, data)
-  local id = redis.call('XADD', rk[5], 'MAXLEN', '~', maxlen, '*', 'type', kind, 'data', data)
-  if redis.call('XLEN', rk[5]) <= tonumber(maxlen) then charge(rk, #id + #kind + #data + 8) end
+  local id = redis.call('XADD', rk[5], '*', 'type', kind, 'data', data)
+  local added = #id + #kind + #data + 8
+  local over = redis.call('XLEN', rk[5]) - tonumber(maxlen)
+  if over >= 100 then
+    for _, entry in ipairs(redis.call('XRANGE', rk[5], '-', '+', 'COUNT', over)) do
+      added = added - #entry[1]
+      for _, value in ipairs(entry[2]) do added = added - #value end
+    end
+    redis.call('XTRIM', rk[5], 'MAXLEN', maxlen)
+  end
+  charge(rk, added)
   return id
 end
 local function event(maxlen, kind, data)
