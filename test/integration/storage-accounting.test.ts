@@ -59,6 +59,24 @@ describe('storage accounting: every byte a run keeps is charged', () => {
     expectCharged((await budget.usage('forks')) - before, bytes);
   });
 
+  it("a conversation's turns are charged with the earlier turns' history each starts from", async () => {
+    const turns: string[] = [];
+    for (let turn = 0; turn < 3; turn += 1) {
+      const queued = await env.client.enqueue({
+        tenant: 'talk',
+        graph: 'chain',
+        input: { steps: 10, appendMessages: true },
+        conversationId: 'c1',
+      });
+      expect((await env.client.wait(queued.id, { timeoutMs: 60_000 })).status).toBe('completed');
+      turns.push(queued.id);
+    }
+    // The last turn keeps the two before it in its history, and its own.
+    expect(await env.client.store.redis.llen(env.client.store.keys.run(turns[2]!).messages)).toBe(30);
+    const bytes = (await Promise.all(turns.map(stored))).reduce((sum, each) => sum + each, 0);
+    expectCharged(await budget.usage('talk'), bytes);
+  });
+
   it('a purged run gives its bytes back; a tenant over its budget cannot start another run, however small', async () => {
     const run = await chain('full', 40);
     const bytes = await stored(run.id);
