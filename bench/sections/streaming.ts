@@ -12,15 +12,14 @@
  *   message is). Needs AOF on (the bench Redis has it). Runs of equal length still differ by a few
  *   bytes (ids, timestamps): read a figure near 0 as 0.
  */
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createApi } from '../../producer/api/create-api.js';
 import { AgentClient } from '../../producer/client/agent-client.js';
-import { loadConfig } from '../../shared/config/config.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../../test/fakes/scripted-openai-server.js';
 import { readSse } from '../../test/helpers/api-sse.js';
+import { benchConfig } from '../lib/bench-config.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { figureRecorder } from '../lib/figure-recorder.js';
 import { percentile } from '../lib/stats.js';
@@ -36,12 +35,7 @@ async function withStack<T>(
   stream: boolean,
   body: (stack: { url: string; client: AgentClient }) => Promise<T>,
 ): Promise<T> {
-  const id = randomBytes(3).toString('hex');
-  const config = loadConfig({
-    REDIS_URL: redisUrl,
-    AGENTQ_KEY_PREFIX: `bs${id}`,
-    AGENTQ_QUEUE_PREFIX: `bsq${id}`,
-    AGENTQ_LOG_LEVEL: 'silent',
+  const config = benchConfig(redisUrl, 'bs', {
     OPENAI_BASE_URL: server.url,
     LLM_MODEL: 'scripted-chat',
     AGENTQ_LLM_STREAM: String(stream),

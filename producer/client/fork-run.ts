@@ -50,10 +50,16 @@ export async function forkRun(deps: ForkDeps, runId: string, options: ForkOption
     await served.requireServed(meta.graph, options.graphVersion);
   const id = newRunId();
   const now = Date.now();
+  // What the fork copies, all of it: admission refuses a fork that would not fit, and its script charges it.
+  const pairsBytes = (pairs: Record<string, string>) =>
+    Object.entries(pairs).reduce((sum, [key, value]) => sum + key.length + value.length, 0);
   const bytes =
     JSON.stringify(meta.input ?? null).length +
-    Object.values(plan.state).reduce((sum, value) => sum + value.length, 0) +
-    plan.messages.reduce((sum, message) => sum + message.length, 0);
+    pairsBytes(plan.state) +
+    pairsBytes(plan.writes) +
+    pairsBytes(plan.record) +
+    plan.messages.reduce((sum, message) => sum + message.length, 0) +
+    plan.steps.reduce((sum, step) => sum + JSON.stringify(step).length, 0);
   const admitted = await admission.admit({
     tenant: meta.tenant,
     runId: id,

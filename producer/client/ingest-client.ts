@@ -102,7 +102,7 @@ export class IngestClient {
       ...queueStreamOptions(this.config.queueEventsMaxLen),
     });
     this.queue.on('error', () => undefined);
-    const storage = new StorageBudget(this.redis, new Keys(this.config.keyPrefix), {
+    const storage = new StorageBudget(this.redis, new Keys(this.config.keyPrefix, this.config.shards), {
       defaultMaxBytes: this.config.tenantMaxBytes,
       retentionSeconds: this.config.retentionSeconds,
     });

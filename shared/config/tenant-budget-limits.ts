@@ -15,7 +15,7 @@ export interface TenantBudgetLimits {
   /** Model cost in USD per UTC calendar month. */
   costUsdPerMonth?: number;
   /**
-   * Bytes of run inputs and outputs the tenant may keep in Redis (StorageBudget). Left out:
+   * Bytes the tenant may keep in Redis, all of its runs and documents (StorageBudget). Left out:
    * AGENTQ_TENANT_MAX_BYTES applies (unlike the fields above, a tenant's own limits never lift it).
    */
   storageBytes?: number;

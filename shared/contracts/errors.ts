@@ -31,7 +31,7 @@ export const ERROR_CODES = [
   'GUARDRAIL_TIMEOUT',
   // A tenant's token or cost budget (per day or month) cannot cover the next model call: the run fails before it.
   'TENANT_BUDGET_EXCEEDED',
-  // A tenant's storage budget (bytes of run inputs and outputs kept in Redis) cannot hold what
+  // A tenant's storage budget (every byte of its runs and documents kept in Redis) cannot hold what
   // is asked: retryable (429) when it fits once stored runs expire or are purged, not (413) when it never fits.
   'STORAGE_BUDGET_EXCEEDED',
   // Redis refused a write because it is full (maxmemory, noeviction): nothing changed; retry shortly.

@@ -370,4 +370,21 @@ export class Keys {
     const base = `${this.prefix}:{budget:${tenant}}:storage`;
     return { total: `${base}:bytes`, charges: `${base}:charges`, expiry: `${base}:expiry` };
   }
+
+  /**
+   * A tenant's ledger of run bytes on one shard, under the shard's hash tag so that every run script of
+   * that shard charges the bytes it stores in the same call (one Cluster slot): total (string, bytes),
+   * charges (hash: a run's meta key → its bytes) and expiry (zset: the same meta keys → when their bytes
+   * leave Redis, ms; a run not finished has no entry). The run's meta field `ledger` holds `base`; the
+   * scripts add `:bytes`, `:charges` and `:expiry` to it (shared/store/lua/storage-functions.lua).
+   */
+  tenantRunStorage(tenant: string, shard: number): { base: string; total: string; charges: string; expiry: string } {
+    const base = `${this.prefix}:${shardTag(shard, this.shards)}:t:${tenant}:storage`;
+    return { base, total: `${base}:bytes`, charges: `${base}:charges`, expiry: `${base}:expiry` };
+  }
+
+  /** The ledger (its base) a run's bytes are charged to: its tenant's on the run's shard. */
+  runLedger(tenant: string, runId: string): string {
+    return this.tenantRunStorage(tenant, this.shardOf(runId)).base;
+  }
 }

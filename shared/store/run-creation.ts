@@ -42,6 +42,8 @@ export class RunCreation {
     if (run.onBusy) fields.onBusy = run.onBusy;
     if (run.priority) fields.priority = run.priority;
     if (run.replay) fields.replay = JSON.stringify(run.replay);
+    // Every script that stores the run's bytes charges them to this ledger, in the same call.
+    fields.ledger = this.context.keys.runLedger(run.tenant, run.id);
     // Decided once per run: its scripts read these two fields to keep (or not) its recording.
     const { recording } = this.context;
     if (recording.mode !== 'off') {

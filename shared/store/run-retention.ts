@@ -14,8 +14,14 @@ export class RunRetention {
     await slotPipeline(this.context.redis)
       .zrem(this.context.keys.tenantRuns(tenant), runId)
       .zrem(this.context.keys.activeRuns(), runId)
-      // Its bytes leave the tenant's storage budget (StorageBudget counts them down at the next charge).
+      // Its bytes leave the tenant's storage budget (StorageBudget counts them down at the next charge):
+      // the bytes its scripts charged on its shard, and what admission charged before the ledgers existed.
       .zadd(this.context.keys.tenantStorage(tenant).expiry, 'XX', 0, runId)
+      .zadd(
+        this.context.keys.tenantRunStorage(tenant, this.context.keys.shardOf(runId)).expiry,
+        0,
+        this.context.keys.runMeta(runId),
+      )
       .exec();
   }
 

@@ -73,7 +73,7 @@ export function budgetRoutes(
         served: { body: { 'application/json': tenantBudgetLimitsSchema } },
         summary: "Set a tenant's budgets (admin)",
         description:
-          "Replaces the tenant's limits: `tokensPerDay`, `tokensPerMonth`, `costUsdPerDay`, `costUsdPerMonth` (UTC day and month). A field left out is unlimited; 0 allows nothing. A run whose next model call would pass a limit fails before the call with TENANT_BUDGET_EXCEEDED. `storageBytes`: bytes of run inputs and outputs the tenant may keep (left out: AGENTQ_TENANT_MAX_BYTES); a run past it is refused with STORAGE_BUDGET_EXCEEDED (429, or 413 when it alone is larger).",
+          "Replaces the tenant's limits: `tokensPerDay`, `tokensPerMonth`, `costUsdPerDay`, `costUsdPerMonth` (UTC day and month). A field left out is unlimited; 0 allows nothing. A run whose next model call would pass a limit fails before the call with TENANT_BUDGET_EXCEEDED. `storageBytes`: bytes the tenant may keep in Redis, every byte of its runs and documents (left out: AGENTQ_TENANT_MAX_BYTES, 1 GiB by default); a run that would start past it is refused with STORAGE_BUDGET_EXCEEDED (429, or 413 when it alone is larger); a run already started finishes and is charged in full.",
         tags: ['admin'],
         params: tenantParam,
         // Validated by parseTenantBudgetLimits so the 400 names the field and what it accepts.

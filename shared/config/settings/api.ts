@@ -60,9 +60,12 @@ export const apiArea = defineArea({
     tenantMaxBytes: integer({
       env: 'AGENTQ_TENANT_MAX_BYTES',
       min: 0,
-      default: 0,
-      doc: 'Bytes of run inputs and outputs a tenant may keep in Redis (a tenant’s own `storageBytes` limit replaces it; `storageBytes` in `AGENTQ_TENANT_BUDGET_DEFAULTS` when this is 0); a run past it gets 429 `STORAGE_BUDGET_EXCEEDED`, or 413 when its input alone is larger; 0 = unlimited.',
-      when: 'Set it when tenants you do not trust share one Redis.',
+      // 1 GiB: Redis keeps everything in memory, so one machine's Redis (a few GiB) holds a few tenants at
+      // their budget — hundreds of long runs each — and no single tenant can fill it.
+      default: 1024 ** 3,
+      shownDefault: '`1073741824` (1 GiB)',
+      doc: 'Bytes a tenant may keep in Redis: every byte of its runs (input, state, history, steps, events, recording, output, forks, conversation turns) and of its documents awaiting indexing, charged as they are stored and released when they expire or are purged. A tenant’s own `storageBytes` limit replaces it, and so does `storageBytes` in `AGENTQ_TENANT_BUDGET_DEFAULTS` for tenants without one. A run that would start past it gets 429 `STORAGE_BUDGET_EXCEEDED`, or 413 when its input alone is larger; a run already started finishes and is charged in full. 0 = unlimited.',
+      when: 'Raise it (or 0) when one tenant owns the Redis and its memory allows; lower it when tenants you do not trust share a small one.',
     }),
     tenantBudgetDefaults: parsed({
       env: 'AGENTQ_TENANT_BUDGET_DEFAULTS',
@@ -200,8 +203,8 @@ export const apiArea = defineArea({
   configOf: (values) => ({
     ...values,
     traceUrl: values.traceUrl ?? null,
-    // storageBytes in AGENTQ_TENANT_BUDGET_DEFAULTS means the same, when AGENTQ_TENANT_MAX_BYTES is unset.
-    tenantMaxBytes: values.tenantMaxBytes || (values.tenantBudgetDefaults.storageBytes ?? 0),
+    // storageBytes in AGENTQ_TENANT_BUDGET_DEFAULTS is the operator's own choice: it wins over the default.
+    tenantMaxBytes: values.tenantBudgetDefaults.storageBytes ?? values.tenantMaxBytes,
   }),
 });
 

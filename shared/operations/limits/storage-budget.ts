@@ -18,6 +18,9 @@ const STORAGE_LIMIT_FIELD = 'storageBytes';
  */
 const CHARGE = luaScript(new URL('./lua/charge-storage-4.lua', import.meta.url), { STORAGE_LIMIT_FIELD });
 
+/** KEYS: 1 total · 2 charges · 3 expiry of a tenant's run ledger on one shard · ARGV: 1 now ms → its bytes there */
+const SWEEP_RUNS = luaScript(new URL('./lua/sweep-run-storage-3.lua', import.meta.url));
+
 /** KEYS: 1 total · 2 charges · 3 expiry · ARGV: 1 id · 2 bytes to add · 3 expires at (ms) */
 const SETTLE = luaScript(new URL('./lua/settle-storage-3.lua', import.meta.url));
 
@@ -31,15 +34,18 @@ const SWEEP_EVERY_MS = 60_000;
 type StorageCharge = 'new' | 'held';
 
 /**
- * A tenant's storage budget: bytes of run inputs and outputs kept in Redis, against `storageBytes` of its
- * limits or AGENTQ_TENANT_MAX_BYTES. Charges are by id, so documents can join (`doc:<docId>`, never
- * swept as runs are) — not wired yet. Approximate by design:
- * - a run is charged the JSON length of its input when it is admitted (TenantAdmission) and the JSON
- *   length of its output when it finishes (the run-finished hook), not its state, history or events;
- * - its bytes leave the total when its retention ends (the finish sets the charge's expiry to finish
- *   time + AGENTQ_RETENTION_SECONDS) or when it is purged — counted down at the tenant's next charge;
- * - a run whose finish hook was lost keeps its charge until a refusal sweeps charges of runs that are
- *   finished (given the retention from now) or gone (dropped).
+ * A tenant's storage budget: every byte its runs and documents keep in Redis, against `storageBytes` of
+ * its limits or AGENTQ_TENANT_MAX_BYTES.
+ * - A run's bytes — meta, input, state, history, step log, events, recording, output, a fork's copy, the
+ *   earlier turns a conversation's run starts with — are charged by the run store's scripts in the same
+ *   call that stores them, to the tenant's ledger on the run's shard (Keys.tenantRunStorage), and leave
+ *   when the run's keys expire (retention) or it is purged: counted down when the tenant is next admitted.
+ *   Not counted: a step's memos and a parallel superstep's writes, which its commit deletes.
+ * - A run is admitted when its first bytes (its input, a fork's copy) fit beside what the tenant keeps
+ *   (`admit`); once admitted it runs to its end and everything it stores is charged, past the budget if
+ *   need be: the tenant's next run is refused until enough has left.
+ * - Documents are charged by id here (`doc:<docId>`), in the tenant's `{budget:<tenant>}` ledger, when
+ *   they are handed in; so were runs before the run ledgers existed (their charges expire as before).
  */
 export class StorageBudget {
   private readonly swept = new Map<string, number>();
@@ -61,8 +67,45 @@ export class StorageBudget {
    * when `bytes` alone are more than the whole budget.
    */
   async charge(tenant: string, id: string, bytes: number, now = Date.now()): Promise<StorageCharge> {
+    return this.chargeOrCheck(tenant, id, bytes, now, false);
+  }
+
+  /**
+   * A run may start whose first `bytes` fit beside what the tenant keeps: throws STORAGE_BUDGET_EXCEEDED
+   * as `charge` does, charges nothing (the run's scripts charge what it stores, as they store it).
+   */
+  async admit(tenant: string, runId: string, bytes: number, now = Date.now()): Promise<void> {
+    await this.chargeOrCheck(tenant, runId, bytes, now, true);
+  }
+
+  /** The bytes the tenant's runs keep, over its ledgers on every shard, once the expired ones are out. */
+  async runBytes(tenant: string, now = Date.now()): Promise<number> {
+    const totals = await Promise.all(
+      Array.from({ length: this.keys.shards }, (_, shard) => {
+        const { total, charges, expiry } = this.keys.tenantRunStorage(tenant, shard);
+        return runScript<number>(this.redis, SWEEP_RUNS, [total, charges, expiry], [now]);
+      }),
+    );
+    return totals.reduce((sum, bytes) => sum + Number(bytes), 0);
+  }
+
+  private async chargeOrCheck(
+    tenant: string,
+    id: string,
+    bytes: number,
+    now: number,
+    checkOnly: boolean,
+  ): Promise<StorageCharge> {
+    const elsewhere = await this.runBytes(tenant, now);
     const attempt = () =>
-      this.run<[number, number, number]>(CHARGE, tenant, [id, bytes, now, this.options.defaultMaxBytes]);
+      this.run<[number, number, number]>(CHARGE, tenant, [
+        id,
+        bytes,
+        now,
+        this.options.defaultMaxBytes,
+        elsewhere,
+        checkOnly ? '1' : '0',
+      ]);
     let [result, total, limit] = await attempt();
     if (result === 0 && now - (this.swept.get(tenant) ?? 0) >= SWEEP_EVERY_MS) {
       this.swept.set(tenant, now);
@@ -78,7 +121,7 @@ export class StorageBudget {
       );
     throw new AgentqError(
       'STORAGE_BUDGET_EXCEEDED',
-      `tenant ${tenant} keeps ${total} bytes of run inputs and outputs; ${bytes} more would pass its storage budget of ${limit} bytes (${where}). Purge finished runs (DELETE /v1/runs/<id>?purge=true), wait for runs to expire, or raise the budget`,
+      `tenant ${tenant} keeps ${total} bytes of runs and documents; ${bytes} more would pass its storage budget of ${limit} bytes (${where}). Purge finished runs (DELETE /v1/runs/<id>?purge=true), wait for runs to expire, or raise the budget`,
       { retryable: true, retryAfterMs: 60_000, details: { tenant, bytes, storedBytes: total, maxBytes: limit } },
     );
   }
@@ -93,9 +136,16 @@ export class StorageBudget {
     await this.run(RELEASE, tenant, [id]);
   }
 
-  /** The tenant's stored bytes as counted (charges that have expired are still in until the next charge). */
+  /** The tenant's stored bytes as counted, runs and documents (charges that have expired are still in until the next charge). */
   async usage(tenant: string): Promise<number> {
-    return Number((await this.redis.get(this.keys.tenantStorage(tenant).total)) ?? 0);
+    const ledgers = Array.from(
+      { length: this.keys.shards },
+      (_, shard) => this.keys.tenantRunStorage(tenant, shard).total,
+    );
+    const totals = await Promise.all(
+      [this.keys.tenantStorage(tenant).total, ...ledgers].map((key) => this.redis.get(key)),
+    );
+    return totals.reduce((sum, bytes) => sum + Number(bytes ?? 0), 0);
   }
 
   private run<T>(script: string, tenant: string, args: (string | number)[]): Promise<T> {

@@ -44,8 +44,8 @@ export interface RunFinishedHookOptions {
 /**
  * Builds the run store's `onFinished` hook: after a run reaches completed, failed or cancelled it counts
  * the run in the shared metrics, releases the run's slot in its tenant's in-flight set (the admission's
- * cap) and its place in the tenant's load (FairShare), settles its bytes in the tenant's storage budget
- * (its output counted, all of it gone when its retention ends), hands its conversation to the next turn
+ * cap) and its place in the tenant's load (FairShare), settles an older run's input charge in the tenant's
+ * storage budget (gone when its retention ends), hands its conversation to the next turn
  * waiting behind it (ConversationTurns) and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
  */
 export function createRunFinishedHook({ redis, config, logger }: RunFinishedHookOptions): RunFinishedHook {
@@ -110,14 +110,16 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
   const hook = async (
     runId: string,
     status: FinishedStatus,
-    { tenant, webhookUrl, outputBytes, conversationId }: FinishedRun,
+    { tenant, webhookUrl, conversationId }: FinishedRun,
   ): Promise<void> => {
     try {
       await Promise.all([
         metrics.runFinished(status),
         tenant ? redis.zrem(keys.tenantInflight(tenant), runId) : undefined,
         tenant ? redis.zrem(keys.tenantLoad(tenant), runId) : undefined,
-        tenant ? storage.settle(tenant, runId, outputBytes) : undefined,
+        // The run's scripts charged its bytes and set when they leave; a run admitted before they did
+        // was charged its input here, and that charge leaves with its retention too.
+        tenant ? storage.settle(tenant, runId, 0) : undefined,
         tenant && conversationId ? handOn(tenant, conversationId, runId) : undefined,
       ]);
       if (webhookUrl) await addDelivery(runId, status);

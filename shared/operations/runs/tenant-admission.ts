@@ -43,7 +43,7 @@ interface AdmissionRequest {
   keyId?: string;
   /** The run's own BullMQ priority (0 = none). */
   priority?: number;
-  /** Bytes the run stores now (its input as JSON); 0 for a retry, whose input is charged already. */
+  /** Bytes the run stores as it is created (its input as JSON, a fork's copy); 0 for a retry, which exists. */
   bytes: number;
   now?: number;
 }
@@ -117,8 +117,8 @@ export class TenantAdmission {
           { retryable: true, retryAfterMs: 2000 },
         );
       if (slot === 'new') taken.push(() => this.inflight.release(tenant, runId));
-      if ((await this.storage.charge(tenant, runId, bytes, now)) === 'new')
-        taken.push(() => this.storage.release(tenant, runId));
+      // Checked, not charged: the run's own scripts charge every byte it stores as they store it.
+      await this.storage.admit(tenant, runId, bytes, now);
       let admitted = priority;
       if (policy.fairShare) {
         admitted = await this.fairShare.admit(tenant, runId, priority, now);

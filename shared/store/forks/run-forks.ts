@@ -70,6 +70,8 @@ export class RunForks {
     if (original.deadlineAt) fields.deadlineAt = fork.now + (original.deadlineAt - original.createdAt);
     if (original.tokenBudget) fields.tokenBudget = original.tokenBudget;
     if (fork.priority) fields.priority = fork.priority;
+    // The fork's own shard's ledger (the original's may be another shard's): its copy is charged there.
+    fields.ledger = keys.runLedger(original.tenant, fork.id);
     const records = recording.mode === 'off' ? {} : plan.record;
     if (recording.mode !== 'off') {
       fields.record = recording.mode;

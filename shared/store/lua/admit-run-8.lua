@@ -25,6 +25,7 @@ if seeded > 0 then
   redis.call('DEL', KEYS[3])
   push_all('RPUSH', KEYS[3], pos + 1, seeded)
 end
+charge(KEYS, bytes_of(ARGV, 9, 2 * n + seeded) + #ARGV[3])
 redis.call('HSET', KEYS[1], 'graphVersion', ARGV[2], 'tasks', ARGV[3], 'superstep', 0, 'updatedAt', ARGV[1])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'trace', ARGV[4]) end
 local rec = redis.call('HMGET', KEYS[1], 'record', 'recordMax')

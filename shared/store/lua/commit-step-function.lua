@@ -37,6 +37,8 @@ if status ~= 'running' and status ~= 'cancelling' and not (status == 'waiting' a
 local index = -1
 -- A single task's new step count goes in with the cursor's HSET below (one call fewer than HINCRBY).
 local counted = {}
+-- The bytes this commit adds, charged once at its end (a parallel task's at its own return).
+local added = 0
 if mode == 'single' or mode == 'task' then
   -- A single task's superstep has no stored writes: its commit is fenced by the cursor alone.
   if mode == 'task' and redis.call('HEXISTS', rk[6], A[2]) == 1 then return {'fenced'} end
@@ -47,6 +49,7 @@ if mode == 'single' or mode == 'task' then
     index = redis.call('HINCRBY', rk[1], 'stepCount', 1) - 1
   end
   redis.call('RPUSH', rk[4], '{"index":' .. index .. ',' .. string.sub(A[7], 2))
+  added = #A[7] + #tostring(index) + 9
   committed_usage = {m[4] or '0', m[5] or '0', m[6] or '0'}
   if A[13] ~= '0' then committed_usage[1] = redis.call('HINCRBY', rk[1], 'inputTokens', A[13]) end
   if A[14] ~= '0' then committed_usage[2] = redis.call('HINCRBY', rk[1], 'outputTokens', A[14]) end
@@ -57,6 +60,7 @@ if mode == 'single' or mode == 'task' then
     redis.call('HSET', rk[6], A[2], A[8])
     if m[8] then record_put(rk, m[9], 'w' .. A[1] .. '.t' .. A[2], A[8]) end
     redis.call('HSET', rk[1], 'updatedAt', now)
+    charge(rk, added)
     return {'stored', tostring(index), tostring(redis.call('HLEN', rk[6]))}
   end
 else
@@ -64,9 +68,17 @@ else
   redis.call('DEL', rk[6])
 end
 local n = tonumber(A[17])
+-- A state field's new value less the one it replaces, and the messages.
+for i = 18, 16 + 2 * n, 2 do
+  local old = redis.call('HSTRLEN', rk[2], A[i])
+  added = added + #A[i + 1] - old + (old == 0 and #A[i] or 0)
+end
 push_from('HSET', rk[2], A, 18, 2 * n)
 local pos = 18 + 2 * n
 push_from('RPUSH', rk[3], A, pos + 1, tonumber(A[pos]))
+added = added + bytes_of(A, pos + 1, tonumber(A[pos]))
+if A[10] == 'completed' then added = added + #A[11] end
+charge(rk, added)
 local next_superstep = tonumber(A[1]) + 1
 if m[8] then
   record_put(rk, m[9], 'b' .. next_superstep, boundary(redis.call('LLEN', rk[3]), A[10] == 'completed' and '[]' or A[11], A, 18, n))

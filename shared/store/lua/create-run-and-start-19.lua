@@ -5,7 +5,8 @@
   KEYS: 1-7 the run's keys · then the queue keys an add touches (the seam's addJobKeys; the script names
     them from ARGV[1])
   ARGV: 1 queue key prefix · 2 start job id · 3 job name · 4 job data JSON · 5 attempts · 6 now · 7 BullMQ
-    priority (0 none) · then the meta hash's field/value pairs
+    priority (0 none) · then the meta hash's field/value pairs (their bytes charged to the ledger its
+    `ledger` field names)
   → 1 created, or the existing run's meta pairs
 
   KEYS[1..8] the run's keys (Keys.runAll)
@@ -13,6 +14,7 @@
   BULLMQ: the placeholder is the Lua of the BullMQ seam's helpers (bullmqLua)
 ]]
 {{BULLMQ}}
+--@include ./storage-functions.lua
 
 local function add_start(priority)
   local opts = {jobId = ARGV[2], attempts = tonumber(ARGV[5]), backoff = {type = 'agentq'}}
@@ -25,5 +27,6 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   return redis.call('HGETALL', KEYS[1])
 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+charge(KEYS, bytes_of(ARGV, 8, #ARGV - 7))
 add_start(tonumber(ARGV[7]))
 return 1

@@ -14,6 +14,7 @@ if terminal(m[1]) then return 'terminal' end
 if ARGV[1] ~= '' and tonumber(m[2]) ~= tonumber(ARGV[1]) then return 'fenced' end
 if ARGV[8] ~= '' and m[1] ~= ARGV[8] then return 'fenced' end
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'error', ARGV[3], 'finishedAt', ARGV[4], 'updatedAt', ARGV[4])
+charge(KEYS, #ARGV[3])
 event(ARGV[5], 'run-end', ARGV[7])
 expire_all(ARGV[6])
 return 'ok'

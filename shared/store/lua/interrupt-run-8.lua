@@ -11,5 +11,6 @@ local m = redis.call('HMGET', KEYS[1], 'status', 'superstep')
 if not m[1] then return 'missing' end
 if m[1] ~= 'running' or tonumber(m[2]) ~= tonumber(ARGV[1]) then return 'fenced' end
 redis.call('HSET', KEYS[1], 'status', 'waiting', 'interrupt', ARGV[4], 'updatedAt', ARGV[2])
+charge(KEYS, #ARGV[4])
 event(ARGV[3], 'run-waiting', ARGV[5])
 return 'ok'

@@ -1,5 +1,6 @@
 --[[
-  Fragment, included with --@include: record_put, boundary. No KEYS or ARGV of its own.
+  Fragment, included with --@include: record_put, boundary. No KEYS or ARGV of its own; it needs the
+  storage ledger's helpers (storage-functions.lua) included before it.
 
   The recording's helpers: every script that may record includes them (through TERMINAL).
 ]]
@@ -15,6 +16,7 @@ local function record_put(rk, max, field, value)
     return false
   end
   redis.call('HSET', rk[8], field, value)
+  charge(rk, size)
   return true
 end
 -- A superstep boundary as the recording keeps it (b<k>): the history's length, the tasks and the state

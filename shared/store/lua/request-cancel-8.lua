@@ -16,6 +16,7 @@ if status == 'running' then
   return 'cancelling'
 end
 redis.call('HSET', KEYS[1], 'status', 'cancelled', 'error', ARGV[4], 'finishedAt', ARGV[1], 'updatedAt', ARGV[1])
+charge(KEYS, #ARGV[4])
 event(ARGV[2], 'run-end', ARGV[5])
 expire_all(ARGV[3])
 return 'cancelled'

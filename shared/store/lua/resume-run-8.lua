@@ -13,5 +13,7 @@ if m[1] ~= 'waiting' then return {'not-waiting', m[1]} end
 local pending = cjson.decode(m[3])
 redis.call('HSET', KEYS[1], 'status', 'running', 'resume', '{"stepId":' .. cjson.encode(pending['stepId']) .. ',"value":' .. ARGV[3] .. '}', 'updatedAt', ARGV[1])
 redis.call('HDEL', KEYS[1], 'interrupt')
+-- The interrupt's bytes go, the answer's come (the resume field is replaced by the next one).
+charge(KEYS, #ARGV[3] - #m[3])
 event(ARGV[2], 'run-resume', '{"stepId":' .. cjson.encode(pending['stepId']) .. '}')
 return {'ok', m[2]}

@@ -20,5 +20,6 @@ redis.call('HSET', KEYS[1], 'status', 'running', 'updatedAt', ARGV[1],
   'retryOf', '{"attempts":' .. attempts .. ',"error":' .. (m[4] or 'null') .. ',"failedAt":' .. (m[5] or 'null') .. '}')
 redis.call('HDEL', KEYS[1], 'error', 'finishedAt')
 for i = 1, {{RUN_KEY_COUNT}} do redis.call('PERSIST', KEYS[i]) end
+keep_charged(KEYS)
 event(ARGV[2], 'run-retry', '{"superstep":' .. m[2] .. '}')
 return {'ok', m[2], m[3]}

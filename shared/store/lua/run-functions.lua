@@ -1,20 +1,36 @@
 --[[
-  Fragment, included with --@include: terminal, run_event, event, expire_run, expire_all, push_from, push_all and the recording helpers; RUN_KEY_COUNT is the number of run keys. No KEYS or ARGV of its own.
+  Fragment, included with --@include: terminal, run_event, event, expire_run, expire_all, push_from, push_all, the storage ledger's helpers and the recording helpers; RUN_KEY_COUNT is the number of run keys. No KEYS or ARGV of its own.
 
   Helpers every script shares. `rk` is a run's eight keys in RUN_KEY_SUFFIXES order: KEYS itself in the
   scripts over one run, or a table built in Lua for the run of a job a transition hands out.
 ]]
+--@include ./storage-functions.lua
 local function terminal(status)
   return status == 'completed' or status == 'failed' or status == 'cancelled'
 end
+-- An event is charged as it is added. Past the cap the stream is trimmed to it a hundred entries at a
+-- time (as MAXLEN ~ trims by whole nodes, without a trim on every add), and the bytes of the entries
+-- trimmed, read first, are given back: the charge stays what the stream keeps.
 local function run_event(rk, maxlen, kind, data)
-  return redis.call('XADD', rk[5], 'MAXLEN', '~', maxlen, '*', 'type', kind, 'data', data)
+  local id = redis.call('XADD', rk[5], '*', 'type', kind, 'data', data)
+  local added = #id + #kind + #data + 8
+  local over = redis.call('XLEN', rk[5]) - tonumber(maxlen)
+  if over >= 100 then
+    for _, entry in ipairs(redis.call('XRANGE', rk[5], '-', '+', 'COUNT', over)) do
+      added = added - #entry[1]
+      for _, value in ipairs(entry[2]) do added = added - #value end
+    end
+    redis.call('XTRIM', rk[5], 'MAXLEN', maxlen)
+  end
+  charge(rk, added)
+  return id
 end
 local function event(maxlen, kind, data)
   return run_event(KEYS, maxlen, kind, data)
 end
 local function expire_run(rk, seconds)
   for i = 1, {{RUN_KEY_COUNT}} do redis.call('EXPIRE', rk[i], seconds) end
+  release_at(rk, seconds)
 end
 local function expire_all(seconds)
   expire_run(KEYS, seconds)

@@ -6,7 +6,8 @@
   ARGV: 1 events maxlen · 2 run-fork event data JSON · then six sections, each a count c and c values:
     meta field/value pairs · state field/value pairs · messages · step records · writes task/JSON pairs
     · recording field/value pairs
-  → 1 created, 0 the id is taken
+  → 1 created, 0 the id is taken. Every byte it stores is charged to the tenant's ledger the meta's
+  `ledger` field names.
 
   KEYS[1..8] the fork's run keys (Keys.runAll): meta, state, messages, steps, events, writes, memo, record
 ]]
@@ -25,5 +26,7 @@ section('RPUSH', KEYS[3])
 section('RPUSH', KEYS[4])
 section('HSET', KEYS[6])
 section('HSET', KEYS[8])
+-- The fork keeps its own copy of all of it: charged in full to its tenant's ledger (its meta's `ledger`).
+charge(KEYS, bytes_of(ARGV, 3, #ARGV - 2))
 run_event(KEYS, ARGV[1], 'run-fork', ARGV[2])
 return 1

@@ -9,6 +9,7 @@
   call JSON · args[from + 2] n · n pairs (content address, JSON) (recordCallArgs builds them)
   → 'ok' | 'exists' | 'off' (not recording, or finished) | 'over' (the byte budget is spent)
 ]]
+--@include ../../lua/storage-functions.lua
 --@include ../../lua/record-functions.lua
 
 local function record_call(rk, args, from)

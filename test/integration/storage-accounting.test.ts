@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StorageBudget } from '../../shared/operations/limits/storage-budget.js';
+import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
+import { storedRunBytes } from '../../bench/lib/stored-bytes.js';
+
+/**
+ * The storage budget counts every byte a run keeps — its meta and input, state, history, step log, events,
+ * recording and output, and a fork's whole copy — as the run store's scripts store them, and gives them
+ * back when the run is purged or expires. Each check compares what the budget counts for a tenant with the
+ * bytes read back from its runs' keys (storedRunBytes), so a kind of data the scripts forget shows up as a gap.
+ */
+describe('storage accounting: every byte a run keeps is charged', () => {
+  let env: TestEnv;
+  let budget: StorageBudget;
+  beforeAll(async () => {
+    env = await startTestEnv({ env: { AGENTQ_TENANT_MAX_BYTES: String(60_000) } });
+    budget = new StorageBudget(env.client.store.redis, env.client.store.keys, {
+      defaultMaxBytes: env.config.tenantMaxBytes,
+      retentionSeconds: env.config.retentionSeconds,
+    });
+  });
+  afterAll(async () => env?.close());
+
+  const stored = (runId: string) => storedRunBytes(env.client.store.redis, env.client.store.keys, runId);
+  /** Charged within 3 % (plus a few small meta fields the scripts rewrite in place: status, cursor, times). */
+  const expectCharged = (charged: number, bytes: number) => {
+    expect(charged).toBeGreaterThanOrEqual(bytes * 0.97 - 400);
+    expect(charged).toBeLessThanOrEqual(bytes * 1.03 + 400);
+  };
+  const chain = async (tenant: string, steps: number) => {
+    const run = await env.client.enqueue({ tenant, graph: 'chain', input: { steps, appendMessages: true } });
+    const done = await env.client.wait(run.id, { timeoutMs: 60_000 });
+    expect(done.status).toBe('completed');
+    return done;
+  };
+
+  it('is on by default: 1 GiB per tenant', () => {
+    expect(testConfig().tenantMaxBytes).toBe(1024 ** 3);
+  });
+
+  it("a run's steps, history, state, events, recording and output are charged as stored", async () => {
+    const run = await chain('steps', 40);
+    const bytes = await stored(run.id);
+    // The run keeps far more than its input and output: history, step log, events and recording.
+    expect(bytes).toBeGreaterThan(10 * JSON.stringify({ input: { steps: 40 }, output: run.output }).length);
+    expectCharged(await budget.usage('steps'), bytes);
+  });
+
+  it('a fork is charged its real size: everything it copies', async () => {
+    const original = await chain('forks', 40);
+    const before = await budget.usage('forks');
+    const fork = await env.client.fork(original.id, { from: 38 });
+    // The copy is charged as the fork is created, before any step of its own runs.
+    const copied = (await budget.usage('forks')) - before;
+    const done = await env.client.wait(fork.id, { timeoutMs: 60_000 });
+    expect(done.status).toBe('completed');
+    const bytes = await stored(fork.id);
+    expect(copied).toBeGreaterThan(bytes * 0.8);
+    expectCharged((await budget.usage('forks')) - before, bytes);
+  });
+
+  it("a conversation's turns are charged with the earlier turns' history each starts from", async () => {
+    const turns: string[] = [];
+    for (let turn = 0; turn < 3; turn += 1) {
+      const queued = await env.client.enqueue({
+        tenant: 'talk',
+        graph: 'chain',
+        input: { steps: 10, appendMessages: true },
+        conversationId: 'c1',
+      });
+      expect((await env.client.wait(queued.id, { timeoutMs: 60_000 })).status).toBe('completed');
+      turns.push(queued.id);
+    }
+    // The last turn keeps the two before it in its history, and its own.
+    expect(await env.client.store.redis.llen(env.client.store.keys.run(turns[2]!).messages)).toBe(30);
+    const bytes = (await Promise.all(turns.map(stored))).reduce((sum, each) => sum + each, 0);
+    expectCharged(await budget.usage('talk'), bytes);
+  });
+
+  it('a purged run gives its bytes back; a tenant over its budget cannot start another run, however small', async () => {
+    const run = await chain('full', 40);
+    const bytes = await stored(run.id);
+    const next = await chain('full', 80);
+    expectCharged(await budget.usage('full'), bytes + (await stored(next.id)));
+    // 60 kB: the two runs above keep more, though their inputs were a few bytes each.
+    expect(await budget.usage('full')).toBeGreaterThan(60_000);
+    await expect(env.client.enqueue({ tenant: 'full', graph: 'chain', input: { steps: 1 } })).rejects.toMatchObject({
+      code: 'STORAGE_BUDGET_EXCEEDED',
+      retryable: true,
+    });
+    await env.client.purge(next.id);
+    expectCharged(await budget.runBytes('full'), bytes);
+    const admitted = await env.client.enqueue({ tenant: 'full', graph: 'chain', input: { steps: 1 } });
+    expect((await env.client.wait(admitted.id, { timeoutMs: 30_000 })).status).toBe('completed');
+  });
+});
