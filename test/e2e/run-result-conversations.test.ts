@@ -166,7 +166,8 @@ describe('model listeners, run results and conversations by id', () => {
 
   it('a run with image parts: the messages route serves the parts and the run page shows them', async () => {
     server.setScript([{ content: 'A red square.' }]);
-    const image = { type: 'image_url', image_url: { url: 'https://example.com/square.png' } };
+    // An address, not a name: this machine resolves no outside names, and image URLs are resolved (AGENTQ_CHECK_IMAGE_URLS).
+    const image = { type: 'image_url', image_url: { url: 'https://93.184.215.14/square.png' } };
     const response = await enqueue(KEYS.acmeProducer, {
       graph: 'react-agent',
       input: { query: [{ type: 'text', text: 'What is this?' }, image], tools: [] },

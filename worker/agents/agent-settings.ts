@@ -17,6 +17,7 @@ const AGENT_SETTING_KEYS = [
   'summarizeAt',
   'ragTopK',
   'ragDenseWeight',
+  'checkImageUrls',
 ] as const satisfies readonly (keyof Config)[];
 
 type AgentSettingKey = (typeof AGENT_SETTING_KEYS)[number];
