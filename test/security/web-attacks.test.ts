@@ -251,7 +251,7 @@ describe('attacks on the pages and their answers', () => {
     expect(again.body).not.toContain('id="notice"');
   });
 
-  it(`${WRONG_KEYS} wrong keys from one address: ${LIMIT} × 401, then 429 with Retry-After on every way in, the right key included; other addresses are not affected`, async () => {
+  it(`${WRONG_KEYS} wrong keys from one address: ${LIMIT} × 401, then 429 with Retry-After on every way in; the right key from that address is still accepted`, async () => {
     await awayFromMinuteEdge();
     const attacker = { remoteAddress: '203.0.113.7' };
     const wrong = (index: number): InjectOptions => {
@@ -296,10 +296,17 @@ describe('attacks on the pages and their answers', () => {
     const retryAfter = Number(lastRefusal!.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    // Past the limit a guess tells nothing: the right key from that address is refused alike.
+    // The throttle locks the guessing, not the owner: the right key from that address is accepted, a wrong one is not.
     const right = await inject({ method: 'GET', url: '/v1/runs', headers: bearer(KEYS.acmeProducer), ...attacker });
-    expect(right.statusCode).toBe(429);
-    expect(json(right).error).toMatchObject({
+    expect(right.statusCode).toBe(200);
+    const guess = await inject({
+      method: 'GET',
+      url: '/v1/runs',
+      headers: bearer('one-more-guess-0123456'),
+      ...attacker,
+    });
+    expect(guess.statusCode).toBe(429);
+    expect(json(guess).error).toMatchObject({
       code: 'RATE_LIMITED',
       message: expect.stringContaining('AGENTQ_AUTH_FAILURES_PER_MINUTE'),
     });
@@ -314,10 +321,61 @@ describe('attacks on the pages and their answers', () => {
     const spoofed = await inject({
       method: 'GET',
       url: '/v1/runs',
-      headers: { ...bearer(KEYS.acmeProducer), 'x-forwarded-for': '198.51.100.1' },
+      headers: { ...bearer('spoofed-guess-0123456789'), 'x-forwarded-for': '198.51.100.1' },
       ...attacker,
     });
     expect(spoofed.statusCode).toBe(429);
+  });
+
+  it('one wrong credential tried from ever new addresses is throttled by itself', async () => {
+    await awayFromMinuteEdge();
+    const statuses: number[] = [];
+    for (let index = 0; index <= LIMIT; index += 1) {
+      const answer = await inject({
+        method: 'GET',
+        url: '/v1/runs',
+        headers: bearer('the-same-stolen-looking-key-42'),
+        remoteAddress: `198.51.100.${100 + index}`,
+      });
+      statuses.push(answer.statusCode);
+    }
+    expect(statuses.slice(0, LIMIT).every((status) => status === 401)).toBe(true);
+    expect(statuses[LIMIT]).toBe(429);
+  });
+
+  it('AGENTQ_TRUST_PROXY=true (read as one hop): a peer rotating X-Forwarded-For is throttled by its own connection', async () => {
+    await awayFromMinuteEdge();
+    const trusting = await api({ AGENTQ_TRUST_PROXY: 'true' });
+    const statuses = new Map<number, number>();
+    // Each guess claims a new client address; the per-connection count (10× the limit) still stops them.
+    const guesses = LIMIT * 10 + 5;
+    for (let index = 0; index < guesses; index += 1) {
+      const answer = await inject(
+        {
+          method: 'GET',
+          url: '/v1/runs',
+          headers: {
+            ...bearer(`rotating-guess-${index}-0123456`),
+            'x-forwarded-for': `192.0.2.${index % 250}, 198.18.${index >> 8}.${index % 256}`,
+          },
+          remoteAddress: '203.0.113.50',
+        },
+        trusting,
+      );
+      statuses.set(answer.statusCode, (statuses.get(answer.statusCode) ?? 0) + 1);
+    }
+    expect(Object.fromEntries(statuses)).toEqual({ 401: LIMIT * 10, 429: 5 });
+    // The owner's key through the same peer is accepted.
+    const owner = await inject(
+      {
+        method: 'GET',
+        url: '/v1/runs',
+        headers: { ...bearer(KEYS.acmeProducer), 'x-forwarded-for': '198.18.200.1' },
+        remoteAddress: '203.0.113.50',
+      },
+      trusting,
+    );
+    expect(owner.statusCode).toBe(200);
   });
 
   it("behind a trusted proxy each client's failures count for its own address (X-Forwarded-For)", async () => {
@@ -331,8 +389,10 @@ describe('attacks on the pages and their answers', () => {
     });
     for (let index = 0; index <= LIMIT; index += 1)
       await inject(viaProxy('198.51.100.20', `wrong-key-${index}-abcdefgh`), trusting);
-    expect((await inject(viaProxy('198.51.100.20', KEYS.acmeProducer), trusting)).statusCode).toBe(429);
-    expect((await inject(viaProxy('198.51.100.21', KEYS.acmeProducer), trusting)).statusCode).toBe(200);
+    expect((await inject(viaProxy('198.51.100.20', 'wrong-key-again-abcdefgh'), trusting)).statusCode).toBe(429);
+    expect((await inject(viaProxy('198.51.100.21', 'wrong-key-first-abcdefgh'), trusting)).statusCode).toBe(401);
+    // A correct key is never refused, from the throttled client either.
+    expect((await inject(viaProxy('198.51.100.20', KEYS.acmeProducer), trusting)).statusCode).toBe(200);
   });
 
   it("the inspector's pages count against the key's request rate limit: past it a page answers 429 with Retry-After", async () => {
