@@ -182,7 +182,7 @@ describe('model listeners, run results and conversations by id', () => {
     });
     const page = await env.as(KEYS.acmeProducer, { method: 'GET', url: `/runs/${runId}` });
     expect(page.statusCode).toBe(200);
-    expect(page.body).toContain('What is this?\n[image https://example.com/square.png]');
+    expect(page.body).toContain('What is this?\n[image https://93.184.215.14/square.png]');
   });
 
   it('POST /v1/runs refuses a bad onBusy with 400 naming the field', async () => {
