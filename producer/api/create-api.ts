@@ -132,6 +132,13 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     streams: new StreamSlots(config.sseMaxStreams, config.sseTenantMaxStreams),
   };
 
+  // `true` believed every peer's X-Forwarded-For, so a client could claim any address (and guess keys from a
+  // new one each time): it is read as one hop, the nearest proxy, which is what it meant behind one proxy.
+  const trustProxy = config.trustProxy === true ? 1 : config.trustProxy;
+  if (config.trustProxy === true)
+    logger.warn(
+      'AGENTQ_TRUST_PROXY=true is deprecated and read as 1 (believe the nearest proxy only); name your proxies (addresses/CIDRs) or their hop count',
+    );
   const app = Fastify<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger>({
     loggerInstance: logger,
     bodyLimit: config.bodyLimitBytes,
@@ -139,10 +146,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     routerOptions: { maxParamLength: 256 },
     return503OnClosing: true,
     // AGENTQ_TRUST_PROXY: whose X-Forwarded-For/-Proto/-Host make request.ip and request.protocol (Secure cookies).
-    trustProxy:
-      typeof config.trustProxy === 'number'
-        ? (_address: string, hop: number) => hop < (config.trustProxy as number)
-        : config.trustProxy,
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     // Errors fastify raises before routing (a malformed URL) get the one error shape too.
     frameworkErrors: (error, _request, reply) => {
       sendApiError(

@@ -10,7 +10,7 @@ import { toRunRecord, type RedisRunStore } from '../../shared/store/redis-run-st
 export interface ForkOptions {
   /** The step to fork from: its index in the original's step log (`agentq steps`). */
   from: number;
-  /** State keys to replace in the fork (each must be a key of the graph's state, with a value of its kind). */
+  /** State keys to replace in the fork (each must be a key of the graph's state, with a value of its kind; `settings` and `queryImages` are checked as the input was). */
   set?: Record<string, unknown>;
   /** Run the fork on this graph version. @default the original's */
   graphVersion?: string;

@@ -25,18 +25,21 @@ const imageUrlSchema = z
     });
   });
 
+/** An image part of a user message, by URL (http(s), or the bytes as a data: URL). */
+export const imagePartSchema = z
+  .object({
+    type: z.literal('image_url'),
+    image_url: z.object({ url: imageUrlSchema, detail: z.enum(['auto', 'low', 'high']).optional() }).strict(),
+  })
+  .strict();
+
+/** At most this many content parts in one user message. */
+export const MAX_CONTENT_PARTS = 64;
+
 /** One content part of a user message (OpenAI's content-part format): text, or an image by URL. */
 export const contentPartSchema: z.ZodType<ContentPart> = z.discriminatedUnion(
   'type',
-  [
-    z.object({ type: z.literal('text'), text: z.string().max(100_000) }).strict(),
-    z
-      .object({
-        type: z.literal('image_url'),
-        image_url: z.object({ url: imageUrlSchema, detail: z.enum(['auto', 'low', 'high']).optional() }).strict(),
-      })
-      .strict(),
-  ],
+  [z.object({ type: z.literal('text'), text: z.string().max(100_000) }).strict(), imagePartSchema],
   { error: 'a content part is {"type": "text", "text": …} or {"type": "image_url", "image_url": {"url": …}}' },
 );
 
@@ -44,7 +47,7 @@ export const contentPartSchema: z.ZodType<ContentPart> = z.discriminatedUnion(
 export const userContentPartsSchema = z
   .array(contentPartSchema)
   .min(1, 'give at least one content part')
-  .max(64, 'at most 64 content parts')
+  .max(MAX_CONTENT_PARTS, `at most ${MAX_CONTENT_PARTS} content parts`)
   .refine((parts) => parts.some((part) => part.type === 'text' && part.text.trim() !== ''), {
     message: 'the content parts need a text part with the question or task',
   });

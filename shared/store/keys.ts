@@ -238,9 +238,12 @@ export class Keys {
     return `${this.prefix}:api:flash:${tokenHash}`;
   }
 
-  /** Failed authentications from one client address in one window (the API answers 429 past the limit). */
-  authFailures(address: string, window: number): string {
-    return `${this.prefix}:api:authfail:${address}:${window}`;
+  /**
+   * Failed authentications of one subject in one window (the API answers 429 past the limit): `addr:<client
+   * address>`, `peer:<connection address>` or `cred:<hash of the credential presented>`.
+   */
+  authFailures(subject: string, window: number): string {
+    return `${this.prefix}:api:authfail:${subject}:${window}`;
   }
 
   /** Sliding-window log of one provider+model's requests (member `<ms>:<id>:<tokens>`), shared by all workers. */

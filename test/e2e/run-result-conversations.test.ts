@@ -166,7 +166,8 @@ describe('model listeners, run results and conversations by id', () => {
 
   it('a run with image parts: the messages route serves the parts and the run page shows them', async () => {
     server.setScript([{ content: 'A red square.' }]);
-    const image = { type: 'image_url', image_url: { url: 'https://example.com/square.png' } };
+    // An address, not a name: this machine resolves no outside names, and image URLs are resolved (AGENTQ_CHECK_IMAGE_URLS).
+    const image = { type: 'image_url', image_url: { url: 'https://93.184.215.14/square.png' } };
     const response = await enqueue(KEYS.acmeProducer, {
       graph: 'react-agent',
       input: { query: [{ type: 'text', text: 'What is this?' }, image], tools: [] },
@@ -181,7 +182,7 @@ describe('model listeners, run results and conversations by id', () => {
     });
     const page = await env.as(KEYS.acmeProducer, { method: 'GET', url: `/runs/${runId}` });
     expect(page.statusCode).toBe(200);
-    expect(page.body).toContain('What is this?\n[image https://example.com/square.png]');
+    expect(page.body).toContain('What is this?\n[image https://93.184.215.14/square.png]');
   });
 
   it('POST /v1/runs refuses a bad onBusy with 400 naming the field', async () => {

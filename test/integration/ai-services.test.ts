@@ -25,7 +25,8 @@ describe('react-agent: images, answers-only memory', () => {
 
   it('passes image content parts through to the model, and keeps them in the history', async () => {
     server.setScript([{ content: 'A cat on a mat.' }]);
-    const image = { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } };
+    // An address, not a name: this machine resolves no outside names, and image URLs are resolved (AGENTQ_CHECK_IMAGE_URLS).
+    const image = { type: 'image_url', image_url: { url: 'https://93.184.215.14/cat.png', detail: 'low' } };
     const inline = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
     const done = await run('react-agent', {
       query: [{ type: 'text', text: 'What is in these pictures?' }, image, inline],

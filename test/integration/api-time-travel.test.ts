@@ -83,6 +83,39 @@ describe('API: fork, replay and bulk retry', () => {
     expect(body.statusCode).toBe(400);
   });
 
+  it('fork: a patch of the model settings or the query images is checked as the input was (400 naming the field, no fork, no model call)', async () => {
+    const refusals = [
+      { set: { settings: { temperature: 7 } }, field: 'set.settings.temperature' },
+      {
+        set: { queryImages: [{ type: 'image_url', image_url: { url: 'file:///etc/passwd' } }] },
+        field: 'set.queryImages.0.image_url.url',
+      },
+    ];
+    const before = (await env.client.store.reads.list('acme', { limit: 1000 })).runs.length;
+    for (const { set, field } of refusals) {
+      const patch = await env.as(KEYS.acmeProducer, {
+        method: 'POST',
+        url: `/v1/runs/${original.id}/fork`,
+        payload: { from: 0, set },
+      });
+      expect(patch.statusCode).toBe(400);
+      const { error } = json<{ error: { code: string; message: string; details: { path: string }[] } }>(patch);
+      expect(error.code).toBe('INVALID_INPUT');
+      expect(error.message).toContain(field);
+      expect(error.details.map((detail) => detail.path)).toContain(field);
+    }
+    expect((await env.client.store.reads.list('acme', { limit: 1000 })).runs).toHaveLength(before);
+    expect(server.chatRequests()).toHaveLength(0);
+    // A setting in bounds is a fork like any other.
+    const fine = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: `/v1/runs/${original.id}/fork`,
+      payload: { from: 0, set: { settings: { temperature: 0.5 } } },
+    });
+    expect(fine.statusCode).toBe(202);
+    await env.client.wait(json<RunRecord>(fine).id, { timeoutMs: 30_000 });
+  });
+
   it('POST /v1/runs/:id/replay then GET …/replay-report: same, with zero model requests; foreign runs 404', async () => {
     const response = await env.as(KEYS.acmeProducer, {
       method: 'POST',

@@ -239,12 +239,37 @@ describe('OpenAILanguageModel', () => {
     expect(await pending).toBe(reason);
   });
 
-  it('maps a refused connection to a retryable PROVIDER_ERROR naming the address', async () => {
+  it('maps a refused connection to a retryable PROVIDER_ERROR whose message hides the address (its cause names it)', async () => {
     const port = await freePort();
     const nowhere = new OpenAILanguageModel({ model: 'm', baseURL: `http://127.0.0.1:${port}/v1` });
     const error = await failure(nowhere.generate(request));
     expect(error).toMatchObject({ code: 'PROVIDER_ERROR', retryable: true });
-    expect(error.message).toMatch(new RegExp(`could not reach the model server at http://127.0.0.1:${port}/v1`));
+    expect(error.message).toMatch(/could not reach the model server \(ECONNREFUSED\)/);
+    expect(JSON.stringify(error.toRecord())).not.toContain(String(port));
+    // The operator's log prints the cause: the address is there.
+    expect((error.cause as Error).message).toContain(`http://127.0.0.1:${port}/v1`);
+  });
+
+  it("keeps the model server's host, port and path out of a refusal's message and details", async () => {
+    const http = await import('node:http');
+    const internal = http.createServer((incoming, answer) => {
+      const where = `http://${incoming.headers.host}${incoming.url}`;
+      answer.writeHead(404, { 'content-type': 'text/plain' }).end(`no route ${where} on ${incoming.headers.host}`);
+    });
+    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve));
+    const { port } = internal.address() as { port: number };
+    const baseURL = `http://127.0.0.1:${port}/internal/llm/v1`;
+    try {
+      const error = await failure(new OpenAILanguageModel({ model: 'm', baseURL }).generate(request));
+      expect(error).toMatchObject({ code: 'PROVIDER_ERROR', retryable: false });
+      const record = JSON.stringify(error.toRecord());
+      expect(record).toContain('the model server');
+      expect(record).not.toContain(String(port));
+      expect(record).not.toContain('/internal/llm');
+      expect((error.cause as Error).message).toContain(baseURL);
+    } finally {
+      await new Promise((resolve) => internal.close(resolve));
+    }
   });
 
   it('parses Retry-After as seconds, as an HTTP date, and caps it', () => {

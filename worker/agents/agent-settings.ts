@@ -18,6 +18,7 @@ const AGENT_SETTING_KEYS = [
   'ragTopK',
   'ragDenseWeight',
   'guardrailTimeoutMs',
+  'checkImageUrls',
 ] as const satisfies readonly (keyof Config)[];
 
 type AgentSettingKey = (typeof AGENT_SETTING_KEYS)[number];

@@ -98,7 +98,7 @@ export async function handleStepFailure(options: StepProcessorOptions, failure: 
   }
   // A start job's attempts were set before its node was known: the fewer of the two counts.
   if (retriesAfter(node, error, attempt, job.opts.attempts)) {
-    logger.warn({ err: error.message, code: error.code }, 'step failed; it will be retried');
+    logger.warn({ err: error.message, code: error.code, ...causeOf(error) }, 'step failed; it will be retried');
     await store.eventLog.addEvent(runId, 'step-retry', {
       node: node.name,
       superstep,
@@ -109,7 +109,7 @@ export async function handleStepFailure(options: StepProcessorOptions, failure: 
     if (job.data.node === START_NODE) await job.updateData({ ...job.data, node: node.name });
     throw error; // BullMQ retries it with the node's backoff
   }
-  logger.error({ err: error.message, code: error.code }, 'step failed; the run fails');
+  logger.error({ err: error.message, code: error.code, ...causeOf(error) }, 'step failed; the run fails');
   // A retried attempt re-reads its memoised responses and records their usage again; only a step that
   // ends the run here has its usage counted outside a commit.
   if (usage.inputTokens + usage.outputTokens > 0) await store.commits.addUsage(runId, usage);
@@ -129,4 +129,15 @@ export async function failRun(
     superstep,
   });
   throw new UnrecoverableError(`${error.code}: ${error.message}`);
+}
+
+/**
+ * What the error's causes say, for the operator's log only: a run's error message stays fit for its tenant
+ * (the model server's address, say, is in a cause, not in the message).
+ */
+function causeOf(error: Error): { cause?: string } {
+  const messages: string[] = [];
+  for (let cause = error.cause; cause instanceof Error && messages.length < 3; cause = cause.cause)
+    messages.push(cause.message);
+  return messages.length === 0 ? {} : { cause: messages.join(' ← ') };
 }

@@ -8,10 +8,21 @@ import { tickTimeOf, type Schedules, type ScheduleTickData } from '../../shared/
 /** What TenantAdmission refuses with: a tick refused so is skipped, not retried. */
 const REFUSALS = new Set<ErrorCode>(['RATE_LIMITED', 'STORAGE_BUDGET_EXCEEDED']);
 
+/** A schedule whose ticks are refused warns at most once in this long, with the count it skipped since. */
+export const SKIPPED_TICK_WARNING_MS = 60_000;
+
 interface ScheduleTickProcessorOptions {
   schedules: Schedules;
   enqueuer: RunEnqueuer;
   logger: Logger;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+/** A schedule's last warning of a skipped tick, and the ticks skipped since without a line of their own. */
+interface SkipWarning {
+  at: number;
+  quiet: number;
 }
 
 /**
@@ -22,6 +33,8 @@ interface ScheduleTickProcessorOptions {
  * schedule paused or deleted since it was queued starts nothing.
  */
 export class ScheduleTickProcessor {
+  private readonly warned = new Map<string, SkipWarning>();
+
   constructor(private readonly options: ScheduleTickProcessorOptions) {}
 
   process = async (job: Job<ScheduleTickData>): Promise<string> => {
@@ -55,17 +68,7 @@ export class ScheduleTickProcessor {
       // Refused by the admission every run passes (the creator key's rate limit, the tenant's in-flight
       // cap or storage budget): this tick starts nothing, as a cron job skips a tick its host missed.
       if (!AgentqError.isInstance(error) || !REFUSALS.has(error.code)) throw error;
-      logger.warn(
-        {
-          scheduleId,
-          tenant,
-          runId,
-          scheduledFor: new Date(tickAt).toISOString(),
-          code: error.code,
-          reason: error.message,
-        },
-        'schedule tick skipped: its run was refused',
-      );
+      this.warnSkipped({ scheduleId, tenant, runId, tickAt, error });
       return `skipped: ${error.code}`;
     }
     await schedules.recordTick(tenant, scheduleId, runId, tickAt);
@@ -75,4 +78,47 @@ export class ScheduleTickProcessor {
     );
     return runId;
   };
+
+  /**
+   * A refused tick's warning, once per schedule per SKIPPED_TICK_WARNING_MS: a schedule ticking every
+   * second against a full tenant would otherwise write a line a second. The ticks in between are debug
+   * lines, and the next warning says how many there were.
+   */
+  private warnSkipped({
+    scheduleId,
+    tenant,
+    runId,
+    tickAt,
+    error,
+  }: {
+    scheduleId: string;
+    tenant: string;
+    runId: string;
+    tickAt: number;
+    error: AgentqError;
+  }): void {
+    const { logger } = this.options;
+    const now = (this.options.now ?? Date.now)();
+    const fields = {
+      scheduleId,
+      tenant,
+      runId,
+      scheduledFor: new Date(tickAt).toISOString(),
+      code: error.code,
+      reason: error.message,
+    };
+    const last = this.warned.get(`${tenant}/${scheduleId}`);
+    if (last && now - last.at < SKIPPED_TICK_WARNING_MS) {
+      last.quiet += 1;
+      logger.debug(fields, 'schedule tick skipped: its run was refused');
+      return;
+    }
+    // Entries of schedules that stopped being refused go once their interval is over.
+    for (const [key, entry] of this.warned) if (now - entry.at >= SKIPPED_TICK_WARNING_MS) this.warned.delete(key);
+    this.warned.set(`${tenant}/${scheduleId}`, { at: now, quiet: 0 });
+    logger.warn(
+      { ...fields, ...(last ? { skippedSinceLastWarning: last.quiet } : {}) },
+      `schedule tick skipped: its run was refused (further refusals of this schedule are logged at most once in ${SKIPPED_TICK_WARNING_MS / 1000} s)`,
+    );
+  }
 }

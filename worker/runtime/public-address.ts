@@ -1,3 +1,4 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, SocketAddress } from 'node:net';
 
 /**
@@ -71,3 +72,14 @@ export function isPublicAddress(address: string): boolean {
   if (NOT_PUBLIC.check(address, 'ipv6')) return false;
   return !NAT64.check(address, 'ipv6') || isPublicAddress(embeddedIpv4(address));
 }
+
+/** Resolves a host name to all its addresses (the `dns.lookup(name, {all: true})` shape). */
+export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
+
+/** Every address of a host name, as the system resolver gives them (what a connection would use). */
+export const resolveHost: ResolveHost = (hostname) =>
+  new Promise((resolve, reject) =>
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
+      error ? reject(error) : resolve(addresses),
+    ),
+  );

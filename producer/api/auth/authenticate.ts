@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, sendApiError } from '../errors.js';
-import type { AuthThrottle } from '../limits/auth-throttle.js';
+import { attemptOf, type AuthThrottle } from '../limits/auth-throttle.js';
 import type { ApiKeys, Principal, Role } from './api-keys.js';
 
 declare module 'fastify' {
@@ -33,19 +33,20 @@ export function bearerPrincipal(request: FastifyRequest, apiKeys: ApiKeys): Prin
 }
 
 /**
- * A presented credential checked under the failed-authentication throttle: 429 without checking while
- * the client's address is over its limit, and every 401 counted against the address (the 401, or 429
- * once past the limit). Callers without a credential do not come here: they guess nothing.
+ * A presented credential checked under the failed-authentication throttle: a correct one is accepted
+ * whatever the counts say (the owner is never locked out by someone else's guessing), and every 401 is
+ * counted against the client's address, the connection and the credential (the 401, or 429 once past a
+ * limit). Callers without a credential do not come here: they guess nothing.
  */
 export async function throttled<T>(
   throttle: AuthThrottle,
   request: FastifyRequest,
   check: () => T | ApiError,
 ): Promise<T | ApiError> {
-  const refused = await throttle.refusal(request.ip);
-  if (refused) return refused;
   const result = check();
-  return result instanceof ApiError && result.statusCode === 401 ? throttle.failed(request.ip, result) : result;
+  return result instanceof ApiError && result.statusCode === 401
+    ? throttle.failed(attemptOf(request, request.headers.authorization ?? ''), result)
+    : result;
 }
 
 /** `bearerPrincipal` under the failed-authentication throttle (no Redis round trip without the header). */

@@ -6,6 +6,7 @@ import type { Role } from '../auth/api-keys.js';
 import { csrfRefusal, csrfToken, CSRF_FIELD, requireSameOrigin } from '../auth/csrf.js';
 import { INSPECTOR_COOKIE, readCookie, SESSION_COOKIE, sessionCookie } from '../auth/dashboard-sessions.js';
 import { ApiError, sendApiError } from '../errors.js';
+import { attemptOf } from '../limits/auth-throttle.js';
 import {
   DASHBOARD_SIGN_IN,
   INSPECTOR_SIGN_IN,
@@ -73,11 +74,9 @@ export function signInRoutes(context: ApiContext): FastifyPluginAsyncZod {
         `Too many failed sign-ins from your address this minute; try again in ${error.options.headers?.['retry-after'] ?? 60} s.`,
         error,
       );
-    const blocked = await authThrottle.refusal(request.ip);
-    if (blocked) return tooMany(blocked);
     const principal = apiKeys.authenticate(key);
     if (!principal) {
-      const answer = await authThrottle.failed(request.ip, new ApiError(401, 'UNAUTHORIZED', 'not a key'));
+      const answer = await authThrottle.failed(attemptOf(request, key), new ApiError(401, 'UNAUTHORIZED', 'not a key'));
       return answer.statusCode === 429 ? tooMany(answer) : refuse(401, 'That key is not valid.');
     }
     if (door.role === 'admin' && principal.role !== 'admin')

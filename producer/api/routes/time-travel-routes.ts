@@ -28,7 +28,7 @@ export function timeTravelRoutes(context: ApiContext): FastifyPluginAsyncZod {
         operationId: 'forkRun',
         summary: 'Fork a run from one of its steps',
         description:
-          'A new run whose state, history and step log are this run’s as committed just before step `from` (its index in GET …/steps); the steps before it are inherited (`inheritedFrom`), not run again; the original is untouched. For finished runs and runs waiting on an interrupt (409 otherwise). `set` replaces state keys (400 naming a key the state does not have, or a value of another kind); 404 for an unknown run or step; 409 RECORDING_UNAVAILABLE when the run did not record its steps (AGENTQ_RECORDING).',
+          'A new run whose state, history and step log are this run’s as committed just before step `from` (its index in GET …/steps); the steps before it are inherited (`inheritedFrom`), not run again; the original is untouched. For finished runs and runs waiting on an interrupt (409 otherwise). `set` replaces state keys (400 naming a key the state does not have, a value of another kind, or a model setting or image (`settings`, `queryImages`) a run’s input would not accept); 404 for an unknown run or step; 409 RECORDING_UNAVAILABLE when the run did not record its steps (AGENTQ_RECORDING).',
         tags: ['runs'],
         params: runIdParamsSchema,
         querystring: queueUnservedQuerySchema,

@@ -47,14 +47,11 @@ export function chatResponseOf(
 ): LanguageModelResponse {
   const choice = completion.choices?.[0];
   if (!choice?.message) {
-    throw new AgentqError(
-      'PROVIDER_ERROR',
-      `the model server at ${baseURL} answered without a choice (model '${modelId}')`,
-      {
-        retryable: true,
-        details: { responseId: completion.id },
-      },
-    );
+    throw new AgentqError('PROVIDER_ERROR', `the model server answered without a choice (model '${modelId}')`, {
+      retryable: true,
+      details: { responseId: completion.id },
+      cause: new Error(`the model server is ${baseURL}`),
+    });
   }
   const seen = new Set<string>();
   const unsupported: UnsupportedToolCall[] = [];

@@ -126,7 +126,7 @@ export class OpenAIEmbedder implements Embedder {
     if (data.length !== expected) {
       throw new AgentqError(
         'PROVIDER_ERROR',
-        `the embeddings server at ${this.baseURL} answered ${data.length} vectors for ${expected} texts (model '${this.modelId}')`,
+        `the embeddings server answered ${data.length} vectors for ${expected} texts (model '${this.modelId}')`,
         { retryable: true },
       );
     }
@@ -138,7 +138,7 @@ export class OpenAIEmbedder implements Embedder {
       if (vector.length === 0 || index < 0 || index >= expected || vectors[index] !== undefined) {
         throw new AgentqError(
           'PROVIDER_ERROR',
-          `the embeddings server at ${this.baseURL} answered an empty or misplaced vector (index ${index}) for model '${this.modelId}'`,
+          `the embeddings server answered an empty or misplaced vector (index ${index}) for model '${this.modelId}'`,
           { retryable: true },
         );
       }

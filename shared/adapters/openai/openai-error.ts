@@ -1,12 +1,13 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { AgentqError } from '../../contracts/errors.js';
+import { redactCredentials } from '../../contracts/redact-credentials.js';
 import { errorBodyOf } from './create-openai-client.js';
 
 /** How much of an error response's body a message (and its details) keeps. */
 const BODY_CHARS = 500;
 
 interface OpenAIErrorContext {
-  /** Where the request went, for messages. */
+  /** Where the request went: for the operator's logs (the error's cause), never in its message. */
   baseURL: string;
   model: string;
   timeoutMs: number;
@@ -32,22 +33,21 @@ export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unk
       ? reason
       : new AgentqError('CANCELLED', 'the model request was aborted', { cause: error });
   }
+  const cause = addressedCause(error, context.baseURL);
   if (error instanceof APIConnectionTimeoutError) {
     return new AgentqError(
       'TIMEOUT',
-      `the model request to ${context.baseURL} (model '${context.model}') got no answer within ${context.timeoutMs} ms (AGENTQ_LLM_TIMEOUT_MS)`,
-      {
-        retryable: true,
-        cause: error,
-      },
+      `the model request (model '${context.model}') got no answer from the model server within ${context.timeoutMs} ms (AGENTQ_LLM_TIMEOUT_MS)`,
+      { retryable: true, cause },
     );
   }
   if (error instanceof APIConnectionError) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    // The system error's code only: its message names the address connected to (ECONNREFUSED 10.0.0.5:8000).
+    const code = systemCodeOf(error);
     return new AgentqError(
       'PROVIDER_ERROR',
-      `could not reach the model server at ${context.baseURL}${cause} (check OPENAI_BASE_URL)`,
-      { retryable: true, cause: error },
+      `could not reach the model server${typeof code === 'string' ? ` (${code})` : ''}; the operator's logs name its address (check OPENAI_BASE_URL)`,
+      { retryable: true, cause },
     );
   }
   if (!(error instanceof APIError) || error.status === undefined) return error;
@@ -59,16 +59,18 @@ export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unk
     ...(error.type ? { type: error.type } : {}),
     ...(error.param ? { param: error.param } : {}),
     ...(error.requestID ? { requestId: error.requestID } : {}),
-    ...(error.error === undefined && errorBodyOf(error.headers) ? { body: clip(errorBodyOf(error.headers)!) } : {}),
+    ...(error.error === undefined && errorBodyOf(error.headers)
+      ? { body: withoutAddress(clip(errorBodyOf(error.headers)!), context.baseURL) }
+      : {}),
   };
-  const providerMessage = providerMessageOf(error);
+  const providerMessage = withoutAddress(providerMessageOf(error), context.baseURL);
   if (status === 429) {
     // OpenAI answers 429 insufficient_quota when billing is exhausted: waiting does not help.
     if (error.code === 'insufficient_quota') {
       return new AgentqError(
         'PROVIDER_ERROR',
         `the model provider refused the request: ${providerMessage} (quota exhausted; check the account's billing)`,
-        { details, cause: error },
+        { details, cause },
       );
     }
     const retryAfterMs = retryAfterOf(error.headers, context.maxRetryAfterMs);
@@ -78,7 +80,7 @@ export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unk
       {
         retryable: true,
         details,
-        cause: error,
+        cause,
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       },
     );
@@ -87,22 +89,44 @@ export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unk
     return new AgentqError('PROVIDER_ERROR', `the model provider failed (HTTP ${status}): ${providerMessage}`, {
       retryable: true,
       details,
-      cause: error,
+      cause,
     });
   }
   const hint =
     status === 401 || status === 403
       ? ' (check OPENAI_API_KEY)'
       : status === 404
-        ? ` (check LLM_MODEL '${context.model}' and OPENAI_BASE_URL ${context.baseURL})`
+        ? ` (check LLM_MODEL '${context.model}' and OPENAI_BASE_URL)`
         : error.code === 'context_length_exceeded'
           ? ' (the conversation is longer than the model accepts)'
           : '';
   return new AgentqError(
     'PROVIDER_ERROR',
     `the model provider rejected the request (HTTP ${status}): ${providerMessage}${hint}`,
-    { details, cause: error },
+    { details, cause },
   );
+}
+
+/**
+ * The SDK's error wrapped in one that names the model server's address: run errors reach tenants, who
+ * should not learn an internal endpoint's host, port or path, while the worker's log of a failed step
+ * prints the cause for the operator.
+ */
+export function addressedCause(error: unknown, baseURL: string): Error {
+  const text = error instanceof Error ? error.message : String(error);
+  return new Error(redactCredentials(`the model server is ${baseURL}: ${text}`), { cause: error });
+}
+
+/** `text` with the model server's address (its URL, or its host:port) put as "the model server". */
+export function withoutAddress(text: string, baseURL: string): string {
+  let host: string | undefined;
+  try {
+    host = new URL(baseURL).host;
+  } catch {
+    host = undefined;
+  }
+  const addresses = [baseURL.replace(/\/+$/, ''), ...(host ? [host] : [])];
+  return addresses.reduce((out, address) => out.split(address).join('the model server'), text);
 }
 
 function providerMessageOf(error: APIError): string {
@@ -133,4 +157,14 @@ export function retryAfterOf(headers: Headers | undefined, maxMs: number): numbe
     }
   }
   return ms === undefined ? undefined : Math.min(Math.ceil(ms), maxMs);
+}
+
+/** The system error code (ECONNREFUSED, ENOTFOUND, …) somewhere in an error's causes. */
+function systemCodeOf(error: Error): string | undefined {
+  let cause: unknown = error.cause;
+  for (let depth = 0; depth < 4 && cause instanceof Error; depth += 1, cause = cause.cause) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return code;
+  }
+  return undefined;
 }

@@ -5,7 +5,7 @@ import type { LanguageModel, LanguageModelRequest, LanguageModelResponse } from 
 import { chatRequestBody, chatResponseOf } from './chat-completion-codec.js';
 import { createOpenAIClient } from './create-openai-client.js';
 import { collectChatStream } from './collect-chat-stream.js';
-import { mapOpenAIError } from './openai-error.js';
+import { addressedCause, mapOpenAIError, withoutAddress } from './openai-error.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -111,11 +111,8 @@ export class OpenAILanguageModel implements LanguageModel {
       if (mapped === error && !(error instanceof AgentqError)) {
         throw new AgentqError(
           'PROVIDER_ERROR',
-          `the model stream from ${this.baseURL} (model '${this.modelId}') broke off after ${chunks} text chunks: ${(error as Error).message ?? String(error)}`,
-          {
-            retryable: true,
-            cause: error,
-          },
+          `the model stream (model '${this.modelId}') broke off after ${chunks} text chunks: ${withoutAddress((error as Error).message ?? String(error), this.baseURL)}`,
+          { retryable: true, cause: addressedCause(error, this.baseURL) },
         );
       }
       throw mapped;

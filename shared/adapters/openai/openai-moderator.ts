@@ -50,7 +50,7 @@ export class OpenAIModerator implements Moderator {
     if (!result || typeof result.flagged !== 'boolean') {
       throw new AgentqError(
         'PROVIDER_ERROR',
-        `the moderation server at ${this.baseURL} answered without a result (model '${this.modelId}')`,
+        `the moderation server answered without a result (model '${this.modelId}')`,
         { retryable: true },
       );
     }

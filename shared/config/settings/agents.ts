@@ -1,5 +1,5 @@
 // Setting declarations: read shared/config/settings/all-settings.ts first (how to add one).
-import { decimal, integer, parsed, type Read } from '../setting-builders.js';
+import { decimal, flag, integer, parsed, type Read } from '../setting-builders.js';
 import { defineArea, type AreaConfig } from '../settings-area.js';
 import { mcpServersSchema, type McpServers } from '../mcp-servers-schema.js';
 
@@ -125,6 +125,12 @@ export const agentArea = defineArea({
       min: 100,
       default: 10_000,
       doc: '`http_fetch` gives up after this long, redirects included.',
+    }),
+    checkImageUrls: flag({
+      env: 'AGENTQ_CHECK_IMAGE_URLS',
+      default: true,
+      doc: 'Before a model call, the http(s) URL of every image part is resolved as `http_fetch` resolves hosts; a private, loopback, link-local (cloud metadata) address, a name that does not resolve or another scheme fails the step with `INVALID_INPUT`, since the model server would fetch it from inside your network.',
+      when: 'Turn it off when the model server never fetches image URLs (it is given only `data:` URLs, or it cannot reach your network).',
     }),
   },
 });

@@ -100,9 +100,10 @@ export const apiArea = defineArea({
     trustProxy: parsed({
       env: 'AGENTQ_TRUST_PROXY',
       default: 'false',
-      allowed: '`true`, `false`, a hop count, or proxy addresses/CIDRs separated by commas',
-      doc: 'Which proxies’ `X-Forwarded-For/-Proto/-Host` the API believes: the client address failed sign-ins are counted by, and https, which makes sign-in cookies `Secure`.',
-      when: 'Set it behind a TLS-terminating proxy (e.g. `1`, or `10.0.0.0/8`).',
+      allowed:
+        '`false`, proxy addresses/CIDRs separated by commas, a hop count, or `true` (deprecated: read as `1`, with a warning)',
+      doc: 'Which proxies’ `X-Forwarded-For/-Proto/-Host` the API believes: the client address failed sign-ins are counted by, and https, which makes sign-in cookies `Secure`. Named proxies are the safe choice: a peer that is not one of them is its own client address whatever it forwards. A hop count believes that many peers, whoever connects; their failed authentications are also counted per connection (10× the per-address limit), so a peer that rotates `X-Forwarded-For` cannot guess keys without limit.',
+      when: 'Set it behind a TLS-terminating proxy: its addresses (e.g. `10.0.0.0/8`), or `1` when any peer that can connect is that proxy.',
       read: (value): Read<TrustProxy> => {
         const text = value.trim();
         if (/^(false|0|no|)$/i.test(text)) return { value: false };
@@ -126,7 +127,7 @@ export const apiArea = defineArea({
       env: 'AGENTQ_AUTH_FAILURES_PER_MINUTE',
       min: 0,
       default: 20,
-      doc: 'Failed authentications per client address per minute before 429 with `Retry-After` (every credential from that address, a correct key included, until the minute passes); 0 = off.',
+      doc: 'Failed authentications per client address, and per credential presented, per minute before a wrong credential answers 429 with `Retry-After` instead of 401 (until the minute passes); a correct key is always accepted; 0 = off.',
       when: 'Raise it when many clients share one address behind an untrusted proxy.',
     }),
     dashboardWrite: flag({

@@ -5,6 +5,8 @@ import { luaScript } from '../../redis/lua-script.js';
 
 /** Counts an event in a fixed window (requests, failed authentications). KEYS and ARGV: the header of lua/count-in-window-1.lua. */
 export const COUNT_IN_WINDOW = luaScript(new URL('./lua/count-in-window-1.lua', import.meta.url));
+/** Takes one event back out of its window. KEYS: the header of lua/give-back-in-window-1.lua. */
+const GIVE_BACK_IN_WINDOW = luaScript(new URL('./lua/give-back-in-window-1.lua', import.meta.url));
 
 const WINDOW_MS = 60_000;
 
@@ -14,6 +16,8 @@ interface RateDecision {
   remaining: number;
   /** Seconds until the window resets (the Retry-After of a refusal). */
   resetSeconds: number;
+  /** The window it was counted in (giveBack takes it). */
+  window: number;
 }
 
 /**
@@ -31,7 +35,7 @@ export class RateLimiter {
   async consume(keyId: string, now = Date.now()): Promise<RateDecision> {
     const window = Math.floor(now / WINDOW_MS);
     const resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
-    if (this.perMinute === 0) return { allowed: true, limit: 0, remaining: 0, resetSeconds };
+    if (this.perMinute === 0) return { allowed: true, limit: 0, remaining: 0, resetSeconds, window };
     const key = this.keys.apiRateLimit(keyId, window);
     const count = await runScript<number>(this.redis, COUNT_IN_WINDOW, [key], [WINDOW_MS + 1000]);
     return {
@@ -39,6 +43,13 @@ export class RateLimiter {
       limit: this.perMinute,
       remaining: Math.max(0, this.perMinute - count),
       resetSeconds,
+      window,
     };
+  }
+
+  /** Takes back one request `consume` counted in `window`: what it stood for never happened. */
+  async giveBack(keyId: string, window: number): Promise<void> {
+    if (this.perMinute === 0) return;
+    await runScript<number>(this.redis, GIVE_BACK_IN_WINDOW, [this.keys.apiRateLimit(keyId, window)], []);
   }
 }

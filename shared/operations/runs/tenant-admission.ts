@@ -51,7 +51,7 @@ interface AdmissionRequest {
 interface Admission {
   /** The BullMQ priority the run's step jobs get (its own, raised past the tenant's fair share). */
   priority: number;
-  /** Gives back what this admission took (slot, load, bytes): the run was not created after all, or existed. */
+  /** Gives back what this admission took (rate, slot, load, bytes): the run was not created after all, or existed. */
   undo(): Promise<void>;
 }
 
@@ -102,6 +102,9 @@ export class TenantAdmission {
     try {
       if (policy.rate && keyId !== undefined) {
         const decision = await this.rate.consume(keyId, now);
+        // A run refused here or further on costs its key nothing: a schedule whose ticks are refused
+        // (the tenant at its cap, say) must not use up the budget its creator's own requests need.
+        taken.push(() => this.rate.giveBack(keyId, decision.window));
         if (!decision.allowed)
           throw new AgentqError(
             'RATE_LIMITED',

@@ -1,4 +1,6 @@
 import { AgentqError } from '../../contracts/errors.js';
+import { formatZodError } from '../../contracts/job-schema.js';
+import { MODEL_STATE_SCHEMAS } from '../../contracts/model-settings.js';
 import { isTerminal, type StepRecord } from '../../contracts/run-record.js';
 import type { Task } from '../../graph/graph.js';
 import type { RunMeta } from '../run-meta.js';
@@ -56,8 +58,8 @@ function notRecorded(runId: string, what: string): AgentqError {
  * The fork of `source` at its step `step` (its index in the step log, as `agentq steps` numbers it): the
  * state, history and step log the original had committed just before that step, from its recording's
  * superstep boundaries (AGENTQ_RECORDING `steps` or `full`). `patch` replaces state keys (never adds one:
- * a key the state does not have, or a value of another JSON kind than the key holds, is INVALID_INPUT
- * naming it). Only finished runs and runs waiting on an interrupt can be forked; a step past the end is
+ * a key the state does not have, a value of another JSON kind than the key holds, or a model setting or
+ * image the run's input would not accept (MODEL_STATE_SCHEMAS), is INVALID_INPUT naming it). Only finished runs and runs waiting on an interrupt can be forked; a step past the end is
  * NOT_FOUND, as an unknown run is.
  */
 export function planFork(source: ForkSource, step: number, patch: Record<string, unknown> = {}): ForkPlan {
@@ -123,6 +125,19 @@ export function planFork(source: ForkSource, step: number, patch: Record<string,
         'INVALID_INPUT',
         `set.${key}: state key '${key}' holds ${was === 'array' || was === 'object' ? 'an' : 'a'} ${was}, the patch gives ${kindOf(value)} ${JSON.stringify(value)?.slice(0, 80)}; send a value of the same kind`,
         { details: [{ path: `set.${key}`, message: `expected ${was}, got ${kindOf(value)}` }] },
+      );
+    const schema = MODEL_STATE_SCHEMAS[key];
+    const checked = schema?.safeParse(value);
+    if (checked && !checked.success)
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `the fork's patch is refused: ${formatZodError(checked.error, `set.${key}`)}`,
+        {
+          details: checked.error.issues.map((issue) => ({
+            path: ['set', key, ...issue.path.map(String)].join('.'),
+            message: issue.message,
+          })),
+        },
       );
     state[key] = value;
   }

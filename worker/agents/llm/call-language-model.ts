@@ -15,6 +15,7 @@ import { takeProviderSlot } from './take-provider-slot.js';
 import { reserveTenantBudget } from './reserve-tenant-budget.js';
 import { recordSpanError } from '../../../shared/telemetry/record-span-error.js';
 import { observeModelCall } from './model-listeners.js';
+import { checkImageUrls } from './check-image-urls.js';
 import { usableResponse, type AcceptableOutcome } from './usable-response.js';
 
 export interface CallLanguageModelOptions {
@@ -72,6 +73,8 @@ export async function callLanguageModel(
 ): Promise<ModelCall> {
   const model = languageModelOf(context);
   const settings = agentSettingsOf(context);
+  // Before anything is claimed or paid: a refused image fails the step as the input's fault.
+  if (settings.checkImageUrls !== false) await checkImageUrls(request.messages);
   const maxTokens = request.maxTokens ?? settings.maxTokens;
   const streamText = context.streamText;
   const fullRequest: LanguageModelRequest = {

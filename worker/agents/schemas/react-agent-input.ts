@@ -3,6 +3,12 @@ import { guardrailsInputSchema } from '../../../shared/contracts/guardrail-spec.
 import { retrieveOptionsSchema, type RetrievedSource } from './retrieve-options.js';
 import { toolHandlingInputSchema } from '../tools/tool-handling.js';
 import { userContentPartsSchema } from '../../../shared/contracts/content-parts.js';
+import {
+  maxOutputTokensSchema,
+  maxToolRoundsSchema,
+  modelNameSchema,
+  temperatureSchema,
+} from '../../../shared/contracts/model-settings.js';
 import { missingVariables, templateVariablesSchema } from './message-template.js';
 import { acceptOptionSchema } from '../llm/usable-response.js';
 
@@ -78,23 +84,13 @@ export const reactAgentInputSchema = z
       .max(128)
       .optional(),
     /** Model responses with tool calls before the model is asked for a final answer without tools. @default AGENTQ_MAX_TOOL_ROUNDS */
-    maxToolRounds: z.number().int().min(1).max(1000).optional(),
+    maxToolRounds: maxToolRoundsSchema.optional(),
     /** Another model on the worker's endpoint for this run. @default LLM_MODEL */
-    model: z
-      .string()
-      .regex(
-        /^[A-Za-z0-9_.:/@-]{1,200}$/,
-        'model must be 1-200 characters of letters, digits, "_", ".", ":", "/", "@" or "-"',
-      )
-      .optional(),
+    model: modelNameSchema.optional(),
     /** Sampling temperature, 0-2. @default the provider's */
-    temperature: z
-      .number()
-      .min(0, 'temperature must be between 0 and 2')
-      .max(2, 'temperature must be between 0 and 2')
-      .optional(),
+    temperature: temperatureSchema.optional(),
     /** `max_tokens` of each model request. @default AGENTQ_LLM_MAX_TOKENS (else the provider's limit) */
-    maxOutputTokens: z.number().int().min(1).max(1_000_000).optional(),
+    maxOutputTokens: maxOutputTokensSchema.optional(),
     /** Model answers without usable output the run takes as its answer instead of failing: `empty`, `length`, `content_filter`, `refusal`. @default none */
     accept: acceptOptionSchema.optional(),
     /** How unknown tools, bad arguments and failing tools are handled (overrides the graph's). */

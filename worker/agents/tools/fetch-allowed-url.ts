@@ -1,15 +1,14 @@
 import { Buffer } from 'node:buffer';
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { AgentqError } from '../../../shared/contracts/errors.js';
-import { isPublicAddress } from '../../runtime/public-address.js';
+import { isPublicAddress, resolveHost as defaultResolve, type ResolveHost } from '../../runtime/public-address.js';
 
-/** Resolves a host name to all its addresses (the `dns.lookup(name, {all: true})` shape). */
-export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
+export type { ResolveHost } from '../../runtime/public-address.js';
 
 export interface FetchAllowedUrlOptions {
   /** Host names that may be fetched; `*.example.com` allows any subdomain (not the apex itself). */
@@ -42,13 +41,6 @@ export interface FetchedResponse {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-
-const defaultResolve: ResolveHost = (hostname) =>
-  new Promise((resolve, reject) =>
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
-      error ? reject(error) : resolve(addresses),
-    ),
-  );
 
 /** A refusal: the URL, its host or its address is not allowed. Never retried. */
 function refused(message: string): AgentqError {
