@@ -85,6 +85,14 @@ describe('storage accounting: every byte a run keeps is charged', () => {
     expect((await env.client.store.reads.messageWindow(last, { from: 35, limit: 10 })).items).toEqual(
       history.slice(35, 45),
     );
+    expect(await env.client.store.reads.messageWindow(last, { limit: 15 })).toEqual({
+      items: history.slice(35),
+      from: 35,
+      total: 50,
+      next: null,
+    });
+    const cut = await env.client.store.reads.messageWindow(last, { from: 38, limit: 10, maxBytes: 1 });
+    expect(cut).toEqual({ items: history.slice(38, 39), from: 38, total: 50, next: 39 });
     // Each turn keeps about as many bytes as the first: the fifth no more than a tenth above it (copying the
     // history made the fifth about a third larger than the first here).
     const perTurn = await Promise.all(turns.map(stored));
