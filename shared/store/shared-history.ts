@@ -30,7 +30,8 @@ export function parseSegments(value: string | null | undefined): HistorySegment[
  * response shows the whole history while each turn keeps, and is charged for, only what it added.
  *
  * Retention: taking such a turn in keeps the earlier turns it shares for twice the retention period (all
- * their keys and their ledger entries: the shared bytes stay charged while they stay stored), and a run
+ * their keys and their ledger entries: the shared bytes stay charged while they stay stored), its end
+ * for at least the retention period from then (as long as the turn itself is kept), and a run
  * whose messages a later turn still shares cannot be purged (CONFLICT): purge the later turns first.
  */
 export class SharedHistory {
@@ -72,6 +73,21 @@ export class SharedHistory {
       const later = await this.continuedBy(earlier);
       const value = JSON.stringify(later.includes(runId) ? later : [...later, runId]);
       await this.context.script<number>(SHARE_HISTORY, earlier, [CONTINUED_BY_FIELD, value, keep]);
+    }
+  }
+
+  /**
+   * A turn that ended (its keys now expire after the retention period): the earlier turns it refers to are
+   * kept at least as long, however long it ran.
+   */
+  async keepEarlier(runId: string): Promise<void> {
+    for (const [earlier] of await this.segmentsOf(runId)) {
+      const later = JSON.stringify(await this.continuedBy(earlier));
+      await this.context.script<number>(SHARE_HISTORY, earlier, [
+        CONTINUED_BY_FIELD,
+        later,
+        this.context.retentionSeconds,
+      ]);
     }
   }
 

@@ -108,6 +108,12 @@ describe('storage accounting: every byte a run keeps is charged', () => {
     expect(await env.client.store.redis.ttl(env.client.store.keys.run(first).messages)).toBeGreaterThan(
       env.config.retentionSeconds,
     );
+    // The end of a turn keeps the earlier ones as long as the turn itself (the run-finished hook calls this).
+    const { redis, keys } = env.client.store;
+    for (const key of keys.runAll(first)) await redis.expire(key, 60);
+    await env.client.store.reads.history.keepEarlier(second);
+    for (const key of [keys.run(first).meta, keys.run(first).messages])
+      expect(await redis.ttl(key)).toBeGreaterThan(env.config.retentionSeconds - 60);
     const history = await env.client.messages(second);
     expect(history).toHaveLength(8);
     const fork = await env.client.fork(second, { from: 2 });
