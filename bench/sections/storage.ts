@@ -7,7 +7,7 @@
  * - `charged_bytes_<s>`: what the budget counts for them (StorageBudget.usage, before and after);
  * - scenarios: `run_5000` (a 5,000-step chain run), `fork` (a fork of it from step 500, run to its end),
  *   `conversation_5` (5 turns of a conversation, 20 steps and messages each); `conversation_turn_<k>_bytes`
- *   the stored bytes of turn k alone (each turn keeps the history it starts from).
+ *   the stored bytes of turn k alone (its own messages: the earlier turns' are stored once, in theirs).
  */
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { StorageBudget } from '../../shared/operations/limits/storage-budget.js';

@@ -12,6 +12,7 @@ import type { RunStoreContext } from './run-store-context.js';
 import type { ListFilter } from './run-store-types.js';
 import { slotPipeline } from './slot-pipeline.js';
 import { asRedisFaultError } from '../redis/redis-fault.js';
+import { SharedHistory } from './shared-history.js';
 
 /**
  * A listing drops an index entry only on positive evidence that its run is gone: a read that succeeded
@@ -42,7 +43,12 @@ export interface ListWindow<T> {
 
 /** Reading runs: a run's meta, record, state, steps and messages, and a tenant's runs page by page. */
 export class RunReads {
-  constructor(private readonly context: RunStoreContext) {}
+  /** A conversation turn's history: the earlier turns' stretches it starts with, then its own messages. */
+  readonly history: SharedHistory;
+
+  constructor(private readonly context: RunStoreContext) {
+    this.history = new SharedHistory(context);
+  }
 
   async get(runId: string): Promise<RunMeta | null> {
     const fields = await this.context.redis.hgetall(this.context.keys.run(runId).meta);
@@ -64,7 +70,11 @@ export class RunReads {
 
   /** The run's history; `from` skips the messages before that index (a summarised history's prompt needs only the rest). */
   async messages(runId: string, from = 0): Promise<Message[]> {
-    const items = await this.context.redis.lrange(this.context.keys.run(runId).messages, Math.max(0, from), -1);
+    const segments = await this.history.segmentsOf(runId);
+    const items =
+      segments.length === 0
+        ? await this.context.redis.lrange(this.context.keys.run(runId).messages, Math.max(0, from), -1)
+        : await this.history.range(runId, segments, Math.max(0, from), -1);
     return items.map((item) => JSON.parse(item) as Message);
   }
 
@@ -75,7 +85,15 @@ export class RunReads {
 
   /** A window of the run's history (its messages, oldest first), read with LRANGE. */
   async messageWindow(runId: string, request: ListWindowRequest): Promise<ListWindow<Message>> {
-    return this.window<Message>(this.context.keys.run(runId).messages, request);
+    const key = this.context.keys.run(runId).messages;
+    const segments = await this.history.segmentsOf(runId);
+    if (segments.length === 0) return this.window<Message>(key, request);
+    // The window's positions are the whole history's: the shared stretches, then the run's own list.
+    const base = segments.reduce((sum, [, count]) => sum + count, 0);
+    const total = base + (await this.context.redis.llen(key));
+    const [start, stop] = windowBounds(request, total);
+    const raw = stop < start ? [] : await this.history.range(runId, segments, start, stop);
+    return cutWindow<Message>(raw, start, total, request.maxBytes);
   }
 
   /**
@@ -91,19 +109,7 @@ export class RunReads {
     const total = replies[0]![1] as number;
     const raw = replies[1]![1] as string[];
     const first = from === undefined ? total - raw.length : Math.min(from, total);
-    let kept = raw.length;
-    if (maxBytes !== undefined) {
-      // Whole items only, and at least one, so a page always moves on.
-      let bytes = 0;
-      kept = 0;
-      for (const item of raw) {
-        bytes += item.length;
-        if (kept > 0 && bytes > maxBytes) break;
-        kept += 1;
-      }
-    }
-    const items = raw.slice(0, kept).map((item) => JSON.parse(item) as T);
-    return { items, from: first, total, next: first + kept < total ? first + kept : null };
+    return cutWindow<T>(raw, first, total, maxBytes);
   }
 
   /**
@@ -163,4 +169,27 @@ export class RunReads {
     }
     return { runs, nextCursor: runs.length >= limit && afterId !== null ? encodeCursor(maxScore, afterId) : null };
   }
+}
+
+/** The window's first and last positions (inclusive) in a list of `total` items. */
+function windowBounds({ from, limit }: ListWindowRequest, total: number): [number, number] {
+  const start = from === undefined ? Math.max(0, total - limit) : Math.min(from, total);
+  return [start, Math.min(total, start + limit) - 1];
+}
+
+/** The window of `raw` (read from position `first`), cut after `maxBytes` of JSON. */
+function cutWindow<T>(raw: string[], first: number, total: number, maxBytes: number | undefined): ListWindow<T> {
+  let kept = raw.length;
+  if (maxBytes !== undefined) {
+    // Whole items only, and at least one, so a page always moves on.
+    let bytes = 0;
+    kept = 0;
+    for (const item of raw) {
+      bytes += item.length;
+      if (kept > 0 && bytes > maxBytes) break;
+      kept += 1;
+    }
+  }
+  const items = raw.slice(0, kept).map((item) => JSON.parse(item) as T);
+  return { items, from: first, total, next: first + kept < total ? first + kept : null };
 }

@@ -1,5 +1,6 @@
 import type { RunStoreContext } from './run-store-context.js';
 import { slotPipeline } from './slot-pipeline.js';
+import { SharedHistory } from './shared-history.js';
 
 /** The indexes beside the runs: purging a run, trimming expired entries, the active-run index. */
 export class RunRetention {
@@ -10,6 +11,8 @@ export class RunRetention {
    * entries after, each a key of its own: an entry left by a crash in between is skipped by readers.
    */
   async purge(runId: string, tenant: string): Promise<void> {
+    // A later conversation turn's history starts with this run's messages: purging them would cut it short.
+    await new SharedHistory(this.context).assertPurgeable(runId);
     await this.context.redis.del(...this.context.keys.runAll(runId));
     await slotPipeline(this.context.redis)
       .zrem(this.context.keys.tenantRuns(tenant), runId)

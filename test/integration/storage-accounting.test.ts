@@ -33,6 +33,21 @@ describe('storage accounting: every byte a run keeps is charged', () => {
     expect(done.status).toBe('completed');
     return done;
   };
+  /** `count` turns of a conversation of `tenant`, one after the other, each a chain of `steps` messages; → their ids. */
+  const conversation = async (tenant: string, count: number, steps: number) => {
+    const turns: string[] = [];
+    for (let turn = 0; turn < count; turn += 1) {
+      const queued = await env.client.enqueue({
+        tenant,
+        graph: 'chain',
+        input: { steps, appendMessages: true },
+        conversationId: 'c1',
+      });
+      expect((await env.client.wait(queued.id, { timeoutMs: 60_000 })).status).toBe('completed');
+      turns.push(queued.id);
+    }
+    return turns;
+  };
 
   it('is on by default: 1 GiB per tenant', () => {
     expect(testConfig().tenantMaxBytes).toBe(1024 ** 3);
@@ -59,22 +74,59 @@ describe('storage accounting: every byte a run keeps is charged', () => {
     expectCharged((await budget.usage('forks')) - before, bytes);
   });
 
-  it("a conversation's turns are charged with the earlier turns' history each starts from", async () => {
-    const turns: string[] = [];
-    for (let turn = 0; turn < 3; turn += 1) {
-      const queued = await env.client.enqueue({
-        tenant: 'talk',
-        graph: 'chain',
-        input: { steps: 10, appendMessages: true },
-        conversationId: 'c1',
-      });
-      expect((await env.client.wait(queued.id, { timeoutMs: 60_000 })).status).toBe('completed');
-      turns.push(queued.id);
-    }
-    // The last turn keeps the two before it in its history, and its own.
-    expect(await env.client.store.redis.llen(env.client.store.keys.run(turns[2]!).messages)).toBe(30);
-    const bytes = (await Promise.all(turns.map(stored))).reduce((sum, each) => sum + each, 0);
+  it("a conversation's turns store only their own messages: its storage grows linearly, charged as stored", async () => {
+    const turns = await conversation('talk', 5, 10);
+    const last = turns.at(-1)!;
+    // The last turn stores its own ten messages and shows the whole history: the four turns before it, then its own.
+    expect(await env.client.store.redis.llen(env.client.store.keys.run(last).messages)).toBe(10);
+    const history = await env.client.messages(last);
+    expect(history).toHaveLength(50);
+    expect(history.slice(0, 40)).toEqual(await env.client.messages(turns[3]!));
+    expect((await env.client.store.reads.messageWindow(last, { from: 35, limit: 10 })).items).toEqual(
+      history.slice(35, 45),
+    );
+    expect(await env.client.store.reads.messageWindow(last, { limit: 15 })).toEqual({
+      items: history.slice(35),
+      from: 35,
+      total: 50,
+      next: null,
+    });
+    const cut = await env.client.store.reads.messageWindow(last, { from: 38, limit: 10, maxBytes: 1 });
+    expect(cut).toEqual({ items: history.slice(38, 39), from: 38, total: 50, next: 39 });
+    // Each turn keeps about as many bytes as the first: the fifth no more than a tenth above it (copying the
+    // history made the fifth about a third larger than the first here).
+    const perTurn = await Promise.all(turns.map(stored));
+    for (const bytes of perTurn.slice(1)) expect(bytes).toBeLessThan(perTurn[0]! * 1.1);
+    const bytes = perTurn.reduce((sum, each) => sum + each, 0);
     expectCharged(await budget.usage('talk'), bytes);
+  });
+
+  it('an earlier turn a later one refers to is kept, forks of the later one copy the whole history, and purge goes newest first', async () => {
+    const turns = await conversation('kept', 2, 4);
+    const [first, second] = turns as [string, string];
+    // Taking the second turn in kept the first past its own retention: twice the period from then.
+    expect(await env.client.store.redis.ttl(env.client.store.keys.run(first).messages)).toBeGreaterThan(
+      env.config.retentionSeconds,
+    );
+    // The end of a turn keeps the earlier ones as long as the turn itself (the run-finished hook calls this).
+    const { redis, keys } = env.client.store;
+    for (const key of keys.runAll(first)) await redis.expire(key, 60);
+    await env.client.store.reads.history.keepEarlier(second);
+    for (const key of [keys.run(first).meta, keys.run(first).messages])
+      expect(await redis.ttl(key)).toBeGreaterThan(env.config.retentionSeconds - 60);
+    const history = await env.client.messages(second);
+    expect(history).toHaveLength(8);
+    const fork = await env.client.fork(second, { from: 2 });
+    const forked = await env.client.store.reads.messages(fork.id);
+    // The fork holds its own copy: the first turn's four messages, then the second's two before its step 2.
+    expect(await env.client.store.redis.llen(env.client.store.keys.run(fork.id).messages)).toBe(forked.length);
+    expect(forked).toEqual(history.slice(0, 6));
+    expect((await env.client.wait(fork.id, { timeoutMs: 60_000 })).status).toBe('completed');
+    await expect(env.client.purge(first)).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(await env.client.messages(second)).toEqual(history);
+    await env.client.purge(second);
+    await env.client.purge(first);
+    expect(await env.client.store.reads.get(first)).toBeNull();
   });
 
   it('a purged run gives its bytes back; a tenant over its budget cannot start another run, however small', async () => {

@@ -349,6 +349,10 @@ export class IntakeProcessor {
     // Where the run's own messages start (its result leaves the earlier turns out): before the admission,
     // so a run taken in always has it; a second admission writes the same number.
     if (messages.length > 0) await store.redis.hset(store.keys.runMeta(meta.id), 'seededMessages', messages.length);
+    const historyLength = messages.length;
+    // The whole earlier history is stored already: the run refers to it and stores only its own messages.
+    if (seed?.shared) await store.reads.history.share(meta.id, seed.shared);
+    const stored = seed?.shared ? [] : messages;
     const ownNode = own && tasks[own.task]?.node;
     const start =
       own && ownNode
@@ -361,7 +365,7 @@ export class IntakeProcessor {
       tasks,
       Date.now(),
       this.options.telemetry.newRunTrace(),
-      messages,
+      stored,
       start,
     );
     // 'admitted' means a concurrent attempt got there first and added the jobs itself. A start job is
@@ -386,7 +390,7 @@ export class IntakeProcessor {
         own ? new Set(tasks.map((_task, index) => index).filter((index) => index !== own.task)) : undefined,
       );
     logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');
-    return { result: admitted, tasks, started, historyLength: messages.length };
+    return { result: admitted, tasks, started, historyLength };
   }
 }
 

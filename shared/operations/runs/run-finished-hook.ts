@@ -9,6 +9,8 @@ import { StorageBudget } from '../limits/storage-budget.js';
 import { INTAKE_QUEUE, queueStreamOptions, WEBHOOK_QUEUE } from '../../contracts/queues.js';
 import type { StoredRunJob } from '../../contracts/job-schema.js';
 import { ConversationTurns } from '../../store/conversation-turns.js';
+import { RunStoreContext } from '../../store/run-store-context.js';
+import { SharedHistory } from '../../store/shared-history.js';
 import { INTAKE_JOB_OPTIONS } from './run-enqueuer.js';
 import { webhookJobId, type WebhookJobData } from '../../contracts/webhook-job.js';
 
@@ -36,6 +38,7 @@ export interface RunFinishedHookOptions {
     | 'keepFailedJobs'
     | 'queueEventsMaxLen'
     | 'retentionSeconds'
+    | 'shards'
   >;
   /** Where the hook's own failures are logged. @default none (dropped) */
   logger?: Logger;
@@ -46,7 +49,7 @@ export interface RunFinishedHookOptions {
  * the run in the shared metrics, releases the run's slot in its tenant's in-flight set (the admission's
  * cap) and its place in the tenant's load (FairShare), settles an older run's input charge in the tenant's
  * storage budget (gone when its retention ends), hands its conversation to the next turn
- * waiting behind it (ConversationTurns) and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
+ * waiting behind it (ConversationTurns), keeps the earlier turns its history refers to as long as it (SharedHistory) and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
  */
 export function createRunFinishedHook({ redis, config, logger }: RunFinishedHookOptions): RunFinishedHook {
   const keys = new Keys(config.keyPrefix);
@@ -55,6 +58,13 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
   const storage = new StorageBudget(redis, keys, { defaultMaxBytes: 0, retentionSeconds: config.retentionSeconds });
   let queue: Queue<WebhookJobData> | undefined;
   const turns = new ConversationTurns(redis, keys, config.retentionSeconds * 2);
+  const history = new SharedHistory(
+    new RunStoreContext(redis, {
+      keyPrefix: config.keyPrefix,
+      shards: config.shards,
+      retentionSeconds: config.retentionSeconds,
+    }),
+  );
   let intake: Queue<StoredRunJob> | undefined;
 
   /** A queue on the store's connection, made when first needed (most processes never add to it). */
@@ -121,6 +131,8 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
         // was charged its input here, and that charge leaves with its retention too.
         tenant ? storage.settle(tenant, runId, 0) : undefined,
         tenant && conversationId ? handOn(tenant, conversationId, runId) : undefined,
+        // A turn whose history starts in earlier turns keeps them as long as it is kept itself.
+        conversationId ? history.keepEarlier(runId) : undefined,
       ]);
       if (webhookUrl) await addDelivery(runId, status);
     } catch (error) {

@@ -11,8 +11,13 @@ export interface ForkSource {
   /** The original's recording hash (`b<k>`, `w<k>.t<i>`, …), as stored. */
   record: Record<string, string>;
   steps: StepRecord[];
-  /** The original's history, as stored (JSON per message). */
+  /** The original's whole history (JSON per message): the earlier turns' stretches it shares, then its own. */
   messages: string[];
+  /**
+   * How many of `messages` are earlier turns' (the recording's boundaries count only the run's own list).
+   * @default 0
+   */
+  messageBase?: number;
 }
 
 /** What the fork holds when it is created: the original as committed just before its step `step`. */
@@ -146,7 +151,7 @@ export function planFork(source: ForkSource, step: number, patch: Record<string,
     superstep,
     tasks,
     state: Object.fromEntries(Object.entries(state).map(([key, value]) => [key, JSON.stringify(value)])),
-    messages: source.messages.slice(0, boundary!.m),
+    messages: source.messages.slice(0, (source.messageBase ?? 0) + boundary!.m),
     steps: steps
       .slice(0, step)
       .map((inherited) => ({ ...inherited, inheritedFrom: inherited.inheritedFrom ?? meta.id })),

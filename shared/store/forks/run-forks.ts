@@ -4,6 +4,7 @@ import { parseMeta, type RunMeta } from '../run-meta.js';
 import type { RunStoreContext } from '../run-store-context.js';
 import { slotPipeline } from '../slot-pipeline.js';
 import { FORK_RUN } from './fork-run-script.js';
+import { HISTORY_OF_FIELD, parseSegments, SharedHistory } from '../shared-history.js';
 import type { ForkPlan, ForkSource } from './plan-fork.js';
 
 /** The fork's own settings: who it is, and what differs from its original. */
@@ -38,11 +39,17 @@ export class RunForks {
       return value;
     }) as [Record<string, string>, Record<string, string>, string[], string[]];
     if (!meta?.id) return null;
+    // A conversation turn stores only its own messages: the fork copies the earlier turns' stretches too.
+    const segments = parseSegments(meta[HISTORY_OF_FIELD]);
+    const messageBase = segments.reduce((sum, [, count]) => sum + count, 0);
+    const shared =
+      messageBase > 0 ? await new SharedHistory(this.context).range(runId, segments, 0, messageBase - 1) : [];
     return {
       meta: parseMeta(meta),
       record,
       steps: steps.map((step) => JSON.parse(step) as StepRecord),
-      messages,
+      messages: [...shared, ...messages],
+      messageBase,
     };
   }
 

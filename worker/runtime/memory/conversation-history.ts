@@ -1,5 +1,6 @@
 import type { RedisRunStore, RunMeta } from '../../../shared/store/redis-run-store.js';
 import type { Message } from '../../../shared/contracts/run-record.js';
+import type { HistorySegment } from '../../../shared/store/shared-history.js';
 import { asMemoryState, emptyMemory, MEMORY_STATE_KEY, type MemoryState } from './memory-state.js';
 import { promptView } from './prompt-history.js';
 
@@ -13,6 +14,11 @@ interface ConversationSeed {
   memory: MemoryState;
   /** The same history flattened into plain messages, for graphs without memory. */
   flatMessages: Message[];
+  /**
+   * Set when the new run starts from the earlier run's whole history, as stored: the stretches of stored
+   * messages that history is made of, so the new run refers to them instead of storing a copy.
+   */
+  shared?: HistorySegment[];
 }
 
 interface ConversationHistoryOptions {
@@ -48,8 +54,10 @@ export class ConversationHistory {
   async seed(run: RunMeta, { keep = 'all' }: { keep?: 'all' | 'answers' } = {}): Promise<ConversationSeed | undefined> {
     const seed = await this.fullSeed(run);
     if (!seed || keep === 'all') return seed;
+    // Only the questions and answers: a seed of its own, stored with the new run.
+    const { shared: _whole, ...own } = seed;
     return {
-      ...seed,
+      ...own,
       messages: questionsAndAnswers(seed.messages),
       flatMessages: questionsAndAnswers(seed.flatMessages),
     };
@@ -80,7 +88,14 @@ export class ConversationHistory {
     const memory = asMemoryState(stored === null ? null : JSON.parse(stored));
     const tail = await this.store.reads.messages(runId, memory.upTo);
     const flatMessages = promptView(memory, tail);
-    if (memory.upTo === 0 || memory.system === null) {
+    if (memory.upTo === 0) {
+      // Nothing summarised: the new run starts from the whole history, which it shares rather than copies.
+      const earlier = await this.store.reads.history.segmentsOf(runId);
+      const own = tail.length - earlier.reduce((sum, [, count]) => sum + count, 0);
+      const shared: HistorySegment[] = own > 0 ? [...earlier, [runId, own]] : earlier;
+      return { fromRunId: runId, messages: flatMessages, memory: emptyMemory(), flatMessages, shared };
+    }
+    if (memory.system === null) {
       return { fromRunId: runId, messages: flatMessages, memory: emptyMemory(), flatMessages };
     }
     // The summary stays in the memory (not folded into a message), so the new run's next summary
