@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { checkRunPolicy, pinGuardrailsInState } from '../../shared/config/tenant-policy-check.js';
+import { checkModelStatePatch } from '../../shared/store/forks/plan-fork.js';
 import type { ApiContext } from './api-context.js';
 import { principalOf } from './auth/principal-of.js';
 
@@ -26,6 +27,7 @@ export function forkSetByPolicy(
   request: FastifyRequest,
   fork: { graph: string; set: Record<string, unknown> },
 ): Record<string, unknown> {
+  for (const [key, value] of Object.entries(fork.set)) checkModelStatePatch(key, value);
   const { tenant, keyId } = principalOf(request);
   const rules = context.policy.rulesFor(tenant, keyId);
   const settings = fork.set.settings;

@@ -131,19 +131,7 @@ export function planFork(source: ForkSource, step: number, patch: Record<string,
         `set.${key}: state key '${key}' holds ${was === 'array' || was === 'object' ? 'an' : 'a'} ${was}, the patch gives ${kindOf(value)} ${JSON.stringify(value)?.slice(0, 80)}; send a value of the same kind`,
         { details: [{ path: `set.${key}`, message: `expected ${was}, got ${kindOf(value)}` }] },
       );
-    const schema = MODEL_STATE_SCHEMAS[key];
-    const checked = schema?.safeParse(value);
-    if (checked && !checked.success)
-      throw new AgentqError(
-        'INVALID_INPUT',
-        `the fork's patch is refused: ${formatZodError(checked.error, `set.${key}`)}`,
-        {
-          details: checked.error.issues.map((issue) => ({
-            path: ['set', key, ...issue.path.map(String)].join('.'),
-            message: issue.message,
-          })),
-        },
-      );
+    checkModelStatePatch(key, value);
     state[key] = value;
   }
   return {
@@ -159,4 +147,24 @@ export function planFork(source: ForkSource, step: number, patch: Record<string,
     record: copied,
     patched: Object.keys(patch),
   };
+}
+
+/**
+ * A patched model setting or image checked as the run's input would be (MODEL_STATE_SCHEMAS):
+ * INVALID_INPUT naming `set.<key>…`. The API asks before its policy check, so a malformed value is
+ * called malformed (400), not out of policy (403).
+ */
+export function checkModelStatePatch(key: string, value: unknown): void {
+  const checked = MODEL_STATE_SCHEMAS[key]?.safeParse(value);
+  if (checked && !checked.success)
+    throw new AgentqError(
+      'INVALID_INPUT',
+      `the fork's patch is refused: ${formatZodError(checked.error, `set.${key}`)}`,
+      {
+        details: checked.error.issues.map((issue) => ({
+          path: ['set', key, ...issue.path.map(String)].join('.'),
+          message: issue.message,
+        })),
+      },
+    );
 }
