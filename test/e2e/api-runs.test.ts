@@ -136,6 +136,9 @@ describe('HTTP API v1: runs', () => {
         { role: 'assistant', content: 'step 0' },
         { role: 'assistant', content: 'step 1' },
       ],
+      // One page: the whole history (pages are read with ?cursor=…&limit=…).
+      nextCursor: null,
+      total: 2,
     });
     const { steps } = json<{ steps: { index: number; node: string }[] }>(await get(`/v1/runs/${id}/steps`));
     expect(steps.map((step) => [step.index, step.node])).toEqual([
