@@ -103,7 +103,12 @@ describe('secrets never leave the process: health answers, error bodies, client 
     ) as AgentqError;
     expect(error.code).toBe('PROVIDER_ERROR');
     expect(error.toRecord().message).not.toContain(PASSWORD);
-    expect(error.message).toContain('http://***@127.0.0.1:9/v1?api_key=***');
+    // The run's owner reads no address at all; the operator's log (the cause) reads it without credentials.
+    expect(error.message).toContain('the model server');
+    expect(error.message).not.toContain('127.0.0.1');
+    const cause = (error.cause as Error).message;
+    expect(cause).toContain('http://***@127.0.0.1:9/v1?api_key=***');
+    expect(cause).not.toContain(PASSWORD);
   });
 
   it('log lines: a message, a field, a nested field and an error that quote a URL with credentials', async () => {
