@@ -110,7 +110,11 @@ describe('storage accounting: every byte a run keeps is charged', () => {
     );
     // The end of a turn keeps the earlier ones as long as the turn itself (the run-finished hook calls this).
     const { redis, keys } = env.client.store;
-    for (const key of keys.runAll(first)) await redis.expire(key, 60);
+    // In one MULTI: the turn's own run-finished hook may run keepEarlier at any moment, and must see the
+    // first turn's keys all shortened or none (it reads the meta key's TTL for all of them).
+    const shorten = redis.multi();
+    for (const key of keys.runAll(first)) shorten.expire(key, 60);
+    await shorten.exec();
     await env.client.store.reads.history.keepEarlier(second);
     for (const key of [keys.run(first).meta, keys.run(first).messages])
       expect(await redis.ttl(key)).toBeGreaterThan(env.config.retentionSeconds - 60);
