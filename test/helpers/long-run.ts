@@ -22,6 +22,8 @@ export interface LongRunOptions {
  */
 export async function commitLongRun(store: RedisRunStore, options: LongRunOptions): Promise<void> {
   const { runId, tenant, steps, graph = 'chain' } = options;
+  // A producer's connection has no offline queue: on a loaded machine it may still be connecting here.
+  if (store.redis.status !== 'ready') await new Promise((resolve) => store.redis.once('ready', resolve));
   const start = Date.now();
   await store.creation.create({ id: runId, tenant, graph, input: { steps }, maxSteps: steps + 10, now: start });
   await store.creation.admit(runId, '1', { count: 0 }, [{ node: 'step' }], start);
