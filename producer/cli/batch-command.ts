@@ -2,6 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { formatBatchResultsCsv, formatBatchResultsJsonl } from './format-batch-results.js';
 import type { AgentClient } from '../client/agent-client.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import type { BatchRecord, BatchResult } from '../../shared/operations/batches/batch-schema.js';
 import { EXIT, UsageError } from './producer-commands.js';
 import { parseQuestionLines } from './parse-question-lines.js';
 import { createProgressBar } from './progress-bar.js';
@@ -19,6 +21,7 @@ interface BatchOptions {
   citations?: boolean;
   providerBatch?: boolean;
   pollMs: number;
+  outageMs: number;
 }
 
 function readQuestions(file: string): { id?: string; question: string }[] {
@@ -34,6 +37,46 @@ function readQuestions(file: string): { id?: string; question: string }[] {
     // `file:line …`, as compilers name a place in a file.
     throw new UsageError((error as Error).message.replace(/^line (\d+)/, `${file}:$1`));
   }
+}
+
+/**
+ * Polls the batch until it is no longer running, then reads its results; both ride out a Redis restart
+ * of up to --outage-ms (the batch goes on in the workers meanwhile). Past that, the error says how to
+ * pick the batch up again.
+ */
+async function followBatch(
+  client: AgentClient,
+  batch: BatchRecord,
+  options: BatchOptions,
+): Promise<{ current: BatchRecord; results: BatchResult[] }> {
+  const read = <T>(what: () => Promise<T>) =>
+    client.throughOutage(what, { outageMs: options.outageMs }).catch((error: unknown) => {
+      throw lostBatch(batch.id, options, error);
+    });
+  const bar = createProgressBar(process.stderr, `batch ${batch.id}`, 'questions');
+  let current = batch;
+  for (;;) {
+    const { progress } = current;
+    bar.update({ done: progress.completed, failed: progress.failed + progress.cancelled, total: progress.total });
+    if (current.status !== 'running') break;
+    await new Promise((resolve) => setTimeout(resolve, options.pollMs));
+    current = (await read(() => client.batches.get(batch.id))) ?? current;
+  }
+  bar.finish();
+  return { current, results: (await read(() => client.batches.results(batch.id))) ?? [] };
+}
+
+/** The error of a batch whose progress could not be read: what failed, and how to pick the batch up again. */
+function lostBatch(batchId: string, options: BatchOptions, error: unknown): unknown {
+  if (!AgentqError.isInstance(error) || error.code !== 'UNAVAILABLE') return error;
+  const again = options.idempotencyKey
+    ? `run this command again with --idempotency-key ${options.idempotencyKey} to collect its answers (none is answered twice)`
+    : `its answers download from the dashboard's /batches/${batchId} page once it is done`;
+  return new AgentqError(
+    'UNAVAILABLE',
+    `batch ${batchId}: ${error.message}, so its answers were not written; the batch goes on in the workers: \`agentq batch status ${batchId}\` shows its progress, and ${again}`,
+    { retryable: true, cause: error },
+  );
 }
 
 /**
@@ -73,6 +116,12 @@ export function registerBatchCommand(
       "make the model calls through the provider's Batch API at batch prices (answers within its completion window, up to 24 h)",
     )
     .option('--poll-ms <ms>', 'how often to check progress', parseCount('--poll-ms'), 500)
+    .option(
+      '--outage-ms <ms>',
+      'wait this long for Redis through an outage (a restart) before giving up; the batch goes on in the workers',
+      parseCount('--outage-ms'),
+      60_000,
+    )
     .action(async (file: string, options: BatchOptions) => {
       const format = options.format ?? (options.out?.endsWith('.csv') ? 'csv' : 'jsonl');
       if (format !== 'jsonl' && format !== 'csv')
@@ -99,17 +148,7 @@ export function registerBatchCommand(
         process.stderr.write(
           `batch ${batch.id}: ${batch.progress.total} questions${batch.providerBatch ? " (model calls through the provider's Batch API)" : ''}\n`,
         );
-        const bar = createProgressBar(process.stderr, `batch ${batch.id}`, 'questions');
-        let current = batch;
-        for (;;) {
-          const { progress } = current;
-          bar.update({ done: progress.completed, failed: progress.failed + progress.cancelled, total: progress.total });
-          if (current.status !== 'running') break;
-          await new Promise((resolve) => setTimeout(resolve, options.pollMs));
-          current = (await client.batches.get(batch.id)) ?? current;
-        }
-        bar.finish();
-        const results = (await client.batches.results(batch.id)) ?? [];
+        const { current, results } = await followBatch(client, batch, options);
         const text = format === 'csv' ? formatBatchResultsCsv(results) : formatBatchResultsJsonl(results);
         if (options.out) {
           writeFileSync(options.out, text);

@@ -374,7 +374,11 @@ export class AgentClient extends RunReader {
   }
 
   override async close(): Promise<void> {
-    await Promise.all([this.intakeQueue.close(), this.schedulesQueue.close(), this.stepQueues.close()]);
+    const queues = [this.intakeQueue, this.schedulesQueue, ...this.stepQueues.all()];
+    // A queue's QUIT fails when its connection is down or reconnecting ("Stream isn't writeable"), and BullMQ
+    // then leaves that connection reconnecting for ever: the CLI that closed it never exited. Drop it
+    // instead, without waiting: a connection dropped between reconnects never says it ended.
+    await Promise.all(queues.map((queue) => queue.close().catch(() => void queue.disconnect().catch(() => undefined))));
     this.bullmq.close();
     await super.close();
   }

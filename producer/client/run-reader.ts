@@ -1,6 +1,6 @@
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { connectRedis, type RedisConnection } from '../../shared/redis/connect-redis.js';
-import { whenRedisReady } from './redis-ready.js';
+import { throughOutage, whenRedisReady } from './redis-ready.js';
 import {
   RedisRunStore,
   type ListFilter,
@@ -81,6 +81,14 @@ export class RunReader {
       () => (this.readyWait = undefined),
     );
     await this.readyWait;
+  }
+
+  /**
+   * `read`'s answer (a call of this client), tried again through a Redis restart of up to `outageMs`:
+   * for what polls, as `agentq batch` does, and must outlast an outage rather than fail at its first second.
+   */
+  throughOutage<T>(read: () => Promise<T>, { outageMs }: { outageMs: number }): Promise<T> {
+    return throughOutage(read, { redis: this.redis, target: this.config, outageMs });
   }
 
   /** The run record; a cancelled run's carries its last committed state as `output.partial`. */
