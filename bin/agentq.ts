@@ -17,6 +17,9 @@ const io: CliIo = {
   },
 };
 
+/** How long a failed command's process may take to let go of what it holds before it is ended. */
+const FAILED_EXIT_MS = 2000;
+
 const program = await createAgentqProgram(io);
 
 try {
@@ -37,4 +40,7 @@ try {
     io.err(`agentq: ${message}`);
     process.exitCode = EXIT.runFailed;
   }
+  // The command has failed and said why. Whatever it could not let go of (a connection still
+  // reconnecting, a thread, a server) must not keep the process alive: it ends shortly whatever is left.
+  setTimeout(() => process.exit(process.exitCode ?? EXIT.runFailed), FAILED_EXIT_MS).unref();
 }

@@ -74,7 +74,13 @@ export function registerStartCommand(program: Command): void {
       const { startWorker } = await import('../worker/start-worker.js');
       const { startApi } = await import('../producer/api/start-api.js');
       const worker = await startWorker({ config, logger });
-      const api = await startApi({ config, logger });
+      // An API that cannot start (its port taken) stops the worker and the private Redis, or the process
+      // would go on running a worker without the API it was asked for.
+      const api = await startApi({ config, logger }).catch(async (error: unknown) => {
+        await worker.close();
+        await privateRedis?.stop();
+        throw error;
+      });
       process.stderr.write(
         [
           'agentq is running',

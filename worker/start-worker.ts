@@ -22,7 +22,7 @@ import { checkRedisCluster } from '../shared/redis/check-redis-cluster.js';
 import { connectRedis, type RedisConnection } from '../shared/redis/connect-redis.js';
 import { WarningGate } from '../shared/telemetry/warning-gate.js';
 import { startJobWorkers } from './start-job-workers.js';
-import { stopWorker } from './stop-worker.js';
+import { stopWorker, type RunningWorkerParts } from './stop-worker.js';
 import { openWorkerQueues } from './open-worker-queues.js';
 import { connectRunStore, type FinishedHook } from './connect-run-store.js';
 import type { RedisRunStore } from '../shared/store/redis-run-store.js';
@@ -61,7 +61,11 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   }
 }
 
-/** The rest of the start, once the MCP servers are connected. */
+/**
+ * The rest of the start, once the MCP servers are connected. A start that fails part-way (a thread's
+ * module missing, a queue worker that cannot start) stops what it had opened before it rethrows: its
+ * connections, liveness thread and queue workers would otherwise keep the process alive, saying nothing.
+ */
 async function startConnected(
   options: StartWorkerOptions,
   config: Config,
@@ -74,30 +78,68 @@ async function startConnected(
   // A clear error instead of a silent wait when Redis is down, or a Cluster that is not whole.
   if (config.redisClusterNodes) await checkRedisCluster(config.redisClusterNodes);
   else await assertRedisReachable(config.redisUrl);
+  const held: RunningWorkerParts = {
+    // No step has run: nothing to give a grace period to.
+    config: { shutdownGraceMs: 0, shutdownReleaseMs: config.shutdownReleaseMs },
+    logger,
+    // Repeated warnings (a Redis outage) as one line per kind per interval, with a count.
+    warnings: new WarningGate(logger, config.warnIntervalMs),
+    activeSteps: new ActiveSteps(),
+    jobWorkers: [],
+    queues: [],
+    mcp,
+    connections: [],
+  };
+  const collector: { stop(): Promise<void> }[] = [];
+  try {
+    return await startParts({ options, config, logger, registry, mcp }, held, collector);
+  } catch (error) {
+    for (const started of collector) await started.stop();
+    await stopWorker(held);
+    throw error;
+  }
+}
+
+/** The worker's parts, started in order; each goes into `held` as it opens, for a failed start to stop. */
+async function startParts(
+  {
+    options,
+    config,
+    logger,
+    registry,
+    mcp,
+  }: { options: StartWorkerOptions; config: Config; logger: Logger; registry: GraphRegistry; mcp: McpConnections },
+  held: RunningWorkerParts,
+  collector: { stop(): Promise<void> }[],
+): Promise<AgentWorker> {
+  const { warnings, activeSteps } = held;
   const telemetry = options.telemetry ?? (await startTelemetry());
+  held.telemetry = telemetry;
   const { redis, stepRedis, store, finishedHooks, runFinished } = await connectRunStore(
     options,
     config,
     logger,
     telemetry,
   );
-  // Repeated warnings (a Redis outage) as one line per kind per interval, with a count.
-  const warnings = new WarningGate(logger, config.warnIntervalMs);
+  held.connections.push(redis, stepRedis);
+  held.runFinished = runFinished;
   const { bullmq, connection, stepQueues, intakeQueue, schedulesQueue } = openWorkerQueues(
     config,
     telemetry,
     stepRedis,
     warnings,
   );
+  held.bullmq = bullmq;
+  held.queues.push(...stepQueues.all(), intakeQueue, schedulesQueue);
   const stepJobs = new StepJobs(stepQueues, registry);
   const served = new ServedGraphs({ redis, keys: store.keys, heartbeatMs: config.graphHeartbeatMs });
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry, served });
   const batches = dispatchBatches(finishedHooks, { redis, store, stepQueues, config });
-  const activeSteps = new ActiveSteps();
   await activeSteps.listen(connectRedis(config, 'blocking'), store.keys.cancelChannel(), logger);
 
   // Liveness from a thread of its own, and claims on paid work that respect it.
   const liveness = await startWorkerLiveness(config, store, logger);
+  held.liveness = liveness;
   const { stepProcessor, transitions, startsGate, providerBatches } = await createStepProcessor({
     options,
     config,
@@ -136,6 +178,7 @@ async function startConnected(
     warnings,
     logger,
   });
+  held.jobWorkers.push(...jobs.all);
   const reconciler = new Reconciler({
     store,
     stepJobs,
@@ -147,16 +190,20 @@ async function startConnected(
     reindexKeys: config.reconcileReindexKeys,
   });
   if (options.reconciler !== false) reconciler.start();
-  providerBatches?.collector.start();
+  held.reconciler = reconciler;
+  if (providerBatches) {
+    providerBatches.collector.start();
+    collector.push(providerBatches.collector);
+  }
   await Promise.all([
     ...jobs.stepWorkers.map((worker) => worker.waitUntilReady()),
     jobs.intakeWorker.waitUntilReady(),
     jobs.scheduleWorker.waitUntilReady(),
   ]);
-  const webhookWorker = await startWebhookWorker({ config, store, logger, processId: liveness.processId });
+  held.webhookWorker = await startWebhookWorker({ config, store, logger, processId: liveness.processId });
   // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
-  const ingestWorker = await startIngestWorker({ config, logger, processId: liveness.processId });
-  const heartbeat = await startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger });
+  held.ingestWorker = await startIngestWorker({ config, logger, processId: liveness.processId });
+  held.heartbeat = await startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger });
   logger.info(
     { graphs: registry.ids(), concurrency, shards: config.shards, queuePrefix: config.queuePrefix },
     'agentq worker started',
@@ -166,24 +213,7 @@ async function startConnected(
     registry,
     store,
     sweep: () => reconciler.sweep(),
-    close: closeOnce(providerBatches?.collector, {
-      config,
-      logger,
-      warnings,
-      activeSteps,
-      heartbeat,
-      reconciler,
-      jobWorkers: jobs.all,
-      ingestWorker,
-      webhookWorker,
-      queues: [...stepQueues.all(), intakeQueue, schedulesQueue],
-      runFinished,
-      bullmq,
-      telemetry,
-      mcp,
-      liveness,
-      connections: [redis, stepRedis],
-    }),
+    close: closeOnce(providerBatches?.collector, { ...held, config }),
   };
 }
 

@@ -16,23 +16,26 @@ import type { Reconciler } from './operations/reconciler.js';
 import type { WebhookWorker } from './operations/webhooks/start-webhook-worker.js';
 import type { IngestWorker } from './ingest/start-ingest-worker.js';
 
-/** What a worker process holds when it is asked to stop (start-worker.ts). */
-interface RunningWorkerParts {
+/**
+ * What a worker process holds when it is asked to stop (start-worker.ts). A start that failed part-way
+ * stops what it had opened: the parts it had not reached yet are missing.
+ */
+export interface RunningWorkerParts {
   config: Pick<Config, 'shutdownGraceMs' | 'shutdownReleaseMs'>;
   logger: Logger;
   warnings: WarningGate;
   activeSteps: ActiveSteps;
-  heartbeat: ServedGraphsHeartbeat;
-  reconciler: Reconciler;
+  heartbeat?: ServedGraphsHeartbeat;
+  reconciler?: Reconciler;
   jobWorkers: Worker[];
-  ingestWorker: IngestWorker;
-  webhookWorker: WebhookWorker;
+  ingestWorker?: IngestWorker;
+  webhookWorker?: WebhookWorker;
   queues: Queue[];
-  runFinished: RunFinishedHook;
-  bullmq: BullmqConnection;
-  telemetry: Telemetry;
+  runFinished?: RunFinishedHook;
+  bullmq?: BullmqConnection;
+  telemetry?: Telemetry;
   mcp: McpConnections;
-  liveness: Liveness;
+  liveness?: Liveness;
   connections: RedisConnection[];
 }
 
@@ -58,20 +61,19 @@ export async function stopWorker(parts: RunningWorkerParts): Promise<void> {
     config.shutdownGraceMs,
   );
   const disconnectWorker = (worker: Worker | Queue) => () => void worker.disconnect().catch(() => undefined);
+  const { heartbeat, reconciler, ingestWorker, webhookWorker, runFinished, telemetry } = parts;
   await shutdown.stage([
     // Both bounded by themselves or quick; neither must hold up the steps' release.
-    { name: 'served-graphs entry', run: () => parts.heartbeat.stop() },
-    { name: 'reconciler', run: () => parts.reconciler.stop() },
+    ...(heartbeat ? [{ name: 'served-graphs entry', run: () => heartbeat.stop() }] : []),
+    ...(reconciler ? [{ name: 'reconciler', run: () => reconciler.stop() }] : []),
     ...parts.jobWorkers.map((worker) => ({
       name: `${worker.name} worker`,
       run: () => worker.close(),
       force: disconnectWorker(worker),
     })),
-    {
-      name: 'ingest worker',
-      run: () => parts.ingestWorker.close(),
-      force: () => parts.ingestWorker.disconnect(),
-    },
+    ...(ingestWorker
+      ? [{ name: 'ingest worker', run: () => ingestWorker.close(), force: () => ingestWorker.disconnect() }]
+      : []),
   ]);
   clearTimeout(grace);
   await shutdown.stage([
@@ -81,18 +83,16 @@ export async function stopWorker(parts: RunningWorkerParts): Promise<void> {
       run: () => queue.close(),
       force: disconnectWorker(queue),
     })),
-    {
-      name: 'webhook worker',
-      run: () => parts.webhookWorker.close(),
-      force: () => parts.webhookWorker.disconnect(),
-    },
-    { name: 'webhook queue', run: () => parts.runFinished.close() },
-    { name: 'trace export', run: () => parts.telemetry.flush() },
+    ...(webhookWorker
+      ? [{ name: 'webhook worker', run: () => webhookWorker.close(), force: () => webhookWorker.disconnect() }]
+      : []),
+    ...(runFinished ? [{ name: 'webhook queue', run: () => runFinished.close() }] : []),
+    ...(telemetry ? [{ name: 'trace export', run: () => telemetry.flush() }] : []),
     { name: 'MCP servers', run: () => parts.mcp.close() },
   ]);
-  parts.bullmq.close();
+  parts.bullmq?.close();
   // The liveness thread last but one: until here this process's claims and locks still show it alive.
-  await shutdown.stage([{ name: 'liveness thread', run: () => liveness.close() }]);
+  if (liveness) await shutdown.stage([{ name: 'liveness thread', run: () => liveness.close() }]);
   await shutdown.stage(
     connections.map((connection, index) => ({
       name: `Redis connection ${index + 1}`,
