@@ -54,6 +54,7 @@ export function renderCliReference(program: Command): string {
     '',
     "- stdout carries only a command's result; logs and progress go to stderr.",
     '- Exit codes: `0` all well; `1` the run failed or was cancelled, or the command failed; `2` a usage error.',
+    '- A command that fails says what failed in one last line on stderr (`agentq: <code>: <message>`, or the error as it came) and ends with its exit code: processes (`worker`, `api`, `start`) too when their start fails, and `batch` when Redis stays away longer than `--outage-ms` (it rides out a shorter restart).',
     '- Every command reads `REDIS_URL` (or `REDIS_CLUSTER_NODES`) and the other settings of',
     '  [the configuration](configuration.md) that it needs.',
     '',
