@@ -1,14 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { OpenAIProviderBatches } from '../../shared/adapters/openai/openai-provider-batches.js';
-import { startScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { nodeEntry, repoRoot } from '../helpers/node-entry.js';
 import { waitForReadiness } from '../helpers/process-readiness.js';
-import { eventually, testConfig } from '../helpers/test-env.js';
-import { killHard, spawnWorker } from '../helpers/worker-processes.js';
-import { expectSecondTurnAnswers, providerBatchWorkerEnv } from './provider-batch-chaos.js';
+import { testConfig } from '../helpers/test-env.js';
+import { spawnWorker } from '../helpers/worker-processes.js';
+import {
+  expectCompleted,
+  expectSecondTurnAnswers,
+  providerBatchChaos,
+  providerBatchWorkerEnv,
+  submitTwoTurns,
+} from './provider-batch-chaos.js';
 
 const FAKETIME = '/usr/bin/faketime';
 const WORKER = 'test/chaos/provider-batch-kill-worker.ts';
@@ -36,17 +41,7 @@ if (!existsSync(FAKETIME))
  * provider batch rather than create it again.
  */
 describe.skipIf(!existsSync(FAKETIME))('chaos: a collector with a skewed clock killed mid-create', () => {
-  const workers: ChildProcess[] = [];
-  const clients: AgentClient[] = [];
-  const serverStarting = startScriptedOpenAIServer({
-    script: (request) => ({ content: `re: ${(request.body.messages as { content: string }[]).at(-1)?.content}` }),
-    batchApi: { processingMs: 300 },
-  });
-  afterAll(async () => {
-    await Promise.all(workers.map((worker) => killHard(worker)));
-    await Promise.all(clients.map((client) => client.close()));
-    await (await serverStarting).close();
-  });
+  const { workers, clients, server: serverStarting } = providerBatchChaos();
 
   it('one provider batch per model turn, no request paid twice', async () => {
     const server = await serverStarting;
@@ -57,11 +52,7 @@ describe.skipIf(!existsSync(FAKETIME))('chaos: a collector with a skewed clock k
     const killer = await spawnSkewedWorker('+15m', { ...env, KILL_AT_POINT: 'created' });
     workers.push(killer);
     const died = new Promise<void>((resolve) => killer.once('exit', () => resolve()));
-    const { batch } = await client.batches.submit({
-      questions: ['a', 'b', 'c'].map((question) => ({ question: `skew ${question}` })),
-      options: { graph: 'two-turns' },
-      providerBatch: true,
-    });
+    const batchId = await submitTwoTurns(client, 'skew');
     await died;
     // faketime runs node as its child and reports the child's SIGKILL as exit 1 ("Caught Killed").
     expect(killer.exitCode).toBe(1);
@@ -77,21 +68,13 @@ describe.skipIf(!existsSync(FAKETIME))('chaos: a collector with a skewed clock k
     await account.create(await account.upload('other.jsonl', `${line}\n`), { owner: 'someone else' });
 
     workers.push(await spawnWorker(WORKER, env));
-    const done = await eventually(
-      async () => {
-        const record = await client.batches.get(batch.id);
-        return record?.status === 'completed' && record;
-      },
-      60_000,
-      'the batch of the skewed, killed collector to complete',
-    );
-    expect(done.progress).toMatchObject({ total: 3, completed: 3, failed: 0 });
-    const ours = server.batchApi!.batches.filter((entry) => entry.metadata.agentq_batch === batch.id);
-    expect(ours.map((entry) => entry.metadata.agentq_flush)).toEqual([`${batch.id}.f1`, `${batch.id}.f2`]);
+    await expectCompleted(client, batchId, 'the batch of the skewed, killed collector to complete');
+    const ours = server.batchApi!.batches.filter((entry) => entry.metadata.agentq_batch === batchId);
+    expect(ours.map((entry) => entry.metadata.agentq_flush)).toEqual([`${batchId}.f1`, `${batchId}.f2`]);
     const sent = ours.flatMap((entry) => entry.lines.map((request) => request.custom_id));
     expect(sent).toHaveLength(6);
     expect(new Set(sent).size).toBe(6);
     expect(server.chatRequests()).toHaveLength(0);
-    await expectSecondTurnAnswers(client, batch.id);
+    await expectSecondTurnAnswers(client, batchId);
   });
 });
