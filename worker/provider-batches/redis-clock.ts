@@ -1,4 +1,5 @@
 import type { RedisConnection } from '../../shared/redis/connect-redis.js';
+import { redisTimeMs } from '../../shared/redis/redis-time.js';
 
 /**
  * The collector's sense of time, read from Redis (`TIME`) rather than this machine's wall clock: the times
@@ -13,9 +14,8 @@ export class RedisClock {
 
   async sync(): Promise<number> {
     const before = Date.now();
-    const [seconds, micros] = await this.redis.time();
+    const redisMs = await redisTimeMs(this.redis);
     const after = Date.now();
-    const redisMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     this.offsetMs = redisMs - Math.round((before + after) / 2);
     return this.now();
   }

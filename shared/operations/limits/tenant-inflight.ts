@@ -4,6 +4,7 @@ import { runScript } from '../../redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import { TERMINAL_STATUSES } from '../../contracts/run-record.js';
 import { luaScript } from '../../redis/lua-script.js';
+import { redisTimeMs } from '../../redis/redis-time.js';
 
 /** KEYS: 1 tenant's in-flight set · ARGV: 1 runId, 2 cap → 2 held already, 1 reserved now, 0 full (stamped at Redis's TIME). */
 const RESERVE = luaScript(new URL('./lua/reserve-inflight-slot-1.lua', import.meta.url));
@@ -60,8 +61,7 @@ export class TenantInflight {
     const flat = await this.redis.zrange(key, '0', '-1', 'WITHSCORES');
     if (flat.length === 0) return;
     // Slots are stamped at Redis's time: their age is judged by it, not by this process's clock.
-    const [seconds, micros] = await this.redis.time();
-    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const now = await redisTimeMs(this.redis);
     const pipeline = slotPipeline(this.redis); // runs of all shards
     for (let i = 0; i < flat.length; i += 2) pipeline.hget(this.keys.run(flat[i]!).meta, 'status');
     const replies = (await pipeline.exec()) ?? [];
