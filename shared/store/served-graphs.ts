@@ -1,6 +1,7 @@
 import type { RedisConnection } from '../redis/connect-redis.js';
 import { AgentqError } from '../contracts/errors.js';
 import type { Keys } from './keys.js';
+import { redisTimeMs } from '../redis/redis-time.js';
 
 /** How many heartbeats an entry may miss before it counts as gone. */
 const MISSED_HEARTBEATS = 3;
@@ -25,9 +26,14 @@ export class ServedGraphs {
 
   constructor(private readonly options: ServedGraphsOptions) {}
 
-  /** Records that `workerId` serves `graphIds` (`name@version`) now, and sweeps expired entries. */
-  async announce(workerId: string, graphIds: string[], now = Date.now()): Promise<void> {
+  /**
+   * Records that `workerId` serves `graphIds` (`name@version`) now, and sweeps expired entries. Now is
+   * Redis's time unless given: a worker whose clock runs ahead must neither sweep the others' entries nor
+   * look alive after its death, nor one behind look dead.
+   */
+  async announce(workerId: string, graphIds: string[], at?: number): Promise<void> {
     const { redis, keys } = this.options;
+    const now = at ?? (await redisTimeMs(redis));
     const key = keys.servedGraphs();
     const members = graphIds.flatMap((id) => [now, `${id} ${workerId}`]);
     await redis
@@ -44,7 +50,8 @@ export class ServedGraphs {
   }
 
   /** The graph ids (`name@version`) some live worker serves, sorted, and how many workers are live. */
-  async live(now = Date.now()): Promise<{ ids: string[]; workers: number }> {
+  async live(at?: number): Promise<{ ids: string[]; workers: number }> {
+    const now = at ?? (await redisTimeMs(this.options.redis));
     const members = await this.options.redis.zrangebyscore(
       this.options.keys.servedGraphs(),
       this.expiredBefore(now) + 1,
@@ -57,12 +64,13 @@ export class ServedGraphs {
       ids.add(member.slice(0, space));
       workers.add(member.slice(space + 1));
     }
-    this.cached = { at: now, ids: [...ids].sort(), workers: workers.size };
+    // The cache's age is this process's own business: its own clock.
+    this.cached = { at: Date.now(), ids: [...ids].sort(), workers: workers.size };
     return this.cached;
   }
 
   /** True when a live worker serves `name` (at `version`, when given). */
-  async serves(name: string, version?: string, now = Date.now()): Promise<boolean> {
+  async serves(name: string, version?: string, now?: number): Promise<boolean> {
     return servesIn((await this.live(now)).ids, name, version);
   }
 
@@ -71,9 +79,9 @@ export class ServedGraphs {
    * `name` (`@version`). With no live worker at all the run is accepted: a queue buffers while workers
    * (re)start, and the run waits for them.
    */
-  async requireServed(name: string, version?: string, now = Date.now()): Promise<void> {
-    if (this.cached && now - this.cached.at < CACHE_MS && servesIn(this.cached.ids, name, version)) return;
-    const { ids, workers } = await this.live(now);
+  async requireServed(name: string, version?: string): Promise<void> {
+    if (this.cached && Date.now() - this.cached.at < CACHE_MS && servesIn(this.cached.ids, name, version)) return;
+    const { ids, workers } = await this.live();
     if (workers === 0 || servesIn(ids, name, version)) return;
     const wanted = version === undefined ? `'${name}'` : `'${name}@${version}'`;
     throw new AgentqError(

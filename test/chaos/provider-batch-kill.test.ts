@@ -3,7 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { startScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
 import { eventually, testConfig } from '../helpers/test-env.js';
-import { killHard, spawnWorker, workerEnv } from '../helpers/worker-processes.js';
+import { killHard, spawnWorker } from '../helpers/worker-processes.js';
+import { expectSecondTurnAnswers, providerBatchWorkerEnv } from './provider-batch-chaos.js';
 
 /** Every point of a provider batch's life where a worker may die: after the provider call, before it is recorded. */
 const POINTS = ['intent', 'uploaded', 'created', 'polled', 'downloaded', 'applied', 'marked'] as const;
@@ -31,15 +32,8 @@ describe('chaos: the collecting worker killed at each point of a provider batch'
     const config = testConfig({ OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' });
     const client = new AgentClient({ config });
     clients.push(client);
-    const env = workerEnv(config, {
-      OPENAI_BASE_URL: server.url,
-      LLM_MODEL: 'scripted-chat',
-      // The collector's lease outlasts a Batch API request (timeout + 5 s): short here, so the survivor takes over soon.
-      AGENTQ_LLM_TIMEOUT_MS: '1000',
-      AGENTQ_PROVIDER_BATCH_POLL_MS: '100',
-      AGENTQ_LOCK_DURATION_MS: '2000',
-      AGENTQ_STALLED_INTERVAL_MS: '1000',
-    });
+    // Short timeouts and job locks, so the survivor takes over soon.
+    const env = providerBatchWorkerEnv(config, server.url);
     const batchesBefore = server.batchApi!.batches.length;
     const filesBefore = server.batchApi!.files.filter((file) => file.purpose === 'batch').length;
     const killer = await spawnWorker('test/chaos/provider-batch-kill-worker.ts', { ...env, KILL_AT_POINT: point });
@@ -69,12 +63,7 @@ describe('chaos: the collecting worker killed at each point of a provider batch'
     const sent = created.flatMap((entry) => entry.lines.map((line) => line.custom_id));
     expect(new Set(sent).size).toBe(6);
     expect(server.chatRequests()).toHaveLength(0);
-    const results = (await client.batches.results(batch.id))!;
-    expect(results.map((result) => result.answer)).toEqual([
-      're: Now say it better.',
-      're: Now say it better.',
-      're: Now say it better.',
-    ]);
+    await expectSecondTurnAnswers(client, batch.id);
     await Promise.all(workers.splice(0).map((worker) => killHard(worker)));
   });
 });

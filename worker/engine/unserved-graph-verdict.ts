@@ -30,7 +30,8 @@ export async function unservedGraphVerdict({
   now?: number;
 }): Promise<UnservedGraphVerdict> {
   const wanted = meta.graphVersion ? `${meta.graph}@${meta.graphVersion}` : meta.graph;
-  const { ids } = await served.live(now);
+  // Redis's time, as workers announce at it (not this worker's `now`, which may run ahead or behind).
+  const { ids } = await served.live();
   if (servesIn(ids, meta.graph, meta.graphVersion ?? undefined)) {
     return {
       kind: 'wait',

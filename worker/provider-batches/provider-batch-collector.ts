@@ -13,6 +13,7 @@ import { ParkedStepWaker } from './parked-step-waker.js';
 import { FlushDriver, type FlushPoint } from './provider-batch-flush.js';
 import { RENEW_LEASE, SETTLE_PENDING, TAKE_FLUSH } from './provider-batch-scripts.js';
 import { luaScript } from '../../shared/redis/lua-script.js';
+import { RedisClock } from './redis-clock.js';
 
 /** Release the collector's lease if this worker still holds it. KEYS and ARGV: the header of lua/release-lease-1.lua. */
 const RELEASE_LEASE = luaScript(new URL('./lua/release-lease-1.lua', import.meta.url));
@@ -41,8 +42,8 @@ interface ProviderBatchCollectorOptions {
   batchPrices: PriceTable;
   /** How long a finished batch's provider-batch records are kept (AGENTQ_RETENTION_SECONDS). */
   retentionSeconds: number;
-  /** The longest a provider call may take (the Batch API client's timeout): the lease outlasts it. */
-  requestTimeoutMs: number;
+  /** AGENTQ_PROVIDER_BATCH_LEASE_MS: how soon another worker takes over from a dead collector. */
+  leaseMs: number;
   /** Answers are counted against their tenant's budgets here (as live calls are). @default not counted */
   tenantBudget?: Pick<TenantBudget, 'settle'>;
   /** Tests: called at each point of a flush's life (chaos tests kill the worker there). */
@@ -63,7 +64,9 @@ export class ProviderBatchCollector {
   private readonly leaseMs: number;
   private readonly waker: ParkedStepWaker;
   private readonly flushes: FlushDriver;
+  private readonly clock: RedisClock;
   private timer: NodeJS.Timeout | undefined;
+  private leaseTimer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private leader = false;
 
@@ -72,7 +75,10 @@ export class ProviderBatchCollector {
       1000,
       Math.max(50, Math.floor(Math.min(options.pollMs, options.flushMs || options.pollMs) / 2)),
     );
-    this.leaseMs = Math.max(3 * this.tickMs, options.requestTimeoutMs + 5000);
+    // Short, and renewed on a timer of its own rather than between rounds: a round may wait on the provider
+    // for a whole request timeout, while a dead collector must be replaced within a lease.
+    this.leaseMs = options.leaseMs;
+    this.clock = new RedisClock(options.redis);
     this.waker = new ParkedStepWaker(options.stepQueues, options.logger);
     this.flushes = new FlushDriver({
       redis: options.redis,
@@ -86,6 +92,7 @@ export class ProviderBatchCollector {
       resultsWaitMs: options.resultsWaitMs ?? 3_600_000,
       verdicts: { prices: options.prices, batchPrices: options.batchPrices, fallback: options.fallback },
       holdsLease: () => this.renew(),
+      now: () => this.clock.now(),
       ...(options.tenantBudget ? { tenantBudget: options.tenantBudget } : {}),
       ...(options.onPoint ? { onPoint: options.onPoint } : {}),
     });
@@ -101,11 +108,20 @@ export class ProviderBatchCollector {
         .finally(() => (this.ticking = undefined));
     }, this.tickMs);
     this.timer.unref();
+    this.leaseTimer = setInterval(
+      () =>
+        void this.renew().catch((error: unknown) =>
+          this.options.logger.warn({ err: String(error) }, 'provider batch collector: lease renewal failed'),
+        ),
+      Math.max(50, Math.floor(this.leaseMs / 3)),
+    );
+    this.leaseTimer.unref();
   }
 
   /** Stops collecting (within `boundMs`), and gives the lease up so another worker takes over at once. */
   async stop(boundMs = 5000): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
     await Promise.race([this.ticking, new Promise((resolve) => setTimeout(resolve, boundMs).unref())]);
     if (this.leader) {
       const { redis, keys } = this.options;
@@ -116,6 +132,7 @@ export class ProviderBatchCollector {
   /** One round (tests call it directly): take or keep the lease, then collect every active batch. */
   async tick(): Promise<void> {
     if (!(await this.renew())) return;
+    await this.clock.sync();
     await this.waker.retry();
     const { redis, keys, logger } = this.options;
     for (const batchId of await redis.zrange(keys.providerBatchesActive(), '0', '-1')) {
@@ -163,14 +180,14 @@ export class ProviderBatchCollector {
       // Every run of the batch in flight waits on a model call, and no other run can start (every question
       // dispatched, or every slot taken): none can finish, so no other call can come.
       const allWaiting = pending >= inFlight && (next! >= total! || inFlight >= concurrency!);
-      if (pending < maxRequests && Date.now() - Number(oldest) < flushMs && !allWaiting) return;
+      // Both times are Redis's: a call is parked at Redis's TIME, whichever worker parked it.
+      if (pending < maxRequests && this.clock.now() - Number(oldest) < flushMs && !allWaiting) return;
       const flushId = `${batchId}.f${await redis.incr(batchKeys.seq)}`;
-      const now = Date.now();
       const taken = await runScript<number>(
         redis,
         TAKE_FLUSH,
         [batchKeys.pending, batchKeys.calls, batchKeys.bodies, batchKeys.flush(flushId), batchKeys.flushes],
-        [maxRequests, maxBytes, now, flushId],
+        [maxRequests, maxBytes, flushId],
       );
       if (taken === 0) return;
       await this.options.onPoint?.('intent', flushId);

@@ -19,12 +19,11 @@ import type { ParkedStepWaker } from './parked-step-waker.js';
 import { parseCallId } from './provider-batch-call.js';
 import { MARK_CALLS } from './provider-batch-scripts.js';
 import { emitProviderBatchSpan, emitWaitSpans } from './provider-batch-spans.js';
+import { createOnce } from './provider-batch-create.js';
 
 /** Points of a flush's life where a test may kill the worker (chaos tests), each after the named provider call. */
 export type FlushPoint = 'intent' | 'uploaded' | 'created' | 'polled' | 'downloaded' | 'applied' | 'marked' | 'done';
 
-/** The metadata key a provider batch carries its flush id in (found again by it after a crash). */
-const FLUSH_METADATA_KEY = 'agentq_flush';
 /** The longest wait between two polls while the provider is unreachable. */
 const MAX_POLL_DELAY_MS = 600_000;
 
@@ -44,6 +43,8 @@ interface FlushDriverOptions {
   tenantBudget?: Pick<TenantBudget, 'settle'>;
   /** Still the collector? Checked right before a provider batch is created (a lapsed lease must not create twice). */
   holdsLease: () => Promise<boolean>;
+  /** Redis's time (RedisClock), not this machine's: every time a flush records is read again by other workers. */
+  now: () => number;
   onPoint?: (point: FlushPoint, flushId: string) => void | Promise<void>;
 }
 
@@ -74,7 +75,7 @@ export class FlushDriver {
   private async step(batchId: string, flush: FlushRecord, cancelled: boolean): Promise<void> {
     const key = this.options.keys.providerBatch(batchId).flush(flush.id);
     const { redis } = this.options;
-    const now = Date.now();
+    const now = this.options.now();
     switch (flush.state) {
       case 'intent':
       case 'uploaded':
@@ -103,12 +104,12 @@ export class FlushDriver {
    * — so no run waits on a provider batch that will never exist.
    */
   private async send(batchId: string, flush: FlushRecord, cancelled: boolean): Promise<void> {
-    if (Date.now() < flush.nextPollAt) return;
+    if (this.options.now() < flush.nextPollAt) return;
     try {
       await this.sendStep(batchId, flush, cancelled);
     } catch (error) {
       const key = this.options.keys.providerBatch(batchId).flush(flush.id);
-      const now = Date.now();
+      const now = this.options.now();
       if (!AgentqError.isInstance(error) || error.retryable) {
         const delay = Math.min(MAX_POLL_DELAY_MS, Math.max(this.options.pollMs, flush.pollDelayMs) * 2);
         this.options.logger.warn(
@@ -143,7 +144,7 @@ export class FlushDriver {
   private async sendStep(batchId: string, flush: FlushRecord, cancelled: boolean): Promise<void> {
     const key = this.options.keys.providerBatch(batchId).flush(flush.id);
     const { redis, api } = this.options;
-    const now = Date.now();
+    const now = this.options.now();
     switch (flush.state) {
       case 'intent': {
         if (cancelled) return this.settle(batchId, flush, 'cancelled before its provider batch was created');
@@ -153,22 +154,14 @@ export class FlushDriver {
         const found = flush.uploads > 0 ? await api.findUpload(filename) : undefined;
         const fileId = found ?? (await api.upload(filename, await this.fileOf(batchId, flush)));
         await this.point('uploaded', flush.id);
-        await redis.hset(key, 'fileId', fileId, 'state', 'uploaded', 'updatedAt', Date.now());
+        await redis.hset(key, 'fileId', fileId, 'state', 'uploaded', 'updatedAt', this.options.now());
         return;
       }
       case 'uploaded': {
-        // Created already by a worker that died before writing it down? Then it is that one.
-        let batch = await api.findBatch(FLUSH_METADATA_KEY, flush.id, Math.floor(flush.createdAt / 1000) - 600);
-        if (!batch) {
-          if (cancelled) return this.settle(batchId, flush, 'cancelled before its provider batch was created');
-          if (!(await this.options.holdsLease())) return;
-          batch = await api.create(flush.fileId!, { [FLUSH_METADATA_KEY]: flush.id, agentq_batch: batchId });
-          this.options.logger.info(
-            { batchId, flush: flush.id, providerBatch: batch.id, requests: flush.requests },
-            'provider batch created',
-          );
-        }
-        await this.point('created', flush.id);
+        const created = () => this.point('created', flush.id);
+        const batch = await createOnce({ ...this.options, created }, batchId, flush, cancelled);
+        if (batch === 'settle') return this.settle(batchId, flush, 'cancelled before its provider batch was created');
+        if (!batch) return;
         await this.record(key, batch, {
           state: 'created',
           nextPollAt: now + this.options.pollMs,
@@ -181,7 +174,7 @@ export class FlushDriver {
 
   private async poll(batchId: string, flush: FlushRecord, cancelled: boolean): Promise<void> {
     const key = this.options.keys.providerBatch(batchId).flush(flush.id);
-    const now = Date.now();
+    const now = this.options.now();
     if (
       cancelled &&
       !flush.cancelRequested &&
@@ -242,7 +235,7 @@ export class FlushDriver {
   private async apply(batchId: string, flush: FlushRecord, cancelled: boolean): Promise<void> {
     const { redis, keys, api } = this.options;
     const key = keys.providerBatch(batchId).flush(flush.id);
-    if (Date.now() < flush.nextPollAt && flush.downloads > 0) return;
+    if (this.options.now() < flush.nextPollAt && flush.downloads > 0) return;
     const results: ProviderBatchResult[] = [];
     const problems: string[] = [];
     try {
@@ -255,7 +248,7 @@ export class FlushDriver {
     } catch (error) {
       // Whatever the failure (a 4xx too): the provider batch ended and holds the answers, maybe paid for.
       if (!(await this.givenUp(key, flush, error, 'download'))) return;
-      const reason = `its results could not be downloaded in ${flush.downloads + 1} tries over ${Math.round((Date.now() - (flush.failingSince ?? Date.now())) / 1000)} s (AGENTQ_PROVIDER_BATCH_RESULTS_WAIT_MS): ${(error as Error).message}`;
+      const reason = `its results could not be downloaded in ${flush.downloads + 1} tries over ${Math.round((this.options.now() - (flush.failingSince ?? this.options.now())) / 1000)} s (AGENTQ_PROVIDER_BATCH_RESULTS_WAIT_MS): ${(error as Error).message}`;
       await redis.hset(key, 'errors', JSON.stringify([reason]));
       flush = { ...flush, status: 'unreadable', errors: [reason] };
       results.length = 0;
@@ -282,7 +275,7 @@ export class FlushDriver {
       redis,
       MARK_CALLS,
       [batchKeys.calls, batchKeys.pending, batchKeys.bodies, key],
-      [JSON.stringify(verdicts), Date.now(), 'marked'],
+      [JSON.stringify(verdicts), this.options.now(), 'marked'],
     );
     await this.point('marked', flush.id);
   }
@@ -293,7 +286,7 @@ export class FlushDriver {
    * interval (up to 10 min), the last one at the bound.
    */
   private async givenUp(key: string, flush: FlushRecord, error: unknown, what: 'download' | 'poll'): Promise<boolean> {
-    const now = Date.now();
+    const now = this.options.now();
     const since = flush.failingSince ?? now;
     if (now - since >= this.options.resultsWaitMs) return true;
     const tries = flush.downloads + 1;
@@ -363,7 +356,7 @@ export class FlushDriver {
       this.options.redis,
       MARK_CALLS,
       [batchKeys.calls, batchKeys.pending, batchKeys.bodies, batchKeys.flush(flush.id)],
-      [JSON.stringify(verdicts), Date.now(), 'marked'],
+      [JSON.stringify(verdicts), this.options.now(), 'marked'],
     );
   }
 
@@ -381,7 +374,7 @@ export class FlushDriver {
       ...(batch.outputFileId ? { outputFileId: batch.outputFileId } : {}),
       ...(batch.errorFileId ? { errorFileId: batch.errorFileId } : {}),
       ...(batch.errors ? { errors: JSON.stringify(batch.errors) } : {}),
-      updatedAt: Date.now(),
+      updatedAt: this.options.now(),
       ...extra,
     });
   }

@@ -65,12 +65,11 @@ export class ProviderBatchRouter {
     // The request leaves this step here: the claim and the cursor are checked once more.
     await paid?.confirm();
     const batchKeys = keys.providerBatch(batchId);
-    const now = Date.now();
     const [state, held] = await runScript<[string, string]>(
       redis,
       REGISTER_CALL,
       [batchKeys.calls, batchKeys.pending, batchKeys.bodies, keys.batch(batchId).meta],
-      [customId, line, now, String(body['model'] ?? '')],
+      [customId, line, String(body['model'] ?? '')],
     );
     // 'closed' answers the batch's status; every other state the call's record.
     const call = held && state !== 'closed' ? (JSON.parse(held) as { f?: string; e?: ErrorRecord }) : {};
@@ -78,7 +77,8 @@ export class ProviderBatchRouter {
       case 'pending':
       case 'assigned':
         // The collector's work list (another slot than the batch's keys: its own command).
-        await redis.zadd(keys.providerBatchesActive(), 'NX', now, batchId);
+        // Its score only orders the list (no worker compares it with its own clock).
+        await redis.zadd(keys.providerBatchesActive(), 'NX', Date.now(), batchId);
         throw new ParkSignal(parkMs, { providerBatch: { batch: batchId, flush: call.f ?? null, request: customId } });
       case 'applied':
         return this.savedAnswer(context, key);

@@ -60,7 +60,7 @@ export function providerBatchesOf({
     prices: config.prices,
     batchPrices: config.batchPrices,
     retentionSeconds: config.retentionSeconds,
-    requestTimeoutMs: config.llmTimeoutMs,
+    leaseMs: config.providerBatchLeaseMs,
     tenantBudget: new TenantBudget(redis, store.keys, {
       defaults: config.tenantBudgetDefaults,
       metrics: new RedisMetrics(redis, config.keyPrefix),

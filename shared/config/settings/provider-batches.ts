@@ -40,6 +40,13 @@ export const providerBatchArea = defineArea({
       default: 3_600_000,
       doc: 'A finished provider batch whose results cannot be downloaded (4xx, 5xx, timeout, unreachable), or one whose status the provider refuses to show (a 4xx), is asked again with a growing delay (twice `AGENTQ_PROVIDER_BATCH_POLL_MS`, doubled up to 10 min) for this long after the first failure, its runs waiting on it; then they fail with `PROVIDER_BATCH_RESULTS_UNAVAILABLE`. Its requests are never sent again in another provider batch for this (the provider may have answered and charged them).',
     }),
+    providerBatchLeaseMs: integer({
+      env: 'AGENTQ_PROVIDER_BATCH_LEASE_MS',
+      min: 300,
+      max: 600_000,
+      default: 5000,
+      doc: 'The collector’s lease: one worker at a time collects, renewing it every third of this (also while it waits on the provider), so a dead collector’s provider batches move on within this long. A collector that took over searches the provider’s batch list before creating one the dead one may have created.',
+    }),
     providerBatchParkMs: integer({
       env: 'AGENTQ_PROVIDER_BATCH_PARK_MS',
       min: 1000,

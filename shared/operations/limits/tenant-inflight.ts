@@ -4,8 +4,9 @@ import { runScript } from '../../redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import { TERMINAL_STATUSES } from '../../contracts/run-record.js';
 import { luaScript } from '../../redis/lua-script.js';
+import { redisTimeMs } from '../../redis/redis-time.js';
 
-/** KEYS: 1 tenant's in-flight set · ARGV: 1 runId, 2 cap, 3 now → 2 held already, 1 reserved now, 0 full. */
+/** KEYS: 1 tenant's in-flight set · ARGV: 1 runId, 2 cap → 2 held already, 1 reserved now, 0 full (stamped at Redis's TIME). */
 const RESERVE = luaScript(new URL('./lua/reserve-inflight-slot-1.lua', import.meta.url));
 
 /** A slot reserved this recently may belong to a run being created right now: the sweep leaves it. */
@@ -29,19 +30,19 @@ export class TenantInflight {
   ) {}
 
   /** → true when `runId` holds a slot now; false when the tenant is at its cap. */
-  async reserve(tenant: string, runId: string, now = Date.now()): Promise<boolean> {
-    return (await this.take(tenant, runId, now)) !== 'full';
+  async reserve(tenant: string, runId: string): Promise<boolean> {
+    return (await this.take(tenant, runId)) !== 'full';
   }
 
   /** Holds a slot for `runId` (unless it holds one): what TenantAdmission asks, to undo only what it took. */
-  async take(tenant: string, runId: string, now = Date.now()): Promise<InflightReservation> {
+  async take(tenant: string, runId: string): Promise<InflightReservation> {
     if (this.max === 0) return 'held';
     const key = this.keys.tenantInflight(tenant);
-    const first = await runScript<number>(this.redis, RESERVE, [key], [runId, this.max, now]);
+    const first = await runScript<number>(this.redis, RESERVE, [key], [runId, this.max]);
     if (first !== 0) return first === 2 ? 'held' : 'new';
     // Slots may also have been freed by a hook since the first try: try again after the sweep either way.
-    await this.sweep(tenant, now);
-    const second = await runScript<number>(this.redis, RESERVE, [key], [runId, this.max, now]);
+    await this.sweep(tenant);
+    const second = await runScript<number>(this.redis, RESERVE, [key], [runId, this.max]);
     return second === 0 ? 'full' : second === 2 ? 'held' : 'new';
   }
 
@@ -55,10 +56,12 @@ export class TenantInflight {
   }
 
   /** Drops entries whose run finished, and entries without a run once they are older than the grace. */
-  private async sweep(tenant: string, now: number): Promise<void> {
+  private async sweep(tenant: string): Promise<void> {
     const key = this.keys.tenantInflight(tenant);
     const flat = await this.redis.zrange(key, '0', '-1', 'WITHSCORES');
     if (flat.length === 0) return;
+    // Slots are stamped at Redis's time: their age is judged by it, not by this process's clock.
+    const now = await redisTimeMs(this.redis);
     const pipeline = slotPipeline(this.redis); // runs of all shards
     for (let i = 0; i < flat.length; i += 2) pipeline.hget(this.keys.run(flat[i]!).meta, 'status');
     const replies = (await pipeline.exec()) ?? [];

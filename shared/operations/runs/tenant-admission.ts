@@ -112,7 +112,7 @@ export class TenantAdmission {
             { retryable: true, retryAfterMs: decision.resetSeconds * 1000 },
           );
       }
-      const slot = await this.inflight.take(tenant, runId, now);
+      const slot = await this.inflight.take(tenant, runId);
       if (slot === 'full')
         throw new AgentqError(
           'RATE_LIMITED',

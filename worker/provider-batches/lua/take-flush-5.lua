@@ -1,9 +1,11 @@
 --[[
   Takes the oldest pending calls of one model into a new flush (the intent of one provider batch,
   recorded before anything is uploaded): at most ARGV[1] calls and ARGV[2] bytes of request lines (at
-  least one call, whatever its size). A call goes into one flush only: it leaves `pending` here.
+  least one call, whatever its size). A call goes into one flush only: it leaves `pending` here. Its
+  time is Redis's (TIME), not the calling worker's: another worker's lease reads it again, and looks for
+  this flush's provider batch among those created since then.
   KEYS: 1 pending · 2 calls · 3 bodies · 4 the new flush's hash · 5 flushes
-  ARGV: 1 max requests · 2 max bytes · 3 now · 4 flush id
+  ARGV: 1 max requests · 2 max bytes · 3 flush id
   → the number of calls taken (0: none pending)
 
   KEYS[1..5] as listed above: pending, calls, bodies, the new flush's hash, flushes
@@ -28,12 +30,14 @@ for _, id in ipairs(ids) do
   end
 end
 if #taken == 0 then return 0 end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 for _, id in ipairs(taken) do
   local call = cjson.decode(redis.call('HGET', KEYS[2], id))
   redis.call('ZREM', KEYS[1], id)
-  redis.call('HSET', KEYS[2], id, cjson.encode({s = 'assigned', m = model, at = call.at, f = ARGV[4]}))
+  redis.call('HSET', KEYS[2], id, cjson.encode({s = 'assigned', m = model, at = call.at, f = ARGV[3]}))
 end
-redis.call('HSET', KEYS[4], 'id', ARGV[4], 'state', 'intent', 'model', model, 'ids', cjson.encode(taken),
-  'requests', #taken, 'bytes', bytes, 'createdAt', ARGV[3], 'updatedAt', ARGV[3])
-redis.call('ZADD', KEYS[5], ARGV[3], ARGV[4])
+redis.call('HSET', KEYS[4], 'id', ARGV[3], 'state', 'intent', 'model', model, 'ids', cjson.encode(taken),
+  'requests', #taken, 'bytes', bytes, 'createdAt', now, 'updatedAt', now, 'creates', 0)
+redis.call('ZADD', KEYS[5], now, ARGV[3])
 return #taken

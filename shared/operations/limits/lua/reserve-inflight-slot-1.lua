@@ -6,12 +6,15 @@
 
     ARGV[1] run id
     ARGV[2] cap
-    ARGV[3] now (ms)
+
+  A slot is stamped with Redis's time (TIME), not the caller's: the sweep, in another process, judges its
+  age by the same clock.
 
   Output:
     2 held already, 1 reserved now, 0 full
 ]]
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 2 end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+local time = redis.call('TIME')
+redis.call('ZADD', KEYS[1], tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000), ARGV[1])
 return 1
