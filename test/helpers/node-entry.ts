@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,13 +42,27 @@ function builtFile(source: string): string {
   return file;
 }
 
+function linkTarget(link: string): string | undefined {
+  try {
+    return readlinkSync(link);
+  } catch {
+    return undefined;
+  }
+}
+
 function linkBuiltFolders(): void {
   mkdirSync(cache, { recursive: true });
   for (const folder of BUILT) {
     const link = join(cache, folder);
-    if (existsSync(link)) continue;
+    const target = join(repoRoot, 'dist', folder);
+    // A node_modules copied from another checkout (a git worktree's) brings links to that checkout's
+    // dist/: its workers would run the other tree's code. Such a link is replaced, by a rename, which
+    // another test file's process doing the same cannot break.
+    if (existsSync(link) && linkTarget(link) === target) continue;
+    const fresh = `${link}.${process.pid}`;
     try {
-      symlinkSync(join(repoRoot, 'dist', folder), link, 'dir');
+      symlinkSync(target, fresh, 'dir');
+      renameSync(fresh, link);
     } catch (error) {
       // Another test file's process made it first.
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
