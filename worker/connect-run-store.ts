@@ -36,7 +36,8 @@ export async function connectRunStore(
   telemetry: Telemetry,
 ): Promise<ConnectedRunStore> {
   const redis = connectRedis(config, 'worker');
-  const stepRedis = connectRedis(config, 'worker');
+  // The step path's commands time out (AGENTQ_STEP_REDIS_TIMEOUT_MS): a silent connection parks steps.
+  const stepRedis = connectRedis(config, 'step', config.stepRedisTimeoutMs);
   await Promise.all([checkRedisDurability(redis, config, logger), checkStepLayout(redis, config)]).catch(
     (error: unknown) => {
       redis.disconnect();

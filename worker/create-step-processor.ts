@@ -69,6 +69,7 @@ export async function createStepProcessor(parts: StepProcessorParts) {
     takeoverMs: config.paidClaimTakeoverMs,
     pauseMs: config.livenessTtlMs,
     warnings,
+    rescue: (lua, keys, args) => parts.liveness.runScript(lua, keys, args),
   });
   // Model calls of batches submitted with providerBatch go through the provider's Batch API.
   const providerBatches = providerBatchesOf({

@@ -138,7 +138,7 @@ async function startParts(
   await activeSteps.listen(connectRedis(config, 'blocking'), store.keys.cancelChannel(), logger);
 
   // Liveness from a thread of its own, and claims on paid work that respect it.
-  const liveness = await startWorkerLiveness(config, store, logger);
+  const liveness = await startWorkerLiveness(config, store, logger, [redis, stepRedis]);
   held.liveness = liveness;
   const { stepProcessor, transitions, startsGate, providerBatches } = await createStepProcessor({
     options,

@@ -11,7 +11,9 @@ export function createRedisCluster(nodes: RedisClusterNode[], role: RedisRole, c
   const redisOptions =
     role === 'producer'
       ? { enableOfflineQueue: false, commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 1 }
-      : { maxRetriesPerRequest: null };
+      : role === 'step'
+        ? { maxRetriesPerRequest: null, commandTimeout: commandTimeoutMs }
+        : { maxRetriesPerRequest: null };
   const options: ClusterOptions = {
     redisOptions,
     enableOfflineQueue: role !== 'producer',

@@ -3,7 +3,7 @@ import { Command, Redis, type RedisOptions } from 'ioredis';
 import { DEFAULT_REDIS_URL } from '../config/redis-config.js';
 import { redisNodes, type RedisConnection } from './redis-connection.js';
 
-export type RedisRole = 'worker' | 'producer' | 'blocking' | 'subscriber';
+export type RedisRole = 'worker' | 'step' | 'producer' | 'blocking' | 'subscriber';
 
 /**
  * The wait before reconnect attempt `times` (ioredis's own curve: 50 ms more per attempt, at most 2 s),
@@ -17,9 +17,13 @@ export function reconnectDelay(times: number): number {
 
 /**
  * Connections by role (docs/operations/redis.md). Workers wait out Redis outages
- * (`maxRetriesPerRequest: null`, as BullMQ requires). Producers fail fast: no offline queue and a command timeout, so
- * "Redis down" is an error within a second, not a hang (a SIGSTOPped Redis keeps its sockets open). Blocking readers
- * (XREAD BLOCK) get no command timeout, nor do pub/sub subscribers.
+ * (`maxRetriesPerRequest: null`, as BullMQ requires). A worker's step connection (`step`: takes, commits,
+ * paid claims) waits out outages too, but each command fails after `commandTimeoutMs`: a connection whose
+ * replies stopped coming while its socket stays open (a grey network fault, a stuck middlebox) then parks
+ * the step instead of holding it for as long as the OS keeps the socket. It carries no blocking command.
+ * Producers fail fast: no offline queue and a command timeout, so "Redis down" is an error within a second,
+ * not a hang (a SIGSTOPped Redis keeps its sockets open). Blocking readers (XREAD BLOCK) get no command
+ * timeout, nor do pub/sub subscribers.
  */
 export function createRedis(url: string | undefined, role: RedisRole, commandTimeoutMs = 1000): Redis {
   const options: RedisOptions =
@@ -27,11 +31,13 @@ export function createRedis(url: string | undefined, role: RedisRole, commandTim
       ? // No auto-pipelining: measured with `npm run bench:steps`, its per-command bookkeeping cost a
         // worker about a fifth of its step throughput at 100 runs in flight.
         { maxRetriesPerRequest: null }
-      : role === 'producer'
-        ? { enableOfflineQueue: false, commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 1 }
-        : { maxRetriesPerRequest: null };
+      : role === 'step'
+        ? { maxRetriesPerRequest: null, commandTimeout: commandTimeoutMs }
+        : role === 'producer'
+          ? { enableOfflineQueue: false, commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 1 }
+          : { maxRetriesPerRequest: null };
   const redis = new Redis(url ?? DEFAULT_REDIS_URL, { ...options, retryStrategy: reconnectDelay, lazyConnect: false });
-  if (role === 'worker') coalesceWrites(redis);
+  if (role === 'worker' || role === 'step') coalesceWrites(redis);
   // A connection error reaches the command that needed the connection (and the queue workers log the
   // outage); without a listener ioredis also prints "[ioredis] Unhandled error event" on stderr, outside
   // the JSON logs, at every reconnect attempt.

@@ -1,13 +1,4 @@
-import {
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readlinkSync,
-  renameSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,17 +42,27 @@ function builtFile(source: string): string {
   return file;
 }
 
+function linkTarget(link: string): string | undefined {
+  try {
+    return readlinkSync(link);
+  } catch {
+    return undefined;
+  }
+}
+
 function linkBuiltFolders(): void {
   mkdirSync(cache, { recursive: true });
   for (const folder of BUILT) {
     const link = join(cache, folder);
     const target = join(repoRoot, 'dist', folder);
-    if (existsSync(link) && readlinkSync(link) === target) continue;
-    // A link to another checkout's dist/ (node_modules copied from it, as a git worktree's may be) would
-    // run that checkout's code: made again here.
-    if (existsSync(link)) rmSync(link, { force: true });
+    // A node_modules copied from another checkout (a git worktree's) brings links to that checkout's
+    // dist/: its workers would run the other tree's code. Such a link is replaced, by a rename, which
+    // another test file's process doing the same cannot break.
+    if (existsSync(link) && linkTarget(link) === target) continue;
+    const fresh = `${link}.${process.pid}`;
     try {
-      symlinkSync(target, link, 'dir');
+      symlinkSync(target, fresh, 'dir');
+      renameSync(fresh, link);
     } catch (error) {
       // Another test file's process made it first.
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;

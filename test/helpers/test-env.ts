@@ -28,6 +28,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // 750 ms the API would answer 503 and the fuzzers would report it. Tests of the fail-fast behaviour
     // set 750 themselves.
     AGENTQ_REDIS_COMMAND_TIMEOUT_MS: String(loadScaledMs(5000)),
+    // Likewise a worker's step commands and its data-path watch: stretched with the load, so a slow
+    // machine's late replies do not park steps or stop a worker's beat.
+    AGENTQ_STEP_REDIS_TIMEOUT_MS: String(loadScaledMs(5000)),
     // Lexical unless a test asks for an embedder: only the tests of the local model load it.
     ...(env.EMBED_MODEL ? {} : { EMBED_PROVIDER: 'none' }),
     ...env,

@@ -47,6 +47,11 @@ interface PaidClaimsOptions {
   pauseMs?: number;
   /** Repeated warnings (a refused save per call while Redis is full) as one line per interval. */
   warnings?: WarningGate;
+  /**
+   * Another way to Redis for a paid result whose save failed (the liveness thread's connection): while
+   * this process's own connections are silent, its peers take its steps over and would pay again.
+   */
+  rescue?: (lua: string, keys: string[], args: (string | number)[]) => Promise<void>;
 }
 
 /**
@@ -171,10 +176,16 @@ export class PaidClaims {
     const args = [stepId, JSON.stringify(memos), claim.field, claim.claimant];
     const { redis, keys } = this.options;
     // `record`: the call's recording (recordCallArgs) goes in the same script, after the save.
+    const [lua, scriptKeys, scriptArgs] = record
+      ? [SAVE_AND_RECORD_PAID_WORK, keys.runAll(runId), [...args, ...record]]
+      : [SAVE_PAID_WORK, [keys.run(runId).memo], args];
+    let rescued = false;
     const write = () =>
-      record
-        ? runScript<RecordVerdict>(redis, SAVE_AND_RECORD_PAID_WORK, keys.runAll(runId), [...args, ...record])
-        : runScript<undefined>(redis, SAVE_PAID_WORK, [keys.run(runId).memo], args).then(() => undefined);
+      rescued
+        ? Promise.resolve(undefined)
+        : runScript<RecordVerdict | undefined>(redis, lua, scriptKeys, scriptArgs).then((verdict) =>
+            record ? verdict : undefined,
+          );
     try {
       const verdict = await write();
       this.inFlight.delete(claim.claimant);
@@ -193,6 +204,13 @@ export class PaidClaims {
         'paid work: Redis refused to save a paid result; it is kept in memory and saved as soon as Redis accepts writes';
       if (this.options.warnings) this.options.warnings.warn('paid result kept', fields, message);
       else logger.warn(fields, message);
+      this.options
+        .rescue?.(lua, scriptKeys, scriptArgs)
+        .then(() => {
+          rescued = true;
+          logger.info({ runId, stepId, key }, 'paid work: the kept result is saved through the liveness connection');
+        })
+        .catch(() => undefined);
       void retryWhileRedisFaulty(write, {
         untilMs: Math.max(1000, (claim.endsAt ?? Date.now() + 600_000) - Date.now()),
         onGiveUp: (failure) =>
@@ -203,7 +221,7 @@ export class PaidClaims {
       }).then((saved) => {
         this.unsaved.delete(id);
         this.inFlight.delete(claim.claimant);
-        if (saved) logger.info({ runId, stepId, key }, 'paid work: the kept result is saved now');
+        if (saved && !rescued) logger.info({ runId, stepId, key }, 'paid work: the kept result is saved now');
       });
       throw error;
     }

@@ -38,10 +38,23 @@ interface QueueScope {
 }
 
 /** What the thread tells its parent. */
-export type LivenessThreadMessage = 'ready' | 'closed' | { reaped: string; released: number } | { lost: number };
+export type LivenessThreadMessage =
+  'ready' | 'closed' | { reaped: string; released: number } | { lost: number } | { ran: number; error?: string };
 
-/** What the parent tells the thread: lock holds (token) and releases (null), or 'close'. */
-export type LivenessParentMessage = 'close' | { locks: [string, string | null][] };
+/**
+ * What the parent tells the thread: lock holds (token) and releases (null), whether the process's own
+ * data connections are failing (`dataPathFailing`: the thread stops beating meanwhile), or 'close'.
+ */
+export type LivenessParentMessage =
+  'close' | { locks: [string, string | null][] } | { dataPathFailing: boolean } | { run: LivenessScript };
+
+/** A script the parent asks the thread to run on its connection (`id` names the answer: `ran`). */
+interface LivenessScript {
+  id: number;
+  lua: string;
+  keys: string[];
+  args: (string | number)[];
+}
 
 const port = parentPort!;
 const data = workerData as LivenessThreadData;
@@ -74,7 +87,13 @@ async function locksOf(queue: QueueScope, tokenPrefix: string, mode: 'del' | 'ke
   return (await redis.eval(data.locksOfLua, 1, queue.activeKey, queue.jobKeyPrefix, tokenPrefix, mode)) as string[];
 }
 
+// While the process's data connections fail (the parent says so), a beat would vouch for steps the
+// process cannot commit: the thread writes nothing, renews no lock and reaps no one, so its liveness key
+// lapses and its peers release its locks and take its steps over.
+let withdrawn = false;
+
 async function beat(): Promise<void> {
+  if (withdrawn) return;
   try {
     const byTag = new Map<string, { alive: string[]; lockKeys: string[]; tokens: string[] }>();
     const group = (key: string) => {
@@ -183,6 +202,29 @@ async function beatOnce(): Promise<void> {
   }
 }
 
+// Scripts the parent could not get through its own connections (a paid result's save), so that a peer
+// taking its steps over finds the result saved rather than paying for it again.
+function runForParent({ id, lua, keys: scriptKeys, args }: LivenessScript): void {
+  redis.eval(lua, scriptKeys.length, ...scriptKeys, ...args).then(
+    () => post({ ran: id }),
+    (error: unknown) => post({ ran: id, error: error instanceof Error ? error.message : String(error) }),
+  );
+}
+
+// The liveness keys are left to lapse (AGENTQ_LIVENESS_TTL_MS), not deleted: the saves of paid calls
+// that were in flight when the data path failed get that long to arrive here before peers take over.
+function withdraw(failing: boolean): void {
+  if (failing === withdrawn) return;
+  withdrawn = failing;
+  if (failing) return;
+  // Back: a take the process sent before the fault may have landed after it (its reply lost to a
+  // timeout), leaving a job active under this process's token that no one here runs; look for such
+  // locks as after a reconnection.
+  sweepAt = Date.now() + intervalMs;
+  suspects = null;
+  void beatOnce();
+}
+
 const timer = setInterval(() => void beatOnce(), intervalMs);
 void beatOnce();
 port.on('message', (message: LivenessParentMessage) => {
@@ -195,6 +237,14 @@ port.on('message', (message: LivenessParentMessage) => {
         redis.disconnect();
         post('closed');
       });
+    return;
+  }
+  if ('dataPathFailing' in message) {
+    withdraw(message.dataPathFailing);
+    return;
+  }
+  if ('run' in message) {
+    runForParent(message.run);
     return;
   }
   for (const [key, token] of message.locks) {

@@ -43,6 +43,13 @@ export interface Liveness {
   /** Renew this job lock (its key and the token it must still hold) until `release`. */
   holdLock(lockKey: string, token: string): void;
   releaseLock(lockKey: string): void;
+  /** The process's data connections fail (true: the thread stops beating) or answer again (false). */
+  dataPathFailing(failing: boolean): void;
+  /**
+   * Runs a script on the thread's own connection: what must reach Redis when the data connections do not
+   * (a paid result's save, lest a peer taking the step over pay for it again). Rejects with Redis's error.
+   */
+  runScript(lua: string, keys: string[], args: (string | number)[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -123,9 +130,16 @@ export function startLiveness({
     });
     thread.once('error', reject);
   });
+  const runs = new Map<number, { resolve(): void; reject(error: Error): void }>();
+  let runIds = 0;
   thread.on('message', (message: LivenessThreadMessage) => {
     if (typeof message !== 'object') return;
-    if ('reaped' in message) onReaped?.(message.reaped, message.released);
+    if ('ran' in message) {
+      const run = runs.get(message.ran);
+      runs.delete(message.ran);
+      if (message.error === undefined) run?.resolve();
+      else run?.reject(new Error(message.error));
+    } else if ('reaped' in message) onReaped?.(message.reaped, message.released);
     else onLost?.(message.lost);
   });
   ready.catch(() => undefined);
@@ -173,6 +187,16 @@ export function startLiveness({
       // Nothing to tell when the thread never heard of the hold.
       if (told.has(lockKey)) changed();
     },
+    dataPathFailing(failing) {
+      thread.postMessage({ dataPathFailing: failing });
+    },
+    runScript(lua, keys, args) {
+      const id = (runIds += 1);
+      return new Promise<void>((resolve, reject) => {
+        runs.set(id, { resolve, reject });
+        thread.postMessage({ run: { id, lua, keys, args } });
+      });
+    },
     async close() {
       if (flushTimer) clearTimeout(flushTimer);
       const closed = new Promise<void>((resolve) => {
@@ -186,6 +210,8 @@ export function startLiveness({
       });
       thread.postMessage('close');
       await closed;
+      for (const run of runs.values()) run.reject(new Error('the liveness thread is closed'));
+      runs.clear();
       await thread.terminate();
     },
   };

@@ -78,6 +78,14 @@ export const workerArea = defineArea({
       default: 1000,
       doc: 'How often a worker process’s liveness thread proves it alive (a Redis key per shard).',
     }),
+    stepRedisTimeoutMs: integer({
+      env: 'AGENTQ_STEP_REDIS_TIMEOUT_MS',
+      min: 100,
+      max: 600_000,
+      default: 5000,
+      doc: 'A step’s own Redis commands (take, begin, commit, paid claims and saves) fail after this instead of waiting, and the step is parked without spending an attempt. A worker whose data connections have not answered a round trip for this long stops beating, so its peers take its steps over; it beats again once they answer.',
+      when: 'Raise it if Redis is slow to answer under your load (steps parked with `Command timed out`).',
+    }),
     stepStartsPerTurn: integer({
       env: 'AGENTQ_STEP_STARTS_PER_TURN',
       min: 1,
