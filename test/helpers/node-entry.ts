@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,9 +55,13 @@ function linkBuiltFolders(): void {
   mkdirSync(cache, { recursive: true });
   for (const folder of BUILT) {
     const link = join(cache, folder);
-    if (existsSync(link)) continue;
+    const target = join(repoRoot, 'dist', folder);
+    // A node_modules copied from another work tree keeps links to that tree's dist/: its processes would
+    // run the other tree's code. Such a link is replaced.
+    if (existsSync(link) && readlinkSync(link) === target) continue;
+    if (existsSync(link)) rmSync(link);
     try {
-      symlinkSync(join(repoRoot, 'dist', folder), link, 'dir');
+      symlinkSync(target, link, 'dir');
     } catch (error) {
       // Another test file's process made it first.
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;

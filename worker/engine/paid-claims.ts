@@ -16,6 +16,8 @@ import { StepAbort } from '../../shared/contracts/abort.js';
 import { redisFaultOf, retryWhileRedisFaulty } from '../../shared/redis/redis-fault.js';
 import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
 
+const LATE_SAVE = 'paid work: the run ended before this late save; its result is dropped, no key of the run is written';
+
 /** A call this process claimed: the claim's field in the memo hash and who holds it. */
 interface HeldClaim {
   field: string;
@@ -170,15 +172,18 @@ export class PaidClaims {
   ): Promise<RecordVerdict | undefined> {
     const args = [stepId, JSON.stringify(memos), claim.field, claim.claimant];
     const { redis, keys } = this.options;
+    const runKeys = keys.run(runId);
     // `record`: the call's recording (recordCallArgs) goes in the same script, after the save.
     const write = () =>
       record
-        ? runScript<RecordVerdict>(redis, SAVE_AND_RECORD_PAID_WORK, keys.runAll(runId), [...args, ...record])
-        : runScript<undefined>(redis, SAVE_PAID_WORK, [keys.run(runId).memo], args).then(() => undefined);
+        ? runScript<RecordVerdict | 'ended'>(redis, SAVE_AND_RECORD_PAID_WORK, keys.runAll(runId), [...args, ...record])
+        : runScript<1 | 'ended'>(redis, SAVE_PAID_WORK, [runKeys.memo, runKeys.meta], args).then((reply) =>
+            reply === 'ended' ? reply : undefined,
+          );
+    let verdict: RecordVerdict | 'ended' | undefined;
     try {
-      const verdict = await write();
+      verdict = await write();
       this.inFlight.delete(claim.claimant);
-      return verdict;
     } catch (error) {
       if (key === undefined || !redisFaultOf(error)) {
         this.inFlight.delete(claim.claimant);
@@ -193,7 +198,9 @@ export class PaidClaims {
         'paid work: Redis refused to save a paid result; it is kept in memory and saved as soon as Redis accepts writes';
       if (this.options.warnings) this.options.warnings.warn('paid result kept', fields, message);
       else logger.warn(fields, message);
-      void retryWhileRedisFaulty(write, {
+      let ended = false;
+      const rewrite = () => write().then((verdict) => (ended = verdict === 'ended'));
+      void retryWhileRedisFaulty(rewrite, {
         untilMs: Math.max(1000, (claim.endsAt ?? Date.now() + 600_000) - Date.now()),
         onGiveUp: (failure) =>
           logger.error(
@@ -203,10 +210,25 @@ export class PaidClaims {
       }).then((saved) => {
         this.unsaved.delete(id);
         this.inFlight.delete(claim.claimant);
-        if (saved) logger.info({ runId, stepId, key }, 'paid work: the kept result is saved now');
+        if (saved && ended) logger.debug({ runId, stepId, key }, LATE_SAVE);
+        else if (saved) logger.info({ runId, stepId, key }, 'paid work: the kept result is saved now');
       });
       throw error;
     }
+    if (verdict === 'ended') this.refusedLate(runId, stepId, key);
+    return verdict;
+  }
+
+  /**
+   * The run ended (finished elsewhere, or expired) before this save: the script wrote nothing, so no key
+   * of the run comes back without its expiry. Not the user's error — a paused or cut-off worker was late —
+   * so it is said once per interval, and the step stops here (a stale delivery, nothing more paid).
+   */
+  private refusedLate(runId: string, stepId: string, key: string | undefined): never {
+    const fields = { runId, stepId, key };
+    if (this.options.warnings) this.options.warnings.warn('late save refused', fields, LATE_SAVE);
+    else this.options.logger.debug(fields, LATE_SAVE);
+    throw new StepAbort('stale', `run ${runId} ended before step ${stepId} saved its paid result`);
   }
 
   /** Ends a claim whose call failed, so a retry need not wait for it to run out. */
