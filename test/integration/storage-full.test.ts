@@ -126,6 +126,7 @@ describe.skipIf(unavailable !== '')('a full disk under the embedded store', () =
       goal: '≤ 2 per kind per AGENTQ_WARN_INTERVAL_MS',
     });
     const full = lines.find((line) => line.includes('STORAGE_FULL'));
+    expect(full, 'a warning with code STORAGE_FULL').toBeDefined();
     expect(full).toContain(join(dataDir, 'vectors.sqlite'));
     // Nothing given up while the disk is full: every document still waits.
     expect(await ingest.progress(batch.batchId, { documents: false })).toMatchObject({ done: 0, failed: 0 });
