@@ -38,6 +38,9 @@ export const ERROR_CODES = [
   'REDIS_FULL',
   // Redis did not answer (down, unreachable, read-only replica, loading): retry shortly.
   'REDIS_UNAVAILABLE',
+  // The disk under the embedded store (its SQLite file) is full: the message names the path; nothing was
+  // written, and ingest waits for space without spending attempts.
+  'STORAGE_FULL',
   // A batch asked for the provider's Batch API, and the provider has none (404 on /v1/batches): refused at submission.
   'PROVIDER_BATCH_UNSUPPORTED',
   // A provider batch ended but its results could not be downloaded (or the batch read) within

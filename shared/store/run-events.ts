@@ -1,24 +1,27 @@
 import type { RedisConnection } from '../redis/connect-redis.js';
 import type { RunEvent, RunEventType } from '../contracts/run-record.js';
+import { runScript } from '../redis/create-redis.js';
 import { parseEvent } from './run-meta.js';
+import { ADD_RUN_EVENT } from './run-scripts.js';
 import type { RunStoreContext } from './run-store-context.js';
 
 /** A run's event stream: appending events and reading them (blocking, for live followers). */
 export class RunEvents {
   constructor(private readonly context: RunStoreContext) {}
 
-  async addEvent(runId: string, type: RunEventType, data: Record<string, unknown>): Promise<void> {
-    await this.context.redis.xadd(
-      this.context.keys.run(runId).events,
-      'MAXLEN',
-      '~',
-      this.context.eventsMaxLen,
-      '*',
-      'type',
-      type,
-      'data',
-      JSON.stringify(data),
+  /**
+   * Adds an event while the run exists (false, nothing written, once it is gone: a late writer must not make
+   * an expired run's stream again without its expiry).
+   */
+  async addEvent(runId: string, type: RunEventType, data: Record<string, unknown>): Promise<boolean> {
+    const keys = this.context.keys.run(runId);
+    const id = await runScript<string | null>(
+      this.context.redis,
+      ADD_RUN_EVENT,
+      [keys.meta, keys.events],
+      [this.context.eventsMaxLen, type, JSON.stringify(data)],
     );
+    return id !== null;
   }
 
   /**

@@ -64,3 +64,12 @@ export const INTERRUPT_RUN = luaScript(new URL('./lua/interrupt-run-8.lua', impo
 
 /** Answer a waiting run. Its KEYS, ARGV and reply: the header of lua/resume-run-8.lua. */
 export const RESUME_RUN = luaScript(new URL('./lua/resume-run-8.lua', import.meta.url), RUN_LUA_VALUES);
+
+/** A step's memoised paid work saved unless the run ended. Its KEYS, ARGV and reply: the header of lua/put-memo-2.lua. */
+export const PUT_MEMO = luaScript(new URL('./lua/put-memo-2.lua', import.meta.url));
+
+/** An event added while the run exists. Its KEYS, ARGV and reply: the header of lua/add-run-event-2.lua. */
+export const ADD_RUN_EVENT = luaScript(new URL('./lua/add-run-event-2.lua', import.meta.url));
+
+/** A failed attempt's usage added while the run exists. Its KEYS, ARGV and reply: the header of lua/add-run-usage-1.lua. */
+export const ADD_RUN_USAGE = luaScript(new URL('./lua/add-run-usage-1.lua', import.meta.url));

@@ -1,7 +1,7 @@
 import type { Usage } from '../contracts/run-record.js';
 import { runScript } from '../redis/create-redis.js';
 import { parseBeginReply, type BeginResult } from './begin-reply.js';
-import { BEGIN_STEP, COMMIT_STEP } from './run-scripts.js';
+import { ADD_RUN_USAGE, BEGIN_STEP, COMMIT_STEP, PUT_MEMO } from './run-scripts.js';
 import type { RunStoreContext } from './run-store-context.js';
 import type { CommitRequest, CommitResult, TaskWrite } from './run-store-types.js';
 
@@ -92,23 +92,33 @@ export class StepCommits {
     return new Map(Object.entries(fields).map(([task, value]) => [Number(task), JSON.parse(value) as TaskWrite]));
   }
 
-  /** Usage of an attempt that failed after paying for a model call (a committed step carries its own). */
+  /**
+   * Usage of an attempt that failed after paying for a model call (a committed step carries its own), added
+   * only while the run exists: a late attempt must not make an expired run's meta again.
+   */
   async addUsage(runId: string, usage: Usage): Promise<void> {
-    const key = this.context.keys.run(runId).meta;
-    const pipeline = this.context.redis
-      .pipeline()
-      .hincrby(key, 'inputTokens', usage.inputTokens)
-      .hincrby(key, 'outputTokens', usage.outputTokens);
-    if (usage.costUsd) pipeline.hincrbyfloat(key, 'costUsd', usage.costUsd);
-    await pipeline.exec();
+    await runScript(
+      this.context.redis,
+      ADD_RUN_USAGE,
+      [this.context.keys.run(runId).meta],
+      [usage.inputTokens, usage.outputTokens, usage.costUsd ? usage.costUsd : ''],
+    );
   }
 
   /**
    * Saves a step's memoised paid work (saved before it is acted on, so it is never paid for twice), all of it: memos
    * live in one hash field per step, are read by BEGIN when the step starts and deleted when it commits (after which it
-   * never runs again). Only the worker running the step writes them, so it writes what it holds.
+   * never runs again). Only the worker running the step writes them, so it writes what it holds. Nothing is written
+   * once the run has finished or is gone (a late save would keep the memo hash past the run): false then.
    */
-  async memoPut(runId: string, stepId: string, memos: Record<string, unknown>): Promise<void> {
-    await this.context.redis.hset(this.context.keys.run(runId).memo, stepId, JSON.stringify(memos));
+  async memoPut(runId: string, stepId: string, memos: Record<string, unknown>): Promise<boolean> {
+    const keys = this.context.keys.run(runId);
+    const reply = await runScript<1 | 'ended'>(
+      this.context.redis,
+      PUT_MEMO,
+      [keys.memo, keys.meta],
+      [stepId, JSON.stringify(memos)],
+    );
+    return reply !== 'ended';
   }
 }

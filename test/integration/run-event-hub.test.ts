@@ -32,6 +32,8 @@ describe('RunEventHub', () => {
   });
 
   /** Reads until run-end; → the events. */
+  // Events are added only to a run that exists (a late writer must not make an expired run's stream again).
+  const openRun = (runId: string) => client.store.redis.hset(client.store.keys.run(runId).meta, 'status', 'running');
   const drain = async (follower: RunEventFollower): Promise<RunEvent[]> => {
     const seen: RunEvent[] = [];
     for (let round = 0; round < 10_000; round += 1) {
@@ -49,6 +51,7 @@ describe('RunEventHub', () => {
     const EVENTS = 120;
     const followers: { runId: string; after: string; done: Promise<RunEvent[]> }[] = [];
     const writer = async (runId: string) => {
+      await openRun(runId);
       for (let index = 0; index < EVENTS; index += 1) {
         await client.store.eventLog.addEvent(runId, index === EVENTS - 1 ? 'run-end' : 'step-end', { index });
         if (random() < 0.3) await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 15)));
@@ -87,6 +90,7 @@ describe('RunEventHub', () => {
     expect(hub.readerCount()).toBe(1);
     const late = hub.follow('hub-late');
     expect(await late.next(0)).toEqual([]);
+    await openRun('hub-late');
     await client.store.eventLog.addEvent('hub-late', 'run-end', {});
     // Within the follower's wait, not after the hub's next round: the wake-up stream ended the XREAD.
     const events = await late.next(10_000);

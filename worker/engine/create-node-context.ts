@@ -139,7 +139,9 @@ class StepNodeContext implements NodeContext {
     if (!claims) {
       const value = await compute();
       memos[key] = value ?? null;
-      await store.commits.memoPut(data.runId, stepId, memos);
+      // Refused once the run has ended (a late save): the step stops, as a stale delivery.
+      if (!(await store.commits.memoPut(data.runId, stepId, memos)))
+        throw new StepAbort('stale', `run ${data.runId} ended before step ${stepId} saved its paid result`);
       return value;
     }
     // Claimed with the read of the saved results: a second delivery of this step waits for this call.
@@ -197,7 +199,9 @@ class StepNodeContext implements NodeContext {
   get emit(): NodeContext['emit'] {
     const { store, data, node } = this.input;
     return (type, eventData) =>
-      store.eventLog.addEvent(data.runId, type, { ...eventData, node, superstep: data.superstep, task: data.task });
+      store.eventLog
+        .addEvent(data.runId, type, { ...eventData, node, superstep: data.superstep, task: data.task })
+        .then(() => undefined);
   }
 }
 

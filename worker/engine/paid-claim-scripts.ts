@@ -14,8 +14,8 @@ export const CLAIM_PAID_WORK = luaScript(new URL('./lua/claim-paid-work-3.lua', 
 /** The last look before a claimed call is paid for (a paused worker sent calls 5-6 s after the step was committed elsewhere). Its KEYS, ARGV and reply: the header of lua/confirm-paid-claim-3.lua. */
 export const CONFIRM_PAID_CLAIM = luaScript(new URL('./lua/confirm-paid-claim-3.lua', import.meta.url));
 
-/** Save a step's results and end the claim of the call that produced them, in one script. Its KEYS, ARGV and reply: the header of lua/save-paid-work-1.lua. */
-export const SAVE_PAID_WORK = luaScript(new URL('./lua/save-paid-work-1.lua', import.meta.url));
+/** Save a step's results and end the claim of the call that produced them, in one script, unless the run has ended. Its KEYS, ARGV and reply: the header of lua/save-paid-work-2.lua. */
+export const SAVE_PAID_WORK = luaScript(new URL('./lua/save-paid-work-2.lua', import.meta.url));
 
 /** SAVE_PAID_WORK and the call's recording in one script, for a run that records `full`. Its KEYS, ARGV and reply: the header of lua/save-and-record-paid-work-8.lua. */
 export const SAVE_AND_RECORD_PAID_WORK = luaScript(new URL('./lua/save-and-record-paid-work-8.lua', import.meta.url));

@@ -16,6 +16,8 @@ import { StepAbort } from '../../shared/contracts/abort.js';
 import { redisFaultOf, retryWhileRedisFaulty } from '../../shared/redis/redis-fault.js';
 import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
 
+const LATE_SAVE = 'paid work: the run ended before this late save; its result is dropped, no key of the run is written';
+
 /** A call this process claimed: the claim's field in the memo hash and who holds it. */
 interface HeldClaim {
   field: string;
@@ -175,21 +177,22 @@ export class PaidClaims {
   ): Promise<RecordVerdict | undefined> {
     const args = [stepId, JSON.stringify(memos), claim.field, claim.claimant];
     const { redis, keys } = this.options;
+    const runKeys = keys.run(runId);
     // `record`: the call's recording (recordCallArgs) goes in the same script, after the save.
     const [lua, scriptKeys, scriptArgs] = record
       ? [SAVE_AND_RECORD_PAID_WORK, keys.runAll(runId), [...args, ...record]]
-      : [SAVE_PAID_WORK, [keys.run(runId).memo], args];
+      : [SAVE_PAID_WORK, [runKeys.memo, runKeys.meta], args];
     let rescued = false;
     const write = () =>
       rescued
         ? Promise.resolve(undefined)
-        : runScript<RecordVerdict | undefined>(redis, lua, scriptKeys, scriptArgs).then((verdict) =>
-            record ? verdict : undefined,
+        : runScript<RecordVerdict | 1 | 'ended'>(redis, lua, scriptKeys, scriptArgs).then((reply) =>
+            record || reply === 'ended' ? (reply as RecordVerdict | 'ended') : undefined,
           );
+    let verdict: RecordVerdict | 'ended' | undefined;
     try {
-      const verdict = await write();
+      verdict = await write();
       this.inFlight.delete(claim.claimant);
-      return verdict;
     } catch (error) {
       if (key === undefined || !redisFaultOf(error)) {
         this.inFlight.delete(claim.claimant);
@@ -204,14 +207,17 @@ export class PaidClaims {
         'paid work: Redis refused to save a paid result; it is kept in memory and saved as soon as Redis accepts writes';
       if (this.options.warnings) this.options.warnings.warn('paid result kept', fields, message);
       else logger.warn(fields, message);
+      let ended = false;
       this.options
         .rescue?.(lua, scriptKeys, scriptArgs)
         .then(() => {
+          // The script itself refuses a save after the run's end, so nothing comes back without its expiry.
           rescued = true;
           logger.info({ runId, stepId, key }, 'paid work: the kept result is saved through the liveness connection');
         })
         .catch(() => undefined);
-      void retryWhileRedisFaulty(write, {
+      const rewrite = () => write().then((reply) => (ended ||= reply === 'ended'));
+      void retryWhileRedisFaulty(rewrite, {
         untilMs: Math.max(1000, (claim.endsAt ?? Date.now() + 600_000) - Date.now()),
         onGiveUp: (failure) =>
           logger.error(
@@ -221,10 +227,25 @@ export class PaidClaims {
       }).then((saved) => {
         this.unsaved.delete(id);
         this.inFlight.delete(claim.claimant);
-        if (saved && !rescued) logger.info({ runId, stepId, key }, 'paid work: the kept result is saved now');
+        if (saved && ended) logger.debug({ runId, stepId, key }, LATE_SAVE);
+        else if (saved && !rescued) logger.info({ runId, stepId, key }, 'paid work: the kept result is saved now');
       });
       throw error;
     }
+    if (verdict === 'ended') this.refusedLate(runId, stepId, key);
+    return verdict;
+  }
+
+  /**
+   * The run ended (finished elsewhere, or expired) before this save: the script wrote nothing, so no key
+   * of the run comes back without its expiry. Not the user's error — a paused or cut-off worker was late —
+   * so it is said once per interval, and the step stops here (a stale delivery, nothing more paid).
+   */
+  private refusedLate(runId: string, stepId: string, key: string | undefined): never {
+    const fields = { runId, stepId, key };
+    if (this.options.warnings) this.options.warnings.warn('late save refused', fields, LATE_SAVE);
+    else this.options.logger.debug(fields, LATE_SAVE);
+    throw new StepAbort('stale', `run ${runId} ended before step ${stepId} saved its paid result`);
   }
 
   /** Ends a claim whose call failed, so a retry need not wait for it to run out. */

@@ -1,11 +1,12 @@
 import { basename, extname } from 'node:path';
-import { UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
 import { toChunkRecords } from '../../shared/retrieval/chunk-records.js';
 import type { IngestItemResult } from '../../shared/retrieval/ingest-batch.js';
 import { ingestJobSchema, type IngestJobData } from '../../shared/retrieval/ingest-job.js';
 import type { RedisDocumentStore } from '../../shared/store/documents/redis-document-store.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
+import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import type { ParsePool } from './parse-pool.js';
@@ -26,6 +27,10 @@ interface IngestProcessorOptions {
    */
   vectorsLater?: { added(tenant: string, collection: string): Promise<void> };
   logger: Logger;
+  /** Warnings repeated for every document while the store's disk is full, as one line per interval with a count. */
+  warnings?: WarningGate;
+  /** How long a document waits for space when the store's disk is full (STORAGE_FULL) before it is tried again. @default 5000 */
+  storageFullRetryMs?: number;
 }
 
 /** The file name without its extension: the title of a document that names none itself. */
@@ -47,7 +52,7 @@ function titleFromPath(path: string): string {
 export class IngestProcessor {
   constructor(private readonly options: IngestProcessorOptions) {}
 
-  process = async (job: Job<IngestJobData>): Promise<string> => {
+  process = async (job: Job<IngestJobData>, token?: string): Promise<string> => {
     const parsed = ingestJobSchema.safeParse(job.data);
     if (!parsed.success)
       throw new UnrecoverableError(
@@ -58,6 +63,7 @@ export class IngestProcessor {
       return await this.index(data);
     } catch (error) {
       const failure = toAgentqError(error);
+      if (failure.code === 'STORAGE_FULL' && token !== undefined) await this.waitForSpace(job, token, data, failure);
       const attempts = job.opts.attempts ?? 1;
       const last = !failure.retryable || job.attemptsMade + 1 >= attempts;
       this.options.logger.warn(
@@ -76,6 +82,21 @@ export class IngestProcessor {
       throw new UnrecoverableError(`${failure.code}: ${failure.message}`);
     }
   };
+
+  /**
+   * The store's disk is full: the document waits (its job delayed, no attempt spent) and is tried again,
+   * until there is room; nothing it wrote is lost, as the write that failed was one transaction. Said once
+   * per interval (a full disk fails every document in hand, every few seconds).
+   */
+  private async waitForSpace(job: Job<IngestJobData>, token: string, data: IngestJobData, failure: AgentqError) {
+    const retryInMs = this.options.storageFullRetryMs ?? 5000;
+    const fields = { docId: data.docId, path: data.path, code: failure.code, err: failure.message, retryInMs };
+    const message = 'ingest waits for disk space: the document is tried again without spending an attempt';
+    if (this.options.warnings) this.options.warnings.warn('storage full', fields, message);
+    else this.options.logger.warn(fields, message);
+    await job.moveToDelayed(Date.now() + retryInMs, token);
+    throw new DelayedError();
+  }
 
   /** Records the document's failure in its record and its batch (once; safe to call again). */
   async recordFailure(data: IngestJobData, failure: AgentqError): Promise<void> {

@@ -5,6 +5,7 @@ import { AgentqError } from '../../shared/contracts/errors.js';
 import { ingestJobSchema, type IngestJobData } from '../../shared/retrieval/ingest-job.js';
 import { RedisDocumentStore } from '../../shared/store/documents/redis-document-store.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
+import { WarningGate, warningKind } from '../../shared/telemetry/warning-gate.js';
 import type { VectorStore } from '../../shared/ports/vector-store.js';
 import { INGEST_QUEUE } from '../../shared/contracts/queues.js';
 import { bullmqConnection } from '../../shared/bullmq/bullmq-connection.js';
@@ -65,6 +66,8 @@ export async function startIngestWorker({
     retentionSeconds: config.retentionSeconds,
   });
   const pool = new ParsePool({ size: config.ingestConcurrency, timeoutMs: config.ingestParseTimeoutMs, logger });
+  // One line per interval for warnings every document repeats (a full disk under the embedded store).
+  const warnings = new WarningGate(logger, config.warnIntervalMs);
   let store = vectorStore;
   const openStore = () => (store ??= createVectorStore(config));
   // Documents in hand: while there are any, this process's vectors wait (parsing goes first).
@@ -90,14 +93,15 @@ export async function startIngestWorker({
     ...(embedder ? { embedder } : {}),
     ...(builder ? { vectorsLater: builder } : {}),
     logger,
+    warnings,
   });
   const worker = ownWorker(
     new Worker<IngestJobData>(
       INGEST_QUEUE,
-      async (job) => {
+      async (job, token) => {
         inHand += 1;
         try {
-          return await processor.process(job);
+          return await processor.process(job, token);
         } finally {
           inHand -= 1;
         }
@@ -116,7 +120,11 @@ export async function startIngestWorker({
     processId,
   );
   worker.run().catch((error: unknown) => logger.error({ err: String(error) }, 'ingest worker stopped'));
-  worker.on('error', (error) => logger.warn({ err: error.message }, 'ingest worker error (will retry)'));
+  // Gated: a fault every job in hand meets (a full disk, a lost lock per parked job) is one line per interval.
+  worker.on('error', (error) => {
+    const message = 'ingest worker error (will retry)';
+    warnings.warn(warningKind(message, error), { err: error.message }, message);
+  });
   // A job failed without its processor deciding so (stalled past maxStalledCount): still record it, or its batch never finishes.
   worker.on('failed', (job, error) => {
     // Every other final failure went through the processor, which recorded it with its precise reason.
@@ -133,6 +141,7 @@ export async function startIngestWorker({
   return {
     async close() {
       await worker.close();
+      warnings.flush();
       await builder?.close();
       bullmq.close();
       await pool.close();

@@ -32,6 +32,7 @@ import { payloadFilterSql } from './payload-filter-sql.js';
 import { createVectorTable, SCHEMA, vectorTable } from './sqlite-schema.js';
 import { hasFilter, toHit, type ChunkRow, type Hit } from './sqlite-hit.js';
 import { ensureCollectionDimensions } from './collection-dimensions.js';
+import { sqliteWriteError } from './sqlite-write-error.js';
 
 export interface SqliteVectorStoreOptions {
   /** The database file (its folder is created), or `:memory:`. */
@@ -365,14 +366,7 @@ export class SqliteVectorStore implements VectorStore {
     try {
       return this.db.transaction(action).immediate();
     } catch (error) {
-      if (error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_BUSY')) {
-        throw new AgentqError(
-          'UNAVAILABLE',
-          `vector store ${this.db.name} stayed locked by another process longer than its busy timeout; the write will be retried`,
-          { retryable: true, cause: error },
-        );
-      }
-      throw error;
+      throw sqliteWriteError(error, this.db.name);
     }
   }
 

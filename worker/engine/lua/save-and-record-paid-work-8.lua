@@ -1,13 +1,13 @@
 --[[
   SAVE_PAID_WORK and the call's recording in one script, for a run that records `full`: one
   round trip where the save and RECORD_CALL were two, in the same order (the recording after the save).
-  KEYS: the run's keys (Keys.runAll; 7 is the memo hash) · ARGV: 1-4 as SAVE_PAID_WORK's · 5… recordCallArgs
-  → record_call's verdict
+  KEYS: the run's keys (Keys.runAll; 1 is the meta, 7 the memo hash) · ARGV: 1-4 as SAVE_PAID_WORK's · 5… recordCallArgs
+  → record_call's verdict | 'ended' (the run finished or is gone: nothing saved, nothing recorded)
 
   KEYS[1..8] the run's keys (Keys.runAll): meta, state, messages, steps, events, writes, memo, record
 ]]
 --@include ../../../shared/store/recordings/lua/record-call-function.lua
 --@include ./save-paid-function.lua
 
-save_paid(KEYS[7], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+if not save_paid(KEYS[1], KEYS[7], ARGV[1], ARGV[2], ARGV[3], ARGV[4]) then return 'ended' end
 return record_call(KEYS, ARGV, 5)
