@@ -4,7 +4,7 @@ import { luaScript } from '../redis/lua-script.js';
 import type { TokenEvent } from '../contracts/token-event.js';
 import type { Keys } from './keys.js';
 
-/** KEYS: 1 the token log · ARGV: 1 channel, 2 cap, 3 expiry ms, 4 event JSON, 5 runId, 6 cluster → its id or false. */
+/** KEYS: 1 the token log · ARGV: 1 channel, 2 cap, 3 expiry ms, 4 event JSON, 5 runId, 6 cluster, 7 kept form → its id or false. */
 const APPEND = luaScript(new URL('./lua/append-token-1.lua', import.meta.url));
 
 /** KEYS: 1 the token log · ARGV: 1 expiry ms → [last id, 1 if it existed else 0]. */
@@ -59,6 +59,7 @@ export class TokenLog {
         JSON.stringify(kept),
         runId,
         isCluster(this.redis) ? '1' : '0',
+        JSON.stringify(keptForm(event)),
       ],
     );
     return id || null;
@@ -85,11 +86,29 @@ export class TokenLog {
   }
 }
 
+/**
+ * What the log keeps of a token: its fields by position, without their names or the run id (the key
+ * says it) — every byte is written to the AOF once per token of a followed run.
+ */
+function keptForm({ type, step, task, node, attempt, call, index, text }: TokenEvent): unknown[] {
+  return type === 'token' ? [step, task, node, attempt, call, index, text] : [step, task, node, attempt];
+}
+
 function entryEvent(runId: string, id: string, fields: string[]): TokenEvent | null {
   const at = fields.indexOf('e');
   if (at < 0 || at % 2 !== 0) return null;
   try {
-    return { ...(JSON.parse(fields[at + 1]!) as Omit<TokenEvent, 'runId' | 'id'>), id, runId };
+    const [step, task, node, attempt, call, index, text] = JSON.parse(fields[at + 1]!) as [
+      number,
+      number,
+      string,
+      number,
+      string?,
+      number?,
+      string?,
+    ];
+    const head = { id, runId, step, task, node, attempt };
+    return text === undefined ? { type: 'token-reset', ...head } : { type: 'token', ...head, call, index, text };
   } catch {
     return null;
   }
