@@ -51,6 +51,7 @@ export async function connectRunStore(
     shards: config.shards,
     retentionSeconds: config.retentionSeconds,
     eventsMaxLen: config.eventsMaxLen,
+    tokenLog: { maxLen: config.tokenLogMaxLen, ttlMs: config.tokenLogTtlMs },
     recording: { mode: config.recording, maxBytes: config.recordingMaxBytes },
     stepRedis,
     onFinished: async (runId, status, run) => {

@@ -8,9 +8,12 @@
  *   server wrote its first content chunk (both `Date.now()` in this process), over the runs;
  * - `durable_bytes_per_token`: Redis AOF growth of a streamed run minus that of the same run with
  *   streaming off (AGENTQ_LLM_STREAM=false, answered after as long as the stream takes), per token
- *   streamed: what tokens add to durable storage (PUBLISH is not written to the AOF; only the final
- *   message is). Needs AOF on (the bench Redis has it). Runs of equal length still differ by a few
- *   bytes (ids, timestamps): read a figure near 0 as 0.
+ *   streamed: what tokens add to durable storage. The SSE client follows the run, so its tokens are
+ *   kept in the run's token log (one XADD each) for a reconnect to resume from. Needs AOF on (the bench
+ *   Redis has it). Runs of equal length still differ by a few bytes (ids, timestamps): read a figure
+ *   near 0 as 0;
+ * - `durable_bytes_per_token_unfollowed`: the same for a streamed run nobody follows (the producer
+ *   waits for its end): its tokens are only PUBLISHed, which is not written to the AOF.
  */
 import { Redis } from 'ioredis';
 import { createApi } from '../../producer/api/create-api.js';
@@ -69,13 +72,17 @@ async function runStreaming({ redisUrl, quick, log }: BenchContext): Promise<Ben
   try {
     const overheads: number[] = [];
     let tokensPerRun = 0;
-    const oneRun = async (url: string) => {
+    const oneRun = async (url: string, client?: AgentClient) => {
       const created = await fetch(`${url}/v1/runs`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ graph: 'react-agent', input: { query: 'stream' } }),
       });
       const { id } = (await created.json()) as { id: string };
+      if (client) {
+        await client.wait(id, { timeoutMs: 60_000 });
+        return { frames: [], firstTokenAt: undefined };
+      }
       const response = await fetch(`${url}/v1/runs/${id}/events`);
       let firstTokenAt: number | undefined;
       const frames = await readSse(response.body!, (read) => {
@@ -100,18 +107,22 @@ async function runStreaming({ redisUrl, quick, log }: BenchContext): Promise<Ben
 
     // Durable bytes: the same run streamed and not, each measured as AOF growth over several runs.
     const runs = quick ? 2 : 5;
-    const growth = async (stream: boolean) =>
-      withStack(redisUrl, server, stream, async ({ url }) => {
-        await oneRun(url);
+    const growth = async (stream: boolean, followed = true) =>
+      withStack(redisUrl, server, stream, async ({ url, client }) => {
+        const follower = followed ? undefined : client;
+        await oneRun(url, follower);
         const before = await aofSize();
-        for (let index = 0; index < runs; index += 1) await oneRun(url);
+        for (let index = 0; index < runs; index += 1) await oneRun(url, follower);
         return ((await aofSize()) - before) / runs;
       });
     const streamed = await growth(true);
     const plain = await growth(false);
+    const unfollowed = await growth(true, false);
+    const plainUnfollowed = await growth(false, false);
     record('aof_bytes_per_run_streamed', streamed);
     record('aof_bytes_per_run_not_streamed', plain);
     record('durable_bytes_per_token', Math.max(0, streamed - plain) / Math.max(1, tokensPerRun));
+    record('durable_bytes_per_token_unfollowed', Math.max(0, unfollowed - plainUnfollowed) / Math.max(1, tokensPerRun));
     return figures;
   } finally {
     redis.disconnect();

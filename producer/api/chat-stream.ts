@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { followRun } from '../client/follow-run.js';
 import type { ApiContext } from './api-context.js';
 import { toApiError } from './errors.js';
+import { isTokenEvent } from '../../shared/contracts/token-event.js';
 
 interface StreamChatAnswerOptions {
   request: FastifyRequest;
@@ -17,7 +18,8 @@ interface StreamChatAnswerOptions {
 /**
  * `POST /v1/agent/chat` with `"stream": true`: Server-Sent Events of the rag-agent run as it works —
  * `run` (its id, first), `reasoning` (each new reasoning step, as its step commits), `token` /
- * `token-reset` (the model's text live; a reset drops that step's partial text), then `answer` (the
+ * `token-reset` (the model's text live; a reset drops that step's partial text; `token-gap` if the
+ * stream fell behind the run's token log), then `answer` (the
  * same JSON as the non-streamed answer, with sources) or `error` ({error:{code,message,details},status}: the non-streamed answer's body and status), and the end.
  */
 export async function streamChatAnswer({
@@ -54,7 +56,7 @@ export async function streamChatAnswer({
       signal: gone.signal,
     });
     for await (const event of stream) {
-      if (event.type === 'token' || event.type === 'token-reset') send(event.type, event);
+      if (isTokenEvent(event)) send(event.type, event);
       else if (event.type === 'step-end') {
         const state = await context.store.reads.state(runId);
         const reasoning = Array.isArray(state.reasoning) ? (state.reasoning as unknown[]).map(String) : [];

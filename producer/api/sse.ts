@@ -3,8 +3,9 @@ import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
 import { isTerminal, type RunEvent } from '../../shared/contracts/run-record.js';
 import type { RunEventHub } from '../client/run-event-hub.js';
 import type { StreamSlots } from './limits/stream-slots.js';
-import type { TokenEvent } from '../../shared/contracts/token-event.js';
+import { formatStreamCursor, type StreamCursor } from '../../shared/contracts/stream-cursor.js';
 import type { TokenHub } from '../client/token-hub.js';
+import { TokenFeed, type TokenFeedEvent } from '../client/token-feed.js';
 import { toApiError } from './errors.js';
 
 interface StreamRunEventsOptions {
@@ -18,9 +19,9 @@ interface StreamRunEventsOptions {
   /** The run's tenant (its streams count against its limit). */
   tenant: string;
   runId: string;
-  /** Stream id to resume after (`Last-Event-ID`); '0-0' for every event. */
-  after: string;
-  /** Live model tokens: sent as `token` / `token-reset` events (no `id`, so Last-Event-ID stays on committed events). @default none */
+  /** Where to resume (`Last-Event-ID`): after this committed event and this token; `{event: '0-0', token: null}` for every event. */
+  after: StreamCursor;
+  /** Live model tokens: sent as `token` / `token-reset` / `token-gap` events. @default none */
   tokens?: TokenHub;
   /** Ends the stream (the API is closing). */
   signal: AbortSignal;
@@ -30,13 +31,9 @@ interface StreamRunEventsOptions {
   blockMs?: number;
 }
 
-function frame(event: RunEvent): string {
-  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
-}
-
-/** A live token: no `id` line, so a reconnecting client's Last-Event-ID still names a committed event. */
-function tokenFrame(event: TokenEvent): string {
-  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+/** An event with the stream's cursor after it as its id (none for a token the run's log did not keep). */
+function frame(event: RunEvent | TokenFeedEvent, id: string | null): string {
+  return `${id === null ? '' : `id: ${id}\n`}event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
 /**
@@ -45,9 +42,11 @@ function tokenFrame(event: TokenEvent): string {
  * `run-end`. A client that connects after the run ended gets every event and the end at once. When the
  * client goes away its follower is closed, so an abandoned stream holds nothing.
  *
- * With `tokens`, the run's live model text is sent too: subscribed before the first read, held back
- * until the committed events so far are out (a late subscriber sees what is committed first, then
- * live text), then written as it comes, between the blocking reads.
+ * With `tokens`, the run's live model text is sent too (TokenFeed): followed before the first read, held
+ * back until the committed events so far are out (a late subscriber sees what is committed first), then
+ * the tokens the run's log kept after the client's cursor, then live text as it comes, between the
+ * blocking reads. Every frame's id is the stream's cursor after it — the last committed event and the
+ * last token sent (`<event id>_<token id>`) — so one `Last-Event-ID` resumes both, each token once.
  */
 export async function streamRunEvents({
   request,
@@ -75,7 +74,7 @@ export async function streamRunEvents({
     'x-accel-buffering': 'no',
   });
   raw.write('retry: 2000\n\n');
-  const follower = hub.follow(runId, after);
+  const follower = hub.follow(runId, after.event);
   let closed = false;
   const onClose = () => {
     closed = true;
@@ -90,14 +89,24 @@ export async function streamRunEvents({
     raw.write(text);
     lastWrite = Date.now();
   };
-  // Tokens that arrive while the committed backlog is still being written wait here.
-  let held: TokenEvent[] | null = [];
-  let unsubscribe: (() => void) | undefined;
+  let lastEvent = after.event;
+  let feed: TokenFeed | undefined;
+  const cursor = () => formatStreamCursor({ event: lastEvent, token: feed ? feed.position : after.token });
+  const writeEvent = async (event: RunEvent) => {
+    // The tokens kept before the end go out before it.
+    if (event.type === 'run-end') await feed?.catchUp();
+    lastEvent = event.id;
+    write(frame(event, cursor()));
+  };
+  let started = false;
   try {
     if (tokens && !closed) {
-      unsubscribe = await tokens.subscribe(runId, (event) => {
-        if (held) held.push(event);
-        else write(tokenFrame(event));
+      feed = await TokenFeed.open({
+        hub: tokens,
+        log: store.tokenLog,
+        runId,
+        after: after.token,
+        deliver: (event) => write(frame(event, event.type !== 'token-gap' && event.id === undefined ? null : cursor())),
       });
       if (closed) return;
     }
@@ -106,24 +115,25 @@ export async function streamRunEvents({
       // Pages of the backlog at once, an empty answer once caught up, then live events (or [] after blockMs).
       let events = await follower.next(blockMs);
       if (closed) return;
-      if (events.length === 0 && held) {
-        // Caught up with what is committed: live text from here on.
-        for (const event of held) write(tokenFrame(event));
-        held = null;
+      if (events.length === 0 && !started) {
+        // Caught up with what is committed: the kept tokens the client missed, then live text.
+        started = true;
+        await feed?.start();
       }
       if (events.length === 0) {
         const meta = await store.reads.get(runId);
         if (!meta) return; // purged or expired meanwhile
         if (isTerminal(meta.status)) {
           // The status and run-end are written by one script: once finished, the stream is complete.
-          while ((events = await follower.catchUp()).length > 0) for (const event of events) write(frame(event));
+          while ((events = await follower.catchUp()).length > 0) for (const event of events) await writeEvent(event);
           return;
         }
+        await feed?.refresh();
         if (Date.now() - lastWrite >= heartbeatMs) write(': keep-alive\n\n');
         continue;
       }
       for (const event of events) {
-        write(frame(event));
+        await writeEvent(event);
         if (event.type === 'run-end') return;
       }
     }
@@ -135,7 +145,7 @@ export async function streamRunEvents({
       write(`event: error\ndata: ${JSON.stringify(apiError.toBody())}\n\n`);
     }
   } finally {
-    unsubscribe?.();
+    feed?.close();
     raw.off('close', onClose);
     signal.removeEventListener('abort', onClose);
     follower.close();

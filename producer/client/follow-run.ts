@@ -1,12 +1,16 @@
 import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
 import { isTerminal, type RunEvent } from '../../shared/contracts/run-record.js';
-import type { TokenEvent } from '../../shared/contracts/token-event.js';
+import { parseStreamCursor } from '../../shared/contracts/stream-cursor.js';
 import type { RunEventFollower, RunEventHub } from './run-event-hub.js';
 import type { TokenHub } from './token-hub.js';
+import { TokenFeed, type TokenFeedEvent } from './token-feed.js';
 
-/** What following a run yields: its committed events (with ids) and its live tokens (without). */
-export type RunStreamEvent = RunEvent | TokenEvent;
+/**
+ * What following a run yields: its committed events and its live tokens (`token`, `token-reset`, and
+ * `token-gap` when tokens it missed were no longer kept), each with the id of its own stream.
+ */
+export type RunStreamEvent = RunEvent | TokenFeedEvent;
 
 interface FollowRunOptions {
   store: RedisRunStore;
@@ -17,7 +21,10 @@ interface FollowRunOptions {
   events: RunEventHub | { reader: RedisConnection };
   tokens: TokenHub;
   runId: string;
-  /** Resume after this committed event id. @default '0-0' (from the start) */
+  /**
+   * Resume after this committed event id, or after a stream cursor (`<event id>_<token id>`: that event
+   * and that token; the SSE streams' `Last-Event-ID`). @default '0-0' (every event; tokens from now on)
+   */
   after?: string;
   /** How long one wait for new events lasts before the run's status is checked again. @default 1000 */
   blockMs?: number;
@@ -25,6 +32,8 @@ interface FollowRunOptions {
   release?: () => void;
   /** Ends the stream early (the consumer went away). @default none */
   signal?: AbortSignal;
+  /** Waits until the store's connection is up (a producer's has no offline queue). @default none */
+  ready?: () => Promise<void>;
 }
 
 /**
@@ -62,7 +71,9 @@ function ownReaderFollower(
 /**
  * A run's committed events and live model tokens as one stream, ending after `run-end`: the committed
  * backlog first (tokens that arrive meanwhile are held), then both as they come. Tokens are pushed by
- * the hub while a read waits, so they reach the consumer without waiting out the read.
+ * the hub while a read waits, so they reach the consumer without waiting out the read; a dropped pub/sub
+ * connection costs none of them (TokenFeed reads what it missed from the run's token log), and the
+ * tokens kept before `run-end` come before it.
  */
 export async function* followRun({
   store,
@@ -73,41 +84,57 @@ export async function* followRun({
   blockMs = 1000,
   release = 'reader' in source ? () => source.reader.disconnect() : () => undefined,
   signal,
+  ready,
 }: FollowRunOptions): AsyncGenerator<RunStreamEvent> {
   const queue: RunStreamEvent[] = [];
   let wake: (() => void) | undefined;
-  let held: TokenEvent[] | null = [];
   let done = false;
   let failure: unknown;
   const push = (event: RunStreamEvent) => {
     queue.push(event);
     wake?.();
   };
-  const unsubscribe = await tokens.subscribe(runId, (event) => (held ? held.push(event) : push(event)));
+  const cursor = parseStreamCursor(after) ?? { event: after, token: null };
+  let feed: TokenFeed;
+  try {
+    await ready?.();
+    feed = await TokenFeed.open({ hub: tokens, log: store.tokenLog, runId, after: cursor.token, deliver: push });
+  } catch (error) {
+    release();
+    throw error;
+  }
   const follower =
-    'reader' in source ? ownReaderFollower(store, source.reader, runId, after) : source.follow(runId, after);
+    'reader' in source
+      ? ownReaderFollower(store, source.reader, runId, cursor.event)
+      : source.follow(runId, cursor.event);
+  const pushCommitted = async (event: RunEvent) => {
+    if (event.type === 'run-end') await feed.catchUp();
+    push(event);
+  };
+  let started = false;
   const readCommitted = async () => {
     try {
       while (!done) {
         const events = await follower.next(blockMs);
         if (done) return;
         if (events.length === 0) {
-          if (held) {
-            for (const event of held) push(event);
-            held = null;
+          if (!started) {
+            started = true;
+            await feed.start();
           }
           const record = await store.reads.record(runId);
           if (!record) return;
           if (isTerminal(record.status)) {
             // The status and run-end are written by one script: once finished, what is committed is complete.
             for (let rest = await follower.catchUp(); rest.length > 0; rest = await follower.catchUp())
-              for (const event of rest) push(event);
+              for (const event of rest) await pushCommitted(event);
             return;
           }
+          await feed.refresh();
           continue;
         }
         for (const event of events) {
-          push(event);
+          await pushCommitted(event);
           if (event.type === 'run-end') return;
         }
       }
@@ -146,7 +173,7 @@ export async function* followRun({
   } finally {
     done = true;
     signal?.removeEventListener('abort', stop);
-    unsubscribe();
+    feed.close();
     follower.close();
     release();
     await reading;

@@ -3,6 +3,7 @@ import { isCluster, type RedisConnection } from '../../shared/redis/connect-redi
 import type { RunEvent } from '../../shared/contracts/run-record.js';
 import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
 import { parseEvent } from '../../shared/store/run-meta.js';
+import { compareStreamIds } from '../../shared/contracts/stream-cursor.js';
 
 /** One reader's view of a run's committed events, in order, each once. */
 export interface RunEventFollower {
@@ -23,13 +24,6 @@ interface RunEventHubOptions {
   blockMs?: number;
   /** Events per stream per read. @default 500 */
   count?: number;
-}
-
-/** Stream ids (`<ms>-<seq>`) in order. */
-function compareIds(left: string, right: string): number {
-  const [leftMs = 0n, leftSeq = 0n] = left.split('-').map(BigInt);
-  const [rightMs = 0n, rightSeq = 0n] = right.split('-').map(BigInt);
-  return leftMs === rightMs ? Number(leftSeq - rightSeq) || 0 : leftMs < rightMs ? -1 : 1;
 }
 
 interface Entry {
@@ -297,7 +291,7 @@ class HubFollower implements RunEventFollower {
 
   /** The events after the last one returned, and remembers the newest. */
   private accept(events: readonly RunEvent[]): RunEvent[] {
-    const fresh = events.filter((event) => compareIds(event.id, this.seen) > 0);
+    const fresh = events.filter((event) => compareStreamIds(event.id, this.seen) > 0);
     if (fresh.length > 0) this.seen = fresh.at(-1)!.id;
     return fresh;
   }

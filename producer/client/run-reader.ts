@@ -68,6 +68,7 @@ export class RunReader {
       shards: this.config.shards,
       retentionSeconds: this.config.retentionSeconds,
       eventsMaxLen: this.config.eventsMaxLen,
+      tokenLog: { maxLen: this.config.tokenLogMaxLen, ttlMs: this.config.tokenLogTtlMs },
       recording: { mode: this.config.recording, maxBytes: this.config.recordingMaxBytes },
       ...(this.runFinished ? { onFinished: this.runFinished } : {}),
     });
@@ -263,7 +264,9 @@ export class RunReader {
 
   /**
    * Follows a run live: its committed events (as `events()`) and the model's text as it streams
-   * (`token` / `token-reset` events, not stored), ending after `run-end`.
+   * (`token` / `token-reset`, and `token-gap` when missed tokens were no longer kept), ending after
+   * `run-end`. A dropped connection costs no token: the missed ones come from the run's token log.
+   * `after` takes an event id or an SSE stream's `Last-Event-ID` (`<event id>_<token id>`).
    * `for await (const event of client.stream(runId))`.
    */
   stream(runId: string, { after = '0-0' }: { after?: string } = {}): AsyncGenerator<RunStreamEvent> {
@@ -276,6 +279,7 @@ export class RunReader {
       runId,
       after,
       release: () => this.release(reader),
+      ready: () => this.ready(),
     });
   }
 

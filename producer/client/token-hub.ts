@@ -14,6 +14,8 @@ export class TokenHub {
   private readonly listeners = new Map<string, Set<TokenListener>>();
   /** SUBSCRIBEs in flight: a second listener of a channel waits for the first one's confirmation too. */
   private readonly pending = new Map<string, Promise<unknown>>();
+  /** What each listener wants called when the connection came back (messages were lost meanwhile). */
+  private readonly resumers = new Map<TokenListener, () => void>();
   private subscriber: RedisConnection | undefined;
   private closed = false;
 
@@ -25,19 +27,23 @@ export class TokenHub {
 
   /**
    * Calls `listener` with each token of `runId` until the returned function is called. Resolves once
-   * Redis has confirmed the subscription: tokens published after that are delivered.
+   * Redis has confirmed the subscription: tokens published after that are delivered. `onResume` is
+   * called when the pub/sub connection dropped and is subscribed again: what was published in between
+   * never came (the run's token log has it).
    */
-  async subscribe(runId: string, listener: TokenListener): Promise<() => void> {
+  async subscribe(runId: string, listener: TokenListener, onResume?: () => void): Promise<() => void> {
     if (this.closed) return () => undefined;
     const channel = this.keys.tokenChannel(runId);
     let set = this.listeners.get(channel);
     const first = !set;
     if (!set) this.listeners.set(channel, (set = new Set()));
     set.add(listener);
+    if (onResume) this.resumers.set(listener, onResume);
     let active = true;
     const unsubscribe = () => {
       if (!active) return;
       active = false;
+      this.resumers.delete(listener);
       const current = this.listeners.get(channel);
       current?.delete(listener);
       if (current && current.size === 0) {
@@ -79,6 +85,7 @@ export class TokenHub {
   close(): void {
     this.closed = true;
     this.listeners.clear();
+    this.resumers.clear();
     this.subscriber?.disconnect();
     this.subscriber = undefined;
   }
@@ -104,6 +111,20 @@ export class TokenHub {
         for (const listener of [...set]) listener(event);
       };
       subscriber.on(isCluster(subscriber) ? 'smessage' : 'message', deliver);
+      let connected = subscriber.status === 'ready';
+      subscriber.on('ready', () => {
+        if (!connected) {
+          connected = true;
+          return;
+        }
+        // ioredis sends the SUBSCRIBEs again as it gets ready; a PING answered behind them says they hold.
+        void subscriber.ping().then(
+          () => {
+            for (const resume of [...this.resumers.values()]) resume();
+          },
+          () => undefined,
+        );
+      });
       this.subscriber = subscriber;
     }
     return this.subscriber;

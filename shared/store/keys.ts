@@ -176,9 +176,14 @@ export class Keys {
     return `${this.prefix}:runs:active`;
   }
 
-  /** Pub/sub channel of a run's live model tokens: nothing durable, the committed message is the record. */
+  /** Pub/sub channel of a run's live model tokens (kept in `tokenLog` only while someone follows the run). */
   tokenChannel(runId: string): string {
     return `${this.runKeyPrefix(this.shardOf(runId))}${runId}:tokens`;
+  }
+
+  /** Stream of a run's live tokens while someone follows it (TokenLog), on its channel's hash tag. */
+  tokenLog(runId: string): string {
+    return `${this.runKeyPrefix(this.shardOf(runId))}${runId}:token-log`;
   }
 
   /** Pub/sub channel on which cancellations reach the workers running the step. */

@@ -12,6 +12,7 @@ import type { RunStoreOptions } from './run-store-types.js';
 import { StepCommits } from './step-commits.js';
 import { RunRecordings } from './recordings/run-recordings.js';
 import { RunForks } from './forks/run-forks.js';
+import { TokenLog } from './token-log.js';
 
 export { parseBeginReply, type BeginResult } from './begin-reply.js';
 export type { EventReadOptions } from './run-events.js';
@@ -59,6 +60,8 @@ export class RedisRunStore {
   readonly eventLog: RunEvents;
   /** purge, tenant index trimming, the active-run index. */
   readonly retention: RunRetention;
+  /** Live tokens kept while someone follows a run: append (workers), watch and read (followers). */
+  readonly tokenLog: TokenLog;
   /** Rebuilding the tenants' run lists from the runs that exist, a bounded SCAN pass at a time. */
   readonly indexRepair: RunIndexRepair;
 
@@ -79,5 +82,6 @@ export class RedisRunStore {
     this.indexRepair = new RunIndexRepair(context);
     this.recordings = new RunRecordings(context);
     this.forks = new RunForks(context);
+    this.tokenLog = new TokenLog(redis, context.keys, options.tokenLog);
   }
 }

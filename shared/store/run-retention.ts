@@ -13,7 +13,8 @@ export class RunRetention {
   async purge(runId: string, tenant: string): Promise<void> {
     // A later conversation turn's history starts with this run's messages: purging them would cut it short.
     await new SharedHistory(this.context).assertPurgeable(runId);
-    await this.context.redis.del(...this.context.keys.runAll(runId));
+    // Its token log too: same hash tag, so the same command.
+    await this.context.redis.del(...this.context.keys.runAll(runId), this.context.keys.tokenLog(runId));
     await slotPipeline(this.context.redis)
       .zrem(this.context.keys.tenantRuns(tenant), runId)
       .zrem(this.context.keys.activeRuns(), runId)

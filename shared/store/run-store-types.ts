@@ -2,6 +2,7 @@ import type { OnBusy } from '../contracts/job-schema.js';
 import type { RedisConnection } from '../redis/connect-redis.js';
 import type { Message, StepRecord, RunStatus, Usage } from '../contracts/run-record.js';
 import type { Task } from '../graph/graph.js';
+import type { TokenLogOptions } from './token-log.js';
 
 export interface NewRun {
   id: string;
@@ -98,6 +99,8 @@ export interface RunStoreOptions {
   retentionSeconds?: number;
   /** @default 1000 */
   eventsMaxLen?: number;
+  /** The token logs of followed runs (AGENTQ_TOKEN_LOG_*). @default 2000 tokens, 15 minutes */
+  tokenLog?: TokenLogOptions;
   /** What runs created through this store record for time travel (AGENTQ_RECORDING*). @default full, 1 MiB */
   recording?: RecordingOptions;
   /**

@@ -4,6 +4,7 @@ import { Keys } from '../../shared/store/keys.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { createRedis } from '../../shared/redis/create-redis.js';
 import type { TokenEvent } from '../../shared/contracts/token-event.js';
+import { compareStreamIds } from '../../shared/contracts/stream-cursor.js';
 import { TokenHub } from '../../producer/client/token-hub.js';
 import type { RunStreamEvent } from '../../producer/client/follow-run.js';
 import {
@@ -97,7 +98,7 @@ describe('token streaming', () => {
       .filter((frame) => frame.event === 'token' || frame.event === 'token-reset')
       .map((frame) => JSON.parse(frame.data!) as TokenEvent);
 
-  it('SSE sends the model text live as token events (step, attempt, text) that add up to the committed message, and stores none of them', async () => {
+  it('SSE sends the model text live as token events (step, attempt, text) that add up to the committed message, none of them in the event stream', async () => {
     const release = gatedScript([{ content: ANSWER }]);
     const runId = await start();
     release(runId);
@@ -110,8 +111,16 @@ describe('token streaming', () => {
     expect(text.map((event) => event.index)).toEqual(text.map((_, index) => index));
     expect(text.every((event) => event.step === 0 && event.attempt === 1 && event.call === 'model')).toBe(true);
     expect(text.map((event) => event.text).join('')).toBe(ANSWER);
-    // Tokens carry no id: Last-Event-ID keeps naming committed events.
-    expect(frames.filter((frame) => frame.event === 'token').every((frame) => frame.id === undefined)).toBe(true);
+    // Each token carries its id in the run's token log (kept while followed), and its frame the stream's
+    // position after it: the last committed event and that token.
+    expect(
+      text.every(
+        (event, index) =>
+          event.id !== undefined && (index === 0 || compareStreamIds(text[index - 1]!.id!, event.id) < 0),
+      ),
+    ).toBe(true);
+    const tokenFrames = frames.filter((frame) => frame.event === 'token');
+    expect(tokenFrames.map((frame) => frame.id!.split('_')[1])).toEqual(text.map((event) => event.id));
     // The first token came before the step's commit: that is what "live" means.
     const firstToken = frames.findIndex((frame) => frame.event === 'token');
     expect(firstToken).toBeLessThan(frames.findIndex((frame) => frame.event === 'step-end'));
@@ -122,7 +131,7 @@ describe('token streaming', () => {
     const stored = await env.client.store.eventLog.events(runId);
     expect(stored.some((event) => String(event.type).startsWith('token'))).toBe(false);
     expect(stored.map((event) => event.type)).toEqual(
-      frames.filter((frame) => frame.id !== undefined).map((frame) => frame.event),
+      frames.filter((frame) => !frame.event?.startsWith('token')).map((frame) => frame.event),
     );
   });
 

@@ -185,8 +185,7 @@ class StepNodeContext implements NodeContext {
   get streamText(): (text: string, call: string) => void {
     const { store, data, node, attempt } = this.input;
     this.publisher ??= createTokenPublisher({
-      redis: store.redis,
-      channel: store.keys.tokenChannel(data.runId),
+      log: store.tokenLog,
       runId: data.runId,
       step: data.superstep,
       task: data.task,

@@ -1,10 +1,9 @@
-import { isCluster, type RedisConnection } from '../../shared/redis/connect-redis.js';
 import type { TokenEvent } from '../../shared/contracts/token-event.js';
+import type { TokenLog } from '../../shared/store/token-log.js';
 
 interface TokenPublisherOptions {
-  redis: RedisConnection;
-  /** The run's token channel (`Keys.tokenChannel`). */
-  channel: string;
+  /** The run store's token log: publishes each token, keeping it while someone follows the run. */
+  log: TokenLog;
   runId: string;
   step: number;
   task: number;
@@ -14,13 +13,13 @@ interface TokenPublisherOptions {
 
 /**
  * Publishes one attempt's model text as it streams: a `token-reset` before the first piece (so a
- * client drops what an earlier attempt or a re-delivered step showed), then numbered `token`s. Fire
- * and forget: PUBLISH writes nothing durable, and a lost token costs a subscriber only a flicker,
- * never the step (the committed message is the record).
+ * client drops what an earlier attempt or a re-delivered step showed), then numbered `token`s. Each is
+ * one script on the run's shard (kept in the run's token log when someone follows the run, then
+ * published), sent in order on one connection without waiting: a lost token costs a follower at most a
+ * `token-gap`, never the step (the committed message is the record).
  */
 export function createTokenPublisher({
-  redis,
-  channel,
+  log,
   runId,
   step,
   task,
@@ -28,12 +27,8 @@ export function createTokenPublisher({
   attempt,
 }: TokenPublisherOptions): (text: string, call: string) => void {
   let index = 0;
-  // On a Cluster, sharded pub/sub (SPUBLISH: routed by the channel's slot, so in order; see TokenHub).
-  const send = isCluster(redis)
-    ? (message: string) => redis.spublish(channel, message)
-    : (message: string) => redis.publish(channel, message);
   const publish = (event: TokenEvent) => {
-    send(JSON.stringify(event)).catch(() => undefined);
+    log.append(event).catch(() => undefined);
   };
   return (text, call) => {
     if (index === 0) publish({ type: 'token-reset', runId, step, task, node, attempt });

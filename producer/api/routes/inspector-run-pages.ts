@@ -7,6 +7,7 @@ import type { RunPageWindows } from '../inspector/list-window-nav.js';
 import { pathOf, runPage } from '../inspector/run-page.js';
 import { READ_BOUNDS } from '../read-bounds.js';
 import { streamRunEvents } from '../sse.js';
+import { parseStreamCursor } from '../../../shared/contracts/stream-cursor.js';
 import { type InspectorHelpers, type PageScope, pageIdParams as idParams } from './inspector-helpers.js';
 import { runListQuery } from './inspector-run-list.js';
 
@@ -107,10 +108,10 @@ export function registerRunPages(pages: PageScope, helpers: InspectorHelpers): v
       const meta = await ownRun(request, request.params.id);
       if (!meta) throw new ApiError(404, 'NOT_FOUND', `run ${request.params.id} not found`);
       const lastEventId = request.headers['last-event-id'];
-      const after =
-        typeof lastEventId === 'string' && /^\d{1,16}-\d{1,16}$/.test(lastEventId)
-          ? lastEventId
-          : (request.query.after ?? '0-0');
+      const after = (typeof lastEventId === 'string' ? parseStreamCursor(lastEventId) : null) ?? {
+        event: request.query.after ?? '0-0',
+        token: null,
+      };
       await streamRunEvents({
         request,
         reply,

@@ -6,6 +6,7 @@ import type { ApiContext } from '../api-context.js';
 import { errorBodySchema } from '../errors.js';
 import {
   eventsHeadersSchema,
+  eventsQuerySchema,
   listWindowQuerySchema,
   messagesSchema,
   runIdParamsSchema,
@@ -15,6 +16,7 @@ import {
 } from '../schemas/run-schemas.js';
 import { readRunResult } from '../../../shared/store/read-run-result.js';
 import { streamRunEvents } from '../sse.js';
+import { parseStreamCursor } from '../../../shared/contracts/stream-cursor.js';
 import { ownRunOf } from './own-run.js';
 import { eventsServed } from '../schemas/served-media.js';
 import type { RouteScope } from './route-scope.js';
@@ -90,10 +92,11 @@ export function registerRunReadRoutes(app: RouteScope, context: ApiContext): voi
       served: eventsServed,
       summary: "A run's events (Server-Sent Events)",
       description:
-        'text/event-stream: one SSE event per run event (`id` = stream id, `event` = type, `data` = JSON {id, type, data}); all past events first, then live ones; the stream ends after `run-end`. Reconnect with `Last-Event-ID` to resume after that event. Live model text comes as `token` events (no id; data {type, runId, step, task, node, attempt, call, index, text}) after the committed backlog; a `token-reset` opens each attempt, so drop partial text of that step when it comes. Tokens are not stored: the committed message is the record.',
+        "text/event-stream: one SSE event per run event (`event` = type, `data` = JSON {id, type, data}); all past events first, then live ones; the stream ends after `run-end`. Live model text comes as `token` events (data {type, id, runId, step, task, node, attempt, call, index, text}) after the committed backlog; a `token-reset` opens each attempt, so drop partial text of that step when it comes. Each frame's `id` is the stream's position after it (`<last event id>_<last token id>`): reconnect with `Last-Event-ID` (or `?lastEventId=`) to get every event and kept token after it, each once, then live ones. Tokens are kept (AGENTQ_TOKEN_LOG_MAXLEN, AGENTQ_TOKEN_LOG_TTL_MS) only while someone follows the run; a client that missed more than was kept gets `token-gap` ({runId, after}): drop partial text and wait for the committed message (`step-end`), which is the record.",
       tags: ['runs'],
       params: runIdParamsSchema,
       headers: eventsHeadersSchema,
+      querystring: eventsQuerySchema,
       response: { ...errors },
     },
     handler: async (request, reply) => {
@@ -106,7 +109,11 @@ export function registerRunReadRoutes(app: RouteScope, context: ApiContext): voi
         streams: context.streams,
         tenant: meta.tenant,
         runId: meta.id,
-        after: request.headers['last-event-id'] ?? '0-0',
+        // The header wins: EventSource sends it on its own reconnects, after the URL's first position.
+        after: parseStreamCursor(request.headers['last-event-id'] ?? request.query.lastEventId ?? '0-0') ?? {
+          event: '0-0',
+          token: null,
+        },
         tokens: context.tokens,
         signal: context.closing,
       });

@@ -6,6 +6,7 @@ import { ID_PATTERN } from '../../../shared/contracts/ids.js';
 import { RUN_STATUSES, type Message, type RunRecord, type StepRecord } from '../../../shared/contracts/run-record.js';
 import { enqueueRequestSchema } from '../../client/agent-client.js';
 import { READ_BOUNDS } from '../read-bounds.js';
+import { STREAM_CURSOR_PATTERN } from '../../../shared/contracts/stream-cursor.js';
 
 const idMessage = (what: string) => `${what} must be 1-128 characters of letters, digits, '_', '.' or '-'`;
 
@@ -44,12 +45,25 @@ export const eventsHeadersSchema = z
     'last-event-id': z
       .string()
       .regex(
-        /^\d{1,16}-\d{1,16}$/,
-        "the Last-Event-ID header must be an event id this stream sent (like '1700000000000-0')",
+        STREAM_CURSOR_PATTERN,
+        "the Last-Event-ID header must be an event id this stream sent (like '1700000000000-0_1700000000100-7')",
       )
       .optional(),
   })
   .loose();
+
+/** For clients that cannot set headers (a first EventSource connection): the same cursor as a parameter. */
+export const eventsQuerySchema = z
+  .object({
+    lastEventId: z
+      .string()
+      .regex(
+        STREAM_CURSOR_PATTERN,
+        "lastEventId must be an event id this stream sent (like '1700000000000-0_1700000000100-7')",
+      )
+      .optional(),
+  })
+  .strict();
 
 export const listRunsQuerySchema = z
   .object({

@@ -80,6 +80,20 @@ export const redisArea = defineArea({
       default: 1000,
       doc: 'Each run’s event stream is trimmed to about this many events.',
     }),
+    tokenLogMaxLen: integer({
+      env: 'AGENTQ_TOKEN_LOG_MAXLEN',
+      min: 10,
+      default: 2000,
+      doc: 'While someone follows a run (an event stream, `client.stream`), its live model tokens are also kept in a token log trimmed to about this many tokens (whole blocks of about 100), so a follower that reconnects with `Last-Event-ID` gets the ones it missed; one that missed more gets a `token-gap` event instead. Runs nobody follows keep no tokens.',
+      when: 'Raise it for clients that stay away longer on long answers; each kept token costs about 150 bytes of Redis memory and AOF.',
+    }),
+    tokenLogTtlMs: integer({
+      env: 'AGENTQ_TOKEN_LOG_TTL_MS',
+      min: 1000,
+      default: 15 * 60 * 1000,
+      shownDefault: '`900000` (15 minutes)',
+      doc: 'A run’s token log expires this long after its last token or its last follower’s visit (purging the run deletes it at once); a follower reconnecting later gets a `token-gap` event.',
+    }),
     shards: integer({
       env: 'AGENTQ_SHARDS',
       min: 1,
