@@ -80,6 +80,14 @@ export const redisArea = defineArea({
       default: 1000,
       doc: 'Each run’s event stream is trimmed to about this many events.',
     }),
+    eventWindowMs: integer({
+      env: 'AGENTQ_EVENT_WINDOW_MS',
+      min: 0,
+      default: 3_600_000,
+      shownDefault: '`3600000` (1 hour)',
+      doc: 'How long an event sent to a run or a correlation key (`POST /v1/events`) is kept for a `context.waitFor` that comes later; 0 keeps none (only waits open at the send get it).',
+      when: 'Raise it when events may arrive long before the step that waits for them; it costs the events’ bytes for that long.',
+    }),
     shards: integer({
       env: 'AGENTQ_SHARDS',
       min: 1,
