@@ -53,6 +53,8 @@ export {
   type AgentClientOptions,
   type EnqueueRequest,
   type SchedulesApi,
+  type SendEventRequest,
+  type SendEventResult,
 } from './producer/client/agent-client.js';
 export { RunReader, type RunReaderOptions } from './producer/client/run-reader.js';
 export {

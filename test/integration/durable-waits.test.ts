@@ -3,6 +3,7 @@ import { channel } from '../../shared/graph/channels.js';
 import { defineGraph } from '../../shared/graph/define-graph.js';
 import { END, START } from '../../shared/graph/graph.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { waiterGraph } from '../helpers/waiter-graph.js';
 
 /** How often each node ran, by run: a woken step runs its node again (from the top). */
 const runs = new Map<string, number>();
@@ -25,29 +26,7 @@ const sleeper = defineGraph({
   .edge('nap', END)
   .build();
 
-interface WaitInput {
-  name: string;
-  key?: string;
-  timeoutMs?: number;
-  match?: Record<string, unknown>;
-}
-
-const waiter = defineGraph({
-  name: 'waiter',
-  input: undefined,
-  state: { ask: channel.replace<WaitInput>({ name: '' }), got: channel.replace<unknown>(null) },
-  initialState: (input: unknown) => ({ ask: input as WaitInput }),
-  output: (state) => state.got,
-})
-  .node('wait', async (state, context) => {
-    count(context.runId);
-    const { name, ...options } = state.ask;
-    const outcome = await context.waitFor(name, options);
-    return { got: 'timedOut' in outcome ? 'timed out' : { data: outcome.event.data, key: outcome.event.key ?? null } };
-  })
-  .edge(START, 'wait')
-  .edge('wait', END)
-  .build();
+const waiter = waiterGraph(count);
 
 describe('durable waits: context.sleep and context.waitFor', () => {
   let env: TestEnv;
