@@ -19,6 +19,9 @@ const WATCH_KEY = luaScript(new URL('./lua/watch-key-2.lua', import.meta.url));
 /** An event sent to a correlation key: kept, and answered with the open waits. The header of lua/send-key-2.lua. */
 const SEND_KEY = luaScript(new URL('./lua/send-key-2.lua', import.meta.url));
 
+/** Runs an event to a correlation key is delivered to at once. */
+const DELIVERIES_AT_ONCE = 32;
+
 /** An open wait, as the run's waits hash keeps it. */
 export interface WaitRecord {
   name: string;
@@ -158,16 +161,20 @@ export class RunWaits {
       [raw, Date.now(), expiresAt ?? ''],
     );
     let reached = 0;
-    for (const member of members) {
-      const [waiterRun, waitId] = member.split(' ') as [string, string];
-      const [result] = await this.deliver(waiterRun, raw, { waitId });
-      if (result === 'delivered') {
-        reached += 1;
-        await wakeWaitingStep(queues, waiterRun, waitId);
-      }
-      // The wait has its outcome (this event's or another's), or its run is over: it leaves the index.
-      if (result !== 'none') await this.redis.zrem(waiters, member);
-    }
+    // A few runs at a time: one key may hold thousands of waits, each a script on its run's tag and a promote.
+    for (let from = 0; from < members.length; from += DELIVERIES_AT_ONCE)
+      await Promise.all(
+        members.slice(from, from + DELIVERIES_AT_ONCE).map(async (member) => {
+          const [waiterRun, waitId] = member.split(' ') as [string, string];
+          const [result] = await this.deliver(waiterRun, raw, { waitId });
+          if (result === 'delivered') {
+            reached += 1;
+            await wakeWaitingStep(queues, waiterRun, waitId);
+          }
+          // The wait has its outcome (this event's or another's), or its run is over: it leaves the index.
+          if (result !== 'none') await this.redis.zrem(waiters, member);
+        }),
+      );
     return { reached, stored: expiresAt !== null };
   }
 
