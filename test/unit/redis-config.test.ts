@@ -31,6 +31,7 @@ const zodSchemas: Record<string, z.ZodType> = {
     .min(1)
     .default(7 * 24 * 3600),
   AGENTQ_EVENTS_MAXLEN: z.coerce.number().int().min(10).default(1000),
+  AGENTQ_EVENT_WINDOW_MS: z.coerce.number().int().min(0).default(3_600_000),
   AGENTQ_SHARDS: z.coerce
     .number({ error: shardsMessage })
     .int(shardsMessage)
@@ -97,6 +98,7 @@ const values: Record<string, string[]> = {
   AGENTQ_TENANT: ['default', 'acme-1.2_x', 'a b', 'x'.repeat(128), 'x'.repeat(129), 'é'],
   AGENTQ_RETENTION_SECONDS: numbers,
   AGENTQ_EVENTS_MAXLEN: numbers,
+  AGENTQ_EVENT_WINDOW_MS: numbers,
   AGENTQ_SHARDS: numbers,
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: numbers,
   AGENTQ_RECORDING: ['full', 'steps', 'off', 'OFF', 'none', ' full'],
@@ -110,6 +112,7 @@ const configKeys: Record<string, keyof RedisConfig> = {
   AGENTQ_TENANT: 'tenant',
   AGENTQ_RETENTION_SECONDS: 'retentionSeconds',
   AGENTQ_EVENTS_MAXLEN: 'eventsMaxLen',
+  AGENTQ_EVENT_WINDOW_MS: 'eventWindowMs',
   AGENTQ_SHARDS: 'shards',
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: 'redisCommandTimeoutMs',
   AGENTQ_RECORDING: 'recording',
