@@ -24,6 +24,7 @@ export {
   type Task,
 } from './shared/graph/graph.js';
 export type { NodeContext, Services } from './shared/graph/node-context.js';
+export type { WaitEvent, WaitForOptions, WaitOutcome } from './shared/contracts/wait-event.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './shared/graph/retry-policy.js';
 export { sleep } from './shared/contracts/abort.js';
 export { AgentqError, ERROR_CODES, type ErrorCode, type ErrorRecord } from './shared/contracts/errors.js';
@@ -52,6 +53,8 @@ export {
   type AgentClientOptions,
   type EnqueueRequest,
   type SchedulesApi,
+  type SendEventRequest,
+  type SendEventResult,
 } from './producer/client/agent-client.js';
 export { RunReader, type RunReaderOptions } from './producer/client/run-reader.js';
 export {

@@ -54,6 +54,12 @@ export function fakeNodeContext(
       return value;
     },
     recordUsage: (usage) => recorded.push(usage),
+    sleep: async () => {
+      throw new Error('fakeNodeContext: sleep is not supported');
+    },
+    waitFor: async () => {
+      throw new Error('fakeNodeContext: waitFor is not supported');
+    },
     emit: async (type, data) => {
       events.push({ type, data });
     },

@@ -1,3 +1,5 @@
+import { sleep } from '../shared/contracts/abort.js';
+import { AgentqError } from '../shared/contracts/errors.js';
 import type { Message, StepUsage } from '../shared/contracts/run-record.js';
 import type { MemoOptions, NodeContext, NodeEventType, PaidCall, Services } from '../shared/graph/node-context.js';
 import type { Logger } from '../shared/telemetry/logger.js';
@@ -82,6 +84,18 @@ export function inProcessContext(input: InProcessContextInput): NodeContext {
       return value;
     },
     recordUsage: (recorded) => addStepUsage(usage, recorded),
+    // In process the step simply waits (nothing to park), and no one can send it an event.
+    sleep: (duration) =>
+      sleep(
+        Math.max(0, typeof duration === 'number' ? duration : new Date(duration.until).getTime() - Date.now()),
+        input.abort.signal,
+      ),
+    waitFor: () => {
+      throw new AgentqError(
+        'INVALID_INPUT',
+        'context.waitFor needs a worker and Redis; in process no event can reach the run',
+      );
+    },
     streamText: (text, call) => tokens.push({ text, call, node, superstep, task, attempt }),
     emit: async (type, data) => {
       events.push({ type, data: { ...data, node, superstep, task } });

@@ -40,6 +40,7 @@ import { documentsRoutes } from './routes/documents-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
 import { chatRoutes } from './routes/chat-routes.js';
 import { schedulesRoutes } from './routes/schedules-routes.js';
+import { eventsRoutes } from './routes/events-routes.js';
 import { budgetRoutes } from './routes/budget-routes.js';
 import { conversationsRoutes } from './routes/conversations-routes.js';
 import { TokenHub } from '../client/token-hub.js';
@@ -198,6 +199,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     await v1.register(chatRoutes(context));
     await v1.register(budgetRoutes(context));
     await v1.register(schedulesRoutes(context));
+    await v1.register(eventsRoutes(context));
     await v1.register(conversationsRoutes(context));
     for (const routes of options.routes ?? []) await v1.register(routes(context));
   });

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Io, ProducerClients } from './command-helpers.js';
 import { registerRunCommand } from './run-command.js';
 import { registerRunControlCommands } from './run-control-commands.js';
+import { registerEventCommands } from './event-commands.js';
 import { registerRunListCommands } from './run-list-commands.js';
 import { registerRunReadCommands } from './run-read-commands.js';
 export { EXIT, parseCount, withClient, type ProducerClients } from './command-helpers.js';
@@ -12,5 +13,6 @@ export function registerProducerCommands(program: Command, clients: ProducerClie
   registerRunCommand(program, clients, io);
   registerRunReadCommands(program, clients, io);
   registerRunControlCommands(program, clients, io);
+  registerEventCommands(program, clients, io);
   registerRunListCommands(program, clients, io);
 }

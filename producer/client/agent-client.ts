@@ -19,6 +19,7 @@ import type { RunRecord } from '../../shared/contracts/run-record.js';
 // The same hook as the workers' (a queued run cancelled here finishes here): metrics, in-flight cap, webhook job.
 import { createRunFinishedHook } from '../../shared/operations/runs/run-finished-hook.js';
 import { ServedGraphs } from '../../shared/store/served-graphs.js';
+import { RunWaits, type SendEventResult } from '../../shared/store/events/run-waits.js';
 import { loadConfig, type Config } from '../../shared/config/config.js';
 import { RunReader, type RunReaderOptions } from './run-reader.js';
 import { forkRun, type ForkOptions } from './fork-run.js';
@@ -32,8 +33,8 @@ import {
 } from './retry-failed-runs.js';
 
 export { enqueueRequestSchema, type EnqueueRequest };
-import type { BatchesApi, BudgetsApi, SchedulesApi } from './client-apis.js';
-export type { BatchesApi, BudgetsApi, SchedulesApi };
+import type { BatchesApi, BudgetsApi, SchedulesApi, SendEventRequest } from './client-apis.js';
+export type { BatchesApi, BudgetsApi, SchedulesApi, SendEventRequest, SendEventResult };
 export type { FailedRunsFilter, ForkOptions, ReplayOptions, ReplayReport, RetryFailedOptions, RetryFailedSummary };
 
 export interface EnqueueOptions {
@@ -220,6 +221,18 @@ export class AgentClient extends RunReader {
       // Redis full or gone is REDIS_FULL / REDIS_UNAVAILABLE with what to do, not Redis's raw reply.
       throw asRedisFaultError(error, 'enqueue the run');
     }
+  }
+
+  /**
+   * Sends an event to a run (`runId`) or to every run of the tenant waiting on a correlation key (`key`):
+   * each waiting step whose `context.waitFor` it matches wakes with it, once per run; it is kept
+   * AGENTQ_EVENT_WINDOW_MS for waits still to come. Not tenant-checked by run id (a trusted backend's client).
+   */
+  async sendEvent(event: SendEventRequest): Promise<SendEventResult> {
+    await this.ready();
+    const waits = new RunWaits(this.redis, this.store.keys, this.config.retentionSeconds);
+    const { tenant = this.tenant, ...rest } = event;
+    return waits.send({ tenant, ...rest, windowMs: this.config.eventWindowMs }, this.stepQueues);
   }
 
   /**

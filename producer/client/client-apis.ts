@@ -47,3 +47,13 @@ export interface BudgetsApi {
     days?: number;
   }): Promise<{ tenant: string; days: UsagePeriod[]; month: UsagePeriod }>;
 }
+
+/** An event for `AgentClient.sendEvent`: to a run or to a correlation key (one of the two). */
+export interface SendEventRequest {
+  runId?: string;
+  key?: string;
+  name: string;
+  data?: unknown;
+  /** The tenant whose key it is. @default the client's */
+  tenant?: string;
+}

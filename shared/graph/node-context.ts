@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Message, StepUsage } from '../contracts/run-record.js';
+import type { WaitForOptions, WaitOutcome } from '../contracts/wait-event.js';
 
 /**
  * Services a worker hands to every node (language model, embedder, vector store, tools, …). Open so a
@@ -68,6 +69,19 @@ export interface NodeContext {
    * Absent where nobody can listen (tests, library contexts). @default none
    */
   readonly streamText?: (text: string, call: string) => void;
+  /**
+   * Parks the step for `ms` (or until a time), holding no worker slot and no lock; the wake-up time is
+   * fixed durably at the first call, so a re-run after a crash or a failover does not start it over. The
+   * node runs again from its top when it wakes (keep paid work before it in `memo`), and `sleep` returns.
+   */
+  sleep(duration: number | { until: Date | string }): Promise<void>;
+  /**
+   * Parks the step until an event `name` (whose data has every field of `match`) is sent to the run or to
+   * `key` (POST /v1/events, `client.sendEvent`, `agentq event send`), or until `timeoutMs` passes. Events
+   * sent before the wait are kept for AGENTQ_EVENT_WINDOW_MS. As with `sleep`, the node runs again when
+   * it wakes, and this call then resolves with the event (each event reaches a run once) or `{timedOut}`.
+   */
+  waitFor<T = unknown>(name: string, options?: WaitForOptions): Promise<WaitOutcome<T>>;
   /** Tokens the run may still spend under its budget, or null without a budget. */
   readonly tokenBudgetRemaining: number | null;
 }

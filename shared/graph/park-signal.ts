@@ -15,4 +15,10 @@ export class ParkSignal extends Error {
     super(message);
     this.name = 'ParkSignal';
   }
+
+  /**
+   * Looked at once the step is parked: true when its answer came while it was still running (a wake-up
+   * that found it not yet parked), so it is promoted at once. @default none
+   */
+  wokenMeanwhile?: () => Promise<boolean>;
 }

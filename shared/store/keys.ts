@@ -56,19 +56,13 @@ export interface DocumentKeys {
   collections: string;
   /** String: an uploaded document's bytes until a worker has indexed them. */
   blob(docId: string, contentHash: string): string;
-  /**
-   * String: the bytes of one file of an upload while they still arrive (streamed in pieces), renamed to
-   * its blob once the whole request is in; under the same tag, so the RENAME stays in one Cluster slot.
-   */
+  /** String: an upload's file while it arrives (in pieces), renamed to its blob once in (one tag: one slot). */
   upload(uploadId: string): string;
   /** Hash: an ingest batch's counters (total, done, failed) and metadata. */
   batch(batchId: string): string;
   /** Hash: an ingest batch's per-document results, by item index (each written once). */
   batchResults(batchId: string): string;
-  /**
-   * String with a TTL: the worker process adding a collection's vectors in the background holds it
-   * (its owner id), so two processes never embed the same chunks; it lapses when that process dies.
-   */
+  /** String with a TTL, the owner id of the process adding a collection's vectors: never two; lapses when it dies. */
   vectorLease(collection: string): string;
 }
 
@@ -149,6 +143,17 @@ export class Keys {
   /** What a run's keys start with: its shard's run key prefix and its id. */
   private runBase(runId: string): string {
     return `${this.runKeyPrefix(this.shardOf(runId))}${runId}`;
+  }
+
+  /** A run's waits (hash: open waits, outcomes, events taken) and its inbox (zset of events sent before a wait). */
+  runWaits(runId: string): { waits: string; inbox: string } {
+    return { waits: `${this.runBase(runId)}:waits`, inbox: `${this.runBase(runId)}:inbox` };
+  }
+
+  /** A tenant's correlation key, on a tag of its own: its open waits and its recent events (zsets). */
+  eventKey(tenant: string, key: string): { waiters: string; buffer: string } {
+    const base = `${this.prefix}:{evk:${tenant}:${key}}`;
+    return { waiters: `${base}:waiters`, buffer: `${base}:events` };
   }
 
   /** The first engine's meta key of a run (tag `{run:<id>}`): read only to refuse an undrained upgrade. */

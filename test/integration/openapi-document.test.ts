@@ -175,6 +175,9 @@ describe('the OpenAPI document at /docs/json', () => {
     await as('PATCH', `/v1/schedules/${schedule.id}`, { name: null });
     await as('GET', `/v1/schedules/${schedule.id}/runs`);
     expect((await as('DELETE', `/v1/schedules/${schedule.id}`)).statusCode).toBe(204);
+    // Events: to a correlation key (kept for waits to come), and to a run the tenant does not have (404).
+    expect((await as('POST', '/v1/events', { key: 'probe', name: 'paid', data: { n: 1 } })).statusCode).toBe(202);
+    expect((await as('POST', '/v1/events', { runId: 'no-such-run', name: 'paid' })).statusCode).toBe(404);
     await admin('GET', '/v1/admin/tenants/acme/limits');
     await admin('PUT', '/v1/admin/tenants/acme/limits', {});
     await as('GET', '/v1/usage');

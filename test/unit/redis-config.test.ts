@@ -33,6 +33,7 @@ const zodSchemas: Record<string, z.ZodType> = {
   AGENTQ_EVENTS_MAXLEN: z.coerce.number().int().min(10).default(1000),
   AGENTQ_TOKEN_LOG_MAXLEN: z.coerce.number().int().min(10).default(2000),
   AGENTQ_TOKEN_LOG_TTL_MS: z.coerce.number().int().min(1000).default(900_000),
+  AGENTQ_EVENT_WINDOW_MS: z.coerce.number().int().min(0).default(3_600_000),
   AGENTQ_SHARDS: z.coerce
     .number({ error: shardsMessage })
     .int(shardsMessage)
@@ -101,6 +102,7 @@ const values: Record<string, string[]> = {
   AGENTQ_EVENTS_MAXLEN: numbers,
   AGENTQ_TOKEN_LOG_MAXLEN: numbers,
   AGENTQ_TOKEN_LOG_TTL_MS: [...numbers, '999', '1000'],
+  AGENTQ_EVENT_WINDOW_MS: numbers,
   AGENTQ_SHARDS: numbers,
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: numbers,
   AGENTQ_RECORDING: ['full', 'steps', 'off', 'OFF', 'none', ' full'],
@@ -116,6 +118,7 @@ const configKeys: Record<string, keyof RedisConfig> = {
   AGENTQ_EVENTS_MAXLEN: 'eventsMaxLen',
   AGENTQ_TOKEN_LOG_MAXLEN: 'tokenLogMaxLen',
   AGENTQ_TOKEN_LOG_TTL_MS: 'tokenLogTtlMs',
+  AGENTQ_EVENT_WINDOW_MS: 'eventWindowMs',
   AGENTQ_SHARDS: 'shards',
   AGENTQ_REDIS_COMMAND_TIMEOUT_MS: 'redisCommandTimeoutMs',
   AGENTQ_RECORDING: 'recording',

@@ -9,6 +9,7 @@ import type { StepAbortHandle } from './step-abort.js';
 import { createTokenPublisher } from './token-publisher.js';
 import type { PaidClaims } from './paid-claims.js';
 import { StepTimeTravel } from './replay/step-time-travel.js';
+import { NodeWaits } from './waits/node-waits.js';
 
 export interface NodeContextInput {
   store: RedisRunStore;
@@ -193,6 +194,22 @@ class StepNodeContext implements NodeContext {
       attempt,
     });
     return this.publisher;
+  }
+
+  /** The step's durable waits, made when the node first sleeps or waits (one per attempt: it ranks them). */
+  private waits: NodeWaits | undefined;
+
+  get sleep(): NodeContext['sleep'] {
+    return this.nodeWaits().sleep;
+  }
+
+  get waitFor(): NodeContext['waitFor'] {
+    return this.nodeWaits().waitFor;
+  }
+
+  private nodeWaits(): NodeWaits {
+    const { runId, tenant, stepId } = this;
+    return (this.waits ??= new NodeWaits({ store: this.input.store, runId, tenant, stepId }));
   }
 
   get emit(): NodeContext['emit'] {

@@ -144,6 +144,8 @@ function inlineNodeContext(input: {
     interrupt: refuse('interrupt()'),
     memo: refuse('memo()'),
     recordUsage: refuse('recordUsage()'),
+    sleep: refuse('sleep()'),
+    waitFor: refuse('waitFor()'),
     emit: async (type, data) => {
       events.push({ type, data: { ...data, node, superstep, task: 0 } });
     },

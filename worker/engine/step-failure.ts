@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { StepAbort } from '../../shared/contracts/abort.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
@@ -60,7 +61,13 @@ export async function handleStepFailure(options: StepProcessorOptions, failure: 
       waitingOn: thrown.waitingOn,
     });
     logger.debug({ waitingOn: thrown.waitingOn, delayMs }, 'step parked: it waits without a worker');
+    trace.getActiveSpan()?.addEvent('agentq.step.parked', {
+      'agentq.park.waiting_on': JSON.stringify(thrown.waitingOn),
+      'agentq.park.ms': delayMs,
+    });
     await job.moveToDelayed(Date.now() + delayMs, token);
+    // Its answer may have come while it still ran (a wake-up found it not yet parked): promoted now.
+    if (await thrown.wokenMeanwhile?.().catch(() => false)) await job.promote().catch(() => undefined);
     throw new DelayedError();
   }
   const abort = thrown instanceof StepAbort ? thrown : undefined;

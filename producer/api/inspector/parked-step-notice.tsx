@@ -9,7 +9,11 @@ interface ParkedData {
   superstep?: number;
   task?: number;
   parkedMs?: number;
-  waitingOn?: { providerBatch?: { batch?: string; flush?: string | null; request?: string } };
+  waitingOn?: {
+    providerBatch?: { batch?: string; flush?: string | null; request?: string };
+    sleep?: { until?: string };
+    event?: { name?: string; key?: string | null; until?: string | null };
+  };
 }
 
 /**
@@ -25,6 +29,8 @@ export function ParkedStepNotice({ events }: { events: readonly RunEvent[] }) {
   const step = `s${data.superstep ?? '?'}.t${data.task ?? 0} (${data.node ?? '?'})`;
   const wakeBy = new Date(eventTime(last) + (data.parkedMs ?? 0)).toISOString();
   const batch = data.waitingOn?.providerBatch;
+  const { sleep, event } = data.waitingOn ?? {};
+  if (sleep || event) return <WaitNotice step={step} since={since} sleep={sleep} event={event} />;
   return (
     <div class="card" id="parked" role="status">
       <b>Step {step} is waiting on its provider batch</b>
@@ -48,6 +54,41 @@ export function ParkedStepNotice({ events }: { events: readonly RunEvent[] }) {
           Request <code>{batch.request}</code>.
         </>
       ) : null}
+    </div>
+  );
+}
+
+/** A step parked by `context.sleep` or `context.waitFor`: what it waits for and until when. */
+function WaitNotice({
+  step,
+  since,
+  sleep,
+  event,
+}: {
+  step: string;
+  since: string;
+  sleep: { until?: string } | undefined;
+  event: { name?: string; key?: string | null; until?: string | null } | undefined;
+}) {
+  return (
+    <div class="card" id="parked" role="status">
+      {sleep ? (
+        <>
+          <b>Step {step} is sleeping</b> until {sleep.until ?? '?'}
+        </>
+      ) : (
+        <>
+          <b>Step {step} is waiting for the event</b> <code>{event?.name ?? '?'}</code>
+          {event?.key ? (
+            <>
+              {' '}
+              (to the run or to key <code>{event.key}</code>)
+            </>
+          ) : null}
+          {event?.until ? <> until {event.until}, then it times out</> : <>, with no timeout</>}
+        </>
+      )}
+      , holding no worker, since {since}.
     </div>
   );
 }

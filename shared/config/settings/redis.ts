@@ -94,6 +94,14 @@ export const redisArea = defineArea({
       shownDefault: '`900000` (15 minutes)',
       doc: 'A run’s token log expires this long after its last token or its last follower’s visit (purging the run deletes it at once); a follower reconnecting later gets a `token-gap` event.',
     }),
+    eventWindowMs: integer({
+      env: 'AGENTQ_EVENT_WINDOW_MS',
+      min: 0,
+      default: 3_600_000,
+      shownDefault: '`3600000` (1 hour)',
+      doc: 'How long an event sent to a run or a correlation key (`POST /v1/events`) is kept for a `context.waitFor` that comes later; 0 keeps none (only waits open at the send get it).',
+      when: 'Raise it when events may arrive long before the step that waits for them; it costs the events’ bytes for that long.',
+    }),
     shards: integer({
       env: 'AGENTQ_SHARDS',
       min: 1,
