@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { PaidClaims } from '../../worker/engine/paid-claims.js';
@@ -55,6 +55,27 @@ describe('claims on paid work', () => {
     expect(await waiting).toEqual({ kind: 'memo', value: { text: 'paid' } });
     // The claim ended with the save.
     expect(await client.store.redis.hkeys(client.store.keys.run(runId).memo)).toEqual(['s0.t0']);
+  });
+
+  it("a second delivery whose clock runs 15 minutes ahead still waits for a live owner's claim (times are Redis's)", async () => {
+    const runId = `claims-skew-${Date.now()}`;
+    await runAtSuperstep0(runId);
+    await alive('proc-a');
+    const a = claimsOf('proc-a');
+    const held = await claimModel(a, runId);
+    if (held.kind !== 'claimed') throw new Error(`proc-a did not claim: ${held.kind}`);
+    const realNow = Date.now.bind(Date);
+    const skew = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 15 * 60_000);
+    try {
+      // Judged by its own clock, proc-a's claim (60 s) ran out long ago: the old script took it over.
+      const waiting = claimModel(claimsOf('proc-b'), runId);
+      const early = await Promise.race([waiting, new Promise((resolve) => setTimeout(() => resolve('waiting'), 300))]);
+      expect(early).toBe('waiting');
+      await a.save(runId, 's0.t0', { model: { text: 'paid once' } }, held);
+      expect(await waiting).toEqual({ kind: 'memo', value: { text: 'paid once' } });
+    } finally {
+      skew.mockRestore();
+    }
   });
 
   it("the last look before paying is the claim's own while it is younger than a lease, and a look of its own once older", async () => {
