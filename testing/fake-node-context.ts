@@ -54,6 +54,12 @@ export function fakeNodeContext(
       return value;
     },
     recordUsage: (usage) => recorded.push(usage),
+    runGraph: () => {
+      throw new Error('fakeNodeContext: runGraph is not supported');
+    },
+    runGraphs: () => {
+      throw new Error('fakeNodeContext: runGraphs is not supported');
+    },
     emit: async (type, data) => {
       events.push({ type, data });
     },

@@ -144,6 +144,8 @@ function inlineNodeContext(input: {
     interrupt: refuse('interrupt()'),
     memo: refuse('memo()'),
     recordUsage: refuse('recordUsage()'),
+    runGraph: refuse('runGraph()'),
+    runGraphs: refuse('runGraphs()'),
     emit: async (type, data) => {
       events.push({ type, data: { ...data, node, superstep, task: 0 } });
     },
