@@ -113,4 +113,16 @@ describe('child runs', () => {
     expect(page.total).toBe(3);
     expect(new Set(page.children.map((child) => child.runId)).size).toBe(3);
   });
+
+  it('fans out 1,000 children from one step and fans in: the parent parks once and is woken once', async () => {
+    const ns = Array.from({ length: 1000 }, (_, index) => index);
+    const parent = await env.client.enqueue({ graph: 'parent-sum', input: { ns } });
+    const done = await env.client.wait(parent.id, { timeoutMs: 170_000 });
+    expect(done).toMatchObject({ status: 'completed', output: { sum: 999 * 1000, error: null } });
+    expect((await links.list(parent.id)).total).toBe(1000);
+    expect(await links.waiting(parent.id, 's0.t0')).toBe(0);
+    const events = await env.client.store.eventLog.events(parent.id);
+    expect(events.filter((event) => event.type === 'step-parked')).toHaveLength(1);
+    expect((await env.client.steps(parent.id)).map((step) => step.node)).toEqual(['call']);
+  }, 180_000);
 });

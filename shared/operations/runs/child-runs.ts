@@ -65,7 +65,8 @@ export class ChildRuns {
       states[index] = await this.create(parent, requests[index]!, ids[index]!, wait);
     });
     if (!wait) return ids.map((runId) => ({ runId }));
-    return this.collect(parent, requests, ids, states as ChildState[]);
+    const created = new Set(missing.map((index) => ids[index]!));
+    return this.collect(parent, requests, ids, states as ChildState[], created);
   }
 
   private async create(parent: ParentStep, request: ChildRequest, runId: string, wait: boolean): Promise<ChildState> {
@@ -86,22 +87,49 @@ export class ChildRuns {
     parent: ParentStep,
     requests: readonly ChildRequest[],
     ids: readonly string[],
-    states: readonly ChildState[],
+    states: ChildState[],
+    created: ReadonlySet<string>,
   ): Promise<unknown[]> {
     const { links, parkMs } = this.options;
-    const ended = ids.filter((_, index) => isTerminal(states[index]!.status));
-    // The hook counts each end; counted here too, once, for an end whose hook was lost with its worker.
-    await atMost(AT_ONCE, ended, (id) => links.settle(parent.runId, id));
+    await this.settle(parent, ids, states);
+    // A child that existed before this call and runs may have had its end counted already and then been
+    // retried: it is waited on again, and read once more, so an end between the two reads is counted too.
+    // (The children created just now were linked before they existed: their ends are counted by their hooks.)
+    const older = ids.flatMap((id, index) => (isTerminal(states[index]!.status) || created.has(id) ? [] : [index]));
+    if (older.length > 0) {
+      await links.rearm(
+        parent.runId,
+        parent.stepId,
+        older.map((index) => ids[index]!),
+      );
+      const again = await links.states(older.map((index) => ids[index]!));
+      older.forEach((index, at) => {
+        if (again[at]) states[index] = again[at];
+      });
+      await this.settle(
+        parent,
+        older.map((index) => ids[index]!),
+        again.map((state) => state!),
+      );
+    }
     const running = ids.filter((_, index) => !isTerminal(states[index]!.status));
     if (running.length === 0) return states.map((state, index) => outputOf(state, ids[index]!, requests[index]!));
-    // A child counted as ended that runs again (it was retried) is waited on again.
-    await links.rearm(parent.runId, parent.stepId, running);
     throw new ParkSignal(
       parkMs,
       { childRuns: { waiting: running.length, of: ids.length, first: running[0] } },
       `the step waits for ${running.length} child run(s)`,
       async () => (await links.waiting(parent.runId, parent.stepId)) === 0,
     );
+  }
+
+  /** Counts the ends the step sees (each once, whoever counts it: the hook of a child lost with its worker counts nothing). */
+  private async settle(
+    parent: ParentStep,
+    ids: readonly string[],
+    states: readonly (ChildState | null)[],
+  ): Promise<void> {
+    const ended = ids.filter((_, index) => states[index] && isTerminal(states[index].status));
+    await atMost(AT_ONCE, ended, (id) => this.options.links.settle(parent.runId, id));
   }
 }
 
