@@ -9,7 +9,7 @@ import { END, START } from '../../shared/graph/graph.js';
  * and `parent-sum` starts one child per number with `runGraph` (one number) or `runGraphs` (several),
  * waits and sums their outputs; a child's failure comes back as the parent's output `error`.
  */
-export function childDoubleGraph(onRun?: (n: number) => Promise<void> | void) {
+export function childDoubleGraph(onRun?: (n: number, runId: string) => Promise<void> | void) {
   return defineGraph({
     name: 'child-double',
     input: z.object({ n: z.number(), mode: z.enum(['ok', 'fail', 'ask']).default('ok') }),
@@ -18,7 +18,7 @@ export function childDoubleGraph(onRun?: (n: number) => Promise<void> | void) {
     output: (state) => ({ doubled: state.n * 2 }),
   })
     .node('work', async (state, context) => {
-      await onRun?.(state.n);
+      await onRun?.(state.n, context.runId);
       if (state.mode === 'fail') throw new AgentqError('TOOL_ERROR', `child ${state.n} was asked to fail`);
       if (state.mode === 'ask') context.interrupt({ question: 'go on?' });
       return {};
