@@ -140,24 +140,6 @@ export const runRecordSchema: z.ZodType<RunRecord> = z
   .loose()
   .describe('RunRecord');
 
-/** `?cursor=&limit=` of a run's children (a Redis HSCAN cursor: digits). */
-export const childrenQuerySchema = z
-  .object({
-    cursor: z
-      .string()
-      .regex(/^\d{1,20}$/, 'cursor must be a nextCursor this API returned')
-      .optional()
-      .describe('where the page starts: the nextCursor of the page before (none: the first page)'),
-    limit: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(READ_BOUNDS.apiItems)
-      .default(100)
-      .describe(`children per page, about (at most ${READ_BOUNDS.apiItems})`),
-  })
-  .strict();
-
 export const childrenSchema: z.ZodType<{ children: ChildRunLink[]; nextCursor: string | null; total: number }> =
   z.object({
     children: z.array(
@@ -195,6 +177,15 @@ export const listWindowQuerySchema = z
       .describe(`items per page (at most ${READ_BOUNDS.apiItems}; a page also stops after about 4 MiB of items)`),
   })
   .strict();
+
+/** `?cursor=&limit=` of a run's children: the same, with a Redis HSCAN cursor (up to 20 digits); a page holds about `limit`. */
+export const childrenQuerySchema = listWindowQuerySchema.extend({
+  cursor: z
+    .string()
+    .regex(/^\d{1,20}$/, 'cursor must be a nextCursor this API returned')
+    .optional()
+    .describe('where the page starts: the nextCursor of the page before (none: the first page)'),
+});
 
 /** What a window of a list says besides its items. */
 const windowFields = {
