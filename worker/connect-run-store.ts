@@ -84,6 +84,7 @@ export async function connectRunStore(
         errorMessage: meta.error?.message,
         startTime: meta.createdAt,
         endTime: meta.updatedAt,
+        parent: meta.parent,
       });
     });
   }
