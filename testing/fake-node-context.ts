@@ -60,6 +60,12 @@ export function fakeNodeContext(
     waitFor: async () => {
       throw new Error('fakeNodeContext: waitFor is not supported');
     },
+    runGraph: () => {
+      throw new Error('fakeNodeContext: runGraph is not supported');
+    },
+    runGraphs: () => {
+      throw new Error('fakeNodeContext: runGraphs is not supported');
+    },
     emit: async (type, data) => {
       events.push({ type, data });
     },

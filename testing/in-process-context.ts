@@ -96,6 +96,13 @@ export function inProcessContext(input: InProcessContextInput): NodeContext {
         'context.waitFor needs a worker and Redis; in process no event can reach the run',
       );
     },
+    // A child run is a run of its own, in Redis: run the graph on a worker (testing/run-in-process.ts runs one graph).
+    runGraph: () => {
+      throw new Error('runInProcess: runGraph needs a worker (child runs live in Redis)');
+    },
+    runGraphs: () => {
+      throw new Error('runInProcess: runGraphs needs a worker (child runs live in Redis)');
+    },
     streamText: (text, call) => tokens.push({ text, call, node, superstep, task, attempt }),
     emit: async (type, data) => {
       events.push({ type, data: { ...data, node, superstep, task } });

@@ -69,7 +69,7 @@ export async function connectRunStore(
   for (const observer of options.observers ?? []) {
     if (observer.onRunFinished) finishedHooks.push(async (runId, status) => observer.onRunFinished?.(runId, status));
   }
-  const runFinished = createRunFinishedHook({ redis, config, logger }); // metrics, in-flight cap, webhook job
+  const runFinished = createRunFinishedHook({ redis, config, logger, store }); // metrics, in-flight cap, webhook job
   finishedHooks.push(runFinished);
   if (telemetry.enabled) {
     finishedHooks.push(async (runId) => {
@@ -86,6 +86,7 @@ export async function connectRunStore(
         errorMessage: meta.error?.message,
         startTime: meta.createdAt,
         endTime: meta.updatedAt,
+        parent: meta.parent,
       });
     });
   }

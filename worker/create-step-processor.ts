@@ -9,6 +9,9 @@ import type { RedisConnection } from '../shared/redis/connect-redis.js';
 import type { RedisRunStore } from '../shared/store/redis-run-store.js';
 import type { StepQueues } from '../shared/store/step-queues.js';
 import type { McpConnections } from '../shared/adapters/mcp/connect-mcp-servers.js';
+import { ChildLinks } from '../shared/store/child-links.js';
+import { ChildRuns } from '../shared/operations/runs/child-runs.js';
+import { RunEnqueuer } from '../shared/operations/runs/run-enqueuer.js';
 import { workerLanguageModel } from './agents/llm/paced-language-model.js';
 import type { ActiveSteps } from './engine/active-steps.js';
 import type { IntakeProcessor } from './engine/intake-processor.js';
@@ -84,6 +87,11 @@ export async function createStepProcessor(parts: StepProcessorParts) {
   const services: Services = {
     ...createDefaultServices(config, { tools: [...(options.tools ?? []), ...mcp.tools], redis }),
     ...(providerBatches ? { providerBatchRouter: providerBatches.router } : {}),
+    childRuns: new ChildRuns({
+      links: new ChildLinks(redis, store.keys),
+      enqueuer: new RunEnqueuer(store, parts.stepQueues, config),
+      parkMs: config.childRunParkMs,
+    }),
     ...options.services,
   };
   // Model requests start through the same gate as steps: a burst of them cannot hold the loop.

@@ -1,3 +1,4 @@
+import { ChildLinks, type ChildPage } from '../../shared/store/child-links.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { connectRedis, type RedisConnection } from '../../shared/redis/connect-redis.js';
 import { throughOutage, whenRedisReady } from './redis-ready.js';
@@ -112,6 +113,12 @@ export class RunReader {
   async steps(runId: string): Promise<StepRecord[]> {
     await this.require(runId);
     return this.store.reads.steps(runId);
+  }
+
+  /** The runs this run's steps started (context.runGraph), a page at a time: pass `nextCursor` back as `cursor`. */
+  async children(runId: string, page: { cursor?: string; limit?: number } = {}): Promise<ChildPage> {
+    await this.require(runId);
+    return new ChildLinks(this.store.redis, this.store.keys).list(runId, page);
   }
 
   async messages(runId: string): Promise<Message[]> {

@@ -67,6 +67,9 @@ export const ERROR_CODES = [
   // The operator's tenant policy (AGENTQ_TENANT_POLICY_FILE) does not allow what the run asked for; the
   // details name the control, the input field and the policy entry to change. Not retried.
   'POLICY_DENIED',
+  // A child run a node waited for (context.runGraph) failed or was cancelled: details {childRunId, graph,
+  // status, error} carry the child's own error code and message. Not retried: the child's end is final.
+  'CHILD_RUN_FAILED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -76,6 +76,30 @@ export function runIdForScheduleTick(tenant: string, scheduleId: string, tickAt:
   return `run_s${digest.slice(0, 31)}`;
 }
 
+const CHILD_RUN_ID_PREFIX = 'run_p';
+
+/**
+ * The run a parent's step starts with `runGraph` (`key`: the call's idempotency key, else its place among
+ * the step's calls). Deterministic, so a step run again after a crash finds the child its first attempt
+ * created instead of starting a second one. `run_p`: the hook that ends a run knows a child by its id alone.
+ */
+export function runIdForChild(parentRunId: string, stepId: string, key: string): string {
+  const digest = createHash('sha256')
+    .update('child\0')
+    .update(parentRunId)
+    .update('\0')
+    .update(stepId)
+    .update('\0')
+    .update(key)
+    .digest('hex');
+  return `${CHILD_RUN_ID_PREFIX}${digest.slice(0, 31)}`;
+}
+
+/** True for a run some parent's step started (runIdForChild): only those have a parent to wake. */
+export function isChildRunId(id: string): boolean {
+  return id.startsWith(CHILD_RUN_ID_PREFIX);
+}
+
 export function newScheduleId(): string {
   return `sch_${randomBytes(12).toString('hex')}`;
 }

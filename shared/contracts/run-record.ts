@@ -30,10 +30,25 @@ export interface RunRecord {
   replayOf?: { runId: string; live: boolean };
   /** A retried run's earlier attempts: how many, and the last one's error and end. */
   retryOf?: { attempts: number; error: ErrorRecord | null; failedAt: number | null };
+  /** A child run's parent: the run whose step started it (`context.runGraph`), and that step's id. */
+  parentRunId?: string;
+  parentStep?: string;
   /** When a finished run finished. */
   finishedAt?: string;
   createdAt: string;
   updatedAt: string;
+}
+
+/** One child run of a parent, as `GET /v1/runs/:id/children` lists it. */
+export interface ChildRunLink {
+  runId: string;
+  graph: string;
+  /** The parent's step that started it. */
+  step: string;
+  /** Whether that step waits for it (cancelling the parent cancels it while it runs). */
+  wait: boolean;
+  /** When the parent's step asked for it (ISO 8601). */
+  createdAt: string;
 }
 
 export interface Usage {

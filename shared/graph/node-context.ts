@@ -84,6 +84,41 @@ export interface NodeContext {
   waitFor<T = unknown>(name: string, options?: WaitForOptions): Promise<WaitOutcome<T>>;
   /** Tokens the run may still spend under its budget, or null without a budget. */
   readonly tokenBudgetRemaining: number | null;
+  /**
+   * Starts a child run of another served graph, in this run's tenant, with its own record and steps
+   * (docs/guides/child-runs.md). Created at most once: its id comes from this run, this step and
+   * `idempotencyKey` (else the call's place among this step's `runGraph` calls), so a step run again
+   * finds the child it started. With `wait` (the default) the step parks, holding no worker, until the
+   * child ends, then returns the child's output, or throws CHILD_RUN_FAILED (details: the child's id,
+   * status and error) when it failed or was cancelled. `wait: false` returns `{ runId }` at once.
+   */
+  runGraph<T = unknown>(graph: string, input: unknown, options?: RunGraphOptions & { wait?: true }): Promise<T>;
+  runGraph(graph: string, input: unknown, options: RunGraphOptions & { wait: false }): Promise<{ runId: string }>;
+  /**
+   * `runGraph` for many children at once (fan-out), and the step waits for them all (fan-in): their outputs
+   * in the order asked, or CHILD_RUN_FAILED for the first (in that order) that failed. `wait: false`: their ids.
+   */
+  runGraphs<T = unknown>(calls: readonly ChildRunCall[], options?: { wait?: true }): Promise<T[]>;
+  runGraphs(calls: readonly ChildRunCall[], options: { wait: false }): Promise<{ runId: string }[]>;
+}
+
+/** How `runGraph` starts its child. */
+export interface RunGraphOptions {
+  /** Park until the child ends and return its output. @default true */
+  wait?: boolean;
+  /** Names the child within this step: a step that starts children in a varying order should give one. @default the call's place */
+  idempotencyKey?: string;
+  /** The graph's version. @default the newest a worker serves */
+  graphVersion?: string;
+}
+
+/** One child of `runGraphs`. */
+export interface ChildRunCall {
+  graph: string;
+  input: unknown;
+  /** @default its place in the list (after the step's earlier calls) */
+  idempotencyKey?: string;
+  graphVersion?: string;
 }
 
 /** What a memoised call asked (time travel), besides its key. */

@@ -11,14 +11,14 @@ export class ParkSignal extends Error {
     /** What it waits on, for the run's `step-parked` event and the run inspector (e.g. `{providerBatch: …}`). */
     readonly waitingOn: Record<string, unknown>,
     message = 'the step waits without holding a worker',
+    /**
+     * Asked once the step is parked: true when its answer came while it was still parking (whoever had it
+     * found the step not parked yet, so could not wake it), and the step is woken at once.
+     * @default none: such a wake-up waits for `delayMs`
+     */
+    readonly arrived?: () => Promise<boolean>,
   ) {
     super(message);
     this.name = 'ParkSignal';
   }
-
-  /**
-   * Looked at once the step is parked: true when its answer came while it was still running (a wake-up
-   * that found it not yet parked), so it is promoted at once. @default none
-   */
-  wokenMeanwhile?: () => Promise<boolean>;
 }

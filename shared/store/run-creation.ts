@@ -42,6 +42,11 @@ export class RunCreation {
     if (run.onBusy) fields.onBusy = run.onBusy;
     if (run.priority) fields.priority = run.priority;
     if (run.replay) fields.replay = JSON.stringify(run.replay);
+    if (run.parent) {
+      fields.parentRunId = run.parent.runId;
+      fields.parentStep = run.parent.step;
+      if (run.parent.wait) fields.parentWaits = '1';
+    }
     // Every script that stores the run's bytes charges them to this ledger, in the same call.
     fields.ledger = this.context.keys.runLedger(run.tenant, run.id);
     // Decided once per run: its scripts read these two fields to keep (or not) its recording.

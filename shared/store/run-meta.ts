@@ -39,6 +39,8 @@ export interface RunMeta {
   batchId: string | null;
   /** The schedule whose tick started this run. */
   scheduleId: string | null;
+  /** A child run's parent and its step (`context.runGraph`), and whether that step waits for it. */
+  parent: { runId: string; step: string; wait: boolean } | null;
   /** The conversation this run continues, if any. */
   conversationId: string | null;
   /** What the run does while its conversation's previous turn is unfinished; null: its graph's default. */
@@ -189,6 +191,9 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     webhookUrl: fields.webhookUrl ?? null,
     batchId: fields.batchId ?? null,
     scheduleId: fields.scheduleId ?? null,
+    parent: fields.parentRunId
+      ? { runId: fields.parentRunId, step: fields.parentStep ?? '', wait: fields.parentWaits === '1' }
+      : null,
     conversationId: fields.conversationId ?? null,
     onBusy: (fields.onBusy as OnBusy | undefined) ?? null,
     seededMessages: Number(fields.seededMessages ?? 0),
@@ -234,6 +239,7 @@ export function toRunRecord(meta: RunMeta): RunRecord {
     interrupt: meta.status === 'waiting' ? meta.interrupt : null,
     usage: meta.usage,
     ...(meta.scheduleId ? { scheduleId: meta.scheduleId } : {}),
+    ...(meta.parent ? { parentRunId: meta.parent.runId, parentStep: meta.parent.step } : {}),
     ...(meta.forkOf ? { forkOf: meta.forkOf } : {}),
     ...(meta.replay ? { replayOf: meta.replay } : {}),
     ...(meta.retryOf ? { retryOf: meta.retryOf } : {}),

@@ -26,6 +26,8 @@ export interface NewRun {
   priority?: number;
   /** A replay's original run: its recorded calls answer this run's. */
   replay?: { runId: string; live: boolean };
+  /** The run and step that started this one (a child run), and whether that step waits for it. */
+  parent?: { runId: string; step: string; wait: boolean };
   now: number;
 }
 

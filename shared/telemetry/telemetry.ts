@@ -51,6 +51,8 @@ interface RunSpanRecord {
   errorMessage?: string | undefined;
   startTime: number;
   endTime: number;
+  /** A child run's parent run and the step that started it (context.runGraph). */
+  parent?: { runId: string; step: string } | null | undefined;
 }
 
 interface TelemetryOptions {
@@ -163,6 +165,8 @@ export async function startTelemetry({
           'agentq.run.status': run.status,
           'agentq.run.step_count': run.stepCount,
           ...(run.errorCode ? { 'error.type': run.errorCode } : {}),
+          // Its own trace, tied to the parent's by attribute: the parent's step span is in the parent's trace.
+          ...(run.parent ? { 'agentq.parent_run_id': run.parent.runId, 'agentq.parent_step': run.parent.step } : {}),
         },
       });
       idGenerator.forced = undefined;

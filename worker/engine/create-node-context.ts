@@ -1,6 +1,15 @@
 import { StepAbort } from '../../shared/contracts/abort.js';
 import { InterruptSignal } from '../../shared/graph/interrupt-signal.js';
-import type { MemoOptions, NodeContext, PaidCall, Services } from '../../shared/graph/node-context.js';
+import type {
+  ChildRunCall,
+  MemoOptions,
+  NodeContext,
+  PaidCall,
+  RunGraphOptions,
+  Services,
+} from '../../shared/graph/node-context.js';
+import { AgentqError } from '../../shared/contracts/errors.js';
+import '../../shared/operations/runs/child-runs.js';
 import type { StepJobData } from '../../shared/contracts/job-schema.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { RedisRunStore, StepMeta } from '../../shared/store/redis-run-store.js';
@@ -210,6 +219,36 @@ class StepNodeContext implements NodeContext {
   private nodeWaits(): NodeWaits {
     const { runId, tenant, stepId } = this;
     return (this.waits ??= new NodeWaits({ store: this.input.store, runId, tenant, stepId }));
+  }
+
+  /** How many children this attempt asked for so far: a child without a key is named by its place. */
+  private childCalls = 0;
+
+  get runGraph(): NodeContext['runGraph'] {
+    return (async (graph: string, input: unknown, options: RunGraphOptions = {}) => {
+      const [outcome] = await this.startChildren([{ graph, input, ...options }], options.wait !== false);
+      return outcome;
+    }) as NodeContext['runGraph'];
+  }
+
+  get runGraphs(): NodeContext['runGraphs'] {
+    return ((calls: readonly ChildRunCall[], options: { wait?: boolean } = {}) =>
+      this.startChildren(calls, options.wait !== false)) as NodeContext['runGraphs'];
+  }
+
+  private async startChildren(calls: readonly ChildRunCall[], wait: boolean): Promise<unknown[]> {
+    const childRuns = this.services.childRuns;
+    if (!childRuns)
+      throw new AgentqError('INTERNAL', 'this context cannot start child runs (no childRuns service: not a worker)');
+    const first = this.childCalls;
+    this.childCalls += calls.length;
+    const requests = calls.map(({ graph, input, idempotencyKey, graphVersion }, index) => ({
+      graph,
+      input,
+      key: idempotencyKey === undefined ? String(first + index) : `k:${idempotencyKey}`,
+      ...(graphVersion === undefined ? {} : { graphVersion }),
+    }));
+    return childRuns.start({ runId: this.runId, tenant: this.tenant, stepId: this.stepId }, requests, wait);
   }
 
   get emit(): NodeContext['emit'] {

@@ -146,6 +146,8 @@ function inlineNodeContext(input: {
     recordUsage: refuse('recordUsage()'),
     sleep: refuse('sleep()'),
     waitFor: refuse('waitFor()'),
+    runGraph: refuse('runGraph()'),
+    runGraphs: refuse('runGraphs()'),
     emit: async (type, data) => {
       events.push({ type, data: { ...data, node, superstep, task: 0 } });
     },

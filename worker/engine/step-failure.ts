@@ -66,8 +66,7 @@ export async function handleStepFailure(options: StepProcessorOptions, failure: 
       'agentq.park.ms': delayMs,
     });
     await job.moveToDelayed(Date.now() + delayMs, token);
-    // Its answer may have come while it still ran (a wake-up found it not yet parked): promoted now.
-    if (await thrown.wokenMeanwhile?.().catch(() => false)) await job.promote().catch(() => undefined);
+    await wakeIfArrived(thrown, job, logger);
     throw new DelayedError();
   }
   const abort = thrown instanceof StepAbort ? thrown : undefined;
@@ -121,6 +120,17 @@ export async function handleStepFailure(options: StepProcessorOptions, failure: 
   // ends the run here has its usage counted outside a commit.
   if (usage.inputTokens + usage.outputTokens > 0) await store.commits.addUsage(runId, usage);
   return failRun(options.store, meta, superstep, error, node.name, attempt);
+}
+
+/** A parked step whose answer came while it parked: promoted now rather than after its delay. */
+async function wakeIfArrived(signal: ParkSignal, job: Job<StepJobData>, logger: Logger): Promise<void> {
+  if (!signal.arrived) return;
+  try {
+    if (await signal.arrived()) await job.promote();
+  } catch (error) {
+    // Woken meanwhile by whoever had the answer (no longer delayed): the delay stays the bound either way.
+    logger.debug({ err: String(error) }, 'a parked step moved before its own wake-up');
+  }
 }
 
 /** Fails the run (context kept), then the job too, so Bull Board shows where it ended. */

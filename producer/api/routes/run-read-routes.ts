@@ -4,7 +4,10 @@ import { withPartialOutput } from '../../client/partial-output.js';
 import { readMessagePage, readStepPage } from '../../client/run-list-pages.js';
 import type { ApiContext } from '../api-context.js';
 import { errorBodySchema } from '../errors.js';
+import { ChildLinks } from '../../../shared/store/child-links.js';
 import {
+  childrenQuerySchema,
+  childrenSchema,
   eventsHeadersSchema,
   eventsQuerySchema,
   listWindowQuerySchema,
@@ -27,6 +30,7 @@ const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 export function registerRunReadRoutes(app: RouteScope, context: ApiContext): void {
   const { store } = context;
   const ownRun = ownRunOf(store);
+  const children = new ChildLinks(store.redis, store.keys);
 
   app.get('/v1/runs/:id', {
     schema: {
@@ -83,6 +87,23 @@ export function registerRunReadRoutes(app: RouteScope, context: ApiContext): voi
     handler: async (request) => {
       const meta = await ownRun(request, request.params.id);
       return readStepPage(store, meta.id, request.query);
+    },
+  });
+
+  app.get('/v1/runs/:id/children', {
+    schema: {
+      operationId: 'getRunChildren',
+      summary: "A run's child runs",
+      description:
+        "The runs its steps started with `context.runGraph` / `runGraphs` (docs/guides/child-runs.md), about `limit` at a time in no set order; `nextCursor`, when not null, is the `cursor` of the next page. Each child's own record names this run as `parentRunId`.",
+      tags: ['runs'],
+      params: runIdParamsSchema,
+      querystring: childrenQuerySchema,
+      response: { 200: childrenSchema, ...errors },
+    },
+    handler: async (request) => {
+      const meta = await ownRun(request, request.params.id);
+      return children.list(meta.id, request.query);
     },
   });
 

@@ -3,7 +3,13 @@ import { ERROR_CODES } from '../../../shared/contracts/errors.js';
 import { contentPartSchema } from '../../../shared/contracts/content-parts.js';
 import type { RunResult } from '../../../shared/contracts/run-result.js';
 import { ID_PATTERN } from '../../../shared/contracts/ids.js';
-import { RUN_STATUSES, type Message, type RunRecord, type StepRecord } from '../../../shared/contracts/run-record.js';
+import {
+  RUN_STATUSES,
+  type ChildRunLink,
+  type Message,
+  type RunRecord,
+  type StepRecord,
+} from '../../../shared/contracts/run-record.js';
 import { enqueueRequestSchema } from '../../client/agent-client.js';
 import { READ_BOUNDS } from '../read-bounds.js';
 import { STREAM_CURSOR_PATTERN } from '../../../shared/contracts/stream-cursor.js';
@@ -139,12 +145,29 @@ export const runRecordSchema: z.ZodType<RunRecord> = z
       .object({ attempts: z.number(), error: errorRecordSchema.nullable(), failedAt: z.number().nullable() })
       .optional()
       .describe('a retried run: attempts before this one, the last one’s error and when it failed (ms)'),
+    parentRunId: z.string().optional().describe('a child run: the run whose step started it (context.runGraph)'),
+    parentStep: z.string().optional().describe('a child run: the id of that step (`s<k>.t<i>`)'),
     finishedAt: z.string().optional().describe('when a finished run finished'),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
   .loose()
   .describe('RunRecord');
+
+export const childrenSchema: z.ZodType<{ children: ChildRunLink[]; nextCursor: string | null; total: number }> =
+  z.object({
+    children: z.array(
+      z.object({
+        runId: z.string(),
+        graph: z.string(),
+        step: z.string().describe('the parent step that started it'),
+        wait: z.boolean().describe('whether that step waits for it (cancelling the parent cancels it)'),
+        createdAt: z.string(),
+      }),
+    ),
+    nextCursor: z.string().nullable().describe('pass it as `cursor` for the next page; null on the last page'),
+    total: z.number().describe('how many children the run has'),
+  });
 
 export const runListSchema: z.ZodType<{ runs: RunRecord[]; nextCursor: string | null }> = z.object({
   runs: z.array(runRecordSchema),
@@ -168,6 +191,15 @@ export const listWindowQuerySchema = z
       .describe(`items per page (at most ${READ_BOUNDS.apiItems}; a page also stops after about 4 MiB of items)`),
   })
   .strict();
+
+/** `?cursor=&limit=` of a run's children: the same, with a Redis HSCAN cursor (up to 20 digits); a page holds about `limit`. */
+export const childrenQuerySchema = listWindowQuerySchema.extend({
+  cursor: z
+    .string()
+    .regex(/^\d{1,20}$/, 'cursor must be a nextCursor this API returned')
+    .optional()
+    .describe('where the page starts: the nextCursor of the page before (none: the first page)'),
+});
 
 /** What a window of a list says besides its items. */
 const windowFields = {

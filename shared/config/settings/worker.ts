@@ -147,6 +147,12 @@ export const workerArea = defineArea({
       default: 10_000,
       doc: 'How often one worker sweeps for runs without a live job.',
     }),
+    childRunParkMs: integer({
+      env: 'AGENTQ_CHILD_RUN_PARK_MS',
+      min: 1000,
+      default: 60_000,
+      doc: 'A step waiting for its child runs (`context.runGraph`) looks at them again after this long even if nobody woke it (a wake-up lost with a killed worker); it normally wakes as soon as the last of them ends.',
+    }),
     reconcileAfterMs: integer({
       env: 'AGENTQ_RECONCILE_AFTER_MS',
       min: 100,

@@ -72,6 +72,8 @@ interface EnqueueExtras {
   keyId?: string;
   /** A replay's original run: the new run's calls are answered by its recording. */
   replay?: { runId: string; live: boolean };
+  /** The run and step that start this one (a child run: origin 'child'), and whether the step waits for it. */
+  parent?: { runId: string; step: string; wait: boolean };
 }
 
 /**
@@ -169,6 +171,7 @@ export class RunEnqueuer {
           ...(priority > 0 ? { priority } : {}),
           ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
           ...(extras.replay === undefined ? {} : { replay: extras.replay }),
+          ...(extras.parent === undefined ? {} : { parent: extras.parent }),
           ...(data.onBusy === undefined ? {} : { onBusy: data.onBusy }),
           now,
         },

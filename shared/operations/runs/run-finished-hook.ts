@@ -8,11 +8,16 @@ import { RedisMetrics } from '../metrics/redis-metrics.js';
 import { StorageBudget } from '../limits/storage-budget.js';
 import { INTAKE_QUEUE, queueStreamOptions, WEBHOOK_QUEUE } from '../../contracts/queues.js';
 import type { StoredRunJob } from '../../contracts/job-schema.js';
+import { isChildRunId } from '../../contracts/ids.js';
 import { ConversationTurns } from '../../store/conversation-turns.js';
 import { RunStoreContext } from '../../store/run-store-context.js';
 import { SharedHistory } from '../../store/shared-history.js';
 import { INTAKE_JOB_OPTIONS } from './run-enqueuer.js';
 import { webhookJobId, type WebhookJobData } from '../../contracts/webhook-job.js';
+import { ChildLinks } from '../../store/child-links.js';
+import { RedisRunStore } from '../../store/redis-run-store.js';
+import { StepQueues } from '../../store/step-queues.js';
+import { ChildRunEnds } from './child-run-ends.js';
 
 type FinishedStatus = 'completed' | 'failed' | 'cancelled';
 
@@ -39,7 +44,13 @@ export interface RunFinishedHookOptions {
     | 'queueEventsMaxLen'
     | 'retentionSeconds'
     | 'shards'
+    | 'eventsMaxLen'
   >;
+  /**
+   * The store whose runs end here, to cancel a cancelled parent's children with (through its hooks).
+   * @default one of the hook's own, on `redis`, with this hook alone
+   */
+  store?: RedisRunStore;
   /** Where the hook's own failures are logged. @default none (dropped) */
   logger?: Logger;
 }
@@ -49,9 +60,9 @@ export interface RunFinishedHookOptions {
  * the run in the shared metrics, releases the run's slot in its tenant's in-flight set (the admission's
  * cap) and its place in the tenant's load (FairShare), settles an older run's input charge in the tenant's
  * storage budget (gone when its retention ends), hands its conversation to the next turn
- * waiting behind it (ConversationTurns), keeps the earlier turns its history refers to as long as it (SharedHistory) and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
+ * waiting behind it (ConversationTurns), keeps the earlier turns its history refers to as long as it (SharedHistory), counts a child run's end in its parent and wakes the parent's waiting step after its last child, cancels a cancelled parent's awaited children (ChildRunEnds) and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
  */
-export function createRunFinishedHook({ redis, config, logger }: RunFinishedHookOptions): RunFinishedHook {
+export function createRunFinishedHook({ redis, config, logger, store }: RunFinishedHookOptions): RunFinishedHook {
   const keys = new Keys(config.keyPrefix);
   const metrics = new RedisMetrics(redis, config.keyPrefix);
   // Only settle() is used here: the budget's limit is the admission's business.
@@ -66,6 +77,32 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
     }),
   );
   let intake: Queue<StoredRunJob> | undefined;
+  let family: { ends: ChildRunEnds; queues: StepQueues } | undefined;
+  /** Child runs' ends (wake the parent) and a cancelled parent's children: made when first needed. */
+  const familyOf = (): ChildRunEnds => {
+    if (!family) {
+      const runs =
+        store ??
+        new RedisRunStore(redis, {
+          keyPrefix: config.keyPrefix,
+          shards: config.shards,
+          retentionSeconds: config.retentionSeconds,
+          eventsMaxLen: config.eventsMaxLen,
+          onFinished: hook,
+        });
+      const queues = new StepQueues(config.shards, config.queuePrefix, { connection: redis });
+      family = {
+        queues,
+        ends: new ChildRunEnds({
+          store: runs,
+          links: new ChildLinks(redis, keys),
+          stepQueues: queues,
+          ...(logger ? { logger } : {}),
+        }),
+      };
+    }
+    return family.ends;
+  };
 
   /** A queue on the store's connection, made when first needed (most processes never add to it). */
   const openQueue = <Data>(name: string, what: string): Queue<Data> => {
@@ -133,6 +170,7 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
         tenant && conversationId ? handOn(tenant, conversationId, runId) : undefined,
         // A turn whose history starts in earlier turns keeps them as long as it is kept itself.
         conversationId ? history.keepEarlier(runId) : undefined,
+        isChildRunId(runId) || status === 'cancelled' ? familyOf().onFinished(runId, status) : undefined,
       ]);
       if (webhookUrl) await addDelivery(runId, status);
     } catch (error) {
@@ -145,7 +183,7 @@ export function createRunFinishedHook({ redis, config, logger }: RunFinishedHook
   };
   return Object.assign(hook, {
     async close() {
-      await Promise.all([queue?.close(), intake?.close()]);
+      await Promise.all([queue?.close(), intake?.close(), family?.queues.close()]);
     },
   });
 }

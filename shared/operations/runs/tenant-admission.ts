@@ -8,13 +8,15 @@ import { StorageBudget } from '../limits/storage-budget.js';
 import { TenantInflight } from '../limits/tenant-inflight.js';
 
 /** Every way a run comes to exist. */
-export type RunOrigin = 'producer' | 'raw-job' | 'schedule' | 'batch' | 'retry';
+export type RunOrigin = 'producer' | 'raw-job' | 'schedule' | 'batch' | 'retry' | 'child';
 
 interface AdmissionPolicy {
   /** Charge the run to its API key's per-minute budget (when it has a key). */
   rate: boolean;
   /** Count the run in its tenant's load and raise its priority past the tenant's fair share. */
   fairShare: boolean;
+  /** Take a slot of the tenant's in-flight cap. @default true */
+  inflight?: boolean;
 }
 
 /**
@@ -33,6 +35,10 @@ const POLICY: Record<RunOrigin, AdmissionPolicy> = {
   batch: { rate: false, fairShare: false },
   // A retried run keeps the priority it was created with; the request that asked was charged.
   retry: { rate: false, fairShare: false },
+  // A child run (context.runGraph) runs under its parent's slot: a tenant whose cap is full of parents
+  // waiting for children must still run those children, or it would never free a slot (a deadlock).
+  // Its storage is held to the budget as any run's; its parent's own admission bounds how many start.
+  child: { rate: false, fairShare: false, inflight: false },
 };
 
 interface AdmissionRequest {
@@ -112,7 +118,7 @@ export class TenantAdmission {
             { retryable: true, retryAfterMs: decision.resetSeconds * 1000 },
           );
       }
-      const slot = await this.inflight.take(tenant, runId);
+      const slot = policy.inflight === false ? 'exempt' : await this.inflight.take(tenant, runId);
       if (slot === 'full')
         throw new AgentqError(
           'RATE_LIMITED',

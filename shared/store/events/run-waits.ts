@@ -202,7 +202,7 @@ export class RunWaits {
 /**
  * Promotes the step of wait `waitId` out of the delayed set (BullMQ's public `Job.promote`). → whether it
  * was parked: a step still active (between its look and its park) looks again once parked
- * (`ParkSignal.wokenMeanwhile`), so nothing is lost.
+ * (`ParkSignal.arrived`), so nothing is lost.
  */
 export async function wakeWaitingStep(queues: StepQueues, runId: string, waitId: string): Promise<boolean> {
   const step = /^s(\d+)\.t(\d+):/.exec(waitId);

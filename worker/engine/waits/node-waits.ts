@@ -73,9 +73,12 @@ export class NodeWaits {
     }
     const left = until === null ? WAIT_RECHECK_MS : Math.min(WAIT_RECHECK_MS, Math.max(0, until - Date.now()));
     const on = { name, key: key ?? null, match, until: until === null ? null : new Date(until).toISOString() };
-    const signal = new ParkSignal(left, { event: on }, 'the step waits for an event without holding a worker');
-    signal.wokenMeanwhile = async () => (await this.waits.outcome(runId, waitId)) !== null;
-    throw signal;
+    throw new ParkSignal(
+      left,
+      { event: on },
+      'the step waits for an event without holding a worker',
+      async () => (await this.waits.outcome(runId, waitId)) !== null,
+    );
   };
 }
 

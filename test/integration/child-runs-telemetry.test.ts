@@ -1,0 +1,30 @@
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTelemetry, type Telemetry } from '../../shared/telemetry/telemetry.js';
+import { childDoubleGraph, parentSumGraph } from '../helpers/child-run-graphs.js';
+import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
+
+describe('child runs in traces', () => {
+  const exporter = new InMemorySpanExporter();
+  let telemetry: Telemetry;
+  let env: TestEnv;
+  beforeAll(async () => {
+    telemetry = await startTelemetry({ exporter });
+    env = await startTestEnv({ telemetry, graphs: [childDoubleGraph(), parentSumGraph()] });
+  });
+  afterAll(async () => {
+    await env?.close();
+    await telemetry?.shutdown();
+  });
+
+  it("a child's agent.run span names its parent run and the parent's step", async () => {
+    const parent = await env.client.enqueue({ graph: 'parent-sum', input: { ns: [2] } });
+    expect((await env.client.wait(parent.id)).status).toBe('completed');
+    const span = await eventually(async () =>
+      exporter.getFinishedSpans().find((candidate) => candidate.name === 'agent.run child-double'),
+    );
+    expect(span.attributes).toMatchObject({ 'agentq.parent_run_id': parent.id, 'agentq.parent_step': 's0.t0' });
+    const own = exporter.getFinishedSpans().find((candidate) => candidate.name === 'agent.run parent-sum');
+    expect(own?.attributes['agentq.parent_run_id']).toBeUndefined();
+  });
+});
