@@ -372,8 +372,6 @@ export class Keys {
     };
   }
 
-  // ── Admission: a tenant's storage budget ─────────────────────────────────────────────────────────
-
   /**
    * A tenant's stored bytes (StorageBudget), under its budget tag `{budget:<tenant>}` so one script reads
    * its limits beside them: total (string, bytes), charges (hash: run id or `doc:<id>` → bytes) and
@@ -385,11 +383,10 @@ export class Keys {
   }
 
   /**
-   * A tenant's ledger of run bytes on one shard, under the shard's hash tag so that every run script of
-   * that shard charges the bytes it stores in the same call (one Cluster slot): total (string, bytes),
-   * charges (hash: a run's meta key → its bytes) and expiry (zset: the same meta keys → when their bytes
-   * leave Redis, ms; a run not finished has no entry). The run's meta field `ledger` holds `base`; the
-   * scripts add `:bytes`, `:charges` and `:expiry` to it (shared/store/lua/storage-functions.lua).
+   * A tenant's ledger of run bytes on one shard, on the shard's hash tag so every run script there charges
+   * the bytes it stores in the same call: total (string, bytes), charges (hash: a run's meta key → bytes),
+   * expiry (zset: the same meta keys → when their bytes leave Redis, ms; none while the run is unfinished).
+   * The run's meta field `ledger` holds `base`; storage-functions.lua adds `:bytes`, `:charges`, `:expiry`.
    */
   tenantRunStorage(tenant: string, shard: number): { base: string; total: string; charges: string; expiry: string } {
     const base = `${this.prefix}:${shardTag(shard, this.shards)}:t:${tenant}:storage`;

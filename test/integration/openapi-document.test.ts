@@ -112,7 +112,8 @@ describe('the OpenAPI document at /docs/json', () => {
     const id = run.id;
     await as('GET', '/v1/runs?limit=5');
     await as('GET', `/v1/runs/${id}`);
-    for (const part of ['messages', 'result', 'steps', 'children', 'replay-report']) await as('GET', `/v1/runs/${id}/${part}`);
+    for (const part of ['messages', 'result', 'steps', 'children', 'replay-report'])
+      await as('GET', `/v1/runs/${id}/${part}`);
     // The paged lists: a page, the next, and a cursor the API did not hand out.
     for (const part of ['messages', 'steps']) {
       const page = json<{ nextCursor: string | null }>(await as('GET', `/v1/runs/${id}/${part}?limit=1`));
