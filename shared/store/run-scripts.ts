@@ -73,3 +73,5 @@ export const ADD_RUN_EVENT = luaScript(new URL('./lua/add-run-event-2.lua', impo
 
 /** A failed attempt's usage added while the run exists. Its KEYS, ARGV and reply: the header of lua/add-run-usage-1.lua. */
 export const ADD_RUN_USAGE = luaScript(new URL('./lua/add-run-usage-1.lua', import.meta.url));
+/** A note set once on a run's meta while the run exists. Its KEYS, ARGV and reply: the header of lua/note-on-live-meta-1.lua. */
+export const NOTE_ON_LIVE_META = luaScript(new URL('./lua/note-on-live-meta-1.lua', import.meta.url));

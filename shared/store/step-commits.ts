@@ -1,7 +1,7 @@
 import type { Usage } from '../contracts/run-record.js';
 import { runScript } from '../redis/create-redis.js';
 import { parseBeginReply, type BeginResult } from './begin-reply.js';
-import { ADD_RUN_USAGE, BEGIN_STEP, COMMIT_STEP, PUT_MEMO } from './run-scripts.js';
+import { ADD_RUN_USAGE, BEGIN_STEP, COMMIT_STEP, NOTE_ON_LIVE_META, PUT_MEMO } from './run-scripts.js';
 import type { RunStoreContext } from './run-store-context.js';
 import type { CommitRequest, CommitResult, TaskWrite } from './run-store-types.js';
 
@@ -103,6 +103,15 @@ export class StepCommits {
       [this.context.keys.run(runId).meta],
       [usage.inputTokens, usage.outputTokens, usage.costUsd ? usage.costUsd : ''],
     );
+  }
+
+  /**
+   * Sets `field` on the run's meta unless it is there (and `updatedAt`, when given), only while the run exists:
+   * → 1 noted, 0 already there, -1 the run is gone (a late delivery must not make an expired meta again).
+   */
+  async noteOnMeta(runId: string, field: string, value: string, updatedAt?: number): Promise<1 | 0 | -1> {
+    const meta = this.context.keys.run(runId).meta;
+    return runScript<1 | 0 | -1>(this.context.redis, NOTE_ON_LIVE_META, [meta], [field, value, updatedAt ?? '']);
   }
 
   /**

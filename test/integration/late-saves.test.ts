@@ -117,4 +117,16 @@ describe('late writes to a finished run', () => {
     expect(ttl).toBeLessThanOrEqual(await store.redis.ttl(store.keys.run(runId).meta));
     expect(await store.redis.hget(store.keys.run(runId).meta, 'inputTokens')).toBe('50');
   });
+
+  it("a conversation turn's or a replay's note made after the run expired makes no meta again", async () => {
+    const runId = `late-note-${Date.now()}`;
+    await runAtSuperstep0(runId);
+    expect(await store.commits.noteOnMeta(runId, 'turnBehind', 'run_a', Date.now())).toBe(1);
+    expect(await store.commits.noteOnMeta(runId, 'turnBehind', 'run_b', Date.now())).toBe(0);
+    expect(await store.redis.hget(store.keys.run(runId).meta, 'turnBehind')).toBe('run_a');
+    await expire(runId);
+    expect(await store.commits.noteOnMeta(runId, 'turnBehind', 'run_a', Date.now())).toBe(-1);
+    await store.recordings.noteDivergence(runId, { step: 's0.t0' });
+    expect(await keysLeft(runId)).toEqual({});
+  });
 });

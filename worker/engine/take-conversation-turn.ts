@@ -66,13 +66,8 @@ export async function takeConversationTurn(
     }
     // Said once per turn (the reconciler hands a waiting turn back to the intake now and then, as a safety
     // net for a lost hand-on); updatedAt moves, so the sweep looks again only after AGENTQ_RECONCILE_AFTER_MS.
-    const metaKey = store.keys.runMeta(meta.id);
-    const [[, noted] = [null, 0]] =
-      (await store.redis
-        .multi()
-        .hsetnx(metaKey, 'turnBehind', live.join(','))
-        .hset(metaKey, 'updatedAt', now)
-        .exec()) ?? [];
+    // Only while the run exists: a late delivery must not make an expired turn's meta again.
+    const noted = await store.commits.noteOnMeta(meta.id, 'turnBehind', live.join(','), now);
     if (noted !== 1) return { kind: 'wait', behind: active };
     await store.eventLog.addEvent(meta.id, 'step-deferred', {
       reason: `conversation ${conversationId} is busy: this turn ${mode === 'cancel' ? 'cancelled' : 'waits behind'} ${live.join(', ')} and starts when ${live.length > 1 ? 'they end' : 'it ends'}`,

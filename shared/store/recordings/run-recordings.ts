@@ -1,4 +1,6 @@
+import { runScript } from '../../redis/create-redis.js';
 import type { RunStoreContext } from '../run-store-context.js';
+import { NOTE_ON_LIVE_META } from '../run-scripts.js';
 import { RECORD_CALL } from './record-call-script.js';
 import { addressesOf, expandRequest, fingerprintRequest } from './request-fingerprint.js';
 
@@ -110,6 +112,8 @@ export class RunRecordings {
 
   /** A replay that goes on live keeps its first divergence on its meta (`divergence`); later ones are not kept. */
   async noteDivergence(runId: string, divergence: unknown): Promise<void> {
-    await this.context.redis.hsetnx(this.context.keys.run(runId).meta, 'divergence', JSON.stringify(divergence));
+    const meta = this.context.keys.run(runId).meta;
+    // Only while the run exists: a late replay step must not make an expired run's meta again.
+    await runScript(this.context.redis, NOTE_ON_LIVE_META, [meta], ['divergence', JSON.stringify(divergence), '']);
   }
 }
