@@ -60,6 +60,9 @@ export function fakeNodeContext(
     waitFor: async () => {
       throw new Error('fakeNodeContext: waitFor is not supported');
     },
+    callback: async () => {
+      throw new Error('fakeNodeContext: callback is not supported');
+    },
     runGraph: () => {
       throw new Error('fakeNodeContext: runGraph is not supported');
     },

@@ -96,6 +96,12 @@ export function inProcessContext(input: InProcessContextInput): NodeContext {
         'context.waitFor needs a worker and Redis; in process no event can reach the run',
       );
     },
+    callback: () => {
+      throw new AgentqError(
+        'INVALID_INPUT',
+        'context.callback needs a worker, Redis and the API: in process no URL can reach the run',
+      );
+    },
     // A child run is a run of its own, in Redis: run the graph on a worker (testing/run-in-process.ts runs one graph).
     runGraph: () => {
       throw new Error('runInProcess: runGraph needs a worker (child runs live in Redis)');

@@ -100,6 +100,10 @@ export async function createStepProcessor(parts: StepProcessorParts) {
   const stepProcessor = new StepProcessor({
     claims,
     paidClaimMs: config.paidClaimMs,
+    callbacks: {
+      secret: config.callbackSecret,
+      baseUrl: (config.publicUrl ?? `http://${config.host}:${config.port}`).replace(/\/+$/, ''),
+    },
     store,
     registry,
     transitions,

@@ -41,6 +41,7 @@ import { searchRoutes } from './routes/search-routes.js';
 import { chatRoutes } from './routes/chat-routes.js';
 import { schedulesRoutes } from './routes/schedules-routes.js';
 import { eventsRoutes } from './routes/events-routes.js';
+import { callbackRoutes } from './routes/callback-routes.js';
 import { budgetRoutes } from './routes/budget-routes.js';
 import { conversationsRoutes } from './routes/conversations-routes.js';
 import { TokenHub } from '../client/token-hub.js';
@@ -185,6 +186,8 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
   await app.register(dashboardRoutes(context));
   await app.register(signInRoutes(context));
   await app.register(inspectorRoutes(context));
+  // Outside the key check: a callback's signed token is its credential (its own rate limit, per address).
+  await app.register(callbackRoutes(context));
   await app.register(async (v1) => {
     v1.addHook(
       'onRequest',

@@ -69,7 +69,8 @@ export interface AgentClientOptions extends RunReaderOptions {
 export class AgentClient extends RunReader {
   private readonly intakeQueue: Queue;
   private readonly schedulesQueue: Queue;
-  private readonly stepQueues: StepQueues;
+  /** The step queues per shard (the API's callback route wakes steps through them). */
+  readonly stepQueues: StepQueues;
   private readonly bullmq: BullmqConnection;
   private readonly enqueuer: RunEnqueuer;
   private readonly served: ServedGraphs;

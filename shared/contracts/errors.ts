@@ -70,6 +70,12 @@ export const ERROR_CODES = [
   // A child run a node waited for (context.runGraph) failed or was cancelled: details {childRunId, graph,
   // status, error} carry the child's own error code and message. Not retried: the child's end is final.
   'CHILD_RUN_FAILED',
+  // A callback URL (context.callback) whose signature does not fit: altered, or signed with another secret.
+  'CALLBACK_INVALID',
+  // A callback URL past its expiry (or whose wait timed out): nothing changed.
+  'CALLBACK_EXPIRED',
+  // A callback URL already called once: the wait has its result; nothing changed.
+  'CALLBACK_USED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -21,3 +21,23 @@ export interface WaitForOptions {
   /** Also take events sent to this correlation key of the tenant (besides those sent to the run). @default none */
   key?: string;
 }
+
+/** What `context.callback` takes. */
+export interface CallbackOptions {
+  /** The URL works this long after the first call, then `wait()` resolves with `{ timedOut: true }`. @default 86400000 (1 day) */
+  timeoutMs?: number;
+}
+
+/** What a callback's `wait()` resolves to: the JSON body POSTed to its URL, or its timeout. */
+export type CallbackOutcome<T = unknown> = { body: T } | { timedOut: true };
+
+/** A callback URL handed out by `context.callback`: the same on every run of the step. */
+export interface NodeCallback<T = unknown> {
+  /** `POST <AGENTQ_PUBLIC_URL>/v1/callbacks/<token>` with a JSON body completes the wait; no API key. */
+  url: string;
+  token: string;
+  /** ISO 8601: the URL answers 410 CALLBACK_EXPIRED from then on. */
+  expiresAt: string;
+  /** Parks the step until the URL is called (or it expires); the node runs again then and this resolves. */
+  wait(): Promise<CallbackOutcome<T>>;
+}

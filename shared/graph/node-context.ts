@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Message, StepUsage } from '../contracts/run-record.js';
-import type { WaitForOptions, WaitOutcome } from '../contracts/wait-event.js';
+import type { CallbackOptions, NodeCallback, WaitForOptions, WaitOutcome } from '../contracts/wait-event.js';
 
 /**
  * Services a worker hands to every node (language model, embedder, vector store, tools, …). Open so a
@@ -82,6 +82,13 @@ export interface NodeContext {
    * it wakes, and this call then resolves with the event (each event reaches a run once) or `{timedOut}`.
    */
   waitFor<T = unknown>(name: string, options?: WaitForOptions): Promise<WaitOutcome<T>>;
+  /**
+   * A signed, single-use URL that completes a wait of this step (docs/guides/durable-waits.md): hand
+   * `url` to a third party, then `await cb.wait()`, which parks the step until a POST to it (its JSON body
+   * is the result) or `timeoutMs`. The URL is the same when the node runs again, so a crash between
+   * handing it out and parking loses nothing. Needs AGENTQ_CALLBACK_SECRET.
+   */
+  callback<T = unknown>(options?: CallbackOptions): Promise<NodeCallback<T>>;
   /** Tokens the run may still spend under its budget, or null without a budget. */
   readonly tokenBudgetRemaining: number | null;
   /**

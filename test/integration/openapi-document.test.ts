@@ -179,6 +179,8 @@ describe('the OpenAPI document at /docs/json', () => {
     // Events: to a correlation key (kept for waits to come), and to a run the tenant does not have (404).
     expect((await as('POST', '/v1/events', { key: 'probe', name: 'paid', data: { n: 1 } })).statusCode).toBe(202);
     expect((await as('POST', '/v1/events', { runId: 'no-such-run', name: 'paid' })).statusCode).toBe(404);
+    // A callback URL's route (no key needed): a token agentq did not sign.
+    expect((await as('POST', '/v1/callbacks/not.signed', { approved: true })).statusCode).toBe(401);
     await admin('GET', '/v1/admin/tenants/acme/limits');
     await admin('PUT', '/v1/admin/tenants/acme/limits', {});
     await as('GET', '/v1/usage');

@@ -13,7 +13,7 @@ const parked = (waitingOn: Record<string, unknown>): RunEvent[] => [
   },
 ];
 
-/** The run inspector says what a step parked by context.sleep or context.waitFor waits for, and until when. */
+/** The run inspector says what a step parked by context.sleep, waitFor or callback waits for, and until when. */
 describe('the parked step notice of durable waits', () => {
   it('a sleeping step: until when', () => {
     const html = render(h(ParkedStepNotice, { events: parked({ sleep: { until: '2026-12-01T09:00:00.000Z' } }) }));
@@ -35,5 +35,12 @@ describe('the parked step notice of durable waits', () => {
       h(ParkedStepNotice, { events: parked({ event: { name: 'payment', key: null, until: null } }) }),
     );
     expect(forever).toContain('with no timeout');
+  });
+
+  it('a step waiting for a callback URL: until when it works', () => {
+    const html = render(h(ParkedStepNotice, { events: parked({ callback: { until: '2026-12-03T00:00:00.000Z' } }) }));
+    expect(html).toContain('Step s1.t0 (wait) waits for a callback');
+    expect(html).toContain('until 2026-12-03T00:00:00.000Z (then it times out)');
+    expect(html).not.toContain('provider batch');
   });
 });

@@ -18,7 +18,7 @@ import type { StepAbortHandle } from './step-abort.js';
 import { createTokenPublisher } from './token-publisher.js';
 import type { PaidClaims } from './paid-claims.js';
 import { StepTimeTravel } from './replay/step-time-travel.js';
-import { NodeWaits } from './waits/node-waits.js';
+import { NodeWaits, type CallbackSigning } from './waits/node-waits.js';
 
 export interface NodeContextInput {
   store: RedisRunStore;
@@ -44,6 +44,8 @@ export interface NodeContextInput {
    * this step is not committed. @default unknown (read)
    */
   historyLength?: number;
+  /** What `context.callback` signs its URLs with. @default none: it fails, naming AGENTQ_CALLBACK_SECRET */
+  callbacks?: CallbackSigning;
 }
 
 /** What a node gets besides the state (NodeContext), for one attempt of one step. */
@@ -216,9 +218,14 @@ class StepNodeContext implements NodeContext {
     return this.nodeWaits().waitFor;
   }
 
+  get callback(): NodeContext['callback'] {
+    return this.nodeWaits().callback;
+  }
+
   private nodeWaits(): NodeWaits {
     const { runId, tenant, stepId } = this;
-    return (this.waits ??= new NodeWaits({ store: this.input.store, runId, tenant, stepId }));
+    const { store, callbacks } = this.input;
+    return (this.waits ??= new NodeWaits({ store, runId, tenant, stepId, ...(callbacks ? { callbacks } : {}) }));
   }
 
   /** How many children this attempt asked for so far: a child without a key is named by its place. */

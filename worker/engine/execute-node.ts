@@ -35,7 +35,7 @@ export async function executeNode(
   options: StepProcessorOptions,
   { node, state, meta, data, attempt, logger, usage, memos, historyLength }: StepAttempt,
 ): Promise<{ result: NodeResult<Graph['channels']> | void; ended?: StepObservation }> {
-  const { store, services, claims, paidClaimMs, observers, activeSteps } = options;
+  const { store, services, claims, paidClaimMs, observers, activeSteps, callbacks } = options;
   const claimMs = node.timeoutMs ?? paidClaimMs ?? 600_000;
   // Observations are made only while an observer watches nodes (none by default: a step's garbage).
   const observation: StepObservation | undefined = watchingNodes(observers)
@@ -68,6 +68,7 @@ export async function executeNode(
         memos,
         ...(historyLength === undefined ? {} : { historyLength }),
         ...(claims ? { claims, claimMs } : {}),
+        ...(callbacks ? { callbacks } : {}),
       }),
     ...(observation ? { observers, observation } : {}),
   });

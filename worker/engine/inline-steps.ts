@@ -146,6 +146,7 @@ function inlineNodeContext(input: {
     recordUsage: refuse('recordUsage()'),
     sleep: refuse('sleep()'),
     waitFor: refuse('waitFor()'),
+    callback: refuse('callback()'),
     runGraph: refuse('runGraph()'),
     runGraphs: refuse('runGraphs()'),
     emit: async (type, data) => {

@@ -10,6 +10,7 @@ import type { WarningGate } from '../../shared/telemetry/warning-gate.js';
 import type { ActiveSteps } from './active-steps.js';
 import type { StartAdmission } from './intake-processor.js';
 import type { PaidClaims } from './paid-claims.js';
+import type { CallbackSigning } from './waits/node-waits.js';
 import type { StateCache } from './state-cache.js';
 import type { StepTransitions } from './step-transitions.js';
 
@@ -18,6 +19,8 @@ export interface StepProcessorOptions {
   claims?: PaidClaims;
   /** A claim's longest hold when the node has no timeout (AGENTQ_PAID_CLAIM_MS). */
   paidClaimMs?: number;
+  /** What `context.callback` signs its URLs with (AGENTQ_CALLBACK_SECRET, AGENTQ_PUBLIC_URL). @default none */
+  callbacks?: CallbackSigning;
   store: RedisRunStore;
   registry: GraphRegistry;
   transitions: StepTransitions;

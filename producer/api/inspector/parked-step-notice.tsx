@@ -13,6 +13,7 @@ interface ParkedData {
     providerBatch?: { batch?: string; flush?: string | null; request?: string };
     sleep?: { until?: string };
     event?: { name?: string; key?: string | null; until?: string | null };
+    callback?: { until?: string };
   };
 }
 
@@ -29,7 +30,14 @@ export function ParkedStepNotice({ events }: { events: readonly RunEvent[] }) {
   const step = `s${data.superstep ?? '?'}.t${data.task ?? 0} (${data.node ?? '?'})`;
   const wakeBy = new Date(eventTime(last) + (data.parkedMs ?? 0)).toISOString();
   const batch = data.waitingOn?.providerBatch;
-  const { sleep, event } = data.waitingOn ?? {};
+  const { sleep, event, callback } = data.waitingOn ?? {};
+  if (callback)
+    return (
+      <div class="card" id="parked" role="status">
+        <b>Step {step} waits for a callback</b> until {callback.until ?? '?'} (then it times out), holding no worker,
+        since {since}.
+      </div>
+    );
   if (sleep || event) return <WaitNotice step={step} since={since} sleep={sleep} event={event} />;
   return (
     <div class="card" id="parked" role="status">

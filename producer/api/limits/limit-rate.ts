@@ -8,11 +8,16 @@ import type { RateLimiter } from '../../../shared/operations/limits/rate-limiter
  * onRequest hook (after authentication): 503 at once when Redis is down, 429 with Retry-After once the
  * caller's key has spent its requests of this minute. RateLimit-* headers tell the budget left.
  */
-export function limitRate(rateLimiter: RateLimiter, redis: RedisConnection) {
+export function limitRate(
+  rateLimiter: RateLimiter,
+  redis: RedisConnection,
+  /** Whose budget a request spends. @default its API key (`anonymous` without) */
+  keyOf: (request: FastifyRequest) => string = (request) => request.principal?.keyId ?? 'anonymous',
+) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     try {
       await requireRedis(redis);
-      const keyId = request.principal?.keyId ?? 'anonymous';
+      const keyId = keyOf(request);
       const decision = await rateLimiter.consume(keyId);
       if (decision.limit > 0) {
         reply.header('ratelimit-limit', String(decision.limit));

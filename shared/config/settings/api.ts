@@ -1,5 +1,5 @@
 // Setting declarations: read shared/config/settings/all-settings.ts first (how to add one).
-import { flag, integer, parsed, quoteValue, text, type Read } from '../setting-builders.js';
+import { flag, integer, matching, parsed, quoteValue, text, url, type Read } from '../setting-builders.js';
 import { defineArea, type AreaConfig } from '../settings-area.js';
 import { parseTenantBudgetLimits, type TenantBudgetLimits } from '../tenant-budget-limits.js';
 import { readTenantPolicyFile, type TenantPolicyFile } from '../tenant-policy.js';
@@ -29,6 +29,21 @@ export const apiArea = defineArea({
       allowed: 'a file path',
       doc: 'A file of the same entries, one per line or comma-separated.',
       when: 'To keep keys out of the environment (a mounted secret).',
+    }),
+    callbackSecret: matching({
+      env: 'AGENTQ_CALLBACK_SECRET',
+      secret: true,
+      pattern: /^\S{32,}$/,
+      allowed: 'at least 32 characters (e.g. `openssl rand -hex 32`)',
+      doc: 'Signs the callback URLs of `context.callback` (HMAC-SHA256); the same value on workers and API. Unset: a node asking for a callback URL fails, naming this setting.',
+      when: 'Before a node hands out callback URLs; changing it voids the URLs handed out.',
+    }),
+    publicUrl: url({
+      env: 'AGENTQ_PUBLIC_URL',
+      example: 'https://agentq.example.com',
+      shownDefault: '`http://<HOST>:<PORT>`',
+      doc: 'The API’s address as third parties reach it: the base of callback URLs (`<AGENTQ_PUBLIC_URL>/v1/callbacks/<token>`).',
+      when: 'Whenever the API is behind a proxy or on another machine than the workers.',
     }),
     bodyLimitBytes: integer({
       env: 'AGENTQ_BODY_LIMIT_BYTES',

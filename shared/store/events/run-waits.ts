@@ -132,6 +132,26 @@ export class RunWaits {
     return { eventId: event.id, ...sent, expiresAt: sent.stored ? new Date(expiresAt!).toISOString() : null };
   }
 
+  /**
+   * Completes the open wait `waitId` of the run with `event` (a callback's POST), once; its step is then
+   * promoted. → 'delivered'; 'used' (the wait has its outcome already); 'closed' (the run is over, or the
+   * wait is not open); 'missing' (no such run).
+   */
+  async complete(
+    runId: string,
+    waitId: string,
+    event: WaitEvent,
+    queues: StepQueues,
+  ): Promise<'delivered' | 'used' | 'closed' | 'missing'> {
+    const [result] = await this.deliver(runId, JSON.stringify(event), { waitId });
+    if (result === 'delivered') {
+      await wakeWaitingStep(queues, runId, waitId);
+      return 'delivered';
+    }
+    if (result === 'missing') return 'missing';
+    return result === 'taken' || (await this.outcome(runId, waitId)) !== null ? 'used' : 'closed';
+  }
+
   private async sendToRun(
     runId: string,
     event: WaitEvent,

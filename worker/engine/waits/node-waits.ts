@@ -1,8 +1,15 @@
 import { trace, type Attributes } from '@opentelemetry/api';
 import { AgentqError } from '../../../shared/contracts/errors.js';
-import type { WaitForOptions, WaitOutcome } from '../../../shared/contracts/wait-event.js';
+import type {
+  CallbackOptions,
+  CallbackOutcome,
+  NodeCallback,
+  WaitForOptions,
+  WaitOutcome,
+} from '../../../shared/contracts/wait-event.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { ParkSignal } from '../../../shared/graph/park-signal.js';
+import { callbackEventName, signCallbackToken } from '../../../shared/store/events/callback-token.js';
 import { RunWaits, waitIdOf, type WaitRecord } from '../../../shared/store/events/run-waits.js';
 import type { RedisRunStore } from '../../../shared/store/redis-run-store.js';
 
@@ -13,12 +20,25 @@ import type { RedisRunStore } from '../../../shared/store/redis-run-store.js';
  */
 export const WAIT_RECHECK_MS = 15 * 60_000;
 
+/** How long a callback URL works when the node does not say. */
+export const CALLBACK_DEFAULT_MS = 24 * 3600_000;
+
+/** What callback URLs are made of (AGENTQ_CALLBACK_SECRET, AGENTQ_PUBLIC_URL). */
+export interface CallbackSigning {
+  /** Unset: `context.callback` fails, naming the setting. */
+  secret: string | undefined;
+  /** The API's address as third parties reach it, without a trailing slash. */
+  baseUrl: string;
+}
+
 /** Where the step is: what its waits are named by (`s3.t0:0`, `s3.t0:1`, … in the order the node calls them). */
 export interface NodeWaitsInput {
   store: RedisRunStore;
   runId: string;
   tenant: string;
   stepId: string;
+  /** @default none: `context.callback` fails, naming AGENTQ_CALLBACK_SECRET */
+  callbacks?: CallbackSigning;
 }
 
 /**
@@ -79,6 +99,43 @@ export class NodeWaits {
       'the step waits for an event without holding a worker',
       async () => (await this.waits.outcome(runId, waitId)) !== null,
     );
+  };
+
+  readonly callback = async <T>(options: CallbackOptions = {}): Promise<NodeCallback<T>> => {
+    const { runId, tenant, stepId, callbacks } = this.input;
+    const waitId = waitIdOf(stepId, this.rank++);
+    const { timeoutMs = CALLBACK_DEFAULT_MS } = options;
+    if (!(timeoutMs > 0)) throw new AgentqError('INVALID_INPUT', 'context.callback takes a timeoutMs above 0');
+    if (!callbacks?.secret)
+      throw new AgentqError(
+        'INVALID_INPUT',
+        'context.callback needs AGENTQ_CALLBACK_SECRET (the same value on workers and API) to sign its URL',
+      );
+    // Fixed at the first call, so the token, made of it, is the same on every run of the step.
+    const until = await this.waits.fixUntil(runId, waitId, Date.now() + timeoutMs);
+    const token = signCallbackToken({ tenant, runId, waitId, expiresAt: until }, callbacks.secret);
+    const record: WaitRecord = { name: callbackEventName(token), match: {}, key: null, until };
+    // Opened now, before the node hands the URL out: a POST that comes before `wait()` parks is taken.
+    const opened = await this.waits.watch(runId, waitId, record, tenant);
+    const expiresAt = new Date(until).toISOString();
+    const wait = async (): Promise<CallbackOutcome<T>> => {
+      const outcome = opened !== 'waiting' ? opened : await this.waits.watch(runId, waitId, record, tenant);
+      if (outcome !== 'waiting') {
+        waitEvent('agentq.wait.end', {
+          'agentq.wait.id': waitId,
+          'agentq.wait.kind': 'callback',
+          'agentq.wait.timed_out': 'timedOut' in outcome,
+        });
+        return 'timedOut' in outcome ? outcome : { body: outcome.event.data as T };
+      }
+      throw new ParkSignal(
+        Math.min(WAIT_RECHECK_MS, Math.max(0, until - Date.now())),
+        { callback: { until: expiresAt } },
+        'the step waits for a callback without holding a worker',
+        async () => (await this.waits.outcome(runId, waitId)) !== null,
+      );
+    };
+    return { url: `${callbacks.baseUrl}/v1/callbacks/${token}`, token, expiresAt, wait };
   };
 }
 
