@@ -36,6 +36,9 @@ export function describeRun(record: RunRecord): string {
   const lines = [
     `${record.id}  ${record.status}  ${record.graph}@${record.graphVersion ?? '?'}  steps=${record.stepCount}`,
   ];
+  // A child run names the run whose step started it (`agentq children <parent>` lists the other side).
+  if (record.parentRunId)
+    lines.push(`parent: ${record.parentRunId}${record.parentStep ? ` (step ${record.parentStep})` : ''}`);
   if (record.output !== null && record.output !== undefined) lines.push(`output: ${JSON.stringify(record.output)}`);
   if (record.error) lines.push(`error: ${record.error.code}: ${record.error.message}`);
   return lines.join('\n');

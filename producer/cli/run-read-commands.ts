@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { describeRun, exitFor, parseCount, withClient, type Io, type ProducerClients } from './command-helpers.js';
 
-/** The commands that read one run: status, wait, steps. */
+/** The commands that read one run: status, wait, steps, children. */
 export function registerRunReadCommands(program: Command, clients: ProducerClients, io: Io): void {
   program
     .command('status')
@@ -62,6 +62,38 @@ export function registerRunReadCommands(program: Command, clients: ProducerClien
                     `${step.index}\ts${step.superstep}\t${step.node}\tattempts=${step.attempts}\t${step.startedAt} → ${step.endedAt}${step.inheritedFrom ? `\tinherited from ${step.inheritedFrom}` : ''}`,
                 )
                 .join('\n'),
+        );
+      });
+    });
+
+  program
+    .command('children')
+    .description('list the child runs a run started (context.runGraph), a page at a time')
+    .argument('<runId>')
+    .option('--limit <n>', 'about this many children per page (default 100)', parseCount('--limit'))
+    .option('--cursor <cursor>', 'the next page: the cursor the previous page printed')
+    .option('--json', 'print the page as JSON ({ children, nextCursor, total })')
+    .action(async (runId: string, options: { json?: boolean; limit?: number; cursor?: string }) => {
+      await withClient(clients.reader, async (client) => {
+        const page = await client.children(runId, {
+          ...(options.limit === undefined ? {} : { limit: options.limit }),
+          ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
+        });
+        // The link says who and where; the status is the child's own record, read now.
+        const records = await Promise.all(page.children.map((child) => client.get(child.runId)));
+        const children = page.children.map((child, at) => ({ ...child, status: records[at]?.status ?? 'missing' }));
+        if (options.json) return io.out(JSON.stringify({ ...page, children }));
+        // The count and the cursor go to stderr, so stdout stays one child per line for scripts.
+        io.err(
+          `${children.length} of ${page.total} children${page.nextCursor ? `; next page: --cursor ${page.nextCursor}` : ''}`,
+        );
+        io.out(
+          children
+            .map(
+              (child) =>
+                `${child.runId}\t${child.graph}\t${child.status}\tstep=${child.step}${child.wait ? '\twaited' : ''}`,
+            )
+            .join('\n'),
         );
       });
     });

@@ -46,6 +46,7 @@ export class RunCreation {
       fields.parentRunId = run.parent.runId;
       fields.parentStep = run.parent.step;
       if (run.parent.wait) fields.parentWaits = '1';
+      if (run.parent.span) fields.parentSpan = run.parent.span;
     }
     // Every script that stores the run's bytes charges them to this ledger, in the same call.
     fields.ledger = this.context.keys.runLedger(run.tenant, run.id);

@@ -39,8 +39,11 @@ export interface RunMeta {
   batchId: string | null;
   /** The schedule whose tick started this run. */
   scheduleId: string | null;
-  /** A child run's parent and its step (`context.runGraph`), and whether that step waits for it. */
-  parent: { runId: string; step: string; wait: boolean } | null;
+  /**
+   * A child run's parent and its step (`context.runGraph`), whether that step waits for it, and the
+   * step's span (`<traceId>-<spanId>`) when it was traced.
+   */
+  parent: { runId: string; step: string; wait: boolean; span?: string } | null;
   /** The conversation this run continues, if any. */
   conversationId: string | null;
   /** What the run does while its conversation's previous turn is unfinished; null: its graph's default. */
@@ -192,7 +195,12 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
     batchId: fields.batchId ?? null,
     scheduleId: fields.scheduleId ?? null,
     parent: fields.parentRunId
-      ? { runId: fields.parentRunId, step: fields.parentStep ?? '', wait: fields.parentWaits === '1' }
+      ? {
+          runId: fields.parentRunId,
+          step: fields.parentStep ?? '',
+          wait: fields.parentWaits === '1',
+          ...(fields.parentSpan ? { span: fields.parentSpan } : {}),
+        }
       : null,
     conversationId: fields.conversationId ?? null,
     onBusy: (fields.onBusy as OnBusy | undefined) ?? null,

@@ -27,7 +27,7 @@ export interface NewRun {
   /** A replay's original run: its recorded calls answer this run's. */
   replay?: { runId: string; live: boolean };
   /** The run and step that started this one (a child run), and whether that step waits for it. */
-  parent?: { runId: string; step: string; wait: boolean };
+  parent?: { runId: string; step: string; wait: boolean; span?: string };
   now: number;
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { context, trace, TraceFlags, type Context, type Tracer } from '@opentelemetry/api';
+import { context, isSpanContextValid, trace, TraceFlags, type Context, type Tracer } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
@@ -51,8 +51,11 @@ interface RunSpanRecord {
   errorMessage?: string | undefined;
   startTime: number;
   endTime: number;
-  /** A child run's parent run and the step that started it (context.runGraph). */
-  parent?: { runId: string; step: string } | null | undefined;
+  /**
+   * A child run's parent run and the step that started it (context.runGraph), and that step's span
+   * (`<traceId>-<spanId>`, when it was traced) for the span link.
+   */
+  parent?: { runId: string; step: string; span?: string | null | undefined } | null | undefined;
 }
 
 interface TelemetryOptions {
@@ -153,6 +156,7 @@ export async function startTelemetry({
     emitRunSpan(run) {
       const match = run.trace ? TRACE_PATTERN.exec(run.trace) : null;
       if (!match) return;
+      const parentSpan = run.parent?.span ? TRACE_PATTERN.exec(run.parent.span) : null;
       idGenerator.forced = { traceId: match[1]!, spanId: match[2]! };
       // startSpan draws the forced ids synchronously; nothing can interleave.
       const span = tracer.startSpan(`agent.run ${run.graph}`, {
@@ -168,6 +172,21 @@ export async function startTelemetry({
           // Its own trace, tied to the parent's by attribute: the parent's step span is in the parent's trace.
           ...(run.parent ? { 'agentq.parent_run_id': run.parent.runId, 'agentq.parent_step': run.parent.step } : {}),
         },
+        // And by a span link to the parent's step span, which trace viewers follow across the two traces.
+        ...(parentSpan
+          ? {
+              links: [
+                {
+                  context: {
+                    traceId: parentSpan[1]!,
+                    spanId: parentSpan[2]!,
+                    traceFlags: TraceFlags.SAMPLED,
+                    isRemote: true,
+                  },
+                },
+              ],
+            }
+          : {}),
       });
       idGenerator.forced = undefined;
       if (run.status === 'failed') span.setStatus({ code: 2, message: run.errorMessage ?? run.errorCode ?? 'failed' });
@@ -180,6 +199,15 @@ export async function startTelemetry({
     },
   };
   return current;
+}
+
+/**
+ * `<traceId>-<spanId>` of the span active here (a step's, as its node runs), or null when nothing is
+ * traced: a child run keeps it to link its own trace's root span back to the step that started it.
+ */
+export function activeSpanRef(): string | null {
+  const span = trace.getActiveSpan()?.spanContext();
+  return span && isSpanContextValid(span) ? `${span.traceId}-${span.spanId}` : null;
 }
 
 /** The telemetry started in this process, or the disabled instance. */

@@ -1,6 +1,7 @@
 /**
  * A chaos worker serving `sleeper` (its one node sleeps SLEEP_MS, then outputs when it slept and woke) and
- * `waiter` (test/helpers/waiter-graph.ts): the test SIGKILLs it while a step is parked and starts another.
+ * `waiter` (test/helpers/waiter-graph.ts), and the child-run graphs (test/helpers/child-run-graphs.ts): the
+ * tests SIGKILL it (or Redis) while steps are parked.
  */
 import { loadConfig } from '../../shared/config/config.js';
 import { channel } from '../../shared/graph/channels.js';
@@ -9,6 +10,7 @@ import { END, START } from '../../shared/graph/graph.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { waiterGraph } from '../helpers/waiter-graph.js';
+import { childDoubleGraph, parentSumGraph } from '../helpers/child-run-graphs.js';
 
 const sleeper = defineGraph({
   name: 'sleeper',
@@ -28,7 +30,7 @@ const sleeper = defineGraph({
 const config = loadConfig();
 await startWorker({
   config,
-  graphs: [sleeper, waiterGraph()],
+  graphs: [sleeper, waiterGraph(), childDoubleGraph(), parentSumGraph()],
   logger: createLogger(config.logLevel, { role: 'chaos-worker' }),
 });
 process.stdout.write('ready\n');

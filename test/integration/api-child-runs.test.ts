@@ -11,6 +11,17 @@ describe('API: child runs', () => {
   });
   afterAll(async () => env?.close());
 
+  /** A parent-sum run of the tenant the inspector's pages are asked for. */
+  const enqueueAsAcme = async (input: { ns: number[] }): Promise<RunRecord> => {
+    const created = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/runs',
+      payload: { graph: 'parent-sum', input },
+    });
+    expect(created.statusCode).toBe(202);
+    return json<RunRecord>(created);
+  };
+
   it('GET /v1/runs/:id/children pages the children; GET /v1/runs/:child names the parent; another tenant gets 404', async () => {
     const created = await env.as(KEYS.acmeProducer, {
       method: 'POST',
@@ -40,4 +51,44 @@ describe('API: child runs', () => {
     const foreign = await env.as(KEYS.globexProducer, { method: 'GET', url: `/v1/runs/${parent.id}/children` });
     expect(foreign.statusCode).toBe(404);
   });
+
+  it('the inspector: a parent page lists its children linked, a page at a time; a child page links its parent', async () => {
+    const parent = await enqueueAsAcme({ ns: [1, 2, 3] });
+    await env.client.wait(parent.id);
+    const { children } = await env.client.children(parent.id);
+    expect(children).toHaveLength(3);
+
+    const page = await env.as(KEYS.acmeProducer, { method: 'GET', url: `/runs/${parent.id}` });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<h2>Child runs</h2>');
+    for (const child of children)
+      expect(page.body).toContain(`<a class="child-run" href="/runs/${child.runId}"><code>${child.runId}</code></a>`);
+    expect(page.body).toContain('3 of 3 shown.');
+    expect(page.body).not.toContain('id="parent-run"');
+
+    const childPage = await env.as(KEYS.acmeProducer, { method: 'GET', url: `/runs/${children[0]!.runId}` });
+    expect(childPage.statusCode).toBe(200);
+    expect(childPage.body).toContain(`<a id="parent-run" href="/runs/${parent.id}"><code>${parent.id}</code></a>`);
+    expect(childPage.body).not.toContain('<h2>Child runs</h2>');
+  });
+
+  // HSCAN decides how many fields a page holds (a small hash answers all at once): the test follows the
+  // links to the end, however many pages that takes, and checks every child was listed once.
+  it('the inspector lists a fan-out of 200 children through its "More children" links', async () => {
+    const ns = Array.from({ length: 200 }, (_, at) => at);
+    const parent = await enqueueAsAcme({ ns });
+    await env.client.wait(parent.id, { timeoutMs: 120_000 });
+    const seen = new Set<string>();
+    let url: string | null = `/runs/${parent.id}`;
+    let pages = 0;
+    while (url && pages < 50) {
+      const page = await env.as(KEYS.acmeProducer, { method: 'GET', url });
+      expect(page.statusCode).toBe(200);
+      for (const match of page.body.matchAll(/<a class="child-run" href="\/runs\/([^"]+)">/g)) seen.add(match[1]!);
+      url = /<a id="more-children" href="([^"]+)">/.exec(page.body)?.[1]?.replaceAll('&amp;', '&') ?? null;
+      pages += 1;
+    }
+    expect(url).toBeNull();
+    expect(seen.size).toBe(200);
+  }, 180_000);
 });

@@ -1,30 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { runPage } from '../../producer/api/inspector/run-page.js';
 import { loadConfig } from '../../shared/config/config.js';
-import { parseMeta, toRunRecord } from '../../shared/store/run-meta.js';
+import { runPageData } from '../helpers/run-page-data.js';
 
 /** The run page links a run's trace id to the trace viewer AGENTQ_TRACE_URL names. */
 describe('run page trace link', () => {
-  const meta = parseMeta({
-    id: 'run_1',
-    tenant: 'acme',
-    status: 'completed',
-    graph: 'chain',
-    maxSteps: '10',
-    createdAt: '1700000000000',
-    updatedAt: '1700000001000',
-    trace: '0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331',
-  });
-  const data = {
-    record: toRunRecord(meta),
-    meta,
-    steps: { items: [], from: 0, total: 0, next: null },
-    events: [],
-    messages: { items: [], from: 0, total: 0, next: null },
-    state: {},
-    otherPaths: [],
-    now: 1700000002000,
-  };
+  const data = runPageData({ trace: '0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331' });
 
   it('links the trace id with AGENTQ_TRACE_URL, and shows it as text without', () => {
     const traceUrl = loadConfig({ AGENTQ_TRACE_URL: 'http://localhost:16686/trace/{traceId}' }).traceUrl;

@@ -24,6 +24,7 @@ import { RunDiagram, type Path } from './run-diagram.js';
 import { StepTimeline, timelineRows } from './step-timeline.js';
 import { ParkedStepNotice } from './parked-step-notice.js';
 import { TimeTravelPanel } from './time-travel-panel.js';
+import { ChildRuns, ParentLink, type ChildrenWindow } from './run-family.js';
 
 export interface RunPageData {
   record: RunRecord;
@@ -50,6 +51,8 @@ export interface RunPageData {
   shards?: number;
   /** A replay run's verdict (issue 39); null for other runs. */
   replayReport?: ReplayReport | null;
+  /** A page of the child runs its steps started (the first unless the URL's `?children=` names another). */
+  children?: ChildrenWindow | null;
 }
 
 /** The supersteps of a run as the nodes each ran (from its committed steps, or its timeline rows). */
@@ -182,6 +185,7 @@ function RunFacts({ data, steps, duration }: { data: RunPageData; steps: readonl
         <b>cost</b>
         {formatCost(record.usage.costUsd)}
       </div>
+      <ParentLink parentRunId={record.parentRunId} parentStep={record.parentStep} />
       <div>
         <b>trace id</b>
         <TraceId traceId={traceId} traceUrl={data.traceUrl} />
@@ -225,6 +229,7 @@ function Sections({ data }: { data: RunPageData }) {
       ) : null}
       {isTerminal(record.status) ? null : <ParkedStepNotice events={events} />}
       <Actions record={record} csrf={data.csrf ?? null} />
+      <ChildRuns runId={record.id} window={data.children} />
       <TimeTravelPanel
         record={record}
         stepCount={data.steps.total}

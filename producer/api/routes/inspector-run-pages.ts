@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { ChildLinks } from '../../../shared/store/child-links.js';
 import type { RunMeta } from '../../../shared/store/redis-run-store.js';
 import { toRunRecord } from '../../../shared/store/redis-run-store.js';
 import { csrfToken } from '../auth/csrf.js';
 import { ApiError } from '../errors.js';
 import type { RunPageWindows } from '../inspector/list-window-nav.js';
+import type { ChildrenWindow } from '../inspector/run-family.js';
 import { pathOf, runPage } from '../inspector/run-page.js';
 import { READ_BOUNDS } from '../read-bounds.js';
 import { streamRunEvents } from '../sse.js';
@@ -14,6 +16,9 @@ import { runListQuery } from './inspector-run-list.js';
 /** Recent runs of the same graph whose paths the diagram adds to this run's. */
 const DIAGRAM_RUNS = 10;
 
+/** Child runs a run page lists at a time (a fan-out may have thousands: the rest are pages away). */
+const PAGE_CHILDREN = 50;
+
 /** A list position in the run page's URL: which window of its steps or transcript to show. */
 const position = z
   .string()
@@ -21,7 +26,14 @@ const position = z
   .optional();
 
 /** The run page's query: the runs list's filters (kept for its links back) and the windows shown. */
-const runPageQuery = runListQuery.extend({ steps: position, messages: position });
+const runPageQuery = runListQuery.extend({
+  steps: position,
+  messages: position,
+  children: z
+    .string()
+    .regex(/^\d{1,20}$/, 'children must be the cursor a run page linked to')
+    .optional(),
+});
 
 function windowsOf(query: { steps?: string; messages?: string }): RunPageWindows {
   return {
@@ -34,6 +46,20 @@ function windowsOf(query: { steps?: string; messages?: string }): RunPageWindows
 export function registerRunPages(pages: PageScope, helpers: InspectorHelpers): void {
   const { context, ownRun, html, notFoundPage } = helpers;
   const { store, client, config, sessions } = context;
+
+  const links = new ChildLinks(store.redis, store.keys);
+
+  /** One page of the run's children with each child's status; null for a run that started none. */
+  const childrenOf = async (runId: string, cursor: string | undefined): Promise<ChildrenWindow | null> => {
+    const page = await links.list(runId, { limit: PAGE_CHILDREN, ...(cursor === undefined ? {} : { cursor }) });
+    if (page.total === 0) return null;
+    const metas = await Promise.all(page.children.map((child) => store.reads.get(child.runId)));
+    return {
+      children: page.children.map((child, at) => ({ ...child, status: metas[at]?.status ?? null })),
+      total: page.total,
+      nextCursor: page.nextCursor,
+    };
+  };
 
   /** Paths of recent runs of the same graph and tenant, for the diagram. */
   const otherPaths = async (meta: RunMeta) => {
@@ -54,7 +80,7 @@ export function registerRunPages(pages: PageScope, helpers: InspectorHelpers): v
       if (!meta) return notFoundPage(reply, `run ${request.params.id}`);
       const windows = windowsOf(request.query);
       // Windows of the run's lists, never the whole: what a view costs does not grow with the run.
-      const [steps, events, messages, state, others, replayReport] = await Promise.all([
+      const [steps, events, messages, state, others, replayReport, children] = await Promise.all([
         store.reads.stepWindow(meta.id, { from: windows.steps, limit: READ_BOUNDS.pageSteps }),
         store.eventLog.latest(meta.id, READ_BOUNDS.pageEvents),
         store.reads.messageWindow(meta.id, { from: windows.messages, limit: READ_BOUNDS.pageMessages }),
@@ -62,6 +88,7 @@ export function registerRunPages(pages: PageScope, helpers: InspectorHelpers): v
         otherPaths(meta),
         // A replay's verdict; none when its original is gone.
         meta.replay ? client.replayReport(meta.id).catch(() => null) : null,
+        childrenOf(meta.id, request.query.children),
       ]);
       const record = toRunRecord(meta);
       return html(
@@ -85,6 +112,7 @@ export function registerRunPages(pages: PageScope, helpers: InspectorHelpers): v
               : null,
           csrf: request.pageSession ? csrfToken(request.pageSession) : null,
           replayReport,
+          children,
         }),
       );
     },

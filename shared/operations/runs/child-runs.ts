@@ -1,4 +1,5 @@
 import { AgentqError } from '../../contracts/errors.js';
+import { activeSpanRef } from '../../telemetry/telemetry.js';
 import { runIdForChild } from '../../contracts/ids.js';
 import { isTerminal } from '../../contracts/run-record.js';
 import { ParkSignal } from '../../graph/park-signal.js';
@@ -69,6 +70,12 @@ export class ChildRuns {
     return this.collect(parent, requests, ids, states as ChildState[], created);
   }
 
+  /** The parent step's span (its node runs inside it), kept by the child for its root span's link. */
+  private stepSpan(): { span?: string } {
+    const span = activeSpanRef();
+    return span ? { span } : {};
+  }
+
   private async create(parent: ParentStep, request: ChildRequest, runId: string, wait: boolean): Promise<ChildState> {
     const { meta } = await this.options.enqueuer.enqueue(
       {
@@ -77,7 +84,7 @@ export class ChildRuns {
         input: request.input,
         tenant: parent.tenant,
       },
-      { runId, origin: 'child', parent: { runId: parent.runId, step: parent.stepId, wait } },
+      { runId, origin: 'child', parent: { runId: parent.runId, step: parent.stepId, wait, ...this.stepSpan() } },
     );
     return { status: meta.status, output: meta.output, error: meta.error };
   }

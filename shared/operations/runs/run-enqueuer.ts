@@ -73,7 +73,7 @@ interface EnqueueExtras {
   /** A replay's original run: the new run's calls are answered by its recording. */
   replay?: { runId: string; live: boolean };
   /** The run and step that start this one (a child run: origin 'child'), and whether the step waits for it. */
-  parent?: { runId: string; step: string; wait: boolean };
+  parent?: { runId: string; step: string; wait: boolean; span?: string };
 }
 
 /**
