@@ -162,7 +162,9 @@ describe('HTTP API v1: runs', () => {
       'step-end',
       'run-end',
     ]);
-    for (const frame of frames) expect(JSON.parse(frame.data!)).toMatchObject({ id: frame.id, type: frame.event });
+    // A frame's id is the resume cursor `<event id>_<token id>`: the event's own id, then the token log's.
+    for (const frame of frames)
+      expect(JSON.parse(frame.data!)).toMatchObject({ id: frame.id!.split('_')[0], type: frame.event });
     const ended = JSON.parse(frames.at(-1)!.data!) as { data: { status: string } };
     expect(ended.data.status).toBe('completed');
     const badResume = await get(`/v1/runs/${id}/events`, { 'last-event-id': 'yesterday' });
