@@ -11,6 +11,9 @@ const id = (what: string) =>
  */
 export const MAX_INPUT_DEPTH = 100;
 
+/** The longest a debounce or throttle may hold a run back (30 days, as a run's deadline). */
+const MAX_FLOW_DELAY_MS = 30 * 24 * 3600 * 1000;
+
 /** True when `value` nests at most `max` arrays/objects deep; iterative, so any depth can be checked. */
 export function nestsWithin(value: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[value, 0]];
@@ -43,12 +46,49 @@ export type RunOptions = z.infer<typeof runOptionsSchema>;
 export const ON_BUSY_MODES = ['queue', 'cancel', 'reject'] as const;
 export type OnBusy = (typeof ON_BUSY_MODES)[number];
 
-/** A run request's conversation options that no field check alone catches; → the problem, or undefined. */
-export function conversationOptionsProblem(request: { conversationId?: string; onBusy?: OnBusy }): string | undefined {
-  return request.onBusy !== undefined && request.conversationId === undefined
-    ? "onBusy: applies to a conversation's turns; send conversationId with it (or leave onBusy out)"
-    : undefined;
+/** A run request's options that no field check alone catches (how they combine); → the problem, or undefined. */
+export function runRequestProblem(request: {
+  conversationId?: string;
+  onBusy?: OnBusy;
+  debounce?: unknown;
+  throttle?: unknown;
+}): string | undefined {
+  if (request.onBusy !== undefined && request.conversationId === undefined)
+    return "onBusy: applies to a conversation's turns; send conversationId with it (or leave onBusy out)";
+  // A debounced run's start moves later as requests join it, which would break a throttle's count.
+  if (request.debounce !== undefined && request.throttle !== undefined)
+    return 'debounce and throttle: send one of them per run (a debounced run already starts at most once per window)';
+  return undefined;
 }
+
+/**
+ * Keeps one pending run per key: a request while one waits to start joins it (`trailing`: its input
+ * replaces the pending run's and the start moves to `delayMs` later, at most `maxDelayMs` after the
+ * first) or is dropped (`leading`: the first started at once; later ones within `delayMs` of the last
+ * return it). The key is the tenant's.
+ */
+export const debounceSchema = z
+  .object({
+    key: id('debounce.key'),
+    delayMs: z.number().int().min(1).max(MAX_FLOW_DELAY_MS),
+    maxDelayMs: z.number().int().min(1).max(MAX_FLOW_DELAY_MS).optional(),
+    mode: z.enum(['trailing', 'leading'], { error: 'debounce.mode must be "trailing" or "leading"' }).optional(),
+  })
+  .strict()
+  .refine((debounce) => debounce.maxDelayMs === undefined || debounce.maxDelayMs >= debounce.delayMs, {
+    error: 'debounce.maxDelayMs must be at least debounce.delayMs',
+  });
+export type Debounce = z.infer<typeof debounceSchema>;
+
+/** At most `limit` runs of the key start in any `periodMs`; the others wait (a delayed start, no worker held). */
+export const throttleSchema = z
+  .object({
+    key: id('throttle.key'),
+    limit: z.number().int().min(1).max(100_000),
+    periodMs: z.number().int().min(1).max(MAX_FLOW_DELAY_MS),
+  })
+  .strict();
+export type Throttle = z.infer<typeof throttleSchema>;
 
 /** BullMQ's largest job priority (2^21). */
 export const MAX_PRIORITY = 2_097_152;
@@ -98,6 +138,8 @@ export const runJobSchema = z
       .min(1, `priority must be a whole number from 1 (most urgent) to ${MAX_PRIORITY}`)
       .max(MAX_PRIORITY, `priority must be a whole number from 1 (most urgent) to ${MAX_PRIORITY}`)
       .optional(),
+    debounce: debounceSchema.optional(),
+    throttle: throttleSchema.optional(),
     /** Receives the run record, signed, when the run finishes (completed, failed or cancelled). */
     webhookUrl: z
       .url({ protocol: /^https?$/, error: 'webhookUrl must be an absolute http:// or https:// URL' })

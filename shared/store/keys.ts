@@ -156,6 +156,11 @@ export class Keys {
     return { waiters: `${base}:waiters`, buffer: `${base}:events` };
   }
 
+  /** A tenant's debounce (the pending run) or throttle (the starts of the last period) key, on a tag of its own. */
+  flowKey(tenant: string, kind: 'debounce' | 'throttle', key: string): string {
+    return `${this.prefix}:{flow:${tenant}:${kind}:${key}}`;
+  }
+
   /** The first engine's meta key of a run (tag `{run:<id>}`): read only to refuse an undrained upgrade. */
   legacyRunMeta(runId: string): string {
     return `${this.prefix}:{run:${runId}}:meta`;
@@ -212,9 +217,8 @@ export class Keys {
   }
 
   /**
-   * The unfinished turns of one conversation of a tenant (ConversationTurns), scored by creation
-   * time: the first is the turn that may run, the others wait or are refused by their `onBusy`. Every
-   * script on it touches only this key, so it needs no hash tag.
+   * A conversation's unfinished turns by creation time (ConversationTurns): the first may run, the others
+   * wait or are refused by their `onBusy`. Its scripts touch only this key: no hash tag needed.
    */
   conversationTurns(tenant: string, conversationId: string): string {
     return `${this.prefix}:t:${tenant}:conversation:${conversationId}:turns`;
@@ -225,10 +229,7 @@ export class Keys {
     return `${this.prefix}:t:${tenant}:inflight`;
   }
 
-  /**
-   * A tenant's unfinished runs that count toward its fair share (every run but batch questions), scored
-   * by creation time (ms): added as a run is created, removed as it finishes (FairShare).
-   */
+  /** A tenant's unfinished runs counting toward its fair share (all but batch questions), by creation time (FairShare). */
   tenantLoad(tenant: string): string {
     return `${this.prefix}:t:${tenant}:load`;
   }
@@ -248,10 +249,7 @@ export class Keys {
     return `${this.prefix}:api:flash:${tokenHash}`;
   }
 
-  /**
-   * Failed authentications of one subject in one window (the API answers 429 past the limit): `addr:<client
-   * address>`, `peer:<connection address>` or `cred:<hash of the credential presented>`.
-   */
+  /** Failed authentications of a subject (`addr:<client>`, `peer:<connection>`, `cred:<hash>`) in a window (429 past the limit). */
   authFailures(subject: string, window: number): string {
     return `${this.prefix}:api:authfail:${subject}:${window}`;
   }

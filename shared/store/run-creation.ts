@@ -4,7 +4,7 @@ import type { Task } from '../graph/graph.js';
 import { forgetScripts, runScriptSha } from '../redis/create-redis.js';
 import { parseRun, type BeginResult } from './begin-reply.js';
 import { pairsToObject, parseMeta, type RunMeta } from './run-meta.js';
-import { ADMIT_RUN, CREATE_RUN } from './run-scripts.js';
+import { ADMIT_RUN, CREATE_RUN, REPLACE_INPUT } from './run-scripts.js';
 import type { RunStoreContext } from './run-store-context.js';
 import type { NewRun, StartJob } from './run-store-types.js';
 import { slotPipeline } from './slot-pipeline.js';
@@ -111,6 +111,12 @@ export class RunCreation {
     if (!existing.id)
       throw new AgentqError('INTERNAL', `run ${run.id} vanished right after it was created`, { retryable: true });
     return { created: false, meta: parseMeta(existing) };
+  }
+
+  /** A debounced run's input replaced by a later request's; → 'replaced', 'started' (or finished) or 'missing'. */
+  async replacePendingInput(runId: string, input: unknown, now: number): Promise<'replaced' | 'started' | 'missing'> {
+    const reply = await this.context.script<number>(REPLACE_INPUT, runId, [JSON.stringify(input ?? null), now]);
+    return reply === 1 ? 'replaced' : reply === 0 ? 'started' : 'missing';
   }
 
   /**

@@ -41,6 +41,9 @@ export const RUN_LUA_VALUES = {
 /** Creates the run unless it exists. Its KEYS, ARGV and reply: the header of lua/create-run-8.lua. */
 export const CREATE_RUN = luaScript(new URL('./lua/create-run-8.lua', import.meta.url), RUN_LUA_VALUES);
 
+/** A debounced run's input replaced while it waits to start. Its KEYS, ARGV and reply: the header of lua/replace-input-8.lua. */
+export const REPLACE_INPUT = luaScript(new URL('./lua/replace-input-8.lua', import.meta.url), RUN_LUA_VALUES);
+
 /** The intake's hand-over. Its KEYS, ARGV and reply: the header of lua/admit-run-8.lua. */
 export const ADMIT_RUN = luaScript(new URL('./lua/admit-run-8.lua', import.meta.url), RUN_LUA_VALUES);
 

@@ -1,14 +1,14 @@
 import { TenantAdmission, type TenantAdmissionConfig } from '../../shared/operations/runs/tenant-admission.js';
-import { createHash } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Config } from '../../shared/config/config.js';
 import { TenantPolicy } from '../../shared/config/tenant-policy.js';
 import { pinGuardrailsInState } from '../../shared/config/tenant-policy-check.js';
 import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
 import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
-import { ID_PATTERN, isDerivedRunId, runIdForIdempotencyKey } from '../../shared/contracts/ids.js';
+import { ID_PATTERN } from '../../shared/contracts/ids.js';
+import { enqueueGatedJob, rawJobRunId } from './gated-intake.js';
 import {
-  conversationOptionsProblem,
+  runRequestProblem,
   formatZodError,
   runJobSchema,
   storedRunJobSchema,
@@ -90,6 +90,13 @@ export class IntakeProcessor {
 
   process = async (job: Job, token?: string): Promise<string> => {
     try {
+      // A debounced or throttled run starts later, from a delayed start job of its own.
+      const gated = await enqueueGatedJob(job, {
+        store: this.options.store,
+        stepQueues: this.options.stepJobs.queues,
+        config: this.options.config,
+      });
+      if (gated !== undefined) return 'deferred';
       const meta = await this.runOf(job, token);
       return (await this.admit(meta, job, token)).result;
     } catch (error) {
@@ -117,23 +124,13 @@ export class IntakeProcessor {
     }
     const oversized = oversizedJobOf(job.data);
     const schemaParsed = oversized ? undefined : runJobSchema.safeParse(job.data);
-    const problem = schemaParsed?.success ? conversationOptionsProblem(schemaParsed.data) : undefined;
+    const problem = schemaParsed?.success ? runRequestProblem(schemaParsed.data) : undefined;
     const parsed = problem ? undefined : schemaParsed;
     const raw = (
       oversized ? oversized.fields : typeof job.data === 'object' && job.data !== null ? job.data : {}
     ) as Record<string, unknown>;
     const tenant = typeof raw.tenant === 'string' && ID_PATTERN.test(raw.tenant) ? raw.tenant : config.tenant;
-    // A runId in agentq's namespace is refused by the schema below; its failed run must not take that id either.
-    const runId =
-      typeof raw.runId === 'string' && ID_PATTERN.test(raw.runId) && !isDerivedRunId(raw.runId)
-        ? raw.runId
-        : typeof raw.idempotencyKey === 'string' && ID_PATTERN.test(raw.idempotencyKey)
-          ? runIdForIdempotencyKey(tenant, raw.idempotencyKey)
-          : // Deterministic, so a retried intake job finds the run its first attempt created.
-            `run_j${createHash('sha256')
-              .update(`${job.queueName}\0${job.id ?? ''}`)
-              .digest('hex')
-              .slice(0, 31)}`;
+    const runId = rawJobRunId(job, raw, tenant);
     const now = Date.now();
     if (!parsed?.success) {
       const message = oversized

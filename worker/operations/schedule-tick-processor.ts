@@ -61,6 +61,8 @@ export class ScheduleTickProcessor {
           tenant,
           ...(spec.options === undefined ? {} : { options: spec.options }),
           ...(spec.priority === undefined ? {} : { priority: spec.priority }),
+          ...(spec.debounce === undefined ? {} : { debounce: spec.debounce }),
+          ...(spec.throttle === undefined ? {} : { throttle: spec.throttle }),
         },
         { runId, scheduleId, origin: 'schedule', ...(definition.keyId ? { keyId: definition.keyId } : {}) },
       ));

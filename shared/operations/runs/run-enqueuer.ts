@@ -1,11 +1,12 @@
 import type { JobsOptions } from 'bullmq';
 import type { z } from 'zod';
 import type { Config } from '../../config/config.js';
+import { sleep } from '../../contracts/abort.js';
 import { AgentqError } from '../../contracts/errors.js';
 import { TenantAdmission, type TenantAdmissionConfig, type RunOrigin } from './tenant-admission.js';
 import { newRunId, runIdForIdempotencyKey } from '../../contracts/ids.js';
 import {
-  conversationOptionsProblem,
+  runRequestProblem,
   formatZodError,
   graphIdOf,
   runJobSchema,
@@ -16,6 +17,7 @@ import {
 import { toRunRecord, type RedisRunStore, type RunMeta } from '../../store/redis-run-store.js';
 import { isTerminal, type RunRecord } from '../../contracts/run-record.js';
 import type { StepQueues } from '../../store/step-queues.js';
+import { FlowGates } from '../../store/flow/flow-gates.js';
 
 /** What a producer asks for. Same fields as job schema v1 (docs/reference/job-schema-v1.md), without `v`. */
 export const enqueueRequestSchema = runJobSchema.omit({ v: true });
@@ -30,7 +32,7 @@ export function parseEnqueueRequest(request: EnqueueRequest): ValidEnqueueReques
     throw new AgentqError('INVALID_INPUT', `invalid run request: ${formatZodError(parsed.error)}`, {
       details: parsed.error.issues,
     });
-  const problem = conversationOptionsProblem(parsed.data);
+  const problem = runRequestProblem(parsed.data);
   if (problem) throw new AgentqError('INVALID_INPUT', `invalid run request: ${problem}`);
   return parsed.data;
 }
@@ -47,6 +49,12 @@ export const INTAKE_JOB_OPTIONS = {
  * for any node's policy; the step processor stops at the entry node's own `maxAttempts`.
  */
 const START_JOB_ATTEMPTS = 10;
+
+/**
+ * How long a request joining a debounced run waits for that run to exist: its creator claims the key
+ * first and creates the run a round trip or two later. Past it the creator is taken for gone.
+ */
+const DEBOUNCE_CREATION_WAIT_MS = 5000;
 
 /** The options of a run's start job: the step job id of superstep 0, task 0. */
 function startJobOptions(runId: string, priority = 0): JobsOptions {
@@ -86,6 +94,7 @@ interface EnqueueExtras {
 export class RunEnqueuer {
   /** The admission of every run this enqueuer creates; a retry passes it too (AgentClient.retry). */
   readonly admission: TenantAdmission;
+  private readonly gates: FlowGates;
 
   constructor(
     private readonly store: RedisRunStore,
@@ -101,6 +110,7 @@ export class RunEnqueuer {
     private readonly admitInline?: (meta: RunMeta) => Promise<boolean>,
   ) {
     this.admission = new TenantAdmission(store.redis, store.keys, config);
+    this.gates = new FlowGates(store.redis, store.keys);
   }
 
   async enqueue(
@@ -120,17 +130,22 @@ export class RunEnqueuer {
       extras.runId ??
       data.runId ??
       (data.idempotencyKey ? runIdForIdempotencyKey(tenant, data.idempotencyKey) : newRunId());
+    const gate = await this.gate(data, tenant, runId);
+    if ('standing' in gate) return { record: toRunRecord(gate.standing), created: false, meta: gate.standing };
+    const { delayMs } = gate;
     const now = Date.now();
     const deadlineMs = data.options?.deadlineMs ?? this.config.defaultDeadlineMs;
     const graphId = graphIdOf({ graph: data.graph, graphVersion: data.graphVersion ?? null });
-    // The start job goes in with the run, in one script — unless this worker takes the run in itself.
-    const start = this.admitInline
-      ? undefined
-      : this.stepQueues.startJob(
-          runId,
-          { runId, superstep: 0, task: 0, node: START_NODE, graph: graphId },
-          START_JOB_ATTEMPTS,
-        );
+    // The start job goes in with the run, in one script — unless this worker takes the run in itself,
+    // or the run starts later (a debounce or throttle): its start job is then added delayed, below.
+    const start =
+      this.admitInline || delayMs > 0
+        ? undefined
+        : this.stepQueues.startJob(
+            runId,
+            { runId, superstep: 0, task: 0, node: START_NODE, graph: graphId },
+            START_JOB_ATTEMPTS,
+          );
     const own = data.priority ?? extras.priority ?? 0;
     const origin = extras.origin ?? (extras.batchId ? 'batch' : extras.scheduleId ? 'schedule' : 'producer');
     let admission;
@@ -148,6 +163,7 @@ export class RunEnqueuer {
       // A replay of the caller's own run answers with that run whatever the limits say now.
       const existing = await this.store.reads.get(runId).catch(() => null);
       if (existing?.tenant === tenant) return { record: toRunRecord(existing), created: false, meta: existing };
+      if (data.throttle) await this.gates.unthrottle(tenant, data.throttle, runId).catch(() => undefined);
       throw error;
     }
     const { priority } = admission;
@@ -188,16 +204,61 @@ export class RunEnqueuer {
     // exists, and a start job for a run already taken in just runs that run's first task.
     if (!start && meta.status === 'queued' && meta.tasks === null) {
       // A failed inline intake falls back to the start job; taking a run in twice is a no-op.
-      if (this.admitInline && (await this.admitInline(meta).catch(() => false)))
+      if (delayMs === 0 && this.admitInline && (await this.admitInline(meta).catch(() => false)))
         return { record: toRunRecord(meta), created, meta };
       await this.stepQueues
         .forRun(runId)
         .add(
           START_NODE,
           { runId, superstep: 0, task: 0, node: START_NODE, graph: graphIdOf(meta) },
-          startJobOptions(runId, meta.priority),
+          { ...startJobOptions(runId, meta.priority), ...(delayMs > 0 ? { delay: delayMs } : {}) },
         );
     }
     return { record: toRunRecord(meta), created, meta };
+  }
+
+  /**
+   * The request's debounce or throttle (FlowGates): → the run that stands for it (a debounce's pending
+   * run, which takes a trailing request's input and a later start), or how long the new run waits.
+   */
+  private async gate(
+    data: ValidEnqueueRequest,
+    tenant: string,
+    runId: string,
+  ): Promise<{ standing: RunMeta } | { delayMs: number }> {
+    if (data.throttle) return { delayMs: await this.gates.throttle(tenant, data.throttle, runId) };
+    if (!data.debounce) return { delayMs: 0 };
+    let outcome = await this.gates.debounce(tenant, data.debounce, runId);
+    // A pending run that started (or vanished) meanwhile is stale: the key passes to the new run.
+    for (let tries = 0; outcome.kind !== 'new' && outcome.runId !== runId && tries < 3; tries++) {
+      const pending = outcome.runId;
+      if (outcome.kind === 'drop') {
+        const meta = await this.pendingRun(pending, (run) => this.store.reads.get(run));
+        if (meta) return { standing: meta };
+      } else if ((await this.pendingRun(pending, (run) => this.replaceInput(run, data.input))) === 'replaced') {
+        const job = await this.stepQueues.forRun(pending).getJob(stepJobId(pending, 0, 0));
+        // Not delayed any more (it is being taken now): it starts with the input just written.
+        await job?.changeDelay(outcome.delayMs).catch(() => undefined);
+        const meta = await this.store.reads.get(pending);
+        if (meta) return { standing: meta };
+      }
+      outcome = await this.gates.debounce(tenant, data.debounce, runId, pending);
+    }
+    return { delayMs: outcome.kind === 'drop' ? 0 : outcome.delayMs };
+  }
+
+  private async replaceInput(runId: string, input: unknown): Promise<'replaced' | 'started' | null> {
+    const outcome = await this.store.creation.replacePendingInput(runId, input, Date.now());
+    return outcome === 'missing' ? null : outcome;
+  }
+
+  /** `act` on a debounce's pending run, waited for while it is not there yet (its creator is creating it). */
+  private async pendingRun<T>(runId: string, act: (runId: string) => Promise<T | null>): Promise<T | null> {
+    const until = Date.now() + DEBOUNCE_CREATION_WAIT_MS;
+    for (;;) {
+      const outcome = await act(runId);
+      if (outcome !== null || Date.now() > until) return outcome;
+      await sleep(25);
+    }
   }
 }

@@ -1,7 +1,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
 import { AgentqError } from '../../contracts/errors.js';
-import { formatZodError, runJobSchema, runOptionsSchema } from '../../contracts/job-schema.js';
+import { formatZodError, runJobSchema, runOptionsSchema, runRequestProblem } from '../../contracts/job-schema.js';
 
 /** Shortest interval of an `everyMs` schedule: below a second a schedule is a loop, not a schedule. */
 const MIN_EVERY_MS = 1000;
@@ -14,7 +14,7 @@ const isoTime = (field: string) =>
 /**
  * What a schedule starts and when. Exactly one of `cron` (5 fields, or 6 with seconds first; `tz` an IANA
  * time zone, default UTC) or `everyMs`. `startAt`/`endAt` bound the ticks. The run fields are those of a
- * run request (job schema v1): graph, graphVersion, input, options, priority.
+ * run request (job schema v1): graph, graphVersion, input, options, priority, debounce, throttle.
  */
 export const scheduleSpecSchema = z
   .object({
@@ -24,6 +24,8 @@ export const scheduleSpecSchema = z
     input: runJobSchema.shape.input,
     options: runOptionsSchema.optional(),
     priority: runJobSchema.shape.priority,
+    debounce: runJobSchema.shape.debounce,
+    throttle: runJobSchema.shape.throttle,
     cron: z
       .string()
       .min(1)
@@ -52,6 +54,8 @@ export const scheduleSpecSchema = z
         message: "give either cron (e.g. '0 9 * * 1-5') or everyMs (e.g. 60000)",
       });
     }
+    const combined = runRequestProblem(spec);
+    if (combined) context.addIssue({ code: 'custom', path: ['throttle'], message: combined });
     if (spec.cron !== undefined && spec.everyMs !== undefined) {
       context.addIssue({ code: 'custom', path: ['everyMs'], message: 'give either cron or everyMs, not both' });
     }
