@@ -6,6 +6,7 @@ import { TenantPolicy } from '../../shared/config/tenant-policy.js';
 import { pinGuardrailsInState } from '../../shared/config/tenant-policy-check.js';
 import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
 import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
+import { enterGraph } from '../../shared/graph/ready-gate.js';
 import { ID_PATTERN, isDerivedRunId, runIdForIdempotencyKey } from '../../shared/contracts/ids.js';
 import {
   conversationOptionsProblem,
@@ -311,7 +312,7 @@ export class IntakeProcessor {
     let tasks;
     try {
       state = pinGuardrailsInState(graph.initialState(input.data), this.policy.rulesFor(meta.tenant));
-      tasks = await graph.entry(state as never); // a promise only when a START router is async
+      ({ state, tasks } = await enterGraph(graph, state)); // waiting entry tasks stay in the state
     } catch (error) {
       return reject(toAgentqError(error));
     }
