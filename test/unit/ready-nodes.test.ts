@@ -50,6 +50,29 @@ describe('ready(state) on a node, in process', () => {
     expect(result.steps).toEqual([]);
   });
 
+  it("a subgraph's ready node waits in the parent's state like the parent's own", async () => {
+    const state = { log: channel.append<string>(), bDone: channel.replace(false) };
+    const sub = defineGraph({ name: 'ready-sub', state })
+      .node('x', () => ({ log: 'x' }), { ready: (s) => s.bDone })
+      .edge(START, 'x')
+      .edge('x', END)
+      .build();
+    const parent = defineGraph({ name: 'ready-parent', state })
+      .node('a', () => ({ log: 'a' }))
+      .node('b', () => ({ log: 'b', bDone: true }))
+      .node('sub', sub)
+      .edge(START, 'a')
+      .edge('a', 'b')
+      .edge('a', 'sub')
+      .edge('b', END)
+      .edge('sub', END)
+      .build();
+    const result = await runInProcess(parent, null);
+    expect(result.status).toBe('completed');
+    expect(placed(result.steps)).toEqual(['0:a', '1:b', '2:sub/x']);
+    expect(result.output).toEqual({ log: ['a', 'b', 'x'], bDone: true });
+  });
+
   it('a graph without ready nodes has no waiting key; a graph may not declare one', () => {
     const plain = defineGraph({ name: 'plain', state: { n: channel.replace(0) } })
       .node('a', () => ({ n: 1 }))
