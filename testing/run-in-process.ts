@@ -5,6 +5,7 @@ import { formatZodError } from '../shared/contracts/job-schema.js';
 import { stateFrom, type StateOf } from '../shared/graph/channels.js';
 import type { AnyGraph, Graph, NodeResult, Task } from '../shared/graph/graph.js';
 import { InterruptSignal } from '../shared/graph/interrupt-signal.js';
+import { enterGraph } from '../shared/graph/ready-gate.js';
 import type { Services } from '../shared/graph/node-context.js';
 import { backoffDelay } from '../shared/graph/retry-policy.js';
 import type { Logger } from '../shared/telemetry/logger.js';
@@ -149,7 +150,7 @@ class InProcessRun {
       );
     try {
       this.state = stateFrom(graph.channels, throughJson(graph.initialState(parsed.data)));
-      this.tasks = await graph.entry(this.state);
+      ({ state: this.state, tasks: this.tasks } = await enterGraph(graph, this.state));
     } catch (error) {
       return this.failed(toAgentqError(error));
     }

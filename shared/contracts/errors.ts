@@ -19,6 +19,8 @@ export const ERROR_CODES = [
   'NOT_FOUND',
   'CONFLICT',
   'INVALID_GRAPH',
+  // Tasks wait on nodes whose ready(state) is false and nothing else is left to run: details {nodes}.
+  'NODE_NOT_READY',
   'UNAVAILABLE',
   'INTERNAL',
   // A document whose type is not supported (empty, binary, an unknown ZIP): it fails alone, not retried.

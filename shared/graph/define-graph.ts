@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { AgentqError } from '../contracts/errors.js';
 import type { OnBusy } from '../contracts/job-schema.js';
-import type { Channels, StateOf, UpdateOf } from './channels.js';
+import { channel, type Channels, type StateOf, type UpdateOf } from './channels.js';
 import {
   END,
   START,
   Send,
+  WAITING_KEY,
   type CompiledNode,
   type Graph,
   type NodeFunction,
@@ -37,7 +38,7 @@ export interface GraphDefinition<C extends Channels, Input> {
 }
 
 type NodeEntry<C extends Channels> =
-  | { kind: 'function'; run: NodeFunction<C>; options: NodeOptions }
+  | { kind: 'function'; run: NodeFunction<C>; options: NodeOptions<StateOf<C>> }
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a subgraph's input type is irrelevant here
   | { kind: 'subgraph'; graph: Graph<any, any> };
 
@@ -79,7 +80,7 @@ export class GraphBuilder<C extends Channels, Input> {
 
   /** Adds a node: a function of (state, context), or a built graph used as a subgraph. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any subgraph whose keys the parent has
-  node(name: string, run: NodeFunction<C> | Graph<any, any>, options: NodeOptions = {}): this {
+  node(name: string, run: NodeFunction<C> | Graph<any, any>, options: NodeOptions<StateOf<C>> = {}): this {
     if (!NAME_PATTERN.test(name)) {
       throw invalid(`node name '${name}' must be 1-64 characters of letters, digits, '_' or '-'`);
     }
@@ -120,6 +121,11 @@ export class GraphBuilder<C extends Channels, Input> {
         `graph '${name}': state key 'messages' is reserved for the run's history (return { messages } to append)`,
       );
     }
+    if (WAITING_KEY in this.definition.state) {
+      throw invalid(
+        `graph '${name}': state key '${WAITING_KEY}' is reserved for the tasks of nodes that are not ready`,
+      );
+    }
     this.check(name);
     return this.compile(name, version);
   }
@@ -147,7 +153,7 @@ export class GraphBuilder<C extends Channels, Input> {
     for (const [subgraphNode, entry] of this.nodes) {
       if (entry.kind !== 'subgraph') continue;
       for (const key of Object.keys(entry.graph.channels)) {
-        if (!(key in this.definition.state)) {
+        if (key !== WAITING_KEY && !(key in this.definition.state)) {
           throw invalid(
             `graph '${graphName}': subgraph node '${subgraphNode}' uses state key '${key}', which this graph lacks`,
           );
@@ -192,7 +198,7 @@ export class GraphBuilder<C extends Channels, Input> {
   }
 
   private compile(name: string, version: string): Graph<C, Input> {
-    const { state: channels, input, initialState, output, onBusy } = this.definition;
+    const { state: declared, input, initialState, output, onBusy } = this.definition;
     const inputSchema = (input ?? z.unknown()) as z.ZodType<Input>;
     const compiled = new Map<string, CompiledNode<C>>();
     // How to enter a top-level node: a subgraph is entered through its own entry tasks.
@@ -205,6 +211,7 @@ export class GraphBuilder<C extends Channels, Input> {
           retry: resolveRetryPolicy(entry.options.retry),
           ...(entry.options.timeoutMs === undefined ? {} : { timeoutMs: entry.options.timeoutMs }),
           ...(entry.options.inline ? { inline: true } : {}),
+          ...(entry.options.ready ? { ready: entry.options.ready } : {}),
         });
       } else {
         subgraphs.set(nodeName, entry.graph as Graph);
@@ -216,6 +223,9 @@ export class GraphBuilder<C extends Channels, Input> {
         }
       }
     }
+    // Waiting tasks live in the state (graph.ts, WAITING_KEY), so only a graph with a ready node has the key.
+    const waits = [...compiled.values()].some((node) => node.ready);
+    const channels = (waits ? { ...declared, [WAITING_KEY]: channel.replace<Task[]>([]) } : declared) as C;
 
     const toTasks = (from: string, result: RouteResult, targets: readonly string[]): Task[] => {
       const list = (Array.isArray(result) ? result : [result]) as (RouteTarget | typeof END)[];
@@ -270,7 +280,7 @@ export class GraphBuilder<C extends Channels, Input> {
         // Initial values replace the defaults (they are not appended to them).
         return { ...base, ...stripUndefined(initialState(value)) } as StateOf<C>;
       },
-      output: (state) => (output ? output(state) : state),
+      output: (state) => (output ? output(state) : waits ? withoutWaiting(state) : state),
       entry: (state) => outgoing(START, state),
       next(node: string, state: StateOf<C>): Task[] | Promise<Task[]> {
         const slash = node.indexOf('/');
@@ -306,6 +316,11 @@ function dedupe(tasks: Task[]): Task[] {
     seen.add(task.node);
     return true;
   });
+}
+
+function withoutWaiting<S extends object>(state: S): S {
+  const { [WAITING_KEY]: _waiting, ...rest } = state as Record<string, unknown>;
+  return rest as S;
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

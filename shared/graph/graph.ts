@@ -7,6 +7,11 @@ import type { RetryPolicy } from './retry-policy.js';
 
 export const START = '__start__';
 export const END = '__end__';
+/**
+ * The state key where a graph with `ready` nodes keeps its waiting tasks (reserved; only such graphs
+ * have it). Kept in the state so that a commit, a fork and a replay carry it like any other key.
+ */
+export const WAITING_KEY = '__waiting';
 type End = typeof END;
 
 /** Schedules `node` with its own payload (`context.arg`): fan-out of one node over many inputs. */
@@ -36,7 +41,8 @@ export type NodeFunction<C extends Channels> = (
   context: NodeContext,
 ) => NodeResult<C> | void | Promise<NodeResult<C> | void>;
 
-export interface NodeOptions {
+/** How a node runs; `S` is the graph's state (a node's `ready` reads it). */
+export interface NodeOptions<S = Record<string, unknown>> {
   retry?: Partial<RetryPolicy>;
   /** Abort the step after this long (the node's AbortSignal fires; the attempt fails retryably). */
   timeoutMs?: number;
@@ -50,6 +56,13 @@ export interface NodeOptions {
    * @default false
    */
   inline?: boolean;
+  /**
+   * Whether the node may run on this state: sync and pure (it is asked again on replay and time travel).
+   * A task routed to a node that is not ready waits, without a job or a worker, and is asked again after
+   * each later superstep commits; when nothing else is left to run and it is still not ready, the run
+   * fails with NODE_NOT_READY. @default always ready
+   */
+  ready?: (state: Readonly<S>) => boolean;
 }
 
 export interface CompiledNode<C extends Channels = Channels> {
@@ -59,6 +72,8 @@ export interface CompiledNode<C extends Channels = Channels> {
   readonly timeoutMs?: number;
   /** NodeOptions.inline */
   readonly inline?: boolean;
+  /** NodeOptions.ready */
+  readonly ready?: (state: Readonly<StateOf<C>>) => boolean;
 }
 
 /** A built graph: immutable, registered by `name@version`. */

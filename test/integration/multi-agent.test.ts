@@ -69,4 +69,25 @@ describe('multi-agent', () => {
     expect(steps.map((step) => step.node)).toEqual(['recall', 'lead', 'consult', 'consult', 'lead']);
     expect(steps[0]!.usage).toMatchObject({ model: 'scripted-embedding', outputTokens: 0 });
   });
+
+  it("recall 'first' and 'specific' give the lead every other expert as a tool (13 experts: 12 tools); topN caps them", async () => {
+    const many = Array.from({ length: 13 }, (_, index) => ({
+      name: `expert-${index}`,
+      description: `Expert number ${index} of a large desk`,
+    }));
+    const names = (except: string) => many.map((expert) => expert.name).filter((name) => name !== except);
+    server.setScript(() => ({ content: 'Answered alone.' }));
+    const first = await run({ query: 'Who knows?', experts: many, recall: 'first' });
+    expect(first).toMatchObject({ status: 'completed', output: { lead: 'expert-0', recall: 'first' } });
+    expect((first.output as { experts: unknown[] }).experts).toHaveLength(13);
+    expect(toolNames(server.chatRequests().at(-1)!)).toEqual(names('expert-0'));
+
+    const specific = await run({ query: 'Who knows?', experts: many, lead: 'expert-7' });
+    expect(specific).toMatchObject({ status: 'completed', output: { lead: 'expert-7', recall: 'specific' } });
+    expect(toolNames(server.chatRequests().at(-1)!)).toEqual(names('expert-7'));
+
+    const capped = await run({ query: 'Who knows?', experts: many, recall: 'first', topN: 4 });
+    expect(capped.status).toBe('completed');
+    expect(toolNames(server.chatRequests().at(-1)!)).toEqual(['expert-1', 'expert-2', 'expert-3']);
+  });
 });

@@ -154,6 +154,27 @@ describe('multi-agent logic', () => {
     expect(systemOf(llm.calls[0]!)).toBe(leadSystemPrompt(experts[0]!, [queues]));
   });
 
+  it("recall 'first' and 'specific' default to every expert: the lead has all the others as tools", async () => {
+    const llm = new MockLanguageModel({ generate: 'Knead, rest, bake.' });
+    const first = await runInProcess(
+      multiAgentGraph,
+      { query: 'How do I bake bread?', experts, recall: 'first' },
+      { services: { languageModel: llm } },
+    );
+    expect(first.status).toBe('completed');
+    expect(toolNames(llm.calls[0]!)).toEqual(['queues', 'chef', 'gardener']);
+    const byGraph = await runInProcess(queuesLead, { query: 'Sauces?', experts }, { services: { languageModel: llm } });
+    expect(byGraph.status).toBe('completed');
+    expect(toolNames(llm.calls[1]!)).toEqual(['redis', 'chef', 'gardener']);
+    // Similarity keeps its default of 3: the lead and two colleagues.
+    await runInProcess(
+      multiAgentGraph,
+      { query: 'How do I bake bread?', experts },
+      { services: { languageModel: llm } },
+    );
+    expect(toolNames(llm.calls[2]!)).toHaveLength(2);
+  });
+
   it("recall 'specific' per run: the named expert leads (lead alone implies it); per graph: the graph's lead", async () => {
     const llm = new MockLanguageModel({ generate: ['A roux.', 'Idempotent handlers.'] });
     const services = { languageModel: llm };

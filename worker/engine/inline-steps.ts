@@ -1,11 +1,12 @@
 import { AgentqError } from '../../shared/contracts/errors.js';
-import { applyUpdates, type StateOf } from '../../shared/graph/channels.js';
+import type { StateOf } from '../../shared/graph/channels.js';
 import type { Graph, NodeResult, Task } from '../../shared/graph/graph.js';
 import type { NodeContext, Services } from '../../shared/graph/node-context.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { StepMeta } from '../../shared/store/redis-run-store.js';
 import type { Message } from '../../shared/contracts/run-record.js';
 import type { InlineCommit } from './step-transitions.js';
+import { superstepTransition, type SuperstepTransition } from './superstep-transition.js';
 
 /** Inline steps one job runs after its own, at most: a bound on how long a job holds a run without a hop. */
 const MAX_INLINE_STEPS = 16;
@@ -52,7 +53,7 @@ export async function runInlineSteps(input: {
     if (!node?.inline || signal.aborted || (meta.deadlineAt !== null && Date.now() >= meta.deadlineAt)) break;
     const startedAt = new Date().toISOString();
     let messages: Message[];
-    let applied: ReturnType<typeof applyUpdates>;
+    let applied: SuperstepTransition['applied'];
     let outcome: InlineCommit['request']['outcome'];
     const events: InlineCommit['events'] = [];
     try {
@@ -70,9 +71,11 @@ export async function runInlineSteps(input: {
       const result = await node.run(Object.freeze(state) as StateOf<Graph['channels']>, context);
       const { messages: written = [], ...update } = (result ?? {}) as NodeResult<Graph['channels']>;
       messages = written;
-      applied = applyUpdates(graph.channels, state as StateOf<Graph['channels']>, [update as never]);
-      const routed = graph.next(task.node, applied.state);
-      const after = Array.isArray(routed) ? routed : await routed;
+      const moved = await superstepTransition(graph, state as StateOf<Graph['channels']>, [
+        { node: task.node, update },
+      ]);
+      applied = moved.applied;
+      const after = moved.next;
       outcome =
         after.length > 0 ? { kind: 'next', tasks: after } : { kind: 'completed', output: graph.output(applied.state) };
     } catch (error) {

@@ -7,6 +7,7 @@ import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
 import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
 import { ID_PATTERN } from '../../shared/contracts/ids.js';
 import { enqueueGatedJob, rawJobRunId } from './gated-intake.js';
+import { enterGraph } from '../../shared/graph/ready-gate.js';
 import {
   runRequestProblem,
   formatZodError,
@@ -308,7 +309,7 @@ export class IntakeProcessor {
     let tasks;
     try {
       state = pinGuardrailsInState(graph.initialState(input.data), this.policy.rulesFor(meta.tenant));
-      tasks = await graph.entry(state as never); // a promise only when a START router is async
+      ({ state, tasks } = await enterGraph(graph, state)); // waiting entry tasks stay in the state
     } catch (error) {
       return reject(toAgentqError(error));
     }

@@ -1,6 +1,7 @@
 import { applyUpdates, type StateOf } from '../../shared/graph/channels.js';
 import { mergeNextTasks } from '../../shared/graph/define-graph.js';
 import type { Graph, Task } from '../../shared/graph/graph.js';
+import { settleReady } from '../../shared/graph/ready-gate.js';
 
 /** A finished task's write: its node and the state update it returned (messages apart). */
 export interface TaskWrite {
@@ -18,8 +19,9 @@ export type SuperstepOutcome = { kind: 'next'; tasks: Task[] } | { kind: 'comple
 
 /**
  * Applies a superstep's writes in task order through the channels' reducers, then asks each written
- * node's router where to go (joins run once). Pure: the step engine commits what it returns, the
- * in-process runner keeps it in memory. Throws what a reducer or router throws (the run fails).
+ * node's router where to go (joins run once); tasks of nodes not ready on the new state wait in it
+ * (settleReady). Pure: the step engine commits what it returns, the in-process runner keeps it in
+ * memory. Throws what a reducer or router throws, or NODE_NOT_READY (the run fails).
  */
 export function superstepTransition(
   graph: Graph,
@@ -31,7 +33,7 @@ export function superstepTransition(
     state,
     writes.map((write) => write.update as never),
   );
-  const settle = (next: Task[]): SuperstepTransition => ({ applied, next });
+  const settle = (next: Task[]): SuperstepTransition => settleReady(graph, applied, next);
   if (writes.length === 1) {
     const routed = graph.next(writes[0]!.node, applied.state);
     // A promise only when the router is async: a sync graph's hot path awaits nothing.

@@ -62,6 +62,17 @@ export function leadChoiceOf(
   return { recallMode, leadName: recallMode === 'specific' ? (input.lead ?? graphLead ?? null) : null };
 }
 
+/** Experts recalled by similarity when the run does not say. */
+const SIMILARITY_TOP_N = 3;
+
+/**
+ * How many experts a run recalls: its `topN`; else 3 ranked by similarity, or every expert when the lead is
+ * chosen by position or name (the lead then has all the others as tools, as the Rust runtime gives them).
+ */
+export function recalledCount(topN: number | undefined, recallMode: RecallMode, experts: number): number {
+  return topN ?? (recallMode === 'similarity' ? SIMILARITY_TOP_N : experts);
+}
+
 /** `first` and `specific`: the lead by position or by name, then the next experts in list order. */
 export function chooseLead(state: {
   experts: readonly Expert[];

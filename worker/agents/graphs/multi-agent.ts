@@ -4,7 +4,7 @@ import { END, Send, START } from '../../../shared/graph/graph.js';
 import { planGuardrails, type GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
 import { memoryChoiceOf } from '../schemas/react-agent-input.js';
 import { multiAgentInputSchema, type MultiAgentOutput, type RecallMode } from '../schemas/multi-agent-input.js';
-import { leadChoiceOf } from './expert-recall.js';
+import { leadChoiceOf, recalledCount } from './expert-recall.js';
 import {
   CONSULT_MAX_ATTEMPTS,
   consultNode,
@@ -35,8 +35,8 @@ export interface MultiAgentGraphOptions {
  * A `multi-agent` graph: `recall` ranks the input's experts by similarity to the query — embedding
  * cosine similarity through the embedder (EMBED_MODEL), else a deterministic lexical BM25 ranking,
  * labelled in the output as `recall: 'embedding' | 'lexical'` — and keeps the top `topN`; or, with
- * recall `first` / `specific`, the first expert or the named one leads and the next ones in list order
- * are its colleagues (the Rust runtime's recall modes). The lead (`lead`, a tool loop like
+ * recall `first` / `specific`, the first expert or the named one leads and every other expert, in list
+ * order, is its colleague (the Rust runtime's recall modes; a run's `topN` caps them). The lead (`lead`, a tool loop like
  * react-agent's) calls the others as tools; each call is a `consult` step (one model call with that
  * expert's persona; parallel calls run as one superstep). The run's `tools` (registered tools) are offered
  * to the lead beside its colleagues; a call of one is a `consult` step run through the one tool path
@@ -61,17 +61,20 @@ export function createMultiAgentGraph({
     version,
     input: multiAgentInputSchema,
     state: multiAgentChannels(),
-    initialState: (input) => ({
-      query: input.query,
-      turnStarted: false,
-      experts: input.experts,
-      topN: input.topN,
-      ...leadChoiceOf(input, graphRecall, graphLead),
-      guardrails: planGuardrails(guardrails, input.guardrails),
-      tools: input.tools ?? [],
-      ...memoryChoiceOf(input.memory),
-      accept: input.accept ?? [],
-    }),
+    initialState: (input) => {
+      const choice = leadChoiceOf(input, graphRecall, graphLead);
+      return {
+        query: input.query,
+        turnStarted: false,
+        experts: input.experts,
+        topN: recalledCount(input.topN, choice.recallMode, input.experts.length),
+        ...choice,
+        guardrails: planGuardrails(guardrails, input.guardrails),
+        tools: input.tools ?? [],
+        ...memoryChoiceOf(input.memory),
+        accept: input.accept ?? [],
+      };
+    },
     output: (state): MultiAgentOutput => ({
       answer: state.answer,
       lead: state.selected[0]?.name ?? '',

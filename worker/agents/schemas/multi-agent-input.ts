@@ -19,7 +19,8 @@ const expertSchema = z
  * How a run's lead is chosen: `similarity` (the default) ranks the experts by similarity to the query
  * (embedding cosine when an embedder is configured, lexical BM25 otherwise); `first` makes the first
  * expert of the list lead; `specific` makes the expert named by `lead` lead. With `first` and `specific`
- * the colleagues are the next experts in list order, up to `topN` in all, and nothing is embedded.
+ * the colleagues are every other expert in list order (or up to `topN` experts in all, when the run sets
+ * it), and nothing is embedded.
  */
 const RECALL_MODES = ['similarity', 'first', 'specific'] as const;
 export type RecallMode = (typeof RECALL_MODES)[number];
@@ -55,8 +56,11 @@ export const multiAgentInputSchema = z
         (experts) => new Set(experts.map((expert) => expert.name)).size === experts.length,
         'expert names must be unique',
       ),
-    /** Experts recalled: the best leads, the others are its tools. @default 3 */
-    topN: z.number().int().min(1).max(8).default(3),
+    /**
+     * Experts recalled: the lead and its colleagues, which are its tools (a cap on them with `first` and
+     * `specific`). @default 3 with `similarity`; every expert with `first` and `specific`
+     */
+    topN: z.number().int().min(1).max(64).optional(),
     /** Model answers without usable output the run takes as its answer instead of failing: `empty`, `length`, `content_filter`, `refusal`. @default none */
     accept: acceptOptionSchema.optional(),
     /** `{ window: N }`: the lead sees its system prompt and the query, then only the last N messages (consultations); `{ summarizeAt: x }`: summarise past that share of the context window. @default the summariser at AGENTQ_SUMMARIZE_AT */
