@@ -43,7 +43,7 @@ export const runOptionsSchema = z
 export type RunOptions = z.infer<typeof runOptionsSchema>;
 
 /** What a conversation's new turn does while its previous turn is still queued or running (`onBusy`). */
-export const ON_BUSY_MODES = ['queue', 'cancel', 'reject'] as const;
+export const ON_BUSY_MODES = ['queue', 'cancel', 'reject', 'interrupt', 'rollback'] as const;
 export type OnBusy = (typeof ON_BUSY_MODES)[number];
 
 /** A run request's options that no field check alone catches (how they combine); → the problem, or undefined. */
@@ -122,7 +122,9 @@ export const runJobSchema = z
     /**
      * What happens when the conversation's previous turn is still queued or running: `queue`
      * waits behind it, `cancel` cancels it (and any turn waiting before this one) and then starts,
-     * `reject` fails this run with CONVERSATION_BUSY. Needs `conversationId`. @default the graph's, else 'queue'
+     * `reject` fails this run with CONVERSATION_BUSY, `interrupt` stops it at its next step boundary and
+     * continues from what it committed, `rollback` cancels it and drops it from the conversation as if it
+     * never ran. Needs `conversationId`. @default the graph's, else 'queue'
      */
     onBusy: z
       .enum(ON_BUSY_MODES, { error: `onBusy must be one of ${ON_BUSY_MODES.map((mode) => `"${mode}"`).join(', ')}` })

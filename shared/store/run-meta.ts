@@ -48,6 +48,8 @@ export interface RunMeta {
   conversationId: string | null;
   /** What the run does while its conversation's previous turn is unfinished; null: its graph's default. */
   onBusy: OnBusy | null;
+  /** The turn this one interrupted (onBusy 'interrupt'): it continues from that run's history, though cancelled. */
+  continuesFrom: string | null;
   /** How many messages of its history a conversation's earlier turns gave it (0 for a first turn or a lone run). */
   seededMessages: number;
   /** What the run waits for (status `waiting`). */
@@ -204,6 +206,7 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
       : null,
     conversationId: fields.conversationId ?? null,
     onBusy: (fields.onBusy as OnBusy | undefined) ?? null,
+    continuesFrom: fields.continuesFrom ?? null,
     seededMessages: Number(fields.seededMessages ?? 0),
     interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
     resume: parseJson(fields.resume) as RunMeta['resume'],

@@ -131,6 +131,43 @@ describe('one turn at a time per conversation (onBusy)', () => {
     expect(deferred).toEqual([expect.stringContaining(`this turn cancelled ${first.id}`)]);
   });
 
+  it('interrupt: a new turn stops the running one and continues from what it committed, its own input appended', async () => {
+    server.setScript(echoModel(0));
+    const first = await turn('c-interrupt', 'Q1 TOOL-HANG think about it for ever', {}, ['calculator']);
+    await eventually(async () => server.chatRequests().length === 2, 15_000, 'the first turn calling the model again');
+    const second = await turn('c-interrupt', 'Q2 actually, add 2', { onBusy: 'interrupt' });
+    const [firstDone, secondDone] = await Promise.all(
+      [first, second].map((run) => env.client.wait(run.id, { timeoutMs: 30_000 })),
+    );
+    expect(firstDone?.status).toBe('cancelled');
+    expect(secondDone).toMatchObject({ status: 'completed', output: { answer: 'answer to Q2 actually, add 2' } });
+    // The new turn's prompt holds the interrupted turn's question, its tool call and result, then its own.
+    const sent = messagesOf(server.chatRequests().at(-1)!);
+    expect(sent.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
+    expect(sent[1]!.content).toBe('Q1 TOOL-HANG think about it for ever');
+    expect(sent[4]!.content).toBe('Q2 actually, add 2');
+    const deferred: string[] = [];
+    for await (const event of env.client.events(second.id))
+      if (event.type === 'step-deferred') deferred.push(String(event.data.reason));
+    expect(deferred).toEqual([expect.stringContaining(`this turn interrupted ${first.id}`)]);
+  });
+
+  it('rollback: a new turn cancels the running one and drops it from the conversation, as if it never ran', async () => {
+    server.setScript(echoModel(0));
+    const first = await turn('c-rollback', 'Q1 HANG');
+    await eventually(async () => server.chatRequests().length === 1, 15_000, 'the first turn calling the model');
+    const second = await turn('c-rollback', 'Q2 start over', { onBusy: 'rollback' });
+    expect((await env.client.wait(second.id, { timeoutMs: 30_000 })).status).toBe('completed');
+    expect((await env.client.wait(first.id, { timeoutMs: 30_000 })).status).toBe('cancelled');
+    const third = await turn('c-rollback', 'Q3 and then');
+    expect((await env.client.wait(third.id, { timeoutMs: 30_000 })).status).toBe('completed');
+    const sent = JSON.stringify(messagesOf(server.chatRequests().at(-1)!));
+    expect(sent).toContain('Q2 start over');
+    expect(sent).not.toContain('Q1 HANG');
+    const { redis, keys } = env.worker.store;
+    expect(await redis.zrange(keys.conversation('default', 'c-rollback'), '0', '-1')).toEqual([second.id, third.id]);
+  });
+
   it('reject: a turn sent while the previous one runs fails with CONVERSATION_BUSY naming it; the running turn goes on', async () => {
     server.setScript(echoModel(0));
     const first = await turn('c-reject', 'Q1 HANG');
@@ -177,7 +214,9 @@ describe('one turn at a time per conversation (onBusy)', () => {
   it('refuses an unknown onBusy and an onBusy without a conversation, naming the field', async () => {
     await expect(turn('c-bad', 'hi', { onBusy: 'sometimes' })).rejects.toMatchObject({
       code: 'INVALID_INPUT',
-      message: expect.stringMatching(/onBusy: onBusy must be one of "queue", "cancel", "reject"/),
+      message: expect.stringMatching(
+        /onBusy: onBusy must be one of "queue", "cancel", "reject", "interrupt", "rollback"/,
+      ),
     });
     await expect(
       env.client.enqueue({ graph: 'react-agent', input: { query: 'hi' }, onBusy: 'queue' } as never),

@@ -12,6 +12,7 @@ import {
   reflectGraph,
 } from '../../worker/agents/graphs/reflect.js';
 import { SUMMARIZER_SYSTEM_PROMPT } from '../../worker/agents/memory/summarize-history.js';
+import { withoutOpenToolCalls } from '../../worker/runtime/memory/conversation-history.js';
 import { builtInTools } from '../../worker/agents/tools/built-in-tools.js';
 import { ToolRegistry } from '../../worker/agents/tools/tool-registry.js';
 import { ANCHOR_HEADING, SUMMARY_HEADING } from '../../worker/runtime/memory/prompt-history.js';
@@ -275,5 +276,23 @@ describe('summarisation in reflect and multi-agent', () => {
       message: expect.stringContaining('memory.summarizeAt must be a number from 0 to 1'),
     });
     expect(llm.calls).toHaveLength(0);
+  });
+});
+
+describe('an interrupted turn as the next turn start (withoutOpenToolCalls)', () => {
+  const call = (id: string) => ({ id, type: 'function' as const, function: { name: 'calculator', arguments: '{}' } });
+  const asked: Message[] = [
+    { role: 'system', content: 'be brief' },
+    { role: 'user', content: 'Q1' },
+    { role: 'assistant', content: '', tool_calls: [call('a'), call('b')] },
+    { role: 'tool', tool_call_id: 'a', content: '2' },
+  ];
+
+  it('drops the last model turn whose tool calls were not all answered, keeps a history with every call answered', () => {
+    expect(withoutOpenToolCalls(asked)).toEqual(asked.slice(0, 2));
+    const answered: Message[] = [...asked, { role: 'tool', tool_call_id: 'b', content: '3' }];
+    expect(withoutOpenToolCalls(answered)).toEqual(answered);
+    expect(validateHistory(asked)).not.toEqual([]);
+    expect(validateHistory(withoutOpenToolCalls(asked))).toEqual([]);
   });
 });

@@ -8,6 +8,14 @@ import type { Logger } from '../../shared/telemetry/logger.js';
 /** A registered turn whose run is not there yet may be one being created right now: left alone this long. */
 const MISSING_TURN_GRACE_MS = 60_000;
 
+/** What the step-deferred event says a waiting turn did to the turns ahead, by its onBusy. */
+const TURN_VERBS: Record<Exclude<OnBusy, 'reject'>, string> = {
+  queue: 'waits behind',
+  cancel: 'cancelled',
+  interrupt: 'interrupted',
+  rollback: 'rolled back',
+};
+
 /** What a conversation's turn does now: run, or wait behind `behind` (it is handed on when that one ends). */
 type TurnVerdict = { kind: 'go' } | { kind: 'wait'; behind: string };
 
@@ -24,8 +32,9 @@ interface TakeConversationTurnOptions {
  * One turn at a time per conversation, as a run is taken in. The order is decided in Redis
  * (ConversationTurns: one script on the conversation's turn list), never by reading statuses and then
  * writing: a run whose turn is not first does not start. Then the run's `onBusy` (else its graph's, else
- * 'queue') says what it does about the turns ahead: wait for them, cancel them (a running turn stops at its
- * next step boundary and keeps its last context, as any cancellation) and wait for them to end, or fail with
+ * 'queue') says what it does about the turns ahead: wait for them; cancel them (a running turn stops at its
+ * next step boundary and keeps its last context, as any cancellation) and wait for them to end — and with
+ * 'interrupt' continue from the running one, with 'rollback' drop them from the conversation; or fail with
  * CONVERSATION_BUSY. A turn ahead whose run already ended (its hand-on lost in a crash), expired or belongs to
  * another tenant leaves the list here, so a lost hand-on delays a conversation at most until its next turn.
  */
@@ -60,17 +69,21 @@ export async function takeConversationTurn(
         { details: { conversationId, activeRunId: active } },
       );
     }
-    if (mode === 'cancel') {
+    if (mode !== 'queue') {
       // Every turn ahead: the newest input wins, as in a chat where the user interrupts the answer.
       for (const runId of live) await store.lifecycle.requestCancel(runId, now);
     }
+    // 'interrupt': this turn goes on from what the running turn committed (ConversationHistory).
+    if (mode === 'interrupt') await store.commits.noteOnMeta(meta.id, 'continuesFrom', active, now);
+    // 'rollback': the turns ahead leave the conversation, so no later turn ever sees them.
+    if (mode === 'rollback') await store.redis.zrem(store.keys.conversation(meta.tenant, conversationId), ...live);
     // Said once per turn (the reconciler hands a waiting turn back to the intake now and then, as a safety
     // net for a lost hand-on); updatedAt moves, so the sweep looks again only after AGENTQ_RECONCILE_AFTER_MS.
     // Only while the run exists: a late delivery must not make an expired turn's meta again.
     const noted = await store.commits.noteOnMeta(meta.id, 'turnBehind', live.join(','), now);
     if (noted !== 1) return { kind: 'wait', behind: active };
     await store.eventLog.addEvent(meta.id, 'step-deferred', {
-      reason: `conversation ${conversationId} is busy: this turn ${mode === 'cancel' ? 'cancelled' : 'waits behind'} ${live.join(', ')} and starts when ${live.length > 1 ? 'they end' : 'it ends'}`,
+      reason: `conversation ${conversationId} is busy: this turn ${TURN_VERBS[mode]} ${live.join(', ')} and starts when ${live.length > 1 ? 'they end' : 'it ends'}`,
       conversationId,
       behind: live,
     });

@@ -1,5 +1,5 @@
 import type { RedisRunStore, RunMeta } from '../../../shared/store/redis-run-store.js';
-import type { Message } from '../../../shared/contracts/run-record.js';
+import { isTerminal, type Message } from '../../../shared/contracts/run-record.js';
 import type { HistorySegment } from '../../../shared/store/shared-history.js';
 import { asMemoryState, emptyMemory, MEMORY_STATE_KEY, type MemoryState } from './memory-state.js';
 import { promptView } from './prompt-history.js';
@@ -33,8 +33,9 @@ interface ConversationHistoryOptions {
  * messages — so seeding costs at most one context window, however long the conversation.
  *
  * The runs of a conversation are a sorted set per tenant (a foreign tenant's conversation with the
- * same id is another conversation). Failed and cancelled turns are skipped; a turn enqueued while the
- * previous one still runs continues from the last completed one.
+ * same id is another conversation). Failed and cancelled turns are skipped — but the turn a run
+ * interrupted (onBusy 'interrupt') is its start — and a turn enqueued while the previous one still runs
+ * continues from the last completed one.
  */
 export class ConversationHistory {
   private readonly lookBack: number;
@@ -77,16 +78,24 @@ export class ConversationHistory {
     for (const runId of earlier) {
       if (runId === run.id) continue;
       const previous = await this.store.reads.get(runId);
-      if (!previous || previous.tenant !== run.tenant || previous.status !== 'completed') continue;
-      return this.seedFrom(runId);
+      if (!previous || previous.tenant !== run.tenant) continue;
+      if (previous.status === 'completed') return this.seedFrom(runId);
+      // The turn this one interrupted: what it committed, whatever it was doing when it stopped.
+      if (runId === run.continuesFrom && isTerminal(previous.status)) return this.seedFrom(runId, true);
     }
     return undefined;
   }
 
-  private async seedFrom(runId: string): Promise<ConversationSeed> {
+  private async seedFrom(runId: string, interrupted = false): Promise<ConversationSeed> {
     const stored = await this.store.redis.hget(this.store.keys.run(runId).state, MEMORY_STATE_KEY);
     const memory = asMemoryState(stored === null ? null : JSON.parse(stored));
-    const tail = await this.store.reads.messages(runId, memory.upTo);
+    const whole = await this.store.reads.messages(runId, memory.upTo);
+    // Stopped between a model's tool calls and their results: those calls go (no provider takes them open).
+    const tail = interrupted ? withoutOpenToolCalls(whole) : whole;
+    if (tail.length < whole.length) {
+      const flat = promptView(memory, tail);
+      return { fromRunId: runId, messages: flat, memory: emptyMemory(), flatMessages: flat };
+    }
     const flatMessages = promptView(memory, tail);
     if (memory.upTo === 0) {
       // Nothing summarised: the new run starts from the whole history, which it shares rather than copies.
@@ -126,4 +135,18 @@ export function questionsAndAnswers(messages: readonly Message[]): Message[] {
       message.role === 'user' ||
       (message.role === 'assistant' && !message.tool_calls?.length && (message.content ?? '') !== ''),
   );
+}
+
+/**
+ * `messages` without the last model turn whose tool calls were not all answered (a turn interrupted
+ * between the two): earlier tool calls were answered, or no model call would have followed them.
+ */
+export function withoutOpenToolCalls(messages: readonly Message[]): Message[] {
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const message = messages[index]!;
+    if (message.role !== 'assistant' || !message.tool_calls?.length) continue;
+    const answered = new Set(messages.slice(index + 1).map((later) => later.tool_call_id));
+    return message.tool_calls.every((call) => answered.has(call.id)) ? [...messages] : messages.slice(0, index);
+  }
+  return [...messages];
 }
