@@ -63,6 +63,7 @@ export function createRagAgentGraph({
       maxIterations: input.max_iterations,
       citations: input.citations,
       topK: input.top_k ?? null,
+      sourcesMode: input.sources ?? null,
       turnStarted: false,
     }),
     output: (final): RagOutput => ragOutputOf(final),
