@@ -74,6 +74,10 @@ export const ragState = {
   reprompts: channel.replace(0),
   /** Tools of the worker's registry offered beside the rag-agent's three (the run's `tools`, else the graph's). */
   extraTools: channel.replace<string[]>([]),
+  /** The graph offers the model `plan` (createRagAgentGraph's `planning`); false in runs admitted before this key existed. */
+  planning: channel.replace(false),
+  /** The sub-questions the model planned (the `plan` tool), in order; empty until it plans. */
+  plan: channel.replace<string[]>([]),
   /** Calls of those tools from the last model turn, fanned out to `tool` steps. */
   pendingToolCalls: channel.replace<ToolCall[]>([]),
 };
