@@ -20,14 +20,19 @@ export function docIdOfPath(path: string): string {
  * first, then every other document the run retrieved, in the run's order (each once).
  */
 export function predictionOf(id: string, output: Partial<RagOutput> | null | undefined): EvalPrediction {
-  const paths = [
-    ...(output?.sources ?? []).map((source) => source.path),
-    ...(output?.retrieved ?? []).map((document) => document.path),
-  ];
-  return { id, answer: output?.answer ?? '', cited_doc_ids: [...new Set(paths.map(docIdOfPath))] };
+  const ids = [...citedDocIdsOf(output), ...(output?.retrieved ?? []).map((document) => docIdOfPath(document.path))];
+  return { id, answer: output?.answer ?? '', cited_doc_ids: [...new Set(ids)] };
 }
 
-/** The documents the answer itself cites (its sources), in order, each once. */
+/**
+ * The documents the answer itself cites, in citation order, each once: its sources marked `cited` (all
+ * of them in outputs from before the mark), ordered as `retrieved` begins, since `sources: 'all'` lists
+ * them by relevance instead.
+ */
 export function citedDocIdsOf(output: Partial<RagOutput> | null | undefined): string[] {
-  return [...new Set((output?.sources ?? []).map((source) => docIdOfPath(source.path)))];
+  const cited = new Set(
+    (output?.sources ?? []).filter((source) => source.cited !== false).map((source) => docIdOfPath(source.path)),
+  );
+  const inOrder = (output?.retrieved ?? []).map((document) => docIdOfPath(document.path)).filter((id) => cited.has(id));
+  return [...new Set([...inOrder, ...cited])];
 }

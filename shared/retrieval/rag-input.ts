@@ -34,6 +34,12 @@ export const ragInputSchema = z
       .default(3),
     /** Put numbered markers (`[1]`, `[2]`, …) in the answer text, each naming an entry of `sources`. @default false */
     citations: z.boolean({ error: 'citations must be true or false' }).default(false),
+    /**
+     * What `sources` lists: `all`, every document page the run retrieved, best relevance first, each with
+     * `cited: true|false`; `cited`, only those the answer cites, in citation order. Markers number into it either way.
+     * @default AGENTQ_RAG_SOURCES (`all`)
+     */
+    sources: z.enum(['all', 'cited'], { error: 'sources must be "all" or "cited"' }).optional(),
     /** Passages of each search the model reads, best first, 1-20. @default AGENTQ_RAG_TOP_K (6) */
     top_k: z
       .number({ error: 'top_k must be an integer from 1 to 20' })

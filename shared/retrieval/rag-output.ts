@@ -6,7 +6,10 @@
 /** How passages were found: BM25 only, embeddings only, or both fused. */
 export type RetrievalMode = 'lexical' | 'dense' | 'hybrid';
 
-/** A cited passage's document. */
+/** What `sources` lists (the RAG input's `sources`, else AGENTQ_RAG_SOURCES): every retrieved page, or the cited ones. */
+export type RagSourcesMode = 'all' | 'cited';
+
+/** A retrieved passage's document page. */
 export interface RagSource {
   title: string;
   /** The path (or upload name) the document was ingested under. */
@@ -21,6 +24,8 @@ export interface RagSource {
    * searches.
    */
   score: number;
+  /** The answer cites a passage of this page (outputs made before it was kept have no such field: they list cited pages only). */
+  cited: boolean;
 }
 
 /** A document the run retrieved, cited or not, best first. */
@@ -36,7 +41,11 @@ export interface RetrievedDocument {
 export interface RagOutput {
   /** Grounded in retrieved passages only; with `citations: true` it carries `[n]` markers into `sources`. */
   answer: string;
-  /** The passages the answer cites (each one retrieved in this run), by document and page. */
+  /**
+   * By document and page: with `sources: 'all'` (the default) every page the run retrieved, best relevance
+   * first, each marked `cited`; with `'cited'` the pages the answer cites, in citation order. An answer's
+   * `[n]` marker names the n-th entry.
+   */
   sources: RagSource[];
   /** What the agent did, in order: searches, refinements, dropped citations. */
   reasoning_steps: string[];

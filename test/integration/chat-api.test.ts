@@ -82,12 +82,17 @@ describe('HTTP API: POST /v1/agent/chat', () => {
       .join('');
     expect(text).toMatch(/^Maurice Koechlin drew it \[[0-9a-f]{6}\]\.$/);
     expect(kinds.indexOf('token')).toBeLessThan(kinds.indexOf('answer'));
-    const answer = JSON.parse(frames.at(-1)!.data!) as Record<string, unknown>;
-    expect(answer).toMatchObject({
-      answer: 'Maurice Koechlin drew it [1].',
-      sources: [expect.objectContaining({ title: 'Maurice Koechlin' })],
-      search_count: 1,
-    });
+    const answer = JSON.parse(frames.at(-1)!.data!) as { sources: { title: string; cited: boolean }[] } & Record<
+      string,
+      unknown
+    >;
+    // Every retrieved page (sources: "all", the default), the cited one marked; the marker names its entry.
+    const cited = answer.sources.findIndex((source) => source.cited);
+    expect(answer).toMatchObject({ answer: `Maurice Koechlin drew it [${cited + 1}].`, search_count: 1 });
+    expect(answer.sources.filter((source) => source.cited)).toEqual([
+      expect.objectContaining({ title: 'Maurice Koechlin' }),
+    ]);
+    expect(answer.sources.length).toBeGreaterThan(1);
     const runId = (JSON.parse(frames[0]!.data!) as { run_id: string }).run_id;
     expect(answer.run_id).toBe(runId);
     const bad = await env.as(KEYS.acmeProducer, {
@@ -109,7 +114,9 @@ describe('HTTP API: POST /v1/agent/chat', () => {
       payload: { ...body, query: 'Who drew the first sketch of the Eiffel Tower?', collection: 'default' },
     });
     expect(response.statusCode).toBe(200);
-    expect(json(response).sources).toEqual([expect.objectContaining({ title: 'Maurice Koechlin' })]);
+    expect(json<{ sources: { cited: boolean }[] }>(response).sources.filter((source) => source.cited)).toEqual([
+      expect.objectContaining({ title: 'Maurice Koechlin' }),
+    ]);
   });
 
   it('answers 200 with the chat contract when the run finishes within AGENTQ_CHAT_WAIT_MS', async () => {
@@ -118,7 +125,7 @@ describe('HTTP API: POST /v1/agent/chat', () => {
     const response = await env.as(KEYS.acmeProducer, {
       method: 'POST',
       url: '/v1/agent/chat',
-      payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true },
+      payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true, sources: 'cited' },
     });
     expect(response.statusCode).toBe(200);
     expect(Date.now() - started).toBeLessThan(WAIT_MS + 2000);
@@ -131,6 +138,7 @@ describe('HTTP API: POST /v1/agent/chat', () => {
           path: expect.stringMatching(/koechlin\.md$/),
           page: null,
           score: expect.any(Number),
+          cited: true,
         },
       ],
       reasoning_steps: expect.arrayContaining(['Calling search: {"query":"first sketch Eiffel Tower"}']),
@@ -138,6 +146,7 @@ describe('HTTP API: POST /v1/agent/chat', () => {
       iterations: 1,
       model: 'scripted-chat',
       retrieval: 'lexical',
+      retrieved: expect.arrayContaining([expect.objectContaining({ title: 'Maurice Koechlin' })]),
       run_id: expect.any(String),
     });
     // The run is an ordinary rag-agent run of the caller's tenant.
@@ -178,12 +187,10 @@ describe('HTTP API: POST /v1/agent/chat', () => {
       );
       return record.status === 'completed' && record;
     }, 20_000);
-    expect(finished.output).toMatchObject({
-      answer: 'Maurice Koechlin drew it.',
-      search_count: 1,
-      iterations: 1,
-      sources: [{ title: 'Maurice Koechlin' }],
-    });
+    expect(finished.output).toMatchObject({ answer: 'Maurice Koechlin drew it.', search_count: 1, iterations: 1 });
+    expect((finished.output.sources as { title: string; cited: boolean }[]).filter((source) => source.cited)).toEqual([
+      expect.objectContaining({ title: 'Maurice Koechlin' }),
+    ]);
   });
 
   it('the same Idempotency-Key returns the same run and asks the model nothing twice', async () => {
@@ -226,7 +233,7 @@ describe('HTTP API: POST /v1/agent/chat', () => {
       await env.as(KEYS.acmeProducer, {
         method: 'POST',
         url: '/v1/agent/chat',
-        payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true },
+        payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true, sources: 'cited' },
       }),
     );
     expect(cited.sources).toHaveLength(1);
@@ -249,7 +256,7 @@ describe('HTTP API: POST /v1/agent/chat', () => {
       payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true },
     });
     expect(response.statusCode).toBe(200);
-    expect(json(response)).toMatchObject({ answer: 'Maurice Koechlin drew it.', sources: [] });
+    expect(json(response)).toMatchObject({ answer: 'Maurice Koechlin drew it.', sources: [], retrieved: [] });
     // acme's plan includes them (the tests above): [1] and one source for the same question.
   });
 
@@ -269,6 +276,11 @@ describe('HTTP API: POST /v1/agent/chat', () => {
     }>(await env.as(KEYS.acmeProducer, { method: 'GET', url: '/docs/json' }));
     const responses = document.paths['/v1/agent/chat']!.post.responses;
     expect(JSON.stringify(responses['200'])).toContain('reasoning_steps');
+    // Every retrieved source marked cited or not, the run's retrieved documents, and the conversation a chat continues.
+    expect(JSON.stringify(responses['200'])).toMatch(/"cited".*"retrieved"/);
+    const body = JSON.stringify(document.paths['/v1/agent/chat']!.post);
+    expect(body).toMatch(/"conversationId"/);
+    expect(body).toMatch(/"onBusy"/);
     expect(JSON.stringify(responses['202'])).toContain('stepCount');
     expect(responses['202']!.description).toMatch(/Prefer: respond-async/);
   });
@@ -282,6 +294,9 @@ describe('HTTP API: POST /v1/agent/chat', () => {
       [{ query: 'x', collection: 'a b' }, /body\.collection/],
       [{ query: 'x', top_k: 21 }, /body\.top_k/],
       [{ query: 'x', top_k: 0 }, /body\.top_k/],
+      [{ query: 'x', sources: 'some' }, /body\.sources/],
+      [{ query: 'x', conversationId: 'a b' }, /body\.conversationId/],
+      [{ query: 'x', conversationId: 'c1', onBusy: 'wait' }, /body\.onBusy/],
       [{ query: 'x', tenant: 'globex' }, /tenant/],
     ];
     for (const [payload, field] of cases) {

@@ -131,6 +131,12 @@ describe('the OpenAPI document at /docs/json', () => {
     expect((await as('DELETE', `/v1/runs/${id}?purge=true`)).statusCode).toBe(204);
     // Chat: JSON and Server-Sent Events.
     await as('POST', '/v1/agent/chat', { query: 'Who drew the tower?' });
+    await as('POST', '/v1/agent/chat', {
+      query: 'Who drew the tower?',
+      citations: true,
+      sources: 'all',
+      conversationId: 'probe-chat',
+    });
     const stream = await as('POST', '/v1/agent/chat', { query: 'Who drew the tower?', stream: true });
     expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
     // Documents: a multipart upload, indexed, then deleted (204).

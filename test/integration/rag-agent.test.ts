@@ -50,8 +50,13 @@ describe('rag-agent with a language model', () => {
   });
   beforeEach(() => server.reset());
 
+  // What the answer cites is what these tests check: sources lists only that (`all` is the chat API tests').
   const run = async (input: Record<string, unknown>, tenant?: string) => {
-    const queued = await env.client.enqueue({ graph: 'rag-agent', input, ...(tenant ? { tenant } : {}) });
+    const queued = await env.client.enqueue({
+      graph: 'rag-agent',
+      input: { sources: 'cited', ...input },
+      ...(tenant ? { tenant } : {}),
+    });
     return env.client.wait(queued.id, { timeoutMs: 30_000 });
   };
 
@@ -90,6 +95,7 @@ describe('rag-agent with a language model', () => {
         path: expect.stringMatching(/koechlin\.md$/),
         page: null,
         score: expect.any(Number),
+        cited: true,
       },
     ]);
     expect(output.reasoning_steps).toContain(

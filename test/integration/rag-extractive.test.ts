@@ -34,8 +34,12 @@ describe('rag-agent offline: the extractive answerer', () => {
     data.remove();
   });
 
+  // What the answer cites is what these tests check: sources lists only that (`all` is the chat API tests').
   const ask = async (input: Record<string, unknown>) => {
-    const queued = await env.client.enqueue({ graph: 'rag-agent', input: { collection: 'paris', ...input } });
+    const queued = await env.client.enqueue({
+      graph: 'rag-agent',
+      input: { collection: 'paris', sources: 'cited', ...input },
+    });
     const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
     expect(done.status).toBe('completed');
     return { output: done.output as RagOutput, steps: (await env.client.steps(done.id)).map((step) => step.node) };
@@ -52,6 +56,7 @@ describe('rag-agent offline: the extractive answerer', () => {
         path: expect.stringMatching(/paris\/koechlin\.md$/),
         page: null,
         score: expect.any(Number),
+        cited: true,
       },
     ]);
     expect(output).toMatchObject({ model: 'extractive', retrieval: 'lexical', search_count: 1, iterations: 1 });
@@ -137,7 +142,7 @@ describe('rag-agent retrieval mode', () => {
   });
 
   const ask = async (collection: string, query = 'Who drew the first sketch of the Eiffel Tower?') => {
-    const queued = await env.client.enqueue({ graph: 'rag-agent', input: { query, collection } });
+    const queued = await env.client.enqueue({ graph: 'rag-agent', input: { query, collection, sources: 'cited' } });
     return (await env.client.wait(queued.id, { timeoutMs: 30_000 })).output as RagOutput;
   };
 
@@ -216,7 +221,12 @@ describe('rag-agent offline: a failing sentence comparison', () => {
   it('answers from the lexical ranking and says the comparison failed', async () => {
     const queued = await env.client.enqueue({
       graph: 'rag-agent',
-      input: { query: 'What do beroids typically feed on?', collection: 'beroids', max_iterations: 1 },
+      input: {
+        query: 'What do beroids typically feed on?',
+        collection: 'beroids',
+        max_iterations: 1,
+        sources: 'cited',
+      },
     });
     const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
     expect(done.status).toBe('completed');

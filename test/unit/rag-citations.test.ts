@@ -1,26 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { predictionOf, docIdOfPath } from '../../bench/eval/eval-prediction.js';
+import { citedDocIdsOf, predictionOf, docIdOfPath } from '../../bench/eval/eval-prediction.js';
 import { ragInputSchema } from '../../shared/retrieval/rag-input.js';
 import { checkCitations } from '../../worker/agents/rag/check-citations.js';
 import { ragOutputOf } from '../../worker/agents/rag/rag-output-of.js';
 import { parseRagToolCall } from '../../worker/agents/rag/rag-tools.js';
-import { citationIdOf, mergePassages, type RetrievedPassage } from '../../worker/agents/rag/retrieved-passage.js';
+import { citationIdOf, mergePassages } from '../../worker/agents/rag/retrieved-passage.js';
+import { retrievedPassage } from '../helpers/retrieved-passages.js';
 
-function passage(name: string, text: string, score = 1, page: number | null = null): RetrievedPassage {
-  const chunkId = `doc_${name}.c0`;
-  return {
-    id: citationIdOf(chunkId),
-    chunkId,
-    docId: `doc_${name}`,
-    title: name,
-    path: `docs/${name}.md`,
-    page,
-    headingPath: [],
-    text,
-    score,
-    round: 1,
-  };
-}
+const passage = retrievedPassage;
 
 describe('citations', () => {
   const eiffel = passage('eiffel', 'The tower was designed by Gustave Eiffel.');
@@ -68,6 +55,44 @@ describe('citations', () => {
     for (const source of numbered.sources) expect(source.score).toBeGreaterThan(0);
     expect(Math.max(...numbered.retrieved.map((document) => document.score))).toBe(1);
     expect(ragOutputOf({ ...state, citations: false }).answer).toBe('Gustave Eiffel designed it. Really.');
+  });
+
+  it("sources 'all': every retrieved page once, best relevance first, cited ones marked; markers number into it", () => {
+    const eiffelAgain = {
+      ...passage('eiffel', 'Its second paragraph.', 0.3),
+      chunkId: 'doc_eiffel.c1',
+      id: citationIdOf('doc_eiffel.c1'),
+    };
+    const passages = [
+      { ...eiffel, relevance: 0.6 },
+      { ...eiffelAgain, relevance: 0.7 },
+      { ...louvre, relevance: 0.9 },
+      { ...passage('other', 'Nothing here.', 0.2), relevance: 0.4 },
+    ];
+    const state = {
+      query: 'Who designed the tower?',
+      answer: `Gustave Eiffel designed it [${eiffel.id}].`,
+      cited: [eiffel.id],
+      passages,
+      searches: [{ tool: 'search' as const, query: 'tower', round: 1, found: 4, retrieval: 'lexical' as const }],
+      reasoning: [],
+      rounds: 1,
+      modelName: 'extractive',
+      citations: true,
+    };
+    const all = ragOutputOf({ ...state, sourcesMode: 'all' });
+    expect(all.sources).toEqual([
+      { title: 'louvre', path: 'docs/louvre.md', page: null, score: 0.9, cited: false },
+      // Two passages of one page are one source, at the better relevance.
+      { title: 'eiffel', path: 'docs/eiffel.md', page: null, score: 0.7, cited: true },
+      { title: 'other', path: 'docs/other.md', page: null, score: 0.4, cited: false },
+    ]);
+    expect(all.answer).toBe('Gustave Eiffel designed it [2].');
+    // retrieved still begins with the cited documents.
+    expect(all.retrieved[0]!.path).toBe('docs/eiffel.md');
+    const cited = ragOutputOf({ ...state, sourcesMode: 'cited' });
+    expect(cited.sources).toEqual([{ title: 'eiffel', path: 'docs/eiffel.md', page: null, score: 0.6, cited: true }]);
+    expect(cited.answer).toBe('Gustave Eiffel designed it [1].');
   });
 
   it('merging passages keeps first-seen order, the best score and the earliest round', () => {
@@ -146,7 +171,7 @@ describe('eval predictions', () => {
     expect(docIdOfPath('/data/set/docs/Warsaw__p012.md')).toBe('Warsaw__p012');
     const output = {
       answer: 'A',
-      sources: [{ title: 'b', path: 'docs/B.md', page: null, score: 1 }],
+      sources: [{ title: 'b', path: 'docs/B.md', page: null, score: 1, cited: true }],
       retrieved: [
         { title: 'a', path: 'docs/A.md', page: null, score: 1 },
         { title: 'b', path: 'docs/B.md', page: null, score: 1 },
@@ -154,5 +179,21 @@ describe('eval predictions', () => {
     };
     expect(predictionOf('q1', output)).toEqual({ id: 'q1', answer: 'A', cited_doc_ids: ['B', 'A'] });
     expect(predictionOf('q2', null)).toEqual({ id: 'q2', answer: '', cited_doc_ids: [] });
+    // sources: 'all' lists every page by relevance, cited or not: the cited ones come in citation order (retrieved's).
+    const all = {
+      answer: 'A',
+      sources: [
+        { title: 'a', path: 'docs/A.md', page: null, score: 0.9, cited: false },
+        { title: 'c', path: 'docs/C.md', page: null, score: 0.8, cited: true },
+        { title: 'b', path: 'docs/B.md', page: null, score: 0.7, cited: true },
+      ],
+      retrieved: [
+        { title: 'b', path: 'docs/B.md', page: null, score: 0.7 },
+        { title: 'c', path: 'docs/C.md', page: null, score: 0.8 },
+        { title: 'a', path: 'docs/A.md', page: null, score: 0.9 },
+      ],
+    };
+    expect(citedDocIdsOf(all)).toEqual(['B', 'C']);
+    expect(predictionOf('q3', all).cited_doc_ids).toEqual(['B', 'C', 'A']);
   });
 });

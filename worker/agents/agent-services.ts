@@ -7,6 +7,7 @@ import type { AllowTool } from './tools/allowed-tools.js';
 import type { AnyGuardrail } from './guardrails/define-guardrail.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import type { Moderator } from '../../shared/ports/moderator.js';
+import type { Reranker } from '../../shared/ports/reranker.js';
 import type { LanguageModel } from '../../shared/ports/language-model.js';
 import type { ModelListener } from './llm/model-listeners.js';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './agent-settings.js';
@@ -43,6 +44,8 @@ export interface AgentServices {
   tenantBudget?: Pick<TenantBudget, 'reserve' | 'settle' | 'release'>;
   /** Your guardrails, offered beside the built-in ones (worker/agents/guardrails). @default [] */
   guardrails?: readonly AnyGuardrail[];
+  /** The second-stage scorer of rag-agent's searches when AGENTQ_RAG_RERANKER is not `none`; absent: the built-in lexical one. */
+  reranker?: Reranker;
   /** The moderation model behind the `moderation` guardrail (MODERATION_MODEL); absent: no such guardrail. */
   moderator?: Moderator;
   /** In-process listeners of every fresh model request, response and error (model-listeners.ts). @default [] */

@@ -17,6 +17,8 @@ const AGENT_SETTING_KEYS = [
   'summarizeAt',
   'ragTopK',
   'ragDenseWeight',
+  'ragSources',
+  'ragReranker',
   'guardrailTimeoutMs',
   'checkImageUrls',
 ] as const satisfies readonly (keyof Config)[];

@@ -6,6 +6,7 @@ import { newRunId, runIdForIdempotencyKey } from '../../../shared/contracts/ids.
 import type { RagOutput } from '../../../shared/retrieval/rag-output.js';
 import { isTerminal, type RunRecord } from '../../../shared/contracts/run-record.js';
 import { ragInputSchema } from '../../../shared/retrieval/rag-input.js';
+import { enqueueRequestSchema } from '../../../shared/operations/runs/run-enqueuer.js';
 import type { ApiContext } from '../api-context.js';
 import { admitByPolicy } from '../run-policy.js';
 import { ApiError, errorBodySchema } from '../errors.js';
@@ -40,6 +41,15 @@ const chatOutcomes = {
 /** The graph every chat request runs. */
 const CHAT_GRAPH = 'rag-agent';
 
+/** Relevance in 0-1, as the sources and retrieved documents give it. */
+const relevanceSchema = z
+  .number()
+  .min(0)
+  .max(1)
+  .describe(
+    "relevance in 0-1, the same for a passage whatever else its search returned and comparable across questions: cosine similarity with the question where a dense model ran (hybrid), else calibrated BM25 (the stronger of BM25 per question word squashed to 0-1 and 0.8 x the share of the question's words the passage holds)",
+  );
+
 /** The chat contract (docs/reference/http-api.md), plus the run that produced it and how it answered. */
 const chatAnswerSchema = z
   .object({
@@ -50,16 +60,13 @@ const chatAnswerSchema = z
           title: z.string(),
           path: z.string(),
           page: z.number().nullable(),
-          score: z
-            .number()
-            .min(0)
-            .max(1)
-            .describe(
-              "relevance in 0-1, the same for a passage whatever else its search returned and comparable across questions: cosine similarity with the question where a dense model ran (hybrid), else calibrated BM25 (the stronger of BM25 per question word squashed to 0-1 and 0.8 x the share of the question's words the passage holds)",
-            ),
+          score: relevanceSchema,
+          cited: z.boolean().describe('the answer cites a passage of this page'),
         }),
       )
-      .describe('the cited passages by document and page; empty unless the request sets `citations: true`'),
+      .describe(
+        'the run\'s passages by document and page: with `sources: "all"` (the default, AGENTQ_RAG_SOURCES) every page it retrieved, best score first; with `"cited"` the cited ones in citation order. An answer\'s `[n]` names the n-th. Empty unless the request sets `citations: true`',
+      ),
     reasoning_steps: z.array(z.string()),
     search_count: z.number(),
     iterations: z.number(),
@@ -67,6 +74,11 @@ const chatAnswerSchema = z
       .string()
       .describe('the model that answered, or `extractive` (no language model configured: see docs/guides/batch-qa.md)'),
     retrieval: z.enum(['lexical', 'dense', 'hybrid']),
+    retrieved: z
+      .array(z.object({ title: z.string(), path: z.string(), page: z.number().nullable(), score: relevanceSchema }))
+      .describe(
+        'every document the run retrieved, once each: the cited ones first (in citation order), then by rank. Given when `sources` is',
+      ),
     run_id: z.string().describe('the rag-agent run: GET /v1/runs/<run_id>/steps shows each search'),
   })
   .describe('ChatAnswer');
@@ -101,12 +113,14 @@ function tenantOf(request: FastifyRequest): string {
   return request.principal.tenant;
 }
 
-/** The answer of a completed run, in the chat contract: `sources` only when the request asked for `citations`. */
+/** The answer of a completed run, in the chat contract: `sources` and `retrieved` only when the request asked for `citations`. */
 function chatAnswerOf(record: RunRecord, { citations }: { citations: boolean }): ChatAnswer {
   const output = record.output as Partial<RagOutput> | null;
   return {
     answer: output?.answer ?? '',
-    sources: citations ? (output?.sources ?? []) : [],
+    // A run that finished before sources were marked listed the cited ones only.
+    sources: citations ? (output?.sources ?? []).map((source) => ({ ...source, cited: source.cited ?? true })) : [],
+    retrieved: citations ? (output?.retrieved ?? []) : [],
     reasoning_steps: output?.reasoning_steps ?? [],
     search_count: output?.search_count ?? 0,
     iterations: output?.iterations ?? 0,
@@ -116,10 +130,18 @@ function chatAnswerOf(record: RunRecord, { citations }: { citations: boolean }):
   };
 }
 
-/** The chat body: the RAG input, and whether to answer as Server-Sent Events. */
+/** The chat body: the RAG input, whether to answer as Server-Sent Events, and the conversation it continues. */
 const chatBodySchema = ragInputSchema.extend({
   /** Server-Sent Events: reasoning steps, answer tokens, then the answer JSON. @default false */
   stream: z.boolean({ error: 'stream must be true or false' }).optional(),
+  /** Continues this conversation (as `POST /v1/runs` does): the answer starts from its earlier turns. @default none */
+  conversationId: enqueueRequestSchema.shape.conversationId.describe(
+    "continues this conversation of your tenant, as POST /v1/runs does: the run's history starts from its latest completed turn; a new id starts one (GET /v1/conversations/<id>)",
+  ),
+  /** What this turn does while the conversation's previous one runs. @default the graph's, else queue */
+  onBusy: enqueueRequestSchema.shape.onBusy.describe(
+    "while the conversation's previous turn is queued or running: `queue` waits behind it (the default), `cancel` cancels it, `reject` fails this turn with CONVERSATION_BUSY (409). Needs conversationId",
+  ),
 });
 
 /** A finished run's chat answer; a run that did not complete is the error the caller gets (runOutcomeError). */
@@ -202,15 +224,13 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
       },
       handler: async (request, reply) => {
         const tenant = tenantOf(request);
-        const { stream: _asked, ...policyInput } = request.body;
-        admitByPolicy(context, request, { graph: CHAT_GRAPH, input: policyInput });
+        const { stream: wantsStream = false, conversationId, onBusy, ...asked } = request.body;
+        admitByPolicy(context, request, { graph: CHAT_GRAPH, input: asked });
         const idempotencyKey = request.headers['idempotency-key'];
         const runId = idempotencyKey ? runIdForIdempotencyKey(tenant, idempotencyKey) : newRunId();
         const existing = await store.reads.get(runId);
         if (existing && existing.tenant !== tenant)
           throw new ApiError(409, 'CONFLICT', `run id ${runId} is taken; use another Idempotency-Key`);
-        const wantsStream = request.body.stream === true;
-        const { stream: _stream, ...asked } = request.body;
         // Sources (and citation markers) only for tenants whose plan includes them.
         const citations = asked.citations && sourcesAllowed(config.chatSourcesTenants, tenant);
         const input = { ...asked, citations };
@@ -219,8 +239,9 @@ export function chatRoutes(context: ApiContext): FastifyPluginAsyncZod {
         let record: RunRecord;
         try {
           // The in-flight cap and the storage budget are the admission's (TenantAdmission), as for every run.
+          // The conversation's turns, memory and onBusy are the run enqueuer's, as for POST /v1/runs.
           record = await client.enqueue(
-            { graph: CHAT_GRAPH, input, tenant, ...(idempotencyKey ? { idempotencyKey } : {}) },
+            { graph: CHAT_GRAPH, input, tenant, idempotencyKey, conversationId, onBusy },
             { derivedRunId: runId },
           );
         } catch (error) {

@@ -1,5 +1,5 @@
 // Setting declarations: read shared/config/settings/all-settings.ts first (how to add one).
-import { decimal, flag, integer, parsed, type Read } from '../setting-builders.js';
+import { choice, decimal, flag, integer, parsed, type Read } from '../setting-builders.js';
 import { defineArea, type AreaConfig } from '../settings-area.js';
 import { mcpServersSchema, type McpServers } from '../mcp-servers-schema.js';
 
@@ -77,6 +77,18 @@ export const agentArea = defineArea({
       max: 10,
       default: 2,
       doc: 'Weight of the extractive answerer’s dense sentence match with the local model; 0 = off.',
+    }),
+    ragReranker: choice({
+      env: 'AGENTQ_RAG_RERANKER',
+      values: ['none', 'lexical'],
+      default: 'none',
+      doc: 'The second-stage scorer of each `rag-agent` search’s best 10 hits: `lexical`, the built-in one (the question’s terms close together and its word pairs in order; offline, no model), or a reranker given as `services.reranker`; `none`: the search’s own order. Measured on the evaluation sets (docs/evaluation.md).',
+    }),
+    ragSources: choice({
+      env: 'AGENTQ_RAG_SOURCES',
+      values: ['all', 'cited'],
+      default: 'all',
+      doc: 'What a `rag-agent` answer’s `sources` lists: `all`, every document page the run retrieved, best relevance first, each marked `cited: true|false`; `cited`, only the cited ones, in citation order. A request’s `sources` overrides it.',
     }),
     guardrailTimeoutMs: integer({
       env: 'AGENTQ_GUARDRAIL_TIMEOUT_MS',

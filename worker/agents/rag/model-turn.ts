@@ -32,8 +32,10 @@ export async function modelTurn(current: Readonly<RagState>, context: NodeContex
   // Extra tools are checked before any model call (an unknown name fails the run first) and offered
   // while search rounds are left; the last turn is for the answer.
   const extra = await runToolsOf(context, current.extraTools);
+  // `plan` is offered until the run has a plan (createRagAgentGraph's `planning`).
+  const planOffered = current.planning && current.plan.length === 0;
   const tools = [
-    ...ragTools({ searchesLeft }),
+    ...ragTools({ searchesLeft, planning: planOffered }),
     ...(searchesLeft ? extra.map(({ name, description, parameters }) => ({ name, description, parameters })) : []),
   ];
   // Past AGENTQ_SUMMARIZE_AT of the context window: nothing is sent; the summary is its own step, then this one runs again.
@@ -98,27 +100,38 @@ export async function modelTurn(current: Readonly<RagState>, context: NodeContex
   const replies: Message[] = [];
   const pendingSearches: PendingSearch[] = [];
   const reasoning: string[] = [];
-  const round = current.rounds + 1;
+  let plan: string[] | undefined;
   for (const call of calls) {
     if (call.kind === 'invalid') replies.push(toolReply(call.callId, call.error));
     else if (call.kind === 'final') replies.push(toolReply(call.callId, RAG_SEARCH_FIRST));
-    else if (pendingSearches.length >= MAX_SEARCHES_PER_ROUND)
+    else if (call.kind === 'plan') {
+      const recorded = planOffered && !plan;
+      if (recorded) {
+        plan = call.steps;
+        reasoning.push(`Planned: ${plan.map((step, index) => `${index + 1}) ${step}`).join(' ')}`);
+      }
+      replies.push(toolReply(call.callId, recorded ? PLAN_RECORDED : 'Error: no plan is taken now; search instead.'));
+    } else if (pendingSearches.length >= MAX_SEARCHES_PER_ROUND)
       replies.push(
         toolReply(call.callId, `Error: at most ${MAX_SEARCHES_PER_ROUND} searches per turn; this one was not run.`),
       );
     else {
-      pendingSearches.push({ callId: call.callId, tool: call.tool, query: call.query, round });
+      pendingSearches.push({ callId: call.callId, tool: call.tool, query: call.query, round: current.rounds + 1 });
       reasoning.push(`Calling ${call.tool}: ${call.arguments}`);
     }
   }
   for (const call of extraCalls) reasoning.push(`Calling ${call.function.name}: ${call.function.arguments}`);
+  // A turn that only made the run's plan searched nothing: it costs no round. Any other turn does, so a
+  // model that keeps calling what is not run still meets max_iterations.
+  const planOnly = plan !== undefined && calls.every((call) => call.kind === 'plan') && extraCalls.length === 0;
   return {
     ...base,
     messages: [...added, message, ...replies],
     pendingSearches,
     pendingToolCalls: extraCalls,
-    rounds: round,
+    rounds: planOnly ? current.rounds : current.rounds + 1,
     reasoning,
+    ...(plan ? { plan } : {}),
   };
 }
 
@@ -177,6 +190,9 @@ async function extractiveFallback(
     ],
   };
 }
+
+/** What the model is told once its plan is kept. */
+const PLAN_RECORDED = 'Plan recorded. Now search for each sub-question (independent searches may be called at once).';
 
 function toolReply(callId: string, content: string): Message {
   return { role: 'tool', tool_call_id: callId, content };

@@ -17,6 +17,7 @@ import {
 import { ragTools } from './rag-tools.js';
 import { ragVectorStoreOf } from './rag-vector-store-of.js';
 import { searchPassages } from './search-passages.js';
+import { rerankerOf, rerankPassages } from './rerank-passages.js';
 import type { NodeFunction } from '../../../shared/graph/graph.js';
 
 type RagNode = NodeFunction<typeof ragState>;
@@ -26,7 +27,8 @@ export const ragModelNode: RagNode = async (current, context) => {
   const mode: RagMode = current.mode ?? (context.services.languageModel ? 'model' : 'extractive');
   const update = mode === 'model' ? await modelTurn(current, context) : await extractiveTurn(current, context);
   logTurn(context, current, update, mode);
-  return { ...update, mode };
+  // Fixed by the first step, as the mode: the worker that finishes the run lists what the run was started with.
+  return { ...update, mode, sourcesMode: current.sourcesMode ?? agentSettingsOf(context).ragSources };
 };
 
 /** `search`: one search the model decided on, scoped to the run's tenant and collection. */
@@ -49,15 +51,19 @@ export const ragSearchNode: RagNode = async (current, context) => {
     round: request.round,
     lexical: request.lexical === true,
   });
+  const reranker = rerankerOf(context);
+  const passages = reranker
+    ? await rerankPassages(reranker, request.query, result.passages, { abortSignal: context.abortSignal })
+    : result.passages;
   await context.emit('tool-result', {
     toolCallId: request.callId,
     tool: request.tool,
-    passages: result.passages.length,
+    passages: passages.length,
   });
-  const shown = result.passages.slice(0, topK);
-  const best = result.passages[0];
+  const shown = passages.slice(0, topK);
+  const best = passages[0];
   const update: RagUpdate = {
-    passages: current.passages.length >= MAX_PASSAGES ? shown : result.passages,
+    passages: current.passages.length >= MAX_PASSAGES ? shown : passages,
     searches: [
       {
         tool: request.tool,
@@ -69,7 +75,7 @@ export const ragSearchNode: RagNode = async (current, context) => {
     ],
     reasoning: [
       ...(result.scope ? [`${request.tool}: ${result.scope}`] : []),
-      `${request.tool} found ${result.passages.length} passage${result.passages.length === 1 ? '' : 's'}${best ? `, best: "${best.title}"` : ''}`,
+      `${request.tool} found ${passages.length} passage${passages.length === 1 ? '' : 's'}${best ? `, best: "${best.title}"` : ''}${reranker && passages.length > 1 ? ` (reranked: ${reranker.name})` : ''}`,
     ],
   };
   if (current.mode === 'model')
@@ -77,7 +83,7 @@ export const ragSearchNode: RagNode = async (current, context) => {
       {
         role: 'tool',
         tool_call_id: request.callId,
-        content: formatSearchResult(request.query, shown, result.passages.length),
+        content: formatSearchResult(request.query, shown, passages.length),
       },
     ];
   return update;

@@ -40,6 +40,12 @@ export interface RagAgentGraphOptions {
   tools?: readonly string[];
   /** What happens when an extra tool is unknown, sent bad arguments or fails (react-agent's). @default tell the model */
   toolHandling?: ToolHandling;
+  /**
+   * Offer the model a `plan` tool before its first search: it lists the sub-questions of a many-part
+   * question, kept in the state's `plan` and in `reasoning_steps`; the first plan of a run costs no
+   * search round. With a language model only (the extractive answerer plans its own searches). @default false
+   */
+  planning?: boolean;
 }
 
 export function createRagAgentGraph({
@@ -48,6 +54,7 @@ export function createRagAgentGraph({
   guardrails,
   tools = [],
   toolHandling,
+  planning = false,
 }: RagAgentGraphOptions = {}) {
   const handling = resolveToolHandling(toolHandling);
   return defineGraph({
@@ -63,6 +70,8 @@ export function createRagAgentGraph({
       maxIterations: input.max_iterations,
       citations: input.citations,
       topK: input.top_k ?? null,
+      sourcesMode: input.sources ?? null,
+      planning,
       turnStarted: false,
     }),
     output: (final): RagOutput => ragOutputOf(final),

@@ -9,6 +9,7 @@ import { turnStartedChannel } from '../memory/conversation-turn.js';
 import type { DenseMatch } from './rank-passages.js';
 import { mergePassages, type RetrievedPassage } from './retrieved-passage.js';
 import type { SearchLogEntry } from './search-log-entry.js';
+import type { RagSourcesMode } from '../../../shared/retrieval/rag-output.js';
 
 /** Passages each search fetches: the pool answers are ranked and extracted from. @default 20 */
 export const SEARCH_CANDIDATES = 20;
@@ -41,6 +42,8 @@ export const ragState = {
   citations: channel.replace(false),
   /** The run's `top_k`; null: the worker's AGENTQ_RAG_TOP_K. */
   topK: channel.replace<number | null>(null),
+  /** What the output's `sources` lists: the run's `sources`, else the first model step's AGENTQ_RAG_SOURCES; null before that step (and in runs admitted before this key existed: cited pages). */
+  sourcesMode: channel.replace<RagSourcesMode | null>(null),
   /** Fixed by the first step, so a run keeps its mode whichever worker runs its later steps. */
   mode: channel.replace<RagMode | null>(null),
   modelName: channel.replace(''),
@@ -71,6 +74,10 @@ export const ragState = {
   reprompts: channel.replace(0),
   /** Tools of the worker's registry offered beside the rag-agent's three (the run's `tools`, else the graph's). */
   extraTools: channel.replace<string[]>([]),
+  /** The graph offers the model `plan` (createRagAgentGraph's `planning`); false in runs admitted before this key existed. */
+  planning: channel.replace(false),
+  /** The sub-questions the model planned (the `plan` tool), in order; empty until it plans. */
+  plan: channel.replace<string[]>([]),
   /** Calls of those tools from the last model turn, fanned out to `tool` steps. */
   pendingToolCalls: channel.replace<ToolCall[]>([]),
 };

@@ -1,7 +1,10 @@
 import type { ToolCall, ToolDescription } from '../../../shared/ports/language-model.js';
 
-/** The tools `rag-agent` offers its model (the reference design's three). */
-export type RagToolName = 'search' | 'refine_and_search' | 'final_answer';
+/** The tools `rag-agent` offers its model (the reference design's three, and `plan` where the graph plans). */
+export type RagToolName = 'search' | 'refine_and_search' | 'final_answer' | 'plan';
+
+/** Sub-questions one plan may hold (each cut at MAX_QUERY_CHARS). @default 8 */
+export const MAX_PLAN_STEPS = 8;
 
 /** Longest search query the model may send (longer ones are cut: a query is a few words). */
 const MAX_QUERY_CHARS = 1000;
@@ -48,15 +51,44 @@ const FINAL_ANSWER: ToolDescription = {
   },
 };
 
-/** The tools for the next model call: all three while search rounds are left, then only `final_answer`. */
-export function ragTools({ searchesLeft }: { searchesLeft: boolean }): ToolDescription[] {
-  return searchesLeft ? [SEARCH, REFINE_AND_SEARCH, FINAL_ANSWER] : [FINAL_ANSWER];
+const PLAN: ToolDescription = {
+  name: 'plan',
+  description:
+    'Before searching a question with several parts, list the sub-questions to answer, in order. It is recorded (no search runs); then search for each.',
+  parameters: {
+    type: 'object',
+    properties: {
+      sub_questions: {
+        type: 'array',
+        items: { type: 'string' },
+        description: `The sub-questions, at most ${MAX_PLAN_STEPS}`,
+      },
+    },
+    required: ['sub_questions'],
+    additionalProperties: false,
+  },
+};
+
+/**
+ * The tools for the next model call: all three while search rounds are left, then only `final_answer`;
+ * `plan` first while `planning` is on and nothing is planned yet.
+ */
+export function ragTools({
+  searchesLeft,
+  planning = false,
+}: {
+  searchesLeft: boolean;
+  planning?: boolean;
+}): ToolDescription[] {
+  if (!searchesLeft) return [FINAL_ANSWER];
+  return [...(planning ? [PLAN] : []), SEARCH, REFINE_AND_SEARCH, FINAL_ANSWER];
 }
 
 /** A model's tool call, understood. */
 export type RagToolCall =
   | { kind: 'search'; callId: string; tool: 'search' | 'refine_and_search'; query: string; arguments: string }
   | { kind: 'final'; callId: string; answer: string; citations: string[] }
+  | { kind: 'plan'; callId: string; steps: string[] }
   | { kind: 'invalid'; callId: string; tool: string; error: string };
 
 /**
@@ -106,6 +138,19 @@ export function parseRagToolCall(call: ToolCall): RagToolCall {
       ? args.citations.filter((value): value is string => typeof value === 'string')
       : [];
     return { kind: 'final', callId, answer: args.answer, citations };
+  }
+  if (tool === 'plan') {
+    const steps = (Array.isArray(args.sub_questions) ? args.sub_questions : [])
+      .filter((value): value is string => typeof value === 'string' && value.trim().length > 0)
+      .map((step) => step.trim().slice(0, MAX_QUERY_CHARS));
+    if (steps.length === 0)
+      return {
+        kind: 'invalid',
+        callId,
+        tool,
+        error: "Error: 'plan' needs 'sub_questions', a non-empty list of strings",
+      };
+    return { kind: 'plan', callId, steps: steps.slice(0, MAX_PLAN_STEPS) };
   }
   return {
     kind: 'invalid',
