@@ -51,6 +51,9 @@ export type { ConversationRecord, ConversationTurnRecord } from './shared/store/
 export {
   AgentClient,
   type AgentClientOptions,
+  type CancelRunsFilter,
+  type CancelRunsOptions,
+  type CancelRunsSummary,
   type EnqueueRequest,
   type SchedulesApi,
   type SendEventRequest,

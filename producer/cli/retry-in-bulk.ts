@@ -8,13 +8,41 @@ interface Io {
   setExitCode(code: number): void;
 }
 
-/** `--since` as a time (ms): a duration back from now or an ISO time; a usage error otherwise. */
-export function sinceOf(text: string): number {
+/** `--since` (or `--until`) as a time (ms): a duration back from now or an ISO time; a usage error otherwise. */
+export function sinceOf(text: string, option = '--since'): number {
   try {
-    return parseSince(text);
+    return parseSince(text, Date.now(), option.replace(/^--/, ''));
   } catch (error) {
-    throw new UsageError(`--since: ${(error as Error).message}`);
+    throw new UsageError(`${option}: ${(error as Error).message}`);
   }
+}
+
+/** The options a bulk command shares with the others: what it matches and how fast and far it goes. */
+export interface BulkOptions {
+  error?: string;
+  since?: string;
+  until?: string;
+  graph?: string;
+  tenant?: string;
+  rate?: number;
+  limit?: number;
+}
+
+/** A bulk command's filter and limits from its options (`--since`/`--until` read as times). */
+export function bulkRequestOf(options: BulkOptions) {
+  return {
+    filter: {
+      ...(options.error ? { errorCode: options.error } : {}),
+      ...(options.since === undefined ? {} : { since: sinceOf(options.since) }),
+      ...(options.until === undefined ? {} : { until: sinceOf(options.until, '--until') }),
+      ...(options.graph ? { graph: options.graph } : {}),
+      ...(options.tenant ? { tenant: options.tenant } : {}),
+    },
+    limits: {
+      ...(options.rate ? { ratePerSecond: options.rate } : {}),
+      ...(options.limit ? { limit: options.limit } : {}),
+    },
+  };
 }
 
 export interface BulkRetryOptions {
@@ -35,17 +63,7 @@ export async function retryInBulk(clients: ProducerClients, options: BulkRetryOp
     throw new UsageError(
       `retry in bulk takes --status failed (only failed runs can be retried)${options.status ? `, got '${options.status}'` : ''}; or give one run id`,
     );
-  const since = options.since === undefined ? undefined : sinceOf(options.since);
-  const filter = {
-    ...(options.error ? { errorCode: options.error } : {}),
-    ...(since === undefined ? {} : { since }),
-    ...(options.graph ? { graph: options.graph } : {}),
-    ...(options.tenant ? { tenant: options.tenant } : {}),
-  };
-  const limits = {
-    ...(options.rate ? { ratePerSecond: options.rate } : {}),
-    ...(options.limit ? { limit: options.limit } : {}),
-  };
+  const { filter, limits } = bulkRequestOf(options);
   const client = await clients.client();
   try {
     const counted = await client.retryFailed(filter, { ...limits, dryRun: true });

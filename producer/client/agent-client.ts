@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { asRedisFaultError } from '../../shared/redis/redis-fault.js';
-import { MAX_INPUT_DEPTH, nestsWithin, stepJobId, type StoredRunJob } from '../../shared/contracts/job-schema.js';
+import { MAX_INPUT_DEPTH, nestsWithin, type StoredRunJob } from '../../shared/contracts/job-schema.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { INTAKE_QUEUE, queueStreamOptions, SCHEDULES_QUEUE } from '../../shared/contracts/queues.js';
 import { Schedules } from '../../shared/operations/schedules/schedules.js';
@@ -25,6 +25,8 @@ import { RunReader, type RunReaderOptions } from './run-reader.js';
 import { forkRun, type ForkOptions } from './fork-run.js';
 import { replayRun, type ReplayOptions } from './replay-run.js';
 import { replayReport, type ReplayReport } from './replay-report.js';
+import { cancelRun } from './cancel-run.js';
+import { cancelRuns, type CancelRunsFilter, type CancelRunsOptions, type CancelRunsSummary } from './cancel-runs.js';
 import {
   retryFailedRuns,
   type FailedRunsFilter,
@@ -35,6 +37,7 @@ import {
 export { enqueueRequestSchema, type EnqueueRequest };
 import type { BatchesApi, BudgetsApi, SchedulesApi, SendEventRequest } from './client-apis.js';
 export type { BatchesApi, BudgetsApi, SchedulesApi, SendEventRequest, SendEventResult };
+export type { CancelRunsFilter, CancelRunsOptions, CancelRunsSummary };
 export type { FailedRunsFilter, ForkOptions, ReplayOptions, ReplayReport, RetryFailedOptions, RetryFailedSummary };
 
 export interface EnqueueOptions {
@@ -241,41 +244,24 @@ export class AgentClient extends RunReader {
    * step boundary (the running node's AbortSignal fires). Returns the record after the request.
    */
   async cancel(runId: string): Promise<RunRecord> {
-    await this.require(runId);
-    const status = await this.store.lifecycle.requestCancel(runId, Date.now());
-    if (status === 'cancelling') await this.cancelIdleSteps(runId);
-    return this.require(runId);
+    return (await this.cancelOne(runId)).record;
   }
 
-  /** A running run whose next step waits in the queue (or in a retry delay) has no node to abort: end it here. */
-  private async cancelIdleSteps(runId: string): Promise<void> {
-    const meta = await this.store.reads.get(runId);
-    if (!meta?.tasks || meta.status !== 'cancelling') return;
-    for (let task = 0; task < meta.tasks.length; task += 1) {
-      const job = await this.stepQueues.forRun(runId).getJob(stepJobId(runId, meta.superstep, task));
-      if (!job) continue;
-      const state = await job.getState();
-      if (state === 'active') return; // the worker running it ends the run
-      if (state === 'waiting' || state === 'delayed' || state === 'prioritized') {
-        // remove() refuses a job a worker has just locked; that worker then ends the run.
-        if (
-          !(await job.remove().then(
-            () => true,
-            () => false,
-          ))
-        )
-          return;
-      }
-    }
-    await this.store.lifecycle.finish(
-      runId,
-      'cancelled',
-      { code: 'CANCELLED', message: 'the run was cancelled on request', retryable: false },
-      Date.now(),
-      {
-        onlyFrom: 'cancelling',
-        superstep: meta.superstep,
-      },
+  private cancelOne(runId: string): Promise<{ record: RunRecord; changed: boolean }> {
+    return cancelRun({ store: this.store, stepQueues: this.stepQueues, require: (id) => this.require(id) }, runId);
+  }
+
+  /**
+   * Cancels runs in bulk: every run of `filter.status` (queued, running, waiting) matching its graph, error,
+   * time range and tenant, each through `cancel`, at `options.ratePerSecond`; `dryRun` only counts them.
+   * A run that finished meanwhile is skipped; two racing calls never count a run twice.
+   */
+  async cancelRuns(filter: CancelRunsFilter, options: CancelRunsOptions = {}): Promise<CancelRunsSummary> {
+    await this.ready();
+    return cancelRuns(
+      { list: (listFilter) => this.list(listFilter), cancel: (runId) => this.cancelOne(runId) },
+      filter,
+      options,
     );
   }
 

@@ -1,8 +1,7 @@
 import { sleep } from '../../shared/contracts/abort.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import type { RunRecord } from '../../shared/contracts/run-record.js';
-import type { ListFilter } from '../../shared/store/redis-run-store.js';
-import { redisFaultOf } from '../../shared/redis/redis-fault.js';
+import { listMatchingRuns, type RunListing } from './list-matching-runs.js';
 
 /** Which failed runs a bulk retry takes (all of them given: AND). */
 export interface FailedRunsFilter {
@@ -38,15 +37,9 @@ export interface RetryFailedSummary {
   errors: { runId: string; code: string; message: string }[];
 }
 
-interface RetryFailedDeps {
-  list(filter: ListFilter & { tenant?: string }): Promise<{ runs: RunRecord[]; nextCursor: string | null }>;
+interface RetryFailedDeps extends RunListing {
   retry(runId: string, options: { failedAt?: number }): Promise<RunRecord>;
-  /** Between tries of a page whose listing met a Redis fault. @default 1000 */
-  listRetryDelayMs?: number;
 }
-
-/** Tries of one page's listing: a Redis timeout is retried, a fault that outlasts them fails the call. */
-const LIST_TRIES = 4;
 
 /**
  * Retries failed runs in bulk (the dead letters of an outage): every run that failed (with
@@ -61,21 +54,17 @@ export async function retryFailedRuns(
 ): Promise<RetryFailedSummary> {
   if (!(ratePerSecond > 0))
     throw new AgentqError('INVALID_INPUT', `ratePerSecond must be above 0, got ${ratePerSecond}`);
-  const matches: RunRecord[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await listPage(deps, {
+  const matches = await listMatchingRuns(
+    deps,
+    {
       status: 'failed',
       ...(filter.errorCode ? { errorCode: filter.errorCode } : {}),
       ...(filter.since === undefined ? {} : { since: filter.since }),
       ...(filter.graph ? { graph: filter.graph } : {}),
       ...(filter.tenant ? { tenant: filter.tenant } : {}),
-      limit: Math.min(200, limit - matches.length),
-      ...(cursor ? { cursor } : {}),
-    });
-    matches.push(...page.runs);
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor && matches.length < limit);
+    },
+    { limit },
+  );
   const summary: RetryFailedSummary = {
     dryRun,
     matched: matches.length,
@@ -104,22 +93,4 @@ export async function retryFailedRuns(
     }
   }
   return summary;
-}
-
-/**
- * One page of the failed runs, listed again after a Redis fault: a page that failed is never taken as
- * the end of the list (a bulk retry that stopped there would leave failed runs behind, unreported).
- */
-async function listPage(
-  deps: RetryFailedDeps,
-  filter: ListFilter & { tenant?: string },
-): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await deps.list(filter);
-    } catch (error) {
-      if (attempt >= LIST_TRIES || !redisFaultOf(error)) throw error;
-      await sleep((deps.listRetryDelayMs ?? 1000) * attempt);
-    }
-  }
 }

@@ -41,16 +41,24 @@ export class RunLifecycle {
 
   /** → the status after the request ('cancelled' at once when no step was in flight), or 'missing'. */
   async requestCancel(runId: string, now: number): Promise<RunStatus | 'missing'> {
-    const result = await this.context.script<RunStatus | 'missing'>(REQUEST_CANCEL, runId, [
+    return (await this.cancelRequest(runId, now)).status;
+  }
+
+  /**
+   * `requestCancel`, saying whether this request changed the run (`changed`): false when it was finished,
+   * already cancelling or gone, so that two racing cancellations of a run count it once.
+   */
+  async cancelRequest(runId: string, now: number): Promise<{ status: RunStatus | 'missing'; changed: boolean }> {
+    const [status, changed] = await this.context.script<[RunStatus | 'missing', number]>(REQUEST_CANCEL, runId, [
       now,
       this.context.eventsMaxLen,
       this.context.retentionSeconds,
       JSON.stringify(CANCELLED_ERROR),
       JSON.stringify({ status: 'cancelled', error: CANCELLED_ERROR }),
     ]);
-    if (result === 'cancelled') await this.context.finished(runId, 'cancelled');
-    if (result === 'cancelling') await this.context.redis.publish(this.context.keys.cancelChannel(), runId);
-    return result;
+    if (status === 'cancelled') await this.context.finished(runId, 'cancelled');
+    if (status === 'cancelling') await this.context.redis.publish(this.context.keys.cancelChannel(), runId);
+    return { status, changed: changed === 1 };
   }
 
   /** `failedAt`: retry only the failure that ended then (a bulk retry's match), not a later one. */

@@ -118,11 +118,13 @@ export class RunReads {
    */
   async list(
     tenant: string,
-    { status, graph, since, errorCode, limit = 50, cursor }: ListFilter = {},
+    { status, graph, since, until, errorCode, limit = 50, cursor }: ListFilter = {},
   ): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
     const key = this.context.keys.tenantRuns(tenant);
     const runs: RunRecord[] = [];
-    let [maxScore, afterId] = cursor ? decodeCursor(cursor) : ['+inf', null as string | null];
+    let [maxScore, afterId] = cursor
+      ? decodeCursor(cursor)
+      : [until === undefined ? '+inf' : `(${until}`, null as string | null];
     const batch = limit * 2 + 10;
     const now = Date.now();
     for (let round = 0; round < 20 && runs.length < limit; round += 1) {

@@ -86,6 +86,8 @@ export interface ListFilter {
   graph?: string;
   /** Only runs created at or after this time (ms since the epoch). */
   since?: number;
+  /** Only runs created before this time (ms since the epoch). */
+  until?: number;
   /** Only runs whose error has this code (failed or cancelled runs), e.g. PROVIDER_ERROR. */
   errorCode?: string;
   /** @default 50 */

@@ -127,6 +127,8 @@ describe('the OpenAPI document at /docs/json', () => {
     await as('POST', `/v1/runs/${id}/fork`, { from: 0 });
     await as('POST', `/v1/runs/${id}/replay`, {});
     await as('POST', '/v1/runs/retry', { status: 'failed', dryRun: true });
+    await as('POST', '/v1/runs/cancel', { status: ['queued', 'running'], dryRun: true });
+    await as('POST', '/v1/runs/cancel', { status: 'completed' });
     await as('DELETE', `/v1/runs/${id}`);
     expect((await as('DELETE', `/v1/runs/${id}?purge=true`)).statusCode).toBe(204);
     // Chat: JSON and Server-Sent Events.

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { ApiContext } from '../api-context.js';
 import { registerRunActionRoutes } from './run-action-routes.js';
+import { registerRunBulkCancelRoute } from './run-bulk-cancel-route.js';
 import { registerRunCollectionRoutes } from './run-collection-routes.js';
 import { registerRunReadRoutes } from './run-read-routes.js';
 
@@ -10,5 +11,6 @@ export function runsRoutes(context: ApiContext): FastifyPluginAsyncZod {
     registerRunCollectionRoutes(app, context);
     registerRunReadRoutes(app, context);
     registerRunActionRoutes(app, context);
+    registerRunBulkCancelRoute(app, context);
   };
 }
