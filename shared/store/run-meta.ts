@@ -125,6 +125,7 @@ export const STEP_META_FIELDS = [
   'priority',
   'record',
   'replay',
+  'conversationId',
 ] as const;
 
 /** A run as a step sees it (BEGIN's reply). */
@@ -147,6 +148,7 @@ export type StepMeta = Pick<
   | 'priority'
   | 'record'
   | 'replay'
+  | 'conversationId'
 >;
 
 /** BEGIN's HMGET of STEP_META_FIELDS, in that order (false or null for absent fields), parsed. */

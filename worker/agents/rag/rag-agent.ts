@@ -8,6 +8,7 @@ import { resolveToolHandling, type ToolHandling } from '../tools/tool-handling.j
 import { ragOutputOf } from './rag-output-of.js';
 import { ragState } from './rag-state.js';
 import { ragModelNode, ragSearchNode, ragSummarizeNode } from './rag-agent-nodes.js';
+import { transformingNodes, type ChatRequestTransformer } from '../llm/chat-request-transformer.js';
 
 export { MAX_PASSAGES, MAX_SEARCHES_PER_ROUND, PASSAGES_SHOWN, SEARCH_CANDIDATES } from './rag-state.js';
 
@@ -40,6 +41,8 @@ export interface RagAgentGraphOptions {
   tools?: readonly string[];
   /** What happens when an extra tool is unknown, sent bad arguments or fails (react-agent's). @default tell the model */
   toolHandling?: ToolHandling;
+  /** Rewrites each model request of the graph's runs before it is sent (then the worker's transformer runs). @default none */
+  chatRequestTransformer?: ChatRequestTransformer;
 }
 
 export function createRagAgentGraph({
@@ -48,8 +51,10 @@ export function createRagAgentGraph({
   guardrails,
   tools = [],
   toolHandling,
+  chatRequestTransformer,
 }: RagAgentGraphOptions = {}) {
   const handling = resolveToolHandling(toolHandling);
+  const node = transformingNodes(chatRequestTransformer);
   return defineGraph({
     name,
     version,
@@ -67,7 +72,7 @@ export function createRagAgentGraph({
     }),
     output: (final): RagOutput => ragOutputOf(final),
   })
-    .node('model', ragModelNode, { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } })
+    .node('model', node(ragModelNode), { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } })
     .node(
       'search',
       ragSearchNode,
@@ -76,10 +81,14 @@ export function createRagAgentGraph({
       // embedding through the memo) or fails runs as its own step job, with these attempts.
       { retry: { maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 10_000 }, inline: true },
     )
-    .node('summarize', ragSummarizeNode, { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } })
-    .node('tool', (current, context) => runExtraTool(current.extraTools, context, handling), {
-      retry: { maxAttempts: TOOL_MAX_ATTEMPTS, initialDelayMs: 500, maxDelayMs: 10_000 },
-    })
+    .node('summarize', node(ragSummarizeNode), { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } })
+    .node(
+      'tool',
+      node((current, context) => runExtraTool(current.extraTools, context, handling)),
+      {
+        retry: { maxAttempts: TOOL_MAX_ATTEMPTS, initialDelayMs: 500, maxDelayMs: 10_000 },
+      },
+    )
     .edge(START, 'model')
     .route(
       'model',
