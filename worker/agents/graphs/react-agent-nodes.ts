@@ -1,5 +1,5 @@
 import { AgentqError } from '../../../shared/contracts/errors.js';
-import { channel } from '../../../shared/graph/channels.js';
+import { channel, type StateOf } from '../../../shared/graph/channels.js';
 import { type NodeFunction } from '../../../shared/graph/graph.js';
 import { callLanguageModel } from '../llm/call-language-model.js';
 import { estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
@@ -75,6 +75,8 @@ export function reactAgentChannels() {
     retrieveOptions: channel.replace<RetrieveOptions | null>(null),
     /** What the `retrieve` step found (shown with the query, listed as the output's `sources`). */
     retrieval: retrievalChannel(),
+    /** The retrieved passages join the stored question (false: only the prompts of this run show them). */
+    storeRetrievedContent: channel.replace(true),
     /** Message-window memory: prompts show this many of the latest messages; null: the summariser. */
     messageWindow: channel.replace<number | null>(null),
     /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
@@ -100,21 +102,20 @@ export function reactModelNode(runTools: RunTools): ReactAgentNode {
     const tools = await runTools(context, state);
     if (state.guardrails.output.length > 0) guardrailRegistryOf(context).bind(state.guardrails);
     const { messages: history, length } = await loadPromptHistory(context, state.memory);
+    const { stored, sent } = questionOf(state);
     const added: Message[] = openTurn({
       turnStarted: state.turnStarted,
       historyLength: length,
       system: state.system ?? DEFAULT_REACT_SYSTEM_PROMPT,
-      question: userTurnMessage(
-        state.retrieval ? `${state.query}\n\n${formatPassages(state.retrieval)}` : state.query,
-        state.queryImages,
-      ),
+      question: stored,
     });
     const finalRound = tools.length > 0 && state.toolRounds >= maxToolRounds;
     if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
-    const messages = [
-      ...(state.messageWindow === null ? history : messageWindow(history, state.messageWindow)),
-      ...added,
-    ];
+    const messages = withSentQuestion(
+      [...(state.messageWindow === null ? history : messageWindow(history, state.messageWindow)), ...added],
+      stored,
+      sent,
+    );
     const toolDescriptions = tools.length > 0 && !finalRound ? tools.map((tool) => tool.describe()) : undefined;
     let promptTokens: number | undefined;
     const summarizeAt = summarizeAtFor(context, state.summarizeAt);
@@ -210,4 +211,23 @@ export function reactSummarizeNode(runTools: RunTools): ReactAgentNode {
     });
     return { memory, summarize: false };
   };
+}
+
+/**
+ * The run's question as the history stores it and as the model reads it: with the retrieved passages in
+ * both, or (`storeRetrievedContent` false) only in the one sent.
+ */
+function questionOf(state: Readonly<StateOf<ReactAgentChannels>>): { stored: Message; sent: Message } {
+  const plain = userTurnMessage(state.query, state.queryImages);
+  if (!state.retrieval) return { stored: plain, sent: plain };
+  const sent = userTurnMessage(`${state.query}\n\n${formatPassages(state.retrieval)}`, state.queryImages);
+  return { stored: state.storeRetrievedContent === false ? plain : sent, sent };
+}
+
+/** The prompt with the run's stored question (its latest copy: a later turn may ask the same) as the model reads it. */
+function withSentQuestion(messages: Message[], stored: Message, sent: Message): Message[] {
+  if (stored === sent) return messages;
+  const text = JSON.stringify(stored.content);
+  const at = messages.findLastIndex((message) => message.role === 'user' && JSON.stringify(message.content) === text);
+  return at < 0 ? messages : messages.with(at, sent);
 }

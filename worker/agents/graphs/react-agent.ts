@@ -23,7 +23,7 @@ import {
 } from '../schemas/react-agent-input.js';
 import { type ToolHandling } from '../tools/tool-handling.js';
 import type { RetrieveOptions } from '../schemas/retrieve-options.js';
-import { retrievalNode, sourcesOf } from '../retrieval-node.js';
+import { retrievalNode, sourcesOf, type Retrieval } from '../retrieval-node.js';
 import { transformingNodes, type ChatRequestTransformer } from '../llm/chat-request-transformer.js';
 
 import {
@@ -58,6 +58,11 @@ export interface ReactAgentGraphOptions {
   onBusy?: OnBusy;
   /** Rewrites each model request of the graph's runs before it is sent (then the worker's transformer runs). @default none */
   chatRequestTransformer?: ChatRequestTransformer;
+  /**
+   * With `retrieve`: the passages join the stored question, where a conversation's next turn reads them.
+   * False: the model reads them throughout this run; the stored question is the query alone. @default true
+   */
+  storeRetrievedContent?: boolean;
 }
 
 /**
@@ -85,6 +90,7 @@ export function createReactAgentGraph({
   beforeToolCall,
   toolProvider,
   chatRequestTransformer,
+  storeRetrievedContent = true,
 }: ReactAgentGraphOptions = {}) {
   // Every node, not only those that call the model here: a guardrail or a tool may call one too.
   const node = transformingNodes(chatRequestTransformer);
@@ -112,13 +118,11 @@ export function createReactAgentGraph({
           settings: runSettingsOf(input),
           guardrails: planGuardrails(guardrails, input.guardrails),
           retrieveOptions: input.retrieve ?? null,
+          storeRetrievedContent,
           ...memoryChoiceOf(input.memory ?? memory),
         };
       },
-      output: (state): ReactAgentOutput => ({
-        answer: state.directAnswer ?? state.answer,
-        ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}),
-      }),
+      output: reactOutputOf,
     })
       .node(
         'input_guard',
@@ -199,6 +203,18 @@ export function createReactAgentGraph({
       .route('output_guard', (state) => (state.reprompting ? 'model' : END), ['model', END])
       .build()
   );
+}
+
+/** A run's output: the answer (a returnDirect tool's result, else the model's), and the retrieved sources. */
+function reactOutputOf(state: {
+  directAnswer: string | null;
+  answer: string;
+  retrieval: Retrieval | null;
+}): ReactAgentOutput {
+  return {
+    answer: state.directAnswer ?? state.answer,
+    ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}),
+  };
 }
 
 /** The built-in `react-agent@1`. */

@@ -43,6 +43,11 @@ export interface RagAgentGraphOptions {
   toolHandling?: ToolHandling;
   /** Rewrites each model request of the graph's runs before it is sent (then the worker's transformer runs). @default none */
   chatRequestTransformer?: ChatRequestTransformer;
+  /**
+   * Keep search results in the run's stored history, where a conversation's next turn reads them. False: the
+   * model reads them for this run's turn only; the history keeps a one-line note per search. @default true
+   */
+  storeRetrievedContent?: boolean;
 }
 
 export function createRagAgentGraph({
@@ -52,6 +57,7 @@ export function createRagAgentGraph({
   tools = [],
   toolHandling,
   chatRequestTransformer,
+  storeRetrievedContent = true,
 }: RagAgentGraphOptions = {}) {
   const handling = resolveToolHandling(toolHandling);
   const node = transformingNodes(chatRequestTransformer);
@@ -69,6 +75,7 @@ export function createRagAgentGraph({
       citations: input.citations,
       topK: input.top_k ?? null,
       turnStarted: false,
+      storeRetrievedContent,
     }),
     output: (final): RagOutput => ragOutputOf(final),
   })
