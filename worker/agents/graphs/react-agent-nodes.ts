@@ -17,7 +17,7 @@ import type { NodeContext } from '../../../shared/graph/node-context.js';
 import type { AnyTool } from '../../../shared/ports/define-tool.js';
 import type { BeforeToolCall } from '../tools/before-tool-call.js';
 import { userTurnMessage, type ImagePart } from './react-turn.js';
-import type { AssistantMessage, ToolCall } from '../../../shared/ports/language-model.js';
+import type { AssistantMessage, ImageOutput, ToolCall } from '../../../shared/ports/language-model.js';
 import type { Message } from '../../../shared/contracts/run-record.js';
 import { type MemoryKeep } from '../schemas/react-agent-input.js';
 import { resolveToolHandling, type ToolHandling } from '../tools/tool-handling.js';
@@ -75,6 +75,8 @@ export function reactAgentChannels() {
     retrieveOptions: channel.replace<RetrieveOptions | null>(null),
     /** What the `retrieve` step found (shown with the query, listed as the output's `sources`). */
     retrieval: retrievalChannel(),
+    /** Images the model returned in this run (the output's `images`). */
+    images: channel.append<ImageOutput>(),
     /** The retrieved passages join the stored question (false: only the prompts of this run show them). */
     storeRetrievedContent: channel.replace(true),
     /** Message-window memory: prompts show this many of the latest messages; null: the summariser. */
@@ -142,6 +144,8 @@ export function reactModelNode(runTools: RunTools): ReactAgentNode {
     const accept = state.settings.accept ?? [];
     const response = await callLanguageModel(context, request, { promptTokens, accept });
     const toolCalls = response.message.tool_calls ?? [];
+    // Kept beside the text, whatever the answer's path: the history holds text, the output the images.
+    const images = response.images?.length ? { images: response.images } : {};
     if (toolCalls.length > 0 && (finalRound || tools.length === 0)) {
       // Appending this message without tool results would leave an invalid history (a tool call never answered),
       // so the run stops here.
@@ -161,6 +165,7 @@ export function reactModelNode(runTools: RunTools): ReactAgentNode {
         pendingToolCalls: [],
         draft: response.message,
         reprompting: false,
+        ...images,
       };
     }
     return {
@@ -169,6 +174,7 @@ export function reactModelNode(runTools: RunTools): ReactAgentNode {
       summarize: false,
       pendingToolCalls: toolCalls,
       reprompting: false,
+      ...images,
       ...(toolCalls.length > 0 ? { toolRounds: state.toolRounds + 1 } : { answer: response.message.content ?? '' }),
     };
   };

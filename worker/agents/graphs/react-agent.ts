@@ -14,7 +14,7 @@ import type { AnyTool } from '../../../shared/ports/define-tool.js';
 import { runToolsOf, type ToolProvider } from '../tools/tool-provider.js';
 import type { BeforeToolCall } from '../tools/before-tool-call.js';
 import { reactTurnOf, type MessageTemplates } from './react-turn.js';
-import type { AssistantMessage } from '../../../shared/ports/language-model.js';
+import type { AssistantMessage, ImageOutput } from '../../../shared/ports/language-model.js';
 import {
   memoryChoiceOf,
   reactAgentInputSchema,
@@ -205,15 +205,17 @@ export function createReactAgentGraph({
   );
 }
 
-/** A run's output: the answer (a returnDirect tool's result, else the model's), and the retrieved sources. */
+/** A run's output: the answer (a returnDirect tool's result, else the model's), the retrieved sources, the model's images. */
 function reactOutputOf(state: {
   directAnswer: string | null;
   answer: string;
   retrieval: Retrieval | null;
+  images: ImageOutput[];
 }): ReactAgentOutput {
   return {
     answer: state.directAnswer ?? state.answer,
     ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}),
+    ...(state.images.length > 0 ? { images: state.images } : {}),
   };
 }
 
