@@ -78,6 +78,9 @@ export const ERROR_CODES = [
   'CALLBACK_EXPIRED',
   // A callback URL already called once: the wait has its result; nothing changed.
   'CALLBACK_USED',
+  // A chat request transformer (an agent's `chatRequestTransformer`) threw or returned no request: the step
+  // fails before anything is sent; not retried (details name the node and the call).
+  'CHAT_REQUEST_TRANSFORM_FAILED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -19,6 +19,8 @@ export interface NodeContext {
   readonly tenant: string;
   /** The run's graph id (tenant usage is counted per graph). @default unset in contexts outside a run */
   readonly graph?: string;
+  /** The conversation the run continues (its enqueue's `conversationId`). @default unset: a lone run */
+  readonly conversationId?: string;
   /** The superstep this step belongs to (0, 1, 2, …). */
   readonly stepIndex: number;
   /** Task index within the superstep (0 unless branches run in parallel). */

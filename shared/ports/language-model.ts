@@ -65,8 +65,18 @@ export interface UnsupportedToolCall {
   name: string;
 }
 
+/**
+ * An image the model returned, kept as a part of the result: its bytes (`b64`, with `mimeType`) or where it is
+ * (`url`). OpenAI's published chat-completions contract has no image output; compatible servers that return
+ * images (OpenRouter, Gemini's compatible endpoint: `message.images` of `image_url` parts) and other adapters
+ * report them here.
+ */
+export type ImageOutput = { type: 'image'; mimeType?: string } & ({ b64: string } | { url: string });
+
 export interface LanguageModelResponse {
   message: AssistantMessage;
+  /** Images the model returned beside its message, in its order. @default none */
+  images?: ImageOutput[];
   /** The provider's own count; undefined when it sent none (the caller may estimate). */
   usage: TokenUsage | undefined;
   finishReason: FinishReason;

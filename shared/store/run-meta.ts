@@ -127,6 +127,7 @@ export const STEP_META_FIELDS = [
   'priority',
   'record',
   'replay',
+  'conversationId',
 ] as const;
 
 /** A run as a step sees it (BEGIN's reply). */
@@ -149,6 +150,7 @@ export type StepMeta = Pick<
   | 'priority'
   | 'record'
   | 'replay'
+  | 'conversationId'
 >;
 
 /** BEGIN's HMGET of STEP_META_FIELDS, in that order (false or null for absent fields), parsed. */

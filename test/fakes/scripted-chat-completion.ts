@@ -42,6 +42,11 @@ export interface ScriptedMessage extends ScriptedTiming {
   /** The model's refusal (`message.refusal`; streamed as `delta.refusal`). */
   refusal?: string;
   /**
+   * Images as compatible servers return them (OpenRouter, Gemini's endpoint; not in OpenAI's contract):
+   * `message.images` of `image_url` parts; streamed as one `delta.images` chunk before the finish.
+   */
+  images?: { type: 'image_url'; image_url: { url: string } }[];
+  /**
    * Answer a streamed request (`stream: true`) with the whole completion as `application/json`, as the
    * contract allows. A `custom` tool call is always answered so: a stream chunk cannot carry one.
    */
@@ -61,6 +66,7 @@ interface ChoiceBody {
   message: {
     content: string | null;
     refusal: string | null;
+    images?: unknown[];
     function_call?: { name: string; arguments: string };
     tool_calls?: { id: string; type: string; function?: { name: string; arguments: string } }[];
   };
@@ -124,6 +130,7 @@ export function chatCompletion(message: ScriptedMessage, body: ChatCompletionCre
           role: 'assistant',
           content,
           refusal: message.refusal ?? null,
+          ...(message.images ? { images: message.images } : {}),
           ...(functionCall ? { function_call: functionCall } : {}),
           ...(hasToolCalls ? { tool_calls: toolCalls } : {}),
         },
@@ -167,6 +174,7 @@ export function chatStreamPieces(completion: unknown): StreamPiece[] {
     for (const piece of fragments(message.function_call.arguments))
       pieces.push({ delta: { function_call: { arguments: piece } }, paced: true, content: false });
   }
+  if (message.images) pieces.push({ delta: { images: message.images }, paced: false, content: false });
   pieces.push({ delta: {}, finishReason: choice.finish_reason, paced: false, content: false });
   return pieces;
 }

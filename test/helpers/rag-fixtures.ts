@@ -9,7 +9,11 @@ import {
   type ScriptedOpenAIServer,
   type ScriptedOpenAIServerOptions,
 } from '../fakes/scripted-openai-server.js';
-import type { TestEnv } from './test-env.js';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import type { AnyGraph } from '../../shared/graph/graph.js';
+import { tempDirectory } from './ingest-fixtures.js';
+import { lateBound } from './late-bound.js';
+import { startTestEnv, type TestEnv } from './test-env.js';
 
 /** Small Markdown documents about Paris landmarks: one answers "who sketched the tower" and names a town another describes. */
 export const RAG_DOCS: Record<string, string> = {
@@ -100,5 +104,28 @@ export async function startRagTestEnv<E extends TestEnv>(
       await store.close();
       await server?.close();
     },
+  };
+}
+
+/**
+ * A rag test as most start it, in the enclosing describe block: a worker (with `graphs` beside the built-in
+ * ones) searching a temporary data folder in which the Paris documents are ingested as collection `paris`,
+ * with the scripted server as its model (reset before each test); all closed and removed afterwards.
+ */
+export function useParisRagEnv(prefix: string, { graphs = [] }: { graphs?: AnyGraph[] } = {}) {
+  const data = tempDirectory(prefix);
+  let rag: RagTestEnv<TestEnv> | undefined;
+  beforeAll(async () => {
+    rag = await startRagTestEnv((options) => startTestEnv({ ...options, graphs }), data.path, { model: {} });
+    await ingestFolder(rag.ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'paris' });
+  });
+  afterAll(async () => {
+    await rag?.close();
+    data.remove();
+  });
+  beforeEach(() => rag?.server?.reset());
+  return {
+    env: lateBound('the rag test env', () => rag?.env),
+    server: lateBound('the scripted OpenAI server', () => rag?.server),
   };
 }

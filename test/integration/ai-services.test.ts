@@ -69,3 +69,31 @@ describe('react-agent: images, answers-only memory', () => {
     expect(validateHistory(prompt)).toEqual([]);
   });
 });
+
+/**
+ * Image outputs: OpenAI's published chat-completions contract has none (only text, tool calls, refusals and
+ * audio); compatible servers that make images send `message.images` of `image_url` parts. Kept as parts of
+ * the run's output, streamed or not, instead of dropped.
+ */
+describe('react-agent: images the model returns', () => {
+  const { server, env } = useAgentE2E({ env: { OPENAI_API_KEY: 'test-key' } });
+  const images = [
+    { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+    { type: 'image_url' as const, image_url: { url: 'https://img.example/cat.webp' } },
+  ];
+  const parts = [
+    { type: 'image', mimeType: 'image/png', b64: 'iVBORw0KGgo=' },
+    { type: 'image', url: 'https://img.example/cat.webp' },
+  ];
+
+  it.each([
+    ['streamed (delta.images)', false],
+    ['as one JSON body', true],
+  ])('keeps them as parts of the output: %s', async (_how, asJson) => {
+    server.setScript([{ content: 'Here is a cat.', images, asJson }]);
+    const queued = await env.client.enqueue({ graph: 'react-agent', input: { query: 'Draw a cat', tools: [] } });
+    const done = await env.client.wait(queued.id, { timeoutMs: 30_000 });
+    expect(done).toMatchObject({ status: 'completed', output: { answer: 'Here is a cat.', images: parts } });
+    expect(server.chatRequests()[0]!.body.stream).toBe(true);
+  });
+});

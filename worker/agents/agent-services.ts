@@ -10,6 +10,7 @@ import type { Moderator } from '../../shared/ports/moderator.js';
 import type { Reranker } from '../../shared/ports/reranker.js';
 import type { LanguageModel } from '../../shared/ports/language-model.js';
 import type { ModelListener } from './llm/model-listeners.js';
+import type { ChatRequestTransformer } from './llm/chat-request-transformer.js';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './agent-settings.js';
 
 export { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './agent-settings.js';
@@ -50,6 +51,11 @@ export interface AgentServices {
   moderator?: Moderator;
   /** In-process listeners of every fresh model request, response and error (model-listeners.ts). @default [] */
   modelListeners?: readonly ModelListener[];
+  /**
+   * Rewrites every model request of every agent on this worker before it is sent (messages, tools,
+   * parameters; llm/chat-request-transformer.ts). A graph's own `chatRequestTransformer` runs before it. @default none
+   */
+  chatRequestTransformer?: ChatRequestTransformer;
 }
 
 declare module '../../shared/graph/node-context.js' {

@@ -60,6 +60,12 @@ export {
 export { callLanguageModel, type CallLanguageModelOptions, type ModelCall } from './llm/call-language-model.js';
 export { generateObject, type GenerateObjectOptions, type GeneratedObject } from './llm/generate-object.js';
 export { embedTexts, type EmbedCall, type EmbedTextsOptions } from './llm/embed-texts.js';
+export {
+  transformingNodes,
+  type ChatRequest,
+  type ChatRequestInfo,
+  type ChatRequestTransformer,
+} from './llm/chat-request-transformer.js';
 // Memory and conversation turns in your own graphs (docs/guides/agents/memory.md).
 export { memoryChannel, type MemoryState } from '../runtime/memory/memory-state.js';
 export { loadPromptHistory } from '../runtime/memory/prompt-history.js';

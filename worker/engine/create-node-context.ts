@@ -62,6 +62,7 @@ class StepNodeContext implements NodeContext {
   readonly runId: string;
   readonly tenant: string;
   readonly graph: string;
+  readonly conversationId?: string;
   readonly stepIndex: number;
   readonly task: number;
   readonly stepId: string;
@@ -79,6 +80,7 @@ class StepNodeContext implements NodeContext {
     this.runId = data.runId;
     this.tenant = meta.tenant;
     this.graph = meta.graph;
+    if (meta.conversationId !== null) this.conversationId = meta.conversationId;
     this.stepIndex = data.superstep;
     this.task = data.task;
     this.stepId = `s${data.superstep}.t${data.task}`;

@@ -8,6 +8,7 @@ import { AgentqError } from '../../contracts/errors.js';
 import type {
   AssistantMessage,
   FinishReason,
+  ImageOutput,
   LanguageModelRequest,
   LanguageModelResponse,
   ResponseFormat,
@@ -91,8 +92,10 @@ export function chatResponseOf(
     ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
   };
   const usage = completion.usage;
+  const images = imagesOf(choice.message);
   return {
     message,
+    ...(images.length > 0 ? { images } : {}),
     usage: usage ? { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 } : undefined,
     finishReason: refusal ? 'refusal' : toFinishReason(choice.finish_reason, toolCalls.length > 0),
     ...(refusal ? { refusal } : {}),
@@ -100,6 +103,22 @@ export function chatResponseOf(
     model: completion.model || modelId,
     ...(completion.id ? { responseId: completion.id } : {}),
   };
+}
+
+/**
+ * The images of a message: not in OpenAI's contract, but compatible servers that make images (OpenRouter,
+ * Gemini's compatible endpoint) send `images: [{type: 'image_url', image_url: {url}}]`, a `data:` URL or an
+ * address. Kept rather than dropped; anything else there is ignored.
+ */
+function imagesOf(message: object): ImageOutput[] {
+  const images = (message as { images?: unknown }).images;
+  if (!Array.isArray(images)) return [];
+  return images.flatMap((image: unknown) => {
+    const url = (image as { image_url?: { url?: unknown } } | null)?.image_url?.url;
+    if (typeof url !== 'string' || url === '') return [];
+    const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+    return [data ? { type: 'image' as const, mimeType: data[1]!, b64: data[2]! } : { type: 'image' as const, url }];
+  });
 }
 
 /** The tool a call of another type names (a `custom` call names it under `custom`). */

@@ -36,6 +36,8 @@ export async function collectChatStream(
   let usage: ChatCompletion['usage'];
   let chunks = 0;
   const toolCalls = new Map<number, PartialToolCall>();
+  // Images a compatible server streams (`delta.images`, outside OpenAI's contract): whole parts, kept in order.
+  const images: unknown[] = [];
   for await (const chunk of stream) {
     chunks++;
     id ||= chunk.id ?? '';
@@ -49,6 +51,8 @@ export async function collectChatStream(
       content = (content ?? '') + text;
       onTextDelta?.(text);
     }
+    const streamedImages = (choice.delta as { images?: unknown } | undefined)?.images;
+    if (Array.isArray(streamedImages)) images.push(...(streamedImages as unknown[]));
     if (typeof choice.delta?.refusal === 'string') refusal = (refusal ?? '') + choice.delta.refusal;
     const legacy = choice.delta?.function_call;
     if (legacy) {
@@ -84,6 +88,7 @@ export async function collectChatStream(
           role: 'assistant',
           content,
           refusal,
+          ...(images.length > 0 ? { images } : {}),
           ...(functionCall ? { function_call: functionCall } : {}),
           ...(calls.length > 0
             ? {

@@ -5,6 +5,7 @@ import { planGuardrails, type GuardrailsInput } from '../../../shared/contracts/
 import { memoryChoiceOf } from '../schemas/react-agent-input.js';
 import { multiAgentInputSchema, type MultiAgentOutput, type RecallMode } from '../schemas/multi-agent-input.js';
 import { leadChoiceOf, recalledCount } from './expert-recall.js';
+import { transformingNodes, type ChatRequestTransformer } from '../llm/chat-request-transformer.js';
 import {
   CONSULT_MAX_ATTEMPTS,
   consultNode,
@@ -29,6 +30,8 @@ export interface MultiAgentGraphOptions {
   lead?: string;
   /** Input guardrails on the query, output guardrails on the lead's answer (a run's `guardrails` replaces a stage's list). @default none */
   guardrails?: GuardrailsInput;
+  /** Rewrites each model request of the graph's runs (the lead's and each expert's) before it is sent; the worker's runs after it. @default none */
+  chatRequestTransformer?: ChatRequestTransformer;
 }
 
 /**
@@ -53,7 +56,9 @@ export function createMultiAgentGraph({
   recall: graphRecall = 'similarity',
   lead: graphLead,
   guardrails,
+  chatRequestTransformer,
 }: MultiAgentGraphOptions = {}) {
+  const node = transformingNodes(chatRequestTransformer);
   if (graphRecall === 'specific' && !graphLead)
     throw new AgentqError('INVALID_INPUT', "createMultiAgentGraph: recall 'specific' needs lead, the expert who leads");
   return defineGraph({
@@ -83,10 +88,10 @@ export function createMultiAgentGraph({
       consulted: state.consulted,
     }),
   })
-    .node('recall', recallNode, RETRY)
-    .node('lead', leadNode, RETRY)
-    .node('consult', consultNode, { retry: { ...RETRY.retry, maxAttempts: CONSULT_MAX_ATTEMPTS } })
-    .node('summarize', summarizeNode, RETRY)
+    .node('recall', node(recallNode), RETRY)
+    .node('lead', node(leadNode), RETRY)
+    .node('consult', node(consultNode), { retry: { ...RETRY.retry, maxAttempts: CONSULT_MAX_ATTEMPTS } })
+    .node('summarize', node(summarizeNode), RETRY)
     .edge(START, 'recall')
     .edge('recall', 'lead')
     .route(

@@ -1,5 +1,5 @@
 import { AgentqError } from '../../../shared/contracts/errors.js';
-import { channel } from '../../../shared/graph/channels.js';
+import { channel, type StateOf } from '../../../shared/graph/channels.js';
 import { type NodeFunction } from '../../../shared/graph/graph.js';
 import { callLanguageModel } from '../llm/call-language-model.js';
 import { estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
@@ -17,7 +17,7 @@ import type { NodeContext } from '../../../shared/graph/node-context.js';
 import type { AnyTool } from '../../../shared/ports/define-tool.js';
 import type { BeforeToolCall } from '../tools/before-tool-call.js';
 import { userTurnMessage, type ImagePart } from './react-turn.js';
-import type { AssistantMessage, ToolCall } from '../../../shared/ports/language-model.js';
+import type { AssistantMessage, ImageOutput, ToolCall } from '../../../shared/ports/language-model.js';
 import type { Message } from '../../../shared/contracts/run-record.js';
 import { type MemoryKeep } from '../schemas/react-agent-input.js';
 import { resolveToolHandling, type ToolHandling } from '../tools/tool-handling.js';
@@ -75,6 +75,10 @@ export function reactAgentChannels() {
     retrieveOptions: channel.replace<RetrieveOptions | null>(null),
     /** What the `retrieve` step found (shown with the query, listed as the output's `sources`). */
     retrieval: retrievalChannel(),
+    /** Images the model returned in this run (the output's `images`). */
+    images: channel.append<ImageOutput>(),
+    /** The retrieved passages join the stored question (false: only the prompts of this run show them). */
+    storeRetrievedContent: channel.replace(true),
     /** Message-window memory: prompts show this many of the latest messages; null: the summariser. */
     messageWindow: channel.replace<number | null>(null),
     /** The run's summarising share of the context window; null: the worker's AGENTQ_SUMMARIZE_AT. */
@@ -100,21 +104,20 @@ export function reactModelNode(runTools: RunTools): ReactAgentNode {
     const tools = await runTools(context, state);
     if (state.guardrails.output.length > 0) guardrailRegistryOf(context).bind(state.guardrails);
     const { messages: history, length } = await loadPromptHistory(context, state.memory);
+    const { stored, sent } = questionOf(state);
     const added: Message[] = openTurn({
       turnStarted: state.turnStarted,
       historyLength: length,
       system: state.system ?? DEFAULT_REACT_SYSTEM_PROMPT,
-      question: userTurnMessage(
-        state.retrieval ? `${state.query}\n\n${formatPassages(state.retrieval)}` : state.query,
-        state.queryImages,
-      ),
+      question: stored,
     });
     const finalRound = tools.length > 0 && state.toolRounds >= maxToolRounds;
     if (finalRound) added.push({ role: 'user', content: FINAL_ANSWER_REQUEST });
-    const messages = [
-      ...(state.messageWindow === null ? history : messageWindow(history, state.messageWindow)),
-      ...added,
-    ];
+    const messages = withSentQuestion(
+      [...(state.messageWindow === null ? history : messageWindow(history, state.messageWindow)), ...added],
+      stored,
+      sent,
+    );
     const toolDescriptions = tools.length > 0 && !finalRound ? tools.map((tool) => tool.describe()) : undefined;
     let promptTokens: number | undefined;
     const summarizeAt = summarizeAtFor(context, state.summarizeAt);
@@ -141,6 +144,8 @@ export function reactModelNode(runTools: RunTools): ReactAgentNode {
     const accept = state.settings.accept ?? [];
     const response = await callLanguageModel(context, request, { promptTokens, accept });
     const toolCalls = response.message.tool_calls ?? [];
+    // Kept beside the text, whatever the answer's path: the history holds text, the output the images.
+    const images = response.images?.length ? { images: response.images } : {};
     if (toolCalls.length > 0 && (finalRound || tools.length === 0)) {
       // Appending this message without tool results would leave an invalid history (a tool call never answered),
       // so the run stops here.
@@ -160,6 +165,7 @@ export function reactModelNode(runTools: RunTools): ReactAgentNode {
         pendingToolCalls: [],
         draft: response.message,
         reprompting: false,
+        ...images,
       };
     }
     return {
@@ -168,6 +174,7 @@ export function reactModelNode(runTools: RunTools): ReactAgentNode {
       summarize: false,
       pendingToolCalls: toolCalls,
       reprompting: false,
+      ...images,
       ...(toolCalls.length > 0 ? { toolRounds: state.toolRounds + 1 } : { answer: response.message.content ?? '' }),
     };
   };
@@ -210,4 +217,23 @@ export function reactSummarizeNode(runTools: RunTools): ReactAgentNode {
     });
     return { memory, summarize: false };
   };
+}
+
+/**
+ * The run's question as the history stores it and as the model reads it: with the retrieved passages in
+ * both, or (`storeRetrievedContent` false) only in the one sent.
+ */
+function questionOf(state: Readonly<StateOf<ReactAgentChannels>>): { stored: Message; sent: Message } {
+  const plain = userTurnMessage(state.query, state.queryImages);
+  if (!state.retrieval) return { stored: plain, sent: plain };
+  const sent = userTurnMessage(`${state.query}\n\n${formatPassages(state.retrieval)}`, state.queryImages);
+  return { stored: state.storeRetrievedContent === false ? plain : sent, sent };
+}
+
+/** The prompt with the run's stored question (its latest copy: a later turn may ask the same) as the model reads it. */
+function withSentQuestion(messages: Message[], stored: Message, sent: Message): Message[] {
+  if (stored === sent) return messages;
+  const text = JSON.stringify(stored.content);
+  const at = messages.findLastIndex((message) => message.role === 'user' && JSON.stringify(message.content) === text);
+  return at < 0 ? messages : messages.with(at, sent);
 }

@@ -14,7 +14,7 @@ import type { AnyTool } from '../../../shared/ports/define-tool.js';
 import { runToolsOf, type ToolProvider } from '../tools/tool-provider.js';
 import type { BeforeToolCall } from '../tools/before-tool-call.js';
 import { reactTurnOf, type MessageTemplates } from './react-turn.js';
-import type { AssistantMessage } from '../../../shared/ports/language-model.js';
+import type { AssistantMessage, ImageOutput } from '../../../shared/ports/language-model.js';
 import {
   memoryChoiceOf,
   reactAgentInputSchema,
@@ -23,7 +23,8 @@ import {
 } from '../schemas/react-agent-input.js';
 import { type ToolHandling } from '../tools/tool-handling.js';
 import type { RetrieveOptions } from '../schemas/retrieve-options.js';
-import { retrievalNode, sourcesOf } from '../retrieval-node.js';
+import { retrievalNode, sourcesOf, type Retrieval } from '../retrieval-node.js';
+import { transformingNodes, type ChatRequestTransformer } from '../llm/chat-request-transformer.js';
 
 import {
   reactAgentChannels,
@@ -55,6 +56,13 @@ export interface ReactAgentGraphOptions {
   toolProvider?: ToolProvider;
   /** A conversation's new turn while the previous one is unfinished: wait, cancel it, or fail (a run's `onBusy` wins). @default 'queue' */
   onBusy?: OnBusy;
+  /** Rewrites each model request of the graph's runs before it is sent (then the worker's transformer runs). @default none */
+  chatRequestTransformer?: ChatRequestTransformer;
+  /**
+   * With `retrieve`: the passages join the stored question, where a conversation's next turn reads them.
+   * False: the model reads them throughout this run; the stored question is the query alone. @default true
+   */
+  storeRetrievedContent?: boolean;
 }
 
 /**
@@ -81,7 +89,11 @@ export function createReactAgentGraph({
   templates,
   beforeToolCall,
   toolProvider,
+  chatRequestTransformer,
+  storeRetrievedContent = true,
 }: ReactAgentGraphOptions = {}) {
+  // Every node, not only those that call the model here: a guardrail or a tool may call one too.
+  const node = transformingNodes(chatRequestTransformer);
   const runTools = (
     context: NodeContext,
     state: { tools: string[] | null; providerInput: unknown },
@@ -106,50 +118,62 @@ export function createReactAgentGraph({
           settings: runSettingsOf(input),
           guardrails: planGuardrails(guardrails, input.guardrails),
           retrieveOptions: input.retrieve ?? null,
+          storeRetrievedContent,
           ...memoryChoiceOf(input.memory ?? memory),
         };
       },
-      output: (state): ReactAgentOutput => ({
-        answer: state.directAnswer ?? state.answer,
-        ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}),
-      }),
+      output: reactOutputOf,
     })
-      .node('input_guard', async (state, context) => {
-        // Binding both stages (and selecting the tools) here fails a run naming an unknown output guardrail
-        // or tool before any paid check or model call.
-        const bound = guardrailRegistryOf(context).bind(state.guardrails);
-        await runTools(context, state);
-        const verdict = await runGuardrails(context, 'input', bound.input, state.query);
-        return verdict.text === state.query ? {} : { query: verdict.text };
-      })
-      .node('model', reactModelNode(runTools), {
+      .node(
+        'input_guard',
+        node(async (state, context) => {
+          // Binding both stages (and selecting the tools) here fails a run naming an unknown output guardrail
+          // or tool before any paid check or model call.
+          const bound = guardrailRegistryOf(context).bind(state.guardrails);
+          await runTools(context, state);
+          const verdict = await runGuardrails(context, 'input', bound.input, state.query);
+          return verdict.text === state.query ? {} : { query: verdict.text };
+        }),
+      )
+      .node('model', node(reactModelNode(runTools)), {
         retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 },
       })
-      .node('tool', reactToolNode({ runTools, toolHandling, beforeToolCall }), {
+      .node('tool', node(reactToolNode({ runTools, toolHandling, beforeToolCall })), {
         retry: { maxAttempts: TOOL_MAX_ATTEMPTS, initialDelayMs: 500, maxDelayMs: 10_000 },
       })
-      .node('summarize', reactSummarizeNode(runTools), {
+      .node('summarize', node(reactSummarizeNode(runTools)), {
         retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 },
       })
-      .node('output_guard', async (state, context) => {
-        const draft = state.draft;
-        if (!draft && state.directAnswer !== null) {
-          const bound = guardrailRegistryOf(context).bind(state.guardrails);
-          return checkDirectAnswer(context, state, bound.output, state.directAnswer);
-        }
-        if (!draft) throw new AgentqError('INTERNAL', 'react-agent: output_guard ran without an answer to check');
-        // The answer joins the history as the guardrails leave it (rewritten, or with the rejection).
-        const guarded = await guardAnswer(context, state.guardrails, state.reprompts, draft.content ?? '');
-        const checked: AssistantMessage = { ...draft, content: guarded.text };
-        if (guarded.action === 'pass') return { messages: [checked], answer: guarded.text, draft: null };
-        return { messages: [checked, guarded.rejection], draft: null, reprompts: guarded.reprompts, reprompting: true };
-      })
-      .node('retrieve', async (state, context) => {
-        // The run's tools and guardrails are checked before the search too, not only at the first model call.
-        await runTools(context, state);
-        guardrailRegistryOf(context).bind(state.guardrails);
-        return retrieveForQuery(state, context);
-      })
+      .node(
+        'output_guard',
+        node(async (state, context) => {
+          const draft = state.draft;
+          if (!draft && state.directAnswer !== null) {
+            const bound = guardrailRegistryOf(context).bind(state.guardrails);
+            return checkDirectAnswer(context, state, bound.output, state.directAnswer);
+          }
+          if (!draft) throw new AgentqError('INTERNAL', 'react-agent: output_guard ran without an answer to check');
+          // The answer joins the history as the guardrails leave it (rewritten, or with the rejection).
+          const guarded = await guardAnswer(context, state.guardrails, state.reprompts, draft.content ?? '');
+          const checked: AssistantMessage = { ...draft, content: guarded.text };
+          if (guarded.action === 'pass') return { messages: [checked], answer: guarded.text, draft: null };
+          return {
+            messages: [checked, guarded.rejection],
+            draft: null,
+            reprompts: guarded.reprompts,
+            reprompting: true,
+          };
+        }),
+      )
+      .node(
+        'retrieve',
+        node(async (state, context) => {
+          // The run's tools and guardrails are checked before the search too, not only at the first model call.
+          await runTools(context, state);
+          guardrailRegistryOf(context).bind(state.guardrails);
+          return retrieveForQuery(state, context);
+        }),
+      )
       .route(START, (state) => (state.guardrails.input.length > 0 ? 'input_guard' : afterInput(state)), [
         'input_guard',
         'retrieve',
@@ -179,6 +203,20 @@ export function createReactAgentGraph({
       .route('output_guard', (state) => (state.reprompting ? 'model' : END), ['model', END])
       .build()
   );
+}
+
+/** A run's output: the answer (a returnDirect tool's result, else the model's), the retrieved sources, the model's images. */
+function reactOutputOf(state: {
+  directAnswer: string | null;
+  answer: string;
+  retrieval: Retrieval | null;
+  images: ImageOutput[];
+}): ReactAgentOutput {
+  return {
+    answer: state.directAnswer ?? state.answer,
+    ...(state.retrieval ? { sources: sourcesOf(state.retrieval) } : {}),
+    ...(state.images.length > 0 ? { images: state.images } : {}),
+  };
 }
 
 /** The built-in `react-agent@1`. */

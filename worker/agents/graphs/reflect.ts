@@ -5,6 +5,7 @@ import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { callLanguageModel } from '../llm/call-language-model.js';
 import type { AcceptableOutcome } from '../llm/usable-response.js';
 import { generateObject } from '../llm/generate-object.js';
+import { transformingNodes, type ChatRequestTransformer } from '../llm/chat-request-transformer.js';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import { estimateTextTokens } from '../../../shared/llm/estimate-tokens.js';
 import { planGuardrails, type GuardrailPlan, type GuardrailsInput } from '../../../shared/contracts/guardrail-spec.js';
@@ -107,6 +108,8 @@ export interface ReflectGraphOptions {
   maxIterations?: number;
   /** Input guardrails on the task, output guardrails on the final draft (a run's `guardrails` replaces a stage's list). @default none */
   guardrails?: GuardrailsInput;
+  /** Rewrites each model request of the graph's own nodes before it is sent (then the worker's transformer runs). @default none */
+  chatRequestTransformer?: ChatRequestTransformer;
 }
 
 /**
@@ -132,7 +135,9 @@ export function createReflectGraph({
   judge,
   maxIterations = 3,
   guardrails,
+  chatRequestTransformer,
 }: ReflectGraphOptions = {}) {
+  const node = transformingNodes(chatRequestTransformer);
   const builder = defineGraph({
     name,
     version,
@@ -158,7 +163,7 @@ export function createReflectGraph({
     }),
   }).node(
     'summarize',
-    async (state, context) => {
+    node(async (state, context) => {
       // The task goes back into the system message after a summary (promptView's anchor): room for it.
       const reservedTokens = await estimateTextTokens(state.task);
       return {
@@ -168,22 +173,25 @@ export function createReflectGraph({
         }),
         summarize: false,
       };
-    },
+    }),
     RETRY,
   );
   const writerIsGraph = writer !== undefined && typeof writer !== 'function';
   const judgeIsGraph = judge !== undefined && typeof judge !== 'function';
   if (writerIsGraph) builder.node('write', writer).node('drafted', (state) => drafted(state), RETRY);
-  else builder.node('write', writer ? countDraft(writer) : builtInWriter, RETRY);
+  else builder.node('write', node(writer ? countDraft(writer) : builtInWriter), RETRY);
   // The built-in writer's tool calls: one step each, through the one tool path (allow-list, approval, hooks).
-  if (!writer) builder.node('tool', toolStep, { retry: { ...RETRY.retry, maxAttempts: TOOL_MAX_ATTEMPTS } });
+  if (!writer) builder.node('tool', node(toolStep), { retry: { ...RETRY.retry, maxAttempts: TOOL_MAX_ATTEMPTS } });
   if (judgeIsGraph) builder.node('judge', judge).node('reviewed', (state, context) => reviewed(state, context), RETRY);
-  else builder.node('judge', judge ? judgeWith(judge) : builtInJudge, RETRY);
+  else builder.node('judge', node(judge ? judgeWith(judge) : builtInJudge), RETRY);
   // The input guardrails check the task before the first draft, whatever the writer is.
-  builder.node('input_guard', async (state, context) => {
-    const task = await guardInput(context, state.guardrails, state.task);
-    return task === state.task ? {} : { task };
-  });
+  builder.node(
+    'input_guard',
+    node(async (state, context) => {
+      const task = await guardInput(context, state.guardrails, state.task);
+      return task === state.task ? {} : { task };
+    }),
+  );
   const afterWrite = writerIsGraph ? 'drafted' : 'write';
   const afterJudge = judgeIsGraph ? 'reviewed' : 'judge';
   if (writerIsGraph) builder.edge('write', 'drafted');

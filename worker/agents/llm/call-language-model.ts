@@ -17,6 +17,7 @@ import { recordSpanError } from '../../../shared/telemetry/record-span-error.js'
 import { observeModelCall } from './model-listeners.js';
 import { checkImageUrls } from './check-image-urls.js';
 import { usableResponse, type AcceptableOutcome } from './usable-response.js';
+import { transformChatRequest, type ChatRequest } from './chat-request-transformer.js';
 
 export interface CallLanguageModelOptions {
   /** The memo key of this call within the step; a node making several calls gives each its own. @default 'model' */
@@ -54,6 +55,8 @@ type SavedResponse = Omit<ModelCall, 'costUsd' | 'fresh'>;
 
 /**
  * One model call inside a node, done the way the step engine and telemetry require:
+ * - rewritten first by the graph's and the worker's chat request transformers (chat-request-transformer.ts):
+ *   every agent's calls come through here, so none skips them, and their request is the one sent and recorded;
  * - paid at most once per step (docs/concepts/at-most-once.md): the response is saved with `context.memo` before the
  *   node acts on it, so a retried or re-delivered step reuses it instead of asking again;
  * - refused (BUDGET_EXCEEDED, no retry) before the request when the run's remaining token budget is
@@ -73,14 +76,19 @@ export async function callLanguageModel(
 ): Promise<ModelCall> {
   const model = languageModelOf(context);
   const settings = agentSettingsOf(context);
+  const { onTextDelta, onToolCallDelta, ...plain } = request;
+  const maxTokens = plain.maxTokens ?? settings.maxTokens;
+  const untransformed: ChatRequest = { ...plain, ...(maxTokens === undefined ? {} : { maxTokens }) };
+  // The transformers' request is the one sent, saved and recorded: a replay asks it again and compares.
+  const sent = await transformChatRequest(context, untransformed, key);
   // Before anything is claimed or paid: a refused image fails the step as the input's fault.
-  if (settings.checkImageUrls !== false) await checkImageUrls(request.messages);
-  const maxTokens = request.maxTokens ?? settings.maxTokens;
+  if (settings.checkImageUrls !== false) await checkImageUrls(sent.messages);
   const streamText = context.streamText;
   const fullRequest: LanguageModelRequest = {
-    ...request,
-    ...(maxTokens === undefined ? {} : { maxTokens }),
+    ...sent,
     abortSignal: context.abortSignal,
+    ...(onTextDelta ? { onTextDelta } : {}),
+    ...(onToolCallDelta ? { onToolCallDelta } : {}),
     // Live text for subscribers; the memo below still saves the complete response before it is acted on.
     ...(streamText ? { onTextDelta: (text: string) => streamText(text, key) } : {}),
     ...(streamText && streamToolField
@@ -89,9 +97,10 @@ export async function callLanguageModel(
   };
   let fresh = false;
   // What was asked (callbacks left out): time travel records it with the response and a replay compares it.
-  const asked = { request: { ...request, ...(maxTokens === undefined ? {} : { maxTokens }) } };
+  const asked = { request: sent };
   let counting: Promise<unknown> | undefined;
-  let prompt = promptTokens;
+  // The caller's count was of its own request: a transformed one is counted again.
+  let prompt = sent === untransformed ? promptTokens : undefined;
   const countPrompt = async () => (prompt ??= await estimatePromptTokens(fullRequest.messages, fullRequest.tools));
   const modelId = fullRequest.model ?? model.modelId;
   // The tenant-budget reservation goes out beside the claim (memo), not after it: one round trip before
@@ -101,7 +110,7 @@ export async function callLanguageModel(
     key,
     modelId,
     prices: settings.prices,
-    tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
+    tokens: async () => (await countPrompt()) + (fullRequest.maxTokens ?? 0),
   });
   reserving.catch(() => undefined);
   let reserved = false;
@@ -127,7 +136,7 @@ export async function callLanguageModel(
         const slot = await takeProviderSlot(context, {
           provider: model.provider,
           model: modelId,
-          tokens: async () => (await countPrompt()) + (maxTokens ?? 0),
+          tokens: async () => (await countPrompt()) + (fullRequest.maxTokens ?? 0),
         });
         let response: SavedResponse;
         try {
@@ -177,8 +186,8 @@ export async function callLanguageModel(
     });
   await counting;
   const costUsd = saved.providerBatch
-    ? batchCostOf(settings.batchPrices, settings.prices, saved.usage, saved.model, request.model ?? model.modelId)
-    : costOf(settings.prices, saved.usage, saved.model, request.model ?? model.modelId);
+    ? batchCostOf(settings.batchPrices, settings.prices, saved.usage, saved.model, modelId)
+    : costOf(settings.prices, saved.usage, saved.model, modelId);
   context.recordUsage({ ...saved.usage, costUsd, model: saved.model, finishReason: saved.finishReason });
   // Every response is checked here, fresh or saved: a provider batch's answer reaches the step only
   // through the memo. A retryable rejection seen here was saved (a provider batch's empty answer) and would

@@ -11,7 +11,7 @@ import type { ToolCall } from '../../../shared/ports/language-model.js';
 import { checkCitations } from './check-citations.js';
 import { extractAnswer } from './extract-answer.js';
 import { rankPassages } from './rank-passages.js';
-import { RAG_FINAL_ANSWER_REQUEST, RAG_SEARCH_FIRST, ragSystemPrompt } from './rag-prompts.js';
+import { RAG_FINAL_ANSWER_REQUEST, RAG_SEARCH_FIRST, ragSystemPrompt, withRetrievedContent } from './rag-prompts.js';
 import { MAX_SEARCHES_PER_ROUND, type PendingSearch, type RagState, type RagUpdate } from './rag-state.js';
 import { parseRagToolCall, ragTools, type RagToolCall } from './rag-tools.js';
 
@@ -28,7 +28,7 @@ export async function modelTurn(current: Readonly<RagState>, context: NodeContex
   });
   const searchesLeft = current.rounds < current.maxIterations;
   if (!searchesLeft) added.push({ role: 'user', content: RAG_FINAL_ANSWER_REQUEST });
-  const messages = [...history, ...added];
+  const messages = withRetrievedContent([...history, ...added], current.retrievedContent);
   // Extra tools are checked before any model call (an unknown name fails the run first) and offered
   // while search rounds are left; the last turn is for the answer.
   const extra = await runToolsOf(context, current.extraTools);

@@ -4,7 +4,7 @@ import { agentSettingsOf } from '../agent-services.js';
 import { summarizeStep } from '../memory/summarize-step.js';
 import { extractiveTurn } from './extractive-turn.js';
 import { modelTurn } from './model-turn.js';
-import { formatSearchResult } from './rag-prompts.js';
+import { formatSearchResult, retrievedContentNote } from './rag-prompts.js';
 import {
   MAX_PASSAGES,
   pendingSearchOf,
@@ -78,14 +78,18 @@ export const ragSearchNode: RagNode = async (current, context) => {
       `${request.tool} found ${passages.length} passage${passages.length === 1 ? '' : 's'}${best ? `, best: "${best.title}"` : ''}${reranker && passages.length > 1 ? ` (reranked: ${reranker.name})` : ''}`,
     ],
   };
-  if (current.mode === 'model')
+  if (current.mode === 'model') {
+    const content = formatSearchResult(request.query, shown, passages.length);
+    // Not stored: the history (and a conversation's next turn) keeps a note; this run's prompts read the result from state.
+    if (current.storeRetrievedContent === false) update.retrievedContent = { [request.callId]: content };
     update.messages = [
       {
         role: 'tool',
         tool_call_id: request.callId,
-        content: formatSearchResult(request.query, shown, passages.length),
+        content: current.storeRetrievedContent === false ? retrievedContentNote(request.query) : content,
       },
     ];
+  }
   return update;
 };
 

@@ -8,6 +8,7 @@ import { resolveToolHandling, type ToolHandling } from '../tools/tool-handling.j
 import { ragOutputOf } from './rag-output-of.js';
 import { ragState } from './rag-state.js';
 import { ragModelNode, ragSearchNode, ragSummarizeNode } from './rag-agent-nodes.js';
+import { transformingNodes, type ChatRequestTransformer } from '../llm/chat-request-transformer.js';
 
 export { MAX_PASSAGES, MAX_SEARCHES_PER_ROUND, PASSAGES_SHOWN, SEARCH_CANDIDATES } from './rag-state.js';
 
@@ -46,6 +47,13 @@ export interface RagAgentGraphOptions {
    * search round. With a language model only (the extractive answerer plans its own searches). @default false
    */
   planning?: boolean;
+  /** Rewrites each model request of the graph's runs before it is sent (then the worker's transformer runs). @default none */
+  chatRequestTransformer?: ChatRequestTransformer;
+  /**
+   * Keep search results in the run's stored history, where a conversation's next turn reads them. False: the
+   * model reads them for this run's turn only; the history keeps a one-line note per search. @default true
+   */
+  storeRetrievedContent?: boolean;
 }
 
 export function createRagAgentGraph({
@@ -55,8 +63,11 @@ export function createRagAgentGraph({
   tools = [],
   toolHandling,
   planning = false,
+  chatRequestTransformer,
+  storeRetrievedContent = true,
 }: RagAgentGraphOptions = {}) {
   const handling = resolveToolHandling(toolHandling);
+  const node = transformingNodes(chatRequestTransformer);
   return defineGraph({
     name,
     version,
@@ -73,10 +84,11 @@ export function createRagAgentGraph({
       sourcesMode: input.sources ?? null,
       planning,
       turnStarted: false,
+      storeRetrievedContent,
     }),
     output: (final): RagOutput => ragOutputOf(final),
   })
-    .node('model', ragModelNode, { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } })
+    .node('model', node(ragModelNode), { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } })
     .node(
       'search',
       ragSearchNode,
@@ -85,10 +97,14 @@ export function createRagAgentGraph({
       // embedding through the memo) or fails runs as its own step job, with these attempts.
       { retry: { maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 10_000 }, inline: true },
     )
-    .node('summarize', ragSummarizeNode, { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } })
-    .node('tool', (current, context) => runExtraTool(current.extraTools, context, handling), {
-      retry: { maxAttempts: TOOL_MAX_ATTEMPTS, initialDelayMs: 500, maxDelayMs: 10_000 },
-    })
+    .node('summarize', node(ragSummarizeNode), { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } })
+    .node(
+      'tool',
+      node((current, context) => runExtraTool(current.extraTools, context, handling)),
+      {
+        retry: { maxAttempts: TOOL_MAX_ATTEMPTS, initialDelayMs: 500, maxDelayMs: 10_000 },
+      },
+    )
     .edge(START, 'model')
     .route(
       'model',

@@ -1,3 +1,4 @@
+import type { Message } from '../../../shared/contracts/run-record.js';
 import type { RetrievedPassage } from './retrieved-passage.js';
 
 /** Characters of a passage shown to the model (the rest is cut, with a marker). @default 1500 */
@@ -38,4 +39,21 @@ export function formatSearchResult(query: string, passages: readonly RetrievedPa
     lines.push('', `[${passage.id}] ${passage.title}${heading} (${passage.path}${page})`, text);
   }
   return lines.join('\n');
+}
+
+/** What the stored history keeps of a search's result when retrieved content is not stored (`storeRetrievedContent: false`). */
+export function retrievedContentNote(query: string): string {
+  return `Passages for "${query}" were shown in the turn that searched; they are not kept in the conversation.`;
+}
+
+/** The prompt with each search result the history keeps only as a note put back (`storeRetrievedContent: false`). */
+export function withRetrievedContent(
+  messages: readonly Message[],
+  retrieved: Readonly<Record<string, string>>,
+): Message[] {
+  return messages.map((message) =>
+    message.role === 'tool' && message.tool_call_id !== undefined && retrieved[message.tool_call_id] !== undefined
+      ? { ...message, content: retrieved[message.tool_call_id]! }
+      : message,
+  );
 }

@@ -80,6 +80,13 @@ export const ragState = {
   plan: channel.replace<string[]>([]),
   /** Calls of those tools from the last model turn, fanned out to `tool` steps. */
   pendingToolCalls: channel.replace<ToolCall[]>([]),
+  /** Search results join the stored history (false: a short note does, and the model reads them from `retrievedContent`). */
+  storeRetrievedContent: channel.replace(true),
+  /** With `storeRetrievedContent` false: each search's result as the model reads it, by tool call id, for this run's prompts. */
+  retrievedContent: channel.custom<Record<string, string>, Record<string, string>>(
+    (current, update) => ({ ...current, ...update }),
+    () => ({}),
+  ),
 };
 export type RagState = StateOf<typeof ragState>;
 export type RagUpdate = NodeResult<typeof ragState>;

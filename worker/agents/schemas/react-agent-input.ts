@@ -1,3 +1,4 @@
+import type { ImageOutput } from '../../../shared/ports/language-model.js';
 import { z } from 'zod';
 import { guardrailsInputSchema } from '../../../shared/contracts/guardrail-spec.js';
 import { retrieveOptionsSchema, type RetrievedSource } from './retrieve-options.js';
@@ -131,4 +132,6 @@ export interface ReactAgentOutput {
   answer: string;
   /** With `retrieve`: the passages the model was given. */
   sources?: RetrievedSource[];
+  /** Images the model returned during the run (models that make images), in order. @default absent: none */
+  images?: ImageOutput[];
 }
