@@ -13,6 +13,7 @@ import type { Logger } from '../../shared/telemetry/logger.js';
 import type { StepOutcome, StepProcessorOptions } from './step-processor-options.js';
 import { parksStep } from './redis-fault-park.js';
 import { attemptError, retriesAfter } from './attempt-failure.js';
+import { interruptCallback } from './waits/interrupt-callback.js';
 
 /** One attempt of a step whose node threw, and what it threw. */
 interface StepFailure {
@@ -34,10 +35,25 @@ export async function handleStepFailure(options: StepProcessorOptions, failure: 
   const { store } = options;
   const { runId, superstep } = job.data;
   if (thrown instanceof InterruptSignal) {
+    const stepId = `s${superstep}.t${job.data.task}`;
+    const { callback } = thrown;
+    const secret = options.callbacks?.secret;
+    // The node context refused a callback without a secret: here one is always there when asked for.
+    const handedOut =
+      callback && secret
+        ? await interruptCallback({
+            store,
+            runId,
+            tenant: meta.tenant,
+            stepId,
+            timeoutMs: callback.timeoutMs,
+            signing: { ...options.callbacks!, secret },
+          })
+        : {};
     await store.lifecycle.interrupt(
       runId,
       superstep,
-      { node: node.name, stepId: `s${superstep}.t${job.data.task}`, request: thrown.request },
+      { node: node.name, stepId, request: thrown.request, ...handedOut },
       Date.now(),
     );
     logger.info('step interrupted: the run waits for input');
