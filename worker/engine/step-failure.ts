@@ -50,12 +50,24 @@ export async function handleStepFailure(options: StepProcessorOptions, failure: 
             signing: { ...options.callbacks!, secret },
           })
         : {};
-    await store.lifecycle.interrupt(
+    const recorded = await store.lifecycle.interrupt(
       runId,
       superstep,
       { node: node.name, stepId, request: thrown.request, ...handedOut },
       Date.now(),
     );
+    // A cancel that landed after the node asked, before this record: its abort found the node done, and the
+    // client left the run to this worker (its job is active), so the step ends it here.
+    if (
+      recorded === 'fenced' &&
+      (await store.lifecycle.finish(runId, 'cancelled', CANCELLED, Date.now(), {
+        superstep,
+        onlyFrom: 'cancelling',
+      })) === 'ok'
+    ) {
+      logger.info('step interrupted while the run was being cancelled: the run is cancelled');
+      return 'cancelled';
+    }
     logger.info('step interrupted: the run waits for input');
     return 'waiting';
   }
