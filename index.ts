@@ -24,7 +24,7 @@ export {
   type Task,
 } from './shared/graph/graph.js';
 export type { NodeContext, Services } from './shared/graph/node-context.js';
-export type { WaitEvent, WaitForOptions, WaitOutcome } from './shared/contracts/wait-event.js';
+export type { InterruptOptions, WaitEvent, WaitForOptions, WaitOutcome } from './shared/contracts/wait-event.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './shared/graph/retry-policy.js';
 export { sleep } from './shared/contracts/abort.js';
 export { AgentqError, ERROR_CODES, type ErrorCode, type ErrorRecord } from './shared/contracts/errors.js';

@@ -317,8 +317,8 @@ export class AgentClient extends RunReader {
     );
   }
 
-  /** Answers a run waiting on an interrupt: the step that asked runs again and receives `value`. */
-  async resume(runId: string, value: unknown): Promise<RunRecord> {
+  /** Answers a run waiting on an interrupt: the step that asked runs again and receives `value`. `stepId`: only that step's. */
+  async resume(runId: string, value: unknown, options: { stepId?: string } = {}): Promise<RunRecord> {
     // Deeper JSON cannot be stored: JSON.stringify recurses and overflows the stack.
     if (!nestsWithin(value, MAX_INPUT_DEPTH))
       throw new AgentqError(
@@ -326,7 +326,7 @@ export class AgentClient extends RunReader {
         `the resume value of run ${runId} nests more than ${MAX_INPUT_DEPTH} arrays/objects deep; send a flatter value`,
       );
     await this.require(runId);
-    const { superstep } = await this.store.lifecycle.resume(runId, value, Date.now());
+    const { superstep } = await this.store.lifecycle.resume(runId, value, Date.now(), options);
     const job: StoredRunJob = { v: 1, stored: true, runId };
     await this.intakeQueue.add('resume', job, {
       ...INTAKE_JOB_OPTIONS,

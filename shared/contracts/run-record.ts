@@ -68,6 +68,13 @@ export interface PendingInterrupt {
   node: string;
   stepId: string;
   request: unknown;
+  /**
+   * When the node asked for one (`interrupt(request, { callback })`): a signed URL that answers the
+   * interrupt without an API key (`POST` the resume body `{ "value": … }`), once. @default absent
+   */
+  callbackUrl?: string;
+  /** ISO 8601: the callback URL answers CALLBACK_EXPIRED from then on (the API's resume still works). @default absent */
+  callbackExpiresAt?: string;
 }
 
 /** One committed node execution (`agentq steps --json`). */

@@ -41,3 +41,14 @@ export interface NodeCallback<T = unknown> {
   /** Parks the step until the URL is called (or it expires); the node runs again then and this resolves. */
   wait(): Promise<CallbackOutcome<T>>;
 }
+
+/** What `context.interrupt` takes besides its request. */
+export interface InterruptOptions {
+  /**
+   * Hand out a callback URL with the interrupt (`callbackUrl` in the run's record and its `run-waiting`
+   * event): a `POST` of the resume body to it answers the interrupt as `POST /v1/runs/:id/resume` does.
+   * `true`: it works for a day; `{ timeoutMs }`: this long after the first time the step asks.
+   * @default no URL
+   */
+  callback?: true | { timeoutMs?: number };
+}

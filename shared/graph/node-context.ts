@@ -1,6 +1,12 @@
 import type { Logger } from 'pino';
 import type { Message, StepUsage } from '../contracts/run-record.js';
-import type { CallbackOptions, NodeCallback, WaitForOptions, WaitOutcome } from '../contracts/wait-event.js';
+import type {
+  CallbackOptions,
+  InterruptOptions,
+  NodeCallback,
+  WaitForOptions,
+  WaitOutcome,
+} from '../contracts/wait-event.js';
 
 /**
  * Services a worker hands to every node (language model, embedder, vector store, tools, …). Open so a
@@ -45,8 +51,10 @@ export interface NodeContext {
   /**
    * Pauses the run until someone answers `request` (`POST /v1/runs/:id/resume`, `agentq resume`): the
    * run becomes `waiting`; on resume this step runs again and `interrupt` returns the answer.
+   * `options.callback` also puts a signed URL in the run's interrupt (`callbackUrl`) that answers it without
+   * an API key, once (needs AGENTQ_CALLBACK_SECRET).
    */
-  interrupt<T = unknown>(request: unknown): T;
+  interrupt<T = unknown>(request: unknown, options?: InterruptOptions): T;
   /**
    * Paid work done at most once (docs/concepts/at-most-once.md): returns the result saved under `key` for this step if
    * an earlier attempt saved one; otherwise runs `compute`, saves its result, then returns it. Save

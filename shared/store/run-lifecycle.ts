@@ -2,6 +2,7 @@ import { AgentqError, type ErrorRecord } from '../contracts/errors.js';
 import type { PendingInterrupt, RunStatus } from '../contracts/run-record.js';
 import type { Task } from '../graph/graph.js';
 import { CANCELLED_ERROR, FINISH_RUN, INTERRUPT_RUN, REQUEST_CANCEL, RESUME_RUN, RETRY_RUN } from './run-scripts.js';
+import { runScript } from '../redis/create-redis.js';
 import type { RunReads } from './run-reads.js';
 import type { RunStoreContext } from './run-store-context.js';
 
@@ -103,24 +104,43 @@ export class RunLifecycle {
     interrupt: PendingInterrupt,
     now: number,
   ): Promise<'ok' | 'missing' | 'fenced'> {
+    const { node, request, callbackUrl, callbackExpiresAt } = interrupt;
     return this.context.script(INTERRUPT_RUN, runId, [
       superstep,
       now,
       this.context.eventsMaxLen,
       JSON.stringify(interrupt),
-      JSON.stringify({ node: interrupt.node, request: interrupt.request }),
+      // The event carries the callback URL too: a producer following the run hands it to whoever answers.
+      JSON.stringify({ node, request, ...(callbackUrl ? { callbackUrl, callbackExpiresAt } : {}) }),
     ]);
   }
 
-  /** Answers a waiting run; → the superstep to hand back to the workers. */
-  async resume(runId: string, value: unknown, now: number): Promise<{ superstep: number }> {
-    const reply = await this.context.script<string[]>(RESUME_RUN, runId, [
-      now,
-      this.context.eventsMaxLen,
-      JSON.stringify(value ?? null),
-    ]);
+  /**
+   * Answers a waiting run; → the superstep to hand back to the workers. `stepId`: only the interrupt of
+   * that step (its callback URL's), CALLBACK_USED once it was answered (by the URL or the API).
+   */
+  async resume(
+    runId: string,
+    value: unknown,
+    now: number,
+    { stepId }: { stepId?: string } = {},
+  ): Promise<{ superstep: number }> {
+    const { keys, redis, retentionSeconds } = this.context;
+    const reply = await runScript<string[]>(
+      redis,
+      RESUME_RUN,
+      [...keys.runAll(runId), keys.runWaits(runId).waits],
+      [now, this.context.eventsMaxLen, JSON.stringify(value ?? null), stepId ?? '', retentionSeconds * 1000],
+    );
     if (reply[0] === 'ok') return { superstep: Number(reply[1]) };
     if (reply[0] === 'missing') throw new AgentqError('NOT_FOUND', `run ${runId} not found (it may have expired)`);
+    if (reply[0] === 'answered')
+      throw new AgentqError('CALLBACK_USED', `the interrupt of step ${stepId} of run ${runId} was answered already`);
+    if (stepId !== undefined)
+      throw new AgentqError(
+        'CONFLICT',
+        `run ${runId} is ${reply[1]} and no longer waits on step ${stepId}: nothing changed`,
+      );
     throw new AgentqError('CONFLICT', `run ${runId} is ${reply[1]}; only a waiting run can be resumed`);
   }
 }

@@ -13,8 +13,10 @@ export class RunRetention {
   async purge(runId: string, tenant: string): Promise<void> {
     // A later conversation turn's history starts with this run's messages: purging them would cut it short.
     await new SharedHistory(this.context).assertPurgeable(runId);
-    // Its token log too: same hash tag, so the same command.
-    await this.context.redis.del(...this.context.keys.runAll(runId), this.context.keys.tokenLog(runId));
+    // Its token log, durable waits and inbox too (an interrupt's answered mark among them): same hash
+    // tag, so the same command. Their own expiry would remove them later, but a purge is now.
+    const { waits, inbox } = this.context.keys.runWaits(runId);
+    await this.context.redis.del(...this.context.keys.runAll(runId), this.context.keys.tokenLog(runId), waits, inbox);
     await slotPipeline(this.context.redis)
       .zrem(this.context.keys.tenantRuns(tenant), runId)
       .zrem(this.context.keys.activeRuns(), runId)

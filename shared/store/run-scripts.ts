@@ -65,8 +65,8 @@ export const RETRY_RUN = luaScript(new URL('./lua/retry-run-8.lua', import.meta.
 /** A node asked for input. Its KEYS, ARGV and reply: the header of lua/interrupt-run-8.lua. */
 export const INTERRUPT_RUN = luaScript(new URL('./lua/interrupt-run-8.lua', import.meta.url), RUN_LUA_VALUES);
 
-/** Answer a waiting run. Its KEYS, ARGV and reply: the header of lua/resume-run-8.lua. */
-export const RESUME_RUN = luaScript(new URL('./lua/resume-run-8.lua', import.meta.url), RUN_LUA_VALUES);
+/** Answer a waiting run. Its KEYS, ARGV and reply: the header of lua/resume-run-9.lua. */
+export const RESUME_RUN = luaScript(new URL('./lua/resume-run-9.lua', import.meta.url), RUN_LUA_VALUES);
 
 /** A step's memoised paid work saved unless the run ended. Its KEYS, ARGV and reply: the header of lua/put-memo-2.lua. */
 export const PUT_MEMO = luaScript(new URL('./lua/put-memo-2.lua', import.meta.url));

@@ -1,8 +1,8 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signCallbackToken, verifyCallbackToken } from '../../shared/store/events/callback-token.js';
-import { startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
+import type { ApiTestEnv } from '../helpers/api-test-env.js';
 import { callbackGraph } from '../helpers/callback-graph.js';
+import { startListeningApiEnv } from '../helpers/listening-api.js';
 import { eventually } from '../helpers/test-env.js';
 
 const SECRET = 'callback-secret-for-tests-0123456789abcdef';
@@ -10,26 +10,14 @@ const SECRET = 'callback-secret-for-tests-0123456789abcdef';
 /** The URLs each run's node handed out, in order (a woken step hands its URL out again). */
 const handed = new Map<string, string[]>();
 
-/** A port free now: the API listens on it, and the worker's AGENTQ_PUBLIC_URL names it before it does. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe('signed callback URLs (context.callback, POST /v1/callbacks/:token)', () => {
   let env: ApiTestEnv;
   let base: string;
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    env = await startApiTestEnv({
+    ({ env, base } = await startListeningApiEnv((address) => ({
       graphs: [callbackGraph((runId, url) => handed.set(runId, [...(handed.get(runId) ?? []), url]))],
-      env: { AGENTQ_CALLBACK_SECRET: SECRET, AGENTQ_PUBLIC_URL: `${base}/` },
-    });
-    await env.app.listen({ port, host: '127.0.0.1' });
+      env: { AGENTQ_CALLBACK_SECRET: SECRET, AGENTQ_PUBLIC_URL: `${address}/` },
+    })));
   });
   afterAll(async () => env.close());
 

@@ -6,7 +6,8 @@ import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
 import { eventually } from '../helpers/test-env.js';
 import { docSnippet } from '../helpers/doc-pages.js';
-import { parseSseFrames } from '../helpers/api-sse.js';
+import { parseSseFrames, type SseFrame } from '../helpers/api-sse.js';
+import { STREAM_CURSOR_PATTERN } from '../../shared/contracts/stream-cursor.js';
 
 const WAIT_MS = 1000;
 
@@ -101,6 +102,40 @@ describe('HTTP API: POST /v1/agent/chat', () => {
       payload: { query: 'x', stream: 'yes' },
     });
     expect(bad.statusCode).toBe(400);
+  });
+
+  it("every frame of a streamed chat has the run events stream's id, and GET …/events resumes from any of them, each token once", async () => {
+    scriptAnswer();
+    const response = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/agent/chat',
+      payload: { query: 'Who drew the first sketch of the Eiffel Tower?', citations: true, stream: true },
+    });
+    const frames = parseSseFrames(response.body);
+    const runId = (JSON.parse(frames[0]!.data!) as { run_id: string }).run_id;
+    for (const frame of frames) expect(frame.id, frame.event).toMatch(STREAM_CURSOR_PATTERN);
+    expect(frames.some((frame) => !frame.id?.includes('_'))).toBe(false);
+    const textOf = (some: SseFrame[]) =>
+      some
+        .filter((frame) => frame.event === 'token')
+        .map((frame) => (JSON.parse(frame.data!) as { text: string }).text)
+        .join('');
+    const whole = textOf(frames);
+    expect(whole).toMatch(/^Maurice Koechlin drew it/);
+    // A token frame's id ends with that token's own id.
+    for (const frame of frames.filter((each) => each.event === 'token'))
+      expect(frame.id!.split('_')[1]).toBe((JSON.parse(frame.data!) as { id: string }).id);
+    // Cut the stream after each frame in turn; the run's event stream resumed there has the rest of the text.
+    for (let cut = 0; cut < frames.length - 1; cut += 1) {
+      const resumed = await env.as(KEYS.acmeProducer, {
+        method: 'GET',
+        url: `/v1/runs/${runId}/events`,
+        headers: { 'last-event-id': frames[cut]!.id! },
+      });
+      const rest = parseSseFrames(resumed.body);
+      expect(textOf(frames.slice(0, cut + 1)) + textOf(rest), `cut after frame ${cut}`).toBe(whole);
+      expect(rest.at(-1)?.event).toBe('run-end');
+    }
   });
 
   it("the README tour's chat request, as written, answers with its sources", async () => {

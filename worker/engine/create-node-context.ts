@@ -11,6 +11,7 @@ import type {
 import { AgentqError } from '../../shared/contracts/errors.js';
 import '../../shared/operations/runs/child-runs.js';
 import type { StepJobData } from '../../shared/contracts/job-schema.js';
+import type { InterruptOptions } from '../../shared/contracts/wait-event.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { RedisRunStore, StepMeta } from '../../shared/store/redis-run-store.js';
 import type { StepUsage } from '../../shared/contracts/run-record.js';
@@ -19,6 +20,7 @@ import { createTokenPublisher } from './token-publisher.js';
 import type { PaidClaims } from './paid-claims.js';
 import { StepTimeTravel } from './replay/step-time-travel.js';
 import { NodeWaits, type CallbackSigning } from './waits/node-waits.js';
+import { interruptCallbackOf } from './waits/interrupt-callback.js';
 
 export interface NodeContextInput {
   store: RedisRunStore;
@@ -112,9 +114,10 @@ class StepNodeContext implements NodeContext {
   }
 
   get interrupt(): NodeContext['interrupt'] {
-    const { meta } = this.input;
+    const { meta, callbacks } = this.input;
     const stepId = this.stepId;
-    return <T>(request: unknown): T => resumeOrInterrupt<T>(meta.resume, stepId, request);
+    return <T>(request: unknown, options?: InterruptOptions): T =>
+      resumeOrInterrupt<T>(meta.resume, stepId, request, interruptCallbackOf(options, callbacks));
   }
 
   get memo(): NodeContext['memo'] {
@@ -277,9 +280,10 @@ export function resumeOrInterrupt<T>(
   resume: { stepId: string; value: unknown } | null | undefined,
   stepId: string,
   request: unknown,
+  callback?: { timeoutMs: number },
 ): T {
   if (resume?.stepId === stepId) return resume.value as T;
-  throw new InterruptSignal(request);
+  throw new InterruptSignal(request, callback);
 }
 
 /** `recordUsage`: adds a response's usage to the step's; a replayed answer only sets the finish reason. */

@@ -13,6 +13,7 @@ import type { Logger } from '../../shared/telemetry/logger.js';
 import type { StepOutcome, StepProcessorOptions } from './step-processor-options.js';
 import { parksStep } from './redis-fault-park.js';
 import { attemptError, retriesAfter } from './attempt-failure.js';
+import { interruptCallback } from './waits/interrupt-callback.js';
 
 /** One attempt of a step whose node threw, and what it threw. */
 interface StepFailure {
@@ -34,12 +35,39 @@ export async function handleStepFailure(options: StepProcessorOptions, failure: 
   const { store } = options;
   const { runId, superstep } = job.data;
   if (thrown instanceof InterruptSignal) {
-    await store.lifecycle.interrupt(
+    const stepId = `s${superstep}.t${job.data.task}`;
+    const { callback } = thrown;
+    const secret = options.callbacks?.secret;
+    // The node context refused a callback without a secret: here one is always there when asked for.
+    const handedOut =
+      callback && secret
+        ? await interruptCallback({
+            store,
+            runId,
+            tenant: meta.tenant,
+            stepId,
+            timeoutMs: callback.timeoutMs,
+            signing: { ...options.callbacks!, secret },
+          })
+        : {};
+    const recorded = await store.lifecycle.interrupt(
       runId,
       superstep,
-      { node: node.name, stepId: `s${superstep}.t${job.data.task}`, request: thrown.request },
+      { node: node.name, stepId, request: thrown.request, ...handedOut },
       Date.now(),
     );
+    // A cancel that landed after the node asked, before this record: its abort found the node done, and the
+    // client left the run to this worker (its job is active), so the step ends it here.
+    if (
+      recorded === 'fenced' &&
+      (await store.lifecycle.finish(runId, 'cancelled', CANCELLED, Date.now(), {
+        superstep,
+        onlyFrom: 'cancelling',
+      })) === 'ok'
+    ) {
+      logger.info('step interrupted while the run was being cancelled: the run is cancelled');
+      return 'cancelled';
+    }
     logger.info('step interrupted: the run waits for input');
     return 'waiting';
   }

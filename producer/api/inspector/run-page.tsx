@@ -125,6 +125,12 @@ function Actions({ record, csrf }: { record: RunRecord; csrf: string | null }) {
             </button>
           </ActionForm>
           <Json value={record.interrupt} max={READ_BOUNDS.pageTextChars} />
+          {record.interrupt?.callbackUrl ? (
+            <p id="interrupt-callback">
+              Callback URL (answers without an API key, once, until {record.interrupt.callbackExpiresAt}):{' '}
+              <code>{record.interrupt.callbackUrl}</code>
+            </p>
+          ) : null}
         </>
       ) : null}
     </div>

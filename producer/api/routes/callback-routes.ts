@@ -3,17 +3,18 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import { callbackEventName, verifyCallbackToken } from '../../../shared/store/events/callback-token.js';
-import { RunWaits } from '../../../shared/store/events/run-waits.js';
+import { interruptStepOf, RunWaits } from '../../../shared/store/events/run-waits.js';
 import type { ApiContext } from '../api-context.js';
 import { errorBodySchema } from '../errors.js';
 import { limitRate } from '../limits/limit-rate.js';
+import { resumeBodySchema } from '../schemas/run-schemas.js';
 
 const errors = { '4xx': errorBodySchema, '5xx': errorBodySchema };
 
 const completedSchema = z
   .object({
     runId: z.string(),
-    waitId: z.string().describe('the wait of the run it completed (`s3.t0:1`)'),
+    waitId: z.string().describe('the wait of the run it completed (`s3.t0:1`; `s3.t0:i`: the interrupt of step s3.t0)'),
   })
   .describe('CallbackCompleted');
 
@@ -40,7 +41,7 @@ export function callbackRoutes(context: ApiContext): FastifyPluginAsyncZod {
         operationId: 'completeCallback',
         summary: 'Complete a step’s callback wait (no API key)',
         description:
-          'The URL a node got from `context.callback`: its JSON body becomes the result of the step’s `wait()`, and the step wakes. Callable without an API key, once: 401 CALLBACK_INVALID for an altered token, 410 CALLBACK_EXPIRED past its expiry, 409 CALLBACK_USED once called, 409 CONFLICT when the run is over; none of them changes anything.',
+          'The URL a node got from `context.callback`: its JSON body becomes the result of the step’s `wait()`, and the step wakes. An interrupt’s `callbackUrl` (`context.interrupt(request, { callback })`) takes the resume body `{ "value": … }` and answers the interrupt as `POST /v1/runs/:id/resume` does. Callable without an API key, once: 401 CALLBACK_INVALID for an altered token, 410 CALLBACK_EXPIRED past its expiry, 409 CALLBACK_USED once called (or, for an interrupt, once answered through the API), 409 CONFLICT when the run is over; none of them changes anything.',
         tags: ['runs'],
         security: [],
         params: z.object({ token: z.string().min(1).max(2048) }),
@@ -61,6 +62,12 @@ export function callbackRoutes(context: ApiContext): FastifyPluginAsyncZod {
         const meta = await store.reads.get(runId);
         if (!meta || meta.tenant !== tenant)
           throw new AgentqError('CONFLICT', `run ${runId} is gone (expired or purged): the callback changes nothing`);
+        const interruptStep = interruptStepOf(waitId);
+        if (interruptStep !== null) {
+          // An interrupt's URL: the API's resume with this body, of that interrupt only (single-use against both).
+          await client.resume(runId, resumeValueOf(request.body), { stepId: interruptStep });
+          return reply.code(202).send({ runId, waitId });
+        }
         const event = {
           id: `cb_${randomUUID()}`,
           name: callbackEventName(token),
@@ -80,4 +87,15 @@ export function callbackRoutes(context: ApiContext): FastifyPluginAsyncZod {
       },
     });
   };
+}
+
+/** The answer in an interrupt URL's body: the same `{ value }` as `POST /v1/runs/:id/resume` takes. */
+function resumeValueOf(body: unknown): unknown {
+  const parsed = resumeBodySchema.safeParse(body);
+  if (!parsed.success)
+    throw new AgentqError(
+      'INVALID_INPUT',
+      'an interrupt’s callback URL takes the resume body: { "value": <the answer, any JSON> }',
+    );
+  return parsed.data.value;
 }

@@ -130,7 +130,19 @@ export const runRecordSchema: z.ZodType<RunRecord> = z
     stepCount: z.number(),
     output: z.unknown(),
     error: errorRecordSchema.nullable(),
-    interrupt: z.object({ node: z.string(), stepId: z.string(), request: z.unknown() }).loose().nullable(),
+    interrupt: z
+      .object({
+        node: z.string(),
+        stepId: z.string(),
+        request: z.unknown(),
+        callbackUrl: z
+          .string()
+          .optional()
+          .describe('when the node asked for one: POST the resume body here, without an API key, once'),
+        callbackExpiresAt: z.string().optional().describe('ISO 8601: the callback URL’s expiry'),
+      })
+      .loose()
+      .nullable(),
     usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }).loose(),
     scheduleId: z.string().optional().describe('the schedule whose tick started the run'),
     forkOf: z

@@ -59,6 +59,16 @@ export function waitIdOf(stepId: string, rank: number): string {
   return `${stepId}:${rank}`;
 }
 
+/** The wait an interrupt's callback URL answers: the step's id and `i` (`s3.t0:i`), apart from its node's waits. */
+export function interruptWaitId(stepId: string): string {
+  return `${stepId}:i`;
+}
+
+/** The step whose interrupt a callback's wait id names, or null: the wait of a node's `context.callback`. */
+export function interruptStepOf(waitId: string): string | null {
+  return waitId.endsWith(':i') ? waitId.slice(0, -2) : null;
+}
+
 /**
  * Durable waits of runs (`context.sleep`, `context.waitFor`) and the events that end them. A run's waits
  * and inbox sit on its hash tag; a correlation key's index and events on a tag of their own, so each

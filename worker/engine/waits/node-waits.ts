@@ -31,6 +31,11 @@ export interface CallbackSigning {
   baseUrl: string;
 }
 
+/** The URL a third party calls with `token`: `<base>/v1/callbacks/<token>`. */
+export function callbackUrlOf(signing: CallbackSigning, token: string): string {
+  return `${signing.baseUrl}/v1/callbacks/${token}`;
+}
+
 /** Where the step is: what its waits are named by (`s3.t0:0`, `s3.t0:1`, … in the order the node calls them). */
 export interface NodeWaitsInput {
   store: RedisRunStore;
@@ -135,7 +140,7 @@ export class NodeWaits {
         async () => (await this.waits.outcome(runId, waitId)) !== null,
       );
     };
-    return { url: `${callbacks.baseUrl}/v1/callbacks/${token}`, token, expiresAt, wait };
+    return { url: callbackUrlOf(callbacks, token), token, expiresAt, wait };
   };
 }
 
