@@ -76,6 +76,8 @@ export const ERROR_CODES = [
   'CALLBACK_EXPIRED',
   // A callback URL already called once: the wait has its result; nothing changed.
   'CALLBACK_USED',
+  // A graph rollout names a version no live worker serves: new runs would only wait for one. Nothing changed.
+  'ROLLOUT_VERSION_UNSERVED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
