@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { channel } from '../../shared/graph/channels.js';
+import { defineGraph } from '../../shared/graph/define-graph.js';
+import { END, START } from '../../shared/graph/graph.js';
+import { rolloutBucket } from '../../shared/store/rollouts/graph-rollouts.js';
+import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
+import { cliEnv, runCli } from '../helpers/run-cli.js';
+
+function echo(version: string) {
+  return defineGraph({ name: 'echo', version, state: { ran: channel.replace('') }, output: (state) => state.ran })
+    .node('answer', () => ({ ran: version }))
+    .edge(START, 'answer')
+    .edge('answer', END)
+    .build();
+}
+
+/** The first run id with the prefix whose bucket is (or is not) below `percent`. */
+function idWhere(prefix: string, percent: number, inRamp: boolean): string {
+  for (let index = 0; ; index += 1)
+    if (rolloutBucket(`${prefix}-${index}`) < percent === inRamp) return `${prefix}-${index}`;
+}
+
+/** The rollout through the HTTP API (admin role) and the CLI, on the same Redis as the runs they steer. */
+describe('graph rollout over HTTP and the CLI', () => {
+  let env: ApiTestEnv;
+  beforeAll(async () => {
+    env = await startApiTestEnv({ builtInGraphs: false, graphs: [echo('1'), echo('2')] });
+  });
+  afterAll(async () => {
+    await env?.close();
+  });
+
+  const admin = (method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, payload?: Record<string, unknown>) =>
+    env.as(KEYS.acmeAdmin, { method, url, ...(payload === undefined ? {} : { payload }) });
+
+  it('PUT sets current and ramp, POST /v1/runs follows it, promote and rollback answer the rollout after them', async () => {
+    const set = await admin('PUT', '/v1/graphs/echo/rollout', { current: '1', ramp: '2', percent: 25 });
+    expect(set.statusCode).toBe(200);
+    expect(json(set)).toMatchObject({ graph: 'echo', current: '1', ramp: { version: '2', percent: 25 } });
+    expect(json(await admin('GET', '/v1/graphs/echo/rollout'))).toMatchObject({ current: '1', ramp: { percent: 25 } });
+    expect(json<{ rollouts: unknown[] }>(await admin('GET', '/v1/graphs/rollouts')).rollouts).toHaveLength(1);
+
+    // The API's runs are named per tenant (acme's runId is not the stored id): read the version it stored.
+    const runs = await Promise.all(
+      Array.from({ length: 12 }, (_, index) =>
+        env.as(KEYS.acmeProducer, {
+          method: 'POST',
+          url: '/v1/runs',
+          payload: { graph: 'echo', input: {}, runId: `api-${index}` },
+        }),
+      ),
+    );
+    for (const answer of runs) {
+      const record = json<{ id: string; graphVersion: string }>(answer);
+      expect(record.graphVersion).toBe(rolloutBucket(record.id) < 25 ? '2' : '1');
+    }
+    const explicit = json<{ graphVersion: string }>(
+      await env.as(KEYS.acmeProducer, {
+        method: 'POST',
+        url: '/v1/runs',
+        payload: { graph: 'echo', graphVersion: '2', input: {} },
+      }),
+    );
+    expect(explicit.graphVersion).toBe('2');
+
+    expect(json(await admin('POST', '/v1/graphs/echo/rollout/pause'))).toMatchObject({
+      ramp: { version: '2', percent: 0 },
+    });
+    expect(json(await admin('POST', '/v1/graphs/echo/rollout/promote'))).toMatchObject({ current: '2', ramp: null });
+    expect(json(await admin('POST', '/v1/graphs/echo/rollout/rollback', { current: '1' }))).toMatchObject({
+      current: '1',
+      ramp: null,
+    });
+    expect((await admin('DELETE', '/v1/graphs/echo/rollout')).statusCode).toBe(204);
+    expect((await admin('DELETE', '/v1/graphs/echo/rollout')).statusCode).toBe(404);
+  });
+
+  it('refuses an unserved version (409 ROLLOUT_VERSION_UNSERVED), a bad percent (400), and a producer key (403)', async () => {
+    const unserved = await admin('PUT', '/v1/graphs/echo/rollout', { current: '1', ramp: '9', percent: 10 });
+    expect(unserved.statusCode).toBe(409);
+    expect(json<{ error: { code: string; message: string } }>(unserved).error).toMatchObject({
+      code: 'ROLLOUT_VERSION_UNSERVED',
+      message: expect.stringMatching(/echo@9.*served versions of echo: 1, 2/),
+    });
+    expect((await admin('PUT', '/v1/graphs/echo/rollout', { ramp: '2', percent: 101 })).statusCode).toBe(400);
+    expect((await admin('PUT', '/v1/graphs/echo/rollout', { ramp: '2', share: 10 })).statusCode).toBe(400);
+    const producer = await env.as(KEYS.acmeProducer, { method: 'GET', url: '/v1/graphs/echo/rollout' });
+    expect(producer.statusCode).toBe(403);
+    expect(json(await admin('GET', '/v1/graphs/echo/rollout'))).toMatchObject({ current: null, ramp: null });
+  });
+
+  it('agentq graph rollout sets, ramps, pauses, promotes and rolls back; a run the client then creates follows', async () => {
+    const cli = (...args: string[]) => runCli(['graph', 'rollout', 'echo', ...args], cliEnv(env.config));
+    const ramped = await cli('--current', '1', '--ramp', '2', '--percent', '10');
+    expect(ramped).toMatchObject({ code: 0, stdout: 'echo  current=1  ramp=2@10%\n' });
+    const inRamp = idWhere('cli', 10, true);
+    expect((await env.client.enqueue({ graph: 'echo', runId: inRamp, input: {} })).graphVersion).toBe('2');
+    expect((await cli('--pause')).stdout).toBe('echo  current=1  ramp=2@0%\n');
+    expect(JSON.parse((await cli('--promote', '--json')).stdout)).toMatchObject({ current: '2', ramp: null });
+    expect((await cli('--rollback', '--current', '1')).stdout).toBe('echo  current=1  ramp=none\n');
+    expect((await cli()).stdout).toBe('echo  current=1  ramp=none\n');
+
+    const unserved = await cli('--ramp', '7', '--percent', '5');
+    expect(unserved.code).toBe(1);
+    expect(unserved.stderr).toMatch(/ROLLOUT_VERSION_UNSERVED: no live worker serves graph echo@7/);
+    const usage = await cli('--promote', '--percent', '5');
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/--promote takes no other change/);
+    expect((await cli('--percent', 'ten')).code).toBe(2);
+    expect((await cli('--clear')).stdout).toBe('echo  rollout removed\n');
+  });
+});
