@@ -18,26 +18,16 @@
 import { randomBytes } from 'node:crypto';
 import { AgentClient } from '../producer/client/agent-client.js';
 import { loadConfig } from '../shared/config/config.js';
-import { channel } from '../shared/graph/channels.js';
-import { defineGraph } from '../shared/graph/define-graph.js';
-import { END, START } from '../shared/graph/graph.js';
 import { newRunId } from '../shared/contracts/ids.js';
 import { rolloutBucket } from '../shared/store/rollouts/graph-rollouts.js';
 import { createLogger } from '../shared/telemetry/logger.js';
 import { startWorker } from '../worker/start-worker.js';
+import { versionEchoGraph } from '../test/helpers/version-echo-graph.js';
 import type { BenchContext, BenchFigures } from './lib/bench-section.js';
 import { runStandalone } from './lib/run-standalone.js';
 import { round } from './lib/stats.js';
 
 const PERCENT = 10;
-
-function echo(version: string) {
-  return defineGraph({ name: 'ramp-echo', version, state: { ran: channel.replace('') }, output: (state) => state.ran })
-    .node('answer', () => ({ ran: version }))
-    .edge(START, 'answer')
-    .edge('answer', END)
-    .build();
-}
 
 async function runRollout({ redisUrl, quick, log }: BenchContext): Promise<BenchFigures> {
   const runs = quick ? 200 : 1000;
@@ -54,7 +44,7 @@ async function runRollout({ redisUrl, quick, log }: BenchContext): Promise<Bench
   const worker = await startWorker({
     config,
     builtInGraphs: false,
-    graphs: [echo('1'), echo('2')],
+    graphs: [versionEchoGraph('ramp-echo', '1'), versionEchoGraph('ramp-echo', '2')],
     logger: createLogger(config.logLevel),
     reconciler: false,
     concurrency: 16,

@@ -1,18 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { channel } from '../../shared/graph/channels.js';
-import { defineGraph } from '../../shared/graph/define-graph.js';
-import { END, START } from '../../shared/graph/graph.js';
 import { rolloutBucket } from '../../shared/store/rollouts/graph-rollouts.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { cliEnv, runCli } from '../helpers/run-cli.js';
-
-function echo(version: string) {
-  return defineGraph({ name: 'echo', version, state: { ran: channel.replace('') }, output: (state) => state.ran })
-    .node('answer', () => ({ ran: version }))
-    .edge(START, 'answer')
-    .edge('answer', END)
-    .build();
-}
+import { versionEchoGraph } from '../helpers/version-echo-graph.js';
 
 /** The first run id with the prefix whose bucket is (or is not) below `percent`. */
 function idWhere(prefix: string, percent: number, inRamp: boolean): string {
@@ -24,7 +14,10 @@ function idWhere(prefix: string, percent: number, inRamp: boolean): string {
 describe('graph rollout over HTTP and the CLI', () => {
   let env: ApiTestEnv;
   beforeAll(async () => {
-    env = await startApiTestEnv({ builtInGraphs: false, graphs: [echo('1'), echo('2')] });
+    env = await startApiTestEnv({
+      builtInGraphs: false,
+      graphs: [versionEchoGraph('echo', '1'), versionEchoGraph('echo', '2')],
+    });
   });
   afterAll(async () => {
     await env?.close();

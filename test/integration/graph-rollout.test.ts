@@ -1,27 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { channel } from '../../shared/graph/channels.js';
-import { defineGraph } from '../../shared/graph/define-graph.js';
-import { END, START } from '../../shared/graph/graph.js';
 import { rolloutBucket } from '../../shared/store/rollouts/graph-rollouts.js';
 import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { versionEchoGraph } from '../helpers/version-echo-graph.js';
 
 /** A gate the test opens: runs wait at their one node until then, so they are in flight across a change. */
 function gate(): { wait: Promise<void>; open(): void } {
   let open!: () => void;
   const wait = new Promise<void>((resolve) => (open = resolve));
   return { wait, open };
-}
-
-/** `greet` at `version`: one node that waits for the gate and answers which version ran it. */
-function greet(version: string, held: Promise<void>) {
-  return defineGraph({ name: 'greet', version, state: { ran: channel.replace('') }, output: (state) => state.ran })
-    .node('hello', async () => {
-      await held;
-      return { ran: version };
-    })
-    .edge(START, 'hello')
-    .edge('hello', END)
-    .build();
 }
 
 /** Run ids, in order, the first `inRamp` of them with a bucket below `percent` and the rest not. */
@@ -50,7 +36,11 @@ describe('graph rollout: a current version and a ramping one', () => {
   });
 
   async function start(held: Promise<void> = Promise.resolve()): Promise<TestEnv> {
-    env = await startTestEnv({ builtInGraphs: false, graphs: [greet('1', held), greet('2', held)], concurrency: 8 });
+    env = await startTestEnv({
+      builtInGraphs: false,
+      graphs: [versionEchoGraph('greet', '1', held), versionEchoGraph('greet', '2', held)],
+      concurrency: 8,
+    });
     return env;
   }
 
