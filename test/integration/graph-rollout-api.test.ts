@@ -3,6 +3,7 @@ import { rolloutBucket } from '../../shared/store/rollouts/graph-rollouts.js';
 import { json, KEYS, startApiTestEnv, type ApiTestEnv } from '../helpers/api-test-env.js';
 import { cliEnv, runCli } from '../helpers/run-cli.js';
 import { versionEchoGraph } from '../helpers/version-echo-graph.js';
+import { parsePrometheusText } from '../helpers/api-prometheus-parser.js';
 
 /** The first run id with the prefix whose bucket is (or is not) below `percent`. */
 function idWhere(prefix: string, percent: number, inRamp: boolean): string {
@@ -101,5 +102,50 @@ describe('graph rollout over HTTP and the CLI', () => {
     expect(usage.stderr).toMatch(/--promote takes no other change/);
     expect((await cli('--percent', 'ten')).code).toBe(2);
     expect((await cli('--clear')).stdout).toBe('echo  rollout removed\n');
+  });
+
+  it('/metrics counts finished runs per graph and version they ran; a version no worker took a run in with is no label', async () => {
+    const metrics = async () => {
+      const families = parsePrometheusText((await admin('GET', '/metrics')).body);
+      expect(families.get('agentq_graph_runs_active')?.type).toBe('gauge');
+      return (labels: Record<string, string>) =>
+        families
+          .get('agentq_graph_runs_finished_total')
+          ?.samples.find((entry) => Object.entries(labels).every(([label, value]) => entry.labels[label] === value))
+          ?.value ?? 0;
+    };
+    const before = await metrics();
+    await env.client.rollouts.set('echo', { current: '1', ramp: '2', percent: 50 });
+    const ids = [idWhere('m', 50, true), idWhere('m-b', 50, true), idWhere('m', 50, false)];
+    for (const id of ids) await env.client.enqueue({ graph: 'echo', runId: id, input: {} });
+    const done = await Promise.all(ids.map((id) => env.client.wait(id, { timeoutMs: 30_000 })));
+    expect(done.map((record) => record.output)).toEqual(['2', '2', '1']);
+    // Named a version nobody serves: it fails unserved, never taken in.
+    const unserved = await env.client.enqueue(
+      { graph: 'echo', graphVersion: '5', runId: 'asks-for-5', input: {} },
+      { queueUnserved: true },
+    );
+    expect((await env.client.wait(unserved.id, { timeoutMs: 30_000 })).status).toBe('failed');
+
+    const after = await metrics();
+    const delta = (labels: Record<string, string>) => after(labels) - before(labels);
+    expect(delta({ graph: 'echo', graph_version: '2', status: 'completed' })).toBe(2);
+    expect(delta({ graph: 'echo', graph_version: '1', status: 'completed' })).toBe(1);
+    expect(after({ graph: 'echo', graph_version: '5', status: 'failed' })).toBe(0);
+    await env.client.rollouts.clear('echo');
+  });
+
+  it("the inspector's Graphs page shows each graph's served versions and rollout (admin); the runs list shows name@version", async () => {
+    await env.client.rollouts.set('echo', { current: '1', ramp: '2', percent: 5 });
+    const page = await env.as(KEYS.acmeAdmin, { method: 'GET', url: '/graphs' });
+    expect(page.statusCode).toBe(200);
+    const row = /<tr class="graph-row" data-graph="echo">([\s\S]*?)<\/tr>/.exec(page.body)?.[1] ?? '';
+    expect(row.replace(/<[^>]+>/g, '')).toMatch(/echo1, 2current 1 · ramping 2 at 5 %/);
+    expect((await env.as(KEYS.acmeProducer, { method: 'GET', url: '/graphs' })).statusCode).toBe(404);
+    const run = await env.client.enqueue({ graph: 'echo', tenant: 'acme', runId: idWhere('page', 5, true), input: {} });
+    await env.client.wait(run.id, { timeoutMs: 30_000 });
+    const list = await env.as(KEYS.acmeAdmin, { method: 'GET', url: '/runs?graph=echo' });
+    expect(list.body).toContain('echo@2');
+    await env.client.rollouts.clear('echo');
   });
 });
