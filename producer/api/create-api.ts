@@ -43,6 +43,7 @@ import { schedulesRoutes } from './routes/schedules-routes.js';
 import { eventsRoutes } from './routes/events-routes.js';
 import { callbackRoutes } from './routes/callback-routes.js';
 import { budgetRoutes } from './routes/budget-routes.js';
+import { rolloutRoutes } from './routes/rollout-routes.js';
 import { conversationsRoutes } from './routes/conversations-routes.js';
 import { TokenHub } from '../client/token-hub.js';
 import { RunEventHub } from '../client/run-event-hub.js';
@@ -201,6 +202,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     await v1.register(searchRoutes(context));
     await v1.register(chatRoutes(context));
     await v1.register(budgetRoutes(context));
+    await v1.register(rolloutRoutes(context));
     await v1.register(schedulesRoutes(context));
     await v1.register(eventsRoutes(context));
     await v1.register(conversationsRoutes(context));

@@ -36,8 +36,10 @@ import {
 
 export { enqueueRequestSchema, type EnqueueRequest };
 import type { BatchesApi, BudgetsApi, SchedulesApi, SendEventRequest } from './client-apis.js';
+import { budgetsApi, rolloutsApi, type GraphRollout, type RolloutChange, type RolloutsApi } from './operator-apis.js';
 export type { BatchesApi, BudgetsApi, SchedulesApi, SendEventRequest, SendEventResult };
 export type { CancelRunsFilter, CancelRunsOptions, CancelRunsSummary };
+export type { GraphRollout, RolloutChange, RolloutsApi };
 export type { FailedRunsFilter, ForkOptions, ReplayOptions, ReplayReport, RetryFailedOptions, RetryFailedSummary };
 
 export interface EnqueueOptions {
@@ -84,6 +86,8 @@ export class AgentClient extends RunReader {
   readonly schedules: SchedulesApi;
   /** Tenant budgets and usage (the same as `/v1/admin/tenants/:tenant/limits` and `/v1/usage`). */
   readonly budgets: BudgetsApi;
+  /** Graph rollouts: which version new runs get (the same as `/v1/graphs/:name/rollout`). */
+  readonly rollouts: RolloutsApi;
 
   /** The whole configuration: queues and hooks need more than the reads' Redis settings. */
   declare protected readonly config: Config;
@@ -151,20 +155,8 @@ export class AgentClient extends RunReader {
       requireGraph: (graph, version) => this.served.requireServed(graph, version),
     });
     const budget = new TenantBudget(this.redis, this.store.keys, { defaults: this.config.tenantBudgetDefaults });
-    this.budgets = {
-      getLimits: async ({ tenant = this.tenant } = {}) => {
-        await this.ready();
-        return { tenant, ...(await budget.getLimits(tenant)) };
-      },
-      setLimits: async (limits, { tenant = this.tenant } = {}) => {
-        await this.ready();
-        return { tenant, limits: await budget.setLimits(tenant, limits) };
-      },
-      usage: async ({ tenant = this.tenant, days } = {}) => {
-        await this.ready();
-        return { tenant, ...(await budget.usage(tenant, days === undefined ? {} : { days })) };
-      },
-    };
+    this.budgets = budgetsApi(budget, () => this.ready(), this.tenant);
+    this.rollouts = rolloutsApi(this.enqueuer.rollouts, () => this.ready());
     this.schedules = {
       create: async (spec, { tenant = this.tenant, keyId } = {}) => {
         await this.ready();

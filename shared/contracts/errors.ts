@@ -81,6 +81,8 @@ export const ERROR_CODES = [
   // A chat request transformer (an agent's `chatRequestTransformer`) threw or returned no request: the step
   // fails before anything is sent; not retried (details name the node and the call).
   'CHAT_REQUEST_TRANSFORM_FAILED',
+  // A graph rollout names a version no live worker serves: new runs would only wait for one. Nothing changed.
+  'ROLLOUT_VERSION_UNSERVED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

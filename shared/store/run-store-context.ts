@@ -47,15 +47,25 @@ export class RunStoreContext {
     // one per slot, at once: the index is a key of its own).
     const replies = await slotPipeline(this.redis)
       .zrem(this.keys.activeRuns(), runId)
-      .hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId', 'conversationId')
+      .hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId', 'conversationId', 'graph', 'graphVersion')
       .hstrlen(this.keys.run(runId).meta, 'output')
+      .hexists(this.keys.run(runId).meta, 'tasks')
       .exec();
-    const [tenant = null, webhookUrl = null, batchId = null, conversationId = null] =
+    const [tenant = null, webhookUrl = null, batchId = null, conversationId = null, graph = null, version = null] =
       (replies?.[1]?.[1] as (string | null)[] | undefined) ?? [];
     const outputBytes = Number(replies?.[2]?.[1] ?? 0);
-    await this.onFinished?.(runId, status, { tenant, webhookUrl, batchId, conversationId, outputBytes }).catch(
-      () => undefined,
-    );
+    // A version counts only once a worker took the run in with it: one a request named and no worker
+    // served would make a metric label of whatever a caller sent.
+    const graphVersion = replies?.[3]?.[1] === 1 ? version : null;
+    await this.onFinished?.(runId, status, {
+      tenant,
+      webhookUrl,
+      batchId,
+      conversationId,
+      outputBytes,
+      graph,
+      graphVersion,
+    }).catch(() => undefined);
   }
 
   script<T>(lua: string, runId: string, args: (string | number)[]): Promise<T> {

@@ -130,6 +130,9 @@ export interface FinishedRun {
   conversationId?: string | null;
   /** Length of the run's output as stored (JSON), for the tenant's storage budget; 0 without one. */
   outputBytes: number;
+  /** The run's graph and the version it ran (null: never taken in), for the runs-per-version metrics. */
+  graph?: string | null;
+  graphVersion?: string | null;
 }
 
 /** What a run records for fork and replay: AGENTQ_RECORDING and AGENTQ_RECORDING_MAX_BYTES. */

@@ -72,6 +72,8 @@ export class StepCommits {
         batchId: reply[4] || null,
         outputBytes: Number(reply[5] ?? 0),
         conversationId: reply[6] || null,
+        graph: reply[7] || null,
+        graphVersion: reply[8] || null,
       });
     return { kind: kind as 'advanced' | 'completed' | 'cancelled', index: Number(reply[1]) };
   }

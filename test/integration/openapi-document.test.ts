@@ -191,6 +191,14 @@ describe('the OpenAPI document at /docs/json', () => {
     expect((await as('POST', '/v1/callbacks/not.signed', { approved: true })).statusCode).toBe(401);
     await admin('GET', '/v1/admin/tenants/acme/limits');
     await admin('PUT', '/v1/admin/tenants/acme/limits', {});
+    // Graph rollouts: set, read, the three changes (promote and pause answer 409 with nothing ramping), remove.
+    await admin('PUT', '/v1/graphs/chain/rollout', { current: '1' });
+    await admin('GET', '/v1/graphs/chain/rollout');
+    await admin('GET', '/v1/graphs/rollouts');
+    expect((await admin('POST', '/v1/graphs/chain/rollout/promote')).statusCode).toBe(409);
+    expect((await admin('POST', '/v1/graphs/chain/rollout/pause')).statusCode).toBe(409);
+    await admin('POST', '/v1/graphs/chain/rollout/rollback', {});
+    expect((await admin('DELETE', '/v1/graphs/chain/rollout')).statusCode).toBe(204);
     await as('GET', '/v1/usage');
     await as('GET', '/v1/conversations/probe');
     expect((await as('DELETE', '/v1/conversations/probe')).statusCode).toBe(204);

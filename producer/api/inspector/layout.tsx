@@ -42,6 +42,7 @@ export function Layout({ title, children, nav = true, signOut = null, scripts = 
           {nav ? (
             <>
               <a href="/runs">Runs</a>
+              <a href="/graphs">Graphs</a>
               <a href="/admin/queues">Bull Board</a>
               <a href="/docs">API docs</a>
             </>

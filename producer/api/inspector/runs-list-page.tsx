@@ -81,7 +81,7 @@ export function runsListPage({ runs, nextCursor, filter, tenants, now, signOut =
                 <td>
                   <span class={`status status-${run.status}`}>{run.status}</span>
                 </td>
-                <td>{run.graph}</td>
+                <td>{run.graphVersion ? `${run.graph}@${run.graphVersion}` : run.graph}</td>
                 <td>{run.tenant}</td>
                 <td>{run.createdAt.replace('T', ' ').slice(0, 19)}</td>
                 <td>{formatDuration(duration)}</td>

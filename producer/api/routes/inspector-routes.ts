@@ -8,6 +8,7 @@ import { sendApiError } from '../errors.js';
 import { PAGE_ASSETS, PAGE_STYLE, RUN_LIVE_SCRIPT } from '../inspector/page-assets.js';
 import { limitRate } from '../limits/limit-rate.js';
 import { registerBatchPages } from './inspector-batch-pages.js';
+import { registerGraphPages } from './inspector-graph-pages.js';
 import { inspectorHelpers } from './inspector-helpers.js';
 import { registerRunForms } from './inspector-run-forms.js';
 import { registerRunListPage } from './inspector-run-list.js';
@@ -65,6 +66,7 @@ export function inspectorRoutes(context: ApiContext): FastifyPluginAsyncZod {
         registerRunPages(pages, helpers);
         registerRunForms(pages, helpers);
         registerBatchPages(pages, helpers);
+        registerGraphPages(pages, helpers);
       });
     });
   };

@@ -23,7 +23,7 @@ export function metricsRoute({
         served: metricsServed,
         summary: 'Prometheus metrics',
         description:
-          'Runs by status, steps completed/failed/retried, step duration histogram, queue depth per queue, tokens and cost by model.',
+          'Runs by status, runs per graph version (finished by status, active), steps completed/failed/retried, step duration histogram, queue depth per queue, tokens and cost by model.',
         tags: ['operations'],
         response: {
           200: z.string().describe('Prometheus text format 0.0.4'),

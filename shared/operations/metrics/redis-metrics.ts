@@ -66,8 +66,23 @@ export class RedisMetrics {
     await this.redis.hincrby(this.keys.metrics('steps-retried'), node, 1);
   }
 
-  async runFinished(status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
-    await this.redis.hincrby(this.keys.metrics('runs-finished'), status, 1);
+  /** `version`: the graph and version the run ran, counted per version too (a rollout's two versions side by side). */
+  async runFinished(
+    status: 'completed' | 'failed' | 'cancelled',
+    version?: { graph: string; graphVersion: string },
+  ): Promise<void> {
+    if (!version) {
+      await this.redis.hincrby(this.keys.metrics('runs-finished'), status, 1);
+      return;
+    }
+    await slotPipeline(this.redis)
+      .hincrby(this.keys.metrics('runs-finished'), status, 1)
+      .hincrby(
+        this.keys.metrics('graph-runs-finished'),
+        JSON.stringify([version.graph, version.graphVersion, status]),
+        1,
+      )
+      .exec();
   }
 
   async usage(model: string, inputTokens: number, outputTokens: number, costUsd: number): Promise<void> {
@@ -100,6 +115,7 @@ export class RedisMetrics {
       'step-duration',
       'llm-usage',
       'tenant-usage',
+      'graph-runs-finished',
     ];
     const pipeline = slotPipeline(this.redis);
     for (const family of families) pipeline.hgetall(this.keys.metrics(family));
@@ -108,12 +124,12 @@ export class RedisMetrics {
       if (error) throw error;
       return value as Record<string, string>;
     });
-    const [runsFinished, completed, failed, retried, durations, usage, tenantUsage] = hashes as [
+    const [runsFinished, completed, failed, retried, durations, usage, tenantUsage, graphRuns] = hashes as [
       Record<string, string>,
       ...Record<string, string>[],
     ];
-    const [activeStatuses, queueCounts] = await Promise.all([
-      this.activeStatuses(),
+    const [{ statuses: activeStatuses, versions: activeVersions }, queueCounts] = await Promise.all([
+      this.activeRuns(),
       Promise.all(queues.map(async (queue) => [queue.name, await queue.getJobCounts(...QUEUE_STATES)] as const)),
     ]);
 
@@ -124,6 +140,7 @@ export class RedisMetrics {
     text.family('agentq_runs_active', 'gauge', 'Runs not yet finished, by status.');
     for (const status of ACTIVE_STATUSES)
       text.sample('agentq_runs_active', { status }, activeStatuses.get(status) ?? 0);
+    runsPerVersion(text, graphRuns!, activeVersions);
     counterByLabel(text, 'agentq_steps_completed_total', 'Steps committed, by node.', 'node', completed!);
     counterByLabel(
       text,
@@ -181,18 +198,46 @@ export class RedisMetrics {
     return text.toString();
   }
 
-  private async activeStatuses(): Promise<Map<string, number>> {
+  /** Active runs by status, and by `[graph, version]` (JSON; version '' while none is named or chosen). */
+  private async activeRuns(): Promise<{ statuses: Map<string, number>; versions: Map<string, number> }> {
     const ids = await this.redis.zrange(this.keys.activeRuns(), '0', String(ACTIVE_SAMPLE - 1));
-    const counts = new Map<string, number>();
-    if (ids.length === 0) return counts;
+    const statuses = new Map<string, number>();
+    const versions = new Map<string, number>();
+    if (ids.length === 0) return { statuses, versions };
     // The runs' metas are on their shards' slots: one pipeline per slot on a Cluster.
     const pipeline = slotPipeline(this.redis);
-    for (const id of ids) pipeline.hget(this.keys.run(id).meta, 'status');
-    for (const [, status] of (await pipeline.exec()) ?? []) {
-      if (typeof status === 'string' && ACTIVE_STATUSES.includes(status))
-        counts.set(status, (counts.get(status) ?? 0) + 1);
+    for (const id of ids) pipeline.hmget(this.keys.run(id).meta, 'status', 'graph', 'graphVersion');
+    for (const [, fields] of (await pipeline.exec()) ?? []) {
+      const [status, graph, version] = (fields ?? []) as (string | null)[];
+      if (typeof status !== 'string' || !ACTIVE_STATUSES.includes(status)) continue;
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      // A version is there once chosen: by the run, by the rollout at creation, or by the worker that took it in.
+      const key = JSON.stringify([graph ?? '', version ?? '']);
+      versions.set(key, (versions.get(key) ?? 0) + 1);
     }
-    return counts;
+    return { statuses, versions };
+  }
+}
+
+/** `agentq_graph_runs_finished_total` and `agentq_graph_runs_active`, by graph and version. */
+function runsPerVersion(text: PrometheusText, finished: Record<string, string>, active: Map<string, number>): void {
+  text.family(
+    'agentq_graph_runs_finished_total',
+    'counter',
+    'Runs that reached a terminal status, by graph, the version they ran and status.',
+  );
+  for (const key of Object.keys(finished).sort()) {
+    const [graph, version, status] = JSON.parse(key) as [string, string, string];
+    text.sample('agentq_graph_runs_finished_total', { graph, graph_version: version, status }, Number(finished[key]));
+  }
+  text.family(
+    'agentq_graph_runs_active',
+    'gauge',
+    'Runs not yet finished, by graph and version ("" while a run has none yet: no rollout, not taken in).',
+  );
+  for (const key of [...active.keys()].sort()) {
+    const [graph, version] = JSON.parse(key) as [string, string];
+    text.sample('agentq_graph_runs_active', { graph, graph_version: version }, active.get(key)!);
   }
 }
 

@@ -18,6 +18,7 @@ import { toRunRecord, type RedisRunStore, type RunMeta } from '../../store/redis
 import { isTerminal, type RunRecord } from '../../contracts/run-record.js';
 import type { StepQueues } from '../../store/step-queues.js';
 import { FlowGates } from '../../store/flow/flow-gates.js';
+import { GraphRollouts } from '../../store/rollouts/graph-rollouts.js';
 
 /** What a producer asks for. Same fields as job schema v1 (docs/reference/job-schema-v1.md), without `v`. */
 export const enqueueRequestSchema = runJobSchema.omit({ v: true });
@@ -95,12 +96,14 @@ export class RunEnqueuer {
   /** The admission of every run this enqueuer creates; a retry passes it too (AgentClient.retry). */
   readonly admission: TenantAdmission;
   private readonly gates: FlowGates;
+  /** Which version a run that names none gets (docs/guides/rolling-out-graph-versions.md). */
+  readonly rollouts: GraphRollouts;
 
   constructor(
     private readonly store: RedisRunStore,
     private readonly stepQueues: StepQueues,
     private readonly config: Pick<Config, 'tenant' | 'defaultMaxSteps' | 'defaultDeadlineMs'> &
-      Partial<TenantAdmissionConfig>,
+      Partial<TenantAdmissionConfig & Pick<Config, 'graphHeartbeatMs'>>,
     /**
      * A worker's own intake, for runs a worker enqueues (a schedule's tick): it takes the run in at once
      * and adds the entry tasks' jobs itself. → false when it cannot (this worker lacks the graph); the
@@ -111,6 +114,11 @@ export class RunEnqueuer {
   ) {
     this.admission = new TenantAdmission(store.redis, store.keys, config);
     this.gates = new FlowGates(store.redis, store.keys);
+    this.rollouts = new GraphRollouts({
+      redis: store.redis,
+      keys: store.keys,
+      ...(config.graphHeartbeatMs === undefined ? {} : { heartbeatMs: config.graphHeartbeatMs }),
+    });
   }
 
   async enqueue(
@@ -135,7 +143,9 @@ export class RunEnqueuer {
     const { delayMs } = gate;
     const now = Date.now();
     const deadlineMs = data.options?.deadlineMs ?? this.config.defaultDeadlineMs;
-    const graphId = graphIdOf({ graph: data.graph, graphVersion: data.graphVersion ?? null });
+    // A version the run names wins; else the graph's rollout picks one by the run id, written in the record.
+    const graphVersion = data.graphVersion ?? (await this.rollouts.versionFor(data.graph, runId));
+    const graphId = graphIdOf({ graph: data.graph, graphVersion: graphVersion ?? null });
     // The start job goes in with the run, in one script — unless this worker takes the run in itself,
     // or the run starts later (a debounce or throttle): its start job is then added delayed, below.
     const start =
@@ -175,7 +185,7 @@ export class RunEnqueuer {
           id: runId,
           tenant,
           graph: data.graph,
-          ...(data.graphVersion === undefined ? {} : { graphVersion: data.graphVersion }),
+          ...(graphVersion === undefined ? {} : { graphVersion }),
           input: data.input,
           maxSteps: data.options?.maxSteps ?? this.config.defaultMaxSteps,
           ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),

@@ -157,11 +157,11 @@ export function createRunFinishedHook({ redis, config, logger, store }: RunFinis
   const hook = async (
     runId: string,
     status: FinishedStatus,
-    { tenant, webhookUrl, conversationId }: FinishedRun,
+    { tenant, webhookUrl, conversationId, graph, graphVersion }: FinishedRun,
   ): Promise<void> => {
     try {
       await Promise.all([
-        metrics.runFinished(status),
+        metrics.runFinished(status, graph && graphVersion ? { graph, graphVersion } : undefined),
         tenant ? redis.zrem(keys.tenantInflight(tenant), runId) : undefined,
         tenant ? redis.zrem(keys.tenantLoad(tenant), runId) : undefined,
         // The run's scripts charged its bytes and set when they leave; a run admitted before they did
