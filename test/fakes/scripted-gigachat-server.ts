@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /** One scripted reply. */
@@ -54,6 +55,8 @@ export interface ScriptedGigaChatServerOptions {
   tokenTtlMs?: number;
   /** The server's clock (tokens expire on it). @default Date.now */
   now?: () => number;
+  /** Serve HTTPS with this key and certificate (PEM), as GigaChat does. @default plain HTTP */
+  tls?: { key: string; cert: string };
 }
 
 export interface ScriptedGigaChatServer {
@@ -91,13 +94,14 @@ export async function startScriptedGigaChatServer(
   let script: GigaChatScripted[] = [];
   let issued = 0;
 
-  const server = createServer((request, response) => {
+  const listener = (request: IncomingMessage, response: ServerResponse) => {
     handle(request, response).catch((error: unknown) => {
       if (!response.headersSent)
         send(response, 500, { status: 500, message: `scripted server failed: ${String(error)}` });
       else response.destroy();
     });
-  });
+  };
+  const server = options.tls ? createHttpsServer(options.tls, listener) : createServer(listener);
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const raw = await readBody(request);
@@ -155,7 +159,7 @@ export async function startScriptedGigaChatServer(
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
     authUrl: `${url}/api/v2/oauth`,
