@@ -81,6 +81,36 @@ describe('GigaChat adapter', () => {
     }
   });
 
+  it('a step aborted while the shared token is fetched stops waiting; the fetch goes on for the others', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const http = {
+      fetch: async (url: string, init: RequestInit) => {
+        if (url === server.authUrl) await gate;
+        return fetch(url, init);
+      },
+    };
+    const gigachat = new GigaChatLanguageModel({
+      model: 'GigaChat',
+      authKey: server.authKey,
+      authUrl: server.authUrl,
+      baseURL: server.baseUrl,
+      http,
+    });
+    server.setScript([{ content: 'other' }]);
+    const controller = new AbortController();
+    const aborted = gigachat
+      .generate({ messages: user('a'), abortSignal: controller.signal })
+      .catch((caught: unknown) => caught);
+    const other = gigachat.generate({ messages: user('b') });
+    controller.abort(new AgentqError('CANCELLED', 'the run was cancelled'));
+    expect(await aborted).toMatchObject({ code: 'CANCELLED', message: 'the run was cancelled' });
+    release();
+    expect((await other).message.content).toBe('other');
+    expect(server.oauthRequests()).toHaveLength(1);
+    expect(server.chatRequests()).toHaveLength(1);
+  });
+
   it('a wrong authorization key fails without retrying, naming the setting', async () => {
     const gigachat = new GigaChatLanguageModel({
       model: 'GigaChat',

@@ -42,11 +42,14 @@ export class GigaChatTokens {
     this.now = options.now ?? Date.now;
   }
 
-  /** A token valid for at least the margin. */
+  /**
+   * A token valid for at least the margin. The fetch is shared, so it runs on its own timeout rather
+   * than on the first caller's signal; each caller stops waiting when its own signal aborts.
+   */
   async token(signal?: AbortSignal): Promise<string> {
     if (this.held && this.held.expiresAt - this.refreshMarginMs > this.now()) return this.held.value;
-    this.pending ??= this.fetchToken(signal).finally(() => (this.pending = undefined));
-    this.held = await this.pending;
+    this.pending ??= this.fetchToken().finally(() => (this.pending = undefined));
+    this.held = await untilAborted(this.pending, signal);
     return this.held.value;
   }
 
@@ -55,7 +58,7 @@ export class GigaChatTokens {
     if (this.held?.value === token) this.held = undefined;
   }
 
-  private async fetchToken(signal: AbortSignal | undefined): Promise<HeldToken> {
+  private async fetchToken(): Promise<HeldToken> {
     const { authUrl, authKey, scope, http } = this.options;
     const context: GigaChatErrorContext = {
       endpoint: 'oauth',
@@ -77,11 +80,11 @@ export class GigaChatTokens {
           accept: 'application/json',
         },
         body: new URLSearchParams({ scope }).toString(),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        signal: timeout,
       });
       text = await response.text();
     } catch (error) {
-      throw gigachatFetchError(error, { stepSignal: signal, timedOut: timeout.aborted, context });
+      throw gigachatFetchError(error, { timedOut: timeout.aborted, context });
     }
     if (!response.ok) throw gigachatHttpError(response.status, text, response.headers, context);
     const body = parseToken(text);
@@ -89,6 +92,19 @@ export class GigaChatTokens {
     const expiresAt = body.expires_at < 1e12 ? body.expires_at * 1000 : body.expires_at;
     return { value: body.access_token, expiresAt };
   }
+}
+
+/** `promise`, or the signal's reason as soon as it aborts (the promise goes on for its other waiters). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  const reasonOf = () =>
+    signal.reason instanceof Error ? signal.reason : new AgentqError('CANCELLED', 'the model request was aborted');
+  if (signal.aborted) return Promise.reject(reasonOf());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(reasonOf());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function parseToken(text: string): { access_token: string; expires_at: number } {
