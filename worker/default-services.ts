@@ -9,6 +9,8 @@ import type { AnyTool } from '../shared/ports/define-tool.js';
 import { ToolRegistry } from './agents/tools/tool-registry.js';
 import { createEmbedder, endpointOf } from '../shared/adapters/create-embedder.js';
 import { OpenAILanguageModel } from '../shared/adapters/openai/openai-language-model.js';
+import { GigaChatLanguageModel } from '../shared/adapters/gigachat/gigachat-language-model.js';
+import type { LanguageModel } from '../shared/ports/language-model.js';
 import { OpenAIModerator } from '../shared/adapters/openai/openai-moderator.js';
 import { agentSettingsFrom } from './agents/agent-settings.js';
 import { builtInTools } from './agents/tools/built-in-tools.js';
@@ -27,7 +29,7 @@ interface DefaultServicesOptions {
 
 /**
  * The services a worker hands its nodes unless told otherwise: the language model when LLM_MODEL is
- * set (on OPENAI_BASE_URL / OPENAI_API_KEY), the embedder EMBED_PROVIDER names (see createEmbedder), the tool
+ * set (on OPENAI_BASE_URL / OPENAI_API_KEY, or GigaChat with LLM_PROVIDER=gigachat), the embedder EMBED_PROVIDER names (see createEmbedder), the tool
  * registry with the built-in tools (plus `http_fetch` when AGENTQ_HTTP_FETCH_ALLOW_HOSTS lists hosts)
  * and yours, the provider limiter when AGENTQ_RATE_LIMITS is set, the agent limits from the config, and
  * the tool rules of AGENTQ_TENANT_POLICY_FILE (every tool for every tenant without one).
@@ -49,9 +51,7 @@ export function createDefaultServices(
         ]
       : [];
   return {
-    ...(config.llmModel
-      ? { languageModel: new OpenAILanguageModel({ model: config.llmModel, stream: config.llmStream, ...endpoint }) }
-      : {}),
+    ...(config.llmModel ? { languageModel: languageModelOf(config, config.llmModel, endpoint) } : {}),
     ...(embedder ? { embedder } : {}),
     ...(config.moderationModel
       ? { moderator: new OpenAIModerator({ model: config.moderationModel, ...endpoint }) }
@@ -62,6 +62,29 @@ export function createDefaultServices(
     ...(config.tenantPolicy ? { allowTool: tenantToolRules(config) } : {}),
     agentSettings: agentSettingsFrom(config),
   };
+}
+
+/** The chat model LLM_PROVIDER names. */
+function languageModelOf(config: Config, model: string, endpoint: ReturnType<typeof endpointOf>): LanguageModel {
+  if (config.llmProvider === 'gigachat')
+    return new GigaChatLanguageModel({
+      model,
+      // The settings refuse LLM_PROVIDER=gigachat without a key.
+      authKey: config.gigachatAuthKey ?? '',
+      scope: config.gigachatScope,
+      ...(config.gigachatAuthUrl ? { authUrl: config.gigachatAuthUrl } : {}),
+      ...(config.gigachatBaseUrl ? { baseURL: config.gigachatBaseUrl } : {}),
+      ...(config.gigachatCaFile ? { caFile: config.gigachatCaFile } : {}),
+      insecureTls: config.gigachatInsecureTls,
+      timeoutMs: config.llmTimeoutMs,
+      stream: config.llmStream,
+    });
+  return new OpenAILanguageModel({
+    model,
+    stream: config.llmStream,
+    toolExamples: config.toolExamplesInDescription ? 'description' : 'omit',
+    ...endpoint,
+  });
 }
 
 /** The Redis limiter, connected on first use (a worker whose graphs never call a model opens nothing). */

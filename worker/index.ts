@@ -29,7 +29,7 @@ export {
 export { builtInGuardrails } from './agents/guardrails/built-in-guardrails.js';
 export type { GuardrailSpec, GuardrailsInput } from '../shared/contracts/guardrail-spec.js';
 export type { Moderator, ModerationVerdict } from '../shared/ports/moderator.js';
-// Models: the port, its OpenAI-compatible adapter, the provider's Batch API, listeners and shared limits.
+// Models: the port, its OpenAI-compatible and GigaChat adapters, the provider's Batch API, listeners and shared limits.
 export type {
   AssistantMessage,
   FinishReason,
@@ -40,11 +40,16 @@ export type {
   TokenUsage,
   ToolCall,
   ToolDescription,
+  ToolExample,
 } from '../shared/ports/language-model.js';
 export {
   OpenAILanguageModel,
   type OpenAILanguageModelOptions,
 } from '../shared/adapters/openai/openai-language-model.js';
+export {
+  GigaChatLanguageModel,
+  type GigaChatLanguageModelOptions,
+} from '../shared/adapters/gigachat/gigachat-language-model.js';
 export type {
   ProviderBatch,
   ProviderBatches,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import { AgentqError } from '../contracts/errors.js';
-import type { ToolCall, ToolDescription } from './language-model.js';
+import type { ToolCall, ToolDescription, ToolExample } from './language-model.js';
 
 /** What a tool's `execute` gets besides its validated input. */
 export interface ToolExecutionContext {
@@ -51,6 +51,12 @@ export interface ToolDefinition<Input> {
   description: string;
   /** The arguments, as a zod schema; the model gets its JSON Schema (`z.toJSONSchema`). */
   input: z.ZodType<Input>;
+  /**
+   * Worked examples: a request a user might make and the arguments it should produce, each checked against
+   * `input` here. GigaChat reads them (`few_shot_examples`); for an OpenAI-compatible model they are
+   * written into the description only when AGENTQ_TOOL_EXAMPLES_IN_DESCRIPTION is on. @default none
+   */
+  examples?: readonly ToolExample[];
   /**
    * Does the work. The result is sent back to the model (a string as is, anything else as JSON). Throw
    * to report a failure: the model is told what went wrong. Throw an `AgentqError` with
@@ -116,10 +122,51 @@ export function defineTool<Input>(definition: ToolDefinition<Input>): Tool<Input
     );
   }
   const parameters = toParameters(definition.name, definition.input);
+  const examples = checkedExamples(definition);
+  const description: ToolDescription = {
+    name: definition.name,
+    description: definition.description,
+    parameters,
+    ...(examples.length > 0 ? { examples } : {}),
+  };
   return Object.freeze({
     ...definition,
+    ...(definition.examples ? { examples } : {}),
     parameters,
-    describe: () => ({ name: definition.name, description: definition.description, parameters }),
+    describe: () => description,
+  });
+}
+
+/**
+ * The examples as plain JSON, each checked now: an example the schema refuses would teach the model
+ * arguments the tool then rejects, so it fails where the tool is defined, not in a run.
+ */
+function checkedExamples(definition: ToolDefinition<unknown>): ToolExample[] {
+  return (definition.examples ?? []).map((example, index) => {
+    const which = `tool '${definition.name}': example ${index + 1}`;
+    if (typeof example?.request !== 'string' || example.request.trim() === '')
+      throw new AgentqError('INVALID_INPUT', `${which} needs a request: the user's words the arguments answer`);
+    const params: unknown = example.params;
+    if (params === null || typeof params !== 'object' || Array.isArray(params))
+      throw new AgentqError('INVALID_INPUT', `${which} ('${example.request}'): params must be an object of arguments`);
+    let checked: ReturnType<z.ZodType['safeParse']>;
+    try {
+      checked = definition.input.safeParse(params);
+    } catch (error) {
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `${which} ('${example.request}'): its params could not be checked against the input schema (${(error as Error).message})`,
+        { cause: error },
+      );
+    }
+    if (!checked.success)
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `${which} ('${example.request}'): params do not satisfy the tool's input schema:\n${z.prettifyError(checked.error)}`,
+        { details: { example: index, issues: checked.error.issues } },
+      );
+    // A copy as JSON: what the provider receives and a recording keeps, whatever the caller mutates later.
+    return { request: example.request, params: JSON.parse(JSON.stringify(params)) as Record<string, unknown> };
   });
 }
 

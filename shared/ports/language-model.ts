@@ -6,12 +6,25 @@ export type AssistantMessage = Omit<Message, 'role' | 'content'> & { role: 'assi
 /** A tool call inside an assistant message (OpenAI chat-completions shape). */
 export type ToolCall = NonNullable<Message['tool_calls']>[number];
 
+/** A worked example of a tool's use: a user's request and the arguments the tool should be called with. */
+export interface ToolExample {
+  /** What a user might ask, in their words. */
+  request: string;
+  /** The arguments for that request; they satisfy the tool's input schema. */
+  params: Record<string, unknown>;
+}
+
 /** A tool as the model sees it: a name, what it does, and a JSON Schema of its arguments. */
 export interface ToolDescription {
   name: string;
   description: string;
   /** JSON Schema (an object schema) of the arguments. */
   parameters: Record<string, unknown>;
+  /**
+   * Worked examples, for providers that read them (GigaChat's `few_shot_examples`); an OpenAI-compatible
+   * request has no field for them and renders them into the description only when asked. @default none
+   */
+  examples?: ToolExample[];
 }
 
 /** Ask for plain text, any JSON object, or JSON matching a schema. */

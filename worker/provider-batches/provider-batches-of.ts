@@ -40,7 +40,15 @@ export function providerBatchesOf({
   onPoint,
 }: ProviderBatchesOfOptions): { router: ProviderBatchRouter; collector: ProviderBatchCollector } | undefined {
   const batches =
-    api ?? (config.llmModel ? new OpenAIProviderBatches({ model: config.llmModel, ...endpointOf(config) }) : undefined);
+    api ??
+    // GigaChat's chat model has no OpenAI Batch API behind it: its runs call the model live.
+    (config.llmModel && config.llmProvider === 'openai'
+      ? new OpenAIProviderBatches({
+          model: config.llmModel,
+          toolExamples: config.toolExamplesInDescription ? 'description' : 'omit',
+          ...endpointOf(config),
+        })
+      : undefined);
   if (!batches) return undefined;
   const router = new ProviderBatchRouter({ redis, keys: store.keys, api: batches, parkMs: config.providerBatchParkMs });
   const collector = new ProviderBatchCollector({

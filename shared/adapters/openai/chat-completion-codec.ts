@@ -12,6 +12,7 @@ import type {
   LanguageModelRequest,
   LanguageModelResponse,
   ResponseFormat,
+  ToolDescription,
   UnsupportedToolCall,
 } from '../../ports/language-model.js';
 import { contentText, type Message } from '../../contracts/run-record.js';
@@ -20,6 +21,11 @@ import { contentText, type Message } from '../../contracts/run-record.js';
 interface ChatBodyOptions {
   model: string;
   maxTokensParameter: 'max_tokens' | 'max_completion_tokens';
+  /**
+   * A tool's examples have no field in a chat-completions request: `description` appends them to the
+   * tool's description, `omit` leaves them out. @default 'omit'
+   */
+  toolExamples?: 'omit' | 'description';
 }
 
 /**
@@ -29,12 +35,14 @@ interface ChatBodyOptions {
  */
 export function chatRequestBody(
   request: Omit<LanguageModelRequest, 'abortSignal'>,
-  { model, maxTokensParameter }: ChatBodyOptions,
+  { model, maxTokensParameter, toolExamples = 'omit' }: ChatBodyOptions,
 ): ChatCompletionCreateParamsNonStreaming {
   return {
     model: request.model ?? model,
     messages: request.messages.map(toMessageParam),
-    ...(request.tools && request.tools.length > 0 ? { tools: request.tools.map(toToolParam) } : {}),
+    ...(request.tools && request.tools.length > 0
+      ? { tools: request.tools.map((tool) => toToolParam(tool, toolExamples)) }
+      : {}),
     ...(request.maxTokens === undefined ? {} : { [maxTokensParameter]: request.maxTokens }),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     ...(request.responseFormat ? { response_format: toResponseFormat(request.responseFormat) } : {}),
@@ -147,15 +155,22 @@ function toMessageParam(message: Message): ChatCompletionMessageParam {
   }
 }
 
-function toToolParam(tool: {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-}): ChatCompletionTool {
+function toToolParam(tool: ToolDescription, toolExamples: 'omit' | 'description'): ChatCompletionTool {
+  const examples = toolExamples === 'description' ? (tool.examples ?? []) : [];
   return {
     type: 'function',
-    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    function: {
+      name: tool.name,
+      description: examples.length > 0 ? describedWithExamples(tool.description, examples) : tool.description,
+      parameters: tool.parameters,
+    },
   };
+}
+
+/** A description followed by its examples, each a request and the arguments as JSON, for models that read only text. */
+export function describedWithExamples(description: string, examples: NonNullable<ToolDescription['examples']>): string {
+  const lines = examples.map((example) => `- ${JSON.stringify(example.request)} → ${JSON.stringify(example.params)}`);
+  return `${description}\n\nExamples (request → arguments):\n${lines.join('\n')}`;
 }
 
 function toResponseFormat(

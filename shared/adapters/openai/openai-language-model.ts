@@ -32,6 +32,11 @@ export interface OpenAILanguageModelOptions {
   stream?: boolean;
   /** A provider's Retry-After is obeyed up to this long. @default 600000 (10 min) */
   maxRetryAfterMs?: number;
+  /**
+   * Tools' examples (`defineTool({ examples })`): chat completions have no field for them, so `description`
+   * writes them into each tool's description and `omit` sends none. @default 'omit'
+   */
+  toolExamples?: 'omit' | 'description';
   /** Your own SDK client (custom fetch, proxy, headers); its retries are ignored (every request sets `maxRetries: 0`). */
   client?: OpenAI;
 }
@@ -50,6 +55,7 @@ export class OpenAILanguageModel implements LanguageModel {
   private readonly maxTokensParameter: 'max_tokens' | 'max_completion_tokens';
   private readonly maxRetryAfterMs: number;
   private readonly stream: boolean;
+  private readonly toolExamples: 'omit' | 'description';
 
   constructor({
     model,
@@ -60,6 +66,7 @@ export class OpenAILanguageModel implements LanguageModel {
     maxTokensParameter = 'max_tokens',
     maxRetryAfterMs = 600_000,
     stream = true,
+    toolExamples = 'omit',
     client,
   }: OpenAILanguageModelOptions) {
     if (model.trim() === '') throw new AgentqError('INVALID_INPUT', 'OpenAILanguageModel needs a model id (LLM_MODEL)');
@@ -70,11 +77,16 @@ export class OpenAILanguageModel implements LanguageModel {
     this.maxTokensParameter = maxTokensParameter;
     this.maxRetryAfterMs = maxRetryAfterMs;
     this.stream = stream;
+    this.toolExamples = toolExamples;
     this.client = client ?? createOpenAIClient({ baseURL, apiKey, timeoutMs });
   }
 
   async generate(request: LanguageModelRequest): Promise<LanguageModelResponse> {
-    const body = chatRequestBody(request, { model: this.modelId, maxTokensParameter: this.maxTokensParameter });
+    const body = chatRequestBody(request, {
+      model: this.modelId,
+      maxTokensParameter: this.maxTokensParameter,
+      toolExamples: this.toolExamples,
+    });
     const requestOptions = { signal: request.abortSignal ?? null, timeout: this.timeoutMs, maxRetries: 0 };
     let completion: ChatCompletion;
     let chunks = 0;

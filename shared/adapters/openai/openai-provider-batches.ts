@@ -25,6 +25,8 @@ export interface OpenAIProviderBatchesOptions {
   timeoutMs?: number;
   /** As the live model sends it (OpenAILanguageModelOptions.maxTokensParameter). @default 'max_tokens' */
   maxTokensParameter?: 'max_tokens' | 'max_completion_tokens';
+  /** As the live model sends them (OpenAILanguageModelOptions.toolExamples). @default 'omit' */
+  toolExamples?: 'omit' | 'description';
   /** `completion_window` of each batch: OpenAI accepts `24h`. @default '24h' */
   completionWindow?: '24h';
   /** @default 'openai' */
@@ -50,6 +52,7 @@ export class OpenAIProviderBatches implements ProviderBatches {
   private readonly modelId: string;
   private readonly timeoutMs: number;
   private readonly maxTokensParameter: 'max_tokens' | 'max_completion_tokens';
+  private readonly toolExamples: 'omit' | 'description';
   private readonly completionWindow: '24h';
 
   constructor({
@@ -58,6 +61,7 @@ export class OpenAIProviderBatches implements ProviderBatches {
     apiKey,
     timeoutMs = 60_000,
     maxTokensParameter = 'max_tokens',
+    toolExamples = 'omit',
     completionWindow = '24h',
     provider = 'openai',
     client,
@@ -67,12 +71,17 @@ export class OpenAIProviderBatches implements ProviderBatches {
     this.baseURL = client?.baseURL ?? baseURL;
     this.timeoutMs = timeoutMs;
     this.maxTokensParameter = maxTokensParameter;
+    this.toolExamples = toolExamples;
     this.completionWindow = completionWindow;
     this.client = client ?? createOpenAIClient({ baseURL, apiKey, timeoutMs });
   }
 
   requestBody(request: Omit<LanguageModelRequest, 'abortSignal'>): Record<string, unknown> {
-    return chatRequestBody(request, { model: this.modelId, maxTokensParameter: this.maxTokensParameter }) as never;
+    return chatRequestBody(request, {
+      model: this.modelId,
+      maxTokensParameter: this.maxTokensParameter,
+      toolExamples: this.toolExamples,
+    }) as never;
   }
 
   async supported(): Promise<boolean> {

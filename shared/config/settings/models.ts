@@ -1,5 +1,6 @@
 // Setting declarations: read shared/config/settings/all-settings.ts first (how to add one).
-import { flag, integer, parsed, tableReader, text, url } from '../setting-builders.js';
+import { choice, flag, integer, parsed, tableReader, text, url } from '../setting-builders.js';
+import { AgentqError } from '../../contracts/errors.js';
 import { defineArea, type AreaConfig } from '../settings-area.js';
 import { parseContextWindows } from '../../llm/context-window.js';
 import { parsePriceTable } from '../../llm/price-table.js';
@@ -9,8 +10,56 @@ import { parseRateLimits } from '../../llm/rate-limit-table.js';
 export const modelArea = defineArea({
   title: 'Language models',
   intro:
-    'The OpenAI-compatible endpoint the chat, embedding and moderation models are called on (OpenAI, Ollama, vLLM, llama.cpp server), and the limits and prices of its models.',
+    'The OpenAI-compatible endpoint the chat, embedding and moderation models are called on (OpenAI, Ollama, vLLM, llama.cpp server), or GigaChat for the chat model (docs/guides/gigachat.md), and the limits and prices of its models.',
   settings: {
+    llmProvider: choice({
+      env: 'LLM_PROVIDER',
+      values: ['openai', 'gigachat'],
+      default: 'openai',
+      doc: 'Who answers the chat model (`LLM_MODEL`): `openai`, any OpenAI-compatible endpoint (`OPENAI_BASE_URL`); `gigachat`, Sber’s GigaChat API (the `GIGACHAT_*` settings). Embeddings and moderation stay on the OpenAI-compatible endpoint.',
+      when: '`gigachat` with `GIGACHAT_AUTH_KEY` and e.g. `LLM_MODEL=GigaChat-2-Max`.',
+    }),
+    gigachatAuthKey: text({
+      env: 'GIGACHAT_AUTH_KEY',
+      secret: true,
+      doc: 'GigaChat’s authorization key (base64 of client id and secret), sent as `Authorization: Basic` to the OAuth URL for 30-minute access tokens; required with `LLM_PROVIDER=gigachat`.',
+    }),
+    gigachatScope: choice({
+      env: 'GIGACHAT_SCOPE',
+      values: ['GIGACHAT_API_PERS', 'GIGACHAT_API_B2B', 'GIGACHAT_API_CORP'],
+      default: 'GIGACHAT_API_PERS',
+      doc: 'The API version the key was issued for: individuals, businesses (prepaid) or businesses (pay as you go).',
+    }),
+    gigachatAuthUrl: url({
+      env: 'GIGACHAT_AUTH_URL',
+      example: 'https://ngw.devices.sberbank.ru:9443/api/v2/oauth',
+      shownDefault: '`https://ngw.devices.sberbank.ru:9443/api/v2/oauth`',
+      doc: 'GigaChat’s OAuth endpoint (client credentials).',
+    }),
+    gigachatBaseUrl: url({
+      env: 'GIGACHAT_BASE_URL',
+      example: 'https://gigachat.devices.sberbank.ru/api/v1',
+      shownDefault: '`https://gigachat.devices.sberbank.ru/api/v1`',
+      doc: 'GigaChat’s API, up to `/api/v1`; chat requests go to `<base>/chat/completions`.',
+    }),
+    gigachatCaFile: text({
+      env: 'GIGACHAT_CA_FILE',
+      allowed: 'a path to a PEM file',
+      doc: 'Certificates (PEM) trusted for the GigaChat hosts besides the system’s: GigaChat serves certificates of the Russian Trusted Root CA, which most systems do not carry.',
+      when: 'Point it at the Russian Trusted Root CA (`russian_trusted_root_ca.cer`) unless the system trusts it.',
+    }),
+    gigachatInsecureTls: flag({
+      env: 'GIGACHAT_INSECURE_TLS',
+      default: false,
+      doc: 'Skip the TLS certificate check on the GigaChat hosts. Anyone on the path can then read the key and the conversations.',
+      when: 'Only to try GigaChat out; set `GIGACHAT_CA_FILE` instead.',
+    }),
+    toolExamplesInDescription: flag({
+      env: 'AGENTQ_TOOL_EXAMPLES_IN_DESCRIPTION',
+      default: false,
+      doc: 'Tools’ examples (`defineTool({ examples })`) are written into each tool’s description for OpenAI-compatible models, which have no field for them; off, they are not sent there. GigaChat always gets them as `few_shot_examples`.',
+      when: 'When a model picks a tool’s arguments poorly and its tools have examples (costs prompt tokens on every call).',
+    }),
     openaiBaseUrl: url({
       env: 'OPENAI_BASE_URL',
       example: 'http://localhost:11434/v1',
@@ -93,6 +142,14 @@ export const modelArea = defineArea({
       doc: 'Record prompts, responses, tool arguments and results in spans; off, spans carry only models, token counts, tool names and ids.',
       when: 'While debugging, where the trace store may hold the runs’ data.',
     }),
+  },
+  configOf: (values) => {
+    if (values.llmProvider === 'gigachat' && values.gigachatAuthKey === undefined)
+      throw new AgentqError(
+        'INVALID_INPUT',
+        'LLM_PROVIDER=gigachat needs GIGACHAT_AUTH_KEY: the authorization key the OAuth endpoint exchanges for access tokens',
+      );
+    return values;
   },
 });
 

@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
+import { AgentqError } from '../../contracts/errors.js';
+
+/** How the adapter reaches GigaChat's hosts (both the OAuth endpoint and the API). */
+export interface GigaChatHttp {
+  fetch(url: string, init: RequestInit): Promise<Response>;
+}
+
+export interface GigaChatTlsOptions {
+  /** PEM certificates trusted besides the system's (GIGACHAT_CA_FILE). @default none */
+  caFile?: string;
+  /** Skip the certificate check (GIGACHAT_INSECURE_TLS). @default false */
+  insecureTls?: boolean;
+}
+
+/**
+ * Fetch through a connection pool that trusts GigaChat's certificate authority: its hosts present
+ * certificates of the Russian Trusted Root CA, which few systems carry, so it is added to (not put in
+ * place of) the usual roots. Without either option, plain fetch.
+ */
+export function gigachatHttp({ caFile, insecureTls = false }: GigaChatTlsOptions = {}): GigaChatHttp {
+  if (caFile === undefined && !insecureTls) return { fetch: (url, init) => fetch(url, init) };
+  let ca: string[] | undefined;
+  if (caFile !== undefined) {
+    try {
+      ca = [...rootCertificates, readFileSync(caFile, 'utf8')];
+    } catch (error) {
+      throw new AgentqError(
+        'INVALID_INPUT',
+        `GIGACHAT_CA_FILE '${caFile}' cannot be read: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+  const dispatcher: Dispatcher = new Agent({
+    connect: { ...(ca ? { ca } : {}), ...(insecureTls ? { rejectUnauthorized: false } : {}) },
+  });
+  return {
+    fetch: (url, init) =>
+      undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher }) as unknown as Promise<Response>,
+  };
+}
