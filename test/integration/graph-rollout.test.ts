@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { rolloutBucket } from '../../shared/store/rollouts/graph-rollouts.js';
-import { startTestEnv, type TestEnv } from '../helpers/test-env.js';
+import { INTAKE_QUEUE } from '../../shared/contracts/queues.js';
+import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 import { versionEchoGraph } from '../helpers/version-echo-graph.js';
 
 /** A gate the test opens: runs wait at their one node until then, so they are in flight across a change. */
@@ -58,6 +59,19 @@ describe('graph rollout: a current version and a ramping one', () => {
     const done = await Promise.all(ids.map((id) => client.wait(id, { timeoutMs: 30_000 })));
     expect(done.map((record) => record.output)).toEqual(expected);
     expect(done.map((record) => record.graphVersion)).toEqual(expected);
+  });
+
+  it('a raw job that names no version is assigned by the rollout too, as the intake creates its run', async () => {
+    const { client } = await start();
+    await client.rollouts.set('greet', { current: '1', ramp: '2', percent: 10 });
+    const ids = idsAround('raw', 10, 2, 3);
+    const intake = env!.queue(INTAKE_QUEUE);
+    for (const id of ids) await intake.add('run', { v: 1, graph: 'greet', runId: id, input: {} });
+    for (const id of ids) await eventually(async () => (await client.get(id)) ?? undefined, 30_000, `run ${id}`);
+    const done = await Promise.all(ids.map((id) => client.wait(id, { timeoutMs: 30_000 })));
+    const expected = ids.map((id) => (rolloutBucket(id) < 10 ? '2' : '1'));
+    expect(done.map((record) => record.graphVersion)).toEqual(expected);
+    expect(done.map((record) => record.output)).toEqual(expected);
   });
 
   it('runs in flight keep their version through a promote and a rollback; new runs follow each change', async () => {

@@ -6,6 +6,7 @@ import { pinGuardrailsInState } from '../../shared/config/tenant-policy-check.js
 import { AgentqError, toAgentqError } from '../../shared/contracts/errors.js';
 import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
 import { ID_PATTERN } from '../../shared/contracts/ids.js';
+import { GraphRollouts } from '../../shared/store/rollouts/graph-rollouts.js';
 import { enqueueGatedJob, rawJobRunId } from './gated-intake.js';
 import { enterGraph } from '../../shared/graph/ready-gate.js';
 import {
@@ -79,6 +80,7 @@ export class IntakeProcessor {
   private readonly conversations: ConversationHistory;
   private readonly turns: ConversationTurns;
   private readonly admission: TenantAdmission;
+  private readonly rollouts: GraphRollouts;
   /** The operator's policy: only its pinned guardrails matter here (the API checks the rest). */
   private readonly policy: TenantPolicy;
 
@@ -87,6 +89,7 @@ export class IntakeProcessor {
     this.conversations = new ConversationHistory(options.store);
     this.turns = new ConversationTurns(options.store.redis, options.store.keys, options.store.retentionSeconds * 2);
     this.admission = new TenantAdmission(options.store.redis, options.store.keys, options.config);
+    this.rollouts = new GraphRollouts({ redis: options.store.redis, keys: options.store.keys });
   }
 
   process = async (job: Job, token?: string): Promise<string> => {
@@ -178,6 +181,8 @@ export class IntakeProcessor {
     }
     const deadlineMs = data.options?.deadlineMs ?? config.defaultDeadlineMs;
     const { priority } = admission;
+    // A version the job names wins; else the graph's rollout picks one by the run id, as for every run.
+    const graphVersion = data.graphVersion ?? (await this.rollouts.versionFor(data.graph, runId));
     let created: boolean;
     let meta: RunMeta;
     try {
@@ -185,7 +190,7 @@ export class IntakeProcessor {
         id: runId,
         tenant,
         graph: data.graph,
-        ...(data.graphVersion === undefined ? {} : { graphVersion: data.graphVersion }),
+        ...(graphVersion === undefined ? {} : { graphVersion }),
         input: data.input,
         maxSteps: data.options?.maxSteps ?? config.defaultMaxSteps,
         ...(deadlineMs > 0 ? { deadlineAt: now + deadlineMs } : {}),
@@ -226,17 +231,14 @@ export class IntakeProcessor {
     if (meta.tenant === tenant) await store.lifecycle.finish(meta.id, 'failed', error, now, { onlyFrom: 'queued' });
   }
 
-  /**
-   * Takes a run in without an intake job (the RunEnqueuer's `admitInline`): → true when it is taken in
-   * or failed with its reason, false when this worker lacks the graph (the intake queue decides then).
-   */
+  /** Takes a run in without an intake job (RunEnqueuer's `admitInline`): → false when this worker lacks the graph. */
   admitInline = async (meta: RunMeta): Promise<boolean> => {
     if (!this.options.registry.find(meta.graph, meta.graphVersion)) return false;
     try {
       await this.admit(meta);
     } catch (error) {
-      if (!(error instanceof UnrecoverableError)) throw error;
       // Rejected: the run is failed with its reason, as the intake job would have left it.
+      if (!(error instanceof UnrecoverableError)) throw error;
     }
     return true;
   };
