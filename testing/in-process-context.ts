@@ -71,7 +71,15 @@ export function inProcessContext(input: InProcessContextInput): NodeContext {
     logger: input.logger,
     services: input.services,
     history: async (options) => throughJson(history.slice(options?.from ?? 0)),
-    interrupt: <T>(request: unknown) => resumeOrInterrupt<T>(input.resume, stepId, request),
+    interrupt: <T>(request: unknown, options?: { callback?: unknown }) => {
+      // A callback URL would promise a way in that nothing in process can answer.
+      if (options?.callback)
+        throw new AgentqError(
+          'INVALID_INPUT',
+          'context.interrupt with a callback needs a worker, Redis and the API: in process no URL can reach the run',
+        );
+      return resumeOrInterrupt<T>(input.resume, stepId, request);
+    },
     // Saved before it is returned, as the engine saves it, so a retried attempt does not pay again.
     memo: async <T>(key: string, compute: (paid?: PaidCall) => Promise<T>, _options?: MemoOptions): Promise<T> => {
       if (key in memos) return throughJson(memos[key]) as T;

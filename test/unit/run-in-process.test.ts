@@ -68,6 +68,21 @@ describe('runInProcess: the engine semantics in one process', () => {
     await expect(done.resume({})).rejects.toThrow(/only a waiting run can be resumed/);
   });
 
+  it('refuses an interrupt that asks for a callback URL, naming what it needs (no URL could reach the run)', async () => {
+    const asking = defineGraph({
+      name: 'asks-by-url',
+      state: { got: channel.replace<unknown>(null) },
+      output: (s) => s.got,
+    })
+      .node('ask', (_state, context) => ({ got: context.interrupt({ q: 'ok?' }, { callback: true }) }))
+      .edge(START, 'ask')
+      .edge('ask', END)
+      .build();
+    const result = await runInProcess(asking, null);
+    expect(result).toMatchObject({ status: 'failed', error: { code: 'INVALID_INPUT' } });
+    expect(result.error?.message).toMatch(/callback needs a worker/);
+  });
+
   it('retries a retryable failure under the node policy, recording the failed attempt', async () => {
     const result = await runInProcess(graph('contract-retry'), null);
     expect(result.status).toBe('completed');
