@@ -8,7 +8,14 @@ import { readDoc } from '../helpers/doc-pages.js';
  * OpenAPI page itself, Bull Board (/admin) and the run inspector (/runs, /batches/:id, /graphs). Each is
  * described in docs/reference/http-api.md in prose.
  */
-const NOT_IN_OPENAPI = [/^\/docs(\/|$)/, /^\/admin(\/|$)/, /^\/runs(\/|$)/, /^\/batches\//, /^\/graphs$/, /^\/assets\//];
+const NOT_IN_OPENAPI = [
+  /^\/docs(\/|$)/,
+  /^\/admin(\/|$)/,
+  /^\/runs(\/|$)/,
+  /^\/batches\//,
+  /^\/graphs$/,
+  /^\/assets\//,
+];
 
 /** `METHOD /path` of every route fastify serves, read from its route tree (HEAD, which fastify adds to GETs, left out). */
 function registeredRoutes(app: ApiInstance): string[] {
