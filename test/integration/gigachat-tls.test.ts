@@ -14,6 +14,7 @@ const hasOpenssl = (() => {
     return false;
   }
 })();
+// Without openssl no test certificate can be made: the suite is reported skipped, with this line saying why.
 if (!hasOpenssl)
   console.warn('gigachat-tls.test.ts skipped: openssl is not installed (it makes the test certificates)');
 
