@@ -6,13 +6,14 @@ import { UsageError } from './usage-error.js';
 
 export interface BulkCancelOptions extends BulkOptions {
   status?: string;
+  concurrencyKey?: string;
   dryRun?: boolean;
   json?: boolean;
 }
 
 /** The bulk filters of `agentq cancel`: any of them makes it a bulk cancel. */
 export function isBulkCancel(options: BulkCancelOptions): boolean {
-  return ['status', 'error', 'since', 'until', 'graph'].some(
+  return ['status', 'error', 'since', 'until', 'graph', 'concurrencyKey'].some(
     (name) => options[name as keyof BulkCancelOptions] !== undefined,
   );
 }
@@ -32,7 +33,11 @@ function statusesOf(text: string | undefined): CancellableStatus[] {
 export async function cancelInBulk(clients: ProducerClients, options: BulkCancelOptions, io: Io): Promise<void> {
   const status = statusesOf(options.status);
   const request = bulkRequestOf(options);
-  const filter = { status, ...request.filter };
+  const filter = {
+    status,
+    ...request.filter,
+    ...(options.concurrencyKey ? { concurrencyKey: options.concurrencyKey } : {}),
+  };
   const { limits } = request;
   const client = await clients.client();
   try {

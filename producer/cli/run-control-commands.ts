@@ -18,6 +18,7 @@ export function registerRunControlCommands(program: Command, clients: ProducerCl
       '--error <code>',
       'bulk: only runs carrying this error code (in flight: the failure they were retried from)',
     )
+    .option('--concurrency-key <key>', 'bulk: only runs held to this concurrency key')
     .option('--since <when>', 'bulk: only runs created since then: a duration back (30m, 1h, 7d) or an ISO time')
     .option('--until <when>', 'bulk: only runs created before then: a duration back (30m, 1h, 7d) or an ISO time')
     .option('--tenant <tenant>', 'bulk: tenant (default AGENTQ_TENANT)')

@@ -17,6 +17,8 @@ export interface CancelRunsFilter {
    * failure it was retried from (`retryOf`, e.g. the runs a bulk retry restarted into an outage).
    */
   errorCode?: string;
+  /** Only runs held to this concurrency key (their own `concurrency.key`, or their graph's once taken in). */
+  concurrencyKey?: string;
   /** Only runs created at or after this time (ms since the epoch). */
   since?: number;
   /** Only runs created before this time (ms since the epoch). */
@@ -91,7 +93,9 @@ export async function cancelRuns(
     {
       limit,
       keep: (run) =>
-        statuses.has(run.status) && (!filter.errorCode || (run.error ?? run.retryOf?.error)?.code === filter.errorCode),
+        statuses.has(run.status) &&
+        (!filter.errorCode || (run.error ?? run.retryOf?.error)?.code === filter.errorCode) &&
+        (!filter.concurrencyKey || run.concurrency?.key === filter.concurrencyKey),
     },
   );
   // Oldest first: a parent before the child runs it started (newer), whose ends would wake it needlessly;

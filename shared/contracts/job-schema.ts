@@ -90,6 +90,23 @@ export const throttleSchema = z
   .strict();
 export type Throttle = z.infer<typeof throttleSchema>;
 
+/**
+ * At most `limit` runs with this key (the tenant's) are taken in at once; the others wait in order, with
+ * no worker held, and start as those finish. On top of the tenant's in-flight cap; runs of several graphs
+ * may share a key. The latest run's `limit` is the one its key is held to.
+ */
+export const concurrencySchema = z
+  .object({
+    key: id('concurrency.key'),
+    limit: z
+      .number({ error: 'concurrency.limit must be a whole number from 1 to 10000' })
+      .int('concurrency.limit must be a whole number from 1 to 10000')
+      .min(1, 'concurrency.limit must be a whole number from 1 to 10000')
+      .max(10_000, 'concurrency.limit must be a whole number from 1 to 10000'),
+  })
+  .strict();
+export type Concurrency = z.infer<typeof concurrencySchema>;
+
 /** BullMQ's largest job priority (2^21). */
 export const MAX_PRIORITY = 2_097_152;
 /** The priority of a batch's questions unless the batch sets one: behind every run without a priority. */
@@ -142,6 +159,7 @@ export const runJobSchema = z
       .optional(),
     debounce: debounceSchema.optional(),
     throttle: throttleSchema.optional(),
+    concurrency: concurrencySchema.optional(),
     /** Receives the run record, signed, when the run finishes (completed, failed or cancelled). */
     webhookUrl: z
       .url({ protocol: /^https?$/, error: 'webhookUrl must be an absolute http:// or https:// URL' })

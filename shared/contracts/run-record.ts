@@ -24,6 +24,8 @@ export interface RunRecord {
   usage: Usage;
   /** The schedule whose tick started the run (absent for runs enqueued directly). */
   scheduleId?: string;
+  /** The concurrency key the run is held to and its limit (its own, or its graph's once taken in). */
+  concurrency?: { key: string; limit: number };
   /** A fork's original run and the step it started from (absent for other runs). */
   forkOf?: { runId: string; step: number; patched?: string[] };
   /** A replay's original run; `live`: it goes on with live calls after a divergence. */

@@ -9,6 +9,7 @@ import {
   WAITING_KEY,
   type CompiledNode,
   type Graph,
+  type GraphConcurrency,
   type NodeFunction,
   type NodeOptions,
   type RouteResult,
@@ -35,6 +36,12 @@ export interface GraphDefinition<C extends Channels, Input> {
    * run's own `onBusy` says: wait behind it, cancel it, or fail with CONVERSATION_BUSY. @default 'queue'
    */
   onBusy?: OnBusy;
+  /**
+   * A concurrency key derived from each run's input (the user id, say) and its limit: at most `limit`
+   * runs with the same key are taken in at once, the others wait in order. A run's own `concurrency` wins;
+   * a `key` that returns nothing leaves the run without one.
+   */
+  concurrency?: GraphConcurrency<Input>;
 }
 
 type NodeEntry<C extends Channels> =
@@ -198,8 +205,10 @@ export class GraphBuilder<C extends Channels, Input> {
   }
 
   private compile(name: string, version: string): Graph<C, Input> {
-    const { state: declared, input, initialState, output, onBusy } = this.definition;
+    const { state: declared, input, initialState, output, onBusy, concurrency } = this.definition;
     const inputSchema = (input ?? z.unknown()) as z.ZodType<Input>;
+    if (concurrency && !(Number.isInteger(concurrency.limit) && concurrency.limit >= 1 && concurrency.limit <= 10_000))
+      throw invalid(`graph '${name}': concurrency.limit must be a whole number from 1 to 10000`);
     const compiled = new Map<string, CompiledNode<C>>();
     // How to enter a top-level node: a subgraph is entered through its own entry tasks.
     const subgraphs = new Map<string, Graph>();
@@ -274,6 +283,7 @@ export class GraphBuilder<C extends Channels, Input> {
       inputSchema,
       nodes: compiled,
       ...(onBusy === undefined ? {} : { onBusy }),
+      ...(concurrency === undefined ? {} : { concurrency }),
       initialState(value: Input): StateOf<C> {
         const base = Object.fromEntries(Object.entries(channels).map(([key, ch]) => [key, ch.initial()])) as StateOf<C>;
         if (!initialState) return base;

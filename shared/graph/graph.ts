@@ -5,6 +5,12 @@ import type { Channels, StateOf, UpdateOf } from './channels.js';
 import type { NodeContext } from './node-context.js';
 import type { RetryPolicy } from './retry-policy.js';
 
+/** A graph's concurrency key, derived from a run's input, and the key's limit (defineGraph's `concurrency`). */
+export interface GraphConcurrency<Input = unknown> {
+  key: (input: Input) => string | null | undefined;
+  limit: number;
+}
+
 export const START = '__start__';
 export const END = '__end__';
 /**
@@ -87,6 +93,8 @@ export interface Graph<C extends Channels = Channels, Input = unknown> {
   readonly nodes: ReadonlyMap<string, CompiledNode<C>>;
   /** What a conversation's new turn does while the previous one is unfinished (a run's `onBusy` wins). @default 'queue' */
   readonly onBusy?: OnBusy;
+  /** How a run's concurrency key is derived from its input, when the run names none. */
+  readonly concurrency?: GraphConcurrency<Input>;
   initialState(input: Input): StateOf<C>;
   output(state: StateOf<C>): unknown;
   /** Tasks of the first superstep (a promise only when a router on the way is async). */

@@ -1,21 +1,9 @@
 import type { RedisConnection } from '../redis/connect-redis.js';
-import { runScript } from '../redis/create-redis.js';
 import type { Keys } from './keys.js';
-import { luaScript } from '../redis/lua-script.js';
+import { KeyedSlots } from './slots/keyed-slots.js';
 
-/**
- * KEYS: 1 the conversation's turns · ARGV: 1 runId, 2 its createdAt, 3 ttl seconds
- * → the turns ahead of runId, first first (empty: runId is the conversation's first unfinished turn).
- * A turn not registered yet (a raw job's, or one whose registration a crash lost) joins at its creation time.
- */
-const ENTER = luaScript(new URL('./lua/enter-conversation-turn-1.lua', import.meta.url));
-
-/**
- * KEYS: 1 the conversation's turns · ARGV: 1 runId
- * → the turn that is first now, when runId was first and another waits; false otherwise (also when runId
- * had left already, so of two callers leaving the same turn only one hands the conversation on).
- */
-const LEAVE = luaScript(new URL('./lua/leave-conversation-turn-1.lua', import.meta.url));
+/** Every turn ahead is named to the one waiting (its onBusy may cancel them all); a conversation holds few. */
+const SHOW_AHEAD = 1000;
 
 /** A conversation's turn as the rule needs it. */
 interface ConversationTurn {
@@ -26,19 +14,25 @@ interface ConversationTurn {
 }
 
 /**
- * One turn at a time per conversation: the conversation's unfinished turns are one sorted set
- * by creation time. A run is registered as it is created, and only the first of the set may be taken in;
- * a turn leaves the set when it finishes (the run store's onFinished hook), which hands the conversation to
- * the next one. Every decision is one script on that one key, so two turns enqueued at once, taken in by
- * two workers at once, still run one after the other, in the order they were created.
+ * One turn at a time per conversation: a conversation is a key of one slot (KeyedSlots, limit 1) whose
+ * line is its unfinished turns by creation time. A run is registered as it is created, and only the
+ * first may be taken in; a turn leaves when it finishes (the run store's onFinished hook), which hands the
+ * conversation to the next one. Every decision is one script on that one key, so two turns enqueued at
+ * once, taken in by two workers at once, still run one after the other, in the order they were created.
+ * A turn not registered yet (a raw job's, or one whose registration a crash lost) joins at its creation
+ * time, or behind the last turn when that is later.
  */
 export class ConversationTurns {
+  private readonly slots: KeyedSlots;
+
   constructor(
-    private readonly redis: RedisConnection,
+    redis: RedisConnection,
     private readonly keys: Keys,
     /** How long an idle conversation's turn list outlives its last change, seconds. */
     private readonly ttlSeconds: number,
-  ) {}
+  ) {
+    this.slots = new KeyedSlots(redis);
+  }
 
   /** The commands that register a new turn (sent in the pipeline that creates its run). */
   registration(turn: ConversationTurn): { key: string; score: number; ttlSeconds: number } {
@@ -47,27 +41,26 @@ export class ConversationTurns {
 
   /** → the unfinished turns ahead of `turn` (registering it if it is not yet); empty: it may run now. */
   async ahead(turn: ConversationTurn): Promise<string[]> {
-    return runScript<string[]>(this.redis, ENTER, [this.keyOf(turn)], [turn.id, turn.createdAt, this.ttlSeconds]);
+    const verdict = await this.slots.wait({
+      key: this.keyOf(turn),
+      runId: turn.id,
+      createdAt: turn.createdAt,
+      limit: 1,
+      ttlSeconds: this.ttlSeconds,
+      showAhead: SHOW_AHEAD,
+    });
+    return verdict.holds ? [] : verdict.ahead;
   }
 
   /** Removes a finished (or refused) turn; → the turn that may run now when this one was first, else null. */
   async leave(tenant: string, conversationId: string, runId: string): Promise<string | null> {
-    const next = await runScript<string | null>(
-      this.redis,
-      LEAVE,
-      [this.keys.conversationTurns(tenant, conversationId)],
-      [runId],
-    );
-    return next || null;
+    return this.slots.leave(this.keys.conversationTurns(tenant, conversationId), runId, 1);
   }
 
   /** The unfinished turns, first first, with their creation times. */
   async list(tenant: string, conversationId: string): Promise<{ runId: string; createdAt: number }[]> {
-    const flat = await this.redis.zrange(this.keys.conversationTurns(tenant, conversationId), '0', '-1', 'WITHSCORES');
-    const turns: { runId: string; createdAt: number }[] = [];
-    for (let index = 0; index < flat.length; index += 2)
-      turns.push({ runId: flat[index]!, createdAt: Number(flat[index + 1]) });
-    return turns;
+    const members = await this.slots.list(this.keys.conversationTurns(tenant, conversationId));
+    return members.map(({ runId, at }) => ({ runId, createdAt: at }));
   }
 
   private keyOf(turn: ConversationTurn): string {

@@ -156,8 +156,8 @@ export class Keys {
     return { waiters: `${base}:waiters`, buffer: `${base}:events` };
   }
 
-  /** A tenant's debounce (the pending run) or throttle (the starts of the last period) key, on a tag of its own. */
-  flowKey(tenant: string, kind: 'debounce' | 'throttle', key: string): string {
+  /** A tenant's debounce (pending run), throttle (recent starts) or concurrency key (KeyedSlots), on a tag of its own. */
+  flowKey(tenant: string, kind: 'debounce' | 'throttle' | 'concurrency', key: string): string {
     return `${this.prefix}:{flow:${tenant}:${kind}:${key}}`;
   }
 

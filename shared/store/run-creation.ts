@@ -40,6 +40,7 @@ export class RunCreation {
     if (run.scheduleId) fields.scheduleId = run.scheduleId;
     if (run.conversationId) fields.conversationId = run.conversationId;
     if (run.onBusy) fields.onBusy = run.onBusy;
+    if (run.concurrency) fields.concurrency = JSON.stringify(run.concurrency);
     if (run.priority) fields.priority = run.priority;
     if (run.replay) fields.replay = JSON.stringify(run.replay);
     if (run.parent) {

@@ -1,6 +1,6 @@
 /** The run's meta hash as the run store parses it, and the other parsers of stored run data. */
 import type { ErrorRecord } from '../contracts/errors.js';
-import type { OnBusy } from '../contracts/job-schema.js';
+import type { Concurrency, OnBusy } from '../contracts/job-schema.js';
 import { AgentqError } from '../contracts/errors.js';
 import type { Task } from '../graph/graph.js';
 import {
@@ -48,6 +48,8 @@ export interface RunMeta {
   conversationId: string | null;
   /** What the run does while its conversation's previous turn is unfinished; null: its graph's default. */
   onBusy: OnBusy | null;
+  /** The concurrency key the run is held to and its limit (its request's, or its graph's derived at intake). */
+  concurrency: Concurrency | null;
   /** The turn this one interrupted (onBusy 'interrupt'): it continues from that run's history, though cancelled. */
   continuesFrom: string | null;
   /** How many messages of its history a conversation's earlier turns gave it (0 for a first turn or a lone run). */
@@ -208,6 +210,7 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
       : null,
     conversationId: fields.conversationId ?? null,
     onBusy: (fields.onBusy as OnBusy | undefined) ?? null,
+    concurrency: parseJson(fields.concurrency) as Concurrency | null,
     continuesFrom: fields.continuesFrom ?? null,
     seededMessages: Number(fields.seededMessages ?? 0),
     interrupt: parseJson(fields.interrupt) as PendingInterrupt | null,
@@ -252,6 +255,7 @@ export function toRunRecord(meta: RunMeta): RunRecord {
     interrupt: meta.status === 'waiting' ? meta.interrupt : null,
     usage: meta.usage,
     ...(meta.scheduleId ? { scheduleId: meta.scheduleId } : {}),
+    ...(meta.concurrency ? { concurrency: meta.concurrency } : {}),
     ...(meta.parent ? { parentRunId: meta.parent.runId, parentStep: meta.parent.step } : {}),
     ...(meta.forkOf ? { forkOf: meta.forkOf } : {}),
     ...(meta.replay ? { replayOf: meta.replay } : {}),

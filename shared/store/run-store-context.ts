@@ -1,3 +1,4 @@
+import type { Concurrency } from '../contracts/job-schema.js';
 import type { RedisConnection } from '../redis/connect-redis.js';
 import { runScript } from '../redis/create-redis.js';
 import { Keys } from './keys.js';
@@ -47,12 +48,28 @@ export class RunStoreContext {
     // one per slot, at once: the index is a key of its own).
     const replies = await slotPipeline(this.redis)
       .zrem(this.keys.activeRuns(), runId)
-      .hmget(this.keys.run(runId).meta, 'tenant', 'webhookUrl', 'batchId', 'conversationId', 'graph', 'graphVersion')
+      .hmget(
+        this.keys.run(runId).meta,
+        'tenant',
+        'webhookUrl',
+        'batchId',
+        'conversationId',
+        'graph',
+        'graphVersion',
+        'concurrency',
+      )
       .hstrlen(this.keys.run(runId).meta, 'output')
       .hexists(this.keys.run(runId).meta, 'tasks')
       .exec();
-    const [tenant = null, webhookUrl = null, batchId = null, conversationId = null, graph = null, version = null] =
-      (replies?.[1]?.[1] as (string | null)[] | undefined) ?? [];
+    const [
+      tenant = null,
+      webhookUrl = null,
+      batchId = null,
+      conversationId = null,
+      graph = null,
+      version = null,
+      concurrency = null,
+    ] = (replies?.[1]?.[1] as (string | null)[] | undefined) ?? [];
     const outputBytes = Number(replies?.[2]?.[1] ?? 0);
     // A version counts only once a worker took the run in with it: one a request named and no worker
     // served would make a metric label of whatever a caller sent.
@@ -65,6 +82,7 @@ export class RunStoreContext {
       outputBytes,
       graph,
       graphVersion,
+      concurrency: concurrency ? (JSON.parse(concurrency) as Concurrency) : null,
     }).catch(() => undefined);
   }
 

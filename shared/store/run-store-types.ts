@@ -1,4 +1,4 @@
-import type { OnBusy } from '../contracts/job-schema.js';
+import type { Concurrency, OnBusy } from '../contracts/job-schema.js';
 import type { RedisConnection } from '../redis/connect-redis.js';
 import type { Message, StepRecord, RunStatus, Usage } from '../contracts/run-record.js';
 import type { Task } from '../graph/graph.js';
@@ -22,6 +22,8 @@ export interface NewRun {
   conversationId?: string;
   /** What the run does while its conversation's previous turn is unfinished; absent: its graph's default. */
   onBusy?: OnBusy;
+  /** The run's concurrency key and its limit (ConcurrencyKeys): it is taken in while its key has a slot. */
+  concurrency?: Concurrency;
   /** BullMQ priority of the run's step jobs (1 most urgent; absent or 0: none, the wait list). */
   priority?: number;
   /** A replay's original run: its recorded calls answer this run's. */
@@ -128,6 +130,8 @@ export interface FinishedRun {
   batchId: string | null;
   /** The conversation the run is a turn of: its place there is freed (ConversationTurns). */
   conversationId?: string | null;
+  /** The run's concurrency key and limit: its slot there is handed on (ConcurrencyKeys). */
+  concurrency?: Concurrency | null;
   /** Length of the run's output as stored (JSON), for the tenant's storage budget; 0 without one. */
   outputBytes: number;
   /** The run's graph and the version it ran (null: never taken in), for the runs-per-version metrics. */

@@ -1,3 +1,4 @@
+import type { Concurrency } from '../contracts/job-schema.js';
 import type { Usage } from '../contracts/run-record.js';
 import { runScript } from '../redis/create-redis.js';
 import { parseBeginReply, type BeginResult } from './begin-reply.js';
@@ -74,6 +75,7 @@ export class StepCommits {
         conversationId: reply[6] || null,
         graph: reply[7] || null,
         graphVersion: reply[8] || null,
+        concurrency: reply[9] ? (JSON.parse(reply[9]) as Concurrency) : null,
       });
     return { kind: kind as 'advanced' | 'completed' | 'cancelled', index: Number(reply[1]) };
   }

@@ -19,7 +19,8 @@ import {
 import type { Logger } from '../../shared/telemetry/logger.js';
 import { ConversationHistory } from '../runtime/memory/conversation-history.js';
 import { ConversationTurns } from '../../shared/store/conversation-turns.js';
-import { takeConversationTurn } from './take-conversation-turn.js';
+import { ConcurrencyKeys } from '../../shared/store/slots/concurrency-keys.js';
+import { passRunGates } from './run-gates.js';
 import { MEMORY_STATE_KEY, memoryKeepOf } from '../runtime/memory/memory-state.js';
 import { isTerminal, type Message } from '../../shared/contracts/run-record.js';
 import type { Task } from '../../shared/graph/graph.js';
@@ -28,7 +29,8 @@ import type { Telemetry } from '../../shared/telemetry/telemetry.js';
 import { stepJobRun, type StepJobs } from './step-jobs.js';
 import type { ServedGraphs } from '../../shared/store/served-graphs.js';
 import { unservedGraphVerdict } from './unserved-graph-verdict.js';
-import { oversizedJobOf, type OversizedJob } from '../../shared/bullmq/oversized-job-data.js';
+import { oversizedJobOf } from '../../shared/bullmq/oversized-job-data.js';
+import { failRefusedRawJob, oversizedMessage } from './refused-raw-job.js';
 import { redisFaultOf } from '../../shared/redis/redis-fault.js';
 
 /** The top-level fields of a raw job read (unparsed) from one over AGENTQ_MAX_JOB_BYTES, to name its run. */
@@ -79,6 +81,7 @@ interface IntakeProcessorOptions {
 export class IntakeProcessor {
   private readonly conversations: ConversationHistory;
   private readonly turns: ConversationTurns;
+  private readonly concurrencyKeys: ConcurrencyKeys;
   private readonly admission: TenantAdmission;
   private readonly rollouts: GraphRollouts;
   /** The operator's policy: only its pinned guardrails matter here (the API checks the rest). */
@@ -88,6 +91,11 @@ export class IntakeProcessor {
     this.policy = TenantPolicy.fromConfig(options.config, true);
     this.conversations = new ConversationHistory(options.store);
     this.turns = new ConversationTurns(options.store.redis, options.store.keys, options.store.retentionSeconds * 2);
+    this.concurrencyKeys = new ConcurrencyKeys(
+      options.store.redis,
+      options.store.keys,
+      options.store.retentionSeconds * 2,
+    );
     this.admission = new TenantAdmission(options.store.redis, options.store.keys, options.config);
     this.rollouts = new GraphRollouts({ redis: options.store.redis, keys: options.store.keys });
   }
@@ -142,13 +150,8 @@ export class IntakeProcessor {
         : `invalid job for queue ${job.queueName} (job schema v1): ${problem ?? formatZodError(parsed!.error)}`;
       const graph = typeof raw.graph === 'string' ? raw.graph : '(invalid)';
       const details = oversized ? { bytes: oversized.bytes, limitBytes: oversized.limitBytes } : undefined;
-      await this.failRun(
-        runId,
-        tenant,
-        graph,
-        { code: 'INVALID_INPUT', message, retryable: false, ...(details ? { details } : {}) },
-        now,
-      );
+      const error = { code: 'INVALID_INPUT' as const, message, retryable: false, ...(details ? { details } : {}) };
+      await failRefusedRawJob({ store, runId, tenant, graph, maxSteps: config.defaultMaxSteps, error, now });
       // The failed job keeps the stand-in, not the data: Bull Board and the failed set stay small.
       if (oversized) await job.updateData(job.data);
       throw new UnrecoverableError(message);
@@ -176,7 +179,15 @@ export class IntakeProcessor {
       }
       if (refusal.code !== 'STORAGE_BUDGET_EXCEEDED') throw error;
       // Refused for good: the run is failed with the reason (no input kept), as an invalid job's is.
-      await this.failRun(runId, tenant, data.graph, refusal.toRecord(), now);
+      await failRefusedRawJob({
+        store,
+        runId,
+        tenant,
+        graph: data.graph,
+        maxSteps: config.defaultMaxSteps,
+        error: refusal.toRecord(),
+        now,
+      });
       throw new UnrecoverableError(`${refusal.code}: ${refusal.message}`);
     }
     const deadlineMs = data.options?.deadlineMs ?? config.defaultDeadlineMs;
@@ -198,6 +209,7 @@ export class IntakeProcessor {
         ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }),
         ...(data.conversationId === undefined ? {} : { conversationId: data.conversationId }),
         ...(data.onBusy === undefined ? {} : { onBusy: data.onBusy }),
+        ...(data.concurrency === undefined ? {} : { concurrency: data.concurrency }),
         ...(data.webhookUrl === undefined ? {} : { webhookUrl: data.webhookUrl }),
         ...(priority > 0 ? { priority } : {}),
         now,
@@ -208,27 +220,6 @@ export class IntakeProcessor {
     }
     if (!created && (meta.tenant !== tenant || isTerminal(meta.status))) await admission.undo();
     return meta;
-  }
-
-  /** Creates `runId` failed with `error` (no input kept): what a raw job refused before it became a run leaves. */
-  private async failRun(
-    runId: string,
-    tenant: string,
-    graph: string,
-    error: ReturnType<AgentqError['toRecord']>,
-    now: number,
-  ): Promise<void> {
-    const { store, config } = this.options;
-    const { meta } = await store.creation.create({
-      id: runId,
-      tenant,
-      graph: graph.slice(0, 128),
-      input: null,
-      maxSteps: config.defaultMaxSteps,
-      now,
-    });
-    // Never another tenant's run that happens to have this id.
-    if (meta.tenant === tenant) await store.lifecycle.finish(meta.id, 'failed', error, now, { onlyFrom: 'queued' });
   }
 
   /** Takes a run in without an intake job (RunEnqueuer's `admitInline`): → false when this worker lacks the graph. */
@@ -319,21 +310,22 @@ export class IntakeProcessor {
       return reject(
         new AgentqError('INVALID_GRAPH', `graph ${graph.id} routes from START straight to END for this input`),
       );
-    // One turn at a time per conversation: a turn behind an unfinished one is taken in when
-    // that one ends (the run-finished hook hands the conversation on), or refused (onBusy 'reject').
-    let verdict;
+    // One turn at a time per conversation, then `limit` at once per concurrency key: a run that waits is
+    // taken in when the run ahead ends (the run-finished hook hands the slot on), or refused (onBusy 'reject').
+    let gates;
     try {
-      verdict = await takeConversationTurn(meta, {
+      gates = await passRunGates(meta, graph, input.data, {
         store,
         turns: this.turns,
-        ...(graph.onBusy ? { graphOnBusy: graph.onBusy } : {}),
+        concurrencyKeys: this.concurrencyKeys,
         logger,
       });
     } catch (error) {
-      if (AgentqError.isInstance(error) && error.code === 'CONVERSATION_BUSY') return reject(error);
+      if (AgentqError.isInstance(error) && ['CONVERSATION_BUSY', 'INVALID_GRAPH'].includes(error.code))
+        return reject(error);
       throw error;
     }
-    if (verdict.kind === 'wait') return { result: 'turn-waiting' };
+    if (!gates.go) return { result: 'turn-waiting' };
     // A conversation's run starts from its latest completed run's history (and memory, when the graph keeps one).
     let messages: Message[] = [];
     const seed = await this.conversations.seed(meta, { keep: memoryKeepOf(state, input.data) });
@@ -371,8 +363,8 @@ export class IntakeProcessor {
     // 'admitted' means a concurrent attempt got there first and added the jobs itself. A start job is
     // the first task's job already (same id), so it adds only the others.
     const run = { runId: meta.id, graphId: graph.id, priority: meta.priority };
-    if (admitted === 'ok' && !own && meta.conversationId) {
-      // A turn that waited for its conversation may have left its start job behind, finished
+    if (admitted === 'ok' && !own && gates.gated) {
+      // A run that waited for its conversation or its key may have left its start job behind, finished
       // or still finishing, under the id of its first task: replace a finished one, and come back (a
       // retried intake job: 'kicked' below) while one is still finishing.
       const added = await stepJobs.ensure(run, 0, tasks);
@@ -392,8 +384,4 @@ export class IntakeProcessor {
     logger.debug({ runId: meta.id, graph: graph.id, admitted }, 'run taken in');
     return { result: admitted, tasks, started, historyLength };
   }
-}
-
-function oversizedMessage(job: Job, oversized: OversizedJob): string {
-  return `raw job ${job.id ?? ''} on queue ${job.queueName} is ${oversized.bytes} bytes, over the limit of ${oversized.limitBytes} bytes (AGENTQ_MAX_JOB_BYTES): it was not read and its input was not stored. Send large content as documents (POST /v1/documents) and refer to them in the input, or raise AGENTQ_MAX_JOB_BYTES`;
 }

@@ -111,8 +111,8 @@ export class Reconciler {
             { jobId: runId, attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true },
           );
           report.requeued += 1;
-          // A conversation's turn waiting behind an unfinished one is expected here (it checks its turn again).
-          (meta.conversationId ? logger.debug.bind(logger) : logger.warn.bind(logger))(
+          // A conversation's turn or a concurrency key's run waiting for its slot is expected here (it checks again).
+          (meta.conversationId || meta.concurrency ? logger.debug.bind(logger) : logger.warn.bind(logger))(
             { runId },
             'reconciler: run was never taken in; re-sent to the intake',
           );

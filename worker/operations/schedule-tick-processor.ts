@@ -63,6 +63,7 @@ export class ScheduleTickProcessor {
           ...(spec.priority === undefined ? {} : { priority: spec.priority }),
           ...(spec.debounce === undefined ? {} : { debounce: spec.debounce }),
           ...(spec.throttle === undefined ? {} : { throttle: spec.throttle }),
+          ...(spec.concurrency === undefined ? {} : { concurrency: spec.concurrency }),
         },
         { runId, scheduleId, origin: 'schedule', ...(definition.keyId ? { keyId: definition.keyId } : {}) },
       ));

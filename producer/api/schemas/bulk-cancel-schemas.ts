@@ -15,6 +15,7 @@ export const cancelRunsBodySchema = z
       .enum(ERROR_CODES)
       .optional()
       .describe('only runs carrying this error code: for runs in flight, the failure they were retried from'),
+    concurrencyKey: z.string().min(1).max(128).optional().describe('only runs held to this concurrency key'),
     since: z.string().min(1).max(64).optional().describe('only runs created since then: 30m, 1h, 7d or an ISO time'),
     until: z
       .string()

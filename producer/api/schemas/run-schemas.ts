@@ -145,6 +145,10 @@ export const runRecordSchema: z.ZodType<RunRecord> = z
       .nullable(),
     usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }).loose(),
     scheduleId: z.string().optional().describe('the schedule whose tick started the run'),
+    concurrency: z
+      .object({ key: z.string(), limit: z.number() })
+      .optional()
+      .describe("the concurrency key the run is held to and its limit (its own, or its graph's once taken in)"),
     forkOf: z
       .object({ runId: z.string(), step: z.number(), patched: z.array(z.string()).optional() })
       .optional()

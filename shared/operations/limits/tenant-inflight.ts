@@ -1,33 +1,31 @@
 import type { RedisConnection } from '../../redis/connect-redis.js';
 import type { Keys } from '../../store/keys.js';
-import { runScript } from '../../redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import { TERMINAL_STATUSES } from '../../contracts/run-record.js';
-import { luaScript } from '../../redis/lua-script.js';
 import { redisTimeMs } from '../../redis/redis-time.js';
-
-/** KEYS: 1 tenant's in-flight set · ARGV: 1 runId, 2 cap → 2 held already, 1 reserved now, 0 full (stamped at Redis's TIME). */
-const RESERVE = luaScript(new URL('./lua/reserve-inflight-slot-1.lua', import.meta.url));
+import { KeyedSlots, type SlotReservation } from '../../store/slots/keyed-slots.js';
 
 /** A slot reserved this recently may belong to a run being created right now: the sweep leaves it. */
 const SWEEP_GRACE_MS = 60_000;
 
-/** What `reserve` did: a new slot, one the run held already, or none (the tenant is at its cap). */
-type InflightReservation = 'new' | 'held' | 'full';
-
 /**
- * The per-tenant cap on runs in flight (accepted, not yet completed, failed or cancelled), shared by
- * every process through one sorted set per tenant. Every creator reserves a slot through TenantAdmission
- * before the run exists; the run store's onFinished hook (run-finished-hook.ts) releases it. A slot
- * whose release was lost (a crash between finish and hook, a purge) is swept when the set looks full.
+ * The per-tenant cap on runs in flight (accepted, not yet completed, failed or cancelled): a key of
+ * AGENTQ_TENANT_MAX_INFLIGHT slots per tenant (KeyedSlots) that a run reserves or is refused — no line:
+ * a run refused here was never created. Every creator reserves a slot through TenantAdmission before the
+ * run exists; the run store's onFinished hook (run-finished-hook.ts) releases it. A slot whose release was
+ * lost (a crash between finish and hook, a purge) is swept when the set looks full.
  */
 export class TenantInflight {
+  private readonly slots: KeyedSlots;
+
   constructor(
     private readonly redis: RedisConnection,
     private readonly keys: Keys,
     /** Runs in flight per tenant; 0 = unlimited. */
     readonly max: number,
-  ) {}
+  ) {
+    this.slots = new KeyedSlots(redis);
+  }
 
   /** → true when `runId` holds a slot now; false when the tenant is at its cap. */
   async reserve(tenant: string, runId: string): Promise<boolean> {
@@ -35,20 +33,20 @@ export class TenantInflight {
   }
 
   /** Holds a slot for `runId` (unless it holds one): what TenantAdmission asks, to undo only what it took. */
-  async take(tenant: string, runId: string): Promise<InflightReservation> {
+  async take(tenant: string, runId: string): Promise<SlotReservation> {
     if (this.max === 0) return 'held';
     const key = this.keys.tenantInflight(tenant);
-    const first = await runScript<number>(this.redis, RESERVE, [key], [runId, this.max]);
-    if (first !== 0) return first === 2 ? 'held' : 'new';
+    const first = await this.slots.reserve(key, runId, this.max);
+    if (first !== 'full') return first;
     // Slots may also have been freed by a hook since the first try: try again after the sweep either way.
     await this.sweep(tenant);
-    const second = await runScript<number>(this.redis, RESERVE, [key], [runId, this.max]);
-    return second === 0 ? 'full' : second === 2 ? 'held' : 'new';
+    return this.slots.reserve(key, runId, this.max);
   }
 
+  /** Gives `runId`'s slot back (no one waits in line for it: refused runs were never created). */
   async release(tenant: string, runId: string): Promise<void> {
     if (this.max === 0) return;
-    await this.redis.zrem(this.keys.tenantInflight(tenant), runId);
+    await this.slots.leave(this.keys.tenantInflight(tenant), runId, this.max);
   }
 
   async count(tenant: string): Promise<number> {

@@ -199,6 +199,7 @@ export class RunEnqueuer {
           ...(extras.replay === undefined ? {} : { replay: extras.replay }),
           ...(extras.parent === undefined ? {} : { parent: extras.parent }),
           ...(data.onBusy === undefined ? {} : { onBusy: data.onBusy }),
+          ...(data.concurrency === undefined ? {} : { concurrency: data.concurrency }),
           now,
         },
         start,

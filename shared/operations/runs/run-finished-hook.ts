@@ -10,6 +10,8 @@ import { INTAKE_QUEUE, queueStreamOptions, WEBHOOK_QUEUE } from '../../contracts
 import type { StoredRunJob } from '../../contracts/job-schema.js';
 import { isChildRunId } from '../../contracts/ids.js';
 import { ConversationTurns } from '../../store/conversation-turns.js';
+import { ConcurrencyKeys } from '../../store/slots/concurrency-keys.js';
+import { TenantInflight } from '../limits/tenant-inflight.js';
 import { RunStoreContext } from '../../store/run-store-context.js';
 import { SharedHistory } from '../../store/shared-history.js';
 import { INTAKE_JOB_OPTIONS } from './run-enqueuer.js';
@@ -60,7 +62,7 @@ export interface RunFinishedHookOptions {
  * the run in the shared metrics, releases the run's slot in its tenant's in-flight set (the admission's
  * cap) and its place in the tenant's load (FairShare), settles an older run's input charge in the tenant's
  * storage budget (gone when its retention ends), hands its conversation to the next turn
- * waiting behind it (ConversationTurns), keeps the earlier turns its history refers to as long as it (SharedHistory), counts a child run's end in its parent and wakes the parent's waiting step after its last child, cancels a cancelled parent's awaited children (ChildRunEnds) and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
+ * waiting behind it (ConversationTurns) and its concurrency key's slot to the next run waiting (ConcurrencyKeys), keeps the earlier turns its history refers to as long as it (SharedHistory), counts a child run's end in its parent and wakes the parent's waiting step after its last child, cancels a cancelled parent's awaited children (ChildRunEnds) and, when the run named a `webhookUrl`, adds a delivery job `<runId>.webhook` to `agentq-webhooks`.
  */
 export function createRunFinishedHook({ redis, config, logger, store }: RunFinishedHookOptions): RunFinishedHook {
   const keys = new Keys(config.keyPrefix);
@@ -69,6 +71,9 @@ export function createRunFinishedHook({ redis, config, logger, store }: RunFinis
   const storage = new StorageBudget(redis, keys, { defaultMaxBytes: 0, retentionSeconds: config.retentionSeconds });
   let queue: Queue<WebhookJobData> | undefined;
   const turns = new ConversationTurns(redis, keys, config.retentionSeconds * 2);
+  const concurrencyKeys = new ConcurrencyKeys(redis, keys, config.retentionSeconds * 2);
+  // Released whatever the cap of this process (a slot taken under another setting goes back too).
+  const inflight = new TenantInflight(redis, keys, Number.MAX_SAFE_INTEGER);
   const history = new SharedHistory(
     new RunStoreContext(redis, {
       keyPrefix: config.keyPrefix,
@@ -116,9 +121,12 @@ export function createRunFinishedHook({ redis, config, logger, store }: RunFinis
     return opened;
   };
 
-  /** One turn at a time per conversation: the next turn, waiting behind this one, goes to the intake to be taken in. */
-  const handOn = async (tenant: string, conversationId: string, runId: string): Promise<void> => {
-    const next = await turns.leave(tenant, conversationId, runId);
+  /**
+   * The run's keyed slots (KeyedSlots) — its conversation's turn, its concurrency key's slot — go to the
+   * runs waiting for them, each sent to the intake to be taken in.
+   */
+  const handOn = async (runId: string, leaving: Promise<string | null>): Promise<void> => {
+    const next = await leaving;
     if (!next) return;
     intake ??= openQueue<StoredRunJob>(INTAKE_QUEUE, 'intake');
     // An id of its own per hand-on: an intake job of the same run still finishing (one that found it
@@ -157,17 +165,18 @@ export function createRunFinishedHook({ redis, config, logger, store }: RunFinis
   const hook = async (
     runId: string,
     status: FinishedStatus,
-    { tenant, webhookUrl, conversationId, graph, graphVersion }: FinishedRun,
+    { tenant, webhookUrl, conversationId, graph, graphVersion, concurrency }: FinishedRun,
   ): Promise<void> => {
     try {
       await Promise.all([
         metrics.runFinished(status, graph && graphVersion ? { graph, graphVersion } : undefined),
-        tenant ? redis.zrem(keys.tenantInflight(tenant), runId) : undefined,
+        tenant ? inflight.release(tenant, runId) : undefined,
         tenant ? redis.zrem(keys.tenantLoad(tenant), runId) : undefined,
         // The run's scripts charged its bytes and set when they leave; a run admitted before they did
         // was charged its input here, and that charge leaves with its retention too.
         tenant ? storage.settle(tenant, runId, 0) : undefined,
-        tenant && conversationId ? handOn(tenant, conversationId, runId) : undefined,
+        tenant && conversationId ? handOn(runId, turns.leave(tenant, conversationId, runId)) : undefined,
+        tenant && concurrency ? handOn(runId, concurrencyKeys.leave(tenant, concurrency, runId)) : undefined,
         // A turn whose history starts in earlier turns keeps them as long as it is kept itself.
         conversationId ? history.keepEarlier(runId) : undefined,
         isChildRunId(runId) || status === 'cancelled' ? familyOf().onFinished(runId, status) : undefined,

@@ -14,7 +14,8 @@ const isoTime = (field: string) =>
 /**
  * What a schedule starts and when. Exactly one of `cron` (5 fields, or 6 with seconds first; `tz` an IANA
  * time zone, default UTC) or `everyMs`. `startAt`/`endAt` bound the ticks. The run fields are those of a
- * run request (job schema v1): graph, graphVersion, input, options, priority, debounce, throttle.
+ * run request (job schema v1): graph, graphVersion, input, options, priority, debounce, throttle,
+ * concurrency.
  */
 export const scheduleSpecSchema = z
   .object({
@@ -26,6 +27,7 @@ export const scheduleSpecSchema = z
     priority: runJobSchema.shape.priority,
     debounce: runJobSchema.shape.debounce,
     throttle: runJobSchema.shape.throttle,
+    concurrency: runJobSchema.shape.concurrency,
     cron: z
       .string()
       .min(1)

@@ -13,14 +13,14 @@
     or it saved some), else '0' · 17 n · n state field/value pairs · m · m messages
   → {'fenced'} | {'missing'} | {'stored', index, count} | {'advanced', index}
     | {'completed'|'cancelled', index, tenant, webhook URL, batch id ('' none), output bytes, conversation id ('' none),
-      graph, graph version}
+      graph, graph version, concurrency (JSON, '' none)}
 ]]
 -- A run this commit finished: with what its finish hooks need (tenant, webhook URL, batch, output
--- length, conversation, graph and version for the metrics), so the worker need not read them back
+-- length, conversation, graph and version for the metrics, concurrency key), so the worker need not read them back
 -- before it hands the batch's slot on.
 local function finished_reply(rk, status, index)
-  local f = redis.call('HMGET', rk[1], 'tenant', 'webhookUrl', 'batchId', 'conversationId', 'graph', 'graphVersion')
-  return {status, tostring(index), f[1] or '', f[2] or '', f[3] or '', tostring(redis.call('HSTRLEN', rk[1], 'output')), f[4] or '', f[5] or '', f[6] or ''}
+  local f = redis.call('HMGET', rk[1], 'tenant', 'webhookUrl', 'batchId', 'conversationId', 'graph', 'graphVersion', 'concurrency')
+  return {status, tostring(index), f[1] or '', f[2] or '', f[3] or '', tostring(redis.call('HSTRLEN', rk[1], 'output')), f[4] or '', f[5] or '', f[6] or '', f[7] or ''}
 end
 -- The run's usage after the last commit_step that went through (inputTokens, outputTokens, costUsd as
 -- Redis holds them): an eager hop's step reads it from the transition's reply instead of a BEGIN.
