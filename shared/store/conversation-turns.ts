@@ -19,8 +19,8 @@ interface ConversationTurn {
  * first may be taken in; a turn leaves when it finishes (the run store's onFinished hook), which hands the
  * conversation to the next one. Every decision is one script on that one key, so two turns enqueued at
  * once, taken in by two workers at once, still run one after the other, in the order they were created.
- * A turn not registered yet (a raw job's, or one whose registration a crash lost) joins at its creation
- * time, or behind the last turn when that is later.
+ * A turn not registered yet (a raw job's, or one whose registration a crash lost) joins the waiting turns
+ * at its creation time: the turn that holds the conversation keeps it.
  */
 export class ConversationTurns {
   private readonly slots: KeyedSlots;

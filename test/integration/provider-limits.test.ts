@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keys } from '../../shared/store/keys.js';
@@ -83,6 +84,10 @@ describe('provider limits shared by all workers, through callLanguageModel', () 
   });
 
   it(`two workers sharing ${LIMIT} requests per window never exceed it in any window`, async () => {
+    // The server shares this process's event loop with both workers: a request sent before a stall of the
+    // loop is received after it, so receipts bunch by up to the longest stall. Measured, to allow for it.
+    const stalls = monitorEventLoopDelay({ resolution: 10 });
+    stalls.enable();
     const started = Date.now();
     const queued = await Promise.all(
       Array.from({ length: RUNS }, (_, index) =>
@@ -97,12 +102,15 @@ describe('provider limits shared by all workers, through callLanguageModel', () 
     // Both workers took slots from the one shared budget.
     expect(limiters.every((limiter) => limiter.granted.length > 0)).toBe(true);
     expect(maxInAnyWindow(granted, WINDOW_MS)).toBeLessThanOrEqual(LIMIT);
-    // What the provider sees: the requests the server received, in any window of its own clock.
+    // What the provider sees: the requests the server received, in any window of its own clock shortened by
+    // the longest stall of the loop they shared (a request's receipt lags its sending by up to that much).
+    stalls.disable();
+    const stallMs = Math.ceil(stalls.max / 1e6);
     expect(server.chatRequests()).toHaveLength(RUNS);
     expect(
       maxInAnyWindow(
         server.chatRequests().map((request) => request.receivedAt),
-        WINDOW_MS,
+        Math.max(1, WINDOW_MS - stallMs),
       ),
     ).toBeLessThanOrEqual(LIMIT);
     // 150 requests at 60 per window need at least two full windows.

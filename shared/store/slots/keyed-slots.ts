@@ -7,6 +7,9 @@ const ENTER = luaScript(new URL('./lua/enter-slots-1.lua', import.meta.url));
 /** KEYS and ARGV: the header of lua/leave-slots-1.lua. */
 const LEAVE = luaScript(new URL('./lua/leave-slots-1.lua', import.meta.url));
 
+/** What a holder's score is less than its place (lua/enter-slots-1.lua): holders sort first, whatever their times. */
+const HELD = 1e15;
+
 /** What a run that asked to wait learned: it holds a slot, or waits behind `ahead` (first first). */
 export type SlotTurn = { holds: true } | { holds: false; ahead: string[] };
 
@@ -30,10 +33,11 @@ interface WaitRequest {
  * Counted slots per key, the one mechanism behind every "at most N at once" of runs: a tenant's in-flight
  * cap (TenantInflight: reserve or be refused), one turn at a time per conversation (ConversationTurns:
  * limit 1, wait in line) and concurrency keys (ConcurrencyKeys: a run's `concurrency: { key, limit }`,
- * wait in line). A key is one sorted set of its unfinished runs in order; the first `limit` hold the
- * slots. Each decision is one script on that one key, so two runs asking at once, from two processes,
- * still get the slots in order; a run leaves when it finishes (the run-finished hook), which hands its slot
- * to the first run waiting.
+ * wait in line). A key is one sorted set of its unfinished runs: at most `limit` hold a slot (marked in
+ * their scores, so they sort first), the others wait by creation time. Each decision is one script on
+ * that one key, so two runs asking at once, from two processes, still get the slots in order; a run leaves
+ * when it finishes (the run-finished hook), which gives its slot to the first run waiting at once — in
+ * Redis, so a hand-on lost on its way to the intake leaves the slot with its new holder, not with no one.
  */
 export class KeyedSlots {
   constructor(private readonly redis: RedisConnection) {}
@@ -60,12 +64,14 @@ export class KeyedSlots {
     return (await runScript<string | null>(this.redis, LEAVE, [key], [runId, limit])) || null;
   }
 
-  /** The members of `key` in order, with their places (creation times, or reservation times). */
-  async list(key: string): Promise<{ runId: string; at: number }[]> {
+  /** The members of `key` in order (holders first), with their places (creation times, or reservation times). */
+  async list(key: string): Promise<{ runId: string; at: number; holds: boolean }[]> {
     const flat = await this.redis.zrange(key, '0', '-1', 'WITHSCORES');
-    const members: { runId: string; at: number }[] = [];
-    for (let index = 0; index < flat.length; index += 2)
-      members.push({ runId: flat[index]!, at: Number(flat[index + 1]) });
+    const members: { runId: string; at: number; holds: boolean }[] = [];
+    for (let index = 0; index < flat.length; index += 2) {
+      const score = Number(flat[index + 1]);
+      members.push({ runId: flat[index]!, at: score < 0 ? score + HELD : score, holds: score < 0 });
+    }
     return members;
   }
 }
