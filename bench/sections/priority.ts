@@ -19,7 +19,8 @@
  * `other_tenant_wait_p95_ms_flood`. Then with weighted fairness (AGENTQ_TENANT_WEIGHTS; the workers
  * restarted with it, the clients given it): the same flood, the other tenant at weight 1 (`*:1`) and at
  * weight 4 (`beta:4`) → `other_tenant_wait_p95_ms_flood_weighted_1`, `…_weighted_4`; and both tenants
- * flooding at once, the first at weight 3 and the other at 1 → `fairness_weighted_share`, the steps the
+ * flooding at once with chain runs (20 steps of 100 ms each; 300 or 2,000 runs each, enqueued turn about),
+ * the first at weight 3 and the other at 1 → `fairness_weighted_share`, the steps the
  * first tenant's runs committed per step of the other's over a window in which both had runs left (3 is
  * exact), beside `fairness_unweighted_share`, the same window with weights off.
  */
@@ -51,6 +52,9 @@ const BATCH_CONCURRENCY = 200;
 const QUESTIONS = { quick: 100, full: 10_000 };
 const FLOOD = { quick: 300, full: 2000 };
 const INTERACTIVE_RUNS = 10;
+/** The runs of the two tenants flooding at once: chain runs of this many steps, each this long (a short model call). */
+const SHARE_STEPS = 20;
+const SHARE_STEP_MS = 100;
 
 /** Search once, then answer: two model requests per run, each after MODEL_LATENCY_MS. */
 function ragScript(request: ScriptedChatRequest): ScriptedResponse {
@@ -184,11 +188,10 @@ async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<Benc
       const [flooder, waiting] = await restart(weights);
       floodWeighted[weights] = await flood(flooder, waiting);
     }
-    const unweightedShare = await bothFlood([unfair, other], quick ? FLOOD.quick : FLOOD.full, collection, log);
+    const unweightedShare = await bothFlood([unfair, other], quick ? FLOOD.quick : FLOOD.full, log);
     const weightedShare = await bothFlood(
       await restart(`${config.tenant}:3,beta:1`),
       quick ? FLOOD.quick : FLOOD.full,
-      collection,
       log,
     );
 
@@ -225,22 +228,23 @@ async function runPriority({ redisUrl, quick, log }: BenchContext): Promise<Benc
 }
 
 /**
- * Both tenants flood at once (`count` runs each, the first tenant's enqueued first): → the steps the
- * first tenant's runs committed per step of the second's between the moments the two together had
- * committed `count` steps and `3 × count` (past the start, when the first tenant had the workers to
- * itself while the second's runs were being enqueued; both should still have runs left). The runs are
- * cancelled after.
+ * Both tenants flood at once (`count` chain runs each of SHARE_STEPS steps, enqueued turn about): → the
+ * steps the first tenant's runs committed per step of the second's between the moments the two together
+ * had committed `count` steps and `3 × count` (past the start; a small part of either tenant's work, so
+ * neither runs short of waiting steps, which would hand its share to the other). The runs are cancelled after.
  */
 async function bothFlood(
   [first, second]: readonly [AgentClient, AgentClient],
   count: number,
-  collection: string,
   log: (line: string) => void,
 ): Promise<number> {
   const ids: [string[], string[]] = [[], []];
-  for (const [index, by] of [first, second].entries())
-    for (let i = 0; i < count; i += 1)
-      ids[index]!.push((await by.enqueue({ graph: 'rag-agent', input: { query: `both ${i}`, collection } })).id);
+  // Turn about, so that neither has the workers to itself while the other's runs are being enqueued.
+  for (let i = 0; i < count; i += 1)
+    for (const [index, by] of [first, second].entries())
+      ids[index]!.push(
+        (await by.enqueue({ graph: 'chain', input: { steps: SHARE_STEPS, sleepMs: SHARE_STEP_MS } })).id,
+      );
   const progress = async (runs: string[], by: AgentClient) => {
     // 200 at a time: thousands of reads at once, every second, would load the Redis being measured.
     const metas = [];
