@@ -25,6 +25,7 @@ import type { Liveness } from './runtime/liveness-thread.js';
 import { TurnGate } from './runtime/turn-gate.js';
 import { createDefaultServices } from './default-services.js';
 import type { StartWorkerOptions } from './agent-worker.js';
+import { FairQueue } from '../shared/store/fair-queue.js';
 
 export interface StepProcessorParts {
   options: StartWorkerOptions;
@@ -61,6 +62,7 @@ export async function createStepProcessor(parts: StepProcessorParts) {
     lockDurationMs: config.takeLockMs,
     keepCompletedJobs: config.keepCompletedJobs,
     attemptsOf: (graphId, node) => parts.stepJobs.attemptsOf(graphId, node),
+    fair: new FairQueue(store.keys, config.tenantWeights),
   });
   // One gate for the process: its event loop is what the gate keeps responsive.
   const startsGate = new TurnGate(config.stepStartsPerTurn);

@@ -29,6 +29,7 @@ import type { RedisRunStore } from '../shared/store/redis-run-store.js';
 import type { StepQueues } from '../shared/store/step-queues.js';
 import { startWorkerLiveness } from './start-worker-liveness.js';
 import { createStepProcessor } from './create-step-processor.js';
+import { FairQueue } from '../shared/store/fair-queue.js';
 
 import type { AgentWorker, StartWorkerOptions } from './agent-worker.js';
 export type { AgentWorker, StartWorkerOptions };
@@ -131,7 +132,8 @@ async function startParts(
   );
   held.bullmq = bullmq;
   held.queues.push(...stepQueues.all(), intakeQueue, schedulesQueue);
-  const stepJobs = new StepJobs(stepQueues, registry);
+  const fair = new FairQueue(store.keys, config.tenantWeights);
+  const stepJobs = new StepJobs(stepQueues, registry, { fair, redis: stepRedis });
   const served = new ServedGraphs({ redis, keys: store.keys, heartbeatMs: config.graphHeartbeatMs });
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry, served });
   const batches = dispatchBatches(finishedHooks, { redis, store, stepQueues, config });

@@ -11,7 +11,7 @@ import { luaScript } from '../redis/lua-script.js';
  * Job options (`opts`) are a Lua table in BullMQ's public JobsOptions names: `jobId`, `attempts`, `backoff`,
  * and `priority` (only when > 0).
  */
-type BullmqLuaHelper = 'addJob' | 'takeJob' | 'completeJob' | 'jobData' | 'leanHop' | 'takeIfNext';
+type BullmqLuaHelper = 'addJob' | 'takeJob' | 'completeJob' | 'jobData' | 'leanHop' | 'takeIfNext' | 'priorities';
 
 const HELPERS: Record<BullmqLuaHelper, { scripts: BullmqScriptName[]; lua: string }> = {
   // Queue.add of one job: BullMQ's addPrioritizedJob for a priority > 0, else addStandardJob. → the job id.
@@ -57,6 +57,12 @@ const HELPERS: Record<BullmqLuaHelper, { scripts: BullmqScriptName[]; lua: strin
   takeIfNext: {
     scripts: [],
     lua: luaScript(new URL('./lua/take-if-next.lua', import.meta.url)),
+  },
+  // What weighted fairness reads and rewrites of the prioritized set: whether anything waits, the most
+  // urgent priority, and every priority lowered by an amount (the fair queue's rebase).
+  priorities: {
+    scripts: [],
+    lua: luaScript(new URL('./lua/priorities.lua', import.meta.url)),
   },
 };
 

@@ -9,6 +9,7 @@ import type { RunStoreContext } from './run-store-context.js';
 import type { NewRun, StartJob } from './run-store-types.js';
 import { slotPipeline } from './slot-pipeline.js';
 import { CREATE_RUN_AND_START } from './step-transition-scripts.js';
+import { fairArgs } from './fair-queue.js';
 
 /** The run store's first two moves on a run: creating it (with its start job) and taking it in. */
 export class RunCreation {
@@ -80,6 +81,7 @@ export class RunCreation {
               start.attempts,
               run.now,
               run.priority ?? 0,
+              ...fairArgs(start.fair),
               ...pairs,
             ]
           : pairs),

@@ -3,6 +3,7 @@ import type { RedisConnection } from '../redis/connect-redis.js';
 import type { Message, StepRecord, RunStatus, Usage } from '../contracts/run-record.js';
 import type { Task } from '../graph/graph.js';
 import type { TokenLogOptions } from './token-log.js';
+import type { FairArgs } from './fair-queue.js';
 
 export interface NewRun {
   id: string;
@@ -43,6 +44,8 @@ export interface StartJob {
   name: string;
   data: object;
   attempts: number;
+  /** Weighted fairness (AGENTQ_TENANT_WEIGHTS): the start job's priority is decided as it is added. */
+  fair?: FairArgs;
 }
 
 /** What one task of a superstep wrote: its state update and the messages it appends. */

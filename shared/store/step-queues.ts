@@ -40,6 +40,11 @@ export class StepQueues {
     return this.queues[shardOf(runId, this.shards)]!;
   }
 
+  /** The key prefix of the queue of the shard a run lives on (`bull:{s0}:agentq-steps:`), for scripts that add to it. */
+  keyPrefixFor(runId: string): string {
+    return this.queueKeys[shardOf(runId, this.shards)]!.prefix;
+  }
+
   /** The start job of a run (docs/concepts/step-engine.md) as the run store adds it in the run's creation script. */
   startJob(runId: string, data: StepJobData, attempts: number): StartJob {
     const keys = this.queueKeys[shardOf(runId, this.shards)]!;

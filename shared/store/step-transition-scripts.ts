@@ -10,6 +10,7 @@
 import { bullmqLua } from '../bullmq/bullmq-lua.js';
 import { RUN_KEY_SUFFIXES } from './keys.js';
 import { RUN_LUA_VALUES } from './run-scripts.js';
+import { FAIR_LUA_VALUES } from './fair-queue.js';
 import { luaScript } from '../redis/lua-script.js';
 
 const RUN_KEYS_LUA = `{${RUN_KEY_SUFFIXES.map((suffix) => `base .. ':${suffix}'`).join(', ')}}`;
@@ -17,8 +18,9 @@ const RUN_KEYS_LUA = `{${RUN_KEY_SUFFIXES.map((suffix) => `base .. ':${suffix}'`
 /** One step's transition Its KEYS, ARGV and reply: the header of lua/step-transition-1.lua. */
 export const STEP_TRANSITION = luaScript(new URL('./lua/step-transition-1.lua', import.meta.url), {
   ...RUN_LUA_VALUES,
+  ...FAIR_LUA_VALUES,
   RUN_KEYS: RUN_KEYS_LUA,
-  BULLMQ: bullmqLua(['addJob', 'completeJob', 'jobData', 'leanHop', 'takeIfNext']),
+  BULLMQ: bullmqLua(['addJob', 'completeJob', 'jobData', 'leanHop', 'takeIfNext', 'priorities']),
 });
 
 /** A cold fetch (no transition handed a job out) Its KEYS, ARGV and reply: the header of lua/step-take-11.lua. */
@@ -30,5 +32,6 @@ export const STEP_TAKE = luaScript(new URL('./lua/step-take-11.lua', import.meta
 
 /** A producer's enqueue in one script Its KEYS, ARGV and reply: the header of lua/create-run-and-start-19.lua. */
 export const CREATE_RUN_AND_START = luaScript(new URL('./lua/create-run-and-start-19.lua', import.meta.url), {
-  BULLMQ: bullmqLua(['addJob']),
+  ...FAIR_LUA_VALUES,
+  BULLMQ: bullmqLua(['addJob', 'priorities']),
 });

@@ -3,14 +3,20 @@ import type { Task } from '../../shared/graph/graph.js';
 import type { GraphRegistry } from '../../shared/graph/graph-registry.js';
 import { graphIdOf, stepJobId, stepJobOptions } from '../../shared/contracts/job-schema.js';
 import type { StepQueues } from '../../shared/store/step-queues.js';
+import type { FairQueue } from '../../shared/store/fair-queue.js';
+import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 
 const LIVE_STATES = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
 
-/** The run whose step jobs are added: its id, its graph (`name@version`) and its BullMQ priority (0 none). */
+/**
+ * The run whose step jobs are added: its id, its graph (`name@version`), its BullMQ priority (0 none)
+ * and its tenant (for weighted fairness; read from the run when left out).
+ */
 interface StepJobRun {
   runId: string;
   graphId: string;
   priority: number;
+  tenant?: string;
 }
 
 /** A run meta as StepJobRun. */
@@ -19,8 +25,16 @@ export function stepJobRun(meta: {
   graph: string;
   graphVersion: string | null;
   priority: number;
+  tenant: string;
 }): StepJobRun {
-  return { runId: meta.id, graphId: graphIdOf(meta), priority: meta.priority };
+  return { runId: meta.id, graphId: graphIdOf(meta), priority: meta.priority, tenant: meta.tenant };
+}
+
+interface StepJobsOptions {
+  /** Weighted fairness between tenants (AGENTQ_TENANT_WEIGHTS): each job's priority decided as it is added. */
+  fair?: FairQueue;
+  /** The connection the fair queue's script runs on. */
+  redis?: RedisConnection;
 }
 
 /**
@@ -32,6 +46,7 @@ export class StepJobs {
   constructor(
     readonly queues: StepQueues,
     private readonly registry: GraphRegistry,
+    private readonly options: StepJobsOptions = {},
   ) {}
 
   /** Attempts of a node's step job: its retry policy's maxAttempts (3 for a node this worker lacks). */
@@ -40,23 +55,29 @@ export class StepJobs {
     return this.registry.find(name, version)?.nodes.get(node)?.retry.maxAttempts ?? 3;
   }
 
-  private jobOptions(run: StepJobRun, node: string, jobId: string): JobsOptions {
-    return stepJobOptions(jobId, this.attemptsOf(run.graphId, node), run.priority);
+  private jobOptions(run: StepJobRun, node: string, jobId: string, priority: number): JobsOptions {
+    return stepJobOptions(jobId, this.attemptsOf(run.graphId, node), priority);
+  }
+
+  /** The priorities of `count` jobs of the run: its own, or with weighted fairness on, its tenant's turn. */
+  private async priorities(run: StepJobRun, count: number): Promise<number[]> {
+    const { fair, redis } = this.options;
+    if (!fair?.on || !redis || count === 0) return new Array<number>(count).fill(run.priority);
+    return fair.priorities(redis, run, this.queues.keyPrefixFor(run.runId), count);
   }
 
   async add(run: StepJobRun, superstep: number, tasks: Task[], only?: Set<number>): Promise<void> {
     const { runId, graphId } = run;
-    const jobs = tasks
-      .map((task, index) => ({ task, index }))
-      .filter(({ index }) => !only || only.has(index))
-      .map(({ task, index }) => {
-        const jobId = stepJobId(runId, superstep, index);
-        return {
-          name: task.node,
-          data: { runId, superstep, task: index, node: task.node, graph: graphId },
-          opts: this.jobOptions(run, task.node, jobId),
-        };
-      });
+    const chosen = tasks.map((task, index) => ({ task, index })).filter(({ index }) => !only || only.has(index));
+    const priorities = await this.priorities(run, chosen.length);
+    const jobs = chosen.map(({ task, index }, at) => {
+      const jobId = stepJobId(runId, superstep, index);
+      return {
+        name: task.node,
+        data: { runId, superstep, task: index, node: task.node, graph: graphId },
+        opts: this.jobOptions(run, task.node, jobId, priorities[at]!),
+      };
+    });
     const queue = this.queues.forRun(runId);
     if (jobs.length === 1) await queue.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
     else if (jobs.length > 1) await queue.addBulk(jobs);

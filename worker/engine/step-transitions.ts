@@ -12,6 +12,7 @@ import {
   type RedisRunStore,
 } from '../../shared/store/redis-run-store.js';
 import type { StepMeta } from '../../shared/store/run-meta.js';
+import { fairArgs, type FairQueue } from '../../shared/store/fair-queue.js';
 import { STEP_TAKE, STEP_TRANSITION } from '../../shared/store/step-transition-scripts.js';
 import { allShards, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import type { Task } from '../../shared/graph/graph.js';
@@ -72,6 +73,8 @@ interface StepTransitionsOptions {
   /** A node's step-job attempts (its retry policy). */
   attemptsOf: (graphId: string, node: string) => number;
   workerName?: string;
+  /** Weighted fairness between tenants (AGENTQ_TENANT_WEIGHTS): the next jobs' priorities are decided in the script. */
+  fair?: FairQueue;
 }
 
 /**
@@ -135,6 +138,7 @@ export class StepTransitions {
       job?.returnValue ?? 'null',
       priority,
       job?.attemptsMade ?? 0,
+      ...fairArgs(this.options.fair?.argsFor(meta.tenant, runId)),
       inline.length,
     ];
     for (const { request: step, startData, events } of inline) {

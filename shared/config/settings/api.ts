@@ -3,6 +3,7 @@ import { flag, integer, matching, parsed, quoteValue, text, url, type Read } fro
 import { defineArea, type AreaConfig } from '../settings-area.js';
 import { parseTenantBudgetLimits, type TenantBudgetLimits } from '../tenant-budget-limits.js';
 import { readTenantPolicyFile, type TenantPolicyFile } from '../tenant-policy.js';
+import { parseTenantWeights, type TenantWeights } from '../tenant-weights.js';
 
 /** The HTTP API: where it listens, who may call it, the limits per caller and tenant, the dashboard. */
 export const apiArea = defineArea({
@@ -71,6 +72,19 @@ export const apiArea = defineArea({
       default: 50,
       doc: 'A tenant’s unfinished runs (batch questions aside) beyond which its new runs queue behind other tenants’ (their BullMQ priority is raised by 1000 per whole share held); 0 = off.',
       when: 'Lower it when one tenant’s bursts delay the others; 0 for a single tenant.',
+    }),
+    tenantWeights: parsed({
+      env: 'AGENTQ_TENANT_WEIGHTS',
+      default: '',
+      shownDefault: 'empty (off)',
+      allowed:
+        '`<tenant>:<weight>` entries separated by commas; `*:<weight>` for every other tenant (1 unless given); weights above 0, at most 1000',
+      doc: 'Weighted fairness between tenants: under contention each tenant’s step jobs are served in proportion to its weight (`acme:3,beta:1`: acme gets three steps for each of beta’s), decided each time a step job is added (stride scheduling on the jobs’ BullMQ priorities, per shard queue); a tenant idle a while starts again level with the others, it banks no credit. A run’s own `priority` still orders it within its tenant (each point puts it one weight-1 step further back). Set, it replaces `AGENTQ_TENANT_FAIR_SHARE`’s priority raise. Empty: off. Read by workers and by every process that creates runs (give them the same list).',
+      when: 'When tenants share the workers and some must get more of them; `*:1` alone for equal shares.',
+      read: (value): Read<TenantWeights> => {
+        const parsedWeights = parseTenantWeights(value);
+        return 'problem' in parsedWeights ? { problems: [parsedWeights.problem] } : { value: parsedWeights.weights };
+      },
     }),
     tenantMaxBytes: integer({
       env: 'AGENTQ_TENANT_MAX_BYTES',

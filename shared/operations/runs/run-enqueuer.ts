@@ -14,7 +14,8 @@ import {
   stepJobId,
   stepJobOptions,
 } from '../../contracts/job-schema.js';
-import { toRunRecord, type RedisRunStore, type RunMeta } from '../../store/redis-run-store.js';
+import { toRunRecord, type RedisRunStore, type RunMeta, type StartJob } from '../../store/redis-run-store.js';
+import { FairQueue } from '../../store/fair-queue.js';
 import { isTerminal, type RunRecord } from '../../contracts/run-record.js';
 import type { StepQueues } from '../../store/step-queues.js';
 import { FlowGates } from '../../store/flow/flow-gates.js';
@@ -96,6 +97,7 @@ export class RunEnqueuer {
   /** The admission of every run this enqueuer creates; a retry passes it too (AgentClient.retry). */
   readonly admission: TenantAdmission;
   private readonly gates: FlowGates;
+  private readonly fair: FairQueue;
   /** Which version a run that names none gets (docs/guides/rolling-out-graph-versions.md). */
   readonly rollouts: GraphRollouts;
 
@@ -113,6 +115,7 @@ export class RunEnqueuer {
     private readonly admitInline?: (meta: RunMeta) => Promise<boolean>,
   ) {
     this.admission = new TenantAdmission(store.redis, store.keys, config);
+    this.fair = new FairQueue(store.keys, config.tenantWeights);
     this.gates = new FlowGates(store.redis, store.keys);
     this.rollouts = new GraphRollouts({
       redis: store.redis,
@@ -151,10 +154,14 @@ export class RunEnqueuer {
     const start =
       this.admitInline || delayMs > 0
         ? undefined
-        : this.stepQueues.startJob(
+        : this.withFairness(
+            this.stepQueues.startJob(
+              runId,
+              { runId, superstep: 0, task: 0, node: START_NODE, graph: graphId },
+              START_JOB_ATTEMPTS,
+            ),
+            tenant,
             runId,
-            { runId, superstep: 0, task: 0, node: START_NODE, graph: graphId },
-            START_JOB_ATTEMPTS,
           );
     const own = data.priority ?? extras.priority ?? 0;
     const origin = extras.origin ?? (extras.batchId ? 'batch' : extras.scheduleId ? 'schedule' : 'producer');
@@ -226,6 +233,12 @@ export class RunEnqueuer {
         );
     }
     return { record: toRunRecord(meta), created, meta };
+  }
+
+  /** The start job with what weighted fairness (AGENTQ_TENANT_WEIGHTS) needs to decide its priority as it is added. */
+  private withFairness(start: StartJob, tenant: string, runId: string): StartJob {
+    const fair = this.fair.argsFor(tenant, runId);
+    return fair ? { ...start, fair } : start;
   }
 
   /**

@@ -3,6 +3,7 @@ import type { Config } from '../../config/config.js';
 import { AgentqError } from '../../contracts/errors.js';
 import type { Keys } from '../../store/keys.js';
 import { FairShare } from '../limits/fair-share.js';
+import { weightedFairness } from '../../config/tenant-weights.js';
 import { RateLimiter } from '../limits/rate-limiter.js';
 import { StorageBudget } from '../limits/storage-budget.js';
 import { TenantInflight } from '../limits/tenant-inflight.js';
@@ -63,7 +64,12 @@ interface Admission {
 
 export type TenantAdmissionConfig = Pick<
   Config,
-  'rateLimitPerMinute' | 'tenantMaxInflight' | 'tenantFairShare' | 'tenantMaxBytes' | 'retentionSeconds'
+  | 'rateLimitPerMinute'
+  | 'tenantMaxInflight'
+  | 'tenantFairShare'
+  | 'tenantWeights'
+  | 'tenantMaxBytes'
+  | 'retentionSeconds'
 >;
 
 /**
@@ -88,7 +94,13 @@ export class TenantAdmission {
       defaultMaxBytes: config.tenantMaxBytes ?? 0,
       retentionSeconds: config.retentionSeconds ?? 7 * 24 * 3600,
     });
-    this.fairShare = new FairShare(redis, keys, config.tenantFairShare ?? 0);
+    // Weighted fairness (AGENTQ_TENANT_WEIGHTS) decides every step job's priority as it is added: it
+    // replaces the raise fixed at creation, and the runs keep their own priorities here.
+    this.fairShare = new FairShare(
+      redis,
+      keys,
+      weightedFairness(config.tenantWeights) ? 0 : (config.tenantFairShare ?? 0),
+    );
   }
 
   async admit({

@@ -5,8 +5,9 @@
   KEYS: 1-7 the run's keys · then the queue keys an add touches (the seam's addJobKeys; the script names
     them from ARGV[1])
   ARGV: 1 queue key prefix · 2 start job id · 3 job name · 4 job data JSON · 5 attempts · 6 now · 7 BullMQ
-    priority (0 none) · then the meta hash's field/value pairs (their bytes charged to the ledger its
-    `ledger` field names)
+    priority (0 none) · 8 the shard's fair hash ('' = weighted fairness off: the job gets that priority; the
+    hash shares the queue's hash tag) · 9 tenant · 10 weight · then the meta hash's field/value pairs (their
+    bytes charged to the ledger its `ledger` field names)
   → 1 created, or the existing run's meta pairs
 
   KEYS[1..8] the run's keys (Keys.runAll)
@@ -15,18 +16,22 @@
 ]]
 {{BULLMQ}}
 --@include ./storage-functions.lua
+--@include ./fair-pass.lua
 
 local function add_start(priority)
+  local q = bullmq_queue_keys(ARGV[1])
+  -- Weighted fairness: the start job's priority from its tenant's pass (fair-pass.lua).
+  if ARGV[8] ~= '' then priority = fair_priorities(ARGV[8], q, ARGV[9], tonumber(ARGV[10]), priority, 1)[1] end
   local opts = {jobId = ARGV[2], attempts = tonumber(ARGV[5]), backoff = {type = 'agentq'}}
   if priority > 0 then opts.priority = priority end
-  bullmq_add_job(bullmq_queue_keys(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], opts, ARGV[6])
+  bullmq_add_job(q, ARGV[2], ARGV[3], ARGV[4], opts, ARGV[6])
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local m = redis.call('HMGET', KEYS[1], 'status', 'tasks', 'priority')
   if m[1] == 'queued' and not m[2] then add_start(tonumber(m[3]) or 0) end
   return redis.call('HGETALL', KEYS[1])
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 8))
-charge(KEYS, bytes_of(ARGV, 8, #ARGV - 7))
+redis.call('HSET', KEYS[1], unpack(ARGV, 11))
+charge(KEYS, bytes_of(ARGV, 11, #ARGV - 10))
 add_start(tonumber(ARGV[7]))
 return 1

@@ -13,8 +13,10 @@
     (-1 all) · t+7 the current job's attempts · t+8 worker name ('' none) · t+9 run key prefix of the shard
     · t+10 next jobs JSON [[id, name, data JSON, attempts], …] · t+11 the finished job's return value (JSON)
     · t+12 the run's BullMQ priority (0 none: the wait list; > 0 the prioritized set, 1 most urgent)
-    · t+13 the current job's attempts made (its atm) · t+14 inline steps c (0 none) · then c blocks, each: its
-    length L · step-start data JSON · the events its node emitted, JSON [[type, data JSON], …] · L-2 COMMIT arguments
+    · t+13 the current job's attempts made (its atm) · t+14 the shard's fair hash ('' = weighted fairness
+    off: the jobs get the run's priority) · t+15 the run's tenant · t+16 its weight · t+17 inline steps c (0
+    none) · then c blocks, each: its length L · step-start data JSON · the events its node emitted, JSON
+    [[type, data JSON], …] · L-2 COMMIT arguments
   → {the last COMMIT's reply, moveToFinished's code (0 or < 0; 0 when no job), the job handed out as BullMQ's
     [fields, id, rate-limit delay, delay until] or nil, its BEGIN reply or nil, 1 when it came eagerly,
     inline steps committed}; after a lean hop {the last COMMIT's reply, code, nil, nil, 2, inline steps
@@ -28,6 +30,7 @@
 {{BULLMQ}}
 --@include ./deliver.lua
 --@include ./step-job-opts.lua
+--@include ./fair-pass.lua
 
 local t = 18 + 2 * tonumber(ARGV[17])
 t = t + tonumber(ARGV[t]) + 1
@@ -43,7 +46,7 @@ local q = bullmq_queue_keys(prefix, job_id)
 local committed = commit_step(rk, ARGV)
 -- Inline steps (nodes marked inline: true, run by this job after its own): each committed in turn, fenced
 -- like any step, with its step-start event; the run's next jobs are those after the last one.
-local inline_at = t + 14
+local inline_at = t + 17
 local at, inlined = inline_at + 1, 0
 for _ = 1, tonumber(ARGV[inline_at] or '0') do
   if committed[1] ~= 'advanced' then break end
@@ -62,14 +65,22 @@ local lean, hopped = false, false
 if committed[1] == 'advanced' then
   local jobs = cjson.decode(ARGV[t + 10])
   local priority = tonumber(ARGV[t + 12])
+  -- Weighted fairness: each job's priority from its tenant's pass, decided as it is added (fair-pass.lua).
+  local priorities = {}
+  if ARGV[t + 14] ~= '' then
+    priorities = fair_priorities(ARGV[t + 14], q, ARGV[t + 15], tonumber(ARGV[t + 16]), priority, #jobs)
+  else
+    for i = 1, #jobs do priorities[i] = priority end
+  end
+  priority = priorities[1] or priority
   if #jobs == 1 and priority == 0 and ARGV[t + 3] == '1' and job_id ~= '' then
     local job = jobs[1]
     lean = bullmq_lean_hop(q, job[1], job[2], job[3], step_job_opts(job, 0), token, now, lock_ms, worker_name)
     if lean then hopped = job end
   end
   if not lean then
-    for _, job in ipairs(jobs) do
-      bullmq_add_job(q, job[1], job[2], job[3], step_job_opts(job, priority), now)
+    for i, job in ipairs(jobs) do
+      bullmq_add_job(q, job[1], job[2], job[3], step_job_opts(job, priorities[i]), now)
     end
     -- Eager dispatch: only when the job was just added (not a duplicate of a job that existed) and is the
     -- one BullMQ would hand out next. The run's next step may go ahead of jobs of its own urgency (the hop
