@@ -4,6 +4,12 @@ import type { ConcurrencyKeys } from '../../shared/store/slots/concurrency-keys.
 import type { RedisRunStore, RunMeta } from '../../shared/store/redis-run-store.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 
+/**
+ * A holder that ended this recently has its run-finished hook still to run, which gives its slot on and
+ * sends the new holder to the intake: left to it, or the slot would go to a run no one sends.
+ */
+const HOOK_GRACE_MS = 10_000;
+
 /** What a run with a concurrency key does now: run, or wait behind `behind` (it is handed on when a slot frees). */
 type SlotVerdict = { kind: 'go' } | { kind: 'wait'; behind: string[] };
 
@@ -18,7 +24,7 @@ interface TakeConcurrencySlotOptions {
  * At most `limit` runs of a concurrency key taken in at once, as a run is taken in: the run joins its
  * key's line (one script, ConcurrencyKeys) and starts when it holds a slot; else it waits — no job, no
  * worker held — until a holder finishes and the run-finished hook hands it the slot through the intake.
- * A holder that already ended, expired or belongs to another tenant (its hand-on lost in a crash) leaves
+ * A holder that ended a while ago, expired or belongs to another tenant (its hook lost in a crash) leaves
  * here, so a lost hand-on delays a key only until a run of it is looked at again (the reconciler hands
  * waiting runs back to the intake now and then).
  */
@@ -35,7 +41,8 @@ export async function takeConcurrencySlot(
     behind = [];
     for (const runId of turn.ahead) {
       const other = await store.reads.get(runId);
-      if (other && other.tenant === meta.tenant && !isTerminal(other.status)) behind.push(runId);
+      const ended = other && isTerminal(other.status) && now - (other.finishedAt ?? other.updatedAt) > HOOK_GRACE_MS;
+      if (other && other.tenant === meta.tenant && !ended) behind.push(runId);
       else await keys.leave(meta.tenant, concurrency, runId);
     }
     if (behind.length === turn.ahead.length) break;
