@@ -1,6 +1,7 @@
 import type { JobsOptions } from 'bullmq';
 import { z } from 'zod';
 import { ID_PATTERN, isDerivedRunId, reservedRunIdMessage } from './ids.js';
+import { MAX_PRIORITY } from './max-priority.js';
 
 const id = (what: string) =>
   z.string().regex(ID_PATTERN, `${what} must be 1-128 characters of letters, digits, '_', '.' or '-'`);
@@ -108,7 +109,7 @@ export const concurrencySchema = z
 export type Concurrency = z.infer<typeof concurrencySchema>;
 
 /** BullMQ's largest job priority (2^21). */
-export const MAX_PRIORITY = 2_097_152;
+export { MAX_PRIORITY };
 /** The priority of a batch's questions unless the batch sets one: behind every run without a priority. */
 export const BATCH_PRIORITY = 100;
 

@@ -1,4 +1,4 @@
-import { MAX_PRIORITY } from '../contracts/job-schema.js';
+import { MAX_PRIORITY } from '../contracts/max-priority.js';
 import { shardTag } from '../contracts/shards.js';
 import { weightedFairness, weightOf, type TenantWeights } from '../config/tenant-weights.js';
 import { bullmqLua } from '../bullmq/bullmq-lua.js';
