@@ -189,11 +189,19 @@ describe('attacks on the pages and their answers', () => {
     const trusting = await api({ AGENTQ_TRUST_PROXY: '127.0.0.1' });
     for (const url of ['/runs/login', '/admin/login']) {
       // The browser behind the proxy posts from https://agentq.example: the same origin, seen through the proxy.
-      const answer = await form(
-        url,
-        { key: KEYS.acmeAdmin },
-        { ...behindProxy, origin: 'https://agentq.example' },
-        trusting,
+      // The API made a moment ago may not have reached Redis yet: it answers 503 (try again shortly) until then.
+      const answer = await eventually(
+        async () => {
+          const posted = await form(
+            url,
+            { key: KEYS.acmeAdmin },
+            { ...behindProxy, origin: 'https://agentq.example' },
+            trusting,
+          );
+          return posted.statusCode === 503 ? undefined : posted;
+        },
+        15_000,
+        'the new API to reach Redis',
       );
       expect(answer.statusCode, answer.body).toBe(303);
       const cookies = [answer.headers['set-cookie']].flat().map(String);
