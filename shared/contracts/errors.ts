@@ -45,6 +45,9 @@ export const ERROR_CODES = [
   'STORAGE_FULL',
   // A batch asked for the provider's Batch API, and the provider has none (404 on /v1/batches): refused at submission.
   'PROVIDER_BATCH_UNSUPPORTED',
+  // The provider refused a flex-tier request for lack of capacity (OpenAI's 429 `resource_unavailable` to a
+  // `service_tier: "flex"` request): retryable; a batch's plan may send the call live instead.
+  'FLEX_UNAVAILABLE',
   // A provider batch ended but its results could not be downloaded (or the batch read) within
   // AGENTQ_PROVIDER_BATCH_RESULTS_WAIT_MS: its runs fail, not retried (the provider may have answered and charged).
   'PROVIDER_BATCH_RESULTS_UNAVAILABLE',

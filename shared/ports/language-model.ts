@@ -58,12 +58,27 @@ export interface LanguageModelRequest {
    * known from its first piece), when the model streams. Live display only. @default none
    */
   onToolCallDelta?: (delta: { index: number; name: string; arguments: string }) => void;
+  /**
+   * The provider's processing tier for this request: `flex` is cheaper and slower, and the provider may
+   * refuse it when busy (FLEX_UNAVAILABLE). Providers without tiers ignore it. @default the provider's default
+   */
+  serviceTier?: 'flex';
+  /**
+   * Keeps requests that share a prefix on one provider cache (OpenAI's `prompt_cache_key`); providers without
+   * one ignore it. @default none
+   */
+  promptCacheKey?: string;
 }
 
 /** Tokens a response cost, as the provider counts them. */
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  /**
+   * The part of `inputTokens` the provider read from its prompt cache (priced at its cached rate), when it
+   * says (OpenAI's `usage.prompt_tokens_details.cached_tokens`). @default 0
+   */
+  cachedInputTokens?: number;
 }
 
 /**

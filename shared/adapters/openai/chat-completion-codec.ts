@@ -12,6 +12,7 @@ import type {
   LanguageModelRequest,
   LanguageModelResponse,
   ResponseFormat,
+  TokenUsage,
   ToolDescription,
   UnsupportedToolCall,
 } from '../../ports/language-model.js';
@@ -46,6 +47,8 @@ export function chatRequestBody(
     ...(request.maxTokens === undefined ? {} : { [maxTokensParameter]: request.maxTokens }),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     ...(request.responseFormat ? { response_format: toResponseFormat(request.responseFormat) } : {}),
+    ...(request.serviceTier ? { service_tier: request.serviceTier } : {}),
+    ...(request.promptCacheKey ? { prompt_cache_key: request.promptCacheKey } : {}),
   };
 }
 
@@ -104,7 +107,7 @@ export function chatResponseOf(
   return {
     message,
     ...(images.length > 0 ? { images } : {}),
-    usage: usage ? { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 } : undefined,
+    usage: usage ? usageOf(usage) : undefined,
     finishReason: refusal ? 'refusal' : toFinishReason(choice.finish_reason, toolCalls.length > 0),
     ...(refusal ? { refusal } : {}),
     ...(unsupported.length > 0 ? { unsupportedToolCalls: unsupported } : {}),
@@ -200,4 +203,14 @@ function toFinishReason(reason: string | null | undefined, hasToolCalls: boolean
       // Some servers leave it null or use their own words; tool calls still mean tool calls.
       return hasToolCalls ? 'tool_calls' : 'other';
   }
+}
+
+/** The port's usage of a completion's; cached input tokens only when the provider counted some. */
+export function usageOf(usage: NonNullable<ChatCompletion['usage']>): TokenUsage {
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  return {
+    inputTokens: usage.prompt_tokens ?? 0,
+    outputTokens: usage.completion_tokens ?? 0,
+    ...(cached > 0 ? { cachedInputTokens: cached } : {}),
+  };
 }
