@@ -83,6 +83,8 @@ function languageModelOf(config: Config, model: string, endpoint: ReturnType<typ
     model,
     stream: config.llmStream,
     toolExamples: config.toolExamplesInDescription ? 'description' : 'omit',
+    flex: config.llmFlex,
+    flexTimeoutMs: config.llmFlexTimeoutMs,
     ...endpoint,
   });
 }

@@ -116,6 +116,8 @@ export interface LanguageModelResponse {
   model: string;
   /** The provider's response id, when it sends one. */
   responseId?: string;
+  /** The tier that answered, when the provider says (OpenAI's `service_tier`: `flex`, `default`, …). @default not said */
+  serviceTier?: string;
 }
 
 /**
@@ -128,5 +130,10 @@ export interface LanguageModel {
   readonly provider: string;
   /** The model requested, e.g. `gpt-4o-mini` or `llama3.2`. */
   readonly modelId: string;
+  /**
+   * The processing tiers beside the default this provider offers (`serviceTier` of a request), so a planner
+   * can ask before it sends one. @default none
+   */
+  readonly tiers?: readonly 'flex'[];
   generate(request: LanguageModelRequest): Promise<LanguageModelResponse>;
 }

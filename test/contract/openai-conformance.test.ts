@@ -70,6 +70,8 @@ describe.skipIf(!openAIContractPresent)(
           request.body.tools && request.body.messages.at(-1)?.role === 'user'
             ? { toolCalls: [{ name: 'search', arguments: { query: 'invoice' } }] }
             : { content: '{"answer": 4}' },
+        // Cached tokens and the flex tier in the answers, so their shape is checked against the contract too.
+        promptCache: { minTokens: 0, stepTokens: 1 },
       });
       proxy = await startRecordingHttpProxy(`http://127.0.0.1:${server.port}`);
       baseURL = `${proxy.origin}/v1`;
@@ -138,9 +140,46 @@ describe.skipIf(!openAIContractPresent)(
       ['chat with tool calls and results in the history', {}, { messages: history, tools: [search] }],
       ['chat with image content parts', {}, { messages: image }],
       ['chat with image content parts, not streamed', { stream: false }, { messages: image }],
+      [
+        'chat on the flex tier with a prompt cache key, not streamed',
+        { stream: false },
+        { messages: [system, question], serviceTier: 'flex', promptCacheKey: 'agentq-3f2a9c' },
+      ],
+      [
+        'chat on the flex tier with a prompt cache key, streamed',
+        {},
+        { messages: [system, question], tools: [search], serviceTier: 'flex', promptCacheKey: 'agentq-3f2a9c' },
+      ],
     ];
     it.each(chatCases)('%s', async (name, options, request) => {
       expect(await sent(name, () => model(options).generate(request))).toEqual([]);
+    });
+
+    it('the flex tier and cached tokens an answer reports are read', async () => {
+      const cases: [string, boolean][] = [
+        ['flex with cached tokens, not streamed', false],
+        ['flex with cached tokens, streamed', true],
+      ];
+      for (const [name, stream] of cases) {
+        let response: Awaited<ReturnType<OpenAILanguageModel['generate']>> | undefined;
+        const flexRequest: LanguageModelRequest = {
+          messages: [system, question],
+          serviceTier: 'flex',
+          promptCacheKey: `agentq-${name}`,
+        };
+        expect(await sent(`${name}, warm-up`, () => model({ stream }).generate(flexRequest))).toEqual([]);
+        expect(await sent(name, async () => (response = await model({ stream }).generate(flexRequest)))).toEqual([]);
+        const text = checked.get(name)!.exchanges[0]!.response!.body.toString('utf8');
+        const answered = stream ? undefined : (JSON.parse(text) as unknown);
+        if (stream) expect(text).toContain('"service_tier":"flex"');
+        // The whole prompt was sent before under the same key: all 7 of its tokens (28 characters) are cached.
+        if (answered)
+          expect(answered).toMatchObject({
+            service_tier: 'flex',
+            usage: { prompt_tokens_details: { cached_tokens: 7 } },
+          });
+        expect(response).toMatchObject({ serviceTier: 'flex', usage: { inputTokens: 7, cachedInputTokens: 7 } });
+      }
     });
 
     it('embeddings: several texts (an empty one among them), with dimensions', async () => {
@@ -232,7 +271,7 @@ describe.skipIf(!openAIContractPresent)(
       figure('adapter_http_requests_refused', refusedRequests.length, '0');
       figure('adapter_cases_refused', refused.map(([name]) => name).join(', ') || 'none');
       figure('responses_on_the_way_refused', cases.filter(([, entry]) => entry.responses.length > 0).length, '0');
-      expect(cases.length).toBe(chatCases.length + 6);
+      expect(cases.length).toBe(chatCases.length + 10);
     });
   },
 );

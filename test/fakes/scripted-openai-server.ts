@@ -22,9 +22,16 @@ import {
   type ScriptedTiming,
 } from './scripted-chat-completion.js';
 import { moderation } from './scripted-moderation.js';
+import {
+  createProviderModes,
+  FLEX_UNAVAILABLE_BODY,
+  type ScriptedFlexOptions,
+  type ScriptedPromptCacheOptions,
+} from './scripted-provider-modes.js';
 
 export type { ScriptedMessage, ScriptedTiming, ScriptedToolCall, ScriptedUsage } from './scripted-chat-completion.js';
 export { estimateTokens } from './scripted-chat-completion.js';
+export type { ScriptedFlexOptions, ScriptedPromptCacheOptions } from './scripted-provider-modes.js';
 
 /**
  * An injected HTTP error with an OpenAI-shaped body `{ error: { message, type, param, code } }`.
@@ -116,6 +123,10 @@ export interface ScriptedOpenAIServerOptions {
   flaggedTerms?: readonly string[];
   /** The Batch API (`/v1/files`, `/v1/batches`; scripted-batch-api.ts), its lines answered by the chat script; `false`: none (404). Default `{}`. */
   batchApi?: ScriptedBatchApiOptions | false;
+  /** The flex tier: `service_tier: "flex"` requests answered later, or refused with OpenAI's 429 for flex capacity. Default: answered like any other (the tier echoed). */
+  flex?: ScriptedFlexOptions;
+  /** The prompt cache: `usage.prompt_tokens_details.cached_tokens` for a prefix sent recently. Default: off (no details). */
+  promptCache?: ScriptedPromptCacheOptions;
 }
 
 export interface ScriptedOpenAIServer {
@@ -181,6 +192,7 @@ export async function startScriptedOpenAIServer(
   let queueCursor = 0;
   let chatCount = 0;
   let embeddingsCount = 0;
+  const modes = createProviderModes(options.flex, options.promptCache);
   // Batch lines are answered by the chat script (taking chat indexes), but are not live chat requests.
   const batchApi =
     options.batchApi === false
@@ -299,11 +311,12 @@ export async function startScriptedOpenAIServer(
     chatIndex: number,
     signal: AbortSignal,
   ): Promise<void> {
-    const completion = chatCompletion(scripted, body, chatIndex) as {
+    const completion = modes.mark(chatCompletion(scripted, body, chatIndex), body) as {
       id: string;
       created: number;
       model: string;
       usage: unknown;
+      service_tier?: string;
     };
     const delayMs = scripted.chunkDelayMs ?? options.streamChunkDelayMs ?? 0;
     record.status = 200;
@@ -318,6 +331,7 @@ export async function startScriptedOpenAIServer(
       object: 'chat.completion.chunk',
       created: completion.created,
       model: completion.model,
+      ...(completion.service_tier ? { service_tier: completion.service_tier } : {}),
     };
     const send = (delta: Record<string, unknown>, finishReason: string | null = null, usage?: unknown) => {
       response.write(
@@ -360,6 +374,9 @@ export async function startScriptedOpenAIServer(
     const body = record.body as ChatCompletionCreateParams;
     const chatIndex = chatCount++;
     record.scriptIndex = chatIndex;
+    // A flex refusal takes no script answer: the retry gets the one this request would have had.
+    const flex = modes.beforeAnswer(body);
+    if (flex.refuse) return answer(429, FLEX_UNAVAILABLE_BODY);
     const scripted = await nextChatResponse(record as ScriptedChatRequest, chatIndex);
     if (scripted === undefined) {
       const message =
@@ -370,9 +387,10 @@ export async function startScriptedOpenAIServer(
     if (!(await waitLatency(scripted.delayMs, signal))) return;
     if (isHang(scripted)) return waitForAbort(signal);
     if (isFault(scripted)) return answerFault(scripted, body, answer);
+    if (flex.extraDelayMs > 0 && !(await waitLatency(flex.extraDelayMs, signal))) return;
     if (body.stream === true && !answersStreamAsJson(scripted))
       return streamChat(record, response, scripted, body, chatIndex, signal);
-    answer(200, chatCompletion(scripted, body, chatIndex));
+    answer(200, modes.mark(chatCompletion(scripted, body, chatIndex), body));
   }
 
   async function nextChatResponse(
@@ -489,6 +507,7 @@ export async function startScriptedOpenAIServer(
       embeddingsCount = 0;
       queueCursor = 0;
       script = copyScript(initialScript);
+      modes.reset();
     },
     close() {
       closed ??= new Promise<void>((resolve, reject) => {

@@ -11,6 +11,7 @@ const AGENT_SETTING_KEYS = [
   'traceContent',
   'prices',
   'batchPrices',
+  'flexPrices',
   'rateLimits',
   'contextWindow',
   'contextWindows',

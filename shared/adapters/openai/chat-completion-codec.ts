@@ -113,6 +113,7 @@ export function chatResponseOf(
     ...(unsupported.length > 0 ? { unsupportedToolCalls: unsupported } : {}),
     model: completion.model || modelId,
     ...(completion.id ? { responseId: completion.id } : {}),
+    ...(completion.service_tier ? { serviceTier: completion.service_tier } : {}),
   };
 }
 

@@ -34,6 +34,7 @@ export async function collectChatStream(
   let functionCall: { name: string; arguments: string } | undefined;
   let finishReason: string | null = null;
   let usage: ChatCompletion['usage'];
+  let serviceTier: ChatCompletion['service_tier'];
   let chunks = 0;
   const toolCalls = new Map<number, PartialToolCall>();
   // Images a compatible server streams (`delta.images`, outside OpenAI's contract): whole parts, kept in order.
@@ -44,6 +45,7 @@ export async function collectChatStream(
     model ||= chunk.model ?? '';
     created ||= chunk.created ?? 0;
     if (chunk.usage) usage = chunk.usage;
+    if (chunk.service_tier) serviceTier = chunk.service_tier;
     const choice = chunk.choices?.[0];
     if (!choice) continue;
     const text = choice.delta?.content;
@@ -103,6 +105,7 @@ export async function collectChatStream(
       },
     ],
     ...(usage ? { usage } : {}),
+    ...(serviceTier ? { service_tier: serviceTier } : {}),
   } as ChatCompletion;
   return { completion, chunks };
 }

@@ -15,6 +15,8 @@ interface OpenAIErrorContext {
   abortSignal: AbortSignal | undefined;
   /** A Retry-After longer than this is cut to it. */
   maxRetryAfterMs: number;
+  /** The request asked for the flex tier: its capacity refusal is FLEX_UNAVAILABLE, and its timeout the flex one. @default false */
+  flex?: boolean;
 }
 
 /**
@@ -37,7 +39,7 @@ export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unk
   if (error instanceof APIConnectionTimeoutError) {
     return new AgentqError(
       'TIMEOUT',
-      `the model request (model '${context.model}') got no answer from the model server within ${context.timeoutMs} ms (AGENTQ_LLM_TIMEOUT_MS)`,
+      `the model request (model '${context.model}') got no answer from the model server within ${context.timeoutMs} ms (${context.flex ? 'AGENTQ_FLEX_TIMEOUT_MS' : 'AGENTQ_LLM_TIMEOUT_MS'})`,
       { retryable: true, cause },
     );
   }
@@ -73,6 +75,15 @@ export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unk
         { details, cause },
       );
     }
+    // The flex tier out of capacity is not the account's rate limit: the step retries with backoff (no
+    // park, since no window frees it), and a batch's plan may send the call live instead.
+    if (context.flex && isFlexCapacityRefusal(error)) {
+      return new AgentqError(
+        'FLEX_UNAVAILABLE',
+        `the model provider has no flex-tier capacity for the request right now (HTTP 429): ${providerMessage}`,
+        { retryable: true, details, cause },
+      );
+    }
     const retryAfterMs = retryAfterOf(error.headers, context.maxRetryAfterMs);
     return new AgentqError(
       'RATE_LIMITED',
@@ -105,6 +116,16 @@ export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): unk
     `the model provider rejected the request (HTTP ${status}): ${providerMessage}${hint}`,
     { details, cause },
   );
+}
+
+/**
+ * OpenAI's 429 to a flex request it lacks the resources for: code `resource_unavailable`, or a message
+ * saying "resource unavailable" from a server that sends no code. An ordinary rate limit
+ * (`rate_limit_exceeded`) of a flex request stays RATE_LIMITED.
+ */
+function isFlexCapacityRefusal(error: APIError): boolean {
+  if (error.code === 'resource_unavailable') return true;
+  return !error.code && /resource[ _]unavailable/i.test(providerMessageOf(error));
 }
 
 /**

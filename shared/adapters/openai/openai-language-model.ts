@@ -18,6 +18,13 @@ export interface OpenAILanguageModelOptions {
   apiKey?: string;
   /** Per request, after which it fails with a retryable TIMEOUT. @default 60000 */
   timeoutMs?: number;
+  /** Per flex-tier request (`serviceTier: 'flex'`), which the provider may queue: OpenAI advises 15 minutes. @default 900000 */
+  flexTimeoutMs?: number;
+  /**
+   * Whether the provider offers the flex tier (`tiers` of the port): `auto` says yes for OpenAI's own
+   * endpoint only, since compatible servers reject or ignore `service_tier`. @default 'auto'
+   */
+  flex?: 'auto' | 'on' | 'off';
   /** `gen_ai.provider.name` on spans. @default 'openai' (the OpenTelemetry name for OpenAI-compatible APIs) */
   provider?: string;
   /**
@@ -49,9 +56,11 @@ export interface OpenAILanguageModelOptions {
 export class OpenAILanguageModel implements LanguageModel {
   readonly provider: string;
   readonly modelId: string;
+  readonly tiers: readonly 'flex'[];
   private readonly client: OpenAI;
   private readonly baseURL: string;
   private readonly timeoutMs: number;
+  private readonly flexTimeoutMs: number;
   private readonly maxTokensParameter: 'max_tokens' | 'max_completion_tokens';
   private readonly maxRetryAfterMs: number;
   private readonly stream: boolean;
@@ -62,6 +71,8 @@ export class OpenAILanguageModel implements LanguageModel {
     baseURL = OPENAI_DEFAULT_BASE_URL,
     apiKey,
     timeoutMs = 60_000,
+    flexTimeoutMs = 900_000,
+    flex = 'auto',
     provider = 'openai',
     maxTokensParameter = 'max_tokens',
     maxRetryAfterMs = 600_000,
@@ -74,6 +85,8 @@ export class OpenAILanguageModel implements LanguageModel {
     this.provider = provider;
     this.baseURL = client?.baseURL ?? baseURL;
     this.timeoutMs = timeoutMs;
+    this.flexTimeoutMs = flexTimeoutMs;
+    this.tiers = flex === 'on' || (flex === 'auto' && isOpenAIEndpoint(this.baseURL)) ? ['flex'] : [];
     this.maxTokensParameter = maxTokensParameter;
     this.maxRetryAfterMs = maxRetryAfterMs;
     this.stream = stream;
@@ -87,7 +100,9 @@ export class OpenAILanguageModel implements LanguageModel {
       maxTokensParameter: this.maxTokensParameter,
       toolExamples: this.toolExamples,
     });
-    const requestOptions = { signal: request.abortSignal ?? null, timeout: this.timeoutMs, maxRetries: 0 };
+    const flex = request.serviceTier === 'flex';
+    const timeoutMs = flex ? this.flexTimeoutMs : this.timeoutMs;
+    const requestOptions = { signal: request.abortSignal ?? null, timeout: timeoutMs, maxRetries: 0 };
     let completion: ChatCompletion;
     let chunks = 0;
     try {
@@ -114,9 +129,10 @@ export class OpenAILanguageModel implements LanguageModel {
       const mapped = mapOpenAIError(error, {
         baseURL: this.baseURL,
         model: request.model ?? this.modelId,
-        timeoutMs: this.timeoutMs,
+        timeoutMs,
         abortSignal: request.abortSignal,
         maxRetryAfterMs: this.maxRetryAfterMs,
+        flex,
       });
       // A stream that breaks off after its headers throws the fetch body's own error, not an SDK one:
       // the provider went away mid-answer, which is worth another attempt.
@@ -130,6 +146,15 @@ export class OpenAILanguageModel implements LanguageModel {
       throw mapped;
     }
     return chatResponseOf(completion, { baseURL: this.baseURL, modelId: this.modelId });
+  }
+}
+
+/** OpenAI's own API (api.openai.com), the one endpoint known to serve the flex tier. */
+function isOpenAIEndpoint(baseURL: string): boolean {
+  try {
+    return new URL(baseURL).hostname === 'api.openai.com';
+  } catch {
+    return false;
   }
 }
 

@@ -3,7 +3,7 @@ import { choice, flag, integer, parsed, tableReader, text, url } from '../settin
 import { AgentqError } from '../../contracts/errors.js';
 import { defineArea, type AreaConfig } from '../settings-area.js';
 import { parseContextWindows } from '../../llm/context-window.js';
-import { parsePriceTable } from '../../llm/price-table.js';
+import { parsePriceTable, PRICE_ENTRIES } from '../../llm/price-table.js';
 import { parseRateLimits } from '../../llm/rate-limit-table.js';
 
 /** The language model: endpoint, model ids, request limits, prices and context windows. */
@@ -82,6 +82,19 @@ export const modelArea = defineArea({
       doc: 'Per model request; a slower answer fails the attempt with a retryable `TIMEOUT` (the step’s retry policy retries it).',
       when: 'Raise it for slow local models and long answers.',
     }),
+    llmFlex: choice({
+      env: 'AGENTQ_FLEX',
+      values: ['auto', 'on', 'off'],
+      default: 'auto',
+      doc: 'Whether the chat model’s provider offers the flex tier (`service_tier: "flex"`: cheaper, slower, refused when busy), so a batch’s plan may use it: `auto` is on for OpenAI (`api.openai.com`) and off for every other endpoint.',
+      when: '`on` for an OpenAI-compatible gateway in front of OpenAI that passes `service_tier` through; `off` to keep every call at the default tier.',
+    }),
+    llmFlexTimeoutMs: integer({
+      env: 'AGENTQ_FLEX_TIMEOUT_MS',
+      min: 100,
+      default: 900_000,
+      doc: 'Per flex-tier model request, instead of `AGENTQ_LLM_TIMEOUT_MS`: flex requests queue at the provider (OpenAI advises 15 minutes); a slower answer fails the attempt with a retryable `TIMEOUT`.',
+    }),
     llmStream: flag({
       env: 'AGENTQ_LLM_STREAM',
       default: true,
@@ -117,9 +130,17 @@ export const modelArea = defineArea({
       env: 'AGENTQ_PRICES',
       default: '',
       shownDefault: 'empty (every model costs 0)',
-      allowed: '`<model>:<input USD per 1M tokens>:<output USD per 1M tokens>` entries separated by commas',
-      doc: 'Cost table, e.g. `gpt-4o-mini:0.15:0.6,gpt-4o:2.5:10`; a dated response model uses its base id’s price; unknown models cost 0.',
+      allowed: PRICE_ENTRIES,
+      doc: 'Cost table, e.g. `gpt-4o-mini:0.15:0.6:0.075,gpt-4o:2.5:10`; the optional third price is for cached input tokens (the provider’s prompt cache), the input price when absent; a dated response model uses its base id’s price; unknown models cost 0.',
       when: 'For cost figures and cost budgets.',
+      read: tableReader(parsePriceTable),
+    }),
+    flexPrices: parsed({
+      env: 'AGENTQ_FLEX_PRICES',
+      default: '',
+      shownDefault: 'empty (half of `AGENTQ_PRICES`)',
+      allowed: PRICE_ENTRIES,
+      doc: 'Flex-tier prices, e.g. `gpt-4o-mini:0.075:0.3:0.0375`; a model without an entry costs half its `AGENTQ_PRICES` price (OpenAI’s flex discount).',
       read: tableReader(parsePriceTable),
     }),
     contextWindow: integer({

@@ -1,7 +1,7 @@
 // Setting declarations: read shared/config/settings/all-settings.ts first (how to add one).
 import { choice, integer, parsed, tableReader } from '../setting-builders.js';
 import { defineArea, type AreaConfig } from '../settings-area.js';
-import { parsePriceTable } from '../../llm/price-table.js';
+import { parsePriceTable, PRICE_ENTRIES } from '../../llm/price-table.js';
 
 /** Model calls of opted-in batches through the provider's Batch API. */
 export const providerBatchArea = defineArea({
@@ -63,8 +63,8 @@ export const providerBatchArea = defineArea({
       env: 'AGENTQ_BATCH_PRICES',
       default: '',
       shownDefault: 'empty (half of `AGENTQ_PRICES`)',
-      allowed: '`<model>:<input USD per 1M tokens>:<output USD per 1M tokens>` entries separated by commas',
-      doc: 'Batch API prices, e.g. `gpt-4o-mini:0.075:0.3`; a model without an entry costs half its `AGENTQ_PRICES` price (the Batch API discount).',
+      allowed: PRICE_ENTRIES,
+      doc: 'Batch API prices, e.g. `gpt-4o-mini:0.075:0.3:0.0375`; a model without an entry costs half its `AGENTQ_PRICES` price (the Batch API discount).',
       read: tableReader(parsePriceTable),
     }),
   },
