@@ -2,6 +2,7 @@ import { connectRedis, type RedisConnection } from '../shared/redis/connect-redi
 import type { Config } from '../shared/config/config.js';
 import { Keys } from '../shared/store/keys.js';
 import { ProviderRateLimiter } from '../shared/operations/limits/provider-rate-limiter.js';
+import { AnswerCache } from '../shared/store/answer-cache.js';
 import { TenantBudget } from '../shared/operations/limits/tenant-budget.js';
 import { RedisMetrics } from '../shared/operations/metrics/redis-metrics.js';
 import type { AgentServices, RequestRateLimiter } from './agents/agent-services.js';
@@ -58,6 +59,7 @@ export function createDefaultServices(
       : {}),
     ...(Object.keys(config.rateLimits).length > 0 ? { rateLimiter: lazyRateLimiter(config, redis) } : {}),
     tenantBudget: lazyTenantBudget(config, redis),
+    answerCache: lazyAnswerCache(config, redis),
     tools: new ToolRegistry([...builtInTools(), ...httpFetch, ...tools]),
     ...(config.tenantPolicy ? { allowTool: tenantToolRules(config) } : {}),
     agentSettings: agentSettingsFrom(config),
@@ -118,6 +120,23 @@ function lazyTenantBudget(
     reserve: (...args) => get().reserve(...args),
     settle: (...args) => get().settle(...args),
     release: (...args) => get().release(...args),
+  };
+}
+
+/** The tenants' answer caches, connected when a run that asked for one first looks up. */
+function lazyAnswerCache(
+  config: Config,
+  redis: RedisConnection | undefined,
+): NonNullable<AgentServices['answerCache']> {
+  let cache: AnswerCache | undefined;
+  const get = () =>
+    (cache ??= new AnswerCache(redis ?? connectRedis(config, 'worker'), new Keys(config.keyPrefix), {
+      ttlSeconds: config.answerCacheTtlSeconds,
+    }));
+  return {
+    lookup: (...args) => get().lookup(...args),
+    store: (...args) => get().store(...args),
+    currentVersions: (...args) => get().currentVersions(...args),
   };
 }
 

@@ -35,6 +35,8 @@ export interface RunRecord {
   /** A child run's parent: the run whose step started it (`context.runGraph`), and that step's id. */
   parentRunId?: string;
   parentStep?: string;
+  /** A run answered from its tenant's answer cache (a rag-agent's `answer_cache`): the run whose answer it returned, and when that was stored. */
+  cached?: { from: string; at: string };
   /** When a finished run finished. */
   finishedAt?: string;
   createdAt: string;

@@ -64,6 +64,12 @@ export const ragInputSchema = z
       .optional(),
     /** Input guardrails on the question and output guardrails on the answer (each stage replaces the graph's). @default the graph's (none) */
     guardrails: guardrailsInputSchema.optional(),
+    /**
+     * Answer from the tenant's answer cache when the same question was answered before (same collection, graph
+     * version, model and options) and every document that answer cites is unchanged; store this run's answer
+     * there otherwise (docs/guides/batch-qa.md). Not for a conversation's turns. @default false
+     */
+    answer_cache: z.boolean({ error: 'answer_cache must be true or false' }).optional(),
   })
   .strict();
 

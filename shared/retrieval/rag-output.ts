@@ -59,4 +59,9 @@ export interface RagOutput {
   retrieval: RetrievalMode;
   /** Every document the run retrieved, best first: cited ones, then the rest. */
   retrieved: RetrievedDocument[];
+  /**
+   * Present when the run answered from the tenant's answer cache (`answer_cache`) without searching or calling
+   * a model: the run that made the answer, and when it was stored. @default absent
+   */
+  cached?: { from: string; at: string };
 }

@@ -64,6 +64,7 @@ export interface DocumentKeys {
   batchResults(batchId: string): string;
   /** String with a TTL, the owner id of the process adding a collection's vectors: never two; lapses when it dies. */
   vectorLease(collection: string): string;
+  /** AnswerCache: entries `answer:<sha256>`, clear counters `answer:generations`. */ answer(part: string): string;
 }
 
 export class Keys {
@@ -325,6 +326,7 @@ export class Keys {
       batch: (batchId) => `${base}:batch:${batchId}`,
       batchResults: (batchId) => `${base}:batch:${batchId}:results`,
       vectorLease: (collection) => `${base}:vectors:lease:${collection}`,
+      answer: (part) => `${base}:answer:${part}`,
     };
   }
 

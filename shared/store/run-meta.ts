@@ -260,10 +260,22 @@ export function toRunRecord(meta: RunMeta): RunRecord {
     ...(meta.forkOf ? { forkOf: meta.forkOf } : {}),
     ...(meta.replay ? { replayOf: meta.replay } : {}),
     ...(meta.retryOf ? { retryOf: meta.retryOf } : {}),
+    ...cachedMarkOf(meta.output),
     ...(meta.finishedAt && isTerminal(meta.status) ? { finishedAt: new Date(meta.finishedAt).toISOString() } : {}),
     createdAt: new Date(meta.createdAt).toISOString(),
     updatedAt: new Date(meta.updatedAt).toISOString(),
   };
+}
+
+/**
+ * The `cached` mark of a run answered from the answer cache: its graph put it in the output (`cached: {from, at}`,
+ * RagOutput), the only place a node's result reaches the run's meta; any other output marks nothing.
+ */
+export function cachedMarkOf(output: unknown): { cached?: { from: string; at: string } } {
+  const cached = (output as { cached?: { from?: unknown; at?: unknown } } | null)?.cached;
+  return cached && typeof cached.from === 'string' && typeof cached.at === 'string'
+    ? { cached: { from: cached.from, at: cached.at } }
+    : {};
 }
 
 export function encodeCursor(score: string, id: string): string {

@@ -1,3 +1,4 @@
+import type { AnswerCache } from '../../shared/store/answer-cache.js';
 import type { TenantBudget } from '../../shared/operations/limits/tenant-budget.js';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import type { NodeContext } from '../../shared/graph/node-context.js';
@@ -56,6 +57,11 @@ export interface AgentServices {
    * parameters; llm/chat-request-transformer.ts). A graph's own `chatRequestTransformer` runs before it. @default none
    */
   chatRequestTransformer?: ChatRequestTransformer;
+  /**
+   * The tenants' answer caches, which rag-agent runs that ask for one (`answer_cache`) look their question up
+   * in and store their answer in. `createDefaultServices` adds the Redis one; absent: runs answer afresh.
+   */
+  answerCache?: Pick<AnswerCache, 'lookup' | 'store' | 'currentVersions'>;
 }
 
 declare module '../../shared/graph/node-context.js' {

@@ -44,7 +44,7 @@ function parseJsonl(text: string, query: Record<string, unknown>): unknown {
       'INVALID_INPUT',
       `invalid query for a JSONL upload: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
     );
-  const { collection, concurrency, max_iterations, citations, graph, providerBatch } = parsed.data;
+  const { collection, concurrency, max_iterations, citations, graph, providerBatch, answerCache } = parsed.data;
   return {
     ...(collection ? { collection } : {}),
     questions,
@@ -55,6 +55,7 @@ function parseJsonl(text: string, query: Record<string, unknown>): unknown {
       ...(graph ? { graph } : {}),
     },
     ...(providerBatch ? { providerBatch: providerBatch === 'true' } : {}),
+    ...(answerCache ? { answerCache: answerCache === 'true' } : {}),
   };
 }
 

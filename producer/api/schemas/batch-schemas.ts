@@ -29,6 +29,8 @@ export const jsonlUploadQuerySchema = z
     graph: z.string().min(1).max(128).optional(),
     /** `true`: the model calls go through the provider's Batch API. */
     providerBatch: z.enum(['true', 'false']).optional(),
+    /** `true`: questions answered before come from the answer cache. */
+    answerCache: z.enum(['true', 'false']).optional(),
   })
   .loose();
 
@@ -50,6 +52,8 @@ const batchResultSchema = z.object({
   sources: z.array(z.unknown()),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   output: z.unknown(),
+  /** Answered from the answer cache (`answerCache`): the run whose answer it is, and when that was stored. */
+  cached: z.object({ from: z.string(), at: z.string() }).optional(),
 });
 
 const providerBatchSchema = z

@@ -161,6 +161,12 @@ export const runRecordSchema: z.ZodType<RunRecord> = z
       .object({ attempts: z.number(), error: errorRecordSchema.nullable(), failedAt: z.number().nullable() })
       .optional()
       .describe('a retried run: attempts before this one, the last one’s error and when it failed (ms)'),
+    cached: z
+      .object({ from: z.string(), at: z.string() })
+      .optional()
+      .describe(
+        'answered from the answer cache (`answer_cache`): the run whose answer it returned, and when that was stored',
+      ),
     parentRunId: z.string().optional().describe('a child run: the run whose step started it (context.runGraph)'),
     parentStep: z.string().optional().describe('a child run: the id of that step (`s<k>.t<i>`)'),
     finishedAt: z.string().optional().describe('when a finished run finished'),

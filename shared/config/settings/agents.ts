@@ -71,6 +71,13 @@ export const agentArea = defineArea({
       default: 6,
       doc: 'Passages of each `rag-agent` search the model reads, best first; a request’s `top_k` overrides it.',
     }),
+    answerCacheTtlSeconds: integer({
+      env: 'AGENTQ_ANSWER_CACHE_TTL_SECONDS',
+      min: 1,
+      default: 7 * 24 * 3600,
+      shownDefault: '`604800` (7 days)',
+      doc: 'How long a `rag-agent` answer stays in the answer cache (asked for with `answer_cache: true` on a run, `answerCache: true` on a batch); each new answer to the same question starts it again.',
+    }),
     ragDenseWeight: decimal({
       env: 'AGENTQ_RAG_DENSE_WEIGHT',
       min: 0,

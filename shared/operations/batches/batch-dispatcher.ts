@@ -6,6 +6,7 @@ import type { Keys } from '../../store/keys.js';
 import { runScript } from '../../redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import { parseMeta, type RedisRunStore } from '../../store/redis-run-store.js';
+import { cachedMarkOf } from '../../store/run-meta.js';
 import type { RunEnqueuer } from '../runs/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
 import { CLAIM, RELEASE, REOPEN } from './batch-scripts.js';
@@ -101,7 +102,7 @@ export class BatchDispatcher {
           priority,
           total: items.length,
           next: 0,
-          options: JSON.stringify(runOptions),
+          options: JSON.stringify(batch.answerCache ? { ...runOptions, answer_cache: true } : runOptions),
           providerBatch: batch.providerBatch ? 1 : 0,
           // Finished runs are counted as they finish (RELEASE): progress reads only the runs in flight.
           countsDone: 1,
@@ -366,6 +367,7 @@ export class BatchDispatcher {
         sources: Array.isArray(sources) ? sources : [],
         error: run?.error ? { code: run.error.code, message: run.error.message } : null,
         output,
+        ...cachedMarkOf(output),
       };
     });
   }

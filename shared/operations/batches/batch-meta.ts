@@ -13,7 +13,7 @@ export interface BatchMeta {
   priority: number;
   total: number;
   next: number;
-  options: { max_iterations?: number; citations?: boolean };
+  options: { max_iterations?: number; citations?: boolean; answer_cache?: boolean };
   /** Its runs' model calls go through the provider's Batch API. */
   providerBatch: boolean;
   createdAt: number;

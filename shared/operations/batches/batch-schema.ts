@@ -51,6 +51,11 @@ export const batchRequestSchema = z
      * prices, answered within its completion window. @default false
      */
     providerBatch: z.boolean().default(false),
+    /**
+     * Answer each question from the tenant's answer cache when it was answered before and its cited documents
+     * are unchanged, and store new answers there (each run's `answer_cache`, rag-agent graphs). @default false
+     */
+    answerCache: z.boolean().default(false),
   })
   .strict()
   .superRefine((batch, context) => {
@@ -130,4 +135,6 @@ export interface BatchResult {
   sources: unknown[];
   error: { code: string; message: string } | null;
   output: unknown;
+  /** Answered from the answer cache (`answerCache`): the run whose answer it is, and when that was stored. @default absent */
+  cached?: { from: string; at: string };
 }

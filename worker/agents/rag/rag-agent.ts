@@ -8,6 +8,7 @@ import { resolveToolHandling, type ToolHandling } from '../tools/tool-handling.j
 import { ragOutputOf } from './rag-output-of.js';
 import { ragState } from './rag-state.js';
 import { ragModelNode, ragSearchNode, ragSummarizeNode } from './rag-agent-nodes.js';
+import { answerOptionsOf, withAnswerCache } from './answer-cache-turn.js';
 import { transformingNodes, type ChatRequestTransformer } from '../llm/chat-request-transformer.js';
 
 export { MAX_PASSAGES, MAX_SEARCHES_PER_ROUND, PASSAGES_SHOWN, SEARCH_CANDIDATES } from './rag-state.js';
@@ -85,10 +86,16 @@ export function createRagAgentGraph({
       planning,
       turnStarted: false,
       storeRetrievedContent,
+      answerCache: input.answer_cache ? { graph: name, graphVersion: version, options: answerOptionsOf(input) } : null,
     }),
-    output: (final): RagOutput => ragOutputOf(final),
+    output: (final): RagOutput =>
+      final.cachedAnswer
+        ? { ...final.cachedAnswer.output, cached: { from: final.cachedAnswer.from, at: final.cachedAnswer.at } }
+        : ragOutputOf(final),
   })
-    .node('model', node(ragModelNode), { retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 } })
+    .node('model', node(withAnswerCache(ragModelNode)), {
+      retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 20_000 },
+    })
     .node(
       'search',
       ragSearchNode,

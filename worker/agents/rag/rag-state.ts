@@ -9,7 +9,7 @@ import { turnStartedChannel } from '../memory/conversation-turn.js';
 import type { DenseMatch } from './rank-passages.js';
 import { mergePassages, type RetrievedPassage } from './retrieved-passage.js';
 import type { SearchLogEntry } from './search-log-entry.js';
-import type { RagSourcesMode } from '../../../shared/retrieval/rag-output.js';
+import type { RagOutput, RagSourcesMode } from '../../../shared/retrieval/rag-output.js';
 
 /** Passages each search fetches: the pool answers are ranked and extracted from. @default 20 */
 export const SEARCH_CANDIDATES = 20;
@@ -80,6 +80,10 @@ export const ragState = {
   plan: channel.replace<string[]>([]),
   /** Calls of those tools from the last model turn, fanned out to `tool` steps. */
   pendingToolCalls: channel.replace<ToolCall[]>([]),
+  /** The run asked for the answer cache (its `answer_cache`): the graph and options its answer is cached under; null: not asked. */
+  answerCache: channel.replace<RagAnswerCacheScope | null>(null),
+  /** A cached answer this run returned instead of answering: its output, and the run that made it. */
+  cachedAnswer: channel.replace<CachedAnswer | null>(null),
   /** Search results join the stored history (false: a short note does, and the model reads them from `retrievedContent`). */
   storeRetrievedContent: channel.replace(true),
   /** With `storeRetrievedContent` false: each search's result as the model reads it, by tool call id, for this run's prompts. */
@@ -90,6 +94,21 @@ export const ragState = {
 };
 export type RagState = StateOf<typeof ragState>;
 export type RagUpdate = NodeResult<typeof ragState>;
+
+/** What a run that asked for the answer cache keeps of it from its input (AnswerCacheScope less what steps know). */
+export interface RagAnswerCacheScope {
+  graph: string;
+  graphVersion: string;
+  /** The input's options that shape the answer. */
+  options: Record<string, unknown>;
+}
+
+/** A cached answer returned by a run: the output as stored and where it came from (the run's output says `cached`). */
+export interface CachedAnswer {
+  output: RagOutput;
+  from: string;
+  at: string;
+}
 
 /** The search a `search` step was sent (its `Send` argument). */
 export function pendingSearchOf(arg: unknown): PendingSearch {
