@@ -41,6 +41,12 @@ export function describeRun(record: RunRecord): string {
     lines.push(`parent: ${record.parentRunId}${record.parentStep ? ` (step ${record.parentStep})` : ''}`);
   if (record.output !== null && record.output !== undefined) lines.push(`output: ${JSON.stringify(record.output)}`);
   if (record.error) lines.push(`error: ${record.error.code}: ${record.error.message}`);
+  // Only a run that read from the provider's prompt cache: the others' records print as they always did.
+  const { inputTokens, outputTokens, costUsd, cachedInputTokens, uncachedCostUsd } = record.usage;
+  if (cachedInputTokens)
+    lines.push(
+      `usage: ${inputTokens} input (${cachedInputTokens} cached) + ${outputTokens} output tokens; cost $${costUsd.toFixed(6)} ($${(uncachedCostUsd ?? costUsd).toFixed(6)} uncached)`,
+    );
   return lines.join('\n');
 }
 

@@ -59,6 +59,13 @@ export interface Usage {
   inputTokens: number;
   outputTokens: number;
   costUsd: number;
+  /** The part of `inputTokens` the provider read from its prompt cache (priced at its cached rate). @default 0 */
+  cachedInputTokens?: number;
+  /**
+   * What the same calls would have cost with every input token at the full input rate, each in the mode it
+   * was answered in (live, flex, provider batch): beside `costUsd`, the prompt cache's saving. @default 0 (no priced call)
+   */
+  uncachedCostUsd?: number;
 }
 
 /** A step's model usage: tokens and cost, the model that answered, and its last response's finish reason. */

@@ -193,6 +193,9 @@ export function parseMeta(fields: Record<string, string>): RunMeta {
       inputTokens: Number(fields.inputTokens ?? 0),
       outputTokens: Number(fields.outputTokens ?? 0),
       costUsd: Number(fields.costUsd ?? 0),
+      // Only when a step recorded them, so a run that used no cache and no priced call reads as before.
+      ...(fields.cachedInputTokens ? { cachedInputTokens: Number(fields.cachedInputTokens) } : {}),
+      ...(fields.uncachedCostUsd ? { uncachedCostUsd: Number(fields.uncachedCostUsd) } : {}),
     },
     output: parseJson(fields.output),
     error: parseJson(fields.error) as ErrorRecord | null,

@@ -58,6 +58,9 @@ export class StepCommits {
       ...statePairs,
       request.messages.length,
       ...request.messages.map((message) => JSON.stringify(message)),
+      // After the messages, so the arguments before them keep their places.
+      request.usage?.cachedInputTokens ?? 0,
+      request.usage?.uncachedCostUsd ?? 0,
     ];
   }
 
@@ -105,7 +108,13 @@ export class StepCommits {
       this.context.redis,
       ADD_RUN_USAGE,
       [this.context.keys.run(runId).meta],
-      [usage.inputTokens, usage.outputTokens, usage.costUsd ? usage.costUsd : ''],
+      [
+        usage.inputTokens,
+        usage.outputTokens,
+        usage.costUsd ? usage.costUsd : '',
+        usage.cachedInputTokens ? usage.cachedInputTokens : '',
+        usage.uncachedCostUsd ? usage.uncachedCostUsd : '',
+      ],
     );
   }
 

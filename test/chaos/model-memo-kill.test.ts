@@ -56,6 +56,8 @@ describe('chaos: worker killed after the model response was saved', () => {
       inputTokens: 77,
       outputTokens: 7,
       costUsd: expect.closeTo((77 * 10 + 7 * 20) / 1e6, 12),
+      // Nothing was read from a prompt cache: the uncached cost is the cost.
+      uncachedCostUsd: expect.closeTo((77 * 10 + 7 * 20) / 1e6, 12),
     });
     const steps = await client.steps(queued.id);
     expect(steps).toHaveLength(1);

@@ -112,11 +112,18 @@ export async function startRagTestEnv<E extends TestEnv>(
  * ones) searching a temporary data folder in which the Paris documents are ingested as collection `paris`,
  * with the scripted server as its model (reset before each test); all closed and removed afterwards.
  */
-export function useParisRagEnv(prefix: string, { graphs = [] }: { graphs?: AnyGraph[] } = {}) {
+export function useParisRagEnv(
+  prefix: string,
+  {
+    graphs = [],
+    model = {},
+    env = {},
+  }: { graphs?: AnyGraph[]; model?: ScriptedOpenAIServerOptions; env?: Record<string, string> } = {},
+) {
   const data = tempDirectory(prefix);
   let rag: RagTestEnv<TestEnv> | undefined;
   beforeAll(async () => {
-    rag = await startRagTestEnv((options) => startTestEnv({ ...options, graphs }), data.path, { model: {} });
+    rag = await startRagTestEnv((options) => startTestEnv({ ...options, graphs }), data.path, { model, env });
     await ingestFolder(rag.ingest, writeDocs(data.path, 'paris', RAG_DOCS), { collection: 'paris' });
   });
   afterAll(async () => {

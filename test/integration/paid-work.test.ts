@@ -52,10 +52,11 @@ describe('paid work: memo, usage, budget, Retry-After', () => {
     const done = await env.client.wait(queued.id);
     expect(done).toMatchObject({ status: 'completed', output: 'forty-two' });
     expect(paid.get(queued.id)).toBe(1);
-    expect(done.usage).toEqual({ inputTokens: 110, outputTokens: 25, costUsd: 0.001 });
+    // Nothing was read from a prompt cache: the uncached cost is the cost.
+    expect(done.usage).toEqual({ inputTokens: 110, outputTokens: 25, costUsd: 0.001, uncachedCostUsd: 0.001 });
     const steps = await env.client.steps(queued.id);
     expect(steps.map((step) => [step.node, step.attempts, step.usage ?? null])).toEqual([
-      ['call', 2, { inputTokens: 100, outputTokens: 20, costUsd: 0.001 }],
+      ['call', 2, { inputTokens: 100, outputTokens: 20, costUsd: 0.001, uncachedCostUsd: 0.001 }],
       ['limited', 1, { inputTokens: 10, outputTokens: 5, costUsd: 0 }],
     ]);
     // The memo of a committed step is gone: it can never run again.

@@ -29,6 +29,7 @@ describe('callLanguageModel', () => {
         inputTokens: 1_000_000,
         outputTokens: 0,
         costUsd: 0.15,
+        uncachedCostUsd: 0.15,
         model: 'gpt-4o-mini-2024-07-18',
         finishReason: 'stop',
       },
@@ -105,5 +106,66 @@ describe('callLanguageModel', () => {
     await expect(callLanguageModel(context, { messages })).rejects.toThrow('HTTP 500');
     expect(memo.size).toBe(0);
     expect((await callLanguageModel(context, { messages })).message.content).toBe('second time lucky');
+  });
+
+  it('prices cached input tokens at the cached rate and a flex answer at flex prices, the uncached cost beside', async () => {
+    const answer = (serviceTier?: string) =>
+      new MockLanguageModel({
+        modelId: 'm',
+        generate: {
+          message: { role: 'assistant', content: 'Paris' },
+          usage: { inputTokens: 1_000_000, cachedInputTokens: 800_000, outputTokens: 0 },
+          finishReason: 'stop',
+          model: 'm',
+          ...(serviceTier ? { serviceTier } : {}),
+        },
+      });
+    // Live: 200k at 2 + 800k at 0.5 per million; flex: half (AGENTQ_FLEX_PRICES has no entry for m).
+    const agentSettings = { prices: { m: { inputPerMillion: 2, outputPerMillion: 8, cachedInputPerMillion: 0.5 } } };
+    const live = fakeContext({ languageModel: answer(), agentSettings });
+    expect(await callLanguageModel(live.context, { messages })).toMatchObject({ costUsd: 0.8, uncachedCostUsd: 2 });
+    expect(live.recorded[0]).toMatchObject({ cachedInputTokens: 800_000, costUsd: 0.8, uncachedCostUsd: 2 });
+    // Asked for flex and answered on it; asked for flex but served at the default tier: live prices.
+    const flex = fakeContext({ languageModel: answer('flex'), agentSettings });
+    await callLanguageModel(flex.context, { messages, serviceTier: 'flex' });
+    expect(flex.recorded[0]).toMatchObject({ costUsd: 0.4, uncachedCostUsd: 1 });
+    const served = fakeContext({ languageModel: answer('default'), agentSettings });
+    await callLanguageModel(served.context, { messages, serviceTier: 'flex' });
+    expect(served.recorded[0]).toMatchObject({ costUsd: 0.8, uncachedCostUsd: 2 });
+  });
+
+  it('derives a prompt cache key from the model, the system prompt and the tools, sent but not recorded', async () => {
+    const languageModel = new MockLanguageModel();
+    const tools = [{ name: 'search', description: 'Search', parameters: { type: 'object', properties: {} } }];
+    const asked: unknown[] = [];
+    const ask = async (question: string, system = 'You answer from passages.') => {
+      const { context } = fakeContext({ languageModel });
+      const memo = context.memo.bind(context);
+      // What time travel records of the call (the memo's options) is kept apart from what was sent.
+      context.memo = (key, compute, options) => (asked.push(options), memo(key, compute, options));
+      await callLanguageModel(context, {
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: question },
+        ],
+        tools,
+      });
+      return { key: languageModel.calls.at(-1)!.promptCacheKey };
+    };
+    const one = await ask('Who built it?');
+    const two = await ask('When was it built?');
+    const other = await ask('Who built it?', 'You are terse.');
+    expect(one.key).toMatch(/^agentq-[\w-]{16}$/);
+    expect(two.key).toBe(one.key);
+    expect(other.key).not.toBe(one.key);
+    expect(asked).toHaveLength(3);
+    expect(JSON.stringify(asked)).toContain('Who built it?');
+    expect(JSON.stringify(asked)).not.toContain('promptCacheKey');
+    // No system prompt and no tools: nothing long is shared, no key.
+    await callLanguageModel(fakeContext({ languageModel }).context, { messages });
+    expect(languageModel.calls.at(-1)!.promptCacheKey).toBeUndefined();
+    // A key the caller names is kept.
+    await callLanguageModel(fakeContext({ languageModel }).context, { messages, promptCacheKey: 'mine' });
+    expect(languageModel.calls.at(-1)!.promptCacheKey).toBe('mine');
   });
 });

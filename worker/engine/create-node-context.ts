@@ -295,5 +295,10 @@ export function addStepUsage(usage: StepUsage, recorded: StepUsage, { replayed =
   usage.inputTokens += inputTokens;
   usage.outputTokens += outputTokens;
   usage.costUsd += costUsd;
+  const cached = recorded.cachedInputTokens ?? 0;
+  if (cached > 0) usage.cachedInputTokens = (usage.cachedInputTokens ?? 0) + cached;
+  // A usage recorded without it (an embedding, say) read nothing from a cache: its cost is the uncached cost.
+  const uncached = recorded.uncachedCostUsd ?? costUsd;
+  if (uncached > 0) usage.uncachedCostUsd = (usage.uncachedCostUsd ?? 0) + uncached;
   if (model) usage.model = model;
 }

@@ -185,11 +185,14 @@ function RunFacts({ data, steps, duration }: { data: RunPageData; steps: readonl
       <div>
         <b>tokens</b>
         <span id="tokens">{record.usage.inputTokens + record.usage.outputTokens}</span>
-        {` (${record.usage.inputTokens} in / ${record.usage.outputTokens} out)`}
+        {` (${record.usage.inputTokens} in${record.usage.cachedInputTokens ? `, ${record.usage.cachedInputTokens} of them cached` : ''} / ${record.usage.outputTokens} out)`}
       </div>
       <div>
         <b>cost</b>
         {formatCost(record.usage.costUsd)}
+        {record.usage.cachedInputTokens
+          ? ` (${formatCost(record.usage.uncachedCostUsd ?? record.usage.costUsd)} uncached)`
+          : ''}
       </div>
       <ParentLink parentRunId={record.parentRunId} parentStep={record.parentStep} />
       <div>

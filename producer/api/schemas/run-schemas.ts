@@ -107,6 +107,27 @@ export const resumeBodySchema = z
     path: ['value'],
   });
 
+/** A run's model usage (RunRecord `usage`): the cached-input fields appear once a step recorded them. */
+const usageSchema = z
+  .object({
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    costUsd: z.number(),
+    cachedInputTokens: z
+      .number()
+      .optional()
+      .describe(
+        'the part of inputTokens the provider read from its prompt cache, priced at its cached rate (absent: 0)',
+      ),
+    uncachedCostUsd: z
+      .number()
+      .optional()
+      .describe(
+        'what the same calls would have cost with every input token at the full input rate (absent: no priced call)',
+      ),
+  })
+  .loose();
+
 export const errorRecordSchema = z
   .object({
     code: z.enum(ERROR_CODES),
@@ -143,7 +164,7 @@ export const runRecordSchema: z.ZodType<RunRecord> = z
       })
       .loose()
       .nullable(),
-    usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }).loose(),
+    usage: usageSchema,
     scheduleId: z.string().optional().describe('the schedule whose tick started the run'),
     concurrency: z
       .object({ key: z.string(), limit: z.number() })
@@ -278,7 +299,7 @@ export const runResultSchema: z.ZodType<RunResult> = z
     ),
     intermediateResponses: z.array(messageSchema).describe("the model's responses before its final one"),
     sources: z.array(z.unknown()),
-    usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() }).loose(),
+    usage: usageSchema,
     error: errorRecordSchema.nullable(),
   })
   .loose()

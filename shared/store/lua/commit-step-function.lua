@@ -10,7 +10,8 @@
     index) · 8 task write JSON · 9 total tasks · 10 outcome ('next'|'completed') · 11 next tasks JSON or output JSON
     · 12 step-end data JSON (without index) · 13 input tokens · 14 output tokens · 15 cost USD (the step's
     model usage, added to the run's) · 16 '1' when the step may have memos to drop (its BEGIN brought some
-    or it saved some), else '0' · 17 n · n state field/value pairs · m · m messages
+    or it saved some), else '0' · 17 n · n state field/value pairs · m · m messages · then the step's cached
+    input tokens and its cost had none been cached ('0' none; both added to the run's)
   → {'fenced'} | {'missing'} | {'stored', index, count} | {'advanced', index}
     | {'completed'|'cancelled', index, tenant, webhook URL, batch id ('' none), output bytes, conversation id ('' none),
       graph, graph version, concurrency (JSON, '' none)}
@@ -56,6 +57,10 @@ if mode == 'single' or mode == 'task' then
   if A[13] ~= '0' then committed_usage[1] = redis.call('HINCRBY', rk[1], 'inputTokens', A[13]) end
   if A[14] ~= '0' then committed_usage[2] = redis.call('HINCRBY', rk[1], 'outputTokens', A[14]) end
   if A[15] ~= '0' then committed_usage[3] = redis.call('HINCRBYFLOAT', rk[1], 'costUsd', A[15]) end
+  local tail = 18 + 2 * tonumber(A[17])
+  tail = tail + tonumber(A[tail]) + 1
+  if A[tail] and A[tail] ~= '0' then redis.call('HINCRBY', rk[1], 'cachedInputTokens', A[tail]) end
+  if A[tail + 1] and A[tail + 1] ~= '0' then redis.call('HINCRBYFLOAT', rk[1], 'uncachedCostUsd', A[tail + 1]) end
   if A[16] == '1' then redis.call('HDEL', rk[7], 's' .. A[1] .. '.t' .. A[2]) end
   run_event(rk, maxlen, 'step-end', '{"index":' .. index .. ',' .. string.sub(A[12], 2))
   if mode == 'task' then

@@ -7,7 +7,7 @@
   by the lean hop (bullmq_lean_hop: about half the calls of BullMQ's scripts and none of their msgpack).
 
   KEYS: 1 the committing run's meta key (the script builds the run's other keys and the shard queue's)
-  ARGV: COMMIT's arguments (run-scripts.ts), then at t (after COMMIT's messages):
+  ARGV: COMMIT's arguments (run-scripts.ts), then at t (after COMMIT's messages and its two usage arguments):
     t current job id ('' = none to finish: a parallel superstep's advance) · t+1 lock token · t+2 fetch next
     ('1'|'0') · t+3 eager ('1'|'0') · t+4 queue key prefix · t+5 lock duration ms · t+6 completed jobs to keep
     (-1 all) · t+7 the current job's attempts · t+8 worker name ('' none) · t+9 run key prefix of the shard
@@ -33,7 +33,7 @@
 --@include ./fair-pass.lua
 
 local t = 18 + 2 * tonumber(ARGV[17])
-t = t + tonumber(ARGV[t]) + 1
+t = t + tonumber(ARGV[t]) + 3
 local job_id, token, prefix, now, maxlen = ARGV[t], ARGV[t + 1], ARGV[t + 4], ARGV[4], ARGV[5]
 local lock_ms, worker_name = tonumber(ARGV[t + 5]), ARGV[t + 8]
 -- The run's and the shard queue's keys, built here from KEYS[1] (the run's meta key) and the queue

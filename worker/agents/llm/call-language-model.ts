@@ -9,7 +9,7 @@ import type {
   TokenUsage,
 } from '../../../shared/ports/language-model.js';
 import { estimateMessageTokens, estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
-import { batchCostOf, costOf } from '../../../shared/llm/price-table.js';
+import { usageCostOf, type PricingMode, type UsageCost } from '../../../shared/llm/price-table.js';
 import { createJsonFieldTextStream } from './json-field-text-stream.js';
 import { takeProviderSlot } from './take-provider-slot.js';
 import { reserveTenantBudget } from './reserve-tenant-budget.js';
@@ -18,6 +18,7 @@ import { observeModelCall } from './model-listeners.js';
 import { checkImageUrls } from './check-image-urls.js';
 import { usableResponse, type AcceptableOutcome } from './usable-response.js';
 import { transformChatRequest, type ChatRequest } from './chat-request-transformer.js';
+import { promptCacheKeyOf } from './prompt-cache-key.js';
 
 export interface CallLanguageModelOptions {
   /** The memo key of this call within the step; a node making several calls gives each its own. @default 'model' */
@@ -45,13 +46,15 @@ export interface ModelCall extends LanguageModelResponse {
   /** True when the provider sent no usage and the tokens were counted locally. */
   usageEstimated: boolean;
   costUsd: number;
+  /** What the call would have cost with no input token read from the provider's prompt cache. */
+  uncachedCostUsd: number;
   /** False when the response was saved by an earlier attempt of this step and not requested again. */
   fresh: boolean;
   /** The provider batch that answered, when the call went through the provider's Batch API (priced at batch prices). */
   providerBatch?: string;
 }
 
-type SavedResponse = Omit<ModelCall, 'costUsd' | 'fresh'>;
+type SavedResponse = Omit<ModelCall, 'costUsd' | 'uncachedCostUsd' | 'fresh'>;
 
 /**
  * One model call inside a node, done the way the step engine and telemetry require:
@@ -84,8 +87,11 @@ export async function callLanguageModel(
   // Before anything is claimed or paid: a refused image fails the step as the input's fault.
   if (settings.checkImageUrls !== false) await checkImageUrls(sent.messages);
   const streamText = context.streamText;
+  // A derived cache key goes to the provider only, not into `asked`: a replay compares what the run asked.
+  const cacheKey = sent.promptCacheKey ?? promptCacheKeyOf(sent.model ?? model.modelId, sent);
   const fullRequest: LanguageModelRequest = {
     ...sent,
+    ...(cacheKey === undefined ? {} : { promptCacheKey: cacheKey }),
     abortSignal: context.abortSignal,
     ...(onTextDelta ? { onTextDelta } : {}),
     ...(onToolCallDelta ? { onToolCallDelta } : {}),
@@ -165,12 +171,7 @@ export async function callLanguageModel(
         const rejection = rejectionOf(response, accept);
         if (rejection?.retryable) {
           await counting;
-          context.recordUsage({
-            ...response.usage,
-            costUsd: costOf(settings.prices, response.usage, response.model, modelId),
-            model: response.model,
-            finishReason: response.finishReason,
-          });
+          recordCallUsage(context, response, fullRequest, modelId);
           throw rejection;
         }
         return response;
@@ -185,10 +186,7 @@ export async function callLanguageModel(
         );
     });
   await counting;
-  const costUsd = saved.providerBatch
-    ? batchCostOf(settings.batchPrices, settings.prices, saved.usage, saved.model, modelId)
-    : costOf(settings.prices, saved.usage, saved.model, modelId);
-  context.recordUsage({ ...saved.usage, costUsd, model: saved.model, finishReason: saved.finishReason });
+  const { costUsd, uncachedCostUsd } = recordCallUsage(context, saved, fullRequest, modelId);
   // Every response is checked here, fresh or saved: a provider batch's answer reaches the step only
   // through the memo. A retryable rejection seen here was saved (a provider batch's empty answer) and would
   // be replayed by each retry, so it fails the step at once.
@@ -201,7 +199,26 @@ export async function callLanguageModel(
           { details: rejection.details },
         )
       : rejection;
-  return { ...usableResponse(saved, accept), costUsd, fresh };
+  return { ...usableResponse(saved, accept), costUsd, uncachedCostUsd, fresh };
+}
+
+/** Records a response's usage on the step, priced for the mode it was answered in; → its cost. */
+function recordCallUsage(
+  context: NodeContext,
+  response: SavedResponse,
+  request: LanguageModelRequest,
+  modelId: string,
+): UsageCost {
+  const { usage, model, finishReason } = response;
+  const cost = usageCostOf(agentSettingsOf(context), modeOf(response, request), usage, model, modelId);
+  context.recordUsage({ ...usage, ...cost, model, finishReason });
+  return cost;
+}
+
+/** The mode a response was answered in, for its price: the provider's Batch API, else the tier the provider says served it, else the one asked. */
+function modeOf(response: SavedResponse, request: LanguageModelRequest): PricingMode {
+  if (response.providerBatch) return 'batch';
+  return (response.serviceTier ?? request.serviceTier) === 'flex' ? 'flex' : 'live';
 }
 
 /** The error that fails the step for this response, or undefined when the run can use it. */
