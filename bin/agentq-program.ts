@@ -8,6 +8,7 @@ import { registerProducerCommands, UsageError } from '../producer/cli/producer-c
 import { registerBatchCommand } from '../producer/cli/batch-command.js';
 import { registerScheduleCommands } from '../producer/cli/schedule-commands.js';
 import { registerBudgetCommands } from '../producer/cli/budget-commands.js';
+import { registerAnswerCacheCommands } from '../producer/cli/answer-cache-commands.js';
 import { registerGraphCommands } from '../producer/cli/graph-commands.js';
 import { registerTimeTravelCommands } from '../producer/cli/time-travel-commands.js';
 import { registerConversationCommands } from '../producer/cli/conversation-commands.js';
@@ -60,6 +61,7 @@ export async function createAgentqProgram(io: CliIo): Promise<Command> {
   registerConversationCommands(program, readerFactory, io);
   registerScheduleCommands(program, clientFactory, io);
   registerBudgetCommands(program, clientFactory, io);
+  registerAnswerCacheCommands(program, clientFactory, io);
   registerGraphCommands(program, clientFactory, io);
   registerTimeTravelCommands(program, clientFactory, io);
   const { registerWorkerCommand } = await import('../worker/worker-command.js');

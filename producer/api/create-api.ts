@@ -35,6 +35,7 @@ import { healthRoutes } from './routes/health-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
 import { runsRoutes } from './routes/runs-routes.js';
 import { timeTravelRoutes } from './routes/time-travel-routes.js';
+import { answerCacheRoutes } from './routes/answer-cache-routes.js';
 import { batchesRoutes } from './routes/batches-routes.js';
 import { documentsRoutes } from './routes/documents-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
@@ -198,6 +199,7 @@ export async function createApi(options: CreateApiOptions = {}): Promise<ApiInst
     await v1.register(runsRoutes(context));
     await v1.register(timeTravelRoutes(context));
     await v1.register(batchesRoutes(context));
+    await v1.register(answerCacheRoutes(context));
     await v1.register(documentsRoutes(context));
     await v1.register(searchRoutes(context));
     await v1.register(chatRoutes(context));

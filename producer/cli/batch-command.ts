@@ -20,6 +20,7 @@ interface BatchOptions {
   maxIterations?: number;
   citations?: boolean;
   providerBatch?: boolean;
+  answerCache?: boolean;
   pollMs: number;
   outageMs: number;
 }
@@ -115,6 +116,10 @@ export function registerBatchCommand(
       '--provider-batch',
       "make the model calls through the provider's Batch API at batch prices (answers within its completion window, up to 24 h)",
     )
+    .option(
+      '--answer-cache',
+      'answer questions asked before from the answer cache when the documents their answers cite are unchanged; store new answers there',
+    )
     .option('--poll-ms <ms>', 'how often to check progress', parseCount('--poll-ms'), 500)
     .option(
       '--outage-ms <ms>',
@@ -142,6 +147,7 @@ export function registerBatchCommand(
               ...(options.citations ? { citations: true } : {}),
             },
             ...(options.providerBatch ? { providerBatch: true } : {}),
+            ...(options.answerCache ? { answerCache: true } : {}),
           },
           options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {},
         );

@@ -19,6 +19,7 @@ import type { RunRecord } from '../../shared/contracts/run-record.js';
 // The same hook as the workers' (a queued run cancelled here finishes here): metrics, in-flight cap, webhook job.
 import { createRunFinishedHook } from '../../shared/operations/runs/run-finished-hook.js';
 import { ServedGraphs } from '../../shared/store/served-graphs.js';
+import { AnswerCache } from '../../shared/store/answer-cache.js';
 import { RunWaits, type SendEventResult } from '../../shared/store/events/run-waits.js';
 import { loadConfig, type Config } from '../../shared/config/config.js';
 import { RunReader, type RunReaderOptions } from './run-reader.js';
@@ -229,6 +230,19 @@ export class AgentClient extends RunReader {
     const waits = new RunWaits(this.redis, this.store.keys, this.config.retentionSeconds);
     const { tenant = this.tenant, ...rest } = event;
     return waits.send({ tenant, ...rest, windowMs: this.config.eventWindowMs }, this.stepQueues);
+  }
+
+  /**
+   * Clears the tenant's answer cache (docs/guides/batch-qa.md#answer-cache): of one collection, or of every
+   * one. Answers stored before are never returned again (they expire with their TTL).
+   */
+  async clearAnswerCache({
+    collection,
+    tenant = this.tenant,
+  }: { collection?: string; tenant?: string } = {}): Promise<void> {
+    await this.ready();
+    const cache = new AnswerCache(this.redis, this.store.keys, { ttlSeconds: this.config.answerCacheTtlSeconds });
+    await cache.clear(tenant, collection === undefined ? {} : { collection });
   }
 
   /**

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BatchResult } from '../../shared/operations/batches/batch-schema.js';
-import type { ScriptedChatRequest } from '../fakes/scripted-openai-server.js';
+import { citeBestPassage } from '../helpers/cite-best-passage.js';
 import { tempDirectory } from '../helpers/ingest-fixtures.js';
 import { ingestFolder, RAG_DOCS, startRagTestEnv, writeDocs, type RagTestEnv } from '../helpers/rag-fixtures.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
@@ -19,23 +19,6 @@ const QUESTIONS = [
   'When did the spire of Notre-Dame collapse?',
 ].map((question) => ({ question }));
 
-type Message = { role: string; content?: string | null };
-const messagesOf = (request: ScriptedChatRequest) => (request.body as { messages: Message[] }).messages;
-
-/**
- * The model: searches the question, then answers citing the best passage the search showed it (the first
- * `[id]` of the tool result), so each answer cites one document of the collection.
- */
-function answerWithBestPassage(request: ScriptedChatRequest) {
-  const messages = messagesOf(request);
-  const question = messages.findLast((message) => message.role === 'user')?.content ?? '';
-  if (messages.at(-1)?.role !== 'tool') return { toolCalls: [{ name: 'search', arguments: { query: question } }] };
-  const id = /\[([0-9a-f]{6})\]/.exec(messages.at(-1)?.content ?? '')?.[1] ?? 'none00';
-  return {
-    toolCalls: [{ name: 'final_answer', arguments: { answer: `Answer to "${question}" [${id}].`, citations: [id] } }],
-  };
-}
-
 /**
  * The answer cache (a batch's `answerCache`, a run's `answer_cache`): a real worker, Redis, embedded store
  * and the scripted model through the openai SDK.
@@ -47,7 +30,7 @@ describe('answer cache', () => {
   let folder: string;
 
   beforeAll(async () => {
-    rag = await startRagTestEnv(startTestEnv, data.path, { model: { script: answerWithBestPassage } });
+    rag = await startRagTestEnv(startTestEnv, data.path, { model: { script: citeBestPassage } });
     ({ env } = rag);
     folder = writeDocs(data.path, 'paris', RAG_DOCS);
     await ingestFolder(rag.ingest, folder, { collection: 'paris' });
@@ -173,5 +156,18 @@ describe('answer cache', () => {
     expect(answered.status).toBe('completed');
     expect(answered.cached).toBeUndefined();
     expect(modelCalls()).toBeGreaterThan(before);
+  });
+
+  it('clearing the cache (of the collection, of every collection): the next batch answers afresh, and hits again after', async () => {
+    for (const clear of [{ collection: 'paris' }, {}]) {
+      // Another collection's clear leaves this one's answers.
+      await env.client.clearAnswerCache({ collection: 'rome' });
+      expect((await askBatch(true)).every((result) => result.cached !== undefined)).toBe(true);
+      await env.client.clearAnswerCache(clear);
+      const before = modelCalls();
+      expect((await askBatch(true)).every((result) => result.cached === undefined)).toBe(true);
+      expect(modelCalls() - before).toBe(2 * QUESTIONS.length);
+    }
+    expect((await askBatch(true)).every((result) => result.cached !== undefined)).toBe(true);
   });
 });

@@ -175,6 +175,10 @@ describe('the OpenAPI document at /docs/json', () => {
     });
     for (const format of ['json', 'csv', 'jsonl']) await as('GET', `/v1/batches/${batch.id}?format=${format}`);
     await as('DELETE', `/v1/batches/${batch.id}`);
+    // The answer cache: cleared for a collection, for all, and a bad collection name (400).
+    await as('DELETE', '/v1/answer-cache?collection=probe');
+    await as('DELETE', '/v1/answer-cache');
+    expect((await as('DELETE', '/v1/answer-cache?collection=a%20b')).statusCode).toBe(400);
     // Schedules, budgets, conversations, operations.
     const schedule = json<{ id: string }>(
       await as('POST', '/v1/schedules', { graph: 'chain', input: { steps: 1 }, everyMs: 3_600_000, paused: true }),
