@@ -177,3 +177,82 @@ describe('batch autopilot: deadline, budget and the plan', () => {
     expect(done.usage.costUsd).toBeCloseTo((3 * (100_000 * 2 + 10 * 8)) / 1e6, 6);
   });
 });
+
+describe('batch autopilot: re-planning a slow provider batch', () => {
+  let server: ScriptedOpenAIServer;
+  let env: TestEnv;
+  let holding = true;
+  beforeAll(async () => {
+    server = await startScriptedOpenAIServer({
+      script: (request) => {
+        const messages = request.body.messages as { role: string; content: string }[];
+        return { content: `re: ${messages.at(-1)?.content}`, usage: { prompt_tokens: 100, completion_tokens: 10 } };
+      },
+      // The first provider batch stays in progress while the test holds it: a provider going slower than assumed.
+      batchApi: { validatingMs: 20, processingMs: 50, hold: (_batch, index) => index === 0 && holding },
+    });
+    env = await startTestEnv({
+      graphs: [twoTurnGraph()],
+      env: providerBatchEnv(server.url, {
+        AGENTQ_PRICES: 'scripted-chat:2:8',
+        AGENTQ_AUTOPILOT_CALLS: '2',
+        AGENTQ_AUTOPILOT_LIVE_LATENCY_MS: '500',
+        AGENTQ_AUTOPILOT_BATCH_TURNAROUND_MS: '1000',
+        // Two calls a provider batch: of three parked calls, one waits unsent for the next.
+        AGENTQ_PROVIDER_BATCH_MAX_REQUESTS: '2',
+      }),
+    });
+  });
+  afterAll(async () => {
+    await env?.close();
+    await server?.close();
+  });
+
+  it('a provider batch slower than the deadline allows: its unsent calls go live, the sent ones are kept', async () => {
+    const { batch } = await env.client.batches.submit(
+      {
+        collection: 'docs',
+        questions: ['slow 1', 'slow 2', 'slow 3'].map((question) => ({ question })),
+        options: { graph: 'two-turns' },
+        deadline: '12s',
+        modes: ['live', 'batch'],
+      },
+      { tenant: 'ap-replan' },
+    );
+    // Two turns of an assumed 1 s provider batch meet 12 s at half the price.
+    expect(batch.autopilot!.plan.mode).toBe('batch');
+    const replanned = await eventually(
+      async () => {
+        const record = await env.client.batches.get(batch.id);
+        return record?.autopilot?.plan.mode === 'live' && record;
+      },
+      20_000,
+      'the batch to re-plan to live',
+    );
+    expect(replanned.autopilot!.plan.reason).toMatch(/^re-planned from batch: a provider batch has been running \d+ s/);
+    // The unsent third call went live while the first provider batch was still out.
+    expect(server.batchApi!.batches).toHaveLength(1);
+    expect(server.batchApi!.batches[0]!.lines).toHaveLength(2);
+    await eventually(async () => server.chatRequests().length >= 1, 10_000, 'the released call to be sent live');
+    holding = false;
+    const done = await eventually(
+      async () => {
+        const record = await env.client.batches.get(batch.id);
+        return record && record.status !== 'running' ? record : undefined;
+      },
+      30_000,
+      'the batch to finish',
+    );
+    expect(done.progress).toMatchObject({ completed: 3, failed: 0 });
+    // The two answers of the provider batch were used, not asked again: 1 + 3 second turns live.
+    expect(server.batchApi!.batches).toHaveLength(1);
+    expect(server.chatRequests()).toHaveLength(4);
+    expect(done.usage.calls).toEqual({ live: 4, flex: 0, batch: 2 });
+    const results = (await env.client.batches.results(batch.id))!;
+    expect(results.map((result) => result.answer)).toEqual([
+      're: Now say it better.',
+      're: Now say it better.',
+      're: Now say it better.',
+    ]);
+  });
+});
