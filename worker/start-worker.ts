@@ -9,6 +9,7 @@ import { builtInGraphs } from './agents/graphs/built-in-graphs.js';
 import { IntakeProcessor } from './engine/intake-processor.js';
 import { Reconciler } from './operations/reconciler.js';
 import { StepJobs } from './engine/step-jobs.js';
+import { autopilotSettingsOf } from '../shared/operations/batches/batch-autopilot.js';
 import { BatchDispatcher } from '../shared/operations/batches/batch-dispatcher.js';
 import { RunEnqueuer } from '../shared/operations/runs/run-enqueuer.js';
 import { startWebhookWorker } from './operations/webhooks/start-webhook-worker.js';
@@ -236,6 +237,8 @@ function dispatchBatches(
     // The next question's run goes in with its start job (one script); the worker taking it takes it in.
     enqueuer: new RunEnqueuer(store, stepQueues, config),
     retentionSeconds: config.retentionSeconds,
+    // Batches with a deadline or a budget are planned from these (and the tenant's measured runs).
+    autopilot: autopilotSettingsOf(config),
   });
   finishedHooks.push(async (runId, status, { batchId }) => {
     if (batchId) await batches.onRunFinished(runId, batchId, status);

@@ -14,6 +14,7 @@ import {
   RunEnqueuer,
   type EnqueueRequest,
 } from '../../shared/operations/runs/run-enqueuer.js';
+import { autopilotSettingsOf } from '../../shared/operations/batches/batch-autopilot.js';
 import { BatchDispatcher } from '../../shared/operations/batches/batch-dispatcher.js';
 import type { RunRecord } from '../../shared/contracts/run-record.js';
 // The same hook as the workers' (a queued run cancelled here finishes here): metrics, in-flight cap, webhook job.
@@ -116,6 +117,8 @@ export class AgentClient extends RunReader {
       store: this.store,
       enqueuer: this.enqueuer,
       retentionSeconds: this.config.retentionSeconds,
+      // Batches with a deadline or a budget are planned from these (and the tenant's measured runs).
+      autopilot: autopilotSettingsOf(this.config),
       // A batch asking for the provider's Batch API is checked against the provider first.
       providerBatches: {
         supported: async () => {

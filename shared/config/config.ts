@@ -2,6 +2,7 @@ import { SETTINGS_AREAS } from './settings/all-settings.js';
 import { invalidConfiguration, presentEnv, readSettings, type AreaConfig } from './settings-area.js';
 import type { AgentConfig } from './settings/agents.js';
 import type { ApiConfig } from './settings/api.js';
+import type { AutopilotConfig } from './settings/autopilot.js';
 import type { IngestConfig } from './settings/ingest.js';
 import type { ModelConfig } from './settings/models.js';
 import type { ProviderBatchConfig } from './settings/provider-batches.js';
@@ -22,6 +23,7 @@ export type Config = RedisConfig &
   WebhookConfig &
   ModelConfig &
   ProviderBatchConfig &
+  AutopilotConfig &
   AgentConfig &
   IngestConfig;
 

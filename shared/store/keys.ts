@@ -32,6 +32,8 @@ interface RunKeys {
   record: string;
 }
 
+const BATCH_PARTS = ['meta', 'items', 'inflight', 'lock', 'done', 'usage', 'holds'] as const;
+
 /** One batch's Batch API keys (Keys.providerBatch). */
 interface ProviderBatchKeys {
   pending: string;
@@ -262,17 +264,17 @@ export class Keys {
 
   /**
    * One batch's keys, under one hash tag: meta (hash), items (list of JSON), inflight (set of run ids),
-   * done (hash: a finished run's id → the status its last finish counted, behind the meta's done counts).
+   * done, usage (hashes: a finished run's id → the status and usage its last finish counted; `n:<run id>`
+   * its calls), holds (hash: a planned batch's call `<run id>|<step id>|<key>` → USD held while in flight).
    */
-  batch(batchId: string): { meta: string; items: string; inflight: string; lock: string; done: string } {
+  batch(batchId: string): Record<(typeof BATCH_PARTS)[number], string> {
     const base = `${this.prefix}:{batch:${batchId}}`;
-    return {
-      meta: `${base}:meta`,
-      items: `${base}:items`,
-      inflight: `${base}:inflight`,
-      lock: `${base}:lock`,
-      done: `${base}:done`,
-    };
+    return Object.fromEntries(BATCH_PARTS.map((part) => [part, `${base}:${part}`])) as Record<string, string>;
+  }
+
+  /** Hash: a tenant's rolling averages of one graph's batch questions (tokens, calls, ms per call by mode). */
+  autopilotStats(tenant: string, graph: string): string {
+    return `${this.prefix}:t:${tenant}:autopilot:${graph}`;
   }
 
   /** A tenant's batches, scored by creation time. */

@@ -14,6 +14,7 @@ import { FlushDriver, type FlushPoint } from './provider-batch-flush.js';
 import { RENEW_LEASE, SETTLE_PENDING, TAKE_FLUSH } from './provider-batch-scripts.js';
 import { luaScript } from '../../shared/redis/lua-script.js';
 import { RedisClock } from './redis-clock.js';
+import { AutopilotReplanner } from './autopilot-replan.js';
 
 /** Release the collector's lease if this worker still holds it. KEYS and ARGV: the header of lua/release-lease-1.lua. */
 const RELEASE_LEASE = luaScript(new URL('./lua/release-lease-1.lua', import.meta.url));
@@ -65,6 +66,7 @@ export class ProviderBatchCollector {
   private readonly waker: ParkedStepWaker;
   private readonly flushes: FlushDriver;
   private readonly clock: RedisClock;
+  private readonly replanner: AutopilotReplanner;
   private timer: NodeJS.Timeout | undefined;
   private leaseTimer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
@@ -80,6 +82,13 @@ export class ProviderBatchCollector {
     this.leaseMs = options.leaseMs;
     this.clock = new RedisClock(options.redis);
     this.waker = new ParkedStepWaker(options.stepQueues, options.logger);
+    this.replanner = new AutopilotReplanner({
+      redis: options.redis,
+      keys: options.keys,
+      waker: this.waker,
+      logger: options.logger,
+      now: () => this.clock.now(),
+    });
     this.flushes = new FlushDriver({
       redis: options.redis,
       keys: options.keys,
@@ -161,6 +170,8 @@ export class ProviderBatchCollector {
       const state = await redis.hget(batchKeys.flush(flushId), 'state');
       if (state && state !== 'done') await this.flushes.advance(batchId, flushId, cancelled);
     }
+    // A planned batch may move its parked calls to another mode (or fail them at its budget) before a flush takes them.
+    if (!cancelled) await this.replanner.check(batchId);
     if (!cancelled) await this.flushIfDue(batchId);
     await this.forgetIfDone(batchId, status);
   }

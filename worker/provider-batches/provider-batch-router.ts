@@ -7,8 +7,12 @@ import { ParkSignal } from '../../shared/graph/park-signal.js';
 import type { LanguageModelRequest, LanguageModelResponse, TokenUsage } from '../../shared/ports/language-model.js';
 import type { ProviderBatches } from '../../shared/ports/provider-batches.js';
 import type { Keys } from '../../shared/store/keys.js';
+import type { AutopilotMeta } from '../../shared/operations/batches/batch-meta.js';
 import { batchIdOfRun, callIdOf } from './provider-batch-call.js';
 import { REGISTER_CALL } from './provider-batch-scripts.js';
+import { PlannedCalls, type LiveCall } from './planned-call.js';
+
+export type { LiveCall } from './planned-call.js';
 
 /** An answer that came through a provider batch, as the step's memo holds it. */
 export type BatchedModelResponse = LanguageModelResponse & {
@@ -33,8 +37,16 @@ declare module '../../shared/graph/node-context.js' {
   }
 }
 
-/** Batches whose flag was read, by id (a batch's `providerBatch` never changes); bounded. */
+/** Batches whose kind was read, by id (neither changes for a batch); bounded. */
 const CACHE_LIMIT = 10_000;
+
+/** How a batch's calls are routed: through the Batch API only, by its plan's mode (which may change), or live. */
+interface BatchKind {
+  providerBatch: boolean;
+  planned: boolean;
+  /** A call's estimated cost, held against a planned batch's budget while it is in flight (the dearest mode's). */
+  callEstimateUsd: number;
+}
 
 /**
  * Decides, for one model call, whether it goes through the provider's Batch API (its run belongs to a
@@ -45,19 +57,70 @@ const CACHE_LIMIT = 10_000;
  * live (AGENTQ_PROVIDER_BATCH_FALLBACK=live) returns undefined: the caller calls live.
  */
 export class ProviderBatchRouter {
-  private readonly optedIn = new Map<string, boolean>();
+  private readonly kinds = new Map<string, BatchKind>();
+  private readonly planned: PlannedCalls;
 
-  constructor(private readonly options: ProviderBatchRouterOptions) {}
+  constructor(private readonly options: ProviderBatchRouterOptions) {
+    this.planned = new PlannedCalls(options);
+  }
 
-  /** undefined: call live. Otherwise the saved answer, or it throws (a park, the provider's error, a cancel). */
+  /**
+   * undefined: call live, as a run outside a batch. A LiveCall: send it that way (live or flex, its batch's
+   * mode). Otherwise the saved answer, or it throws (a park, the provider's error, a cancel, the budget's stop).
+   */
   async send(
     context: Pick<NodeContext, 'runId' | 'stepId' | 'attempt'>,
     key: string,
     request: Omit<LanguageModelRequest, 'abortSignal'>,
     paid?: PaidCall,
-  ): Promise<BatchedModelResponse | undefined> {
+  ): Promise<BatchedModelResponse | LiveCall | undefined> {
     const batchId = batchIdOfRun(context.runId);
-    if (!batchId || !(await this.isOptedIn(batchId))) return undefined;
+    if (!batchId) return undefined;
+    const kind = await this.kindOf(batchId);
+    if (kind.planned) {
+      const hold = PlannedCalls.holdOf(context.runId, context.stepId, key);
+      const admitted = await this.planned.admit({ batchId, runId: context.runId, hold }, kind.callEstimateUsd);
+      if (admitted !== 'batch') return admitted;
+      return this.park(batchId, context, key, request, paid).catch(async (error: unknown) => {
+        if (!(error instanceof ParkSignal)) await this.planned.settle(batchId, hold, 0);
+        throw error;
+      });
+    }
+    if (!kind.providerBatch) return this.countedLive(batchId, context.runId);
+    return this.park(batchId, context, key, request, paid);
+  }
+
+  /** A call of a planned batch was answered at `costUsd`: its hold against the budget becomes that cost (once). */
+  async settle(context: Pick<NodeContext, 'runId' | 'stepId'>, key: string, costUsd: number): Promise<void> {
+    const batchId = batchIdOfRun(context.runId);
+    if (!batchId || !(await this.kindOf(batchId)).planned) return;
+    await this.planned.settle(batchId, PlannedCalls.holdOf(context.runId, context.stepId, key), costUsd);
+  }
+
+  /** A live call of a batch without a plan: counted (the batch's calls by mode) while it is sent. */
+  private countedLive(batchId: string, runId: string): LiveCall {
+    const { redis, keys } = this.options;
+    return {
+      mode: 'live',
+      generate: async (send) => {
+        const counting = countCall(redis, keys, batchId, runId, 'live');
+        try {
+          return await send({});
+        } finally {
+          await counting.catch(() => undefined);
+        }
+      },
+    };
+  }
+
+  /** Parks the call in the batch's next provider batch (or hands over its answer, error or live verdict). */
+  private async park(
+    batchId: string,
+    context: Pick<NodeContext, 'runId' | 'stepId' | 'attempt'>,
+    key: string,
+    request: Omit<LanguageModelRequest, 'abortSignal'>,
+    paid?: PaidCall,
+  ): Promise<BatchedModelResponse | undefined> {
     const { redis, keys, api, parkMs } = this.options;
     const customId = callIdOf({ runId: context.runId, stepId: context.stepId, key, attempt: context.attempt });
     const body = api.requestBody(request);
@@ -73,6 +136,9 @@ export class ProviderBatchRouter {
     );
     // 'closed' answers the batch's status; every other state the call's record.
     const call = held && state !== 'closed' ? (JSON.parse(held) as { f?: string; e?: ErrorRecord }) : {};
+    // Registered now: a batch without a plan counts it here (a planned batch counted it when admitted).
+    if (state === 'pending' && held === '' && !(await this.kindOf(batchId)).planned)
+      await countCall(redis, keys, batchId, context.runId, 'batch');
     switch (state) {
       case 'pending':
       case 'assigned':
@@ -100,13 +166,24 @@ export class ProviderBatchRouter {
     }
   }
 
-  private async isOptedIn(batchId: string): Promise<boolean> {
-    const known = this.optedIn.get(batchId);
-    if (known !== undefined) return known;
-    const flag = await this.options.redis.hget(this.options.keys.batch(batchId).meta, 'providerBatch');
-    if (this.optedIn.size >= CACHE_LIMIT) this.optedIn.clear();
-    this.optedIn.set(batchId, flag === '1');
-    return flag === '1';
+  private async kindOf(batchId: string): Promise<BatchKind> {
+    const known = this.kinds.get(batchId);
+    if (known) return known;
+    const [flag, mode, autopilot] = await this.options.redis.hmget(
+      this.options.keys.batch(batchId).meta,
+      'providerBatch',
+      'mode',
+      'autopilot',
+    );
+    const plan = autopilot ? (JSON.parse(autopilot) as AutopilotMeta) : null;
+    const kind = {
+      providerBatch: flag === '1',
+      planned: mode !== null && mode !== undefined,
+      callEstimateUsd: plan ? Math.max(...Object.values(plan.questionCostUsd)) / Math.max(1, plan.profile.calls) : 0,
+    };
+    if (this.kinds.size >= CACHE_LIMIT) this.kinds.clear();
+    this.kinds.set(batchId, kind);
+    return kind;
   }
 
   /** The answer the collector saved after this step's memo was read (a wake-up that raced the save). */
@@ -124,4 +201,10 @@ export class ProviderBatchRouter {
       );
     return value;
   }
+}
+
+/** One more call of the batch in `mode`, and of its run (the run's calls feed the graph's measured averages). */
+function countCall(redis: RedisConnection, keys: Keys, batchId: string, runId: string, mode: 'live' | 'batch') {
+  const batchKeys = keys.batch(batchId);
+  return redis.multi().hincrby(batchKeys.meta, `calls_${mode}`, 1).hincrby(batchKeys.usage, `n:${runId}`, 1).exec();
 }

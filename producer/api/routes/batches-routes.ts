@@ -44,7 +44,18 @@ function parseJsonl(text: string, query: Record<string, unknown>): unknown {
       'INVALID_INPUT',
       `invalid query for a JSONL upload: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
     );
-  const { collection, concurrency, max_iterations, citations, graph, providerBatch, answerCache } = parsed.data;
+  const {
+    collection,
+    concurrency,
+    max_iterations,
+    citations,
+    graph,
+    providerBatch,
+    answerCache,
+    deadline,
+    budgetUsd,
+    modes,
+  } = parsed.data;
   return {
     ...(collection ? { collection } : {}),
     questions,
@@ -56,6 +67,9 @@ function parseJsonl(text: string, query: Record<string, unknown>): unknown {
     },
     ...(providerBatch ? { providerBatch: providerBatch === 'true' } : {}),
     ...(answerCache ? { answerCache: answerCache === 'true' } : {}),
+    ...(deadline ? { deadline } : {}),
+    ...(budgetUsd ? { budgetUsd } : {}),
+    ...(modes ? { modes: modes.split(',').map((mode) => mode.trim()) } : {}),
   };
 }
 
@@ -84,7 +98,7 @@ export function batchesRoutes(context: ApiContext): FastifyPluginAsyncZod {
         served: batchUploadServed,
         summary: 'Submit a batch of questions',
         description:
-          'One run of `rag-agent` (or `options.graph`) per question, at most `options.concurrency` in flight. JSON, or a JSON Lines upload (`Content-Type: application/x-ndjson`, one `{"id"?, "question"}` per line, `collection`, `concurrency` and `providerBatch` in the query). The same Idempotency-Key returns the same batch and answers nothing twice. `"providerBatch": true` makes the model calls through the provider\'s Batch API at batch prices (422 PROVIDER_BATCH_UNSUPPORTED when the provider has none).',
+          'One run of `rag-agent` (or `options.graph`) per question, at most `options.concurrency` in flight. JSON, or a JSON Lines upload (`Content-Type: application/x-ndjson`, one `{"id"?, "question"}` per line, `collection`, `concurrency`, `providerBatch`, `deadline`, `budgetUsd` and `modes` in the query). The same Idempotency-Key returns the same batch and answers nothing twice. `"providerBatch": true` makes the model calls through the provider\'s Batch API at batch prices (422 PROVIDER_BATCH_UNSUPPORTED when the provider has none). A `deadline` or a `budgetUsd` plans the batch: the cheapest of the allowed `modes` (live, flex, batch) that meets them, re-planned as it measures; 400 BUDGET_EXCEEDED with the estimate when no mode fits the budget (nothing is created).',
         tags: ['batches'],
         headers: idempotencyHeadersSchema,
         body: createBatchBodySchema,

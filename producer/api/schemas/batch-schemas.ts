@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ID_PATTERN } from '../../../shared/contracts/ids.js';
+import { BATCH_MODES } from '../../../shared/operations/batches/autopilot-plan.js';
 import {
   BATCH_STATUSES,
   batchRequestSchema,
@@ -31,6 +32,11 @@ export const jsonlUploadQuerySchema = z
     providerBatch: z.enum(['true', 'false']).optional(),
     /** `true`: questions answered before come from the answer cache. */
     answerCache: z.enum(['true', 'false']).optional(),
+    /** The batch's deadline: an ISO 8601 time or a duration (`6h`). */
+    deadline: z.string().optional(),
+    budgetUsd: z.coerce.number().positive().optional(),
+    /** Comma-separated modes a plan may use: `live,flex,batch`. */
+    modes: z.string().optional(),
   })
   .loose();
 
@@ -79,6 +85,36 @@ const providerBatchSchema = z
   })
   .describe('ProviderBatchProgress');
 
+const modeSchema = z.enum(BATCH_MODES);
+
+const batchUsageSchema = z
+  .object({
+    inputTokens: z.number().int(),
+    cachedInputTokens: z.number().int(),
+    outputTokens: z.number().int(),
+    costUsd: z.number(),
+    uncachedCostUsd: z.number(),
+    calls: z.object({ live: z.number().int(), flex: z.number().int(), batch: z.number().int() }),
+  })
+  .describe('BatchUsage');
+
+const batchAutopilotSchema = z
+  .object({
+    deadline: z.string().nullable(),
+    budgetUsd: z.number().nullable(),
+    modes: z.array(modeSchema),
+    plan: z.object({ mode: modeSchema, reason: z.string(), at: z.string() }),
+    estimate: z.object({ costUsd: z.number(), finishAt: z.string() }),
+    stopped: z
+      .object({
+        reason: z.literal('budget'),
+        at: z.string(),
+        left: z.object({ questions: z.number().int(), budgetUsd: z.number() }),
+      })
+      .nullable(),
+  })
+  .describe('BatchAutopilot');
+
 export const batchRecordSchema = z
   .object({
     id: z.string(),
@@ -93,6 +129,10 @@ export const batchRecordSchema = z
     finishedAt: z.string().nullable(),
     /** Present when its model calls go through the provider's Batch API: its provider batches, calls parked, cost at batch and live prices. */
     providerBatch: providerBatchSchema.optional(),
+    /** Its finished runs' tokens and cost (at the price of the mode each call was answered in), and its calls by mode. */
+    usage: batchUsageSchema,
+    /** Present when the batch has a deadline or a budget: its plan, estimate and whether its budget stopped it. */
+    autopilot: batchAutopilotSchema.optional(),
     /** Present once the batch finished (completed or cancelled). */
     results: z.array(batchResultSchema).optional(),
   })

@@ -27,6 +27,7 @@
  */
 import { agentArea } from './agents.js';
 import { apiArea } from './api.js';
+import { autopilotArea } from './autopilot.js';
 import { ingestArea } from './ingest.js';
 import { modelArea } from './models.js';
 import { providerBatchArea } from './provider-batches.js';
@@ -44,6 +45,7 @@ export const SETTINGS_AREAS = [
   webhookArea,
   modelArea,
   providerBatchArea,
+  autopilotArea,
   agentArea,
   ingestArea,
 ] as const;

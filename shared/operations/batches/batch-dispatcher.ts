@@ -11,13 +11,15 @@ import type { RunEnqueuer } from '../runs/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
 import { CLAIM, RELEASE, REOPEN } from './batch-scripts.js';
 import { readProviderBatchProgress } from './read-provider-batch-progress.js';
-import { checkProviderBatches, type ProviderBatchesCheck } from './check-provider-batches.js';
+import type { ProviderBatchesCheck } from './check-provider-batches.js';
 import { batchRunId, fieldsOf, parseBatchMeta, type BatchMeta } from './batch-meta.js';
+import { autopilotRecordOf, budgetStopError } from './autopilot-record.js';
+import { BatchAutopilotPlanner, type AutopilotSettings } from './batch-autopilot.js';
+import { addRunUsage } from './batch-usage.js';
+import { planSubmission } from './submission-plan.js';
 import { bucket, readBatchProgress } from './batch-progress.js';
 import {
   batchRequestSchema,
-  DEFAULT_CONCURRENCY,
-  MAX_PROVIDER_BATCH_CONCURRENCY,
   type BatchRecord,
   type BatchRequest,
   type BatchResult,
@@ -46,6 +48,8 @@ interface BatchDispatcherOptions {
    * it, such a batch is refused. `fallback: 'live'` runs it live instead when the provider has none.
    */
   providerBatches?: ProviderBatchesCheck;
+  /** Plans batches with a deadline or a budget; without it such a batch is refused. @default none */
+  autopilot?: AutopilotSettings;
 }
 
 /**
@@ -55,7 +59,13 @@ interface BatchDispatcherOptions {
  * submitting the same batch again answers nothing twice.
  */
 export class BatchDispatcher {
-  constructor(private readonly options: BatchDispatcherOptions) {}
+  private readonly planner: BatchAutopilotPlanner | undefined;
+
+  constructor(private readonly options: BatchDispatcherOptions) {
+    this.planner = options.autopilot
+      ? new BatchAutopilotPlanner({ redis: options.redis, keys: options.keys, settings: options.autopilot })
+      : undefined;
+  }
 
   async submit(
     request: BatchRequest,
@@ -67,7 +77,6 @@ export class BatchDispatcher {
         details: parsed.error.issues,
       });
     const batch: ParsedBatchRequest = parsed.data;
-    if (batch.providerBatch) batch.providerBatch = await checkProviderBatches(this.options.providerBatches);
     const batchId = idempotencyKey
       ? `bat_k${createHash('sha256').update(tenant).update('\0').update(idempotencyKey).digest('hex').slice(0, 27)}`
       : `bat_${randomBytes(12).toString('hex')}`;
@@ -86,9 +95,15 @@ export class BatchDispatcher {
     const batchKeys = keys.batch(batchId);
     const now = Date.now();
     const { concurrency: asked, graph, priority, ...runOptions } = batch.options;
+    // Before anything is written: a budget no mode fits is refused here, and nothing is created.
     // A run waiting on its provider batch holds no worker: every question may be in flight at once.
-    const concurrency =
-      asked ?? (batch.providerBatch ? Math.min(items.length, MAX_PROVIDER_BATCH_CONCURRENCY) : DEFAULT_CONCURRENCY);
+    const { mode, providerBatch, concurrency, autopilot } = await planSubmission(batch, {
+      tenant,
+      questions: items.length,
+      now,
+      ...(this.planner ? { planner: this.planner } : {}),
+      ...(this.options.providerBatches ? { providerBatches: this.options.providerBatches } : {}),
+    });
     const created = await redis.hsetnx(batchKeys.meta, 'id', batchId);
     if (created === 1) {
       await redis
@@ -103,7 +118,10 @@ export class BatchDispatcher {
           total: items.length,
           next: 0,
           options: JSON.stringify(batch.answerCache ? { ...runOptions, answer_cache: true } : runOptions),
-          providerBatch: batch.providerBatch ? 1 : 0,
+          providerBatch: providerBatch ? 1 : 0,
+          ...(mode ? { mode } : {}),
+          ...(autopilot ? { autopilot: JSON.stringify(autopilot) } : {}),
+          concurrencyAsked: asked === undefined ? 0 : 1,
           // Finished runs are counted as they finish (RELEASE): progress reads only the runs in flight.
           countsDone: 1,
           createdAt: now,
@@ -209,6 +227,8 @@ export class BatchDispatcher {
     item ??= (await this.options.redis.lindex(this.options.keys.batch(meta.id).items, index)) ?? '{}';
     const { question } = JSON.parse(item) as BatchItem;
     const runId = batchRunId(meta.id, index);
+    // Its budget stopped the batch: the question is not asked, and its run says why.
+    if (meta.stopped) return this.failItem(meta, runId, budgetStopError(meta)).then(() => true);
     let record;
     try {
       ({ record } = await this.options.enqueuer.enqueue(
@@ -254,6 +274,8 @@ export class BatchDispatcher {
    */
   async onRunFinished(runId: string, batchId: string, status: RunStatus): Promise<void> {
     const batchKeys = this.options.keys.batch(batchId);
+    // Before its slot is freed: the batch's totals hold every finished run's by the time it completes.
+    await addRunUsage({ ...this.options, planner: this.planner }, { runId, batchId, status });
     const [batchStatus, claimed] = await runScript<[string, ClaimReply?]>(
       this.options.redis,
       RELEASE,
@@ -279,6 +301,8 @@ export class BatchDispatcher {
       .expire(batchKeys.meta, retentionSeconds)
       .expire(batchKeys.items, retentionSeconds)
       .expire(batchKeys.done, retentionSeconds)
+      .expire(batchKeys.usage, retentionSeconds)
+      .expire(batchKeys.holds, retentionSeconds)
       .exec();
   }
 
@@ -332,6 +356,8 @@ export class BatchDispatcher {
       ...(meta.providerBatch
         ? { providerBatch: await readProviderBatchProgress(this.options.redis, this.options.keys, meta.id) }
         : {}),
+      usage: meta.usage,
+      ...(meta.autopilot ? { autopilot: autopilotRecordOf(meta.autopilot, meta.stopped) } : {}),
       createdAt: new Date(meta.createdAt).toISOString(),
       updatedAt: new Date(meta.updatedAt).toISOString(),
       finishedAt: meta.finishedAt === null ? null : new Date(meta.finishedAt).toISOString(),

@@ -1,5 +1,21 @@
 import { BATCH_PRIORITY } from '../../contracts/job-schema.js';
-import type { BatchStatus } from './batch-schema.js';
+import type { BatchStatus, BatchUsage } from './batch-schema.js';
+import type { BatchMode, ModeSpeeds, QuestionProfile } from './autopilot-plan.js';
+
+/** A planned batch's autopilot as its meta holds it (the `autopilot` field's JSON). */
+export interface AutopilotMeta {
+  /** ms since the epoch, or null. */
+  deadline: number | null;
+  budgetUsd: number | null;
+  modes: BatchMode[];
+  plan: { mode: BatchMode; reason: string; at: number };
+  estimate: { costUsd: number; finishAt: number };
+  flexFallback: 'live' | 'retry';
+  /** What the plan assumed: per question, and how fast each mode goes. */
+  profile: QuestionProfile;
+  questionCostUsd: Record<BatchMode, number>;
+  speeds: ModeSpeeds;
+}
 
 /** A batch as its meta hash holds it. */
 export interface BatchMeta {
@@ -16,6 +32,14 @@ export interface BatchMeta {
   options: { max_iterations?: number; citations?: boolean; answer_cache?: boolean };
   /** Its runs' model calls go through the provider's Batch API. */
   providerBatch: boolean;
+  /** The mode its model calls are sent in now; null: live, as a batch without a plan. */
+  mode: BatchMode | null;
+  /** Whether the submitter named the concurrency (a re-plan then keeps it). */
+  concurrencyAsked: boolean;
+  autopilot: AutopilotMeta | null;
+  /** Set (JSON) once the budget stopped the batch. */
+  stopped: { reason: 'budget'; at: number; left: { questions: number; budgetUsd: number } } | null;
+  usage: BatchUsage;
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
@@ -46,6 +70,11 @@ export function parseBatchMeta(fields: Record<string, string>): BatchMeta | null
     next: Number(fields.next),
     options: JSON.parse(fields.options ?? '{}') as BatchMeta['options'],
     providerBatch: fields.providerBatch === '1',
+    mode: (fields.mode as BatchMode | undefined) ?? null,
+    concurrencyAsked: fields.concurrencyAsked === '1',
+    autopilot: fields.autopilot ? (JSON.parse(fields.autopilot) as AutopilotMeta) : null,
+    stopped: fields.stopped ? (JSON.parse(fields.stopped) as BatchMeta['stopped']) : null,
+    usage: batchUsageOf(fields),
     createdAt: Number(fields.createdAt),
     updatedAt: Number(fields.updatedAt),
     finishedAt: fields.finishedAt ? Number(fields.finishedAt) : null,
@@ -65,4 +94,23 @@ export function fieldsOf(flat: readonly string[]): Record<string, string> {
   const fields: Record<string, string> = {};
   for (let index = 0; index + 1 < flat.length; index += 2) fields[flat[index]!] = flat[index + 1]!;
   return fields;
+}
+
+/** The batch's usage totals from its meta hash. */
+export function batchUsageOf(fields: Record<string, string>): BatchUsage {
+  const number = (field: string) => Number(fields[field] ?? 0);
+  return {
+    inputTokens: number('u_in'),
+    cachedInputTokens: number('u_cached'),
+    outputTokens: number('u_out'),
+    costUsd: number('u_cost'),
+    uncachedCostUsd: number('u_uncached'),
+    calls: { live: number('calls_live'), flex: number('calls_flex'), batch: number('calls_batch') },
+  };
+}
+
+/** The mode a batch's calls go in now: its plan's, else a provider batch's, else live. */
+export function currentMode(fields: { mode?: string | null; providerBatch?: string | boolean }): BatchMode {
+  if (fields.mode) return fields.mode as BatchMode;
+  return fields.providerBatch === '1' || fields.providerBatch === true ? 'batch' : 'live';
 }

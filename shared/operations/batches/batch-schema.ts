@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ID_PATTERN } from '../../contracts/ids.js';
 import { BATCH_PRIORITY, MAX_PRIORITY } from '../../contracts/job-schema.js';
+import { BATCH_MODES, parseDeadline, type BatchMode } from './autopilot-plan.js';
 
 /** Runs of one batch in flight at most; and with `providerBatch`, whose waiting runs hold no worker. */
 const MAX_CONCURRENCY = 200;
@@ -56,11 +57,42 @@ export const batchRequestSchema = z
      * are unchanged, and store new answers there (each run's `answer_cache`, rag-agent graphs). @default false
      */
     answerCache: z.boolean().default(false),
+    /**
+     * Finish by then: an ISO 8601 time, or a duration from submission (`45s`, `90m`, `6h`, `2d`). With it
+     * (or a budget) the batch is planned: the cheapest allowed mode that meets it. @default none
+     */
+    deadline: z
+      .string()
+      .refine((text) => parseDeadline(text, 0) !== undefined, {
+        message: "must be an ISO 8601 time (2026-12-01T06:00:00Z) or a duration such as '45s', '90m', '6h', '2d'",
+      })
+      .optional(),
+    /** USD the batch may spend: refused at submission when no mode fits, stopped when it would pass it. @default none */
+    budgetUsd: z.number().positive('must be more than 0').optional(),
+    /**
+     * The modes a plan may use. @default every mode the provider offers; `providerBatch: true` means `['batch']`
+     */
+    modes: z
+      .array(z.enum(BATCH_MODES))
+      .min(1, 'name at least one mode')
+      .refine((modes) => new Set(modes).size === modes.length, { message: 'a mode is named twice' })
+      .optional(),
   })
   .strict()
   .superRefine((batch, context) => {
+    if (batch.providerBatch && batch.modes && (batch.modes.length !== 1 || batch.modes[0] !== 'batch'))
+      context.addIssue({
+        code: 'custom',
+        path: ['modes'],
+        message: "providerBatch: true means modes ['batch']; leave one of them out",
+      });
     const concurrency = batch.options.concurrency;
-    if (concurrency !== undefined && concurrency > MAX_CONCURRENCY && !batch.providerBatch)
+    if (
+      concurrency !== undefined &&
+      concurrency > MAX_CONCURRENCY &&
+      !batch.providerBatch &&
+      !batch.modes?.includes('batch')
+    )
       context.addIssue({
         code: 'custom',
         path: ['options', 'concurrency'],
@@ -110,6 +142,30 @@ export interface ProviderBatchProgress {
   liveCostUsd: number;
 }
 
+export interface BatchUsage {
+  inputTokens: number;
+  /** The part of inputTokens the provider read from its prompt cache. */
+  cachedInputTokens: number;
+  outputTokens: number;
+  /** At the price of the mode each call was answered in. */
+  costUsd: number;
+  /** The same calls with every input token at the full rate. */
+  uncachedCostUsd: number;
+  calls: Record<BatchMode, number>;
+}
+
+/** A planned batch: what it was asked, the plan it follows, its estimate, and whether its budget stopped it. */
+export interface BatchAutopilot {
+  /** ISO 8601, or null. */
+  deadline: string | null;
+  budgetUsd: number | null;
+  modes: BatchMode[];
+  plan: { mode: BatchMode; reason: string; at: string };
+  estimate: { costUsd: number; finishAt: string };
+  /** Set once the budget stopped it: what was left undone and unspent. */
+  stopped: null | { reason: 'budget'; at: string; left: { questions: number; budgetUsd: number } };
+}
+
 export interface BatchRecord {
   id: string;
   tenant: string;
@@ -120,6 +176,10 @@ export interface BatchRecord {
   progress: BatchProgress;
   /** Present when the batch's model calls go through the provider's Batch API. */
   providerBatch?: ProviderBatchProgress;
+  /** Its finished runs' usage, added as each finishes; calls by the mode they were sent in. */
+  usage: BatchUsage;
+  /** Present when the batch was planned (a deadline or a budget). */
+  autopilot?: BatchAutopilot;
   createdAt: string;
   updatedAt: string;
   finishedAt: string | null;

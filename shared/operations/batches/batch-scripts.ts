@@ -20,3 +20,18 @@ export const CLAIM = luaScript(new URL('./lua/claim-batch-item-3.lua', import.me
  * → {batch status} ('missing': the batch expired; nothing is written) or {'running', CLAIM's reply}
  */
 export const RELEASE = luaScript(new URL('./lua/release-batch-run-4.lua', import.meta.url));
+
+/** A finished run's usage into the batch's totals, once per run. Its KEYS, ARGV and reply: the header of lua/add-run-usage-2.lua. */
+export const ADD_RUN_USAGE = luaScript(new URL('./lua/add-run-usage-2.lua', import.meta.url));
+
+/** A planned batch's call: its mode, or the budget's stop. Its KEYS, ARGV and reply: the header of lua/admit-call-3.lua. */
+export const ADMIT_CALL = luaScript(new URL('./lua/admit-call-3.lua', import.meta.url));
+
+/** A planned batch's call answered or failed: its hold becomes its cost. Its KEYS, ARGV and reply: the header of lua/settle-call-2.lua. */
+export const SETTLE_CALL = luaScript(new URL('./lua/settle-call-2.lua', import.meta.url));
+
+/** A planned batch changes mode, if nothing moved it meanwhile. Its KEYS, ARGV and reply: the header of lua/replan-batch-1.lua. */
+export const REPLAN = luaScript(new URL('./lua/replan-batch-1.lua', import.meta.url));
+
+/** A finished question moves the tenant's rolling averages of its graph. Its KEYS, ARGV and reply: the header of lua/record-autopilot-sample-1.lua. */
+export const RECORD_SAMPLE = luaScript(new URL('./lua/record-autopilot-sample-1.lua', import.meta.url));

@@ -129,16 +129,21 @@ export async function callLanguageModel(
         const spend = await reserving;
         // A run of a batch that asked for the provider's Batch API parks here until its answer is
         // saved (the collector counts its spend then); the tenant's budgets were checked just above.
-        const batched = await context.services.providerBatchRouter
+        // A batch's call goes in its batch's mode: parked in a provider batch (an answer comes back here only
+        // once saved), or a LiveCall that sends it live or on flex (`serviceTier` goes on the request sent,
+        // never on the `asked` one a replay compares) and sends a refused flex call on as the plan says.
+        const routed = await context.services.providerBatchRouter
           ?.send(context, key, fullRequest, paid)
           .catch(async (error: unknown) => {
             await spend.release();
             throw error;
           });
-        if (batched) {
+        if (routed && 'message' in routed) {
           await spend.release();
-          return batched;
+          return routed;
         }
+        const generate = (tier: { serviceTier?: 'flex' }) =>
+          tracedGenerate(model, { ...fullRequest, ...tier }, settings.traceContent);
         const slot = await takeProviderSlot(context, {
           provider: model.provider,
           model: modelId,
@@ -152,7 +157,7 @@ export async function callLanguageModel(
           fresh = true;
           // In-process listeners hear the request and its response or error (model-listeners.ts).
           response = await observeModelCall(context, model, fullRequest, () =>
-            tracedGenerate(model, fullRequest, settings.traceContent),
+            routed ? routed.generate(generate) : generate({}),
           );
         } catch (error) {
           await spend.release();
@@ -187,6 +192,8 @@ export async function callLanguageModel(
     });
   await counting;
   const { costUsd, uncachedCostUsd } = recordCallUsage(context, saved, fullRequest, modelId);
+  // A planned batch's budget: the call's hold becomes its cost (once, whichever attempt gets here first).
+  await context.services.providerBatchRouter?.settle(context, key, costUsd);
   // Every response is checked here, fresh or saved: a provider batch's answer reaches the step only
   // through the memo. A retryable rejection seen here was saved (a provider batch's empty answer) and would
   // be replayed by each retry, so it fails the step at once.
