@@ -9,7 +9,7 @@ import type {
   TokenUsage,
 } from '../../../shared/ports/language-model.js';
 import { estimateMessageTokens, estimatePromptTokens } from '../../../shared/llm/estimate-tokens.js';
-import { usageCostOf, type PricingMode, type UsageCost } from '../../../shared/llm/price-table.js';
+import { usageCostOf, type ModePrices, type PricingMode, type UsageCost } from '../../../shared/llm/price-table.js';
 import { createJsonFieldTextStream } from './json-field-text-stream.js';
 import { takeProviderSlot } from './take-provider-slot.js';
 import { reserveTenantBudget } from './reserve-tenant-budget.js';
@@ -168,7 +168,7 @@ export async function callLanguageModel(
         // count is idempotent per call id, never doubled), as it did when the count went first.
         counting = Promise.all([
           slot.settle(response.usage.inputTokens + response.usage.outputTokens),
-          spend.settle(response.usage, response.model),
+          spend.settle(response.usage, response.model, callCostOf(settings, response, fullRequest, modelId).costUsd),
         ]);
         // A retryable rejection (an empty reply) is checked before the memo saves the response: saved, it
         // would be replayed by every retry of the step and fail each the same way; unsaved, a retry asks again.
@@ -217,9 +217,19 @@ function recordCallUsage(
   modelId: string,
 ): UsageCost {
   const { usage, model, finishReason } = response;
-  const cost = usageCostOf(agentSettingsOf(context), modeOf(response, request), usage, model, modelId);
+  const cost = callCostOf(agentSettingsOf(context), response, request, modelId);
   context.recordUsage({ ...usage, ...cost, model, finishReason });
   return cost;
+}
+
+/** A response's cost in the mode it was answered in, and without its cached tokens. */
+function callCostOf(
+  prices: ModePrices,
+  response: SavedResponse,
+  request: LanguageModelRequest,
+  modelId: string,
+): UsageCost {
+  return usageCostOf(prices, modeOf(response, request), response.usage, response.model, modelId);
 }
 
 /** The mode a response was answered in, for its price: the provider's Batch API, else the tier the provider says served it, else the one asked. */

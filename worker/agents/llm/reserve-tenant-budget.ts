@@ -5,8 +5,11 @@ import { redisFaultOf, retryWhileRedisFaulty } from '../../../shared/redis/redis
 
 /** A fresh model call's hold on its tenant's budgets: settle it with the real usage, or release it. */
 interface TenantBudgetHold {
-  /** Counts the call's real tokens and cost once; a failure is logged (usage undercounted, never doubled). */
-  settle(usage: TokenUsage, responseModel: string | undefined): Promise<void>;
+  /**
+   * Counts the call's real tokens and cost once; a failure is logged (usage undercounted, never doubled).
+   * `costUsd`: the call's cost in the mode it was answered in (flex), else priced live.
+   */
+  settle(usage: TokenUsage, responseModel: string | undefined, costUsd?: number): Promise<void>;
   release(): Promise<void>;
 }
 
@@ -48,12 +51,12 @@ export async function reserveTenantBudget(
     },
   });
   return {
-    settle: async (usage, responseModel) => {
+    settle: async (usage, responseModel, costUsd) => {
       const count = () =>
         budget.settle(context.tenant, reservation, {
           callId,
           tokens: usage.inputTokens + usage.outputTokens,
-          costUsd: costOf(prices, usage, responseModel, modelId),
+          costUsd: costUsd ?? costOf(prices, usage, responseModel, modelId),
           graph: context.graph ?? 'unknown',
           model: responseModel ?? modelId,
         });
