@@ -11,7 +11,8 @@
  *   npm run bench:peers -- --rounds 5 --only agentq,restate
  *   npm run bench:peers -- --durability comparable   agentq's Redis with `appendfsync always`
  *
- * Prints the tables (Markdown) and writes bench/results/peers-latest.json. A peer that cannot be
+ * Prints the tables (Markdown) and writes bench/results/peers-latest.json (peers-comparable-latest.json
+ * with comparable durability). A peer that cannot be
  * installed or started is reported as skipped, with the reason.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -149,7 +150,7 @@ process.stdout.write(
 for (const [system, reason] of Object.entries(skipped)) process.stdout.write(`skipped ${system}: ${reason}\n`);
 mkdirSync(join(root, 'bench/results'), { recursive: true });
 writeFileSync(
-  join(root, 'bench/results/peers-latest.json'),
+  join(root, 'bench/results', comparable ? 'peers-comparable-latest.json' : 'peers-latest.json'),
   `${JSON.stringify(
     {
       at: new Date().toISOString(),
