@@ -92,6 +92,7 @@ function benchCharts({ figures, measuredWith = 'npm run bench' }: BenchResults):
       },
     });
   }
+  if (has(figures, 'agentq_model0_steps_per_s_r100')) charts.push(...peersCharts(figures, measuredWith));
   if (has(figures, 'redis_bytes_per_inflight_run', 'redis_bytes_per_finished_run')) {
     charts.push({
       file: 'capacity-redis-bytes.svg',
@@ -138,6 +139,48 @@ function benchCharts({ figures, measuredWith = 'npm run bench' }: BenchResults):
     });
   }
   return charts;
+}
+
+const PEER_SYSTEMS: [string, string][] = [
+  ['agentq', 'agentq'],
+  ['restate', 'Restate 1.7'],
+  ['dbos', 'DBOS 5.3 (PostgreSQL)'],
+  ['langgraph', 'LangGraph.js 1.7 (Postgres checkpointer)'],
+  ['chain', 'plain BullMQ chain'],
+];
+const PEER_WORKLOADS: [string, string][] = [
+  ['noop', '10 no-op steps'],
+  ['model0', '10 model steps, 0 ms model'],
+  ['model200', '10 model steps, 200 ms model'],
+];
+
+/** `npm run bench:peers`: steps/s and CPU per step at 100 runs in flight, one bar per system that ran. */
+function peersCharts(figures: Figures, measuredWith: string): { file: string; chart: BarChart }[] {
+  const systems = PEER_SYSTEMS.filter(([system]) => has(figures, `${system}_rounds`));
+  const chart = (measure: string, title: string, unit: string) => ({
+    title,
+    subtitle: `medians of alternating rounds: ${measuredWith}`,
+    unit,
+    series: systems.map(([, label]) => label),
+    groups: PEER_WORKLOADS.map(([workload, label]) => ({
+      label,
+      values: systems.map(([system]) => figures[`${system}_${workload}_${measure}`]),
+    })),
+  });
+  return [
+    {
+      file: 'peers-steps-per-second.svg',
+      chart: chart('steps_per_s_r100', 'Durable steps per second, 100 runs in flight: agentq and its peers', 'steps/s'),
+    },
+    {
+      file: 'peers-cpu-per-step.svg',
+      chart: chart(
+        'cpu_us_per_step_r100',
+        'CPU per step over every process (servers too), 100 runs in flight (lower is better)',
+        'µs',
+      ),
+    },
+  ];
 }
 
 /** Metrics of an eval run drawn per set, as percentages. */

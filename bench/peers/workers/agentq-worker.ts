@@ -1,0 +1,47 @@
+/**
+ * agentq in the peers bench: a worker as `agentq start` runs one, from the built package (dist/, as
+ * users run it; `npm run bench:peers` builds first), config from the environment, the reconciler on,
+ * with the `bench-peer` graph. Reports each finished run over IPC and, on request, the node start/end
+ * times it saw (the protocol of bench/workers/engine-worker.ts, so engine-loop.ts drives it).
+ */
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type * as Agentq from '../../../index.js';
+import type * as Agents from '../../../worker/agents/index.js';
+import type * as AgentqWorker from '../../../worker/index.js';
+import type { StepTiming } from '../../lib/step-timings.js';
+import { buildPeerGraph } from '../agentq-peer-graph.js';
+
+const dist = fileURLToPath(new URL('../../../dist/', import.meta.url));
+const load = <T>(path: string) => import(pathToFileURL(join(dist, path)).href) as Promise<T>;
+const [agentq, agents, { startWorker }] = await Promise.all([
+  load<typeof Agentq>('index.js'),
+  load<typeof Agents>('worker/agents/index.js'),
+  load<typeof AgentqWorker>('worker/index.js'),
+]);
+
+const observations = new Map<string, StepTiming[]>();
+const observer: AgentqWorker.StepObserver = {
+  onRunFinished(runId, status) {
+    process.send?.({ type: 'finished', runId, status });
+  },
+  onNodeEnd(observation) {
+    const list = observations.get(observation.runId) ?? [];
+    list.push({ superstep: observation.superstep, startedAt: observation.startedAt, endedAt: observation.endedAt! });
+    observations.set(observation.runId, list);
+  },
+};
+const worker = await startWorker({
+  config: agentq.loadConfig(),
+  graphs: [buildPeerGraph(agentq, agents)],
+  observers: [observer],
+});
+process.on('message', (message: { type: string; runIds?: string[] }) => {
+  if (message.type === 'observations') {
+    const wanted = Object.fromEntries((message.runIds ?? []).map((runId) => [runId, observations.get(runId) ?? []]));
+    observations.clear();
+    process.send?.({ type: 'observations', observations: wanted });
+  }
+  if (message.type === 'stop') void worker.close().then(() => process.exit(0));
+});
+process.send?.({ type: 'ready' });
