@@ -34,6 +34,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const SET = 'sec10q-docugami';
 const MODEL_LATENCY_MS = 200;
 const CONCURRENCY = 20;
+/** Search rounds per question (then an answer): the third request re-sends the first two turns, the prompt cache's share. */
+const SEARCHES = 2;
 const WORKERS = 2;
 const QUESTIONS = { quick: 100, full: 500 };
 /** The scripted provider's pace per mode: flex answers later and refuses every 10th; a provider batch takes its delay. */
@@ -66,7 +68,7 @@ async function runAutopilot({ redisUrl, quick, log }: BenchContext): Promise<Ben
   const providerDelayMs = quick ? PROVIDER_DELAY_MS.quick : PROVIDER_DELAY_MS.full;
   const work = mkdtempSync(join(tmpdir(), 'agentq-bench-autopilot-'));
   const model = await startScriptedOpenAIServer({
-    script: scriptedRagModel(MODEL_LATENCY_MS),
+    script: scriptedRagModel(MODEL_LATENCY_MS, { searches: SEARCHES }),
     batchApi: { processingMs: providerDelayMs },
     flex: { extraDelayMs: FLEX_EXTRA_MS, refuseEvery: FLEX_REFUSE_EVERY },
     promptCache: {},
