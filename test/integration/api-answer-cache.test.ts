@@ -90,4 +90,17 @@ describe('HTTP API: answer cache', () => {
     expect(run.cached).toEqual({ from: expect.any(String), at: expect.any(String) });
     expect(rag.server!.chatRequests().length).toBe(calls);
   });
+
+  it('POST /v1/agent/chat takes answer_cache as every rag-agent input does: a question answered before costs no model call', async () => {
+    const [answered] = await batch({ answerCache: true });
+    const calls = rag.server!.chatRequests().length;
+    const response = await env.as(KEYS.acmeProducer, {
+      method: 'POST',
+      url: '/v1/agent/chat',
+      payload: { query: 'Where is Buhl', collection: 'paris', answer_cache: true },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(json<{ answer: string }>(response).answer).toBe(answered!.answer);
+    expect(rag.server!.chatRequests().length).toBe(calls);
+  });
 });
