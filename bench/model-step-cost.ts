@@ -12,7 +12,7 @@
  *  - r1: one run at a time, wall ms per step and the step body's p50 (agentq: node start to end, the model call
  *    with its claim and memo; the chain: the job's body, the model call and the next job's add).
  * Ratios are of the same rounds' medians: agentq ÷ chain. `--commands` prints Redis's calls per step by
- * command (first round); `--cpu-prof <dir>` writes a V8 CPU profile of each agentq worker over its first r100
+ * command (first round); `--cpu-prof <dir>` writes a V8 CPU profile of each worker over its first r100
  * round (cpu-profile-on-signal.mjs). Figures go to stdout as `name=value`, progress to stderr.
  */
 import { randomBytes } from 'node:crypto';
@@ -66,6 +66,11 @@ interface Measure {
   redisCalls: number;
 }
 
+/** Node options that preload the profiler a SIGUSR2 starts and stops (with `--cpu-prof`). */
+function profileExecArgv(): string[] {
+  return profileDir ? ['--import', pathToFileURL(join(here, 'bench/lib/cpu-profile-on-signal.mjs')).href] : [];
+}
+
 async function agentqSide(root: string, index: number, redisUrl: string, modelUrl: string): Promise<Side> {
   const id = randomBytes(3).toString('hex');
   const env = {
@@ -82,10 +87,7 @@ async function agentqSide(root: string, index: number, redisUrl: string, modelUr
     BENCH_RECORD_STEPS: 'false',
     ...(profileDir ? { AGENTQ_CPU_PROFILE_DIR: profileDir } : {}),
   };
-  const execArgv = profileDir
-    ? ['--import', pathToFileURL(join(here, 'bench/lib/cpu-profile-on-signal.mjs')).href]
-    : [];
-  const worker = await forkWorker('bench/workers/engine-worker.ts', env, { root, execArgv });
+  const worker = await forkWorker('bench/workers/engine-worker.ts', env, { root, execArgv: profileExecArgv() });
   const client = new AgentClient({ config: loadConfig(env) });
   let lastRunIds: string[] = [];
   return {
@@ -119,7 +121,11 @@ async function chainSide(redisUrl: string, modelUrl: string): Promise<Side> {
     AGENTQ_WORKER_CONCURRENCY: String(IN_FLIGHT),
     OPENAI_BASE_URL: modelUrl,
   };
-  const worker = await forkWorker('bench/workers/bullmq-model-chain-worker.ts', env);
+  const worker = await forkWorker(
+    'bench/workers/bullmq-model-chain-worker.ts',
+    { ...env, ...(profileDir ? { AGENTQ_CPU_PROFILE_DIR: profileDir } : {}) },
+    { execArgv: profileExecArgv() },
+  );
   const queue = new Queue('bench-model-chain', { connection: { url: redisUrl }, prefix });
   return {
     name: 'bullmq_chain',
@@ -144,7 +150,7 @@ async function measureR100(side: Side, redis: Redis, breakdown: boolean, profile
   const perCommand = perCommandDelta(statsBefore, statsAfter).filter(([name]) => name !== 'info');
   if (breakdown)
     log(
-      `  ${side.name} Redis calls per step: ${perCommand.map(([name, { calls }]) => `${name} ${(calls / steps).toFixed(2)}`).join(', ')}`,
+      `  ${side.name} Redis calls per step (µs of Redis's own time): ${perCommand.map(([name, { calls, usec }]) => `${name} ${(calls / steps).toFixed(2)} (${(usec / steps).toFixed(1)} µs)`).join(', ')}`,
     );
   side.r100.push({
     stepsPerS: steps / (elapsedMs / 1000),
@@ -157,6 +163,7 @@ async function measureR100(side: Side, redis: Redis, breakdown: boolean, profile
 }
 
 async function measureR1(side: Side): Promise<void> {
+  await side.bodies(); // drops the r100 round's
   const elapsedMs = await side.loop(1, r1Runs);
   side.r1.push({
     wallMsPerStep: elapsedMs / (r1Runs * MODEL_GRAPH_NODES),
@@ -195,12 +202,7 @@ async function main(): Promise<void> {
     for (let turn = 0; turn < rounds; turn += 1) {
       const order = turn % 2 === 0 ? sides : [...sides].reverse();
       for (const side of order) {
-        await measureR100(
-          side,
-          redis,
-          turn === 0 && args.includes('--commands'),
-          turn === 0 && !!profileDir && side !== chain,
-        );
+        await measureR100(side, redis, turn === 0 && args.includes('--commands'), turn === 0 && !!profileDir);
         model.setLatency(0); // drops the model server's request log
         await measureR1(side);
         model.setLatency(0);
