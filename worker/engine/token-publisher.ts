@@ -8,6 +8,13 @@ import type { TokenLog } from '../../shared/store/token-log.js';
  */
 export const FOLLOWER_LOOK_MS = 50;
 
+/**
+ * How long an answer's text must have been coming before held text makes a look (ms): an answer that
+ * comes whole at once (a short reply, a fast model) costs none, and is published only if someone followed
+ * at the claim; its text reaches a later follower in the committed message a moment after.
+ */
+export const TEXT_SPAN_MS = 10;
+
 /** A look for followers of a run's tokens made elsewhere (the paid call's claim makes one). */
 export interface FollowerLook {
   followed: boolean;
@@ -35,10 +42,11 @@ interface TokenPublisherOptions {
  * `token-gap`, never the step (the committed message is the record).
  *
  * Only while someone follows the run: until a look finds a follower (the claim's, or one of its own at
- * most every FOLLOWER_LOOK_MS while text comes), the attempt's events are held here, and a run nobody
- * follows sends none. The look that finds one publishes the held events first, in order, so a follower
- * who arrives mid-answer gets the answer from its start; one who arrives in an answer's last
- * FOLLOWER_LOOK_MS may see that step's text only in its committed message.
+ * most every FOLLOWER_LOOK_MS once text has been coming TEXT_SPAN_MS), the attempt's events are held here,
+ * and a run nobody follows sends none. The look that finds one publishes the held events first, in order,
+ * so a follower who arrives mid-answer gets the answer from its start; one who arrives in an answer's last
+ * FOLLOWER_LOOK_MS, or after the claim of an answer that comes whole at once, may see that step's text only
+ * in its committed message.
  */
 export function createTokenPublisher({
   log,
@@ -53,6 +61,8 @@ export function createTokenPublisher({
   /** Events not published yet, nobody having followed at the last look; null once someone did. */
   let held: TokenEvent[] | null = [];
   let lookedAt = Number.NEGATIVE_INFINITY;
+  /** When the first held event came. */
+  let heldSince: number | undefined;
   let looking = false;
   const publish = (event: TokenEvent) => {
     log.append(event).catch(() => undefined);
@@ -79,13 +89,15 @@ export function createTokenPublisher({
   const send = (event: TokenEvent) => {
     if (!held) return publish(event);
     held.push(event);
+    const now = Date.now();
+    heldSince ??= now;
     if (looking) return;
     const outside = lastLook?.();
     if (outside && outside.at > lookedAt) {
       lookedAt = outside.at;
       if (outside.followed) return goLive();
     }
-    if (Date.now() - lookedAt >= FOLLOWER_LOOK_MS) look();
+    if (now - lookedAt >= FOLLOWER_LOOK_MS && now - heldSince >= TEXT_SPAN_MS) look();
   };
   return (text, call) => {
     if (index === 0) send({ type: 'token-reset', runId, step, task, node, attempt });
