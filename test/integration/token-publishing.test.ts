@@ -1,11 +1,10 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenFeed, type TokenFeedEvent } from '../../producer/client/token-feed.js';
 import { TokenHub } from '../../producer/client/token-hub.js';
 import type { TokenEvent } from '../../shared/contracts/token-event.js';
 import { connectRedis } from '../../shared/redis/connect-redis.js';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../fakes/scripted-openai-server.js';
-import { startPrivateRedis, type PrivateRedis } from '../../shared/redis/private-redis-server.js';
+import { startCountedRedis, type CountedRedis } from '../helpers/counted-redis.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 const ANSWER = 'One two three four five six seven eight nine ten eleven twelve.';
@@ -19,13 +18,10 @@ describe('token publishing follows the followers', () => {
   let server: ScriptedOpenAIServer;
   let env: TestEnv;
   let hub: TokenHub;
-  let redis: PrivateRedis;
-  let info: Redis | undefined;
+  let redis: CountedRedis;
   beforeAll(async () => {
     server = await startScriptedOpenAIServer();
-    // A Redis of its own: its command counts are this file's alone.
-    redis = await startPrivateRedis();
-    info = new Redis(redis.url);
+    redis = await startCountedRedis();
     env = await startTestEnv({
       env: { REDIS_URL: redis.url, OPENAI_BASE_URL: server.url, LLM_MODEL: 'scripted-chat' },
     });
@@ -35,15 +31,11 @@ describe('token publishing follows the followers', () => {
     hub?.close();
     await env?.close();
     await server?.close();
-    info?.disconnect();
     await redis?.stop();
   });
 
   /** PUBLISH commands Redis has run, scripts' own included (this file's private Redis: no other test's). */
-  const publishes = async () => {
-    const stats = await info!.info('commandstats');
-    return Number(/^cmdstat_publish:calls=(\d+)/m.exec(stats)?.[1] ?? 0);
-  };
+  const publishes = () => redis.calls('publish');
 
   it('a run nobody follows publishes none of its tokens', async () => {
     server.setScript([{ content: ANSWER, chunkDelayMs: 5 }]);
@@ -53,7 +45,7 @@ describe('token publishing follows the followers', () => {
     expect(done.status).toBe('completed');
     expect((await env.client.messages(runId)).at(-1)).toMatchObject({ role: 'assistant', content: ANSWER });
     expect((await publishes()) - before).toBe(0);
-    expect(await info!.exists(env.client.store.keys.tokenLog(runId))).toBe(0);
+    expect(await redis.redis.exists(env.client.store.keys.tokenLog(runId))).toBe(0);
   });
 
   it('a follower who arrives while the answer streams gets token-reset, then the whole answer from its start', async () => {

@@ -1,19 +1,18 @@
 import type { RedisConnection } from '../../redis/connect-redis.js';
+import { sharedRoundTrip } from '../../redis/shared-round-trip.js';
 
 /**
- * Increments of one counter hash that many callers make at once, written together: the first caller's
- * write goes at once, and those that come while it is in flight are summed into the next one, sent as it
- * lands. Each caller's promise settles with the write that holds its increment (a failed write fails the
- * callers it held, whose increments are lost, as a failed write of their own would lose them). A worker
- * with a hundred paid calls in flight thus writes its counters a few times a round trip, not once per call.
+ * Increments of one counter hash that many callers make at once, written together (sharedRoundTrip):
+ * those made while a write is in flight are summed into the next one. Each caller's promise settles with
+ * the write that holds its increment (a failed write fails the callers it held, whose increments are
+ * lost, as a failed write of their own would lose them). A worker with a hundred paid calls in flight
+ * thus writes its counters a few times a round trip, not once per call.
  */
 export class CombinedIncrements {
   /** Integer and float increments not yet sent, by field. */
   private integers = new Map<string, number>();
   private floats = new Map<string, number>();
-  /** The write in flight (its failure is its callers'), and the one queued behind it. */
-  private writing: Promise<void> = Promise.resolve();
-  private queued: Promise<void> | undefined;
+  private readonly write = sharedRoundTrip(() => this.send());
 
   constructor(
     private readonly redis: RedisConnection,
@@ -24,15 +23,10 @@ export class CombinedIncrements {
   add(integers: Record<string, number>, floats: Record<string, number> = {}): Promise<void> {
     for (const [name, by] of Object.entries(integers)) this.integers.set(name, (this.integers.get(name) ?? 0) + by);
     for (const [name, by] of Object.entries(floats)) this.floats.set(name, (this.floats.get(name) ?? 0) + by);
-    if (this.queued) return this.queued;
-    const write = this.writing.then(() => this.write());
-    this.queued = write;
-    this.writing = write.catch(() => undefined);
-    return write;
+    return this.write();
   }
 
-  private async write(): Promise<void> {
-    this.queued = undefined;
+  private async send(): Promise<void> {
     const [integers, floats] = [this.integers, this.floats];
     this.integers = new Map();
     this.floats = new Map();
