@@ -22,12 +22,12 @@ import type { BenchSection } from './lib/bench-section.js';
 import { commandStats, perCommandDelta } from './lib/redis-commandstats.js';
 import { redisCpuUs } from './lib/process-meter.js';
 import { questionTimeline } from './lib/question-timeline.js';
+import { argValues } from './lib/cli-args.js';
 
 const here = fileURLToPath(new URL('..', import.meta.url));
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const args = process.argv.slice(2);
-const values = (name: string) =>
-  args.flatMap((arg, index) => (arg === name && args[index + 1] ? [args[index + 1]!] : []));
+const values = (name: string) => argValues(name, args);
 const roots = values('--root').map((root) => resolve(root));
 const rounds = Number(values('--rounds')[0] ?? 1);
 const quick = args.includes('--quick');

@@ -22,14 +22,15 @@ export interface ForkedWorker {
 /**
  * Forks `script` (a path from the repository root) under tsx with `env` over this process's
  * environment, and resolves once it sends `{type: 'ready'}`. Its stderr is passed through.
- * `execArgv` adds Node options (e.g. `--expose-gc`).
+ * `execArgv` adds Node options (e.g. `--expose-gc`); `root` forks the script of another checkout
+ * (a before/after comparison, bench/model-step-cost.ts).
  */
 export async function forkWorker(
   script: string,
   env: Record<string, string>,
-  { execArgv = [] }: { execArgv?: string[] } = {},
+  { execArgv = [], root: from = root }: { execArgv?: string[]; root?: string } = {},
 ): Promise<ForkedWorker> {
-  const child = fork(join(root, script), [], {
+  const child = fork(join(from, script), [], {
     execArgv: ['--import', 'tsx', ...execArgv],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

@@ -11,6 +11,7 @@ import { AgentClient } from '../../producer/client/agent-client.js';
 import { loadConfig } from '../../shared/config/config.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { closedLoop } from '../lib/closed-loop.js';
+import { chainLoop as bullmqChainLoop } from '../lib/bullmq-chain.js';
 import { engineLoop, recordStepTimings, stepTimingsOf } from '../lib/engine-loop.js';
 import { figureRecorder } from '../lib/figure-recorder.js';
 import { forkWorker, type ForkedWorker } from '../lib/forked-worker.js';
@@ -26,18 +27,8 @@ const CONCURRENCY = 100;
 /** Turns of engine and plain chain at 100 in flight (medians compared). */
 const ROUNDS = 5;
 
-async function chainLoop(worker: ForkedWorker, queue: Queue, inFlight: number, total: number): Promise<number> {
-  const tag = randomBytes(3).toString('hex');
-  const loop = closedLoop(inFlight, total, async (index) => {
-    await queue.add(
-      'link',
-      { chain: `${tag}-${index}`, index: 0, length: STEPS },
-      { jobId: `${tag}-${index}.0`, removeOnComplete: { count: 1000 } },
-    );
-  });
-  worker.onFinished(() => loop.finished());
-  return Promise.race([loop.done, worker.failed]);
-}
+const chainLoop = (worker: ForkedWorker, queue: Queue, inFlight: number, total: number) =>
+  bullmqChainLoop(worker, queue, { inFlight, total, length: STEPS });
 
 /** CPU and client commands of one measured stretch: worker process, this (producer) process, Redis. */
 interface Spend {

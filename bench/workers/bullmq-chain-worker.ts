@@ -4,6 +4,7 @@
  */
 import { Queue, Worker } from 'bullmq';
 import { startTelemetry } from '../../shared/telemetry/telemetry.js';
+import { addNextLink, type ChainLink } from '../lib/bullmq-chain.js';
 import { answerMeterRequests } from '../lib/process-meter.js';
 
 answerMeterRequests();
@@ -15,19 +16,10 @@ const telemetry = await startTelemetry({ serviceName: 'bullmq-chain' });
 const otel = telemetry.bullmq ? { telemetry: telemetry.bullmq } : {};
 const connection = { url, maxRetriesPerRequest: null };
 const queue = new Queue('bench-chain', { connection, prefix, ...otel });
-const worker = new Worker<{ chain: string; index: number; length: number }>(
+const worker = new Worker<ChainLink>(
   'bench-chain',
   async (job) => {
-    const { chain, index, length } = job.data;
-    if (index + 1 < length) {
-      await queue.add(
-        'link',
-        { chain, index: index + 1, length },
-        { jobId: `${chain}.${index + 1}`, removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } },
-      );
-    } else {
-      process.send?.({ type: 'finished', runId: chain });
-    }
+    if (!(await addNextLink(queue, job.data))) process.send?.({ type: 'finished', runId: job.data.chain });
   },
   { connection, prefix, concurrency, ...otel },
 );

@@ -10,6 +10,9 @@ const APPEND = luaScript(new URL('./lua/append-token-1.lua', import.meta.url));
 /** KEYS: 1 the token log · ARGV: 1 expiry ms → [last id, 1 if it existed else 0]. */
 const WATCH = luaScript(new URL('./lua/watch-tokens-1.lua', import.meta.url));
 
+/** KEYS: 1 the token log · ARGV: 1 channel, 2 cluster → 1 when someone follows the run, else 0. */
+const FOLLOWED = luaScript(new URL('./lua/tokens-followed-1.lua', import.meta.url));
+
 export interface TokenLogOptions {
   /** AGENTQ_TOKEN_LOG_MAXLEN: tokens kept, about (whole blocks of ~100). @default 2000 */
   maxLen?: number;
@@ -63,6 +66,17 @@ export class TokenLog {
       ],
     );
     return id || null;
+  }
+
+  /** Whether anyone follows the run's tokens now (its log exists, or its channel has a subscriber). */
+  async followed(runId: string): Promise<boolean> {
+    const reply = await runScript<number>(
+      this.redis,
+      FOLLOWED,
+      [this.keys.tokenLog(runId)],
+      [this.keys.tokenChannel(runId), isCluster(this.redis) ? '1' : '0'],
+    );
+    return reply === 1;
   }
 
   /**

@@ -16,7 +16,7 @@ import type { Logger } from '../../shared/telemetry/logger.js';
 import type { RedisRunStore, StepMeta } from '../../shared/store/redis-run-store.js';
 import type { StepUsage } from '../../shared/contracts/run-record.js';
 import type { StepAbortHandle } from './step-abort.js';
-import { createTokenPublisher } from './token-publisher.js';
+import { createTokenPublisher, type FollowerLook } from './token-publisher.js';
 import type { PaidClaims } from './paid-claims.js';
 import { StepTimeTravel } from './replay/step-time-travel.js';
 import { NodeWaits, type CallbackSigning } from './waits/node-waits.js';
@@ -74,6 +74,8 @@ class StepNodeContext implements NodeContext {
   readonly services: Services;
   readonly tokenBudgetRemaining: number | null;
   private publisher: ((text: string, call: string) => void) | undefined;
+  /** Whether the run's tokens were followed at the last paid call's claim: its publisher need not look again. */
+  private followerLook: FollowerLook | undefined;
   /** The last paid call was answered from a replay's recording: the usage recorded after it is not this run's. */
   private replayed = false;
 
@@ -177,6 +179,8 @@ class StepNodeContext implements NodeContext {
       memos[key] = claim.value;
       return claim.value as T;
     }
+    if (claim.followed !== undefined && claim.lookedAt !== undefined)
+      this.followerLook = { followed: claim.followed, at: claim.lookedAt };
     let value: T;
     try {
       // The last look before the request leaves: the claim still this call's, the cursor still here.
@@ -208,6 +212,7 @@ class StepNodeContext implements NodeContext {
       task: data.task,
       node,
       attempt,
+      lastLook: () => this.followerLook,
     });
     return this.publisher;
   }

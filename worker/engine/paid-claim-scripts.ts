@@ -8,8 +8,8 @@ import { luaScript } from '../../shared/redis/lua-script.js';
  * Fields of the memo hash: `s<k>.t<i>` the step's saved results (JSON map), `claim:s<k>.t<i>:<key>` a claim.
  */
 
-/** KEYS. Its KEYS, ARGV and reply: the header of lua/claim-paid-work-3.lua. */
-export const CLAIM_PAID_WORK = luaScript(new URL('./lua/claim-paid-work-3.lua', import.meta.url));
+/** KEYS. Its KEYS, ARGV and reply: the header of lua/claim-paid-work-4.lua. */
+export const CLAIM_PAID_WORK = luaScript(new URL('./lua/claim-paid-work-4.lua', import.meta.url));
 
 /** The last look before a claimed call is paid for (a paused worker sent calls 5-6 s after the step was committed elsewhere). Its KEYS, ARGV and reply: the header of lua/confirm-paid-claim-3.lua. */
 export const CONFIRM_PAID_CLAIM = luaScript(new URL('./lua/confirm-paid-claim-3.lua', import.meta.url));

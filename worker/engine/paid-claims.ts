@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RedisConnection } from '../../shared/redis/connect-redis.js';
+import { isCluster, type RedisConnection } from '../../shared/redis/connect-redis.js';
 import { sleep } from '../../shared/contracts/abort.js';
 import type { Keys } from '../../shared/store/keys.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
@@ -26,6 +26,8 @@ interface HeldClaim {
   endsAt?: number;
   /** When the script that took the claim was sent (ms): its look is the last one while it is recent (`confirm`). */
   lookedAt?: number;
+  /** Whether someone followed the run's live tokens at that look (the claim's script checks it too). */
+  followed?: boolean;
 }
 
 /** A paid result Redis has not taken yet (it was full): kept here, used by this process's next attempt. */
@@ -111,7 +113,7 @@ export class PaidClaims {
       const reply = await runScript<string[]>(
         redis,
         CLAIM_PAID_WORK,
-        [runKeys.memo, runKeys.meta, runKeys.writes],
+        [runKeys.memo, runKeys.meta, runKeys.writes, keys.tokenLog(runId)],
         [
           stepId,
           key,
@@ -123,6 +125,8 @@ export class PaidClaims {
           task,
           over,
           this.options.takeoverMs ?? 0,
+          keys.tokenChannel(runId),
+          isCluster(redis) ? '1' : '0',
         ],
       );
       if (reply[0] === 'stale') {
@@ -141,7 +145,7 @@ export class PaidClaims {
         if (waited)
           logger.warn({ runId, stepId, key }, 'paid work: the claimant is gone or ran out of time; calling again');
         this.inFlight.add(claimant);
-        return { kind: 'claimed', field, claimant, endsAt, lookedAt };
+        return { kind: 'claimed', field, claimant, endsAt, lookedAt, followed: reply[1] === '1' };
       }
       // A claim of this very process whose call is no longer in flight (an earlier delivery here that
       // ended without releasing it): over, so take it at once instead of waiting for it to run out.

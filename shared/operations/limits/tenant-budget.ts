@@ -3,6 +3,7 @@ import { AgentqError } from '../../contracts/errors.js';
 import type { Keys } from '../../store/keys.js';
 import type { RedisMetrics } from '../metrics/redis-metrics.js';
 import { runScript } from '../../redis/create-redis.js';
+import { sharedRoundTrip } from '../../redis/shared-round-trip.js';
 import {
   LIMIT_FIELDS,
   microsToUsd,
@@ -150,16 +151,21 @@ export class TenantBudget {
   /**
    * Holds an estimate before a model call; throws TENANT_BUDGET_EXCEEDED (not retryable) when it does not
    * fit. A lazy estimate (`estimate()`) is made only when the tenant has limits: a tenant without any
-   * holds nothing, and counting a prompt's tokens is most of a model call's own CPU.
+   * holds nothing, and counting a prompt's tokens is most of a model call's own CPU. Whether it has
+   * limits is asked once for the lazy calls of the same moment (each told by a look sent after it asked);
+   * `at` (ms, tests) asks alone at that time. @default now
    */
   async reserve(
     tenant: string,
     request: BudgetEstimate | { callId: string; estimate: () => Promise<Omit<BudgetEstimate, 'callId'>> },
-    now = Date.now(),
+    at?: number,
   ): Promise<BudgetReservation> {
+    const now = at ?? Date.now();
     let estimate: BudgetEstimate;
     if ('estimate' in request) {
-      const [verdict] = await this.reserveScript(tenant, ['', '', ''], now);
+      const [verdict] = await (at === undefined
+        ? this.limitsLook(tenant)()
+        : this.reserveScript(tenant, ['', '', ''], now));
       if (verdict === 1) return { tenant, member: '' };
       estimate = { callId: request.callId, ...(await request.estimate()) };
     } else estimate = request;
@@ -187,6 +193,19 @@ export class TenantBudget {
         },
       },
     );
+  }
+
+  /** Whether a tenant has limits, asked by the calls of the same moment together (sharedRoundTrip), by tenant. */
+  private readonly limitsLooks = new Map<string, () => Promise<[number, string?, string?, string?]>>();
+
+  /** The reserve script without an estimate ({1}: no limits, {2}: ask with one), shared by concurrent calls. */
+  private limitsLook(tenant: string): () => Promise<[number, string?, string?, string?]> {
+    let look = this.limitsLooks.get(tenant);
+    if (!look) {
+      look = sharedRoundTrip(() => this.reserveScript(tenant, ['', '', ''], Date.now()));
+      this.limitsLooks.set(tenant, look);
+    }
+    return look;
   }
 
   private reserveScript(

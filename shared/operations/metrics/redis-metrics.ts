@@ -2,6 +2,7 @@ import type { RedisConnection } from '../../redis/connect-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import { Keys } from '../../store/keys.js';
 import { PrometheusText } from './prometheus-text.js';
+import { CombinedIncrements } from './combined-increments.js';
 
 /** Upper bounds (seconds) of the step duration histogram; fixed so every process adds to the same buckets. */
 export const STEP_DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600] as const;
@@ -95,15 +96,20 @@ export class RedisMetrics {
       .exec();
   }
 
-  /** A tenant's counted model spend (TenantBudget.settle): `agentq_tenant_*_total{tenant}`. */
-  async tenantUsage(tenant: string, tokens: number, costUsd: number): Promise<void> {
-    const key = this.keys.metrics('tenant-usage');
-    await this.redis
-      .multi()
-      .hincrby(key, field(tenant, 'tokens'), Math.round(tokens))
-      .hincrbyfloat(key, field(tenant, 'cost'), costUsd)
-      .exec();
+  /**
+   * A tenant's counted model spend (TenantBudget.settle): `agentq_tenant_*_total{tenant}`. Counted on every
+   * paid call, so calls at the same moment share a write (CombinedIncrements); each resolves once its own
+   * spend is written.
+   */
+  tenantUsage(tenant: string, tokens: number, costUsd: number): Promise<void> {
+    this.tenantUsageWrites ??= new CombinedIncrements(this.redis, this.keys.metrics('tenant-usage'));
+    return this.tenantUsageWrites.add(
+      { [field(tenant, 'tokens')]: Math.round(tokens) },
+      { [field(tenant, 'cost')]: costUsd },
+    );
   }
+
+  private tenantUsageWrites: CombinedIncrements | undefined;
 
   /** Everything above plus active runs by status and each queue's job counts, as Prometheus text. */
   async render(queues: readonly QueueCountsSource[] = []): Promise<string> {

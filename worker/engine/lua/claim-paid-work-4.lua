@@ -1,17 +1,22 @@
 --[[
   KEYS: 1 the run's memo hash · 2 its meta · 3 its writes (a parallel superstep's stored task writes)
+    · 4 its token log
   ARGV: 1 step id (`s<k>.t<i>`) · 2 memo key · 3 claimant (`<process id>/<call id>`) · 4 attempt · 5 how long the
     claim lasts (ms) · 6 liveness key prefix of the run's shard · 7 superstep · 8 task
     · 9 a claimant of this process known to be over ('' none: an earlier delivery here whose call ended
     without releasing) · 10 takeover wait (ms) after the owner's liveness lapsed (AGENTQ_PAID_CLAIM_TAKEOVER_MS)
+    · 11 the run's token channel · 12 '1' on a Redis Cluster, else '0'
   Times are Redis's (TIME), never a worker's: a claimant whose clock runs ahead would otherwise see a live
   claim of another machine as run out, and pay for the call a second time.
-  → {'memo', result JSON} (saved by an earlier attempt) | {'claimed'} | {'wait', owner, ends at ms}
+  → {'memo', result JSON} (saved by an earlier attempt) | {'claimed', followed} | {'wait', owner, ends at ms}
     | {'stale'}: the step is committed already (a delivery that began before the commit and reaches its paid
     call after it: the commit dropped the step's memo, and paying now would be paying twice)
+  `followed`: '1' when someone follows the run's live tokens (tokens-followed.lua), else '0': the call about
+  to stream learns it here, so a run nobody follows publishes none of its tokens at no extra round trip.
 
-  KEYS[1..3] as listed above: memo hash, meta, writes
+  KEYS[1..4] as listed above: memo hash, meta, writes, token log
 ]]
+--@include ../../../shared/store/lua/tokens-followed.lua
 local m = redis.call('HMGET', KEYS[2], 'status', 'superstep')
 if not m[1] or m[1] == 'completed' or m[1] == 'failed' or m[1] == 'cancelled' or tonumber(m[2]) ~= tonumber(ARGV[7]) then return {'stale'} end
 if redis.call('HEXISTS', KEYS[3], ARGV[8]) == 1 then return {'stale'} end
@@ -48,4 +53,4 @@ if held then
   end
 end
 redis.call('HSET', KEYS[1], field, cjson.encode({owner = ARGV[3], attempt = tonumber(ARGV[4]), endsAt = now + tonumber(ARGV[5])}))
-return {'claimed'}
+return {'claimed', tokens_followed(KEYS[4], ARGV[11], ARGV[12]) and '1' or '0'}
