@@ -195,6 +195,8 @@ async function startParts(
   if (options.reconciler !== false) reconciler.start();
   held.reconciler = reconciler;
   if (providerBatches) {
+    // A batch's warm-up question answered its first call: the others go now, while the prefix is cached.
+    providerBatches.router.onWarm(async (batchId) => void (await batches.topUp(batchId)));
     providerBatches.collector.start();
     collector.push(providerBatches.collector);
   }

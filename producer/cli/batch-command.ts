@@ -7,7 +7,16 @@ import type { BatchRecord, BatchResult } from '../../shared/operations/batches/b
 import { EXIT, UsageError } from './producer-commands.js';
 import { parseQuestionLines } from './parse-question-lines.js';
 import { createProgressBar } from './progress-bar.js';
-import { registerBatchStatusCommand } from './batch-status-command.js';
+import { describePlan, registerBatchStatusCommand } from './batch-status-command.js';
+import type { BatchMode } from '../../shared/operations/batches/autopilot-plan.js';
+
+/** `--budget`: a positive number of USD. */
+function parseBudget(value: string): number {
+  const usd = Number(value);
+  if (!Number.isFinite(usd) || usd <= 0)
+    throw new UsageError(`--budget must be a number of USD above 0, got '${value}'`);
+  return usd;
+}
 
 interface BatchOptions {
   collection: string;
@@ -21,6 +30,9 @@ interface BatchOptions {
   citations?: boolean;
   providerBatch?: boolean;
   answerCache?: boolean;
+  deadline?: string;
+  budget?: number;
+  modes?: string;
   pollMs: number;
   outageMs: number;
 }
@@ -120,6 +132,19 @@ export function registerBatchCommand(
       '--answer-cache',
       'answer questions asked before from the answer cache when the documents their answers cite are unchanged; store new answers there',
     )
+    .option(
+      '--deadline <when>',
+      "finish by then: an ISO 8601 time or a duration ('45s', '90m', '6h', '2d'); plans the batch",
+    )
+    .option(
+      '--budget <usd>',
+      'spend at most this many USD: refused at submission when no mode fits, stopped before passing it',
+      parseBudget,
+    )
+    .option(
+      '--modes <list>',
+      'the modes a plan may use, comma-separated: live,flex,batch (default: every mode the provider offers)',
+    )
     .option('--poll-ms <ms>', 'how often to check progress', parseCount('--poll-ms'), 500)
     .option(
       '--outage-ms <ms>',
@@ -148,12 +173,16 @@ export function registerBatchCommand(
             },
             ...(options.providerBatch ? { providerBatch: true } : {}),
             ...(options.answerCache ? { answerCache: true } : {}),
+            ...(options.deadline ? { deadline: options.deadline } : {}),
+            ...(options.budget === undefined ? {} : { budgetUsd: options.budget }),
+            ...(options.modes ? { modes: options.modes.split(',').map((mode) => mode.trim()) as BatchMode[] } : {}),
           },
           options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {},
         );
         process.stderr.write(
           `batch ${batch.id}: ${batch.progress.total} questions${batch.providerBatch ? " (model calls through the provider's Batch API)" : ''}\n`,
         );
+        if (batch.autopilot) process.stderr.write(`${describePlan(batch)}\n`);
         const { current, results } = await followBatch(client, batch, options);
         const text = format === 'csv' ? formatBatchResultsCsv(results) : formatBatchResultsJsonl(results);
         if (options.out) {

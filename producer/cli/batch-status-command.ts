@@ -3,13 +3,30 @@ import { AgentqError } from '../../shared/contracts/errors.js';
 import type { BatchRecord } from '../../shared/operations/batches/batch-schema.js';
 import type { AgentClient } from '../client/agent-client.js';
 
-/** A batch as `agentq batch status` prints it: progress, and its provider batches when it has any. */
+/** A planned batch's plan, and its estimate beside what it has spent so far. */
+export function describePlan(batch: BatchRecord): string {
+  const autopilot = batch.autopilot!;
+  const lines = [
+    `plan: ${autopilot.plan.mode} (since ${autopilot.plan.at}): ${autopilot.plan.reason}`,
+    `deadline: ${autopilot.deadline ?? 'none'}; budget: ${autopilot.budgetUsd === null ? 'none' : `$${autopilot.budgetUsd}`}; modes: ${autopilot.modes.join(',')}`,
+    `estimate: $${autopilot.estimate.costUsd.toFixed(6)}, finished by ${autopilot.estimate.finishAt}; actual so far: $${batch.usage.costUsd.toFixed(6)}${batch.finishedAt ? `, finished at ${batch.finishedAt}` : ''}`,
+  ];
+  if (autopilot.stopped)
+    lines.push(
+      `stopped at the budget (${autopilot.stopped.at}): ${autopilot.stopped.left.questions} question(s) left, $${autopilot.stopped.left.budgetUsd.toFixed(6)} unspent`,
+    );
+  return lines.join('\n');
+}
+
+/** A batch as `agentq batch status` prints it: progress, usage, its plan, and its provider batches when it has any. */
 function describeBatch(batch: BatchRecord): string {
   const { progress } = batch;
   const lines = [
     `batch ${batch.id}: ${batch.status}`,
     `questions: ${progress.total} (completed ${progress.completed}, failed ${progress.failed}, cancelled ${progress.cancelled}, running ${progress.running}, queued ${progress.queued})`,
+    `usage: ${batch.usage.inputTokens} input (${batch.usage.cachedInputTokens} cached) + ${batch.usage.outputTokens} output tokens; cost $${batch.usage.costUsd.toFixed(6)} ($${batch.usage.uncachedCostUsd.toFixed(6)} uncached); calls live ${batch.usage.calls.live}, flex ${batch.usage.calls.flex}, batch ${batch.usage.calls.batch}`,
   ];
+  if (batch.autopilot) lines.push(describePlan(batch));
   const provider = batch.providerBatch;
   if (provider) {
     lines.push(

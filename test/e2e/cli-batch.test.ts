@@ -51,6 +51,25 @@ describe('agentq batch', () => {
     expect(csv.stdout.split('\r\n')[0]).toBe('id,question,status,answer,sources,error_code,error_message,run_id');
   });
 
+  it('--deadline, --budget and --modes plan the batch; batch status shows the estimate beside the actual', async () => {
+    const questions = join(dir, 'planned.jsonl');
+    writeFileSync(questions, '{"question":"one"}\n{"question":"two"}\n');
+    const args = ['--graph', 'echo-rag', '--deadline', '2d', '--budget', '5.00', '--modes', 'live'];
+    const result = await cli('batch', questions, ...args, '--out', join(dir, 'planned.out.jsonl'), '--poll-ms', '100');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/plan: live \(since .*\): cheapest mode that meets the deadline/);
+    const { batchId } = JSON.parse(result.stdout) as { batchId: string };
+    const status = await cli('batch', 'status', batchId);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/deadline: \d{4}-.*; budget: \$5; modes: live/);
+    expect(status.stdout).toMatch(
+      /estimate: \$\d+\.\d{6}, finished by \d{4}-.*; actual so far: \$\d+\.\d{6}, finished at /,
+    );
+    const refused = await cli('batch', questions, '--graph', 'echo-rag', '--budget', '0');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--budget must be a number of USD above 0/);
+  });
+
   it('exits 2 on a file that is not JSON Lines', async () => {
     const bad = join(dir, 'bad.jsonl');
     writeFileSync(bad, 'what is this\n');

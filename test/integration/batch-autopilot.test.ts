@@ -31,7 +31,9 @@ describe('batch autopilot: deadline, budget and the plan', () => {
         }
         // 'dear' questions cost 100 000 prompt tokens a call: far more than the plan's assumed 3 000 a question.
         const prompt = first.includes('dear') ? 100_000 : 100;
-        return { content: `re: ${last}`, usage: { prompt_tokens: prompt, completion_tokens: 10 } };
+        // A warm-up question's first call answers slowly: others sent beside it would arrive before it answered.
+        const delayMs = first.startsWith('warm') && messages.length === 1 ? 300 : 0;
+        return { content: `re: ${last}`, usage: { prompt_tokens: prompt, completion_tokens: 10 }, delayMs };
       },
       batchApi: { validatingMs: 20, processingMs: 100 },
     });
@@ -148,6 +150,26 @@ describe('batch autopilot: deadline, budget and the plan', () => {
     expect(once.map((request) => request.body.service_tier)).toEqual(['flex', 'flex', 'flex']);
     // Calls sent, by mode: the refused one too.
     expect(looseDone.usage.calls).toEqual({ live: 0, flex: 3, batch: 0 });
+  });
+
+  it('warm-up: one question first, the others once its first model call answered (its prompt prefix is cached)', async () => {
+    const questions = ['warm 1', 'warm 2', 'warm 3', 'warm 4'];
+    const { batch } = await submit('ap-warm', questions, { options: { graph: 'two-turns', concurrency: 4 } });
+    const done = await finished(batch.id);
+    expect(done.progress).toMatchObject({ completed: 4 });
+    const firsts = server
+      .chatRequests()
+      .filter((request) => (request.body.messages as { content: string }[]).length === 1)
+      .filter((request) => (request.body.messages as { content: string }[])[0]!.content.startsWith('warm'));
+    expect(firsts).toHaveLength(4);
+    const [leader, ...rest] = [...firsts].sort((a, b) => a.receivedAt - b.receivedAt);
+    expect(leader!.body.messages).toEqual([{ role: 'user', content: 'warm 1' }]);
+    // Every other question's first request left after the leader's answer came back.
+    for (const request of rest) expect(request.receivedAt).toBeGreaterThanOrEqual(leader!.answeredAt!);
+    // Then they went together: the cap is the batch's concurrency again, not one at a time.
+    expect(Math.max(...rest.map((request) => request.receivedAt))).toBeLessThan(
+      Math.min(...rest.map((request) => request.answeredAt!)),
+    );
   });
 
   it('a running batch that would pass its budget stops: every question says what happened to it', async () => {

@@ -42,6 +42,8 @@ describe('rag-agent batches', () => {
     // The two runs in flight exist and were cancelled; the other eight were never started.
     expect(dispatched.filter((run) => run !== null).map((run) => run!.status)).toEqual(['cancelled', 'cancelled']);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(rag.server!.chatRequests().length).toBeLessThanOrEqual(2);
+    // The first question warmed the prompt cache (its first call answered before the second was dispatched),
+    // so it may have sent its next call; each run in flight is at most one call further, none other started.
+    expect(rag.server!.chatRequests().length).toBeLessThanOrEqual(3);
   });
 });

@@ -43,6 +43,8 @@ const CACHE_LIMIT = 10_000;
 /** How a batch's calls are routed: through the Batch API only, by its plan's mode (which may change), or live. */
 interface BatchKind {
   providerBatch: boolean;
+  /** Its first question warms the provider's prompt cache: the rest wait for its first answer. */
+  warmup: boolean;
   planned: boolean;
   /** A call's estimated cost, held against a planned batch's budget while it is in flight (the dearest mode's). */
   callEstimateUsd: number;
@@ -59,6 +61,7 @@ interface BatchKind {
 export class ProviderBatchRouter {
   private readonly kinds = new Map<string, BatchKind>();
   private readonly planned: PlannedCalls;
+  private warmed: (batchId: string) => Promise<void> = async () => undefined;
 
   constructor(private readonly options: ProviderBatchRouterOptions) {
     this.planned = new PlannedCalls(options);
@@ -90,11 +93,26 @@ export class ProviderBatchRouter {
     return this.park(batchId, context, key, request, paid);
   }
 
-  /** A call of a planned batch was answered at `costUsd`: its hold against the budget becomes that cost (once). */
+  /** What dispatches a batch's other questions once its warm-up question's first call answered (the worker's dispatcher). */
+  onWarm(dispatch: (batchId: string) => Promise<void>): void {
+    this.warmed = dispatch;
+  }
+
+  /**
+   * A batch's call was answered at `costUsd`: a planned batch's hold against the budget becomes that cost
+   * (once); the first answer of a warming batch lets its other questions go (their shared prefix is cached now).
+   */
   async settle(context: Pick<NodeContext, 'runId' | 'stepId'>, key: string, costUsd: number): Promise<void> {
     const batchId = batchIdOfRun(context.runId);
-    if (!batchId || !(await this.kindOf(batchId)).planned) return;
-    await this.planned.settle(batchId, PlannedCalls.holdOf(context.runId, context.stepId, key), costUsd);
+    if (!batchId) return;
+    const kind = await this.kindOf(batchId);
+    if (kind.warmup) {
+      kind.warmup = false;
+      if ((await this.options.redis.hdel(this.options.keys.batch(batchId).meta, 'warmup')) === 1)
+        await this.warmed(batchId);
+    }
+    if (kind.planned)
+      await this.planned.settle(batchId, PlannedCalls.holdOf(context.runId, context.stepId, key), costUsd);
   }
 
   /** A live call of a batch without a plan: counted (the batch's calls by mode) while it is sent. */
@@ -169,15 +187,17 @@ export class ProviderBatchRouter {
   private async kindOf(batchId: string): Promise<BatchKind> {
     const known = this.kinds.get(batchId);
     if (known) return known;
-    const [flag, mode, autopilot] = await this.options.redis.hmget(
+    const [flag, mode, autopilot, warmup] = await this.options.redis.hmget(
       this.options.keys.batch(batchId).meta,
       'providerBatch',
       'mode',
       'autopilot',
+      'warmup',
     );
     const plan = autopilot ? (JSON.parse(autopilot) as AutopilotMeta) : null;
     const kind = {
       providerBatch: flag === '1',
+      warmup: warmup === '1',
       planned: mode !== null && mode !== undefined,
       callEstimateUsd: plan ? Math.max(...Object.values(plan.questionCostUsd)) / Math.max(1, plan.profile.calls) : 0,
     };

@@ -122,6 +122,8 @@ export class BatchDispatcher {
           ...(mode ? { mode } : {}),
           ...(autopilot ? { autopilot: JSON.stringify(autopilot) } : {}),
           concurrencyAsked: asked === undefined ? 0 : 1,
+          // Live and flex questions share a prompt prefix (graph, collection): one goes first to cache it.
+          ...((mode ? mode !== 'batch' : !providerBatch) && items.length > 1 ? { warmup: 1 } : {}),
           // Finished runs are counted as they finish (RELEASE): progress reads only the runs in flight.
           countsDone: 1,
           createdAt: now,

@@ -2,6 +2,7 @@
   A run of the batch finished: free its slot; the batch is completed once every item was dispatched and
   none is in flight. While it is still running, the freed slot's next item is claimed in the same step
   (as claim-batch-item): the next question starts one round trip after the last one ended, not four.
+  A finished run ends the batch's warm-up (its model calls were answered, whatever else told the batch).
   The run's status is counted in the meta (`done_<status>`) once per finish: `done` remembers what each
   run was counted as, so a retried run that finishes again moves from its old count to its new one.
 
@@ -30,6 +31,7 @@ if was ~= ARGV[4] then
   local ttl = redis.call('PTTL', KEYS[1])
   if ttl > 0 then redis.call('PEXPIRE', KEYS[4], ttl) end
 end
+redis.call('HDEL', KEYS[1], 'warmup')
 local m = redis.call('HMGET', KEYS[1], 'status', 'next', 'total')
 if m[1] == 'running' and tonumber(m[2]) >= tonumber(m[3]) and redis.call('SCARD', KEYS[2]) == 0 then
   redis.call('HSET', KEYS[1], 'status', 'completed', 'finishedAt', ARGV[2], 'updatedAt', ARGV[2])
