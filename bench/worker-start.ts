@@ -1,0 +1,263 @@
+/**
+ * `npm run bench:worker-start -- [--root <checkout>]... [--starts N] [--kills N] [--runs N]`: how soon a
+ * worker takes steps, from the built `dist/` as users run it, and how soon work interrupted by a
+ * `kill -9` is done. Each `--root` is another built checkout (an older commit, say), measured in the same
+ * turns so a change in the machine's load falls on all of them; without one, this checkout alone.
+ *
+ * - `worker_ready_ms_cli`: `agentq worker` (the CLI), spawn → the first `step-start` of a `chain` run
+ *   queued before it started (the event's stream id time, Redis's clock on this machine). Median of
+ *   `--starts` (default 7).
+ * - `worker_ready_ms_library`: the same for a worker script as a user writes it (`agentq/worker`,
+ *   `agentq/agents`, one graph of model calls), whose first run makes one model call.
+ * - `kill_to_done_ms`: `--runs` (default 100) runs of 10 model calls each (scripted model, 0 ms) in
+ *   flight on one library worker (concurrency 100); at half of the calls answered it is SIGKILLed and a
+ *   new one started at once: the kill → every run completed. Median of `--kills` rounds (default 3).
+ *   `kill_paid_twice`: calls answered more than once for the same step (must be 0), over all rounds; an
+ *   answer sent within 100 ms before a kill may never have been read, and its step's call made again is
+ *   counted apart (`kill_calls_cut`).
+ *
+ * Writes bench/results/worker-start-latest.json.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { AgentClient } from '../producer/client/agent-client.js';
+import { loadConfig } from '../shared/config/config.js';
+import { startScriptedOpenAIServer, type ScriptedChatRequest } from '../test/fakes/scripted-openai-server.js';
+import { repoRoot } from '../test/helpers/node-entry.js';
+import { benchEnv, waitFor } from './lib/bench-runs.js';
+import { openBenchRedis } from './lib/bench-redis.js';
+import { percentile, round } from './lib/stats.js';
+
+const { values } = parseArgs({
+  options: {
+    root: { type: 'string', multiple: true, default: [] },
+    starts: { type: 'string', default: '7' },
+    kills: { type: 'string', default: '3' },
+    runs: { type: 'string', default: '100' },
+  },
+});
+const roots = values.root.length === 0 ? [repoRoot] : values.root.map((root) => resolve(root));
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const scratch = mkdtempSync(join(tmpdir(), 'agentq-bench-start-'));
+
+/** A user's worker script against one checkout's `dist/`, as plain JavaScript (no TypeScript loader to pay for). */
+function libraryWorker(root: string, index: number): string {
+  const dist = (path: string) => pathToFileURL(join(root, 'dist', path)).href;
+  const file = join(scratch, `worker-${index}.mjs`);
+  writeFileSync(
+    file,
+    `import { defineGraph, channel, START, END } from '${dist('index.js')}';
+import { startWorker } from '${dist('worker/index.js')}';
+import { callLanguageModel } from '${dist('worker/agents/index.js')}';
+const graph = defineGraph({
+  name: 'model-chain',
+  state: { steps: channel.replace(0), next: channel.replace(0) },
+  initialState: (input) => ({ steps: input.steps, next: 0 }),
+  output: (state) => ({ steps: state.next }),
+})
+  .node('ask', async (state, context) => {
+    await callLanguageModel(context, {
+      messages: [{ role: 'user', content: 'step ' + state.next + ' (' + context.runId + ' ' + context.stepId + ' attempt ' + context.attempt + ')' }],
+    });
+    return { next: state.next + 1 };
+  })
+  .edge(START, 'ask')
+  .route('ask', (state) => (state.next < state.steps ? 'ask' : END), ['ask', END])
+  .build();
+const worker = await startWorker({ graphs: [graph], builtInGraphs: false });
+process.once('SIGTERM', () => void worker.close().then(() => process.exit(0)));
+`,
+  );
+  return file;
+}
+
+interface Target {
+  name: string;
+  cli: string;
+  library: string;
+}
+
+const targets: Target[] = roots.map((root, index) => ({
+  name: roots.length === 1 ? '' : `${basename(root)}_`,
+  cli: join(root, 'dist/bin/agentq.js'),
+  library: libraryWorker(root, index),
+}));
+
+function spawnWorker(args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    const text = chunk.toString();
+    if (/"level":(50|60)|Error/.test(text)) log(`  worker: ${text.trim().slice(0, 300)}`);
+  });
+  return child;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((done) => child.once('exit', () => done()));
+}
+
+async function stopWorker(child: ChildProcess): Promise<void> {
+  child.kill('SIGTERM');
+  await exited(child);
+}
+
+/** ms from `since` to the first `step-start` of `runId` (the event's stream id time). */
+async function firstStepStart(client: AgentClient, runId: string, since: number): Promise<number> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    for (const event of await client.store.eventLog.events(runId, { count: 100 }))
+      if (event.type === 'step-start') return Number(event.id.split('-')[0]) - since;
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  throw new Error(`run ${runId} took no step within 60 s of its worker's start`);
+}
+
+async function readyOnce(
+  redisUrl: string,
+  modelUrl: string,
+  args: string[],
+  graph: string,
+  input: Record<string, unknown>,
+): Promise<number> {
+  const env = benchEnv(redisUrl, { OPENAI_BASE_URL: modelUrl, OPENAI_API_KEY: 'bench', LLM_MODEL: 'scripted-chat' });
+  const client = new AgentClient({ config: loadConfig(env) });
+  try {
+    const { id } = await client.enqueue({ graph, input }, { queueUnserved: true });
+    const spawnedAt = Date.now();
+    const child = spawnWorker(args, env);
+    try {
+      return await firstStepStart(client, id, spawnedAt);
+    } finally {
+      await stopWorker(child);
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+async function killRound(
+  redisUrl: string,
+  modelUrl: string,
+  target: Target,
+  runs: number,
+  answered: () => number,
+): Promise<number> {
+  const env = benchEnv(redisUrl, {
+    OPENAI_BASE_URL: modelUrl,
+    OPENAI_API_KEY: 'bench',
+    LLM_MODEL: 'scripted-chat',
+    AGENTQ_WORKER_CONCURRENCY: String(runs),
+  });
+  const client = new AgentClient({ config: loadConfig(env) });
+  const workers: ChildProcess[] = [];
+  try {
+    const first = spawnWorker([target.library], env);
+    workers.push(first);
+    const before = answered();
+    // Queued whether or not the new worker has said yet that it serves the graph.
+    const ids = await Promise.all(
+      Array.from({ length: runs }, async () => {
+        const run = await client.enqueue({ graph: 'model-chain', input: { steps: 10 } }, { queueUnserved: true });
+        return run.id;
+      }),
+    );
+    await waitFor(() => answered() - before >= runs * 5, 60_000, 'half of the model calls answered', log);
+    first.kill('SIGKILL');
+    const killedAt = Date.now();
+    kills.push(killedAt);
+    await exited(first);
+    workers.push(spawnWorker([target.library], env));
+    const pending = new Set(ids);
+    while (pending.size > 0) {
+      if (Date.now() - killedAt > 120_000) throw new Error(`${pending.size} runs not done 120 s after the kill`);
+      const records = await Promise.all([...pending].map((id) => client.get(id)));
+      for (const record of records)
+        if (record && ['completed', 'failed', 'cancelled'].includes(record.status)) {
+          if (record.status !== 'completed') throw new Error(`run ${record.id} ended ${record.status}`);
+          pending.delete(record.id);
+        }
+      if (pending.size > 0) await new Promise((done) => setTimeout(done, 20));
+    }
+    return Date.now() - killedAt;
+  } finally {
+    await Promise.all(workers.map(stopWorker));
+    await client.close();
+  }
+}
+
+/**
+ * Each prompt names `<runId> <stepId>`: a step asked again after an answer had been sent is paid twice
+ * (`kill_paid_twice`, must be 0), unless that answer went out within CUT_MS before a kill, when the killed
+ * process may never have read it (`kill_calls_cut`: asked again by design, as a call cut off by the kill).
+ */
+function paidTwice(requests: ScriptedChatRequest[], killTimes: number[]): Record<string, number> {
+  const CUT_MS = 100;
+  const firstAnswer = new Map<string, number>();
+  let twice = 0;
+  let cut = 0;
+  for (const request of requests) {
+    if (request.outcome !== 'answered') continue;
+    const step = /\((\S+ \S+) attempt/.exec(JSON.stringify(request.body))?.[1] ?? 'unknown';
+    const earlier = firstAnswer.get(step);
+    if (earlier === undefined) {
+      firstAnswer.set(step, request.answeredAt!);
+      continue;
+    }
+    if (killTimes.some((at) => earlier <= at && at - earlier < CUT_MS)) cut += 1;
+    else twice += 1;
+  }
+  return { kill_paid_twice: twice, kill_calls_cut: cut };
+}
+
+const redis = await openBenchRedis();
+const model = await startScriptedOpenAIServer({ script: () => ({ content: 'ok' }) });
+const kills: number[] = [];
+const answered = () => model.chatRequests().filter((request) => request.outcome === 'answered').length;
+const samples = new Map<string, number[]>();
+const add = (name: string, value: number) => samples.set(name, [...(samples.get(name) ?? []), value]);
+try {
+  log(`redis: ${redis.description}; roots: ${roots.join(', ')}`);
+  for (const target of targets) {
+    // Warm the file cache (a cold disk is not the worker's cost).
+    await readyOnce(redis.url, model.url, [target.cli, 'worker'], 'chain', { steps: 1 });
+    await readyOnce(redis.url, model.url, [target.library], 'model-chain', { steps: 1 });
+  }
+  for (let turn = 1; turn <= Number(values.starts); turn += 1) {
+    const line: string[] = [];
+    for (const target of targets) {
+      const cli = await readyOnce(redis.url, model.url, [target.cli, 'worker'], 'chain', { steps: 1 });
+      const library = await readyOnce(redis.url, model.url, [target.library], 'model-chain', { steps: 1 });
+      add(`${target.name}worker_ready_ms_cli`, cli);
+      add(`${target.name}worker_ready_ms_library`, library);
+      line.push(`${target.name || 'this '}cli ${cli} ms, library ${library} ms`);
+    }
+    log(`start ${turn}: ${line.join('; ')}`);
+  }
+  for (let turn = 1; turn <= Number(values.kills); turn += 1) {
+    const line: string[] = [];
+    for (const target of targets) {
+      const ms = await killRound(redis.url, model.url, target, Number(values.runs), answered);
+      add(`${target.name}kill_to_done_ms`, ms);
+      line.push(`${target.name || 'this '}${ms} ms`);
+    }
+    log(`kill ${turn}: kill → all done ${line.join('; ')}`);
+  }
+  const figures: Record<string, number> = paidTwice(model.chatRequests(), kills);
+  for (const [name, values] of samples) figures[name] = round(percentile(values, 50), 0);
+  for (const [name, value] of Object.entries(figures)) process.stdout.write(`${name}=${value}\n`);
+  mkdirSync(join(repoRoot, 'bench/results'), { recursive: true });
+  writeFileSync(
+    join(repoRoot, 'bench/results/worker-start-latest.json'),
+    `${JSON.stringify({ at: new Date().toISOString(), roots, figures, samples: Object.fromEntries(samples) }, null, 2)}\n`,
+  );
+} finally {
+  await model.close();
+  await redis.close();
+  rmSync(scratch, { recursive: true, force: true });
+}
