@@ -9,6 +9,8 @@
  *   `--starts` (default 7).
  * - `worker_ready_ms_library`: the same for a worker script as a user writes it (`agentq/worker`,
  *   `agentq/agents`, one graph of model calls), whose first run makes one model call.
+ * - `worker_ready_cpu_ms_cli`, `…_library`: the CPU time (all threads) the worker had used by then, from
+ *   /proc: on a loaded machine wall time is mostly waiting for a core.
  * - `kill_to_done_ms`: `--runs` (default 100) runs of 10 model calls each (scripted model, 0 ms) in
  *   flight on one library worker (concurrency 100); at half of the calls answered it is SIGKILLed and a
  *   new one started at once: the kill → every run completed. Median of `--kills` rounds (default 3).
@@ -19,7 +21,7 @@
  * Writes bench/results/worker-start-latest.json.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -107,12 +109,31 @@ async function stopWorker(child: ChildProcess): Promise<void> {
   await exited(child);
 }
 
-/** ms from `since` to the first `step-start` of `runId` (the event's stream id time). */
-async function firstStepStart(client: AgentClient, runId: string, since: number): Promise<number> {
+/** CPU time (user + system, all threads) `pid` has used, ms, from /proc; NaN where there is none. */
+function cpuMsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 a second on Linux).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * ms from `since` to the first `step-start` of `runId` (the event's stream id time), and the CPU the
+ * worker `pid` had used when it was seen (a figure a loaded machine moves much less than wall time).
+ */
+async function firstStepStart(
+  client: AgentClient,
+  runId: string,
+  since: number,
+  pid: number,
+): Promise<{ ms: number; cpuMs: number }> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     for (const event of await client.store.eventLog.events(runId, { count: 100 }))
-      if (event.type === 'step-start') return Number(event.id.split('-')[0]) - since;
+      if (event.type === 'step-start') return { ms: Number(event.id.split('-')[0]) - since, cpuMs: cpuMsOf(pid) };
     await new Promise((done) => setTimeout(done, 20));
   }
   throw new Error(`run ${runId} took no step within 60 s of its worker's start`);
@@ -124,7 +145,7 @@ async function readyOnce(
   args: string[],
   graph: string,
   input: Record<string, unknown>,
-): Promise<number> {
+): Promise<{ ms: number; cpuMs: number }> {
   const env = benchEnv(redisUrl, { OPENAI_BASE_URL: modelUrl, OPENAI_API_KEY: 'bench', LLM_MODEL: 'scripted-chat' });
   const client = new AgentClient({ config: loadConfig(env) });
   try {
@@ -132,7 +153,7 @@ async function readyOnce(
     const spawnedAt = Date.now();
     const child = spawnWorker(args, env);
     try {
-      return await firstStepStart(client, id, spawnedAt);
+      return await firstStepStart(client, id, spawnedAt, child.pid!);
     } finally {
       await stopWorker(child);
     }
@@ -233,9 +254,13 @@ try {
     for (const target of targets) {
       const cli = await readyOnce(redis.url, model.url, [target.cli, 'worker'], 'chain', { steps: 1 });
       const library = await readyOnce(redis.url, model.url, [target.library], 'model-chain', { steps: 1 });
-      add(`${target.name}worker_ready_ms_cli`, cli);
-      add(`${target.name}worker_ready_ms_library`, library);
-      line.push(`${target.name || 'this '}cli ${cli} ms, library ${library} ms`);
+      add(`${target.name}worker_ready_ms_cli`, cli.ms);
+      add(`${target.name}worker_ready_cpu_ms_cli`, cli.cpuMs);
+      add(`${target.name}worker_ready_ms_library`, library.ms);
+      add(`${target.name}worker_ready_cpu_ms_library`, library.cpuMs);
+      line.push(
+        `${target.name || 'this '}cli ${cli.ms} ms (${cli.cpuMs} ms CPU), library ${library.ms} ms (${library.cpuMs} ms CPU)`,
+      );
     }
     log(`start ${turn}: ${line.join('; ')}`);
   }
