@@ -1,6 +1,6 @@
 import type { Config } from '../shared/config/config.js';
 import type { Logger } from '../shared/telemetry/logger.js';
-import type { RedisRunStore } from '../shared/store/redis-run-store.js';
+import type { Keys } from '../shared/store/keys.js';
 import { INGEST_QUEUE, INTAKE_QUEUE, SCHEDULES_QUEUE, STEP_QUEUE, WEBHOOK_QUEUE } from '../shared/contracts/queues.js';
 import { stepQueuePrefix } from '../shared/contracts/shards.js';
 import { queueQualifiedName } from '../shared/bullmq/bullmq-keys.js';
@@ -8,28 +8,35 @@ import type { RedisConnection } from '../shared/redis/connect-redis.js';
 import { startLiveness, type Liveness } from './runtime/liveness-thread.js';
 import { watchDataPath } from './runtime/data-path-watch.js';
 
+/** A worker process's liveness, and what start-worker.ts waits for before it takes jobs. */
+export interface WorkerLiveness extends Liveness {
+  /**
+   * Settles once the thread wrote its first beat, or after 5 s (said in the log): a job taken before
+   * then would hold claims on paid work that look dead to other workers.
+   */
+  readonly firstBeat: Promise<void>;
+  /** Watches `dataConnections` (those the steps commit through): while they fail, the thread stops beating. */
+  watch(dataConnections: RedisConnection[]): void;
+}
+
 /**
  * A worker process's liveness, beating from a thread of its own: it holds the step jobs' locks and
- * releases a dead peer's, while `dataConnections` (those its steps commit through) answer: when they
- * have not for AGENTQ_STEP_REDIS_TIMEOUT_MS, it stops beating until they do. Waits up to 5 s for the
- * first beat.
+ * releases a dead peer's, while the data connections given to `watch` answer: when they have not for
+ * AGENTQ_STEP_REDIS_TIMEOUT_MS, it stops beating until they do. Returns at once, so that the thread (a
+ * Node isolate of its own, loading its Redis client and connecting) starts while the worker opens
+ * its queues and connections: the worker waits for `firstBeat` only before it takes jobs.
  */
-export async function startWorkerLiveness(
-  config: Config,
-  store: RedisRunStore,
-  logger: Logger,
-  dataConnections: RedisConnection[] = [],
-): Promise<Liveness> {
+export function startWorkerLiveness(config: Config, keys: Keys, logger: Logger): WorkerLiveness {
   const stepQueueKeys = Array.from({ length: config.shards }, (_value, shard) =>
     queueQualifiedName(stepQueuePrefix(config.queuePrefix, shard, config.shards), STEP_QUEUE),
   );
   const liveness = startLiveness({
     redis: config,
-    alivePrefixes: Array.from({ length: config.shards }, (_value, shard) => store.keys.alivePrefix(shard)),
+    alivePrefixes: Array.from({ length: config.shards }, (_value, shard) => keys.alivePrefix(shard)),
     intervalMs: config.livenessIntervalMs,
     ttlMs: config.livenessTtlMs,
     lockMs: config.lockDurationMs,
-    registryKey: store.keys.livenessRegistry(),
+    registryKey: keys.livenessRegistry(),
     // Every queue of agentq, whether this process takes from it or not: a dead peer may have.
     reapQueues: [
       ...stepQueueKeys,
@@ -43,34 +50,39 @@ export async function startWorkerLiveness(
     onLost: (released) =>
       logger.info({ released }, 'reconnected to Redis: released the step jobs taken as the connection dropped'),
   });
-  const watch = watchDataPath({
-    connections: dataConnections,
-    intervalMs: config.livenessIntervalMs,
-    failingAfterMs: config.stepRedisTimeoutMs,
-    onChange(failing, failedForMs) {
-      liveness.dataPathFailing(failing);
-      if (failing)
-        logger.warn(
-          { failedForMs },
-          'Redis has not answered on this worker’s data connections: it stops beating, so its peers take its steps over',
-        );
-      else logger.info({ failedForMs }, 'Redis answers on this worker’s data connections again: it beats again');
-    },
-  });
-  // Redis answered the checks above; a thread that still cannot write within 5 s is said, not waited for
+  let watching: { stop(): void } | undefined;
+  // Redis answered the checks before; a thread that still cannot write within 5 s is said, not waited for
   // (this process's claims then look dead to others, which is how a worker without liveness behaved).
-  const beating = await Promise.race([
+  const firstBeat = Promise.race([
     liveness.ready.then(() => true),
     new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref()),
-  ]);
-  if (!beating)
-    logger.warn(
-      'liveness thread has not written its first beat within 5 s; claims on paid work by this worker may be taken over',
-    );
+  ]).then((beating) => {
+    if (!beating)
+      logger.warn(
+        'liveness thread has not written its first beat within 5 s; claims on paid work by this worker may be taken over',
+      );
+  });
   return {
     ...liveness,
+    firstBeat,
+    watch(dataConnections) {
+      watching = watchDataPath({
+        connections: dataConnections,
+        intervalMs: config.livenessIntervalMs,
+        failingAfterMs: config.stepRedisTimeoutMs,
+        onChange(failing, failedForMs) {
+          liveness.dataPathFailing(failing);
+          if (failing)
+            logger.warn(
+              { failedForMs },
+              'Redis has not answered on this worker’s data connections: it stops beating, so its peers take its steps over',
+            );
+          else logger.info({ failedForMs }, 'Redis answers on this worker’s data connections again: it beats again');
+        },
+      });
+    },
     close: () => {
-      watch.stop();
+      watching?.stop();
       return liveness.close();
     },
   };

@@ -29,6 +29,7 @@ import { connectRunStore, type FinishedHook } from './connect-run-store.js';
 import type { RedisRunStore } from '../shared/store/redis-run-store.js';
 import type { StepQueues } from '../shared/store/step-queues.js';
 import { startWorkerLiveness } from './start-worker-liveness.js';
+import { Keys } from '../shared/store/keys.js';
 import { createStepProcessor } from './create-step-processor.js';
 import { FairQueue } from '../shared/store/fair-queue.js';
 
@@ -91,6 +92,8 @@ async function startConnected(
     queues: [],
     mcp,
     connections: [],
+    // First: the thread boots (its own isolate, Redis client and connection) while this one goes on.
+    liveness: startWorkerLiveness(config, new Keys(config.keyPrefix, config.shards), logger),
   };
   const collector: { stop(): Promise<void> }[] = [];
   try {
@@ -140,9 +143,9 @@ async function startParts(
   const batches = dispatchBatches(finishedHooks, { redis, store, stepQueues, config });
   await activeSteps.listen(connectRedis(config, 'blocking'), store.keys.cancelChannel(), logger);
 
-  // Liveness from a thread of its own, and claims on paid work that respect it.
-  const liveness = await startWorkerLiveness(config, store, logger, [redis, stepRedis]);
-  held.liveness = liveness;
+  // Liveness from a thread of its own (started first, in startConnected), and claims on paid work that respect it.
+  const liveness = held.liveness!;
+  liveness.watch([redis, stepRedis]);
   const { stepProcessor, transitions, startsGate, providerBatches } = await createStepProcessor({
     options,
     config,
@@ -161,6 +164,8 @@ async function startParts(
     intakeProcessor,
   });
   const concurrency = options.concurrency ?? config.concurrency;
+  // No job is taken before the process beats: its claims on paid work would look dead to its peers.
+  await liveness.firstBeat;
   const jobs = startJobWorkers({
     config,
     registry,

@@ -10,7 +10,7 @@ import type { Telemetry } from '../shared/telemetry/telemetry.js';
 import type { WarningGate } from '../shared/telemetry/warning-gate.js';
 import { BoundedShutdown } from '../shared/operations/bounded-shutdown.js';
 import type { ActiveSteps } from './engine/active-steps.js';
-import type { Liveness } from './runtime/liveness-thread.js';
+import type { WorkerLiveness } from './start-worker-liveness.js';
 import type { ServedGraphsHeartbeat } from './operations/served-graphs-heartbeat.js';
 import type { Reconciler } from './operations/reconciler.js';
 import type { WebhookWorker } from './operations/webhooks/start-webhook-worker.js';
@@ -35,7 +35,7 @@ export interface RunningWorkerParts {
   bullmq?: BullmqConnection;
   telemetry?: Telemetry;
   mcp: McpConnections;
-  liveness?: Liveness;
+  liveness?: WorkerLiveness;
   connections: RedisConnection[];
 }
 

@@ -1,16 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { context, isSpanContextValid, trace, TraceFlags, type Context, type Tracer } from '@opentelemetry/api';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  ConsoleSpanExporter,
-  RandomIdGenerator,
-  SimpleSpanProcessor,
-  type IdGenerator,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { BullMQOtel } from 'bullmq-otel';
+import { context, isSpanContextValid, trace } from '@opentelemetry/api';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { Telemetry } from './telemetry-types.js';
+
+export type { Telemetry } from './telemetry-types.js';
 
 /**
  * Tracing for agentq (docs/guides/observability.md): one trace per run, a root span `agent.run <graph>` and a child
@@ -25,38 +17,6 @@ import { BullMQOtel } from 'bullmq-otel';
  * OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); when off nothing is created and
  * every call is a cheap no-op.
  */
-export interface Telemetry {
-  readonly enabled: boolean;
-  readonly tracer: Tracer;
-  /** For BullMQ queues and workers (`telemetry` option); undefined when off. */
-  readonly bullmq: BullMQOtel | undefined;
-  /** `<traceId>-<rootSpanId>` for a new run, or '' when off. */
-  newRunTrace(): string;
-  /** The context whose parent is the run's root span (ROOT context when the run has no trace). */
-  runContext(runTrace: string | null | undefined): Context;
-  /** Writes the run's root span with its stored ids. */
-  emitRunSpan(run: RunSpanRecord): void;
-  flush(): Promise<void>;
-  shutdown(): Promise<void>;
-}
-
-interface RunSpanRecord {
-  trace: string | null;
-  runId: string;
-  graph: string;
-  graphVersion: string | null;
-  status: string;
-  stepCount: number;
-  errorCode?: string | undefined;
-  errorMessage?: string | undefined;
-  startTime: number;
-  endTime: number;
-  /**
-   * A child run's parent run and the step that started it (context.runGraph), and that step's span
-   * (`<traceId>-<spanId>`, when it was traced) for the span link.
-   */
-  parent?: { runId: string; step: string; span?: string | null | undefined } | null | undefined;
-}
 
 interface TelemetryOptions {
   /** Service name on every span. @default 'agentq' */
@@ -66,22 +26,6 @@ interface TelemetryOptions {
   /** The environment to read OTEL_* from. @default process.env */
   env?: NodeJS.ProcessEnv;
 }
-
-/** Lets the root span be written with the ids chosen when the run started. */
-class RunAwareIdGenerator implements IdGenerator {
-  forced: { traceId: string; spanId: string } | undefined;
-  private readonly random = new RandomIdGenerator();
-
-  generateTraceId(): string {
-    return this.forced?.traceId ?? this.random.generateTraceId();
-  }
-
-  generateSpanId(): string {
-    return this.forced?.spanId ?? this.random.generateSpanId();
-  }
-}
-
-const TRACE_PATTERN = /^([0-9a-f]{32})-([0-9a-f]{16})$/;
 
 /** Which exporter the standard OTEL_* variables ask for; undefined = tracing off. */
 function tracesExporterFromEnv(env: NodeJS.ProcessEnv): 'otlp' | 'console' | undefined {
@@ -119,85 +63,15 @@ export async function startTelemetry({
   if (current) return current;
   const kind = exporter ? 'custom' : tracesExporterFromEnv(env);
   if (!kind) return disabled;
-  let spanExporter: SpanExporter;
-  if (exporter) spanExporter = exporter;
-  else if (kind === 'console') spanExporter = new ConsoleSpanExporter();
-  else {
-    // Loaded only when tracing is on: the exporter pulls in the OTLP transformer and HTTP machinery.
-    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-    spanExporter = new OTLPTraceExporter();
-  }
-  const idGenerator = new RunAwareIdGenerator();
-  const provider = new NodeTracerProvider({
-    idGenerator,
-    resource: resourceFromAttributes({
-      'service.name': env.OTEL_SERVICE_NAME ?? serviceName,
-      'process.pid': process.pid,
-    }),
-    spanProcessors: [exporter ? new SimpleSpanProcessor(spanExporter) : new BatchSpanProcessor(spanExporter)],
+  // The SDK is loaded only when tracing is on: with it off, a worker starts without it.
+  const { startTracing } = await import('./enabled-telemetry.js');
+  current = await startTracing({
+    exporter,
+    kind,
+    serviceName,
+    env,
+    onShutdown: () => (current = undefined),
   });
-  provider.register();
-  const tracer = provider.getTracer('agentq');
-  current = {
-    enabled: true,
-    tracer,
-    bullmq: new BullMQOtel({ tracerName: 'agentq-bullmq' }),
-    newRunTrace: () => `${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}`,
-    runContext(runTrace) {
-      const match = runTrace ? TRACE_PATTERN.exec(runTrace) : null;
-      if (!match) return context.active();
-      return trace.setSpanContext(context.active(), {
-        traceId: match[1]!,
-        spanId: match[2]!,
-        traceFlags: TraceFlags.SAMPLED,
-        isRemote: true,
-      });
-    },
-    emitRunSpan(run) {
-      const match = run.trace ? TRACE_PATTERN.exec(run.trace) : null;
-      if (!match) return;
-      const parentSpan = run.parent?.span ? TRACE_PATTERN.exec(run.parent.span) : null;
-      idGenerator.forced = { traceId: match[1]!, spanId: match[2]! };
-      // startSpan draws the forced ids synchronously; nothing can interleave.
-      const span = tracer.startSpan(`agent.run ${run.graph}`, {
-        root: true,
-        startTime: run.startTime,
-        attributes: {
-          'agentq.run.id': run.runId,
-          'agentq.graph': run.graph,
-          'agentq.graph.version': run.graphVersion ?? '',
-          'agentq.run.status': run.status,
-          'agentq.run.step_count': run.stepCount,
-          ...(run.errorCode ? { 'error.type': run.errorCode } : {}),
-          // Its own trace, tied to the parent's by attribute: the parent's step span is in the parent's trace.
-          ...(run.parent ? { 'agentq.parent_run_id': run.parent.runId, 'agentq.parent_step': run.parent.step } : {}),
-        },
-        // And by a span link to the parent's step span, which trace viewers follow across the two traces.
-        ...(parentSpan
-          ? {
-              links: [
-                {
-                  context: {
-                    traceId: parentSpan[1]!,
-                    spanId: parentSpan[2]!,
-                    traceFlags: TraceFlags.SAMPLED,
-                    isRemote: true,
-                  },
-                },
-              ],
-            }
-          : {}),
-      });
-      idGenerator.forced = undefined;
-      if (run.status === 'failed') span.setStatus({ code: 2, message: run.errorMessage ?? run.errorCode ?? 'failed' });
-      span.end(run.endTime);
-    },
-    flush: () => provider.forceFlush(),
-    async shutdown() {
-      await provider.shutdown();
-      current = undefined;
-    },
-  };
   return current;
 }
 

@@ -25,7 +25,7 @@ export async function retrieve(
   query: string,
   { collection, k, minScore }: RetrieveOptions,
 ): Promise<Retrieval> {
-  const result = await searchPassages(context, ragVectorStoreOf(context), { query, collection, k, round: 1 });
+  const result = await searchPassages(context, await ragVectorStoreOf(context), { query, collection, k, round: 1 });
   const passages = result.passages
     .filter((passage) => passage.score >= minScore)
     .slice(0, k)

@@ -11,7 +11,7 @@ import { INGEST_QUEUE } from '../../shared/contracts/queues.js';
 import { bullmqConnection } from '../../shared/bullmq/bullmq-connection.js';
 import { connectRedis } from '../../shared/redis/connect-redis.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
-import { createVectorStore } from '../../shared/adapters/create-vector-store.js';
+import { loadVectorStore } from '../../shared/adapters/open-vector-store.js';
 import { createEmbedder, endpointOf } from '../../shared/adapters/create-embedder.js';
 import { Keys } from '../../shared/store/keys.js';
 import { IngestProcessor } from './ingest-processor.js';
@@ -69,7 +69,9 @@ export async function startIngestWorker({
   // One line per interval for warnings every document repeats (a full disk under the embedded store).
   const warnings = new WarningGate(logger, config.warnIntervalMs);
   let store = vectorStore;
-  const openStore = () => (store ??= createVectorStore(config));
+  // Only the adapter the settings name is loaded (the Qdrant client is not, for the embedded store).
+  const createStore = vectorStore ? undefined : await loadVectorStore(config);
+  const openStore = () => (store ??= createStore!());
   // Documents in hand: while there are any, this process's vectors wait (parsing goes first).
   let inHand = 0;
   // Vectors in the background: one builder per process, which also carries on with collections other

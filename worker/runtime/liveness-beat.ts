@@ -7,6 +7,8 @@
  * masters at once.
  */
 import { Cluster, Redis } from 'ioredis';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 
 /** What the thread is started with. */
@@ -76,6 +78,45 @@ redis.on('error', () => undefined);
 const locks = new Map<string, string>();
 let first = true;
 
+/**
+ * This boot of this machine and this process's pid namespace (Linux: the kernel's boot id and the
+ * namespace's inode), written as the value of the liveness keys; '' where they cannot be read. Another
+ * process that reads the same value, and the same host name in the process id, can ask the kernel
+ * whether a peer's pid still runs (reapDead): a worker restarted on the machine of one killed finds
+ * it gone at once, not after its liveness key lapses (AGENTQ_LIVENESS_TTL_MS).
+ */
+function machineIdentity(): string {
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    return `${boot}/${readlinkSync('/proc/self/ns/pid')}`;
+  } catch {
+    return '';
+  }
+}
+const machine = machineIdentity();
+const host = hostname();
+// What each shard's liveness key of a process starts with (its own keys end with its process id).
+const alivePrefixes = keys.map((key) => key.slice(0, key.length - processId.length));
+
+/**
+ * Whether `member` (`<host>:<pid>:<random>`), whose liveness key holds `value`, is a process of this
+ * machine and pid namespace that has exited: the kernel has no such pid. A pid reused since looks
+ * alive, and then only the key's lapse tells (as for a process of another machine).
+ */
+function exitedHere(member: string, value: unknown): boolean {
+  if (machine === '' || value !== machine) return false;
+  const parts = member.split(':');
+  const pid = Number(parts[parts.length - 2]);
+  if (parts.slice(0, -2).join(':') !== host || !Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    // EPERM: the pid runs, as another user's process.
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
 function tagOf(key: string): string {
   const open = key.indexOf('{');
   const close = key.indexOf('}', open + 1);
@@ -113,7 +154,7 @@ async function beat(): Promise<void> {
         const pipeline = redis.pipeline();
         // PEXPIRE first: Redis refuses SET when it is full (maxmemory) but not PEXPIRE, so a live process
         // stays alive through it (otherwise its peers took its claims over and paid again).
-        for (const key of alive) pipeline.pexpire(key, ttlMs).set(key, '1', 'PX', ttlMs);
+        for (const key of alive) pipeline.pexpire(key, ttlMs).set(key, machine || '1', 'PX', ttlMs);
         if (lockKeys.length > 0) pipeline.eval(data.renewLua, lockKeys.length, ...lockKeys, lockMs, ...tokens);
         return pipeline.exec();
       }),
@@ -131,15 +172,21 @@ async function beat(): Promise<void> {
 }
 
 // Every beat: register this process (again, should another thread have taken it for dead), and release
-// the locks of registered processes whose liveness key has lapsed, then forget them.
+// the locks of registered processes whose liveness key has lapsed, or that exited on this machine (their
+// keys are deleted first, one DEL per shard's slot, so that their claims on paid work are taken over at
+// once too), then forget them.
 async function reapDead(): Promise<void> {
   const replies = (await redis.pipeline().sadd(registryKey, processId).smembers(registryKey).exec()) ?? [];
   const members = (replies[1]?.[1] ?? []) as string[];
   const others = members.filter((member) => member !== processId);
   if (others.length === 0) return;
-  const alive = (await redis.pipeline(others.map((member) => ['exists', registryAlivePrefix + member])).exec()) ?? [];
-  const dead = others.filter((_member, index) => alive[index]?.[1] === 0);
-  for (const member of dead) {
+  const alive = (await redis.pipeline(others.map((member) => ['get', registryAlivePrefix + member])).exec()) ?? [];
+  const lapsed = others.filter((_member, index) => alive[index]?.[0] === null && alive[index]?.[1] === null);
+  const exited = others.filter((member, index) => alive[index]?.[0] === null && exitedHere(member, alive[index]?.[1]));
+  // Only an exited process's keys: a lapsed one's may be written again meanwhile by a process that was
+  // paused, whose claims must then hold.
+  for (const member of exited) await Promise.all(alivePrefixes.map((prefix) => redis.del(prefix + member)));
+  for (const member of [...lapsed, ...exited]) {
     let released = 0;
     for (const queue of reapQueues) released += (await locksOf(queue, member + '/', 'del')).length / 2;
     await redis.srem(registryKey, member);

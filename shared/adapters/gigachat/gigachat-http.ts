@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
+import type { fetch as undiciFetch } from 'undici';
 import { AgentqError } from '../../contracts/errors.js';
 
 /** How the adapter reaches GigaChat's hosts (both the OAuth endpoint and the API). */
@@ -36,11 +36,18 @@ export function gigachatHttp({ caFile, insecureTls = false }: GigaChatTlsOptions
       );
     }
   }
-  const dispatcher: Dispatcher = new Agent({
-    connect: { ...(ca ? { ca } : {}), ...(insecureTls ? { rejectUnauthorized: false } : {}) },
-  });
+  // undici is loaded by the first request, not by every worker's start (most never talk to GigaChat).
+  let pool: Promise<{ send: typeof undiciFetch; dispatcher: import('undici').Dispatcher }> | undefined;
   return {
-    fetch: (url, init) =>
-      undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher }) as unknown as Promise<Response>,
+    async fetch(url, init) {
+      pool ??= import('undici').then(({ Agent, fetch: send }) => ({
+        send,
+        dispatcher: new Agent({
+          connect: { ...(ca ? { ca } : {}), ...(insecureTls ? { rejectUnauthorized: false } : {}) },
+        }),
+      }));
+      const { send, dispatcher } = await pool;
+      return (await send(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher })) as unknown as Response;
+    },
   };
 }

@@ -1,6 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { z } from 'zod';
 import { AgentqError } from '../../contracts/errors.js';
@@ -40,8 +38,18 @@ export async function connectMcpServers(
     await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
   };
   const tools: AnyTool[] = [];
+  const entries = Object.entries(parsed.data);
+  // The SDK (and the JSON-schema machinery it brings) is loaded only by a worker that has servers:
+  // most have none, and would pay for it before their first step.
+  if (entries.length === 0) return { tools, close };
+  const [{ Client }, { getDefaultEnvironment, StdioClientTransport }, { StreamableHTTPClientTransport }] =
+    await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/stdio.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    ]);
   try {
-    for (const [name, config] of Object.entries(parsed.data)) {
+    for (const [name, config] of entries) {
       const client = new Client({ name: 'agentq', version: '1' });
       clients.push(client);
       const transport: Transport =

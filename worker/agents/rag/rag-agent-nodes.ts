@@ -44,7 +44,7 @@ export const ragSearchNode: RagNode = async (current, context) => {
   );
   await context.emit('tool-call', { toolCallId: request.callId, tool: request.tool });
   const topK = current.topK ?? agentSettingsOf(context).ragTopK;
-  const result = await searchPassages(context, ragVectorStoreOf(context), {
+  const result = await searchPassages(context, await ragVectorStoreOf(context), {
     query: request.query,
     collection: current.collection,
     k: Math.max(SEARCH_CANDIDATES, topK),

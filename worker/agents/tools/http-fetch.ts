@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { AgentqError } from '../../../shared/contracts/errors.js';
 import { defineTool, type Tool } from '../../../shared/ports/define-tool.js';
-import { parseHtml } from '../../ingest/parsers/parse-html.js';
 import { fetchAllowedUrl, type FetchAllowedUrlOptions, type FetchedResponse } from './fetch-allowed-url.js';
 
 export type HttpFetchToolOptions = Omit<FetchAllowedUrlOptions, 'abortSignal'>;
@@ -44,11 +43,11 @@ export function createHttpFetchTool(options: HttpFetchToolOptions): Tool<z.infer
       `Only these hosts can be fetched: ${options.allowHosts.join(', ')}.`,
     input: httpFetchInput,
     execute: async ({ url }, { abortSignal }): Promise<HttpFetchResult> =>
-      toResult(await fetchAllowedUrl(url, { ...options, abortSignal })),
+      await toResult(await fetchAllowedUrl(url, { ...options, abortSignal })),
   });
 }
 
-function toResult(response: FetchedResponse): HttpFetchResult {
+async function toResult(response: FetchedResponse): Promise<HttpFetchResult> {
   const { url, status, contentType, body, truncated } = response;
   const mediaType = contentType.split(';')[0]!.trim();
   const text = decode(body, contentType);
@@ -57,6 +56,8 @@ function toResult(response: FetchedResponse): HttpFetchResult {
     mediaType === 'application/xhtml+xml' ||
     (mediaType === '' && /^\s*<(!doctype html|html)/i.test(text))
   ) {
+    // The HTML parser (linkedom and its DOM) is loaded by the first page fetched, not by every worker's start.
+    const { parseHtml } = await import('../../ingest/parsers/parse-html.js');
     const page = parseHtml(text);
     const lines = page.blocks.map((block) =>
       block.kind === 'heading' ? `${'#'.repeat(block.level)} ${block.text}` : block.text,

@@ -1,0 +1,95 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { JOB_LOCK_SUFFIX, queueLockScope } from '../../shared/bullmq/bullmq-jobs.js';
+import { Keys } from '../../shared/store/keys.js';
+import { startLiveness } from '../../worker/runtime/liveness-thread.js';
+import { testConfig } from '../helpers/test-env.js';
+
+/** What the liveness thread writes as its keys' value on Linux: the boot id and the pid namespace. */
+function machineIdentity(): string {
+  try {
+    return `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}/${readlinkSync('/proc/self/ns/pid')}`;
+  } catch {
+    return '';
+  }
+}
+
+/** A pid that ran and exited: a child that ends at once. */
+async function exitedPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => child.once('exit', resolve));
+  return child.pid!;
+}
+
+/**
+ * A worker killed with `kill -9` leaves its liveness key for up to AGENTQ_LIVENESS_TTL_MS, and its jobs
+ * and claims on paid work wait for it to lapse. A process of the same machine (a worker restarted in its
+ * place) sees that the pid has exited and takes its locks and claims over at its first beat. One whose
+ * pid still runs, or whose key says another machine or pid namespace, keeps them.
+ */
+describe('a liveness thread takes over at once from a process that exited on its machine', () => {
+  const config = testConfig();
+  const keys = new Keys(config.keyPrefix, config.shards);
+  const redis = new Redis(config.redisUrl!);
+  const queueKey = `${config.queuePrefix}:exited-test`;
+  const scope = queueLockScope(queueKey);
+  const closers: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    redis.disconnect();
+  });
+  const identity = machineIdentity();
+
+  /** Registers `member` as a live process (its key for 60 s, holding `value`) holding job `jobId`'s lock. */
+  async function registered(member: string, value: string, jobId: string): Promise<void> {
+    await redis.set(keys.alivePrefix(0) + member, value, 'PX', 60_000);
+    await redis.sadd(keys.livenessRegistry(), member);
+    await redis.lpush(scope.activeKey, jobId);
+    await redis.set(scope.jobKeyPrefix + jobId + JOB_LOCK_SUFFIX, `${member}/token`, 'PX', 60_000);
+  }
+
+  it.skipIf(identity === '')(
+    'releases an exited process’s locks and liveness key at the first beat, not after its TTL (Linux: reads /proc)',
+    async () => {
+      const exited = `${hostname()}:${await exitedPid()}:aaaaaa`;
+      const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+      closers.push(async () => sleeper.kill('SIGKILL'));
+      const running = `${hostname()}:${sleeper.pid}:bbbbbb`;
+      const elsewhere = `${hostname()}:${await exitedPid()}:cccccc`;
+      await registered(exited, identity, 'exited-job');
+      await registered(running, identity, 'running-job');
+      // The same host name and an exited pid, but another boot or pid namespace: nothing to ask the kernel.
+      await registered(elsewhere, 'another-boot/pid:[1]', 'elsewhere-job');
+
+      const reaped: string[] = [];
+      const liveness = startLiveness({
+        redis: config,
+        alivePrefixes: [keys.alivePrefix(0)],
+        intervalMs: 1000,
+        ttlMs: 3000,
+        lockMs: 30_000,
+        registryKey: keys.livenessRegistry(),
+        reapQueues: [queueKey],
+        heldQueues: [],
+        onReaped: (processId) => reaped.push(processId),
+      });
+      closers.push(() => liveness.close());
+      // The first beat reaps before it says it is ready.
+      await liveness.ready;
+
+      const lock = (jobId: string) => redis.get(scope.jobKeyPrefix + jobId + JOB_LOCK_SUFFIX);
+      expect(await lock('exited-job')).toBeNull();
+      expect(await redis.exists(keys.alivePrefix(0) + exited)).toBe(0);
+      expect(await redis.sismember(keys.livenessRegistry(), exited)).toBe(0);
+      expect(await lock('running-job')).toBe(`${running}/token`);
+      expect(await lock('elsewhere-job')).toBe(`${elsewhere}/token`);
+      expect(await redis.exists(keys.alivePrefix(0) + running, keys.alivePrefix(0) + elsewhere)).toBe(2);
+      // Its own key holds the identity, for the next process of this machine to compare.
+      expect(await redis.get(keys.alivePrefix(0) + liveness.processId)).toBe(identity);
+      await expect.poll(() => reaped).toEqual([exited]);
+    },
+  );
+});
