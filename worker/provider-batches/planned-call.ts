@@ -16,12 +16,9 @@ export interface LiveCall {
 /** ADMIT_CALL's reply. */
 type Admission = ['send', BatchMode, 'live' | 'retry'] | ['stopped', string] | ['closed', string];
 
-/** A provider's refusal of a flex request for capacity (OpenAI's 429 `resource_unavailable`). */
+/** A provider's refusal of a flex request for capacity (the adapter maps OpenAI's 429 `resource_unavailable`). */
 export function isFlexRefusal(error: unknown): boolean {
-  if (!AgentqError.isInstance(error)) return false;
-  if (error.code === 'FLEX_UNAVAILABLE') return true;
-  const details = error.details as { code?: unknown } | undefined;
-  return error.code === 'RATE_LIMITED' && details?.code === 'resource_unavailable';
+  return AgentqError.isInstance(error) && error.code === 'FLEX_UNAVAILABLE';
 }
 
 /**

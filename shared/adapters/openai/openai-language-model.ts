@@ -6,6 +6,7 @@ import { chatRequestBody, chatResponseOf } from './chat-completion-codec.js';
 import { createOpenAIClient } from './create-openai-client.js';
 import { collectChatStream } from './collect-chat-stream.js';
 import { addressedCause, mapOpenAIError, withoutAddress } from './openai-error.js';
+import { offersFlex } from '../../llm/offers-flex.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -86,7 +87,7 @@ export class OpenAILanguageModel implements LanguageModel {
     this.baseURL = client?.baseURL ?? baseURL;
     this.timeoutMs = timeoutMs;
     this.flexTimeoutMs = flexTimeoutMs;
-    this.tiers = flex === 'on' || (flex === 'auto' && isOpenAIEndpoint(this.baseURL)) ? ['flex'] : [];
+    this.tiers = offersFlex(flex, this.baseURL) ? ['flex'] : [];
     this.maxTokensParameter = maxTokensParameter;
     this.maxRetryAfterMs = maxRetryAfterMs;
     this.stream = stream;
@@ -146,15 +147,6 @@ export class OpenAILanguageModel implements LanguageModel {
       throw mapped;
     }
     return chatResponseOf(completion, { baseURL: this.baseURL, modelId: this.modelId });
-  }
-}
-
-/** OpenAI's own API (api.openai.com), the one endpoint known to serve the flex tier. */
-function isOpenAIEndpoint(baseURL: string): boolean {
-  try {
-    return new URL(baseURL).hostname === 'api.openai.com';
-  } catch {
-    return false;
   }
 }
 

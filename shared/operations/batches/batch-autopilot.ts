@@ -1,3 +1,4 @@
+import { offersFlex } from '../../llm/offers-flex.js';
 import { AgentqError } from '../../contracts/errors.js';
 import type { Config } from '../../config/config.js';
 import { batchCostOf, costOf, type PriceTable } from '../../llm/price-table.js';
@@ -48,7 +49,11 @@ export function autopilotSettingsOf(
     | 'autopilotBatchTurnaroundMs'
     | 'prices'
     | 'batchPrices'
+    | 'flexPrices'
     | 'llmModel'
+    | 'llmProvider'
+    | 'llmFlex'
+    | 'openaiBaseUrl'
   >,
 ): AutopilotSettings {
   return {
@@ -60,7 +65,12 @@ export function autopilotSettingsOf(
     batchTurnaroundMs: config.autopilotBatchTurnaroundMs,
     prices: config.prices,
     batchPrices: config.batchPrices,
+    flexPrices: config.flexPrices,
     ...(config.llmModel ? { model: config.llmModel } : {}),
+    // The same answer the worker's adapter gives as its `tiers` (GigaChat has no flex tier).
+    flexOffered:
+      config.llmProvider === 'openai' &&
+      offersFlex(config.llmFlex, config.openaiBaseUrl ?? 'https://api.openai.com/v1'),
   };
 }
 
