@@ -5,8 +5,7 @@ import { formatZodError } from '../../contracts/job-schema.js';
 import type { Keys } from '../../store/keys.js';
 import { runScript } from '../../redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
-import { parseMeta, type RedisRunStore } from '../../store/redis-run-store.js';
-import { cachedMarkOf } from '../../store/run-meta.js';
+import type { RedisRunStore } from '../../store/redis-run-store.js';
 import type { RunEnqueuer } from '../runs/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
 import { CLAIM, RELEASE, REOPEN } from './batch-scripts.js';
@@ -17,7 +16,8 @@ import { autopilotRecordOf, budgetStopError } from './autopilot-record.js';
 import { BatchAutopilotPlanner, type AutopilotSettings } from './batch-autopilot.js';
 import { addRunUsage } from './batch-usage.js';
 import { planSubmission } from './submission-plan.js';
-import { bucket, readBatchProgress } from './batch-progress.js';
+import { readBatchProgress } from './batch-progress.js';
+import { batchResultOf } from './batch-result-of.js';
 import {
   batchRequestSchema,
   type BatchRecord,
@@ -380,23 +380,8 @@ export class BatchDispatcher {
     for (let index = 0; index < items.length; index += 1)
       pipeline.hgetall(this.options.keys.run(batchRunId(meta.id, index)).meta);
     const replies = (await pipeline.exec()) ?? [];
-    return items.map((item, index) => {
-      const fields = replies[index]?.[1] as Record<string, string> | undefined;
-      const run = fields?.id ? parseMeta(fields) : null;
-      const output = run?.status === 'completed' ? run.output : null;
-      const answer = typeof output === 'string' ? output : ((output as { answer?: unknown } | null)?.answer ?? null);
-      const sources = (output as { sources?: unknown[] } | null)?.sources ?? [];
-      return {
-        id: item.id,
-        question: item.question,
-        runId: batchRunId(meta.id, index),
-        status: bucket(run?.status ?? null, meta.status),
-        answer: typeof answer === 'string' ? answer : answer === null ? null : JSON.stringify(answer),
-        sources: Array.isArray(sources) ? sources : [],
-        error: run?.error ? { code: run.error.code, message: run.error.message } : null,
-        output,
-        ...cachedMarkOf(output),
-      };
-    });
+    return items.map((item, index) =>
+      batchResultOf({ item, runId: batchRunId(meta.id, index), batchStatus: meta.status, fields: replies[index]?.[1] }),
+    );
   }
 }
