@@ -62,6 +62,10 @@ export function startWorkerLiveness(config: Config, keys: Keys, logger: Logger):
         'liveness thread has not written its first beat within 5 s; claims on paid work by this worker may be taken over',
       );
   });
+  // Handled here, thrown where awaited: a thread that fails while the worker is still opening its queues (a
+  // missing module, on a loaded machine long before the await) must fail the start with its own error, not
+  // crash the process as an unhandled rejection.
+  firstBeat.catch(() => undefined);
   return {
     ...liveness,
     firstBeat,

@@ -81,8 +81,14 @@ describe('batch progress', () => {
       return record?.progress.completed === 5 && record;
     }, 30_000);
     expect(after.progress).toEqual({ total: 5, queued: 0, running: 0, completed: 5, failed: 0, cancelled: 0 });
-    // Each run counted once whatever re-delivered its finish: the counts add up to the runs.
-    const counted = await env.client.store.redis.hgetall(env.client.store.keys.batch(batch.id).done);
+    // Each run counted once whatever re-delivered its finish: the counts add up to the runs. The progress
+    // above reads a run in flight from the run itself, so it can say completed before the finish hook
+    // (which first adds the run's usage to the batch) has counted it: wait for the count, then compare.
+    const doneKey = env.client.store.keys.batch(batch.id).done;
+    const counted = await eventually(async () => {
+      const fields = await env.client.store.redis.hgetall(doneKey);
+      return Object.keys(fields).length >= 5 && fields;
+    }, 30_000);
     expect(Object.keys(counted).sort()).toEqual([0, 1, 2, 3, 4].map((index) => `${batch.id}.i${index}`).sort());
     expect(new Set(Object.values(counted))).toEqual(new Set(['completed']));
   });
