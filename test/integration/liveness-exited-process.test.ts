@@ -51,6 +51,8 @@ describe('a liveness thread takes over at once from a process that exited on its
     await redis.set(scope.jobKeyPrefix + jobId + JOB_LOCK_SUFFIX, `${member}/token`, 'PX', 60_000);
   }
 
+  // Skipped (the runner reports it) where the process identity cannot be read: it needs Linux's /proc (boot
+  // id, pid namespace) to tell an exited process on this machine from a live one.
   it.skipIf(identity === '')(
     'releases an exited process’s locks and liveness key at the first beat, not after its TTL (Linux: reads /proc)',
     async () => {
