@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -20,18 +20,19 @@ export interface ForkedWorker {
 }
 
 /**
- * Forks `script` (a path from the repository root) under tsx with `env` over this process's
- * environment, and resolves once it sends `{type: 'ready'}`. Its stderr is passed through.
+ * Forks `script` (a path from the repository root, or an absolute one) under tsx with `env` over this
+ * process's environment, and resolves once it sends `{type: 'ready'}`. Its stderr is passed through.
  * `execArgv` adds Node options (e.g. `--expose-gc`); `root` forks the script of another checkout
- * (a before/after comparison, bench/model-step-cost.ts).
+ * (a before/after comparison, bench/model-step-cost.ts); `tsx: false` runs a compiled .mjs as plain
+ * Node, so its start-up pays no loader hooks (bench/peers/compile-workers.ts).
  */
 export async function forkWorker(
   script: string,
   env: Record<string, string>,
-  { execArgv = [], root: from = root }: { execArgv?: string[]; root?: string } = {},
+  { execArgv = [], root: from = root, tsx = true }: { execArgv?: string[]; root?: string; tsx?: boolean } = {},
 ): Promise<ForkedWorker> {
-  const child = fork(join(from, script), [], {
-    execArgv: ['--import', 'tsx', ...execArgv],
+  const child = fork(isAbsolute(script) ? script : join(from, script), [], {
+    execArgv: [...(tsx ? ['--import', 'tsx'] : []), ...execArgv],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
