@@ -10,6 +10,12 @@
  *   npm run bench:peers -- --quick            1 short round, to check it works (not to quote)
  *   npm run bench:peers -- --rounds 5 --only agentq,restate
  *   npm run bench:peers -- --durability comparable   agentq's Redis with `appendfsync always`
+ *   npm run bench:peers -- --agentq-root /work/before  that checkout's build too, as `agentq@<commit>`
+ *
+ * Every worker runs as plain Node from a script compiled ahead (peers/compile-workers.ts), none
+ * under tsx. `--agentq-root <checkout>` (repeatable) runs the agentq worker of this checkout on that
+ * checkout's dist/ (build it there first) in the same rounds: the tables then show this agentq ÷ that
+ * build for every figure, and that build ÷ each peer.
  *
  * Prints the tables (Markdown) and writes bench/results/peers-latest.json (peers-comparable-latest.json
  * with comparable durability). A peer that cannot be
@@ -17,12 +23,15 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startPrivateRedis } from '../shared/redis/private-redis-server.js';
+import { argValues } from './lib/cli-args.js';
 import { forkWorker } from './lib/forked-worker.js';
 import { round } from './lib/stats.js';
+import { compilePeerWorkers } from './peers/compile-workers.js';
+import { agentqBuildName, roundOrder, type Entrant } from './peers/lineup.js';
 import type { ModelCall } from './peers/model-calls.js';
 import { peersFigures, peersTables } from './peers/peers-report.js';
 import { postgresMissing, startPrivatePostgres, type PrivatePostgres } from './peers/postgres.js';
@@ -41,6 +50,7 @@ const quick = argv.includes('--quick');
 const rounds = Number(option('--rounds') ?? (quick ? 1 : 3));
 const comparable = option('--durability') === 'comparable';
 const only = option('--only')?.split(',') ?? [...SYSTEMS];
+const agentqRoots = argValues('--agentq-root', argv).map((path) => resolve(path));
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** What each system makes durable per step, and whether it waits for the disk (fsync) before going on. */
@@ -58,9 +68,9 @@ const FLUSHES: Record<SystemName, string> = {
     : 'Redis AOF with appendfsync everysec (the same Redis as agentq)',
 };
 
-const skipped: Partial<Record<SystemName, string>> = {};
+const skipped: Record<string, string> = {};
 const errors: string[] = [];
-const perRound: Partial<Record<SystemName, RoundFigures[]>> = {};
+const perRound: Record<string, RoundFigures[]> = {};
 const loads: number[] = [loadavg()[0]!];
 const started = performance.now();
 
@@ -71,7 +81,8 @@ try {
     skipped[system] = `npm install of the peers failed: ${String(error)}`;
 }
 
-const modelWorker = await forkWorker('bench/peers/workers/model-server.ts', {});
+const workers = await compilePeerWorkers();
+const modelWorker = await forkWorker(workers['model-server'], {}, { tsx: false });
 const ask = <T>(message: object, reply: string) => modelWorker.request<T>(message, reply);
 const model: ModelControl = {
   setLatency: (ms) => ask({ type: 'latency', ms }, 'latency').then(() => undefined),
@@ -106,28 +117,40 @@ if (wanted('restate')) {
     skipped.restate = `restate-server could not be started: ${String(error)}`;
   }
 }
-const servers: Servers = { redisUrl: redis.url, redisPid: redis.process.pid!, modelUrl, postgres, restate };
+const servers: Servers = { workers, redisUrl: redis.url, redisPid: redis.process.pid!, modelUrl, postgres, restate };
 for (const [system, reason] of Object.entries(skipped)) log(`peers: ${system} skipped: ${reason}`);
+const agentqs: Entrant[] = wanted('agentq') ? [{ name: 'agentq', system: 'agentq' }] : [];
+for (const root of agentqRoots)
+  agentqs.push({
+    name: agentqBuildName(
+      root,
+      agentqs.map((entrant) => entrant.name),
+    ),
+    system: 'agentq',
+    root,
+  });
+const peers: Entrant[] = SYSTEMS.filter((system) => system !== 'agentq').map((system) => ({ name: system, system }));
+const entrants = [...agentqs, ...peers];
 
 try {
   for (let index = 0; index < rounds; index += 1) {
-    for (const system of SYSTEMS) {
-      if (!wanted(system)) continue;
-      log(`round ${index + 1}/${rounds}: ${system} (load ${loadavg()[0]!.toFixed(2)})`);
+    for (const { name, system, root: agentqRoot } of roundOrder(index, agentqs, peers)) {
+      if (skipped[name] || (system !== 'agentq' && !wanted(system))) continue;
+      log(`round ${index + 1}/${rounds}: ${name} (load ${loadavg()[0]!.toFixed(2)})`);
       loads.push(loadavg()[0]!);
       try {
-        const running = await startSystem(system, servers);
+        const running = await startSystem(system, servers, { agentqRoot });
         try {
-          (perRound[system] ??= []).push(await measureRound(running, model, { quick, log }));
+          (perRound[name] ??= []).push(await measureRound(running, model, { quick, log }));
         } finally {
           await running.stop().catch(() => undefined);
         }
       } catch (error) {
-        const message = `round ${index + 1}, ${system}: ${error instanceof Error ? error.message : String(error)}`;
+        const message = `round ${index + 1}, ${name}: ${error instanceof Error ? error.message : String(error)}`;
         log(`peers: ${message}`);
         errors.push(message);
         // A system that failed its first round cannot run here: skip it from then on.
-        if (!perRound[system]) skipped[system] = message;
+        if (!perRound[name]) skipped[name] = message;
       }
     }
   }
@@ -141,7 +164,7 @@ try {
 
 const figures = peersFigures(perRound);
 figures.bench_wall_s = round((performance.now() - started) / 1000);
-const measured = SYSTEMS.filter((system) => perRound[system]);
+const measured = entrants.map((entrant) => entrant.name).filter((name) => perRound[name]);
 const load = { min: round(Math.min(...loads), 2), max: round(Math.max(...loads), 2), cores: availableParallelism() };
 process.stdout.write(
   `${peersTables(figures, measured)}\nload average (1 min) ${load.min}–${load.max} on ${load.cores} cores; ` +
@@ -160,6 +183,7 @@ writeFileSync(
       load,
       versions: PEER_PACKAGES,
       flushes: FLUSHES,
+      agentqRoots: Object.fromEntries(agentqs.map((entrant) => [entrant.name, entrant.root ?? 'this checkout'])),
       skipped,
       errors,
       perRound,

@@ -2,9 +2,10 @@
  * agentq's side of the peers bench: STEPS nodes in a row, each a no-op or one model call made the
  * way agentq's own graphs make it (`callLanguageModel`: the answer is saved before it is used and its
  * usage recorded), with the prompt every peer sends (peer-steps.ts). Built from the package's public
- * entry points as given, so the worker can run agentq's built code (dist/) as users do.
+ * entry points and the zod given, so the worker can run any checkout's built code (dist/) as users do,
+ * with that checkout's own zod.
  */
-import { z } from 'zod';
+import type { z as Zod } from 'zod';
 import type * as Agentq from '../../index.js';
 import type * as Agents from '../../worker/agents/index.js';
 import { STEPS, stepRequest, type StepKind } from './peer-steps.js';
@@ -14,6 +15,7 @@ export const PEER_GRAPH_NAME = 'bench-peer';
 export function buildPeerGraph(
   { defineGraph, channel, START, END }: typeof Agentq,
   { callLanguageModel }: Pick<typeof Agents, 'callLanguageModel'>,
+  z: typeof Zod,
 ) {
   const builder = defineGraph({
     name: PEER_GRAPH_NAME,

@@ -1,10 +1,11 @@
 /**
  * The peers bench's figures from its rounds: per system the median of each figure over the rounds it
  * ran (calls made again after their answer: the sum), and agentq ÷ peer ratios taken round by round
- * (the same machine load on both sides of a ratio), then their median.
+ * (the same machine load on both sides of a ratio), then their median. Other builds of agentq
+ * (`--agentq-root`, named `agentq@<commit>`) are systems too: beside them, this checkout's agentq ÷ that
+ * build for every figure (after ÷ before), and that build ÷ each peer, all of the same rounds.
  */
 import { percentile } from '../lib/stats.js';
-import type { SystemName } from './systems.js';
 import type { RoundFigures, WorkloadName } from './workloads.js';
 
 const median = (values: readonly number[]) => percentile(values, 50);
@@ -28,7 +29,21 @@ const RATIOS = [
   'crash_worker_up_s',
 ];
 
-export function peersFigures(rounds: Partial<Record<SystemName, RoundFigures[]>>): Record<string, number> {
+/** A build of agentq from another checkout (`agentq@<commit>`), as opposed to this one (`agentq`) and the peers. */
+export const isOtherAgentq = (system: string) => system.startsWith('agentq@');
+const isPeer = (system: string) => system !== 'agentq' && !isOtherAgentq(system);
+
+/** The median over rounds of `mine ÷ theirs` for figure `name`, rounds paired by their index. */
+function roundRatio(mine: RoundFigures[], theirs: RoundFigures[], name: string): number | undefined {
+  const ratios = theirs.flatMap((round, index) => {
+    const a = mine[index]?.[name];
+    const b = round[name];
+    return a !== undefined && b !== undefined && Number.isFinite(a) && b > 0 ? [a / b] : [];
+  });
+  return ratios.length > 0 ? median(ratios) : undefined;
+}
+
+export function peersFigures(rounds: Record<string, RoundFigures[] | undefined>): Record<string, number> {
   const figures: Record<string, number> = {};
   for (const [system, list] of Object.entries(rounds)) {
     if (!list || list.length === 0) continue;
@@ -40,16 +55,20 @@ export function peersFigures(rounds: Partial<Record<SystemName, RoundFigures[]>>
     }
     figures[`${system}_rounds`] = list.length;
   }
+  const set = (key: string, value: number | undefined) => {
+    if (value !== undefined) figures[key] = value;
+  };
   const ours = rounds.agentq ?? [];
-  for (const [peer, list] of Object.entries(rounds)) {
-    if (peer === 'agentq' || !list) continue;
+  for (const [system, list] of Object.entries(rounds)) {
+    if (!list || system === 'agentq') continue;
+    if (isOtherAgentq(system)) {
+      for (const name of Object.keys(list[0] ?? {})) set(`agentq_vs_${system}_${name}`, roundRatio(ours, list, name));
+      continue;
+    }
     for (const name of RATIOS) {
-      const ratios = list.flatMap((round, index) => {
-        const mine = ours[index]?.[name];
-        const theirs = round[name];
-        return mine !== undefined && theirs !== undefined && theirs > 0 ? [mine / theirs] : [];
-      });
-      if (ratios.length > 0) figures[`agentq_vs_${peer}_${name}`] = median(ratios);
+      set(`agentq_vs_${system}_${name}`, roundRatio(ours, list, name));
+      for (const [other, theirs] of Object.entries(rounds))
+        if (isOtherAgentq(other) && theirs) set(`${other}_vs_${system}_${name}`, roundRatio(theirs, list, name));
     }
   }
   return figures;
@@ -60,41 +79,75 @@ const cell = (value: number | undefined, digits = 0) =>
     ? '—'
     : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
-/** The per-system table and the ratio table, as Markdown. */
-export function peersTables(figures: Record<string, number>, systems: readonly string[]): string {
-  const of = (system: string, name: string) => figures[`${system}_${name}`];
-  const rows: [string, (system: string) => string][] = [];
-  for (const workload of WORKLOAD_NAMES) {
+interface Row {
+  label: string;
+  /** Decimals of the system's figures (ratios always get 2). */
+  digits: number;
+  /** The cell, given where to read a figure by name and the decimals to show. */
+  render(of: (name: string) => number | undefined, digits: number): string;
+}
+
+const figureRow = (label: string, name: string, digits: number): Row => ({
+  label,
+  digits,
+  render: (of, decimals) => cell(of(name), decimals),
+});
+
+const ROWS: Row[] = [
+  ...WORKLOAD_NAMES.flatMap((workload) => {
     const label = WORKLOAD_LABELS[workload];
-    rows.push(
-      [
-        `${label}: r1 step p50 / p95, ms`,
-        (s) => `${cell(of(s, `${workload}_step_p50_ms_r1`), 2)} / ${cell(of(s, `${workload}_step_p95_ms_r1`), 2)}`,
-      ],
-      [`${label}: r100 steps/s`, (s) => cell(of(s, `${workload}_steps_per_s_r100`))],
-      [`${label}: r100 CPU per step, µs`, (s) => cell(of(s, `${workload}_cpu_us_per_step_r100`))],
-    );
-  }
-  rows.push(
-    ['kill -9: calls made again after their answer (sum)', (s) => cell(of(s, 'crash_again_after_answer'))],
-    ['… after an answer sent ≥ 1 s before the kill (sum)', (s) => cell(of(s, 'crash_again_after_answer_1s'))],
-    ['kill -9: kill to all done, s', (s) => cell(of(s, 'crash_kill_to_done_s'), 2)],
-    ['kill -9: new worker start → first step taken, s', (s) => cell(of(s, 'crash_worker_ready_s'), 2)],
-    ['kill -9: new worker start → ready (its own signal), s', (s) => cell(of(s, 'crash_worker_up_s'), 2)],
-    ['rounds', (s) => cell(of(s, 'rounds'))],
+    return [
+      {
+        label: `${label}: r1 step p50 / p95, ms`,
+        digits: 2,
+        render: (of, digits) =>
+          `${cell(of(`${workload}_step_p50_ms_r1`), digits)} / ${cell(of(`${workload}_step_p95_ms_r1`), digits)}`,
+      } satisfies Row,
+      figureRow(`${label}: r100 steps/s`, `${workload}_steps_per_s_r100`, 0),
+      figureRow(`${label}: r100 CPU per step, µs`, `${workload}_cpu_us_per_step_r100`, 0),
+    ];
+  }),
+  figureRow('kill -9: calls made again after their answer (sum)', 'crash_again_after_answer', 0),
+  figureRow('… after an answer sent ≥ 1 s before the kill (sum)', 'crash_again_after_answer_1s', 0),
+  figureRow('kill -9: kill to all done, s', 'crash_kill_to_done_s', 2),
+  figureRow('kill -9: new worker start → first step taken, s', 'crash_worker_ready_s', 2),
+  figureRow('kill -9: new worker start → ready (its own signal), s', 'crash_worker_up_s', 2),
+];
+
+const table = (header: string[], body: string[][]) =>
+  [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...body.map((row) => `| ${row.join(' | ')} |`),
+  ].join('\n');
+
+/**
+ * The per-system table (after each other build of agentq, a column of this agentq ÷ that build, every
+ * cell), the ratio table agentq ÷ peer and, per other build, that build ÷ peer, as Markdown.
+ */
+export function peersTables(figures: Record<string, number>, systems: readonly string[]): string {
+  const columns = systems.flatMap((system) =>
+    isOtherAgentq(system) && systems.includes('agentq') ? [system, `agentq ÷ ${system}`] : [system],
   );
-  const table = (header: string[], body: string[][]) =>
-    [
-      `| ${header.join(' | ')} |`,
-      `|${header.map(() => '---').join('|')}|`,
-      ...body.map((row) => `| ${row.join(' | ')} |`),
-    ].join('\n');
+  const value = (column: string, row: Row) => {
+    const before = /^agentq ÷ (.+)$/.exec(column)?.[1];
+    return before === undefined
+      ? row.render((name) => figures[`${column}_${name}`], row.digits)
+      : row.render((name) => figures[`agentq_vs_${before}_${name}`], 2);
+  };
   const perSystem = table(
-    ['', ...systems],
-    rows.map(([label, value]) => [label, ...systems.map(value)]),
+    ['', ...columns],
+    [
+      ...ROWS.map((row) => [row.label, ...columns.map((column) => value(column, row))]),
+      ['rounds', ...columns.map((column) => (column.includes(' ÷ ') ? '' : cell(figures[`${column}_rounds`])))],
+    ],
   );
-  const peers = systems.filter((system) => system !== 'agentq');
-  const ratioRows = RATIOS.map((name) => [name, ...peers.map((peer) => cell(figures[`agentq_vs_${peer}_${name}`], 2))]);
-  const ratios = table(['agentq ÷ peer, same rounds', ...peers], ratioRows);
-  return `${perSystem}\n\n${ratios}\n`;
+  const peers = systems.filter(isPeer);
+  const ratioTable = (ours: string) =>
+    table(
+      [`${ours} ÷ peer, same rounds`, ...peers],
+      RATIOS.map((name) => [name, ...peers.map((peer) => cell(figures[`${ours}_vs_${peer}_${name}`], 2))]),
+    );
+  const ours = systems.filter((system) => !isPeer(system));
+  return `${[perSystem, ...(peers.length > 0 ? ours.map(ratioTable) : [])].join('\n\n')}\n`;
 }

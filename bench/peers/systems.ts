@@ -5,14 +5,17 @@
  * PostgreSQL, restate-server) are shared and outlive the workers; their pids count in the CPU.
  */
 import { randomBytes } from 'node:crypto';
-import { AgentClient } from '../../producer/client/agent-client.js';
-import { loadConfig } from '../../shared/config/config.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type * as Agentq from '../../index.js';
 import { freePort } from '../../shared/redis/private-redis-server.js';
 import { benchEnv, enqueueAll } from '../lib/bench-runs.js';
 import { engineLoop, stepTimingsOf } from '../lib/engine-loop.js';
 import { forkWorker, type ForkedWorker } from '../lib/forked-worker.js';
 import type { StepTiming } from '../lib/step-timings.js';
 import { PEER_GRAPH_NAME } from './agentq-peer-graph.js';
+import type { PeerWorkerScript } from './compile-workers.js';
 import { PEER_MODEL, type StepKind } from './peer-steps.js';
 import type { PrivatePostgres } from './postgres.js';
 import type { PrivateRestate } from './restate-server.js';
@@ -20,8 +23,12 @@ import type { PrivateRestate } from './restate-server.js';
 export const SYSTEMS = ['agentq', 'restate', 'dbos', 'langgraph', 'chain'] as const;
 export type SystemName = (typeof SYSTEMS)[number];
 
-/** The servers the systems share, started once by the bench. */
+/** This checkout: its dist/ is the agentq the ratios to the peers are computed for. */
+export const THIS_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The servers the systems share, started once by the bench, and the compiled worker scripts. */
 export interface Servers {
+  workers: Record<PeerWorkerScript, string>;
   redisUrl: string;
   redisPid: number;
   modelUrl: string;
@@ -57,13 +64,12 @@ async function checked<T extends { error?: string }>(reply: Promise<T>, what: st
 
 /** A system whose runs are driven inside its worker process (bench/peers/workers/serve-peer.ts). */
 async function servedPeer(
-  script: string,
+  path: string,
   env: Record<string, string>,
   serverPids: number[],
   afterStart: () => Promise<void> = async () => undefined,
 ): Promise<SystemUnderTest> {
-  const path = `bench/peers/workers/${script}`;
-  let worker = await forkWorker(path, env);
+  let worker = await forkWorker(path, env, { tsx: false });
   await afterStart();
   let batch = 0;
   const tag = randomBytes(3).toString('hex');
@@ -84,7 +90,7 @@ async function servedPeer(
       return runIds;
     },
     async restart() {
-      worker = await forkWorker(path, env);
+      worker = await forkWorker(path, env, { tsx: false });
       return worker;
     },
     async resume(kind, runIds) {
@@ -94,17 +100,25 @@ async function servedPeer(
   };
 }
 
-async function agentq(servers: Servers): Promise<SystemUnderTest> {
+/**
+ * agentq built in `root` (this checkout or another one, `--agentq-root`): its worker is this checkout's
+ * compiled agentq-worker on that root's dist/, its runs enqueued by that root's own client.
+ */
+async function agentq(servers: Servers, root: string): Promise<SystemUnderTest> {
+  const dist = join(root, 'dist');
+  if (!existsSync(join(dist, 'index.js'))) throw new Error(`no build in ${root}: run npm run build there first`);
   const env = benchEnv(servers.redisUrl, {
     AGENTQ_WORKER_CONCURRENCY: '100',
     AGENTQ_RETENTION_SECONDS: '600',
     OPENAI_BASE_URL: servers.modelUrl,
     OPENAI_API_KEY: 'bench',
     LLM_MODEL: PEER_MODEL,
+    BENCH_AGENTQ_ROOT: root,
   });
+  const { AgentClient, loadConfig } = (await import(pathToFileURL(join(dist, 'index.js')).href)) as typeof Agentq;
   const client = new AgentClient({ config: loadConfig(env) });
-  const script = 'bench/peers/workers/agentq-worker.ts';
-  let worker = await forkWorker(script, env);
+  const script = servers.workers['agentq-worker'];
+  let worker = await forkWorker(script, env, { tsx: false });
   return {
     get worker() {
       return worker;
@@ -121,7 +135,7 @@ async function agentq(servers: Servers): Promise<SystemUnderTest> {
     },
     submit: (kind, count) => enqueueAll(client, count, () => ({ graph: PEER_GRAPH_NAME, input: { kind } })),
     async restart() {
-      worker = await forkWorker(script, env);
+      worker = await forkWorker(script, env, { tsx: false });
       return worker;
     },
     resume: async () => undefined,
@@ -132,18 +146,25 @@ async function agentq(servers: Servers): Promise<SystemUnderTest> {
   };
 }
 
-/** Starts `name`'s worker on the shared servers; throws (with the reason) when the system cannot run here. */
-export async function startSystem(name: SystemName, servers: Servers): Promise<SystemUnderTest> {
+/**
+ * Starts `name`'s worker on the shared servers (agentq: the build in `agentqRoot`, by default this
+ * checkout's); throws (with the reason) when the system cannot run here.
+ */
+export async function startSystem(
+  name: SystemName,
+  servers: Servers,
+  { agentqRoot = THIS_ROOT }: { agentqRoot?: string } = {},
+): Promise<SystemUnderTest> {
   const model = { OPENAI_BASE_URL: servers.modelUrl };
   switch (name) {
     case 'agentq':
-      return agentq(servers);
+      return agentq(servers, agentqRoot);
     case 'restate': {
       const restate = servers.restate;
       if (!restate) throw new Error('restate-server did not start');
       const port = await freePort();
       return servedPeer(
-        'restate-worker.ts',
+        servers.workers['restate-worker'],
         { ...model, BENCH_PEER_PORT: String(port), RESTATE_INGRESS_URL: restate.ingressUrl },
         [restate.pid],
         () => restate.register(`http://127.0.0.1:${port}`),
@@ -151,19 +172,21 @@ export async function startSystem(name: SystemName, servers: Servers): Promise<S
     }
     case 'dbos':
       if (!servers.postgres) throw new Error('PostgreSQL did not start');
-      return servedPeer('dbos-worker.ts', { ...model, DBOS_SYSTEM_DATABASE_URL: servers.postgres.url('dbos_bench') }, [
-        servers.postgres.pid,
-      ]);
+      return servedPeer(
+        servers.workers['dbos-worker'],
+        { ...model, DBOS_SYSTEM_DATABASE_URL: servers.postgres.url('dbos_bench') },
+        [servers.postgres.pid],
+      );
     case 'langgraph':
       if (!servers.postgres) throw new Error('PostgreSQL did not start');
       return servedPeer(
-        'langgraph-worker.ts',
+        servers.workers['langgraph-worker'],
         { ...model, BENCH_POSTGRES_URL: servers.postgres.url('langgraph_bench') },
         [servers.postgres.pid],
       );
     case 'chain':
       return servedPeer(
-        'chain-worker.ts',
+        servers.workers['chain-worker'],
         { ...model, REDIS_URL: servers.redisUrl, BENCH_CHAIN_PREFIX: `benchpc${randomBytes(3).toString('hex')}` },
         [servers.redisPid],
       );

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { renderBenchCharts } from '../../bench/lib/bench-charts.js';
 import { processTreeCpuUs } from '../../bench/peers/cpu.js';
+import { roundOrder } from '../../bench/peers/lineup.js';
 import { callsAgainAfterAnswer, type ModelCall } from '../../bench/peers/model-calls.js';
 import { promptOf, stepOfPrompt, stepRequest } from '../../bench/peers/peer-steps.js';
 import { peersFigures, peersTables } from '../../bench/peers/peers-report.js';
@@ -61,6 +62,60 @@ describe('the peers bench', () => {
     expect(tables).toContain('| model0_steps_per_s_r100 | 1.00 |');
     // A figure not measured is a dash, never a number.
     expect(tables).toContain('| 10 no-op steps: r100 steps/s | — | — |');
+  });
+
+  it('sets another build of agentq beside this one: after ÷ before for every figure, and each build ÷ peer', () => {
+    const figures = peersFigures({
+      agentq: [
+        { noop_steps_per_s_r100: 1200, crash_worker_ready_s: 1 },
+        { noop_steps_per_s_r100: 900, crash_worker_ready_s: 0.5 },
+        { noop_steps_per_s_r100: 1000, crash_worker_ready_s: 1 },
+      ],
+      'agentq@abc1234': [
+        { noop_steps_per_s_r100: 1000, crash_worker_ready_s: 4 },
+        { noop_steps_per_s_r100: 1000, crash_worker_ready_s: 2 },
+        { noop_steps_per_s_r100: 800, crash_worker_ready_s: 2 },
+      ],
+      langgraph: [
+        { noop_steps_per_s_r100: 200, crash_worker_ready_s: 2 },
+        { noop_steps_per_s_r100: 250, crash_worker_ready_s: 2 },
+        { noop_steps_per_s_r100: 200, crash_worker_ready_s: 2 },
+      ],
+    });
+    // After ÷ before, round by round (1.2, 0.9, 1.25 → 1.2; 0.25, 0.25, 0.5 → 0.25), not the ratio of
+    // the medians (1 and 0.5).
+    expect(figures['agentq_vs_agentq@abc1234_noop_steps_per_s_r100']).toBeCloseTo(1.2);
+    expect(figures['agentq_vs_agentq@abc1234_crash_worker_ready_s']).toBe(0.25);
+    // The lead over LangGraph after (6, 3.6, 5 → 5) and before (5, 4, 4 → 4), in the same rounds.
+    expect(figures.agentq_vs_langgraph_noop_steps_per_s_r100).toBe(5);
+    expect(figures['agentq@abc1234_vs_langgraph_noop_steps_per_s_r100']).toBe(4);
+    // A peer is never divided by a build of agentq.
+    expect(figures['langgraph_vs_agentq@abc1234_noop_steps_per_s_r100']).toBeUndefined();
+
+    const tables = peersTables(figures, ['agentq', 'agentq@abc1234', 'langgraph']);
+    expect(tables).toContain('|  | agentq | agentq@abc1234 | agentq ÷ agentq@abc1234 | langgraph |');
+    expect(tables).toContain('| 10 no-op steps: r100 steps/s | 1,000 | 1,000 | 1.20 | 200 |');
+    expect(tables).toContain('| kill -9: new worker start → first step taken, s | 1.00 | 2.00 | 0.25 | 2.00 |');
+    expect(tables).toContain('| rounds | 3 | 3 |  | 3 |');
+    expect(tables).toContain('| agentq ÷ peer, same rounds | langgraph |');
+    expect(tables).toContain('| agentq@abc1234 ÷ peer, same rounds | langgraph |');
+    expect(tables).toMatch(/\| agentq@abc1234 ÷ peer[^]*\| noop_steps_per_s_r100 \| 4\.00 \|/);
+  });
+
+  it('lets the builds of agentq take turns at the front of the rounds, the peers after them in order', () => {
+    const agentqs = [
+      { name: 'agentq', system: 'agentq' as const },
+      { name: 'agentq@abc', system: 'agentq' as const, root: '/before' },
+    ];
+    const peers = [
+      { name: 'restate', system: 'restate' as const },
+      { name: 'chain', system: 'chain' as const },
+    ];
+    const names = (index: number) => roundOrder(index, agentqs, peers).map((entrant) => entrant.name);
+    expect(names(0)).toEqual(['agentq', 'agentq@abc', 'restate', 'chain']);
+    expect(names(1)).toEqual(['agentq@abc', 'agentq', 'restate', 'chain']);
+    expect(names(2)).toEqual(names(0));
+    expect(roundOrder(1, [], peers).map((entrant) => entrant.name)).toEqual(['restate', 'chain']);
   });
 
   it('draws steps/s and CPU per step of the systems that ran, none for a skipped one', () => {

@@ -3,21 +3,27 @@
  * users run it; `npm run bench:peers` builds first), config from the environment, the reconciler on,
  * with the `bench-peer` graph. Reports each finished run over IPC and, on request, the node start/end
  * times it saw (the protocol of bench/workers/engine-worker.ts, so engine-loop.ts drives it).
+ * BENCH_AGENTQ_ROOT names another checkout (`--agentq-root`): this script, compiled, then runs that
+ * checkout's dist/ and zod, so an older checkout without this file is measured the same way.
  */
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type * as Zod from 'zod';
 import type * as Agentq from '../../../index.js';
 import type * as Agents from '../../../worker/agents/index.js';
 import type * as AgentqWorker from '../../../worker/index.js';
 import type { StepTiming } from '../../lib/step-timings.js';
 import { buildPeerGraph } from '../agentq-peer-graph.js';
 
-const dist = fileURLToPath(new URL('../../../dist/', import.meta.url));
-const load = <T>(path: string) => import(pathToFileURL(join(dist, path)).href) as Promise<T>;
-const [agentq, agents, { startWorker }] = await Promise.all([
+const root = process.env.BENCH_AGENTQ_ROOT ?? fileURLToPath(new URL('../../..', import.meta.url));
+const load = <T>(path: string) => import(pathToFileURL(join(root, 'dist', path)).href) as Promise<T>;
+const zodPath = createRequire(join(root, 'package.json')).resolve('zod');
+const [agentq, agents, { startWorker }, { z }] = await Promise.all([
   load<typeof Agentq>('index.js'),
   load<typeof Agents>('worker/agents/index.js'),
   load<typeof AgentqWorker>('worker/index.js'),
+  import(pathToFileURL(zodPath).href) as Promise<typeof Zod>,
 ]);
 
 const observations = new Map<string, StepTiming[]>();
@@ -33,7 +39,7 @@ const observer: AgentqWorker.StepObserver = {
 };
 const worker = await startWorker({
   config: agentq.loadConfig(),
-  graphs: [buildPeerGraph(agentq, agents)],
+  graphs: [buildPeerGraph(agentq, agents, z)],
   observers: [observer],
 });
 process.on('message', (message: { type: string; runIds?: string[] }) => {
