@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JOB_LOCK_SUFFIX, queueLockScope } from '../../shared/bullmq/bullmq-jobs.js';
 import { Keys } from '../../shared/store/keys.js';
-import { ownWorker, startLiveness } from '../../worker/runtime/liveness-thread.js';
+import { ownWorker, startLiveness, type LivenessOptions } from '../../worker/runtime/liveness-thread.js';
 import { testConfig } from '../helpers/test-env.js';
 
 /** What the liveness thread writes as its keys' value on Linux: the boot id and the pid namespace. */
@@ -44,6 +44,23 @@ describe('a liveness thread takes over at once from a process that exited on its
   });
   const identity = machineIdentity();
 
+  /** A liveness thread (a beat a second, TTL 3 s) reaping on `queue`. */
+  function livenessOn(queue: string, options: Partial<LivenessOptions>) {
+    const liveness = startLiveness({
+      redis: config,
+      alivePrefixes: [keys.alivePrefix(0)],
+      intervalMs: 1000,
+      ttlMs: 3000,
+      lockMs: 30_000,
+      registryKey: keys.livenessRegistry(),
+      reapQueues: [queue],
+      heldQueues: [],
+      ...options,
+    });
+    closers.push(() => liveness.close());
+    return liveness;
+  }
+
   /** Registers `member` as a live process (its key for 60 s, holding `value`) holding job `jobId`'s lock. */
   async function registered(member: string, value: string, jobId: string): Promise<void> {
     await redis.set(keys.alivePrefix(0) + member, value, 'PX', 60_000);
@@ -68,18 +85,7 @@ describe('a liveness thread takes over at once from a process that exited on its
       await registered(elsewhere, 'another-boot/pid:[1]', 'elsewhere-job');
 
       const reaped: string[] = [];
-      const liveness = startLiveness({
-        redis: config,
-        alivePrefixes: [keys.alivePrefix(0)],
-        intervalMs: 1000,
-        ttlMs: 3000,
-        lockMs: 30_000,
-        registryKey: keys.livenessRegistry(),
-        reapQueues: [queueKey],
-        heldQueues: [],
-        onReaped: (processId) => reaped.push(processId),
-      });
-      closers.push(() => liveness.close());
+      const liveness = livenessOn(queueKey, { onReaped: (processId) => reaped.push(processId) });
       // The first beat reaps before it says it is ready.
       await liveness.ready;
 
@@ -140,18 +146,10 @@ describe('a liveness thread takes over at once from a process that exited on its
       }
       expect(await queue.getJobState('exited-1')).toBe('active');
 
-      const liveness = startLiveness({
-        redis: config,
-        alivePrefixes: [keys.alivePrefix(0)],
-        intervalMs: 1000,
-        ttlMs: 3000,
-        lockMs: 30_000,
-        registryKey: keys.livenessRegistry(),
-        reapQueues: [`${config.queuePrefix}:${name}`],
-        heldQueues: [],
-        stalledCheck: { queues: [`${config.queuePrefix}:${name}`], maxStalledCount: 10, intervalMs: 1000 },
+      const queueOf = `${config.queuePrefix}:${name}`;
+      const liveness = livenessOn(queueOf, {
+        stalledCheck: { queues: [queueOf], maxStalledCount: 10, intervalMs: 1000 },
       });
-      closers.push(() => liveness.close());
       await liveness.ready;
 
       // Back in wait by the first beat's reap (BullMQ's state), each with its stall counted as BullMQ's check counts it.
