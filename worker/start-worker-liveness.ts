@@ -45,6 +45,16 @@ export function startWorkerLiveness(config: Config, keys: Keys, logger: Logger):
       ),
     ],
     heldQueues: stepQueueKeys,
+    // Their workers' stall settings (start-job-workers.ts, start-ingest-worker.ts): a dead peer's jobs are
+    // back in wait as soon as it is found dead. The webhook worker keeps BullMQ's own and its check.
+    stalledCheck: {
+      queues: [
+        ...stepQueueKeys,
+        ...[INTAKE_QUEUE, SCHEDULES_QUEUE, INGEST_QUEUE].map((name) => queueQualifiedName(config.queuePrefix, name)),
+      ],
+      maxStalledCount: config.maxStalledCount,
+      intervalMs: config.stalledIntervalMs,
+    },
     onReaped: (processId, released) =>
       logger.info({ processId, released }, 'a worker process stopped beating: its job locks are released'),
     onLost: (released) =>

@@ -41,8 +41,8 @@ export type { AgentWorker, StartWorkerOptions };
  * the reconciler. A step job's lock lasts AGENTQ_TAKE_LOCK_MS (30 s) from when it is taken until the
  * liveness thread holds it, then AGENTQ_LOCK_DURATION_MS (3 s), renewed every beat by the thread: a
  * blocked event loop keeps its jobs. A dead process's locks are released by its peers' liveness threads
- * once its liveness key lapses (3 s), and the stalled-job check (AGENTQ_STALLED_INTERVAL_MS 1 s) then
- * puts the step back: about 3-5 s in all.
+ * once its liveness key lapses (3 s), or at their next beat when it exited on their machine, and its
+ * steps go back to wait in the same script (BullMQ's stalled check, run then).
  */
 export async function startWorker(options: StartWorkerOptions = {}): Promise<AgentWorker> {
   const config = options.config ?? loadConfig();

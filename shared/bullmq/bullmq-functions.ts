@@ -16,9 +16,11 @@ export const BULLMQ_SCRIPT_SHA1: Record<BullmqScriptName, string> = {
   addPrioritizedJob: '299880da0f75f0b376ee8e87d20eae62f964ac5e',
   moveToActive: 'd96ca626f1ea141b44a856b312fc636d99aa9ea9',
   moveToFinished: '69666e69dd5621df59067a03de685e55a486560d',
+  moveStalledJobsToWait: '1e9bb7deb6219644a634d32c430ce15ed39a377e',
 };
 
-export type BullmqScriptName = 'addStandardJob' | 'addPrioritizedJob' | 'moveToActive' | 'moveToFinished';
+export type BullmqScriptName =
+  'addStandardJob' | 'addPrioritizedJob' | 'moveToActive' | 'moveToFinished' | 'moveStalledJobsToWait';
 
 interface BullmqScript {
   name: string;
@@ -40,6 +42,7 @@ export function bullmqScript(name: BullmqScriptName): BullmqScript {
     addPrioritizedJob: 'addPrioritizedJob-9',
     moveToActive: 'moveToActive-11',
     moveToFinished: 'moveToFinished-14',
+    moveStalledJobsToWait: 'moveStalledJobsToWait-9',
   }[name];
   const module = require(`bullmq/dist/cjs/scripts/${file}.js`) as Record<string, BullmqScript>;
   const script = module[name];

@@ -1,5 +1,6 @@
 import { raw2NextJobData, type Worker } from 'bullmq';
 import { luaScript } from '../redis/lua-script.js';
+import { bullmqFunctionsLua } from './bullmq-functions.js';
 
 /**
  * BullMQ's formats for jobs and their locks, as agentq relies on them outside BullMQ's own code: the lock
@@ -90,3 +91,50 @@ export const RELEASE_LOCK_LUA = luaScript(new URL('./lua/release-lock-1.lua', im
  * (queueLockScope); ARGV[3] 'del' deletes them too. → [job id, token, …]
  */
 export const LOCKS_OF_LUA = luaScript(new URL('./lua/locks-of-1.lua', import.meta.url), { JOB_LOCK_SUFFIX });
+
+/** A queue's keys that BullMQ's stalled check (moveStalledJobsToWait) takes, in its KEYS order. */
+const STALLED_CHECK_KEYS = [
+  'stalled',
+  'wait',
+  'active',
+  'stalled-check',
+  'meta',
+  'paused',
+  'marker',
+  'events',
+  'repeat',
+];
+
+/**
+ * What a liveness thread needs to put a dead process's jobs of `queue` (`<prefix>:<queue>`) back to wait at
+ * once: the keys REAP_JOBS_LUA takes, and the settings of the queue's workers its stalled check runs with.
+ */
+export interface QueueReapScope extends QueueLockScope {
+  stalledCheck: { keys: string[]; maxStalledCount: number; intervalMs: number };
+}
+
+export function queueReapScope(
+  queue: string,
+  { maxStalledCount, intervalMs }: { maxStalledCount: number; intervalMs: number },
+): QueueReapScope {
+  return {
+    ...queueLockScope(queue),
+    stalledCheck: { keys: STALLED_CHECK_KEYS.map((name) => `${queue}:${name}`), maxStalledCount, intervalMs },
+  };
+}
+
+let reapJobs: string | undefined;
+
+/**
+ * Lua (lua/reap-jobs-9.lua): a dead process's jobs of one queue back to wait at once, by BullMQ's own
+ * stalled check run now. KEYS a QueueReapScope's `stalledCheck.keys`; ARGV maxStalledCount, the job key
+ * prefix, now, the check interval, the token prefix. → [job id, token, …] of the locks deleted.
+ * Made on first use: it carries BullMQ's script, read from its package.
+ */
+export function reapJobsLua(): string {
+  reapJobs ??= luaScript(new URL('./lua/reap-jobs-9.lua', import.meta.url), {
+    JOB_LOCK_SUFFIX,
+    BULLMQ_FUNCTIONS: bullmqFunctionsLua(['moveStalledJobsToWait']),
+  });
+  return reapJobs;
+}

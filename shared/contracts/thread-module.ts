@@ -9,9 +9,11 @@ import { AgentqError } from './errors.js';
  * tsx) it is the same module's build under dist/: on Node 20 a thread does not inherit the parent's
  * loader, so it cannot start a `.ts` file itself, and the tests' global setup rebuilds dist/ whenever a
  * source is newer (test/global-setup-dist.ts). Started from dist/, a thread costs no TypeScript loader.
+ * Where `npm run build` bundled the module with what it imports (`<name>.bundle.js` beside it,
+ * scripts/bundle-worker.ts), the thread runs the bundle: one file to load instead of each of its modules.
  */
 export function threadModuleUrl(name: string, callerUrl: string): URL {
-  if (!callerUrl.endsWith('.ts')) return new URL(`./${name}.js`, callerUrl);
+  if (!callerUrl.endsWith('.ts')) return bundledOr(new URL(`./${name}.js`, callerUrl));
   const folder = dirname(fileURLToPath(callerUrl));
   let root = folder;
   while (!existsSync(join(root, 'package.json'))) {
@@ -26,5 +28,11 @@ export function threadModuleUrl(name: string, callerUrl: string): URL {
       `the thread module ${name} runs compiled, and ${built} is missing: run npm run build (threads cannot start TypeScript sources)`,
     );
   }
-  return pathToFileURL(built);
+  return bundledOr(pathToFileURL(built));
+}
+
+/** `<module>.bundle.js` beside a built module when the build made one, else the module. */
+function bundledOr(module: URL): URL {
+  const bundle = new URL(module.href.replace(/\.js$/, '.bundle.js'));
+  return bundle.protocol === 'file:' && existsSync(fileURLToPath(bundle)) ? bundle : module;
 }

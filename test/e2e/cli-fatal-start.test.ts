@@ -56,6 +56,8 @@ describe('commands end on a fatal start error', () => {
     cpSync(join(repoRoot, 'package.json'), join(install, 'package.json'));
     symlinkSync(join(repoRoot, 'node_modules'), join(install, 'node_modules'), 'dir');
     rmSync(join(install, 'dist', 'worker', 'runtime', 'liveness-beat.js'));
+    // And its bundle, which the thread would run instead (scripts/bundle-worker.ts).
+    rmSync(join(install, 'dist', 'worker', 'runtime', 'liveness-beat.bundle.js'), { force: true });
 
     const ended = await runUntilExit(join(install, 'dist', 'bin', 'agentq.js'), ['worker'], env);
     expect(ended.killed, `agentq worker never exited; its stderr:\n${ended.stderr}`).toBe(false);

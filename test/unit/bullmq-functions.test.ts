@@ -31,7 +31,11 @@ describe('the BullMQ scripts the step engine composes', () => {
         sha1(script.content),
         `BullMQ's ${name} script changed: re-check its KEYS/ARGV in shared/bullmq/bullmq-keys.ts and bullmq-lua.ts, then record its new sha1`,
       ).toBe(BULLMQ_SCRIPT_SHA1[name]);
-      expect(script.keys).toBe({ addStandardJob: 9, addPrioritizedJob: 9, moveToActive: 11, moveToFinished: 14 }[name]);
+      expect(script.keys).toBe(
+        { addStandardJob: 9, addPrioritizedJob: 9, moveToActive: 11, moveToFinished: 14, moveStalledJobsToWait: 9 }[
+          name
+        ],
+      );
     },
   );
 

@@ -26,9 +26,10 @@ export interface LivenessThreadData {
   /** A queue's active list and job key prefix (queueLockScope). */
   reapQueues: QueueScope[];
   heldQueues: QueueScope[];
-  /** lua/renew-held-locks-n.lua, and the seam's LOCKS_OF_LUA and RELEASE_LOCK_LUA. */
+  /** lua/renew-held-locks-n.lua, and the seam's LOCKS_OF_LUA, reapJobsLua() ('' when no queue has a stalled check) and RELEASE_LOCK_LUA. */
   renewLua: string;
   locksOfLua: string;
+  reapLua: string;
   releaseLua: string;
   /** BullMQ's job lock key suffix (JOB_LOCK_SUFFIX). */
   lockSuffix: string;
@@ -37,6 +38,8 @@ export interface LivenessThreadData {
 interface QueueScope {
   activeKey: string;
   jobKeyPrefix: string;
+  /** BullMQ's stalled check of the queue, which the thread runs when it reaps (queueReapScope). */
+  stalledCheck?: { keys: string[]; maxStalledCount: number; intervalMs: number };
 }
 
 /** What the thread tells its parent. */
@@ -188,10 +191,23 @@ async function reapDead(): Promise<void> {
   for (const member of exited) await Promise.all(alivePrefixes.map((prefix) => redis.del(prefix + member)));
   for (const member of [...lapsed, ...exited]) {
     let released = 0;
-    for (const queue of reapQueues) released += (await locksOf(queue, member + '/', 'del')).length / 2;
+    for (const queue of reapQueues) released += (await reapJobs(queue, member + '/')).length / 2;
     await redis.srem(registryKey, member);
     post({ reaped: member, released });
   }
+}
+
+/**
+ * Releases the locks of `queue`'s active jobs whose tokens start with `tokenPrefix` (a dead process's):
+ * [job id, token, …]. Where the queue has a stalled check, the jobs go back to wait in the same script,
+ * rather than at its workers' next check, up to AGENTQ_STALLED_INTERVAL_MS later (twice that for a job
+ * taken since the last check).
+ */
+async function reapJobs(queue: QueueScope, tokenPrefix: string): Promise<string[]> {
+  if (!queue.stalledCheck) return locksOf(queue, tokenPrefix, 'del');
+  const { keys: checkKeys, maxStalledCount, intervalMs: checkMs } = queue.stalledCheck;
+  const args = [maxStalledCount, queue.jobKeyPrefix, Date.now(), checkMs, tokenPrefix];
+  return (await redis.eval(data.reapLua, checkKeys.length, ...checkKeys, ...args)) as string[];
 }
 
 // A step job taken just as the connection dropped (Redis restarted, a failover, a network blip) may be

@@ -8,6 +8,8 @@ import {
   JOB_LOCK_SUFFIX,
   LOCKS_OF_LUA,
   queueLockScope,
+  queueReapScope,
+  reapJobsLua,
   RELEASE_LOCK_LUA,
   setWorkerId,
 } from '../../shared/bullmq/bullmq-jobs.js';
@@ -29,9 +31,10 @@ const RENEW_HELD_LOCKS = luaScript(new URL('./lua/renew-held-locks-n.lua', impor
  *  - registers the process in the liveness registry and checks the other registered processes' liveness
  *    keys: a process whose key has lapsed is dead, and the thread deletes the locks it held on the
  *    queues in `reapQueues` (its BullMQ workers' tokens start with its process id: `ownedWorkerId`), so
- *    the stalled-job check hands its jobs on at its next pass. Recovery after kill -9 is then the
- *    liveness TTL plus a beat and a stall check (about 3-5 s) whatever the lock's length, and the lock can
- *    be long enough that no stall of the main thread loses it.
+ *    the stalled-job check hands its jobs on at its next pass; on the queues of `stalledCheck` the thread
+ *    runs that check itself at once, so the jobs are back in wait as the locks go. Recovery after kill -9
+ *    is then the liveness TTL plus a beat (a process of the same machine: its first beat) whatever the
+ *    lock's length, and the lock can be long enough that no stall of the main thread loses it.
  * A busy main thread (a burst of intake, a long synchronous parse) cannot stop the thread; the death of
  * the process stops it. The thread is the module liveness-beat.ts, started from its compiled file.
  */
@@ -68,6 +71,12 @@ export interface LivenessOptions {
   reapQueues: string[];
   /** The queues (BullMQ queue keys) whose jobs' locks this process holds through the thread: the step queues. */
   heldQueues: string[];
+  /**
+   * Queues of `reapQueues` whose dead process's jobs go back to wait as their locks are released (BullMQ's
+   * stalled check, run by the thread with the settings the queues' workers have), not at the workers' next
+   * check. The others' jobs wait for that check.
+   */
+  stalledCheck?: { queues: string[]; maxStalledCount: number; intervalMs: number };
   /** Told when this thread found a dead process and released `released` of its job locks. */
   onReaped?: (processId: string, released: number) => void;
   /** Told when, after a reconnection, the thread released `released` locks of this process that nobody here held (replies lost with the connection). */
@@ -99,6 +108,7 @@ export function startLiveness({
   registryKey,
   reapQueues,
   heldQueues,
+  stalledCheck,
   onReaped,
   onLost,
 }: LivenessOptions): Liveness {
@@ -114,10 +124,13 @@ export function startLiveness({
     registryKey,
     // The registry is checked against the liveness keys on its own tag (shard 0's).
     registryAlivePrefix: alivePrefixes[0] ?? '',
-    reapQueues: reapQueues.map(queueLockScope),
+    reapQueues: reapQueues.map((queue) =>
+      stalledCheck?.queues.includes(queue) ? queueReapScope(queue, stalledCheck) : queueLockScope(queue),
+    ),
     heldQueues: heldQueues.map(queueLockScope),
     renewLua: RENEW_HELD_LOCKS,
     locksOfLua: LOCKS_OF_LUA,
+    reapLua: stalledCheck ? reapJobsLua() : '',
     releaseLua: RELEASE_LOCK_LUA,
     lockSuffix: JOB_LOCK_SUFFIX,
   };
