@@ -10,4 +10,8 @@
 --@include ./save-paid-function.lua
 
 if not save_paid(KEYS[1], KEYS[7], ARGV[1], ARGV[2], ARGV[3], ARGV[4]) then return 'ended' end
-return record_call(KEYS, ARGV, 5)
+-- The call and its contents charged as one.
+defer_charges()
+local verdict = record_call(KEYS, ARGV, 5)
+flush_charges()
+return verdict
