@@ -1,6 +1,6 @@
 --[[
-  Fragment, included with --@include: charge, defer_charges, flush_charges, release_at, keep_charged. No KEYS
-  or ARGV of its own.
+  Fragment, included with --@include: charge, defer_charges, flush_charges, know_ledger, release_at,
+  keep_charged. No KEYS or ARGV of its own.
 
   The tenant's storage ledger on the run's shard (Keys.tenantRunStorage): the run's meta field `ledger`,
   set when the run is created, names it; `<ledger>:bytes` is the tenant's total there, `<ledger>:charges`
@@ -17,6 +17,10 @@ local function ledger_of(rk)
     ledgers[rk[1]] = ledger
   end
   return ledger
+end
+-- The run's ledger as the script read it with other meta fields (its `ledger` field, or nil): not read again.
+local function know_ledger(rk, ledger)
+  ledgers[rk[1]] = ledger or false
 end
 -- Charges a script defers (defer_charges) are summed per run and written by its flush_charges, still in the
 -- same script: a step's transition charges its events, commit and recording in two calls instead of two each.
