@@ -57,6 +57,42 @@ describe('round trips shared by concurrent paid calls', () => {
     expect((await budget.reserve('late', lazy('run/s0.t0/b'))).member).not.toBe('');
   });
 
+  // Every paid call counts its spend in its tenant's day and month usage: the calls that count at the same
+  // moment share one script, whose increments are summed per field; each call is still counted once per
+  // call id, and told whether it was.
+  it('20 settles at once: exact usage per graph and model, each counted once, in far fewer scripts than calls', async () => {
+    const budget = new TenantBudget(redis, keys);
+    const spend = (index: number) => ({
+      callId: `run/s${index}.t0/model`,
+      tokens: 10,
+      costUsd: 0.25,
+      graph: index % 2 === 0 ? 'even' : 'odd',
+      model: 'm',
+    });
+    const [scripts, increments] = [await calls('evalsha'), await calls('hincrby')];
+    const counted = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => budget.settle('sums', undefined, spend(index))),
+    );
+    expect(counted.every(Boolean)).toBe(true);
+    expect((await calls('evalsha')) - scripts).toBeLessThanOrEqual(4);
+    // 7 fields per window, each window summed per write: at most 4 writes of 2 windows of 8 fields.
+    expect((await calls('hincrby')) - increments).toBeLessThanOrEqual(64);
+    const { days, month } = await budget.usage('sums', { days: 1 });
+    for (const period of [days[0]!, month]) {
+      expect(period).toMatchObject({ tokens: 200, calls: 20 });
+      expect(period.costUsd).toBeCloseTo(5);
+      expect(period.byGraph).toEqual({ even: { tokens: 100, costUsd: 2.5 }, odd: { tokens: 100, costUsd: 2.5 } });
+      expect(period.byModel).toEqual({ m: { tokens: 200, costUsd: 5 } });
+    }
+    // A call re-delivered in the same moment as a new one: the new one counts, the repeat does not.
+    const again = await Promise.all([
+      budget.settle('sums', undefined, spend(0)),
+      budget.settle('sums', undefined, spend(20)),
+    ]);
+    expect(again).toEqual([false, true]);
+    expect((await budget.usage('sums', { days: 1 })).month).toMatchObject({ tokens: 210, calls: 21 });
+  });
+
   // A tenant's counted spend goes to its Prometheus counters on every paid call: calls that count at the
   // same moment share one write, and each call's promise settles once the write holding its spend landed.
   it('20 calls at once: exact totals per tenant, in far fewer writes than calls', async () => {

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { trace } from '@opentelemetry/api';
+import { describe, expect, it, vi } from 'vitest';
 import { AgentqError } from '../../shared/contracts/errors.js';
 import { callLanguageModel } from '../../worker/agents/llm/call-language-model.js';
 import { MockLanguageModel } from '../../testing/mock-language-model.js';
@@ -40,6 +41,19 @@ describe('callLanguageModel', () => {
     expect(reused).toMatchObject({ fresh: false, message: { content: 'Paris' } });
     expect(languageModel.calls).toHaveLength(1);
     expect(again.recorded).toEqual(first.recorded);
+  });
+
+  it('makes no span with tracing off (no exporter configured): no tracer is asked, the usage is the same', async () => {
+    const getTracer = vi.spyOn(trace, 'getTracer');
+    try {
+      const languageModel = new MockLanguageModel();
+      const { context } = fakeContext({ languageModel });
+      const call = await callLanguageModel(context, { messages });
+      expect(call).toMatchObject({ fresh: true, usageEstimated: false });
+      expect(getTracer).not.toHaveBeenCalled();
+    } finally {
+      getTracer.mockRestore();
+    }
   });
 
   it('passes the step signal and the configured max tokens', async () => {

@@ -45,6 +45,53 @@ describe('request fingerprints (issue 39)', () => {
   });
 });
 
+describe('request fingerprints stay what recordings made earlier hold', () => {
+  // Printed by the implementation that copied each request through JSON first: a replay compares a
+  // recorded fingerprint with one made now, so these must not change.
+  it('a chat request, one with a tool list and a JSON schema, and a tool call whose arguments hold Dates', () => {
+    const chat = fingerprintRequest({ messages: [system, user], maxTokens: 100, onTextDelta: () => undefined });
+    expect(chat.fingerprint).toBe('b07f8344e790dbe9294549c3ac7f1f69');
+    expect([...chat.contents.keys()]).toEqual(['c:46562a160d0ab16c', 'c:f610e08aa54c97ee']);
+    const withTools = fingerprintRequest({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'hi' },
+            { type: 'image_url', image_url: { url: 'https://x/y.png', detail: undefined } },
+          ],
+        },
+      ],
+      tools: [
+        {
+          name: 'calc',
+          description: 'math',
+          parameters: { type: 'object', properties: { b: { type: 'number' }, a: { type: 'string' } } },
+        },
+      ],
+      temperature: 0.2,
+      responseFormat: { type: 'json_schema', name: 'r', schema: { z: 1, a: [1, null, undefined] } },
+    });
+    expect(withTools.fingerprint).toBe('3bfcb070d2fd38596bc8d1dc9ee02348');
+    expect(withTools.compact.responseFormat).toEqual({
+      type: 'json_schema',
+      name: 'r',
+      schema: { z: 1, a: [1, null, undefined] },
+    });
+    const when = new Date('2026-11-30T00:00:00Z');
+    const call = fingerprintRequest({
+      tool: 'lookup',
+      args: { at: when, list: [when, { nested: when }], n: -0, nan: NaN },
+    });
+    expect(call.fingerprint).toBe('4ada2188442ac5d75461f4cdf4ae3d46');
+    expect(JSON.stringify(call.compact)).toBe(
+      '{"tool":"lookup","args":{"at":"2026-11-30T00:00:00.000Z","list":["2026-11-30T00:00:00.000Z",{"nested":"2026-11-30T00:00:00.000Z"}],"n":0,"nan":null}}',
+    );
+    // A content seen before prints to the same address (kept by this process, not hashed again).
+    expect(fingerprintRequest({ messages: [system, user], maxTokens: 100 }).fingerprint).toBe(chat.fingerprint);
+  });
+});
+
 describe('diffRequests', () => {
   it('names each leaf that differs by its JSON path, with the two values; long strings are cut', () => {
     expect(

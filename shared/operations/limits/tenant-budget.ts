@@ -26,9 +26,9 @@ const RESERVE = luaScript(new URL('./lua/reserve-budget-4.lua', import.meta.url)
 
 /**
  * KEYS: 1 day usage · 2 month usage · 3 reservations · 4 settled call ids
- * ARGV: 1 reservation member ('' = none) · 2 call id · 3 tokens · 4 cost µ$ · 5 graph · 6 model · 7 now ms
- *       8 day ttl s · 9 month ttl s · 10 settled-id memory ms
- * → 1 counted · 0 this call id was counted already (a re-delivered step).
+ * ARGV: 1 now ms · 2 day ttl s · 3 month ttl s · 4 settled-id memory ms · then per call: reservation member
+ *       ('' = none), call id, tokens, cost µ$, graph, model
+ * → per call: 1 counted · 0 this call id was counted already (a re-delivered step).
  */
 const SETTLE = luaScript(new URL('./lua/settle-budget-4.lua', import.meta.url));
 
@@ -84,6 +84,17 @@ interface TenantBudgetOptions {
 }
 
 const SETTLED_MEMORY_MS = 2 * 24 * 3600_000;
+
+/** A call's spend waiting for its tenant's next settle script. */
+interface PendingSettle {
+  member: string;
+  spend: BudgetSpend;
+}
+
+interface SettleBatch {
+  calls: PendingSettle[];
+  write: () => Promise<Map<PendingSettle, number>>;
+}
 
 /**
  * Per-tenant token and cost budgets per UTC day and month, shared by every worker through Redis.
@@ -230,35 +241,64 @@ export class TenantBudget {
     );
   }
 
-  /** Counts a call's real spend (once per call id) and drops its reservation. → false if already counted. */
+  /**
+   * Counts a call's real spend (once per call id) and drops its reservation. → false if already counted.
+   * The calls of a tenant that settle at the same moment share one script (each counted by one sent after
+   * it asked, sharedRoundTrip), their increments summed per field: a worker with many paid calls in flight
+   * counts them a few times a round trip, not once per call. `now` (ms, tests) counts alone at that time.
+   */
   async settle(
     tenant: string,
     reservation: BudgetReservation | undefined,
     spend: BudgetSpend,
-    now = Date.now(),
+    now?: number,
   ): Promise<boolean> {
+    const call: PendingSettle = { member: reservation?.member ?? '', spend };
+    let counted: boolean;
+    if (now === undefined) {
+      let batch = this.settling.get(tenant);
+      if (!batch) {
+        const created: SettleBatch = { calls: [], write: sharedRoundTrip(() => this.settleNow(tenant, created)) };
+        this.settling.set(tenant, (batch = created));
+      }
+      batch.calls.push(call);
+      counted = (await batch.write()).get(call) === 1;
+    } else counted = (await this.settleScript(tenant, [call], now))[0] === 1;
+    // After the count, not inside it: the metrics hash is another Cluster slot. A crash in between leaves
+    // Prometheus one call short; /v1/usage and the budgets stay exact.
+    if (counted) await this.metrics?.tenantUsage(tenant, spend.tokens, spend.costUsd);
+    return counted;
+  }
+
+  /** Calls waiting to be counted, by tenant, with the shared write that takes them. */
+  private readonly settling = new Map<string, SettleBatch>();
+
+  /** The calls left for this write, counted in one script: → each call's verdict. */
+  private async settleNow(tenant: string, batch: SettleBatch): Promise<Map<PendingSettle, number>> {
+    const calls = batch.calls;
+    batch.calls = [];
+    const verdicts = await this.settleScript(tenant, calls, Date.now());
+    return new Map(calls.map((call, index) => [call, verdicts[index]!]));
+  }
+
+  private settleScript(tenant: string, calls: PendingSettle[], now: number): Promise<number[]> {
     const keys = this.keys.tenantBudget(tenant);
-    const counted = await runScript<number>(
-      this.redis,
-      SETTLE,
-      [keys.day(utcDay(now)), keys.month(utcMonth(now)), keys.reservations, keys.settled],
-      [
-        reservation?.member ?? '',
+    const args: (string | number)[] = [now, this.dayTtl, this.monthTtl, SETTLED_MEMORY_MS];
+    for (const { member, spend } of calls)
+      args.push(
+        member,
         spend.callId,
         Math.max(0, Math.round(spend.tokens)),
         Math.max(0, usdToMicros(spend.costUsd)),
         spend.graph,
         spend.model,
-        now,
-        this.dayTtl,
-        this.monthTtl,
-        SETTLED_MEMORY_MS,
-      ],
+      );
+    return runScript<number[]>(
+      this.redis,
+      SETTLE,
+      [keys.day(utcDay(now)), keys.month(utcMonth(now)), keys.reservations, keys.settled],
+      args,
     );
-    // After the count, not inside it: the metrics hash is another Cluster slot. A crash in between leaves
-    // Prometheus one call short; /v1/usage and the budgets stay exact.
-    if (counted === 1) await this.metrics?.tenantUsage(tenant, spend.tokens, spend.costUsd);
-    return counted === 1;
   }
 
   /** Drops a reservation whose call spent nothing (it failed before the provider answered). */

@@ -11,17 +11,25 @@ end
 -- An event is charged as it is added. Past the cap the stream is trimmed to it a hundred entries at a
 -- time (as MAXLEN ~ trims by whole nodes, without a trim on every add), and the bytes of the entries
 -- trimmed, read first, are given back: the charge stays what the stream keeps.
+-- Each stream's length as this script last knew it: a second event of the same script (a transition's
+-- step-end and the next step's start) counts on from the first instead of asking XLEN again. Only run_event
+-- writes a run's events, and no script deletes them.
+local event_lengths = {}
 local function run_event(rk, maxlen, kind, data)
   local id = redis.call('XADD', rk[5], '*', 'type', kind, 'data', data)
   local added = #id + #kind + #data + 8
-  local over = redis.call('XLEN', rk[5]) - tonumber(maxlen)
+  local known = event_lengths[rk[5]]
+  local length = known and known + 1 or redis.call('XLEN', rk[5])
+  local over = length - tonumber(maxlen)
   if over >= 100 then
     for _, entry in ipairs(redis.call('XRANGE', rk[5], '-', '+', 'COUNT', over)) do
       added = added - #entry[1]
       for _, value in ipairs(entry[2]) do added = added - #value end
     end
     redis.call('XTRIM', rk[5], 'MAXLEN', maxlen)
+    length = tonumber(maxlen)
   end
+  event_lengths[rk[5]] = length
   charge(rk, added)
   return id
 end

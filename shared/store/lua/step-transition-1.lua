@@ -43,6 +43,8 @@ local base = string.sub(KEYS[1], 1, #KEYS[1] - 5)
 local rk = {{RUN_KEYS}}
 local q = bullmq_queue_keys(prefix, job_id)
 
+-- The commit's bytes, its events' and its recording's charged as one at the end (flush_charges).
+defer_charges()
 local committed = commit_step(rk, ARGV)
 -- Inline steps (nodes marked inline: true, run by this job after its own): each committed in turn, fenced
 -- like any step, with its step-start event; the run's next jobs are those after the last one.
@@ -100,6 +102,7 @@ if lean then
   -- reply carries only what the worker cannot know, the run's usage as Redis now holds it. Its step
   -- starts here, as BEGIN would start it (a running run, a step no attempt began before).
   run_event(rk, maxlen, 'step-start', '{"node":' .. cjson.encode(hopped[2]) .. ',"superstep":' .. (tonumber(ARGV[1]) + 1 + inlined) .. ',"task":0,"attempt":1}')
+  flush_charges()
   return {committed, code, false, false, 2, inlined, committed_usage}
 elseif job_id ~= '' then
   local fetch = (ARGV[t + 2] == '1' and not eager) and '1' or '0'
@@ -115,4 +118,5 @@ if handed and type(handed[1]) == 'table' then
   -- It is also a step no attempt began before (its superstep was reached just now): it has no memos.
   begun = deliver(handed, now, maxlen, ARGV[t + 9], eager and tostring(tonumber(ARGV[1]) + 1 + inlined) or '', eager ~= false)
 end
+flush_charges()
 return {committed, code, handed, begun, eager and 1 or 0, inlined}

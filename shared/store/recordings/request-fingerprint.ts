@@ -21,6 +21,9 @@ export function canonicalJson(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value === null || typeof value !== 'object') return value;
+  // As JSON.stringify sees it (a Date as its ISO string): equal to the sorted copy of the value's JSON.
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    return sortKeys((value as { toJSON(): unknown }).toJSON());
   const sorted: Record<string, unknown> = {};
   for (const key of Object.keys(value).sort()) sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
   return sorted;
@@ -28,13 +31,18 @@ function sortKeys(value: unknown): unknown {
 
 /** What was asked, as plain JSON: callbacks, signals and undefined fields left out. */
 export function askedOf(request: unknown): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(askedFields(request))) as Record<string, unknown>;
+}
+
+/** askedOf's fields as they are (not copied): what a fingerprint reads, and JSON.stringify writes the same. */
+function askedFields(request: unknown): Record<string, unknown> {
   if (request === null || typeof request !== 'object') return { value: request ?? null };
   const asked: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(request)) {
     if (NOT_ASKED.has(key) || value === undefined || typeof value === 'function') continue;
     asked[key] = value;
   }
-  return JSON.parse(JSON.stringify(asked)) as Record<string, unknown>;
+  return asked;
 }
 
 /**
@@ -43,8 +51,21 @@ export function askedOf(request: unknown): Record<string, unknown> {
  * of one run (a collision among 10,000 contents has odds of about 3 in 10^12).
  */
 function address(json: string): string {
-  return `c:${createHash('sha256').update(json).digest('hex').slice(0, 16)}`;
+  let ref = addresses.get(json);
+  if (ref === undefined) {
+    ref = `c:${createHash('sha256').update(json).digest('hex').slice(0, 16)}`;
+    if (addresses.size >= ADDRESSES_KEPT) addresses.clear();
+    addresses.set(json, ref);
+  }
+  return ref;
 }
+
+/**
+ * Addresses of contents this process printed lately: the system prompt and tool list every call of a graph
+ * sends are hashed once, not once per call. Cleared when full (a cache, never a record).
+ */
+const addresses = new Map<string, string>();
+const ADDRESSES_KEPT = 2000;
 
 /**
  * The fingerprint and compact form of a paid call's request (a model request, a tool call's name and
@@ -52,7 +73,9 @@ function address(json: string): string {
  * message is kept once under its address, and a call names the addresses in order.
  */
 export function fingerprintRequest(request: unknown): FingerprintedRequest {
-  const compact = askedOf(request);
+  // Not copied through JSON first (askedOf): canonicalJson reads values as JSON.stringify would, and the
+  // compact form is written with JSON.stringify, so both are what they were of the copy.
+  const compact = askedFields(request);
   const contents = new Map<string, string>();
   const keep = (value: unknown): string => {
     const json = canonicalJson(value);

@@ -14,6 +14,7 @@ import { createJsonFieldTextStream } from './json-field-text-stream.js';
 import { takeProviderSlot } from './take-provider-slot.js';
 import { reserveTenantBudget } from './reserve-tenant-budget.js';
 import { recordSpanError } from '../../../shared/telemetry/record-span-error.js';
+import { currentTelemetry } from '../../../shared/telemetry/telemetry.js';
 import { observeModelCall } from './model-listeners.js';
 import { checkImageUrls } from './check-image-urls.js';
 import { usableResponse, type AcceptableOutcome } from './usable-response.js';
@@ -102,6 +103,8 @@ export async function callLanguageModel(
       : {}),
   };
   let fresh = false;
+  /** A fresh response's cost, priced once for its count and for the step. */
+  let freshCost: { response: SavedResponse; cost: UsageCost } | undefined;
   // What was asked (callbacks left out): time travel records it with the response and a replay compares it.
   const asked = { request: sent };
   let counting: Promise<unknown> | undefined;
@@ -166,9 +169,10 @@ export async function callLanguageModel(
         // Counted while the memo saves the response, not before it: neither waits for the other (both settles
         // log their own failures). A crash between the two leaves one call's spend uncounted either way (the
         // count is idempotent per call id, never doubled), as it did when the count went first.
+        freshCost = { response, cost: callCostOf(settings, response, fullRequest, modelId) };
         counting = Promise.all([
           slot.settle(response.usage.inputTokens + response.usage.outputTokens),
-          spend.settle(response.usage, response.model, callCostOf(settings, response, fullRequest, modelId).costUsd),
+          spend.settle(response.usage, response.model, freshCost.cost.costUsd),
         ]);
         // A retryable rejection (an empty reply) is checked before the memo saves the response: saved, it
         // would be replayed by every retry of the step and fail each the same way; unsaved, a retry asks again.
@@ -176,7 +180,7 @@ export async function callLanguageModel(
         const rejection = rejectionOf(response, accept);
         if (rejection?.retryable) {
           await counting;
-          recordCallUsage(context, response, fullRequest, modelId);
+          recordCallUsage(context, response, freshCost.cost);
           throw rejection;
         }
         return response;
@@ -191,33 +195,33 @@ export async function callLanguageModel(
         );
     });
   await counting;
-  const { costUsd, uncachedCostUsd } = recordCallUsage(context, saved, fullRequest, modelId);
+  const { costUsd, uncachedCostUsd } = recordCallUsage(
+    context,
+    saved,
+    freshCost?.response === saved ? freshCost.cost : callCostOf(settings, saved, fullRequest, modelId),
+  );
   // A planned batch's budget: the call's hold becomes its cost (once, whichever attempt gets here first).
   await context.services.providerBatchRouter?.settle(context, key, costUsd);
   // Every response is checked here, fresh or saved: a provider batch's answer reaches the step only
   // through the memo. A retryable rejection seen here was saved (a provider batch's empty answer) and would
   // be replayed by each retry, so it fails the step at once.
-  const rejection = rejectionOf(saved, accept);
-  if (rejection)
-    throw rejection.retryable
-      ? new AgentqError(
-          rejection.code,
-          `${rejection.message}; it was saved as this step's answer, so a retry would only read it again`,
-          { details: rejection.details },
-        )
-      : rejection;
-  return { ...usableResponse(saved, accept), costUsd, uncachedCostUsd, fresh };
+  let usable: SavedResponse;
+  try {
+    usable = usableResponse(saved, accept);
+  } catch (error) {
+    if (!(error instanceof AgentqError) || !error.retryable) throw error;
+    throw new AgentqError(
+      error.code,
+      `${error.message}; it was saved as this step's answer, so a retry would only read it again`,
+      { details: error.details },
+    );
+  }
+  return { ...usable, costUsd, uncachedCostUsd, fresh };
 }
 
-/** Records a response's usage on the step, priced for the mode it was answered in; → its cost. */
-function recordCallUsage(
-  context: NodeContext,
-  response: SavedResponse,
-  request: LanguageModelRequest,
-  modelId: string,
-): UsageCost {
+/** Records a response's usage on the step at its cost (callCostOf); → that cost. */
+function recordCallUsage(context: NodeContext, response: SavedResponse, cost: UsageCost): UsageCost {
   const { usage, model, finishReason } = response;
-  const cost = callCostOf(agentSettingsOf(context), response, request, modelId);
   context.recordUsage({ ...usage, ...cost, model, finishReason });
   return cost;
 }
@@ -288,6 +292,8 @@ async function tracedGenerate(
   request: LanguageModelRequest,
   traceContent: boolean,
 ): Promise<SavedResponse> {
+  // Tracing off (no exporter configured): no span, attributes or context to make, as for the step's own span.
+  if (!currentTelemetry().enabled) return withUsage(request, await model.generate(request));
   const attributes: Attributes = {
     'gen_ai.operation.name': 'chat',
     'gen_ai.provider.name': model.provider,
@@ -309,13 +315,8 @@ async function tracedGenerate(
     { kind: SpanKind.CLIENT, attributes },
     async (span) => {
       try {
-        const response = await model.generate(request);
-        let usage = response.usage;
-        const usageEstimated = usage === undefined;
-        usage ??= {
-          inputTokens: await estimatePromptTokens(request.messages, request.tools),
-          outputTokens: await estimateMessageTokens(response.message),
-        };
+        const response = await withUsage(request, await model.generate(request));
+        const { usage, usageEstimated } = response;
         span.setAttributes({
           'gen_ai.response.model': response.model,
           'gen_ai.response.finish_reasons': [response.finishReason],
@@ -325,7 +326,7 @@ async function tracedGenerate(
         });
         if (response.responseId) span.setAttribute('gen_ai.response.id', response.responseId);
         if (traceContent) span.setAttribute('gen_ai.output.messages', JSON.stringify([response.message]));
-        return { ...response, usage, usageEstimated };
+        return response;
       } catch (error) {
         recordSpanError(span, error);
         throw error;
@@ -334,4 +335,14 @@ async function tracedGenerate(
       }
     },
   );
+}
+
+/** A response with its usage: the provider's, or counted locally when it sent none (`usageEstimated`). */
+async function withUsage(request: LanguageModelRequest, response: LanguageModelResponse): Promise<SavedResponse> {
+  if (response.usage) return { ...response, usage: response.usage, usageEstimated: false };
+  const usage = {
+    inputTokens: await estimatePromptTokens(request.messages, request.tools),
+    outputTokens: await estimateMessageTokens(response.message),
+  };
+  return { ...response, usage, usageEstimated: true };
 }

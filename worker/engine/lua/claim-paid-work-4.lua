@@ -20,13 +20,14 @@
 local m = redis.call('HMGET', KEYS[2], 'status', 'superstep')
 if not m[1] or m[1] == 'completed' or m[1] == 'failed' or m[1] == 'cancelled' or tonumber(m[2]) ~= tonumber(ARGV[7]) then return {'stale'} end
 if redis.call('HEXISTS', KEYS[3], ARGV[8]) == 1 then return {'stale'} end
-local saved = redis.call('HGET', KEYS[1], ARGV[1])
-if saved then
-  local memos = cjson.decode(saved)
+local field = 'claim:' .. ARGV[1] .. ':' .. ARGV[2]
+-- The step's saved results and this call's claim, read together.
+local memo = redis.call('HMGET', KEYS[1], ARGV[1], field)
+if memo[1] then
+  local memos = cjson.decode(memo[1])
   if memos[ARGV[2]] ~= nil then return {'memo', cjson.encode(memos[ARGV[2]])} end
 end
-local field = 'claim:' .. ARGV[1] .. ':' .. ARGV[2]
-local held = redis.call('HGET', KEYS[1], field)
+local held = memo[2]
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if held then

@@ -9,5 +9,12 @@
 --@include ../../../shared/store/recordings/lua/record-call-function.lua
 --@include ./save-paid-function.lua
 
-if not save_paid(KEYS[1], KEYS[7], ARGV[1], ARGV[2], ARGV[3], ARGV[4]) then return 'ended' end
-return record_call(KEYS, ARGV, 5)
+-- What the save, the recording and the storage ledger read of the run, in one call.
+local m = redis.call('HMGET', KEYS[1], 'status', 'record', 'recordMax', 'ledger')
+if not save_paid(KEYS[1], KEYS[7], ARGV[1], ARGV[2], ARGV[3], ARGV[4], m[1] or false) then return 'ended' end
+know_ledger(KEYS, m[4])
+-- The call and its contents charged as one.
+defer_charges()
+local verdict = record_call(KEYS, ARGV, 5, m)
+flush_charges()
+return verdict

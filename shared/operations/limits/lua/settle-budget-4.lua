@@ -1,5 +1,6 @@
 --[[
-  Count a call's tokens and cost in the day and month usage, once per call id.
+  Count calls' tokens and cost in the day and month usage, each once per call id: the calls of one tenant
+  that settle at the same moment, in one script, their increments summed per field.
 
   Input:
     KEYS[1] day usage
@@ -7,33 +8,46 @@
     KEYS[3] reservations
     KEYS[4] settled call ids
 
-    ARGV[1] reservation member ('' = none)
-    ARGV[2] call id
-    ARGV[3] tokens
-    ARGV[4] cost (micro-dollars)
-    ARGV[5] graph
-    ARGV[6] model
-    ARGV[7] now (ms)
-    ARGV[8] day ttl (s)
-    ARGV[9] month ttl (s)
-    ARGV[10] settled-id memory (ms)
+    ARGV[1] now (ms)
+    ARGV[2] day ttl (s)
+    ARGV[3] month ttl (s)
+    ARGV[4] settled-id memory (ms)
+    ARGV[5 + 6i .. 10 + 6i] call i: reservation member ('' = none), call id, tokens, cost (micro-dollars),
+      graph, model
 
   Output:
-    1 counted | 0 this call id was counted already (a re-delivered step)
+    per call, in order: 1 counted | 0 this call id was counted already (a re-delivered step)
 ]]
-if ARGV[1] ~= '' then redis.call('ZREM', KEYS[3], ARGV[1]) end
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', tonumber(ARGV[7]) - tonumber(ARGV[10]))
-if redis.call('ZADD', KEYS[4], 'NX', ARGV[7], ARGV[2]) == 0 then return 0 end
-local tokens, cost = tonumber(ARGV[3]), tonumber(ARGV[4])
-for _, key in ipairs({KEYS[1], KEYS[2]}) do
-  redis.call('HINCRBY', key, 'tokens', tokens)
-  redis.call('HINCRBY', key, 'costMicros', cost)
-  redis.call('HINCRBY', key, 'calls', 1)
-  redis.call('HINCRBY', key, 'tokens:graph:' .. ARGV[5], tokens)
-  redis.call('HINCRBY', key, 'costMicros:graph:' .. ARGV[5], cost)
-  redis.call('HINCRBY', key, 'tokens:model:' .. ARGV[6], tokens)
-  redis.call('HINCRBY', key, 'costMicros:model:' .. ARGV[6], cost)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[4]))
+local counted, sums, fields = {}, {}, {}
+local function add(field, by)
+  if sums[field] == nil then
+    sums[field] = 0
+    fields[#fields + 1] = field
+  end
+  sums[field] = sums[field] + by
 end
-redis.call('EXPIRE', KEYS[1], ARGV[8])
-redis.call('EXPIRE', KEYS[2], ARGV[9])
-return 1
+for i = 5, #ARGV, 6 do
+  if ARGV[i] ~= '' then redis.call('ZREM', KEYS[3], ARGV[i]) end
+  if redis.call('ZADD', KEYS[4], 'NX', ARGV[1], ARGV[i + 1]) == 0 then
+    counted[#counted + 1] = 0
+  else
+    counted[#counted + 1] = 1
+    local tokens, cost = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+    add('tokens', tokens)
+    add('costMicros', cost)
+    add('calls', 1)
+    add('tokens:graph:' .. ARGV[i + 4], tokens)
+    add('costMicros:graph:' .. ARGV[i + 4], cost)
+    add('tokens:model:' .. ARGV[i + 5], tokens)
+    add('costMicros:model:' .. ARGV[i + 5], cost)
+  end
+end
+if #fields > 0 then
+  for _, key in ipairs({KEYS[1], KEYS[2]}) do
+    for _, field in ipairs(fields) do redis.call('HINCRBY', key, field, string.format('%d', sums[field])) end
+  end
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  redis.call('EXPIRE', KEYS[2], ARGV[3])
+end
+return counted
