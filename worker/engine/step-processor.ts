@@ -288,9 +288,11 @@ export class StepProcessor {
         : undefined;
     const last = inline && inline.commits.length > 0 ? inline : undefined;
     const after = last ? last.next : next;
-    // One script: the fenced commit, the next superstep's job, finishing this job and the next job for
-    // this worker (the run's next step by eager dispatch while under AGENTQ_EAGER_HOPS in a row).
-    const transition = await transitions.commit(
+    // One script: the fenced commit, the next superstep's job, finishing this job and the next job for this worker
+    // (the run's next step by eager dispatch under AGENTQ_EAGER_HOPS in a row; a batch's next question: EagerStarts).
+    const job = this.finishing(at, 'committed', after.length === 1);
+    const offered = this.options.eagerStarts?.offer(runId, job, after.length === 0);
+    const committed = transitions.commit(
       {
         runId,
         superstep,
@@ -307,10 +309,11 @@ export class StepProcessor {
       },
       after,
       graphIdOf(meta),
-      this.finishing(at, 'committed', after.length === 1),
+      job,
       meta,
       last?.commits ?? [],
     );
+    const transition = await (offered ? offered(committed) : committed);
     finished(transition);
     if (transition.commit.kind === 'deadline')
       return failPastDeadline(this.options.store, meta, superstep, nodeName, attempt);
