@@ -9,13 +9,13 @@ import type { RedisRunStore } from '../../store/redis-run-store.js';
 import type { SlotOffer } from './slot-offer.js';
 import type { RunEnqueuer } from '../runs/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
-import { CLAIM, RELEASE, REOPEN } from './batch-scripts.js';
+import { CLAIM, REOPEN } from './batch-scripts.js';
 import { readProviderBatchProgress } from './read-provider-batch-progress.js';
 import type { ProviderBatchesCheck } from './check-provider-batches.js';
-import { batchRunId, fieldsOf, parseBatchMeta, type BatchMeta } from './batch-meta.js';
+import { batchRunId, fieldsOf, parseBatchMeta, type BatchMeta, type ClaimReply } from './batch-meta.js';
 import { autopilotRecordOf, budgetStopError } from './autopilot-record.js';
 import { BatchAutopilotPlanner, type AutopilotSettings } from './batch-autopilot.js';
-import { addRunUsage } from './batch-usage.js';
+import { releaseRun, recordUsageSample } from './batch-usage.js';
 import { planSubmission } from './submission-plan.js';
 import { readBatchProgress } from './batch-progress.js';
 import { batchResultOf } from './batch-result-of.js';
@@ -29,9 +29,6 @@ import {
 
 /** What TenantAdmission refuses with. */
 const ADMISSION_REFUSALS = new Set<ErrorCode>(['RATE_LIMITED', 'STORAGE_BUDGET_EXCEEDED']);
-
-/** CLAIM's reply: the claimed index with its item and the batch's meta (HGETALL), or a negative code alone. */
-type ClaimReply = [number, string?, string[]?];
 
 interface BatchItem {
   id: string;
@@ -283,17 +280,16 @@ export class BatchDispatcher {
    * in the worker, takes the next question's start job (`offer.taken`).
    */
   async onRunFinished(runId: string, batchId: string, status: RunStatus, offer?: SlotOffer): Promise<void> {
-    const batchKeys = this.options.keys.batch(batchId);
-    // Before its slot is freed: the batch's totals hold every finished run's by the time it completes.
-    await addRunUsage({ ...this.options, planner: this.planner }, { runId, batchId, status });
-    const [batchStatus, claimed] = await runScript<[string, ClaimReply?]>(
-      this.options.redis,
-      RELEASE,
-      [batchKeys.meta, batchKeys.inflight, batchKeys.items, batchKeys.done],
-      [runId, Date.now(), `${batchId}.i`, status],
-    );
-    if (batchStatus === 'completed') await this.finish(batchId);
-    else if (batchStatus === 'running') await this.topUp(batchId, claimed, offer);
+    const { batchStatus, claimed, calls, batch, usage } = await releaseRun(this.options, { runId, batchId, status });
+    // A completed question's sample for the autopilot goes beside the next question's start, not before it.
+    await Promise.all([
+      recordUsageSample(this.planner, { status, usage, calls, batch }),
+      batchStatus === 'completed'
+        ? this.finish(batchId)
+        : batchStatus === 'running'
+          ? this.topUp(batchId, claimed, offer)
+          : undefined,
+    ]);
   }
 
   /** A finished run of the batch was retried in place: in flight again, no longer counted as finished. */
