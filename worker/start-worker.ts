@@ -142,7 +142,11 @@ async function startParts(
   const served = new ServedGraphs({ redis, keys: store.keys, heartbeatMs: config.graphHeartbeatMs });
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry, served });
   // A batch run's last step offers its slot; the batch hook starts the next question's run in it.
-  const eagerStarts = new EagerStarts({ lockDurationMs: config.takeLockMs, eagerHops: config.eagerHops });
+  const eagerStarts = new EagerStarts({
+    lockDurationMs: config.takeLockMs,
+    eagerHops: config.eagerHops,
+    queuePrefixOf: (runId) => stepQueues.keyPrefixFor(runId),
+  });
   const batches = dispatchBatches(finishedHooks, { redis, store, stepQueues, config, eagerStarts });
   await activeSteps.listen(connectRedis(config, 'blocking'), store.keys.cancelChannel(), logger);
 

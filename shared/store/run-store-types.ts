@@ -60,6 +60,8 @@ export interface StartSlot {
   lockDurationMs: number;
   /** BullMQ's `pb` of the job (the worker's name); '' none. */
   workerName: string;
+  /** The key prefix of the step queue the slot's worker takes from: only a start job of that queue (shard) goes into it. */
+  queuePrefix: string;
 }
 
 /** What one task of a superstep wrote: its state update and the messages it appends. */

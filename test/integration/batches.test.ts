@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatBatchResultsCsv } from '../../producer/cli/format-batch-results.js';
 import { START_NODE } from '../../shared/contracts/job-schema.js';
 import { STEP_QUEUE } from '../../shared/contracts/queues.js';
-import { stepQueuePrefix } from '../../shared/contracts/shards.js';
+import { allShards, shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { echoRagGraph } from '../helpers/echo-rag-graph.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
@@ -159,5 +159,37 @@ describe('batches through the queue', () => {
         { tenant: 'acme' },
       ),
     ).rejects.toThrow(/questions.1.id 'a' is used twice/);
+  });
+});
+
+// Over several step-queue shards a slot takes only a start job of its own worker's queue: a question whose
+// run is in another shard waits in that shard's queue, and every question still starts exactly once.
+describe('batches over AGENTQ_SHARDS step queues', () => {
+  let env: TestEnv;
+  beforeAll(async () => {
+    env = await startTestEnv({ graphs: [echo], env: { AGENTQ_SHARDS: '3' } });
+  });
+  afterAll(async () => env.close());
+
+  it('answers every question once; each start job is activated once, in its own shard, eagerly or taken', async () => {
+    const questions = Array.from({ length: 12 }, (_, index) => ({ question: `sharded ${index}` }));
+    const { batch } = await env.client.batches.submit(
+      { collection: 'docs', questions, options: { concurrency: 3, graph: 'echo-rag' } },
+      { tenant: 'acme' },
+    );
+    await eventually(async () => (await env.client.batches.get(batch.id))?.status === 'completed', 30_000);
+    const started: string[] = [];
+    for (const shard of allShards(3)) {
+      const stream = `${stepQueuePrefix(env.config.queuePrefix, shard, 3)}:${STEP_QUEUE}:events`;
+      for (const [, fields] of await env.client.store.redis.xrange(stream, '-', '+')) {
+        const jobId = fields[fields.indexOf('jobId') + 1] ?? '';
+        if (fields[1] !== 'active' || !jobId.startsWith(batch.id) || !jobId.endsWith('.s0.t0')) continue;
+        expect(shardOf(jobId.slice(0, -'.s0.t0'.length), 3)).toBe(shard);
+        started.push(jobId);
+      }
+    }
+    expect(started.sort()).toEqual(questions.map((_question, index) => `${batch.id}.i${index}.s0.t0`).sort());
+    const results = (await env.client.batches.results(batch.id))!;
+    expect(results.map((result) => result.status)).toEqual(questions.map(() => 'completed'));
   });
 });

@@ -23,6 +23,8 @@ export class EagerStarts {
       workerName?: string;
       /** Eager dispatch's switch (AGENTQ_EAGER_HOPS): 0 turns eager starts off too. */
       eagerHops: number;
+      /** The key prefix of a run's step queue (its shard's): a slot takes only a start job of its own queue. */
+      queuePrefixOf: (runId: string) => string;
     },
   ) {}
 
@@ -48,6 +50,7 @@ export class EagerStarts {
         token: job.token,
         lockDurationMs: this.options.lockDurationMs,
         workerName: this.options.workerName ?? '',
+        queuePrefix: this.options.queuePrefixOf(runId),
       },
     };
     job.fetchNext = false;

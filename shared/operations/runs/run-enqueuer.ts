@@ -251,7 +251,9 @@ export class RunEnqueuer {
   /** The start job with what weighted fairness (AGENTQ_TENANT_WEIGHTS) needs to decide its priority as it is added. */
   private withFairness(start: StartJob, tenant: string, runId: string, take?: StartSlot): StartJob {
     const fair = this.fair.argsFor(tenant, runId);
-    return { ...start, ...(fair ? { fair } : {}), ...(take ? { take } : {}) };
+    // A slot takes only a job of its own worker's queue: a run of another shard waits in its own.
+    const taken = take?.queuePrefix === start.queuePrefix ? { take } : {};
+    return { ...start, ...(fair ? { fair } : {}), ...taken };
   }
 
   /**
