@@ -17,6 +17,7 @@ import type { ActiveSteps } from './engine/active-steps.js';
 import type { IntakeProcessor } from './engine/intake-processor.js';
 import { PaidClaims } from './engine/paid-claims.js';
 import { StateCache } from './engine/state-cache.js';
+import type { EagerStarts } from './engine/eager-starts.js';
 import { StepProcessor } from './engine/step-processor.js';
 import { StepTransitions } from './engine/step-transitions.js';
 import type { StepJobs } from './engine/step-jobs.js';
@@ -43,6 +44,8 @@ export interface StepProcessorParts {
   stepJobs: StepJobs;
   activeSteps: ActiveSteps;
   intakeProcessor: IntakeProcessor;
+  /** The slots batch runs' last steps offer to their batch's next question (shared with the batch hook). */
+  eagerStarts: EagerStarts;
 }
 
 /**
@@ -111,6 +114,7 @@ export async function createStepProcessor(parts: StepProcessorParts) {
     transitions,
     stateCache: new StateCache(config.stateCacheSize),
     eagerHops: config.eagerHops,
+    eagerStarts: parts.eagerStarts,
     activeSteps: parts.activeSteps,
     services,
     logger,

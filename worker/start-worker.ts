@@ -31,6 +31,7 @@ import type { StepQueues } from '../shared/store/step-queues.js';
 import { startWorkerLiveness } from './start-worker-liveness.js';
 import { Keys } from '../shared/store/keys.js';
 import { createStepProcessor } from './create-step-processor.js';
+import { EagerStarts } from './engine/eager-starts.js';
 import { FairQueue } from '../shared/store/fair-queue.js';
 
 import type { AgentWorker, StartWorkerOptions } from './agent-worker.js';
@@ -140,7 +141,13 @@ async function startParts(
   const stepJobs = new StepJobs(stepQueues, registry, { fair, redis: stepRedis });
   const served = new ServedGraphs({ redis, keys: store.keys, heartbeatMs: config.graphHeartbeatMs });
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry, served });
-  const batches = dispatchBatches(finishedHooks, { redis, store, stepQueues, config });
+  // A batch run's last step offers its slot; the batch hook starts the next question's run in it.
+  const eagerStarts = new EagerStarts({
+    lockDurationMs: config.takeLockMs,
+    eagerHops: config.eagerHops,
+    queuePrefixOf: (runId) => stepQueues.keyPrefixFor(runId),
+  });
+  const batches = dispatchBatches(finishedHooks, { redis, store, stepQueues, config, eagerStarts });
   await activeSteps.listen(connectRedis(config, 'blocking'), store.keys.cancelChannel(), logger);
 
   // Liveness from a thread of its own (started first, in startConnected), and claims on paid work that respect it.
@@ -162,6 +169,7 @@ async function startParts(
     stepJobs,
     activeSteps,
     intakeProcessor,
+    eagerStarts,
   });
   const concurrency = options.concurrency ?? config.concurrency;
   // No job is taken before the process beats: its claims on paid work would look dead to its peers.
@@ -235,20 +243,28 @@ function dispatchBatches(
     store,
     stepQueues,
     config,
-  }: { redis: RedisConnection; store: RedisRunStore; stepQueues: StepQueues; config: Config },
+    eagerStarts,
+  }: {
+    redis: RedisConnection;
+    store: RedisRunStore;
+    stepQueues: StepQueues;
+    config: Config;
+    eagerStarts: EagerStarts;
+  },
 ): BatchDispatcher {
   const batches = new BatchDispatcher({
     redis,
     keys: store.keys,
     store,
-    // The next question's run goes in with its start job (one script); the worker taking it takes it in.
+    // The next question's run goes in with its start job (one script), taken into the slot the finished
+    // run's last step offered (EagerStarts), else left for the worker that takes it from the queue.
     enqueuer: new RunEnqueuer(store, stepQueues, config),
     retentionSeconds: config.retentionSeconds,
     // Batches with a deadline or a budget are planned from these (and the tenant's measured runs).
     autopilot: autopilotSettingsOf(config),
   });
   finishedHooks.push(async (runId, status, { batchId }) => {
-    if (batchId) await batches.onRunFinished(runId, batchId, status);
+    if (batchId) await batches.onRunFinished(runId, batchId, status, eagerStarts.offerOf(runId));
   });
   return batches;
 }

@@ -95,6 +95,11 @@ export function runIdForChild(parentRunId: string, stepId: string, key: string):
   return `${CHILD_RUN_ID_PREFIX}${digest.slice(0, 31)}`;
 }
 
+/** True for a batch question's run (`<batchId>.i<n>`, BatchDispatcher): only those free a batch's slot as they end. */
+export function isBatchRunId(id: string): boolean {
+  return /^bat_[^.]+\.i\d+$/.test(id);
+}
+
 /** True for a run some parent's step started (runIdForChild): only those have a parent to wake. */
 export function isChildRunId(id: string): boolean {
   return id.startsWith(CHILD_RUN_ID_PREFIX);

@@ -26,6 +26,7 @@ export type {
   RecordingOptions,
   RunStoreOptions,
   StartJob,
+  StartSlot,
   TaskWrite,
 } from './run-store-types.js';
 export { parseStateText, type StateText } from './state-text.js';

@@ -18,8 +18,13 @@ export class RunCreation {
   /**
    * Creates the run unless its id is taken (→ the existing run). With `start`, the run's start job is
    * added in the same script (and again for an existing run never taken in): one round trip per enqueue.
+   * `taken`: the start job as BullMQ's fetch replies, when `start.take` took it (a run created now).
    */
-  async create(run: NewRun, start?: StartJob, retried = false): Promise<{ created: boolean; meta: RunMeta }> {
+  async create(
+    run: NewRun,
+    start?: StartJob,
+    retried = false,
+  ): Promise<{ created: boolean; meta: RunMeta; taken?: unknown[] }> {
     const fields: Record<string, string | number> = {
       id: run.id,
       tenant: run.tenant,
@@ -82,6 +87,9 @@ export class RunCreation {
               run.now,
               run.priority ?? 0,
               ...fairArgs(start.fair),
+              start.take?.token ?? '',
+              start.take?.lockDurationMs ?? 0,
+              start.take?.workerName ?? '',
               ...pairs,
             ]
           : pairs),
@@ -104,13 +112,17 @@ export class RunCreation {
       return this.create(run, start, true);
     }
     if (createReply?.[0]) throw createReply[0];
-    // Created: the meta is what was written. Taken: the script returned the existing run's meta.
-    if (createReply?.[1] === 1)
+    // Created: the meta is what was written (with the start job when it was taken). Taken: the script
+    // returned the existing run's meta.
+    const reply = createReply?.[1] as number | unknown[] | undefined;
+    const taken = Array.isArray(reply) && reply[0] === 1 ? (reply[1] as unknown[]) : undefined;
+    if (reply === 1 || taken)
       return {
         created: true,
         meta: parseMeta(Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, String(value)]))),
+        ...(taken ? { taken } : {}),
       };
-    const existing = pairsToObject((createReply?.[1] as string[] | undefined) ?? []);
+    const existing = pairsToObject((reply as string[] | undefined) ?? []);
     if (!existing.id)
       throw new AgentqError('INTERNAL', `run ${run.id} vanished right after it was created`, { retryable: true });
     return { created: false, meta: parseMeta(existing) };

@@ -46,6 +46,22 @@ export interface StartJob {
   attempts: number;
   /** Weighted fairness (AGENTQ_TENANT_WEIGHTS): the start job's priority is decided as it is added. */
   fair?: FairArgs;
+  /**
+   * A worker's slot the start job is taken into as it is added (BatchDispatcher's next question, started
+   * by the worker whose run freed the batch's slot): active, locked with `token`, when BullMQ would hand
+   * it out next. @default none: the job waits in the queue
+   */
+  take?: StartSlot;
+}
+
+/** The lock a worker takes a start job with, in the slot its finished job left free. */
+export interface StartSlot {
+  token: string;
+  lockDurationMs: number;
+  /** BullMQ's `pb` of the job (the worker's name); '' none. */
+  workerName: string;
+  /** The key prefix of the step queue the slot's worker takes from: only a start job of that queue (shard) goes into it. */
+  queuePrefix: string;
 }
 
 /** What one task of a superstep wrote: its state update and the messages it appends. */

@@ -33,5 +33,5 @@ export const STEP_TAKE = luaScript(new URL('./lua/step-take-11.lua', import.meta
 /** A producer's enqueue in one script Its KEYS, ARGV and reply: the header of lua/create-run-and-start-19.lua. */
 export const CREATE_RUN_AND_START = luaScript(new URL('./lua/create-run-and-start-19.lua', import.meta.url), {
   ...FAIR_LUA_VALUES,
-  BULLMQ: bullmqLua(['addJob', 'priorities']),
+  BULLMQ: bullmqLua(['addJob', 'priorities', 'takeIfNext']),
 });

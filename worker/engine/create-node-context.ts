@@ -14,7 +14,7 @@ import type { StepJobData } from '../../shared/contracts/job-schema.js';
 import type { InterruptOptions } from '../../shared/contracts/wait-event.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { RedisRunStore, StepMeta } from '../../shared/store/redis-run-store.js';
-import type { StepUsage } from '../../shared/contracts/run-record.js';
+import type { Message, StepUsage } from '../../shared/contracts/run-record.js';
 import type { StepAbortHandle } from './step-abort.js';
 import { createTokenPublisher, type FollowerLook } from './token-publisher.js';
 import type { PaidClaims } from './paid-claims.js';
@@ -46,6 +46,8 @@ export interface NodeContextInput {
    * this step is not committed. @default unknown (read)
    */
   historyLength?: number;
+  /** The run's whole history as the run store keeps it (JSON texts), when the worker knows it: read from here. */
+  history?: readonly string[];
   /** What `context.callback` signs its URLs with. @default none: it fails, naming AGENTQ_CALLBACK_SECRET */
   callbacks?: CallbackSigning;
 }
@@ -107,9 +109,11 @@ class StepNodeContext implements NodeContext {
   }
 
   get history(): NodeContext['history'] {
-    const { store, data, historyLength } = this.input;
+    const { store, data, historyLength, history } = this.input;
     return async (options) => {
       const from = options?.from ?? 0;
+      // Parsed from the texts, as a read would: the step gets its own copies, the same values.
+      if (history) return history.slice(Math.max(0, from)).map((text) => JSON.parse(text) as Message);
       if (historyLength !== undefined && from >= historyLength) return [];
       return store.reads.messages(data.runId, from);
     };

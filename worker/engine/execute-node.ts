@@ -25,6 +25,8 @@ export interface StepAttempt {
   memos: Record<string, unknown>;
   /** The run's history length when the step's begin knew it (a start job's admission). @default unknown */
   historyLength?: number;
+  /** The run's whole history as JSON texts, when this worker knows it (StateCache.historyOf). @default unknown */
+  history?: readonly string[];
 }
 
 /**
@@ -33,7 +35,7 @@ export interface StepAttempt {
  */
 export async function executeNode(
   options: StepProcessorOptions,
-  { node, state, meta, data, attempt, logger, usage, memos, historyLength }: StepAttempt,
+  { node, state, meta, data, attempt, logger, usage, memos, historyLength, history }: StepAttempt,
 ): Promise<{ result: NodeResult<Graph['channels']> | void; ended?: StepObservation }> {
   const { store, services, claims, paidClaimMs, observers, activeSteps, callbacks } = options;
   const claimMs = node.timeoutMs ?? paidClaimMs ?? 600_000;
@@ -67,6 +69,7 @@ export async function executeNode(
         usage,
         memos,
         ...(historyLength === undefined ? {} : { historyLength }),
+        ...(history === undefined ? {} : { history }),
         ...(claims ? { claims, claimMs } : {}),
         ...(callbacks ? { callbacks } : {}),
       }),

@@ -9,7 +9,7 @@ import type { StateText } from '../../shared/store/redis-run-store.js';
  * the same values from the cache as from a read (no Date or undefined that a read would not give back).
  */
 export class StateCache {
-  private readonly entries = new Map<string, { superstep: number; state: StateText }>();
+  private readonly entries = new Map<string, CacheEntry>();
 
   constructor(private readonly capacity: number) {}
 
@@ -27,11 +27,46 @@ export class StateCache {
     return entry.state;
   }
 
-  set(runId: string, superstep: number, state: StateText): void {
+  /**
+   * The run's whole history at this superstep as JSON texts (each message as the run store keeps it), when
+   * this worker knows it: the run's first step taken in here saw an empty one, and each commit of this
+   * worker appended what it knows. Valid exactly as the state is (only a commit appends, and it moves the
+   * cursor), so a step that runs from the cache reads no history either.
+   */
+  historyOf(runId: string, superstep: number): readonly string[] | undefined {
+    const entry = this.entries.get(runId);
+    return entry?.superstep === superstep ? entry.history : undefined;
+  }
+
+  /** `history`: the run's whole history at `superstep` (historyOf), when known. */
+  set(runId: string, superstep: number, state: StateText, history?: readonly string[]): void {
     if (this.capacity <= 0) return;
     this.entries.delete(runId);
-    this.entries.set(runId, { superstep, state });
+    this.entries.set(runId, history ? { superstep, state, history } : { superstep, state });
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  /**
+   * The state BEGIN sent, or (when it sent none: the cursor matched this cache) the cached one; read with
+   * `read` if neither (evicted between BEGIN and here: a full cache under load). `history`: the run's
+   * whole history at that superstep, when the caller knows it (historyOf).
+   */
+  async stateOf(
+    runId: string,
+    superstep: number,
+    sent: StateText | null,
+    read: () => Promise<unknown>,
+    history?: readonly string[],
+  ): Promise<StateText> {
+    if (sent) {
+      this.set(runId, superstep, sent, history);
+      return sent;
+    }
+    const cached = this.get(runId, superstep);
+    if (cached) return cached;
+    const text = { base: JSON.stringify(await read()), changed: {} };
+    this.set(runId, superstep, text, history);
+    return text;
   }
 
   delete(runId: string): void {
@@ -41,4 +76,10 @@ export class StateCache {
   get size(): number {
     return this.entries.size;
   }
+}
+
+interface CacheEntry {
+  superstep: number;
+  state: StateText;
+  history?: readonly string[];
 }

@@ -12,6 +12,7 @@ import type { StartAdmission } from './intake-processor.js';
 import type { PaidClaims } from './paid-claims.js';
 import type { CallbackSigning } from './waits/node-waits.js';
 import type { StateCache } from './state-cache.js';
+import type { EagerStarts } from './eager-starts.js';
 import type { StepTransitions } from './step-transitions.js';
 
 export interface StepProcessorOptions {
@@ -27,6 +28,8 @@ export interface StepProcessorOptions {
   stateCache: StateCache;
   /** Eager hops in a row a run may take on this worker before its next job goes through the queue (AGENTQ_EAGER_HOPS). */
   eagerHops: number;
+  /** A batch run's last step offers its slot to the batch's next question. @default none: its start job is queued */
+  eagerStarts?: EagerStarts;
   activeSteps: ActiveSteps;
   services: Services;
   logger: Logger;

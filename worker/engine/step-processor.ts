@@ -112,7 +112,8 @@ export class StepProcessor {
               at,
               nodeName: entry,
               meta: started.meta,
-              stored: await this.stateOf(runId, started.meta.superstep, started.state),
+              // A run taken in with no history (no conversation's seed): its steps here read none.
+              stored: await this.stateOf(runId, started.meta.superstep, started.state, historyLength ? undefined : []),
               memos: started.memos,
               attempt,
               finished,
@@ -143,19 +144,15 @@ export class StepProcessor {
     }
   }
 
-  /** The state BEGIN sent, or (when it sent none: the cursor matched this worker's cache) the cached one; a read if neither. */
-  private async stateOf(runId: string, superstep: number, sent: StateText | null): Promise<StateText> {
-    if (sent) {
-      this.options.stateCache.set(runId, superstep, sent);
-      return sent;
-    }
-    const cached = this.options.stateCache.get(runId, superstep);
-    if (cached) return cached;
-    // Evicted between BEGIN and here (a full cache under load): read it.
-    const stored = await this.options.store.reads.state(runId);
-    const text = { base: JSON.stringify(stored), changed: {} };
-    this.options.stateCache.set(runId, superstep, text);
-    return text;
+  /** The run's state at `superstep` (StateCache.stateOf): sent by BEGIN, cached, or read. */
+  private stateOf(runId: string, superstep: number, sent: StateText | null, history?: readonly string[]) {
+    return this.options.stateCache.stateOf(
+      runId,
+      superstep,
+      sent,
+      () => this.options.store.reads.state(runId),
+      history,
+    );
   }
 
   private graphOf(meta: StepMeta): Graph | undefined {
@@ -176,6 +173,7 @@ export class StepProcessor {
     const { at, nodeName, meta, stored, memos, attempt, historyLength } = current;
     const { job, token } = at;
     const { runId, superstep, task } = job.data;
+    const history = this.options.stateCache.historyOf(runId, superstep);
     const now = Date.now();
     const { graph, node } = await this.runnable(current, now);
     const state = stateFrom(graph.channels, parseStateText(stored));
@@ -185,7 +183,7 @@ export class StepProcessor {
     let ended: StepObservation | undefined; // onNodeEnd's observation (when an observer watches nodes), told after the commit (with the state it made)
     const usage: StepUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     try {
-      const execution = { node, state, meta, data: job.data, attempt, logger, usage, memos, historyLength };
+      const execution = { node, state, meta, data: job.data, attempt, logger, usage, memos, historyLength, history };
       ({ result, ended } = await executeNode(this.options, execution));
     } catch (error) {
       return handleStepFailure(this.options, { job, token, meta, node, attempt, thrown: error, logger, usage });
@@ -288,9 +286,11 @@ export class StepProcessor {
         : undefined;
     const last = inline && inline.commits.length > 0 ? inline : undefined;
     const after = last ? last.next : next;
-    // One script: the fenced commit, the next superstep's job, finishing this job and the next job for
-    // this worker (the run's next step by eager dispatch while under AGENTQ_EAGER_HOPS in a row).
-    const transition = await transitions.commit(
+    // One script: the fenced commit, the next superstep's job, finishing this job and the next job for this worker
+    // (the run's next step by eager dispatch under AGENTQ_EAGER_HOPS in a row; a batch's next question: EagerStarts).
+    const job = this.finishing(at, 'committed', after.length === 1);
+    const offered = this.options.eagerStarts?.offer(runId, job, after.length === 0);
+    const committed = transitions.commit(
       {
         runId,
         superstep,
@@ -307,10 +307,11 @@ export class StepProcessor {
       },
       after,
       graphIdOf(meta),
-      this.finishing(at, 'committed', after.length === 1),
+      job,
       meta,
       last?.commits ?? [],
     );
+    const transition = await (offered ? offered(committed) : committed);
     finished(transition);
     if (transition.commit.kind === 'deadline')
       return failPastDeadline(this.options.store, meta, superstep, nodeName, attempt);
@@ -318,7 +319,10 @@ export class StepProcessor {
       // The state at the new cursor, as Redis now holds it: what an eager hop of this run will read.
       const text: StateText = { base: stored.base, changed: { ...stored.changed, ...changedJson } };
       if (last) for (const key of last.changed) text.changed[key] = JSON.stringify(last.state[key]);
-      stateCache.set(runId, superstep + 1 + transition.inlined, text);
+      const before = stateCache.historyOf(runId, superstep);
+      const added = [messages, ...(last?.commits.map((commit) => commit.request.messages) ?? [])].flat();
+      const history = before && [...before, ...added.map((message) => JSON.stringify(message))];
+      stateCache.set(runId, superstep + 1 + transition.inlined, text, history);
     } else {
       stateCache.delete(runId);
     }

@@ -25,6 +25,8 @@ export interface HandedJob {
   begin?: BeginResult;
   /** It came by eager dispatch (the next step of the run just committed). */
   eager: boolean;
+  /** It is another run's start job (EagerStarts): its eager hops count from 1 again. */
+  started?: boolean;
 }
 
 /** A step of a node marked inline, run by the job of the step before it (see StepTransitions.commit). */

@@ -181,8 +181,13 @@ export class StepWorker extends TakingWorker<StepJobData> {
     hops: number,
   ): Promise<Job<StepJobData> | undefined> {
     const next = await this.handOut(handed?.next, token);
-    if (next && handed)
-      this.deliveries.set(next, { ...(handed.begin ? { begin: handed.begin } : {}), hops: handed.eager ? hops : 0 });
+    if (next && handed) {
+      const eagerHops = handed.started ? 1 : hops;
+      this.deliveries.set(next, {
+        ...(handed.begin ? { begin: handed.begin } : {}),
+        hops: handed.eager ? eagerHops : 0,
+      });
+    }
     return next;
   }
 }

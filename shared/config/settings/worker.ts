@@ -44,7 +44,7 @@ export const workerArea = defineArea({
       env: 'AGENTQ_EAGER_HOPS',
       min: 0,
       default: 20,
-      doc: 'Eager dispatch: steps of one run a worker may run in a row, each handed back by the previous step’s commit script, before the run’s next job goes through the queue like any other; 0 = off.',
+      doc: 'Eager dispatch: steps of one run a worker may run in a row, each handed back by the previous step’s commit script, before the run’s next job goes through the queue like any other (a batch run’s last step likewise starts the batch’s next question in its own slot); 0 = off.',
     }),
     stateCacheSize: integer({
       env: 'AGENTQ_STATE_CACHE_SIZE',

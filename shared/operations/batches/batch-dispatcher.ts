@@ -6,15 +6,16 @@ import type { Keys } from '../../store/keys.js';
 import { runScript } from '../../redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import type { RedisRunStore } from '../../store/redis-run-store.js';
+import type { SlotOffer } from './slot-offer.js';
 import type { RunEnqueuer } from '../runs/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
-import { CLAIM, RELEASE, REOPEN } from './batch-scripts.js';
+import { CLAIM, REOPEN } from './batch-scripts.js';
 import { readProviderBatchProgress } from './read-provider-batch-progress.js';
 import type { ProviderBatchesCheck } from './check-provider-batches.js';
-import { batchRunId, fieldsOf, parseBatchMeta, type BatchMeta } from './batch-meta.js';
+import { batchRunId, fieldsOf, parseBatchMeta, type BatchMeta, type ClaimReply } from './batch-meta.js';
 import { autopilotRecordOf, budgetStopError } from './autopilot-record.js';
 import { BatchAutopilotPlanner, type AutopilotSettings } from './batch-autopilot.js';
-import { addRunUsage } from './batch-usage.js';
+import { releaseRun, recordUsageSample } from './batch-usage.js';
 import { planSubmission } from './submission-plan.js';
 import { readBatchProgress } from './batch-progress.js';
 import { batchResultOf } from './batch-result-of.js';
@@ -28,9 +29,6 @@ import {
 
 /** What TenantAdmission refuses with. */
 const ADMISSION_REFUSALS = new Set<ErrorCode>(['RATE_LIMITED', 'STORAGE_BUDGET_EXCEEDED']);
-
-/** CLAIM's reply: the claimed index with its item and the batch's meta (HGETALL), or a negative code alone. */
-type ClaimReply = [number, string?, string[]?];
 
 interface BatchItem {
   id: string;
@@ -172,9 +170,10 @@ export class BatchDispatcher {
   /**
    * Dispatches items while the batch has free slots and the tenant's admission takes them. An item the
    * admission refuses (the tenant's in-flight cap, its storage budget) stays claimed without a run, as
-   * after a crash: `repair` (the reconciler, each sweep) starts it once there is room.
+   * after a crash: `repair` (the reconciler, each sweep) starts it once there is room. `offer`: the first
+   * item started takes its start job into that slot.
    */
-  async topUp(batchId: string, claimed?: ClaimReply): Promise<number> {
+  async topUp(batchId: string, claimed?: ClaimReply, offer?: SlotOffer): Promise<number> {
     const { redis, keys } = this.options;
     const batchKeys = keys.batch(batchId);
     let dispatched = 0;
@@ -192,7 +191,7 @@ export class BatchDispatcher {
       if (index < 0) break;
       meta ??= fields ? parseBatchMeta(fieldsOf(fields)) : await this.meta(batchId);
       if (!meta) break;
-      if (!(await this.start(meta, index, item))) {
+      if (!(await this.start(meta, index, item, offer?.taken ? undefined : offer))) {
         await redis.hincrby(batchKeys.meta, 'deferred', 1);
         break;
       }
@@ -224,23 +223,26 @@ export class BatchDispatcher {
     return started;
   }
 
-  /** → false when the admission refused the item's run for now (it stays claimed, for `repair`). `item`: its JSON, when the claim brought it. */
-  private async start(meta: BatchMeta, index: number, item?: string): Promise<boolean> {
+  /**
+   * → false when the admission refused the item's run for now (it stays claimed, for `repair`). `item`: its
+   * JSON, when the claim brought it. `offer`: the slot its start job is taken into (`offer.taken`).
+   */
+  private async start(meta: BatchMeta, index: number, item?: string, offer?: SlotOffer): Promise<boolean> {
     item ??= (await this.options.redis.lindex(this.options.keys.batch(meta.id).items, index)) ?? '{}';
     const { question } = JSON.parse(item) as BatchItem;
     const runId = batchRunId(meta.id, index);
     // Its budget stopped the batch: the question is not asked, and its run says why.
     if (meta.stopped) return this.failItem(meta, runId, budgetStopError(meta)).then(() => true);
-    let record;
+    let enqueued;
     try {
-      ({ record } = await this.options.enqueuer.enqueue(
+      enqueued = await this.options.enqueuer.enqueue(
         {
           graph: meta.graph,
           tenant: meta.tenant,
           input: { query: question, collection: meta.collection, ...meta.options },
         },
-        { runId, batchId: meta.id, priority: meta.priority, origin: 'batch' },
-      ));
+        { runId, batchId: meta.id, priority: meta.priority, origin: 'batch', ...(offer ? { take: offer.slot } : {}) },
+      );
     } catch (error) {
       if (!AgentqError.isInstance(error) || !ADMISSION_REFUSALS.has(error.code)) throw error;
       if (error.retryable) return false;
@@ -248,6 +250,8 @@ export class BatchDispatcher {
       await this.failItem(meta, runId, error.toRecord());
       return true;
     }
+    const { record, meta: run, taken } = enqueued;
+    if (offer && taken) offer.taken = { job: taken, meta: run };
     // Already answered (a repaired or re-sent item): free its slot at once.
     if (isTerminal(record.status)) await this.onRunFinished(runId, meta.id, record.status);
     return true;
@@ -272,20 +276,20 @@ export class BatchDispatcher {
 
   /**
    * A run finished (`status`): count it, free its slot and claim the next item in one script, then fill
-   * free slots. Workers call this for runs with a batchId.
+   * free slots. Workers call this for runs with a batchId; `offer`, the slot the run's last step left free
+   * in the worker, takes the next question's start job (`offer.taken`).
    */
-  async onRunFinished(runId: string, batchId: string, status: RunStatus): Promise<void> {
-    const batchKeys = this.options.keys.batch(batchId);
-    // Before its slot is freed: the batch's totals hold every finished run's by the time it completes.
-    await addRunUsage({ ...this.options, planner: this.planner }, { runId, batchId, status });
-    const [batchStatus, claimed] = await runScript<[string, ClaimReply?]>(
-      this.options.redis,
-      RELEASE,
-      [batchKeys.meta, batchKeys.inflight, batchKeys.items, batchKeys.done],
-      [runId, Date.now(), `${batchId}.i`, status],
-    );
-    if (batchStatus === 'completed') await this.finish(batchId);
-    else if (batchStatus === 'running') await this.topUp(batchId, claimed);
+  async onRunFinished(runId: string, batchId: string, status: RunStatus, offer?: SlotOffer): Promise<void> {
+    const { batchStatus, claimed, calls, batch, usage } = await releaseRun(this.options, { runId, batchId, status });
+    // A completed question's sample for the autopilot goes beside the next question's start, not before it.
+    await Promise.all([
+      recordUsageSample(this.planner, { status, usage, calls, batch }),
+      batchStatus === 'completed'
+        ? this.finish(batchId)
+        : batchStatus === 'running'
+          ? this.topUp(batchId, claimed, offer)
+          : undefined,
+    ]);
   }
 
   /** A finished run of the batch was retried in place: in flight again, no longer counted as finished. */

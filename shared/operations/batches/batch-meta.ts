@@ -114,3 +114,6 @@ export function currentMode(fields: { mode?: string | null; providerBatch?: stri
   if (fields.mode) return fields.mode as BatchMode;
   return fields.providerBatch === '1' || fields.providerBatch === true ? 'batch' : 'live';
 }
+
+/** CLAIM's reply: the claimed index with its item and the batch's meta (HGETALL), or a negative code alone. */
+export type ClaimReply = [number, string?, string[]?];

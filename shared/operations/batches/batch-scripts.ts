@@ -11,18 +11,12 @@ export const REOPEN = luaScript(new URL('./lua/reopen-batch-run-3.lua', import.m
 export const CLAIM = luaScript(new URL('./lua/claim-batch-item-3.lua', import.meta.url));
 
 /**
- * A run of the batch finished: free its slot; the batch is completed once every item was dispatched
- * and none is in flight. While it is still running, the freed slot's next item is claimed in the same
- * step (as CLAIM): the next question starts one round trip after the last one ended, not four.
- * The run's status is counted in the meta (`done_<status>`) once per finish: `done` remembers what each
- * run was counted as, so a retried run that finishes again moves from its old count to its new one.
- * KEYS: 1 meta · 2 inflight · 3 items · 4 done · ARGV: 1 run id · 2 now · 3 run id prefix · 4 the run's status
- * → {batch status} ('missing': the batch expired; nothing is written) or {'running', CLAIM's reply}
+ * A run of the batch finished: its usage into the batch's totals (once per run), and its slot freed; the
+ * batch is completed once every item was dispatched and none is in flight. While it is still running,
+ * the freed slot's next item is claimed in the same step (as CLAIM): the next question starts one round
+ * trip after the last one ended, not four. Its KEYS, ARGV and reply: the header of lua/release-batch-run-5.lua.
  */
-export const RELEASE = luaScript(new URL('./lua/release-batch-run-4.lua', import.meta.url));
-
-/** A finished run's usage into the batch's totals, once per run. Its KEYS, ARGV and reply: the header of lua/add-run-usage-2.lua. */
-export const ADD_RUN_USAGE = luaScript(new URL('./lua/add-run-usage-2.lua', import.meta.url));
+export const RELEASE = luaScript(new URL('./lua/release-batch-run-5.lua', import.meta.url));
 
 /** A planned batch's call: its mode, or the budget's stop. Its KEYS, ARGV and reply: the header of lua/admit-call-3.lua. */
 export const ADMIT_CALL = luaScript(new URL('./lua/admit-call-3.lua', import.meta.url));

@@ -14,7 +14,13 @@ import {
   stepJobId,
   stepJobOptions,
 } from '../../contracts/job-schema.js';
-import { toRunRecord, type RedisRunStore, type RunMeta, type StartJob } from '../../store/redis-run-store.js';
+import {
+  toRunRecord,
+  type RedisRunStore,
+  type RunMeta,
+  type StartJob,
+  type StartSlot,
+} from '../../store/redis-run-store.js';
 import { FairQueue } from '../../store/fair-queue.js';
 import { isTerminal, type RunRecord } from '../../contracts/run-record.js';
 import type { StepQueues } from '../../store/step-queues.js';
@@ -84,6 +90,17 @@ interface EnqueueExtras {
   replay?: { runId: string; live: boolean };
   /** The run and step that start this one (a child run: origin 'child'), and whether the step waits for it. */
   parent?: { runId: string; step: string; wait: boolean; span?: string };
+  /** A worker's free slot the run's start job is taken into as it is created (RunCreation.create's `take`). */
+  take?: StartSlot;
+}
+
+/** What an enqueue left: the run, whether it was created now, and its start job when `take` took it. */
+export interface Enqueued {
+  record: RunRecord;
+  created: boolean;
+  meta: RunMeta;
+  /** The start job as BullMQ's fetch replies (`[job hash pairs, id, …]`), active and locked with the slot's token. */
+  taken?: unknown[];
 }
 
 /**
@@ -124,18 +141,12 @@ export class RunEnqueuer {
     });
   }
 
-  async enqueue(
-    request: EnqueueRequest,
-    extras: EnqueueExtras = {},
-  ): Promise<{ record: RunRecord; created: boolean; meta: RunMeta }> {
+  async enqueue(request: EnqueueRequest, extras: EnqueueExtras = {}): Promise<Enqueued> {
     return this.enqueueValid(parseEnqueueRequest(request), extras);
   }
 
   /** `enqueue` for a request already through parseEnqueueRequest (the client checks it before waiting for Redis). */
-  async enqueueValid(
-    data: ValidEnqueueRequest,
-    extras: EnqueueExtras = {},
-  ): Promise<{ record: RunRecord; created: boolean; meta: RunMeta }> {
+  async enqueueValid(data: ValidEnqueueRequest, extras: EnqueueExtras = {}): Promise<Enqueued> {
     const tenant = data.tenant ?? this.config.tenant;
     const runId =
       extras.runId ??
@@ -162,6 +173,7 @@ export class RunEnqueuer {
             ),
             tenant,
             runId,
+            extras.take,
           );
     const own = data.priority ?? extras.priority ?? 0;
     const origin = extras.origin ?? (extras.batchId ? 'batch' : extras.scheduleId ? 'schedule' : 'producer');
@@ -186,8 +198,9 @@ export class RunEnqueuer {
     const { priority } = admission;
     let created: boolean;
     let meta: RunMeta;
+    let taken: unknown[] | undefined;
     try {
-      ({ meta, created } = await this.store.creation.create(
+      ({ meta, created, taken } = await this.store.creation.create(
         {
           id: runId,
           tenant,
@@ -232,13 +245,15 @@ export class RunEnqueuer {
           { ...startJobOptions(runId, meta.priority), ...(delayMs > 0 ? { delay: delayMs } : {}) },
         );
     }
-    return { record: toRunRecord(meta), created, meta };
+    return { record: toRunRecord(meta), created, meta, ...(taken ? { taken } : {}) };
   }
 
   /** The start job with what weighted fairness (AGENTQ_TENANT_WEIGHTS) needs to decide its priority as it is added. */
-  private withFairness(start: StartJob, tenant: string, runId: string): StartJob {
+  private withFairness(start: StartJob, tenant: string, runId: string, take?: StartSlot): StartJob {
     const fair = this.fair.argsFor(tenant, runId);
-    return fair ? { ...start, fair } : start;
+    // A slot takes only a job of its own worker's queue: a run of another shard waits in its own.
+    const taken = take?.queuePrefix === start.queuePrefix ? { take } : {};
+    return { ...start, ...(fair ? { fair } : {}), ...taken };
   }
 
   /**

@@ -130,16 +130,22 @@ export class TenantAdmission {
             { retryable: true, retryAfterMs: decision.resetSeconds * 1000 },
           );
       }
-      const slot = policy.inflight === false ? 'exempt' : await this.inflight.take(tenant, runId);
-      if (slot === 'full')
+      // The in-flight slot and the storage check at once (one round trip's wait, not two): the check
+      // is only a check (the run's own scripts charge every byte it stores as they store it), and a slot
+      // taken for a run the check refuses is given back below with the rest.
+      const [slot, stored] = await Promise.allSettled([
+        policy.inflight === false ? ('exempt' as const) : this.inflight.take(tenant, runId),
+        this.storage.admit(tenant, runId, bytes, now),
+      ]);
+      if (slot.status === 'fulfilled' && slot.value === 'new') taken.push(() => this.inflight.release(tenant, runId));
+      if (slot.status === 'rejected') throw slot.reason;
+      if (slot.value === 'full')
         throw new AgentqError(
           'RATE_LIMITED',
           `tenant ${tenant} has ${this.inflight.max} runs in flight, its limit (AGENTQ_TENANT_MAX_INFLIGHT); wait for some to finish`,
           { retryable: true, retryAfterMs: 2000 },
         );
-      if (slot === 'new') taken.push(() => this.inflight.release(tenant, runId));
-      // Checked, not charged: the run's own scripts charge every byte it stores as they store it.
-      await this.storage.admit(tenant, runId, bytes, now);
+      if (stored.status === 'rejected') throw stored.reason;
       let admitted = priority;
       if (policy.fairShare) {
         admitted = await this.fairShare.admit(tenant, runId, priority, now);
