@@ -50,7 +50,7 @@ export const workerArea = defineArea({
       env: 'AGENTQ_STATE_CACHE_SIZE',
       min: 0,
       default: 1000,
-      doc: 'Runs whose latest state a worker keeps in memory (LRU), so a step of such a run reads only its cursor from Redis; 0 = off.',
+      doc: 'Runs whose latest state a worker keeps in memory (LRU), so a step of such a run reads only its cursor from Redis; with it, the history of a run this worker took in without one (so an eager hop reads no history): memory is up to this many runs’ state and messages; 0 = off.',
     }),
     lockDurationMs: integer({
       env: 'AGENTQ_LOCK_DURATION_MS',
