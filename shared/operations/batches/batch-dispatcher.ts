@@ -6,7 +6,7 @@ import type { Keys } from '../../store/keys.js';
 import { runScript } from '../../redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import type { RedisRunStore } from '../../store/redis-run-store.js';
-import type { SlotOffer } from './slot-offer.js';
+import { withinShare, type SlotOffer } from './slot-offer.js';
 import type { RunEnqueuer } from '../runs/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
 import { CLAIM, REOPEN } from './batch-scripts.js';
@@ -191,7 +191,8 @@ export class BatchDispatcher {
       if (index < 0) break;
       meta ??= fields ? parseBatchMeta(fieldsOf(fields)) : await this.meta(batchId);
       if (!meta) break;
-      if (!(await this.start(meta, index, item, offer?.taken ? undefined : offer))) {
+      const slot = offer && !offer.taken && withinShare(offer, meta.concurrency) ? offer : undefined;
+      if (!(await this.start(meta, index, item, slot))) {
         await redis.hincrby(batchKeys.meta, 'deferred', 1);
         break;
       }
