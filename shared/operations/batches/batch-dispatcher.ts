@@ -10,6 +10,7 @@ import { withinShare, type SlotOffer } from './slot-offer.js';
 import type { RunEnqueuer } from '../runs/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
 import { CLAIM, REOPEN } from './batch-scripts.js';
+import { startSideBySide } from './side-by-side-starts.js';
 import { readProviderBatchProgress } from './read-provider-batch-progress.js';
 import type { ProviderBatchesCheck } from './check-provider-batches.js';
 import { batchRunId, fieldsOf, parseBatchMeta, type BatchMeta, type ClaimReply } from './batch-meta.js';
@@ -197,6 +198,10 @@ export class BatchDispatcher {
         break;
       }
       dispatched += 1;
+      const batch = meta;
+      const side = await startSideBySide(this.options, batch, (next, json) => this.start(batch, next, json));
+      dispatched += side.started;
+      if (side.stop) break;
     }
     return dispatched;
   }
