@@ -112,7 +112,11 @@ async function measure(root: string): Promise<Record<string, number>> {
     });
     const [first, last] = await Promise.all([start!, end!]);
     let workers = 0;
-    for (const [pid, cpu] of last.workers) workers += cpu - (first.workers.get(pid) ?? 0);
+    const perWorker: number[] = [];
+    for (const [pid, cpu] of last.workers) perWorker.push(cpu - (first.workers.get(pid) ?? 0));
+    for (const cpu of perWorker) workers += cpu;
+    // How evenly the question phase's work fell on the workers: eager starts keep a slot on its worker.
+    log(`  worker CPU s over the questions: ${perWorker.map((cpu) => cpu.toFixed(2)).join(', ')}`);
     const perCommand = perCommandDelta(first.commands, last.commands).filter(([name]) => name !== 'info');
     if (args.includes('--commands'))
       log(

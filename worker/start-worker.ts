@@ -31,7 +31,7 @@ import type { StepQueues } from '../shared/store/step-queues.js';
 import { startWorkerLiveness } from './start-worker-liveness.js';
 import { Keys } from '../shared/store/keys.js';
 import { createStepProcessor } from './create-step-processor.js';
-import { EagerStarts } from './engine/eager-starts.js';
+import { workerEagerStarts, type EagerStarts } from './engine/eager-starts.js';
 import { FairQueue } from '../shared/store/fair-queue.js';
 
 import type { AgentWorker, StartWorkerOptions } from './agent-worker.js';
@@ -142,11 +142,7 @@ async function startParts(
   const served = new ServedGraphs({ redis, keys: store.keys, heartbeatMs: config.graphHeartbeatMs });
   const intakeProcessor = new IntakeProcessor({ store, registry, stepJobs, config, logger, telemetry, served });
   // A batch run's last step offers its slot; the batch hook starts the next question's run in it.
-  const eagerStarts = new EagerStarts({
-    lockDurationMs: config.takeLockMs,
-    eagerHops: config.eagerHops,
-    queuePrefixOf: (runId) => stepQueues.keyPrefixFor(runId),
-  });
+  const eagerStarts = workerEagerStarts({ config, stepQueues, activeSteps, redis, keys: store.keys });
   const batches = dispatchBatches(finishedHooks, { redis, store, stepQueues, config, eagerStarts });
   await activeSteps.listen(connectRedis(config, 'blocking'), store.keys.cancelChannel(), logger);
 

@@ -9,8 +9,10 @@ const MODEL_MS = 200;
  *  - `dispatch`: a run's end to the creation of the run that took its slot (the k-th run to end frees
  *    the slot of the (k + concurrency)-th run created);
  *  - `start`: a run's creation to its first step's start (admission, its start job taken);
- *  - `model_first` / `model_second`: each model step beyond the model's own 200 ms;
- *  - `search`: the search step, start to end;
+ *  - `model_first` / `model_second`: each model step beyond the model's own 200 ms (the first's end, its
+ *    commit, comes after the inline search step its job runs too);
+ *  - `search`: the search step, start to end (0 where it runs inline, committed with the first model step);
+ *  - `finish`: the last step's end to the run's end;
  *  - `question`: creation to end, beyond the two model calls.
  * Runs are the batch's (`…:run:bat_….i<n>`), each with the rag-agent's three steps.
  */
@@ -39,17 +41,23 @@ export async function questionTimeline(redis: Redis, concurrency = 20): Promise<
     add('model_first', ends[0]! - starts[0]! - MODEL_MS);
     add('search', ends[1]! - starts[1]!);
     add('model_second', ends[2]! - starts[2]! - MODEL_MS);
+    add('finish', runEnd - ends[2]!);
     add('question', runEnd - createdAt - 2 * MODEL_MS);
   }
   created.sort((a, b) => a - b);
   ended.sort((a, b) => a - b);
   for (let index = 0; index + concurrency < created.length; index += 1)
     add('dispatch', created[index + concurrency]! - ended[index]!);
+  return percentileFigures('timeline', segments);
+}
+
+/** `<prefix>_<segment>_p50_ms` and `…_p90_ms` of each segment's values (sorted here). */
+export function percentileFigures(prefix: string, segments: Map<string, number[]>): Record<string, number> {
   const figures: Record<string, number> = {};
   for (const [name, values] of segments) {
     values.sort((a, b) => a - b);
-    figures[`timeline_${name}_p50_ms`] = values[Math.floor(values.length / 2)]!;
-    figures[`timeline_${name}_p90_ms`] = values[Math.floor(values.length * 0.9)]!;
+    figures[`${prefix}_${name}_p50_ms`] = values[Math.floor(values.length / 2)]!;
+    figures[`${prefix}_${name}_p90_ms`] = values[Math.floor(values.length * 0.9)]!;
   }
   return figures;
 }

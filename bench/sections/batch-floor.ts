@@ -21,8 +21,10 @@ import { IngestClient } from '../../producer/client/ingest-client.js';
 import { loadConfig } from '../../shared/config/config.js';
 import { ID_PATTERN } from '../../shared/contracts/ids.js';
 import type { Message } from '../../shared/contracts/run-record.js';
+import { Redis } from 'ioredis';
 import {
   startScriptedOpenAIServer,
+  type ScriptedOpenAIServer as ScriptedModel,
   type ScriptedChatRequest,
   type ScriptedResponse,
 } from '../../test/fakes/scripted-openai-server.js';
@@ -30,6 +32,7 @@ import { readQuestions, resolveEvalSet } from '../eval/eval-set.js';
 import { startWorkerProcess, type WorkerProcess } from '../eval/start-worker-process.js';
 import type { BenchContext, BenchFigures, BenchSection } from '../lib/bench-section.js';
 import { figureRecorder } from '../lib/figure-recorder.js';
+import { percentileFigures } from '../lib/question-timeline.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const SET = 'squad-v1.1-dev12';
@@ -58,6 +61,64 @@ function ragScript(request: ScriptedChatRequest): ScriptedResponse {
       { name: 'final_answer', arguments: { answer: id ? `The passage says so [${id}].` : 'Not found.', citations } },
     ],
   };
+}
+
+/**
+ * Each model step's time beyond the model's own, split at the scripted server's clock (one machine: its
+ * `Date.now()` and Redis's stream ids share a clock): `pre` from the step's start event to the request's
+ * arrival, `post` from the answer's last byte to the step's end event (which the commit writes, after any
+ * inline step the job runs after it). p50/p90 ms over the calls, for the first and the second model step.
+ */
+async function modelCallTimeline(
+  redisUrl: string,
+  keyPrefix: string,
+  { batchId, questions, model }: { batchId: string; questions: { question: string }[]; model: ScriptedModel },
+): Promise<Record<string, number>> {
+  const indexOf = new Map<string, number>();
+  questions.forEach((question, index) => {
+    if (!indexOf.has(question.question)) indexOf.set(question.question, index);
+  });
+  const segments = new Map<string, number[]>();
+  const add = (name: string, ms: number) => segments.set(name, [...(segments.get(name) ?? []), ms]);
+  const redis = new Redis(redisUrl);
+  try {
+    const eventKeys = new Map<string, string>();
+    for await (const keys of redis.scanStream({
+      match: `${keyPrefix}:*:run:${batchId}.i*:events`,
+      count: 1000,
+    }) as AsyncIterable<string[]>)
+      for (const key of keys) eventKeys.set(key.slice(key.lastIndexOf('.i') + 2, -':events'.length), key);
+    const byRun = new Map<string, ScriptedChatRequest[]>();
+    for (const request of model.chatRequests()) {
+      const messages = request.body.messages as unknown as Message[];
+      const question = String(messages.find((message) => message.role === 'user')?.content ?? '');
+      const key = eventKeys.get(String(indexOf.get(question)));
+      if (key) byRun.set(key, [...(byRun.get(key) ?? []), request]);
+    }
+    for (const [key, requests] of byRun) {
+      if (requests.length !== 2) continue;
+      const events = (await redis.xrange(key, '-', '+')).map(([id, fields]) => ({
+        at: Number(id.split('-')[0]),
+        type: fields[fields.indexOf('type') + 1],
+      }));
+      const starts = events.filter((event) => event.type === 'step-start').map((event) => event.at);
+      const ends = events.filter((event) => event.type === 'step-end').map((event) => event.at);
+      if (starts.length !== 3 || ends.length !== 3) continue;
+      const [first, second] = requests.sort((a, b) => a.receivedAt - b.receivedAt) as [
+        ScriptedChatRequest,
+        ScriptedChatRequest,
+      ];
+      add('first_pre', first.receivedAt - starts[0]!);
+      add('first_model', (first.answeredAt ?? first.receivedAt) - first.receivedAt - MODEL_LATENCY_MS);
+      add('first_post', ends[0]! - (first.answeredAt ?? first.receivedAt));
+      add('second_pre', second.receivedAt - starts[2]!);
+      add('second_model', (second.answeredAt ?? second.receivedAt) - second.receivedAt - MODEL_LATENCY_MS);
+      add('second_post', ends[2]! - (second.answeredAt ?? second.receivedAt));
+    }
+  } finally {
+    redis.disconnect();
+  }
+  return percentileFigures('batch_step', segments);
 }
 
 async function runBatchFloor({ redisUrl, quick, log }: BenchContext): Promise<BenchFigures> {
@@ -134,6 +195,10 @@ async function runBatchFloor({ redisUrl, quick, log }: BenchContext): Promise<Be
     record('batch_wall_s', wallSeconds);
     record('batch_floor_s', floorSeconds);
     record('batch_wall_vs_floor', wallSeconds / floorSeconds);
+    for (const [name, value] of Object.entries(
+      await modelCallTimeline(redisUrl, env.AGENTQ_KEY_PREFIX, { batchId: batch.id, questions, model }),
+    ))
+      record(name, value);
   } finally {
     await Promise.all([client.close(), ingest.close()]);
     await Promise.all(workers.map((worker) => worker.stop()));

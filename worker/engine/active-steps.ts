@@ -30,6 +30,13 @@ export class ActiveSteps {
     return count;
   }
 
+  /** Runs with a step running here whose id starts with `prefix` (a batch's runs: `<batchId>.i`), but `except`. */
+  runsWith(prefix: string, except?: string): number {
+    let count = 0;
+    for (const runId of this.byRun.keys()) if (runId !== except && runId.startsWith(prefix)) count += 1;
+    return count;
+  }
+
   abortRun(runId: string, reason: StepAbort): void {
     for (const handle of this.byRun.get(runId) ?? []) handle.abort(reason);
   }

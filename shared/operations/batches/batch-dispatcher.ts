@@ -6,10 +6,11 @@ import type { Keys } from '../../store/keys.js';
 import { runScript } from '../../redis/create-redis.js';
 import { slotPipeline } from '../../store/slot-pipeline.js';
 import type { RedisRunStore } from '../../store/redis-run-store.js';
-import type { SlotOffer } from './slot-offer.js';
+import { withinShare, type SlotOffer } from './slot-offer.js';
 import type { RunEnqueuer } from '../runs/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
 import { CLAIM, REOPEN } from './batch-scripts.js';
+import { startSideBySide } from './side-by-side-starts.js';
 import { readProviderBatchProgress } from './read-provider-batch-progress.js';
 import type { ProviderBatchesCheck } from './check-provider-batches.js';
 import { batchRunId, fieldsOf, parseBatchMeta, type BatchMeta, type ClaimReply } from './batch-meta.js';
@@ -191,11 +192,16 @@ export class BatchDispatcher {
       if (index < 0) break;
       meta ??= fields ? parseBatchMeta(fieldsOf(fields)) : await this.meta(batchId);
       if (!meta) break;
-      if (!(await this.start(meta, index, item, offer?.taken ? undefined : offer))) {
+      const slot = offer && !offer.taken && withinShare(offer, meta.concurrency) ? offer : undefined;
+      if (!(await this.start(meta, index, item, slot))) {
         await redis.hincrby(batchKeys.meta, 'deferred', 1);
         break;
       }
       dispatched += 1;
+      const batch = meta;
+      const side = await startSideBySide(this.options, batch, (next, json) => this.start(batch, next, json));
+      dispatched += side.started;
+      if (side.stop) break;
     }
     return dispatched;
   }

@@ -10,6 +10,9 @@ export const REOPEN = luaScript(new URL('./lua/reopen-batch-run-3.lua', import.m
 /** CLAIM_FN on its own. KEYS: 1 meta · 2 inflight · 3 items · ARGV: 1 run id prefix · 2 now */
 export const CLAIM = luaScript(new URL('./lua/claim-batch-item-3.lua', import.meta.url));
 
+/** Up to a number of CLAIMs at once. Its KEYS, ARGV and reply: the header of lua/claim-batch-items-3.lua. */
+export const CLAIM_MANY = luaScript(new URL('./lua/claim-batch-items-3.lua', import.meta.url));
+
 /**
  * A run of the batch finished: its usage into the batch's totals (once per run), and its slot freed; the
  * batch is completed once every item was dispatched and none is in flight. While it is still running,
