@@ -10,18 +10,19 @@ import { dirname, join, relative } from 'node:path';
  * the types are theirs, and a module's `import.meta.url` still points at them (below).
  *
  *  - The package's doors (package.json "exports": `agentq`, `agentq/worker`, …), each `<module>.bundle.js`
- *    beside the module it is made of, in one build with code splitting: a module two doors share is in
- *    one chunk (dist/chunks/) both import, so a graph made by `defineGraph` from `agentq` is the same
- *    class `startWorker` from `agentq/worker` checks, and module-level state stays one. Packages stay in
- *    node_modules, imported by name (`packages: 'external'`): what a user hands the library is made by the
- *    user's copy of a package (an `OpenAI` client as `client` throws its own `APIError`, which
- *    openai-error.ts tells apart with `instanceof`; a graph's zod `input` schema), and an OpenTelemetry
- *    instrumentation of ioredis or BullMQ hooks node_modules' copy, never one inlined here. Inlining
- *    bullmq and ioredis as well would save a library worker's start some 15% more (bench:worker-start,
- *    in turns: 651 against 776 ms), at the price of those instrumentations seeing nothing.
- *  - `agentq worker`'s start (worker-entry.js, loaded by worker-command.ts) on its own, with its packages
- *    inlined but for CLI_EXTERNAL: the command's process loads no user code, so nothing of a user's meets
- *    a package's copy there, and with the packages external its start took 1.4 times as long.
+ *    beside the module it is made of, in one build with code splitting: a module two doors share is in one
+ *    chunk (dist/chunks/) both import, so a graph made by `defineGraph` from `agentq` is the same class
+ *    `startWorker` from `agentq/worker` checks, and module-level state stays one. BullMQ and ioredis are
+ *    inlined: importing a library worker's three doors took a third less CPU than with them imported from
+ *    node_modules (423 against 610 ms, in turns; bench:worker-start shows it), and nothing of a user's meets
+ *    them (no option takes a Redis client or a BullMQ object; agentq's own tracing hands BullMQ its
+ *    telemetry), though an OpenTelemetry instrumentation of the user's ioredis no longer sees agentq's
+ *    commands. Packages whose objects a user hands the library stay in node_modules (DOOR_EXTERNAL): an
+ *    `OpenAI` client passed as `client` throws its own `APIError`, which openai-error.ts tells apart with
+ *    `instanceof`; a graph's zod `input` schema; OpenTelemetry's API, with the user's tracer provider.
+ *  - `agentq worker`'s start (worker-entry.js, loaded by worker-command.ts) on its own, with openai and zod
+ *    inlined too: the command's process loads no user code, so nothing of a user's meets a package's copy
+ *    there, and with them external its start took some 1.2 times as long.
  *  - The liveness thread (its own isolate, started by threadModuleUrl) with ioredis: it beats sooner.
  *
  * Each dynamic import stays lazy: a chunk of its own, loaded only when reached. dist/bundles.meta.json
@@ -36,9 +37,9 @@ const CHUNKS = 'chunks';
 const META = 'bundles.meta.json';
 
 /**
- * Packages `agentq worker`'s bundle leaves to node_modules (by name, or a scope followed by a slash): those
- * that find files of their own at run time (native addons, model weights, pino's transport threads,
- * OpenTelemetry's loader hooks) or that a worker loads only on demand.
+ * Packages the bundles leave to node_modules (by name, or a scope followed by a slash): those that find
+ * files of their own at run time (native addons, model weights, pino's transport threads, OpenTelemetry's
+ * loader hooks) or that a worker loads only on demand.
  */
 const CLI_EXTERNAL = [
   'better-sqlite3',
@@ -63,6 +64,14 @@ const CLI_EXTERNAL = [
   '@fastify/',
   '@bull-board/',
 ];
+
+/** What the doors leave to node_modules beside CLI_EXTERNAL: packages whose objects a user hands in. */
+const DOOR_EXTERNAL = [...CLI_EXTERNAL, 'openai', 'zod', 'fastify-type-provider-zod'];
+
+/** esbuild's `external` for packages named as above: each package and the files under it. */
+function externals(packages: readonly string[]): string[] {
+  return packages.flatMap((pkg) => (pkg.endsWith('/') ? [`${pkg}*`] : [pkg, `${pkg}/*`]));
+}
 
 /** Stands for the path from an output file back to dist/ until the build knows where each module landed. */
 const DIST_MARK = '__agentq_dist__';
@@ -148,7 +157,7 @@ const meta = await emit({
   entryNames: '[dir]/[name].bundle',
   chunkNames: `${CHUNKS}/[name]-[hash]`,
   splitting: true,
-  packages: 'external',
+  external: externals(DOOR_EXTERNAL),
 });
 Object.assign(
   meta,
@@ -158,7 +167,7 @@ Object.assign(
     entryNames: '[name].bundle',
     chunkNames: 'worker-entry.chunk-[hash]',
     splitting: true,
-    external: CLI_EXTERNAL.flatMap((pkg) => (pkg.endsWith('/') ? [`${pkg}*`] : [pkg, `${pkg}/*`])),
+    external: externals(CLI_EXTERNAL),
   }),
   // The liveness thread (its own isolate, started by threadModuleUrl) loads ioredis too: bundled with
   // it, it starts beating sooner.
