@@ -123,7 +123,9 @@ async function emit(options: BuildOptions): Promise<Record<string, string[]>> {
     writeFileSync(file.path, ownPaths(file.path, file.text));
   }
   return Object.fromEntries(
-    Object.entries(result.metafile.outputs).map(([file, output]) => [file, Object.keys(output.inputs)]),
+    Object.entries(result.metafile.outputs)
+      .filter(([file]) => file.endsWith('.js'))
+      .map(([file, output]) => [file, Object.keys(output.inputs)]),
   );
 }
 
@@ -158,6 +160,10 @@ const meta = await emit({
   chunkNames: `${CHUNKS}/[name]-[hash]`,
   splitting: true,
   external: externals(DOOR_EXTERNAL),
+  // Composed with tsc's maps beside each module: under --enable-source-maps a user's stack trace names
+  // agentq's TypeScript sources, as it did when the doors were those modules.
+  sourcemap: 'linked',
+  sourcesContent: false,
 });
 Object.assign(
   meta,
