@@ -139,12 +139,12 @@ function doors(): string[] {
   );
 }
 
-/** Removes what an earlier build bundled: chunks, `.bundle.js` files, chunks of the older layout. */
+/** Removes what an earlier build bundled: `.bundle.js` files and their maps, `agentq worker`'s chunks. */
 function clean(folder: string): void {
   for (const entry of readdirSync(folder, { withFileTypes: true })) {
     const path = join(folder, entry.name);
     if (entry.isDirectory()) clean(path);
-    else if (entry.name.endsWith('.bundle.js') || /^worker-entry\.chunk-/.test(entry.name)) rmSync(path);
+    else if (/\.bundle\.js(\.map)?$|^worker-entry\.chunk-/.test(entry.name)) rmSync(path);
   }
 }
 

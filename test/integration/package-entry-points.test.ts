@@ -86,13 +86,20 @@ describe('the package entry points', { timeout: loadScaledMs(120_000) }, () => {
   });
 
   it('the whole package, every entry point at once, does load the server side (the probe can tell)', async () => {
-    const { modules } = await probeImport({
+    const { files, modules } = await probeImport({
       imports: entryPoints().map(({ specifier }) => ({ specifier, names: [] })),
       recordModules: true,
     });
     const owners = new Set(modules.map((path) => moduleOwner(path)));
     expect(
       ['fastify', 'better-sqlite3', '@qdrant/js-client-rest', 'openai'].filter((name) => !owners.has(name)),
+    ).toEqual([]);
+    // All of agentq's code from the bundles: no module of dist/ loaded on its own.
+    const dist = join(repoRoot, 'dist');
+    expect(
+      files.filter(
+        (file) => file.startsWith(`${dist}/`) && !/\.bundle\.js$|^chunks\//.test(file.slice(dist.length + 1)),
+      ),
     ).toEqual([]);
   });
 
