@@ -45,11 +45,11 @@ for (let turn = 1; turn <= rounds; turn += 1) {
 
 const figures: Record<string, number> = {};
 for (const [name, probe] of probes) {
-  const { modules } = await probeImport({ ...probe, recordModules: true });
+  const { files, modules } = await probeImport({ ...probe, recordModules: true });
   const owners = new Set(modules.map((path) => moduleOwner(path, probe.root)));
   figures[`${name}_import_ms_p50`] = round(percentile(times.get(name)!, 50), 0);
   figures[`${name}_import_ms_min`] = round(Math.min(...times.get(name)!), 0);
-  figures[`${name}_modules`] = modules.length;
+  figures[`${name}_modules`] = files.length;
   figures[`${name}_packages`] = [...owners].filter((owner) => !owner.startsWith('dist/')).length;
 }
 for (const [name, value] of Object.entries(figures)) process.stdout.write(`${name}=${value}\n`);

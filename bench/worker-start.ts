@@ -23,6 +23,7 @@
  * Writes bench/results/worker-start-latest.json.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -48,15 +49,18 @@ const roots = values.root.length === 0 ? [repoRoot] : values.root.map((root) => 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const scratch = mkdtempSync(join(tmpdir(), 'agentq-bench-start-'));
 
-/** A user's worker script against one checkout's `dist/`, as plain JavaScript (no TypeScript loader to pay for). */
+/**
+ * A user's worker script against one checkout's built package, as plain JavaScript (no TypeScript loader to
+ * pay for): each door by name, through that checkout's package.json "exports", as a user's import resolves it.
+ */
 function libraryWorker(root: string, index: number): string {
-  const dist = (path: string) => pathToFileURL(join(root, 'dist', path)).href;
+  const door = (specifier: string) => pathToFileURL(createRequire(join(root, 'package.json')).resolve(specifier)).href;
   const file = join(scratch, `worker-${index}.mjs`);
   writeFileSync(
     file,
-    `import { defineGraph, channel, START, END } from '${dist('index.js')}';
-import { startWorker } from '${dist('worker/index.js')}';
-import { callLanguageModel } from '${dist('worker/agents/index.js')}';
+    `import { defineGraph, channel, START, END } from '${door('agentq')}';
+import { startWorker } from '${door('agentq/worker')}';
+import { callLanguageModel } from '${door('agentq/agents')}';
 const graph = defineGraph({
   name: 'model-chain',
   state: { steps: channel.replace(0), next: channel.replace(0) },

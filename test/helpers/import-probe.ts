@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,6 +12,10 @@ import { repoRoot } from './node-entry.js';
  * (registered before the import; it runs on the loader thread and appends each URL to a file), and
  * CommonJS modules from the require cache, which is where a CommonJS package's own requires go (they do
  * not pass the ESM hooks on Node 20). Timing runs leave the hook out, since it slows every load.
+ *
+ * A door's specifier names an esbuild bundle (`dist/index.bundle.js` and the chunks it imports,
+ * scripts/bundle-worker.ts): what the child loaded is those files, and what they hold, the modules and
+ * packages bundled into each, is read from the build's dist/bundles.meta.json.
  */
 
 /** One import in a fresh process: `import { names } from specifier` for each entry (all names when empty). */
@@ -27,6 +31,11 @@ export interface ImportProbeResult {
   /** Milliseconds from the first import's start to the last one's end, in the child. */
   ms: number;
   /** Absolute paths of the files loaded (ES and CommonJS modules), sorted; empty without recordModules. */
+  files: string[];
+  /**
+   * The modules those files are made of, sorted: a bundle file stands for the modules bundled into it (by
+   * their path under the root), any other file for itself. Empty without recordModules.
+   */
   modules: string[];
   /** For each specifier, the names it exports. */
   exported: Record<string, string[]>;
@@ -71,17 +80,33 @@ export async function probeImport(probe: ImportProbe): Promise<ImportProbeResult
   try {
     const stdout = await runNode(['--input-type=module', '-e', childScript(probe, out)], probe.root ?? repoRoot);
     const result = JSON.parse(stdout) as { ms: number; commonJs: string[]; exported: Record<string, string[]> };
-    const modules = new Set<string>();
+    const files = new Set<string>();
     if (probe.recordModules) {
       for (const url of readFileSync(out, 'utf8').split('\n')) {
-        if (url.startsWith('file:')) modules.add(new URL(url).pathname);
+        if (url.startsWith('file:')) files.add(new URL(url).pathname);
       }
-      for (const path of result.commonJs) modules.add(pathToFileURL(path).pathname);
+      for (const path of result.commonJs) files.add(pathToFileURL(path).pathname);
     }
-    return { ms: result.ms, modules: [...modules].sort(), exported: result.exported };
+    const root = probe.root ?? repoRoot;
+    const bundled = bundleContents(root);
+    const modules = new Set([...files].flatMap((file) => bundled.get(file) ?? [file]));
+    return { ms: result.ms, files: [...files].sort(), modules: [...modules].sort(), exported: result.exported };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * Each bundle file of a built checkout (absolute path) and the modules bundled into it (absolute paths),
+ * from the build's metafile; empty for a checkout built without one.
+ */
+function bundleContents(root: string): Map<string, string[]> {
+  const meta = join(root, 'dist', 'bundles.meta.json');
+  if (!existsSync(meta)) return new Map();
+  const outputs = JSON.parse(readFileSync(meta, 'utf8')) as Record<string, string[]>;
+  return new Map(
+    Object.entries(outputs).map(([file, inputs]) => [join(root, file), inputs.map((input) => join(root, input))]),
+  );
 }
 
 function runNode(args: string[], cwd: string): Promise<string> {
@@ -108,10 +133,11 @@ export function moduleOwner(path: string, root = repoRoot): string {
 }
 
 /**
- * Each entry point in package.json "exports" (`agentq`, `agentq/worker`, …) and the source file it is
- * built from: `./dist/worker/index.js` comes from `worker/index.ts`.
+ * Each entry point in package.json "exports" (`agentq`, `agentq/worker`, …), the file it names (`file`,
+ * from the root) and the source that file is built from: `./dist/worker/index.bundle.js` (a bundle of
+ * dist/worker/index.js) comes from `worker/index.ts`.
  */
-export function entryPoints(root = repoRoot): { specifier: string; source: string }[] {
+export function entryPoints(root = repoRoot): { specifier: string; source: string; file: string }[] {
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
     exports: Record<string, string | { default: string }>;
   };
@@ -121,7 +147,8 @@ export function entryPoints(root = repoRoot): { specifier: string; source: strin
       : [
           {
             specifier: subpath === '.' ? 'agentq' : `agentq${subpath.slice(1)}`,
-            source: target.default.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts'),
+            source: target.default.replace(/^\.\/dist\//, '').replace(/(\.bundle)?\.js$/, '.ts'),
+            file: target.default.replace(/^\.\//, ''),
           },
         ],
   );

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { docSnippet, repoRoot } from '../helpers/doc-pages.js';
@@ -7,9 +7,10 @@ import { loadScaledMs } from '../helpers/load-scale.js';
 
 /**
  * The package's doors as a user meets them: each specifier imported by name in a fresh Node process,
- * resolved through package.json "exports" to the built dist/ (the global setup builds it when a source is
- * newer). A producer's `import { AgentClient } from 'agentq'` must not load the worker, the HTTP server or
- * their heavy packages: that is what the separate doors are for.
+ * resolved through package.json "exports" to the built dist/'s bundles (the global setup builds it when a
+ * source is newer). A producer's `import { AgentClient } from 'agentq'` must not load the worker, the HTTP
+ * server or their heavy packages: that is what the separate doors are for. What a bundle file holds is
+ * read from the build's metafile (import-probe.ts), so a chunk that brings worker code counts as worker code.
  */
 const page = 'docs/reference/library-api.md';
 
@@ -37,19 +38,41 @@ const SERVER_ONLY = [
 ];
 
 describe('the package entry points', { timeout: loadScaledMs(120_000) }, () => {
-  it('dist/ is built for each entry point', () => {
-    for (const { source } of entryPoints()) {
+  it('dist/ is built for each entry point, and "exports" names its bundle', () => {
+    for (const { source, file } of entryPoints()) {
       const built = join(repoRoot, 'dist', source.replace(/\.ts$/, '.js'));
       expect(existsSync(built), `${built} is missing: the test global setup runs npm run build`).toBe(true);
+      expect(file).toBe(join('dist', source.replace(/\.ts$/, '.bundle.js')));
+      expect(existsSync(join(repoRoot, file)), `${file} is missing: npm run build bundles it`).toBe(true);
     }
   });
 
+  it('the doors share their modules: each of agentq’s modules is in one bundle file at most', () => {
+    const doorFiles = new Set(entryPoints().map(({ file }) => file));
+    const outputs = JSON.parse(readFileSync(join(repoRoot, 'dist', 'bundles.meta.json'), 'utf8')) as Record<
+      string,
+      string[]
+    >;
+    const holders = new Map<string, string[]>();
+    for (const [file, inputs] of Object.entries(outputs)) {
+      if (!doorFiles.has(file) && !file.startsWith('dist/chunks/')) continue;
+      for (const input of inputs) holders.set(input, [...(holders.get(input) ?? []), file]);
+    }
+    // A class or module-level state in two files would be two of each: a graph defined with one door's
+    // `defineGraph` would not be the one another door's `startWorker` knows.
+    expect(holders.get('dist/shared/graph/define-graph.js')).toHaveLength(1);
+    expect([...holders].filter(([, files]) => files.length > 1)).toEqual([]);
+  });
+
   it("import { AgentClient } from 'agentq' loads no worker, HTTP server or server-only package", async () => {
-    const { modules, exported } = await probeImport({
+    const { files, modules, exported } = await probeImport({
       imports: [{ specifier: 'agentq', names: ['AgentClient'] }],
       recordModules: true,
     });
     expect(exported.agentq).toContain('AgentClient');
+    // From the bundle, not from the modules one by one.
+    expect(files).toContain(join(repoRoot, 'dist/index.bundle.js'));
+    expect(files).not.toContain(join(repoRoot, 'dist/producer/client/agent-client.js'));
     const owners = new Set(modules.map((path) => moduleOwner(path)));
     // The probe sees what it should: the client, its Redis and BullMQ.
     expect(owners).toContain('dist/producer/client/agent-client.js');
@@ -63,13 +86,20 @@ describe('the package entry points', { timeout: loadScaledMs(120_000) }, () => {
   });
 
   it('the whole package, every entry point at once, does load the server side (the probe can tell)', async () => {
-    const { modules } = await probeImport({
+    const { files, modules } = await probeImport({
       imports: entryPoints().map(({ specifier }) => ({ specifier, names: [] })),
       recordModules: true,
     });
     const owners = new Set(modules.map((path) => moduleOwner(path)));
     expect(
       ['fastify', 'better-sqlite3', '@qdrant/js-client-rest', 'openai'].filter((name) => !owners.has(name)),
+    ).toEqual([]);
+    // All of agentq's code from the bundles: no module of dist/ loaded on its own.
+    const dist = join(repoRoot, 'dist');
+    expect(
+      files.filter(
+        (file) => file.startsWith(`${dist}/`) && !/\.bundle\.js$|^chunks\//.test(file.slice(dist.length + 1)),
+      ),
     ).toEqual([]);
   });
 

@@ -4,7 +4,7 @@
  * with the `bench-peer` graph. Reports each finished run over IPC and, on request, the node start/end
  * times it saw (the protocol of bench/workers/engine-worker.ts, so engine-loop.ts drives it).
  * BENCH_AGENTQ_ROOT names another checkout (`--agentq-root`): this script, compiled, then runs that
- * checkout's dist/ and zod, so an older checkout without this file is measured the same way.
+ * checkout's built package and zod, so an older checkout without this file is measured the same way.
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -17,12 +17,14 @@ import type { StepTiming } from '../../lib/step-timings.js';
 import { buildPeerGraph } from '../agentq-peer-graph.js';
 
 const root = process.env.BENCH_AGENTQ_ROOT ?? fileURLToPath(new URL('../../..', import.meta.url));
-const load = <T>(path: string) => import(pathToFileURL(join(root, 'dist', path)).href) as Promise<T>;
-const zodPath = createRequire(join(root, 'package.json')).resolve('zod');
+// Each door by name, through that checkout's package.json "exports", as a user's import resolves it.
+const resolveThere = createRequire(join(root, 'package.json')).resolve;
+const load = <T>(specifier: string) => import(pathToFileURL(resolveThere(specifier)).href) as Promise<T>;
+const zodPath = resolveThere('zod');
 const [agentq, agents, { startWorker }, { z }] = await Promise.all([
-  load<typeof Agentq>('index.js'),
-  load<typeof Agents>('worker/agents/index.js'),
-  load<typeof AgentqWorker>('worker/index.js'),
+  load<typeof Agentq>('agentq'),
+  load<typeof Agents>('agentq/agents'),
+  load<typeof AgentqWorker>('agentq/worker'),
   import(pathToFileURL(zodPath).href) as Promise<typeof Zod>,
 ]);
 
