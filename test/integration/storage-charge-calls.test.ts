@@ -23,7 +23,11 @@ describe('storage charges of a step transition', () => {
 
   it('a 30-step run: about one charge per step, and the ledger holds every byte the run keeps', async () => {
     const steps = 30;
-    const [before, lengths] = [await redis.calls('incrby'), await redis.calls('xlen')];
+    const [before, lengths, reads] = [
+      await redis.calls('incrby'),
+      await redis.calls('xlen'),
+      await redis.calls('hget'),
+    ];
     const run = await env.client.enqueue({ tenant: 'charged', graph: 'chain', input: { steps, appendMessages: true } });
     const done = await env.client.wait(run.id, { timeoutMs: 60_000 });
     expect(done.status).toBe('completed');
@@ -33,6 +37,8 @@ describe('storage charges of a step transition', () => {
     // The event stream's length is read once per script: a transition's second event (the next step's start)
     // counts on from its first (was read for each event: 66 for this run).
     expect((await redis.calls('xlen')) - lengths).toBeLessThanOrEqual(steps + 6);
+    // The transition reads the run's ledger with its cursor (one HMGET), not apart (39 HGETs for this run).
+    expect((await redis.calls('hget')) - reads).toBeLessThanOrEqual(10);
     const budget = new StorageBudget(env.client.store.redis, env.client.store.keys, {
       defaultMaxBytes: env.config.tenantMaxBytes,
       retentionSeconds: env.config.retentionSeconds,

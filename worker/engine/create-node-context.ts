@@ -176,6 +176,7 @@ class StepNodeContext implements NodeContext {
       attempt,
       endsAt: Date.now() + claimMs,
       signal: abort.signal,
+      onlyTask: this.input.meta.tasks?.length === 1,
     });
     if (claim.kind === 'stale')
       throw new StepAbort('stale', `step ${stepId} of run ${data.runId} was committed by another delivery`);

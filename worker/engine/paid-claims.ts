@@ -89,9 +89,11 @@ export class PaidClaims {
     attempt: number;
     endsAt: number;
     signal: AbortSignal;
+    /** Whether the step is its superstep's only task: then no parallel task's stored write is looked for. */
+    onlyTask?: boolean;
   }): Promise<ClaimOutcome> {
     const { redis, keys, processId, logger } = this.options;
-    const { runId, superstep, task, key, attempt, endsAt, signal } = input;
+    const { runId, superstep, task, key, attempt, endsAt, signal, onlyTask = false } = input;
     const stepId = `s${superstep}.t${task}`;
     const claimant = `${processId}/${randomBytes(4).toString('hex')}`;
     const runKeys = keys.run(runId);
@@ -127,6 +129,7 @@ export class PaidClaims {
           this.options.takeoverMs ?? 0,
           keys.tokenChannel(runId),
           isCluster(redis) ? '1' : '0',
+          onlyTask ? '1' : '0',
         ],
       );
       if (reply[0] === 'stale') {

@@ -27,9 +27,11 @@ end
 -- Redis holds them): an eager hop's step reads it from the transition's reply instead of a BEGIN.
 local committed_usage = false
 local function commit_step(rk, A)
-local m = redis.call('HMGET', rk[1], 'status', 'superstep', 'stepCount', 'inputTokens', 'outputTokens', 'costUsd', 'deadlineAt', 'record', 'recordMax')
+local m = redis.call('HMGET', rk[1], 'status', 'superstep', 'stepCount', 'inputTokens', 'outputTokens', 'costUsd', 'deadlineAt', 'record', 'recordMax', 'ledger')
 local status = m[1]
 if not status then return {'missing'} end
+-- The storage ledger read with the rest: the charge at the script's end need not read it again.
+know_ledger(rk, m[10])
 if tonumber(m[2]) ~= tonumber(A[1]) then return {'fenced'} end
 local mode, now, maxlen = A[3], A[4], A[5]
 -- A step that ends past its run's deadline (its worker was paused, say) is not committed; the
@@ -54,8 +56,21 @@ if mode == 'single' or mode == 'task' then
   redis.call('RPUSH', rk[4], '{"index":' .. index .. ',' .. string.sub(A[7], 2))
   added = #A[7] + #tostring(index) + 9
   committed_usage = {m[4] or '0', m[5] or '0', m[6] or '0'}
-  if A[13] ~= '0' then committed_usage[1] = redis.call('HINCRBY', rk[1], 'inputTokens', A[13]) end
-  if A[14] ~= '0' then committed_usage[2] = redis.call('HINCRBY', rk[1], 'outputTokens', A[14]) end
+  -- A single task's tokens go in with the cursor's HSET too, added to the counts read above (whole
+  -- numbers, exact in Lua's doubles up to 2^53); a parallel task's, which returns before it, by HINCRBY.
+  for field = 1, 2 do
+    local by = A[12 + field]
+    if by ~= '0' then
+      local name = field == 1 and 'inputTokens' or 'outputTokens'
+      if mode == 'single' then
+        committed_usage[field] = string.format('%d', tonumber(committed_usage[field]) + tonumber(by))
+        counted[#counted + 1] = name
+        counted[#counted + 1] = committed_usage[field]
+      else
+        committed_usage[field] = redis.call('HINCRBY', rk[1], name, by)
+      end
+    end
+  end
   if A[15] ~= '0' then committed_usage[3] = redis.call('HINCRBYFLOAT', rk[1], 'costUsd', A[15]) end
   local tail = 18 + 2 * tonumber(A[17])
   tail = tail + tonumber(A[tail]) + 1

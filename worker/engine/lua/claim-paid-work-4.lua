@@ -5,7 +5,8 @@
     claim lasts (ms) · 6 liveness key prefix of the run's shard · 7 superstep · 8 task
     · 9 a claimant of this process known to be over ('' none: an earlier delivery here whose call ended
     without releasing) · 10 takeover wait (ms) after the owner's liveness lapsed (AGENTQ_PAID_CLAIM_TAKEOVER_MS)
-    · 11 the run's token channel · 12 '1' on a Redis Cluster, else '0'
+    · 11 the run's token channel · 12 '1' on a Redis Cluster, else '0' · 13 '1' when the step is its superstep's
+    only task (no other task stores a write; a commit moves the superstep on), else '0'
   Times are Redis's (TIME), never a worker's: a claimant whose clock runs ahead would otherwise see a live
   claim of another machine as run out, and pay for the call a second time.
   → {'memo', result JSON} (saved by an earlier attempt) | {'claimed', followed} | {'wait', owner, ends at ms}
@@ -19,7 +20,7 @@
 --@include ../../../shared/store/lua/tokens-followed.lua
 local m = redis.call('HMGET', KEYS[2], 'status', 'superstep')
 if not m[1] or m[1] == 'completed' or m[1] == 'failed' or m[1] == 'cancelled' or tonumber(m[2]) ~= tonumber(ARGV[7]) then return {'stale'} end
-if redis.call('HEXISTS', KEYS[3], ARGV[8]) == 1 then return {'stale'} end
+if ARGV[13] ~= '1' and redis.call('HEXISTS', KEYS[3], ARGV[8]) == 1 then return {'stale'} end
 local field = 'claim:' .. ARGV[1] .. ':' .. ARGV[2]
 -- The step's saved results and this call's claim, read together.
 local memo = redis.call('HMGET', KEYS[1], ARGV[1], field)

@@ -13,15 +13,55 @@
 --@include ../../lua/storage-functions.lua
 --@include ../../lua/record-functions.lua
 
+-- Fields per HMGET or HSET: Lua's unpack has a stack limit, and a long conversation sends many contents.
+local RECORD_CHUNK = 200
+
+-- The values of `fields` in the recording (false where absent), read a chunk per call.
+local function record_read(rk, fields)
+  local values = {}
+  for first = 1, #fields, RECORD_CHUNK do
+    local got = redis.call('HMGET', rk[8], unpack(fields, first, math.min(#fields, first + RECORD_CHUNK - 1)))
+    for i = 1, #got do values[first + i - 1] = got[i] end
+  end
+  return values
+end
+
 local function record_call(rk, args, from, m)
   m = m or redis.call('HMGET', rk[1], 'status', 'record', 'recordMax')
   if not m[1] or m[1] == 'completed' or m[1] == 'failed' or m[1] == 'cancelled' or m[2] ~= 'full' then return 'off' end
-  if redis.call('HEXISTS', rk[8], args[from]) == 1 then return 'exists' end
-  if redis.call('HEXISTS', rk[8], 'over') == 1 then return 'over' end
-  for i = 0, tonumber(args[from + 2]) - 1 do
-    local field = args[from + 3 + 2 * i]
-    if redis.call('HEXISTS', rk[8], field) == 0 and not record_put(rk, m[3], field, args[from + 4 + 2 * i]) then return 'over' end
+  local n = tonumber(args[from + 2])
+  -- The call, the budget's stop and the call's contents, looked up in one read (were one HEXISTS each).
+  local wanted = {args[from], 'over'}
+  for i = 0, n - 1 do wanted[#wanted + 1] = args[from + 3 + 2 * i] end
+  local have = record_read(rk, wanted)
+  if have[1] then return 'exists' end
+  if have[2] then return 'over' end
+  -- The contents not recorded yet, then the call, in that order.
+  local writes, size = {}, 0
+  for i = 0, n - 1 do
+    if not have[3 + i] then
+      local field, value = args[from + 3 + 2 * i], args[from + 4 + 2 * i]
+      writes[#writes + 1] = field
+      writes[#writes + 1] = value
+      size = size + #field + #value
+    end
   end
-  if not record_put(rk, m[3], args[from], args[from + 1]) then return 'over' end
+  writes[#writes + 1] = args[from]
+  writes[#writes + 1] = args[from + 1]
+  size = size + #args[from] + #args[from + 1]
+  -- All of it within the byte budget (the usual case): one count and one write for the lot, the same
+  -- bytes and fields as a record_put each. Else one at a time, so the recording stops where the budget
+  -- does and keeps no holes.
+  if redis.call('HINCRBY', rk[8], 'bytes', size) <= tonumber(m[3]) then
+    for first = 1, #writes, 2 * RECORD_CHUNK do
+      redis.call('HSET', rk[8], unpack(writes, first, math.min(#writes, first + 2 * RECORD_CHUNK - 1)))
+    end
+    charge(rk, size)
+    return 'ok'
+  end
+  redis.call('HINCRBY', rk[8], 'bytes', -size)
+  for i = 1, #writes, 2 do
+    if not record_put(rk, m[3], writes[i], writes[i + 1]) then return 'over' end
+  end
   return 'ok'
 end
