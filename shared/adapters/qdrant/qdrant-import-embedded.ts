@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
-import * as sqliteVec from 'sqlite-vec';
+import type { Statement } from 'better-sqlite3';
 import { AgentqError } from '../../contracts/errors.js';
+import { sqliteModules } from '../sqlite/sqlite-modules.js';
 import type { Payload, VectorRecord, VectorStore } from '../../ports/vector-store.js';
 
 export interface ImportEmbeddedStoreOptions {
@@ -52,6 +52,7 @@ export async function importEmbeddedStore({
       'NOT_FOUND',
       `no embedded vector store at ${sourcePath}; set AGENTQ_DATA_DIR to the folder that holds vectors.sqlite`,
     );
+  const { Database, sqliteVec } = sqliteModules();
   const db = new Database(sourcePath, { readonly: true, fileMustExist: true });
   try {
     sqliteVec.load(db);
@@ -70,7 +71,7 @@ export async function importEmbeddedStore({
     const page = db.prepare(
       'select rowid, tenant, collection, id, text, context, payload, dimensions from chunks where tenant = ? and collection = ? and rowid > ? order by rowid limit ?',
     );
-    const vectorStatements = new Map<number, Database.Statement>();
+    const vectorStatements = new Map<number, Statement>();
     const vectorOf = (row: ChunkRow): number[] | undefined => {
       if (row.dimensions === null) return undefined;
       let statement = vectorStatements.get(row.dimensions);

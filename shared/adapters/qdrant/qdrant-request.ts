@@ -1,6 +1,6 @@
-import { QdrantClientResourceExhaustedError, QdrantClientTimeoutError } from '@qdrant/js-client-rest';
 import { sleep } from '../../contracts/abort.js';
 import { AgentqError } from '../../contracts/errors.js';
+import { qdrantModule } from './qdrant-module.js';
 
 export interface QdrantRetryOptions {
   /** Tries per request when Qdrant answers 5xx, times out or cannot be reached. @default 4 */
@@ -41,6 +41,7 @@ export function qdrantStatus(error: unknown): number | undefined {
  */
 function toQdrantError(operation: string, error: unknown): AgentqError {
   if (AgentqError.isInstance(error)) return error;
+  const { QdrantClientResourceExhaustedError, QdrantClientTimeoutError } = qdrantModule();
   if (error instanceof QdrantClientResourceExhaustedError) {
     return new AgentqError(
       'RATE_LIMITED',

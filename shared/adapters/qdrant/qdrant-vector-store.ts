@@ -1,4 +1,4 @@
-import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
+import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import { AgentqError } from '../../contracts/errors.js';
 import {
   checkCollection,
@@ -26,6 +26,7 @@ import { QdrantLayoutKeeper } from './qdrant-layout-keeper.js';
 import { qdrantPointId } from './qdrant-point-id.js';
 import { callQdrant, qdrantStatus, type QdrantRetryOptions } from './qdrant-request.js';
 import { dimensionsOf, toHit } from './qdrant-hit.js';
+import { createQdrantClient } from './qdrant-module.js';
 import { RRF_K } from '../../retrieval/reciprocal-rank-fusion.js';
 
 export interface QdrantVectorStoreOptions {
@@ -92,14 +93,7 @@ export class QdrantVectorStore implements VectorStore {
         'INVALID_INPUT',
         `Qdrant upsert batch size must be a positive integer, got ${upsertBatchSize}`,
       );
-    // The key goes in as a header rather than `apiKey`: the client would otherwise console.warn (outside
-    // our JSON logs) for every http URL, and http is normal inside a compose network.
-    this.client = new QdrantClient({
-      url,
-      timeout: timeoutMs,
-      checkCompatibility: false,
-      ...(apiKey ? { headers: { 'api-key': apiKey } } : {}),
-    });
+    this.client = createQdrantClient({ url, timeoutMs, apiKey });
     this.names = qdrantCollectionNames(collectionPrefix);
     this.encoder = new Bm25SparseEncoder(bm25);
     this.upsertBatchSize = upsertBatchSize;

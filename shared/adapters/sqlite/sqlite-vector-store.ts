@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database, { type Database as Connection, type Statement } from 'better-sqlite3';
-import * as sqliteVec from 'sqlite-vec';
+import type { Database as Connection, Statement } from 'better-sqlite3';
 import { AgentqError } from '../../contracts/errors.js';
 import {
   checkCollection,
@@ -33,6 +32,7 @@ import { createVectorTable, SCHEMA, vectorTable } from './sqlite-schema.js';
 import { hasFilter, toHit, type ChunkRow, type Hit } from './sqlite-hit.js';
 import { ensureCollectionDimensions } from './collection-dimensions.js';
 import { sqliteWriteError } from './sqlite-write-error.js';
+import { sqliteModules } from './sqlite-modules.js';
 
 export interface SqliteVectorStoreOptions {
   /** The database file (its folder is created), or `:memory:`. */
@@ -83,6 +83,7 @@ export class SqliteVectorStore implements VectorStore {
     vectorCacheBytes = 128 * 1024 * 1024,
   }: SqliteVectorStoreOptions) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const { Database, sqliteVec } = sqliteModules();
     this.db = new Database(path);
     this.contextWeight = contextWeight;
     // busy_timeout first: switching to WAL itself waits for other connections.
