@@ -31,6 +31,7 @@ import type { StepQueues } from '../shared/store/step-queues.js';
 import { startWorkerLiveness, type WorkerLiveness } from './start-worker-liveness.js';
 import { Keys } from '../shared/store/keys.js';
 import { createStepProcessor } from './create-step-processor.js';
+import { loadTokenizer } from '../shared/llm/estimate-tokens.js';
 import { EagerStarts } from './engine/eager-starts.js';
 import { FairQueue } from '../shared/store/fair-queue.js';
 
@@ -164,7 +165,7 @@ async function startParts(
 
   // Liveness from a thread of its own (started first, in startWorker), and claims on paid work that respect it.
   liveness.watch([redis, stepRedis]);
-  const { stepProcessor, transitions, startsGate, providerBatches } = await createStepProcessor({
+  const { stepProcessor, transitions, startsGate, providerBatches, countsTokens } = await createStepProcessor({
     options,
     config,
     logger,
@@ -205,6 +206,10 @@ async function startParts(
     logger,
   });
   held.jobWorkers.push(...jobs.all);
+  // The tokenizer that counts prompts costs this thread ~0.2 s to load: loaded now, as the first jobs are
+  // fetched, not before the first take (nor under a burst of model calls, as on its first use).
+  if (countsTokens)
+    loadTokenizer().catch((error: unknown) => logger.warn({ err: String(error) }, 'could not load the tokenizer'));
   const reconciler = new Reconciler({
     store,
     stepJobs,
