@@ -12,7 +12,7 @@ import type { McpConnections } from '../shared/adapters/mcp/connect-mcp-servers.
 import { ChildLinks } from '../shared/store/child-links.js';
 import { ChildRuns } from '../shared/operations/runs/child-runs.js';
 import { RunEnqueuer } from '../shared/operations/runs/run-enqueuer.js';
-import { workerLanguageModel } from './agents/llm/paced-language-model.js';
+import { pacedLanguageModel } from './agents/llm/paced-language-model.js';
 import type { ActiveSteps } from './engine/active-steps.js';
 import type { IntakeProcessor } from './engine/intake-processor.js';
 import { PaidClaims } from './engine/paid-claims.js';
@@ -101,7 +101,7 @@ export async function createStepProcessor(parts: StepProcessorParts) {
   };
   // Model requests start through the same gate as steps: a burst of them cannot hold the loop.
   if (services.languageModel)
-    services.languageModel = await workerLanguageModel(services.languageModel as LanguageModel, startsGate);
+    services.languageModel = pacedLanguageModel(services.languageModel as LanguageModel, startsGate);
   const stepProcessor = new StepProcessor({
     claims,
     paidClaimMs: config.paidClaimMs,
@@ -124,5 +124,12 @@ export async function createStepProcessor(parts: StepProcessorParts) {
     redisFaultDelayMs: config.redisFaultDelayMs,
     warnings,
   });
-  return { stepProcessor, transitions, startsGate, providerBatches };
+  // A worker with a model counts its prompts (summaries, budgets): start-worker.ts loads the tokenizer.
+  return {
+    stepProcessor,
+    transitions,
+    startsGate,
+    providerBatches,
+    countsTokens: services.languageModel !== undefined,
+  };
 }

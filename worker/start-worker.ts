@@ -28,9 +28,10 @@ import { openWorkerQueues } from './open-worker-queues.js';
 import { connectRunStore, type FinishedHook } from './connect-run-store.js';
 import type { RedisRunStore } from '../shared/store/redis-run-store.js';
 import type { StepQueues } from '../shared/store/step-queues.js';
-import { startWorkerLiveness } from './start-worker-liveness.js';
+import { startWorkerLiveness, type WorkerLiveness } from './start-worker-liveness.js';
 import { Keys } from '../shared/store/keys.js';
 import { createStepProcessor } from './create-step-processor.js';
+import { loadTokenizer } from '../shared/llm/estimate-tokens.js';
 import { workerEagerStarts, type EagerStarts } from './engine/eager-starts.js';
 import { FairQueue } from '../shared/store/fair-queue.js';
 
@@ -50,14 +51,24 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   const logger = options.logger ?? createLogger(config.logLevel, { role: 'worker' });
   const registry = new GraphRegistry(options.builtInGraphs === false ? [] : builtInGraphs());
   for (const graph of options.graphs ?? []) registry.register(graph);
-  // Before any connection is opened: a bad MCP server fails the start with nothing to clean up.
-  const mcp = await connectMcpServers(options.mcpServers ?? config.mcpServers, {
-    logger,
-    connectTimeoutMs: config.mcpConnectTimeoutMs,
-    callTimeoutMs: config.mcpCallTimeoutMs,
-  });
+  // First: the liveness thread boots (an isolate of its own, its Redis client, its connection) on another
+  // core while this one connects. Its first beat releases the jobs of a peer that died, so a worker
+  // started after a crash gets them back sooner the sooner the thread is up.
+  const liveness = startWorkerLiveness(config, new Keys(config.keyPrefix, config.shards), logger);
+  let mcp: McpConnections;
   try {
-    return await startConnected(options, config, logger, registry, mcp);
+    mcp = await connectMcpServers(options.mcpServers ?? config.mcpServers, {
+      logger,
+      connectTimeoutMs: config.mcpConnectTimeoutMs,
+      callTimeoutMs: config.mcpCallTimeoutMs,
+    });
+  } catch (error) {
+    // A bad MCP server fails the start with only the thread to stop.
+    await liveness.close();
+    throw error;
+  }
+  try {
+    return await startConnected({ options, config, logger, registry, mcp, liveness });
   } catch (error) {
     // A start that fails after the MCP servers connected leaves no stdio process or HTTP session behind.
     await mcp.close();
@@ -65,23 +76,22 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Age
   }
 }
 
+interface StartContext {
+  options: StartWorkerOptions;
+  config: Config;
+  logger: Logger;
+  registry: GraphRegistry;
+  mcp: McpConnections;
+  liveness: WorkerLiveness;
+}
+
 /**
  * The rest of the start, once the MCP servers are connected. A start that fails part-way (a thread's
  * module missing, a queue worker that cannot start) stops what it had opened before it rethrows: its
  * connections, liveness thread and queue workers would otherwise keep the process alive, saying nothing.
  */
-async function startConnected(
-  options: StartWorkerOptions,
-  config: Config,
-  logger: Logger,
-  registry: GraphRegistry,
-  mcp: McpConnections,
-): Promise<AgentWorker> {
-  // The step scripts run BullMQ's own scripts with the KEYS/ARGV layout of the pinned version.
-  assertBullmqPinned();
-  // A clear error instead of a silent wait when Redis is down, or a Cluster that is not whole.
-  if (config.redisClusterNodes) await checkRedisCluster(config.redisClusterNodes);
-  else await assertRedisReachable(config.redisUrl);
+async function startConnected(context: StartContext): Promise<AgentWorker> {
+  const { config, logger, mcp, liveness } = context;
   const held: RunningWorkerParts = {
     // No step has run: nothing to give a grace period to.
     config: { shutdownGraceMs: 0, shutdownReleaseMs: config.shutdownReleaseMs },
@@ -93,12 +103,16 @@ async function startConnected(
     queues: [],
     mcp,
     connections: [],
-    // First: the thread boots (its own isolate, Redis client and connection) while this one goes on.
-    liveness: startWorkerLiveness(config, new Keys(config.keyPrefix, config.shards), logger),
+    liveness,
   };
   const collector: { stop(): Promise<void> }[] = [];
   try {
-    return await startParts({ options, config, logger, registry, mcp }, held, collector);
+    // The step scripts run BullMQ's own scripts with the KEYS/ARGV layout of the pinned version.
+    assertBullmqPinned();
+    // A clear error instead of a silent wait when Redis is down, or a Cluster that is not whole.
+    if (config.redisClusterNodes) await checkRedisCluster(config.redisClusterNodes);
+    else await assertRedisReachable(config.redisUrl);
+    return await startParts(context, held, collector);
   } catch (error) {
     for (const started of collector) await started.stop();
     await stopWorker(held);
@@ -108,13 +122,7 @@ async function startConnected(
 
 /** The worker's parts, started in order; each goes into `held` as it opens, for a failed start to stop. */
 async function startParts(
-  {
-    options,
-    config,
-    logger,
-    registry,
-    mcp,
-  }: { options: StartWorkerOptions; config: Config; logger: Logger; registry: GraphRegistry; mcp: McpConnections },
+  { options, config, logger, registry, mcp, liveness }: StartContext,
   held: RunningWorkerParts,
   collector: { stop(): Promise<void> }[],
 ): Promise<AgentWorker> {
@@ -129,6 +137,11 @@ async function startParts(
   );
   held.connections.push(redis, stepRedis);
   held.runFinished = runFinished;
+  // No job is taken before the process beats: its claims on paid work would look dead to its peers. The
+  // first beats are written from here until the thread's own, so the start does not wait for its boot.
+  const beating = liveness.beatUntilThreadBeats(redis);
+  // Awaited before the first take; a failure meanwhile is the start's, not an unhandled rejection.
+  beating.catch(() => undefined);
   const { bullmq, connection, stepQueues, intakeQueue, schedulesQueue } = openWorkerQueues(
     config,
     telemetry,
@@ -146,10 +159,9 @@ async function startParts(
   const batches = dispatchBatches(finishedHooks, { redis, store, stepQueues, config, eagerStarts });
   await activeSteps.listen(connectRedis(config, 'blocking'), store.keys.cancelChannel(), logger);
 
-  // Liveness from a thread of its own (started first, in startConnected), and claims on paid work that respect it.
-  const liveness = held.liveness!;
+  // Liveness from a thread of its own (started first, in startWorker), and claims on paid work that respect it.
   liveness.watch([redis, stepRedis]);
-  const { stepProcessor, transitions, startsGate, providerBatches } = await createStepProcessor({
+  const { stepProcessor, transitions, startsGate, providerBatches, countsTokens } = await createStepProcessor({
     options,
     config,
     logger,
@@ -168,8 +180,7 @@ async function startParts(
     eagerStarts,
   });
   const concurrency = options.concurrency ?? config.concurrency;
-  // No job is taken before the process beats: its claims on paid work would look dead to its peers.
-  await liveness.firstBeat;
+  await beating;
   const jobs = startJobWorkers({
     config,
     registry,
@@ -191,6 +202,10 @@ async function startParts(
     logger,
   });
   held.jobWorkers.push(...jobs.all);
+  // The tokenizer that counts prompts costs this thread ~0.2 s to load: loaded now, as the first jobs are
+  // fetched, not before the first take (nor under a burst of model calls, as on its first use).
+  if (countsTokens)
+    loadTokenizer().catch((error: unknown) => logger.warn({ err: String(error) }, 'could not load the tokenizer'));
   const reconciler = new Reconciler({
     store,
     stepJobs,
@@ -218,6 +233,8 @@ async function startParts(
   // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
   held.ingestWorker = await startIngestWorker({ config, logger, processId: liveness.processId });
   held.heartbeat = await startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger });
+  // A thread that failed to start fails the start with its own error, whoever wrote the first beats.
+  await liveness.firstBeat;
   logger.info(
     { graphs: registry.ids(), concurrency, shards: config.shards, queuePrefix: config.queuePrefix },
     'agentq worker started',

@@ -7,7 +7,6 @@
  * masters at once.
  */
 import { Cluster, Redis } from 'ioredis';
-import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -21,6 +20,8 @@ export interface LivenessThreadData {
   ttlMs: number;
   lockMs: number;
   processId: string;
+  /** This machine's boot and pid namespace (machineIdentity), '' where unknown. */
+  machine: string;
   registryKey: string;
   registryAlivePrefix: string;
   /** A queue's active list and job key prefix (queueLockScope). */
@@ -81,22 +82,9 @@ redis.on('error', () => undefined);
 const locks = new Map<string, string>();
 let first = true;
 
-/**
- * This boot of this machine and this process's pid namespace (Linux: the kernel's boot id and the
- * namespace's inode), written as the value of the liveness keys; '' where they cannot be read. Another
- * process that reads the same value, and the same host name in the process id, can ask the kernel
- * whether a peer's pid still runs (reapDead): a worker restarted on the machine of one killed finds
- * it gone at once, not after its liveness key lapses (AGENTQ_LIVENESS_TTL_MS).
- */
-function machineIdentity(): string {
-  try {
-    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    return `${boot}/${readlinkSync('/proc/self/ns/pid')}`;
-  } catch {
-    return '';
-  }
-}
-const machine = machineIdentity();
+// This boot of this machine and this process's pid namespace, or '' (machineIdentity, in the parent):
+// the value of the liveness keys, which the parent's own first beat writes too.
+const machine = data.machine;
 const host = hostname();
 // What each shard's liveness key of a process starts with (its own keys end with its process id).
 const alivePrefixes = keys.map((key) => key.slice(0, key.length - processId.length));

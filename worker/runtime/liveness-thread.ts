@@ -1,8 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_REDIS_URL } from '../../shared/config/config.js';
-import type { RedisTarget } from '../../shared/redis/connect-redis.js';
+import type { RedisConnection, RedisTarget } from '../../shared/redis/connect-redis.js';
 import type { Worker as BullmqWorker } from 'bullmq';
 import {
   JOB_LOCK_SUFFIX,
@@ -41,8 +42,14 @@ const RENEW_HELD_LOCKS = luaScript(new URL('./lua/renew-held-locks-n.lua', impor
 export interface Liveness {
   /** `<host>:<pid>:<random>`: names this process in the claims it holds. */
   readonly processId: string;
-  /** Resolves once the first beat is written. */
+  /** Resolves once the thread's first beat is written. */
   readonly ready: Promise<void>;
+  /**
+   * Writes what a beat of the thread writes for this process — its liveness keys, with the same value
+   * and TTL, then its entry in the registry — through `redis`, from the calling thread: the process is
+   * alive to its peers before its thread has booted, whose beats then carry on over the same keys.
+   */
+  beatHere(redis: RedisConnection): Promise<void>;
   /** Renew this job lock (its key and the token it must still hold) until `release`. */
   holdLock(lockKey: string, token: string): void;
   releaseLock(lockKey: string): void;
@@ -81,6 +88,8 @@ export interface LivenessOptions {
   onReaped?: (processId: string, released: number) => void;
   /** Told when, after a reconnection, the thread released `released` locks of this process that nobody here held (replies lost with the connection). */
   onLost?: (released: number) => void;
+  /** The thread's module. @default liveness-beat.ts's, compiled (tests give one that boots slowly, or never) */
+  threadModule?: URL;
 }
 
 /**
@@ -96,24 +105,53 @@ export function ownWorker<W extends BullmqWorker>(worker: W, processId: string |
   return processId ? setWorkerId(worker, ownedWorkerId(processId)) : worker;
 }
 
+/**
+ * This boot of this machine and this process's pid namespace (Linux: the kernel's boot id and the
+ * namespace's inode), written as the value of the liveness keys; '' where they cannot be read. Another
+ * process that reads the same value, and the same host name in the process id, can ask the kernel
+ * whether a peer's pid still runs (the thread's reapDead): a worker restarted on the machine of one
+ * killed finds it gone at once, not after its liveness key lapses (AGENTQ_LIVENESS_TTL_MS).
+ */
+function machineIdentity(): string {
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    return `${boot}/${readlinkSync('/proc/self/ns/pid')}`;
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Liveness.beatHere: a process's liveness keys as its thread's beat sets them, then its registry entry
+ * (the keys first: a peer that finds the process registered without its key takes it for dead).
+ */
+async function beatFrom(
+  connection: RedisConnection,
+  { keys, machine, ttlMs, registryKey, processId }: LivenessThreadData,
+): Promise<void> {
+  await Promise.all(keys.map((key) => connection.set(key, machine || '1', 'PX', ttlMs)));
+  await connection.sadd(registryKey, processId);
+}
+
 /** How soon the thread hears of a lock hold (see startLiveness). */
 const HOLD_FLUSH_MS = 100;
 
-export function startLiveness({
-  redis,
-  alivePrefixes,
-  intervalMs,
-  ttlMs,
-  lockMs,
-  registryKey,
-  reapQueues,
-  heldQueues,
-  stalledCheck,
-  onReaped,
-  onLost,
-}: LivenessOptions): Liveness {
-  const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const workerData: LivenessThreadData = {
+/** What the thread of `processId` is started with. */
+function threadData(
+  {
+    redis,
+    alivePrefixes,
+    intervalMs,
+    ttlMs,
+    lockMs,
+    registryKey,
+    reapQueues,
+    heldQueues,
+    stalledCheck,
+  }: LivenessOptions,
+  processId: string,
+): LivenessThreadData {
+  return {
     redisUrl: redis.redisUrl ?? DEFAULT_REDIS_URL,
     clusterNodes: redis.redisClusterNodes,
     keys: alivePrefixes.map((prefix) => `${prefix}${processId}`),
@@ -121,6 +159,7 @@ export function startLiveness({
     ttlMs,
     lockMs,
     processId,
+    machine: machineIdentity(),
     registryKey,
     // The registry is checked against the liveness keys on its own tag (shard 0's).
     registryAlivePrefix: alivePrefixes[0] ?? '',
@@ -134,7 +173,14 @@ export function startLiveness({
     releaseLua: RELEASE_LOCK_LUA,
     lockSuffix: JOB_LOCK_SUFFIX,
   };
-  const thread = new Worker(threadModuleUrl('liveness-beat', import.meta.url), { workerData });
+}
+
+export function startLiveness(options: LivenessOptions): Liveness {
+  const { onReaped, onLost } = options;
+  const threadModule = options.threadModule ?? threadModuleUrl('liveness-beat', import.meta.url);
+  const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const workerData = threadData(options, processId);
+  const thread = new Worker(threadModule, { workerData });
   // The thread must never keep a finished process alive.
   thread.unref();
   const ready = new Promise<void>((resolve, reject) => {
@@ -191,6 +237,7 @@ export function startLiveness({
   return {
     processId,
     ready,
+    beatHere: (connection) => beatFrom(connection, workerData),
     holdLock(lockKey, token) {
       held.set(lockKey, token);
       changed();

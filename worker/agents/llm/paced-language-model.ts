@@ -1,6 +1,5 @@
 import type { LanguageModel } from '../../../shared/ports/language-model.js';
 import type { TurnGate } from '../../runtime/turn-gate.js';
-import { loadTokenizer } from '../../../shared/llm/estimate-tokens.js';
 
 /**
  * A language model whose requests start through the process's turn gate. Building a request
@@ -16,14 +15,4 @@ export function pacedLanguageModel(model: LanguageModel, gate: TurnGate): Langua
     modelId: model.modelId,
     generate: (request) => gate.through(() => model.generate(request)),
   };
-}
-
-/**
- * A worker's language model: paced (pacedLanguageModel), with the tokenizer that counts its prompts
- * (summaries, budgets) loaded first — about 0.2 s of blocked event loop at the worker's start instead of
- * in the middle of its first burst of model calls.
- */
-export async function workerLanguageModel(model: LanguageModel, gate: TurnGate): Promise<LanguageModel> {
-  await loadTokenizer();
-  return pacedLanguageModel(model, gate);
 }

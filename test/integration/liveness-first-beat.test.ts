@@ -1,0 +1,110 @@
+import { mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { threadModuleUrl } from '../../shared/contracts/thread-module.js';
+import { Keys } from '../../shared/store/keys.js';
+import { createLogger } from '../../shared/telemetry/logger.js';
+import { startWorkerLiveness, type WorkerLiveness } from '../../worker/start-worker-liveness.js';
+import { testConfig } from '../helpers/test-env.js';
+
+/** What the liveness keys hold on Linux: the boot id and the pid namespace (peers on the machine compare it). */
+function machineIdentity(): string {
+  try {
+    return `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}/${readlinkSync('/proc/self/ns/pid')}`;
+  } catch {
+    return '';
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A worker takes no job before its process beats (its claims on paid work would look dead to its
+ * peers), and it no longer waits for its liveness thread's boot to beat: its main thread writes the first
+ * beats — the same keys, value and TTL, and the registry entry — until the thread's own. Real
+ * redis-server; the thread is the real module, started late (or never) by a module that wraps it.
+ */
+describe('a worker beats from its main thread until its liveness thread does', () => {
+  const config = testConfig({ AGENTQ_LIVENESS_INTERVAL_MS: '250', AGENTQ_LIVENESS_TTL_MS: '1000' });
+  const keys = new Keys(config.keyPrefix, config.shards);
+  const redis = new Redis(config.redisUrl!);
+  const scratch = mkdtempSync(join(tmpdir(), 'agentq-first-beat-'));
+  const closers: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    redis.disconnect();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  /** A thread module of `source`, written for this test (threads run compiled JavaScript). */
+  const threadModule = (name: string, source: string) => {
+    const file = join(scratch, `${name}.mjs`);
+    writeFileSync(file, source);
+    return pathToFileURL(file);
+  };
+  // The real thread module, as startLiveness would start it.
+  const realThread = threadModuleUrl(
+    'liveness-beat',
+    new URL('../../worker/runtime/liveness-thread.ts', import.meta.url).href,
+  );
+
+  const start = (module: URL) => {
+    const liveness = startWorkerLiveness(config, keys, createLogger('silent'), { threadModule: module });
+    closers.push(() => liveness.close());
+    let threadBeating = false;
+    void liveness.ready.then(() => (threadBeating = true));
+    return { liveness, threadBeating: () => threadBeating };
+  };
+  const aliveKey = (liveness: WorkerLiveness) => keys.alivePrefix(0) + liveness.processId;
+
+  it('is alive before its thread boots, stays alive past the TTL while it boots, and the thread carries on', async () => {
+    const BOOT_MS = 3000;
+    const { liveness, threadBeating } = start(
+      threadModule(
+        'slow-liveness-thread',
+        `await new Promise((resolve) => setTimeout(resolve, ${BOOT_MS}));\nawait import(${JSON.stringify(realThread.href)});\n`,
+      ),
+    );
+    await liveness.beatUntilThreadBeats(redis);
+    // What a job taken now relies on: the key a peer checks before taking a claim over, and the registry
+    // entry through which a peer finds this process dead (and releases its jobs) should it die now.
+    expect(threadBeating()).toBe(false);
+    expect(await redis.get(aliveKey(liveness))).toBe(machineIdentity() || '1');
+    expect(await redis.pttl(aliveKey(liveness))).toBeGreaterThan(0);
+    expect(await redis.sismember(keys.livenessRegistry(), liveness.processId)).toBe(1);
+    // Past the TTL of the first write, the thread still booting: the key is there because this thread beats.
+    await sleep(1500);
+    expect(threadBeating()).toBe(false);
+    expect(await redis.exists(aliveKey(liveness))).toBe(1);
+    // The thread boots and beats over the same key, with the same value.
+    await liveness.firstBeat;
+    expect(threadBeating()).toBe(true);
+    expect(await redis.get(aliveKey(liveness))).toBe(machineIdentity() || '1');
+    await sleep(1500);
+    expect(await redis.exists(aliveKey(liveness))).toBe(1);
+    // Closed: the thread deletes the keys, and no late beat from the main thread writes them again.
+    await liveness.close();
+    await sleep(600);
+    expect(await redis.exists(aliveKey(liveness))).toBe(0);
+    expect(await redis.sismember(keys.livenessRegistry(), liveness.processId)).toBe(0);
+  }, 20_000);
+
+  it('stops being alive when its thread never beats: the beats from the main thread end, and its key lapses', async () => {
+    const { liveness, threadBeating } = start(
+      threadModule('silent-liveness-thread', 'setInterval(() => undefined, 1000);\n'),
+    );
+    await liveness.beatUntilThreadBeats(redis);
+    expect(await redis.exists(aliveKey(liveness))).toBe(1);
+    await sleep(1500);
+    expect(await redis.exists(aliveKey(liveness))).toBe(1);
+    // Given up on after 5 s (said in the log): from then on nothing beats for this process.
+    await liveness.firstBeat;
+    expect(threadBeating()).toBe(false);
+    const deadline = Date.now() + 5000;
+    while ((await redis.exists(aliveKey(liveness))) === 1 && Date.now() < deadline) await sleep(100);
+    expect(await redis.exists(aliveKey(liveness))).toBe(0);
+  }, 20_000);
+});
