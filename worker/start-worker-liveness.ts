@@ -98,7 +98,11 @@ export function startWorkerLiveness(
   // crash the process as an unhandled rejection.
   firstBeat.catch(() => undefined);
   let threadBeating = false;
-  void liveness.ready.then(() => (threadBeating = true));
+  // A thread that fails to start rejects `ready`: that error is the start's, thrown where firstBeat is awaited.
+  liveness.ready.then(
+    () => (threadBeating = true),
+    () => undefined,
+  );
   return {
     ...liveness,
     firstBeat,

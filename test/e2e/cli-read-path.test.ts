@@ -19,7 +19,13 @@ function packagesLoadedBy(
   env: Record<string, string>,
   file: string,
 ): Promise<{ code: number | null; stderr: string; packages: Set<string> }> {
-  const register = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(RECORD_LOADS)}, { data: { file: ${JSON.stringify(file)} } });`)}`;
+  // CommonJS modules required through createRequire (the SQLite store's addon) do not pass the ESM hooks on
+  // Node 20: the require cache, which holds them all, is written out as the process exits.
+  const register = `data:text/javascript,${encodeURIComponent(
+    `import { register, createRequire } from 'node:module'; import { appendFileSync } from 'node:fs'; ` +
+      `register(${JSON.stringify(RECORD_LOADS)}, { data: { file: ${JSON.stringify(file)} } }); ` +
+      `process.on('exit', () => appendFileSync(${JSON.stringify(file)}, Object.keys(createRequire(process.cwd() + '/').cache).join('\\n') + '\\n'));`,
+  )}`;
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', register, nodeEntry('bin/agentq.ts'), ...args], {
       cwd: repoRoot,
@@ -31,7 +37,12 @@ function packagesLoadedBy(
       const urls = readFileSync(file, 'utf8').split('\n');
       const packages = new Set(
         urls
-          .map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1])
+          // BullMQ's Lua sources (a module of text each, which agentq's own scripts embed) are not its library.
+          .map((url) =>
+            /\/node_modules\/bullmq\/dist\/\w+\/scripts\//.test(url)
+              ? 'bullmq (Lua sources)'
+              : /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1],
+          )
           .filter((name): name is string => name !== undefined),
       );
       resolve({ code, stderr, packages });
