@@ -15,6 +15,16 @@ const RECORD_LOADS = `data:text/javascript,${encodeURIComponent(
     'export async function load(url, context, next) { appendFileSync(file, `${url}\\n`); return next(url, context); }',
 )}`;
 
+/** Resolves once the worker's log (stderr) says it started; rejects after 30 s with what it said. */
+async function waitForStarted(stderr: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!stderr().includes('agentq worker started')) {
+    if (Date.now() > deadline)
+      throw new Error(`agentq worker never said it started; its stderr:\n${stderr().slice(-2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /**
  * `agentq worker` loads its modules from the bundle `npm run build` makes (scripts/bundle-worker.ts):
  * a handful of files instead of the ~700 modules of agentq and its packages, each of which Node resolved,
@@ -43,6 +53,9 @@ describe('agentq worker loads the bundled worker', () => {
       const { id } = await client.enqueue({ graph: 'chain', input: { steps: 2 } }, { queueUnserved: true });
       const [record] = await waitForRuns(client, [id], { timeoutMs: 60_000 });
       expect(record?.status, stderr.slice(-2000)).toBe('completed');
+      // The worker takes jobs before its liveness thread is up (its main thread beats meanwhile): the start
+      // is over, the thread's module loaded, once it says so.
+      await waitForStarted(() => stderr);
     } finally {
       child.kill('SIGTERM');
       await exited;

@@ -1,9 +1,14 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { JOB_LOCK_SUFFIX, queueLockScope } from '../../shared/bullmq/bullmq-jobs.js';
+import { queueQualifiedName } from '../../shared/bullmq/bullmq-keys.js';
+import { WEBHOOK_QUEUE } from '../../shared/contracts/queues.js';
 import { threadModuleUrl } from '../../shared/contracts/thread-module.js';
 import { Keys } from '../../shared/store/keys.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
@@ -107,4 +112,31 @@ describe('a worker beats from its main thread until its liveness thread does', (
     while ((await redis.exists(aliveKey(liveness))) === 1 && Date.now() < deadline) await sleep(100);
     expect(await redis.exists(aliveKey(liveness))).toBe(0);
   }, 20_000);
+  it.skipIf(machineIdentity() === '')(
+    'releases a peer that exited on this machine at its main thread’s first beat, before its thread is up (Linux: reads /proc)',
+    async () => {
+      // A worker killed with kill -9 on this machine: registered, its key holding this machine's identity,
+      // a job's lock under its token, its pid gone.
+      const child = spawn(process.execPath, ['-e', '']);
+      await once(child, 'exit');
+      const dead = `${hostname()}:${child.pid}:dddddd`;
+      const scope = queueLockScope(queueQualifiedName(config.queuePrefix, WEBHOOK_QUEUE));
+      const lockKey = scope.jobKeyPrefix + 'dead-job' + JOB_LOCK_SUFFIX;
+      await redis.set(keys.alivePrefix(0) + dead, machineIdentity(), 'PX', 60_000);
+      await redis.sadd(keys.livenessRegistry(), dead);
+      await redis.lpush(scope.activeKey, 'dead-job');
+      await redis.set(lockKey, `${dead}/token`, 'PX', 60_000);
+
+      const { liveness, threadBeating } = start(
+        threadModule('silent-liveness-thread-reap', 'setInterval(() => undefined, 1000);\n'),
+      );
+      await liveness.beatUntilThreadBeats(redis);
+      // What a worker started after the crash takes its first jobs after: the dead one's are free already.
+      expect(threadBeating()).toBe(false);
+      expect(await redis.exists(lockKey)).toBe(0);
+      expect(await redis.exists(keys.alivePrefix(0) + dead)).toBe(0);
+      expect(await redis.sismember(keys.livenessRegistry(), dead)).toBe(0);
+    },
+    20_000,
+  );
 });

@@ -1,46 +1,29 @@
 /**
  * The liveness thread (started by liveness-thread.ts, which says what it keeps): a `worker_threads`
  * module with its own Redis connection, one Redis or a Cluster as the process's. It imports nothing of
- * agentq's, so it starts fast: the Lua it runs and BullMQ's lock formats come in its workerData, from the
+ * agentq's but the reap it shares with its parent (reap-dead.ts), so it starts fast: the Lua it runs and BullMQ's lock formats come in its workerData, from the
  * seam (shared/bullmq/bullmq-jobs.ts). Each beat is one pipeline per hash tag (a shard's liveness key and
  * its locks), so on a Cluster each stays in one slot, and the pipelines of different shards go to their
  * masters at once.
  */
 import { Cluster, Redis } from 'ioredis';
-import { hostname } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import { locksOf, reapDead, type QueueScope, type ReapScope } from './reap-dead.js';
 
-/** What the thread is started with. */
-export interface LivenessThreadData {
+/** What the thread is started with: what a reap needs (ReapScope: the keys, registry, queues and their Lua), and the rest. */
+export interface LivenessThreadData extends ReapScope {
   redisUrl: string;
   clusterNodes?: { host: string; port: number }[];
-  /** This process's liveness keys, one per shard. */
-  keys: string[];
   intervalMs: number;
   ttlMs: number;
   lockMs: number;
-  processId: string;
-  /** This machine's boot and pid namespace (machineIdentity), '' where unknown. */
-  machine: string;
-  registryKey: string;
-  registryAlivePrefix: string;
-  /** A queue's active list and job key prefix (queueLockScope). */
-  reapQueues: QueueScope[];
+  /** A queue's active list and job key prefix (queueLockScope): the step queues whose locks the thread holds. */
   heldQueues: QueueScope[];
-  /** lua/renew-held-locks-n.lua, and the seam's LOCKS_OF_LUA, reapJobsLua() ('' when no queue has a stalled check) and RELEASE_LOCK_LUA. */
+  /** lua/renew-held-locks-n.lua and the seam's RELEASE_LOCK_LUA. */
   renewLua: string;
-  locksOfLua: string;
-  reapLua: string;
   releaseLua: string;
   /** BullMQ's job lock key suffix (JOB_LOCK_SUFFIX). */
   lockSuffix: string;
-}
-
-interface QueueScope {
-  activeKey: string;
-  jobKeyPrefix: string;
-  /** BullMQ's stalled check of the queue, which the thread runs when it reaps (queueReapScope). */
-  stalledCheck?: { keys: string[]; maxStalledCount: number; intervalMs: number };
 }
 
 /** What the thread tells its parent. */
@@ -64,7 +47,7 @@ interface LivenessScript {
 
 const port = parentPort!;
 const data = workerData as LivenessThreadData;
-const { keys, intervalMs, ttlMs, lockMs, processId, registryKey, registryAlivePrefix, reapQueues, heldQueues } = data;
+const { keys, intervalMs, ttlMs, lockMs, processId, registryKey, heldQueues } = data;
 const post = (message: LivenessThreadMessage) => port.postMessage(message);
 // Named in CLIENT LIST, so an operator (or a test) can tell the liveness connection of a process.
 const connectionName = 'agentq-liveness-' + processId.replace(/[^A-Za-z0-9:._-]/g, '_');
@@ -82,41 +65,10 @@ redis.on('error', () => undefined);
 const locks = new Map<string, string>();
 let first = true;
 
-// This boot of this machine and this process's pid namespace, or '' (machineIdentity, in the parent):
-// the value of the liveness keys, which the parent's own first beat writes too.
-const machine = data.machine;
-const host = hostname();
-// What each shard's liveness key of a process starts with (its own keys end with its process id).
-const alivePrefixes = keys.map((key) => key.slice(0, key.length - processId.length));
-
-/**
- * Whether `member` (`<host>:<pid>:<random>`), whose liveness key holds `value`, is a process of this
- * machine and pid namespace that has exited: the kernel has no such pid. A pid reused since looks
- * alive, and then only the key's lapse tells (as for a process of another machine).
- */
-function exitedHere(member: string, value: unknown): boolean {
-  if (machine === '' || value !== machine) return false;
-  const parts = member.split(':');
-  const pid = Number(parts[parts.length - 2]);
-  if (parts.slice(0, -2).join(':') !== host || !Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    // EPERM: the pid runs, as another user's process.
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
-
 function tagOf(key: string): string {
   const open = key.indexOf('{');
   const close = key.indexOf('}', open + 1);
   return open >= 0 && close > open ? key.slice(open, close + 1) : '';
-}
-
-/** The locks of `queue`'s active jobs whose tokens start with `tokenPrefix`: [job id, token, …]; 'del' deletes them too. */
-async function locksOf(queue: QueueScope, tokenPrefix: string, mode: 'del' | 'keep'): Promise<string[]> {
-  return (await redis.eval(data.locksOfLua, 1, queue.activeKey, queue.jobKeyPrefix, tokenPrefix, mode)) as string[];
 }
 
 // While the process's data connections fail (the parent says so), a beat would vouch for steps the
@@ -145,13 +97,13 @@ async function beat(): Promise<void> {
         const pipeline = redis.pipeline();
         // PEXPIRE first: Redis refuses SET when it is full (maxmemory) but not PEXPIRE, so a live process
         // stays alive through it (otherwise its peers took its claims over and paid again).
-        for (const key of alive) pipeline.pexpire(key, ttlMs).set(key, machine || '1', 'PX', ttlMs);
+        for (const key of alive) pipeline.pexpire(key, ttlMs).set(key, data.machine || '1', 'PX', ttlMs);
         if (lockKeys.length > 0) pipeline.eval(data.renewLua, lockKeys.length, ...lockKeys, lockMs, ...tokens);
         return pipeline.exec();
       }),
     );
     // A failed check must not keep the beat from saying it is ready: the next beat checks again.
-    await reapDead().catch(() => undefined);
+    await reapDead(redis, data, (reaped, released) => post({ reaped, released })).catch(() => undefined);
     await sweepLost().catch(() => undefined);
     if (first) {
       first = false;
@@ -160,42 +112,6 @@ async function beat(): Promise<void> {
   } catch {
     // Redis is away: the next beat tries again.
   }
-}
-
-// Every beat: register this process (again, should another thread have taken it for dead), and release
-// the locks of registered processes whose liveness key has lapsed, or that exited on this machine (their
-// keys are deleted first, one DEL per shard's slot, so that their claims on paid work are taken over at
-// once too), then forget them.
-async function reapDead(): Promise<void> {
-  const replies = (await redis.pipeline().sadd(registryKey, processId).smembers(registryKey).exec()) ?? [];
-  const members = (replies[1]?.[1] ?? []) as string[];
-  const others = members.filter((member) => member !== processId);
-  if (others.length === 0) return;
-  const alive = (await redis.pipeline(others.map((member) => ['get', registryAlivePrefix + member])).exec()) ?? [];
-  const lapsed = others.filter((_member, index) => alive[index]?.[0] === null && alive[index]?.[1] === null);
-  const exited = others.filter((member, index) => alive[index]?.[0] === null && exitedHere(member, alive[index]?.[1]));
-  // Only an exited process's keys: a lapsed one's may be written again meanwhile by a process that was
-  // paused, whose claims must then hold.
-  for (const member of exited) await Promise.all(alivePrefixes.map((prefix) => redis.del(prefix + member)));
-  for (const member of [...lapsed, ...exited]) {
-    let released = 0;
-    for (const queue of reapQueues) released += (await reapJobs(queue, member + '/')).length / 2;
-    await redis.srem(registryKey, member);
-    post({ reaped: member, released });
-  }
-}
-
-/**
- * Releases the locks of `queue`'s active jobs whose tokens start with `tokenPrefix` (a dead process's):
- * [job id, token, …]. Where the queue has a stalled check, the jobs go back to wait in the same script,
- * rather than at its workers' next check, up to AGENTQ_STALLED_INTERVAL_MS later (twice that for a job
- * taken since the last check).
- */
-async function reapJobs(queue: QueueScope, tokenPrefix: string): Promise<string[]> {
-  if (!queue.stalledCheck) return locksOf(queue, tokenPrefix, 'del');
-  const { keys: checkKeys, maxStalledCount, intervalMs: checkMs } = queue.stalledCheck;
-  const args = [maxStalledCount, queue.jobKeyPrefix, Date.now(), checkMs, tokenPrefix];
-  return (await redis.eval(data.reapLua, checkKeys.length, ...checkKeys, ...args)) as string[];
 }
 
 // A step job taken just as the connection dropped (Redis restarted, a failover, a network blip) may be
@@ -216,7 +132,7 @@ redis.on('ready', () => {
 async function unheldOwnLocks(): Promise<[string, string][]> {
   const found: [string, string][] = [];
   for (const queue of heldQueues) {
-    const reply = await locksOf(queue, processId + '/', 'keep');
+    const reply = await locksOf(redis, data, queue, processId + '/', 'keep');
     for (let i = 0; i < reply.length; i += 2)
       found.push([queue.jobKeyPrefix + reply[i]! + data.lockSuffix, reply[i + 1]!]);
   }

@@ -17,6 +17,7 @@ import {
 import { luaScript } from '../../shared/redis/lua-script.js';
 import { threadModuleUrl } from '../../shared/contracts/thread-module.js';
 import type { LivenessThreadData, LivenessThreadMessage } from './liveness-beat.js';
+import { reapDead } from './reap-dead.js';
 
 /** Renews the locks the thread holds, each while it still holds this process's token (one call per beat and tag). */
 const RENEW_HELD_LOCKS = luaScript(new URL('./lua/renew-held-locks-n.lua', import.meta.url));
@@ -46,8 +47,9 @@ export interface Liveness {
   readonly ready: Promise<void>;
   /**
    * Writes what a beat of the thread writes for this process — its liveness keys, with the same value
-   * and TTL, then its entry in the registry — through `redis`, from the calling thread: the process is
-   * alive to its peers before its thread has booted, whose beats then carry on over the same keys.
+   * and TTL, then its entry in the registry — through `redis`, from the calling thread, and reaps dead
+   * peers as the beat does: the process is alive to its peers, and a dead peer's jobs are back in wait,
+   * before its thread has booted, whose beats then carry on over the same keys.
    */
   beatHere(redis: RedisConnection): Promise<void>;
   /** Renew this job lock (its key and the token it must still hold) until `release`. */
@@ -123,14 +125,19 @@ function machineIdentity(): string {
 
 /**
  * Liveness.beatHere: a process's liveness keys as its thread's beat sets them, then its registry entry
- * (the keys first: a peer that finds the process registered without its key takes it for dead).
+ * (the keys first: a peer that finds the process registered without its key takes it for dead), then the
+ * thread's reap of dead peers, so that a worker started after a crash gets the dead one's steps back in
+ * wait before it takes jobs rather than once its thread is up (a failed reap is the thread's to do again).
  */
 async function beatFrom(
   connection: RedisConnection,
-  { keys, machine, ttlMs, registryKey, processId }: LivenessThreadData,
+  data: LivenessThreadData,
+  onReaped: (member: string, released: number) => void,
 ): Promise<void> {
+  const { keys, machine, ttlMs, registryKey, processId } = data;
   await Promise.all(keys.map((key) => connection.set(key, machine || '1', 'PX', ttlMs)));
   await connection.sadd(registryKey, processId);
+  await reapDead(connection, data, onReaped).catch(() => undefined);
 }
 
 /** How soon the thread hears of a lock hold (see startLiveness). */
@@ -237,7 +244,7 @@ export function startLiveness(options: LivenessOptions): Liveness {
   return {
     processId,
     ready,
-    beatHere: (connection) => beatFrom(connection, workerData),
+    beatHere: (connection) => beatFrom(connection, workerData, (member, released) => onReaped?.(member, released)),
     holdLock(lockKey, token) {
       held.set(lockKey, token);
       changed();
