@@ -6,6 +6,7 @@ import type { ActiveSteps } from './active-steps.js';
 import { nextJobData } from '../../shared/bullmq/bullmq-jobs.js';
 import { isBatchRunId } from '../../shared/contracts/ids.js';
 import type { SlotOffer } from '../../shared/operations/batches/slot-offer.js';
+import { batchRunParts } from '../../shared/operations/batches/batch-meta.js';
 import type { FinishingJob, HandedJob, TransitionResult } from './step-transitions.js';
 
 /**
@@ -95,7 +96,7 @@ export class EagerStarts {
     const workers = this.workersAlive();
     if (workers !== undefined && this.options.activeSteps)
       offer.share = {
-        held: this.options.activeSteps.runsWith(runId.slice(0, runId.lastIndexOf('.i') + 2), runId),
+        held: this.options.activeSteps.runsWith(batchRunParts(runId).prefix, runId),
         workers,
       };
     job.fetchNext = false;

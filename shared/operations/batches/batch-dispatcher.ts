@@ -13,7 +13,7 @@ import { CLAIM, REOPEN } from './batch-scripts.js';
 import { startSideBySide } from './side-by-side-starts.js';
 import { readProviderBatchProgress } from './read-provider-batch-progress.js';
 import type { ProviderBatchesCheck } from './check-provider-batches.js';
-import { batchRunId, fieldsOf, parseBatchMeta, type BatchMeta, type ClaimReply } from './batch-meta.js';
+import { batchRunId, batchRunParts, fieldsOf, parseBatchMeta, type BatchMeta, type ClaimReply } from './batch-meta.js';
 import { autopilotRecordOf, budgetStopError } from './autopilot-record.js';
 import { BatchAutopilotPlanner, type AutopilotSettings } from './batch-autopilot.js';
 import { releaseRun, recordUsageSample } from './batch-usage.js';
@@ -220,7 +220,7 @@ export class BatchDispatcher {
     let started = 0;
     for (const [position, runId] of claimed.entries()) {
       if (exists[position]?.[1] === 1) continue;
-      if (!(await this.start(meta, Number(runId.slice(runId.lastIndexOf('.i') + 2))))) {
+      if (!(await this.start(meta, batchRunParts(runId).index))) {
         await redis.hincrby(batchKeys.meta, 'deferred', 1);
         return -1;
       }
@@ -327,7 +327,7 @@ export class BatchDispatcher {
     }
     for (const runId of await this.options.redis.smembers(this.options.keys.batch(batchId).inflight)) {
       const run = await this.options.store.reads.get(runId);
-      if (!run) await this.start(meta, Number(runId.slice(runId.lastIndexOf('.i') + 2)));
+      if (!run) await this.start(meta, batchRunParts(runId).index);
       else if (isTerminal(run.status)) await this.onRunFinished(runId, batchId, run.status);
     }
     await this.topUp(batchId);

@@ -55,6 +55,12 @@ export function batchRunId(batchId: string, index: number): string {
   return `${batchId}.i${index}`;
 }
 
+/** batchRunId read back: the id's part that names its batch (`<batchId>.i`, what its runs share) and its index. */
+export function batchRunParts(runId: string): { prefix: string; index: number } {
+  const at = runId.lastIndexOf('.i') + 2;
+  return { prefix: runId.slice(0, at), index: Number(runId.slice(at)) };
+}
+
 /** A batch's meta hash (HGETALL), or null when it is missing. */
 export function parseBatchMeta(fields: Record<string, string>): BatchMeta | null {
   if (!fields.id || !fields.tenant) return null;
