@@ -1,22 +1,17 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JOB_LOCK_SUFFIX, queueLockScope } from '../../shared/bullmq/bullmq-jobs.js';
 import { Keys } from '../../shared/store/keys.js';
-import { ownWorker, startLiveness, type LivenessOptions } from '../../worker/runtime/liveness-thread.js';
+import {
+  machineIdentity,
+  ownWorker,
+  startLiveness,
+  type LivenessOptions,
+} from '../../worker/runtime/liveness-thread.js';
 import { testConfig } from '../helpers/test-env.js';
-
-/** What the liveness thread writes as its keys' value on Linux: the boot id and the pid namespace. */
-function machineIdentity(): string {
-  try {
-    return `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}/${readlinkSync('/proc/self/ns/pid')}`;
-  } catch {
-    return '';
-  }
-}
 
 /** A pid that ran and exited: a child that ends at once. */
 async function exitedPid(): Promise<number> {

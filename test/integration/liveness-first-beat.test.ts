@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,17 +12,9 @@ import { WEBHOOK_QUEUE } from '../../shared/contracts/queues.js';
 import { threadModuleUrl } from '../../shared/contracts/thread-module.js';
 import { Keys } from '../../shared/store/keys.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
+import { machineIdentity } from '../../worker/runtime/liveness-thread.js';
 import { startWorkerLiveness, type WorkerLiveness } from '../../worker/start-worker-liveness.js';
 import { testConfig } from '../helpers/test-env.js';
-
-/** What the liveness keys hold on Linux: the boot id and the pid namespace (peers on the machine compare it). */
-function machineIdentity(): string {
-  try {
-    return `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}/${readlinkSync('/proc/self/ns/pid')}`;
-  } catch {
-    return '';
-  }
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

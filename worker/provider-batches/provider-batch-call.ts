@@ -1,3 +1,5 @@
+import { batchRunParts } from '../../shared/operations/batches/batch-meta.js';
+
 /** One model call of a step, as a provider batch names it (the `custom_id` of its request line). */
 interface ProviderBatchCall {
   runId: string;
@@ -29,7 +31,6 @@ export function parseCallId(customId: string): (ProviderBatchCall & { superstep:
 
 /** The batch a run belongs to, from its id (`<batch id>.i<n>`, agentq's own namespace), or undefined. */
 export function batchIdOfRun(runId: string): string | undefined {
-  if (!runId.startsWith('bat_')) return undefined;
-  const at = runId.lastIndexOf('.i');
-  return at > 0 && /^\d+$/.test(runId.slice(at + 2)) ? runId.slice(0, at) : undefined;
+  if (!runId.startsWith('bat_') || !/\.i\d+$/.test(runId)) return undefined;
+  return batchRunParts(runId).prefix.slice(0, -'.i'.length);
 }

@@ -114,7 +114,7 @@ export function ownWorker<W extends BullmqWorker>(worker: W, processId: string |
  * whether a peer's pid still runs (the thread's reapDead): a worker restarted on the machine of one
  * killed finds it gone at once, not after its liveness key lapses (AGENTQ_LIVENESS_TTL_MS).
  */
-function machineIdentity(): string {
+export function machineIdentity(): string {
   try {
     const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
     return `${boot}/${readlinkSync('/proc/self/ns/pid')}`;
