@@ -180,7 +180,7 @@ export class BatchDispatcher {
     let dispatched = 0;
     let meta: BatchMeta | null = null;
     for (;;) {
-      const [index, item, fields] = claimed ?? (await this.claim(batchId));
+      const [index, item, fields, free] = claimed ?? (await this.claim(batchId));
       claimed = undefined;
       if (index === -4) {
         // Items the admission refused before go first; stop while it still refuses them.
@@ -198,6 +198,9 @@ export class BatchDispatcher {
         break;
       }
       dispatched += 1;
+      // The claim filled the last free slot (or took the last item): another claim could only say so, and
+      // on an eager start it would hold the next question's hand-off back by that round trip.
+      if (free === 0) break;
       const batch = meta;
       const side = await startSideBySide(this.options, batch, (next, json) => this.start(batch, next, json));
       dispatched += side.started;
