@@ -19,7 +19,7 @@ import { BatchAutopilotPlanner, type AutopilotSettings } from './batch-autopilot
 import { releaseRun, recordUsageSample } from './batch-usage.js';
 import { planSubmission } from './submission-plan.js';
 import { readBatchProgress } from './batch-progress.js';
-import { batchResultOf } from './batch-result-of.js';
+import { readBatchResults } from './batch-result-of.js';
 import {
   batchRequestSchema,
   type BatchRecord,
@@ -162,12 +162,6 @@ export class BatchDispatcher {
     );
   }
 
-  private async items(batchId: string): Promise<BatchItem[]> {
-    return (await this.options.redis.lrange(this.options.keys.batch(batchId).items, 0, -1)).map(
-      (item) => JSON.parse(item) as BatchItem,
-    );
-  }
-
   /**
    * Dispatches items while the batch has free slots and the tenant's admission takes them. An item the
    * admission refuses (the tenant's in-flight cap, its storage budget) stays claimed without a run, as
@@ -286,10 +280,24 @@ export class BatchDispatcher {
   /**
    * A run finished (`status`): count it, free its slot and claim the next item in one script, then fill
    * free slots. Workers call this for runs with a batchId; `offer`, the slot the run's last step left free
-   * in the worker, takes the next question's start job (`offer.taken`).
+   * in the worker, takes the next question's start job (`offer.taken`); `usageFields`, the run's usage as
+   * the commit that finished it read it (else it is read here).
    */
-  async onRunFinished(runId: string, batchId: string, status: RunStatus, offer?: SlotOffer): Promise<void> {
-    const { batchStatus, claimed, calls, batch, usage } = await releaseRun(this.options, { runId, batchId, status });
+  async onRunFinished(
+    runId: string,
+    batchId: string,
+    status: RunStatus,
+    {
+      offer,
+      usageFields,
+    }: { offer?: SlotOffer | undefined; usageFields?: readonly (string | null)[] | undefined } = {},
+  ): Promise<void> {
+    const { batchStatus, claimed, calls, batch, usage } = await releaseRun(this.options, {
+      runId,
+      batchId,
+      status,
+      usageFields,
+    });
     // A completed question's sample for the autopilot goes beside the next question's start, not before it.
     await Promise.all([
       recordUsageSample(this.planner, { status, usage, calls, batch }),
@@ -387,14 +395,6 @@ export class BatchDispatcher {
   /** One result per question, in order; answers only for completed runs. */
   async results(batchId: string): Promise<BatchResult[] | null> {
     const meta = await this.meta(batchId);
-    if (!meta) return null;
-    const items = await this.items(batchId);
-    const pipeline = slotPipeline(this.options.redis);
-    for (let index = 0; index < items.length; index += 1)
-      pipeline.hgetall(this.options.keys.run(batchRunId(meta.id, index)).meta);
-    const replies = (await pipeline.exec()) ?? [];
-    return items.map((item, index) =>
-      batchResultOf({ item, runId: batchRunId(meta.id, index), batchStatus: meta.status, fields: replies[index]?.[1] }),
-    );
+    return meta ? readBatchResults(this.options, meta) : null;
   }
 }
