@@ -276,8 +276,9 @@ function dispatchBatches(
     // Batches with a deadline or a budget are planned from these (and the tenant's measured runs).
     autopilot: autopilotSettingsOf(config),
   });
-  finishedHooks.push(async (runId, status, { batchId }) => {
-    if (batchId) await batches.onRunFinished(runId, batchId, status, eagerStarts.offerOf(runId));
+  finishedHooks.push(async (runId, status, { batchId, usageFields }) => {
+    if (batchId)
+      await batches.onRunFinished(runId, batchId, status, { offer: eagerStarts.offerOf(runId), usageFields });
   });
   return batches;
 }

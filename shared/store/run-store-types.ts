@@ -156,6 +156,11 @@ export interface FinishedRun {
   /** The run's graph and the version it ran (null: never taken in), for the runs-per-version metrics. */
   graph?: string | null;
   graphVersion?: string | null;
+  /**
+   * A batch's run, finished by a step's commit: its usage fields as the commit read them (the batch's
+   * RUN_FIELDS, null where unset), so the batch's slot is freed without reading them back. @default unread
+   */
+  usageFields?: (string | null)[];
 }
 
 /** What a run records for fork and replay: AGENTQ_RECORDING and AGENTQ_RECORDING_MAX_BYTES. */

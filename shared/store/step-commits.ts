@@ -79,6 +79,7 @@ export class StepCommits {
         graph: reply[7] || null,
         graphVersion: reply[8] || null,
         concurrency: reply[9] ? (JSON.parse(reply[9]) as Concurrency) : null,
+        ...(reply.length > 10 ? { usageFields: reply.slice(10).map((value) => value || null) } : {}),
       });
     return { kind: kind as 'advanced' | 'completed' | 'cancelled', index: Number(reply[1]) };
   }

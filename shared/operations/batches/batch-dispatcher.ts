@@ -19,7 +19,7 @@ import { BatchAutopilotPlanner, type AutopilotSettings } from './batch-autopilot
 import { releaseRun, recordUsageSample } from './batch-usage.js';
 import { planSubmission } from './submission-plan.js';
 import { readBatchProgress } from './batch-progress.js';
-import { batchResultOf } from './batch-result-of.js';
+import { readBatchResults } from './batch-result-of.js';
 import {
   batchRequestSchema,
   type BatchRecord,
@@ -162,12 +162,6 @@ export class BatchDispatcher {
     );
   }
 
-  private async items(batchId: string): Promise<BatchItem[]> {
-    return (await this.options.redis.lrange(this.options.keys.batch(batchId).items, 0, -1)).map(
-      (item) => JSON.parse(item) as BatchItem,
-    );
-  }
-
   /**
    * Dispatches items while the batch has free slots and the tenant's admission takes them. An item the
    * admission refuses (the tenant's in-flight cap, its storage budget) stays claimed without a run, as
@@ -180,7 +174,7 @@ export class BatchDispatcher {
     let dispatched = 0;
     let meta: BatchMeta | null = null;
     for (;;) {
-      const [index, item, fields] = claimed ?? (await this.claim(batchId));
+      const [index, item, fields, free] = claimed ?? (await this.claim(batchId));
       claimed = undefined;
       if (index === -4) {
         // Items the admission refused before go first; stop while it still refuses them.
@@ -198,6 +192,9 @@ export class BatchDispatcher {
         break;
       }
       dispatched += 1;
+      // The claim filled the last free slot (or took the last item): another claim could only say so, and
+      // on an eager start it would hold the next question's hand-off back by that round trip.
+      if (free === 0) break;
       const batch = meta;
       const side = await startSideBySide(this.options, batch, (next, json) => this.start(batch, next, json));
       dispatched += side.started;
@@ -283,10 +280,24 @@ export class BatchDispatcher {
   /**
    * A run finished (`status`): count it, free its slot and claim the next item in one script, then fill
    * free slots. Workers call this for runs with a batchId; `offer`, the slot the run's last step left free
-   * in the worker, takes the next question's start job (`offer.taken`).
+   * in the worker, takes the next question's start job (`offer.taken`); `usageFields`, the run's usage as
+   * the commit that finished it read it (else it is read here).
    */
-  async onRunFinished(runId: string, batchId: string, status: RunStatus, offer?: SlotOffer): Promise<void> {
-    const { batchStatus, claimed, calls, batch, usage } = await releaseRun(this.options, { runId, batchId, status });
+  async onRunFinished(
+    runId: string,
+    batchId: string,
+    status: RunStatus,
+    {
+      offer,
+      usageFields,
+    }: { offer?: SlotOffer | undefined; usageFields?: readonly (string | null)[] | undefined } = {},
+  ): Promise<void> {
+    const { batchStatus, claimed, calls, batch, usage } = await releaseRun(this.options, {
+      runId,
+      batchId,
+      status,
+      usageFields,
+    });
     // A completed question's sample for the autopilot goes beside the next question's start, not before it.
     await Promise.all([
       recordUsageSample(this.planner, { status, usage, calls, batch }),
@@ -384,14 +395,6 @@ export class BatchDispatcher {
   /** One result per question, in order; answers only for completed runs. */
   async results(batchId: string): Promise<BatchResult[] | null> {
     const meta = await this.meta(batchId);
-    if (!meta) return null;
-    const items = await this.items(batchId);
-    const pipeline = slotPipeline(this.options.redis);
-    for (let index = 0; index < items.length; index += 1)
-      pipeline.hgetall(this.options.keys.run(batchRunId(meta.id, index)).meta);
-    const replies = (await pipeline.exec()) ?? [];
-    return items.map((item, index) =>
-      batchResultOf({ item, runId: batchRunId(meta.id, index), batchStatus: meta.status, fields: replies[index]?.[1] }),
-    );
+    return meta ? readBatchResults(this.options, meta) : null;
   }
 }

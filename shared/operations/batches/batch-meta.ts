@@ -121,5 +121,8 @@ export function currentMode(fields: { mode?: string | null; providerBatch?: stri
   return fields.providerBatch === '1' || fields.providerBatch === true ? 'batch' : 'live';
 }
 
-/** CLAIM's reply: the claimed index with its item and the batch's meta (HGETALL), or a negative code alone. */
-export type ClaimReply = [number, string?, string[]?];
+/**
+ * CLAIM's reply: the claimed index with its item, the batch's meta (HGETALL) and the slots the claim left
+ * free with items left to fill them, or a negative code alone.
+ */
+export type ClaimReply = [number, string?, string[]?, number?];

@@ -1,4 +1,8 @@
+import type { RedisConnection } from '../../redis/connect-redis.js';
+import type { Keys } from '../../store/keys.js';
+import { slotPipeline } from '../../store/slot-pipeline.js';
 import { cachedMarkOf, parseMeta } from '../../store/run-meta.js';
+import { batchRunId, type BatchMeta } from './batch-meta.js';
 import { bucket } from './batch-progress.js';
 import type { BatchResult, BatchStatus } from './batch-schema.js';
 
@@ -30,4 +34,20 @@ export function batchResultOf({
     output,
     ...cachedMarkOf(output),
   };
+}
+
+/** One result per question of the batch, in order: its items, and each one's run meta read in one pipeline. */
+export async function readBatchResults(
+  { redis, keys }: { redis: RedisConnection; keys: Keys },
+  meta: BatchMeta,
+): Promise<BatchResult[]> {
+  const items = (await redis.lrange(keys.batch(meta.id).items, 0, -1)).map(
+    (item) => JSON.parse(item) as { id: string; question: string },
+  );
+  const pipeline = slotPipeline(redis);
+  for (let index = 0; index < items.length; index += 1) pipeline.hgetall(keys.run(batchRunId(meta.id, index)).meta);
+  const replies = (await pipeline.exec()) ?? [];
+  return items.map((item, index) =>
+    batchResultOf({ item, runId: batchRunId(meta.id, index), batchStatus: meta.status, fields: replies[index]?.[1] }),
+  );
 }

@@ -6,8 +6,8 @@ import type { RunStatus } from '../../contracts/run-record.js';
 import type { BatchAutopilotPlanner } from './batch-autopilot.js';
 import { currentMode, type ClaimReply } from './batch-meta.js';
 
-/** The run meta fields a finished run's usage is read from. */
-const RUN_FIELDS = [
+/** The run meta fields a finished run's usage is read from (a step's commit reads them for its finish hooks too, in this order: commit-step-function.lua). */
+export const RUN_FIELDS = [
   'inputTokens',
   'cachedInputTokens',
   'outputTokens',
@@ -30,7 +30,11 @@ interface RunUsage {
  * another Cluster slot than the batch's); null when the run is gone.
  */
 async function readRunUsage(redis: RedisConnection, keys: Keys, runId: string): Promise<RunUsage | null> {
-  const run = await redis.hmget(keys.run(runId).meta, ...RUN_FIELDS);
+  return runUsageOf(await redis.hmget(keys.run(runId).meta, ...RUN_FIELDS));
+}
+
+/** A run's usage from its RUN_FIELDS values (null where unset); null when none is set (the run is gone). */
+function runUsageOf(run: readonly (string | null)[]): RunUsage | null {
   if (run.every((value) => value === null)) return null;
   const value = (index: number) => Number(run[index] ?? 0) || 0;
   const costUsd = value(3);
@@ -50,10 +54,23 @@ type ReleasedBatch = (string | null)[];
  */
 export async function releaseRun(
   { redis, keys }: { redis: RedisConnection; keys: Keys },
-  { runId, batchId, status }: { runId: string; batchId: string; status: RunStatus },
+  {
+    runId,
+    batchId,
+    status,
+    usageFields,
+  }: {
+    runId: string;
+    batchId: string;
+    status: RunStatus;
+    /** The run's RUN_FIELDS as the commit that finished it read them: no read here then. */
+    usageFields?: readonly (string | null)[] | undefined;
+  },
 ): Promise<{ batchStatus: string; claimed?: ClaimReply; calls: number; batch: ReleasedBatch; usage: RunUsage }> {
   const batchKeys = keys.batch(batchId);
-  const usage = (await readRunUsage(redis, keys, runId)) ?? { args: [0, 0, 0, 0, 0], elapsedMs: 0 };
+  const usage = (usageFields?.length === RUN_FIELDS.length
+    ? runUsageOf(usageFields)
+    : await readRunUsage(redis, keys, runId)) ?? { args: [0, 0, 0, 0, 0], elapsedMs: 0 };
   const [batchStatus, claimed, calls = 0, batch = []] = await runScript<
     [string, ClaimReply | null | undefined, number?, ReleasedBatch?]
   >(

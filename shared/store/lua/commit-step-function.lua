@@ -14,14 +14,21 @@
     input tokens and its cost had none been cached ('0' none; both added to the run's)
   → {'fenced'} | {'missing'} | {'stored', index, count} | {'advanced', index}
     | {'completed'|'cancelled', index, tenant, webhook URL, batch id ('' none), output bytes, conversation id ('' none),
-      graph, graph version, concurrency (JSON, '' none)}
+      graph, graph version, concurrency (JSON, '' none)[, a batch's run: inputTokens, cachedInputTokens, outputTokens,
+      costUsd, uncachedCostUsd, createdAt, finishedAt ('' none)]}
 ]]
 -- A run this commit finished: with what its finish hooks need (tenant, webhook URL, batch, output
 -- length, conversation, graph and version for the metrics, concurrency key), so the worker need not read them back
--- before it hands the batch's slot on.
+-- before it hands the batch's slot on; a batch's run with its usage too, which the batch's totals take in
+-- the script that frees its slot (RUN_FIELDS of shared/operations/batches/batch-usage.ts, in that order).
 local function finished_reply(rk, status, index)
   local f = redis.call('HMGET', rk[1], 'tenant', 'webhookUrl', 'batchId', 'conversationId', 'graph', 'graphVersion', 'concurrency')
-  return {status, tostring(index), f[1] or '', f[2] or '', f[3] or '', tostring(redis.call('HSTRLEN', rk[1], 'output')), f[4] or '', f[5] or '', f[6] or '', f[7] or ''}
+  local reply = {status, tostring(index), f[1] or '', f[2] or '', f[3] or '', tostring(redis.call('HSTRLEN', rk[1], 'output')), f[4] or '', f[5] or '', f[6] or '', f[7] or ''}
+  if f[3] then
+    local u = redis.call('HMGET', rk[1], 'inputTokens', 'cachedInputTokens', 'outputTokens', 'costUsd', 'uncachedCostUsd', 'createdAt', 'finishedAt')
+    for i = 1, 7 do reply[#reply + 1] = u[i] or '' end
+  end
+  return reply
 end
 -- The run's usage after the last commit_step that went through (inputTokens, outputTokens, costUsd as
 -- Redis holds them): an eager hop's step reads it from the transition's reply instead of a BEGIN.

@@ -34,14 +34,28 @@ export function companyNames(company: string): string[] {
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** Compiled name patterns by name, bounded: a collection's titles recur question after question, and compiling one costs more than matching it. */
+const PATTERNS_LIMIT = 4096;
+const patterns = new Map<string, RegExp>();
+
+function patternOf(name: string): RegExp {
+  let pattern = patterns.get(name);
+  if (!pattern) {
+    pattern = new RegExp(`(?:^|[^\\p{L}\\p{N}])(${escape(name)})(?=$|[^\\p{L}\\p{N}])`, 'giu');
+    if (patterns.size >= PATTERNS_LIMIT) patterns.clear();
+    patterns.set(name, pattern);
+  }
+  return pattern;
+}
+
 /**
  * Where `name` occurs in `query` as whole words ("Apple's" counts); with `properNoun`, only where the
  * question writes it with a capital or a digit first, so a title that is a common word ("Tell") is not
  * taken for a name.
  */
 export function mentions(query: string, name: string, { properNoun }: { properNoun: boolean }): boolean {
-  const pattern = new RegExp(`(?:^|[^\\p{L}\\p{N}])(${escape(name)})(?=$|[^\\p{L}\\p{N}])`, 'giu');
-  for (const match of query.matchAll(pattern)) {
+  // matchAll matches a copy of the pattern: the shared one's lastIndex never moves.
+  for (const match of query.matchAll(patternOf(name))) {
     if (!properNoun || /^[\p{Lu}\p{N}]/u.test(match[1]!)) return true;
   }
   return false;

@@ -9,8 +9,9 @@
   further read. Items the admission refused (the meta's `deferred` count) go first: while there are
   any, nothing new is claimed. While the meta's `warmup` is set, one item at a time: the first question's
   first model call puts the prompt prefix every question shares in the provider's cache before the rest send.
-  → {index, item JSON, meta as HGETALL}, or {-1} not running | {-2} all dispatched | {-3} no free slot
-    | {-4} items deferred
+  → {index, item JSON, meta as HGETALL, free}, or {-1} not running | {-2} all dispatched | {-3} no free slot
+    | {-4} items deferred. `free`: the slots this claim left free with items left to fill them (0: a claim
+  now would stop at -2 or -3), so the dispatcher skips a claim that could only say so.
 ]]
 local function claim_next(meta, inflight, items, prefix, now)
   local m = redis.call('HMGET', meta, 'status', 'next', 'total', 'concurrency', 'deferred', 'warmup')
@@ -22,5 +23,7 @@ local function claim_next(meta, inflight, items, prefix, now)
   if redis.call('SCARD', inflight) >= cap then return {-3} end
   redis.call('HSET', meta, 'next', next + 1, 'updatedAt', now)
   redis.call('SADD', inflight, prefix .. next)
-  return {next, redis.call('LINDEX', items, next) or '{}', redis.call('HGETALL', meta)}
+  local free = 0
+  if next + 1 < total then free = cap - redis.call('SCARD', inflight) end
+  return {next, redis.call('LINDEX', items, next) or '{}', redis.call('HGETALL', meta), free}
 end
