@@ -34,9 +34,13 @@ import { createStepProcessor } from './create-step-processor.js';
 import { loadTokenizer } from '../shared/llm/estimate-tokens.js';
 import { workerEagerStarts, type EagerStarts } from './engine/eager-starts.js';
 import { FairQueue } from '../shared/store/fair-queue.js';
+import { loadWhenIdle, type IdleLoad } from './runtime/load-when-idle.js';
 
 import type { AgentWorker, StartWorkerOptions } from './agent-worker.js';
 export type { AgentWorker, StartWorkerOptions };
+
+/** How often a started worker looks whether it is idle, to load the tokenizer then (loadWhenIdle). */
+const TOKENIZER_IDLE_POLL_MS = 250;
 
 /**
  * Starts a worker process's share of agentq: the intake (raw and client jobs), the step processor and
@@ -202,10 +206,8 @@ async function startParts(
     logger,
   });
   held.jobWorkers.push(...jobs.all);
-  // The tokenizer that counts prompts costs this thread ~0.2 s to load: loaded now, as the first jobs are
-  // fetched, not before the first take (nor under a burst of model calls, as on its first use).
-  if (countsTokens)
-    loadTokenizer().catch((error: unknown) => logger.warn({ err: String(error) }, 'could not load the tokenizer'));
+  const tokenizerLoad = countsTokens ? tokenizerWhenIdle(activeSteps, logger) : undefined;
+  collector.push({ stop: async () => tokenizerLoad?.stop() });
   const reconciler = new Reconciler({
     store,
     stepJobs,
@@ -244,8 +246,22 @@ async function startParts(
     registry,
     store,
     sweep: () => reconciler.sweep(),
-    close: closeOnce(providerBatches?.collector, { ...held, config }),
+    close: closeOnce([tokenizerLoad, providerBatches?.collector], { ...held, config }),
   };
+}
+
+/**
+ * The tokenizer that counts prompts (summaries, budgets) costs this thread 0.2–0.5 s to load: loaded once
+ * the worker is idle, not as the first jobs arrive (after a crash, the dead worker's steps: it held up
+ * their model requests), nor before the first take; a worker busy from its start loads it on first use.
+ */
+function tokenizerWhenIdle(activeSteps: ActiveSteps, logger: Logger): IdleLoad {
+  return loadWhenIdle({
+    busy: () => activeSteps.size > 0,
+    load: loadTokenizer,
+    onError: (error) => logger.warn({ err: String(error) }, 'could not load the tokenizer'),
+    pollMs: TOKENIZER_IDLE_POLL_MS,
+  });
 }
 
 /** Batches: when a run of a batch finishes, its slot goes to the batch's next question. */
@@ -282,14 +298,20 @@ function dispatchBatches(
   return batches;
 }
 
-/** A worker's close: the provider-batch collector first, then the rest; a second call gets the first's promise. */
+/**
+ * A worker's close: what is stopped first (a load left for an idle moment, the provider-batch collector),
+ * then the rest; a second call gets the first's promise.
+ */
 function closeOnce(
-  collector: { stop(): Promise<void> } | undefined,
+  first: ({ stop(): Promise<void> | void } | undefined)[],
   parts: Parameters<typeof stopWorker>[0],
 ): () => Promise<void> {
   let closing: Promise<void> | undefined;
   return () => {
-    closing ??= (collector?.stop() ?? Promise.resolve()).then(() => stopWorker(parts));
+    closing ??= (async () => {
+      for (const part of first) await part?.stop();
+      await stopWorker(parts);
+    })();
     return closing;
   };
 }
