@@ -231,10 +231,19 @@ async function startParts(
     jobs.intakeWorker.waitUntilReady(),
     jobs.scheduleWorker.waitUntilReady(),
   ]);
-  held.webhookWorker = await startWebhookWorker({ config, store, logger, processId: liveness.processId });
-  // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
-  held.ingestWorker = await startIngestWorker({ config, logger, processId: liveness.processId });
-  held.heartbeat = await startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger });
+  // Webhooks; document ingestion (its own queue and BullMQ Worker, parsing in worker threads: worker/ingest);
+  // the served-graphs entry. Started at once, not one after the other: each waits on Redis round trips
+  // (connections, BullMQ's script loads) while the first steps already run.
+  const [webhookWorker, ingestWorker, heartbeat] = await Promise.allSettled([
+    startWebhookWorker({ config, store, logger, processId: liveness.processId }),
+    startIngestWorker({ config, logger, processId: liveness.processId }),
+    startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger }),
+  ]);
+  // Those that started go into `held` before a failure is thrown, for the failed start to stop them.
+  if (webhookWorker.status === 'fulfilled') held.webhookWorker = webhookWorker.value;
+  if (ingestWorker.status === 'fulfilled') held.ingestWorker = ingestWorker.value;
+  if (heartbeat.status === 'fulfilled') held.heartbeat = heartbeat.value;
+  for (const part of [webhookWorker, ingestWorker, heartbeat]) if (part.status === 'rejected') throw part.reason;
   // A thread that failed to start fails the start with its own error, whoever wrote the first beats.
   await liveness.firstBeat;
   logger.info(
