@@ -35,6 +35,7 @@ import { loadTokenizer } from '../shared/llm/estimate-tokens.js';
 import { workerEagerStarts, type EagerStarts } from './engine/eager-starts.js';
 import { FairQueue } from '../shared/store/fair-queue.js';
 import { loadWhenIdle, type IdleLoad } from './runtime/load-when-idle.js';
+import type { TurnGate } from './runtime/turn-gate.js';
 
 import type { AgentWorker, StartWorkerOptions } from './agent-worker.js';
 export type { AgentWorker, StartWorkerOptions };
@@ -206,7 +207,7 @@ async function startParts(
     logger,
   });
   held.jobWorkers.push(...jobs.all);
-  const tokenizerLoad = countsTokens ? tokenizerWhenIdle(activeSteps, logger) : undefined;
+  const tokenizerLoad = countsTokens ? tokenizerWhenIdle({ activeSteps, startsGate }, logger) : undefined;
   collector.push({ stop: async () => tokenizerLoad?.stop() });
   const reconciler = new Reconciler({
     store,
@@ -263,10 +264,21 @@ async function startParts(
  * The tokenizer that counts prompts (summaries, budgets) costs this thread 0.2–0.5 s to load: loaded once
  * the worker is idle, not as the first jobs arrive (after a crash, the dead worker's steps: it held up
  * their model requests), nor before the first take; a worker busy from its start loads it on first use.
+ * Idle: no node running, and nothing came to the starts gate (a step start, a run's intake, a model
+ * request) since the last look: a run being taken in or a step committing runs no node. Loaded while
+ * model answers arrive, it would also delay their reading, and a kill meanwhile pay for them again.
  */
-function tokenizerWhenIdle(activeSteps: ActiveSteps, logger: Logger): IdleLoad {
+function tokenizerWhenIdle(
+  { activeSteps, startsGate }: { activeSteps: ActiveSteps; startsGate: TurnGate },
+  logger: Logger,
+): IdleLoad {
+  let arrivals = startsGate.arrivals;
   return loadWhenIdle({
-    busy: () => activeSteps.size > 0,
+    busy: () => {
+      const came = startsGate.arrivals !== arrivals;
+      arrivals = startsGate.arrivals;
+      return came || activeSteps.size > 0;
+    },
     load: loadTokenizer,
     onError: (error) => logger.warn({ err: String(error) }, 'could not load the tokenizer'),
     pollMs: TOKENIZER_IDLE_POLL_MS,
