@@ -9,6 +9,9 @@
  *   npm run bench:peers                       3 rounds
  *   npm run bench:peers -- --quick            1 short round, to check it works (not to quote)
  *   npm run bench:peers -- --rounds 5 --only agentq,restate
+ *   npm run bench:peers -- --workloads crash --only agentq,restate   just the kill round (see workloads.ts)
+ *   npm run bench:peers -- --workloads crash --only agentq --cpu-prof /tmp/prof
+ *                                             a CPU profile of each agentq worker started after the kill
  *   npm run bench:peers -- --durability comparable   agentq's Redis with `appendfsync always`
  *   npm run bench:peers -- --agentq-root /work/before  that checkout's build too, as `agentq@<commit>`
  *
@@ -18,7 +21,7 @@
  * build for every figure, and that build ÷ each peer.
  *
  * Prints the tables (Markdown) and writes bench/results/peers-latest.json (peers-comparable-latest.json
- * with comparable durability). A peer that cannot be
+ * with comparable durability; `-crash` and the like before `-latest` with `--workloads`). A peer that cannot be
  * installed or started is reported as skipped, with the reason.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,7 +41,14 @@ import { postgresMissing, startPrivatePostgres, type PrivatePostgres } from './p
 import { startPrivateRestate, type PrivateRestate } from './peers/restate-server.js';
 import { installPeers, PEER_PACKAGES } from './peers/scratch.js';
 import { startSystem, SYSTEMS, type Servers, type SystemName } from './peers/systems.js';
-import { CRASH_MODEL_MS, CRASH_RUNS, measureRound, type ModelControl, type RoundFigures } from './peers/workloads.js';
+import {
+  CRASH_MODEL_MS,
+  CRASH_RUNS,
+  measureRound,
+  roundPartsOf,
+  type ModelControl,
+  type RoundFigures,
+} from './peers/workloads.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const argv = process.argv.slice(2);
@@ -50,6 +60,10 @@ const quick = argv.includes('--quick');
 const rounds = Number(option('--rounds') ?? (quick ? 1 : 3));
 const comparable = option('--durability') === 'comparable';
 const only = option('--only')?.split(',') ?? [...SYSTEMS];
+const parts = roundPartsOf(option('--workloads'));
+const cpuProfDir = option('--cpu-prof');
+// Node writes the profile when the worker exits (the bench stops it after the round).
+const restartArgv = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(cpuProfDir)] : [];
 const agentqRoots = argValues('--agentq-root', argv).map((path) => resolve(path));
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -139,9 +153,9 @@ try {
       log(`round ${index + 1}/${rounds}: ${name} (load ${loadavg()[0]!.toFixed(2)})`);
       loads.push(loadavg()[0]!);
       try {
-        const running = await startSystem(system, servers, { agentqRoot });
+        const running = await startSystem(system, servers, { agentqRoot, restartArgv });
         try {
-          (perRound[name] ??= []).push(await measureRound(running, model, { quick, log }));
+          (perRound[name] ??= []).push(await measureRound(running, model, { quick, log, parts }));
         } finally {
           await running.stop().catch(() => undefined);
         }
@@ -172,13 +186,16 @@ process.stdout.write(
 );
 for (const [system, reason] of Object.entries(skipped)) process.stdout.write(`skipped ${system}: ${reason}\n`);
 mkdirSync(join(root, 'bench/results'), { recursive: true });
+// A run of some workloads only (`--workloads`) leaves the full run's file alone.
+const resultsFile = `peers${comparable ? '-comparable' : ''}${option('--workloads') ? `-${parts.join('-')}` : ''}-latest.json`;
 writeFileSync(
-  join(root, 'bench/results', comparable ? 'peers-comparable-latest.json' : 'peers-latest.json'),
+  join(root, 'bench/results', resultsFile),
   `${JSON.stringify(
     {
       at: new Date().toISOString(),
       quick,
       rounds,
+      workloads: parts,
       durability: comparable ? 'comparable' : 'default',
       load,
       versions: PEER_PACKAGES,

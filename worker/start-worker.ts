@@ -34,9 +34,14 @@ import { createStepProcessor } from './create-step-processor.js';
 import { loadTokenizer } from '../shared/llm/estimate-tokens.js';
 import { workerEagerStarts, type EagerStarts } from './engine/eager-starts.js';
 import { FairQueue } from '../shared/store/fair-queue.js';
+import { loadWhenIdle, type IdleLoad } from './runtime/load-when-idle.js';
+import type { TurnGate } from './runtime/turn-gate.js';
 
 import type { AgentWorker, StartWorkerOptions } from './agent-worker.js';
 export type { AgentWorker, StartWorkerOptions };
+
+/** How often a started worker looks whether it is idle, to load the tokenizer then (loadWhenIdle). */
+const TOKENIZER_IDLE_POLL_MS = 250;
 
 /**
  * Starts a worker process's share of agentq: the intake (raw and client jobs), the step processor and
@@ -202,10 +207,8 @@ async function startParts(
     logger,
   });
   held.jobWorkers.push(...jobs.all);
-  // The tokenizer that counts prompts costs this thread ~0.2 s to load: loaded now, as the first jobs are
-  // fetched, not before the first take (nor under a burst of model calls, as on its first use).
-  if (countsTokens)
-    loadTokenizer().catch((error: unknown) => logger.warn({ err: String(error) }, 'could not load the tokenizer'));
+  const tokenizerLoad = countsTokens ? tokenizerWhenIdle({ activeSteps, startsGate }, logger) : undefined;
+  collector.push({ stop: async () => tokenizerLoad?.stop() });
   const reconciler = new Reconciler({
     store,
     stepJobs,
@@ -229,10 +232,19 @@ async function startParts(
     jobs.intakeWorker.waitUntilReady(),
     jobs.scheduleWorker.waitUntilReady(),
   ]);
-  held.webhookWorker = await startWebhookWorker({ config, store, logger, processId: liveness.processId });
-  // Document ingestion: its own queue and BullMQ Worker, parsing in worker threads (worker/ingest).
-  held.ingestWorker = await startIngestWorker({ config, logger, processId: liveness.processId });
-  held.heartbeat = await startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger });
+  // Webhooks; document ingestion (its own queue and BullMQ Worker, parsing in worker threads: worker/ingest);
+  // the served-graphs entry. Started at once, not one after the other: each waits on Redis round trips
+  // (connections, BullMQ's script loads) while the first steps already run.
+  const [webhookWorker, ingestWorker, heartbeat] = await Promise.allSettled([
+    startWebhookWorker({ config, store, logger, processId: liveness.processId }),
+    startIngestWorker({ config, logger, processId: liveness.processId }),
+    startServedGraphsHeartbeat({ served, registry, intervalMs: config.graphHeartbeatMs, logger }),
+  ]);
+  // Those that started go into `held` before a failure is thrown, for the failed start to stop them.
+  if (webhookWorker.status === 'fulfilled') held.webhookWorker = webhookWorker.value;
+  if (ingestWorker.status === 'fulfilled') held.ingestWorker = ingestWorker.value;
+  if (heartbeat.status === 'fulfilled') held.heartbeat = heartbeat.value;
+  for (const part of [webhookWorker, ingestWorker, heartbeat]) if (part.status === 'rejected') throw part.reason;
   // A thread that failed to start fails the start with its own error, whoever wrote the first beats.
   await liveness.firstBeat;
   logger.info(
@@ -244,8 +256,33 @@ async function startParts(
     registry,
     store,
     sweep: () => reconciler.sweep(),
-    close: closeOnce(providerBatches?.collector, { ...held, config }),
+    close: closeOnce([tokenizerLoad, providerBatches?.collector], { ...held, config }),
   };
+}
+
+/**
+ * The tokenizer that counts prompts (summaries, budgets) costs this thread 0.2–0.5 s to load: loaded once
+ * the worker is idle, not as the first jobs arrive (after a crash, the dead worker's steps: it held up
+ * their model requests), nor before the first take; a worker busy from its start loads it on first use.
+ * Idle: no node running, and nothing came to the starts gate (a step start, a run's intake, a model
+ * request) since the last look: a run being taken in or a step committing runs no node. Loaded while
+ * model answers arrive, it would also delay their reading, and a kill meanwhile pay for them again.
+ */
+function tokenizerWhenIdle(
+  { activeSteps, startsGate }: { activeSteps: ActiveSteps; startsGate: TurnGate },
+  logger: Logger,
+): IdleLoad {
+  let arrivals = startsGate.arrivals;
+  return loadWhenIdle({
+    busy: () => {
+      const came = startsGate.arrivals !== arrivals;
+      arrivals = startsGate.arrivals;
+      return came || activeSteps.size > 0;
+    },
+    load: loadTokenizer,
+    onError: (error) => logger.warn({ err: String(error) }, 'could not load the tokenizer'),
+    pollMs: TOKENIZER_IDLE_POLL_MS,
+  });
 }
 
 /** Batches: when a run of a batch finishes, its slot goes to the batch's next question. */
@@ -283,14 +320,20 @@ function dispatchBatches(
   return batches;
 }
 
-/** A worker's close: the provider-batch collector first, then the rest; a second call gets the first's promise. */
+/**
+ * A worker's close: what is stopped first (a load left for an idle moment, the provider-batch collector),
+ * then the rest; a second call gets the first's promise.
+ */
 function closeOnce(
-  collector: { stop(): Promise<void> } | undefined,
+  first: ({ stop(): Promise<void> | void } | undefined)[],
   parts: Parameters<typeof stopWorker>[0],
 ): () => Promise<void> {
   let closing: Promise<void> | undefined;
   return () => {
-    closing ??= (collector?.stop() ?? Promise.resolve()).then(() => stopWorker(parts));
+    closing ??= (async () => {
+      for (const part of first) await part?.stop();
+      await stopWorker(parts);
+    })();
     return closing;
   };
 }

@@ -114,6 +114,9 @@ const ROWS: Row[] = [
   figureRow('kill -9: new worker start → ready (its own signal), s', 'crash_worker_up_s', 2),
 ];
 
+/** A row with nothing measured in any cell (a workload left out with `--workloads`) is left out. */
+const measured = (row: string[]) => row.slice(1).some((value) => /\d/.test(value));
+
 const table = (header: string[], body: string[][]) =>
   [
     `| ${header.join(' | ')} |`,
@@ -138,7 +141,7 @@ export function peersTables(figures: Record<string, number>, systems: readonly s
   const perSystem = table(
     ['', ...columns],
     [
-      ...ROWS.map((row) => [row.label, ...columns.map((column) => value(column, row))]),
+      ...ROWS.map((row) => [row.label, ...columns.map((column) => value(column, row))]).filter(measured),
       ['rounds', ...columns.map((column) => (column.includes(' ÷ ') ? '' : cell(figures[`${column}_rounds`])))],
     ],
   );
@@ -146,7 +149,9 @@ export function peersTables(figures: Record<string, number>, systems: readonly s
   const ratioTable = (ours: string) =>
     table(
       [`${ours} ÷ peer, same rounds`, ...peers],
-      RATIOS.map((name) => [name, ...peers.map((peer) => cell(figures[`${ours}_vs_${peer}_${name}`], 2))]),
+      RATIOS.map((name) => [name, ...peers.map((peer) => cell(figures[`${ours}_vs_${peer}_${name}`], 2))]).filter(
+        measured,
+      ),
     );
   const ours = systems.filter((system) => !isPeer(system));
   return `${[perSystem, ...(peers.length > 0 ? ours.map(ratioTable) : [])].join('\n\n')}\n`;

@@ -104,7 +104,7 @@ async function servedPeer(
  * agentq built in `root` (this checkout or another one, `--agentq-root`): its worker is this checkout's
  * compiled agentq-worker on that root's dist/, its runs enqueued by that root's own client.
  */
-async function agentq(servers: Servers, root: string): Promise<SystemUnderTest> {
+async function agentq(servers: Servers, root: string, restartArgv: string[]): Promise<SystemUnderTest> {
   const dist = join(root, 'dist');
   if (!existsSync(join(dist, 'index.js'))) throw new Error(`no build in ${root}: run npm run build there first`);
   const env = benchEnv(servers.redisUrl, {
@@ -135,7 +135,7 @@ async function agentq(servers: Servers, root: string): Promise<SystemUnderTest> 
     },
     submit: (kind, count) => enqueueAll(client, count, () => ({ graph: PEER_GRAPH_NAME, input: { kind } })),
     async restart() {
-      worker = await forkWorker(script, env, { tsx: false });
+      worker = await forkWorker(script, env, { tsx: false, execArgv: restartArgv });
       return worker;
     },
     resume: async () => undefined,
@@ -148,17 +148,18 @@ async function agentq(servers: Servers, root: string): Promise<SystemUnderTest> 
 
 /**
  * Starts `name`'s worker on the shared servers (agentq: the build in `agentqRoot`, by default this
- * checkout's); throws (with the reason) when the system cannot run here.
+ * checkout's, its worker started in place of a killed one with the Node options `restartArgv`); throws
+ * (with the reason) when the system cannot run here.
  */
 export async function startSystem(
   name: SystemName,
   servers: Servers,
-  { agentqRoot = THIS_ROOT }: { agentqRoot?: string } = {},
+  { agentqRoot = THIS_ROOT, restartArgv = [] }: { agentqRoot?: string; restartArgv?: string[] } = {},
 ): Promise<SystemUnderTest> {
   const model = { OPENAI_BASE_URL: servers.modelUrl };
   switch (name) {
     case 'agentq':
-      return agentq(servers, agentqRoot);
+      return agentq(servers, agentqRoot, restartArgv);
     case 'restate': {
       const restate = servers.restate;
       if (!restate) throw new Error('restate-server did not start');

@@ -25,6 +25,20 @@ export const WORKLOADS = [
 ] as const satisfies readonly { name: string; kind: StepKind; latencyMs: number }[];
 export type WorkloadName = (typeof WORKLOADS)[number]['name'];
 
+/** What `--workloads` can name: the measured workloads and the kill round. */
+export const ROUND_PARTS = [...WORKLOADS.map((workload) => workload.name), 'crash'] as const;
+export type RoundPart = (typeof ROUND_PARTS)[number];
+
+/** `--workloads a,b` checked against ROUND_PARTS (all of them when absent). */
+export function roundPartsOf(list: string | undefined): RoundPart[] {
+  if (list === undefined) return [...ROUND_PARTS];
+  const names = list.split(',').filter((name) => name !== '');
+  const unknown = names.filter((name) => !(ROUND_PARTS as readonly string[]).includes(name));
+  if (unknown.length > 0 || names.length === 0)
+    throw new Error(`BENCH_WORKLOADS: --workloads takes some of ${ROUND_PARTS.join(', ')}, got "${list}"`);
+  return names as RoundPart[];
+}
+
 /** Runs per measurement, [one in flight, 100 in flight]. */
 export function runsOf(latencyMs: number, quick: boolean): [number, number] {
   if (latencyMs > 0) return quick ? [2, 100] : [3, 200];
@@ -41,7 +55,7 @@ export type RoundFigures = Record<string, number>;
 export async function measureRound(
   system: SystemUnderTest,
   model: ModelControl,
-  { quick, log }: { quick: boolean; log(line: string): void },
+  { quick, log, parts = ROUND_PARTS }: { quick: boolean; log(line: string): void; parts?: readonly RoundPart[] },
 ): Promise<RoundFigures> {
   const figures: RoundFigures = {};
   const expectCalls = async (kind: StepKind, runs: number) => {
@@ -52,7 +66,7 @@ export async function measureRound(
   };
   await model.setLatency(0);
   await system.measure('model', 10, quick ? 10 : 30); // warm-up: connections, JIT, the model client
-  for (const { name, kind, latencyMs } of WORKLOADS) {
+  for (const { name, kind, latencyMs } of WORKLOADS.filter((workload) => parts.includes(workload.name))) {
     const [oneRuns, manyRuns] = runsOf(latencyMs, quick);
     await model.setLatency(latencyMs);
     const one = await system.measure(kind, 1, oneRuns);
@@ -72,7 +86,7 @@ export async function measureRound(
       `  ${name}: r1 p50 ${figures[`${name}_step_p50_ms_r1`]!.toFixed(2)} ms, r100 ${figures[`${name}_steps_per_s_r100`]!.toFixed(0)} steps/s, ${figures[`${name}_cpu_us_per_step_r100`]!.toFixed(0)} µs CPU/step`,
     );
   }
-  Object.assign(figures, await crash(system, model, log));
+  if (parts.includes('crash')) Object.assign(figures, await crash(system, model, log));
   return figures;
 }
 

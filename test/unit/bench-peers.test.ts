@@ -40,7 +40,7 @@ describe('the peers bench', () => {
   it('takes medians per system, sums the calls paid twice, and divides agentq by each peer round by round', () => {
     const figures = peersFigures({
       agentq: [
-        { model0_steps_per_s_r100: 100, crash_again_after_answer: 0 },
+        { model0_steps_per_s_r100: 100, crash_again_after_answer: 0, crash_kill_to_done_s: 2 },
         { model0_steps_per_s_r100: 300, crash_again_after_answer: 1 },
         { model0_steps_per_s_r100: 200, crash_again_after_answer: 0 },
       ],
@@ -60,8 +60,11 @@ describe('the peers bench', () => {
     const tables = peersTables(figures, ['agentq', 'restate']);
     expect(tables).toContain('| 10 model steps, 0 ms model: r100 steps/s | 200 | 300 |');
     expect(tables).toContain('| model0_steps_per_s_r100 | 1.00 |');
-    // A figure not measured is a dash, never a number.
-    expect(tables).toContain('| 10 no-op steps: r100 steps/s | — | — |');
+    // A figure one system did not measure is a dash, never a number; a row none measured (a workload
+    // left out with --workloads) is left out.
+    expect(tables).toContain('| kill -9: kill to all done, s | 2.00 | — |');
+    expect(tables).not.toContain('10 no-op steps: r100 steps/s');
+    expect(tables).not.toContain('noop_steps_per_s_r100');
   });
 
   it('sets another build of agentq beside this one: after ÷ before for every figure, and each build ÷ peer', () => {

@@ -31,4 +31,11 @@ describe('TurnGate', () => {
     expect(gate.pass()).toBeUndefined();
     expect(gate.pass()).toBeInstanceOf(Promise);
   });
+
+  it('counts every caller, let through at once or queued (a worker looks whether it is idle by it)', async () => {
+    const gate = new TurnGate(1);
+    expect(gate.arrivals).toBe(0);
+    await Promise.all([gate.through(async () => 1), gate.through(async () => 2), gate.pass()]);
+    expect(gate.arrivals).toBe(3);
+  });
 });

@@ -85,8 +85,10 @@ export async function reapDead(
   // paused, whose claims must then hold.
   for (const member of exited) await Promise.all(alivePrefixes.map((prefix) => redis.del(prefix + member)));
   for (const member of [...lapsed, ...exited]) {
-    let released = 0;
-    for (const queue of scope.reapQueues) released += (await reapJobs(redis, scope, queue, member + '/')).length / 2;
+    // The queues at once (each release is one script of its own queue): a worker started after a crash
+    // waits for this reap before it takes jobs, one round trip instead of one per queue.
+    const replies = await Promise.all(scope.reapQueues.map((queue) => reapJobs(redis, scope, queue, member + '/')));
+    const released = replies.reduce((sum, reply) => sum + reply.length / 2, 0);
     await redis.srem(registryKey, member);
     onReaped(member, released);
   }

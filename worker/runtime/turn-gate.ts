@@ -10,10 +10,13 @@ export class TurnGate {
   private readonly waiting: (() => void)[] = [];
   private passedThisTurn = 0;
   private turnScheduled = false;
+  /** Callers that have come to the gate since it was made: what a look for an idle process compares. */
+  private callers = 0;
 
   constructor(private readonly perTurn: number) {}
 
   pass(): Promise<void> | undefined {
+    this.callers += 1;
     if (this.waiting.length === 0 && this.passedThisTurn < this.perTurn) {
       this.passedThisTurn += 1;
       this.scheduleTurn();
@@ -29,6 +32,11 @@ export class TurnGate {
     const turn = this.pass();
     if (turn) await turn;
     return work();
+  }
+
+  /** Callers that came to the gate so far (each step start, intake job and model request of the process). */
+  get arrivals(): number {
+    return this.callers;
   }
 
   /** Waiting callers. */

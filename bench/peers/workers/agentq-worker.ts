@@ -7,7 +7,8 @@
  * checkout's built package and zod, so an older checkout without this file is measured the same way.
  */
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type * as Zod from 'zod';
 import type * as Agentq from '../../../index.js';
@@ -20,7 +21,16 @@ const root = process.env.BENCH_AGENTQ_ROOT ?? fileURLToPath(new URL('../../..', 
 // Each door by name, through that checkout's package.json "exports", as a user's import resolves it.
 const resolveThere = createRequire(join(root, 'package.json')).resolve;
 const load = <T>(specifier: string) => import(pathToFileURL(resolveThere(specifier)).href) as Promise<T>;
-const zodPath = resolveThere('zod');
+/**
+ * zod's ES module entry, as a user's `import { z } from 'zod'` loads it and agentq's doors do: resolved
+ * through `require`, the CommonJS build, a second copy of zod that cost the start ~0.15 s more.
+ */
+function esmEntry(name: string): string {
+  const manifest = resolveThere(`${name}/package.json`);
+  const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: { '.': { import: string } } };
+  return join(dirname(manifest), exports['.'].import);
+}
+const zodPath = esmEntry('zod');
 const [agentq, agents, { startWorker }, { z }] = await Promise.all([
   load<typeof Agentq>('agentq'),
   load<typeof Agents>('agentq/agents'),
