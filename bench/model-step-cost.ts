@@ -7,7 +7,8 @@
  *
  * Each checkout given with `--root` (default: this one) runs its own `bench/workers/engine-worker.ts`; all sides
  * share one private redis-server (AOF everysec) and one scripted model, and take turns round by round (the
- * order alternating), so a before/after comparison is made in the same period of a busy machine. Per side:
+ * order rotating, so each side runs in each place), so a before/after comparison is made in the same period
+ * of a busy machine. Per side:
  *  - r100: 100 runs in flight, steps/s, CPU µs per step of the worker process and of redis-server, the client
  *    commands the worker sent per step and the calls Redis ran per step (scripts' own calls included);
  *  - r1: one run at a time, wall ms per step and the step body's p50 (agentq: node start to end, the model call
@@ -242,7 +243,10 @@ async function main(): Promise<void> {
     log(`model steps on ${bench.description}: ${sides.map((side) => side.name).join(', ')}; ${rounds} rounds`);
     for (const side of sides) await side.loop(IN_FLIGHT, r100Runs / 2); // warm-up: connections, JIT
     for (let turn = 0; turn < rounds; turn += 1) {
-      const order = turn % 2 === 0 ? sides : [...sides].reverse();
+      // Rotated, not reversed: with three sides a reversal leaves the middle one always second, right after
+      // another side's round (whose expiring keys and AOF writes Redis is still busy with).
+      const shift = turn % sides.length;
+      const order = [...sides.slice(shift), ...sides.slice(0, shift)];
       for (const side of order) {
         await measureR100(side, redis, turn === 0 && args.includes('--commands'), turn === 0 && profiling);
         model.setLatency(0); // drops the model server's request log

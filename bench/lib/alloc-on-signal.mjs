@@ -24,7 +24,7 @@ process.on('SIGUSR2', () => {
     profiler.start();
     session?.post('HeapProfiler.enable');
     session?.post('HeapProfiler.startSampling', {
-      samplingInterval: 16384,
+      samplingInterval: Number(process.env.AGENTQ_HEAP_SAMPLE_BYTES ?? 16384),
       includeObjectsCollectedByMajorGC: collected,
       includeObjectsCollectedByMinorGC: collected,
     });
