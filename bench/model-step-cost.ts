@@ -1,22 +1,26 @@
 /**
- * `npm run bench:model-step -- [--root <checkout>]... [--rounds N] [--runs N] [--commands] [--cpu-prof <dir>]`:
+ * `npm run bench:model-step -- [--root <checkout>]... [--rounds N] [--runs N] [--commands] [--cpu-prof <dir>]
+ * [--alloc-prof <dir> [--heap-prof]]`:
  * what agentq's own work costs per model step, beside a plain BullMQ job chain making the same model call
  * (bench/workers/bullmq-model-chain-worker.ts), both on the 10-node model graph's request (bench/lib/model-graph.ts)
  * through agentq's OpenAI adapter and the real SDK to one scripted model answering at once.
  *
  * Each checkout given with `--root` (default: this one) runs its own `bench/workers/engine-worker.ts`; all sides
  * share one private redis-server (AOF everysec) and one scripted model, and take turns round by round (the
- * order alternating), so a before/after comparison is made in the same period of a busy machine. Per side:
+ * order rotating, so each side runs in each place), so a before/after comparison is made in the same period
+ * of a busy machine. Per side:
  *  - r100: 100 runs in flight, steps/s, CPU µs per step of the worker process and of redis-server, the client
  *    commands the worker sent per step and the calls Redis ran per step (scripts' own calls included);
  *  - r1: one run at a time, wall ms per step and the step body's p50 (agentq: node start to end, the model call
  *    with its claim and memo; the chain: the job's body, the model call and the next job's add).
  * Ratios are of the same rounds' medians: agentq ÷ chain. `--commands` prints Redis's calls per step by
  * command (first round); `--cpu-prof <dir>` writes a V8 CPU profile of each worker over its first r100
- * round (cpu-profile-on-signal.mjs). Figures go to stdout as `name=value`, progress to stderr.
+ * round (cpu-profile-on-signal.mjs); `--alloc-prof <dir>` counts the bytes each worker's heap allocates over
+ * that round (alloc-on-signal.mjs; printed as `…_kb_allocated_per_step`), and with `--heap-prof` writes a
+ * sampling heap profile of it too. Figures go to stdout as `name=value`, progress to stderr.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Queue } from 'bullmq';
@@ -44,6 +48,9 @@ const rounds = Number(values('--rounds')[0] ?? 3);
 const r100Runs = Number(values('--runs')[0] ?? 200);
 const r1Runs = Number(values('--r1-runs')[0] ?? 10);
 const profileDir = values('--cpu-prof')[0];
+const allocDir = values('--alloc-prof')[0];
+/** Whether the first r100 round is profiled (SIGUSR2 to the worker before and after it). */
+const profiling = !!(profileDir ?? allocDir);
 const IN_FLIGHT = 100;
 
 /** One side of the comparison: an agentq checkout's worker, or the chain. */
@@ -56,6 +63,8 @@ interface Side {
   bodies(): Promise<number[]>;
   r100: Measure[];
   r1: { wallMsPerStep: number; bodyP50: number }[];
+  /** Heap bytes the worker allocated per step, and its GC's µs per step, over the first r100 round (`--alloc-prof`). */
+  allocated?: { bytesPerStep: number; gcUsPerStep: number };
 }
 
 interface Measure {
@@ -66,9 +75,22 @@ interface Measure {
   redisCalls: number;
 }
 
-/** Node options that preload the profiler a SIGUSR2 starts and stops (with `--cpu-prof`). */
+/** Node options that preload the profilers a SIGUSR2 starts and stops (with `--cpu-prof`, `--alloc-prof`). */
 function profileExecArgv(): string[] {
-  return profileDir ? ['--import', pathToFileURL(join(here, 'bench/lib/cpu-profile-on-signal.mjs')).href] : [];
+  const preload = (file: string) => ['--import', pathToFileURL(join(here, 'bench/lib', file)).href];
+  return [
+    ...(profileDir ? preload('cpu-profile-on-signal.mjs') : []),
+    ...(allocDir ? preload('alloc-on-signal.mjs') : []),
+  ];
+}
+
+/** The profilers' environment: where they write. */
+function profileEnv(): Record<string, string> {
+  return {
+    ...(profileDir ? { AGENTQ_CPU_PROFILE_DIR: resolve(profileDir) } : {}),
+    ...(allocDir ? { AGENTQ_ALLOC_PROFILE_DIR: resolve(allocDir) } : {}),
+    ...(allocDir && args.includes('--heap-prof') ? { AGENTQ_HEAP_PROFILE: '1' } : {}),
+  };
 }
 
 async function agentqSide(root: string, index: number, redisUrl: string, modelUrl: string): Promise<Side> {
@@ -85,7 +107,7 @@ async function agentqSide(root: string, index: number, redisUrl: string, modelUr
     OPENAI_API_KEY: 'bench',
     LLM_MODEL: MODEL_GRAPH_MODEL,
     BENCH_RECORD_STEPS: 'false',
-    ...(profileDir ? { AGENTQ_CPU_PROFILE_DIR: profileDir } : {}),
+    ...profileEnv(),
   };
   const worker = await forkWorker('bench/workers/engine-worker.ts', env, { root, execArgv: profileExecArgv() });
   const client = new AgentClient({ config: loadConfig(env) });
@@ -123,7 +145,7 @@ async function chainSide(redisUrl: string, modelUrl: string): Promise<Side> {
   };
   const worker = await forkWorker(
     'bench/workers/bullmq-model-chain-worker.ts',
-    { ...env, ...(profileDir ? { AGENTQ_CPU_PROFILE_DIR: profileDir } : {}) },
+    { ...env, ...profileEnv() },
     { execArgv: profileExecArgv() },
   );
   const queue = new Queue('bench-model-chain', { connection: { url: redisUrl }, prefix });
@@ -147,6 +169,11 @@ async function measureR100(side: Side, redis: Redis, breakdown: boolean, profile
   const elapsedMs = await side.loop(IN_FLIGHT, r100Runs);
   const [workerAfter, redisAfter, statsAfter] = [await meter(), await redisCpuUs(redis), await commandStats(redis)];
   if (profile) side.worker.child.kill('SIGUSR2');
+  if (profile && allocDir) {
+    const { allocatedBytes, gcUs } = await allocationsOf(side.worker.child.pid!);
+    const gcTotal = Object.values(gcUs).reduce((sum, us) => sum + us, 0);
+    side.allocated = { bytesPerStep: allocatedBytes / steps, gcUsPerStep: gcTotal / steps };
+  }
   const perCommand = perCommandDelta(statsBefore, statsAfter).filter(([name]) => name !== 'info');
   if (breakdown)
     log(
@@ -160,6 +187,19 @@ async function measureR100(side: Side, redis: Redis, breakdown: boolean, profile
     workerCommands: (workerAfter.commands - workerBefore.commands) / steps,
     redisCalls: perCommand.reduce((sum, [, { calls }]) => sum + calls, 0) / steps,
   });
+}
+
+/** What alloc-on-signal.mjs counted in worker `pid`'s first profiled round (it writes the file on the signal). */
+async function allocationsOf(pid: number): Promise<{ allocatedBytes: number; gcUs: Record<string, number> }> {
+  const file = join(resolve(allocDir!), `${pid}-0.alloc.json`);
+  for (let tries = 0; ; tries += 1) {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as { allocatedBytes: number; gcUs: Record<string, number> };
+    } catch (error) {
+      if (tries >= 50) throw error;
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  }
 }
 
 async function measureR1(side: Side): Promise<void> {
@@ -184,11 +224,14 @@ function figuresOf(side: Side): Record<string, number> {
     redis_calls_per_step: of((m) => m.redisCalls),
     r1_ms_per_step: median(side.r1.map((r) => r.wallMsPerStep)),
     r1_body_p50_ms: median(side.r1.map((r) => r.bodyP50)),
+    ...(side.allocated
+      ? { kb_allocated_per_step: side.allocated.bytesPerStep / 1024, gc_us_per_step: side.allocated.gcUsPerStep }
+      : {}),
   };
 }
 
 async function main(): Promise<void> {
-  if (profileDir) mkdirSync(resolve(profileDir), { recursive: true });
+  for (const dir of [profileDir, allocDir]) if (dir) mkdirSync(resolve(dir), { recursive: true });
   const bench = await openBenchRedis();
   const redis = new Redis(bench.url);
   const model = await startBenchModel();
@@ -200,9 +243,12 @@ async function main(): Promise<void> {
     log(`model steps on ${bench.description}: ${sides.map((side) => side.name).join(', ')}; ${rounds} rounds`);
     for (const side of sides) await side.loop(IN_FLIGHT, r100Runs / 2); // warm-up: connections, JIT
     for (let turn = 0; turn < rounds; turn += 1) {
-      const order = turn % 2 === 0 ? sides : [...sides].reverse();
+      // Rotated, not reversed: with three sides a reversal leaves the middle one always second, right after
+      // another side's round (whose expiring keys and AOF writes Redis is still busy with).
+      const shift = turn % sides.length;
+      const order = [...sides.slice(shift), ...sides.slice(0, shift)];
       for (const side of order) {
-        await measureR100(side, redis, turn === 0 && args.includes('--commands'), turn === 0 && !!profileDir);
+        await measureR100(side, redis, turn === 0 && args.includes('--commands'), turn === 0 && profiling);
         model.setLatency(0); // drops the model server's request log
         await measureR1(side);
         model.setLatency(0);

@@ -8,25 +8,30 @@ import type { StepAbortHandle } from './step-abort.js';
  * node's AbortSignal at once, and shutdown can release them all.
  */
 export class ActiveSteps {
-  private readonly byRun = new Map<string, Set<StepAbortHandle>>();
+  /** A run's one running step's handle (the usual case: no Set per step), or a Set when it has several (parallel tasks). */
+  private readonly byRun = new Map<string, StepAbortHandle | Set<StepAbortHandle>>();
   private subscriber: RedisConnection | undefined;
 
   add(runId: string, handle: StepAbortHandle): () => void {
-    let set = this.byRun.get(runId);
-    if (!set) {
-      set = new Set();
-      this.byRun.set(runId, set);
+    const held = this.byRun.get(runId);
+    if (held === undefined) this.byRun.set(runId, handle);
+    else if (held instanceof Set) held.add(handle);
+    else this.byRun.set(runId, new Set([held, handle]));
+    return () => this.remove(runId, handle);
+  }
+
+  private remove(runId: string, handle: StepAbortHandle): void {
+    const held = this.byRun.get(runId);
+    if (held === handle) this.byRun.delete(runId);
+    else if (held instanceof Set) {
+      held.delete(handle);
+      if (held.size === 0) this.byRun.delete(runId);
     }
-    set.add(handle);
-    return () => {
-      set.delete(handle);
-      if (set.size === 0) this.byRun.delete(runId);
-    };
   }
 
   get size(): number {
     let count = 0;
-    for (const set of this.byRun.values()) count += set.size;
+    for (const held of this.byRun.values()) count += held instanceof Set ? held.size : 1;
     return count;
   }
 
@@ -38,7 +43,9 @@ export class ActiveSteps {
   }
 
   abortRun(runId: string, reason: StepAbort): void {
-    for (const handle of this.byRun.get(runId) ?? []) handle.abort(reason);
+    const held = this.byRun.get(runId);
+    if (held instanceof Set) for (const handle of held) handle.abort(reason);
+    else held?.abort(reason);
   }
 
   abortAll(reason: StepAbort): void {

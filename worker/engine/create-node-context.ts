@@ -207,10 +207,21 @@ class StepNodeContext implements NodeContext {
     return (recorded) => addStepUsage(usage, recorded, { replayed: this.replayed });
   }
 
-  /** One publisher per attempt (it numbers the attempt's tokens), made when first read. */
+  /**
+   * One publisher per attempt (it numbers the attempt's tokens), made at the first piece of text rather
+   * than when read: a model call reads this before its request, and a publisher made then (its closures,
+   * its held events) lived through the whole wait for the answer, long enough to be promoted out of the
+   * young generation at 100 steps in flight.
+   */
   get streamText(): (text: string, call: string) => void {
+    return (this.streamer ??= (text, call) => this.tokenPublisher()(text, call));
+  }
+
+  private streamer: ((text: string, call: string) => void) | undefined;
+
+  private tokenPublisher(): (text: string, call: string) => void {
     const { store, data, node, attempt } = this.input;
-    this.publisher ??= createTokenPublisher({
+    return (this.publisher ??= createTokenPublisher({
       log: store.tokenLog,
       runId: data.runId,
       step: data.superstep,
@@ -218,8 +229,7 @@ class StepNodeContext implements NodeContext {
       node,
       attempt,
       lastLook: () => this.followerLook,
-    });
-    return this.publisher;
+    }));
   }
 
   /** The step's durable waits, made when the node first sleeps or waits (one per attempt: it ranks them). */

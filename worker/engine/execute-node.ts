@@ -5,7 +5,7 @@ import type { CompiledNode, Graph, NodeResult } from '../../shared/graph/graph.j
 import type { StepObservation } from '../../shared/graph/step-observer.js';
 import type { StepMeta } from '../../shared/store/redis-run-store.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
-import { createNodeContext } from './create-node-context.js';
+import { createNodeContext, type NodeContextInput } from './create-node-context.js';
 import { watchingNodes } from './observe-step.js';
 import { runNode } from './run-node.js';
 import type { StepProcessorOptions } from './step-processor-options.js';
@@ -56,8 +56,8 @@ export async function executeNode(
     state,
     deadlineAt: meta.deadlineAt,
     track: (abort) => activeSteps.add(data.runId, abort),
-    context: (abort) =>
-      createNodeContext({
+    context: (abort) => {
+      const input: NodeContextInput = {
         store,
         services,
         meta,
@@ -68,11 +68,17 @@ export async function executeNode(
         logger,
         usage,
         memos,
-        ...(historyLength === undefined ? {} : { historyLength }),
-        ...(history === undefined ? {} : { history }),
-        ...(claims ? { claims, claimMs } : {}),
-        ...(callbacks ? { callbacks } : {}),
-      }),
+      };
+      // Set one by one: each conditional spread made a small object only to copy it.
+      if (historyLength !== undefined) input.historyLength = historyLength;
+      if (history !== undefined) input.history = history;
+      if (claims) {
+        input.claims = claims;
+        input.claimMs = claimMs;
+      }
+      if (callbacks) input.callbacks = callbacks;
+      return createNodeContext(input);
+    },
     ...(observation ? { observers, observation } : {}),
   });
   return {

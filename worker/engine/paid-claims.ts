@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { isCluster, type RedisConnection } from '../../shared/redis/connect-redis.js';
 import { sleep } from '../../shared/contracts/abort.js';
 import type { Keys } from '../../shared/store/keys.js';
@@ -71,6 +70,8 @@ export class PaidClaims {
   private readonly inFlight = new Set<string>();
   /** Results paid for whose save Redis refused, by `<run id>/<claim field>`, until a re-save lands. */
   private readonly unsaved = new Map<string, UnsavedResult>();
+  /** Claims this process made so far: numbers its claimants (the process id makes them unique across processes). */
+  private claimsMade = 0;
 
   constructor(private readonly options: PaidClaimsOptions) {
     this.pollMs = options.pollMs ?? 200;
@@ -95,7 +96,7 @@ export class PaidClaims {
     const { redis, keys, processId, logger } = this.options;
     const { runId, superstep, task, key, attempt, endsAt, signal, onlyTask = false } = input;
     const stepId = `s${superstep}.t${task}`;
-    const claimant = `${processId}/${randomBytes(4).toString('hex')}`;
+    const claimant = `${processId}/${(this.claimsMade += 1).toString(36)}`;
     const runKeys = keys.run(runId);
     const alivePrefix = keys.alivePrefix(keys.shardOf(runId));
     const field = `claim:${stepId}:${key}`;
@@ -181,13 +182,14 @@ export class PaidClaims {
     key?: string,
     record?: (string | number)[],
   ): Promise<RecordVerdict | undefined> {
-    const args = [stepId, JSON.stringify(memos), claim.field, claim.claimant];
+    const scriptArgs: (string | number)[] = [stepId, JSON.stringify(memos), claim.field, claim.claimant];
     const { redis, keys } = this.options;
-    const runKeys = keys.run(runId);
     // `record`: the call's recording (recordCallArgs) goes in the same script, after the save.
-    const [lua, scriptKeys, scriptArgs] = record
-      ? [SAVE_AND_RECORD_PAID_WORK, keys.runAll(runId), [...args, ...record]]
-      : [SAVE_PAID_WORK, [runKeys.memo, runKeys.meta], args];
+    if (record) for (const arg of record) scriptArgs.push(arg);
+    const runKeys = record ? undefined : keys.run(runId);
+    const [lua, scriptKeys] = runKeys
+      ? [SAVE_PAID_WORK, [runKeys.memo, runKeys.meta]]
+      : [SAVE_AND_RECORD_PAID_WORK, keys.runAll(runId)];
     let rescued = false;
     const write = () =>
       rescued

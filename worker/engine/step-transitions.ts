@@ -124,8 +124,9 @@ export class StepTransitions {
     });
     // The script builds the run's other keys and the queue's from these two (see STEP_TRANSITION).
     const keys = [store.keys.runMeta(runId)];
-    const args = [
-      ...store.commits.commitArgs(request, now),
+    // commitArgs' array carries the rest too (pushed, not copied into a new one).
+    const args = store.commits.commitArgs(request, now);
+    args.push(
       job?.id ?? '',
       job?.token ?? '',
       job?.fetchNext ? '1' : '0',
@@ -142,7 +143,7 @@ export class StepTransitions {
       job?.attemptsMade ?? 0,
       ...fairArgs(this.options.fair?.argsFor(meta.tenant, runId)),
       inline.length,
-    ];
+    );
     for (const { request: step, startData, events } of inline) {
       const stepArgs = store.commits.commitArgs(step, now);
       const emitted = events.map(({ type, data }) => [type, JSON.stringify(data)]);
@@ -158,7 +159,15 @@ export class StepTransitions {
         ...result,
         handed: this.leanHop(
           jobs[0]!,
-          { ...meta, superstep, tasks: next, stepCount: commit.index + 1, usage: usageOf(usage, meta) },
+          // One copy of the meta, as BEGIN would read it at the cursor the commit set (the run is running).
+          {
+            ...meta,
+            status: 'running',
+            superstep,
+            tasks: next,
+            stepCount: commit.index + 1,
+            usage: usageOf(usage, meta),
+          },
           now,
         ),
       };
@@ -170,7 +179,8 @@ export class StepTransitions {
    * The job the script's lean hop handed back (bullmq_lean_hop), made here from the request that
    * described it rather than sent back (the seam's leanJobData: timestamp and processedOn are the
    * request's `now`); and its BEGIN, the run's meta at the cursor the commit set, its state in this
-   * worker's cache, no memos (no attempt of a superstep reached just now began before).
+   * worker's cache, no memos (no attempt of a superstep reached just now began before). `meta` is the
+   * run's at that cursor (the caller's copy, status running).
    * test/integration/lean-hop.test.ts compares both with what Redis holds.
    */
   private leanHop([id, node, data, attempts]: NextJob, meta: StepMeta, now: number): HandedJob {
@@ -185,7 +195,7 @@ export class StepTransitions {
         now,
         ...(workerName ? { workerName } : {}),
       }),
-      begin: { kind: 'run', meta: { ...meta, status: 'running' }, state: null, memos: {} },
+      begin: { kind: 'run', meta, state: null, memos: {} },
       eager: true,
     };
   }

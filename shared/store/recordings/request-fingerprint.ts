@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** Fields of a model request that are callbacks or plumbing, not what was asked. */
 const NOT_ASKED = new Set(['abortSignal', 'onTextDelta', 'onToolCallDelta']);
@@ -53,7 +53,8 @@ function askedFields(request: unknown): Record<string, unknown> {
 function address(json: string): string {
   let ref = addresses.get(json);
   if (ref === undefined) {
-    ref = `c:${createHash('sha256').update(json).digest('hex').slice(0, 16)}`;
+    // One-shot hash: the same digest as createHash's without a Hash object per content (half the time or less).
+    ref = `c:${hash('sha256', json).slice(0, 16)}`;
     if (addresses.size >= ADDRESSES_KEPT) addresses.clear();
     addresses.set(json, ref);
   }
@@ -86,7 +87,7 @@ export function fingerprintRequest(request: unknown): FingerprintedRequest {
   if (Array.isArray(compact.messages)) compact.messages = compact.messages.map(keep);
   if (Array.isArray(compact.tools)) compact.tools = keep(compact.tools);
   // 128 bits: enough to tell two requests apart, half the bytes of the whole digest in every recorded call.
-  const fingerprint = createHash('sha256').update(canonicalJson(compact)).digest('hex').slice(0, 32);
+  const fingerprint = hash('sha256', canonicalJson(compact)).slice(0, 32);
   return { fingerprint, compact, contents };
 }
 

@@ -18,7 +18,7 @@ import { currentTelemetry } from '../../../shared/telemetry/telemetry.js';
 import { observeModelCall } from './model-listeners.js';
 import { checkImageUrls } from './check-image-urls.js';
 import { usableResponse, type AcceptableOutcome } from './usable-response.js';
-import { transformChatRequest, type ChatRequest } from './chat-request-transformer.js';
+import { transformChatRequest } from './chat-request-transformer.js';
 import { promptCacheKeyOf } from './prompt-cache-key.js';
 
 export interface CallLanguageModelOptions {
@@ -80,9 +80,10 @@ export async function callLanguageModel(
 ): Promise<ModelCall> {
   const model = languageModelOf(context);
   const settings = agentSettingsOf(context);
-  const { onTextDelta, onToolCallDelta, ...plain } = request;
-  const maxTokens = plain.maxTokens ?? settings.maxTokens;
-  const untransformed: ChatRequest = { ...plain, ...(maxTokens === undefined ? {} : { maxTokens }) };
+  // The rest is a copy already: the default max_tokens goes on it, not on a second one.
+  const { onTextDelta, onToolCallDelta, ...untransformed } = request;
+  if (untransformed.maxTokens === undefined && settings.maxTokens !== undefined)
+    untransformed.maxTokens = settings.maxTokens;
   // The transformers' request is the one sent, saved and recorded: a replay asks it again and compares.
   const sent = await transformChatRequest(context, untransformed, key);
   // Before anything is claimed or paid: a refused image fails the step as the input's fault.

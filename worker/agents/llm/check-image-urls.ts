@@ -22,6 +22,9 @@ function refused(index: number, url: string, why: string): AgentqError {
  * (AGENTQ_CHECK_IMAGE_URLS=false turns the check off for a model server that never fetches).
  */
 export async function checkImageUrls(messages: readonly Message[], resolve: ResolveHost = resolveHost): Promise<void> {
+  // Most prompts carry no image: looked for first, so they cost no arrays, set or promises per model call.
+  if (!messages.some(({ content }) => Array.isArray(content) && content.some((part) => part.type === 'image_url')))
+    return;
   const urls = [
     ...new Set(messages.flatMap((message) => contentImages(message.content).map((part) => part.image_url.url))),
   ];

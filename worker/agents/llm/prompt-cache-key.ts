@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { LanguageModelRequest } from '../../../shared/ports/language-model.js';
 
 /**
@@ -17,6 +17,6 @@ export function promptCacheKeyOf(
     opening.push(message.content);
   }
   if (opening.length === 0 && !request.tools?.length) return undefined;
-  const hash = createHash('sha256').update(JSON.stringify([modelId, opening, request.tools ?? []]));
-  return `agentq-${hash.digest('base64url').slice(0, 16)}`;
+  // One-shot hash (no Hash object): this runs for every model call of a prompt with a system message or tools.
+  return `agentq-${hash('sha256', JSON.stringify([modelId, opening, request.tools ?? []]), 'base64url').slice(0, 16)}`;
 }
