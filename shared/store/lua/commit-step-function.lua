@@ -22,11 +22,11 @@
 -- before it hands the batch's slot on; a batch's run with its usage too, which the batch's totals take in
 -- the script that frees its slot (RUN_FIELDS of shared/operations/batches/batch-usage.ts, in that order).
 local function finished_reply(rk, status, index)
-  local f = redis.call('HMGET', rk[1], 'tenant', 'webhookUrl', 'batchId', 'conversationId', 'graph', 'graphVersion', 'concurrency')
+  local f = redis.call('HMGET', rk[1], 'tenant', 'webhookUrl', 'batchId', 'conversationId', 'graph', 'graphVersion', 'concurrency',
+    'inputTokens', 'cachedInputTokens', 'outputTokens', 'costUsd', 'uncachedCostUsd', 'createdAt', 'finishedAt')
   local reply = {status, tostring(index), f[1] or '', f[2] or '', f[3] or '', tostring(redis.call('HSTRLEN', rk[1], 'output')), f[4] or '', f[5] or '', f[6] or '', f[7] or ''}
   if f[3] then
-    local u = redis.call('HMGET', rk[1], 'inputTokens', 'cachedInputTokens', 'outputTokens', 'costUsd', 'uncachedCostUsd', 'createdAt', 'finishedAt')
-    for i = 1, 7 do reply[#reply + 1] = u[i] or '' end
+    for i = 8, 14 do reply[#reply + 1] = f[i] or '' end
   end
   return reply
 end
