@@ -9,7 +9,7 @@ import type { RedisRunStore } from '../../store/redis-run-store.js';
 import { withinShare, type SlotOffer } from './slot-offer.js';
 import type { RunEnqueuer } from '../runs/run-enqueuer.js';
 import { isTerminal, type RunStatus } from '../../contracts/run-record.js';
-import { CLAIM, REOPEN } from './batch-scripts.js';
+import { CLAIM, CLAIM_DEFERRED, REOPEN } from './batch-scripts.js';
 import { startSideBySide } from './side-by-side-starts.js';
 import { readProviderBatchProgress } from './read-provider-batch-progress.js';
 import type { ProviderBatchesCheck } from './check-provider-batches.js';
@@ -176,7 +176,7 @@ export class BatchDispatcher {
     for (;;) {
       const [index, item, fields, free] = claimed ?? (await this.claim(batchId));
       claimed = undefined;
-      if (index === -4) {
+      if (index === CLAIM_DEFERRED) {
         // Items the admission refused before go first; stop while it still refuses them.
         const started = await this.startDeferred(batchId);
         if (started < 0) break;

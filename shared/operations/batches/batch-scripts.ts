@@ -10,6 +10,9 @@ export const REOPEN = luaScript(new URL('./lua/reopen-batch-run-3.lua', import.m
 /** CLAIM_FN on its own. KEYS: 1 meta · 2 inflight · 3 items · ARGV: 1 run id prefix · 2 now */
 export const CLAIM = luaScript(new URL('./lua/claim-batch-item-3.lua', import.meta.url));
 
+/** claim_next's stop code (lua/claim-next.lua) for a batch holding items its admission refused: those start first. */
+export const CLAIM_DEFERRED = -4;
+
 /** Up to a number of CLAIMs at once. Its KEYS, ARGV and reply: the header of lua/claim-batch-items-3.lua. */
 export const CLAIM_MANY = luaScript(new URL('./lua/claim-batch-items-3.lua', import.meta.url));
 

@@ -2,7 +2,7 @@ import type { RedisConnection } from '../../redis/connect-redis.js';
 import { runScript } from '../../redis/create-redis.js';
 import type { Keys } from '../../store/keys.js';
 import type { BatchMeta } from './batch-meta.js';
-import { CLAIM_MANY } from './batch-scripts.js';
+import { CLAIM_DEFERRED, CLAIM_MANY } from './batch-scripts.js';
 
 /** Items a batch claims and starts side by side at most: bounds one burst of runs (a provider batch's are all free). */
 const SIDE_BY_SIDE = 32;
@@ -40,5 +40,5 @@ export async function startSideBySide(
     await redis.hincrby(batchKeys.meta, 'deferred', 1);
     return { started, stop: true };
   }
-  return { started, stop: typeof last === 'number' && last !== -4 };
+  return { started, stop: typeof last === 'number' && last !== CLAIM_DEFERRED };
 }
