@@ -96,12 +96,17 @@ describe('liveness threads release a dead process’s job locks', () => {
     await redis.sadd(keys.livenessRegistry(), doomed.processId);
     expect(await lockOf('dead-1')).not.toBeNull();
 
-    // Its locks had 30 s to run: released within 5 s, by the survivor's thread, is the reaper's doing.
+    // Its locks had 30 s to run: released within 5 s, by the survivor's thread, is the reaper's doing. The
+    // report comes after the releases of every queue and the registry's update: waited for too, or a busy
+    // machine finds the locks gone before the thread's message has arrived.
     await until(
       async () =>
-        (await lockOf('dead-1')) === null && (await lockOf('dead-2')) === null && (await lockOf('dead-3')) === null,
+        (await lockOf('dead-1')) === null &&
+        (await lockOf('dead-2')) === null &&
+        (await lockOf('dead-3')) === null &&
+        reaped.length > 0,
       5000,
-      'the dead process’s locks to be released',
+      'the dead process’s locks to be released and the release reported',
     );
     expect(reaped).toEqual([[doomed.processId, 3]]);
     // The survivor's lock is untouched, and its process is still registered.
