@@ -165,8 +165,7 @@ describe('the lean hop', () => {
           returnValue: '"committed"',
         },
         meta!,
-        [],
-        now,
+        { now },
       );
       expect(result.commit).toEqual({ kind: 'advanced', index: 0 });
       expect(result.handed?.eager).toBe(true);

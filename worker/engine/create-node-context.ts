@@ -18,6 +18,7 @@ import type { Message, StepUsage } from '../../shared/contracts/run-record.js';
 import type { StepAbortHandle } from './step-abort.js';
 import { createTokenPublisher, type FollowerLook } from './token-publisher.js';
 import type { PaidClaims } from './paid-claims.js';
+import type { HeldSave } from './held-save.js';
 import { StepTimeTravel } from './replay/step-time-travel.js';
 import { NodeWaits, type CallbackSigning } from './waits/node-waits.js';
 import { interruptCallbackOf } from './waits/interrupt-callback.js';
@@ -40,6 +41,8 @@ export interface NodeContextInput {
   claims?: PaidClaims;
   /** How long a claim of this step holds at most (the node's timeout, else AGENTQ_PAID_CLAIM_MS). */
   claimMs?: number;
+  /** Where a paid result waits for the step's commit to carry its save (with `claims`). @default none: each result is saved at once */
+  held?: HeldSave;
   /**
    * The run's history length as this step's begin knew it (a start job's admission: the seed of a
    * conversation, else 0): nothing is read for messages past it, since only a commit adds messages and
@@ -167,6 +170,8 @@ class StepNodeContext implements NodeContext {
         throw new StepAbort('stale', `run ${data.runId} ended before step ${stepId} saved its paid result`);
       return value;
     }
+    // A result held from an earlier paid call of this step is sent before this one claims (HeldSave).
+    await this.input.held?.flush();
     // Claimed with the read of the saved results: a second delivery of this step waits for this call.
     const claim = await claims.acquire({
       runId: data.runId,
@@ -186,10 +191,12 @@ class StepNodeContext implements NodeContext {
     }
     if (claim.followed !== undefined && claim.lookedAt !== undefined)
       this.followerLook = { followed: claim.followed, at: claim.lookedAt };
+    const { held } = this.input;
     let value: T;
     try {
       // The last look before the request leaves: the claim still this call's, the cursor still here.
-      value = await compute({ confirm: () => claims.confirm(data.runId, data.superstep, data.task, claim) });
+      const confirm = () => claims.confirm(data.runId, data.superstep, data.task, claim);
+      value = await compute(held ? { confirm, after: (work) => held.alongside(work) } : { confirm });
     } catch (error) {
       await claims.release(data.runId, claim).catch(() => undefined);
       throw error;
@@ -197,7 +204,11 @@ class StepNodeContext implements NodeContext {
     memos[key] = value ?? null;
     // A refused save keeps the result in memory for this process's next attempt.
     const record = travel.recordArgs(key, options, value);
-    travel.recordedAs(key, await claims.save(data.runId, stepId, memos, claim, key, record));
+    const save = () =>
+      claims.save(data.runId, stepId, memos, claim, key, record).then((verdict) => travel.recordedAs(key, verdict));
+    // Held, the step's commit may carry it (one script) if the node returns within this turn (HeldSave).
+    if (held) held.hold(save, { field: claim.field, claimant: claim.claimant, ...(record ? { record } : {}) });
+    else await save();
     return value;
   }
 

@@ -9,10 +9,11 @@ import { CANCELLED_ERROR as CANCELLED } from '../../shared/store/run-scripts.js'
 import type { StepUsage } from '../../shared/contracts/run-record.js';
 import type { StepObservation } from '../../shared/graph/step-observer.js';
 import type { StepDelivery, StepResult } from './step-worker.js';
-import type { FinishingJob } from './step-transitions.js';
+import { finishingJob } from './finishing-job.js';
 import { runInlineSteps } from './inline-steps.js';
 import { advanceSuperstep, pick } from './advance-superstep.js';
 import { executeNode } from './execute-node.js';
+import { commitCarrying, HeldSave } from './held-save.js';
 import { observeStep } from './observe-step.js';
 import { failRun, handleStepFailure } from './step-failure.js';
 import type { StepOutcome, StepProcessorOptions } from './step-processor-options.js';
@@ -182,10 +183,17 @@ export class StepProcessor {
     let result: NodeResult<typeof graph.channels> | void;
     let ended: StepObservation | undefined; // onNodeEnd's observation (when an observer watches nodes), told after the commit (with the state it made)
     const usage: StepUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+    const single = (meta.tasks ?? []).length === 1;
+    // A paid result waits here for the commit to carry its save (the superstep's only task's commit).
+    const held = this.options.claims ? new HeldSave() : undefined;
     try {
       const execution = { node, state, meta, data: job.data, attempt, logger, usage, memos, historyLength, history };
-      ({ result, ended } = await executeNode(this.options, execution));
+      ({ result, ended } = await executeNode(this.options, held ? { ...execution, held } : execution));
+      if (single) await held?.settleSent();
+      else await held?.flush().finally(() => held.settleAlongside());
     } catch (error) {
+      await held?.flush().catch(() => undefined);
+      await held?.settleAlongside();
       return handleStepFailure(this.options, { job, token, meta, node, attempt, thrown: error, logger, usage });
     }
     const stepUsage = usage.inputTokens + usage.outputTokens > 0 ? usage : undefined;
@@ -210,8 +218,9 @@ export class StepProcessor {
       stepUsage,
       // The node context adds what it saves to `memos`: empty, the step has no memo field to drop.
       hadMemos: hasKeys(memos),
+      held,
     };
-    return (meta.tasks ?? []).length === 1 ? this.commitSingle(current, done) : this.commitTask(current, done);
+    return single ? this.commitSingle(current, done) : this.commitTask(current, done);
   }
 
   /**
@@ -288,28 +297,33 @@ export class StepProcessor {
     const after = last ? last.next : next;
     // One script: the fenced commit, the next superstep's job, finishing this job and the next job for this worker
     // (the run's next step by eager dispatch under AGENTQ_EAGER_HOPS in a row; a batch's next question: EagerStarts).
-    const job = this.finishing(at, 'committed', after.length === 1);
+    const job = finishingJob(at, after.length === 1, this.options.eagerHops);
     const offered = this.options.eagerStarts?.offer(runId, job, after.length === 0);
-    const committed = transitions.commit(
-      {
-        runId,
-        superstep,
-        task,
-        mode: 'single',
-        step,
-        totalTasks: 1,
-        outcome,
-        state: changed,
-        stateJson: changedJson,
-        messages,
-        memos: done.hadMemos,
-        ...(stepUsage ? { usage: stepUsage } : {}),
-      },
-      after,
-      graphIdOf(meta),
-      job,
-      meta,
-      last?.commits ?? [],
+    const committed = commitCarrying(
+      done.held,
+      (carried) =>
+        transitions.commit(
+          {
+            runId,
+            superstep,
+            task,
+            mode: 'single',
+            step,
+            totalTasks: 1,
+            outcome,
+            state: changed,
+            stateJson: changedJson,
+            messages,
+            memos: done.hadMemos,
+            ...(stepUsage ? { usage: stepUsage } : {}),
+          },
+          after,
+          graphIdOf(meta),
+          job,
+          meta,
+          { inline: last?.commits ?? [], carried },
+        ),
+      (claimant) => this.options.claims?.ended(claimant),
     );
     const transition = await (offered ? offered(committed) : committed);
     finished(transition);
@@ -360,7 +374,7 @@ export class StepProcessor {
       },
       [],
       graphId,
-      this.finishing(at, 'committed', false),
+      finishingJob(at, false, this.options.eagerHops),
       meta,
     );
     finished(transition);
@@ -376,21 +390,6 @@ export class StepProcessor {
     if (transition.commit.kind !== 'stored') return 'fenced';
     if (transition.commit.count === tasks.length) await advanceSuperstep(this.options, meta, graph, graphId);
     return 'committed';
-  }
-
-  /** The job a commit's script finishes, and what this worker asks back: the queue's next job, or this run's next step eagerly. */
-  private finishing(at: StepJob, returnValue: StepOutcome, singleNext: boolean): FinishingJob {
-    const { job, token, delivery, fetchNext } = at;
-    const more = fetchNext();
-    return {
-      id: job.id!,
-      token: token ?? '',
-      attempts: job.opts.attempts ?? 1,
-      attemptsMade: job.attemptsMade,
-      fetchNext: more,
-      eager: more && singleNext && delivery.hops < this.options.eagerHops,
-      returnValue: JSON.stringify(returnValue),
-    };
   }
 }
 
