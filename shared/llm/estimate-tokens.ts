@@ -1,4 +1,5 @@
 import type { ToolDescription } from '../ports/language-model.js';
+import { BoundedMemo } from '../contracts/bounded-memo.js';
 import { contentImages, type Message } from '../contracts/run-record.js';
 
 type CountTokens = (text: string) => number;
@@ -28,20 +29,11 @@ const REPLY_PRIMING_TOKENS = 3;
  * over all of it; the sum can differ from a count of the whole text by a token where two paragraphs
  * meet, well within what an estimate is for. Cleared when full, so memory stays bounded.
  */
-const PARAGRAPH_CACHE_SIZE = 8192;
-const paragraphCounts = new Map<string, number>();
+const paragraphCounts = new BoundedMemo<string, number>({ limit: 8192 });
 
 function countParagraphs(count: CountTokens, text: string): number {
   let total = 0;
-  for (const paragraph of text.split(PARAGRAPH_END)) {
-    let tokens = paragraphCounts.get(paragraph);
-    if (tokens === undefined) {
-      tokens = count(paragraph);
-      if (paragraphCounts.size >= PARAGRAPH_CACHE_SIZE) paragraphCounts.clear();
-      paragraphCounts.set(paragraph, tokens);
-    }
-    total += tokens;
-  }
+  for (const paragraph of text.split(PARAGRAPH_END)) total += paragraphCounts.getOrSet(paragraph, count);
   return total;
 }
 

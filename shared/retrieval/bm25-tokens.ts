@@ -1,4 +1,5 @@
 import stem from 'wink-porter2-stemmer';
+import { BoundedMemo } from '../contracts/bounded-memo.js';
 import { ENGLISH_STOPWORDS } from './english-stopwords.js';
 
 /** Longer tokens are dropped (hashes, base64, run-together garbage), as fastembed's `token_max_length`. */
@@ -27,18 +28,7 @@ const ASCII_SEPARATORS = /[^a-z0-9_]+/;
  * retrieved passage sentence by sentence for each answer), and words repeat: a bounded memo makes it a
  * map lookup. Cleared when full, so memory stays bounded whatever the input.
  */
-const STEM_CACHE_SIZE = 50_000;
-const stems = new Map<string, string>();
-
-function cachedStem(token: string): string {
-  let term = stems.get(token);
-  if (term === undefined) {
-    if (stems.size >= STEM_CACHE_SIZE) stems.clear();
-    term = stem(token);
-    stems.set(token, term);
-  }
-  return term;
-}
+const stems = new BoundedMemo<string, string>({ limit: 50_000 });
 
 /**
  * The terms BM25 counts in `text`, in order, repeats kept — the pipeline of Qdrant's `qdrant/bm25`
@@ -71,7 +61,7 @@ export function bm25Tokens(text: string): string[] {
   for (const token of folded.split(ascii ? ASCII_SEPARATORS : SEPARATORS)) {
     if (token.length === 0 || ENGLISH_STOPWORDS.has(token)) continue;
     if ((ascii ? token.length : [...token].length) > MAX_TOKEN_LENGTH) continue;
-    const term = cachedStem(token);
+    const term = stems.getOrSet(token, stem);
     if (term.length > 0) terms.push(term);
   }
   return terms;

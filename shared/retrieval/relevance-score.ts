@@ -1,3 +1,4 @@
+import { BoundedMemo } from '../contracts/bounded-memo.js';
 import { bm25Tokens } from './bm25-tokens.js';
 
 /**
@@ -60,17 +61,10 @@ export function lexicalRelevance(query: string, bm25: number, text: string): num
  * Terms of passages seen before: a batch's searches return the same passages again and again. Cleared
  * when full, so memory stays bounded whatever the input.
  */
-const TERMS_CACHE_SIZE = 4096;
-const passageTerms = new Map<string, ReadonlySet<string>>();
+const passageTerms = new BoundedMemo<string, ReadonlySet<string>>({ limit: 4096 });
 
 function termsOf(text: string): ReadonlySet<string> {
-  let terms = passageTerms.get(text);
-  if (!terms) {
-    terms = new Set(bm25Tokens(text));
-    if (passageTerms.size >= TERMS_CACHE_SIZE) passageTerms.clear();
-    passageTerms.set(text, terms);
-  }
-  return terms;
+  return passageTerms.getOrSet(text, (passage) => new Set(bm25Tokens(passage)));
 }
 
 function clamp(value: number): number {

@@ -1,4 +1,5 @@
 import type { RedisRunStore } from '../../shared/store/redis-run-store.js';
+import { singleStepCommit } from './single-step-commit.js';
 
 export interface LongRunOptions {
   runId: string;
@@ -50,28 +51,20 @@ export async function commitChainSteps(
     pending.push(
       store.commits.begin(runId, superstep, 0, { node, superstep, task: 0, attempt: 1 }, now),
       store.commits.commit(
-        {
+        singleStepCommit({
           runId,
           superstep,
-          task: 0,
-          mode: 'single',
-          step: {
-            superstep,
-            task: 0,
-            node,
-            attempts: 1,
-            startedAt: new Date(now).toISOString(),
-            endedAt: new Date(now + 1).toISOString(),
-            usage: { inputTokens: 12, outputTokens: 3, costUsd: 0.00001, model: 'scripted' },
-          },
-          totalTasks: 1,
+          node,
+          startedAt: now,
+          endedAt: now + 1,
+          stepUsage: { inputTokens: 12, outputTokens: 3, costUsd: 0.00001, model: 'scripted' },
           outcome: last
             ? { kind: 'completed', output: { count: steps } }
             : { kind: 'next', tasks: [{ node: superstep % 2 === 0 ? 'check' : 'step' }] },
           state: { count: superstep + 1 },
           messages: message === undefined ? [] : [{ role: 'assistant', content: `${message} ${superstep}` }],
           usage: { inputTokens: 12, outputTokens: 3, costUsd: 0.00001 },
-        },
+        }),
         now + 1,
       ),
     );

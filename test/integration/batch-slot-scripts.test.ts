@@ -8,6 +8,7 @@ import type { ClaimReply } from '../../shared/operations/batches/batch-meta.js';
 import { RUN_FIELDS } from '../../shared/operations/batches/batch-usage.js';
 import { RedisRunStore } from '../../shared/store/redis-run-store.js';
 import type { FinishedRun } from '../../shared/store/run-store-types.js';
+import { singleStepCommit } from '../helpers/single-step-commit.js';
 
 // A claim says how many slots it left free with items left to fill them: the dispatcher skips the claim
 // after it when none are (an eager start's hand-off then waits for no further round trip).
@@ -91,20 +92,14 @@ describe("a batch run's last commit", () => {
     });
     await store.creation.admit(id, '1', {}, [{ node: 'answer' }], now);
     await store.commits.begin(id, 0, 0, { node: 'answer', superstep: 0, task: 0, attempt: 1 }, now);
-    const at = new Date(now).toISOString();
     const committed = await store.commits.commit(
-      {
+      singleStepCommit({
         runId: id,
-        superstep: 0,
-        task: 0,
-        mode: 'single',
-        step: { superstep: 0, task: 0, node: 'answer', attempts: 1, startedAt: at, endedAt: at },
-        totalTasks: 1,
+        node: 'answer',
+        startedAt: now,
         outcome: { kind: 'completed', output: 'done' },
-        state: {},
-        messages: [],
         usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.5, cachedInputTokens: 40, uncachedCostUsd: 0.7 },
-      },
+      }),
       now + 5,
     );
     expect(committed.kind).toBe('completed');

@@ -7,6 +7,7 @@ import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { allShards, shardOf, shardTag, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { startWorker } from '../../worker/start-worker.js';
+import { singleStepCommit } from '../helpers/single-step-commit.js';
 import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { RunEnqueuer } from '../../shared/operations/runs/run-enqueuer.js';
@@ -124,20 +125,7 @@ describe('engine v2', () => {
     const first = await store.commits.begin(runId, 0, 0, {}, Date.now());
     expect(first).toMatchObject({ kind: 'run', state: { base: JSON.stringify({ steps: 3, visited: [] }) } });
     // "Worker A" holds the state at superstep 0; "worker B" commits step 0.
-    const committed = await store.commits.commit(
-      {
-        runId,
-        superstep: 0,
-        task: 0,
-        mode: 'single',
-        step: { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' },
-        totalTasks: 1,
-        outcome: { kind: 'next', tasks: [{ node: 'step' }] },
-        state: { visited: ['step'] },
-        messages: [],
-      },
-      Date.now(),
-    );
+    const committed = await store.commits.commit(singleStepCommit({ runId, state: { visited: ['step'] } }), Date.now());
     expect(committed.kind).toBe('advanced');
     // A's cache says superstep 0, the cursor says 1: BEGIN sends the state B wrote.
     const stale = await store.commits.begin(runId, 1, 0, {}, Date.now(), 0);

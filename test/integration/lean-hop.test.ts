@@ -6,6 +6,7 @@ import { STEP_QUEUE } from '../../shared/contracts/queues.js';
 import { connectRedis } from '../../shared/redis/connect-redis.js';
 import { shardOf, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import { StepTransitions } from '../../worker/engine/step-transitions.js';
+import { singleStepCommit } from '../helpers/single-step-commit.js';
 import { startTestEnv, testConfig, type TestEnv } from '../helpers/test-env.js';
 
 /**
@@ -139,20 +140,8 @@ describe('the lean hop', () => {
       expect(taken!.begin?.kind).toBe('run');
       const meta = taken!.begin!.kind === 'run' ? taken!.begin!.meta : undefined;
       const now = Date.now();
-      const step = { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' };
       const result = await transitions.commit(
-        {
-          runId,
-          superstep: 0,
-          task: 0,
-          mode: 'single',
-          step,
-          totalTasks: 1,
-          outcome: { kind: 'next', tasks: [{ node: 'step' }] },
-          state: { visited: [0] },
-          messages: [],
-          usage: { inputTokens: 5, outputTokens: 7, costUsd: 0.25 },
-        },
+        singleStepCommit({ runId, state: { visited: [0] }, usage: { inputTokens: 5, outputTokens: 7, costUsd: 0.25 } }),
         [{ node: 'step' }],
         'chain@1',
         {

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { AgentClient } from '../../producer/client/agent-client.js';
 import { createLogger } from '../../shared/telemetry/logger.js';
 import { PaidClaims } from '../../worker/engine/paid-claims.js';
+import { singleStepCommit } from '../helpers/single-step-commit.js';
 import { testConfig } from '../helpers/test-env.js';
 
 /** The claim script's answers, on a real Redis, with liveness keys set by hand. */
@@ -119,23 +120,11 @@ describe('claims on paid work', () => {
   });
 
   it("a commit drops the step's memo field, unless the step says it had no memos (then a duplicate delivery's memo is left to expire with the run)", async () => {
-    const step = { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' };
     const commit = async (runId: string, memos?: boolean) => {
       const store = await runAtSuperstep0(runId);
       await store.commits.memoPut(runId, 's0.t0', { model: { text: 'paid' } });
       const committed = await store.commits.commit(
-        {
-          runId,
-          superstep: 0,
-          task: 0,
-          mode: 'single',
-          step,
-          totalTasks: 1,
-          outcome: { kind: 'next', tasks: [{ node: 'step' }] },
-          state: {},
-          messages: [],
-          ...(memos === undefined ? {} : { memos }),
-        },
+        singleStepCommit({ runId, ...(memos === undefined ? {} : { memos }) }),
         Date.now(),
       );
       expect(committed.kind).toBe('advanced');
@@ -148,20 +137,7 @@ describe('claims on paid work', () => {
   it('a delivery that reaches its paid call after the step was committed stops: stale, no claim', async () => {
     const runId = `claims-stale-${Date.now()}`;
     const store = await runAtSuperstep0(runId);
-    const committed = await store.commits.commit(
-      {
-        runId,
-        superstep: 0,
-        task: 0,
-        mode: 'single',
-        step: { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: '', endedAt: '' },
-        totalTasks: 1,
-        outcome: { kind: 'next', tasks: [{ node: 'step' }] },
-        state: {},
-        messages: [],
-      },
-      Date.now(),
-    );
+    const committed = await store.commits.commit(singleStepCommit({ runId }), Date.now());
     expect(committed.kind).toBe('advanced');
     await alive('proc-late');
     const late = await claimModel(claimsOf('proc-late'), runId);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { START_NODE } from '../../shared/contracts/job-schema.js';
 import { INTAKE_QUEUE, STEP_QUEUE } from '../../shared/contracts/queues.js';
+import { singleStepCommit } from '../helpers/single-step-commit.js';
 import { eventually, startTestEnv, type TestEnv } from '../helpers/test-env.js';
 
 describe('a chain run through the queue', () => {
@@ -81,19 +82,8 @@ describe('a chain run through the queue', () => {
       },
     });
     expect(await store.lifecycle.requestCancel(id, Date.now())).toBe('cancelling');
-    const at = new Date().toISOString();
     const committed = await store.commits.commit(
-      {
-        runId: id,
-        superstep: 0,
-        task: 0,
-        mode: 'single',
-        step: { superstep: 0, task: 0, node: 'step', attempts: 1, startedAt: at, endedAt: at },
-        totalTasks: 1,
-        outcome: { kind: 'next', tasks: [{ node: 'step' }] },
-        state: { visited: [0] },
-        messages: [],
-      },
+      singleStepCommit({ runId: id, startedAt: Date.now(), state: { visited: [0] } }),
       Date.now(),
     );
     expect(committed).toEqual({ kind: 'cancelled', index: 0 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RedisConnection } from '../../shared/redis/connect-redis.js';
+import { BoundedMemo } from '../../shared/contracts/bounded-memo.js';
 import { toAgentqError } from '../../shared/contracts/errors.js';
 import type { Embedder } from '../../shared/ports/embedder.js';
 import type { VectorStore, VectorUpdate } from '../../shared/ports/vector-store.js';
@@ -54,7 +55,7 @@ interface VectorBuilderOptions {
 export class VectorBuilder {
   private readonly owner = `${process.pid}-${randomBytes(6).toString('hex')}`;
   private readonly pollMs: number;
-  private readonly repeats = new Map<string, readonly number[]>();
+  private readonly repeats = new BoundedMemo<string, readonly number[]>({ limit: REPEATS_KEPT, evict: 'oldest' });
   private readonly abort = new AbortController();
   private closed = false;
   private wakeUp: (() => void) | undefined;
@@ -181,15 +182,9 @@ export class VectorBuilder {
         abortSignal: this.abort.signal,
         input: 'document',
       });
-      missing.forEach((text, index) => this.remember(text, vectors[index]!));
+      missing.forEach((text, index) => this.repeats.set(text, vectors[index]!));
     }
     return texts.map((text) => this.repeats.get(text)!);
-  }
-
-  private remember(text: string, vector: readonly number[]): void {
-    this.repeats.delete(text);
-    this.repeats.set(text, vector);
-    if (this.repeats.size > REPEATS_KEPT) this.repeats.delete(this.repeats.keys().next().value!);
   }
 
   private wake(): void {

@@ -1,6 +1,7 @@
 import type { RedisConnection } from '../../shared/redis/connect-redis.js';
 import { runScript } from '../../shared/redis/create-redis.js';
 import { StepAbort } from '../../shared/contracts/abort.js';
+import { BoundedMemo } from '../../shared/contracts/bounded-memo.js';
 import { AgentqError, type ErrorRecord } from '../../shared/contracts/errors.js';
 import type { NodeContext, PaidCall } from '../../shared/graph/node-context.js';
 import { ParkSignal } from '../../shared/graph/park-signal.js';
@@ -59,7 +60,7 @@ interface BatchKind {
  * live (AGENTQ_PROVIDER_BATCH_FALLBACK=live) returns undefined: the caller calls live.
  */
 export class ProviderBatchRouter {
-  private readonly kinds = new Map<string, BatchKind>();
+  private readonly kinds = new BoundedMemo<string, BatchKind>({ limit: CACHE_LIMIT });
   private readonly planned: PlannedCalls;
   private warmed: (batchId: string) => Promise<void> = async () => undefined;
 
@@ -201,9 +202,7 @@ export class ProviderBatchRouter {
       planned: mode !== null && mode !== undefined,
       callEstimateUsd: plan ? Math.max(...Object.values(plan.questionCostUsd)) / Math.max(1, plan.profile.calls) : 0,
     };
-    if (this.kinds.size >= CACHE_LIMIT) this.kinds.clear();
-    this.kinds.set(batchId, kind);
-    return kind;
+    return this.kinds.set(batchId, kind);
   }
 
   /** The answer the collector saved after this step's memo was read (a wake-up that raced the save). */

@@ -1,11 +1,11 @@
 --[[
   A dead process's jobs of one queue, back to wait at once: the locks of the queue's active jobs whose
-  token starts with ARGV[5] (the dead process's worker id prefix) are deleted, their ids added to the
-  stalled set, and BullMQ's own stalled check (its script moveStalledJobsToWait, put in below as a
-  function) run now rather than at a worker's next pass. It does what that pass would: each job it finds
-  stalled goes back to wait, its stall counted (one stalled more than the limit is marked to fail when
-  next taken), and the active jobs are marked for the next pass. It moves only a job without its lock,
-  which a live worker's job always has.
+  token starts with ARGV[5] (the dead process's worker id prefix) are deleted (worker-locks.lua), their
+  ids added to the stalled set, and BullMQ's own stalled check (its script moveStalledJobsToWait, put in
+  below as a function) run now rather than at a worker's next pass. It does what that pass would: each
+  job it finds stalled goes back to wait, its stall counted (one stalled more than the limit is marked to
+  fail when next taken), and the active jobs are marked for the next pass. It moves only a job without
+  its lock, which a live worker's job always has.
 
   Input:
     KEYS[1] 'stalled' (the stalled set)
@@ -28,17 +28,9 @@
     [job id, token, …] of the locks deleted
 ]]
 {{BULLMQ_FUNCTIONS}}
-local released = {}
-for _, id in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
-  local lock = ARGV[2] .. id .. '{{JOB_LOCK_SUFFIX}}'
-  local token = redis.call('GET', lock)
-  if token and string.sub(token, 1, #ARGV[5]) == ARGV[5] then
-    released[#released + 1] = id
-    released[#released + 1] = token
-    redis.call('DEL', lock)
-    redis.call('SADD', KEYS[1], id)
-  end
-end
+--@include ./worker-locks.lua
+local released = worker_locks(KEYS[3], ARGV[2], ARGV[5], true)
+for i = 1, #released, 2 do redis.call('SADD', KEYS[1], released[i]) end
 if #released > 0 then
   redis.call('DEL', KEYS[4])
   bull_moveStalledJobsToWait(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]})

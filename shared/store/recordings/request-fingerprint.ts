@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { BoundedMemo } from '../../contracts/bounded-memo.js';
 
 /** Fields of a model request that are callbacks or plumbing, not what was asked. */
 const NOT_ASKED = new Set(['abortSignal', 'onTextDelta', 'onToolCallDelta']);
@@ -51,22 +52,15 @@ function askedFields(request: unknown): Record<string, unknown> {
  * of one run (a collision among 10,000 contents has odds of about 3 in 10^12).
  */
 function address(json: string): string {
-  let ref = addresses.get(json);
-  if (ref === undefined) {
-    // One-shot hash: the same digest as createHash's without a Hash object per content (half the time or less).
-    ref = `c:${hash('sha256', json).slice(0, 16)}`;
-    if (addresses.size >= ADDRESSES_KEPT) addresses.clear();
-    addresses.set(json, ref);
-  }
-  return ref;
+  // One-shot hash: the same digest as createHash's without a Hash object per content (half the time or less).
+  return addresses.getOrSet(json, (content) => `c:${hash('sha256', content).slice(0, 16)}`);
 }
 
 /**
  * Addresses of contents this process printed lately: the system prompt and tool list every call of a graph
  * sends are hashed once, not once per call. Cleared when full (a cache, never a record).
  */
-const addresses = new Map<string, string>();
-const ADDRESSES_KEPT = 2000;
+const addresses = new BoundedMemo<string, string>({ limit: 2000 });
 
 /**
  * The fingerprint and compact form of a paid call's request (a model request, a tool call's name and

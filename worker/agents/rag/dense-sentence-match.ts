@@ -1,3 +1,4 @@
+import { BoundedMemo } from '../../../shared/contracts/bounded-memo.js';
 import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { embedTexts } from '../llm/embed-texts.js';
 import type { Embedder } from '../../../shared/ports/embedder.js';
@@ -18,9 +19,7 @@ const DENSE_MATCH_SENTENCES = 2;
  */
 export const DENSE_MATCH_MARGIN = 0.2;
 /** Sentence vectors kept per process: a batch's questions meet the same passages again. ~2 KB each. @default 4096 */
-const CACHE_SIZE = 4096;
-
-const cache = new Map<string, Float32Array>();
+const cache = new BoundedMemo<string, Float32Array>({ limit: 4096, evict: 'oldest' });
 
 /** How the run's reasoning_steps begin the line that says the comparison ran (the eval counts them). */
 export const DENSE_MATCH_NOTE = 'compared the meaning of';
@@ -56,7 +55,7 @@ export async function denseSentenceMatch(
     (sentence) => !cache.has(keyOf(sentence)),
   );
   const { vectors } = await embedTexts(context, embedder, [question, ...missing], { key: 'dense-sentence-match' });
-  missing.forEach((sentence, index) => remember(keyOf(sentence), Float32Array.from(vectors[index + 1]!)));
+  missing.forEach((sentence, index) => cache.set(keyOf(sentence), Float32Array.from(vectors[index + 1]!)));
   const asking = Float32Array.from(vectors[0]!);
   const match: DenseMatch = {};
   candidates.forEach((passage, index) => {
@@ -94,11 +93,4 @@ function likeliestSentences(text: string, asked: ReadonlySet<string>): { sentenc
     }))
     .sort((left, right) => right.shared - left.shared || left.position - right.position)
     .slice(0, DENSE_MATCH_SENTENCES);
-}
-
-function remember(key: string, vector: Float32Array): void {
-  cache.delete(key);
-  cache.set(key, vector);
-  // A Map iterates in insertion order: the first key is the least recently stored.
-  if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
 }

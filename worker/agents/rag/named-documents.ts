@@ -1,3 +1,4 @@
+import { BoundedMemo } from '../../../shared/contracts/bounded-memo.js';
 import type { VectorStore } from '../../../shared/ports/vector-store.js';
 import { normalizedTitle } from './rank-passages.js';
 
@@ -35,17 +36,13 @@ export function companyNames(company: string): string[] {
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Compiled name patterns by name, bounded: a collection's titles recur question after question, and compiling one costs more than matching it. */
-const PATTERNS_LIMIT = 4096;
-const patterns = new Map<string, RegExp>();
+const patterns = new BoundedMemo<string, RegExp>({ limit: 4096 });
 
 function patternOf(name: string): RegExp {
-  let pattern = patterns.get(name);
-  if (!pattern) {
-    pattern = new RegExp(`(?:^|[^\\p{L}\\p{N}])(${escape(name)})(?=$|[^\\p{L}\\p{N}])`, 'giu');
-    if (patterns.size >= PATTERNS_LIMIT) patterns.clear();
-    patterns.set(name, pattern);
-  }
-  return pattern;
+  return patterns.getOrSet(
+    name,
+    (named) => new RegExp(`(?:^|[^\\p{L}\\p{N}])(${escape(named)})(?=$|[^\\p{L}\\p{N}])`, 'giu'),
+  );
 }
 
 /**

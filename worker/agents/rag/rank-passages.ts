@@ -1,3 +1,4 @@
+import { BoundedMemo } from '../../../shared/contracts/bounded-memo.js';
 import { bm25Idf } from '../../../shared/retrieval/bm25.js';
 import { keyTerms } from './key-terms.js';
 import type { RetrievedPassage } from './retrieved-passage.js';
@@ -119,8 +120,7 @@ interface AnalysedPassage {
  * again (each answer ranks its run's 20 or so); the analysis is pure, so it is kept. Cleared when full,
  * as the stem memo is, so memory stays bounded whatever the input.
  */
-const ANALYSED_CACHE_SIZE = 4096;
-const analysedPassages = new Map<string, AnalysedPassage & { title: string; text: string }>();
+const analysedPassages = new BoundedMemo<string, AnalysedPassage & { title: string; text: string }>({ limit: 4096 });
 
 function analysePassage(passage: RetrievedPassage): AnalysedPassage {
   // By chunk id, checked against the text (a re-ingested chunk keeps its id): no long key to build and hash.
@@ -131,10 +131,13 @@ function analysePassage(passage: RetrievedPassage): AnalysedPassage {
   // Sentences split at whitespace, so no word spans two of them: these are keyTerms(`${title} ${text}`).
   const terms = new Set(keyTerms(passage.title));
   for (const list of sentenceTerms) for (const term of list) terms.add(term);
-  const analysed = { sentences, sentenceTerms, terms, title: passage.title, text: passage.text };
-  if (analysedPassages.size >= ANALYSED_CACHE_SIZE) analysedPassages.clear();
-  analysedPassages.set(passage.chunkId, analysed);
-  return analysed;
+  return analysedPassages.set(passage.chunkId, {
+    sentences,
+    sentenceTerms,
+    terms,
+    title: passage.title,
+    text: passage.text,
+  });
 }
 
 /** Inverse document frequency of each question term among the passages themselves (BM25's idf form, always > 0). */
