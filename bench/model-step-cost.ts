@@ -1,6 +1,6 @@
 /**
  * `npm run bench:model-step -- [--root <checkout>]... [--rounds N] [--runs N] [--commands] [--cpu-prof <dir>]
- * [--alloc-prof <dir> [--heap-prof]]`:
+ * [--alloc-prof <dir> [--heap-prof]] [--env NAME=VALUE]...`:
  * what agentq's own work costs per model step, beside a plain BullMQ job chain making the same model call
  * (bench/workers/bullmq-model-chain-worker.ts), both on the 10-node model graph's request (bench/lib/model-graph.ts)
  * through agentq's OpenAI adapter and the real SDK to one scripted model answering at once.
@@ -17,7 +17,9 @@
  * command (first round); `--cpu-prof <dir>` writes a V8 CPU profile of each worker over its first r100
  * round (cpu-profile-on-signal.mjs); `--alloc-prof <dir>` counts the bytes each worker's heap allocates over
  * that round (alloc-on-signal.mjs; printed as `…_kb_allocated_per_step`), and with `--heap-prof` writes a
- * sampling heap profile of it too. Figures go to stdout as `name=value`, progress to stderr.
+ * sampling heap profile of it too. `--env NAME=VALUE` sets an agentq setting for every agentq side (its worker
+ * and the client that creates its runs), e.g. `--env AGENTQ_RECORDING=off` for what the recording costs.
+ * Figures go to stdout as `name=value`, progress to stderr.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -52,6 +54,10 @@ const allocDir = values('--alloc-prof')[0];
 /** Whether the first r100 round is profiled (SIGUSR2 to the worker before and after it). */
 const profiling = !!(profileDir ?? allocDir);
 const IN_FLIGHT = 100;
+/** `--env NAME=VALUE` (repeatable): settings of every agentq side, its worker's and its runs' (what a feature costs). */
+const agentqEnv = Object.fromEntries(
+  values('--env').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 
 /** One side of the comparison: an agentq checkout's worker, or the chain. */
 interface Side {
@@ -108,6 +114,7 @@ async function agentqSide(root: string, index: number, redisUrl: string, modelUr
     LLM_MODEL: MODEL_GRAPH_MODEL,
     BENCH_RECORD_STEPS: 'false',
     ...profileEnv(),
+    ...agentqEnv,
   };
   const worker = await forkWorker('bench/workers/engine-worker.ts', env, { root, execArgv: profileExecArgv() });
   const client = new AgentClient({ config: loadConfig(env) });
