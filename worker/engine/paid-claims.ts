@@ -256,11 +256,6 @@ export class PaidClaims {
     throw new StepAbort('stale', `run ${runId} ended before step ${stepId} saved its paid result`);
   }
 
-  /** A step's commit carried the save of `claimant`'s result and ended its claim (HeldSave). */
-  ended(claimant: string): void {
-    this.inFlight.delete(claimant);
-  }
-
   /** Ends a claim whose call failed, so a retry need not wait for it to run out. */
   async release(runId: string, claim: HeldClaim): Promise<void> {
     this.inFlight.delete(claim.claimant);

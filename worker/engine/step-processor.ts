@@ -13,7 +13,7 @@ import { finishingJob } from './finishing-job.js';
 import { runInlineSteps } from './inline-steps.js';
 import { advanceSuperstep, pick } from './advance-superstep.js';
 import { executeNode } from './execute-node.js';
-import { commitCarrying, HeldSave } from './held-save.js';
+import { commitBehindSaves, PendingSaves } from './pending-saves.js';
 import { observeStep } from './observe-step.js';
 import { failRun, handleStepFailure } from './step-failure.js';
 import type { StepOutcome, StepProcessorOptions } from './step-processor-options.js';
@@ -184,16 +184,15 @@ export class StepProcessor {
     let ended: StepObservation | undefined; // onNodeEnd's observation (when an observer watches nodes), told after the commit (with the state it made)
     const usage: StepUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     const single = (meta.tasks ?? []).length === 1;
-    // A paid result waits here for the commit to carry its save (the superstep's only task's commit).
-    const held = this.options.claims ? new HeldSave() : undefined;
+    // The paid results' saves the node did not wait for: the superstep's only task sends its commit behind them.
+    const pending = this.options.claims ? new PendingSaves() : undefined;
     try {
       const execution = { node, state, meta, data: job.data, attempt, logger, usage, memos, historyLength, history };
-      ({ result, ended } = await executeNode(this.options, held ? { ...execution, held } : execution));
-      if (single) await held?.settleSent();
-      else await held?.flush().finally(() => held.settleAlongside());
+      ({ result, ended } = await executeNode(this.options, pending ? { ...execution, pending } : execution));
+      if (!single) await pending?.landed().finally(() => pending.settled());
     } catch (error) {
-      await held?.flush().catch(() => undefined);
-      await held?.settleAlongside();
+      await pending?.landed().catch(() => undefined);
+      await pending?.settled();
       return handleStepFailure(this.options, { job, token, meta, node, attempt, thrown: error, logger, usage });
     }
     const stepUsage = usage.inputTokens + usage.outputTokens > 0 ? usage : undefined;
@@ -218,7 +217,7 @@ export class StepProcessor {
       stepUsage,
       // The node context adds what it saves to `memos`: empty, the step has no memo field to drop.
       hadMemos: hasKeys(memos),
-      held,
+      pending,
     };
     return single ? this.commitSingle(current, done) : this.commitTask(current, done);
   }
@@ -299,31 +298,28 @@ export class StepProcessor {
     // (the run's next step by eager dispatch under AGENTQ_EAGER_HOPS in a row; a batch's next question: EagerStarts).
     const job = finishingJob(at, after.length === 1, this.options.eagerHops);
     const offered = this.options.eagerStarts?.offer(runId, job, after.length === 0);
-    const committed = commitCarrying(
-      done.held,
-      (carried) =>
-        transitions.commit(
-          {
-            runId,
-            superstep,
-            task,
-            mode: 'single',
-            step,
-            totalTasks: 1,
-            outcome,
-            state: changed,
-            stateJson: changedJson,
-            messages,
-            memos: done.hadMemos,
-            ...(stepUsage ? { usage: stepUsage } : {}),
-          },
-          after,
-          graphIdOf(meta),
-          job,
-          meta,
-          { inline: last?.commits ?? [], carried },
-        ),
-      (claimant) => this.options.claims?.ended(claimant),
+    const committed = commitBehindSaves(done.pending, () =>
+      transitions.commit(
+        {
+          runId,
+          superstep,
+          task,
+          mode: 'single',
+          step,
+          totalTasks: 1,
+          outcome,
+          state: changed,
+          stateJson: changedJson,
+          messages,
+          memos: done.hadMemos,
+          ...(stepUsage ? { usage: stepUsage } : {}),
+        },
+        after,
+        graphIdOf(meta),
+        job,
+        meta,
+        { inline: last?.commits ?? [] },
+      ),
     );
     const transition = await (offered ? offered(committed) : committed);
     finished(transition);

@@ -16,7 +16,6 @@ import { fairArgs, type FairQueue } from '../../shared/store/fair-queue.js';
 import { STEP_TAKE, STEP_TRANSITION } from '../../shared/store/step-transition-scripts.js';
 import { allShards, stepQueuePrefix } from '../../shared/contracts/shards.js';
 import type { Task } from '../../shared/graph/graph.js';
-import type { CarriedSave } from './held-save.js';
 
 /** A job handed to this worker by a script, with its cursor. */
 export interface HandedJob {
@@ -55,8 +54,6 @@ export interface TransitionExtras {
   inline?: InlineCommit[];
   /** @default Date.now() */
   now?: number;
-  /** The step's paid result whose save the commit carries: its call recorded, its claim ended. @default none */
-  carried?: CarriedSave;
 }
 
 /** The job a transition finishes, and what this worker wants back. */
@@ -108,7 +105,6 @@ export class StepTransitions {
    * `meta`: the run as the step saw it (its BEGIN); its BullMQ priority goes with its next jobs, and an
    * eager hop's BEGIN is made from it. `with.inline`: steps of nodes marked inline that this job ran after its
    * own, committed in the same script after `request`; `next` is then what follows the last of them.
-   * `with.carried`: the step's paid result whose save the commit carries (HeldSave).
    */
   async commit(
     request: CommitRequest,
@@ -116,7 +112,7 @@ export class StepTransitions {
     graphId: string,
     job: FinishingJob | undefined,
     meta: StepMeta,
-    { inline = [], now = Date.now(), carried }: TransitionExtras = {},
+    { inline = [], now = Date.now() }: TransitionExtras = {},
   ): Promise<TransitionResult> {
     const priority = meta.priority;
     const { store, redis } = this.options;
@@ -160,11 +156,6 @@ export class StepTransitions {
       const emitted = events.map(({ type, data }) => [type, JSON.stringify(data)]);
       args.push(stepArgs.length + 2, JSON.stringify(startData), JSON.stringify(emitted), ...stepArgs);
     }
-    if (carried) {
-      const record = carried.record ?? [];
-      args.push(record.length + 2, carried.field, carried.claimant);
-      for (const arg of record) args.push(arg);
-    } else args.push(0);
     const [commitReply, finishCode, handed, begun, eager, inlined, usage] = await runScript<
       [string[], number, unknown[] | null, unknown[] | null, number, number, (string | number)[] | null]
     >(redis, STEP_TRANSITION, keys, args);

@@ -16,9 +16,7 @@
     · t+13 the current job's attempts made (its atm) · t+14 the shard's fair hash ('' = weighted fairness
     off: the jobs get the run's priority) · t+15 the run's tenant · t+16 its weight · t+17 inline steps c (0
     none) · then c blocks, each: its length L · step-start data JSON · the events its node emitted, JSON
-    [[type, data JSON], …] · L-2 COMMIT arguments · then the paid result the commit carries (HeldSave in
-    worker/engine/held-save.ts): its length c (0 none) · its claim's field · the claimant · c-2 record_call
-    arguments (none when the run does not record the call)
+    [[type, data JSON], …] · L-2 COMMIT arguments
   → {the last COMMIT's reply, moveToFinished's code (0 or < 0; 0 when no job), the job handed out as BullMQ's
     [fields, id, rate-limit delay, delay until] or nil, its BEGIN reply or nil, 1 when it came eagerly,
     inline steps committed}; after a lean hop {the last COMMIT's reply, code, nil, nil, 2, inline steps
@@ -33,8 +31,6 @@
 --@include ./deliver.lua
 --@include ./step-job-opts.lua
 --@include ./fair-pass.lua
---@include ../recordings/lua/record-call-function.lua
---@include ./end-claim-function.lua
 
 local t = 18 + 2 * tonumber(ARGV[17])
 t = t + tonumber(ARGV[t]) + 3
@@ -49,19 +45,10 @@ local q = bullmq_queue_keys(prefix, job_id)
 
 -- The commit's bytes, its events' and its recording's charged as one at the end (flush_charges).
 defer_charges()
-local inline_at = t + 17
--- The paid result the step's commit carries, after the inline steps' blocks: its call is recorded before the
--- commit (which may finish the run, and a finished run records nothing more), as its own save would have
--- recorded it; the result itself is not written, since the commit would drop it at once.
-local carried = inline_at + 1
-for _ = 1, tonumber(ARGV[inline_at] or '0') do carried = carried + tonumber(ARGV[carried]) + 1 end
-local carried_len = tonumber(ARGV[carried] or '0')
-if carried_len > 2 then record_call(rk, ARGV, carried + 3) end
 local committed = commit_step(rk, ARGV)
--- Its claim ends whatever the commit's verdict: a fenced step's was over anyway.
-if carried_len > 0 then end_claim(rk[7], ARGV[carried + 1], ARGV[carried + 2]) end
 -- Inline steps (nodes marked inline: true, run by this job after its own): each committed in turn, fenced
 -- like any step, with its step-start event; the run's next jobs are those after the last one.
+local inline_at = t + 17
 local at, inlined = inline_at + 1, 0
 for _ = 1, tonumber(ARGV[inline_at] or '0') do
   if committed[1] ~= 'advanced' then break end

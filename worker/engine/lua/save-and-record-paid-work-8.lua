@@ -6,8 +6,6 @@
 
   KEYS[1..8] the run's keys (Keys.runAll): meta, state, messages, steps, events, writes, memo, record
 ]]
---@include ../../../shared/store/lua/storage-functions.lua
---@include ../../../shared/store/lua/record-functions.lua
 --@include ../../../shared/store/recordings/lua/record-call-function.lua
 --@include ./save-paid-function.lua
 

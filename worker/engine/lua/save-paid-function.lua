@@ -7,12 +7,13 @@
   HSET now would make it again with no TTL, kept forever. `status`: the run's status when the caller read it
   already (false: the run is gone); nil: read here.
 ]]
---@include ../../../shared/store/lua/end-claim-function.lua
-
 local function save_paid(meta, memo, step, results, field, claimant, status)
   if status == nil then status = redis.call('HGET', meta, 'status') end
   if not status or status == 'completed' or status == 'failed' or status == 'cancelled' then return false end
   redis.call('HSET', memo, step, results)
-  if field ~= '' then end_claim(memo, field, claimant) end
+  if field ~= '' then
+    local held = redis.call('HGET', memo, field)
+    if held and cjson.decode(held).owner == claimant then redis.call('HDEL', memo, field) end
+  end
   return true
 end

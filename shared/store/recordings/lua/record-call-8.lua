@@ -3,8 +3,6 @@
 
   KEYS[1..8] the run's keys (Keys.runAll): meta, state, messages, steps, events, writes, memo, record
 ]]
---@include ../../lua/storage-functions.lua
---@include ../../lua/record-functions.lua
 --@include ./record-call-function.lua
 
 return record_call(KEYS, ARGV, 1)

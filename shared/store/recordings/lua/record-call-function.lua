@@ -1,6 +1,5 @@
 --[[
-  Fragment, included with --@include: record_call. No KEYS or ARGV of its own; it needs the storage ledger's
-  and the recording's helpers (storage-functions.lua, record-functions.lua) included before it.
+  Fragment, included with --@include: record_call (with the recording helpers). No KEYS or ARGV of its own.
 
   Records one paid call of a step: its contents (messages, tool lists) not recorded yet, then
   the call itself — within the run's byte budget (RECORD_LUA's record_put), only while the run records
@@ -11,6 +10,9 @@
   status, record and recordMax when the caller read them already (nil: read here)
   → 'ok' | 'exists' | 'off' (not recording, or finished) | 'over' (the byte budget is spent)
 ]]
+--@include ../../lua/storage-functions.lua
+--@include ../../lua/record-functions.lua
+
 -- Fields per HMGET or HSET: Lua's unpack has a stack limit, and a long conversation sends many contents.
 local RECORD_CHUNK = 200
 
