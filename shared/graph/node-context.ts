@@ -153,10 +153,4 @@ export interface MemoOptions {
 export interface PaidCall {
   /** Throws (a stale-step abort) when this delivery's claim or the run's cursor moved on; else resolves. */
   confirm(): Promise<void>;
-  /**
-   * Hands over the call's own bookkeeping (a budget's count, say: work that handles its own failures) for
-   * the step to wait for once its commit is sent, instead of before: a node that returns at once can then
-   * have its result carried by that commit. @default absent (outside a worker's step): wait for it yourself
-   */
-  after?(work: Promise<unknown>): void;
 }

@@ -18,7 +18,6 @@ import type { Message, StepUsage } from '../../shared/contracts/run-record.js';
 import type { StepAbortHandle } from './step-abort.js';
 import { createTokenPublisher, type FollowerLook } from './token-publisher.js';
 import type { PaidClaims } from './paid-claims.js';
-import type { PendingSaves } from './pending-saves.js';
 import { StepTimeTravel } from './replay/step-time-travel.js';
 import { NodeWaits, type CallbackSigning } from './waits/node-waits.js';
 import { interruptCallbackOf } from './waits/interrupt-callback.js';
@@ -41,8 +40,6 @@ export interface NodeContextInput {
   claims?: PaidClaims;
   /** How long a claim of this step holds at most (the node's timeout, else AGENTQ_PAID_CLAIM_MS). */
   claimMs?: number;
-  /** The step's paid results' saves in flight (with `claims`): the node goes on without waiting for them. @default none: the node waits for each save */
-  pending?: PendingSaves;
   /**
    * The run's history length as this step's begin knew it (a start job's admission: the seed of a
    * conversation, else 0): nothing is read for messages past it, since only a commit adds messages and
@@ -170,8 +167,6 @@ class StepNodeContext implements NodeContext {
         throw new StepAbort('stale', `run ${data.runId} ended before step ${stepId} saved its paid result`);
       return value;
     }
-    // An earlier paid call's save of this step has landed before this one claims (a failed one fails the step).
-    await this.input.pending?.landed();
     // Claimed with the read of the saved results: a second delivery of this step waits for this call.
     const claim = await claims.acquire({
       runId: data.runId,
@@ -191,12 +186,10 @@ class StepNodeContext implements NodeContext {
     }
     if (claim.followed !== undefined && claim.lookedAt !== undefined)
       this.followerLook = { followed: claim.followed, at: claim.lookedAt };
-    const { pending } = this.input;
     let value: T;
     try {
       // The last look before the request leaves: the claim still this call's, the cursor still here.
-      const confirm = () => claims.confirm(data.runId, data.superstep, data.task, claim);
-      value = await compute(pending ? { confirm, after: (work) => pending.alongside(work) } : { confirm });
+      value = await compute({ confirm: () => claims.confirm(data.runId, data.superstep, data.task, claim) });
     } catch (error) {
       await claims.release(data.runId, claim).catch(() => undefined);
       throw error;
@@ -204,11 +197,7 @@ class StepNodeContext implements NodeContext {
     memos[key] = value ?? null;
     // A refused save keeps the result in memory for this process's next attempt.
     const record = travel.recordArgs(key, options, value);
-    const save = () =>
-      claims.save(data.runId, stepId, memos, claim, key, record).then((verdict) => travel.recordedAs(key, verdict));
-    // Sent now, waited for by the step (PendingSaves): the node goes on meanwhile.
-    if (pending) pending.sent(save());
-    else await save();
+    travel.recordedAs(key, await claims.save(data.runId, stepId, memos, claim, key, record));
     return value;
   }
 

@@ -6,7 +6,6 @@ import type { StepObservation } from '../../shared/graph/step-observer.js';
 import type { StepMeta } from '../../shared/store/redis-run-store.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import { createNodeContext, type NodeContextInput } from './create-node-context.js';
-import type { PendingSaves } from './pending-saves.js';
 import { watchingNodes } from './observe-step.js';
 import { runNode } from './run-node.js';
 import type { StepProcessorOptions } from './step-processor-options.js';
@@ -28,8 +27,6 @@ export interface StepAttempt {
   historyLength?: number;
   /** The run's whole history as JSON texts, when this worker knows it (StateCache.historyOf). @default unknown */
   history?: readonly string[];
-  /** The step's paid results' saves in flight, waited for by the step. @default none: the node waits for each */
-  pending?: PendingSaves;
 }
 
 /**
@@ -38,7 +35,7 @@ export interface StepAttempt {
  */
 export async function executeNode(
   options: StepProcessorOptions,
-  { node, state, meta, data, attempt, logger, usage, memos, historyLength, history, pending }: StepAttempt,
+  { node, state, meta, data, attempt, logger, usage, memos, historyLength, history }: StepAttempt,
 ): Promise<{ result: NodeResult<Graph['channels']> | void; ended?: StepObservation }> {
   const { store, services, claims, paidClaimMs, observers, activeSteps, callbacks } = options;
   const claimMs = node.timeoutMs ?? paidClaimMs ?? 600_000;
@@ -78,7 +75,6 @@ export async function executeNode(
       if (claims) {
         input.claims = claims;
         input.claimMs = claimMs;
-        if (pending) input.pending = pending;
       }
       if (callbacks) input.callbacks = callbacks;
       return createNodeContext(input);

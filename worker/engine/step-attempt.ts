@@ -7,7 +7,6 @@ import type { StepObservation } from '../../shared/graph/step-observer.js';
 import type { CommitRequest, StateText, StepMeta } from '../../shared/store/redis-run-store.js';
 import type { Logger } from '../../shared/telemetry/logger.js';
 import type { StepDelivery, StepResult } from './step-worker.js';
-import type { PendingSaves } from './pending-saves.js';
 
 /** How the step's job is finished when its step commits: by the transition script, with what this worker wants next. */
 export interface StepJob {
@@ -46,6 +45,4 @@ export interface ExecutedStep {
   step: CommitRequest['step'];
   stepUsage: StepUsage | undefined;
   hadMemos: boolean;
-  /** Its paid results' saves in flight and the paid calls' bookkeeping, waited for with its commit. */
-  pending: PendingSaves | undefined;
 }

@@ -9,11 +9,10 @@ import { CANCELLED_ERROR as CANCELLED } from '../../shared/store/run-scripts.js'
 import type { StepUsage } from '../../shared/contracts/run-record.js';
 import type { StepObservation } from '../../shared/graph/step-observer.js';
 import type { StepDelivery, StepResult } from './step-worker.js';
-import { finishingJob } from './finishing-job.js';
+import type { FinishingJob } from './step-transitions.js';
 import { runInlineSteps } from './inline-steps.js';
 import { advanceSuperstep, pick } from './advance-superstep.js';
 import { executeNode } from './execute-node.js';
-import { commitBehindSaves, PendingSaves } from './pending-saves.js';
 import { observeStep } from './observe-step.js';
 import { failRun, handleStepFailure } from './step-failure.js';
 import type { StepOutcome, StepProcessorOptions } from './step-processor-options.js';
@@ -183,16 +182,10 @@ export class StepProcessor {
     let result: NodeResult<typeof graph.channels> | void;
     let ended: StepObservation | undefined; // onNodeEnd's observation (when an observer watches nodes), told after the commit (with the state it made)
     const usage: StepUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-    const single = (meta.tasks ?? []).length === 1;
-    // The paid results' saves the node did not wait for: the superstep's only task sends its commit behind them.
-    const pending = this.options.claims ? new PendingSaves() : undefined;
     try {
       const execution = { node, state, meta, data: job.data, attempt, logger, usage, memos, historyLength, history };
-      ({ result, ended } = await executeNode(this.options, pending ? { ...execution, pending } : execution));
-      if (!single) await pending?.landed().finally(() => pending.settled());
+      ({ result, ended } = await executeNode(this.options, execution));
     } catch (error) {
-      await pending?.landed().catch(() => undefined);
-      await pending?.settled();
       return handleStepFailure(this.options, { job, token, meta, node, attempt, thrown: error, logger, usage });
     }
     const stepUsage = usage.inputTokens + usage.outputTokens > 0 ? usage : undefined;
@@ -217,9 +210,8 @@ export class StepProcessor {
       stepUsage,
       // The node context adds what it saves to `memos`: empty, the step has no memo field to drop.
       hadMemos: hasKeys(memos),
-      pending,
     };
-    return single ? this.commitSingle(current, done) : this.commitTask(current, done);
+    return (meta.tasks ?? []).length === 1 ? this.commitSingle(current, done) : this.commitTask(current, done);
   }
 
   /**
@@ -296,30 +288,28 @@ export class StepProcessor {
     const after = last ? last.next : next;
     // One script: the fenced commit, the next superstep's job, finishing this job and the next job for this worker
     // (the run's next step by eager dispatch under AGENTQ_EAGER_HOPS in a row; a batch's next question: EagerStarts).
-    const job = finishingJob(at, after.length === 1, this.options.eagerHops);
+    const job = this.finishing(at, 'committed', after.length === 1);
     const offered = this.options.eagerStarts?.offer(runId, job, after.length === 0);
-    const committed = commitBehindSaves(done.pending, () =>
-      transitions.commit(
-        {
-          runId,
-          superstep,
-          task,
-          mode: 'single',
-          step,
-          totalTasks: 1,
-          outcome,
-          state: changed,
-          stateJson: changedJson,
-          messages,
-          memos: done.hadMemos,
-          ...(stepUsage ? { usage: stepUsage } : {}),
-        },
-        after,
-        graphIdOf(meta),
-        job,
-        meta,
-        { inline: last?.commits ?? [] },
-      ),
+    const committed = transitions.commit(
+      {
+        runId,
+        superstep,
+        task,
+        mode: 'single',
+        step,
+        totalTasks: 1,
+        outcome,
+        state: changed,
+        stateJson: changedJson,
+        messages,
+        memos: done.hadMemos,
+        ...(stepUsage ? { usage: stepUsage } : {}),
+      },
+      after,
+      graphIdOf(meta),
+      job,
+      meta,
+      { inline: last?.commits ?? [] },
     );
     const transition = await (offered ? offered(committed) : committed);
     finished(transition);
@@ -370,7 +360,7 @@ export class StepProcessor {
       },
       [],
       graphId,
-      finishingJob(at, false, this.options.eagerHops),
+      this.finishing(at, 'committed', false),
       meta,
     );
     finished(transition);
@@ -386,6 +376,21 @@ export class StepProcessor {
     if (transition.commit.kind !== 'stored') return 'fenced';
     if (transition.commit.count === tasks.length) await advanceSuperstep(this.options, meta, graph, graphId);
     return 'committed';
+  }
+
+  /** The job a commit's script finishes, and what this worker asks back: the queue's next job, or this run's next step eagerly. */
+  private finishing(at: StepJob, returnValue: StepOutcome, singleNext: boolean): FinishingJob {
+    const { job, token, delivery, fetchNext } = at;
+    const more = fetchNext();
+    return {
+      id: job.id!,
+      token: token ?? '',
+      attempts: job.opts.attempts ?? 1,
+      attemptsMade: job.attemptsMade,
+      fetchNext: more,
+      eager: more && singleNext && delivery.hops < this.options.eagerHops,
+      returnValue: JSON.stringify(returnValue),
+    };
   }
 }
 

@@ -103,7 +103,7 @@ export class StepTransitions {
 
   /**
    * `meta`: the run as the step saw it (its BEGIN); its BullMQ priority goes with its next jobs, and an
-   * eager hop's BEGIN is made from it. `with.inline`: steps of nodes marked inline that this job ran after its
+   * eager hop's BEGIN is made from it. `inline`: steps of nodes marked inline that this job ran after its
    * own, committed in the same script after `request`; `next` is then what follows the last of them.
    */
   async commit(

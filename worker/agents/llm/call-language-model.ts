@@ -1,6 +1,6 @@
 import { SpanKind, trace, type Attributes } from '@opentelemetry/api';
 import { AgentqError } from '../../../shared/contracts/errors.js';
-import type { NodeContext, PaidCall } from '../../../shared/graph/node-context.js';
+import type { NodeContext } from '../../../shared/graph/node-context.js';
 import { agentSettingsOf, languageModelOf } from '../agent-services.js';
 import type {
   LanguageModel,
@@ -184,7 +184,6 @@ export async function callLanguageModel(
           recordCallUsage(context, response, freshCost.cost);
           throw rejection;
         }
-        counting = afterCommitIfStep(paid, counting);
         return response;
       },
       asked,
@@ -347,14 +346,4 @@ async function withUsage(request: LanguageModelRequest, response: LanguageModelR
     outputTokens: await estimateMessageTokens(response.message),
   };
   return { ...response, usage, usageEstimated: true };
-}
-
-/**
- * A paid call's count, handed to the worker's step to wait for once its commit is sent (PaidCall.after), so a
- * node that returns at once can have its response carried by that commit; → what the caller still waits for.
- */
-function afterCommitIfStep(paid: PaidCall | undefined, counting: Promise<unknown>): Promise<unknown> | undefined {
-  if (!paid?.after) return counting;
-  paid.after(counting);
-  return undefined;
 }
