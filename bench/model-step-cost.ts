@@ -56,7 +56,11 @@ const profiling = !!(profileDir ?? allocDir);
 const IN_FLIGHT = 100;
 /** `--env NAME=VALUE` (repeatable): settings of every agentq side, its worker's and its runs' (what a feature costs). */
 const agentqEnv = Object.fromEntries(
-  values('--env').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  values('--env').map((pair) => {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new Error(`--env ${pair}: expected NAME=VALUE, e.g. --env AGENTQ_RECORDING=off`);
+    return [pair.slice(0, at), pair.slice(at + 1)];
+  }),
 );
 
 /** One side of the comparison: an agentq checkout's worker, or the chain. */

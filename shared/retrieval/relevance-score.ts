@@ -64,7 +64,12 @@ export function lexicalRelevance(query: string, bm25: number, text: string): num
 const passageTerms = new BoundedMemo<string, ReadonlySet<string>>({ limit: 4096 });
 
 function termsOf(text: string): ReadonlySet<string> {
-  return passageTerms.getOrSet(text, (passage) => new Set(bm25Tokens(passage)));
+  return passageTerms.getOrSet(text, termSet);
+}
+
+/** At module level, so a lookup makes no closure (termsOf runs per passage and question). */
+function termSet(passage: string): ReadonlySet<string> {
+  return new Set(bm25Tokens(passage));
 }
 
 function clamp(value: number): number {

@@ -39,10 +39,12 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const patterns = new BoundedMemo<string, RegExp>({ limit: 4096 });
 
 function patternOf(name: string): RegExp {
-  return patterns.getOrSet(
-    name,
-    (named) => new RegExp(`(?:^|[^\\p{L}\\p{N}])(${escape(named)})(?=$|[^\\p{L}\\p{N}])`, 'giu'),
-  );
+  return patterns.getOrSet(name, namePattern);
+}
+
+/** At module level, so a lookup makes no closure. */
+function namePattern(name: string): RegExp {
+  return new RegExp(`(?:^|[^\\p{L}\\p{N}])(${escape(name)})(?=$|[^\\p{L}\\p{N}])`, 'giu');
 }
 
 /**
